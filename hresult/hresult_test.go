@@ -1,0 +1,216 @@
+package hresult
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// listed are the statuses SPEC §5 gives an HTTP_E_STATUS_* code.
+var listed = []int{300, 301, 302, 303, 304, 305, 307, 400, 401, 402, 403, 404, 405, 406,
+	407, 408, 409, 410, 411, 412, 413, 414, 415, 416, 417, 421, 422, 423, 424, 426, 428,
+	429, 431, 449, 451, 500, 501, 502, 503, 504, 505, 506, 507, 508, 510, 511}
+
+func TestFromStatus(t *testing.T) {
+	tests := []struct {
+		status int
+		want   HRESULT
+	}{
+		{200, S_OK},
+		{204, S_OK},
+		{299, S_OK},
+		{1223, S_OK},
+		{429, HTTP_E_STATUS_429_TOO_MANY_REQUESTS},
+		{401, HTTP_E_STATUS_DENIED},
+		{500, HTTP_E_STATUS_SERVER_ERROR},
+		{503, HTTP_E_STATUS_SERVICE_UNAVAIL},
+		{0, HTTP_E_STATUS_UNEXPECTED},
+		{-1, HTTP_E_STATUS_UNEXPECTED},
+		{100, HTTP_E_STATUS_UNEXPECTED},
+		{199, HTTP_E_STATUS_UNEXPECTED},
+		{306, HTTP_E_STATUS_UNEXPECTED},
+		{308, HTTP_E_STATUS_UNEXPECTED},
+		{418, HTTP_E_STATUS_UNEXPECTED},
+		{425, HTTP_E_STATUS_UNEXPECTED},
+		{509, HTTP_E_STATUS_UNEXPECTED},
+		{512, HTTP_E_STATUS_UNEXPECTED},
+		{600, HTTP_E_STATUS_UNEXPECTED},
+		{1 << 20, HTTP_E_STATUS_UNEXPECTED},
+	}
+	for _, tt := range tests {
+		if got := FromStatus(tt.status); got != tt.want {
+			t.Errorf("FromStatus(%d) = %v, want %v", tt.status, got, tt.want)
+		}
+	}
+}
+
+func TestFromStatusListed(t *testing.T) {
+	for _, s := range listed {
+		got := FromStatus(s)
+		if want := HRESULT(0x80190000 | uint32(s)); got != want {
+			t.Errorf("FromStatus(%d) = %v, want %v", s, got, want)
+		}
+		if st, ok := got.Status(); !ok || st != s {
+			t.Errorf("FromStatus(%d).Status() = %d, %v; want %d, true", s, st, ok, s)
+		}
+		if got.Name() == "" {
+			t.Errorf("FromStatus(%d) has no name", s)
+		}
+	}
+}
+
+func TestString(t *testing.T) {
+	tests := []struct {
+		h    HRESULT
+		want string
+	}{
+		{HTTP_E_STATUS_429_TOO_MANY_REQUESTS, "0x801901AD HTTP_E_STATUS_429_TOO_MANY_REQUESTS"},
+		{S_OK, "0x00000000 S_OK"},
+		{E_ABORT, "0x80004004 E_ABORT"},
+		{E_HC_NO_NETWORK, "0x89235006 E_HC_NO_NETWORK"},
+		{E_XBL_AUTH_NO_TOKEN, "0x89235206 E_XBL_AUTH_NO_TOKEN"},
+		{0x1, "0x00000001"},
+		{0xDEADBEEF, "0xDEADBEEF"},
+	}
+	for _, tt := range tests {
+		if got := tt.h.String(); got != tt.want {
+			t.Errorf("HRESULT(%#x).String() = %q, want %q", uint32(tt.h), got, tt.want)
+		}
+		if got := tt.h.Error(); got != tt.want {
+			t.Errorf("HRESULT(%#x).Error() = %q, want %q", uint32(tt.h), got, tt.want)
+		}
+	}
+}
+
+func TestFailedFacility(t *testing.T) {
+	tests := []struct {
+		h        HRESULT
+		failed   bool
+		facility uint16
+		code     uint16
+	}{
+		{S_OK, false, 0, 0},
+		{HTTP_E_STATUS_429_TOO_MANY_REQUESTS, true, 25, 429},
+		{E_HC_NO_NETWORK, true, 2339, 0x5006},
+		{E_INVALIDARG, true, 7, 0x57},
+	}
+	for _, tt := range tests {
+		if got := tt.h.Failed(); got != tt.failed {
+			t.Errorf("%v.Failed() = %v, want %v", tt.h, got, tt.failed)
+		}
+		if got := tt.h.Succeeded(); got == tt.failed {
+			t.Errorf("%v.Succeeded() = %v, want %v", tt.h, got, !tt.failed)
+		}
+		if got := tt.h.Facility(); got != tt.facility {
+			t.Errorf("%v.Facility() = %d, want %d", tt.h, got, tt.facility)
+		}
+		if got := tt.h.Code(); got != tt.code {
+			t.Errorf("%v.Code() = %#x, want %#x", tt.h, got, tt.code)
+		}
+	}
+}
+
+func TestStatusNotHTTP(t *testing.T) {
+	for _, h := range []HRESULT{S_OK, E_FAIL, HTTP_E_STATUS_UNEXPECTED, 0x80190200, 0x801901A2} {
+		if st, ok := h.Status(); ok {
+			t.Errorf("%v.Status() = %d, true; want 0, false", h, st)
+		}
+	}
+}
+
+func TestErrorIsThroughWrapping(t *testing.T) {
+	e := &Error{Code: HTTP_E_STATUS_429_TOO_MANY_REQUESTS, StatusCode: 429, RetryAfter: 3 * time.Second}
+	wrapped := &url.Error{Op: "Get", URL: "https://profile.xboxlive.com/", Err: fmt.Errorf("call: %w", e)}
+	if !errors.Is(wrapped, HRESULT(0x801901AD)) {
+		t.Errorf("errors.Is(%v, 0x801901AD) = false, want true", wrapped)
+	}
+	if errors.Is(wrapped, HTTP_E_STATUS_SERVER_ERROR) {
+		t.Errorf("errors.Is(%v, HTTP_E_STATUS_SERVER_ERROR) = true, want false", wrapped)
+	}
+	var got *Error
+	if !errors.As(wrapped, &got) || got.RetryAfter != 3*time.Second {
+		t.Errorf("errors.As(%v) = %+v, want RetryAfter 3s", wrapped, got)
+	}
+	if Of(wrapped) != HTTP_E_STATUS_429_TOO_MANY_REQUESTS {
+		t.Errorf("Of(%v) = %v, want 429 code", wrapped, Of(wrapped))
+	}
+}
+
+func TestErrorMessage(t *testing.T) {
+	tests := []struct {
+		name string
+		err  *Error
+		want string
+	}{
+		{"bare", &Error{Code: E_FAIL}, "hresult: 0x80004005 E_FAIL"},
+		{"full", &Error{Code: HTTP_E_STATUS_429_TOO_MANY_REQUESTS, StatusCode: 429,
+			Message: "throttled", RetryAfter: 3 * time.Second, Err: errors.New("cause")},
+			"hresult: 0x801901AD HTTP_E_STATUS_429_TOO_MANY_REQUESTS (HTTP 429): throttled (retry after 3s): cause"},
+	}
+	for _, tt := range tests {
+		if got := tt.err.Error(); got != tt.want {
+			t.Errorf("%s: Error() = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestFromResponse(t *testing.T) {
+	if err := FromResponse(200, "", 0); err != nil {
+		t.Errorf("FromResponse(200) = %v, want nil", err)
+	}
+	got := FromResponse(429, "slow down", time.Second)
+	want := &Error{Code: HTTP_E_STATUS_429_TOO_MANY_REQUESTS, StatusCode: 429, Message: "slow down", RetryAfter: time.Second}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("FromResponse(429) mismatch (-want +got):\n%s", diff)
+	}
+}
+
+type timeoutErr struct{}
+
+func (timeoutErr) Error() string   { return "i/o timeout" }
+func (timeoutErr) Timeout() bool   { return true }
+func (timeoutErr) Temporary() bool { return true }
+
+func TestOf(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want HRESULT
+	}{
+		{"nil", nil, S_OK},
+		{"hresult", E_INVALIDARG, E_INVALIDARG},
+		{"wrapped hresult", fmt.Errorf("x: %w", E_OUTOFMEMORY), E_OUTOFMEMORY},
+		{"canceled", context.Canceled, E_ABORT},
+		{"url canceled", &url.Error{Op: "Get", URL: "u", Err: context.Canceled}, E_ABORT},
+		{"deadline", context.DeadlineExceeded, HTTP_E_STATUS_REQUEST_TIMEOUT},
+		{"net timeout", &net.OpError{Op: "read", Err: timeoutErr{}}, HTTP_E_STATUS_REQUEST_TIMEOUT},
+		{"unreachable", &net.OpError{Op: "dial", Err: os.NewSyscallError("connect", syscall.ENETUNREACH)}, E_HC_NO_NETWORK},
+		{"dns temporary", &net.DNSError{Err: "server misbehaving", IsTemporary: true}, E_HC_NO_NETWORK},
+		{"dns not found", &net.DNSError{Err: "no such host", IsNotFound: true}, E_FAIL},
+		{"refused", &net.OpError{Op: "dial", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}, E_FAIL},
+		{"unsupported", errors.ErrUnsupported, E_NOT_SUPPORTED},
+		{"other", errors.New("boom"), E_FAIL},
+	}
+	for _, tt := range tests {
+		if got := Of(tt.err); got != tt.want {
+			t.Errorf("%s: Of(%v) = %v, want %v", tt.name, tt.err, got, tt.want)
+		}
+	}
+}
+
+func TestNamesComplete(t *testing.T) {
+	// Every named code must round-trip through its String.
+	for h, n := range names {
+		if got := h.String(); got != h.hex()+" "+n {
+			t.Errorf("String(%s) = %q", n, got)
+		}
+	}
+}

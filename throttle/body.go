@@ -1,0 +1,118 @@
+package throttle
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// MaxBodySize bounds the 429 bodies ParseBody reads.
+const MaxBodySize = 64 << 10
+
+// Body is the JSON body of an FGRL 429 (SPEC §2), with lower camel case keys.
+type Body struct {
+	Version         int    `json:"version"`
+	CurrentRequests int    `json:"currentRequests"`
+	MaxRequests     int    `json:"maxRequests"`
+	PeriodInSeconds int    `json:"periodInSeconds"`
+	LimitType       string `json:"limitType"` // "Rate" or "Concurrency", in any case
+	DebugMessage    string `json:"debugMessage,omitempty"`
+	// Aspect is the Store's counter name ("{userId;titleId}"); it is set only by
+	// ParseBody reading a Store text body and is never sent as JSON.
+	Aspect string `json:"-"`
+}
+
+// ErrBody is wrapped by every error ParseBody returns.
+var ErrBody = errors.New("throttle: malformed 429 body")
+
+// ParseBody reads a 429 body: the JSON form, whose numbers may be sent as
+// strings and whose unknown keys are ignored, or the Store's text form ("The
+// rate limit of X operations in Y seconds has been exceeded for aspect Z.").
+// Bodies over MaxBodySize, negative numbers and anything else are errors
+// wrapping ErrBody.
+func ParseBody(b []byte) (Body, error) {
+	if len(b) > MaxBodySize {
+		return Body{}, fmt.Errorf("%w: larger than %d bytes", ErrBody, MaxBodySize)
+	}
+	t := bytes.TrimSpace(b)
+	if len(t) > 0 && t[0] == '{' {
+		return parseJSONBody(t)
+	}
+	return parseStoreBody(string(t))
+}
+
+type flexInt int
+
+func (f *flexInt) UnmarshalJSON(b []byte) error {
+	s := string(b)
+	if len(s) >= 2 && s[0] == '"' {
+		uq, err := strconv.Unquote(s)
+		if err != nil {
+			return err
+		}
+		s = strings.TrimSpace(uq)
+	}
+	if s == "null" {
+		return nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return fmt.Errorf("not a non-negative integer: %.40s", b)
+	}
+	*f = flexInt(n)
+	return nil
+}
+
+type wireBody struct {
+	Version         flexInt `json:"version"`
+	CurrentRequests flexInt `json:"currentRequests"`
+	MaxRequests     flexInt `json:"maxRequests"`
+	PeriodInSeconds flexInt `json:"periodInSeconds"`
+	LimitType       string  `json:"limitType"`
+	DebugMessage    string  `json:"debugMessage"`
+}
+
+func parseJSONBody(b []byte) (Body, error) {
+	var w wireBody
+	if err := json.Unmarshal(b, &w); err != nil {
+		return Body{}, fmt.Errorf("%w: %v", ErrBody, err)
+	}
+	return Body{
+		Version: int(w.Version), CurrentRequests: int(w.CurrentRequests),
+		MaxRequests: int(w.MaxRequests), PeriodInSeconds: int(w.PeriodInSeconds),
+		LimitType: w.LimitType, DebugMessage: w.DebugMessage,
+	}, nil
+}
+
+const (
+	storePrefix = "The rate limit of "
+	storeOps    = " operations in "
+	storeSecs   = " seconds has been exceeded for aspect "
+)
+
+// StoreText returns the Store's 429 text for a limit of max operations per
+// seconds on aspect.
+func StoreText(max, seconds int, aspect string) string {
+	return storePrefix + strconv.Itoa(max) + storeOps + strconv.Itoa(seconds) + storeSecs + aspect + "."
+}
+
+func parseStoreBody(s string) (Body, error) {
+	rest, ok := strings.CutPrefix(s, storePrefix)
+	maxS, rest, ok2 := strings.Cut(rest, storeOps)
+	secS, aspect, ok3 := strings.Cut(rest, storeSecs)
+	if !ok || !ok2 || !ok3 {
+		return Body{}, fmt.Errorf("%w: neither JSON nor the Store's text", ErrBody)
+	}
+	max, err1 := strconv.Atoi(maxS)
+	secs, err2 := strconv.Atoi(secS)
+	if err1 != nil || err2 != nil || max < 0 || secs < 0 {
+		return Body{}, fmt.Errorf("%w: bad numbers in the Store's text", ErrBody)
+	}
+	return Body{
+		MaxRequests: max, PeriodInSeconds: secs, LimitType: "Rate",
+		DebugMessage: s, Aspect: strings.TrimSuffix(aspect, "."),
+	}, nil
+}

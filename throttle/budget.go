@@ -1,0 +1,89 @@
+package throttle
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// BudgetStore holds client budgets (see Sliding) for many keys. Several
+// transports share one store on purpose, so that together they stay within one
+// budget. Implementations must make each Admit atomic.
+type BudgetStore interface {
+	// Admit counts a call for k if the budget allows it.
+	Admit(ctx context.Context, k Key, l Limit, now time.Time) (Admission, error)
+	// Block refuses calls for k from now until until (a server Retry-After).
+	Block(ctx context.Context, k Key, now, until time.Time) error
+	// Sync absorbs a server's report of one window; see Sliding.Sync.
+	Sync(ctx context.Context, k Key, l Limit, now time.Time, p Period, used int, reset time.Duration) error
+	// Snapshot reports k's budget.
+	Snapshot(ctx context.Context, k Key, l Limit, now time.Time) (Snapshot, error)
+}
+
+// Budget is the in-memory BudgetStore. The zero value is ready to use, with
+// no margin and DefaultMaxKeys keys. Budget is safe for concurrent use; its
+// fields must not change after the first call. Keys are bounded as in Server.
+type Budget struct {
+	// Margin lengthens both periods, to absorb the delay between a client
+	// sending a request and the server counting it. Zero means none.
+	Margin time.Duration
+	// MaxKeys caps the keys held; 0 means DefaultMaxKeys.
+	MaxKeys int
+
+	once sync.Once
+	t    table[Sliding, *Sliding]
+}
+
+func (b *Budget) init() {
+	b.once.Do(func() { b.t.init(cmpOr(b.MaxKeys, DefaultMaxKeys)) })
+}
+
+// lock locks k's shard and returns k's budget, created when missing.
+func (b *Budget) lock(k Key, now time.Time) (*shard[Sliding], *Sliding) {
+	b.init()
+	sh, h := b.t.lock(k)
+	return sh, b.t.get(sh, h, now.UnixNano())
+}
+
+// Admit counts a call for k at now if the budget allows it. It never returns
+// an error.
+func (b *Budget) Admit(_ context.Context, k Key, l Limit, now time.Time) (Admission, error) {
+	sh, s := b.lock(k, now)
+	defer sh.mu.Unlock()
+	return s.Admit(now, l, b.Margin), nil
+}
+
+// Block refuses calls for k from now until until. It never returns an error.
+func (b *Budget) Block(_ context.Context, k Key, now, until time.Time) error {
+	sh, s := b.lock(k, now)
+	defer sh.mu.Unlock()
+	s.Block(until)
+	return nil
+}
+
+// Sync absorbs a server report of one window for k. It never returns an error.
+func (b *Budget) Sync(_ context.Context, k Key, l Limit, now time.Time, p Period, used int, reset time.Duration) error {
+	sh, s := b.lock(k, now)
+	defer sh.mu.Unlock()
+	s.Sync(now, l, p, used, reset)
+	return nil
+}
+
+// Snapshot reports k's budget at now, without creating it. It never returns
+// an error.
+func (b *Budget) Snapshot(_ context.Context, k Key, l Limit, now time.Time) (Snapshot, error) {
+	b.init()
+	sh, h := b.t.lock(k)
+	defer sh.mu.Unlock()
+	if s := sh.m[h]; s != nil {
+		return s.Snapshot(now, l, b.Margin), nil
+	}
+	var empty Sliding
+	return empty.Snapshot(now, l, b.Margin), nil
+}
+
+// Len returns the number of keys held, idle ones not yet dropped included.
+func (b *Budget) Len() int {
+	b.init()
+	return b.t.len()
+}

@@ -1,0 +1,60 @@
+package throttle_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/xblgo/fgrl/throttle"
+)
+
+func ExampleServer() {
+	var s throttle.Server
+	profile, _ := throttle.Default().Match("GET", "profile.xboxlive.com", "/users/me/profile/settings")
+	k := throttle.Key{User: "2533274791234567", Title: "1234567890", Scope: profile.Scope()}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var d throttle.Decision
+	for i := 0; i < 11; i++ {
+		d, _ = s.Take(context.Background(), k, profile.Limit(), now.Add(time.Duration(i)*time.Second))
+	}
+	fmt.Println(d.Allowed, d.Limiter, d.RetryAfter)
+	fmt.Printf("%+v\n", d.Body())
+	// Output:
+	// false burst 5s
+	// {Version:1 CurrentRequests:11 MaxRequests:10 PeriodInSeconds:15 LimitType:Rate DebugMessage: Aspect:}
+}
+
+func ExampleBudget() {
+	var b throttle.Budget
+	k := throttle.Key{User: "u", Title: "t", Scope: "profile"}
+	l := throttle.Limit{Burst: 10, Sustain: 30}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := 0; i < 10; i++ {
+		b.Admit(context.Background(), k, l, now)
+	}
+	a, _ := b.Admit(context.Background(), k, l, now.Add(3*time.Second))
+	fmt.Println(a.Allowed, a.Wait)
+	// Output: false 12s
+}
+
+func ExampleLimits_Match() {
+	l := throttle.Default()
+	for _, req := range [][3]string{
+		{"POST", "userpresence.xboxlive.com", "/users/xuid(2533274791234567)/devices/current/titles/current"},
+		{"GET", "userpresence.xboxlive.com", "/users/xuid(2533274791234567)"},
+		{"POST", "sessiondirectory.xboxlive.com", "/handles/query"},
+	} {
+		r, _ := l.Match(req[0], req[1], req[2])
+		fmt.Println(r.Scope(), r.Burst, r.Sustain)
+	}
+	// Output:
+	// presence/write 3 30
+	// presence/read 30 100
+	// mpsd-search-handle/read 1 20
+}
+
+func ExampleParseBody() {
+	b, _ := throttle.ParseBody([]byte(`{"version":"1","currentRequests":"13","maxRequests":10,"periodInSeconds":15,"limitType":"rate"}`))
+	fmt.Println(b.CurrentRequests, b.MaxRequests, b.PeriodInSeconds)
+	// Output: 13 10 15
+}

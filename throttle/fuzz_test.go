@@ -1,0 +1,80 @@
+package throttle
+
+import (
+	"os"
+	"testing"
+	"time"
+)
+
+func FuzzParse(f *testing.F) {
+	for _, name := range []string{"data/2020.json", "data/2022.json"} {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte(`{"rules": [{"service": "a", "hosts": ["a*"], "paths": ["/x/*"], "sustain": 1}]}`))
+	f.Add([]byte(`{"rules": [{"service": "a",,}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		l, err := Parse(data)
+		if err != nil {
+			if _, ok := err.(*LimitsError); !ok {
+				t.Fatalf("Parse error %T is not a *LimitsError: %v", err, err)
+			}
+			return
+		}
+		for i := range l.Rules {
+			r := &l.Rules[i]
+			if r.Burst < 0 || r.Sustain < 0 || r.Burst+r.Sustain == 0 {
+				t.Fatalf("accepted rule with bad limits: %+v", r)
+			}
+			for _, h := range r.Hosts {
+				if got, ok := l.Match("GET", h, "/"); ok && got.Scope() == "" {
+					t.Fatalf("Match(%q) returned a rule with no scope", h)
+				}
+			}
+		}
+	})
+}
+
+func FuzzParseBody(f *testing.F) {
+	f.Add([]byte(`{"version":1,"currentRequests":13,"maxRequests":10,"periodInSeconds":15,"limitType":"Rate"}`))
+	f.Add([]byte(`{"version":"1","currentRequests":"13","maxRequests":"10","periodInSeconds":"300","limitType":"rate"}`))
+	f.Add([]byte(StoreText(100, 300, "{userId;titleId}")))
+	f.Add([]byte(`{"maxRequests": -1}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		b, err := ParseBody(data)
+		if err != nil {
+			return
+		}
+		if b.Version < 0 || b.CurrentRequests < 0 || b.MaxRequests < 0 || b.PeriodInSeconds < 0 {
+			t.Fatalf("ParseBody(%q) = %+v: negative field", data, b)
+		}
+	})
+}
+
+// FuzzTimeline checks the two rules' invariants on arbitrary request times.
+func FuzzTimeline(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 200, 0, 0, 3}, uint8(2), uint8(3))
+	f.Fuzz(func(t *testing.T, gaps []byte, burst, sustain uint8) {
+		l := Limit{Burst: int(burst % 20), Sustain: int(sustain%40) + 1}
+		var w Windows
+		var s Sliding
+		now := t0
+		var admitted []time.Time
+		for _, g := range gaps {
+			now = now.Add(time.Duration(g) * 100 * time.Millisecond)
+			d := w.Take(now, l, FirstRequest)
+			if !d.Allowed && (d.RetryAfter <= 0 || d.RetryAfter > SustainPeriod) {
+				t.Fatalf("refused with RetryAfter %v", d.RetryAfter)
+			}
+			if a := s.Admit(now, l, 0); a.Allowed {
+				admitted = append(admitted, now)
+				if (l.Burst > 0 && inSpan(admitted, now, BurstPeriod) > l.Burst) || inSpan(admitted, now, SustainPeriod) > l.Sustain {
+					t.Fatalf("budget exceeded %+v at %v", l, now.Sub(t0))
+				}
+			}
+		}
+	})
+}

@@ -1,0 +1,203 @@
+package throttle
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestMatch(t *testing.T) {
+	l := Default()
+	tests := []struct {
+		method, host, path string
+		want               string // scope, "" for no match
+	}{
+		{"GET", "profile.xboxlive.com", "/users/me/profile/settings", "profile"},
+		{"POST", "PROFILE.XboxLive.com:443", "/users/batch/profile/settings", "profile"},
+		{"GET", "profile.xboxlive.com.", "/", "profile"},
+		{"POST", "userpresence.xboxlive.com", "/users/xuid(2533274791234567)/devices/current/titles/current", "presence/write"},
+		{"DELETE", "userpresence.xboxlive.com", "/users/xuid(1)/devices/current/titles/current", "presence/write"},
+		{"GET", "userpresence.xboxlive.com", "/users/xuid(1)/devices/current/titles/current", "presence/read"},
+		{"GET", "userpresence.xboxlive.com", "/users/xuid(1)", "presence/read"},
+		{"POST", "presence.xboxlive.com", "/users/batch", "presence/read"},
+		{"POST", "userpresence.xboxlive.com", "/users/xuid(1)/extra/devices/current/titles/current", "presence/read"},
+		{"POST", "sessiondirectory.xboxlive.com", "/handles/query", "mpsd-search-handle/read"},
+		{"GET", "sessiondirectory.xboxlive.com", "/handles/query", "mpsd"},
+		{"PUT", "sessiondirectory.xboxlive.com", "/serviceconfigs/x/sessiontemplates/y/sessions/z", "mpsd"},
+		{"GET", "clubhub.xboxlive.com", "/clubs/Ids(1)", "clubs"},
+		{"GET", "clubprofile.xboxlive.com", "/", "clubs"},
+		{"GET", "smartmatch.xboxlive.com", "/", "smartmatch"},
+		{"POST", "collections.mp.microsoft.com", "/v7.0/collections/query", "collections"},
+		{"GET", "example.com", "/", ""},
+		{"GET", "xboxlive.com", "/", ""},
+	}
+	for _, tt := range tests {
+		r, ok := l.Match(tt.method, tt.host, tt.path)
+		got := ""
+		if ok {
+			got = r.Scope()
+		}
+		if got != tt.want {
+			t.Errorf("Match(%s %s%s) = %q, want %q", tt.method, tt.host, tt.path, got, tt.want)
+		}
+	}
+}
+
+func TestRevisions(t *testing.T) {
+	for _, name := range Revisions() {
+		l, err := Revision(name)
+		if err != nil {
+			t.Fatalf("Revision(%q): %v", name, err)
+		}
+		if l.Revision != name || len(l.Rules) == 0 || l.Fallback == nil {
+			t.Errorf("Revision(%q) = %q with %d rules", name, l.Revision, len(l.Rules))
+		}
+	}
+	if _, err := Revision("1999"); err == nil {
+		t.Error("Revision(1999) succeeded")
+	}
+	// The figures that differ between revisions.
+	r20, _ := Revision("2020")
+	r22, _ := Revision("2022")
+	tests := []struct {
+		l     *Limits
+		scope string
+		want  Limit
+	}{
+		{r20, "presence/read", Limit{30, 100}},
+		{r22, "presence/read", Limit{10, 100}},
+		{r20, "stats-write", Limit{10, 10}},
+		{r22, "stats-write", Limit{100, 300}},
+		{r20, "profile", Limit{10, 30}},
+		{r22, "mpa-recent-players", Limit{3, 50}},
+		{r22, "authentication", Limit{15, 50}},
+	}
+	for _, tt := range tests {
+		r, ok := tt.l.ByScope(tt.scope)
+		if !ok {
+			t.Errorf("%s: no scope %q", tt.l.Revision, tt.scope)
+			continue
+		}
+		if diff := cmp.Diff(tt.want, r.Limit()); diff != "" {
+			t.Errorf("%s %s mismatch (-want +got):\n%s", tt.l.Revision, tt.scope, diff)
+		}
+	}
+	if _, ok := r22.ByScope("collections"); ok {
+		t.Error("2022 has a collections row")
+	}
+}
+
+func TestRuleDerived(t *testing.T) {
+	l := Default()
+	c, _ := l.ByScope("collections")
+	if c.PublisherSustain != 200 || !c.Store || c.PublisherScope() != "collections#publisher" {
+		t.Errorf("collections = %+v", c)
+	}
+	if got := l.Fallback.CertificationLimit(); got != 300 {
+		t.Errorf("fallback CertificationLimit = %d, want 10 x 30", got)
+	}
+	sw, _ := l.ByScope("stats-write")
+	if got := sw.CertificationLimit(); got != 300 {
+		t.Errorf("stats-write CertificationLimit = %d, want 300 (not 10 x 10)", got)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		data string
+		want string
+	}{
+		{"empty", ``, "throttle: limits line 1 col 1: unexpected end of data"},
+		{"not object", `[]`, `throttle: limits line 1 col 1: want '{', found [`},
+		{"syntax", "{\n  \"rules\": [\n    {\"service\": \"a\",,}\n  ]\n}",
+			"throttle: limits line 3 col 21: invalid character ',' looking for beginning of object key string"},
+		{"no rules", `{"revision": "x"}`, "throttle: limits: rules: missing"},
+		{"unknown top key", "{\n\"rulez\": []}", `throttle: limits line 2 col 1: rulez: unknown key`},
+		{"unknown rule key", "{\"rules\": [\n {\"service\": \"a\", \"hosts\": [\"a.com\"], \"brust\": 1}]}",
+			`throttle: limits line 2 col 2: rules[0]: unknown field "brust"`},
+		{"type", "{\"rules\": [\n{\"service\": \"a\", \"hosts\": [\"a.com\"], \"burst\": \"ten\"}]}",
+			"throttle: limits line 2 col 47: rules[0].burst: want int, found string"},
+		{"negative", "{\"rules\": [\n{\"service\": \"a\", \"hosts\": [\"a.com\"], \"burst\": -1, \"sustain\": 3}]}",
+			"throttle: limits line 2 col 1: rules[0].burst: must not be negative"},
+		{"zero", `{"rules": [{"service": "a", "hosts": ["a.com"]}]}`,
+			"throttle: limits line 1 col 12: rules[0].sustain: burst and sustain are both zero"},
+		{"no hosts", `{"rules": [{"service": "a", "sustain": 1}]}`,
+			"throttle: limits line 1 col 12: rules[0].hosts: missing"},
+		{"bad host", `{"rules": [{"service": "a", "hosts": ["a b"], "sustain": 1}]}`,
+			`throttle: limits line 1 col 12: rules[0].hosts[0]: "a b" is not a host name or pattern`},
+		{"bad method", `{"rules": [{"service": "a", "hosts": ["a"], "methods": ["FETCH"], "sustain": 1}]}`,
+			`throttle: limits line 1 col 12: rules[0].methods[0]: "FETCH" is not an HTTP method`},
+		{"bad path", `{"rules": [{"service": "a", "hosts": ["a"], "paths": ["x"], "sustain": 1}]}`,
+			`throttle: limits line 1 col 12: rules[0].paths[0]: "x" does not start with '/'`},
+		{"scope clash", `{"rules": [{"service": "a", "hosts": ["a"], "sustain": 1}, {"service": "a", "hosts": ["b"], "sustain": 2}]}`,
+			`throttle: limits: rules[1]: scope "a" has other limits than rules[0]`},
+		{"trailing", `{"rules": []} {}`, "throttle: limits line 1 col 15: invalid character '{' after top-level value"},
+		{"truncated", `{"rules": [{"service": "a"`, "throttle: limits line 1 col 27: unexpected end of data"},
+	}
+	for _, tt := range tests {
+		_, err := Parse([]byte(tt.data))
+		if err == nil {
+			t.Errorf("%s: Parse succeeded, want %q", tt.name, tt.want)
+			continue
+		}
+		var le *LimitsError
+		if !errors.As(err, &le) {
+			t.Errorf("%s: error %T is not a *LimitsError", tt.name, err)
+		}
+		if err.Error() != tt.want {
+			t.Errorf("%s: Parse error\n got %q\nwant %q", tt.name, err.Error(), tt.want)
+		}
+	}
+}
+
+func TestParseTooLarge(t *testing.T) {
+	big := `{"rules": [], "source": "` + strings.Repeat("x", MaxLimitsSize) + `"}`
+	if _, err := Load(strings.NewReader(big)); err == nil || !strings.Contains(err.Error(), "larger than") {
+		t.Errorf("Load(huge) = %v, want a size error", err)
+	}
+}
+
+func TestParseCustom(t *testing.T) {
+	l, err := Parse([]byte(`{"revision": "mine", "rules": [
+		{"service": "svc", "hosts": ["*.example.com"], "burst": 1, "sustain": 2},
+		{"service": "exact", "hosts": ["a.example.com"], "burst": 3, "sustain": 4}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The pattern comes first in file order, so it wins over the exact host.
+	if r, _ := l.Match("GET", "a.example.com", "/"); r.Scope() != "svc" {
+		t.Errorf("Match(a.example.com) = %q, want svc (first rule wins)", r.Scope())
+	}
+	if l.Fallback != nil {
+		t.Errorf("Fallback = %+v, want nil", l.Fallback)
+	}
+}
+
+func TestGlobMatch(t *testing.T) {
+	tests := []struct {
+		pattern, s string
+		want       bool
+	}{
+		{"/users/xuid(*)/x", "/users/xuid(123)/x", true},
+		{"/users/xuid(*)/x", "/users/xuid(1/2)/x", false},
+		{"/users/xuid(*)/x", "/USERS/xuid(1)/X", true},
+		{"*", "", true},
+		{"*", "abc", true},
+		{"*", "a/b", false},
+		{"a*b*c", "aXbYc", true},
+		{"a*b*c", "aXbY", false},
+		{"", "", true},
+		{"", "a", false},
+		{"club*.xboxlive.com", "clubhub.xboxlive.com", true},
+		{"club*.xboxlive.com", "club.xboxlive.com", true},
+		{"club*.xboxlive.com", "social.xboxlive.com", false},
+	}
+	for _, tt := range tests {
+		if got := globMatch(tt.pattern, tt.s); got != tt.want {
+			t.Errorf("globMatch(%q, %q) = %v, want %v", tt.pattern, tt.s, got, tt.want)
+		}
+	}
+}

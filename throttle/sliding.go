@@ -1,0 +1,202 @@
+package throttle
+
+import (
+	"slices"
+	"time"
+)
+
+// Sliding is the client-side budget of one key: the times of its most recent
+// admissions and a deadline set by the server's Retry-After. It admits a
+// request at t only if fewer than Burst admissions lie in (t-BurstPeriod-margin, t]
+// and fewer than Sustain in (t-SustainPeriod-margin, t], so no span of a period
+// ever holds more than its limit, whatever alignment the server's fixed windows
+// use. The margin absorbs the difference between when a client sends and
+// when the server counts.
+//
+// The zero value admits everything until a limit is given. Sliding is not safe
+// for concurrent use; Budget guards one per key. It keeps max(Burst, Sustain)
+// timestamps.
+type Sliding struct {
+	times   []int64 // ring of admission times (unix ns), oldest at head
+	head    int32
+	n       int32
+	blocked int64 // unix ns before which nothing is admitted
+}
+
+// Admission is the answer to "may a call go now?".
+type Admission struct {
+	// Allowed reports whether the call was admitted and counted.
+	Allowed bool
+	// Wait is, when not allowed, the time until a call would be admitted
+	// (assuming no other admissions meanwhile).
+	Wait time.Duration
+	// Blocked reports that the wait comes from a server Retry-After, not from
+	// the local count.
+	Blocked bool
+}
+
+// Admit counts a call at now if the budget allows it.
+func (s *Sliding) Admit(now time.Time, l Limit, margin time.Duration) Admission {
+	t := now.UnixNano()
+	at, blocked := s.earliest(t, l, int64(margin))
+	if at > t {
+		return Admission{Wait: time.Duration(at - t), Blocked: blocked}
+	}
+	s.push(t, l)
+	return Admission{Allowed: true}
+}
+
+// Block refuses every call until until; a later deadline wins over an earlier
+// one. This is how a server Retry-After, which is authoritative, is absorbed.
+func (s *Sliding) Block(until time.Time) {
+	s.blocked = max(s.blocked, until.UnixNano())
+}
+
+// earliest returns the first instant at or after t at which a call is
+// admissible, and whether the server block is what decides it.
+func (s *Sliding) earliest(t int64, l Limit, margin int64) (int64, bool) {
+	at := t
+	if l.Burst > 0 && int(s.n) >= l.Burst {
+		at = max(at, s.recent(l.Burst)+int64(BurstPeriod)+margin)
+	}
+	if l.Sustain > 0 && int(s.n) >= l.Sustain {
+		at = max(at, s.recent(l.Sustain)+int64(SustainPeriod)+margin)
+	}
+	if s.blocked > at {
+		return s.blocked, true
+	}
+	return at, false
+}
+
+// recent returns the k-th most recent admission (k >= 1, k <= n).
+func (s *Sliding) recent(k int) int64 {
+	c := int32(len(s.times))
+	return s.times[(s.head+s.n-int32(k))%c]
+}
+
+// push records an admission at t, keeping times ordered: t earlier than the
+// newest (callers racing with slightly different clocks) is recorded as the
+// newest, which can only make the budget stricter.
+func (s *Sliding) push(t int64, l Limit) {
+	s.fit(l)
+	c := int32(len(s.times))
+	if s.n > 0 {
+		t = max(t, s.recent(1))
+	}
+	if s.n < c {
+		s.times[(s.head+s.n)%c] = t
+		s.n++
+		return
+	}
+	s.times[s.head] = t
+	s.head = (s.head + 1) % c
+}
+
+// fit sizes the ring for l, keeping the newest admissions.
+func (s *Sliding) fit(l Limit) {
+	want := max(l.Burst, l.Sustain, 1)
+	if len(s.times) == want {
+		return
+	}
+	all := s.ordered()
+	if len(all) > want {
+		all = all[len(all)-want:]
+	}
+	s.times = make([]int64, want)
+	copy(s.times, all)
+	s.head, s.n = 0, int32(len(all))
+}
+
+func (s *Sliding) ordered() []int64 {
+	out := make([]int64, 0, s.n)
+	for k := int(s.n); k >= 1; k-- {
+		out = append(out, s.recent(k))
+	}
+	return out
+}
+
+// count returns the admissions in (t-span, t].
+func (s *Sliding) count(t, span int64) int {
+	c := 0
+	for k := 1; k <= int(s.n); k++ {
+		if s.recent(k) <= t-span {
+			break
+		}
+		c++
+	}
+	return c
+}
+
+// Sync brings the budget up to what the server reports for one of its
+// windows: used requests in a window of period p that ends in reset. When the
+// server has counted more than the budget holds for that window, the missing
+// requests are recorded at the window's start, so they leave the budget when
+// the server's window ends. A server that reports fewer changes nothing: the
+// budget only ever becomes stricter.
+func (s *Sliding) Sync(now time.Time, l Limit, p Period, used int, reset time.Duration) {
+	d := p.Duration()
+	if d == 0 || used <= 0 || reset <= 0 || reset > d {
+		return
+	}
+	t := now.UnixNano()
+	start := t + int64(reset) - int64(d)
+	missing := used - s.count(t, t-start+1)
+	if missing <= 0 {
+		return
+	}
+	s.fit(l)
+	all := s.ordered()
+	i, _ := slices.BinarySearch(all, start)
+	all = slices.Insert(all, i, slices.Repeat([]int64{start}, min(missing, len(s.times)))...)
+	all = all[max(0, len(all)-len(s.times)):]
+	copy(s.times, all)
+	s.head, s.n = 0, int32(len(all))
+}
+
+// Snapshot describes the budget at now for l.
+type Snapshot struct {
+	// Burst and Sustain hold the admissions in the sliding span ending at
+	// now, the limit, and the time until the oldest of them leaves the span.
+	Burst, Sustain WindowState
+	// BlockedUntil is the server's Retry-After deadline, or the zero Time.
+	BlockedUntil time.Time
+	// Wait is the time until the next call may go; 0 means now.
+	Wait time.Duration
+}
+
+// Snapshot reports the budget at now.
+func (s *Sliding) Snapshot(now time.Time, l Limit, margin time.Duration) Snapshot {
+	t := now.UnixNano()
+	at, _ := s.earliest(t, l, int64(margin))
+	snap := Snapshot{
+		Burst:   s.window(t, l.Burst, int64(BurstPeriod+margin)),
+		Sustain: s.window(t, l.Sustain, int64(SustainPeriod+margin)),
+		Wait:    time.Duration(at - t),
+	}
+	if s.blocked > t {
+		snap.BlockedUntil = time.Unix(0, s.blocked)
+	}
+	return snap
+}
+
+func (s *Sliding) window(t int64, limit int, span int64) WindowState {
+	c := s.count(t, span)
+	w := WindowState{Count: c, Limit: limit}
+	if c > 0 {
+		w.Reset = time.Duration(s.recent(c) + span - t)
+	}
+	return w
+}
+
+// idle reports whether nothing recorded can affect a decision at t or later,
+// for any margin up to a sustain period.
+func (s *Sliding) idle(t int64) bool {
+	return s.blocked <= t && (s.n == 0 || s.recent(1)+2*int64(SustainPeriod) <= t)
+}
+
+func (s *Sliding) last() int64 {
+	if s.n == 0 {
+		return s.blocked
+	}
+	return max(s.recent(1), s.blocked)
+}

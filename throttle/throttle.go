@@ -1,0 +1,80 @@
+// Package throttle is the single home of Xbox Fine-Grained Rate Limiting (FGRL)
+// accounting: the published limits as replaceable data, the server's
+// fixed-window rule, the client's conservative sliding budget, and the stores
+// that hold them.
+//
+// Every service counts each user + title pair's requests over two windows at
+// once: burst (BurstPeriod, 15 s) and sustain (SustainPeriod, 300 s). The
+// server rule (Windows, Server) reproduces what the service does; the client
+// budget (Sliding, Budget) never admits more than a limit in any sliding span
+// of a period, so a caller that respects it is safe whatever window alignment
+// the service uses.
+//
+// Nothing in this package sleeps or reads the clock: every decision takes the
+// current time as an argument, so it can be driven by real time, by a
+// testing/synctest bubble, or by a simulation.
+package throttle
+
+import (
+	"strconv"
+	"time"
+)
+
+// The two FGRL periods. Every service uses both.
+const (
+	BurstPeriod   = 15 * time.Second
+	SustainPeriod = 300 * time.Second
+)
+
+// Key identifies one FGRL counter: a user and a title calling one service
+// scope (a Rule's Scope, such as "profile" or "presence/write").
+//
+// For the per-publisher sustain of the Store services, Title holds the
+// publisher ID and Scope the rule's PublisherScope.
+type Key struct {
+	User  string
+	Title string
+	Scope string
+}
+
+// Limit is the pair of limits applied to one key. A zero field means no limit
+// of that kind (the Store services enforce sustain only on the per-publisher
+// counter).
+type Limit struct {
+	Burst   int // requests per BurstPeriod
+	Sustain int // requests per SustainPeriod
+}
+
+// Period names one of the two FGRL windows.
+type Period uint8
+
+// The periods a decision can report. None means no limit tripped.
+const (
+	None Period = iota
+	Burst
+	Sustain
+)
+
+// String returns "none", "burst" or "sustain".
+func (p Period) String() string {
+	switch p {
+	case None:
+		return "none"
+	case Burst:
+		return "burst"
+	case Sustain:
+		return "sustain"
+	}
+	return "Period(" + strconv.Itoa(int(p)) + ")"
+}
+
+// Duration returns the length of the period, or 0 for None.
+func (p Period) Duration() time.Duration {
+	switch p {
+	case Burst:
+		return BurstPeriod
+	case Sustain:
+		return SustainPeriod
+	}
+	return 0
+}

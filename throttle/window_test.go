@@ -15,7 +15,6 @@ var (
 	t3 = t0.Add(14 * time.Second)
 	t4 = t0.Add(15 * time.Second)
 	t5 = t0.Add(29 * time.Second)
-	t6 = t0.Add(30 * time.Second)
 	t7 = t0.Add(299 * time.Second)
 	t8 = t0.Add(300 * time.Second)
 )
@@ -142,7 +141,6 @@ func TestWindowsWorkedExample(t *testing.T) {
 type refModel struct {
 	burstStart, sustainStart time.Time
 	burst, sustain           int
-	open                     bool
 }
 
 func (m *refModel) take(now time.Time, l Limit) bool {

@@ -1,0 +1,64 @@
+package xblauth
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		in        string
+		uhs, tok  string
+		wantError error
+	}{
+		{"XBL3.0 x=123;eyJ0", "123", "eyJ0", nil},
+		{"xbl3.0 x=abc;t;with;semis", "abc", "t;with;semis", nil},
+		{"  XBL3.0  x=1;t ", "1", "t", nil},
+		{"", "", "", ErrMissing},
+		{"Bearer x", "", "", ErrMalformed},
+		{"XBL3.0 y=1;t", "", "", ErrMalformed},
+		{"XBL3.0 x=;t", "", "", ErrMalformed},
+		{"XBL3.0 x=1;", "", "", ErrMalformed},
+		{"XBL3.0 x=1", "", "", ErrMalformed},
+		{"XBL3.0", "", "", ErrMalformed},
+		{"XBL3.0 x=" + strings.Repeat("a", MaxHeader) + ";t", "", "", ErrTooLarge},
+	}
+	for _, tt := range tests {
+		uhs, tok, err := Parse(tt.in)
+		if !errors.Is(err, tt.wantError) || uhs != tt.uhs || tok != tt.tok {
+			t.Errorf("Parse(%.30q) = %q, %q, %v; want %q, %q, %v", tt.in, uhs, tok, err, tt.uhs, tt.tok, tt.wantError)
+		}
+	}
+}
+
+func TestRedact(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"XBL3.0 x=123;secret", "XBL3.0 x=123;REDACTED"},
+		{"Bearer secret", "REDACTED"},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		if got := Redact(tt.in); got != tt.want {
+			t.Errorf("Redact(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"XBL3.0 x=123;eyJ0", "XBL3.0 x=;t", "Bearer x", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, h string) {
+		uhs, tok, err := Parse(h)
+		if err != nil {
+			if uhs != "" || tok != "" {
+				t.Fatalf("Parse(%q) returned values with an error", h)
+			}
+			return
+		}
+		if uhs == "" || tok == "" || strings.Contains(Redact(h), tok) && !strings.Contains("XBL3.0 x="+uhs+";REDACTED", tok) {
+			t.Fatalf("Parse(%q) = %q, %q; Redact leaks the token: %q", h, uhs, tok, Redact(h))
+		}
+	})
+}

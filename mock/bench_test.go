@@ -1,0 +1,111 @@
+package mock
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync/atomic"
+	"testing"
+
+	"github.com/xblgo/fgrl/throttle"
+)
+
+// discard is a reusable ResponseWriter, so the benchmarks measure the
+// handler and not a recorder.
+type discard struct{ h http.Header }
+
+func (d *discard) Header() http.Header         { return d.h }
+func (d *discard) Write(b []byte) (int, error) { return len(b), nil }
+func (d *discard) WriteHeader(int)             {}
+
+func benchServe(b *testing.B, h *Handler, req *http.Request) {
+	w := &discard{h: make(http.Header)}
+	b.ReportAllocs()
+	for b.Loop() {
+		clear(w.h)
+		h.ServeHTTP(w, req)
+	}
+}
+
+// BenchmarkServeHTTPAdmitted serves a profile read for a legacy-free pair
+// whose budget never runs out (a huge custom limit).
+func BenchmarkServeHTTPAdmitted(b *testing.B) {
+	h := NewHandler(WithLimits(bigLimits(b)))
+	req := httptest.NewRequest("GET", profileURL, nil)
+	req.Host = "profile.xboxlive.com"
+	req.Header.Set("Authorization", Token(xuid1, title1))
+	benchServe(b, h, req)
+}
+
+// BenchmarkServeHTTPRefused answers 429 to a throttled pair.
+func BenchmarkServeHTTPRefused(b *testing.B) {
+	h := NewHandler()
+	req := httptest.NewRequest("GET", profileURL, nil)
+	req.Host = "profile.xboxlive.com"
+	req.Header.Set("Authorization", Token(xuid1, title1))
+	for i := 0; i < 40; i++ {
+		h.ServeHTTP(&discard{h: make(http.Header)}, req)
+	}
+	benchServe(b, h, req)
+}
+
+func bigLimits(b *testing.B) *throttle.Limits {
+	l, err := throttle.Parse([]byte(`{"rules": [{"service": "profile", "hosts": ["profile.xboxlive.com"], "burst": 2000000000, "sustain": 2000000000}]}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return l
+}
+
+// BenchmarkLoopback compares the mock server's throughput over loopback with
+// a bare net/http handler writing a body of the same size, in the same run.
+// Each request comes from one of many users, so nearly all are admitted.
+// The ratio of the two ns/op figures is the mock's relative throughput.
+func BenchmarkLoopback(b *testing.B) {
+	const users = 200_000
+	tokens := make([]string, users)
+	for i := range tokens {
+		tokens[i] = Token(strconv.Itoa(2533274790000000+i), title1)
+	}
+	s := NewServer()
+	defer s.Close()
+	bodyLen := probeBody(b, s.Client(), tokens[0])
+	body := make([]byte, bodyLen)
+	bare := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.Write(body)
+	}))
+	defer bare.Close()
+	run := func(b *testing.B, c *http.Client, url string) {
+		var next atomic.Int64
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				req, _ := http.NewRequest("GET", url, nil)
+				req.Header.Set("Authorization", tokens[next.Add(1)%users])
+				resp, err := c.Do(req)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		})
+	}
+	b.Run("bare", func(b *testing.B) { run(b, bare.Client(), bare.URL+"/users/me/profile/settings") })
+	b.Run("mock", func(b *testing.B) { run(b, s.Client(), profileURL) })
+}
+
+func probeBody(b *testing.B, c *http.Client, tok string) int {
+	req, _ := http.NewRequest("GET", profileURL, nil)
+	req.Header.Set("Authorization", tok)
+	resp, err := c.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	n, _ := io.Copy(io.Discard, resp.Body)
+	return int(n)
+}

@@ -1,0 +1,44 @@
+package mock_test
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/xblgo/fgrl/mock"
+)
+
+// A twelfth profile call within 15 s is refused: the profile burst limit is 10.
+func Example() {
+	h := mock.NewHandler()
+	client := &http.Client{Transport: h} // in-process: no socket
+	var resp *http.Response
+	for i := 0; i < 11; i++ {
+		req, _ := http.NewRequest("GET", "https://profile.xboxlive.com/users/me/profile/settings?settings=Gamertag", nil)
+		req.Header.Set("Authorization", mock.Token("2533274791234567", "1234567890"))
+		var err error
+		if resp, err = client.Do(req); err != nil {
+			panic(err)
+		}
+		resp.Body.Close()
+	}
+	fmt.Println(resp.StatusCode, resp.Header.Get("Retry-After") != "")
+	d, _ := h.Counts("2533274791234567", "1234567890", "profile")
+	fmt.Println(d.Burst.Count, d.Burst.Limit)
+	// Output:
+	// 429 true
+	// 11 10
+}
+
+func ExampleNewServer() {
+	s := mock.NewServer()
+	defer s.Close()
+	req, _ := http.NewRequest("GET", "https://social.xboxlive.com/users/me/people", nil)
+	req.Header.Set("Authorization", mock.Token("2533274791234567", "1234567890"))
+	resp, err := s.Client().Do(req)
+	if err != nil {
+		panic(err)
+	}
+	resp.Body.Close()
+	fmt.Println(resp.StatusCode, resp.Header.Get("RateLimit-Policy"))
+	// Output: 200 "burst";q=10;w=15, "sustain";q=30;w=300
+}

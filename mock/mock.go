@@ -1,0 +1,112 @@
+// Package mock is a complete server-side implementation of Xbox services'
+// Fine-Grained Rate Limiting, with realistic answers for the calls games make
+// most, for integration tests.
+//
+// A Handler serves every host in the limits data, choosing the service by the
+// request's Host and the user and title from a token minted by Token. It
+// applies FGRL to every request before routing, exactly as SPEC §1 describes,
+// and answers 429 with Retry-After and the documented body. It needs no
+// socket: a Handler is also an http.RoundTripper, so it can sit under a
+// transport in-process, including inside a testing/synctest bubble (it starts
+// no goroutines). NewServer puts it on a loopback port in the style of
+// httptest.Server.
+//
+// As an extension, every counted response carries IETF-style RateLimit-Policy
+// and RateLimit headers describing both windows, for example
+//
+//	RateLimit-Policy: "burst";q=10;w=15, "sustain";q=30;w=300
+//	RateLimit: "burst";r=7;t=12, "sustain";r=27;t=290
+//
+// where q is the limit, w the period, r the requests remaining and t the
+// seconds until the window ends, so a client can keep its budget in sync.
+package mock
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/xblgo/fgrl/throttle"
+)
+
+// Handler is the mock Xbox services. Create it with NewHandler; it is safe for
+// concurrent use.
+type Handler struct {
+	cfg    config
+	routes map[string][]route // by rule service
+	state  *state
+
+	mu   sync.Mutex // guards rng and flip
+	rng  *rand.Rand
+	flip bool
+}
+
+// NewHandler returns a Handler configured by opts.
+func NewHandler(opts ...Option) *Handler {
+	c := config{
+		limits:     throttle.Default(),
+		now:        time.Now,
+		legacy:     make(map[string]bool),
+		publishers: make(map[string]string),
+		maxBody:    1 << 20,
+	}
+	for _, o := range opts {
+		o(&c)
+	}
+	if c.store == nil {
+		c.store = &throttle.Server{Align: c.align, MaxKeys: c.maxKeys}
+	}
+	return &Handler{
+		cfg:    c,
+		routes: routes(),
+		state:  newState(cmpOr(c.maxKeys, throttle.DefaultMaxKeys) / 8),
+		rng:    rand.New(rand.NewPCG(c.faults.Seed, c.faults.Seed^0x9e3779b97f4a7c15)),
+	}
+}
+
+// ServeHTTP counts the request against its user + title + service and
+// either refuses it (429) or serves it.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rule, known := h.cfg.limits.Match(r.Method, r.Host, r.URL.Path)
+	if !known && !h.cfg.fallback {
+		writeError(w, http.StatusNotFound, "NoSuchHost", "the mock serves no service at host "+hostOnly(r.Host))
+		return
+	}
+	if !known {
+		rule = h.cfg.limits.Fallback
+	}
+	id, err := parseToken(r.Header.Get("Authorization"))
+	if err != nil {
+		writeError(w, http.StatusUnauthorized, "Unauthorized", err.Error())
+		return
+	}
+	if !h.admit(w, r, rule, id) || h.fault(w, r) {
+		return
+	}
+	if !known {
+		writeError(w, http.StatusNotFound, "NotFound", "no such resource")
+		return
+	}
+	h.route(w, r, rule, id)
+}
+
+// Counts reports the FGRL counts of one user + title for a rule scope (such
+// as "profile" or "presence/write") without counting a request.
+func (h *Handler) Counts(xuid, titleID, scope string) (throttle.Decision, error) {
+	rule, ok := h.cfg.limits.ByScope(scope)
+	if !ok {
+		return throttle.Decision{}, errors.New("mock: no rule has scope " + scope)
+	}
+	k := throttle.Key{User: xuid, Title: titleID, Scope: rule.Scope()}
+	return h.cfg.store.Peek(context.Background(), k, rule.Limit(), h.cfg.now())
+}
+
+func cmpOr(v, def int) int {
+	if v <= 0 {
+		return def
+	}
+	return v
+}

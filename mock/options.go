@@ -1,0 +1,109 @@
+package mock
+
+import (
+	"time"
+
+	"github.com/xblgo/fgrl/throttle"
+)
+
+// An Option configures a Handler.
+type Option func(*config)
+
+type config struct {
+	limits     *throttle.Limits
+	store      throttle.ServerStore
+	align      throttle.Align
+	maxKeys    int
+	now        func() time.Time
+	legacy     map[string]bool
+	fallback   bool
+	publishers map[string]string
+	faults     Faults
+	maxBody    int64
+	failOpen   bool
+}
+
+// WithLimits serves the hosts of l with its limits. The default is
+// throttle.Default(), the 2020 table.
+func WithLimits(l *throttle.Limits) Option { return func(c *config) { c.limits = l } }
+
+// WithStore keeps the FGRL counts in s, which several mocks may share (a
+// Redis store, for a mock with several replicas). The default is a private
+// in-memory throttle.Server honouring WithAlign and WithMaxKeys.
+func WithStore(s throttle.ServerStore) Option { return func(c *config) { c.store = s } }
+
+// WithAlign chooses where windows start (default: at the first request).
+func WithAlign(a throttle.Align) Option { return func(c *config) { c.align = a } }
+
+// WithMaxKeys caps the FGRL keys held in memory (default
+// throttle.DefaultMaxKeys) and, proportionally, the per-user service state.
+func WithMaxKeys(n int) Option { return func(c *config) { c.maxKeys = n } }
+
+// WithClock makes the mock read the time from now instead of time.Now, for
+// replaying traffic in virtual time. Inside a testing/synctest bubble
+// time.Now is already virtual and no clock is needed.
+func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
+
+// WithLegacyTitles exempts these titles from FGRL, as titles that shipped
+// before May 2016 are.
+func WithLegacyTitles(titleIDs ...string) Option {
+	return func(c *config) {
+		for _, t := range titleIDs {
+			c.legacy[t] = true
+		}
+	}
+}
+
+// WithFallback serves hosts that have no rule with the limits data's
+// fallback rule (10 / 30, what the trace analyzer assumes), answering 404 to
+// every path after counting. Without it such hosts get 404 uncounted.
+func WithFallback() Option { return func(c *config) { c.fallback = true } }
+
+// WithPublisher says which publisher owns a title, for the Store services'
+// per-publisher sustain limit. A title with no publisher is its own
+// publisher.
+func WithPublisher(titleID, publisherID string) Option {
+	return func(c *config) { c.publishers[titleID] = publisherID }
+}
+
+// WithFaults injects faults; see Faults.
+func WithFaults(f Faults) Option { return func(c *config) { c.faults = f } }
+
+// WithMaxBody bounds request bodies (default 1 MiB); larger ones get 413.
+func WithMaxBody(n int64) Option { return func(c *config) { c.maxBody = n } }
+
+// WithFailOpen serves requests when the store fails (a Redis outage),
+// instead of answering 503.
+func WithFailOpen() Option { return func(c *config) { c.failOpen = true } }
+
+// Faults makes the mock misbehave the way real services sometimes do, to test
+// clients. Every request is counted by FGRL before a fault applies. The zero
+// value injects nothing.
+type Faults struct {
+	// Latency is added before every answer (it ends early if the request's
+	// context is done).
+	Latency time.Duration
+	// ErrorRate is the fraction of admitted requests answered 500 or 503
+	// (alternately) instead of being served.
+	ErrorRate float64
+	// ResetRate is the fraction of admitted requests whose connection is
+	// reset without an answer.
+	ResetRate float64
+	// RetryAfter changes the Retry-After header of 429 and 503 answers.
+	RetryAfter RetryAfterMode
+	// Seed seeds the fault dice, so a run can be repeated.
+	Seed uint64
+}
+
+// RetryAfterMode is how the mock writes Retry-After.
+type RetryAfterMode uint8
+
+// The Retry-After modes.
+const (
+	RetryAfterSeconds  RetryAfterMode = iota // whole seconds, rounded up (the real services)
+	RetryAfterMissing                        // no header
+	RetryAfterHTTPDate                       // an HTTP-date
+	RetryAfterHuge                           // a very large number of seconds
+	RetryAfterNegative                       // a negative number
+	RetryAfterGarbage                        // not a number
+)

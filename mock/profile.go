@@ -1,0 +1,99 @@
+package mock
+
+import (
+	"net/http"
+	"strings"
+)
+
+// The profile service: GET /users/{me|xuid(N)}/profile/settings?settings=A,B
+// and POST /users/batch/profile/settings.
+
+type profileSetting struct {
+	ID    string `json:"id"`
+	Value string `json:"value"`
+}
+
+type profileUser struct {
+	ID              string           `json:"id"`
+	HostID          string           `json:"hostId"`
+	Settings        []profileSetting `json:"settings"`
+	IsSponsoredUser bool             `json:"isSponsoredUser"`
+}
+
+type profileResponse struct {
+	ProfileUsers []profileUser `json:"profileUsers"`
+}
+
+func profileRoutes() []route {
+	return []route{
+		{http.MethodGet, re(`/users/` + userSeg + `/profile/settings`), serveProfile},
+		{http.MethodPost, re(`/users/batch/profile/settings`), serveProfileBatch},
+	}
+}
+
+func serveProfile(h *Handler, c *call) {
+	settings := splitList(c.r.URL.Query().Get("settings"))
+	writeJSON(c.w, http.StatusOK, profileResponse{[]profileUser{profileOf(c.user(c.params[0]), settings)}})
+}
+
+func serveProfileBatch(h *Handler, c *call) {
+	var req struct {
+		UserIDs  []string `json:"userIds"`
+		Settings []string `json:"settings"`
+	}
+	if !c.decode(h, &req) {
+		return
+	}
+	if len(req.UserIDs) == 0 || len(req.UserIDs) > 100 {
+		writeError(c.w, http.StatusBadRequest, "BadRequest", "userIds must hold 1 to 100 xuids")
+		return
+	}
+	resp := profileResponse{ProfileUsers: make([]profileUser, 0, len(req.UserIDs))}
+	for _, x := range req.UserIDs {
+		resp.ProfileUsers = append(resp.ProfileUsers, profileOf(x, req.Settings))
+	}
+	writeJSON(c.w, http.StatusOK, resp)
+}
+
+// profileOf returns a user's settings, derived from the xuid so that answers
+// are stable across runs.
+func profileOf(xuid string, settings []string) profileUser {
+	if len(settings) == 0 {
+		settings = []string{"GameDisplayName", "Gamertag", "Gamerscore"}
+	}
+	u := profileUser{ID: xuid, HostID: xuid, Settings: []profileSetting{}}
+	for _, s := range settings {
+		var v string
+		switch strings.ToLower(s) {
+		case "gamertag", "gamedisplayname", "appdisplayname", "moderngamertag":
+			v = gamertag(xuid)
+		case "gamerscore":
+			v = "1250"
+		case "gamedisplaypicraw", "appdisplaypicraw":
+			v = "https://images-eds-ssl.xboxlive.com/image?url=mock"
+		case "accounttier":
+			v = "Gold"
+		default:
+			continue
+		}
+		u.Settings = append(u.Settings, profileSetting{ID: s, Value: v})
+	}
+	return u
+}
+
+func gamertag(xuid string) string {
+	if len(xuid) > 4 {
+		xuid = xuid[len(xuid)-4:]
+	}
+	return "Player" + xuid
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}

@@ -1,0 +1,130 @@
+package mock
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/xblgo/fgrl/throttle"
+)
+
+// route is one served call: a method and a path pattern whose groups are
+// passed to serve.
+type route struct {
+	method string
+	path   *regexp.Regexp
+	serve  func(h *Handler, c *call)
+}
+
+// call is one request being served.
+type call struct {
+	w      http.ResponseWriter
+	r      *http.Request
+	id     identity
+	params []string // the path pattern's groups
+}
+
+// user resolves a "me" or "xuid(N)" path segment to an xuid.
+func (c *call) user(seg string) string {
+	if strings.EqualFold(seg, "me") {
+		return c.id.xuid
+	}
+	if s, ok := strings.CutPrefix(strings.ToLower(seg), "xuid("); ok {
+		return strings.TrimSuffix(s, ")")
+	}
+	return seg
+}
+
+// decode reads a JSON body into v; on failure it answers 400 or 413 and
+// returns false.
+func (c *call) decode(h *Handler, v any) bool {
+	body := http.MaxBytesReader(c.w, c.r.Body, h.cfg.maxBody)
+	err := json.NewDecoder(body).Decode(v)
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		writeError(c.w, http.StatusRequestEntityTooLarge, "RequestTooLarge", "request body over the limit")
+	case err != nil:
+		writeError(c.w, http.StatusBadRequest, "BadRequest", "malformed JSON body: "+err.Error())
+	default:
+		return true
+	}
+	return false
+}
+
+const userSeg = `(me|xuid\(\d{1,20}\))`
+
+func re(p string) *regexp.Regexp { return regexp.MustCompile(`(?i)^` + p + `$`) }
+
+// routes returns the served calls, by the Service of the rule a host maps to.
+func routes() map[string][]route {
+	return map[string][]route{
+		"profile":            profileRoutes(),
+		"presence":           presenceRoutes(),
+		"social":             socialRoutes(),
+		"achievements":       achievementRoutes(),
+		"stats-read":         statsRoutes(),
+		"leaderboards":       leaderboardRoutes(),
+		"mpsd":               mpsdRoutes(),
+		"mpsd-search-handle": nil,
+		"privacy":            privacyRoutes(),
+	}
+}
+
+// route serves an admitted request: 404 for an unknown path, 405 for a known
+// path with another method.
+func (h *Handler) route(w http.ResponseWriter, r *http.Request, rule *throttle.Rule, id identity) {
+	var allow []string
+	for _, rt := range h.routes[rule.Service] {
+		m := rt.path.FindStringSubmatch(r.URL.Path)
+		if m == nil {
+			continue
+		}
+		if rt.method != r.Method {
+			allow = append(allow, rt.method)
+			continue
+		}
+		rt.serve(h, &call{w: w, r: r, id: id, params: m[1:]})
+		return
+	}
+	if len(allow) > 0 {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		writeError(w, http.StatusMethodNotAllowed, "MethodNotAllowed", r.Method+" is not supported here")
+		return
+	}
+	writeError(w, http.StatusNotFound, "NotFound", "no such resource")
+}
+
+// state is the services' in-memory data. Each map holds at most max entries;
+// a new entry in a full map evicts an arbitrary one, so a flood of distinct
+// users cannot grow memory without bound.
+type state struct {
+	mu       sync.Mutex
+	max      int
+	presence map[string]presenceRecord  // xuid
+	progress map[string]map[string]int  // xuid + "/" + title: achievement id -> percent
+	sessions map[string]json.RawMessage // session path
+}
+
+func newState(limit int) *state {
+	return &state{
+		max:      max(1024, limit),
+		presence: make(map[string]presenceRecord),
+		progress: make(map[string]map[string]int),
+		sessions: make(map[string]json.RawMessage),
+	}
+}
+
+// room makes space for one more key in m. Requires s.mu held.
+func room[V any](s *state, m map[string]V, key string) {
+	if _, ok := m[key]; ok || len(m) < s.max {
+		return
+	}
+	for k := range m {
+		delete(m, k)
+		return
+	}
+}

@@ -1,0 +1,66 @@
+package mock
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/xblgo/fgrl/internal/xblauth"
+)
+
+// Token returns an Authorization header value that the mock accepts for a
+// user (xuid) playing a title: "XBL3.0 x=<userhash>;<token>". The userhash is
+// derived from the xuid, so it differs per user as real ones do; the token
+// names the xuid and title and carries a checksum, so a tampered token is
+// refused with 401. It is not a secret and grants nothing outside the mock.
+func Token(xuid, titleID string) string {
+	payload := base64.RawURLEncoding.EncodeToString([]byte(xuid + "\x00" + titleID))
+	return "XBL3.0 x=" + UserHash(xuid) + ";" + tokenPrefix + payload + "." + checksum(payload)
+}
+
+// UserHash returns the userhash the mock gives xuid: a decimal number derived
+// from it, like the numeric userhashes of real tokens.
+func UserHash(xuid string) string {
+	sum := sha256.Sum256([]byte("uhs:" + xuid))
+	return strconv.FormatUint(binary.BigEndian.Uint64(sum[:8])>>1, 10)
+}
+
+const tokenPrefix = "mock1."
+
+func checksum(payload string) string {
+	sum := sha256.Sum256([]byte("fgrl-mock:" + payload))
+	return hex.EncodeToString(sum[:8])
+}
+
+// identity is the caller a token names.
+type identity struct {
+	xuid, title, userhash string
+}
+
+var errToken = errors.New("token is not one minted by mock.Token")
+
+// parseToken reads an Authorization header minted by Token.
+func parseToken(h string) (identity, error) {
+	uhs, tok, err := xblauth.Parse(h)
+	if err != nil {
+		return identity{}, err
+	}
+	rest, ok := strings.CutPrefix(tok, tokenPrefix)
+	payload, sum, ok2 := strings.Cut(rest, ".")
+	if !ok || !ok2 || sum != checksum(payload) {
+		return identity{}, errToken
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(payload)
+	if err != nil {
+		return identity{}, errToken
+	}
+	xuid, title, ok := strings.Cut(string(raw), "\x00")
+	if !ok || xuid == "" || title == "" || UserHash(xuid) != uhs {
+		return identity{}, errToken
+	}
+	return identity{xuid: xuid, title: title, userhash: uhs}, nil
+}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/xblgo/fgrl/throttle"
 )
@@ -28,10 +29,13 @@ func benchServe(b *testing.B, h *Handler, req *http.Request) {
 	}
 }
 
-// BenchmarkServeHTTPAdmitted serves a profile read for a legacy-free pair
-// whose budget never runs out (a huge custom limit).
+// BenchmarkServeHTTPAdmitted serves a profile read for one pair whose
+// budget never runs out: its clock advances 10 ms a call against limits of
+// 100000, so windows hold at most 30000.
 func BenchmarkServeHTTPAdmitted(b *testing.B) {
-	h := NewHandler(WithLimits(bigLimits(b)))
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { now = now.Add(10 * time.Millisecond); return now }
+	h := NewHandler(WithLimits(bigLimits(b)), WithClock(clock))
 	req := httptest.NewRequest("GET", profileURL, nil)
 	req.Host = "profile.xboxlive.com"
 	req.Header.Set("Authorization", Token(xuid1, title1))
@@ -51,7 +55,7 @@ func BenchmarkServeHTTPRefused(b *testing.B) {
 }
 
 func bigLimits(b *testing.B) *throttle.Limits {
-	l, err := throttle.Parse([]byte(`{"rules": [{"service": "profile", "hosts": ["profile.xboxlive.com"], "burst": 2000000000, "sustain": 2000000000}]}`))
+	l, err := throttle.Parse([]byte(`{"rules": [{"service": "profile", "hosts": ["profile.xboxlive.com"], "burst": 100000, "sustain": 100000}]}`))
 	if err != nil {
 		b.Fatal(err)
 	}

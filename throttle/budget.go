@@ -8,10 +8,11 @@ import (
 
 // BudgetStore holds client budgets (see Sliding) for many keys. Several
 // transports share one store on purpose, so that together they stay within one
-// budget. Implementations must make each Admit atomic.
+// budget. Implementations must make each Reserve atomic.
 type BudgetStore interface {
-	// Admit counts a call for k if the budget allows it.
-	Admit(ctx context.Context, k Key, l Limit, now time.Time) (Admission, error)
+	// Reserve books the earliest slot for a call for k if it comes within
+	// maxWait of now (see Sliding.Reserve); maxWait 0 admits now or never.
+	Reserve(ctx context.Context, k Key, l Limit, now time.Time, maxWait time.Duration) (Admission, error)
 	// Block refuses calls for k from now until until (a server Retry-After).
 	Block(ctx context.Context, k Key, now, until time.Time) error
 	// Sync absorbs a server's report of one window; see Sliding.Sync.
@@ -47,10 +48,16 @@ func (b *Budget) lock(k Key, now time.Time) (*shard[Sliding], *Sliding) {
 
 // Admit counts a call for k at now if the budget allows it. It never returns
 // an error.
-func (b *Budget) Admit(_ context.Context, k Key, l Limit, now time.Time) (Admission, error) {
+func (b *Budget) Admit(ctx context.Context, k Key, l Limit, now time.Time) (Admission, error) {
+	return b.Reserve(ctx, k, l, now, 0)
+}
+
+// Reserve books the earliest slot for a call for k within maxWait of now. It
+// never returns an error.
+func (b *Budget) Reserve(_ context.Context, k Key, l Limit, now time.Time, maxWait time.Duration) (Admission, error) {
 	sh, s := b.lock(k, now)
 	defer sh.mu.Unlock()
-	return s.Admit(now, l, b.Margin), nil
+	return s.Reserve(now, l, b.Margin, maxWait), nil
 }
 
 // Block refuses calls for k from now until until. It never returns an error.

@@ -15,6 +15,9 @@ import (
 const (
 	MaxLimitsSize  = 1 << 20 // bytes
 	MaxLimitsRules = 4096
+	// MaxLimit bounds every limit: a client budget keeps one timestamp per
+	// request allowed, so a limit is also a memory size.
+	MaxLimit = 100_000
 )
 
 // LimitsError reports a problem in limits data: where it is and what is wrong.
@@ -267,6 +270,10 @@ func (r *Rule) validate(fallback bool) (field, msg string) {
 		return ".burst", "must not be negative"
 	case r.Sustain < 0:
 		return ".sustain", "must not be negative"
+	case r.Burst > MaxLimit:
+		return ".burst", fmt.Sprintf("must be at most %d", MaxLimit)
+	case r.Sustain > MaxLimit || r.PublisherSustain > MaxLimit:
+		return ".sustain", fmt.Sprintf("must be at most %d", MaxLimit)
 	case r.Burst == 0 && r.Sustain == 0:
 		return ".sustain", "burst and sustain are both zero"
 	case r.PublisherSustain < 0:

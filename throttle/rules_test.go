@@ -122,6 +122,8 @@ func TestParseErrors(t *testing.T) {
 			"throttle: limits line 2 col 47: rules[0].burst: want int, found string"},
 		{"negative", "{\"rules\": [\n{\"service\": \"a\", \"hosts\": [\"a.com\"], \"burst\": -1, \"sustain\": 3}]}",
 			"throttle: limits line 2 col 1: rules[0].burst: must not be negative"},
+		{"huge", `{"rules": [{"service": "a", "hosts": ["a.com"], "sustain": 100001}]}`,
+			"throttle: limits line 1 col 12: rules[0].sustain: must be at most 100000"},
 		{"zero", `{"rules": [{"service": "a", "hosts": ["a.com"]}]}`,
 			"throttle: limits line 1 col 12: rules[0].sustain: burst and sustain are both zero"},
 		{"no hosts", `{"rules": [{"service": "a", "sustain": 1}]}`,

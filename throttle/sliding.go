@@ -15,7 +15,7 @@ import (
 //
 // The zero value admits everything until a limit is given. Sliding is not safe
 // for concurrent use; Budget guards one per key. It keeps max(Burst, Sustain)
-// timestamps.
+// timestamps, at most MaxLimit.
 type Sliding struct {
 	times   []int64 // ring of admission times (unix ns), oldest at head
 	head    int32
@@ -23,12 +23,15 @@ type Sliding struct {
 	blocked int64 // unix ns before which nothing is admitted
 }
 
-// Admission is the answer to "may a call go now?".
+// Admission is the answer to "when may a call go?".
 type Admission struct {
-	// Allowed reports whether the call was admitted and counted.
+	// Allowed reports whether the call was admitted and counted. When Wait
+	// is not zero, the call is booked for now+Wait and must not be sent
+	// before then.
 	Allowed bool
-	// Wait is, when not allowed, the time until a call would be admitted
-	// (assuming no other admissions meanwhile).
+	// Wait is, when allowed, the time until the booked slot; when not
+	// allowed, the time until a call would be admitted (assuming no other
+	// admissions meanwhile).
 	Wait time.Duration
 	// Blocked reports that the wait comes from a server Retry-After, not from
 	// the local count.
@@ -37,13 +40,21 @@ type Admission struct {
 
 // Admit counts a call at now if the budget allows it.
 func (s *Sliding) Admit(now time.Time, l Limit, margin time.Duration) Admission {
+	return s.Reserve(now, l, margin, 0)
+}
+
+// Reserve books the earliest slot for a call, if it comes within maxWait of
+// now: the call is counted at now+Wait and must be sent no earlier. Callers
+// that book in turn are served in turn, instead of all waking at the same
+// instant to race for one slot.
+func (s *Sliding) Reserve(now time.Time, l Limit, margin, maxWait time.Duration) Admission {
 	t := now.UnixNano()
 	at, blocked := s.earliest(t, l, int64(margin))
-	if at > t {
+	if at-t > int64(max(maxWait, 0)) {
 		return Admission{Wait: time.Duration(at - t), Blocked: blocked}
 	}
-	s.push(t, l)
-	return Admission{Allowed: true}
+	s.push(at, l)
+	return Admission{Allowed: true, Wait: time.Duration(at - t)}
 }
 
 // Block refuses every call until until; a later deadline wins over an earlier
@@ -94,7 +105,8 @@ func (s *Sliding) push(t int64, l Limit) {
 
 // fit sizes the ring for l, keeping the newest admissions.
 func (s *Sliding) fit(l Limit) {
-	want := max(l.Burst, l.Sustain, 1)
+	// Limits over MaxLimit (which Parse refuses) are held to it.
+	want := min(max(l.Burst, l.Sustain, 1), MaxLimit)
 	if len(s.times) == want {
 		return
 	}
@@ -129,9 +141,9 @@ func (s *Sliding) count(t, span int64) int {
 
 // Sync brings the budget up to what the server reports for one of its
 // windows: used requests in a window of period p that ends in reset. When the
-// server has counted more than the budget holds for that window, the missing
-// requests are recorded at the window's start, so they leave the budget when
-// the server's window ends. A server that reports fewer changes nothing: the
+// server has counted more than the budget holds for that window (within a
+// second, as reset is rounded up), the missing requests are recorded at the
+// window's start, so they leave the budget when the server's window ends. A server that reports fewer changes nothing: the
 // budget only ever becomes stricter.
 func (s *Sliding) Sync(now time.Time, l Limit, p Period, used int, reset time.Duration) {
 	d := p.Duration()
@@ -140,7 +152,10 @@ func (s *Sliding) Sync(now time.Time, l Limit, p Period, used int, reset time.Du
 	}
 	t := now.UnixNano()
 	start := t + int64(reset) - int64(d)
-	missing := used - s.count(t, t-start+1)
+	// Servers round reset up to whole seconds, so their window may have
+	// opened up to a second before start: admissions since then are already
+	// in used.
+	missing := used - s.count(t, t-start+int64(time.Second)+1)
 	if missing <= 0 {
 		return
 	}

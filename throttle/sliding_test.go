@@ -166,3 +166,40 @@ func TestSlidingSafeAgainstServer(t *testing.T) {
 		}
 	}
 }
+
+func TestSlidingReserve(t *testing.T) {
+	var s Sliding
+	l := Limit{Burst: 2, Sustain: 10}
+	steps := []struct {
+		t       time.Time
+		maxWait time.Duration
+		allowed bool
+		wait    time.Duration
+	}{
+		{t0, 0, true, 0},
+		{t0, 0, true, 0},
+		{t1, 20 * time.Second, true, 14 * time.Second},  // booked at 15 s
+		{t1, 20 * time.Second, true, 14 * time.Second},  // booked at 15 s too: burst 2
+		{t1, 20 * time.Second, false, 29 * time.Second}, // next slot at 30 s
+		{t1, 30 * time.Second, true, 29 * time.Second},
+	}
+	for i, st := range steps {
+		a := s.Reserve(st.t, l, 0, st.maxWait)
+		if a.Allowed != st.allowed || a.Wait != st.wait {
+			t.Errorf("step %d: Reserve = %+v, want allowed %v wait %v", i, a, st.allowed, st.wait)
+		}
+	}
+}
+
+// TestSlidingSyncRounding: a report whose reset was rounded up to whole
+// seconds does not double-count the call that produced it.
+func TestSlidingSyncRounding(t *testing.T) {
+	var s Sliding
+	l := Limit{Burst: 10, Sustain: 30}
+	s.Admit(t0, l, 0)
+	// The server counted it 3 ms later and reports 1 used, reset 15 s (14.997 s rounded up).
+	s.Sync(t0.Add(5*time.Millisecond), l, Burst, 1, 15*time.Second)
+	if got := s.Snapshot(t1, l, 0).Burst.Count; got != 1 {
+		t.Errorf("count after an echo of our own call = %d, want 1", got)
+	}
+}

@@ -1,0 +1,165 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"net/http"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+	"github.com/xblgo/fgrl/hresult"
+	"github.com/xblgo/fgrl/throttle"
+)
+
+// verdict is what to do after an attempt.
+type verdict struct {
+	retry      bool          // retryable; mayRetry decides
+	again      bool          // retry at once, unconditionally (401 refresh)
+	delay      time.Duration // wait before the retry
+	retryAfter time.Duration // the response's Retry-After, if any
+}
+
+// retryable reports whether XSAPI retries a status.
+func retryable(status int) bool {
+	switch status {
+	case 408, 429, 500, 502, 503, 504:
+		return true
+	}
+	return false
+}
+
+// assess learns from an attempt (Retry-After cache, budget feedback) and
+// decides whether to retry it.
+func (c *call) assess(resp *http.Response, err error) verdict {
+	if err != nil {
+		if c.ctx.Err() != nil || hresult.Of(err) == hresult.E_HC_NO_NETWORK || errors.Is(err, ErrInsecure) {
+			return verdict{}
+		}
+		return verdict{retry: true, delay: c.backoff()}
+	}
+	now := time.Now()
+	c.feedback(resp, now)
+	if resp.StatusCode == http.StatusUnauthorized && c.t.RefreshToken != nil && !c.refreshed {
+		return c.refresh(resp)
+	}
+	if !retryable(resp.StatusCode) {
+		return verdict{}
+	}
+	v := verdict{retry: true, delay: c.backoff()}
+	if ra, ok := parseRetryAfter(resp.Header.Get("Retry-After"), now); ok {
+		v.retryAfter = ra
+		c.t.cache.store(c.key, now.Add(ra), resp.StatusCode)
+		v.delay = max(v.delay, jitterUp(ra))
+	}
+	if resp.StatusCode == http.StatusTooManyRequests {
+		c.t.stats.server429s.Add(1)
+		c.t.log("server 429", c, "retry_after", v.retryAfter)
+	}
+	if resp.StatusCode == http.StatusInternalServerError {
+		v.delay = max(v.delay, serverErrorWait)
+	}
+	return v
+}
+
+// feedback feeds the budget what the service reports: a 429's Retry-After
+// blocks the key (the service is authoritative), and RateLimit headers resync
+// the counts.
+func (c *call) feedback(resp *http.Response, now time.Time) {
+	if c.rule == nil || c.t.DisableBudget {
+		return
+	}
+	windows := parseRateLimit(resp.Header)
+	ra, blocked := parseRetryAfter(resp.Header.Get("Retry-After"), now)
+	blocked = blocked && resp.StatusCode == http.StatusTooManyRequests
+	if len(windows) == 0 && !blocked {
+		return
+	}
+	// The call may be cancelled; what the service said must still be kept.
+	ctx := context.WithoutCancel(c.ctx)
+	if blocked {
+		c.t.budgetErr(c.t.budget.Block(ctx, c.key, now, now.Add(ra)))
+	}
+	for _, w := range windows {
+		limit := w.limit
+		if limit < 0 {
+			limit = c.limitFor(w)
+		}
+		if used := limit - w.remaining; used > 0 {
+			c.t.budgetErr(c.t.budget.Sync(ctx, c.key, c.rule.Limit(), now, w.period, used, w.reset))
+		}
+	}
+}
+
+func (c *call) limitFor(w window) int {
+	if w.period == throttle.Burst {
+		return c.rule.Burst
+	}
+	return c.rule.Sustain
+}
+
+// refresh gets a new token after a 401 and asks for one immediate retry.
+func (c *call) refresh(resp *http.Response) verdict {
+	c.refreshed = true
+	tok, err := c.t.RefreshToken(c.req)
+	rewindable := c.req.Body == nil || c.req.Body == http.NoBody || c.req.GetBody != nil
+	if err != nil || tok == "" || !rewindable {
+		c.t.log("token refresh failed", c, "error", errString(err))
+		return verdict{}
+	}
+	c.auth = tok
+	return verdict{again: true}
+}
+
+// backoff returns XSAPI's wait for the next retry: attempt n waits a value in
+// [2^n, 2^(n+1)) seconds, capped at 60 s. One ExponentialBackOff per call.
+func (c *call) backoff() time.Duration {
+	if c.bo == nil {
+		c.bo = backoff.NewExponentialBackOff(
+			backoff.WithInitialInterval(3*time.Second),
+			backoff.WithRandomizationFactor(1.0/3),
+			backoff.WithMultiplier(2),
+			backoff.WithMaxInterval(maxBackoff),
+			backoff.WithMaxElapsedTime(0),
+		)
+	}
+	return min(c.bo.NextBackOff(), maxBackoff)
+}
+
+// jitterUp returns d × [1.0, 1.2): XSAPI only ever waits longer than asked.
+func jitterUp(d time.Duration) time.Duration {
+	return d + time.Duration(rand.Int64N(int64(d)/5+1))
+}
+
+// finish turns the last attempt into RoundTrip's result.
+func (c *call) finish(resp *http.Response, err error, v verdict) (*http.Response, error) {
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusTooManyRequests || c.t.Raw429 {
+		return resp, nil
+	}
+	te := &ThrottleError{Status: 429, Wait: v.retryAfter, Sent: true, Scope: c.scope(), Body: readBody(resp)}
+	return nil, te
+}
+
+func (c *call) scope() string {
+	if c.rule == nil {
+		return ""
+	}
+	return c.rule.Scope()
+}
+
+func status(resp *http.Response) int {
+	if resp == nil {
+		return 0
+	}
+	return resp.StatusCode
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

@@ -1,0 +1,195 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// send makes one attempt. After the first attempt the request gets a fresh
+// body from GetBody; after a refresh, the new token. When retries are on,
+// the attempt runs under XSAPI's per-attempt timeout, clamp(window - elapsed,
+// 5 s, 30 s), which bounds the wait for the response headers (reading the
+// body is bounded by the request's own context, as everywhere in net/http).
+func (c *call) send() (*http.Response, error) {
+	var a *attempt
+	req := c.req
+	if w := c.t.window(); w > 0 {
+		timeout := min(max(w-c.now.Sub(c.start), minAttemptTimeout), maxAttemptTimeout)
+		// A request whose own deadline comes first needs no timer of ours.
+		if dl, ok := c.ctx.Deadline(); !ok || dl.After(c.now.Add(timeout)) {
+			a = newAttempt(c.req, c.now, timeout)
+			req = &a.req
+		}
+	}
+	if c.attempts > 0 || c.auth != "" {
+		if err := c.rewind(&req); err != nil {
+			a.release()
+			return nil, err
+		}
+	}
+	c.attempts++
+	c.sent = true
+	c.t.stats.attempts.Add(1)
+	resp, err := c.t.base().RoundTrip(req)
+	if a != nil {
+		a.ctx.timer.Stop()
+	}
+	if err != nil || resp == nil {
+		a.release()
+		if err == nil {
+			err = errors.New("transport: base RoundTripper returned no response and no error")
+		}
+		return nil, err
+	}
+	if a != nil {
+		a.body.ReadCloser = resp.Body
+		resp.Body = &a.body
+	}
+	return resp, nil
+}
+
+// rewind gives *req its own headers and, after the first attempt, a fresh
+// body from GetBody.
+func (c *call) rewind(req **http.Request) error {
+	r := (*req).Clone((*req).Context())
+	if c.attempts > 0 && c.req.Body != nil && c.req.Body != http.NoBody {
+		body, err := c.req.GetBody()
+		if err != nil {
+			return err
+		}
+		r.Body = body
+	}
+	if c.auth != "" {
+		r.Header.Set("Authorization", c.auth)
+	}
+	*req = r
+	return nil
+}
+
+// attempt holds what one timed attempt needs in a single allocation: its
+// context, the request copy that carries it, and the body wrapper that
+// releases it.
+type attempt struct {
+	ctx  attemptCtx
+	req  http.Request
+	body attemptBody
+}
+
+func newAttempt(req *http.Request, now time.Time, timeout time.Duration) *attempt {
+	a := &attempt{}
+	a.ctx.init(req.Context(), now, timeout)
+	a.req = *req
+	a.req = *a.req.WithContext(&a.ctx)
+	a.body.a = a
+	return a
+}
+
+// release ends the attempt's context. It is safe on a nil attempt and safe
+// to call twice.
+func (a *attempt) release() {
+	if a == nil {
+		return
+	}
+	a.body.once.Do(func() {
+		a.ctx.timer.Stop()
+		if a.ctx.stop != nil {
+			a.ctx.stop()
+		}
+		a.ctx.cancel(context.Canceled)
+	})
+}
+
+// attemptCtx is a context with its own deadline, derived from a parent. It
+// is context.WithTimeout in fewer allocations: the no-retry path is the hot
+// path of every call.
+type attemptCtx struct {
+	parent   context.Context
+	deadline time.Time
+	timer    *time.Timer
+	stop     func() bool // unregisters the parent hook
+
+	mu   sync.Mutex
+	done chan struct{} // created on first use
+	err  error
+}
+
+func (c *attemptCtx) init(parent context.Context, now time.Time, timeout time.Duration) {
+	c.parent = parent
+	c.deadline = now.Add(timeout)
+	if d, ok := parent.Deadline(); ok && d.Before(c.deadline) {
+		c.deadline = d
+	}
+	if err := parent.Err(); err != nil {
+		c.err = err
+	} else if parent.Done() != nil {
+		c.stop = context.AfterFunc(parent, func() { c.cancel(parent.Err()) })
+	}
+	c.timer = time.AfterFunc(timeout, c.expire)
+}
+
+func (c *attemptCtx) expire() { c.cancel(context.DeadlineExceeded) }
+
+func (c *attemptCtx) cancel(err error) {
+	c.mu.Lock()
+	if c.err == nil {
+		c.err = err
+		if c.done != nil {
+			close(c.done)
+		}
+	}
+	c.mu.Unlock()
+}
+
+// Deadline returns the earlier of the attempt's and the parent's deadlines.
+func (c *attemptCtx) Deadline() (time.Time, bool) { return c.deadline, true }
+
+// Done returns a channel closed when the attempt times out or the parent is
+// done.
+func (c *attemptCtx) Done() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done == nil {
+		c.done = make(chan struct{})
+		if c.err != nil {
+			close(c.done)
+		}
+	}
+	return c.done
+}
+
+// Err returns nil, context.DeadlineExceeded, or the parent's error.
+func (c *attemptCtx) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// Value returns the parent's value.
+func (c *attemptCtx) Value(key any) any { return c.parent.Value(key) }
+
+// attemptBody releases the attempt when the body is closed.
+type attemptBody struct {
+	io.ReadCloser
+	a    *attempt
+	once sync.Once
+}
+
+func (b *attemptBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.a.release()
+	return err
+}
+
+// discard drains (at most maxDrain bytes, so the connection can be reused)
+// and closes a response that will not be returned.
+func discard(resp *http.Response) {
+	if resp == nil {
+		return
+	}
+	io.CopyN(io.Discard, resp.Body, maxDrain)
+	resp.Body.Close()
+}

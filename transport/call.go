@@ -1,0 +1,151 @@
+package transport
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+	"github.com/xblgo/fgrl/internal/xblauth"
+	"github.com/xblgo/fgrl/throttle"
+)
+
+// call is one RoundTrip: the request, its key and rule, and its progress.
+type call struct {
+	t     *Transport
+	req   *http.Request
+	ctx   context.Context
+	key   throttle.Key
+	rule  *throttle.Rule // nil for a host with no rule
+	start time.Time
+	now   time.Time // read once per attempt, before its gate
+
+	retries   bool // the request may be retried at all
+	attempts  int
+	sent      bool
+	auth      string // replacement Authorization after a refresh
+	refreshed bool
+	bo        *backoff.ExponentialBackOff // created at the first retry
+}
+
+// init prepares c for req; c lives on RoundTrip's stack.
+func (c *call) init(t *Transport, req *http.Request) error {
+	if req.URL == nil {
+		return &url1Error{"request has no URL"}
+	}
+	auth := req.Header.Get("Authorization")
+	if req.URL.Scheme == "http" && auth != "" && !t.AllowInsecure && !loopback(req.URL.Hostname()) {
+		return ErrInsecure
+	}
+	host := req.Host
+	if host == "" {
+		host = req.URL.Host
+	}
+	uhs, _, _ := xblauth.Parse(auth) // no token: the key's user is ""
+	now := time.Now()
+	*c = call{t: t, req: req, ctx: req.Context(), start: now, now: now}
+	if rule, ok := t.limits.Match(req.Method, host, req.URL.Path); ok {
+		c.rule = rule
+		c.key = throttle.Key{User: uhs, Title: t.TitleID, Scope: rule.Scope()}
+	} else {
+		c.key = throttle.Key{User: uhs, Title: t.TitleID, Scope: "host:" + strings.ToLower(host)}
+	}
+	rewindable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
+	c.retries = t.window() > 0 && rewindable && !noRetry(c.ctx)
+	return nil
+}
+
+type url1Error struct{ msg string }
+
+func (e *url1Error) Error() string { return "transport: " + e.msg }
+
+func loopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// run is the attempt loop: gate, send, assess, and either finish or wait and
+// go again.
+func (c *call) run() (*http.Response, error) {
+	for {
+		if c.attempts > 0 {
+			c.now = time.Now()
+		}
+		if err := c.gate(); err != nil {
+			if !c.sent {
+				closeBody(c.req)
+			}
+			return nil, err
+		}
+		resp, err := c.send()
+		v := c.assess(resp, err)
+		if v.again || (v.retry && c.mayRetry(v.delay)) {
+			discard(resp)
+			if v.retry {
+				c.t.stats.retries.Add(1)
+				c.t.log("retry", c, "status", status(resp), "error", errString(err), "delay", v.delay)
+				if err := c.sleep(v.delay); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		}
+		return c.finish(resp, err, v)
+	}
+}
+
+// remaining returns the time left in the call's retry window.
+func (c *call) remaining(now time.Time) time.Duration {
+	return c.start.Add(c.t.window()).Sub(now)
+}
+
+// maxWait returns the longest the call may wait before its next attempt: the
+// wait must end inside its retry window and before its context deadline.
+func (c *call) maxWait(now time.Time) time.Duration {
+	if c.t.window() == 0 {
+		return 0
+	}
+	w := c.remaining(now)
+	if dl, ok := c.ctx.Deadline(); ok {
+		w = min(w, dl.Sub(now)-1)
+	}
+	return max(w, 0)
+}
+
+// canWait reports whether the call may wait d before its next attempt.
+func (c *call) canWait(d time.Duration) bool { return d <= c.maxWait(c.now) }
+
+// mayRetry applies XSAPI's rule: retry only with more than 5 s left in the
+// window and at least delay + 5 s; never sleep past the context deadline.
+func (c *call) mayRetry(delay time.Duration) bool {
+	if !c.retries {
+		return false
+	}
+	now := time.Now()
+	rem := c.remaining(now)
+	if rem <= minRemaining || rem < delay+minRemaining {
+		return false
+	}
+	dl, ok := c.ctx.Deadline()
+	return !ok || now.Add(delay).Before(dl)
+}
+
+// sleep waits d or until the call's context is done.
+func (c *call) sleep(d time.Duration) error {
+	if d <= 0 {
+		return c.ctx.Err()
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return nil
+	case <-c.ctx.Done():
+		return c.ctx.Err()
+	}
+}

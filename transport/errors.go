@@ -1,0 +1,88 @@
+package transport
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/xblgo/fgrl/hresult"
+	"github.com/xblgo/fgrl/throttle"
+)
+
+// ThrottleError reports a call that FGRL stopped: refused by the service
+// (429 after the retries the transport allows) or refused locally, without
+// sending, by the budget or the Retry-After cache. errors.Is(err,
+// hresult.HTTP_E_STATUS_429_TOO_MANY_REQUESTS) holds for it (or, for a
+// call failed fast on another cached status, that status's HRESULT).
+type ThrottleError struct {
+	// Status is the HTTP status: 429, or the cached status a call was
+	// failed fast with.
+	Status int
+	// Wait is how long to wait before trying again.
+	Wait time.Duration
+	// Refused is true when the transport refused the call itself.
+	Refused bool
+	// Sent reports whether any attempt of the call reached the network.
+	Sent bool
+	// Scope is the limits-data scope of the call ("profile",
+	// "presence/write"), or "" for a host with no rule.
+	Scope string
+	// Body is the service's 429 body when it sent one that parses.
+	Body *throttle.Body
+}
+
+// RetryAfter returns how long to wait before calling again.
+func (e *ThrottleError) RetryAfter() time.Duration { return e.Wait }
+
+// Local reports whether the transport refused the call without the
+// service's final word (budget or Retry-After cache).
+func (e *ThrottleError) Local() bool { return e.Refused }
+
+// HRESULT returns the code XSAPI would report.
+func (e *ThrottleError) HRESULT() hresult.HRESULT { return hresult.FromStatus(e.Status) }
+
+// Is reports whether target is e's HRESULT.
+func (e *ThrottleError) Is(target error) bool {
+	h, ok := target.(hresult.HRESULT)
+	return ok && h == e.HRESULT()
+}
+
+// Error says who refused, whether a request was sent, and when to retry.
+func (e *ThrottleError) Error() string {
+	var b strings.Builder
+	b.WriteString("transport: ")
+	if e.Refused {
+		b.WriteString("refused locally")
+	} else {
+		b.WriteString("throttled by the service")
+	}
+	b.WriteString(" (")
+	b.WriteString(e.HRESULT().String())
+	if e.Scope != "" {
+		b.WriteString(", ")
+		b.WriteString(e.Scope)
+	}
+	b.WriteString("); ")
+	if e.Sent {
+		b.WriteString("request was sent")
+	} else {
+		b.WriteString("no request was sent")
+	}
+	b.WriteString("; retry after ")
+	b.WriteString(e.Wait.String())
+	if e.Body != nil && e.Body.MaxRequests > 0 {
+		b.WriteString(" (")
+		b.WriteString(strconv.Itoa(e.Body.CurrentRequests))
+		b.WriteString(" of ")
+		b.WriteString(strconv.Itoa(e.Body.MaxRequests))
+		b.WriteString(" per ")
+		b.WriteString(strconv.Itoa(e.Body.PeriodInSeconds))
+		b.WriteString(" s)")
+	}
+	return b.String()
+}
+
+// ErrInsecure is returned for a request that would send an Xbox Live token
+// over plain http:// to a host other than loopback.
+var ErrInsecure = errors.New("transport: refusing to send an XBL token over plain http to a non-loopback host (set AllowInsecure to override)")

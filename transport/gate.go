@@ -1,0 +1,69 @@
+package transport
+
+import (
+	"net/http"
+	"time"
+)
+
+// gate runs before every attempt: the Retry-After cache, then the budget.
+// It waits when the call may, and otherwise returns the refusal.
+func (c *call) gate() error {
+	if err := c.gateCache(); err != nil {
+		return err
+	}
+	if c.rule == nil || c.t.DisableBudget {
+		return nil
+	}
+	return c.gateBudget()
+}
+
+// gateCache applies XSAPI's fail-fast rule: while a cached Retry-After for
+// the key runs, one call may wait for it (if it ends within that call's
+// window and deadline); every other call fails at once, sending nothing.
+func (c *call) gateCache() error {
+	wait, status, ok := c.t.cache.pending(c.key, c.now)
+	if !ok {
+		return nil
+	}
+	if c.canWait(wait) && c.t.cache.claim(c.key) {
+		defer c.t.cache.release(c.key)
+		c.t.stats.waits.Add(1)
+		c.t.log("waiting for Retry-After", c, "wait", wait)
+		err := c.sleep(wait)
+		c.now = time.Now()
+		return err
+	}
+	c.t.stats.localRefusals.Add(1)
+	c.t.log("failed fast on cached Retry-After", c, "wait", wait, "status", status)
+	return &ThrottleError{Status: status, Wait: wait, Refused: true, Sent: c.sent, Scope: c.scope()}
+}
+
+// gateBudget books the attempt's slot in the local budget, waiting for it when
+// it comes within the call's window and deadline, and refuses it otherwise.
+// Booking (rather than waking up to race for a slot) serves waiting calls in
+// turn.
+func (c *call) gateBudget() error {
+	a, err := c.t.budget.Reserve(c.ctx, c.key, c.rule.Limit(), c.now, c.maxWait(c.now))
+	switch {
+	case err != nil:
+		// A failing shared store must not stop calls: the service still
+		// protects itself, and the cache still reacts to its 429s.
+		c.t.budgetErr(err)
+		return nil
+	case a.Allowed && a.Wait > 0:
+		c.t.stats.waits.Add(1)
+		c.t.log("waiting for the local budget", c, "wait", a.Wait)
+		err := c.sleep(a.Wait)
+		c.now = time.Now()
+		return err
+	case a.Allowed:
+		return nil
+	case c.t.Shadow:
+		c.t.stats.shadowRefusals.Add(1)
+		c.t.log("budget would refuse (shadow mode: sending)", c, "wait", a.Wait)
+		return nil
+	}
+	c.t.stats.localRefusals.Add(1)
+	c.t.log("refused by the local budget", c, "wait", a.Wait)
+	return &ThrottleError{Status: http.StatusTooManyRequests, Wait: a.Wait, Refused: true, Sent: c.sent, Scope: c.scope()}
+}

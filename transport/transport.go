@@ -1,0 +1,150 @@
+// Package transport provides an http.RoundTripper that calls Xbox services
+// the way XSAPI does (retries, backoff, Retry-After, a fail-fast cache) and
+// keeps a local copy of each Fine-Grained Rate Limiting budget, so that calls
+// wait or are refused locally instead of collecting 429s.
+package transport
+
+import (
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/xblgo/fgrl/throttle"
+)
+
+// Defaults, from XSAPI.
+const (
+	DefaultRetryWindow = 20 * time.Second // from the first attempt
+	DefaultMargin      = time.Second      // added to both budget periods
+	minRemaining       = 5 * time.Second  // retry only with more than this left
+	minAttemptTimeout  = 5 * time.Second
+	maxAttemptTimeout  = 30 * time.Second
+	maxBackoff         = 60 * time.Second
+	serverErrorWait    = 10 * time.Second // a 500 waits at least this long
+	maxDrain           = 64 << 10         // bytes read from a discarded body
+)
+
+// Transport is an http.RoundTripper for Xbox services. The zero value is
+// ready to use and behaves like XSAPI plus a local budget; a Transport is
+// safe for concurrent use, and its fields must not change after the first
+// request. It starts no goroutines, so it works inside a testing/synctest
+// bubble.
+//
+// Beyond the RoundTripper contract, which asks a RoundTripper not to retry or
+// interpret responses, Transport deliberately:
+//
+//   - retries 408, 429, 500, 502, 503, 504 and transport errors within
+//     RetryWindow, rewinding bodies with Request.GetBody (a body that cannot
+//     be rewound is sent once);
+//   - may wait before sending (the budget, a cached Retry-After), never past
+//     the request's context deadline;
+//   - refuses a call without sending it, returning a *ThrottleError, when
+//     waiting cannot help;
+//   - returns a final 429 as a *ThrottleError rather than a response, unless
+//     Raw429 is set;
+//   - on a 401, when RefreshToken is set, retries once with a new token.
+//
+// Every other status is returned as a response with a nil error, as the
+// contract requires.
+type Transport struct {
+	// Base sends each attempt. If nil, http.DefaultTransport is used.
+	Base http.RoundTripper
+	// Limits maps requests to services and their limits. If nil,
+	// throttle.Default() (the 2020 table) is used.
+	Limits *throttle.Limits
+	// TitleID is the title the calls are made for; it is part of every key
+	// (user + title + service), as on the server.
+	TitleID string
+	// RetryWindow is how long after the first attempt retries may start.
+	// Zero means DefaultRetryWindow; a negative value disables retries and
+	// budget waits (XSAPI's window of 0).
+	RetryWindow time.Duration
+	// Budget holds the local budgets. Share one store between Transports on
+	// purpose to give them one budget per key. If nil, a private in-memory
+	// throttle.Budget with Margin is used.
+	Budget throttle.BudgetStore
+	// Margin lengthens both periods of the private budget, to absorb the
+	// delay between sending and the service counting. Zero means
+	// DefaultMargin; negative means none. Ignored when Budget is set.
+	Margin time.Duration
+	// DisableBudget turns the local budget off: the transport then only
+	// reacts to 429s, exactly like XSAPI.
+	DisableBudget bool
+	// Shadow sends calls the budget would refuse anyway, logging and
+	// counting them (Stats.ShadowRefusals), to try the budget safely.
+	Shadow bool
+	// Raw429 returns a final 429 as a response instead of a *ThrottleError.
+	Raw429 bool
+	// RefreshToken, when set, is called after a 401 to get a new
+	// Authorization value; the call is then retried exactly once.
+	RefreshToken func(req *http.Request) (string, error)
+	// AllowInsecure permits sending an XBL token over plain http:// to a host
+	// other than loopback.
+	AllowInsecure bool
+	// Logger receives one record per retry, wait and refusal. If nil,
+	// nothing is logged. Tokens are never logged.
+	Logger *slog.Logger
+
+	once   sync.Once
+	budget throttle.BudgetStore
+	limits *throttle.Limits
+	cache  raCache
+	stats  counters
+}
+
+func (t *Transport) init() {
+	t.once.Do(func() {
+		t.limits = t.Limits
+		if t.limits == nil {
+			t.limits = throttle.Default()
+		}
+		t.budget = t.Budget
+		if t.budget == nil {
+			m := t.Margin
+			switch {
+			case m == 0:
+				m = DefaultMargin
+			case m < 0:
+				m = 0
+			}
+			t.budget = &throttle.Budget{Margin: m}
+		}
+		t.cache.m = make(map[throttle.Key]*raEntry)
+	})
+}
+
+func (t *Transport) base() http.RoundTripper {
+	if t.Base == nil {
+		return http.DefaultTransport
+	}
+	return t.Base
+}
+
+func (t *Transport) window() time.Duration {
+	switch {
+	case t.RetryWindow == 0:
+		return DefaultRetryWindow
+	case t.RetryWindow < 0:
+		return 0
+	}
+	return t.RetryWindow
+}
+
+// RoundTrip sends req, waiting, retrying or refusing as the type's
+// documentation describes.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	t.init()
+	var c call
+	if err := c.init(t, req); err != nil {
+		closeBody(req)
+		return nil, err
+	}
+	return c.run()
+}
+
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
+}

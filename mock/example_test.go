@@ -3,13 +3,16 @@ package mock_test
 import (
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/xblgo/fgrl/mock"
 )
 
-// A twelfth profile call within 15 s is refused: the profile burst limit is 10.
+// An eleventh profile call within 15 s is refused: the profile burst limit
+// is 10. The mock's clock is fixed here so the Retry-After is exact.
 func Example() {
-	h := mock.NewHandler()
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	h := mock.NewHandler(mock.WithClock(func() time.Time { return now }))
 	client := &http.Client{Transport: h} // in-process: no socket
 	var resp *http.Response
 	for i := 0; i < 11; i++ {
@@ -21,11 +24,11 @@ func Example() {
 		}
 		resp.Body.Close()
 	}
-	fmt.Println(resp.StatusCode, resp.Header.Get("Retry-After") != "")
+	fmt.Println(resp.StatusCode, "Retry-After:", resp.Header.Get("Retry-After"))
 	d, _ := h.Counts("2533274791234567", "1234567890", "profile")
 	fmt.Println(d.Burst.Count, d.Burst.Limit)
 	// Output:
-	// 429 true
+	// 429 Retry-After: 15
 	// 11 10
 }
 

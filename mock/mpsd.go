@@ -16,7 +16,63 @@ func mpsdRoutes() []route {
 	return []route{
 		{http.MethodGet, p, serveGetSession},
 		{http.MethodPut, p, servePutSession},
+		{http.MethodPost, re(`/handles`), serveCreateHandle},
 	}
+}
+
+// searchHandleRoutes serve POST /handles/query, which has its own counter.
+func searchHandleRoutes() []route {
+	return []route{{http.MethodPost, re(`/handles/query`), serveHandleQuery}}
+}
+
+// serveCreateHandle creates an invite (or activity) handle: 201 with its id.
+func serveCreateHandle(h *Handler, c *call) {
+	var req struct {
+		Type       string `json:"type"`
+		SessionRef struct {
+			Scid         string `json:"scid"`
+			TemplateName string `json:"templateName"`
+			Name         string `json:"name"`
+		} `json:"sessionRef"`
+		InvitedXuid string `json:"invitedXuid"`
+	}
+	if !c.decode(h, &req) {
+		return
+	}
+	if req.Type == "" || req.SessionRef.Name == "" {
+		writeError(c.w, http.StatusBadRequest, "BadRequest", "type and sessionRef are required")
+		return
+	}
+	writeJSON(c.w, http.StatusCreated, struct {
+		ID   string `json:"id"`
+		Type string `json:"type"`
+	}{"handle-" + req.SessionRef.Name + "-" + req.InvitedXuid, req.Type})
+}
+
+func serveHandleQuery(h *Handler, c *call) {
+	var req map[string]json.RawMessage
+	if !c.decode(h, &req) {
+		return
+	}
+	writeJSON(c.w, http.StatusOK, struct {
+		Results []json.RawMessage `json:"results"`
+	}{[]json.RawMessage{}})
+}
+
+func smartmatchRoutes() []route {
+	return []route{{http.MethodPost, re(`/serviceconfigs/([^/]+)/hoppers/([^/]+)`), serveCreateTicket}}
+}
+
+// serveCreateTicket creates a SmartMatch ticket.
+func serveCreateTicket(h *Handler, c *call) {
+	var req map[string]json.RawMessage
+	if !c.decode(h, &req) {
+		return
+	}
+	writeJSON(c.w, http.StatusOK, struct {
+		TicketID string `json:"ticketId"`
+		WaitTime int    `json:"waitTime"`
+	}{"ticket-" + c.id.xuid + "-" + c.params[1], 60})
 }
 
 func sessionKey(c *call) string {

@@ -69,7 +69,8 @@ func routes() map[string][]route {
 		"stats-read":         statsRoutes(),
 		"leaderboards":       leaderboardRoutes(),
 		"mpsd":               mpsdRoutes(),
-		"mpsd-search-handle": nil,
+		"mpsd-search-handle": searchHandleRoutes(),
+		"smartmatch":         smartmatchRoutes(),
 		"privacy":            privacyRoutes(),
 	}
 }

@@ -170,3 +170,23 @@ func TestSessionsSocialPrivacy(t *testing.T) {
 		t.Error("permission to xuid(0) allowed, want refused")
 	}
 }
+
+func TestHandlesAndTickets(t *testing.T) {
+	h := NewHandler()
+	tok := Token(xuid1, title1)
+	r := do(t, h, "POST", "https://sessiondirectory.xboxlive.com/handles", tok,
+		`{"type":"invite","sessionRef":{"scid":"abc","templateName":"quick","name":"s1"},"invitedXuid":"5"}`)
+	if r.status != 201 || r.body != `{"id":"handle-s1-5","type":"invite"}` {
+		t.Errorf("invite: %d %s", r.status, r.body)
+	}
+	if r := do(t, h, "POST", "https://sessiondirectory.xboxlive.com/handles", tok, `{}`); r.status != 400 {
+		t.Errorf("invite without a session: %d", r.status)
+	}
+	if r := do(t, h, "POST", "https://sessiondirectory.xboxlive.com/handles/query?include=relatedInfo", tok, `{"type":"search"}`); r.status != 200 || r.body != `{"results":[]}` {
+		t.Errorf("query: %d %s", r.status, r.body)
+	}
+	r = do(t, h, "POST", "https://smartmatch.xboxlive.com/serviceconfigs/abc/hoppers/ranked", tok, `{"preserveSession":"Always"}`)
+	if r.status != 200 || r.body != `{"ticketId":"ticket-`+xuid1+`-ranked","waitTime":60}` {
+		t.Errorf("ticket: %d %s", r.status, r.body)
+	}
+}

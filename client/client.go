@@ -1,0 +1,114 @@
+// Package client is a typed, XSAPI-like client for the Xbox services games
+// call most: profile, presence, social, privacy, achievements, user stats,
+// leaderboards, multiplayer sessions and SmartMatch.
+//
+// Create one Client per title and act as a user with As:
+//
+//	c, err := client.New(client.Config{
+//		TitleID: "1234567890",
+//		Tokens:  client.TokenFunc(myTokenCache.Get), // XBL3.0 tokens per user
+//	})
+//	me := c.As("2533274791234567")
+//	profiles, err := me.GetProfiles(ctx, []string{"2533274791234567"}, []string{"Gamertag"})
+//
+// Every request carries what XSAPI sends (the service's
+// x-xbl-contract-version, Content-Type, Accept-Language, a User-Agent naming
+// this SDK) and goes through a transport.Transport by default, so calls get
+// XSAPI's retries plus the local FGRL budget. Calls XSAPI never retries
+// (WriteSession, SendInvites, CreateMatchTicket, SubmitReputationFeedback)
+// are sent once.
+//
+// Every failure is an *Error carrying the HRESULT XSAPI would report, so
+// errors.Is(err, hresult.HTTP_E_STATUS_429_TOO_MANY_REQUESTS) tells a
+// throttled call, and Error.Throttle says whether the service or the local
+// budget refused it and when to retry.
+package client
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/xblgo/fgrl/transport"
+)
+
+// Version is the SDK version sent in the User-Agent.
+const Version = "0.1.0"
+
+// Config configures a Client.
+type Config struct {
+	// Tokens gives the Authorization (and Signature) of each acting user.
+	// Required.
+	Tokens TokenSource
+	// TitleID is the title the calls are made for. Required.
+	TitleID string
+	// Sandbox names the sandbox the tokens were issued in; it is not sent
+	// (tokens carry it) but appears in errors. Empty means "RETAIL".
+	Sandbox string
+	// AcceptLanguage is sent with every request. Empty means "en-US".
+	AcceptLanguage string
+	// Transport sends the requests. If nil, a transport.Transport for
+	// TitleID is used (XSAPI's retries plus the local budget).
+	Transport http.RoundTripper
+	// Endpoints overrides where a service host is reached, for example
+	// {"profile.xboxlive.com": "http://127.0.0.1:8080"}. The request keeps
+	// the real host name in its Host header, as the mock expects.
+	Endpoints map[string]string
+}
+
+// Client calls Xbox services for one title. It is safe for concurrent use.
+type Client struct {
+	cfg       Config
+	http      *http.Client
+	endpoints map[string]*url.URL
+	userAgent string
+}
+
+// New returns a Client, or an error naming the missing or malformed setting.
+func New(cfg Config) (*Client, error) {
+	if cfg.Tokens == nil {
+		return nil, errors.New("client: Config.Tokens is required")
+	}
+	if cfg.TitleID == "" {
+		return nil, errors.New("client: Config.TitleID is required")
+	}
+	if cfg.Sandbox == "" {
+		cfg.Sandbox = "RETAIL"
+	}
+	if cfg.AcceptLanguage == "" {
+		cfg.AcceptLanguage = "en-US"
+	}
+	if cfg.Transport == nil {
+		cfg.Transport = &transport.Transport{TitleID: cfg.TitleID}
+	}
+	c := &Client{
+		cfg:       cfg,
+		http:      &http.Client{Transport: cfg.Transport},
+		endpoints: make(map[string]*url.URL, len(cfg.Endpoints)),
+		userAgent: "fgrl/" + Version + " (XboxServicesAPI-compatible; title " + cfg.TitleID + ")",
+	}
+	for host, base := range cfg.Endpoints {
+		u, err := url.Parse(base)
+		if err != nil || u.Scheme == "" || u.Host == "" {
+			return nil, errors.New("client: Config.Endpoints[" + host + "]: not an absolute URL: " + base)
+		}
+		c.endpoints[strings.ToLower(host)] = u
+	}
+	return c, nil
+}
+
+// As returns a handle for calls made as the user xuid (the XSAPI "caller").
+func (c *Client) As(xuid string) *User {
+	return &User{c: c, xuid: xuid}
+}
+
+// User makes calls as one user. It is cheap; create one per call site if
+// convenient.
+type User struct {
+	c    *Client
+	xuid string
+}
+
+// Xuid returns the acting user's xuid.
+func (u *User) Xuid() string { return u.xuid }

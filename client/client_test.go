@@ -1,0 +1,375 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/xblgo/fgrl/hresult"
+	"github.com/xblgo/fgrl/mock"
+	"github.com/xblgo/fgrl/transport"
+)
+
+const (
+	me    = "2533274791234567"
+	other = "2533274799999999"
+	title = "1234567890"
+)
+
+func mockTokens() TokenSource {
+	return TokenFunc(func(_ context.Context, xuid string) (Token, error) {
+		return Token{Authorization: mock.Token(xuid, title), Signature: "sig"}, nil
+	})
+}
+
+// newClient returns a client on an in-process mock with the default
+// transport settings (budget on), as a user would configure it for tests.
+func newClient(t *testing.T, base http.RoundTripper, tr *transport.Transport) *Client {
+	t.Helper()
+	if tr == nil {
+		tr = &transport.Transport{TitleID: title}
+	}
+	tr.Base = base
+	c, err := New(Config{TitleID: title, Tokens: mockTokens(), Transport: tr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+var scid = mock.SCID(title)
+
+// calls are every typed call, each in a form that succeeds on the mock.
+var calls = []struct {
+	name string
+	do   func(ctx context.Context, u *User) error
+}{
+	{"GetProfiles", func(ctx context.Context, u *User) error {
+		p, err := u.GetProfiles(ctx, []string{me, other}, []string{"Gamertag"})
+		if err == nil && (len(p) != 2 || p[1].Settings["Gamertag"] != "Player9999") {
+			err = errors.New("unexpected profiles")
+		}
+		return err
+	}},
+	{"GetPresence", func(ctx context.Context, u *User) error { _, err := u.GetPresence(ctx, other); return err }},
+	{"GetPresenceBatch", func(ctx context.Context, u *User) error { _, err := u.GetPresenceBatch(ctx, []string{me, other}); return err }},
+	{"SetPresence", func(ctx context.Context, u *User) error { return u.SetPresence(ctx, true, "In a match") }},
+	{"GetPeople", func(ctx context.Context, u *User) error { _, err := u.GetPeople(ctx, me); return err }},
+	{"CheckPermission", func(ctx context.Context, u *User) error {
+		_, err := u.CheckPermission(ctx, "CommunicateUsingText", other)
+		return err
+	}},
+	{"ListAchievements", func(ctx context.Context, u *User) error { _, err := u.ListAchievements(ctx, me, title, 2, ""); return err }},
+	{"GetAchievement", func(ctx context.Context, u *User) error { _, err := u.GetAchievement(ctx, me, scid, "1"); return err }},
+	{"UpdateAchievement", func(ctx context.Context, u *User) error { _, err := u.UpdateAchievement(ctx, scid, "1", 10); return err }},
+	{"GetStats", func(ctx context.Context, u *User) error { _, err := u.GetStats(ctx, me, scid, []string{"kills"}); return err }},
+	{"GetStatsBatch", func(ctx context.Context, u *User) error {
+		_, err := u.GetStatsBatch(ctx, []string{me, other}, scid, []string{"kills"})
+		return err
+	}},
+	{"GetLeaderboard", func(ctx context.Context, u *User) error { _, err := u.GetLeaderboard(ctx, scid, "stat(kills)", 10, ""); return err }},
+	{"WriteSession", func(ctx context.Context, u *User) error {
+		_, _, err := u.WriteSession(ctx, SessionRef{scid, "quick", "s1"}, map[string]any{"properties": map[string]any{}})
+		return err
+	}},
+	{"SendInvites", func(ctx context.Context, u *User) error {
+		_, err := u.SendInvites(ctx, SessionRef{scid, "quick", "s1"}, []string{other})
+		return err
+	}},
+	{"CreateMatchTicket", func(ctx context.Context, u *User) error {
+		_, err := u.CreateMatchTicket(ctx, scid, "ranked", map[string]any{"preserveSession": "Always"})
+		return err
+	}},
+}
+
+func TestEveryCallSucceeds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newClient(t, mock.NewHandler(), nil)
+		for _, tc := range calls {
+			if err := tc.do(context.Background(), c.As(me)); err != nil {
+				t.Errorf("%s: %v", tc.name, err)
+			}
+		}
+	})
+}
+
+// TestEveryCallThrottled: calling each API until FGRL stops it ends in an
+// *Error that errors.Is the 429 HRESULT and says the local budget refused
+// it, with no 429 ever reaching the service.
+func TestEveryCallThrottled(t *testing.T) {
+	for _, tc := range calls {
+		synctest.Test(t, func(t *testing.T) {
+			c := newClient(t, mock.NewHandler(), &transport.Transport{TitleID: title, RetryWindow: -1})
+			var err error
+			for i := 0; i < 400 && err == nil; i++ {
+				err = tc.do(context.Background(), c.As(me))
+			}
+			var e *Error
+			if !errors.As(err, &e) || !errors.Is(err, hresult.HTTP_E_STATUS_429_TOO_MANY_REQUESTS) ||
+				e.Throttle == nil || !e.Throttle.Local() || e.API != tc.name {
+				t.Errorf("%s: %v (%+v), want a local 429 refusal", tc.name, err, e)
+			}
+		})
+	}
+}
+
+func TestServerThrottleDetails(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newClient(t, mock.NewHandler(), &transport.Transport{TitleID: title, DisableBudget: true, RetryWindow: -1})
+		var err error
+		for i := 0; i < 11; i++ {
+			err = calls[0].do(context.Background(), c.As(me))
+		}
+		var e *Error
+		if !errors.As(err, &e) || e.StatusCode != 429 || e.Throttle == nil || e.Throttle.Local() ||
+			e.Throttle.Body == nil || e.Throttle.Body.MaxRequests != 10 || e.Throttle.RetryAfter() <= 0 {
+			t.Fatalf("11th call: %v (%+v)", err, e)
+		}
+		if !strings.Contains(err.Error(), "profile.GetProfiles: 0x801901AD") {
+			t.Errorf("message %q", err)
+		}
+	})
+}
+
+func TestErrors4xx(t *testing.T) {
+	c := newClient(t, mock.NewHandler(), &transport.Transport{TitleID: title, RetryWindow: -1})
+	u := c.As(me)
+	ctx := context.Background()
+	tests := []struct {
+		name   string
+		err    error
+		code   hresult.HRESULT
+		status int
+	}{
+		{"unknown session", func() error { _, err := u.GetSession(ctx, SessionRef{scid, "quick", "nope"}); return err }(), hresult.HTTP_E_STATUS_NOT_FOUND, 404},
+		{"unknown achievement", func() error { _, err := u.GetAchievement(ctx, me, scid, "99"); return err }(), hresult.HTTP_E_STATUS_NOT_FOUND, 404},
+		{"too many leaderboard rows", func() error { _, err := u.GetLeaderboard(ctx, scid, "x", 5000, ""); return err }(), hresult.HTTP_E_STATUS_BAD_REQUEST, 400},
+		{"bad leaderboard token", func() error { _, err := u.GetLeaderboard(ctx, scid, "x", 0, "zz"); return err }(), hresult.HTTP_E_STATUS_BAD_REQUEST, 400},
+		{"reputation host unknown to the mock", u.SubmitReputationFeedback(ctx, other, "CommsAbusiveVoice", ""), hresult.HTTP_E_STATUS_NOT_FOUND, 404},
+		{"too many xuids", func() error { _, err := u.GetProfiles(ctx, make([]string, 101), nil); return err }(), hresult.E_INVALIDARG, 0},
+		{"bad percent", func() error { _, err := u.UpdateAchievement(ctx, scid, "1", 101); return err }(), hresult.E_INVALIDARG, 0},
+		{"no setting", func() error { _, err := u.CheckPermission(ctx, "", other); return err }(), hresult.E_INVALIDARG, 0},
+	}
+	for _, tt := range tests {
+		var e *Error
+		if !errors.As(tt.err, &e) || !errors.Is(tt.err, tt.code) || e.StatusCode != tt.status {
+			t.Errorf("%s: %v, want %v (HTTP %d)", tt.name, tt.err, tt.code, tt.status)
+		}
+	}
+	// The mock's JSON error body gives the message.
+	_, err := u.GetSession(ctx, SessionRef{scid, "quick", "nope"})
+	if e := (*Error)(nil); !errors.As(err, &e) || e.Message != "no such session" {
+		t.Errorf("message from the body: %v", err)
+	}
+}
+
+func TestNoToken(t *testing.T) {
+	c, err := New(Config{TitleID: title, Tokens: StaticTokens{me: mock.Token(me, title)}, Transport: mock.NewHandler()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.As(other).GetPresence(context.Background(), me)
+	if !errors.Is(err, hresult.E_XBL_AUTH_NO_TOKEN) || !errors.Is(err, ErrNoToken) {
+		t.Errorf("no token: %v", err)
+	}
+	if _, err := c.As(me).GetPresence(context.Background(), me); err != nil {
+		t.Errorf("static token: %v", err)
+	}
+}
+
+func TestNewErrors(t *testing.T) {
+	for _, cfg := range []Config{
+		{TitleID: title},
+		{Tokens: mockTokens()},
+		{Tokens: mockTokens(), TitleID: title, Endpoints: map[string]string{"profile.xboxlive.com": "not a url"}},
+	} {
+		if _, err := New(cfg); err == nil {
+			t.Errorf("New(%+v) succeeded", cfg)
+		}
+	}
+}
+
+// recorder keeps the last request's headers and answers 200 "{}".
+type recorder struct {
+	mu   sync.Mutex
+	reqs []*http.Request
+}
+
+func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	r.mu.Lock()
+	r.reqs = append(r.reqs, req)
+	r.mu.Unlock()
+	if req.Body != nil {
+		io.Copy(io.Discard, req.Body)
+		req.Body.Close()
+	}
+	rec := httptest.NewRecorder()
+	rec.WriteString("{}")
+	return rec.Result(), nil
+}
+
+func TestHeaders(t *testing.T) {
+	rec := &recorder{}
+	c, err := New(Config{TitleID: title, Tokens: mockTokens(), Transport: rec, AcceptLanguage: "fr-FR",
+		Endpoints: map[string]string{"achievements.xboxlive.com": "http://127.0.0.1:9/prefix"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := c.As(me)
+	ctx := context.Background()
+	u.GetProfiles(ctx, []string{me}, nil)
+	u.GetPresence(ctx, me)
+	u.GetPeople(ctx, me)
+	u.ListAchievements(ctx, me, title, 0, "")
+	u.GetSession(ctx, SessionRef{"s", "t", "n"})
+	u.CreateMatchTicket(ctx, "s", "h", map[string]any{})
+	u.GetStats(ctx, me, "s", []string{"a"})
+	type got struct{ Host, URL, Contract, Lang, CT, Sig string }
+	var gots []got
+	for _, r := range rec.reqs {
+		gots = append(gots, got{r.Host, r.URL.Scheme + "://" + r.URL.Host + r.URL.Path, r.Header.Get("x-xbl-contract-version"),
+			r.Header.Get("Accept-Language"), r.Header.Get("Content-Type"), r.Header.Get("Signature")})
+		if ua := r.Header.Get("User-Agent"); !strings.HasPrefix(ua, "fgrl/"+Version) {
+			t.Errorf("User-Agent %q", ua)
+		}
+	}
+	json := "application/json; charset=utf-8"
+	want := []got{
+		{"profile.xboxlive.com", "https://profile.xboxlive.com/users/batch/profile/settings", "2", "fr-FR", json, "sig"},
+		{"userpresence.xboxlive.com", "https://userpresence.xboxlive.com/users/xuid(" + me + ")", "3", "fr-FR", "", "sig"},
+		{"social.xboxlive.com", "https://social.xboxlive.com/users/xuid(" + me + ")/people", "3", "fr-FR", "", "sig"},
+		{"achievements.xboxlive.com", "http://127.0.0.1:9/prefix/users/xuid(" + me + ")/achievements", "2", "fr-FR", "", "sig"},
+		{"sessiondirectory.xboxlive.com", "https://sessiondirectory.xboxlive.com/serviceconfigs/s/sessiontemplates/t/sessions/n", "107", "fr-FR", "", "sig"},
+		{"smartmatch.xboxlive.com", "https://smartmatch.xboxlive.com/serviceconfigs/s/hoppers/h", "103", "fr-FR", json, "sig"},
+		{"userstats.xboxlive.com", "https://userstats.xboxlive.com/users/xuid(" + me + ")/scids/s/stats/a", "1", "fr-FR", "", "sig"},
+	}
+	if diff := cmp.Diff(want, gots); diff != "" {
+		t.Errorf("requests mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestNonRetryable: calls XSAPI never retries are sent once even on a 503,
+// while a read is retried.
+func TestNonRetryable(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		attempts := map[string]int{}
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			mu.Lock()
+			attempts[r.Method+" "+r.Host]++
+			mu.Unlock()
+			if r.Body != nil {
+				r.Body.Close()
+			}
+			rec := httptest.NewRecorder()
+			rec.WriteHeader(503)
+			return rec.Result(), nil
+		})
+		c := newClient(t, base, &transport.Transport{TitleID: title, DisableBudget: true})
+		u := c.As(me)
+		ctx := context.Background()
+		ref := SessionRef{"s", "t", "n"}
+		u.WriteSession(ctx, ref, map[string]any{})
+		u.SendInvites(ctx, ref, []string{other})
+		u.CreateMatchTicket(ctx, "s", "h", map[string]any{})
+		u.SubmitReputationFeedback(ctx, other, "CommsAbusiveVoice", "")
+		u.GetSession(ctx, ref)
+		want := map[string]int{
+			"PUT sessiondirectory.xboxlive.com":  1,
+			"POST sessiondirectory.xboxlive.com": 1,
+			"POST smartmatch.xboxlive.com":       1,
+			"POST reputation.xboxlive.com":       1,
+			"GET sessiondirectory.xboxlive.com":  3, // at 0, [2,4) and [6,12) s: then the window is spent
+		}
+		if diff := cmp.Diff(want, attempts); diff != "" {
+			t.Errorf("attempts mismatch (-want +got):\n%s", diff)
+		}
+	})
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func TestPaging(t *testing.T) {
+	c := newClient(t, mock.NewHandler(), &transport.Transport{TitleID: title, DisableBudget: true})
+	u := c.As(me)
+	var ids []string
+	for a, err := range u.AllAchievements(context.Background(), me, title, 2) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, a.ID)
+	}
+	if diff := cmp.Diff([]string{"1", "2", "3", "4", "5"}, ids); diff != "" {
+		t.Errorf("achievement ids mismatch (-want +got):\n%s", diff)
+	}
+	rows := 0
+	for r, err := range u.AllLeaderboard(context.Background(), scid, "stat(kills)", 100) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rows++; r.Rank != rows {
+			t.Fatalf("row %d has rank %d", rows, r.Rank)
+		}
+	}
+	if rows != 250 {
+		t.Errorf("%d leaderboard rows, want 250", rows)
+	}
+	// Stopping early fetches no more pages.
+	for range u.AllLeaderboard(context.Background(), scid, "stat(kills)", 100) {
+		break
+	}
+}
+
+func TestStatefulCalls(t *testing.T) {
+	c := newClient(t, mock.NewHandler(), &transport.Transport{TitleID: title, DisableBudget: true})
+	u := c.As(me)
+	ctx := context.Background()
+	if err := u.SetPresence(ctx, true, "In a match"); err != nil {
+		t.Fatal(err)
+	}
+	p, err := c.As(other).GetPresence(ctx, me)
+	if err != nil || p.State != "Online" || p.Devices[0].Titles[0].Activity.RichPresence != "In a match" {
+		t.Errorf("presence after set: %+v, %v", p, err)
+	}
+	if changed, err := u.UpdateAchievement(ctx, scid, "3", 60); !changed || err != nil {
+		t.Errorf("first update: %v, %v", changed, err)
+	}
+	if changed, err := u.UpdateAchievement(ctx, scid, "3", 50); changed || err != nil {
+		t.Errorf("update backwards: %v, %v; want unchanged (304)", changed, err)
+	}
+	a, err := u.GetAchievement(ctx, me, scid, "3")
+	if err != nil || a.Percent() != 60 || a.ProgressState != "InProgress" {
+		t.Errorf("achievement after update: %+v, %v", a, err)
+	}
+	ref := SessionRef{scid, "quick", "lobby"}
+	if _, created, err := u.WriteSession(ctx, ref, map[string]any{"properties": map[string]any{"custom": map[string]any{"map": "dust"}}}); !created || err != nil {
+		t.Errorf("create session: %v, %v", created, err)
+	}
+	doc, err := u.GetSession(ctx, ref)
+	var s struct {
+		Properties struct {
+			Custom map[string]string `json:"custom"`
+		} `json:"properties"`
+	}
+	if err != nil || json.Unmarshal(doc, &s) != nil || s.Properties.Custom["map"] != "dust" {
+		t.Errorf("get session: %s, %v", doc, err)
+	}
+	stats, err := u.GetStatsBatch(ctx, []string{me, other}, scid, []string{"kills", "deaths"})
+	if err != nil || len(stats[other]) != 2 {
+		t.Errorf("stats batch: %v, %v", stats, err)
+	}
+	perm, err := u.CheckPermission(ctx, "CommunicateUsingText", "0")
+	if err != nil || perm.IsAllowed || perm.Reasons[0].Reason != "BlockedByTarget" {
+		t.Errorf("permission: %+v, %v", perm, err)
+	}
+}

@@ -1,0 +1,162 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/xblgo/fgrl/hresult"
+	"github.com/xblgo/fgrl/transport"
+)
+
+// maxResponse bounds the bodies a call reads.
+const maxResponse = 16 << 20
+
+// api describes one typed call.
+type api struct {
+	service  string // for errors, such as "profile"
+	name     string // such as "GetProfiles"
+	host     string // such as "profile.xboxlive.com"
+	contract string // x-xbl-contract-version
+	once     bool   // not idempotent: XSAPI never retries it
+}
+
+// call sends one request as u and decodes a 2xx JSON answer into out (if not
+// nil). It reports the status of a 2xx answer.
+func (u *User) call(ctx context.Context, a api, method, path string, q url.Values, in, out any) (int, error) {
+	req, err := u.request(ctx, a, method, path, q, in)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := u.c.http.Do(req)
+	if err != nil {
+		return 0, transportError(a, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
+	switch {
+	case err != nil:
+		return 0, &Error{HRESULT: hresult.Of(err), StatusCode: resp.StatusCode, Service: a.service, API: a.name, Err: err}
+	case len(body) > maxResponse:
+		return 0, &Error{HRESULT: hresult.E_FAIL, StatusCode: resp.StatusCode, Service: a.service, API: a.name,
+			Message: fmt.Sprintf("response larger than %d bytes", maxResponse)}
+	case resp.StatusCode < 200 || resp.StatusCode > 299:
+		if resp.StatusCode == http.StatusNotModified {
+			return resp.StatusCode, nil // XSAPI treats 304 as success
+		}
+		return 0, &Error{HRESULT: hresult.FromStatus(resp.StatusCode), StatusCode: resp.StatusCode,
+			Service: a.service, API: a.name, Message: message(body)}
+	}
+	if out != nil && len(bytes.TrimSpace(body)) > 0 {
+		if err := json.Unmarshal(body, out); err != nil {
+			return 0, &Error{HRESULT: hresult.E_UNEXPECTED, StatusCode: resp.StatusCode, Service: a.service, API: a.name,
+				Message: "malformed response body", Err: err}
+		}
+	}
+	return resp.StatusCode, nil
+}
+
+// request builds the request with the headers XSAPI sends.
+func (u *User) request(ctx context.Context, a api, method, path string, q url.Values, in any) (*http.Request, error) {
+	tok, err := u.c.cfg.Tokens.Token(ctx, u.xuid)
+	if err == nil && tok.Authorization == "" {
+		err = ErrNoToken
+	}
+	if err != nil {
+		return nil, &Error{HRESULT: hresult.E_XBL_AUTH_NO_TOKEN, Service: a.service, API: a.name,
+			Message: "no token for user " + u.xuid + " in sandbox " + u.c.cfg.Sandbox, Err: err}
+	}
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return nil, &Error{HRESULT: hresult.E_INVALIDARG, Service: a.service, API: a.name, Err: err}
+		}
+		body = bytes.NewReader(b)
+	}
+	if a.once {
+		ctx = transport.NoRetry(ctx)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u.c.url(a.host, path, q), body)
+	if err != nil {
+		return nil, &Error{HRESULT: hresult.E_INVALIDARG, Service: a.service, API: a.name, Err: err}
+	}
+	req.Host = a.host
+	h := req.Header
+	h.Set("Authorization", tok.Authorization)
+	if tok.Signature != "" {
+		h.Set("Signature", tok.Signature)
+	}
+	h.Set("x-xbl-contract-version", a.contract)
+	h.Set("Accept-Language", u.c.cfg.AcceptLanguage)
+	h.Set("Accept", "application/json")
+	h.Set("User-Agent", u.c.userAgent)
+	if in != nil {
+		h.Set("Content-Type", "application/json; charset=utf-8")
+	}
+	return req, nil
+}
+
+// url returns the request URL for host and path, honouring Endpoints.
+func (c *Client) url(host, path string, q url.Values) string {
+	u := url.URL{Scheme: "https", Host: host, Path: path, RawQuery: q.Encode()}
+	if o, ok := c.endpoints[host]; ok {
+		u.Scheme, u.Host = o.Scheme, o.Host
+		u.Path = strings.TrimSuffix(o.Path, "/") + path
+	}
+	return u.String()
+}
+
+// transportError describes a call that got no usable response.
+func transportError(a api, err error) error {
+	e := &Error{HRESULT: hresult.Of(err), Service: a.service, API: a.name, Err: err}
+	var te *transport.ThrottleError
+	if errors.As(err, &te) {
+		e.HRESULT, e.StatusCode, e.Throttle = te.HRESULT(), te.Status, te
+		if te.Body != nil && te.Body.DebugMessage != "" {
+			e.Message = te.Body.DebugMessage
+		}
+	}
+	return e
+}
+
+// message extracts a short description from an error body: the JSON
+// "description", "message" or "code" field, or the start of a text body.
+func message(body []byte) string {
+	var j struct {
+		Code        string `json:"code"`
+		Description string `json:"description"`
+		Message     string `json:"message"`
+	}
+	if json.Unmarshal(body, &j) == nil {
+		for _, s := range []string{j.Description, j.Message, j.Code} {
+			if s != "" {
+				return clip(s)
+			}
+		}
+		return ""
+	}
+	if utf8.Valid(body) {
+		return clip(strings.TrimSpace(string(body)))
+	}
+	return ""
+}
+
+func clip(s string) string {
+	const max = 200
+	if len(s) <= max {
+		return s
+	}
+	s = s[:max]
+	for !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s + "..."
+}

@@ -1,0 +1,63 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/xblgo/fgrl/client"
+	"github.com/xblgo/fgrl/hresult"
+	"github.com/xblgo/fgrl/mock"
+	"github.com/xblgo/fgrl/transport"
+)
+
+func Example() {
+	c, err := client.New(client.Config{
+		TitleID: "1234567890",
+		Tokens: client.StaticTokens{
+			"2533274791234567": mock.Token("2533274791234567", "1234567890"),
+		},
+		// In production leave Transport nil; here the in-process mock
+		// answers, with waits off so the example never sleeps.
+		Transport: &transport.Transport{Base: mock.NewHandler(), TitleID: "1234567890", RetryWindow: -1},
+	})
+	if err != nil {
+		panic(err)
+	}
+	me := c.As("2533274791234567")
+	profiles, err := me.GetProfiles(context.Background(), []string{"2533274791234567"}, []string{"Gamertag"})
+	fmt.Println(profiles[0].Settings["Gamertag"], err)
+
+	// Profile allows 10 calls per 15 s: the 11th is refused locally.
+	for i := 0; i < 10; i++ {
+		_, err = me.GetProfiles(context.Background(), []string{"2533274791234567"}, nil)
+	}
+	var e *client.Error
+	if errors.As(err, &e) && errors.Is(err, hresult.HTTP_E_STATUS_429_TOO_MANY_REQUESTS) {
+		fmt.Println(e.API, e.HRESULT, "local:", e.Throttle.Local())
+	}
+	// Output:
+	// Player4567 <nil>
+	// GetProfiles 0x801901AD HTTP_E_STATUS_429_TOO_MANY_REQUESTS local: true
+}
+
+func ExampleUser_AllAchievements() {
+	c, _ := client.New(client.Config{
+		TitleID:   "1234567890",
+		Tokens:    client.StaticTokens{"2533274791234567": mock.Token("2533274791234567", "1234567890")},
+		Transport: mock.NewHandler(),
+	})
+	for a, err := range c.As("2533274791234567").AllAchievements(context.Background(), "2533274791234567", "1234567890", 2) {
+		if err != nil {
+			fmt.Println(err)
+			break
+		}
+		fmt.Println(a.ID, a.Name, a.ProgressState)
+	}
+	// Output:
+	// 1 Achievement 1 NotStarted
+	// 2 Achievement 2 NotStarted
+	// 3 Achievement 3 NotStarted
+	// 4 Achievement 4 NotStarted
+	// 5 Achievement 5 NotStarted
+}

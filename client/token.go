@@ -1,0 +1,35 @@
+package client
+
+import "context"
+
+// Token is what authenticates one user's calls.
+type Token struct {
+	// Authorization is the full header value: "XBL3.0 x=<userhash>;<token>".
+	Authorization string
+	// Signature is the request signature, when the platform provides one.
+	Signature string
+}
+
+// TokenSource returns the token for a user. Implementations must be safe for
+// concurrent use and should cache: it is called for every request.
+type TokenSource interface {
+	Token(ctx context.Context, xuid string) (Token, error)
+}
+
+// StaticTokens is a TokenSource holding one Authorization value per xuid.
+type StaticTokens map[string]string
+
+// Token returns the Authorization for xuid, or ErrNoToken.
+func (s StaticTokens) Token(_ context.Context, xuid string) (Token, error) {
+	a, ok := s[xuid]
+	if !ok {
+		return Token{}, ErrNoToken
+	}
+	return Token{Authorization: a}, nil
+}
+
+// TokenFunc adapts a function to a TokenSource.
+type TokenFunc func(ctx context.Context, xuid string) (Token, error)
+
+// Token calls f.
+func (f TokenFunc) Token(ctx context.Context, xuid string) (Token, error) { return f(ctx, xuid) }

@@ -60,22 +60,37 @@ var calls = []struct {
 		return err
 	}},
 	{"GetPresence", func(ctx context.Context, u *User) error { _, err := u.GetPresence(ctx, other); return err }},
-	{"GetPresenceBatch", func(ctx context.Context, u *User) error { _, err := u.GetPresenceBatch(ctx, []string{me, other}); return err }},
+	{"GetPresenceBatch", func(ctx context.Context, u *User) error {
+		_, err := u.GetPresenceBatch(ctx, []string{me, other})
+		return err
+	}},
 	{"SetPresence", func(ctx context.Context, u *User) error { return u.SetPresence(ctx, true, "In a match") }},
 	{"GetPeople", func(ctx context.Context, u *User) error { _, err := u.GetPeople(ctx, me); return err }},
 	{"CheckPermission", func(ctx context.Context, u *User) error {
 		_, err := u.CheckPermission(ctx, "CommunicateUsingText", other)
 		return err
 	}},
-	{"ListAchievements", func(ctx context.Context, u *User) error { _, err := u.ListAchievements(ctx, me, title, 2, ""); return err }},
+	{"ListAchievements", func(ctx context.Context, u *User) error {
+		_, err := u.ListAchievements(ctx, me, title, 2, "")
+		return err
+	}},
 	{"GetAchievement", func(ctx context.Context, u *User) error { _, err := u.GetAchievement(ctx, me, scid, "1"); return err }},
-	{"UpdateAchievement", func(ctx context.Context, u *User) error { _, err := u.UpdateAchievement(ctx, scid, "1", 10); return err }},
-	{"GetStats", func(ctx context.Context, u *User) error { _, err := u.GetStats(ctx, me, scid, []string{"kills"}); return err }},
+	{"UpdateAchievement", func(ctx context.Context, u *User) error {
+		_, err := u.UpdateAchievement(ctx, scid, "1", 10)
+		return err
+	}},
+	{"GetStats", func(ctx context.Context, u *User) error {
+		_, err := u.GetStats(ctx, me, scid, []string{"kills"})
+		return err
+	}},
 	{"GetStatsBatch", func(ctx context.Context, u *User) error {
 		_, err := u.GetStatsBatch(ctx, []string{me, other}, scid, []string{"kills"})
 		return err
 	}},
-	{"GetLeaderboard", func(ctx context.Context, u *User) error { _, err := u.GetLeaderboard(ctx, scid, "stat(kills)", 10, ""); return err }},
+	{"GetLeaderboard", func(ctx context.Context, u *User) error {
+		_, err := u.GetLeaderboard(ctx, scid, "stat(kills)", 10, "")
+		return err
+	}},
 	{"WriteSession", func(ctx context.Context, u *User) error {
 		_, _, err := u.WriteSession(ctx, SessionRef{scid, "quick", "s1"}, map[string]any{"properties": map[string]any{}})
 		return err

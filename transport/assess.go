@@ -38,7 +38,7 @@ func (c *call) assess(resp *http.Response, err error) verdict {
 		}
 		return verdict{retry: true, delay: c.backoff()}
 	}
-	now := time.Now()
+	now := c.clk.Now()
 	c.feedback(resp, now)
 	if resp.StatusCode == http.StatusUnauthorized && c.t.RefreshToken != nil && !c.refreshed {
 		return c.refresh(resp)

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/xblgo/fgrl/internal/clock"
 )
 
 // send makes one attempt. After the first attempt the request gets a fresh
@@ -21,7 +23,7 @@ func (c *call) send() (*http.Response, error) {
 		timeout := min(max(w-c.now.Sub(c.start), minAttemptTimeout), maxAttemptTimeout)
 		// A request whose own deadline comes first needs no timer of ours.
 		if dl, ok := c.ctx.Deadline(); !ok || dl.After(c.now.Add(timeout)) {
-			a = newAttempt(c.req, c.now, timeout)
+			a = newAttempt(c.req, c.clk, c.now, timeout)
 			req = &a.req
 		}
 	}
@@ -79,9 +81,9 @@ type attempt struct {
 	body attemptBody
 }
 
-func newAttempt(req *http.Request, now time.Time, timeout time.Duration) *attempt {
+func newAttempt(req *http.Request, clk clock.Clock, now time.Time, timeout time.Duration) *attempt {
 	a := &attempt{}
-	a.ctx.init(req.Context(), now, timeout)
+	a.ctx.init(req.Context(), clk, now, timeout)
 	a.req = *req
 	a.req = *a.req.WithContext(&a.ctx)
 	a.body.a = a
@@ -109,7 +111,7 @@ func (a *attempt) release() {
 type attemptCtx struct {
 	parent   context.Context
 	deadline time.Time
-	timer    *time.Timer
+	timer    clock.Stopper
 	stop     func() bool // unregisters the parent hook
 
 	mu   sync.Mutex
@@ -117,7 +119,7 @@ type attemptCtx struct {
 	err  error
 }
 
-func (c *attemptCtx) init(parent context.Context, now time.Time, timeout time.Duration) {
+func (c *attemptCtx) init(parent context.Context, clk clock.Clock, now time.Time, timeout time.Duration) {
 	c.parent = parent
 	c.deadline = now.Add(timeout)
 	if d, ok := parent.Deadline(); ok && d.Before(c.deadline) {
@@ -128,7 +130,7 @@ func (c *attemptCtx) init(parent context.Context, now time.Time, timeout time.Du
 	} else if parent.Done() != nil {
 		c.stop = context.AfterFunc(parent, func() { c.cancel(parent.Err()) })
 	}
-	c.timer = time.AfterFunc(timeout, c.expire)
+	c.timer = clk.AfterFunc(timeout, c.expire)
 }
 
 func (c *attemptCtx) expire() { c.cancel(context.DeadlineExceeded) }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
+	"github.com/xblgo/fgrl/internal/clock"
 	"github.com/xblgo/fgrl/internal/xblauth"
 	"github.com/xblgo/fgrl/throttle"
 )
@@ -21,6 +22,7 @@ type call struct {
 	rule  *throttle.Rule // nil for a host with no rule
 	start time.Time
 	now   time.Time // read once per attempt, before its gate
+	clk   clock.Clock
 
 	retries   bool // the request may be retried at all
 	attempts  int
@@ -44,8 +46,9 @@ func (c *call) init(t *Transport, req *http.Request) error {
 		host = req.URL.Host
 	}
 	uhs, _, _ := xblauth.Parse(auth) // no token: the key's user is ""
-	now := time.Now()
-	*c = call{t: t, req: req, ctx: req.Context(), start: now, now: now}
+	clk := clock.From(req.Context())
+	now := clk.Now()
+	*c = call{t: t, req: req, ctx: req.Context(), start: now, now: now, clk: clk}
 	if rule, ok := t.limits.Match(req.Method, host, req.URL.Path); ok {
 		c.rule = rule
 		c.key = throttle.Key{User: uhs, Title: t.TitleID, Scope: rule.Scope()}
@@ -74,7 +77,7 @@ func loopback(host string) bool {
 func (c *call) run() (*http.Response, error) {
 	for {
 		if c.attempts > 0 {
-			c.now = time.Now()
+			c.now = c.clk.Now()
 		}
 		if err := c.gate(); err != nil {
 			if !c.sent {
@@ -126,7 +129,7 @@ func (c *call) mayRetry(delay time.Duration) bool {
 	if !c.retries {
 		return false
 	}
-	now := time.Now()
+	now := c.clk.Now()
 	rem := c.remaining(now)
 	if rem <= minRemaining || rem < delay+minRemaining {
 		return false
@@ -136,16 +139,4 @@ func (c *call) mayRetry(delay time.Duration) bool {
 }
 
 // sleep waits d or until the call's context is done.
-func (c *call) sleep(d time.Duration) error {
-	if d <= 0 {
-		return c.ctx.Err()
-	}
-	tm := time.NewTimer(d)
-	defer tm.Stop()
-	select {
-	case <-tm.C:
-		return nil
-	case <-c.ctx.Done():
-		return c.ctx.Err()
-	}
-}
+func (c *call) sleep(d time.Duration) error { return c.clk.Sleep(c.ctx, d) }

@@ -2,7 +2,6 @@ package transport
 
 import (
 	"net/http"
-	"time"
 )
 
 // gate runs before every attempt: the Retry-After cache, then the budget.
@@ -30,7 +29,7 @@ func (c *call) gateCache() error {
 		c.t.stats.waits.Add(1)
 		c.t.log("waiting for Retry-After", c, "wait", wait)
 		err := c.sleep(wait)
-		c.now = time.Now()
+		c.now = c.clk.Now()
 		return err
 	}
 	c.t.stats.localRefusals.Add(1)
@@ -54,7 +53,7 @@ func (c *call) gateBudget() error {
 		c.t.stats.waits.Add(1)
 		c.t.log("waiting for the local budget", c, "wait", a.Wait)
 		err := c.sleep(a.Wait)
-		c.now = time.Now()
+		c.now = c.clk.Now()
 		return err
 	case a.Allowed:
 		return nil

@@ -1,0 +1,80 @@
+package clock
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func TestVirtualOrder(t *testing.T) {
+	v := NewVirtual(t0)
+	var mu sync.Mutex
+	var got []string
+	log := func(s string) {
+		mu.Lock()
+		got = append(got, s+"@"+v.Now().Sub(t0).String())
+		mu.Unlock()
+	}
+	ctx := context.Background()
+	v.Go(func() {
+		v.Sleep(ctx, 10*time.Second)
+		log("a")
+		v.Sleep(ctx, 10*time.Second)
+		log("a2")
+	})
+	v.Go(func() {
+		v.Sleep(ctx, 15*time.Second)
+		log("b")
+	})
+	stop := v.AfterFunc(5*time.Second, func() { log("f") }).Stop
+	v.AfterFunc(12*time.Second, func() { log("g") })
+	v.Wait()
+	if stop() {
+		t.Error("stop after the call reported it prevented it")
+	}
+	want := []string{"f@5s", "a@10s", "g@12s", "b@15s", "a2@20s"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("order mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestVirtualStopAndCancel(t *testing.T) {
+	v := NewVirtual(t0)
+	called := false
+	stop := v.AfterFunc(time.Second, func() { called = true }).Stop
+	if !stop() {
+		t.Error("stop before the call reported failure")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var err error
+	v.Go(func() {
+		cancel()
+		err = v.Sleep(ctx, time.Hour)
+	})
+	v.Wait()
+	if called || err != context.Canceled {
+		t.Errorf("called %v, err %v", called, err)
+	}
+}
+
+func TestRealAndFrom(t *testing.T) {
+	if _, ok := From(context.Background()).(Real); !ok {
+		t.Error("From(Background) is not Real")
+	}
+	v := NewVirtual(t0)
+	if From(With(context.Background(), v)) != Clock(v) {
+		t.Error("From(With(v)) is not v")
+	}
+	if err := (Real{}).Sleep(context.Background(), 0); err != nil {
+		t.Error(err)
+	}
+	stop := Real{}.AfterFunc(time.Hour, func() {}).Stop
+	if !stop() {
+		t.Error("Real stop failed")
+	}
+}

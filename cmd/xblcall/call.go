@@ -1,0 +1,264 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/xblgo/fgrl/hresult"
+	"github.com/xblgo/fgrl/internal/xblauth"
+	"github.com/xblgo/fgrl/mock"
+	"github.com/xblgo/fgrl/transport"
+)
+
+var callCommand = command{
+	summary: "call a service through the fgrl transport, curl-style",
+	usage:   "[-X METHOD] [-H 'K: V']... [-d BODY|@FILE|@-] [-i] [-v] [--token T | --mock] URL",
+	examples: `  xblcall call --mock https://profile.xboxlive.com/users/me/profile/settings?settings=Gamertag
+  xblcall call --mock -X POST -d '{"userIds":["1"],"settings":["Gamertag"]}' \
+      https://profile.xboxlive.com/users/batch/profile/settings
+  XBL_TOKEN='XBL3.0 x=...;...' xblcall call -i -v https://userpresence.xboxlive.com/users/me
+
+The token comes from --token, else the XBL_TOKEN variable, else --mock mints
+one for --xuid/--title. With --mock the request is answered by the embedded
+mock instead of the network. Tokens are never printed, even with -v.
+`,
+	run:   runCall,
+	flags: func() *flag.FlagSet { return callFlags(new(callOpts)) },
+}
+
+type callOpts struct {
+	method, data, token, xuid, title string
+	headers                          headerList
+	include, verbose, mock           bool
+}
+
+// headerList collects repeated -H flags.
+type headerList []string
+
+func (h *headerList) String() string     { return strings.Join(*h, ", ") }
+func (h *headerList) Set(v string) error { *h = append(*h, v); return nil }
+
+func callFlags(o *callOpts) *flag.FlagSet {
+	fs := newFlagSet("call")
+	fs.StringVar(&o.method, "X", "", "HTTP method (default GET, or POST with -d)")
+	fs.Var(&o.headers, "H", "extra request header 'Name: value' (repeatable)")
+	fs.StringVar(&o.data, "d", "", "request body; @FILE reads a file, @- standard input")
+	fs.BoolVar(&o.include, "i", false, "print the response headers")
+	fs.BoolVar(&o.verbose, "v", false, "trace each attempt, wait and budget decision on stderr")
+	fs.StringVar(&o.token, "token", "", "Authorization value (XBL3.0 x=<userhash>;<token>)")
+	fs.BoolVar(&o.mock, "mock", false, "answer with the embedded mock instead of the network")
+	fs.StringVar(&o.xuid, "xuid", "2533274791234567", "user for the token --mock mints")
+	fs.StringVar(&o.title, "title", "1234567890", "title ID")
+	return fs
+}
+
+func runCall(ctx context.Context, e *env, args []string) error {
+	var o callOpts
+	fs := callFlags(&o)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return &exitError{2, errors.New("need exactly one URL")}
+	}
+	req, err := o.request(ctx, e, fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	resp, err := (&http.Client{Transport: o.transport(e)}).Do(req)
+	if err != nil {
+		return describe(err)
+	}
+	defer resp.Body.Close()
+	return printResponse(e, resp, o.include)
+}
+
+func (o *callOpts) request(ctx context.Context, e *env, url string) (*http.Request, error) {
+	body, err := o.body(e)
+	if err != nil {
+		return nil, err
+	}
+	method := o.method
+	if method == "" {
+		method = "GET"
+		if body != nil {
+			method = "POST"
+		}
+	}
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		return nil, &exitError{2, err}
+	}
+	for _, h := range o.headers {
+		k, v, ok := strings.Cut(h, ":")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, &exitError{2, fmt.Errorf("header %q is not 'Name: value'", h)}
+		}
+		if strings.EqualFold(strings.TrimSpace(k), "Host") {
+			req.Host = strings.TrimSpace(v) // net/http sends req.Host, not a Host header
+			continue
+		}
+		req.Header.Add(strings.TrimSpace(k), strings.TrimSpace(v))
+	}
+	if body != nil && req.Header.Get("Content-Type") == "" {
+		req.Header.Set("Content-Type", "application/json; charset=utf-8")
+	}
+	if req.Header.Get("x-xbl-contract-version") == "" {
+		req.Header.Set("x-xbl-contract-version", "1")
+	}
+	switch tok := o.tokenValue(e); {
+	case tok != "":
+		req.Header.Set("Authorization", tok)
+	case req.Header.Get("Authorization") == "":
+		return nil, &exitError{2, errors.New("no token: use --token, XBL_TOKEN or --mock")}
+	}
+	return req, nil
+}
+
+func (o *callOpts) tokenValue(e *env) string {
+	switch {
+	case o.token != "":
+		return o.token
+	case e.getenv("XBL_TOKEN") != "":
+		return e.getenv("XBL_TOKEN")
+	case o.mock:
+		return mock.Token(o.xuid, o.title)
+	}
+	return ""
+}
+
+func (o *callOpts) body(e *env) ([]byte, error) {
+	const max = 16 << 20
+	var r io.Reader
+	switch {
+	case o.data == "":
+		return nil, nil
+	case o.data == "@-":
+		r = e.stdin
+	case strings.HasPrefix(o.data, "@"):
+		f, err := os.Open(o.data[1:])
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
+	default:
+		return []byte(o.data), nil
+	}
+	b, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err == nil && len(b) > max {
+		err = fmt.Errorf("request body over %d bytes", max)
+	}
+	return b, err
+}
+
+func (o *callOpts) transport(e *env) http.RoundTripper {
+	var base http.RoundTripper = http.DefaultTransport
+	if o.mock {
+		base = mock.NewHandler()
+	}
+	t := &transport.Transport{Base: base, TitleID: o.title}
+	if o.verbose {
+		t.Base = &tracer{base: base, w: e.stderr}
+		t.Logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{
+			ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+				if a.Key == slog.TimeKey {
+					return slog.Attr{}
+				}
+				return a
+			},
+		}))
+	}
+	return t
+}
+
+// describe turns a failed call into its one-line reason.
+func describe(err error) error {
+	var te *transport.ThrottleError
+	if errors.As(err, &te) {
+		who := "throttled by the service (request was sent)"
+		if te.Local() {
+			who = "refused locally by the budget (no request sent)"
+			if te.Sent {
+				who = "refused locally after earlier attempts were sent"
+			}
+		}
+		return fmt.Errorf("%v: %s; Retry-After %v", te.HRESULT(), who, te.RetryAfter())
+	}
+	return fmt.Errorf("%v: %v", hresult.Of(err), err)
+}
+
+func printResponse(e *env, resp *http.Response, include bool) error {
+	fmt.Fprintf(e.stdout, "%s %s\n", resp.Proto, resp.Status)
+	if include {
+		names := make([]string, 0, len(resp.Header))
+		for k := range resp.Header {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		for _, k := range names {
+			fmt.Fprintf(e.stdout, "%s: %s\n", k, strings.Join(resp.Header[k], ", "))
+		}
+		fmt.Fprintln(e.stdout)
+	}
+	if _, err := io.Copy(e.stdout, io.LimitReader(resp.Body, 64<<20)); err != nil {
+		return err
+	}
+	fmt.Fprintln(e.stdout)
+	if resp.StatusCode >= 400 {
+		return fmt.Errorf("HTTP %d (%v)", resp.StatusCode, hresult.FromStatus(resp.StatusCode))
+	}
+	return nil
+}
+
+// tracer prints each attempt with its headers, sensitive ones redacted.
+type tracer struct {
+	base http.RoundTripper
+	w    io.Writer
+}
+
+func (t *tracer) RoundTrip(req *http.Request) (*http.Response, error) {
+	fmt.Fprintf(t.w, "> %s %s\n", req.Method, req.URL)
+	for _, k := range sortedKeys(req.Header) {
+		v := strings.Join(req.Header[k], ", ")
+		if k == "Authorization" {
+			v = xblauth.Redact(v)
+		} else if xblauth.Sensitive(k) {
+			v = "REDACTED"
+		}
+		fmt.Fprintf(t.w, "> %s: %s\n", k, v)
+	}
+	resp, err := t.base.RoundTrip(req)
+	if err != nil {
+		fmt.Fprintf(t.w, "< error: %v\n", err)
+		return nil, err
+	}
+	fmt.Fprintf(t.w, "< %s", resp.Status)
+	if ra := resp.Header.Get("Retry-After"); ra != "" {
+		fmt.Fprintf(t.w, " (Retry-After: %s)", ra)
+	}
+	fmt.Fprintln(t.w)
+	return resp, nil
+}
+
+func sortedKeys(h http.Header) []string {
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/xblgo/fgrl/throttle"
+)
+
+var limitsCommand = command{
+	summary: "print the FGRL limits table",
+	usage:   "[--json] [--revision 2020|2022] [--file F]",
+	examples: `  xblcall limits
+  xblcall limits --revision 2022 --json
+  xblcall limits --file my-limits.json
+`,
+	run:   runLimits,
+	flags: func() *flag.FlagSet { return limitsFlags(new(limitsOpts)) },
+}
+
+type limitsOpts struct {
+	json     bool
+	revision string
+	file     string
+}
+
+func limitsFlags(o *limitsOpts) *flag.FlagSet {
+	fs := newFlagSet("limits")
+	fs.BoolVar(&o.json, "json", false, "print the limits data as JSON")
+	fs.StringVar(&o.revision, "revision", "2020", "built-in table: "+strings.Join(throttle.Revisions(), " or "))
+	fs.StringVar(&o.file, "file", "", "read the limits from this JSON file instead")
+	return fs
+}
+
+// loadLimits returns the limits a command was asked for.
+func loadLimits(revision, file string) (*throttle.Limits, error) {
+	if file != "" {
+		return throttle.LoadFile(file)
+	}
+	return throttle.Revision(revision)
+}
+
+func runLimits(_ context.Context, e *env, args []string) error {
+	var o limitsOpts
+	fs := limitsFlags(&o)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return &exitError{2, errors.New("limits takes no arguments")}
+	}
+	l, err := loadLimits(o.revision, o.file)
+	if err != nil {
+		return err
+	}
+	if o.json {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			Revision string          `json:"revision"`
+			Source   string          `json:"source,omitempty"`
+			Fallback *throttle.Rule  `json:"fallback,omitempty"`
+			Rules    []throttle.Rule `json:"rules"`
+		}{l.Revision, l.Source, l.Fallback, l.Rules})
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "revision %s: burst per 15 s, sustain per 300 s, per user + title\n", l.Revision)
+	fmt.Fprintln(tw, "SCOPE\tHOSTS\tREQUESTS\tBURST\tSUSTAIN\tPER PUBLISHER\tCERTIFICATION")
+	for _, r := range l.Rules {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%d\n", r.Scope(), strings.Join(r.Hosts, ","), requests(&r),
+			r.Burst, r.Sustain, dash(r.PublisherSustain), r.CertificationLimit())
+	}
+	if f := l.Fallback; f != nil {
+		fmt.Fprintf(tw, "(other hosts)\t*\tany\t%d\t%d\t-\t%d\n", f.Burst, f.Sustain, f.CertificationLimit())
+	}
+	return tw.Flush()
+}
+
+func requests(r *throttle.Rule) string {
+	m, p := "any", ""
+	if len(r.Methods) > 0 {
+		m = strings.Join(r.Methods, "|")
+	}
+	if len(r.Paths) > 0 {
+		p = " " + strings.Join(r.Paths, " ")
+	}
+	return m + p
+}
+
+func dash(n int) string {
+	if n == 0 {
+		return "-"
+	}
+	return fmt.Sprint(n)
+}

@@ -1,0 +1,353 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/xblgo/fgrl/internal/analyze"
+	"github.com/xblgo/fgrl/internal/har"
+	"github.com/xblgo/fgrl/internal/sim"
+	"github.com/xblgo/fgrl/mock"
+	"github.com/xblgo/fgrl/throttle"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// xblcall runs the command with args and returns its exit status and output.
+func xblcall(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s mismatch (-want +got):\n%s", name, diff)
+	}
+}
+
+func TestSimulateGolden(t *testing.T) {
+	code, out, errs := xblcall(t, "simulate")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	golden(t, "simulate.golden", out)
+}
+
+func TestSimulateJSON(t *testing.T) {
+	code, out, _ := xblcall(t, "simulate", "--json", "--client", "fgrl")
+	var res []struct {
+		Client string `json:"client"`
+		Rows   []struct {
+			Start     int `json:"start"`
+			Requests  int `json:"requests"`
+			Throttled int `json:"throttled"`
+		} `json:"rows"`
+		Server429s int `json:"server429s"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || len(res) != 1 || res[0].Server429s != 0 || len(res[0].Rows) == 0 {
+		t.Errorf("exit %d, output %q", code, out)
+	}
+}
+
+func TestSimulatePatternAndSVG(t *testing.T) {
+	dir := t.TempDir()
+	pattern := filepath.Join(dir, "p.csv")
+	os.WriteFile(pattern, []byte("time,service,user,count,spread\n0,profile,1,40,10\n20,presence/write,1,5\n"), 0o644)
+	svg := filepath.Join(dir, "p.svg")
+	code, out, errs := xblcall(t, "simulate", "--pattern", pattern, "--client", "all", "--svg", svg)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "pattern "+pattern+": 45 calls") || !strings.Contains(out, "client fgrl:") {
+		t.Errorf("output:\n%s", out)
+	}
+	b, err := os.ReadFile(svg)
+	if err != nil || !bytes.HasPrefix(b, []byte("<svg")) || !bytes.Contains(b, []byte("burst limit 10")) {
+		t.Errorf("svg: %v %.200s", err, b)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		code int
+		err  string
+	}{
+		{nil, 2, "usage: xblcall"},
+		{[]string{"frob"}, 2, `unknown command "frob"`},
+		{[]string{"simulate", "--client", "curl"}, 2, `unknown client "curl"`},
+		{[]string{"simulate", "--nope"}, 2, "flag provided but not defined: -nope"},
+		{[]string{"simulate", "--pattern", "/does/not/exist"}, 1, "no such file"},
+		{[]string{"token"}, 2, "need --xuid and --title"},
+		{[]string{"limits", "--revision", "1999"}, 1, `unknown limits revision "1999"`},
+		{[]string{"call"}, 2, "need exactly one URL"},
+		{[]string{"call", "https://profile.xboxlive.com/"}, 2, "no token"},
+		{[]string{"analyze"}, 2, "need one HAR file"},
+		{[]string{"mock", "--retry-after", "later"}, 2, `unknown --retry-after "later"`},
+	}
+	for _, tt := range tests {
+		code, _, errs := xblcall(t, tt.args...)
+		if code != tt.code || !strings.Contains(errs, tt.err) || strings.Count(strings.TrimSpace(errs), "\n") > 0 && tt.args != nil {
+			t.Errorf("xblcall %v: exit %d, stderr %q; want %d and %q on one line", tt.args, code, errs, tt.code, tt.err)
+		}
+	}
+}
+
+func TestHelp(t *testing.T) {
+	for _, name := range []string{"call", "limits", "mock", "token", "simulate", "analyze"} {
+		for _, args := range [][]string{{"help", name}, {name, "--help"}} {
+			code, out, _ := xblcall(t, args...)
+			if code != 0 || !strings.Contains(out, "usage: xblcall "+name) || !strings.Contains(out, "Examples:") {
+				t.Errorf("xblcall %v: exit %d\n%s", args, code, out)
+			}
+		}
+	}
+	if code, out, _ := xblcall(t, "help"); code != 0 || !strings.Contains(out, "simulate") {
+		t.Errorf("help: %d %s", code, out)
+	}
+}
+
+func TestToken(t *testing.T) {
+	code, out, _ := xblcall(t, "token", "--xuid", "1", "--title", "2")
+	if code != 0 || strings.TrimSpace(out) != mock.Token("1", "2") {
+		t.Errorf("token: %d %q", code, out)
+	}
+}
+
+func TestLimits(t *testing.T) {
+	code, out, _ := xblcall(t, "limits")
+	if code != 0 || !strings.Contains(out, "presence/write") || !strings.Contains(out, "(other hosts)") {
+		t.Errorf("limits: %d\n%s", code, out)
+	}
+	golden(t, "limits-2022.golden", func() string { _, o, _ := xblcall(t, "limits", "--revision", "2022"); return o }())
+	code, out, _ = xblcall(t, "limits", "--json")
+	l, err := throttle.Parse([]byte(out))
+	if code != 0 || err != nil || len(l.Rules) != len(throttle.Default().Rules) {
+		t.Errorf("limits --json does not round-trip: %v", err)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	os.WriteFile(bad, []byte(`{"rules": [{"service": "a", "hosts": ["a"], "burst": -1, "sustain": 1}]}`), 0o644)
+	if code, _, errs := xblcall(t, "limits", "--file", bad); code != 1 || !strings.Contains(errs, "rules[0].burst: must not be negative") {
+		t.Errorf("bad limits file: %d %q", code, errs)
+	}
+}
+
+func TestCallMock(t *testing.T) {
+	code, out, errs := xblcall(t, "call", "--mock", "-i", "https://profile.xboxlive.com/users/me/profile/settings?settings=Gamertag")
+	if code != 0 || !strings.Contains(out, "200 OK") || !strings.Contains(out, "Ratelimit-Policy:") || !strings.Contains(out, "Player4567") {
+		t.Errorf("call: %d\n%s\n%s", code, out, errs)
+	}
+	code, out, errs = xblcall(t, "call", "--mock", "-v", "-d", `{"userIds":["1"],"settings":["Gamertag"]}`,
+		"https://profile.xboxlive.com/users/batch/profile/settings")
+	tok := mock.Token("2533274791234567", "1234567890")
+	if code != 0 || !strings.Contains(errs, "> POST https://profile.xboxlive.com/users/batch/profile/settings") ||
+		!strings.Contains(errs, "Authorization: XBL3.0 x="+mock.UserHash("2533274791234567")+";REDACTED") ||
+		strings.Contains(errs, tok[strings.Index(tok, ";")+1:]) {
+		t.Errorf("call -v: %d\n%s\n%s", code, out, errs)
+	}
+	code, _, errs = xblcall(t, "call", "--mock", "https://profile.xboxlive.com/nope")
+	if code != 1 || !strings.Contains(errs, "HTTP 404 (0x80190194 HTTP_E_STATUS_NOT_FOUND)") {
+		t.Errorf("call 404: %d %q", code, errs)
+	}
+}
+
+func TestCallThrottledReason(t *testing.T) {
+	err := describe(&throttleErrForTest)
+	if !strings.Contains(err.Error(), "0x801901AD") || !strings.Contains(err.Error(), "refused locally by the budget (no request sent)") {
+		t.Errorf("describe: %v", err)
+	}
+}
+
+func TestMockServes(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var out syncBuffer
+	var errb bytes.Buffer
+	done := make(chan int)
+	go func() { done <- run(ctx, []string{"mock", "--addr", "127.0.0.1:0"}, &out, &errb) }()
+	var url string
+	for i := 0; i < 200 && url == ""; i++ {
+		time.Sleep(10 * time.Millisecond)
+		if s := out.String(); strings.Contains(s, "http://") {
+			url = strings.Fields(s[strings.Index(s, "http://"):])[0]
+		}
+	}
+	if url == "" {
+		t.Fatalf("no URL printed: %q %q", out.String(), errb.String())
+	}
+	code, body, errs := xblcall(t, "call", "-i", "--token", mock.Token("1", "2"), "-H", "Host: social.xboxlive.com", url+"/users/me/people")
+	cancel()
+	if c := <-done; c != 0 {
+		t.Errorf("mock exit %d: %s", c, errb.String())
+	}
+	if code != 0 || !strings.Contains(body, `"totalCount":3`) {
+		t.Errorf("call through the served mock: %d\n%s\n%s", code, body, errs)
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// recordHAR replays p with client through sim and writes what the service
+// saw as a HAR file: the project's own fixture.
+func recordHAR(t *testing.T, p sim.Pattern, l *throttle.Limits, client string) string {
+	t.Helper()
+	var rec *har.Recorder
+	_, err := sim.Run(context.Background(), p, sim.Options{Limits: l, Client: client,
+		Base: func(next http.RoundTripper, now func() time.Time) http.RoundTripper {
+			rec = &har.Recorder{Base: next, Now: now}
+			return rec
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "trace.har")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := har.Write(f, rec.Entries()); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestAnalyzeRecordedTrace(t *testing.T) {
+	p, l, err := sim.WorkedExample(throttle.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	limitsFile := filepath.Join(t.TempDir(), "limits.json")
+	_, js, _ := xblcallLimitsJSON(t, l)
+	os.WriteFile(limitsFile, []byte(js), 0o644)
+	trace := recordHAR(t, p, l, "naive")
+	b, _ := os.ReadFile(trace)
+	if tok := mock.Token(sim.ExampleUser, "1234567890"); bytes.Contains(b, []byte(tok[strings.Index(tok, ";")+1:])) {
+		t.Fatal("the HAR holds a token")
+	}
+	code, out, errs := xblcall(t, "analyze", "--json", "--limits", limitsFile, trace)
+	var rep analyze.Report
+	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil {
+		t.Fatalf("exit %d: %s %s", code, out, errs)
+	}
+	g := rep.Groups[0]
+	// Known figures of the worked example: 148 calls, 53 answered 429,
+	// the busiest 15 s span holds 36 calls, the sustain span all 148.
+	want := analyze.Group{User: mock.UserHash(sim.ExampleUser), Scope: "example", Calls: 148, Burst: 30, Sustain: 100,
+		Certification: 1000, PeakBurst: 36, PeakSustain: 148, BurstViolations: g.BurstViolations,
+		SustainViolations: 48, Server429s: 53, RetriedTooSoon: tooSoon(t, trace), Longest429Run: 48, Verdict: analyze.Yellow}
+	if diff := cmp.Diff(want, g); diff != "" {
+		t.Errorf("group mismatch (-want +got):\n%s", diff)
+	}
+	if g.BurstViolations == 0 || g.RetriedTooSoon == 0 || rep.Verdict != analyze.Yellow || len(rep.Groups) != 1 {
+		t.Errorf("report %+v", rep)
+	}
+	// The text report, and the same trace through the fgrl client: green.
+	if code, out, _ := xblcall(t, "analyze", "--limits", limitsFile, trace); code != 0 || !strings.Contains(out, "verdict yellow") {
+		t.Errorf("text report: %d\n%s", code, out)
+	}
+	clean := recordHAR(t, p, l, "fgrl")
+	if code, out, _ := xblcall(t, "analyze", "--limits", limitsFile, clean); code != 0 || !strings.Contains(out, "verdict green") {
+		t.Errorf("fgrl trace: %d\n%s", code, out)
+	}
+}
+
+func xblcallLimitsJSON(t *testing.T, l *throttle.Limits) (int, string, string) {
+	t.Helper()
+	b, err := json.Marshal(struct {
+		Revision string          `json:"revision"`
+		Fallback *throttle.Rule  `json:"fallback,omitempty"`
+		Rules    []throttle.Rule `json:"rules"`
+	}{l.Revision, l.Fallback, l.Rules})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return 0, string(b), ""
+}
+
+func TestAnalyzeRed(t *testing.T) {
+	// 400 profile calls in 300 s: past profile's certification figure, 300.
+	p := sim.Pattern{{Service: "profile", User: "1", Count: 400, Spread: 200 * time.Second}}
+	trace := recordHAR(t, p, throttle.Default(), "naive")
+	code, out, errs := xblcall(t, "analyze", trace)
+	if code != 2 || !strings.Contains(out, "verdict red") || !strings.Contains(errs, "certification would fail") {
+		t.Errorf("red trace: exit %d\n%s\n%s", code, out, errs)
+	}
+}
+
+func TestAnalyzeBadInput(t *testing.T) {
+	dir := t.TempDir()
+	for name, content := range map[string]string{
+		"empty.har":   ``,
+		"notjson.har": `hello`,
+		"nolog.har":   `{"foo": 1}`,
+		"badtime.har": `{"log": {"entries": [{"startedDateTime": "yesterday", "request": {"method": "GET", "url": "https://a/"}}]}}`,
+		"trunc.har":   `{"log": {"entries": [{"startedDateTime": "2026-01-01T00:00:00Z"`,
+	} {
+		path := filepath.Join(dir, name)
+		os.WriteFile(path, []byte(content), 0o644)
+		code, _, errs := xblcall(t, "analyze", path)
+		if code != 1 || !strings.HasPrefix(errs, "xblcall analyze: har: ") {
+			t.Errorf("%s: exit %d, %q", name, code, errs)
+		}
+	}
+}
+
+// tooSoon recounts, the slow way, the calls sent while an earlier 429's
+// Retry-After was still running.
+func tooSoon(t *testing.T, trace string) int {
+	t.Helper()
+	f, err := os.Open(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	entries, err := har.Read(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for i, e := range entries {
+		for _, prev := range entries[:i] {
+			secs, _ := strconv.Atoi(prev.RetryAfter)
+			if prev.Status == 429 && e.Started.Before(prev.Started.Add(time.Duration(secs)*time.Second)) {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/xblgo/fgrl/mock"
+	"github.com/xblgo/fgrl/throttle"
+)
+
+var mockCommand = command{
+	summary: "serve the FGRL mock until interrupted",
+	usage:   "[--addr HOST:PORT] [--limits F] [--align] [--legacy TITLE,...] [--fallback] [fault flags]",
+	examples: `  xblcall mock --addr 127.0.0.1:8080
+  curl -H "Host: profile.xboxlive.com" -H "Authorization: $(xblcall token --xuid 1 --title 2)" \
+      http://127.0.0.1:8080/users/me/profile/settings
+  xblcall mock --error-rate 0.1 --latency 200ms --retry-after http-date
+
+The mock answers for real Xbox host names through the Host header.
+`,
+	run:   runMock,
+	flags: func() *flag.FlagSet { return mockFlags(new(mockOpts)) },
+}
+
+type mockOpts struct {
+	addr, limits, revision, legacy, retryAfter string
+	align, fallback                            bool
+	latency                                    time.Duration
+	errorRate, resetRate                       float64
+	seed                                       uint64
+}
+
+func mockFlags(o *mockOpts) *flag.FlagSet {
+	fs := newFlagSet("mock")
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to listen on")
+	fs.StringVar(&o.limits, "limits", "", "limits data file")
+	fs.StringVar(&o.revision, "revision", "2020", "built-in limits table")
+	fs.BoolVar(&o.align, "align", false, "align windows to the clock instead of the first request")
+	fs.StringVar(&o.legacy, "legacy", "", "comma-separated legacy title IDs, exempt from FGRL")
+	fs.BoolVar(&o.fallback, "fallback", false, "count hosts without a rule at 10 / 30 (the trace analyzer's assumption)")
+	fs.DurationVar(&o.latency, "latency", 0, "added latency per request")
+	fs.Float64Var(&o.errorRate, "error-rate", 0, "fraction of admitted requests answered 500 or 503")
+	fs.Float64Var(&o.resetRate, "reset-rate", 0, "fraction of admitted requests whose connection is reset")
+	fs.StringVar(&o.retryAfter, "retry-after", "seconds", "Retry-After form: seconds, missing, http-date, huge, negative, garbage")
+	fs.Uint64Var(&o.seed, "seed", 1, "seed of the fault dice")
+	return fs
+}
+
+var retryAfterModes = map[string]mock.RetryAfterMode{
+	"seconds": mock.RetryAfterSeconds, "missing": mock.RetryAfterMissing, "http-date": mock.RetryAfterHTTPDate,
+	"huge": mock.RetryAfterHuge, "negative": mock.RetryAfterNegative, "garbage": mock.RetryAfterGarbage,
+}
+
+func (o *mockOpts) options() ([]mock.Option, error) {
+	limits, err := loadLimits(o.revision, o.limits)
+	if err != nil {
+		return nil, err
+	}
+	mode, ok := retryAfterModes[o.retryAfter]
+	if !ok {
+		return nil, &exitError{2, fmt.Errorf("unknown --retry-after %q", o.retryAfter)}
+	}
+	if o.errorRate < 0 || o.resetRate < 0 || o.errorRate+o.resetRate > 1 || o.latency < 0 {
+		return nil, &exitError{2, errors.New("rates must be fractions adding up to at most 1, latency not negative")}
+	}
+	opts := []mock.Option{mock.WithLimits(limits), mock.WithFaults(mock.Faults{Latency: o.latency,
+		ErrorRate: o.errorRate, ResetRate: o.resetRate, RetryAfter: mode, Seed: o.seed})}
+	if o.align {
+		opts = append(opts, mock.WithAlign(throttle.Clock))
+	}
+	if o.fallback {
+		opts = append(opts, mock.WithFallback())
+	}
+	if o.legacy != "" {
+		opts = append(opts, mock.WithLegacyTitles(strings.Split(o.legacy, ",")...))
+	}
+	return opts, nil
+}
+
+func runMock(ctx context.Context, e *env, args []string) error {
+	var o mockOpts
+	fs := mockFlags(&o)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return &exitError{2, errors.New("mock takes no arguments")}
+	}
+	opts, err := o.options()
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: mock.NewHandler(opts...), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10}
+	fmt.Fprintf(e.stdout, "fgrl mock serving Xbox services at http://%s (send the real host name in the Host header)\n", ln.Addr())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil {
+		return err
+	}
+	fmt.Fprintln(e.stdout, "fgrl mock stopped")
+	return nil
+}

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/xblgo/fgrl/internal/sim"
+	"github.com/xblgo/fgrl/throttle"
+)
+
+var simulateCommand = command{
+	summary: "replay a call pattern against the embedded mock in virtual time",
+	usage:   "[--pattern FILE] [--client naive|xsapi|fgrl|all] [--json] [--svg FILE] [--revision R] [--limits F]",
+	examples: `  xblcall simulate                        # the SPEC worked example, plain client
+  xblcall simulate --client all           # plain client, XSAPI retries and fgrl side by side
+  xblcall simulate --pattern calls.csv --client fgrl --svg calls.svg
+  xblcall simulate --json | jq '.[0].rows'
+
+A pattern is CSV (time,service,user,count[,spread]; times in seconds;
+service a scope from 'xblcall limits') or the same fields as a JSON array:
+  time,service,user,count,spread
+  0,profile,2533274791234567,40,10
+  20,presence/write,2533274791234567,5
+`,
+	run:   runSimulate,
+	flags: func() *flag.FlagSet { return simulateFlags(new(simulateOpts)) },
+}
+
+type simulateOpts struct {
+	pattern, client, svg, revision, limits, title string
+	json                                          bool
+}
+
+func simulateFlags(o *simulateOpts) *flag.FlagSet {
+	fs := newFlagSet("simulate")
+	fs.StringVar(&o.pattern, "pattern", "", "the call pattern (CSV or JSON; - for stdin); default: the SPEC worked example")
+	fs.StringVar(&o.client, "client", "naive", "naive, xsapi, fgrl, or all (side by side)")
+	fs.BoolVar(&o.json, "json", false, "print the results as JSON")
+	fs.StringVar(&o.svg, "svg", "", "also draw requests and throttles over time to this SVG file")
+	fs.StringVar(&o.revision, "revision", "2020", "built-in limits table")
+	fs.StringVar(&o.limits, "limits", "", "limits data file (overrides --revision)")
+	fs.StringVar(&o.title, "title", "1234567890", "the title ID")
+	return fs
+}
+
+func runSimulate(ctx context.Context, e *env, args []string) error {
+	var o simulateOpts
+	fs := simulateFlags(&o)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return &exitError{2, errors.New("simulate takes no arguments (use --pattern FILE)")}
+	}
+	clients, err := clientList(o.client)
+	if err != nil {
+		return err
+	}
+	p, limits, desc, err := o.load(e)
+	if err != nil {
+		return err
+	}
+	var results []sim.Result
+	for _, c := range clients {
+		res, err := sim.Run(ctx, p, sim.Options{Limits: limits, Client: c, TitleID: o.title, Progress: progress(e, c)})
+		if err != nil {
+			return err
+		}
+		results = append(results, res)
+	}
+	if o.svg != "" {
+		if err := writeSVG(o.svg, results, desc); err != nil {
+			return err
+		}
+	}
+	if o.json {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(results)
+	}
+	return printSimulation(e.stdout, desc, results)
+}
+
+func clientList(s string) ([]string, error) {
+	if s == "all" {
+		return sim.Clients, nil
+	}
+	for _, c := range sim.Clients {
+		if s == c {
+			return []string{s}, nil
+		}
+	}
+	return nil, &exitError{2, fmt.Errorf("unknown client %q (want naive, xsapi, fgrl or all)", s)}
+}
+
+// load returns the pattern, its limits and a one-line description.
+func (o *simulateOpts) load(e *env) (sim.Pattern, *throttle.Limits, string, error) {
+	limits, err := loadLimits(o.revision, o.limits)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if o.pattern == "" {
+		p, l, err := sim.WorkedExample(limits)
+		return p, l, "SPEC worked example: one user, burst 30 / 15 s, sustain 100 / 300 s", err
+	}
+	var r io.Reader = e.stdin
+	if o.pattern != "-" {
+		f, err := os.Open(o.pattern)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		defer f.Close()
+		r = f
+	}
+	p, err := sim.ParsePattern(r)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	return p, limits, fmt.Sprintf("pattern %s: %d calls over %v", o.pattern, p.Calls(), p.End().Round(time.Second)), nil
+}
+
+func printSimulation(w io.Writer, desc string, results []sim.Result) error {
+	fmt.Fprintln(w, desc)
+	for _, r := range results {
+		fmt.Fprintf(w, "\nclient %s:\n", r.Client)
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "interval (s)\trequests\tburst count\tsustain count\tthrottled\tlimit\t")
+		for _, row := range r.Rows {
+			fmt.Fprintf(tw, "%d-%d\t%d\t%d\t%d\t%d\t%s\t\n", row.Start, row.End, row.Requests, row.BurstCount,
+				row.SustainCount, row.Throttled, row.Limit)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "client\tcalls\tserved\tserver 429s\trefused locally\tfailed\t")
+	for _, r := range results {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t\n", r.Client, r.Calls, r.Served, r.Server429s, r.Refused, r.Failed)
+	}
+	return tw.Flush()
+}
+
+// progress returns a progress callback that draws a bar when stderr is a
+// terminal, and nil otherwise.
+func progress(e *env, client string) func(done, total time.Duration) {
+	f, ok := e.stderr.(*os.File)
+	if !ok {
+		return nil
+	}
+	if st, err := f.Stat(); err != nil || st.Mode()&os.ModeCharDevice == 0 {
+		return nil
+	}
+	return func(done, total time.Duration) {
+		const width = 30
+		frac := 1.0
+		if total > 0 {
+			frac = float64(done) / float64(total)
+		}
+		n := int(frac * width)
+		fmt.Fprintf(f, "\r%-6s [%s%s] %3.0f%% of %v virtual", client, strings.Repeat("#", n), strings.Repeat(".", width-n), 100*frac, total.Round(time.Second))
+		if done >= total {
+			fmt.Fprint(f, "\r\033[K")
+		}
+	}
+}

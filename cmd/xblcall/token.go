@@ -1,0 +1,42 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+
+	"github.com/xblgo/fgrl/mock"
+)
+
+var tokenCommand = command{
+	summary: "print an Authorization value the mock accepts",
+	usage:   "--xuid XUID --title TITLE",
+	examples: `  xblcall token --xuid 2533274791234567 --title 1234567890
+  curl -H "Authorization: $(xblcall token --xuid 1 --title 2)" ...
+`,
+	run:   runToken,
+	flags: func() *flag.FlagSet { return tokenFlags(new(tokenOpts)) },
+}
+
+type tokenOpts struct{ xuid, title string }
+
+func tokenFlags(o *tokenOpts) *flag.FlagSet {
+	fs := newFlagSet("token")
+	fs.StringVar(&o.xuid, "xuid", "", "the user's xuid (required)")
+	fs.StringVar(&o.title, "title", "", "the title ID (required)")
+	return fs
+}
+
+func runToken(_ context.Context, e *env, args []string) error {
+	var o tokenOpts
+	fs := tokenFlags(&o)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if o.xuid == "" || o.title == "" || fs.NArg() > 0 {
+		return &exitError{2, errors.New("need --xuid and --title, and no arguments")}
+	}
+	fmt.Fprintln(e.stdout, mock.Token(o.xuid, o.title))
+	return nil
+}

@@ -1,0 +1,77 @@
+// Package har reads and writes HTTP Archive (HAR 1.2) traces: the format
+// browsers, Fiddler and proxies export. It keeps only what FGRL analysis
+// needs, reads with bounded memory, and never writes a token.
+package har
+
+import (
+	"time"
+)
+
+// Entry is one recorded call.
+type Entry struct {
+	Started       time.Time
+	Method        string
+	URL           string
+	Authorization string // redacted: "XBL3.0 x=<userhash>;REDACTED"
+	Status        int    // 0 when no response was recorded
+	RetryAfter    string // the response's Retry-After header, verbatim
+	// Extra holds further request headers to write (already redacted).
+	Extra map[string]string
+}
+
+// The wire format, as much of HAR 1.2 as is read or written here.
+type (
+	file struct {
+		Log struct {
+			Version string     `json:"version"`
+			Creator creator    `json:"creator"`
+			Entries []rawEntry `json:"entries"`
+		} `json:"log"`
+	}
+	creator struct {
+		Name    string `json:"name"`
+		Version string `json:"version"`
+	}
+	rawEntry struct {
+		StartedDateTime string      `json:"startedDateTime"`
+		Time            float64     `json:"time"`
+		Request         rawRequest  `json:"request"`
+		Response        rawResponse `json:"response"`
+		Cache           struct{}    `json:"cache"`
+		Timings         timings     `json:"timings"`
+	}
+	rawRequest struct {
+		Method      string   `json:"method"`
+		URL         string   `json:"url"`
+		HTTPVersion string   `json:"httpVersion"`
+		Headers     []header `json:"headers"`
+		QueryString []header `json:"queryString"`
+		Cookies     []header `json:"cookies"`
+		HeadersSize int      `json:"headersSize"`
+		BodySize    int      `json:"bodySize"`
+	}
+	rawResponse struct {
+		Status      int      `json:"status"`
+		StatusText  string   `json:"statusText"`
+		HTTPVersion string   `json:"httpVersion"`
+		Headers     []header `json:"headers"`
+		Cookies     []header `json:"cookies"`
+		Content     content  `json:"content"`
+		RedirectURL string   `json:"redirectURL"`
+		HeadersSize int      `json:"headersSize"`
+		BodySize    int      `json:"bodySize"`
+	}
+	header struct {
+		Name  string `json:"name"`
+		Value string `json:"value"`
+	}
+	content struct {
+		Size     int    `json:"size"`
+		MimeType string `json:"mimeType"`
+	}
+	timings struct {
+		Send    float64 `json:"send"`
+		Wait    float64 `json:"wait"`
+		Receive float64 `json:"receive"`
+	}
+)

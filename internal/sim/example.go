@@ -1,0 +1,39 @@
+package sim
+
+import (
+	"encoding/json"
+
+	"github.com/xblgo/fgrl/throttle"
+)
+
+// ExampleUser is the user of the worked example.
+const ExampleUser = "2533274791234567"
+
+// WorkedExample returns the SPEC §1 worked example: one user calling a
+// service with burst 30 / 15 s and sustain 100 / 300 s, each interval's
+// requests spread over its first 10 s. The limits are base with the example
+// service ("example", host example.xboxlive.com) added first.
+func WorkedExample(base *throttle.Limits) (Pattern, *throttle.Limits, error) {
+	doc := struct {
+		Revision string          `json:"revision"`
+		Source   string          `json:"source"`
+		Fallback *throttle.Rule  `json:"fallback,omitempty"`
+		Rules    []throttle.Rule `json:"rules"`
+	}{
+		Revision: base.Revision + "+example", Source: "SPEC §1 worked example", Fallback: base.Fallback,
+		Rules: append([]throttle.Rule{{Service: "example", Hosts: []string{"example.xboxlive.com"}, Burst: 30, Sustain: 100}}, base.Rules...),
+	}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return nil, nil, err
+	}
+	l, err := throttle.Parse(b)
+	if err != nil {
+		return nil, nil, err
+	}
+	var p Pattern
+	for _, iv := range []struct{ at, n int }{{0, 35}, {15, 28}, {30, 21}, {45, 36}, {60, 24}, {285, 4}} {
+		p = append(p, Event{At: seconds(float64(iv.at)), Service: "example", User: ExampleUser, Count: iv.n, Spread: seconds(10)})
+	}
+	return p, l, nil
+}

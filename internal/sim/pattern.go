@@ -1,0 +1,183 @@
+// Package sim replays call patterns against the mock in virtual time, through
+// a plain client, XSAPI-style retries or the fgrl transport, and reports what
+// the service saw per 15 s interval.
+package sim
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Event is one line of a pattern: at At, User calls Service Count times,
+// spread evenly over Spread (all at once when zero).
+type Event struct {
+	At      time.Duration
+	Service string // a scope of the limits data, such as "profile"
+	User    string // an xuid
+	Count   int
+	Spread  time.Duration
+}
+
+// Pattern is a call pattern, in time order.
+type Pattern []Event
+
+// Bounds on patterns, so a hostile file cannot make a run unbounded.
+const (
+	MaxPatternSize = 4 << 20
+	MaxCalls       = 2_000_000
+	MaxSpan        = 7 * 24 * time.Hour
+)
+
+// jsonEvent is the JSON form: times in seconds.
+type jsonEvent struct {
+	Time    float64 `json:"time"`
+	Service string  `json:"service"`
+	User    string  `json:"user"`
+	Count   int     `json:"count"`
+	Spread  float64 `json:"spread"`
+}
+
+// ParsePattern reads a pattern: a JSON array of {"time", "service", "user",
+// "count", "spread"} objects (times in seconds), or CSV lines of
+// time,service,user,count[,spread] with an optional header line. Errors name
+// the line or element.
+func ParsePattern(r io.Reader) (Pattern, error) {
+	b, err := io.ReadAll(io.LimitReader(r, MaxPatternSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("sim: reading pattern: %w", err)
+	}
+	if len(b) > MaxPatternSize {
+		return nil, fmt.Errorf("sim: pattern larger than %d bytes", MaxPatternSize)
+	}
+	var p Pattern
+	if t := bytes.TrimSpace(b); len(t) > 0 && t[0] == '[' {
+		p, err = parseJSON(t)
+	} else {
+		p, err = parseCSV(b)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return p, p.check()
+}
+
+func parseJSON(b []byte) (Pattern, error) {
+	var evs []jsonEvent
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&evs); err != nil {
+		return nil, fmt.Errorf("sim: pattern JSON: %w", err)
+	}
+	p := make(Pattern, 0, len(evs))
+	for i, e := range evs {
+		ev, err := event(e.Time, e.Service, e.User, e.Count, e.Spread)
+		if err != nil {
+			return nil, fmt.Errorf("sim: pattern element %d: %w", i, err)
+		}
+		p = append(p, ev)
+	}
+	return p, nil
+}
+
+func parseCSV(b []byte) (Pattern, error) {
+	cr := csv.NewReader(bytes.NewReader(b))
+	cr.FieldsPerRecord = -1
+	cr.TrimLeadingSpace = true
+	cr.Comment = '#'
+	var p Pattern
+	for line := 1; ; line++ {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			return p, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("sim: pattern CSV: %w", err)
+		}
+		if line == 1 && strings.EqualFold(strings.TrimSpace(rec[0]), "time") {
+			continue // header
+		}
+		ev, err := csvEvent(rec)
+		if err != nil {
+			l, _ := cr.FieldPos(0)
+			return nil, fmt.Errorf("sim: pattern line %d: %w", l, err)
+		}
+		p = append(p, ev)
+	}
+}
+
+func csvEvent(rec []string) (Event, error) {
+	if len(rec) < 4 || len(rec) > 5 {
+		return Event{}, fmt.Errorf("want time,service,user,count[,spread], found %d fields", len(rec))
+	}
+	at, err1 := strconv.ParseFloat(strings.TrimSpace(rec[0]), 64)
+	count, err2 := strconv.Atoi(strings.TrimSpace(rec[3]))
+	spread := 0.0
+	var err3 error
+	if len(rec) == 5 {
+		spread, err3 = strconv.ParseFloat(strings.TrimSpace(rec[4]), 64)
+	}
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return Event{}, fmt.Errorf("bad number: %w", err)
+	}
+	return event(at, strings.TrimSpace(rec[1]), strings.TrimSpace(rec[2]), count, spread)
+}
+
+func event(at float64, service, user string, count int, spread float64) (Event, error) {
+	switch {
+	case math.IsNaN(at) || at < 0 || at > MaxSpan.Seconds():
+		return Event{}, fmt.Errorf("time %v is outside 0..%v s", at, MaxSpan.Seconds())
+	case math.IsNaN(spread) || spread < 0 || spread > MaxSpan.Seconds():
+		return Event{}, fmt.Errorf("spread %v is outside 0..%v s", spread, MaxSpan.Seconds())
+	case service == "":
+		return Event{}, errors.New("service is empty")
+	case user == "" || strings.ContainsAny(user, " ;\x00"):
+		return Event{}, fmt.Errorf("user %q is not an xuid", user)
+	case count < 1 || count > MaxCalls:
+		return Event{}, fmt.Errorf("count %d is outside 1..%d", count, MaxCalls)
+	}
+	return Event{At: seconds(at), Service: service, User: user, Count: count, Spread: seconds(spread)}, nil
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// check sorts p and bounds its total calls.
+func (p Pattern) check() error {
+	if len(p) == 0 {
+		return errors.New("sim: pattern is empty")
+	}
+	sort.SliceStable(p, func(i, j int) bool { return p[i].At < p[j].At })
+	total := 0
+	for _, e := range p {
+		if total += e.Count; total > MaxCalls {
+			return fmt.Errorf("sim: pattern makes more than %d calls", MaxCalls)
+		}
+	}
+	return nil
+}
+
+// Calls returns the number of calls p makes.
+func (p Pattern) Calls() int {
+	n := 0
+	for _, e := range p {
+		n += e.Count
+	}
+	return n
+}
+
+// End returns when p's last call is made.
+func (p Pattern) End() time.Duration {
+	var end time.Duration
+	for _, e := range p {
+		end = max(end, e.At+e.Spread)
+	}
+	return end
+}

@@ -1,0 +1,264 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/xblgo/fgrl/internal/clock"
+	"github.com/xblgo/fgrl/mock"
+	"github.com/xblgo/fgrl/throttle"
+	"github.com/xblgo/fgrl/transport"
+)
+
+// Clients lists the clients a simulation can drive.
+var Clients = []string{"naive", "xsapi", "fgrl"}
+
+// Options configures a run.
+type Options struct {
+	// Limits are the service's limits; the pattern's services are scopes of
+	// it. Required.
+	Limits *throttle.Limits
+	// Client is "naive" (a plain client: one attempt, 429s and all),
+	// "xsapi" (XSAPI's retries and Retry-After cache, no budget) or "fgrl"
+	// (the transport with its budget).
+	Client string
+	// TitleID is the title calls are made for; empty means "1234567890".
+	TitleID string
+	// Progress, if set, is called as the virtual time advances.
+	Progress func(done, total time.Duration)
+	// Base, if set, wraps the mock: it receives each request the service
+	// sees (for recording a trace) and must pass it to next.
+	Base func(next http.RoundTripper, now func() time.Time) http.RoundTripper
+}
+
+// Row is what the service saw in one 15 s interval (or, with zero requests,
+// a run of idle intervals). With several users or services, counts are those
+// of the busiest key.
+type Row struct {
+	Start        int    `json:"start"` // seconds from the first call
+	End          int    `json:"end"`
+	Requests     int    `json:"requests"`
+	BurstCount   int    `json:"burstCount"`
+	SustainCount int    `json:"sustainCount"`
+	Throttled    int    `json:"throttled"`
+	Limit        string `json:"limit"` // "burst", "sustain", "both" or "-"
+}
+
+// Result is the outcome of a run.
+type Result struct {
+	Client     string `json:"client"`
+	Rows       []Row  `json:"rows"`
+	Calls      int    `json:"calls"`          // calls the pattern made
+	Served     int    `json:"served"`         // calls that ended in a non-429 answer
+	Server429s int    `json:"server429s"`     // 429 answers the service sent, retries included
+	Refused    int    `json:"refusedLocally"` // calls the transport refused without an answer
+	Failed     int    `json:"failed"`         // calls that ended in another error
+	// BurstLimit and SustainLimit are the limits of the service the pattern
+	// calls most.
+	BurstLimit   int `json:"burstLimit"`
+	SustainLimit int `json:"sustainLimit"`
+}
+
+// Run replays p in virtual time.
+func Run(ctx context.Context, p Pattern, o Options) (Result, error) {
+	if err := o.check(p); err != nil {
+		return Result{}, err
+	}
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	v := clock.NewVirtual(start)
+	h := mock.NewHandler(mock.WithLimits(o.Limits), mock.WithClock(v.Now))
+	obs := &observer{h: h, now: v.Now, start: start, title: o.title(), limits: o.Limits, users: map[string]string{}}
+	for _, e := range p {
+		obs.users[mock.UserHash(e.User)] = e.User
+	}
+	var base http.RoundTripper = obs
+	if o.Base != nil {
+		base = o.Base(obs, v.Now)
+	}
+	rt := o.client(base)
+	res := Result{Client: o.Client, Calls: p.Calls()}
+	if r, ok := o.Limits.ByScope(busiest(p)); ok {
+		res.BurstLimit, res.SustainLimit = r.Burst, r.Sustain
+	}
+	var mu sync.Mutex
+	ctx = clock.With(ctx, v)
+	v.Go(func() {
+		feed(ctx, v, p, o, func(e Event) {
+			v.Go(func() {
+				outcome := call(ctx, rt, o, e)
+				mu.Lock()
+				res.count(outcome)
+				mu.Unlock()
+			})
+		})
+	})
+	v.Wait()
+	res.Rows, res.Server429s = obs.rows()
+	return res, ctx.Err()
+}
+
+func (o *Options) title() string {
+	if o.TitleID == "" {
+		return "1234567890"
+	}
+	return o.TitleID
+}
+
+func (o *Options) check(p Pattern) error {
+	if o.Limits == nil {
+		return errors.New("sim: no limits")
+	}
+	known := false
+	for _, c := range Clients {
+		known = known || c == o.Client
+	}
+	if !known {
+		return fmt.Errorf("sim: unknown client %q (have %s)", o.Client, strings.Join(Clients, ", "))
+	}
+	for _, e := range p {
+		if _, ok := o.Limits.ByScope(e.Service); !ok {
+			return fmt.Errorf("sim: unknown service %q in the pattern", e.Service)
+		}
+	}
+	return nil
+}
+
+func (o *Options) client(base http.RoundTripper) http.RoundTripper {
+	switch o.Client {
+	case "xsapi":
+		return &transport.Transport{Base: base, Limits: o.Limits, TitleID: o.title(), DisableBudget: true}
+	case "fgrl":
+		return &transport.Transport{Base: base, Limits: o.Limits, TitleID: o.title()}
+	}
+	return base
+}
+
+// feed starts each of the pattern's calls at its virtual time.
+func feed(ctx context.Context, v *clock.Virtual, p Pattern, o Options, start func(Event)) {
+	var at time.Duration
+	end := p.End()
+	for _, e := range p {
+		for i := 0; i < e.Count; i++ {
+			when := e.At + e.Spread*time.Duration(i)/time.Duration(e.Count)
+			if v.Sleep(ctx, when-at) != nil {
+				return
+			}
+			at = when
+			start(e)
+		}
+		if o.Progress != nil {
+			o.Progress(at, end)
+		}
+	}
+}
+
+type outcome int
+
+const (
+	served outcome = iota
+	throttled
+	refused
+	failed
+)
+
+func (r *Result) count(o outcome) {
+	switch o {
+	case served:
+		r.Served++
+	case refused:
+		r.Refused++
+	case failed:
+		r.Failed++
+	}
+}
+
+// call makes one call of e and classifies how it ended.
+func call(ctx context.Context, rt http.RoundTripper, o Options, e Event) outcome {
+	method, path, body := request(o.Limits, e)
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	rule, _ := o.Limits.ByScope(e.Service)
+	req, err := http.NewRequestWithContext(ctx, method, "https://"+hostOf(rule)+path, rd)
+	if err != nil {
+		return failed
+	}
+	req.Header.Set("Authorization", mock.Token(e.User, o.title()))
+	resp, err := rt.RoundTrip(req)
+	var te *transport.ThrottleError
+	switch {
+	case errors.As(err, &te) && te.Local():
+		return refused
+	case errors.As(err, &te):
+		return throttled
+	case err != nil:
+		return failed
+	}
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusTooManyRequests {
+		return throttled
+	}
+	return served
+}
+
+func hostOf(r *throttle.Rule) string {
+	for _, h := range r.Hosts {
+		if !strings.Contains(h, "*") {
+			return h
+		}
+	}
+	return strings.ReplaceAll(r.Hosts[0], "*", "x")
+}
+
+// request returns a realistic call for a service scope.
+func request(l *throttle.Limits, e Event) (method, path, body string) {
+	switch e.Service {
+	case "profile":
+		return "GET", "/users/me/profile/settings?settings=Gamertag", ""
+	case "presence/read":
+		return "GET", "/users/xuid(" + e.User + ")", ""
+	case "presence/write":
+		return "POST", "/users/xuid(" + e.User + ")/devices/current/titles/current", `{"state":"active"}`
+	case "social":
+		return "GET", "/users/me/people", ""
+	case "achievements":
+		return "GET", "/users/xuid(" + e.User + ")/achievements", ""
+	case "stats-read":
+		return "GET", "/users/xuid(" + e.User + ")/scids/s/stats/kills", ""
+	case "leaderboards":
+		return "GET", "/scids/s/leaderboards/stat(kills)", ""
+	case "mpsd":
+		return "GET", "/serviceconfigs/s/sessiontemplates/t/sessions/n", ""
+	case "mpsd-search-handle/read":
+		return "POST", "/handles/query", `{}`
+	}
+	r, _ := l.ByScope(e.Service)
+	method, path = "GET", "/"
+	if len(r.Methods) > 0 {
+		method = r.Methods[0]
+	}
+	if len(r.Paths) > 0 {
+		path = strings.ReplaceAll(r.Paths[0], "*", e.User)
+	}
+	return method, path, ""
+}
+
+// busiest returns the service the pattern calls most.
+func busiest(p Pattern) string {
+	calls := map[string]int{}
+	best := ""
+	for _, e := range p {
+		calls[e.Service] += e.Count
+		if best == "" || calls[e.Service] > calls[best] {
+			best = e.Service
+		}
+	}
+	return best
+}

@@ -1,0 +1,120 @@
+package sim
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/xblgo/fgrl/throttle"
+)
+
+func TestWorkedExampleNaive(t *testing.T) {
+	p, l, err := WorkedExample(throttle.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), p, Options{Limits: l, Client: "naive"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Row{
+		{0, 15, 35, 35, 35, 5, "burst"},
+		{15, 30, 28, 28, 63, 0, "-"},
+		{30, 45, 21, 21, 84, 0, "-"},
+		{45, 60, 36, 36, 120, 20, "both"},
+		{60, 75, 24, 24, 144, 24, "sustain"},
+		{75, 285, 0, 0, 144, 0, "-"},
+		{285, 300, 4, 4, 148, 4, "sustain"},
+	}
+	if diff := cmp.Diff(want, res.Rows); diff != "" {
+		t.Errorf("rows mismatch (-want +got):\n%s", diff)
+	}
+	if res.Calls != 148 || res.Served != 95 || res.Server429s != 53 {
+		t.Errorf("result %+v", res)
+	}
+}
+
+func TestClients(t *testing.T) {
+	p, l, err := WorkedExample(throttle.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range Clients {
+		res, err := Run(context.Background(), p, Options{Limits: l, Client: c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%-6s served %3d, server 429s %3d, refused locally %3d, failed %d", c, res.Served, res.Server429s, res.Refused, res.Failed)
+		if res.Served+res.Refused+res.Failed+throttledCalls(res) != res.Calls {
+			t.Errorf("%s: outcomes do not add up: %+v", c, res)
+		}
+		if c == "fgrl" && (res.Server429s != 0 || res.Served < 90) {
+			t.Errorf("fgrl: %+v", res)
+		}
+	}
+}
+
+func throttledCalls(r Result) int { return r.Calls - r.Served - r.Refused - r.Failed }
+
+func TestParsePattern(t *testing.T) {
+	csv := "time,service,user,count,spread\n0,profile,1,10\n15.5,profile,2,3,1.5\n"
+	json := `[{"time":15.5,"service":"profile","user":"2","count":3,"spread":1.5},{"time":0,"service":"profile","user":"1","count":10}]`
+	for _, in := range []string{csv, json} {
+		p, err := ParsePattern(strings.NewReader(in))
+		if err != nil {
+			t.Fatalf("ParsePattern(%q): %v", in, err)
+		}
+		want := Pattern{{0, "profile", "1", 10, 0}, {seconds(15.5), "profile", "2", 3, seconds(1.5)}}
+		if diff := cmp.Diff(want, p); diff != "" {
+			t.Errorf("ParsePattern(%q) mismatch (-want +got):\n%s", in, diff)
+		}
+	}
+}
+
+func TestParsePatternErrors(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"", "sim: pattern is empty"},
+		{"0,profile,1", "sim: pattern line 1: want time,service,user,count[,spread], found 3 fields"},
+		{"0,profile,1,x", "sim: pattern line 1: bad number"},
+		{"-1,profile,1,1", "sim: pattern line 1: time -1 is outside"},
+		{"0,,1,1", "sim: pattern line 1: service is empty"},
+		{"0,profile,a b,1", `sim: pattern line 1: user "a b" is not an xuid`},
+		{"0,profile,1,0", "sim: pattern line 1: count 0 is outside"},
+		{"0,profile,1,2000000\n0,profile,1,2000000", "sim: pattern makes more than"},
+		{`[{"time":0,"service":"p","user":"1","count":1,"extra":1}]`, `sim: pattern JSON: json: unknown field "extra"`},
+		{`[{"time":"x"}]`, "sim: pattern JSON"},
+	}
+	for _, tt := range tests {
+		_, err := ParsePattern(strings.NewReader(tt.in))
+		if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+			t.Errorf("ParsePattern(%q) = %v, want %q...", tt.in, err, tt.want)
+		}
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	p := Pattern{{0, "nope", "1", 1, 0}}
+	if _, err := Run(context.Background(), p, Options{Limits: throttle.Default(), Client: "naive"}); err == nil {
+		t.Error("unknown service accepted")
+	}
+	p[0].Service = "profile"
+	if _, err := Run(context.Background(), p, Options{Limits: throttle.Default(), Client: "curl"}); err == nil {
+		t.Error("unknown client accepted")
+	}
+}
+
+func FuzzParsePattern(f *testing.F) {
+	f.Add("time,service,user,count\n0,profile,1,10\n")
+	f.Add(`[{"time":0,"service":"profile","user":"1","count":1}]`)
+	f.Add("0,profile,1,1,NaN")
+	f.Fuzz(func(t *testing.T, in string) {
+		p, err := ParsePattern(strings.NewReader(in))
+		if err != nil {
+			return
+		}
+		if p.Calls() < 1 || p.Calls() > MaxCalls || p.End() < 0 || p.End() > 2*MaxSpan {
+			t.Fatalf("accepted %q: %d calls ending at %v", in, p.Calls(), p.End())
+		}
+	})
+}

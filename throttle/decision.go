@@ -22,6 +22,22 @@ type Decision struct {
 	RetryAfter time.Duration
 }
 
+// Decide assembles the decision for a request that found the burst and
+// sustain counts over (or not) their limits, given both windows after
+// counting it. Stores that keep the windows elsewhere (Redis) use it so that
+// every store decides alike.
+func Decide(burstOver, sustainOver bool, burst, sustain WindowState) Decision {
+	d := Decision{Allowed: !burstOver && !sustainOver, Burst: burst, Sustain: sustain}
+	if !d.Allowed {
+		d.Limiter = Sustain
+		if burstOver && (!sustainOver || burst.Reset > sustain.Reset) {
+			d.Limiter = Burst
+		}
+		d.RetryAfter = d.window(d.Limiter).Reset
+	}
+	return d
+}
+
 func (d *Decision) window(p Period) WindowState {
 	if p == Burst {
 		return d.Burst

@@ -41,15 +41,7 @@ func (w *Windows) Take(now time.Time, l Limit, a Align) Decision {
 	w.burstCount = satInc(w.burstCount)
 	w.sustainCount = satInc(w.sustainCount)
 	d := w.decision(t, l)
-	d.Allowed = !burstOver && !sustainOver
-	if !d.Allowed {
-		d.Limiter = Sustain
-		if burstOver && (!sustainOver || d.Burst.Reset > d.Sustain.Reset) {
-			d.Limiter = Burst
-		}
-		d.RetryAfter = d.window(d.Limiter).Reset
-	}
-	return d
+	return Decide(burstOver, sustainOver, d.Burst, d.Sustain)
 }
 
 // Peek returns the counts at now without counting a request. Allowed reports

@@ -78,7 +78,7 @@ func (c *call) feedback(resp *http.Response, now time.Time) {
 	// The call may be cancelled; what the service said must still be kept.
 	ctx := context.WithoutCancel(c.ctx)
 	if blocked {
-		c.t.budgetErr(c.t.budget.Block(ctx, c.key, now, now.Add(ra)))
+		c.t.budget.Block(ctx, c.key, now, now.Add(ra))
 	}
 	for _, w := range windows {
 		limit := w.limit
@@ -86,7 +86,7 @@ func (c *call) feedback(resp *http.Response, now time.Time) {
 			limit = c.limitFor(w)
 		}
 		if used := limit - w.remaining; used > 0 {
-			c.t.budgetErr(c.t.budget.Sync(ctx, c.key, c.rule.Limit(), now, w.period, used, w.reset))
+			c.t.budget.Sync(ctx, c.key, c.rule.Limit(), now, w.period, used, w.reset)
 		}
 	}
 }

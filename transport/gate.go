@@ -42,13 +42,9 @@ func (c *call) gateCache() error {
 // Booking (rather than waking up to race for a slot) serves waiting calls in
 // turn.
 func (c *call) gateBudget() error {
-	a, err := c.t.budget.Reserve(c.ctx, c.key, c.rule.Limit(), c.now, c.maxWait(c.now))
+	// The budget never fails: a shared store fails over to a local one.
+	a, _ := c.t.budget.Reserve(c.ctx, c.key, c.rule.Limit(), c.now, c.maxWait(c.now))
 	switch {
-	case err != nil:
-		// A failing shared store must not stop calls: the service still
-		// protects itself, and the cache still reacts to its 429s.
-		c.t.budgetErr(err)
-		return nil
 	case a.Allowed && a.Wait > 0:
 		c.t.stats.waits.Add(1)
 		c.t.log("waiting for the local budget", c, "wait", a.Wait)

@@ -18,7 +18,7 @@ type Stats struct {
 	LocalRefusals  int64 // calls refused without sending (budget or cache)
 	Server429s     int64 // 429 answers received
 	ShadowRefusals int64 // calls the budget would have refused (Shadow mode)
-	BudgetErrors   int64 // failures of the budget store
+	BudgetErrors   int64 // failures of the shared budget store (calls then use a local one)
 }
 
 type counters struct {
@@ -46,16 +46,6 @@ func (t *Transport) Snapshot(userhash, scope string) (throttle.Snapshot, error) 
 	}
 	k := throttle.Key{User: userhash, Title: t.TitleID, Scope: rule.Scope()}
 	return t.budget.Snapshot(context.Background(), k, rule.Limit(), time.Now())
-}
-
-func (t *Transport) budgetErr(err error) {
-	if err == nil {
-		return
-	}
-	t.stats.budgetErrors.Add(1)
-	if t.Logger != nil {
-		t.Logger.Warn("fgrl: budget store failed; continuing without it", "error", err.Error())
-	}
 }
 
 // log records an event for the call. Only the userhash identifies the user:

@@ -60,13 +60,16 @@ type Transport struct {
 	// Zero means DefaultRetryWindow; a negative value disables retries and
 	// budget waits (XSAPI's window of 0).
 	RetryWindow time.Duration
-	// Budget holds the local budgets. Share one store between Transports on
-	// purpose to give them one budget per key. If nil, a private in-memory
-	// throttle.Budget with Margin is used.
+	// Budget holds the budgets. Share one store between Transports on
+	// purpose (a throttle.Budget in one process, a redisstore.Store across a
+	// fleet) to give them one budget per key. While it fails, the transport
+	// uses a local budget, logs the outage once, and tries the store again
+	// every second until it recovers. If nil, a private in-memory
+	// throttle.Budget is used.
 	Budget throttle.BudgetStore
-	// Margin lengthens both periods of the private budget, to absorb the
-	// delay between sending and the service counting. Zero means
-	// DefaultMargin; negative means none. Ignored when Budget is set.
+	// Margin lengthens both periods of the private and fallback budgets, to
+	// absorb the delay between sending and the service counting. Zero means
+	// DefaultMargin; negative means none.
 	Margin time.Duration
 	// DisableBudget turns the local budget off: the transport then only
 	// reacts to 429s, exactly like XSAPI.
@@ -99,15 +102,16 @@ func (t *Transport) init() {
 		if t.limits == nil {
 			t.limits = throttle.Default()
 		}
-		t.budget = t.Budget
-		if t.budget == nil {
-			m := t.Margin
-			switch {
-			case m == 0:
-				m = DefaultMargin
-			case m < 0:
-				m = 0
-			}
+		m := t.Margin
+		switch {
+		case m == 0:
+			m = DefaultMargin
+		case m < 0:
+			m = 0
+		}
+		if t.Budget != nil {
+			t.budget = &failover{t: t, shared: t.Budget, local: throttle.Budget{Margin: m}}
+		} else {
 			t.budget = &throttle.Budget{Margin: m}
 		}
 		t.cache.m = make(map[throttle.Key]*raEntry)

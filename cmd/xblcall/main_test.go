@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/xblgo/fgrl/internal/analyze"
 	"github.com/xblgo/fgrl/internal/har"
+	"github.com/xblgo/fgrl/internal/redistest"
 	"github.com/xblgo/fgrl/internal/sim"
 	"github.com/xblgo/fgrl/mock"
 	"github.com/xblgo/fgrl/throttle"
@@ -183,11 +184,25 @@ func TestCallThrottledReason(t *testing.T) {
 }
 
 func TestMockServes(t *testing.T) {
+	testMockServes(t)
+}
+
+// TestMockServesRedis: the same, with the counts in Redis.
+func TestMockServesRedis(t *testing.T) {
+	srv := redistest.Start(t)
+	testMockServes(t, "--redis", "redis://"+srv.Addr+"/0")
+	keys, err := srv.Client().Keys(context.Background(), "fgrl:*").Result()
+	if err != nil || len(keys) == 0 {
+		t.Errorf("no FGRL keys in Redis: %v, %v", keys, err)
+	}
+}
+
+func testMockServes(t *testing.T, extra ...string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var out syncBuffer
 	var errb bytes.Buffer
 	done := make(chan int)
-	go func() { done <- run(ctx, []string{"mock", "--addr", "127.0.0.1:0"}, &out, &errb) }()
+	go func() { done <- run(ctx, append([]string{"mock", "--addr", "127.0.0.1:0"}, extra...), &out, &errb) }()
 	var url string
 	for i := 0; i < 200 && url == ""; i++ {
 		time.Sleep(10 * time.Millisecond)

@@ -10,17 +10,20 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/xblgo/fgrl/mock"
 	"github.com/xblgo/fgrl/throttle"
+	"github.com/xblgo/fgrl/throttle/redisstore"
 )
 
 var mockCommand = command{
 	summary: "serve the FGRL mock until interrupted",
-	usage:   "[--addr HOST:PORT] [--limits F] [--align] [--legacy TITLE,...] [--fallback] [fault flags]",
+	usage:   "[--addr HOST:PORT] [--redis URL] [--limits F] [--align] [--legacy TITLE,...] [--fallback] [fault flags]",
 	examples: `  xblcall mock --addr 127.0.0.1:8080
   curl -H "Host: profile.xboxlive.com" -H "Authorization: $(xblcall token --xuid 1 --title 2)" \
       http://127.0.0.1:8080/users/me/profile/settings
   xblcall mock --error-rate 0.1 --latency 200ms --retry-after http-date
+  xblcall mock --redis redis://127.0.0.1:6379/0 --addr :8081   # replicas sharing one FGRL state
 
 The mock answers for real Xbox host names through the Host header.
 `,
@@ -29,8 +32,8 @@ The mock answers for real Xbox host names through the Host header.
 }
 
 type mockOpts struct {
-	addr, limits, revision, legacy, retryAfter string
-	align, fallback                            bool
+	addr, limits, revision, legacy, retryAfter, redis string
+	align, fallback, failOpen                         bool
 	latency                                    time.Duration
 	errorRate, resetRate                       float64
 	seed                                       uint64
@@ -43,6 +46,8 @@ func mockFlags(o *mockOpts) *flag.FlagSet {
 	fs.StringVar(&o.revision, "revision", "2020", "built-in limits table")
 	fs.BoolVar(&o.align, "align", false, "align windows to the clock instead of the first request")
 	fs.StringVar(&o.legacy, "legacy", "", "comma-separated legacy title IDs, exempt from FGRL")
+	fs.StringVar(&o.redis, "redis", "", "keep the FGRL counts in this Redis (redis://host:port/db), shared by replicas")
+	fs.BoolVar(&o.failOpen, "fail-open", false, "serve requests when Redis fails (default: answer 503)")
 	fs.BoolVar(&o.fallback, "fallback", false, "count hosts without a rule at 10 / 30 (the trace analyzer's assumption)")
 	fs.DurationVar(&o.latency, "latency", 0, "added latency per request")
 	fs.Float64Var(&o.errorRate, "error-rate", 0, "fraction of admitted requests answered 500 or 503")
@@ -71,8 +76,20 @@ func (o *mockOpts) options() ([]mock.Option, error) {
 	}
 	opts := []mock.Option{mock.WithLimits(limits), mock.WithFaults(mock.Faults{Latency: o.latency,
 		ErrorRate: o.errorRate, ResetRate: o.resetRate, RetryAfter: mode, Seed: o.seed})}
+	align := throttle.FirstRequest
 	if o.align {
-		opts = append(opts, mock.WithAlign(throttle.Clock))
+		align = throttle.Clock
+		opts = append(opts, mock.WithAlign(align))
+	}
+	if o.redis != "" {
+		ro, err := redis.ParseURL(o.redis)
+		if err != nil {
+			return nil, &exitError{2, fmt.Errorf("--redis: %v", err)}
+		}
+		opts = append(opts, mock.WithStore(&redisstore.Store{Client: redis.NewClient(ro), Align: align}))
+	}
+	if o.failOpen {
+		opts = append(opts, mock.WithFailOpen())
 	}
 	if o.fallback {
 		opts = append(opts, mock.WithFallback())

@@ -1,0 +1,13 @@
+package throttle_test
+
+import (
+	"testing"
+
+	"github.com/xblgo/fgrl/throttle"
+	"github.com/xblgo/fgrl/throttle/storetest"
+)
+
+func TestMemoryConformance(t *testing.T) {
+	storetest.ServerRule(t, func(a throttle.Align) throttle.ServerStore { return &throttle.Server{Align: a} })
+	storetest.Budget(t, func() throttle.BudgetStore { return &throttle.Budget{} })
+}

@@ -1,0 +1,191 @@
+// Package redisstore keeps FGRL state in Redis, so that several processes
+// share one server rule (mock replicas) or one client budget (a fleet of game
+// backends calling for the same users).
+//
+// Every decision is one atomic Lua script, loaded once and called with
+// EVALSHA: one round trip. Keys carry a hash tag, so a key's structures share
+// one Redis Cluster slot; they expire with their windows. Decisions use the
+// Redis server's clock (TIME), so replicas with skewed clocks agree; the now
+// arguments of the throttle interfaces are ignored unless CallerTime is set.
+package redisstore
+
+import (
+	"context"
+	_ "embed"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/xblgo/fgrl/throttle"
+)
+
+// DefaultTimeout bounds each Redis operation of a Store whose Timeout is 0.
+const DefaultTimeout = 250 * time.Millisecond
+
+var (
+	//go:embed take.lua
+	takeSrc string
+	//go:embed reserve.lua
+	budgetSrc string
+)
+
+// Store is a throttle.ServerStore and a throttle.BudgetStore in Redis. Set
+// Client; the other fields have working zero values. A Store is safe for
+// concurrent use; its fields must not change after the first call.
+type Store struct {
+	// Client is the Redis connection: a *redis.Client, *redis.ClusterClient
+	// or *redis.Ring. Required.
+	Client redis.Scripter
+	// Prefix starts every key; empty means "fgrl".
+	Prefix string
+	// Align chooses where server-rule windows start.
+	Align throttle.Align
+	// Margin lengthens both periods of the client budget (see
+	// throttle.Budget.Margin).
+	Margin time.Duration
+	// Timeout bounds each operation; 0 means DefaultTimeout. A slow or
+	// unreachable Redis then fails fast with an error wrapping ErrUnavailable.
+	Timeout time.Duration
+	// CallerTime decides with the now passed in instead of Redis TIME, for
+	// tests and simulations that drive time themselves.
+	CallerTime bool
+}
+
+// ErrUnavailable wraps every failure to reach Redis or run a script.
+var ErrUnavailable = errors.New("redisstore: redis unavailable")
+
+// One Script per Lua source: it holds the source and its SHA1, and Run sends
+// EVALSHA, loading the script only when Redis does not have it yet.
+var (
+	takeScript   = redis.NewScript(takeSrc)
+	budgetScript = redis.NewScript(budgetSrc)
+)
+
+// key returns the Redis key of k for a structure; the tag in braces is a
+// digest of k, so odd characters in IDs can neither collide nor split slots.
+func (s *Store) key(k throttle.Key, kind string) string {
+	h := fnv.New128a()
+	for _, f := range []string{k.User, k.Title, k.Scope} {
+		var n [8]byte
+		binary.LittleEndian.PutUint64(n[:], uint64(len(f)))
+		h.Write(n[:])
+		h.Write([]byte(f))
+	}
+	prefix := s.Prefix
+	if prefix == "" {
+		prefix = "fgrl"
+	}
+	return prefix + ":{" + hex.EncodeToString(h.Sum(nil)) + "}:" + kind
+}
+
+func (s *Store) now(now time.Time) int64 {
+	if s.CallerTime {
+		return now.UnixMicro()
+	}
+	return 0
+}
+
+// run runs a script within the store's timeout and returns its integers.
+func (s *Store) run(ctx context.Context, sc *redis.Script, keys []string, args ...any) ([]int64, error) {
+	if s.Client == nil {
+		return nil, fmt.Errorf("%w: no client", ErrUnavailable)
+	}
+	timeout := s.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	v, err := sc.Run(ctx, s.Client, keys, args...).Int64Slice()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	return v, nil
+}
+
+func us(n int64) time.Duration { return time.Duration(n) * time.Microsecond }
+
+// Take counts one request for k and decides it by the server rule.
+func (s *Store) Take(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time) (throttle.Decision, error) {
+	return s.take(ctx, k, l, now, 0)
+}
+
+// Peek reports k's counts without counting a request.
+func (s *Store) Peek(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time) (throttle.Decision, error) {
+	return s.take(ctx, k, l, now, 1)
+}
+
+func (s *Store) take(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time, peek int) (throttle.Decision, error) {
+	v, err := s.run(ctx, takeScript, []string{s.key(k, "w")}, l.Burst, l.Sustain, int(s.Align), peek, s.now(now))
+	if err != nil {
+		return throttle.Decision{}, err
+	}
+	if len(v) != 6 {
+		return throttle.Decision{}, fmt.Errorf("%w: take returned %d values", ErrUnavailable, len(v))
+	}
+	burst := throttle.WindowState{Count: int(v[2]), Limit: l.Burst, Reset: us(v[4])}
+	sustain := throttle.WindowState{Count: int(v[3]), Limit: l.Sustain, Reset: us(v[5])}
+	return throttle.Decide(v[0] == 1, v[1] == 1, burst, sustain), nil
+}
+
+func (s *Store) budget(ctx context.Context, op string, k throttle.Key, l throttle.Limit, now time.Time, args ...any) ([]int64, error) {
+	keys := []string{s.key(k, "log"), s.key(k, "meta")}
+	all := append([]any{op, l.Burst, l.Sustain, s.Margin.Microseconds(), s.now(now)}, args...)
+	return s.run(ctx, budgetScript, keys, all...)
+}
+
+// Reserve books the earliest slot for a call for k within maxWait.
+func (s *Store) Reserve(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time, maxWait time.Duration) (throttle.Admission, error) {
+	v, err := s.budget(ctx, "reserve", k, l, now, max(maxWait, 0).Microseconds())
+	if err != nil {
+		return throttle.Admission{}, err
+	}
+	if len(v) != 3 {
+		return throttle.Admission{}, fmt.Errorf("%w: reserve returned %d values", ErrUnavailable, len(v))
+	}
+	return throttle.Admission{Allowed: v[0] == 1, Wait: us(v[1]), Blocked: v[2] == 1}, nil
+}
+
+// Block refuses calls for k until until, measured from now (the service's
+// Retry-After runs from when its answer arrived).
+func (s *Store) Block(ctx context.Context, k throttle.Key, now, until time.Time) error {
+	_, err := s.budget(ctx, "block", k, throttle.Limit{}, now, until.Sub(now).Microseconds())
+	return err
+}
+
+// Sync absorbs a server report of one window for k; see throttle.Sliding.Sync.
+func (s *Store) Sync(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time, p throttle.Period, used int, reset time.Duration) error {
+	_, err := s.budget(ctx, "sync", k, l, now, p.Duration().Microseconds(), used, reset.Microseconds())
+	return err
+}
+
+// Snapshot reports k's budget. BlockedUntil is in the local clock: now plus
+// the block's remaining time by the Redis clock.
+func (s *Store) Snapshot(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time) (throttle.Snapshot, error) {
+	v, err := s.budget(ctx, "snapshot", k, l, now)
+	if err != nil {
+		return throttle.Snapshot{}, err
+	}
+	if len(v) != 6 {
+		return throttle.Snapshot{}, fmt.Errorf("%w: snapshot returned %d values", ErrUnavailable, len(v))
+	}
+	snap := throttle.Snapshot{
+		Burst:   throttle.WindowState{Count: int(v[0]), Limit: l.Burst, Reset: us(v[1])},
+		Sustain: throttle.WindowState{Count: int(v[2]), Limit: l.Sustain, Reset: us(v[3])},
+		Wait:    us(v[5]),
+	}
+	if v[4] > 0 {
+		snap.BlockedUntil = now.Add(us(v[4]))
+	}
+	return snap, nil
+}
+
+// Interface checks.
+var (
+	_ throttle.ServerStore = (*Store)(nil)
+	_ throttle.BudgetStore = (*Store)(nil)
+)

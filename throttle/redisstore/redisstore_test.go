@@ -1,0 +1,113 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/xblgo/fgrl/internal/redistest"
+	"github.com/xblgo/fgrl/throttle"
+	"github.com/xblgo/fgrl/throttle/storetest"
+)
+
+func TestConformance(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client()
+	n := 0
+	storetest.ServerRule(t, func(a throttle.Align) throttle.ServerStore {
+		n++
+		return &Store{Client: c, Align: a, CallerTime: true, Prefix: "conf" + string(rune('a'+n))}
+	})
+	storetest.Budget(t, func() throttle.BudgetStore { return &Store{Client: c, CallerTime: true, Prefix: "budget"} })
+}
+
+// TestTwoStoresOneLimit: goroutines deciding through two stores (two
+// connections, as two processes would) admit exactly the limit, by the Redis
+// clock.
+func TestTwoStoresOneLimit(t *testing.T) {
+	srv := redistest.Start(t)
+	stores := []*Store{{Client: srv.Client()}, {Client: srv.Client()}}
+	k := throttle.Key{User: "u", Title: "t", Scope: "profile"}
+	l := throttle.Limit{Burst: 30, Sustain: 100}
+	var allowed atomic.Int64
+	var wg sync.WaitGroup
+	for g := 0; g < 16; g++ {
+		wg.Go(func() {
+			for i := 0; i < 10; i++ {
+				d, err := stores[g%2].Take(context.Background(), k, l, time.Now())
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if d.Allowed {
+					allowed.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if got := allowed.Load(); got != 30 {
+		t.Errorf("allowed %d of 160, want exactly the burst limit 30", got)
+	}
+	var admitted atomic.Int64
+	for g := 0; g < 16; g++ {
+		wg.Go(func() {
+			for i := 0; i < 10; i++ {
+				a, err := stores[g%2].Reserve(context.Background(), k, l, time.Now(), 0)
+				if err == nil && a.Allowed {
+					admitted.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if got := admitted.Load(); got != 30 {
+		t.Errorf("budget admitted %d of 160, want exactly 30", got)
+	}
+}
+
+func TestKeysExpire(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client()
+	s := &Store{Client: c}
+	k := throttle.Key{User: "u", Title: "t", Scope: "s"}
+	s.Take(context.Background(), k, throttle.Limit{Burst: 1, Sustain: 1}, time.Now())
+	ttl, err := c.PTTL(context.Background(), s.key(k, "w")).Result()
+	if err != nil || ttl <= 299*time.Second || ttl > 302*time.Second {
+		t.Errorf("PTTL = %v, %v; want about the sustain period", ttl, err)
+	}
+	if a, b := s.key(k, "log"), s.key(k, "meta"); a[:len(a)-3] != b[:len(b)-4] {
+		t.Errorf("keys %q and %q do not share a hash tag", a, b)
+	}
+}
+
+func TestRedisDown(t *testing.T) {
+	srv := redistest.Start(t)
+	s := &Store{Client: srv.Client(), Timeout: 200 * time.Millisecond}
+	k := throttle.Key{User: "u", Title: "t", Scope: "s"}
+	if _, err := s.Take(context.Background(), k, throttle.Limit{Burst: 1, Sustain: 1}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	srv.Kill()
+	start := time.Now()
+	_, err := s.Take(context.Background(), k, throttle.Limit{Burst: 1, Sustain: 1}, time.Now())
+	if !errors.Is(err, ErrUnavailable) || time.Since(start) > 2*time.Second {
+		t.Errorf("with Redis down: %v after %v, want ErrUnavailable promptly", err, time.Since(start))
+	}
+	if _, err := s.Reserve(context.Background(), k, throttle.Limit{Burst: 1}, time.Now(), 0); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("Reserve with Redis down: %v", err)
+	}
+	srv.Restart()
+	if _, err := s.Take(context.Background(), k, throttle.Limit{Burst: 1, Sustain: 1}, time.Now()); err != nil {
+		t.Errorf("after restart: %v", err)
+	}
+}
+
+func TestNoClient(t *testing.T) {
+	if _, err := (&Store{}).Take(context.Background(), throttle.Key{}, throttle.Limit{Sustain: 1}, time.Now()); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("no client: %v", err)
+	}
+}

@@ -1,6 +1,6 @@
 module github.com/xblgo/fgrl/bench
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/hashicorp/go-retryablehttp v0.7.8

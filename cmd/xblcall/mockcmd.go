@@ -34,9 +34,9 @@ The mock answers for real Xbox host names through the Host header.
 type mockOpts struct {
 	addr, limits, revision, legacy, retryAfter, redis string
 	align, fallback, failOpen                         bool
-	latency                                    time.Duration
-	errorRate, resetRate                       float64
-	seed                                       uint64
+	latency                                           time.Duration
+	errorRate, resetRate                              float64
+	seed                                              uint64
 }
 
 func mockFlags(o *mockOpts) *flag.FlagSet {

@@ -1,6 +1,7 @@
 // Package redistest starts a private redis-server for a test, on a free
 // loopback port, and stops it when the test ends. Tests that need Redis are
-// skipped, with a one-line reason, where redis-server is not on PATH.
+// skipped, with a one-line reason, where redis-server is not on PATH (and
+// fail instead when FGRL_REQUIRE_REDIS is set, as in CI).
 package redistest
 
 import (
@@ -9,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -30,6 +32,9 @@ type Server struct {
 func Start(tb testing.TB) *Server {
 	tb.Helper()
 	if _, err := exec.LookPath("redis-server"); err != nil {
+		if os.Getenv("FGRL_REQUIRE_REDIS") != "" {
+			tb.Fatal("redis-server not on PATH and FGRL_REQUIRE_REDIS is set")
+		}
 		tb.Skip("redis-server not on PATH; install it to run the Redis tests")
 	}
 	s := &Server{tb: tb, port: freePort(tb)}

@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -112,4 +113,33 @@ func probeBody(b *testing.B, c *http.Client, tok string) int {
 	defer resp.Body.Close()
 	n, _ := io.Copy(io.Discard, resp.Body)
 	return int(n)
+}
+
+// BenchmarkMemoryUsers reports the mock's heap per distinct user after one
+// profile call each, at n users.
+func BenchmarkMemoryUsers(b *testing.B) {
+	for _, n := range []int{1_000, 10_000, 100_000, 1_000_000} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			req := httptest.NewRequest("GET", profileURL, nil)
+			req.Host = "profile.xboxlive.com"
+			w := &discard{h: make(http.Header)}
+			var perUser float64
+			b.ReportAllocs()
+			for b.Loop() {
+				runtime.GC()
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				h := NewHandler()
+				for i := 0; i < n; i++ {
+					req.Header.Set("Authorization", Token(strconv.Itoa(2533274790000000+i), title1))
+					h.ServeHTTP(w, req)
+				}
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				perUser = float64(after.HeapAlloc-before.HeapAlloc) / float64(n)
+				runtime.KeepAlive(h)
+			}
+			b.ReportMetric(perUser, "bytes/user")
+		})
+	}
 }

@@ -1,12 +1,15 @@
 package transport
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/xblgo/fgrl/internal/clock"
 	"github.com/xblgo/fgrl/mock"
 	"github.com/xblgo/fgrl/throttle"
 )
@@ -59,4 +62,53 @@ func BenchmarkNoRetry(b *testing.B) {
 	b.Run("transport-no-budget", func(b *testing.B) {
 		benchRT(b, &Transport{Base: okBase{}, DisableBudget: true, TitleID: title})
 	})
+}
+
+// stepClock is a virtual clock for benchmarks: every reading is step later
+// than the previous one, so a run covers as much virtual time as it needs
+// and no budget runs out. Nothing ever sleeps on it.
+type stepClock struct {
+	t    time.Time
+	step time.Duration
+}
+
+func (c *stepClock) Now() time.Time { c.t = c.t.Add(c.step); return c.t }
+
+func (c *stepClock) Sleep(context.Context, time.Duration) error { return nil }
+
+func (c *stepClock) AfterFunc(time.Duration, func()) clock.Stopper { return noStop{} }
+
+type noStop struct{}
+
+func (noStop) Stop() bool { return true }
+
+// BenchmarkUsers shows how the transport's cost grows with distinct users:
+// each call is for the next of n users, with virtual time advancing so that
+// every call is admitted (a user calls every 10 s of virtual time, under
+// profile's 30 per 300 s), so with large n the budget holds n keys.
+func BenchmarkUsers(b *testing.B) {
+	for _, n := range []int{1_000, 10_000, 100_000, 1_000_000} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			tokens := make([]string, n)
+			for i := range tokens {
+				tokens[i] = "XBL3.0 x=" + strconv.Itoa(i) + ";t"
+			}
+			tr := &Transport{Base: okBase{}, TitleID: title}
+			// Two clock readings a call: a user's calls are 10 s apart.
+			ctx := clock.With(context.Background(), &stepClock{t: time.Unix(0, 0), step: 5 * time.Second / time.Duration(n)})
+			req, _ := http.NewRequestWithContext(ctx, "GET", profileURL, nil)
+			req.Header.Set("Authorization", tokens[0])
+			auth := req.Header["Authorization"]
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				auth[0] = tokens[i%n]
+				resp, err := tr.RoundTrip(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				resp.Body.Close()
+			}
+		})
+	}
 }

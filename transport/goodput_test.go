@@ -18,10 +18,12 @@ type goodput struct {
 
 // demand calls profile about 10 times a second for d, each call in its own
 // goroutine as a busy game backend would, and counts what the service
-// served and refused.
+// served within d (calls still waiting for a slot when the demand stops
+// are served later and not counted) and the 429s it sent.
 func demand(t *testing.T, rt http.RoundTripper, server *statusCounter, d time.Duration) goodput {
 	var wg sync.WaitGroup
 	start := time.Now()
+	server.until = start.Add(d)
 	for time.Since(start) < d {
 		wg.Go(func() { get(t, rt, context.Background(), profileURL, xuid1) })
 		time.Sleep(100 * time.Millisecond)

@@ -85,16 +85,18 @@ func get(t *testing.T, rt http.RoundTripper, ctx context.Context, url, xuid stri
 	return resp, err
 }
 
-// statusCounter wraps a base and counts answers by status.
+// statusCounter wraps a base and counts answers by status (only those
+// before until, when it is set).
 type statusCounter struct {
-	base http.RoundTripper
-	mu   sync.Mutex
-	n    map[int]int
+	base  http.RoundTripper
+	until time.Time
+	mu    sync.Mutex
+	n     map[int]int
 }
 
 func (s *statusCounter) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := s.base.RoundTrip(req)
-	if err == nil {
+	if err == nil && (s.until.IsZero() || time.Now().Before(s.until)) {
 		s.mu.Lock()
 		if s.n == nil {
 			s.n = map[int]int{}

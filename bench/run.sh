@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Runs every benchmark fgrl publishes in BENCHMARKS.md, each side by side with
+# its baseline in the same run. Usage: bash bench/run.sh [count]
+# Needs redis-server and redis-benchmark on PATH for the Redis figures.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+count=${1:-3}
+
+section() { printf '\n### %s\n$ %s\n' "$1" "$2"; }
+run() { section "$1" "$2"; (eval "$2") 2>&1 | grep -E '^(Benchmark|goos|goarch|cpu|pkg)|delivered|worked example|x-evalsha' || true; }
+
+echo "# fgrl benchmarks, $(date -u +%Y-%m-%dT%H:%MZ), $(go version), $(nproc) cores"
+run "1. transport overhead vs the bare base and go-retryablehttp" \
+	"cd bench && go test -run '^\$' -bench NoRetry -count $count ."
+run "2. throttle decisions: hot key, parallel over many keys (-cpu 1,2), bytes per key" \
+	"go test -run '^\$' -bench 'ServerTake|BudgetAdmit|Match|ServerMemory' -cpu 1,2 -count $count ./throttle"
+run "3. mock: ServeHTTP, and loopback throughput vs a bare net/http handler" \
+	"go test -run '^\$' -bench 'ServeHTTP|Loopback' -count $count ./mock"
+if command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null; then
+	run "4. Redis store vs redis-benchmark EVALSHA on the same server" \
+		"go test -run '^\$' -bench . -benchtime 3s -cpu 1 -count $count ./throttle/redisstore"
+else
+	echo; echo "### 4. skipped: redis-server / redis-benchmark not on PATH"
+fi
+run "5. goodput under over-demand, 30 virtual minutes (and the SPEC example)" \
+	"go test -run 'TestGoodput|TestWorkedExampleThroughTransport' -v -count 1 ./transport"
+run "6. how cost grows with distinct users" \
+	"go test -run '^\$' -bench 'BenchmarkUsers' -count 1 ./transport && go test -run '^\$' -bench MemoryUsers -benchtime 1x -count 1 ./mock"

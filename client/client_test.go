@@ -388,3 +388,15 @@ func TestStatefulCalls(t *testing.T) {
 		t.Errorf("permission: %+v, %v", perm, err)
 	}
 }
+
+func TestErrorsHoldNoToken(t *testing.T) {
+	const secret = "mock1.forged-token-secret"
+	c, err := New(Config{TitleID: title, Tokens: StaticTokens{me: "XBL3.0 x=1;" + secret}, Transport: mock.NewHandler()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.As(me).GetProfiles(context.Background(), []string{me}, nil)
+	if !errors.Is(err, hresult.HTTP_E_STATUS_DENIED) || strings.Contains(err.Error(), secret) {
+		t.Errorf("error %q: want a 401 that does not repeat the token", err)
+	}
+}

@@ -83,14 +83,21 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnauthorized, "Unauthorized", err.Error())
 		return
 	}
-	if !h.admit(w, r, rule, id) || h.fault(w, r) {
+	if !h.admit(w, r, rule, id) {
+		return
+	}
+	w, done := h.fault(w, r)
+	if done {
 		return
 	}
 	if !known {
 		writeError(w, http.StatusNotFound, "NotFound", "no such resource")
-		return
+	} else {
+		h.route(w, r, rule, id)
 	}
-	h.route(w, r, rule, id)
+	if tw, ok := w.(*truncWriter); ok {
+		tw.cut()
+	}
 }
 
 // Counts reports the FGRL counts of one user + title for a rule scope (such

@@ -330,3 +330,27 @@ func TestServerRealHostnames(t *testing.T) {
 		t.Errorf("URL = %q, want loopback", s.URL)
 	}
 }
+
+func TestTruncateFault(t *testing.T) {
+	h := NewHandler(WithFaults(Faults{TruncateRate: 1}))
+	req, _ := http.NewRequest("GET", profileURL, nil)
+	req.Header.Set("Authorization", Token(xuid1, title1))
+	resp, err := h.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	if !errors.Is(err, io.ErrUnexpectedEOF) || len(b) == 0 || resp.ContentLength <= int64(len(b)) {
+		t.Errorf("in-process: read %d of %d bytes, err %v; want a cut body", len(b), resp.ContentLength, err)
+	}
+	s := NewServer(WithFaults(Faults{TruncateRate: 1}))
+	defer s.Close()
+	resp, err = s.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if _, err := io.ReadAll(resp.Body); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("over loopback: %v, want unexpected EOF", err)
+	}
+}

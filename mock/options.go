@@ -89,6 +89,9 @@ type Faults struct {
 	// ResetRate is the fraction of admitted requests whose connection is
 	// reset without an answer.
 	ResetRate float64
+	// TruncateRate is the fraction of admitted requests whose answer is cut
+	// off halfway through its body (the connection then closes).
+	TruncateRate float64
 	// RetryAfter changes the Retry-After header of 429 and 503 answers.
 	RetryAfter RetryAfterMode
 	// Seed seeds the fault dice, so a run can be repeated.

@@ -1,6 +1,7 @@
 package mock
 
 import (
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -33,7 +34,7 @@ func (h *Handler) RoundTrip(req *http.Request) (resp *http.Response, err error) 
 			if p != http.ErrAbortHandler {
 				panic(p)
 			}
-			resp, err = nil, &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}
+			resp, err = aborted(rec, req)
 		}
 	}()
 	h.ServeHTTP(rec, sreq)
@@ -47,3 +48,19 @@ func (h *Handler) RoundTrip(req *http.Request) (resp *http.Response, err error) 
 	resp.Request = req
 	return resp, nil
 }
+
+// aborted is what a client sees of an aborted handler: a reset when nothing
+// was sent, or a response whose body ends early when the headers were.
+func aborted(rec *httptest.ResponseRecorder, req *http.Request) (*http.Response, error) {
+	if !rec.Flushed {
+		return nil, &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}
+	}
+	resp := rec.Result()
+	resp.Body = io.NopCloser(io.MultiReader(resp.Body, errReader{io.ErrUnexpectedEOF}))
+	resp.Request = req
+	return resp, nil
+}
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }

@@ -26,7 +26,8 @@ const DefaultMaxKeys = 1 << 20
 // concurrent use; its fields must not change after the first call.
 //
 // Memory is bounded: a key whose windows have both ended is dropped lazily,
-// and at MaxKeys (approximately; the cap is enforced per shard) a new key
+// and at MaxKeys (enforced per shard: a shard holds MaxKeys/64, so a
+// skewed key set can be evicted before the total reaches MaxKeys) a new key
 // evicts idle keys or, failing that, the least recently active one of a random
 // sample, whose counts restart.
 type Server struct {

@@ -43,7 +43,7 @@ type shard[V any] struct {
 
 func (t *table[V, P]) init(maxKeys int) {
 	t.seed = maphash.MakeSeed()
-	t.perShard = max(1, (maxKeys+nShards-1)/nShards)
+	t.perShard = max(1, maxKeys/nShards) // so the shards hold at most maxKeys (64 below 64)
 	for i := range t.shards {
 		t.shards[i].m = make(map[uint64]*V)
 	}

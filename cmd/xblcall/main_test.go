@@ -366,3 +366,11 @@ func tooSoon(t *testing.T, trace string) int {
 	}
 	return n
 }
+
+func TestCallTraceRedactsSignature(t *testing.T) {
+	code, _, errs := xblcall(t, "call", "--mock", "-v", "-H", "Signature: very-secret-signature",
+		"https://profile.xboxlive.com/users/me/profile/settings")
+	if code != 0 || strings.Contains(errs, "very-secret-signature") || !strings.Contains(errs, "Signature: REDACTED") {
+		t.Errorf("exit %d, trace:\n%s", code, errs)
+	}
+}

@@ -400,3 +400,22 @@ func TestErrorsHoldNoToken(t *testing.T) {
 		t.Errorf("error %q: want a 401 that does not repeat the token", err)
 	}
 }
+
+// TestEveryCall4xx: every typed call against the mock with a token the mock
+// refuses gives an *Error with the 401 HRESULT and the call's names.
+func TestEveryCall4xx(t *testing.T) {
+	forged := TokenFunc(func(_ context.Context, xuid string) (Token, error) {
+		return Token{Authorization: "XBL3.0 x=1;forged"}, nil
+	})
+	c, err := New(Config{TitleID: title, Tokens: forged, Transport: &transport.Transport{Base: mock.NewHandler(), TitleID: title}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range calls {
+		err := tc.do(context.Background(), c.As(me))
+		var e *Error
+		if !errors.As(err, &e) || !errors.Is(err, hresult.HTTP_E_STATUS_DENIED) || e.StatusCode != 401 || e.API != tc.name || e.Service == "" {
+			t.Errorf("%s: %v (%+v), want a 401 *Error naming the call", tc.name, err, e)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package mock
 
 import (
 	"encoding/json"
+	"net/http"
 	"testing"
 
 	"github.com/xblgo/fgrl/internal/redistest"
@@ -13,25 +14,35 @@ import (
 // served and 2 throttled.
 func TestTwoMocksOneRedis(t *testing.T) {
 	srv := redistest.Start(t)
-	replicas := []*Handler{
-		NewHandler(WithStore(&redisstore.Store{Client: srv.Client()})),
-		NewHandler(WithStore(&redisstore.Store{Client: srv.Client()})),
+	replicas := []*Server{
+		NewServer(WithStore(&redisstore.Store{Client: srv.Client()})),
+		NewServer(WithStore(&redisstore.Store{Client: srv.Client()})),
+	}
+	for _, r := range replicas {
+		defer r.Close()
 	}
 	served, throttled := 0, 0
 	for i := 0; i < 12; i++ {
-		switch r := do(t, replicas[i%2], "GET", profileURL, Token(xuid1, title1), ""); r.status {
+		req, _ := http.NewRequest("GET", profileURL, nil)
+		req.Header.Set("Authorization", Token(xuid1, title1))
+		resp, err := replicas[i%2].Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		switch resp.StatusCode {
 		case 200:
 			served++
 		case 429:
 			throttled++
 		default:
-			t.Fatalf("call %d: %d %s", i, r.status, r.body)
+			t.Fatalf("call %d: %d", i, resp.StatusCode)
 		}
 	}
 	if served != 10 || throttled != 2 {
 		t.Errorf("served %d, throttled %d; want 10 and 2", served, throttled)
 	}
-	d, err := replicas[0].Counts(xuid1, title1, "profile")
+	d, err := replicas[0].Handler.Counts(xuid1, title1, "profile")
 	if err != nil || d.Burst.Count != 12 {
 		t.Errorf("Counts = %+v, %v; want 12 counted", d, err)
 	}

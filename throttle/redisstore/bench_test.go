@@ -23,15 +23,21 @@ const benchClients = 50
 // server, and reports the ratio of the two rates (x-evalsha; target 0.7).
 // Run it with -cpu 1 on a 2-core machine: redis-benchmark is single-threaded,
 // and a client on both cores would take the server's.
-func BenchmarkTake(b *testing.B) {
+// benchStore starts a redis-server and returns a store on it, its client
+// and 1000 keys to spread the load over.
+func benchStore(b *testing.B) (*Store, *redis.Client, string, []throttle.Key) {
 	srv := redistest.Start(b)
 	c := redis.NewClient(&redis.Options{Addr: srv.Addr, PoolSize: benchClients, Protocol: 2})
-	defer c.Close()
-	s := &Store{Client: c}
+	b.Cleanup(func() { c.Close() })
 	keys := make([]throttle.Key, 1000)
 	for i := range keys {
 		keys[i] = throttle.Key{User: strconv.Itoa(i), Title: "t", Scope: "profile"}
 	}
+	return &Store{Client: c}, c, srv.Addr, keys
+}
+
+func BenchmarkTake(b *testing.B) {
+	s, c, addr, keys := benchStore(b)
 	l := throttle.Limit{Burst: 1 << 20, Sustain: 1 << 20}
 	var n atomic.Int64
 	b.SetParallelism((benchClients + 1) / 2)
@@ -48,7 +54,7 @@ func BenchmarkTake(b *testing.B) {
 	})
 	ours := float64(b.N) / time.Since(start).Seconds()
 	b.ReportMetric(ours, "decisions/s")
-	if theirs, err := evalshaRate(c, srv.Addr, max(b.N, 20000)); err == nil {
+	if theirs, err := evalshaRate(c, addr, max(b.N, 20000)); err == nil {
 		b.ReportMetric(theirs, "evalsha/s")
 		b.ReportMetric(ours/theirs, "x-evalsha")
 	} else {

@@ -38,14 +38,14 @@ func (c *call) assess(resp *http.Response, err error) verdict {
 		}
 		return verdict{retry: true, delay: c.backoff()}
 	}
-	now := c.clk.Now()
-	c.feedback(resp, now)
+	c.feedback(resp)
 	if resp.StatusCode == http.StatusUnauthorized && c.t.RefreshToken != nil && !c.refreshed {
 		return c.refresh(resp)
 	}
 	if !retryable(resp.StatusCode) {
 		return verdict{}
 	}
+	now := c.clk.Now() // the Retry-After runs from when the answer arrived
 	v := verdict{retry: true, delay: c.backoff()}
 	if ra, ok := parseRetryAfter(resp.Header.Get("Retry-After"), now); ok {
 		v.retryAfter = ra
@@ -65,13 +65,21 @@ func (c *call) assess(resp *http.Response, err error) verdict {
 // feedback feeds the budget what the service reports: a 429's Retry-After
 // blocks the key (the service is authoritative), and RateLimit headers resync
 // the counts.
-func (c *call) feedback(resp *http.Response, now time.Time) {
+//
+// It reads the clock only when there is something to record: a plain 200
+// from a service that sends no RateLimit headers costs nothing here.
+func (c *call) feedback(resp *http.Response) {
 	if c.rule == nil || c.t.DisableBudget {
 		return
 	}
 	windows := parseRateLimit(resp.Header)
+	throttled := resp.StatusCode == http.StatusTooManyRequests
+	if len(windows) == 0 && !throttled {
+		return
+	}
+	now := c.clk.Now()
 	ra, blocked := parseRetryAfter(resp.Header.Get("Retry-After"), now)
-	blocked = blocked && resp.StatusCode == http.StatusTooManyRequests
+	blocked = blocked && throttled
 	if len(windows) == 0 && !blocked {
 		return
 	}

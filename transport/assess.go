@@ -147,8 +147,11 @@ func (c *call) finish(resp *http.Response, err error, v verdict) (*http.Response
 	if resp.StatusCode != http.StatusTooManyRequests || c.t.Raw429 {
 		return resp, nil
 	}
-	te := &ThrottleError{Status: 429, Wait: v.retryAfter, Sent: true, Scope: c.scope(), Body: readBody(resp)}
-	return nil, te
+	wait := v.retryAfter
+	if wait == 0 {
+		wait = v.delay // no usable Retry-After: suggest the backoff XSAPI would wait
+	}
+	return nil, &ThrottleError{Status: 429, Wait: wait, Sent: true, Scope: c.scope(), Body: readBody(resp)}
 }
 
 func (c *call) scope() string {

@@ -19,7 +19,8 @@ type ThrottleError struct {
 	// Status is the HTTP status: 429, or the cached status a call was
 	// failed fast with.
 	Status int
-	// Wait is how long to wait before trying again.
+	// Wait is how long to wait before trying again: the service's
+	// Retry-After, or, when it sent none usable, the backoff XSAPI would use.
 	Wait time.Duration
 	// Refused is true when the transport refused the call itself.
 	Refused bool

@@ -299,3 +299,15 @@ func TestAttemptTimeoutAfterHeaders(t *testing.T) {
 		}
 	})
 }
+
+func TestFinal429WithoutRetryAfter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &script{answers: []func(http.ResponseWriter){answer(429, ""), answer(429, ""), answer(429, ""), answer(429, "")}}
+		tr := &Transport{Base: s, DisableBudget: true}
+		_, err := get(t, tr, context.Background(), profileURL, xuid1)
+		var te *ThrottleError
+		if !errors.As(err, &te) || te.Local() || te.RetryAfter() < 2*time.Second {
+			t.Errorf("err %v (%+v): want a server 429 suggesting at least the first backoff", err, te)
+		}
+	})
+}

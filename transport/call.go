@@ -35,7 +35,7 @@ type call struct {
 // init prepares c for req; c lives on RoundTrip's stack.
 func (c *call) init(t *Transport, req *http.Request) error {
 	if req.URL == nil {
-		return &url1Error{"request has no URL"}
+		return &usageError{"request has no URL"}
 	}
 	auth := req.Header.Get("Authorization")
 	if req.URL.Scheme == "http" && auth != "" && !t.AllowInsecure && !loopback(req.URL.Hostname()) {
@@ -60,9 +60,9 @@ func (c *call) init(t *Transport, req *http.Request) error {
 	return nil
 }
 
-type url1Error struct{ msg string }
+type usageError struct{ msg string }
 
-func (e *url1Error) Error() string { return "transport: " + e.msg }
+func (e *usageError) Error() string { return "transport: " + e.msg }
 
 func loopback(host string) bool {
 	if strings.EqualFold(host, "localhost") {

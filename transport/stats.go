@@ -42,7 +42,7 @@ func (t *Transport) Snapshot(userhash, scope string) (throttle.Snapshot, error) 
 	t.init()
 	rule, ok := t.limits.ByScope(scope)
 	if !ok {
-		return throttle.Snapshot{}, &url1Error{"no rule has scope " + scope}
+		return throttle.Snapshot{}, &usageError{"no rule has scope " + scope}
 	}
 	k := throttle.Key{User: userhash, Title: t.TitleID, Scope: rule.Scope()}
 	return t.budget.Snapshot(context.Background(), k, rule.Limit(), time.Now())

@@ -199,20 +199,18 @@ func TestMockServesRedis(t *testing.T) {
 
 func testMockServes(t *testing.T, extra ...string) {
 	ctx, cancel := context.WithCancel(context.Background())
-	var out syncBuffer
-	var errb bytes.Buffer
+	out := &syncBuffer{printed: make(chan struct{})}
+	var errb syncBuffer
 	done := make(chan int)
-	go func() { done <- run(ctx, append([]string{"mock", "--addr", "127.0.0.1:0"}, extra...), &out, &errb) }()
-	var url string
-	for i := 0; i < 200 && url == ""; i++ {
-		time.Sleep(10 * time.Millisecond)
-		if s := out.String(); strings.Contains(s, "http://") {
-			url = strings.Fields(s[strings.Index(s, "http://"):])[0]
-		}
+	go func() { done <- run(ctx, append([]string{"mock", "--addr", "127.0.0.1:0"}, extra...), out, &errb) }()
+	select {
+	case <-out.printed:
+	case code := <-done:
+		cancel()
+		t.Fatalf("mock exited %d: %q", code, errb.String())
 	}
-	if url == "" {
-		t.Fatalf("no URL printed: %q %q", out.String(), errb.String())
-	}
+	s := out.String()
+	url := strings.Fields(s[strings.Index(s, "http://"):])[0]
 	code, body, errs := xblcall(t, "call", "-i", "--token", mock.Token("1", "2"), "-H", "Host: social.xboxlive.com", url+"/users/me/people")
 	cancel()
 	if c := <-done; c != 0 {
@@ -223,16 +221,25 @@ func testMockServes(t *testing.T, extra ...string) {
 	}
 }
 
+// syncBuffer is a goroutine-safe buffer; when printed is not nil it is
+// closed once a URL has been written.
 type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu      sync.Mutex
+	b       bytes.Buffer
+	printed chan struct{}
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.b.Write(p)
+	n, err := s.b.Write(p)
+	if s.printed != nil && strings.Contains(s.b.String(), "http://") {
+		close(s.printed)
+		s.printed = nil
+	}
+	return n, err
 }
+
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // recordHAR replays p with client through sim and writes what the service

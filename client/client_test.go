@@ -419,3 +419,21 @@ func TestEveryCall4xx(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkGetProfiles is one typed call end to end against the in-process
+// mock: building the request, the transport, the mock and decoding.
+func BenchmarkGetProfiles(b *testing.B) {
+	c, err := New(Config{TitleID: title, Tokens: mockTokens(),
+		Transport: &transport.Transport{Base: mock.NewHandler(mock.WithLegacyTitles(title)), TitleID: title, DisableBudget: true}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	u := c.As(me)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := u.GetProfiles(ctx, []string{me}, []string{"Gamertag"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -62,3 +62,11 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkParse(b *testing.B) {
+	h := "XBL3.0 x=12345678901234567890;" + strings.Repeat("eyJhbGciOiJSUzI1NiJ9", 60)
+	b.ReportAllocs()
+	for b.Loop() {
+		Parse(h)
+	}
+}

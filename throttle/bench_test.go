@@ -109,3 +109,23 @@ func makeKeys(n int) []Key {
 	}
 	return keys
 }
+
+// BenchmarkBudgetMemory reports the heap bytes per client-budget key after
+// one admission each, for a service with a large sustain limit (300): the
+// ring grows with use, so a rarely called key stays small.
+func BenchmarkBudgetMemory(b *testing.B) {
+	keys := makeKeys(100_000)
+	l := Limit{Burst: 100, Sustain: 300}
+	var perKey float64
+	b.ReportAllocs()
+	for b.Loop() {
+		before := heap()
+		bu := &Budget{}
+		for _, k := range keys {
+			bu.Admit(ctx, k, l, t0)
+		}
+		perKey = float64(heap()-before) / float64(len(keys))
+		runtime.KeepAlive(bu)
+	}
+	b.ReportMetric(perKey, "bytes/key")
+}

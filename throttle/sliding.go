@@ -14,8 +14,8 @@ import (
 // when the server counts.
 //
 // The zero value admits everything until a limit is given. Sliding is not safe
-// for concurrent use; Budget guards one per key. It keeps max(Burst, Sustain)
-// timestamps, at most MaxLimit.
+// for concurrent use; Budget guards one per key. It keeps up to
+// max(Burst, Sustain) timestamps (at most MaxLimit), growing as it needs.
 type Sliding struct {
 	times   []int64 // ring of admission times (unix ns), oldest at head
 	head    int32
@@ -103,18 +103,32 @@ func (s *Sliding) push(t int64, l Limit) {
 	s.head = (s.head + 1) % c
 }
 
-// fit sizes the ring for l, keeping the newest admissions.
+// capFor returns the ring size l needs: its larger limit, held to MaxLimit
+// (which Parse refuses to exceed).
+func capFor(l Limit) int { return min(max(l.Burst, l.Sustain, 1), MaxLimit) }
+
+// fit makes room in the ring for one more admission under l. The ring grows
+// by doubling up to capFor(l), so a key that calls rarely stays small, and
+// shrinks to it when the limit drops, keeping the newest admissions.
 func (s *Sliding) fit(l Limit) {
-	// Limits over MaxLimit (which Parse refuses) are held to it.
-	want := min(max(l.Burst, l.Sustain, 1), MaxLimit)
-	if len(s.times) == want {
+	want, size := capFor(l), len(s.times)
+	switch {
+	case size == want, size < want && int(s.n) < size:
 		return
+	case size < want:
+		s.resize(min(want, max(4, 2*size)))
+	default:
+		s.resize(want)
 	}
+}
+
+// resize reallocates the ring to size, keeping the newest admissions.
+func (s *Sliding) resize(size int) {
 	all := s.ordered()
-	if len(all) > want {
-		all = all[len(all)-want:]
+	if len(all) > size {
+		all = all[len(all)-size:]
 	}
-	s.times = make([]int64, want)
+	s.times = make([]int64, size)
 	copy(s.times, all)
 	s.head, s.n = 0, int32(len(all))
 }
@@ -159,7 +173,7 @@ func (s *Sliding) Sync(now time.Time, l Limit, p Period, used int, reset time.Du
 	if missing <= 0 {
 		return
 	}
-	s.fit(l)
+	s.resize(capFor(l))
 	all := s.ordered()
 	i, _ := slices.BinarySearch(all, start)
 	all = slices.Insert(all, i, slices.Repeat([]int64{start}, min(missing, len(s.times)))...)

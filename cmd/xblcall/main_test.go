@@ -199,12 +199,13 @@ func TestMockServesRedis(t *testing.T) {
 
 func testMockServes(t *testing.T, extra ...string) {
 	ctx, cancel := context.WithCancel(context.Background())
-	out := &syncBuffer{printed: make(chan struct{})}
+	printed := make(chan struct{})
+	out := &syncBuffer{printed: printed}
 	var errb syncBuffer
 	done := make(chan int)
 	go func() { done <- run(ctx, append([]string{"mock", "--addr", "127.0.0.1:0"}, extra...), out, &errb) }()
 	select {
-	case <-out.printed:
+	case <-printed:
 	case code := <-done:
 		cancel()
 		t.Fatalf("mock exited %d: %q", code, errb.String())

@@ -3,8 +3,11 @@
 // backends calling for the same users).
 //
 // Every decision is one atomic Lua script, loaded once and called with
-// EVALSHA: one round trip. Keys carry a hash tag, so a key's structures share
-// one Redis Cluster slot; they expire with their windows. Decisions use the
+// EVALSHA: one round trip. Concurrent callers' scripts share their round
+// trips: they are sent as one pipeline, so a busy store pays the network
+// system calls once per batch rather than once per decision. Keys carry a
+// hash tag, so a key's structures share one Redis Cluster slot; they expire
+// with their windows. Decisions use the
 // Redis server's clock (TIME), so replicas with skewed clocks agree; the now
 // arguments of the throttle interfaces are ignored unless CallerTime is set.
 package redisstore
@@ -39,7 +42,7 @@ var (
 type Store struct {
 	// Client is the Redis connection: a *redis.Client, *redis.ClusterClient
 	// or *redis.Ring. Required.
-	Client redis.Scripter
+	Client redis.UniversalClient
 	// Prefix starts every key; empty means "fgrl".
 	Prefix string
 	// Align chooses where server-rule windows start.
@@ -53,6 +56,8 @@ type Store struct {
 	// CallerTime decides with the now passed in instead of Redis TIME, for
 	// tests and simulations that drive time themselves.
 	CallerTime bool
+
+	batch batcher
 }
 
 // ErrUnavailable wraps every failure to reach Redis or run a script.
@@ -89,22 +94,24 @@ func (s *Store) now(now time.Time) int64 {
 	return 0
 }
 
-// run runs a script within the store's timeout and returns its integers.
+func (s *Store) timeout() time.Duration {
+	if s.Timeout <= 0 {
+		return DefaultTimeout
+	}
+	return s.Timeout
+}
+
+// run runs a script, batched with concurrent callers' (see batcher), and
+// returns its integers. The wait is bounded by the store's timeout per batch
+// ahead, not by ctx: a decision already queued is not abandoned half-way.
 func (s *Store) run(ctx context.Context, sc *redis.Script, keys []string, args ...any) ([]int64, error) {
 	if s.Client == nil {
 		return nil, fmt.Errorf("%w: no client", ErrUnavailable)
 	}
-	timeout := s.Timeout
-	if timeout <= 0 {
-		timeout = DefaultTimeout
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	v, err := sc.Run(ctx, s.Client, keys, args...).Int64Slice()
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
-	}
-	return v, nil
+	return s.batch.run(s, &job{script: sc, keys: keys, args: args})
 }
 
 func us(n int64) time.Duration { return time.Duration(n) * time.Microsecond }

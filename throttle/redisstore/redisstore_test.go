@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -110,4 +111,25 @@ func TestNoClient(t *testing.T) {
 	if _, err := (&Store{}).Take(context.Background(), throttle.Key{}, throttle.Limit{Sustain: 1}, time.Now()); !errors.Is(err, ErrUnavailable) {
 		t.Errorf("no client: %v", err)
 	}
+}
+
+// TestBatchedResultsStayApart: concurrent decisions share pipelines, yet each
+// caller gets its own key's answer.
+func TestBatchedResultsStayApart(t *testing.T) {
+	srv := redistest.Start(t)
+	s := &Store{Client: srv.Client()}
+	var wg sync.WaitGroup
+	for g := 0; g < 50; g++ {
+		wg.Go(func() {
+			k := throttle.Key{User: strconv.Itoa(g), Title: "t", Scope: "s"}
+			for i := 1; i <= 5; i++ {
+				d, err := s.Take(context.Background(), k, throttle.Limit{Burst: 3, Sustain: 100}, time.Now())
+				if err != nil || d.Burst.Count != i || d.Allowed != (i <= 3) {
+					t.Errorf("key %d call %d: %+v, %v", g, i, d, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

@@ -22,6 +22,7 @@
 package mock
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"math/rand/v2"
@@ -62,7 +63,7 @@ func NewHandler(opts ...Option) *Handler {
 	return &Handler{
 		cfg:    c,
 		routes: routes(),
-		state:  newState(cmpOr(c.maxKeys, throttle.DefaultMaxKeys) / 8),
+		state:  newState(cmp.Or(c.maxKeys, throttle.DefaultMaxKeys) / 8),
 		rng:    rand.New(rand.NewPCG(c.faults.Seed, c.faults.Seed^0x9e3779b97f4a7c15)),
 	}
 }
@@ -109,11 +110,4 @@ func (h *Handler) Counts(xuid, titleID, scope string) (throttle.Decision, error)
 	}
 	k := throttle.Key{User: xuid, Title: titleID, Scope: rule.Scope()}
 	return h.cfg.store.Peek(context.Background(), k, rule.Limit(), h.cfg.now())
-}
-
-func cmpOr(v, def int) int {
-	if v <= 0 {
-		return def
-	}
-	return v
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 	"github.com/xblgo/fgrl/hresult"
+	"github.com/xblgo/fgrl/internal/clock"
 	"github.com/xblgo/fgrl/throttle"
 )
 
@@ -38,19 +39,23 @@ func (c *call) assess(resp *http.Response, err error) verdict {
 		}
 		return verdict{retry: true, delay: c.backoff()}
 	}
-	c.feedback(resp)
+	a := reply{resp: resp}
+	if retryable(resp.StatusCode) {
+		a.read(c.clk)
+	}
+	c.feedback(&a)
 	if resp.StatusCode == http.StatusUnauthorized && c.t.RefreshToken != nil && !c.refreshed {
 		return c.refresh(resp)
 	}
 	if !retryable(resp.StatusCode) {
 		return verdict{}
 	}
-	now := c.clk.Now() // the Retry-After runs from when the answer arrived
+	now := a.now
 	v := verdict{retry: true, delay: c.backoff()}
-	if ra, ok := parseRetryAfter(resp.Header.Get("Retry-After"), now); ok {
-		v.retryAfter = ra
-		c.t.cache.store(c.key, now.Add(ra), resp.StatusCode)
-		v.delay = max(v.delay, jitterUp(ra))
+	if a.hasRetryAfter {
+		v.retryAfter = a.retryAfter
+		c.t.cache.store(c.key, now.Add(a.retryAfter), resp.StatusCode)
+		v.delay = max(v.delay, jitterUp(a.retryAfter))
 	}
 	if resp.StatusCode == http.StatusTooManyRequests {
 		c.t.stats.server429s.Add(1)
@@ -62,31 +67,48 @@ func (c *call) assess(resp *http.Response, err error) verdict {
 	return v
 }
 
+// reply is what an attempt's response says about time: when it arrived and
+// its Retry-After. It is read at most once per response, and only when
+// needed, so a plain 200 costs no clock reading.
+type reply struct {
+	resp          *http.Response
+	done          bool
+	now           time.Time
+	retryAfter    time.Duration
+	hasRetryAfter bool
+}
+
+// read takes the arrival time and parses Retry-After, once.
+func (a *reply) read(clk clock.Clock) {
+	if a.done {
+		return
+	}
+	a.done = true
+	a.now = clk.Now() // a Retry-After runs from when the answer arrived
+	a.retryAfter, a.hasRetryAfter = parseRetryAfter(a.resp.Header.Get("Retry-After"), a.now)
+}
+
 // feedback feeds the budget what the service reports: a 429's Retry-After
 // blocks the key (the service is authoritative), and RateLimit headers resync
 // the counts.
 //
 // It reads the clock only when there is something to record: a plain 200
 // from a service that sends no RateLimit headers costs nothing here.
-func (c *call) feedback(resp *http.Response) {
+func (c *call) feedback(a *reply) {
 	if c.rule == nil || c.t.DisableBudget {
 		return
 	}
-	windows := parseRateLimit(resp.Header)
-	throttled := resp.StatusCode == http.StatusTooManyRequests
-	if len(windows) == 0 && !throttled {
-		return
-	}
-	now := c.clk.Now()
-	ra, blocked := parseRetryAfter(resp.Header.Get("Retry-After"), now)
-	blocked = blocked && throttled
+	windows := parseRateLimit(a.resp.Header)
+	blocked := a.resp.StatusCode == http.StatusTooManyRequests && a.hasRetryAfter // 429 is retryable: a is read
 	if len(windows) == 0 && !blocked {
 		return
 	}
+	a.read(c.clk)
+	now := a.now
 	// The call may be cancelled; what the service said must still be kept.
 	ctx := context.WithoutCancel(c.ctx)
 	if blocked {
-		c.t.budget.Block(ctx, c.key, now, now.Add(ra))
+		c.t.budget.Block(ctx, c.key, now, now.Add(a.retryAfter))
 	}
 	for _, w := range windows {
 		limit := w.limit

@@ -2,6 +2,8 @@ package transport
 
 import (
 	"errors"
+	"io"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -87,3 +89,17 @@ func (e *ThrottleError) Error() string {
 // ErrInsecure is returned for a request that would send an Xbox Live token
 // over plain http:// to a host other than loopback.
 var ErrInsecure = errors.New("transport: refusing to send an XBL token over plain http to a non-loopback host (set AllowInsecure to override)")
+
+// readBody parses and closes a 429's body.
+func readBody(resp *http.Response) *throttle.Body {
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, throttle.MaxBodySize+1))
+	if err != nil {
+		return nil
+	}
+	body, err := throttle.ParseBody(b)
+	if err != nil {
+		return nil
+	}
+	return &body
+}

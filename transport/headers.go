@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xblgo/fgrl/internal/retryafter"
 	"github.com/xblgo/fgrl/throttle"
 )
 
@@ -14,35 +15,9 @@ import (
 // than trusted (a huge value would otherwise block a key for days).
 const MaxRetryAfter = 10 * time.Minute
 
-// parseRetryAfter reads a Retry-After value: integer seconds or an HTTP-date
-// (relative to now). It returns false for a missing, negative or malformed
-// value; the result is never negative and never above MaxRetryAfter.
+// parseRetryAfter reads a Retry-After value, capped at MaxRetryAfter.
 func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0, false
-	}
-	if v[0] >= '0' && v[0] <= '9' {
-		n, err := strconv.ParseUint(v, 10, 64)
-		if err != nil && !isRangeErr(err) {
-			return 0, false
-		}
-		if err != nil || n > uint64(MaxRetryAfter/time.Second) {
-			return MaxRetryAfter, true
-		}
-		return time.Duration(n) * time.Second, true
-	}
-	t, err := http.ParseTime(v)
-	if err != nil {
-		return 0, false
-	}
-	d := t.Sub(now)
-	return min(max(d, 0), MaxRetryAfter), true
-}
-
-func isRangeErr(err error) bool {
-	ne, ok := err.(*strconv.NumError)
-	return ok && ne.Err == strconv.ErrRange
+	return retryafter.Parse(v, now, MaxRetryAfter)
 }
 
 // window is one window a RateLimit header reports.

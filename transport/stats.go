@@ -2,8 +2,6 @@ package transport
 
 import (
 	"context"
-	"io"
-	"net/http"
 	"sync/atomic"
 	"time"
 
@@ -56,18 +54,4 @@ func (t *Transport) log(msg string, c *call, args ...any) {
 	}
 	base := []any{"method", c.req.Method, "host", c.req.URL.Host, "scope", c.key.Scope, "user", c.key.User}
 	t.Logger.Info("fgrl: "+msg, append(base, args...)...)
-}
-
-// readBody parses and closes a 429's body.
-func readBody(resp *http.Response) *throttle.Body {
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, throttle.MaxBodySize+1))
-	if err != nil {
-		return nil
-	}
-	body, err := throttle.ParseBody(b)
-	if err != nil {
-		return nil
-	}
-	return &body
 }

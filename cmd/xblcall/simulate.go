@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -93,10 +94,8 @@ func clientList(s string) ([]string, error) {
 	if s == "all" {
 		return sim.Clients, nil
 	}
-	for _, c := range sim.Clients {
-		if s == c {
-			return []string{s}, nil
-		}
+	if slices.Contains(sim.Clients, s) {
+		return []string{s}, nil
 	}
 	return nil, &exitError{2, fmt.Errorf("unknown client %q (want naive, xsapi, fgrl or all)", s)}
 }

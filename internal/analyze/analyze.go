@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/xblgo/fgrl/internal/har"
+	"github.com/xblgo/fgrl/internal/retryafter"
 	"github.com/xblgo/fgrl/internal/xblauth"
 	"github.com/xblgo/fgrl/throttle"
 )
@@ -169,23 +170,10 @@ func throttled(calls []call) (n429, tooSoon, longest int) {
 	return n429, tooSoon, longest
 }
 
+// retryAfter reads a 429's Retry-After. A trace may hold waits far longer
+// than a transport would honour, so the cap is a day, not MaxRetryAfter.
 func retryAfter(v string, now time.Time) (time.Duration, bool) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0, false
-	}
-	var secs int64
-	for _, c := range []byte(v) {
-		if c < '0' || c > '9' || secs > 1<<31 {
-			t, err := time.Parse(time.RFC1123, v)
-			if err != nil {
-				return 0, false
-			}
-			return max(t.Sub(now), 0), true
-		}
-		secs = secs*10 + int64(c-'0')
-	}
-	return time.Duration(secs) * time.Second, true
+	return retryafter.Parse(v, now, 24*time.Hour)
 }
 
 func worse(a, b string) string {

@@ -6,7 +6,6 @@ package redistest
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"net"
@@ -108,11 +107,4 @@ func (s *Server) Restart() {
 	s.tb.Helper()
 	s.Kill()
 	s.start()
-}
-
-// Ping reports whether the server answers.
-func (s *Server) Ping(ctx context.Context) error {
-	c := redis.NewClient(&redis.Options{Addr: s.Addr})
-	defer c.Close()
-	return c.Ping(ctx).Err()
 }

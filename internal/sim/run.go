@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -114,11 +115,7 @@ func (o *Options) check(p Pattern) error {
 	if o.Limits == nil {
 		return errors.New("sim: no limits")
 	}
-	known := false
-	for _, c := range Clients {
-		known = known || c == o.Client
-	}
-	if !known {
+	if !slices.Contains(Clients, o.Client) {
 		return fmt.Errorf("sim: unknown client %q (have %s)", o.Client, strings.Join(Clients, ", "))
 	}
 	for _, e := range p {

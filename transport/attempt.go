@@ -34,7 +34,6 @@ func (c *call) send() (*http.Response, error) {
 		}
 	}
 	c.attempts++
-	c.sent = true
 	c.t.stats.attempts.Add(1)
 	resp, err := c.t.base().RoundTrip(req)
 	if a != nil {

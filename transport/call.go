@@ -26,7 +26,6 @@ type call struct {
 
 	retries   bool // the request may be retried at all
 	attempts  int
-	sent      bool
 	auth      string // replacement Authorization after a refresh
 	refreshed bool
 	bo        *backoff.ExponentialBackOff // created at the first retry
@@ -80,7 +79,7 @@ func (c *call) run() (*http.Response, error) {
 			c.now = c.clk.Now()
 		}
 		if err := c.gate(); err != nil {
-			if !c.sent {
+			if c.attempts == 0 {
 				closeBody(c.req)
 			}
 			return nil, err

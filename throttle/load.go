@@ -104,9 +104,9 @@ func (p *parser) document() (*Limits, error) {
 		key, _ := tok.(string)
 		switch key {
 		case "revision":
-			err = p.value(&l.Revision, "revision")
+			_, err = p.value(&l.Revision, "revision")
 		case "source":
-			err = p.value(&l.Source, "source")
+			_, err = p.value(&l.Source, "source")
 		case "fallback":
 			l.Fallback = new(Rule)
 			err = p.rule(l.Fallback, "fallback", true)
@@ -174,26 +174,11 @@ func valueStart(raw []byte, end int64) int64 {
 	return int64(i)
 }
 
-// rule decodes one rule from its own bytes, so that positions in errors are
-// exact, and validates it.
+// rule decodes and validates one rule.
 func (p *parser) rule(r *Rule, field string, fallback bool) error {
-	var raw json.RawMessage
-	if err := p.value(&raw, field); err != nil {
+	start, err := p.value(r, field)
+	if err != nil {
 		return err
-	}
-	start := p.skipSpace(p.dec.InputOffset() - int64(len(raw)))
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(r); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			f := field
-			if te.Field != "" {
-				f += "." + te.Field
-			}
-			return p.errAt(start+valueStart(raw, te.Offset), f, fmt.Sprintf("want %s, found %s", te.Type, te.Value))
-		}
-		return p.errAt(start, field, strings.TrimPrefix(err.Error(), "json: "))
 	}
 	if f, msg := r.validate(fallback); msg != "" {
 		return p.errAt(start, field+f, msg)
@@ -201,12 +186,31 @@ func (p *parser) rule(r *Rule, field string, fallback bool) error {
 	return nil
 }
 
-func (p *parser) value(v any, field string) error {
-	off := p.dec.InputOffset()
-	if err := p.dec.Decode(v); err != nil {
-		return p.wrap(err, off, field)
+// value decodes the next value into v, rejecting unknown keys, and returns
+// where the value starts. The value is read raw and decoded on its own, so
+// an error's offset is relative to the value's start and can be placed
+// exactly; the streaming decoder only knows offsets relative to its buffer.
+func (p *parser) value(v any, field string) (int64, error) {
+	var raw json.RawMessage
+	if err := p.dec.Decode(&raw); err != nil {
+		return 0, p.wrap(err, p.dec.InputOffset(), field)
 	}
-	return nil
+	start := p.skipSpace(p.dec.InputOffset() - int64(len(raw)))
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &te):
+		f := field
+		if te.Field != "" {
+			f += "." + te.Field
+		}
+		return start, p.errAt(start+valueStart(raw, te.Offset), f, fmt.Sprintf("want %s, found %s", te.Type, te.Value))
+	case err != nil:
+		return start, p.errAt(start, field, strings.TrimPrefix(err.Error(), "json: "))
+	}
+	return start, nil
 }
 
 func (p *parser) delim(want json.Delim, field string) error {
@@ -221,21 +225,10 @@ func (p *parser) delim(want json.Delim, field string) error {
 	return nil
 }
 
-// wrap turns a decoding error into a *LimitsError at the most precise offset
-// it knows.
+// wrap turns an error of the streaming decoder into a *LimitsError. After
+// syntax has passed, only the end of the data can cause one.
 func (p *parser) wrap(err error, off int64, field string) error {
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		return p.errAt(se.Offset, field, strings.TrimPrefix(se.Error(), "json: "))
-	case errors.As(err, &te):
-		f := field
-		if te.Field != "" {
-			f += "." + te.Field
-		}
-		return p.errAt(te.Offset, f, fmt.Sprintf("want %s, found %s", te.Type, te.Value))
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return p.errAt(int64(len(p.data)), field, "unexpected end of data")
 	}
 	return p.errAt(p.skipSpace(off), field, strings.TrimPrefix(err.Error(), "json: "))

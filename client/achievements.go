@@ -8,43 +8,87 @@ import (
 	"strconv"
 )
 
-var achievementsAPI = api{service: "achievements", host: "achievements.xboxlive.com", contract: "2"}
+var achievementsAPI = api{service: "achievements", host: "achievements.xboxlive.com", contract: "2", rule: "achievements"}
 
-// Achievement is one achievement and the user's progress on it.
+// Achievement is one achievement and the user's progress on it, as the
+// achievements service (contract 2) describes it.
 type Achievement struct {
-	ID              string `json:"id"`
-	ServiceConfigID string `json:"serviceConfigId"`
-	Name            string `json:"name"`
-	ProgressState   string `json:"progressState"` // "NotStarted", "InProgress", "Achieved"
-	Progression     struct {
-		Requirements []struct {
-			ID      string `json:"id"`
-			Current string `json:"current"`
-			Target  string `json:"target"`
-		} `json:"requirements"`
-		TimeUnlocked string `json:"timeUnlocked"`
-	} `json:"progression"`
-	Rewards []struct {
-		Value string `json:"value"`
-		Type  string `json:"type"`
-	} `json:"rewards"`
+	ID                string             `json:"id"`
+	ServiceConfigID   string             `json:"serviceConfigId"`
+	Name              string             `json:"name"`
+	TitleAssociations []TitleAssociation `json:"titleAssociations"`
+	ProgressState     string             `json:"progressState"` // "NotStarted", "InProgress", "Achieved"
+	Progression       Progression        `json:"progression"`
+	Description       string             `json:"description"`
+	LockedDescription string             `json:"lockedDescription"`
+	IsSecret          bool               `json:"isSecret"`
+	Rewards           []Reward           `json:"rewards"`
 }
 
-// Percent returns the progress of the first requirement, 0 to 100.
+// TitleAssociation names a title an achievement belongs to.
+type TitleAssociation struct {
+	Name string `json:"name"`
+	ID   uint32 `json:"id"`
+}
+
+// Progression is a user's progress on an achievement.
+type Progression struct {
+	Requirements []Requirement `json:"requirements"`
+	TimeUnlocked string        `json:"timeUnlocked"` // RFC 3339; year 1 when locked
+}
+
+// Requirement is one condition of an achievement. Current is "" (the
+// service sends null) before any progress.
+type Requirement struct {
+	ID      string `json:"id"`
+	Current string `json:"current"`
+	Target  string `json:"target"`
+}
+
+// Reward is what unlocking gives, such as 10 "Gamerscore".
+type Reward struct {
+	Value string `json:"value"`
+	Type  string `json:"type"`
+}
+
+// Percent returns the progress from 0 to 100: 100 once achieved, otherwise
+// the first requirement's current value as a share of its target (0 when
+// the service gave no numbers).
 func (a *Achievement) Percent() int {
+	if a.ProgressState == "Achieved" {
+		return 100
+	}
 	if len(a.Progression.Requirements) == 0 {
 		return 0
 	}
-	n, _ := strconv.Atoi(a.Progression.Requirements[0].Current)
-	return n
+	r := a.Progression.Requirements[0]
+	cur, err1 := strconv.ParseFloat(r.Current, 64)
+	target, err2 := strconv.ParseFloat(r.Target, 64)
+	if err1 != nil || err2 != nil || target <= 0 || cur <= 0 {
+		return 0
+	}
+	return int(min(100, cur*100/target))
+}
+
+type achievementsAnswer struct {
+	Achievements []Achievement `json:"achievements"`
+	PagingInfo   *struct {
+		ContinuationToken *string `json:"continuationToken"`
+	} `json:"pagingInfo"`
 }
 
 // ListAchievements returns one page of a user's achievements in a title
-// (GET /users/xuid(X)/achievements). maxItems 0 lets the service choose;
-// pass the previous page's ContinuationToken for the next.
+// (GET /users/xuid(X)/achievements?titleId=T). maxItems 0 lets the service
+// choose; pass the previous page's ContinuationToken for the next.
 func (u *User) ListAchievements(ctx context.Context, xuid, titleID string, maxItems int, token string) (Page[Achievement], error) {
 	a := achievementsAPI
 	a.name = "ListAchievements"
+	if err := checkXUID(a, "xuid", xuid); err != nil {
+		return Page[Achievement]{}, err
+	}
+	if err := checkTitle(a, titleID); err != nil {
+		return Page[Achievement]{}, err
+	}
 	q := url.Values{"titleId": {titleID}}
 	if maxItems > 0 {
 		q.Set("maxItems", strconv.Itoa(maxItems))
@@ -52,14 +96,13 @@ func (u *User) ListAchievements(ctx context.Context, xuid, titleID string, maxIt
 	if token != "" {
 		q.Set("continuationToken", token)
 	}
-	var out struct {
-		Achievements []Achievement `json:"achievements"`
-		PagingInfo   struct {
-			ContinuationToken *string `json:"continuationToken"`
-		} `json:"pagingInfo"`
-	}
-	if _, err := u.call(ctx, a, "GET", "/users/xuid("+xuid+")/achievements", q, nil, &out); err != nil {
+	var out achievementsAnswer
+	status, err := u.call(ctx, a, "GET", userPath(xuid, "achievements"), q, nil, &out)
+	if err != nil {
 		return Page[Achievement]{}, err
+	}
+	if out.Achievements == nil || out.PagingInfo == nil {
+		return Page[Achievement]{}, lacks(a, status, `"achievements" and "pagingInfo"`)
 	}
 	return Page[Achievement]{Items: out.Achievements, ContinuationToken: deref(out.PagingInfo.ContinuationToken)}, nil
 }
@@ -73,26 +116,52 @@ func (u *User) AllAchievements(ctx context.Context, xuid, titleID string, pageSi
 }
 
 // GetAchievement returns one achievement
-// (GET /users/xuid(X)/achievements/{scid}/{id}).
+// (GET /users/xuid(X)/achievements/{scid}/{id}). The service answers a list
+// holding it; like XSAPI, any other count is an error.
 func (u *User) GetAchievement(ctx context.Context, xuid, scid, id string) (Achievement, error) {
 	a := achievementsAPI
 	a.name = "GetAchievement"
-	var out struct {
-		Achievement Achievement `json:"achievement"`
+	if err := checkXUID(a, "xuid", xuid); err != nil {
+		return Achievement{}, err
 	}
-	_, err := u.call(ctx, a, "GET", "/users/xuid("+xuid+")/achievements/"+url.PathEscape(scid)+"/"+url.PathEscape(id), nil, nil, &out)
-	return out.Achievement, err
+	scid, err := normSCID(a, "scid", scid)
+	if err != nil {
+		return Achievement{}, err
+	}
+	if id == "" {
+		return Achievement{}, invalid(a, "the achievement id is required")
+	}
+	var out achievementsAnswer
+	status, err := u.call(ctx, a, "GET", userPath(xuid, "achievements", scid, id), nil, nil, &out)
+	if err != nil {
+		return Achievement{}, err
+	}
+	if len(out.Achievements) != 1 {
+		return Achievement{}, lacks(a, status, "exactly one achievement, got "+strconv.Itoa(len(out.Achievements)))
+	}
+	return out.Achievements[0], nil
 }
 
 // UpdateAchievement raises the acting user's progress on an achievement to
 // percent (POST /users/xuid(X)/achievements/{scid}/update). It reports
 // whether anything changed: the service answers 304 when progress was
-// already at or past percent.
+// already at or past percent. The SCID goes lower-cased in path and body and
+// the title as a JSON number, as XSAPI sends them.
 func (u *User) UpdateAchievement(ctx context.Context, scid, id string, percent int) (changed bool, err error) {
 	a := achievementsAPI
 	a.name = "UpdateAchievement"
 	if percent < 0 || percent > 100 {
 		return false, invalid(a, "percent must be 0 to 100")
+	}
+	if err := checkXUID(a, "the acting user", u.xuid); err != nil {
+		return false, err
+	}
+	title, err := strconv.ParseUint(u.c.cfg.TitleID, 10, 32)
+	if err != nil {
+		return false, invalid(a, "Config.TitleID must be a decimal title id for an update")
+	}
+	if scid, err = normSCID(a, "scid", scid); err != nil {
+		return false, err
 	}
 	type progress struct {
 		ID              string `json:"id"`
@@ -101,10 +170,18 @@ func (u *User) UpdateAchievement(ctx context.Context, scid, id string, percent i
 	in := struct {
 		Action          string     `json:"action"`
 		ServiceConfigID string     `json:"serviceConfigId"`
-		TitleID         string     `json:"titleId"`
+		TitleID         uint64     `json:"titleId"`
 		UserID          string     `json:"userId"`
 		Achievements    []progress `json:"achievements"`
-	}{"progressUpdate", scid, u.c.cfg.TitleID, u.xuid, []progress{{id, percent}}}
-	status, err := u.call(ctx, a, "POST", "/users/xuid("+u.xuid+")/achievements/"+url.PathEscape(scid)+"/update", nil, in, nil)
+	}{"progressUpdate", scid, title, u.xuid, []progress{{id, percent}}}
+	status, err := u.call(ctx, a, "POST", userPath(u.xuid, "achievements", scid, "update"), nil, in, nil)
 	return err == nil && status != http.StatusNotModified, err
+}
+
+// checkTitle refuses a title id that is not a decimal 32-bit number.
+func checkTitle(a api, titleID string) error {
+	if _, err := strconv.ParseUint(titleID, 10, 32); err != nil {
+		return invalid(a, "titleId must be a decimal title id, not "+quote(titleID))
+	}
+	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/xblgo/fgrl/hresult"
@@ -64,8 +65,10 @@ var calls = []struct {
 		_, err := u.GetPresenceBatch(ctx, []string{me, other})
 		return err
 	}},
-	{"SetPresence", func(ctx context.Context, u *User) error { return u.SetPresence(ctx, true, "In a match") }},
-	{"GetPeople", func(ctx context.Context, u *User) error { _, err := u.GetPeople(ctx, me); return err }},
+	{"SetPresence", func(ctx context.Context, u *User) error {
+		return u.SetPresence(ctx, true, &RichPresence{Scid: scid, ID: "inMatch", Params: []string{"dust"}})
+	}},
+	{"GetPeople", func(ctx context.Context, u *User) error { _, err := u.GetPeople(ctx, me, 0, 0); return err }},
 	{"CheckPermission", func(ctx context.Context, u *User) error {
 		_, err := u.CheckPermission(ctx, "CommunicateUsingText", other)
 		return err
@@ -99,9 +102,26 @@ var calls = []struct {
 		_, err := u.SendInvites(ctx, SessionRef{scid, "quick", "s1"}, []string{other})
 		return err
 	}},
-	{"CreateMatchTicket", func(ctx context.Context, u *User) error {
-		_, err := u.CreateMatchTicket(ctx, scid, "ranked", map[string]any{"preserveSession": "Always"})
+	{"GetStatLeaderboard", func(ctx context.Context, u *User) error {
+		_, err := u.GetStatLeaderboard(ctx, scid, "kills", 10, "")
 		return err
+	}},
+	{"GetSession", func(ctx context.Context, u *User) error {
+		ref := SessionRef{scid, "quick", "s1"}
+		_, err := u.GetSession(ctx, ref)
+		if errors.Is(err, hresult.HTTP_E_STATUS_NOT_FOUND) { // not written yet
+			if _, _, err = u.WriteSession(ctx, ref, map[string]any{"properties": map[string]any{}}); err == nil {
+				_, err = u.GetSession(ctx, ref)
+			}
+		}
+		return err
+	}},
+	{"CreateMatchTicket", func(ctx context.Context, u *User) error {
+		_, err := u.CreateMatchTicket(ctx, scid, "ranked", MatchTicketRequest{Session: SessionRef{scid, "quick", "s1"}, GiveUp: time.Minute})
+		return err
+	}},
+	{"SubmitReputationFeedback", func(ctx context.Context, u *User) error {
+		return u.SubmitReputationFeedback(ctx, other, Feedback{Type: "PositiveHelpfulPlayer"})
 	}},
 }
 
@@ -168,16 +188,23 @@ func TestErrors4xx(t *testing.T) {
 		{"unknown achievement", func() error { _, err := u.GetAchievement(ctx, me, scid, "99"); return err }(), hresult.HTTP_E_STATUS_NOT_FOUND, 404},
 		{"too many leaderboard rows", func() error { _, err := u.GetLeaderboard(ctx, scid, "x", 5000, ""); return err }(), hresult.HTTP_E_STATUS_BAD_REQUEST, 400},
 		{"bad leaderboard token", func() error { _, err := u.GetLeaderboard(ctx, scid, "x", 0, "zz"); return err }(), hresult.HTTP_E_STATUS_BAD_REQUEST, 400},
-		{"reputation host unknown to the mock", u.SubmitReputationFeedback(ctx, other, "CommsAbusiveVoice", ""), hresult.HTTP_E_STATUS_NOT_FOUND, 404},
+		{"unknown feedback type", u.SubmitReputationFeedback(ctx, other, Feedback{Type: "Rude"}), hresult.HTTP_E_STATUS_BAD_REQUEST, 400},
+		{"xuid not decimal", func() error { _, err := u.GetPresence(ctx, "xuid(1)"); return err }(), hresult.E_INVALIDARG, 0},
+		{"xuid over 64 bits", func() error { _, err := u.GetPresence(ctx, "18446744073709551616"); return err }(), hresult.E_INVALIDARG, 0},
+		{"scid not a GUID", func() error { _, err := u.GetStats(ctx, me, "abc", []string{"kills"}); return err }(), hresult.E_INVALIDARG, 0},
+		{"stat name with a comma", func() error { _, err := u.GetStats(ctx, me, scid, []string{"a,b"}); return err }(), hresult.E_INVALIDARG, 0},
 		{"too many xuids", func() error { _, err := u.GetProfiles(ctx, make([]string, 101), nil); return err }(), hresult.E_INVALIDARG, 0},
+		{"empty xuid", func() error { _, err := u.GetProfiles(ctx, []string{me, ""}, nil); return err }(), hresult.E_INVALIDARG, 0},
 		{"bad percent", func() error { _, err := u.UpdateAchievement(ctx, scid, "1", 101); return err }(), hresult.E_INVALIDARG, 0},
 		{"no setting", func() error { _, err := u.CheckPermission(ctx, "", other); return err }(), hresult.E_INVALIDARG, 0},
 	}
 	for _, tt := range tests {
-		var e *Error
-		if !errors.As(tt.err, &e) || !errors.Is(tt.err, tt.code) || e.StatusCode != tt.status {
-			t.Errorf("%s: %v, want %v (HTTP %d)", tt.name, tt.err, tt.code, tt.status)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			var e *Error
+			if !errors.As(tt.err, &e) || !errors.Is(tt.err, tt.code) || e.StatusCode != tt.status {
+				t.Errorf("%v, want %v (HTTP %d)", tt.err, tt.code, tt.status)
+			}
+		})
 	}
 	// The mock's JSON error body gives the message.
 	_, err := u.GetSession(ctx, SessionRef{scid, "quick", "nope"})
@@ -242,15 +269,15 @@ func TestHeaders(t *testing.T) {
 	ctx := context.Background()
 	u.GetProfiles(ctx, []string{me}, nil)
 	u.GetPresence(ctx, me)
-	u.GetPeople(ctx, me)
+	u.GetPeople(ctx, me, 0, 0)
 	u.ListAchievements(ctx, me, title, 0, "")
-	u.GetSession(ctx, SessionRef{"s", "t", "n"})
-	u.CreateMatchTicket(ctx, "s", "h", map[string]any{})
-	u.GetStats(ctx, me, "s", []string{"a"})
+	u.GetSession(ctx, SessionRef{scid, "t", "n"})
+	u.CreateMatchTicket(ctx, scid, "h", MatchTicketRequest{Session: SessionRef{scid, "t", "n"}, GiveUp: time.Minute})
+	u.GetStats(ctx, me, scid, []string{"a"})
 	type got struct{ Host, URL, Contract, Lang, CT, Sig string }
 	var gots []got
 	for _, r := range rec.reqs {
-		gots = append(gots, got{r.Host, r.URL.Scheme + "://" + r.URL.Host + r.URL.Path, r.Header.Get("x-xbl-contract-version"),
+		gots = append(gots, got{r.Host, r.URL.Scheme + "://" + r.URL.Host + r.URL.EscapedPath(), r.Header.Get("x-xbl-contract-version"),
 			r.Header.Get("Accept-Language"), r.Header.Get("Content-Type"), r.Header.Get("Signature")})
 		if ua := r.Header.Get("User-Agent"); !strings.HasPrefix(ua, "fgrl/"+Version) {
 			t.Errorf("User-Agent %q", ua)
@@ -259,12 +286,12 @@ func TestHeaders(t *testing.T) {
 	json := "application/json; charset=utf-8"
 	want := []got{
 		{"profile.xboxlive.com", "https://profile.xboxlive.com/users/batch/profile/settings", "2", "fr-FR", json, "sig"},
-		{"userpresence.xboxlive.com", "https://userpresence.xboxlive.com/users/xuid(" + me + ")", "3", "fr-FR", "", "sig"},
-		{"social.xboxlive.com", "https://social.xboxlive.com/users/xuid(" + me + ")/people", "3", "fr-FR", "", "sig"},
-		{"achievements.xboxlive.com", "http://127.0.0.1:9/prefix/users/xuid(" + me + ")/achievements", "2", "fr-FR", "", "sig"},
-		{"sessiondirectory.xboxlive.com", "https://sessiondirectory.xboxlive.com/serviceconfigs/s/sessiontemplates/t/sessions/n", "107", "fr-FR", "", "sig"},
-		{"smartmatch.xboxlive.com", "https://smartmatch.xboxlive.com/serviceconfigs/s/hoppers/h", "103", "fr-FR", json, "sig"},
-		{"userstats.xboxlive.com", "https://userstats.xboxlive.com/users/xuid(" + me + ")/scids/s/stats/a", "1", "fr-FR", "", "sig"},
+		{"userpresence.xboxlive.com", "https://userpresence.xboxlive.com/users/xuid(" + me + ")", "3", "fr-FR", json, "sig"},
+		{"social.xboxlive.com", "https://social.xboxlive.com/users/xuid(" + me + ")/people", "3", "fr-FR", json, "sig"},
+		{"achievements.xboxlive.com", "http://127.0.0.1:9/prefix/users/xuid(" + me + ")/achievements", "2", "fr-FR", json, "sig"},
+		{"sessiondirectory.xboxlive.com", "https://sessiondirectory.xboxlive.com/serviceconfigs/" + scid + "/sessiontemplates/t/sessions/n", "107", "fr-FR", json, "sig"},
+		{"smartmatch.xboxlive.com", "https://smartmatch.xboxlive.com/serviceconfigs/" + scid + "/hoppers/h", "103", "fr-FR", json, "sig"},
+		{"userstats.xboxlive.com", "https://userstats.xboxlive.com/users/xuid(" + me + ")/scids/" + scid + "/stats/a", "1", "fr-FR", json, "sig"},
 	}
 	if diff := cmp.Diff(want, gots); diff != "" {
 		t.Errorf("requests mismatch (-want +got):\n%s", diff)
@@ -291,11 +318,11 @@ func TestNonRetryable(t *testing.T) {
 		c := newClient(t, base, &transport.Transport{TitleID: title, DisableBudget: true})
 		u := c.As(me)
 		ctx := context.Background()
-		ref := SessionRef{"s", "t", "n"}
+		ref := SessionRef{scid, "t", "n"}
 		u.WriteSession(ctx, ref, map[string]any{})
 		u.SendInvites(ctx, ref, []string{other})
-		u.CreateMatchTicket(ctx, "s", "h", map[string]any{})
-		u.SubmitReputationFeedback(ctx, other, "CommsAbusiveVoice", "")
+		u.CreateMatchTicket(ctx, scid, "h", MatchTicketRequest{Session: ref, GiveUp: time.Minute})
+		u.SubmitReputationFeedback(ctx, other, Feedback{Type: "CommsAbusiveVoice"})
 		u.GetSession(ctx, ref)
 		// The read is retried: at 0, [2,4), [6,12) s and, with short enough
 		// jitter, once more; the window rule decides.
@@ -354,11 +381,11 @@ func TestStatefulCalls(t *testing.T) {
 	c := newClient(t, mock.NewHandler(), &transport.Transport{TitleID: title, DisableBudget: true})
 	u := c.As(me)
 	ctx := context.Background()
-	if err := u.SetPresence(ctx, true, "In a match"); err != nil {
+	if err := u.SetPresence(ctx, true, &RichPresence{Scid: scid, ID: "inMatch", Params: []string{"dust"}}); err != nil {
 		t.Fatal(err)
 	}
 	p, err := c.As(other).GetPresence(ctx, me)
-	if err != nil || p.State != "Online" || p.Devices[0].Titles[0].Activity.RichPresence != "In a match" {
+	if err != nil || p.State != "Online" || p.Devices[0].Titles[0].Activity.RichPresence != "inMatch(dust)" {
 		t.Errorf("presence after set: %+v, %v", p, err)
 	}
 	if changed, err := u.UpdateAchievement(ctx, scid, "3", 60); !changed || err != nil {
@@ -385,11 +412,11 @@ func TestStatefulCalls(t *testing.T) {
 		t.Errorf("get session: %s, %v", doc, err)
 	}
 	stats, err := u.GetStatsBatch(ctx, []string{me, other}, scid, []string{"kills", "deaths"})
-	if err != nil || len(stats[other]) != 2 {
+	if err != nil || len(stats[other].Stats()) != 2 {
 		t.Errorf("stats batch: %v, %v", stats, err)
 	}
 	perm, err := u.CheckPermission(ctx, "CommunicateUsingText", "0")
-	if err != nil || perm.IsAllowed || perm.Reasons[0].Reason != "BlockedByTarget" {
+	if err != nil || perm.IsAllowed || perm.Reasons[0].Reason != "BlockListRestrictsTarget" {
 		t.Errorf("permission: %+v, %v", perm, err)
 	}
 }

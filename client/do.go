@@ -26,12 +26,13 @@ type api struct {
 	host     string // such as "profile.xboxlive.com"
 	contract string // x-xbl-contract-version
 	once     bool   // not idempotent: XSAPI never retries it
+	rule     string // the limits rule the call counts against, when its path cannot tell
 }
 
 // call sends one request as u and decodes a 2xx JSON answer into out (if not
 // nil). It reports the status of a 2xx answer.
-func (u *User) call(ctx context.Context, a api, method, path string, q url.Values, in, out any) (int, error) {
-	req, err := u.request(ctx, a, method, path, q, in)
+func (u *User) call(ctx context.Context, a api, method string, p reqPath, q url.Values, in, out any) (int, error) {
+	req, err := u.request(ctx, a, method, p, q, in)
 	if err != nil {
 		return 0, err
 	}
@@ -64,7 +65,7 @@ func (u *User) call(ctx context.Context, a api, method, path string, q url.Value
 }
 
 // request builds the request with the headers XSAPI sends.
-func (u *User) request(ctx context.Context, a api, method, path string, q url.Values, in any) (*http.Request, error) {
+func (u *User) request(ctx context.Context, a api, method string, p reqPath, q url.Values, in any) (*http.Request, error) {
 	tok, err := u.c.cfg.Tokens.Token(ctx, u.xuid)
 	if err == nil && tok.Authorization == "" {
 		err = ErrNoToken
@@ -84,10 +85,14 @@ func (u *User) request(ctx context.Context, a api, method, path string, q url.Va
 	if a.once {
 		ctx = transport.NoRetry(ctx)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, u.c.url(a.host, path, q), body)
+	if a.rule != "" {
+		ctx = transport.WithRule(ctx, a.rule)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, "https://"+a.host+"/", body)
 	if err != nil {
 		return nil, &Error{HRESULT: hresult.E_INVALIDARG, Service: a.service, API: a.name, Err: err}
 	}
+	req.URL = u.c.url(a.host, p, q)
 	req.Host = a.host
 	h := req.Header
 	h.Set("Authorization", tok.Authorization)
@@ -98,20 +103,27 @@ func (u *User) request(ctx context.Context, a api, method, path string, q url.Va
 	h.Set("Accept-Language", u.c.cfg.AcceptLanguage)
 	h.Set("Accept", "application/json")
 	h.Set("User-Agent", u.c.userAgent)
-	if in != nil {
-		h.Set("Content-Type", "application/json; charset=utf-8")
-	}
+	h.Set("Content-Type", "application/json; charset=utf-8") // XSAPI sets it on every call
 	return req, nil
 }
 
-// url returns the request URL for host and path, honouring Endpoints.
-func (c *Client) url(host, path string, q url.Values) string {
-	u := url.URL{Scheme: "https", Host: host, Path: path, RawQuery: q.Encode()}
+// url returns the request URL for host and path, honouring Endpoints. The
+// path is escaped once: RawPath holds it as sent.
+func (c *Client) url(host string, p reqPath, q url.Values) *url.URL {
+	u := &url.URL{Scheme: "https", Host: host, Path: p.Path, RawPath: p.Raw, RawQuery: q.Encode()}
 	if o, ok := c.endpoints[host]; ok {
 		u.Scheme, u.Host = o.Scheme, o.Host
-		u.Path = strings.TrimSuffix(o.Path, "/") + path
+		u.Path = strings.TrimSuffix(o.Path, "/") + p.Path
+		u.RawPath = strings.TrimSuffix(o.EscapedPath(), "/") + p.Raw
 	}
-	return u.String()
+	return u
+}
+
+// lacks reports an answer that lacks what the service always sends: the
+// call fails rather than return an empty value with a nil error.
+func lacks(a api, status int, what string) error {
+	return &Error{HRESULT: hresult.E_UNEXPECTED, StatusCode: status, Service: a.service, API: a.name,
+		Message: "the answer lacks " + what}
 }
 
 // transportError describes a call that got no usable response.

@@ -5,13 +5,27 @@ import (
 	"net/url"
 )
 
-var presenceAPI = api{service: "presence", host: "userpresence.xboxlive.com", contract: "3"}
+var (
+	presenceAPI      = api{service: "presence", host: "userpresence.xboxlive.com", contract: "3", rule: "presence/read"}
+	presenceWriteAPI = api{service: "presence", host: "userpresence.xboxlive.com", contract: "3", rule: "presence/write"}
+)
 
 // Presence is a user's presence record.
 type Presence struct {
 	Xuid    string           `json:"xuid"`
 	State   string           `json:"state"` // "Online", "Away", "Offline"
 	Devices []PresenceDevice `json:"devices,omitempty"`
+	// LastSeen is where an offline user was last seen, when the service
+	// knows.
+	LastSeen *LastSeen `json:"lastSeen,omitempty"`
+}
+
+// LastSeen is the last device and title an offline user was seen on.
+type LastSeen struct {
+	DeviceType string `json:"deviceType"`
+	TitleID    string `json:"titleId"`
+	TitleName  string `json:"titleName"`
+	Timestamp  string `json:"timestamp"` // RFC 3339
 }
 
 // PresenceDevice is one device a user is present on.
@@ -25,22 +39,38 @@ type PresenceTitle struct {
 	ID           string            `json:"id"`
 	Name         string            `json:"name"`
 	Placement    string            `json:"placement"`
-	State        string            `json:"state"`
+	State        string            `json:"state"` // "Active" or "Inactive"
 	LastModified string            `json:"lastModified"`
 	Activity     *PresenceActivity `json:"activity,omitempty"`
 }
 
-// PresenceActivity is what the user is doing in a title.
+// PresenceActivity is what the user is doing in a title: the rich presence
+// string the service rendered from the title's configured strings.
 type PresenceActivity struct {
 	RichPresence string `json:"richPresence,omitempty"`
 }
 
-// GetPresence returns one user's presence (GET /users/xuid(X)).
+// RichPresence names one of the rich presence strings configured for the
+// title's service configuration, with the ids of the tokens that fill its
+// placeholders. It is not free text.
+type RichPresence struct {
+	Scid   string   // the service configuration the strings belong to
+	ID     string   // the string's id, such as "playingMap"
+	Params []string // token ids for the string's placeholders
+}
+
+// GetPresence returns one user's presence (GET /users/xuid(X)?level=all).
 func (u *User) GetPresence(ctx context.Context, xuid string) (Presence, error) {
 	a := presenceAPI
 	a.name = "GetPresence"
+	if err := checkXUID(a, "xuid", xuid); err != nil {
+		return Presence{}, err
+	}
 	var p Presence
-	_, err := u.call(ctx, a, "GET", "/users/xuid("+xuid+")", url.Values{"level": {"all"}}, nil, &p)
+	status, err := u.call(ctx, a, "GET", userPath(xuid), url.Values{"level": {"all"}}, nil, &p)
+	if err == nil && (p.Xuid == "" || p.State == "") {
+		return Presence{}, lacks(a, status, `"xuid" and "state"`)
+	}
 	return p, err
 }
 
@@ -49,36 +79,57 @@ func (u *User) GetPresence(ctx context.Context, xuid string) (Presence, error) {
 func (u *User) GetPresenceBatch(ctx context.Context, xuids []string) ([]Presence, error) {
 	a := presenceAPI
 	a.name = "GetPresenceBatch"
-	if err := checkCount(a, "xuids", len(xuids), 1, 1100); err != nil {
+	if err := checkXUIDs(a, "xuids", xuids, 1, 1100); err != nil {
 		return nil, err
 	}
 	in := struct {
-		Users []string `json:"users"`
-		Level string   `json:"level"`
-	}{xuids, "all"}
+		Users            []string `json:"users"`
+		Level            string   `json:"level"`
+		OnlineOnly       bool     `json:"onlineOnly"`
+		BroadcastingOnly bool     `json:"broadcastingOnly"`
+	}{Users: xuids, Level: "all"}
 	var out []Presence
-	_, err := u.call(ctx, a, "POST", "/users/batch", nil, in, &out)
+	status, err := u.call(ctx, a, "POST", path("users", "batch"), nil, in, &out)
+	if err == nil && out == nil {
+		return nil, lacks(a, status, "a list of presence records")
+	}
 	return out, err
 }
 
 // SetPresence sets the acting user's presence in the title: active or not,
-// with an optional rich presence string
+// with an optional rich presence string configured for the title
 // (POST /users/xuid(X)/devices/current/titles/current).
-func (u *User) SetPresence(ctx context.Context, active bool, richPresence string) error {
-	a := presenceAPI
+func (u *User) SetPresence(ctx context.Context, active bool, rich *RichPresence) error {
+	a := presenceWriteAPI
 	a.name = "SetPresence"
-	state := "inactive"
-	if active {
-		state = "active"
+	if err := checkXUID(a, "the acting user", u.xuid); err != nil {
+		return err
+	}
+	type richJSON struct {
+		ID     string   `json:"id"`
+		Scid   string   `json:"scid"`
+		Params []string `json:"params,omitempty"`
+	}
+	type activity struct {
+		RichPresence richJSON `json:"richPresence"`
 	}
 	in := struct {
-		ID       string            `json:"id"`
-		State    string            `json:"state"`
-		Activity *PresenceActivity `json:"activity,omitempty"`
-	}{ID: u.c.cfg.TitleID, State: state}
-	if richPresence != "" {
-		in.Activity = &PresenceActivity{RichPresence: richPresence}
+		State    string    `json:"state"`
+		Activity *activity `json:"activity,omitempty"`
+	}{State: "inactive"}
+	if active {
+		in.State = "active"
 	}
-	_, err := u.call(ctx, a, "POST", "/users/xuid("+u.xuid+")/devices/current/titles/current", nil, in, nil)
+	if rich != nil {
+		scid, err := normSCID(a, "rich presence scid", rich.Scid)
+		if err != nil {
+			return err
+		}
+		if rich.ID == "" {
+			return invalid(a, "the rich presence id is required")
+		}
+		in.Activity = &activity{richJSON{rich.ID, scid, rich.Params}}
+	}
+	_, err := u.call(ctx, a, "POST", userPath(u.xuid, "devices", "current", "titles", "current"), nil, in, nil)
 	return err
 }

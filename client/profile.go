@@ -7,11 +7,13 @@ import (
 	"github.com/xblgo/fgrl/hresult"
 )
 
-var profileAPI = api{service: "profile", host: "profile.xboxlive.com", contract: "2"}
+var profileAPI = api{service: "profile", host: "profile.xboxlive.com", contract: "2", rule: "profile"}
 
 // Profile is one user's profile settings.
 type Profile struct {
 	Xuid string
+	// IsSponsoredUser marks a guest account sponsored by another user.
+	IsSponsoredUser bool
 	// Settings maps a setting name ("Gamertag", "Gamerscore",
 	// "GameDisplayPicRaw", ...) to its value.
 	Settings map[string]string
@@ -22,28 +24,36 @@ type Profile struct {
 func (u *User) GetProfiles(ctx context.Context, xuids, settings []string) ([]Profile, error) {
 	a := profileAPI
 	a.name = "GetProfiles"
-	if err := checkCount(a, "xuids", len(xuids), 1, 100); err != nil {
+	if err := checkXUIDs(a, "xuids", xuids, 1, 100); err != nil {
 		return nil, err
 	}
 	var out struct {
 		ProfileUsers []struct {
-			ID       string `json:"id"`
-			Settings []struct {
+			ID              string `json:"id"`
+			IsSponsoredUser bool   `json:"isSponsoredUser"`
+			Settings        []struct {
 				ID    string `json:"id"`
 				Value string `json:"value"`
 			} `json:"settings"`
 		} `json:"profileUsers"`
 	}
+	if settings == nil {
+		settings = []string{}
+	}
 	in := struct {
 		UserIDs  []string `json:"userIds"`
 		Settings []string `json:"settings"`
 	}{xuids, settings}
-	if _, err := u.call(ctx, a, "POST", "/users/batch/profile/settings", nil, in, &out); err != nil {
+	status, err := u.call(ctx, a, "POST", path("users", "batch", "profile", "settings"), nil, in, &out)
+	if err != nil {
 		return nil, err
+	}
+	if out.ProfileUsers == nil {
+		return nil, lacks(a, status, `"profileUsers"`)
 	}
 	profiles := make([]Profile, 0, len(out.ProfileUsers))
 	for _, pu := range out.ProfileUsers {
-		p := Profile{Xuid: pu.ID, Settings: make(map[string]string, len(pu.Settings))}
+		p := Profile{Xuid: pu.ID, IsSponsoredUser: pu.IsSponsoredUser, Settings: make(map[string]string, len(pu.Settings))}
 		for _, s := range pu.Settings {
 			p.Settings[s.ID] = s.Value
 		}

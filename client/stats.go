@@ -9,8 +9,11 @@ import (
 )
 
 var (
-	statsAPI       = api{service: "userstats", host: "userstats.xboxlive.com", contract: "1"}
-	leaderboardAPI = api{service: "leaderboards", host: "leaderboards.xboxlive.com", contract: "1"}
+	statsAPI = api{service: "userstats", host: "userstats.xboxlive.com", contract: "1", rule: "stats-read"}
+	// Event-based stats leaderboards are contract 3.1, title-managed stat
+	// leaderboards 4.1 (XSAPI leaderboard_service.cpp).
+	leaderboardAPI     = api{service: "leaderboards", host: "leaderboards.xboxlive.com", contract: "3.1", rule: "leaderboards"}
+	statLeaderboardAPI = api{service: "leaderboards", host: "leaderboards.xboxlive.com", contract: "4.1", rule: "leaderboards"}
 )
 
 // Stat is one statistic value.
@@ -20,15 +23,20 @@ type Stat struct {
 	Value string `json:"value"`
 }
 
-type statsUser struct {
-	Xuid  string `json:"xuid"`
-	Scids []struct {
-		Scid  string `json:"scid"`
-		Stats []Stat `json:"stats"`
-	} `json:"scids"`
+// UserStats are one user's statistics, per service configuration.
+type UserStats struct {
+	Xuid  string      `json:"xuid"`
+	Scids []ScidStats `json:"scids"`
 }
 
-func (s statsUser) stats() []Stat {
+// ScidStats are the statistics of one service configuration.
+type ScidStats struct {
+	Scid  string `json:"scid"`
+	Stats []Stat `json:"stats"`
+}
+
+// Stats returns every statistic of s, in order.
+func (s UserStats) Stats() []Stat {
 	var out []Stat
 	for _, sc := range s.Scids {
 		out = append(out, sc.Stats...)
@@ -37,29 +45,51 @@ func (s statsUser) stats() []Stat {
 }
 
 // GetStats returns named statistics of one user
-// (GET /users/xuid(X)/scids/{scid}/stats/{names}).
-func (u *User) GetStats(ctx context.Context, xuid, scid string, names []string) ([]Stat, error) {
+// (GET /users/xuid(X)/scids/{scid}/stats/{a,b}, contract 1). The answer's
+// root is the user: {"xuid", "scids": [{"scid", "stats"}]}.
+func (u *User) GetStats(ctx context.Context, xuid, scid string, names []string) (UserStats, error) {
 	a := statsAPI
 	a.name = "GetStats"
+	scid, err := u.checkStatsArgs(a, xuid, scid, names)
+	if err != nil {
+		return UserStats{}, err
+	}
+	var out UserStats
+	status, err := u.call(ctx, a, "GET", userPath(xuid, "scids", scid, "stats", strings.Join(names, ",")), nil, nil, &out)
+	if err != nil {
+		return UserStats{}, err
+	}
+	if out.Xuid == "" || out.Scids == nil {
+		return UserStats{}, lacks(a, status, `"xuid" and "scids"`)
+	}
+	return out, nil
+}
+
+func (u *User) checkStatsArgs(a api, xuid, scid string, names []string) (string, error) {
+	if err := checkXUID(a, "xuid", xuid); err != nil {
+		return "", err
+	}
 	if err := checkCount(a, "names", len(names), 1, 100); err != nil {
-		return nil, err
+		return "", err
 	}
-	var out struct {
-		User statsUser `json:"user"`
+	for _, n := range names {
+		if n == "" || strings.ContainsAny(n, ",/") {
+			return "", invalid(a, "a stat name may not be empty or hold ',' or '/': "+quote(n))
+		}
 	}
-	path := "/users/xuid(" + xuid + ")/scids/" + url.PathEscape(scid) + "/stats/" + url.PathEscape(strings.Join(names, ","))
-	if _, err := u.call(ctx, a, "GET", path, nil, nil, &out); err != nil {
-		return nil, err
-	}
-	return out.User.stats(), nil
+	return normSCID(a, "scid", scid)
 }
 
 // GetStatsBatch returns named statistics of 1 to 100 users, by xuid
-// (POST /batch).
-func (u *User) GetStatsBatch(ctx context.Context, xuids []string, scid string, names []string) (map[string][]Stat, error) {
+// (POST /batch?operation=read, contract 1).
+func (u *User) GetStatsBatch(ctx context.Context, xuids []string, scid string, names []string) (map[string]UserStats, error) {
 	a := statsAPI
 	a.name = "GetStatsBatch"
-	if err := checkCount(a, "xuids", len(xuids), 1, 100); err != nil {
+	if err := checkXUIDs(a, "xuids", xuids, 1, 100); err != nil {
+		return nil, err
+	}
+	scid, err := u.checkStatsArgs(a, xuids[0], scid, names)
+	if err != nil {
 		return nil, err
 	}
 	type scidStats struct {
@@ -71,33 +101,92 @@ func (u *User) GetStatsBatch(ctx context.Context, xuids []string, scid string, n
 		RequestedScids []scidStats `json:"requestedscids"`
 	}{xuids, []scidStats{{scid, names}}}
 	var out struct {
-		Users []statsUser `json:"users"`
+		Users []UserStats `json:"users"`
 	}
-	if _, err := u.call(ctx, a, "POST", "/batch", nil, in, &out); err != nil {
+	status, err := u.call(ctx, a, "POST", path("batch"), url.Values{"operation": {"read"}}, in, &out)
+	if err != nil {
 		return nil, err
 	}
-	m := make(map[string][]Stat, len(out.Users))
+	if out.Users == nil {
+		return nil, lacks(a, status, `"users"`)
+	}
+	m := make(map[string]UserStats, len(out.Users))
 	for _, su := range out.Users {
-		m[su.Xuid] = su.stats()
+		m[su.Xuid] = su
 	}
 	return m, nil
 }
 
 // LeaderboardRow is one ranked user.
 type LeaderboardRow struct {
-	Xuid       string   `json:"xuid"`
-	Gamertag   string   `json:"gamertag"`
-	Rank       int      `json:"rank"`
-	Percentile float64  `json:"percentile"`
-	Values     []string `json:"values"`
+	Xuid     string `json:"xuid"`
+	Gamertag string `json:"gamertag"`
+	// UniqueModernGamertag is the gamertag with its suffix, such as
+	// "Name#1234".
+	UniqueModernGamertag string  `json:"uniquemoderngamertag"`
+	Rank                 int     `json:"rank"`
+	GlobalRank           int     `json:"globalrank"` // 0 when the service sent none
+	Percentile           float64 `json:"percentile"` // 1.0 is the top
+	// Value is the row's score. Contract 3.1 answers send it as "value";
+	// older ones as "values", whose first element fills Value.
+	Value  string   `json:"value"`
+	Values []string `json:"values,omitempty"`
 }
 
-// GetLeaderboard returns one page of a leaderboard, such as
-// "stat(kills)" (GET /scids/{scid}/leaderboards/{name}). maxItems 0 lets
-// the service choose.
-func (u *User) GetLeaderboard(ctx context.Context, scid, name string, maxItems int, token string) (Page[LeaderboardRow], error) {
+// Leaderboard is one page of a leaderboard.
+type Leaderboard struct {
+	Page[LeaderboardRow]
+	// TotalCount is the number of rows in the whole leaderboard.
+	TotalCount int
+	// Column names the ranked statistic and its type ("Integer", "Double",
+	// "String").
+	Column LeaderboardColumn
+}
+
+// LeaderboardColumn describes the ranked statistic.
+type LeaderboardColumn struct {
+	StatName string `json:"statName"`
+	Type     string `json:"type"`
+}
+
+type leaderboardAnswer struct {
+	PagingInfo *struct {
+		ContinuationToken *string `json:"continuationToken"`
+	} `json:"pagingInfo"`
+	LeaderboardInfo *struct {
+		TotalCount       int               `json:"totalCount"`
+		ColumnDefinition LeaderboardColumn `json:"columnDefinition"`
+	} `json:"leaderboardInfo"`
+	UserList []LeaderboardRow `json:"userList"`
+}
+
+// GetLeaderboard returns one page of an event-based stats leaderboard
+// configured for the title (GET /scids/{scid}/leaderboards/{name}, contract
+// 3.1). maxItems 0 lets the service choose; pass the previous page's
+// ContinuationToken for the next.
+func (u *User) GetLeaderboard(ctx context.Context, scid, name string, maxItems int, token string) (Leaderboard, error) {
 	a := leaderboardAPI
 	a.name = "GetLeaderboard"
+	return u.leaderboard(ctx, a, scid, name, name, maxItems, token)
+}
+
+// GetStatLeaderboard returns one page of the global leaderboard of a
+// title-managed statistic (GET /scids/{scid}/leaderboards/stat({stat}),
+// contract 4.1).
+func (u *User) GetStatLeaderboard(ctx context.Context, scid, stat string, maxItems int, token string) (Leaderboard, error) {
+	a := statLeaderboardAPI
+	a.name = "GetStatLeaderboard"
+	return u.leaderboard(ctx, a, scid, stat, "stat("+stat+")", maxItems, token)
+}
+
+func (u *User) leaderboard(ctx context.Context, a api, scid, name, seg string, maxItems int, token string) (Leaderboard, error) {
+	scid, err := normSCID(a, "scid", scid)
+	if err != nil {
+		return Leaderboard{}, err
+	}
+	if name == "" || maxItems < 0 {
+		return Leaderboard{}, invalid(a, "the leaderboard name is required and maxItems may not be negative")
+	}
 	q := url.Values{}
 	if maxItems > 0 {
 		q.Set("maxItems", strconv.Itoa(maxItems))
@@ -105,21 +194,32 @@ func (u *User) GetLeaderboard(ctx context.Context, scid, name string, maxItems i
 	if token != "" {
 		q.Set("continuationToken", token)
 	}
-	var out struct {
-		PagingInfo struct {
-			ContinuationToken *string `json:"continuationToken"`
-		} `json:"pagingInfo"`
-		UserList []LeaderboardRow `json:"userList"`
+	var out leaderboardAnswer
+	status, err := u.call(ctx, a, "GET", path("scids", scid, "leaderboards", seg), q, nil, &out)
+	if err != nil {
+		return Leaderboard{}, err
 	}
-	if _, err := u.call(ctx, a, "GET", "/scids/"+url.PathEscape(scid)+"/leaderboards/"+url.PathEscape(name), q, nil, &out); err != nil {
-		return Page[LeaderboardRow]{}, err
+	if out.LeaderboardInfo == nil || out.UserList == nil {
+		return Leaderboard{}, lacks(a, status, `"leaderboardInfo" and "userList"`)
 	}
-	return Page[LeaderboardRow]{Items: out.UserList, ContinuationToken: deref(out.PagingInfo.ContinuationToken)}, nil
+	for i := range out.UserList {
+		if r := &out.UserList[i]; r.Value == "" && len(r.Values) > 0 {
+			r.Value = r.Values[0]
+		}
+	}
+	lb := Leaderboard{Page: Page[LeaderboardRow]{Items: out.UserList}, TotalCount: out.LeaderboardInfo.TotalCount,
+		Column: out.LeaderboardInfo.ColumnDefinition}
+	if out.PagingInfo != nil {
+		lb.ContinuationToken = deref(out.PagingInfo.ContinuationToken)
+	}
+	return lb, nil
 }
 
-// AllLeaderboard iterates over a whole leaderboard, pageSize rows a request.
+// AllLeaderboard iterates over a whole event-based leaderboard, pageSize
+// rows a request.
 func (u *User) AllLeaderboard(ctx context.Context, scid, name string, pageSize int) iter.Seq2[LeaderboardRow, error] {
 	return pages(ctx, func(ctx context.Context, token string) (Page[LeaderboardRow], error) {
-		return u.GetLeaderboard(ctx, scid, name, pageSize, token)
+		lb, err := u.GetLeaderboard(ctx, scid, name, pageSize, token)
+		return lb.Page, err
 	})
 }

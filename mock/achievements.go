@@ -1,15 +1,21 @@
 package mock
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 )
 
-// The achievements service (contract version 2):
+// The achievements service (contract 2), in the shapes of
+// OpenXbox/xbox-webapi-python tests/data/responses/achievements_one_details.json:
 // GET /users/xuid(N)/achievements?titleId=T&maxItems=M&continuationToken=C,
-// GET /users/xuid(N)/achievements/{scid}/{id}, and
+// GET /users/xuid(N)/achievements/{scid}/{id} (a list of one), and
 // POST /users/xuid(N)/achievements/{scid}/update, whose progress persists.
+// The service compares SCIDs case-sensitively (XSAPI
+// achievement_service_internal.cpp): an update must name the caller's title's
+// SCID in lower case, in path and body, or it is refused with 403.
 
 const achievementsPerTitle = 5
 
@@ -20,12 +26,24 @@ type achievement struct {
 	TitleAssociations []titleAssociation `json:"titleAssociations"`
 	ProgressState     string             `json:"progressState"`
 	Progression       progression        `json:"progression"`
+	MediaAssets       []mediaAsset       `json:"mediaAssets"`
+	Platforms         []string           `json:"platforms"`
+	IsSecret          bool               `json:"isSecret"`
+	Description       string             `json:"description"`
+	LockedDescription string             `json:"lockedDescription"`
+	ProductID         string             `json:"productId"`
+	AchievementType   string             `json:"achievementType"`
+	ParticipationType string             `json:"participationType"`
+	TimeWindow        *struct{}          `json:"timeWindow"`
 	Rewards           []reward           `json:"rewards"`
+	EstimatedTime     string             `json:"estimatedTime"`
+	Deeplink          *string            `json:"deeplink"`
+	IsRevoked         bool               `json:"isRevoked"`
 }
 
 type titleAssociation struct {
 	Name string `json:"name"`
-	ID   int64  `json:"id"`
+	ID   uint32 `json:"id"`
 }
 
 type progression struct {
@@ -34,19 +52,37 @@ type progression struct {
 }
 
 type requirement struct {
-	ID      string `json:"id"`
-	Current string `json:"current"`
-	Target  string `json:"target"`
+	ID                    string  `json:"id"`
+	Current               *string `json:"current"` // null before any progress
+	Target                string  `json:"target"`
+	OperationType         string  `json:"operationType"`
+	ValueType             string  `json:"valueType"`
+	RuleParticipationType string  `json:"ruleParticipationType"`
+}
+
+type mediaAsset struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+	URL  string `json:"url"`
 }
 
 type reward struct {
-	Value string `json:"value"`
-	Type  string `json:"type"`
+	Name        *string   `json:"name"`
+	Description *string   `json:"description"`
+	Value       string    `json:"value"`
+	Type        string    `json:"type"`
+	MediaAsset  *struct{} `json:"mediaAsset"`
+	ValueType   string    `json:"valueType"`
 }
 
 type pagingInfo struct {
 	ContinuationToken *string `json:"continuationToken"`
 	TotalRecords      int     `json:"totalRecords"`
+}
+
+type achievementList struct {
+	Achievements []achievement `json:"achievements"`
+	PagingInfo   pagingInfo    `json:"pagingInfo"`
 }
 
 func achievementRoutes() []route {
@@ -58,119 +94,171 @@ func achievementRoutes() []route {
 	}
 }
 
-// SCID returns the service configuration ID the mock gives a title.
+// SCID returns the service configuration ID the mock gives a title unless
+// WithSCID names another: lower-case hex, as the service stores SCIDs.
 func SCID(titleID string) string {
 	n, _ := strconv.ParseUint(titleID, 10, 64)
 	return fmt.Sprintf("00000000-0000-0000-0000-%012x", n)
 }
 
+// scidOf returns the SCID of a title: WithSCID's, else SCID's.
+func (h *Handler) scidOf(title string) string {
+	if s, ok := h.cfg.scids[title]; ok {
+		return s
+	}
+	return SCID(title)
+}
+
 func (h *Handler) achievementsOf(xuid, title string) []achievement {
+	scid := h.scidOf(title)
 	h.state.mu.Lock()
 	progress := h.state.progress[xuid+"/"+title]
 	out := make([]achievement, achievementsPerTitle)
 	for i := range out {
 		id := strconv.Itoa(i + 1)
-		out[i] = makeAchievement(title, id, progress[id])
+		out[i] = makeAchievement(title, scid, id, progress[id])
 	}
 	h.state.mu.Unlock()
 	return out
 }
 
-func makeAchievement(title, id string, pct int) achievement {
-	tid, _ := strconv.ParseInt(title, 10, 64)
-	state := "NotStarted"
+func makeAchievement(title, scid, id string, pct int) achievement {
+	tid, _ := strconv.ParseUint(title, 10, 32)
+	state, unlocked := "NotStarted", "0001-01-01T00:00:00.0000000Z"
+	var current *string
 	switch {
 	case pct >= 100:
-		state = "Achieved"
+		state, unlocked = "Achieved", "2024-01-01T00:00:00.0000000Z"
 	case pct > 0:
 		state = "InProgress"
 	}
+	if pct > 0 {
+		s := strconv.Itoa(pct)
+		current = &s
+	}
 	return achievement{
-		ID: id, ServiceConfigID: SCID(title), Name: "Achievement " + id,
-		TitleAssociations: []titleAssociation{{Name: "Title " + title, ID: tid}},
+		ID: id, ServiceConfigID: scid, Name: "Achievement " + id,
+		TitleAssociations: []titleAssociation{{Name: "Title " + title, ID: uint32(tid)}},
 		ProgressState:     state,
-		Progression: progression{Requirements: []requirement{{ID: "00000000-0000-0000-0000-000000000000",
-			Current: strconv.Itoa(pct), Target: "100"}}, TimeUnlocked: "0001-01-01T00:00:00.0000000Z"},
-		Rewards: []reward{{Value: "10", Type: "Gamerscore"}},
+		Progression: progression{Requirements: []requirement{{ID: "00000000-0000-0000-0000-00000000000" + id,
+			Current: current, Target: "100", OperationType: "Sum", ValueType: "Integer", RuleParticipationType: "Individual"}},
+			TimeUnlocked: unlocked},
+		MediaAssets:       []mediaAsset{{Name: id + ".png", Type: "Icon", URL: "https://images-eds.xboxlive.com/image?url=mock-" + id}},
+		Platforms:         []string{"Durango"},
+		Description:       "Unlocked achievement " + id + ".",
+		LockedDescription: "Unlock achievement " + id + ".",
+		ProductID:         "00000000-0000-0000-0000-000000000000",
+		AchievementType:   "Persistent", ParticipationType: "Individual",
+		Rewards:       []reward{{Value: "10", Type: "Gamerscore", ValueType: "Int"}},
+		EstimatedTime: "00:00:00",
 	}
 }
 
 func serveAchievements(h *Handler, c *call) {
-	q := c.r.URL.Query()
-	title := q.Get("titleId")
+	title := c.r.URL.Query().Get("titleId")
 	if title == "" {
 		title = c.id.title
+	}
+	if _, err := strconv.ParseUint(title, 10, 32); err != nil {
+		writeError(c.w, http.StatusBadRequest, "BadRequest", "titleId must be a decimal title id")
+		return
 	}
 	all := h.achievementsOf(c.params[0], title)
 	start, end, next, ok := page(c, len(all))
 	if !ok {
 		return
 	}
-	writeJSON(c.w, http.StatusOK, struct {
-		Achievements []achievement `json:"achievements"`
-		PagingInfo   pagingInfo    `json:"pagingInfo"`
-	}{all[start:end], pagingInfo{next, len(all)}})
+	writeJSON(c.w, http.StatusOK, achievementList{all[start:end], pagingInfo{next, len(all)}})
 }
 
 func serveAchievement(h *Handler, c *call) {
 	scid, id := c.params[1], c.params[2]
-	if scid != SCID(c.id.title) {
+	if scid != h.scidOf(c.id.title) {
 		writeError(c.w, http.StatusNotFound, "NotFound", "no such service configuration")
 		return
 	}
 	for _, a := range h.achievementsOf(c.params[0], c.id.title) {
 		if a.ID == id {
-			writeJSON(c.w, http.StatusOK, struct {
-				Achievement achievement `json:"achievement"`
-			}{a})
+			writeJSON(c.w, http.StatusOK, achievementList{[]achievement{a}, pagingInfo{nil, 1}})
 			return
 		}
 	}
 	writeError(c.w, http.StatusNotFound, "NotFound", "no such achievement")
 }
 
+// achievementUpdate is the body of an update, as XSAPI writes it.
+type achievementUpdate struct {
+	Action          string          `json:"action"`
+	ServiceConfigID string          `json:"serviceConfigId"`
+	TitleID         json.RawMessage `json:"titleId"`
+	UserID          string          `json:"userId"`
+	Achievements    []struct {
+		ID              string `json:"id"`
+		PercentComplete int    `json:"percentComplete"`
+	} `json:"achievements"`
+}
+
+// check returns the status and message refusing u, or 0.
+func (u *achievementUpdate) check(h *Handler, c *call) (int, string) {
+	var title uint32
+	switch {
+	case u.Action != "progressUpdate":
+		return http.StatusBadRequest, `action must be "progressUpdate"`
+	case json.Unmarshal(u.TitleID, &title) != nil:
+		return http.StatusBadRequest, "titleId must be a JSON number"
+	case u.UserID != c.id.xuid || c.params[0] != c.id.xuid:
+		return http.StatusForbidden, "a user may update only their own achievements"
+	case strconv.FormatUint(uint64(title), 10) != c.id.title:
+		return http.StatusForbidden, "titleId is not the caller's title"
+	case c.params[1] != h.scidOf(c.id.title) || u.ServiceConfigID != c.params[1]:
+		return http.StatusForbidden, "the service configuration is not the caller's title's"
+	case len(u.Achievements) == 0:
+		return http.StatusBadRequest, "achievements is empty"
+	}
+	for _, a := range u.Achievements {
+		n, err := strconv.Atoi(a.ID)
+		if err != nil || n < 1 || n > achievementsPerTitle || a.PercentComplete < 0 || a.PercentComplete > 100 {
+			return http.StatusBadRequest, "unknown achievement or percentComplete outside 0..100"
+		}
+	}
+	return 0, ""
+}
+
 func serveAchievementUpdate(h *Handler, c *call) {
-	xuid := c.params[0]
-	if xuid != c.id.xuid {
-		writeError(c.w, http.StatusForbidden, "Forbidden", "a user may update only their own achievements")
-		return
-	}
-	var req struct {
-		Achievements []struct {
-			ID              string `json:"id"`
-			PercentComplete int    `json:"percentComplete"`
-		} `json:"achievements"`
-	}
+	var req achievementUpdate
 	if !c.decode(h, &req) {
 		return
 	}
-	changed := false
+	if status, msg := req.check(h, c); status != 0 {
+		writeError(c.w, status, strings.ReplaceAll(http.StatusText(status), " ", ""), msg)
+		return
+	}
+	if !h.raiseProgress(c.id.xuid+"/"+c.id.title, &req) {
+		c.w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	c.w.WriteHeader(http.StatusOK)
+}
+
+// raiseProgress stores the update and reports whether anything rose:
+// progress never goes back.
+func (h *Handler) raiseProgress(key string, u *achievementUpdate) bool {
 	h.state.mu.Lock()
-	key := xuid + "/" + c.id.title
+	defer h.state.mu.Unlock()
 	room(h.state, h.state.progress, key)
 	p := h.state.progress[key]
 	if p == nil {
 		p = make(map[string]int)
 		h.state.progress[key] = p
 	}
-	for _, a := range req.Achievements {
-		n, err := strconv.Atoi(a.ID)
-		if err != nil || n < 1 || n > achievementsPerTitle || a.PercentComplete < 0 || a.PercentComplete > 100 {
-			h.state.mu.Unlock()
-			writeError(c.w, http.StatusBadRequest, "BadRequest", "unknown achievement or percentComplete outside 0..100")
-			return
-		}
-		if a.PercentComplete > p[a.ID] { // progress never goes back
+	changed := false
+	for _, a := range u.Achievements {
+		if a.PercentComplete > p[a.ID] {
 			p[a.ID] = a.PercentComplete
 			changed = true
 		}
 	}
-	h.state.mu.Unlock()
-	if !changed {
-		c.w.WriteHeader(http.StatusNotModified)
-		return
-	}
-	c.w.WriteHeader(http.StatusOK)
+	return changed
 }
 
 // page reads maxItems and continuationToken (an offset) for a list of total

@@ -52,6 +52,7 @@ func NewHandler(opts ...Option) *Handler {
 		now:        time.Now,
 		legacy:     make(map[string]bool),
 		publishers: make(map[string]string),
+		scids:      make(map[string]string),
 		maxBody:    1 << 20,
 	}
 	for _, o := range opts {

@@ -2,14 +2,25 @@ package mock
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 )
 
-// The multiplayer session directory:
-// GET and PUT /serviceconfigs/{scid}/sessiontemplates/{template}/sessions/{name}.
-// A PUT stores the session document (a JSON object) and answers 201 when it
-// creates it, 200 when it replaces it; a GET returns it or 404.
+// The multiplayer session directory, contract 107 (XSAPI
+// multiplayer_service.cpp; Tests/UnitTests/Tests/Services/TestResponses/
+// Multiplayer.json):
+// GET and PUT /serviceconfigs/{scid}/sessiontemplates/{template}/sessions/{name},
+// POST /handles (an invite) and POST /handles/query (search).
+//
+// A PUT merges the write into the session: constants are set when the
+// session is created, properties' "system" and "custom" objects are merged
+// key by key, and members are added, changed or (null) removed, "me" standing
+// for the caller. The answer is the whole session as stored, with the
+// service's own fields (contractVersion, correlationId, changeNumber,
+// startTime, membersInfo): 201 when it created the session, 200 otherwise.
 
 func mpsdRoutes() []route {
 	p := re(`/serviceconfigs/([^/]+)/sessiontemplates/([^/]+)/sessions/([^/]+)`)
@@ -25,28 +36,67 @@ func searchHandleRoutes() []route {
 	return []route{{http.MethodPost, re(`/handles/query`), serveHandleQuery}}
 }
 
-// serveCreateHandle creates an invite (or activity) handle: 201 with its id.
+const (
+	mpsdContract    = 107
+	inviteLifetime  = time.Hour
+	maxSessionBytes = 64 << 10 // a session document's size
+)
+
+type sessionRef struct {
+	Scid         string `json:"scid"`
+	TemplateName string `json:"templateName"`
+	Name         string `json:"name"`
+}
+
+func (r *sessionRef) valid() bool { return r.Scid != "" && r.TemplateName != "" && r.Name != "" }
+
+type inviteHandle struct {
+	Type             string         `json:"type"`
+	SessionRef       sessionRef     `json:"sessionRef"`
+	Version          int            `json:"version"`
+	InviteAttributes map[string]any `json:"inviteAttributes"`
+	Expiration       string         `json:"expiration"`
+	ID               string         `json:"id"`
+	InvitedXuid      string         `json:"invitedXuid"`
+	SenderXuid       string         `json:"senderXuid"`
+}
+
+// serveCreateHandle creates an invite handle: 201 with the handle.
 func serveCreateHandle(h *Handler, c *call) {
 	var req struct {
-		Type       string `json:"type"`
-		SessionRef struct {
-			Scid         string `json:"scid"`
-			TemplateName string `json:"templateName"`
-			Name         string `json:"name"`
-		} `json:"sessionRef"`
-		InvitedXuid string `json:"invitedXuid"`
+		Type             string         `json:"type"`
+		SessionRef       sessionRef     `json:"sessionRef"`
+		Version          int            `json:"version"`
+		InvitedXuid      string         `json:"invitedXuid"`
+		InviteAttributes map[string]any `json:"inviteAttributes"`
 	}
 	if !c.decode(h, &req) {
 		return
 	}
-	if req.Type == "" || req.SessionRef.Name == "" {
-		writeError(c.w, http.StatusBadRequest, "BadRequest", "type and sessionRef are required")
+	title, _ := req.InviteAttributes["titleId"].(string)
+	switch {
+	case req.Type != "invite" || req.Version != 1 || !req.SessionRef.valid():
+		writeError(c.w, http.StatusBadRequest, "BadRequest", `type "invite", version 1 and a sessionRef are required`)
+		return
+	case !decimal(req.InvitedXuid):
+		writeError(c.w, http.StatusBadRequest, "BadRequest", "invitedXuid must be a decimal XUID")
+		return
+	case title != c.id.title:
+		writeError(c.w, http.StatusBadRequest, "BadRequest", "inviteAttributes.titleId must be the caller's title, as a string")
 		return
 	}
-	writeJSON(c.w, http.StatusCreated, struct {
-		ID   string `json:"id"`
-		Type string `json:"type"`
-	}{"handle-" + req.SessionRef.Name + "-" + req.InvitedXuid, req.Type})
+	now := h.cfg.now().UTC()
+	writeJSON(c.w, http.StatusCreated, inviteHandle{
+		Type: "invite", SessionRef: req.SessionRef, Version: 1, InviteAttributes: req.InviteAttributes,
+		Expiration:  now.Add(inviteLifetime).Format(time.RFC3339Nano),
+		ID:          fmt.Sprintf("%08x-0000-4000-8000-%012x", statValue(req.SessionRef.Name, req.InvitedXuid), now.UnixNano()&0xffffffffffff),
+		InvitedXuid: req.InvitedXuid, SenderXuid: c.id.xuid,
+	})
+}
+
+func decimal(s string) bool {
+	_, err := strconv.ParseUint(s, 10, 64)
+	return err == nil
 }
 
 func serveHandleQuery(h *Handler, c *call) {
@@ -57,22 +107,6 @@ func serveHandleQuery(h *Handler, c *call) {
 	writeJSON(c.w, http.StatusOK, struct {
 		Results []json.RawMessage `json:"results"`
 	}{[]json.RawMessage{}})
-}
-
-func smartmatchRoutes() []route {
-	return []route{{http.MethodPost, re(`/serviceconfigs/([^/]+)/hoppers/([^/]+)`), serveCreateTicket}}
-}
-
-// serveCreateTicket creates a SmartMatch ticket.
-func serveCreateTicket(h *Handler, c *call) {
-	var req map[string]json.RawMessage
-	if !c.decode(h, &req) {
-		return
-	}
-	writeJSON(c.w, http.StatusOK, struct {
-		TicketID string `json:"ticketId"`
-		WaitTime int    `json:"waitTime"`
-	}{"ticket-" + c.id.xuid + "-" + c.params[1], 60})
 }
 
 func sessionKey(c *call) string {
@@ -87,32 +121,72 @@ func serveGetSession(h *Handler, c *call) {
 		writeError(c.w, http.StatusNotFound, "NotFound", "no such session")
 		return
 	}
-	c.w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	c.w.WriteHeader(http.StatusOK)
-	c.w.Write(doc)
+	writeRaw(c.w, http.StatusOK, doc)
 }
 
 func servePutSession(h *Handler, c *call) {
-	var doc map[string]json.RawMessage
-	if !c.decode(h, &doc) {
+	var write sessionWrite
+	if !c.decode(h, &write) {
 		return
 	}
-	if doc == nil {
-		writeError(c.w, http.StatusBadRequest, "BadRequest", "the session must be a JSON object")
+	if write.Members == nil && write.Properties == nil && write.Constants == nil {
+		writeError(c.w, http.StatusBadRequest, "BadRequest", "the session write is empty or not a JSON object")
 		return
 	}
-	b, _ := json.Marshal(doc)
 	key := sessionKey(c)
 	h.state.mu.Lock()
-	_, existed := h.state.sessions[key]
-	room(h.state, h.state.sessions, key)
-	h.state.sessions[key] = b
+	old, existed := h.state.sessions[key]
+	doc, err := mergeSession(old, &write, joiner{c.id.xuid, c.id.title, h.cfg.now().UTC()})
+	if err == nil && len(doc) > maxSessionBytes {
+		err = fmt.Errorf("the session would be larger than %d bytes", maxSessionBytes)
+	}
+	if err == nil {
+		room(h.state, h.state.sessions, key)
+		h.state.sessions[key] = doc
+	}
 	h.state.mu.Unlock()
+	if err != nil {
+		writeError(c.w, http.StatusBadRequest, "BadRequest", err.Error())
+		return
+	}
 	status := http.StatusCreated
 	if existed {
 		status = http.StatusOK
 	}
-	c.w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	c.w.WriteHeader(status)
-	c.w.Write(b)
+	writeRaw(c.w, status, doc)
+}
+
+func writeRaw(w http.ResponseWriter, status int, b []byte) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+func smartmatchRoutes() []route {
+	return []route{{http.MethodPost, re(`/serviceconfigs/([^/]+)/hoppers/([^/]+)`), serveCreateTicket}}
+}
+
+// serveCreateTicket creates a SmartMatch ticket from the body XSAPI sends
+// (matchmaking_service.cpp; MatchmakingTests.cpp).
+func serveCreateTicket(h *Handler, c *call) {
+	var req struct {
+		GiveUpDuration   *int           `json:"giveUpDuration"`
+		PreserveSession  string         `json:"preserveSession"`
+		TicketSessionRef *sessionRef    `json:"ticketSessionRef"`
+		TicketAttributes map[string]any `json:"ticketAttributes"`
+	}
+	if !c.decode(h, &req) {
+		return
+	}
+	p := strings.ToLower(req.PreserveSession)
+	if req.GiveUpDuration == nil || *req.GiveUpDuration < 1 || (p != "always" && p != "never") ||
+		req.TicketSessionRef == nil || !req.TicketSessionRef.valid() {
+		writeError(c.w, http.StatusBadRequest, "BadRequest",
+			`giveUpDuration (seconds), preserveSession ("always" or "never") and ticketSessionRef are required`)
+		return
+	}
+	writeJSON(c.w, http.StatusOK, struct {
+		TicketID string `json:"ticketId"`
+		WaitTime int    `json:"waitTime"`
+	}{fmt.Sprintf("%08x-0000-4000-8000-%012x", statValue(c.id.xuid, c.params[1]), h.cfg.now().UnixNano()&0xffffffffffff), 60})
 }

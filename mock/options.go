@@ -1,6 +1,7 @@
 package mock
 
 import (
+	"strings"
 	"time"
 
 	"github.com/xblgo/fgrl/throttle"
@@ -18,6 +19,7 @@ type config struct {
 	legacy     map[string]bool
 	fallback   bool
 	publishers map[string]string
+	scids      map[string]string
 	faults     Faults
 	maxBody    int64
 	failOpen   bool
@@ -64,6 +66,12 @@ func WithFallback() Option { return func(c *config) { c.fallback = true } }
 // publisher.
 func WithPublisher(titleID, publisherID string) Option {
 	return func(c *config) { c.publishers[titleID] = publisherID }
+}
+
+// WithSCID gives a title the service configuration ID scid (stored lower
+// case, as the service keeps SCIDs), instead of the one SCID derives.
+func WithSCID(titleID, scid string) Option {
+	return func(c *config) { c.scids[titleID] = strings.ToLower(scid) }
 }
 
 // WithFaults injects faults; see Faults.

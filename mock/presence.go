@@ -2,17 +2,35 @@ package mock
 
 import (
 	"net/http"
+	"strings"
 	"time"
 )
 
-// The presence service: GET /users/{me|xuid(N)}, POST /users/batch, and
-// POST / DELETE /users/{me|xuid(N)}/devices/current/titles/current to set or
-// clear the caller's presence (visible to later gets).
+// The presence service, contract 3: GET /users/{me|xuid(N)}?level=all,
+// POST /users/batch, and POST / DELETE
+// /users/{me|xuid(N)}/devices/current/titles/current to set or clear the
+// caller's presence (visible to later gets). Shapes: XSAPI
+// Tests/UnitTests/Tests/Services/PresenceTests.cpp (records, the set body)
+// and OpenXbox/xbox-webapi-python tests/data/responses/presence*.json
+// (offline records with lastSeen).
+//
+// A set names a rich presence string by id from the title's configuration,
+// with token ids for its placeholders; the service renders the string. The
+// mock has no configured strings: it renders the id, followed by the params
+// in parentheses when there are any ("playingMap(dust2)").
 
 type presenceRecord struct {
-	Xuid    string           `json:"xuid"`
-	State   string           `json:"state"`
-	Devices []presenceDevice `json:"devices,omitempty"`
+	Xuid     string           `json:"xuid"`
+	State    string           `json:"state"`
+	Devices  []presenceDevice `json:"devices,omitempty"`
+	LastSeen *lastSeen        `json:"lastSeen,omitempty"`
+}
+
+type lastSeen struct {
+	DeviceType string `json:"deviceType"`
+	TitleID    string `json:"titleId"`
+	TitleName  string `json:"titleName"`
+	Timestamp  string `json:"timestamp"`
 }
 
 type presenceDevice struct {
@@ -30,8 +48,18 @@ type presenceTitle struct {
 }
 
 type presenceActivity struct {
-	RichPresence string `json:"richPresence,omitempty"`
+	RichPresence string `json:"richPresence"`
 }
+
+// deviceType is the device the mock's users are present on.
+const deviceType = "Scarlett"
+
+// The service's bounds.
+const (
+	maxPresenceUsers  = 1100
+	maxPresenceParams = 20
+	maxPresenceID     = 256
+)
 
 func presenceRoutes() []route {
 	return []route{
@@ -57,21 +85,61 @@ func serveGetPresence(h *Handler, c *call) {
 
 func serveBatchPresence(h *Handler, c *call) {
 	var req struct {
-		Users []string `json:"users"`
-		Level string   `json:"level"`
+		Users            []string `json:"users"`
+		Level            string   `json:"level"`
+		OnlineOnly       bool     `json:"onlineOnly"`
+		BroadcastingOnly bool     `json:"broadcastingOnly"`
 	}
 	if !c.decode(h, &req) {
 		return
 	}
-	if len(req.Users) == 0 || len(req.Users) > 1100 {
+	if len(req.Users) == 0 || len(req.Users) > maxPresenceUsers {
 		writeError(c.w, http.StatusBadRequest, "BadRequest", "users must hold 1 to 1100 xuids")
 		return
 	}
 	out := make([]presenceRecord, 0, len(req.Users))
 	for _, x := range req.Users {
-		out = append(out, h.presenceOf(x))
+		if p := h.presenceOf(x); !req.OnlineOnly || p.State != "Offline" {
+			out = append(out, p)
+		}
 	}
 	writeJSON(c.w, http.StatusOK, out)
+}
+
+// presenceSet is the body of a set, as XSAPI writes it.
+type presenceSet struct {
+	State    string `json:"state"`
+	Activity *struct {
+		RichPresence *struct {
+			ID     string   `json:"id"`
+			Scid   string   `json:"scid"`
+			Params []string `json:"params"`
+		} `json:"richPresence"`
+	} `json:"activity"`
+}
+
+// render returns the rich presence string, or a message saying why the set
+// is refused.
+func (s *presenceSet) render(h *Handler, title string) (rich string, bad string) {
+	if s.State != "active" && s.State != "inactive" {
+		return "", `state must be "active" or "inactive"`
+	}
+	if s.Activity == nil || s.Activity.RichPresence == nil {
+		return "", ""
+	}
+	rp := s.Activity.RichPresence
+	switch {
+	case rp.ID == "" || len(rp.ID) > maxPresenceID:
+		return "", "richPresence.id must name a configured string"
+	case rp.Scid != h.scidOf(title):
+		return "", "richPresence.scid is not the caller's title's"
+	case len(rp.Params) > maxPresenceParams:
+		return "", "richPresence.params holds too many tokens"
+	}
+	if len(rp.Params) == 0 {
+		return rp.ID, ""
+	}
+	return rp.ID + "(" + strings.Join(rp.Params, ",") + ")", ""
 }
 
 func serveSetPresence(h *Handler, c *call) {
@@ -80,31 +148,41 @@ func serveSetPresence(h *Handler, c *call) {
 		writeError(c.w, http.StatusForbidden, "Forbidden", "a user may set only their own presence")
 		return
 	}
-	var req struct {
-		ID       string            `json:"id"`
-		State    string            `json:"state"`
-		Activity *presenceActivity `json:"activity"`
-	}
+	var req presenceSet
 	if !c.decode(h, &req) {
 		return
 	}
-	if req.State == "" {
-		req.State = "active"
+	rich, bad := req.render(h, c.id.title)
+	if bad != "" {
+		writeError(c.w, http.StatusBadRequest, "BadRequest", bad)
+		return
+	}
+	state := "Active"
+	if req.State == "inactive" {
+		state = "Inactive"
 	}
 	title := presenceTitle{ID: c.id.title, Name: "Title " + c.id.title, Placement: "Full",
-		State: req.State, LastModified: h.cfg.now().UTC().Format(time.RFC3339), Activity: req.Activity}
-	rec := presenceRecord{Xuid: xuid, State: "Online",
-		Devices: []presenceDevice{{Type: "Scarlett", Titles: []presenceTitle{title}}}}
-	h.state.mu.Lock()
-	room(h.state, h.state.presence, xuid)
-	h.state.presence[xuid] = rec
-	h.state.mu.Unlock()
+		State: state, LastModified: h.cfg.now().UTC().Format(time.RFC3339)}
+	if rich != "" {
+		title.Activity = &presenceActivity{RichPresence: rich}
+	}
+	h.storePresence(presenceRecord{Xuid: xuid, State: "Online",
+		Devices: []presenceDevice{{Type: deviceType, Titles: []presenceTitle{title}}}})
 	c.w.WriteHeader(http.StatusOK)
 }
 
+// serveClearPresence takes the caller offline; later gets say where the
+// caller was last seen.
 func serveClearPresence(h *Handler, c *call) {
-	h.state.mu.Lock()
-	delete(h.state.presence, c.id.xuid)
-	h.state.mu.Unlock()
+	seen := &lastSeen{DeviceType: deviceType, TitleID: c.id.title, TitleName: "Title " + c.id.title,
+		Timestamp: h.cfg.now().UTC().Format(time.RFC3339Nano)}
+	h.storePresence(presenceRecord{Xuid: c.id.xuid, State: "Offline", LastSeen: seen})
 	c.w.WriteHeader(http.StatusOK)
+}
+
+func (h *Handler) storePresence(rec presenceRecord) {
+	h.state.mu.Lock()
+	room(h.state, h.state.presence, rec.Xuid)
+	h.state.presence[rec.Xuid] = rec
+	h.state.mu.Unlock()
 }

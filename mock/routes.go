@@ -72,6 +72,7 @@ func routes() map[string][]route {
 		"mpsd-search-handle": searchHandleRoutes(),
 		"smartmatch":         smartmatchRoutes(),
 		"privacy":            privacyRoutes(),
+		"reputation":         reputationRoutes(),
 	}
 }
 

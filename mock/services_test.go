@@ -2,6 +2,8 @@ package mock
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -44,13 +46,13 @@ func TestPresenceSetThenGet(t *testing.T) {
 		t.Errorf("before set: %+v", rec)
 	}
 	set := "https://userpresence.xboxlive.com/users/xuid(" + xuid1 + ")/devices/current/titles/current"
-	if r := do(t, h, "POST", set, tok, `{"id":"`+title1+`","state":"active","activity":{"richPresence":"In a match"}}`); r.status != 200 {
+	if r := do(t, h, "POST", set, tok, `{"state":"active","activity":{"richPresence":{"id":"inMatch","scid":"`+SCID(title1)+`","params":["dust"]}}}`); r.status != 200 {
 		t.Fatalf("set: %d %s", r.status, r.body)
 	}
 	var batch []presenceRecord
 	decodeJSON(t, do(t, h, "POST", "https://userpresence.xboxlive.com/users/batch", Token(xuid2, title1),
 		`{"users":["`+xuid1+`","`+xuid2+`"]}`), &batch)
-	if len(batch) != 2 || batch[0].State != "Online" || batch[0].Devices[0].Titles[0].Activity.RichPresence != "In a match" || batch[1].State != "Offline" {
+	if len(batch) != 2 || batch[0].State != "Online" || batch[0].Devices[0].Titles[0].Activity.RichPresence != "inMatch(dust)" || batch[1].State != "Offline" {
 		t.Errorf("batch after set = %+v", batch)
 	}
 	if r := do(t, h, "POST", set, Token(xuid2, title1), `{}`); r.status != 403 {
@@ -80,21 +82,33 @@ func TestAchievements(t *testing.T) {
 		t.Errorf("page 2 = %+v", list)
 	}
 	upd := base + "/" + SCID(title1) + "/update"
-	if r := do(t, h, "POST", upd, tok, `{"achievements":[{"id":"2","percentComplete":40}]}`); r.status != 200 {
-		t.Fatalf("update: %d %s", r.status, r.body)
+	body := func(scid, title, id string, pct int) string {
+		return fmt.Sprintf(`{"action":"progressUpdate","serviceConfigId":%q,"titleId":%s,"userId":%q,"achievements":[{"id":%q,"percentComplete":%d}]}`,
+			scid, title, xuid1, id, pct)
 	}
-	if r := do(t, h, "POST", upd, tok, `{"achievements":[{"id":"2","percentComplete":30}]}`); r.status != 304 {
-		t.Errorf("update backwards: %d, want 304", r.status)
+	for _, tt := range []struct {
+		name, url, body string
+		status          int
+	}{
+		{"raise", upd, body(SCID(title1), title1, "2", 40), 200},
+		{"backwards", upd, body(SCID(title1), title1, "2", 30), 304},
+		{"unknown achievement", upd, body(SCID(title1), title1, "9", 30), 400},
+		{"titleId as a string", upd, body(SCID(title1), `"`+title1+`"`, "2", 50), 400},
+		{"another title's scid", base + "/" + SCID("42") + "/update", body(SCID("42"), title1, "2", 50), 403},
+		{"upper-case scid", base + "/" + strings.ToUpper(SCID(title1)) + "/update", body(strings.ToUpper(SCID(title1)), title1, "2", 50), 403},
+		{"another title", upd, body(SCID(title1), "42", "2", 50), 403},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if r := do(t, h, "POST", tt.url, tok, tt.body); r.status != tt.status {
+				t.Errorf("update: %d %s, want %d", r.status, r.body, tt.status)
+			}
+		})
 	}
-	if r := do(t, h, "POST", upd, tok, `{"achievements":[{"id":"9","percentComplete":30}]}`); r.status != 400 {
-		t.Errorf("update unknown: %d, want 400", r.status)
-	}
-	var one struct {
-		Achievement achievement `json:"achievement"`
-	}
+	var one achievementList
 	decodeJSON(t, do(t, h, "GET", base+"/"+SCID(title1)+"/2", tok, ""), &one)
-	if one.Achievement.ProgressState != "InProgress" || one.Achievement.Progression.Requirements[0].Current != "40" {
-		t.Errorf("after update: %+v", one.Achievement)
+	if len(one.Achievements) != 1 || one.Achievements[0].ProgressState != "InProgress" ||
+		one.Achievements[0].Progression.Requirements[0].Current == nil || *one.Achievements[0].Progression.Requirements[0].Current != "40" {
+		t.Errorf("after update: %+v", one)
 	}
 	if r := do(t, h, "GET", base+"/"+SCID(title1)+"/99", tok, ""); r.status != 404 {
 		t.Errorf("unknown achievement: %d", r.status)
@@ -104,19 +118,17 @@ func TestAchievements(t *testing.T) {
 func TestStatsAndLeaderboard(t *testing.T) {
 	h := NewHandler()
 	tok := Token(xuid1, title1)
-	var single struct {
-		User statsUser `json:"user"`
-	}
+	var single statsUser
 	decodeJSON(t, do(t, h, "GET", "https://userstats.xboxlive.com/users/xuid(7)/scids/abc/stats/kills,deaths", tok, ""), &single)
-	if len(single.User.Scids[0].Stats) != 2 || single.User.Xuid != "7" {
+	if len(single.Scids[0].Stats) != 2 || single.Xuid != "7" {
 		t.Errorf("stats = %+v", single)
 	}
 	var batch struct {
 		Users []statsUser `json:"users"`
 	}
-	decodeJSON(t, do(t, h, "POST", "https://userstats.xboxlive.com/batch", tok,
-		`{"requestedusers":["7","8"],"requestedscids":[{"scid":"abc","requestedstats":["kills"]}]}`), &batch)
-	if len(batch.Users) != 2 || batch.Users[0].Scids[0].Stats[0].Value != single.User.Scids[0].Stats[0].Value {
+	batchBody := `{"requestedusers":["7","8"],"requestedscids":[{"scid":"abc","requestedstats":["kills"]}]}`
+	decodeJSON(t, do(t, h, "POST", "https://userstats.xboxlive.com/batch?operation=read", tok, batchBody), &batch)
+	if len(batch.Users) != 2 || batch.Users[0].Scids[0].Stats[0].Value != single.Scids[0].Stats[0].Value {
 		t.Errorf("batch stats = %+v; want the same value as the single read", batch)
 	}
 	var lb struct {
@@ -128,6 +140,12 @@ func TestStatsAndLeaderboard(t *testing.T) {
 	decodeJSON(t, do(t, h, "GET", "https://leaderboards.xboxlive.com/scids/abc/leaderboards/stat(kills)?maxItems=100&continuationToken=200", tok, ""), &lb)
 	if len(lb.UserList) != 50 || lb.UserList[0].Rank != 201 || lb.PagingInfo.ContinuationToken != nil {
 		t.Errorf("last leaderboard page: %d rows, first rank %d", len(lb.UserList), lb.UserList[0].Rank)
+	}
+	if r := do(t, h, "POST", "https://userstats.xboxlive.com/batch", tok, batchBody); r.status != 400 {
+		t.Errorf("batch without operation=read: %d, want 400", r.status)
+	}
+	if lb.UserList[0].Percentile > 0.2 || lb.UserList[0].Values == nil {
+		t.Errorf("row 201 of 250 (contract 1): percentile %v, values %v; want near 0.2 and a values list", lb.UserList[0].Percentile, lb.UserList[0].Values)
 	}
 	if r := do(t, h, "GET", "https://leaderboards.xboxlive.com/scids/abc/leaderboards/x?continuationToken=zz", tok, ""); r.status != 400 {
 		t.Errorf("bad token: %d, want 400", r.status)
@@ -141,11 +159,14 @@ func TestSessionsSocialPrivacy(t *testing.T) {
 	if r := do(t, h, "PUT", url, tok, `{"properties":{"system":{"joinRestriction":"followed"}}}`); r.status != 201 {
 		t.Errorf("create: %d %s", r.status, r.body)
 	}
-	if r := do(t, h, "PUT", url, tok, `{"properties":{}}`); r.status != 200 {
-		t.Errorf("replace: %d", r.status)
+	if r := do(t, h, "PUT", url, tok, `{"properties":{"custom":{"map":"dust"}},"members":{"me":{"properties":{"system":{"active":true}}}}}`); r.status != 200 {
+		t.Errorf("update: %d %s", r.status, r.body)
 	}
-	if r := do(t, h, "GET", url, tok, ""); r.status != 200 || r.body != `{"properties":{}}` {
-		t.Errorf("get: %d %s", r.status, r.body)
+	var doc session
+	decodeJSON(t, do(t, h, "GET", url, tok, ""), &doc)
+	if doc.ChangeNumber != 2 || doc.Properties["custom"]["map"] != "dust" || doc.Properties["system"]["joinRestriction"] != "followed" ||
+		doc.MembersInfo.Count != 1 || doc.Members["0"].Constants["system"].(map[string]any)["xuid"] != xuid1 {
+		t.Errorf("get: %+v", doc)
 	}
 	if r := do(t, h, "PUT", url, tok, `[1]`); r.status != 400 {
 		t.Errorf("non-object session: %d, want 400", r.status)
@@ -155,7 +176,7 @@ func TestSessionsSocialPrivacy(t *testing.T) {
 		People     []person `json:"people"`
 	}
 	decodeJSON(t, do(t, h, "GET", "https://social.xboxlive.com/users/me/people", tok, ""), &people)
-	if people.TotalCount != 3 || len(people.People) != 3 {
+	if people.TotalCount != peoplePerUser || len(people.People) != peoplePerUser {
 		t.Errorf("people = %+v", people)
 	}
 	var perm struct {
@@ -164,6 +185,13 @@ func TestSessionsSocialPrivacy(t *testing.T) {
 	decodeJSON(t, do(t, h, "GET", "https://privacy.xboxlive.com/users/me/permission/validate?setting=CommunicateUsingText&target=xuid(5)", tok, ""), &perm)
 	if !perm.IsAllowed {
 		t.Error("permission refused, want allowed")
+	}
+	decodeJSON(t, do(t, h, "GET", "https://social.xboxlive.com/users/me/people?view=Favorite&maxItems=1&startIndex=1", tok, ""), &people)
+	if people.TotalCount != 2 || len(people.People) != 1 || !people.People[0].IsFavorite {
+		t.Errorf("favourites page 2 = %+v", people)
+	}
+	if r := do(t, h, "GET", "https://social.xboxlive.com/users/me/people?view=Nope", tok, ""); r.status != 400 {
+		t.Errorf("unknown view: %d, want 400", r.status)
 	}
 	decodeJSON(t, do(t, h, "GET", "https://privacy.xboxlive.com/users/me/permission/validate?setting=CommunicateUsingText&target=xuid(0)", tok, ""), &perm)
 	if perm.IsAllowed {
@@ -174,19 +202,36 @@ func TestSessionsSocialPrivacy(t *testing.T) {
 func TestHandlesAndTickets(t *testing.T) {
 	h := NewHandler()
 	tok := Token(xuid1, title1)
-	r := do(t, h, "POST", "https://sessiondirectory.xboxlive.com/handles", tok,
-		`{"type":"invite","sessionRef":{"scid":"abc","templateName":"quick","name":"s1"},"invitedXuid":"5"}`)
-	if r.status != 201 || r.body != `{"id":"handle-s1-5","type":"invite"}` {
-		t.Errorf("invite: %d %s", r.status, r.body)
+	ref := `"sessionRef":{"scid":"abc","templateName":"quick","name":"s1"}`
+	var inv inviteHandle
+	decodeJSON(t, do(t, h, "POST", "https://sessiondirectory.xboxlive.com/handles", tok,
+		`{"type":"invite",`+ref+`,"version":1,"invitedXuid":"5","inviteAttributes":{"titleId":"`+title1+`"}}`), &inv)
+	if inv.ID == "" || inv.SenderXuid != xuid1 || inv.InvitedXuid != "5" || inv.SessionRef.Name != "s1" || inv.Expiration == "" {
+		t.Errorf("invite: %+v", inv)
 	}
-	if r := do(t, h, "POST", "https://sessiondirectory.xboxlive.com/handles", tok, `{}`); r.status != 400 {
-		t.Errorf("invite without a session: %d", r.status)
+	for _, tt := range []struct{ name, url, body string }{
+		{"invite without a session", "https://sessiondirectory.xboxlive.com/handles", `{}`},
+		{"invite without attributes", "https://sessiondirectory.xboxlive.com/handles", `{"type":"invite",` + ref + `,"version":1,"invitedXuid":"5"}`},
+		{"ticket without giveUpDuration", "https://smartmatch.xboxlive.com/serviceconfigs/abc/hoppers/ranked", `{"preserveSession":"always"}`},
+		{"rich presence as text", "https://userpresence.xboxlive.com/users/me/devices/current/titles/current", `{"state":"active","activity":{"richPresence":"In a match"}}`},
+		{"unknown feedback type", "https://reputation.xboxlive.com/users/xuid(5)/feedback", `{"sessionRef":null,"feedbackType":"Rude","textReason":"","evidenceId":null}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if r := do(t, h, "POST", tt.url, tok, tt.body); r.status != 400 {
+				t.Errorf("%d %s, want 400", r.status, r.body)
+			}
+		})
 	}
 	if r := do(t, h, "POST", "https://sessiondirectory.xboxlive.com/handles/query?include=relatedInfo", tok, `{"type":"search"}`); r.status != 200 || r.body != `{"results":[]}` {
 		t.Errorf("query: %d %s", r.status, r.body)
 	}
-	r = do(t, h, "POST", "https://smartmatch.xboxlive.com/serviceconfigs/abc/hoppers/ranked", tok, `{"preserveSession":"Always"}`)
-	if r.status != 200 || r.body != `{"ticketId":"ticket-`+xuid1+`-ranked","waitTime":60}` {
-		t.Errorf("ticket: %d %s", r.status, r.body)
+	var ticket struct {
+		TicketID string `json:"ticketId"`
+		WaitTime int    `json:"waitTime"`
+	}
+	decodeJSON(t, do(t, h, "POST", "https://smartmatch.xboxlive.com/serviceconfigs/abc/hoppers/ranked", tok,
+		`{"giveUpDuration":30,"preserveSession":"never","ticketSessionRef":{"scid":"abc","templateName":"quick","name":"s1"}}`), &ticket)
+	if ticket.TicketID == "" || ticket.WaitTime != 60 {
+		t.Errorf("ticket: %+v", ticket)
 	}
 }

@@ -1,40 +1,101 @@
 package mock
 
 import (
-	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
+	"time"
 )
 
-// The social service (GET /users/{me|xuid(N)}/people) and the privacy
-// service (GET /users/{me|xuid(N)}/permission/validate?setting=S&target=xuid(M)).
+// The social service, contract 3 (XSAPI social_service.cpp,
+// social_relationship_result.cpp; SocialTests.cpp):
+// GET /users/{me|xuid(N)}/people?view=V&startIndex=S&maxItems=M answers
+// {"totalCount", "people": [...]}, the view one of All (the default),
+// Favorite, FriendList or LegacyXboxLiveFriends. The privacy service:
+// GET /users/{me|xuid(N)}/permission/validate?setting=S&target=xuid(M)
+// (XSAPI PrivacyTests.cpp).
 
 type person struct {
-	Xuid        string `json:"xuid"`
-	IsFavorite  bool   `json:"isFavorite"`
-	IsFollowing bool   `json:"isFollowingCaller"`
+	Xuid               string   `json:"xuid"`
+	AddedDateTimeUtc   string   `json:"addedDateTimeUtc"`
+	IsFavorite         bool     `json:"isFavorite"`
+	IsFriend           bool     `json:"isFriend"`
+	IsFollowingCaller  bool     `json:"isFollowingCaller"`
+	IsFollowedByCaller bool     `json:"isFollowedByCaller"`
+	SocialNetworks     []string `json:"socialNetworks"`
 }
+
+// peoplePerUser is how many relationships each mock user has.
+const peoplePerUser = 12
 
 func socialRoutes() []route {
 	return []route{{http.MethodGet, re(`/users/` + userSeg + `/people`), servePeople}}
 }
 
-// peopleOf returns three stable friends derived from the xuid.
+// peopleOf returns the stable relationships of xuid: the next peoplePerUser
+// xuids, the first two favourites, every third one a legacy friend.
 func peopleOf(xuid string) []person {
 	n, _ := strconv.ParseUint(xuid, 10, 64)
-	out := make([]person, 3)
+	added := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	out := make([]person, peoplePerUser)
 	for i := range out {
-		out[i] = person{Xuid: fmt.Sprint(n + uint64(i) + 1), IsFavorite: i == 0, IsFollowing: true}
+		p := person{Xuid: strconv.FormatUint(n+uint64(i)+1, 10), IsFavorite: i < 2, IsFriend: true,
+			IsFollowingCaller: true, IsFollowedByCaller: true, SocialNetworks: []string{},
+			AddedDateTimeUtc: added.AddDate(0, 0, i).Format(time.RFC3339)}
+		if i%3 == 0 {
+			p.SocialNetworks = []string{"LegacyXboxLive"}
+		}
+		out[i] = p
 	}
 	return out
 }
 
+func inView(p person, view string) (keep, ok bool) {
+	switch strings.ToLower(view) {
+	case "", "all":
+		return true, true
+	case "favorite":
+		return p.IsFavorite, true
+	case "friendlist":
+		return p.IsFriend, true
+	case "legacyxboxlivefriends":
+		return len(p.SocialNetworks) > 0, true
+	}
+	return false, false
+}
+
 func servePeople(h *Handler, c *call) {
-	people := peopleOf(c.user(c.params[0]))
+	q := c.r.URL.Query()
+	var people []person
+	for _, p := range peopleOf(c.user(c.params[0])) {
+		keep, ok := inView(p, q.Get("view"))
+		if !ok {
+			writeError(c.w, http.StatusBadRequest, "BadRequest", "view must be All, Favorite, FriendList or LegacyXboxLiveFriends")
+			return
+		}
+		if keep {
+			people = append(people, p)
+		}
+	}
+	start, err1 := atoiOr(q.Get("startIndex"), 0)
+	maxItems, err2 := atoiOr(q.Get("maxItems"), 100)
+	if err1 != nil || err2 != nil || start < 0 || maxItems < 1 || maxItems > 1000 {
+		writeError(c.w, http.StatusBadRequest, "BadRequest", "startIndex must be 0 or more and maxItems 1 to 1000")
+		return
+	}
+	total := len(people)
+	people = people[min(start, total):min(start+maxItems, total)]
 	writeJSON(c.w, http.StatusOK, struct {
 		TotalCount int      `json:"totalCount"`
 		People     []person `json:"people"`
-	}{len(people), people})
+	}{total, people})
+}
+
+func atoiOr(s string, def int) (int, error) {
+	if s == "" {
+		return def, nil
+	}
+	return strconv.Atoi(s)
 }
 
 func privacyRoutes() []route {
@@ -48,19 +109,19 @@ type permissionReason struct {
 func servePermission(h *Handler, c *call) {
 	q := c.r.URL.Query()
 	setting, target := q.Get("setting"), q.Get("target")
-	if setting == "" || target == "" {
-		writeError(c.w, http.StatusBadRequest, "BadRequest", "setting and target are required")
+	if setting == "" || !strings.HasPrefix(strings.ToLower(target), "xuid(") {
+		writeError(c.w, http.StatusBadRequest, "BadRequest", "setting and target=xuid(N) are required")
 		return
 	}
-	// Every permission is granted except communicating with xuid(0), which
-	// gives tests a refused case.
+	// Every permission is granted except toward xuid(0), which has blocked
+	// everyone: a refused case for tests.
 	allowed := c.user(target) != "0"
-	reasons := []permissionReason{}
+	var reasons []permissionReason // absent when allowed
 	if !allowed {
-		reasons = append(reasons, permissionReason{Reason: "BlockedByTarget"})
+		reasons = append(reasons, permissionReason{Reason: "BlockListRestrictsTarget"})
 	}
 	writeJSON(c.w, http.StatusOK, struct {
 		IsAllowed bool               `json:"isAllowed"`
-		Reasons   []permissionReason `json:"reasons"`
+		Reasons   []permissionReason `json:"reasons,omitempty"`
 	}{allowed, reasons})
 }

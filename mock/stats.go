@@ -7,10 +7,13 @@ import (
 	"strings"
 )
 
-// The user stats service (GET /users/xuid(N)/scids/{scid}/stats/{a,b} and
-// POST /batch) and the leaderboard service
-// (GET /scids/{scid}/leaderboards/stat({name})?maxItems=M&continuationToken=C).
-// Values are derived from the user and stat name, so they are stable.
+// The user stats service, contract 1 (XSAPI user_statistics_service.cpp):
+// GET /users/xuid(N)/scids/{scid}/stats/{a,b} answers the user at the root,
+// {"xuid", "scids": [{"scid", "stats": [{"statname", "type", "value"}]}]}, and
+// POST /batch?operation=read answers {"users": [...]} of the same records.
+// The leaderboard service: GET /scids/{scid}/leaderboards/{name} (event-based
+// stats, contract 3.1) and .../leaderboards/stat({name}) (title-managed,
+// 4.1). Values are derived from the user and stat name, so they are stable.
 
 type stat struct {
 	StatName string `json:"statname"`
@@ -19,15 +22,20 @@ type stat struct {
 }
 
 type statsUser struct {
-	Xuid     string      `json:"xuid"`
-	Gamertag string      `json:"gamertag"`
-	Scids    []scidStats `json:"scids"`
+	Xuid  string      `json:"xuid"`
+	Scids []scidStats `json:"scids"`
 }
 
 type scidStats struct {
 	Scid  string `json:"scid"`
 	Stats []stat `json:"stats"`
 }
+
+// The service's bounds on one request.
+const (
+	maxStatUsers = 100
+	maxStatNames = 100
+)
 
 func statValue(xuid, name string) int64 {
 	f := fnv.New64a()
@@ -40,7 +48,7 @@ func statsOf(xuid, scid string, names []string) statsUser {
 	for _, n := range names {
 		s.Stats = append(s.Stats, stat{StatName: n, Type: "Integer", Value: strconv.FormatInt(statValue(xuid, n), 10)})
 	}
-	return statsUser{Xuid: xuid, Gamertag: gamertag(xuid), Scids: []scidStats{s}}
+	return statsUser{Xuid: xuid, Scids: []scidStats{s}}
 }
 
 func statsRoutes() []route {
@@ -52,16 +60,18 @@ func statsRoutes() []route {
 
 func serveStats(h *Handler, c *call) {
 	names := splitList(c.params[2])
-	if len(names) == 0 || len(names) > 100 {
+	if len(names) == 0 || len(names) > maxStatNames {
 		writeError(c.w, http.StatusBadRequest, "BadRequest", "name 1 to 100 stats")
 		return
 	}
-	writeJSON(c.w, http.StatusOK, struct {
-		User statsUser `json:"user"`
-	}{statsOf(c.params[0], c.params[1], names)})
+	writeJSON(c.w, http.StatusOK, statsOf(c.params[0], c.params[1], names))
 }
 
 func serveStatsBatch(h *Handler, c *call) {
+	if c.r.URL.Query().Get("operation") != "read" {
+		writeError(c.w, http.StatusBadRequest, "BadRequest", "operation=read is required")
+		return
+	}
 	var req struct {
 		RequestedUsers []string `json:"requestedusers"`
 		RequestedScids []struct {
@@ -72,8 +82,9 @@ func serveStatsBatch(h *Handler, c *call) {
 	if !c.decode(h, &req) {
 		return
 	}
-	if len(req.RequestedUsers) == 0 || len(req.RequestedUsers) > 100 || len(req.RequestedScids) != 1 {
-		writeError(c.w, http.StatusBadRequest, "BadRequest", "name 1 to 100 users and one scid")
+	if len(req.RequestedUsers) == 0 || len(req.RequestedUsers) > maxStatUsers || len(req.RequestedScids) != 1 ||
+		len(req.RequestedScids[0].RequestedStats) == 0 || len(req.RequestedScids[0].RequestedStats) > maxStatNames {
+		writeError(c.w, http.StatusBadRequest, "BadRequest", "name 1 to 100 users, one scid and 1 to 100 stats")
 		return
 	}
 	sc := req.RequestedScids[0]
@@ -88,12 +99,34 @@ func serveStatsBatch(h *Handler, c *call) {
 
 const leaderboardSize = 250
 
+// leaderboardRow is a row as contract 3.1 and later send it: the score in
+// "value". Older contracts send "values", a list (XSAPI LeaderboardTests.cpp).
 type leaderboardRow struct {
-	Gamertag   string   `json:"gamertag"`
-	Xuid       string   `json:"xuid"`
-	Percentile float64  `json:"percentile"`
-	Rank       int      `json:"rank"`
-	Values     []string `json:"values"`
+	Gamertag             string   `json:"gamertag"`
+	ModernGamertag       string   `json:"moderngamertag"`
+	ModernGamertagSuffix string   `json:"moderngamertagsuffix"`
+	UniqueModernGamertag string   `json:"uniquemoderngamertag"`
+	Xuid                 string   `json:"xuid"`
+	Percentile           float64  `json:"percentile"`
+	Rank                 int      `json:"rank"`
+	GlobalRank           int      `json:"globalrank"`
+	Value                *string  `json:"value,omitempty"`
+	Values               []string `json:"values,omitempty"`
+}
+
+type leaderboardAnswer struct {
+	PagingInfo struct {
+		ContinuationToken *string `json:"continuationToken"`
+		TotalItems        int     `json:"totalItems"`
+	} `json:"pagingInfo"`
+	LeaderboardInfo struct {
+		TotalCount       int `json:"totalCount"`
+		ColumnDefinition struct {
+			StatName string `json:"statName"`
+			Type     string `json:"type"`
+		} `json:"columnDefinition"`
+	} `json:"leaderboardInfo"`
+	UserList []leaderboardRow `json:"userList"`
 }
 
 func leaderboardRoutes() []route {
@@ -105,31 +138,38 @@ func serveLeaderboard(h *Handler, c *call) {
 	if !ok {
 		return
 	}
-	rows := make([]leaderboardRow, 0, end-start)
+	valueField := contractAtLeast(c.r, 3)
+	var a leaderboardAnswer
+	a.PagingInfo.ContinuationToken, a.PagingInfo.TotalItems = next, leaderboardSize
+	a.LeaderboardInfo.TotalCount = leaderboardSize
+	name := c.params[1]
+	if s, ok := strings.CutPrefix(strings.ToLower(name), "stat("); ok {
+		name = strings.TrimSuffix(name[len(name)-len(s):], ")")
+	}
+	a.LeaderboardInfo.ColumnDefinition.StatName, a.LeaderboardInfo.ColumnDefinition.Type = name, "Integer"
+	a.UserList = make([]leaderboardRow, 0, end-start)
 	for i := start; i < end; i++ {
 		x := strconv.Itoa(2533274790000000 + i)
-		rows = append(rows, leaderboardRow{Gamertag: gamertag(x), Xuid: x, Rank: i + 1,
-			Percentile: float64(i+1) / leaderboardSize, Values: []string{strconv.Itoa((leaderboardSize - i) * 10)}})
+		score := strconv.Itoa((leaderboardSize - i) * 10)
+		gt := gamertag(x)
+		row := leaderboardRow{Gamertag: gt, ModernGamertag: gt, ModernGamertagSuffix: x[len(x)-4:],
+			UniqueModernGamertag: gt + "#" + x[len(x)-4:], Xuid: x, Rank: i + 1, GlobalRank: i + 1,
+			Percentile: 1 - float64(i)/leaderboardSize}
+		if valueField {
+			row.Value = &score
+		} else {
+			row.Values = []string{score}
+		}
+		a.UserList = append(a.UserList, row)
 	}
-	writeJSON(c.w, http.StatusOK, struct {
-		PagingInfo struct {
-			ContinuationToken *string `json:"continuationToken"`
-			TotalItems        int     `json:"totalItems"`
-		} `json:"pagingInfo"`
-		LeaderboardInfo struct {
-			DisplayName string `json:"displayName"`
-			TotalCount  int    `json:"totalCount"`
-		} `json:"leaderboardInfo"`
-		UserList []leaderboardRow `json:"userList"`
-	}{
-		PagingInfo: struct {
-			ContinuationToken *string `json:"continuationToken"`
-			TotalItems        int     `json:"totalItems"`
-		}{next, leaderboardSize},
-		LeaderboardInfo: struct {
-			DisplayName string `json:"displayName"`
-			TotalCount  int    `json:"totalCount"`
-		}{c.params[1], leaderboardSize},
-		UserList: rows,
-	})
+	writeJSON(c.w, http.StatusOK, a)
+}
+
+// contractAtLeast reports whether the request's x-xbl-contract-version
+// (such as "3.1") is at least major.
+func contractAtLeast(r *http.Request, major int) bool {
+	v := r.Header.Get("x-xbl-contract-version")
+	v, _, _ = strings.Cut(v, ".")
+	n, err := strconv.Atoi(v)
+	return err == nil && n >= major
 }

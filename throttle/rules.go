@@ -36,6 +36,14 @@ type Rule struct {
 	Certification int `json:"certification,omitempty"`
 	// Store marks the Store services, whose 429 carries a text body.
 	Store bool `json:"store,omitempty"`
+	// Named marks a rule that path matching never picks, because its
+	// requests share method, host and path with another call's (creating a
+	// search handle and sending an invite are both POST /handles). A request
+	// counts against it only when it names it (transport.WithRule).
+	Named bool `json:"named,omitempty"`
+	// Note says where a figure comes from when it is not the published table,
+	// such as a host with no published rule.
+	Note string `json:"note,omitempty"`
 
 	scope string // Service or Service/Class, computed once when loaded
 }
@@ -71,7 +79,22 @@ func scopeOf(service, class string) string {
 	return service + "/" + class
 }
 
+// CoversHost reports whether host (with any port and case) is one of the
+// rule's Hosts.
+func (r *Rule) CoversHost(host string) bool {
+	host = normalizeHost(host)
+	for _, h := range r.Hosts {
+		if globMatch(strings.ToLower(h), host) {
+			return true
+		}
+	}
+	return false
+}
+
 func (r *Rule) matchRequest(method, path string) bool {
+	if r.Named {
+		return false
+	}
 	if len(r.Methods) > 0 && !containsFold(r.Methods, method) {
 		return false
 	}

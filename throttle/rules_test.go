@@ -32,6 +32,13 @@ func TestMatch(t *testing.T) {
 		{"POST", "collections.mp.microsoft.com", "/v7.0/collections/query", "collections"},
 		{"GET", "example.com", "/", ""},
 		{"GET", "xboxlive.com", "/", ""},
+		// A named rule is never picked by path: POST /handles is an invite
+		// (mpsd) unless the request names the search-handle write rule.
+		{"POST", "sessiondirectory.xboxlive.com", "/handles", "mpsd"},
+		{"PUT", "userpresence.xboxlive.com", "/users/xuid(1)/state", "presence/write"},
+		{"PUT", "userpresence.xboxlive.com", "/users/me/state", "presence/write"},
+		{"POST", "reputation.xboxlive.com", "/users/xuid(1)/feedback", "reputation"},
+		{"GET", "peoplehub.xboxlive.com", "/users/me/people/social", "peoplehub"},
 	}
 	for _, tt := range tests {
 		r, ok := l.Match(tt.method, tt.host, tt.path)
@@ -41,6 +48,51 @@ func TestMatch(t *testing.T) {
 		}
 		if got != tt.want {
 			t.Errorf("Match(%s %s%s) = %q, want %q", tt.method, tt.host, tt.path, got, tt.want)
+		}
+	}
+}
+
+// TestMatch2022 checks the 2022 revision's Multiplayer Activity rows
+// against XSAPI's paths (multiplayer_activity_service.cpp) and the published
+// certification figures (equal to sustain).
+func TestMatch2022(t *testing.T) {
+	l, err := Revision("2022")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		method, path string
+		want         string
+		cert         int
+	}{
+		{"PUT", "/titles/1234/users/2533274791234567/activities", "mpa-activity/write", 100},
+		{"DELETE", "/titles/1234/users/2533274791234567/activities", "mpa-activity/write", 100},
+		{"POST", "/titles/1234/activities/query", "mpa-activity/read", 200},
+		{"POST", "/titles/1234/recentplayers", "mpa-recent-players", 50},
+		{"POST", "/titles/1234/invites", "mpa-invites", 50},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
+			r, ok := l.Match(tt.method, "multiplayeractivity.xboxlive.com", tt.path)
+			if !ok || r.Scope() != tt.want || r.CertificationLimit() != tt.cert {
+				t.Errorf("Match = %v, %v; want %s with certification %d", r, ok, tt.want, tt.cert)
+			}
+		})
+	}
+}
+
+// TestNamedRule: the search-handle write row (1 / 20, certification 20) is
+// in both revisions, covers sessiondirectory, and only by name.
+func TestNamedRule(t *testing.T) {
+	for _, rev := range Revisions() {
+		l, _ := Revision(rev)
+		r, ok := l.ByScope("mpsd-search-handle/write")
+		if !ok || !r.Named || r.Burst != 1 || r.Sustain != 20 || r.CertificationLimit() != 20 {
+			t.Errorf("%s: search-handle write rule = %+v, %v", rev, r, ok)
+			continue
+		}
+		if !r.CoversHost("SessionDirectory.xboxlive.com:443") || r.CoversHost("profile.xboxlive.com") {
+			t.Errorf("%s: CoversHost is wrong", rev)
 		}
 	}
 }

@@ -48,7 +48,7 @@ func (c *call) init(t *Transport, req *http.Request) error {
 	clk := clock.From(req.Context())
 	now := clk.Now()
 	*c = call{t: t, req: req, ctx: req.Context(), start: now, now: now, clk: clk}
-	if rule, ok := t.limits.Match(req.Method, host, req.URL.Path); ok {
+	if rule, ok := t.ruleFor(req, host); ok {
 		c.rule = rule
 		c.key = throttle.Key{User: uhs, Title: t.TitleID, Scope: rule.Scope()}
 	} else {
@@ -57,6 +57,18 @@ func (c *call) init(t *Transport, req *http.Request) error {
 	rewindable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
 	c.retries = t.window() > 0 && rewindable && !noRetry(c.ctx)
 	return nil
+}
+
+// ruleFor returns the rule req counts against: the one its context names
+// (WithRule) when that rule covers its host, else the one its method, host
+// and path match.
+func (t *Transport) ruleFor(req *http.Request, host string) (*throttle.Rule, bool) {
+	if scope := namedRule(req.Context()); scope != "" {
+		if r, ok := t.limits.ByScope(scope); ok && r.CoversHost(host) {
+			return r, true
+		}
+	}
+	return t.limits.Match(req.Method, host, req.URL.Path)
 }
 
 type usageError struct{ msg string }

@@ -89,6 +89,9 @@ func requests(r *throttle.Rule) string {
 	if len(r.Paths) > 0 {
 		p = " " + strings.Join(r.Paths, " ")
 	}
+	if r.Named {
+		p += " (when named)"
+	}
 	return m + p
 }
 

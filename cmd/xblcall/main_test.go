@@ -217,7 +217,7 @@ func testMockServes(t *testing.T, extra ...string) {
 	if c := <-done; c != 0 {
 		t.Errorf("mock exit %d: %s", c, errb.String())
 	}
-	if code != 0 || !strings.Contains(body, `"totalCount":3`) {
+	if code != 0 || !strings.Contains(body, `"totalCount":12`) {
 		t.Errorf("call through the served mock: %d\n%s\n%s", code, body, errs)
 	}
 }

@@ -4,6 +4,12 @@
 //
 // A Handler serves every host in the limits data, choosing the service by the
 // request's Host and the user and title from a token minted by Token. It
+// answers profile, presence, social, privacy, achievements, user stats,
+// leaderboards, MPSD, SmartMatch and reputation calls in the shapes the real
+// services answer (as XSAPI's tests and recorded answers show them; each
+// shape is checked against a recording in mock/wire_test.go), and validates
+// request bodies as the services do: 400 for a body of the wrong shape, 403
+// for another title's service configuration. It
 // applies FGRL to every request before routing, exactly as SPEC §1 describes,
 // and answers 429 with Retry-After and the documented body. It needs no
 // socket: a Handler is also an http.RoundTripper, so it can sit under a

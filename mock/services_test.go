@@ -58,10 +58,13 @@ func TestPresenceSetThenGet(t *testing.T) {
 	if r := do(t, h, "POST", set, Token(xuid2, title1), `{}`); r.status != 403 {
 		t.Errorf("setting another user's presence: %d, want 403", r.status)
 	}
+	if got := batch[0].Devices[0].Titles[0].State; got != "Active" {
+		t.Errorf("title state %q, want \"Active\" as recorded", got)
+	}
 	do(t, h, "DELETE", set, tok, "")
 	decodeJSON(t, do(t, h, "GET", "https://userpresence.xboxlive.com/users/me", tok, ""), &rec)
-	if rec.State != "Offline" {
-		t.Errorf("after clear: %+v", rec)
+	if rec.State != "Offline" || rec.LastSeen == nil || rec.LastSeen.TitleID != title1 || rec.LastSeen.Timestamp == "" {
+		t.Errorf("after clear: %+v, want offline with lastSeen", rec)
 	}
 }
 

@@ -148,8 +148,9 @@ func TestEveryCallThrottled(t *testing.T) {
 				err = tc.do(context.Background(), c.As(me))
 			}
 			var e *Error
+			var te *transport.ThrottleError
 			if !errors.As(err, &e) || !errors.Is(err, hresult.HTTP_E_STATUS_429_TOO_MANY_REQUESTS) ||
-				e.Throttle == nil || !e.Throttle.Local() || e.API != tc.name {
+				!errors.As(err, &te) || !te.Local || e.API != tc.name || hresult.Of(err) != hresult.HTTP_E_STATUS_429_TOO_MANY_REQUESTS {
 				t.Errorf("%s: %v (%+v), want a local 429 refusal", tc.name, err, e)
 			}
 		})
@@ -164,8 +165,9 @@ func TestServerThrottleDetails(t *testing.T) {
 			err = calls[0].do(context.Background(), c.As(me))
 		}
 		var e *Error
-		if !errors.As(err, &e) || e.StatusCode != 429 || e.Throttle == nil || e.Throttle.Local() ||
-			e.Throttle.Body == nil || e.Throttle.Body.MaxRequests != 10 || e.Throttle.RetryAfter() <= 0 {
+		var te *transport.ThrottleError
+		if !errors.As(err, &e) || e.StatusCode != 429 || !errors.As(err, &te) || te.Local ||
+			te.Body == nil || te.Body.MaxRequests != 10 || te.Wait <= 0 {
 			t.Fatalf("11th call: %v (%+v)", err, e)
 		}
 		if !strings.Contains(err.Error(), "profile.GetProfiles: 0x801901AD") {

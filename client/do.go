@@ -44,20 +44,20 @@ func (u *User) call(ctx context.Context, a api, method string, p reqPath, q url.
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
 	switch {
 	case err != nil:
-		return 0, &Error{HRESULT: hresult.Of(err), StatusCode: resp.StatusCode, Service: a.service, API: a.name, Err: err}
+		return 0, &Error{code: hresult.Of(err), StatusCode: resp.StatusCode, Service: a.service, API: a.name, Err: err}
 	case len(body) > maxResponse:
-		return 0, &Error{HRESULT: hresult.E_FAIL, StatusCode: resp.StatusCode, Service: a.service, API: a.name,
+		return 0, &Error{code: hresult.E_FAIL, StatusCode: resp.StatusCode, Service: a.service, API: a.name,
 			Message: fmt.Sprintf("response larger than %d bytes", maxResponse)}
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		if resp.StatusCode == http.StatusNotModified {
 			return resp.StatusCode, nil // XSAPI treats 304 as success
 		}
-		return 0, &Error{HRESULT: hresult.FromStatus(resp.StatusCode), StatusCode: resp.StatusCode,
+		return 0, &Error{code: hresult.FromStatus(resp.StatusCode), StatusCode: resp.StatusCode,
 			Service: a.service, API: a.name, Message: message(body)}
 	}
 	if out != nil && len(bytes.TrimSpace(body)) > 0 {
 		if err := json.Unmarshal(body, out); err != nil {
-			return 0, &Error{HRESULT: hresult.E_UNEXPECTED, StatusCode: resp.StatusCode, Service: a.service, API: a.name,
+			return 0, &Error{code: hresult.E_UNEXPECTED, StatusCode: resp.StatusCode, Service: a.service, API: a.name,
 				Message: "malformed response body", Err: err}
 		}
 	}
@@ -71,14 +71,14 @@ func (u *User) request(ctx context.Context, a api, method string, p reqPath, q u
 		err = ErrNoToken
 	}
 	if err != nil {
-		return nil, &Error{HRESULT: hresult.E_XBL_AUTH_NO_TOKEN, Service: a.service, API: a.name,
+		return nil, &Error{code: hresult.E_XBL_AUTH_NO_TOKEN, Service: a.service, API: a.name,
 			Message: "no token for user " + u.xuid + " in sandbox " + u.c.cfg.Sandbox, Err: err}
 	}
 	var body io.Reader
 	if in != nil {
 		b, err := json.Marshal(in)
 		if err != nil {
-			return nil, &Error{HRESULT: hresult.E_INVALIDARG, Service: a.service, API: a.name, Err: err}
+			return nil, &Error{code: hresult.E_INVALIDARG, Service: a.service, API: a.name, Err: err}
 		}
 		body = bytes.NewReader(b)
 	}
@@ -90,7 +90,7 @@ func (u *User) request(ctx context.Context, a api, method string, p reqPath, q u
 	}
 	req, err := http.NewRequestWithContext(ctx, method, "https://"+a.host+"/", body)
 	if err != nil {
-		return nil, &Error{HRESULT: hresult.E_INVALIDARG, Service: a.service, API: a.name, Err: err}
+		return nil, &Error{code: hresult.E_INVALIDARG, Service: a.service, API: a.name, Err: err}
 	}
 	req.URL = u.c.url(a.host, p, q)
 	req.Host = a.host
@@ -122,18 +122,20 @@ func (c *Client) url(host string, p reqPath, q url.Values) *url.URL {
 // lacks reports an answer that lacks what the service always sends: the
 // call fails rather than return an empty value with a nil error.
 func lacks(a api, status int, what string) error {
-	return &Error{HRESULT: hresult.E_UNEXPECTED, StatusCode: status, Service: a.service, API: a.name,
+	return &Error{code: hresult.E_UNEXPECTED, StatusCode: status, Service: a.service, API: a.name,
 		Message: "the answer lacks " + what}
 }
 
-// transportError describes a call that got no usable response.
+// transportError describes a call that got no usable response. A throttled
+// call keeps the *transport.ThrottleError in its chain and takes its status
+// and HRESULT.
 func transportError(a api, err error) error {
-	e := &Error{HRESULT: hresult.Of(err), Service: a.service, API: a.name, Err: err}
+	e := &Error{code: hresult.Of(err), Service: a.service, API: a.name, Err: err}
 	var te *transport.ThrottleError
 	if errors.As(err, &te) {
-		e.HRESULT, e.StatusCode, e.Throttle = te.HRESULT(), te.Status, te
+		e.StatusCode = te.Status
 		if te.Body != nil && te.Body.DebugMessage != "" {
-			e.Message = te.Body.DebugMessage
+			e.Message = clip(te.Body.DebugMessage)
 		}
 	}
 	return e

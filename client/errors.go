@@ -6,30 +6,38 @@ import (
 	"strings"
 
 	"github.com/xblgo/fgrl/hresult"
-	"github.com/xblgo/fgrl/transport"
 )
 
 // ErrNoToken is returned by StaticTokens for a user it has no token for.
 var ErrNoToken = errors.New("client: no token for this user")
 
-// Error is a failed call.
+// Error is a failed call: which call, the HRESULT XSAPI would report, the
+// HTTP status and the service's message. A throttled call wraps the
+// transport's *transport.ThrottleError (who refused it, when to retry, the
+// 429 body), which errors.As finds:
+//
+//	var te *transport.ThrottleError
+//	if errors.As(err, &te) { wait(te.Wait) }
+//
+// Error is an hresult.Reporter: errors.Is(err, code) and hresult.Of(err)
+// hold for its HRESULT through any wrapping.
 type Error struct {
-	// HRESULT is what XSAPI would report, such as
-	// HTTP_E_STATUS_429_TOO_MANY_REQUESTS or E_XBL_AUTH_NO_TOKEN.
-	HRESULT hresult.HRESULT
 	// StatusCode is the HTTP status, or 0 when no response was received.
 	StatusCode int
 	// Service and API name the call, such as "profile" and "GetProfiles".
 	Service, API string
-	// Message is a short description from the service's error body, when it
-	// sent one.
+	// Message is a short description: the service's error message, or what
+	// was wrong with the arguments or the answer.
 	Message string
-	// Throttle holds the details of a throttled call: who refused it, when
-	// to retry, and the service's 429 body.
-	Throttle *transport.ThrottleError
 	// Err is the underlying error, if any.
 	Err error
+
+	code hresult.HRESULT
 }
+
+// HRESULT returns what XSAPI would report, such as
+// HTTP_E_STATUS_429_TOO_MANY_REQUESTS or E_XBL_AUTH_NO_TOKEN.
+func (e *Error) HRESULT() hresult.HRESULT { return e.code }
 
 // Error returns "client: profile.GetProfiles: 0x80190194 HTTP_E_STATUS_NOT_FOUND
 // (HTTP 404): message: cause".
@@ -40,7 +48,7 @@ func (e *Error) Error() string {
 	b.WriteString(".")
 	b.WriteString(e.API)
 	b.WriteString(": ")
-	b.WriteString(e.HRESULT.String())
+	b.WriteString(e.code.String())
 	if e.StatusCode != 0 {
 		b.WriteString(" (HTTP ")
 		b.WriteString(strconv.Itoa(e.StatusCode))
@@ -61,7 +69,4 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 // Is reports whether target is e's HRESULT.
-func (e *Error) Is(target error) bool {
-	h, ok := target.(hresult.HRESULT)
-	return ok && h == e.HRESULT
-}
+func (e *Error) Is(target error) bool { return hresult.Is(e, target) }

@@ -33,8 +33,9 @@ func Example() {
 		_, err = me.GetProfiles(context.Background(), []string{"2533274791234567"}, nil)
 	}
 	var e *client.Error
-	if errors.As(err, &e) && errors.Is(err, hresult.HTTP_E_STATUS_429_TOO_MANY_REQUESTS) {
-		fmt.Println(e.API, e.HRESULT, "local:", e.Throttle.Local())
+	var te *transport.ThrottleError
+	if errors.As(err, &e) && errors.As(err, &te) && errors.Is(err, hresult.HTTP_E_STATUS_429_TOO_MANY_REQUESTS) {
+		fmt.Println(e.API, e.HRESULT(), "local:", te.Local)
 	}
 	// Output:
 	// Player4567 <nil>

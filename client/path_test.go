@@ -62,7 +62,7 @@ func TestCheckArgs(t *testing.T) {
 
 func errIs(err error, h hresult.HRESULT) bool {
 	e, ok := err.(*Error)
-	return ok && e.HRESULT == h
+	return ok && e.HRESULT() == h
 }
 
 // TestRulesExist: every typed call names a rule that both built-in limits

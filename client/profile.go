@@ -66,12 +66,12 @@ func (u *User) GetProfiles(ctx context.Context, xuids, settings []string) ([]Pro
 // would reject.
 func checkCount(a api, what string, n, lo, hi int) error {
 	if n < lo || n > hi {
-		return &Error{HRESULT: hresult.E_INVALIDARG, Service: a.service, API: a.name,
+		return &Error{code: hresult.E_INVALIDARG, Service: a.service, API: a.name,
 			Message: fmt.Sprintf("%s must hold %d to %d items, not %d", what, lo, hi, n)}
 	}
 	return nil
 }
 
 func invalid(a api, msg string) error {
-	return &Error{HRESULT: hresult.E_INVALIDARG, Service: a.service, API: a.name, Message: msg}
+	return &Error{code: hresult.E_INVALIDARG, Service: a.service, API: a.name, Message: msg}
 }

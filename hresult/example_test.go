@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/xblgo/fgrl/hresult"
 )
@@ -19,16 +18,13 @@ func ExampleFromStatus() {
 	// 0x80190001 HTTP_E_STATUS_UNEXPECTED
 }
 
-func ExampleError() {
-	err := fmt.Errorf("profile batch: %w", hresult.FromResponse(429, "throttled", 12*time.Second))
+func ExampleOf_wrapped() {
+	err := fmt.Errorf("profile batch: %w", hresult.HTTP_E_STATUS_429_TOO_MANY_REQUESTS)
 	fmt.Println(errors.Is(err, hresult.HTTP_E_STATUS_429_TOO_MANY_REQUESTS))
-	var e *hresult.Error
-	if errors.As(err, &e) {
-		fmt.Println(e.StatusCode, e.RetryAfter)
-	}
+	fmt.Println(hresult.Of(err))
 	// Output:
 	// true
-	// 429 12s
+	// 0x801901AD HTTP_E_STATUS_429_TOO_MANY_REQUESTS
 }
 
 func ExampleOf() {

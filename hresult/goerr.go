@@ -26,13 +26,12 @@ func fromGo(err error) HRESULT {
 	return E_FAIL
 }
 
-// noNetwork reports whether err says the network itself is unreachable, as
-// opposed to a reachable host that failed.
+// noNetwork reports whether err says the network itself is down, as
+// opposed to a host, a route or a name server that failed: only that is "no
+// network", which libHttpClient never retries. Unreachable hosts and
+// networks and DNS failures are reported as E_FAIL and retried, as
+// libHttpClient on Windows and GDK reports and retries every other transport
+// failure.
 func noNetwork(err error) bool {
-	if errors.Is(err, syscall.ENETUNREACH) || errors.Is(err, syscall.EHOSTUNREACH) ||
-		errors.Is(err, syscall.ENETDOWN) {
-		return true
-	}
-	var dns *net.DNSError
-	return errors.As(err, &dns) && !dns.IsNotFound
+	return errors.Is(err, syscall.ENETDOWN)
 }

@@ -37,7 +37,7 @@ func TestBudgetWaitsThenRefuses(t *testing.T) {
 		before := time.Now()
 		_, err := get(t, tr, ctx, profileURL, xuid1)
 		var te *ThrottleError
-		if !errors.As(err, &te) || !te.Local() || te.Sent || te.Wait <= 20*time.Second || time.Since(before) != 0 {
+		if !errors.As(err, &te) || !te.Local || te.Sent || te.Wait <= 20*time.Second || time.Since(before) != 0 {
 			t.Fatalf("31st call: %v (%+v), want an immediate local refusal", err, te)
 		}
 		if n := server.count(429); n != 0 {
@@ -105,7 +105,7 @@ func TestRateLimitResync(t *testing.T) {
 		}
 		_, err := get(t, tr, context.Background(), profileURL, xuid1)
 		var te *ThrottleError
-		if !errors.As(err, &te) || !te.Local() || server.count(429) != 0 {
+		if !errors.As(err, &te) || !te.Local || server.count(429) != 0 {
 			t.Errorf("after resync: %v, server 429s %d; want a local refusal and none", err, server.count(429))
 		}
 	})

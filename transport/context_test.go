@@ -42,7 +42,7 @@ func TestWithRule(t *testing.T) {
 					switch {
 					case err == nil:
 						resp.Body.Close()
-					case !errors.As(err, &te) || !te.Local():
+					case !errors.As(err, &te) || !te.Local:
 						t.Fatalf("call: %v", err)
 					}
 				}

@@ -24,8 +24,9 @@ type ThrottleError struct {
 	// Wait is how long to wait before trying again: the service's
 	// Retry-After, or, when it sent none usable, the backoff XSAPI would use.
 	Wait time.Duration
-	// Refused is true when the transport refused the call itself.
-	Refused bool
+	// Local is true when the transport refused the call itself, without the
+	// service's final word (the budget or the Retry-After cache).
+	Local bool
 	// Sent reports whether any attempt of the call reached the network.
 	Sent bool
 	// Scope is the limits-data scope of the call ("profile",
@@ -35,27 +36,19 @@ type ThrottleError struct {
 	Body *throttle.Body
 }
 
-// RetryAfter returns how long to wait before calling again.
-func (e *ThrottleError) RetryAfter() time.Duration { return e.Wait }
-
-// Local reports whether the transport refused the call without the
-// service's final word (budget or Retry-After cache).
-func (e *ThrottleError) Local() bool { return e.Refused }
-
-// HRESULT returns the code XSAPI would report.
+// HRESULT returns the code XSAPI would report: the status's, so
+// HTTP_E_STATUS_429_TOO_MANY_REQUESTS for a 429. It makes a ThrottleError an
+// hresult.Reporter, so hresult.Of finds it in any chain.
 func (e *ThrottleError) HRESULT() hresult.HRESULT { return hresult.FromStatus(e.Status) }
 
 // Is reports whether target is e's HRESULT.
-func (e *ThrottleError) Is(target error) bool {
-	h, ok := target.(hresult.HRESULT)
-	return ok && h == e.HRESULT()
-}
+func (e *ThrottleError) Is(target error) bool { return hresult.Is(e, target) }
 
 // Error says who refused, whether a request was sent, and when to retry.
 func (e *ThrottleError) Error() string {
 	var b strings.Builder
 	b.WriteString("transport: ")
-	if e.Refused {
+	if e.Local {
 		b.WriteString("refused locally")
 	} else {
 		b.WriteString("throttled by the service")

@@ -25,7 +25,7 @@ func Example() {
 		resp, err := client.Do(req)
 		if err != nil {
 			var te *transport.ThrottleError
-			fmt.Println(i, errors.Is(err, hresult.HTTP_E_STATUS_429_TOO_MANY_REQUESTS), errors.As(err, &te) && te.Local())
+			fmt.Println(i, errors.Is(err, hresult.HTTP_E_STATUS_429_TOO_MANY_REQUESTS), errors.As(err, &te) && te.Local)
 			continue
 		}
 		resp.Body.Close()

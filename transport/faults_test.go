@@ -104,7 +104,7 @@ func oneFaultyCall(t *testing.T, tr *Transport, xuid string, timeout time.Durati
 			got.truncated.Add(1)
 		}
 		resp.Body.Close()
-	case errors.As(err, &te) && te.Local():
+	case errors.As(err, &te) && te.Local:
 		got.refused.Add(1)
 	default:
 		got.failed.Add(1)

@@ -34,7 +34,7 @@ func (c *call) gateCache() error {
 	}
 	c.t.stats.localRefusals.Add(1)
 	c.t.log("failed fast on cached Retry-After", c, "wait", wait, "status", status)
-	return &ThrottleError{Status: status, Wait: wait, Refused: true, Sent: c.attempts > 0, Scope: c.scope()}
+	return &ThrottleError{Status: status, Wait: wait, Local: true, Sent: c.attempts > 0, Scope: c.scope()}
 }
 
 // gateBudget books the attempt's slot in the local budget, waiting for it when
@@ -60,5 +60,5 @@ func (c *call) gateBudget() error {
 	}
 	c.t.stats.localRefusals.Add(1)
 	c.t.log("refused by the local budget", c, "wait", a.Wait)
-	return &ThrottleError{Status: http.StatusTooManyRequests, Wait: a.Wait, Refused: true, Sent: c.attempts > 0, Scope: c.scope()}
+	return &ThrottleError{Status: http.StatusTooManyRequests, Wait: a.Wait, Local: true, Sent: c.attempts > 0, Scope: c.scope()}
 }

@@ -42,7 +42,7 @@ func TestFailFastBeyondWindow(t *testing.T) {
 		start := time.Now()
 		_, err := get(t, tr, context.Background(), profileURL, xuid1)
 		var te *ThrottleError
-		if !errors.As(err, &te) || te.Local() || !te.Sent || te.RetryAfter() != 30*time.Second || te.Body == nil || te.Body.MaxRequests != 10 {
+		if !errors.As(err, &te) || te.Local || !te.Sent || te.Wait != 30*time.Second || te.Body == nil || te.Body.MaxRequests != 10 {
 			t.Fatalf("err = %v (%+v), want a server ThrottleError with Retry-After 30s and the body", err, te)
 		}
 		if !errors.Is(err, hresult.HTTP_E_STATUS_429_TOO_MANY_REQUESTS) {
@@ -55,7 +55,7 @@ func TestFailFastBeyondWindow(t *testing.T) {
 		// sending nothing, with the time left.
 		time.Sleep(5 * time.Second)
 		_, err = get(t, tr, context.Background(), profileURL, xuid1)
-		if !errors.As(err, &te) || !te.Local() || te.Sent || te.RetryAfter() != 25*time.Second {
+		if !errors.As(err, &te) || !te.Local || te.Sent || te.Wait != 25*time.Second {
 			t.Fatalf("second call: %v, want a local refusal with 25s left", err)
 		}
 		if !strings.Contains(err.Error(), "no request was sent") {
@@ -90,7 +90,7 @@ func TestCacheOneWaiter(t *testing.T) {
 			t.Errorf("the waiter got %v, want success after the deadline", results[0])
 		}
 		var te *ThrottleError
-		if !errors.As(results[1], &te) || !te.Local() {
+		if !errors.As(results[1], &te) || !te.Local {
 			t.Errorf("the second caller got %v, want a local refusal", results[1])
 		}
 	})
@@ -306,7 +306,7 @@ func TestFinal429WithoutRetryAfter(t *testing.T) {
 		tr := &Transport{Base: s, DisableBudget: true}
 		_, err := get(t, tr, context.Background(), profileURL, xuid1)
 		var te *ThrottleError
-		if !errors.As(err, &te) || te.Local() || te.RetryAfter() < 2*time.Second {
+		if !errors.As(err, &te) || te.Local || te.Wait < 2*time.Second {
 			t.Errorf("err %v (%+v): want a server 429 suggesting at least the first backoff", err, te)
 		}
 	})

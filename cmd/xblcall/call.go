@@ -190,13 +190,13 @@ func describe(err error) error {
 	var te *transport.ThrottleError
 	if errors.As(err, &te) {
 		who := "throttled by the service (request was sent)"
-		if te.Local() {
+		if te.Local {
 			who = "refused locally by the budget (no request sent)"
 			if te.Sent {
 				who = "refused locally after earlier attempts were sent"
 			}
 		}
-		return fmt.Errorf("%v: %s; Retry-After %v", te.HRESULT(), who, te.RetryAfter())
+		return fmt.Errorf("%v: %s; Retry-After %v", te.HRESULT(), who, te.Wait)
 	}
 	return fmt.Errorf("%v: %v", hresult.Of(err), err)
 }

@@ -191,7 +191,7 @@ func call(ctx context.Context, rt http.RoundTripper, o Options, e Event) outcome
 	resp, err := rt.RoundTrip(req)
 	var te *transport.ThrottleError
 	switch {
-	case errors.As(err, &te) && te.Local():
+	case errors.As(err, &te) && te.Local:
 		return refused
 	case errors.As(err, &te):
 		return throttled

@@ -9,7 +9,6 @@ import (
 	"os"
 	"syscall"
 	"testing"
-
 )
 
 // listed are the statuses SPEC §5 gives an HTTP_E_STATUS_* code.

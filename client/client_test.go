@@ -471,3 +471,39 @@ func BenchmarkGetProfiles(b *testing.B) {
 		}
 	}
 }
+
+// stalledBody sends a few bytes of a 200 and stalls until the attempt ends.
+type stalledBody struct {
+	ctx  context.Context
+	sent bool
+}
+
+func (b *stalledBody) Read(p []byte) (int, error) {
+	if !b.sent {
+		b.sent = true
+		return copy(p, `{"profileUsers":[`), nil
+	}
+	<-b.ctx.Done()
+	return 0, b.ctx.Err()
+}
+
+func (b *stalledBody) Close() error { return nil }
+
+// TestStalledAnswerEnds: a service that stalls in the middle of a 200 body
+// cannot hold a typed call: the attempt timeout covers the whole answer.
+func TestStalledAnswerEnds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: &stalledBody{ctx: r.Context()}, Request: r}, nil
+		})
+		c := newClient(t, base, &transport.Transport{TitleID: title, DisableBudget: true})
+		start := time.Now()
+		_, err := c.As(me).GetProfiles(context.Background(), []string{me}, nil)
+		if err == nil || time.Since(start) > 20*time.Second {
+			t.Errorf("GetProfiles = %v after %v, want an error within the 20 s attempt timeout", err, time.Since(start))
+		}
+		if !errors.Is(err, hresult.HTTP_E_STATUS_REQUEST_TIMEOUT) {
+			t.Errorf("error %v, want HTTP_E_STATUS_REQUEST_TIMEOUT", err)
+		}
+	})
+}

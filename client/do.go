@@ -82,6 +82,7 @@ func (u *User) request(ctx context.Context, a api, method string, p reqPath, q u
 		}
 		body = bytes.NewReader(b)
 	}
+	ctx = transport.BoundBody(ctx) // the attempt timeout covers reading the answer, as XSAPI's does
 	if a.once {
 		ctx = transport.NoRetry(ctx)
 	}

@@ -2,13 +2,11 @@ package transport
 
 import (
 	"context"
-	"errors"
 	"math/rand/v2"
 	"net/http"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
-	"github.com/xblgo/fgrl/hresult"
 	"github.com/xblgo/fgrl/internal/clock"
 	"github.com/xblgo/fgrl/throttle"
 )
@@ -19,6 +17,8 @@ type verdict struct {
 	again      bool          // retry at once, unconditionally (401 refresh)
 	delay      time.Duration // wait before the retry
 	retryAfter time.Duration // the response's Retry-After, if any
+	cacheUntil time.Time     // when set: cache the status until then
+	status     int           // the status to cache
 }
 
 // retryable reports whether XSAPI retries a status.
@@ -34,7 +34,7 @@ func retryable(status int) bool {
 // decides whether to retry it.
 func (c *call) assess(resp *http.Response, err error) verdict {
 	if err != nil {
-		if c.ctx.Err() != nil || hresult.Of(err) == hresult.E_HC_NO_NETWORK || errors.Is(err, ErrInsecure) {
+		if c.ctx.Err() != nil || permanent(err) {
 			return verdict{}
 		}
 		return verdict{retry: true, delay: c.backoff()}
@@ -54,7 +54,7 @@ func (c *call) assess(resp *http.Response, err error) verdict {
 	v := verdict{retry: true, delay: c.backoff()}
 	if a.hasRetryAfter {
 		v.retryAfter = a.retryAfter
-		c.t.cache.store(c.key, now.Add(a.retryAfter), resp.StatusCode)
+		v.cacheUntil, v.status = now.Add(a.retryAfter), resp.StatusCode
 		v.delay = max(v.delay, jitterUp(a.retryAfter))
 	}
 	if resp.StatusCode == http.StatusTooManyRequests {
@@ -129,15 +129,21 @@ func (c *call) limitFor(w window) int {
 }
 
 // refresh gets a new token after a 401 and asks for one immediate retry.
+// Like XSAPI (HandleAuthError), it does so only for a call that may be
+// retried: a call sent once (NoRetry, retries off, a body without GetBody)
+// returns its 401 and is never sent twice.
 func (c *call) refresh(resp *http.Response) verdict {
 	c.refreshed = true
+	if !c.retries {
+		return verdict{}
+	}
 	tok, err := c.t.RefreshToken(c.req)
-	rewindable := c.req.Body == nil || c.req.Body == http.NoBody || c.req.GetBody != nil
-	if err != nil || tok == "" || !rewindable {
+	if err != nil || tok == "" {
 		c.t.log("token refresh failed", c, "error", errString(err))
 		return verdict{}
 	}
 	c.auth = tok
+	c.timeout = attemptTimeout(c.t.window(), c.clk.Now().Sub(c.start)) // XSAPI computes it again for the new call
 	return verdict{again: true}
 }
 
@@ -167,7 +173,7 @@ func (c *call) finish(resp *http.Response, err error, v verdict) (*http.Response
 		return nil, err
 	}
 	if resp.StatusCode != http.StatusTooManyRequests || c.t.Raw429 {
-		return resp, nil
+		return c.handOver(resp), nil
 	}
 	wait := v.retryAfter
 	if wait == 0 {

@@ -12,20 +12,19 @@ import (
 )
 
 // send makes one attempt. After the first attempt the request gets a fresh
-// body from GetBody; after a refresh, the new token. When retries are on,
-// the attempt runs under XSAPI's per-attempt timeout, clamp(window - elapsed,
-// 5 s, 30 s), which bounds the wait for the response headers (reading the
-// body is bounded by the request's own context, as everywhere in net/http).
+// body from GetBody; after a refresh, the new token. Every attempt runs under
+// XSAPI's per-attempt timeout (c.timeout). It keeps running after the
+// headers arrive, so that it bounds the transport's own reads of a body
+// (the drain before a retry, a 429's body) as XSAPI's covers the whole
+// response; handOver stops it when a body goes to the caller, whose reading
+// is its own (BoundBody makes it the attempt's too).
 func (c *call) send() (*http.Response, error) {
 	var a *attempt
 	req := c.req
-	if w := c.t.window(); w > 0 {
-		timeout := min(max(w-c.now.Sub(c.start), minAttemptTimeout), maxAttemptTimeout)
-		// A request whose own deadline comes first needs no timer of ours.
-		if dl, ok := c.ctx.Deadline(); !ok || dl.After(c.now.Add(timeout)) {
-			a = newAttempt(c.req, c.clk, c.now, timeout)
-			req = &a.req
-		}
+	// A request whose own deadline comes first needs no timer of ours.
+	if dl, ok := c.ctx.Deadline(); !ok || dl.After(c.now.Add(c.timeout)) {
+		a = newAttempt(c.req, c.clk, c.now, c.timeout)
+		req = &a.req
 	}
 	if c.attempts > 0 || c.auth != "" {
 		if err := c.rewind(&req); err != nil {
@@ -36,9 +35,6 @@ func (c *call) send() (*http.Response, error) {
 	c.attempts++
 	c.t.stats.attempts.Add(1)
 	resp, err := c.t.base().RoundTrip(req)
-	if a != nil {
-		a.ctx.timer.Stop()
-	}
 	if err != nil || resp == nil {
 		a.release()
 		if err == nil {
@@ -50,7 +46,18 @@ func (c *call) send() (*http.Response, error) {
 		a.body.ReadCloser = resp.Body
 		resp.Body = &a.body
 	}
+	c.att = a
 	return resp, nil
+}
+
+// handOver gives the caller the last attempt's response: from here reading
+// the body is the caller's, bounded by the request's own context, unless
+// the request asked for BoundBody.
+func (c *call) handOver(resp *http.Response) *http.Response {
+	if c.att != nil && !boundBody(c.ctx) {
+		c.att.ctx.timer.Stop()
+	}
+	return resp
 }
 
 // rewind gives *req its own headers and, after the first attempt, a fresh

@@ -20,11 +20,16 @@ type raCache struct {
 type raEntry struct {
 	deadline time.Time
 	status   int
-	waiting  bool // one call is already holding for the deadline
+	// waiting is libHttpClient's "call pending": one call will send at the
+	// deadline (the call that got the Retry-After and retries, or one that
+	// holds for it), so every other call fails fast instead of firing at the
+	// same instant (libHttpClient PR #511).
+	waiting bool
 }
 
-// store records a deadline; the later deadline wins.
-func (c *raCache) store(k throttle.Key, deadline time.Time, status int) {
+// store records a deadline; the later deadline wins. pending marks the entry
+// "call pending" for the storing call, which must release it.
+func (c *raCache) store(k throttle.Key, deadline time.Time, status int, pending bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.sweep(deadline)
@@ -37,6 +42,7 @@ func (c *raCache) store(k throttle.Key, deadline time.Time, status int) {
 	if deadline.After(e.deadline) {
 		e.deadline, e.status = deadline, status
 	}
+	e.waiting = e.waiting || pending
 }
 
 // sweep drops expired entries when the cache grows, so it stays bounded by

@@ -24,7 +24,10 @@ type call struct {
 	now   time.Time // read once per attempt, before its gate
 	clk   clock.Clock
 
-	retries   bool // the request may be retried at all
+	retries   bool          // the request may be retried at all
+	timeout   time.Duration // each attempt's, computed once (attemptTimeout)
+	ownsCache bool          // this call marked its Retry-After entry "call pending"
+	att       *attempt      // the last attempt, while its timer runs
 	attempts  int
 	auth      string // replacement Authorization after a refresh
 	refreshed bool
@@ -33,8 +36,8 @@ type call struct {
 
 // init prepares c for req; c lives on RoundTrip's stack.
 func (c *call) init(t *Transport, req *http.Request) error {
-	if req.URL == nil {
-		return &usageError{"request has no URL"}
+	if err := checkURL(req.URL); err != nil {
+		return err
 	}
 	auth := req.Header.Get("Authorization")
 	if req.URL.Scheme == "http" && auth != "" && !t.AllowInsecure && !loopback(req.URL.Hostname()) {
@@ -56,7 +59,16 @@ func (c *call) init(t *Transport, req *http.Request) error {
 	}
 	rewindable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
 	c.retries = t.window() > 0 && rewindable && !noRetry(c.ctx)
+	c.timeout = attemptTimeout(t.window(), 0)
 	return nil
+}
+
+// attemptTimeout is XSAPI's per-attempt timeout (XblHttpCall::CalcHttpTimeout):
+// the time left in the retry window, at least 5 s and at most 30 s. A call
+// computes it once and its retries reuse it; with retries off (a window of 0)
+// it is 5 s.
+func attemptTimeout(window, elapsed time.Duration) time.Duration {
+	return min(max(window-elapsed, minAttemptTimeout), maxAttemptTimeout)
 }
 
 // ruleFor returns the rule req counts against: the one its context names
@@ -86,6 +98,7 @@ func loopback(host string) bool {
 // run is the attempt loop: gate, send, assess, and either finish or wait and
 // go again.
 func (c *call) run() (*http.Response, error) {
+	defer c.disown()
 	for {
 		if c.attempts > 0 {
 			c.now = c.clk.Now()
@@ -98,7 +111,9 @@ func (c *call) run() (*http.Response, error) {
 		}
 		resp, err := c.send()
 		v := c.assess(resp, err)
-		if v.again || (v.retry && c.mayRetry(v.delay)) {
+		again := v.again || (v.retry && c.mayRetry(v.delay))
+		c.cacheRetryAfter(v, again)
+		if again {
 			discard(resp)
 			if v.retry {
 				c.t.stats.retries.Add(1)

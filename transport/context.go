@@ -36,3 +36,19 @@ func namedRule(ctx context.Context) string {
 	s, _ := ctx.Value(ruleKey{}).(string)
 	return s
 }
+
+type boundBodyKey struct{}
+
+// BoundBody returns a context that makes the per-attempt timeout cover the
+// whole response, body included, as XSAPI's does, for a caller that reads
+// the body in full at once (the typed client does). Without it the timeout
+// stops when the headers arrive and a 200 body streams at the caller's pace,
+// bounded only by the request's own context.
+func BoundBody(ctx context.Context) context.Context {
+	return context.WithValue(ctx, boundBodyKey{}, true)
+}
+
+func boundBody(ctx context.Context) bool {
+	v, _ := ctx.Value(boundBodyKey{}).(bool)
+	return v
+}

@@ -20,16 +20,18 @@ func (c *call) gate() error {
 // the key runs, one call may wait for it (if it ends within that call's
 // window and deadline); every other call fails at once, sending nothing.
 func (c *call) gateCache() error {
+	c.disown() // this call is the pending one: it is about to send
 	wait, status, ok := c.t.cache.pending(c.key, c.now)
 	if !ok {
 		return nil
 	}
 	if c.canWait(wait) && c.t.cache.claim(c.key) {
-		defer c.t.cache.release(c.key)
+		c.ownsCache = true // released when this call sends again, or ends
 		c.t.stats.waits.Add(1)
 		c.t.log("waiting for Retry-After", c, "wait", wait)
 		err := c.sleep(wait)
 		c.now = c.clk.Now()
+		c.disown()
 		return err
 	}
 	c.t.stats.localRefusals.Add(1)
@@ -61,4 +63,24 @@ func (c *call) gateBudget() error {
 	c.t.stats.localRefusals.Add(1)
 	c.t.log("refused by the local budget", c, "wait", a.Wait)
 	return &ThrottleError{Status: http.StatusTooManyRequests, Wait: a.Wait, Local: true, Sent: c.attempts > 0, Scope: c.scope()}
+}
+
+// cacheRetryAfter records an attempt's Retry-After for the key, marked "call
+// pending" when this call will itself retry at it (libHttpClient
+// HC_CALL::ShouldRetry writes the entry with callPending = shouldRetry).
+func (c *call) cacheRetryAfter(v verdict, retrying bool) {
+	if v.cacheUntil.IsZero() {
+		return
+	}
+	pending := retrying && !v.again
+	c.t.cache.store(c.key, v.cacheUntil, v.status, pending)
+	c.ownsCache = c.ownsCache || pending
+}
+
+// disown releases the "call pending" mark this call holds, if any.
+func (c *call) disown() {
+	if c.ownsCache {
+		c.ownsCache = false
+		c.t.cache.release(c.key)
+	}
 }

@@ -1,7 +1,3 @@
-// Package transport provides an http.RoundTripper that calls Xbox services
-// the way XSAPI does (retries, backoff, Retry-After, a fail-fast cache) and
-// keeps a local copy of each Fine-Grained Rate Limiting budget, so that calls
-// wait or are refused locally instead of collecting 429s.
 package transport
 
 import (
@@ -26,7 +22,8 @@ const (
 )
 
 // Transport is an http.RoundTripper for Xbox services. The zero value is
-// ready to use and behaves like XSAPI plus a local budget; a Transport is
+// ready to use and behaves like XSAPI plus a local budget (the package doc
+// lists every difference from XSAPI); a Transport is
 // safe for concurrent use, and its fields must not change after the first
 // request. It starts no goroutines, so it works inside a testing/synctest
 // bubble.
@@ -57,8 +54,9 @@ type Transport struct {
 	// (user + title + service), as on the server.
 	TitleID string
 	// RetryWindow is how long after the first attempt retries may start.
-	// Zero means DefaultRetryWindow; a negative value disables retries and
-	// budget waits (XSAPI's window of 0).
+	// Zero means DefaultRetryWindow (XSAPI's 20 s); a negative value is
+	// XSAPI's window of 0: no retries and no budget waits, and each attempt
+	// times out after 5 s.
 	RetryWindow time.Duration
 	// Budget holds the budgets. Share one store between Transports on
 	// purpose (a throttle.Budget in one process, a redisstore.Store across a

@@ -1,0 +1,57 @@
+// Package transport provides an http.RoundTripper that calls Xbox services
+// the way XSAPI does (retries, backoff, Retry-After, a fail-fast cache) and
+// keeps a local copy of each Fine-Grained Rate Limiting budget, so that calls
+// wait or are refused locally instead of collecting 429s.
+//
+// # What it shares with XSAPI
+//
+// The rules follow libHttpClient Source/HTTP/httpcall.cpp (HC_CALL::ShouldRetry,
+// HC_CALL::ShouldFailFast) and XSAPI Source/Shared/http_call_wrapper_internal.cpp
+// (XblHttpCall::CalcHttpTimeout, HandleAuthError):
+//
+//   - 408, 429, 500, 502, 503 and 504 are retried, and so is every transport
+//     failure but "no network" (a network that is down), as libHttpClient
+//     does on Windows and GDK, where it reports every other failure as E_FAIL;
+//   - attempt n waits [2^n, 2^(n+1)) s, capped at 60 s; with a Retry-After,
+//     max(that, Retry-After × [1, 1.2)); after a 500, at least 10 s;
+//   - retries run in a 20 s window from the first attempt, and only while
+//     more than 5 s and at least the wait + 5 s are left;
+//   - each attempt times out after the time left in the window, at least
+//     5 s and at most 30 s, computed once per call (again after a 401
+//     refresh, which XSAPI sends as a new call);
+//   - a Retry-After on a retryable status is cached per key; until it passes
+//     one call may hold for it (if it falls inside that call's window) and
+//     every other call fails at once with the cached status; when the call
+//     that got it will itself retry, it is that one call, so no second call
+//     fires at the same instant (libHttpClient PR #511);
+//   - a 401 is refreshed (RefreshToken) and retried once, only for a call that
+//     may be retried: a call sent once is never sent twice.
+//
+// # Where it differs, on purpose
+//
+//	XSAPI / libHttpClient                    this transport                             why
+//	---------------------                    --------------                             ---
+//	Retry-After cache per API, process-wide  per Transport, keyed user + title +       the service counts per user + title +
+//	                                         service scope (or read/write class)        service: one user's 429 must not block
+//	                                                                                    every other local user
+//	only reacts to 429s                      keeps a local burst/sustain budget too     avoiding 429s beats recovering from
+//	                                         (DisableBudget: off, exactly XSAPI)        them: throttled requests still count
+//	Retry-After: integer seconds             also an HTTP-date; capped at 10 minutes    HTTP allows both; a huge value must not
+//	                                                                                    block a key for days
+//	a new Retry-After overwrites the entry   the later deadline wins                    an earlier answer must not shorten a
+//	                                                                                    wait the service asked for
+//	fail-fast check once, when a call starts before every attempt, retries included   a retry must not fire inside another
+//	                                                                                    call's fresh Retry-After
+//	no retry without a body it can resend    a body without GetBody is sent once        the same, said plainly: Go bodies are
+//	                                                                                    streams and cannot be replayed
+//	window 0: no retries                     RetryWindow < 0: no retries, no budget     Go's zero value must be useful, so 0
+//	                                         waits, 5 s per attempt; 0 is the default   means the 20 s default
+//	DNS "name not found" retried (E_FAIL)    fails at once, as do certificates that     no retry can make a name exist or a
+//	                                         do not verify and unsupported schemes      certificate verify within 20 s
+//	timeout covers the whole response        covers the headers and the transport's     a Go caller may stream a large 200 body
+//	                                         own reads; a 200 body is the caller's      at its own pace
+//
+// The transport never sleeps past the request's context deadline, and it
+// reads no clock of its own: code that waits is tested inside
+// testing/synctest.
+package transport

@@ -507,3 +507,40 @@ func TestStalledAnswerEnds(t *testing.T) {
 		}
 	})
 }
+
+// TestSendOnceAfter401: calls XSAPI sends once are not refreshed and re-sent
+// after a 401, while a read is (XSAPI XblHttpCall::HandleAuthError).
+func TestSendOnceAfter401(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		attempts := map[string]int{}
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			mu.Lock()
+			attempts[r.Method+" "+r.Host]++
+			mu.Unlock()
+			rec := httptest.NewRecorder()
+			rec.WriteHeader(401)
+			return rec.Result(), nil
+		})
+		refresh := func(*http.Request) (string, error) { return mock.Token(me, title), nil }
+		c := newClient(t, base, &transport.Transport{TitleID: title, DisableBudget: true, RefreshToken: refresh})
+		u := c.As(me)
+		ctx := context.Background()
+		ref := SessionRef{scid, "t", "n"}
+		u.WriteSession(ctx, ref, map[string]any{})
+		u.SendInvites(ctx, ref, []string{other})
+		u.CreateMatchTicket(ctx, scid, "h", MatchTicketRequest{Session: ref, GiveUp: time.Minute})
+		u.SubmitReputationFeedback(ctx, other, Feedback{Type: "CommsAbusiveVoice"})
+		u.GetSession(ctx, ref)
+		want := map[string]int{
+			"PUT sessiondirectory.xboxlive.com":  1,
+			"POST sessiondirectory.xboxlive.com": 1,
+			"POST smartmatch.xboxlive.com":       1,
+			"POST reputation.xboxlive.com":       1,
+			"GET sessiondirectory.xboxlive.com":  2, // refreshed and retried once
+		}
+		if diff := cmp.Diff(want, attempts); diff != "" {
+			t.Errorf("attempts after a 401 mismatch (-want +got):\n%s", diff)
+		}
+	})
+}

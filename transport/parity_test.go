@@ -318,3 +318,33 @@ func TestOfThrottleError(t *testing.T) {
 		}
 	}
 }
+
+// TestCancelWhileRetryPending ports libHttpClient
+// Tests/UnitTests/Tests/GlobalTests.cpp TestAsyncCleanupWithHttpCallPendingRetry:
+// a call waiting to retry a 500 (at least 10 s) that is cancelled 2 s in ends
+// at once with E_ABORT, sends nothing more, and releases its Retry-After
+// claim.
+func TestCancelWhileRetryPending(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var s sends
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			s.add()
+			return respond(r, 500, ""), nil
+		})
+		tr := &Transport{Base: base, TitleID: title, DisableBudget: true}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { _, err := get(t, tr, ctx, profileURL, xuid1); done <- err }()
+		time.Sleep(2 * time.Second)
+		cancel()
+		start := time.Now()
+		err := <-done
+		if time.Since(start) != 0 || hresult.Of(err) != hresult.E_ABORT {
+			t.Errorf("cancelled call ended after %v with %v (%v), want E_ABORT at once", time.Since(start), err, hresult.Of(err))
+		}
+		time.Sleep(time.Minute)
+		if s.count() != 1 {
+			t.Errorf("%d attempts, want 1", s.count())
+		}
+	})
+}

@@ -300,32 +300,48 @@ func TestHeaders(t *testing.T) {
 	}
 }
 
+// answering counts the attempts that reach it, by method and host, and
+// answers each with status.
+type answering struct {
+	status   int
+	mu       sync.Mutex
+	attempts map[string]int
+}
+
+func (a *answering) RoundTrip(r *http.Request) (*http.Response, error) {
+	a.mu.Lock()
+	if a.attempts == nil {
+		a.attempts = map[string]int{}
+	}
+	a.attempts[r.Method+" "+r.Host]++
+	a.mu.Unlock()
+	if r.Body != nil {
+		r.Body.Close()
+	}
+	rec := httptest.NewRecorder()
+	rec.WriteHeader(a.status)
+	return rec.Result(), nil
+}
+
+// callSendOnceAndRead makes every call XSAPI sends once, then one read.
+func callSendOnceAndRead(u *User) {
+	ctx := context.Background()
+	ref := SessionRef{scid, "t", "n"}
+	u.WriteSession(ctx, ref, map[string]any{})
+	u.SendInvites(ctx, ref, []string{other})
+	u.CreateMatchTicket(ctx, scid, "h", MatchTicketRequest{Session: ref, GiveUp: time.Minute})
+	u.SubmitReputationFeedback(ctx, other, Feedback{Type: "CommsAbusiveVoice"})
+	u.GetSession(ctx, ref)
+}
+
 // TestNonRetryable: calls XSAPI never retries are sent once even on a 503,
 // while a read is retried.
 func TestNonRetryable(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var mu sync.Mutex
-		attempts := map[string]int{}
-		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			mu.Lock()
-			attempts[r.Method+" "+r.Host]++
-			mu.Unlock()
-			if r.Body != nil {
-				r.Body.Close()
-			}
-			rec := httptest.NewRecorder()
-			rec.WriteHeader(503)
-			return rec.Result(), nil
-		})
+		base := &answering{status: 503}
 		c := newClient(t, base, &transport.Transport{TitleID: title, DisableBudget: true})
-		u := c.As(me)
-		ctx := context.Background()
-		ref := SessionRef{scid, "t", "n"}
-		u.WriteSession(ctx, ref, map[string]any{})
-		u.SendInvites(ctx, ref, []string{other})
-		u.CreateMatchTicket(ctx, scid, "h", MatchTicketRequest{Session: ref, GiveUp: time.Minute})
-		u.SubmitReputationFeedback(ctx, other, Feedback{Type: "CommsAbusiveVoice"})
-		u.GetSession(ctx, ref)
+		callSendOnceAndRead(c.As(me))
+		attempts := base.attempts
 		// The read is retried: at 0, [2,4), [6,12) s and, with short enough
 		// jitter, once more; the window rule decides.
 		if n := attempts["GET sessiondirectory.xboxlive.com"]; n < 3 || n > 4 {
@@ -512,26 +528,11 @@ func TestStalledAnswerEnds(t *testing.T) {
 // after a 401, while a read is (XSAPI XblHttpCall::HandleAuthError).
 func TestSendOnceAfter401(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var mu sync.Mutex
-		attempts := map[string]int{}
-		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			mu.Lock()
-			attempts[r.Method+" "+r.Host]++
-			mu.Unlock()
-			rec := httptest.NewRecorder()
-			rec.WriteHeader(401)
-			return rec.Result(), nil
-		})
+		base := &answering{status: 401}
 		refresh := func(*http.Request) (string, error) { return mock.Token(me, title), nil }
 		c := newClient(t, base, &transport.Transport{TitleID: title, DisableBudget: true, RefreshToken: refresh})
-		u := c.As(me)
-		ctx := context.Background()
-		ref := SessionRef{scid, "t", "n"}
-		u.WriteSession(ctx, ref, map[string]any{})
-		u.SendInvites(ctx, ref, []string{other})
-		u.CreateMatchTicket(ctx, scid, "h", MatchTicketRequest{Session: ref, GiveUp: time.Minute})
-		u.SubmitReputationFeedback(ctx, other, Feedback{Type: "CommsAbusiveVoice"})
-		u.GetSession(ctx, ref)
+		callSendOnceAndRead(c.As(me))
+		attempts := base.attempts
 		want := map[string]int{
 			"PUT sessiondirectory.xboxlive.com":  1,
 			"POST sessiondirectory.xboxlive.com": 1,

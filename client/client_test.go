@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -544,4 +545,31 @@ func TestSendOnceAfter401(t *testing.T) {
 			t.Errorf("attempts after a 401 mismatch (-want +got):\n%s", diff)
 		}
 	})
+}
+
+// TestHostileServerText: a 429's debugMessage and an error body's
+// description reach the error escaped and clipped: 20,000 bytes with terminal
+// escape codes make a short, printable error.
+func TestHostileServerText(t *testing.T) {
+	hostile := "\x1b[2J\x1b]0;pwned\x07" + strings.Repeat("x", 20000)
+	for _, status := range []int{429, 400} {
+		t.Run(strconv.Itoa(status), func(t *testing.T) {
+			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				rec := httptest.NewRecorder()
+				rec.WriteHeader(status)
+				b, _ := json.Marshal(map[string]any{"version": 1, "currentRequests": 11, "maxRequests": 10,
+					"periodInSeconds": 15, "limitType": "Rate", "debugMessage": hostile, "description": hostile})
+				rec.Write(b)
+				return rec.Result(), nil
+			})
+			c := newClient(t, base, &transport.Transport{TitleID: title, DisableBudget: true, RetryWindow: -1})
+			_, err := c.As(me).GetProfiles(context.Background(), []string{me}, nil)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if msg := err.Error(); len(msg) > 600 || strings.ContainsAny(msg, "\x1b\x07") {
+				t.Errorf("error of %d bytes %q: want it clipped and escaped", len(msg), msg[:min(len(msg), 120)])
+			}
+		})
+	}
 }

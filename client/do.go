@@ -10,9 +10,9 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/xblgo/fgrl/hresult"
+	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/transport"
 )
 
@@ -158,20 +158,9 @@ func message(body []byte) string {
 		}
 		return ""
 	}
-	if utf8.Valid(body) {
-		return clip(strings.TrimSpace(string(body)))
-	}
-	return ""
+	return clip(strings.TrimSpace(string(body)))
 }
 
-func clip(s string) string {
-	const max = 200
-	if len(s) <= max {
-		return s
-	}
-	s = s[:max]
-	for !utf8.ValidString(s) {
-		s = s[:len(s)-1]
-	}
-	return s + "..."
-}
+// clip makes text from the service safe for an error: escaped and at most
+// 200 bytes.
+func clip(s string) string { return safetext.Clip(s, 200) }

@@ -39,8 +39,9 @@ func (c *call) init(t *Transport, req *http.Request) error {
 	if err := checkURL(req.URL); err != nil {
 		return err
 	}
-	auth := req.Header.Get("Authorization")
-	if req.URL.Scheme == "http" && auth != "" && !t.AllowInsecure && !loopback(req.URL.Hostname()) {
+	auth := headerFold(req.Header, "Authorization")
+	if req.URL.Scheme == "http" && (auth != "" || headerFold(req.Header, "Signature") != "") &&
+		!t.AllowInsecure && !loopback(req.URL.Hostname()) {
 		return ErrInsecure
 	}
 	host := req.Host

@@ -73,7 +73,7 @@ func (c *call) cacheRetryAfter(v verdict, retrying bool) {
 		return
 	}
 	pending := retrying && !v.again
-	c.t.cache.store(c.key, v.cacheUntil, v.status, pending)
+	c.t.cache.store(c.key, c.clk.Now(), v.cacheUntil, v.status, pending)
 	c.ownsCache = c.ownsCache || pending
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -49,4 +50,65 @@ func TestSecretsNeverLogged(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestInsecureGuardAnyCase: a token or signature under a header key set
+// directly in another case (which net/http sends as it is) is still never
+// sent over plain http to a host other than loopback.
+func TestInsecureGuardAnyCase(t *testing.T) {
+	for _, key := range []string{"authorization", "AUTHORIZATION", "signature"} {
+		t.Run(key, func(t *testing.T) {
+			var s sends
+			base := roundTripFunc(func(r *http.Request) (*http.Response, error) { s.add(); return respond(r, 200, ""), nil })
+			tr := &Transport{Base: base, TitleID: title}
+			req, _ := http.NewRequest("GET", "http://profile.example.net/users/me", nil)
+			req.Header[key] = []string{mock.Token(xuid1, title)}
+			if _, err := tr.RoundTrip(req); !errors.Is(err, ErrInsecure) || s.count() != 0 {
+				t.Errorf("RoundTrip = %v with %d sends, want ErrInsecure and nothing sent", err, s.count())
+			}
+		})
+	}
+}
+
+// TestRedirectDropsCredentials: following a redirect to another host, no
+// credential header goes along (http.Client drops Authorization but not
+// Signature); to the same host, both stay. Over real loopback.
+func TestRedirectDropsCredentials(t *testing.T) {
+	got := make(chan http.Header, 1)
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Clone()
+	}))
+	defer target.Close()
+	targetURL := strings.Replace(target.URL, "127.0.0.1", "localhost", 1) // another host
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/same" {
+			if r.URL.Query().Get("done") != "" {
+				got <- r.Header.Clone()
+				return
+			}
+			http.Redirect(w, r, "/same?done=1", http.StatusFound)
+			return
+		}
+		http.Redirect(w, r, targetURL+"/elsewhere", http.StatusFound)
+	}))
+	defer origin.Close()
+	client := &http.Client{Transport: &Transport{TitleID: title, DisableBudget: true}}
+	for _, tt := range []struct {
+		path string
+		kept bool
+	}{{"/away", false}, {"/same", true}} {
+		req, _ := http.NewRequest("GET", origin.URL+tt.path, nil)
+		req.Header.Set("Authorization", mock.Token(xuid1, title))
+		req.Header["signature"] = []string{"AAAAAQHaSignatureSecret"}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		h := <-got
+		if has := h.Get("Signature") != "" && h.Get("Authorization") != ""; has != tt.kept {
+			t.Errorf("%s: credentials at the target: Authorization %q, Signature %q; want kept=%v",
+				tt.path, h.Get("Authorization"), h.Get("Signature"), tt.kept)
+		}
+	}
 }

@@ -40,7 +40,11 @@ const (
 //     waiting cannot help;
 //   - returns a final 429 as a *ThrottleError rather than a response, unless
 //     Raw429 is set;
-//   - on a 401, when RefreshToken is set, retries once with a new token.
+//   - on a 401, when RefreshToken is set, retries once with a new token;
+//   - drops the Authorization and Signature headers from a request that
+//     follows a redirect to another host (http.Client drops Authorization
+//     itself, but not Signature, and not for a header key spelt in another
+//     case).
 //
 // Every other status is returned as a response with a nil error, as the
 // contract requires.
@@ -137,6 +141,7 @@ func (t *Transport) window() time.Duration {
 // documentation describes.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	t.init()
+	req = dropCredentialsOnRedirect(req)
 	var c call
 	if err := c.init(t, req); err != nil {
 		closeBody(req)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/xblgo/fgrl/internal/analyze"
 	"github.com/xblgo/fgrl/internal/har"
+	"github.com/xblgo/fgrl/internal/safetext"
 )
 
 var analyzeCommand = command{
@@ -83,7 +84,7 @@ func printReport(e *env, n int, rep analyze.Report) error {
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SCOPE\tUSER\tCALLS\tPEAK BURST\tBURST VIOL.\tPEAK SUSTAIN\tSUSTAIN VIOL.\t429s\tRETRIED TOO SOON\tVERDICT")
 	for _, g := range rep.Groups {
-		user := g.User
+		user := safetext.Clip(g.User, 40) // from the trace: never raw to a terminal
 		if user == "" {
 			user = "(no token)"
 		}

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/xblgo/fgrl/hresult"
+	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/internal/xblauth"
 	"github.com/xblgo/fgrl/mock"
 	"github.com/xblgo/fgrl/transport"
@@ -202,7 +203,7 @@ func describe(err error) error {
 }
 
 func printResponse(e *env, resp *http.Response, include bool) error {
-	fmt.Fprintf(e.stdout, "%s %s\n", resp.Proto, resp.Status)
+	fmt.Fprintf(e.stdout, "%s %s\n", safetext.Clip(resp.Proto, 16), safetext.Clip(resp.Status, 100))
 	if include {
 		names := make([]string, 0, len(resp.Header))
 		for k := range resp.Header {
@@ -210,7 +211,7 @@ func printResponse(e *env, resp *http.Response, include bool) error {
 		}
 		sort.Strings(names)
 		for _, k := range names {
-			fmt.Fprintf(e.stdout, "%s: %s\n", k, strings.Join(resp.Header[k], ", "))
+			fmt.Fprintf(e.stdout, "%s: %s\n", safetext.Clip(k, 100), safetext.Clip(strings.Join(resp.Header[k], ", "), 1000))
 		}
 		fmt.Fprintln(e.stdout)
 	}
@@ -243,12 +244,12 @@ func (t *tracer) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp, err := t.base.RoundTrip(req)
 	if err != nil {
-		fmt.Fprintf(t.w, "< error: %v\n", err)
+		fmt.Fprintf(t.w, "< error: %s\n", safetext.Clip(err.Error(), 500))
 		return nil, err
 	}
-	fmt.Fprintf(t.w, "< %s", resp.Status)
+	fmt.Fprintf(t.w, "< %s", safetext.Clip(resp.Status, 100))
 	if ra := resp.Header.Get("Retry-After"); ra != "" {
-		fmt.Fprintf(t.w, " (Retry-After: %s)", ra)
+		fmt.Fprintf(t.w, " (Retry-After: %s)", safetext.Clip(ra, 64))
 	}
 	fmt.Fprintln(t.w)
 	return resp, nil

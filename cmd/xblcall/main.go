@@ -15,6 +15,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/xblgo/fgrl/internal/safetext"
 	"io"
 	"os"
 	"os/signal"
@@ -91,7 +92,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	case errors.As(err, &ee):
 		if ee.err != nil && ee.err.Error() != "" {
-			fmt.Fprintf(stderr, "xblcall %s: %v\n", name, ee.err)
+			fmt.Fprintf(stderr, "xblcall %s: %s\n", name, oneLine(ee.err))
 		}
 		return ee.code
 	}
@@ -99,8 +100,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 1
 }
 
+// oneLine writes err on one line, escaped and clipped: an error can carry
+// text from a server or a trace.
 func oneLine(err error) string {
-	return strings.ReplaceAll(err.Error(), "\n", "; ")
+	return safetext.Clip(strings.ReplaceAll(err.Error(), "\n", "; "), 2000)
 }
 
 func usage(w io.Writer) {

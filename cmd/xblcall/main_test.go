@@ -382,3 +382,29 @@ func TestCallTraceRedactsSignature(t *testing.T) {
 		t.Errorf("exit %d, trace:\n%s", code, errs)
 	}
 }
+
+// TestHostileTraceText: a HAR whose Authorization carries terminal escape
+// codes in its userhash is printed escaped, never raw.
+func TestHostileTraceText(t *testing.T) {
+	hostile := "XBL3.0 x=\x1b[2J\x1b]0;pwned\x07" + strings.Repeat("A", 500) + ";token"
+	entry := map[string]any{
+		"startedDateTime": "2024-01-01T00:00:00Z",
+		"request": map[string]any{"method": "GET", "url": "https://profile.xboxlive.com/users/me/profile/settings",
+			"headers": []map[string]string{{"name": "Authorization", "value": hostile}}},
+		"response": map[string]any{"status": 200, "headers": []any{}},
+	}
+	b, _ := json.Marshal(map[string]any{"log": map[string]any{"entries": []any{entry}}})
+	trace := filepath.Join(t.TempDir(), "hostile.har")
+	if err := os.WriteFile(trace, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := xblcall(t, "analyze", trace)
+	if code != 0 || strings.ContainsAny(out+errs, "\x1b\x07") {
+		t.Errorf("analyze printed raw control characters (exit %d):\n%q\n%q", code, out, errs)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if len(line) > 200 {
+			t.Errorf("a line of %d bytes: the userhash is not clipped", len(line))
+		}
+	}
+}

@@ -1,0 +1,59 @@
+// Package safetext makes text from a server or a trace safe to put in an
+// error or on a terminal: control characters (terminal escape sequences
+// among them) and invalid UTF-8 are escaped, Go-style, and the result is
+// clipped to a byte budget.
+package safetext
+
+import (
+	"strconv"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Clip returns s with every control character, escape and invalid byte
+// written as a Go escape (\x1b, \n, \u2028, \xff) and clipped to at most
+// max bytes, ending in "..." when clipped. Printable text, including
+// non-ASCII letters, is kept as it is. A max below 4 means 4.
+func Clip(s string, max int) string {
+	max = maxOf(max, 4)
+	if len(s) <= max && plain(s) {
+		return s
+	}
+	b := make([]byte, 0, min(len(s), max)+8)
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		var piece string
+		switch {
+		case r == utf8.RuneError && size == 1:
+			piece = `\x` + strconv.FormatUint(uint64(s[i]), 16)
+		case r == '\\' || !unicode.IsPrint(r) && r != ' ':
+			q := strconv.QuoteRune(r)
+			piece = q[1 : len(q)-1]
+		default:
+			piece = s[i : i+size]
+		}
+		if len(b)+len(piece) > max-3 && i+size < len(s) || len(b)+len(piece) > max {
+			return string(append(b, "..."...))
+		}
+		b = append(b, piece...)
+		i += size
+	}
+	return string(b)
+}
+
+// plain reports whether s holds only printable text and no backslash.
+func plain(s string) bool {
+	for _, r := range s {
+		if r == utf8.RuneError || r == '\\' || !unicode.IsPrint(r) && r != ' ' {
+			return false
+		}
+	}
+	return true
+}
+
+func maxOf(a, b int) int {
+	if a > b {
+		return a
+	}
+	return b
+}

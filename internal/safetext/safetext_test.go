@@ -1,0 +1,55 @@
+package safetext
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestClip(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		max  int
+		want string
+	}{
+		{"plain", "slow down", 200, "slow down"},
+		{"unicode letters kept", "débit limité", 200, "débit limité"},
+		{"escape sequence", "\x1b[2Jcleared", 200, `\x1b[2Jcleared`},
+		{"newline and tab", "a\nb\tc", 200, `a\nb\tc`},
+		{"invalid utf-8", "a\xffb", 200, `a\xffb`},
+		{"line separator", "a\u2028b", 200, `a\u2028b`},
+		{"backslash escaped so output is unambiguous", `a\x1b`, 200, `a\\x1b`},
+		{"clipped", strings.Repeat("x", 300), 200, strings.Repeat("x", 197) + "..."},
+		{"clipped inside an escape", strings.Repeat("\x1b", 100), 10, `\x1b...`},
+		{"clip keeps runes whole", strings.Repeat("é", 10), 7, "éé..."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Clip(tt.in, tt.max); got != tt.want {
+				t.Errorf("Clip(%q, %d) = %q, want %q", tt.in, tt.max, got, tt.want)
+			}
+		})
+	}
+}
+
+func FuzzClip(f *testing.F) {
+	for _, s := range []string{"plain", "\x1b[2J", "a\xffb", strings.Repeat("é", 100)} {
+		f.Add(s, 20)
+	}
+	f.Fuzz(func(t *testing.T, s string, max int) {
+		max = max % 1000
+		got := Clip(s, max)
+		if len(got) > maxOf(max, 4) {
+			t.Fatalf("Clip(%q, %d) = %q, longer than the budget", s, max, got)
+		}
+		if !utf8.ValidString(got) {
+			t.Fatalf("Clip(%q) = %q is not valid UTF-8", s, got)
+		}
+		for _, r := range got {
+			if r < 0x20 || r == 0x7f {
+				t.Fatalf("Clip(%q) = %q holds a control character", s, got)
+			}
+		}
+	})
+}

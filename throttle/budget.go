@@ -13,6 +13,9 @@ type BudgetStore interface {
 	// Reserve books the earliest slot for a call for k if it comes within
 	// maxWait of now (see Sliding.Reserve); maxWait 0 admits now or never.
 	Reserve(ctx context.Context, k Key, l Limit, now time.Time, maxWait time.Duration) (Admission, error)
+	// Release gives back a slot Reserve booked (Admission.Slot) for a call
+	// that was then not sent, so it no longer counts.
+	Release(ctx context.Context, k Key, l Limit, slot int64) error
 	// Block refuses calls for k from now until until (a server Retry-After).
 	Block(ctx context.Context, k Key, now, until time.Time) error
 	// Sync absorbs a server's report of one window; see Sliding.Sync.
@@ -58,6 +61,17 @@ func (b *Budget) Reserve(_ context.Context, k Key, l Limit, now time.Time, maxWa
 	sh, s := b.lock(k, now)
 	defer sh.mu.Unlock()
 	return s.Reserve(now, l, b.Margin, maxWait), nil
+}
+
+// Release gives back a slot Reserve booked for k. It never returns an error.
+func (b *Budget) Release(_ context.Context, k Key, _ Limit, slot int64) error {
+	b.init()
+	sh, h := b.t.lock(k)
+	defer sh.mu.Unlock()
+	if s := sh.m[h]; s != nil {
+		s.Release(slot)
+	}
+	return nil
 }
 
 // Block refuses calls for k from now until until. It never returns an error.

@@ -36,6 +36,12 @@ type Admission struct {
 	// Blocked reports that the wait comes from a server Retry-After, not from
 	// the local count.
 	Blocked bool
+	// Slot identifies the booked slot, when allowed, for a store's Release:
+	// a call that was booked but is then not sent (cancelled while it waits,
+	// refused by another check) gives its slot back. Its meaning is the
+	// store's own (Sliding: the instant counted, in unix ns); zero when
+	// nothing was booked.
+	Slot int64
 }
 
 // Admit counts a call at now if the budget allows it.
@@ -53,8 +59,26 @@ func (s *Sliding) Reserve(now time.Time, l Limit, margin, maxWait time.Duration)
 	if at-t > int64(max(maxWait, 0)) {
 		return Admission{Wait: time.Duration(at - t), Blocked: blocked}
 	}
-	s.push(at, l)
-	return Admission{Allowed: true, Wait: time.Duration(at - t)}
+	slot := s.push(at, l)
+	return Admission{Allowed: true, Wait: time.Duration(at - t), Slot: slot}
+}
+
+// Release gives back the slot a Reserve booked (Admission.Slot) for a call
+// that was not sent, so it no longer counts. It reports whether the slot was
+// still held; a slot already pushed out of the ring, or never booked, changes
+// nothing. Releasing can only make the budget looser for calls booked
+// later, never stricter, so calls already booked stay within the limits.
+func (s *Sliding) Release(slot int64) bool {
+	all := s.ordered()
+	i := slices.Index(all, slot)
+	if i < 0 {
+		return false
+	}
+	all = slices.Delete(all, i, i+1)
+	clear(s.times)
+	copy(s.times, all)
+	s.head, s.n = 0, int32(len(all))
+	return true
 }
 
 // Block refuses every call until until; a later deadline wins over an earlier
@@ -87,8 +111,9 @@ func (s *Sliding) recent(k int) int64 {
 
 // push records an admission at t, keeping times ordered: t earlier than the
 // newest (callers racing with slightly different clocks) is recorded as the
-// newest, which can only make the budget stricter.
-func (s *Sliding) push(t int64, l Limit) {
+// newest, which can only make the budget stricter. It returns the time
+// recorded.
+func (s *Sliding) push(t int64, l Limit) int64 {
 	s.fit(l)
 	c := int32(len(s.times))
 	if s.n > 0 {
@@ -97,10 +122,11 @@ func (s *Sliding) push(t int64, l Limit) {
 	if s.n < c {
 		s.times[(s.head+s.n)%c] = t
 		s.n++
-		return
+		return t
 	}
 	s.times[s.head] = t
 	s.head = (s.head + 1) % c
+	return t
 }
 
 // capFor returns the ring size l needs: its larger limit, held to MaxLimit

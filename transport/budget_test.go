@@ -148,3 +148,50 @@ func TestWorkedExampleThroughTransport(t *testing.T) {
 		}
 	})
 }
+
+// TestCancelledWaitsGiveSlotsBack: calls that book a budget slot, wait for it
+// and are cancelled give it back, so the local count stays what the service
+// counted. Of 20 calls after 10 sent, 10 book the slots of the next burst
+// window and wait, 10 are refused (no slot inside their window); cancelling
+// the waits leaves the sustain count at 10, not 20 (it was 21 of 30 before).
+func TestCancelledWaitsGiveSlotsBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := mock.NewHandler()
+		tr := &Transport{Base: h, TitleID: title}
+		for range 10 {
+			if _, err := get(t, tr, context.Background(), profileURL, xuid1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 20)
+		for range 20 {
+			go func() { _, err := get(t, tr, ctx, profileURL, xuid1); done <- err }()
+		}
+		time.Sleep(time.Second)
+		synctest.Wait() // every call waits for its booked slot
+		cancel()
+		cancelled := 0
+		for range 20 {
+			err := <-done
+			var te *ThrottleError
+			switch {
+			case errors.Is(err, context.Canceled):
+				cancelled++
+			case !errors.As(err, &te) || !te.Local:
+				t.Errorf("call: %v, want cancelled or refused locally", err)
+			}
+		}
+		if cancelled != 10 {
+			t.Errorf("%d waits cancelled, want 10", cancelled)
+		}
+		snap, err := tr.Snapshot(mock.UserHash(xuid1), "profile")
+		if err != nil {
+			t.Fatal(err)
+		}
+		served, _ := h.Counts(xuid1, title, "profile")
+		if snap.Sustain.Count != 10 || served.Sustain.Count != 10 {
+			t.Errorf("local sustain count %d, service %d; want both 10", snap.Sustain.Count, served.Sustain.Count)
+		}
+	})
+}

@@ -57,6 +57,16 @@ func (f *failover) Reserve(ctx context.Context, k throttle.Key, l throttle.Limit
 	return f.local.Reserve(ctx, k, l, now, maxWait)
 }
 
+// Release gives the slot back to both stores: a slot is booked in one of
+// them, and a slot number unknown to a store changes nothing there.
+func (f *failover) Release(ctx context.Context, k throttle.Key, l throttle.Limit, slot int64) error {
+	f.local.Release(ctx, k, l, slot)
+	if !f.down.Load() {
+		f.shared.Release(ctx, k, l, slot) // a failure here shows at the next Reserve
+	}
+	return nil
+}
+
 func (f *failover) Block(ctx context.Context, k throttle.Key, now, until time.Time) error {
 	f.local.Block(ctx, k, now, until) // kept locally too, for the next outage
 	if f.use(now) {

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"context"
 	"net/http"
 )
 
@@ -52,6 +53,12 @@ func (c *call) gateBudget() error {
 		c.t.log("waiting for the local budget", c, "wait", a.Wait)
 		err := c.sleep(a.Wait)
 		c.now = c.clk.Now()
+		if err != nil {
+			// Cancelled while waiting: the call will not be sent, so its
+			// slot goes back, and the budget keeps counting what the service
+			// counts. The call's context is done: release without it.
+			c.t.budget.Release(context.WithoutCancel(c.ctx), c.key, c.rule.Limit(), a.Slot)
+		}
 		return err
 	case a.Allowed:
 		return nil

@@ -151,10 +151,20 @@ func (s *Store) Reserve(ctx context.Context, k throttle.Key, l throttle.Limit, n
 	if err != nil {
 		return throttle.Admission{}, err
 	}
-	if len(v) != 3 {
-		return throttle.Admission{}, fmt.Errorf("%w: reserve returned %d values", ErrUnavailable, len(v))
+	switch {
+	case len(v) == 3 && v[0] == 0:
+		return throttle.Admission{Wait: us(v[1]), Blocked: v[2] == 1}, nil
+	case len(v) == 4 && v[0] == 1:
+		return throttle.Admission{Allowed: true, Wait: us(v[1]), Slot: v[3]}, nil
 	}
-	return throttle.Admission{Allowed: v[0] == 1, Wait: us(v[1]), Blocked: v[2] == 1}, nil
+	return throttle.Admission{}, fmt.Errorf("%w: reserve returned %d values", ErrUnavailable, len(v))
+}
+
+// Release gives back a slot Reserve booked for k (Admission.Slot is the
+// admission's sequence number in the key's log).
+func (s *Store) Release(ctx context.Context, k throttle.Key, l throttle.Limit, slot int64) error {
+	_, err := s.budget(ctx, "release", k, l, time.Time{}, slot)
+	return err
 }
 
 // Block refuses calls for k until until, measured from now (the service's

@@ -2,7 +2,8 @@
 -- KEYS[1]: a sorted set of admission times (microseconds); KEYS[2]: a hash
 -- with the Retry-After block (blocked) and a member counter (seq).
 -- ARGV: op, burst limit, sustain limit, margin (us), now (us; 0: Redis TIME), then per op:
---   reserve: maxWait (us)             -> {allowed, waitUs, blocked}
+--   reserve: maxWait (us)             -> {allowed, waitUs, blocked, seq}
+--   release: seq                      -> {released}
 --   block:   duration (us)            -> {}
 --   sync:    period (us), used, reset (us) -> {}
 --   snapshot:                         -> {burstCount, burstResetUs, sustainCount, sustainResetUs, blockedUs, waitUs}
@@ -45,6 +46,7 @@ end
 local function add(at)
   local seq = redis.call('HINCRBY', meta, 'seq', 1)
   redis.call('ZADD', log, at, at .. ':' .. seq)
+  return seq
 end
 
 local function count(span)
@@ -58,10 +60,19 @@ if op == 'reserve' then
   end
   local newest = redis.call('ZRANGE', log, -1, -1, 'WITHSCORES')
   if newest[2] then at = math.max(at, tonumber(newest[2])) end
-  add(at)
+  local seq = add(at)
   redis.call('ZREMRANGEBYRANK', log, 0, -(cap + 1))
   expire(at)
-  return {1, at - now, 0}
+  return {1, at - now, 0, seq}
+elseif op == 'release' then
+  local suffix = ':' .. ARGV[6]
+  for _, m in ipairs(redis.call('ZRANGE', log, 0, -1)) do
+    if string.sub(m, -#suffix) == suffix then
+      redis.call('ZREM', log, m)
+      return {1}
+    end
+  end
+  return {0}
 elseif op == 'block' then
   local till = now + tonumber(ARGV[6])
   local blocked = tonumber(redis.call('HGET', meta, 'blocked')) or 0

@@ -134,4 +134,34 @@ func Budget(t *testing.T, newStore func() throttle.BudgetStore) {
 	if err != nil || !snap.BlockedUntil.Equal(at(30)) {
 		t.Errorf("blocked snapshot: %+v, %v", snap, err)
 	}
+	release(t, s)
+}
+
+// release: a booked slot given back no longer counts; an unknown slot
+// changes nothing.
+func release(t *testing.T, s throttle.BudgetStore) {
+	ctx := context.Background()
+	l := throttle.Limit{Burst: 2, Sustain: 3}
+	k := throttle.Key{User: "u4", Title: "t", Scope: "budget"}
+	s.Reserve(ctx, k, l, at(0), 0)
+	s.Reserve(ctx, k, l, at(1), 0)
+	booked, err := s.Reserve(ctx, k, l, at(2), 20*time.Second) // waits for 15 s
+	if err != nil || !booked.Allowed || booked.Slot == 0 {
+		t.Fatalf("booking = %+v, %v", booked, err)
+	}
+	if err := s.Release(ctx, k, l, booked.Slot+1000); err != nil {
+		t.Fatal(err)
+	}
+	if snap, _ := s.Snapshot(ctx, k, l, at(20)); snap.Sustain.Count != 3 {
+		t.Errorf("an unknown slot released something: sustain count %d, want 3", snap.Sustain.Count)
+	}
+	if err := s.Release(ctx, k, l, booked.Slot); err != nil {
+		t.Fatal(err)
+	}
+	if snap, _ := s.Snapshot(ctx, k, l, at(20)); snap.Sustain.Count != 2 {
+		t.Errorf("after Release: sustain count %d, want 2", snap.Sustain.Count)
+	}
+	if a, _ := s.Reserve(ctx, k, l, at(20), 0); !a.Allowed {
+		t.Errorf("the released slot is not free again: %+v", a)
+	}
 }

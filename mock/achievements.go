@@ -112,7 +112,7 @@ func (h *Handler) scidOf(title string) string {
 func (h *Handler) achievementsOf(xuid, title string) []achievement {
 	scid := h.scidOf(title)
 	h.state.mu.Lock()
-	progress := h.state.progress[xuid+"/"+title]
+	progress, _ := h.state.progress.get(xuid + "/" + title)
 	out := make([]achievement, achievementsPerTitle)
 	for i := range out {
 		id := strconv.Itoa(i + 1)
@@ -245,11 +245,9 @@ func serveAchievementUpdate(h *Handler, c *call) {
 func (h *Handler) raiseProgress(key string, u *achievementUpdate) bool {
 	h.state.mu.Lock()
 	defer h.state.mu.Unlock()
-	room(h.state, h.state.progress, key)
-	p := h.state.progress[key]
+	p, _ := h.state.progress.get(key)
 	if p == nil {
 		p = make(map[string]int)
-		h.state.progress[key] = p
 	}
 	changed := false
 	for _, a := range u.Achievements {
@@ -258,6 +256,7 @@ func (h *Handler) raiseProgress(key string, u *achievementUpdate) bool {
 			changed = true
 		}
 	}
+	h.state.progress.put(key, p, int64(32*len(p))) // ids are 1..5: a few bytes each
 	return changed
 }
 

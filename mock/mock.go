@@ -70,7 +70,7 @@ func NewHandler(opts ...Option) *Handler {
 	return &Handler{
 		cfg:    c,
 		routes: routes(),
-		state:  newState(cmp.Or(c.maxKeys, throttle.DefaultMaxKeys) / 8),
+		state:  newState(cmp.Or(c.maxKeys, throttle.DefaultMaxKeys)/8, cmp.Or(c.maxStateBytes, DefaultMaxStateBytes)),
 		rng:    rand.New(rand.NewPCG(c.faults.Seed, c.faults.Seed^0x9e3779b97f4a7c15)),
 	}
 }

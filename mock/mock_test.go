@@ -303,13 +303,47 @@ func TestFloodBounded(t *testing.T) {
 	h := NewHandler(WithMaxKeys(1024))
 	for i := 0; i < 20000; i++ {
 		x := strconv.Itoa(9000000 + i)
-		do(t, h, "POST", "https://userpresence.xboxlive.com/users/xuid("+x+")/devices/current/titles/current", Token(x, title1), `{}`)
+		do(t, h, "POST", "https://userpresence.xboxlive.com/users/xuid("+x+")/devices/current/titles/current", Token(x, title1), `{"state":"active"}`)
 	}
 	if n := h.cfg.store.(*throttle.Server).Len(); n > 1024 {
 		t.Errorf("store holds %d keys, cap 1024", n)
 	}
-	if n := len(h.state.presence); n > 1024 {
-		t.Errorf("presence holds %d users, cap 1024", n)
+	if n := len(h.state.presence.m); n != 1024 {
+		t.Errorf("presence holds %d users, want the cap 1024", n)
+	}
+}
+
+// TestStateBoundedInBytes: documents near the size limit fill the state
+// only up to its byte cap, and one request cannot make the mock build an
+// answer of unbounded size.
+func TestStateBoundedInBytes(t *testing.T) {
+	const capBytes = 3 << 20
+	h := NewHandler(WithMaxStateBytes(capBytes), WithLegacyTitles(title1))
+	tok := Token(xuid1, title1)
+	big := strings.Repeat("x", 60<<10)
+	for i := range 500 {
+		url := "https://sessiondirectory.xboxlive.com/serviceconfigs/abc/sessiontemplates/t/sessions/s" + strconv.Itoa(i)
+		if r := do(t, h, "PUT", url, tok, `{"properties":{"custom":{"blob":"`+big+`"}}}`); r.status != 201 {
+			t.Fatalf("session %d: %d %s", i, r.status, r.body)
+		}
+	}
+	if b := h.state.sessions.bytes; b > capBytes/3 {
+		t.Errorf("sessions hold %d bytes, over their share %d of the cap", b, capBytes/3)
+	}
+	for _, tt := range []struct{ name, method, url, body string }{
+		{"session over 64 KiB", "PUT", "https://sessiondirectory.xboxlive.com/serviceconfigs/abc/sessiontemplates/t/sessions/big",
+			`{"properties":{"custom":{"blob":"` + strings.Repeat("x", 70<<10) + `"}}}`},
+		{"stat names too long", "GET", "https://userstats.xboxlive.com/users/xuid(1)/scids/abc/stats/" + strings.Repeat("n", 300), ""},
+		{"too many stat names", "POST", "https://userstats.xboxlive.com/batch?operation=read",
+			`{"requestedusers":["1"],"requestedscids":[{"scid":"abc","requestedstats":[` + strings.Repeat(`"n",`, 100) + `"n"]}]}`},
+		{"rich presence token too long", "POST", "https://userpresence.xboxlive.com/users/me/devices/current/titles/current",
+			`{"state":"active","activity":{"richPresence":{"id":"p","scid":"` + SCID(title1) + `","params":["` + strings.Repeat("p", 1000) + `"]}}}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if r := do(t, h, tt.method, tt.url, tok, tt.body); r.status != 400 {
+				t.Errorf("%d, want 400", r.status)
+			}
+		})
 	}
 }
 

@@ -115,7 +115,7 @@ func sessionKey(c *call) string {
 
 func serveGetSession(h *Handler, c *call) {
 	h.state.mu.Lock()
-	doc, ok := h.state.sessions[sessionKey(c)]
+	doc, ok := h.state.sessions.get(sessionKey(c))
 	h.state.mu.Unlock()
 	if !ok {
 		writeError(c.w, http.StatusNotFound, "NotFound", "no such session")
@@ -135,14 +135,13 @@ func servePutSession(h *Handler, c *call) {
 	}
 	key := sessionKey(c)
 	h.state.mu.Lock()
-	old, existed := h.state.sessions[key]
+	old, existed := h.state.sessions.get(key)
 	doc, err := mergeSession(old, &write, joiner{c.id.xuid, c.id.title, h.cfg.now().UTC()})
 	if err == nil && len(doc) > maxSessionBytes {
 		err = fmt.Errorf("the session would be larger than %d bytes", maxSessionBytes)
 	}
 	if err == nil {
-		room(h.state, h.state.sessions, key)
-		h.state.sessions[key] = doc
+		h.state.sessions.put(key, doc, int64(len(doc)))
 	}
 	h.state.mu.Unlock()
 	if err != nil {

@@ -11,18 +11,19 @@ import (
 type Option func(*config)
 
 type config struct {
-	limits     *throttle.Limits
-	store      throttle.ServerStore
-	align      throttle.Align
-	maxKeys    int
-	now        func() time.Time
-	legacy     map[string]bool
-	fallback   bool
-	publishers map[string]string
-	scids      map[string]string
-	faults     Faults
-	maxBody    int64
-	failOpen   bool
+	limits        *throttle.Limits
+	store         throttle.ServerStore
+	align         throttle.Align
+	maxKeys       int
+	now           func() time.Time
+	legacy        map[string]bool
+	fallback      bool
+	publishers    map[string]string
+	scids         map[string]string
+	faults        Faults
+	maxBody       int64
+	maxStateBytes int64
+	failOpen      bool
 }
 
 // WithLimits serves the hosts of l with its limits. The default is
@@ -79,6 +80,11 @@ func WithFaults(f Faults) Option { return func(c *config) { c.faults = f } }
 
 // WithMaxBody bounds request bodies (default 1 MiB); larger ones get 413.
 func WithMaxBody(n int64) Option { return func(c *config) { c.maxBody = n } }
+
+// WithMaxStateBytes caps the bytes of service state the mock keeps
+// (presence, achievement progress, session documents; default
+// DefaultMaxStateBytes). Past it, older records of the same kind are dropped.
+func WithMaxStateBytes(n int64) Option { return func(c *config) { c.maxStateBytes = n } }
 
 // WithFailOpen serves requests when the store fails (a Redis outage),
 // instead of answering 503.

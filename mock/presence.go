@@ -1,6 +1,7 @@
 package mock
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"time"
@@ -73,7 +74,7 @@ func presenceRoutes() []route {
 func (h *Handler) presenceOf(xuid string) presenceRecord {
 	h.state.mu.Lock()
 	defer h.state.mu.Unlock()
-	if p, ok := h.state.presence[xuid]; ok {
+	if p, ok := h.state.presence.get(xuid); ok {
 		return p
 	}
 	return presenceRecord{Xuid: xuid, State: "Offline"}
@@ -136,6 +137,11 @@ func (s *presenceSet) render(h *Handler, title string) (rich string, bad string)
 	case len(rp.Params) > maxPresenceParams:
 		return "", "richPresence.params holds too many tokens"
 	}
+	for _, p := range rp.Params {
+		if len(p) > maxPresenceID {
+			return "", "a richPresence.params token is longer than 256 bytes"
+		}
+	}
 	if len(rp.Params) == 0 {
 		return rp.ID, ""
 	}
@@ -181,8 +187,8 @@ func serveClearPresence(h *Handler, c *call) {
 }
 
 func (h *Handler) storePresence(rec presenceRecord) {
+	b, _ := json.Marshal(rec) // its size as stored
 	h.state.mu.Lock()
-	room(h.state, h.state.presence, rec.Xuid)
-	h.state.presence[rec.Xuid] = rec
+	h.state.presence.put(rec.Xuid, rec, int64(len(b)))
 	h.state.mu.Unlock()
 }

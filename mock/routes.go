@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
-	"sync"
 
 	"github.com/xblgo/fgrl/throttle"
 )
@@ -98,35 +97,4 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request, rule *throttle.R
 		return
 	}
 	writeError(w, http.StatusNotFound, "NotFound", "no such resource")
-}
-
-// state is the services' in-memory data. Each map holds at most max entries;
-// a new entry in a full map evicts an arbitrary one, so a flood of distinct
-// users cannot grow memory without bound.
-type state struct {
-	mu       sync.Mutex
-	max      int
-	presence map[string]presenceRecord  // xuid
-	progress map[string]map[string]int  // xuid + "/" + title: achievement id -> percent
-	sessions map[string]json.RawMessage // session path
-}
-
-func newState(limit int) *state {
-	return &state{
-		max:      max(1024, limit),
-		presence: make(map[string]presenceRecord),
-		progress: make(map[string]map[string]int),
-		sessions: make(map[string]json.RawMessage),
-	}
-}
-
-// room makes space for one more key in m. Requires s.mu held.
-func room[V any](s *state, m map[string]V, key string) {
-	if _, ok := m[key]; ok || len(m) < s.max {
-		return
-	}
-	for k := range m {
-		delete(m, k)
-		return
-	}
 }

@@ -33,9 +33,23 @@ type scidStats struct {
 
 // The service's bounds on one request.
 const (
-	maxStatUsers = 100
-	maxStatNames = 100
+	maxStatUsers   = 100
+	maxStatNames   = 100
+	maxStatNameLen = 256
 )
+
+// statNamesOK reports whether names are 1 to 100 names of at most 256 bytes.
+func statNamesOK(names []string) bool {
+	if len(names) == 0 || len(names) > maxStatNames {
+		return false
+	}
+	for _, n := range names {
+		if n == "" || len(n) > maxStatNameLen {
+			return false
+		}
+	}
+	return true
+}
 
 func statValue(xuid, name string) int64 {
 	f := fnv.New64a()
@@ -60,8 +74,8 @@ func statsRoutes() []route {
 
 func serveStats(h *Handler, c *call) {
 	names := splitList(c.params[2])
-	if len(names) == 0 || len(names) > maxStatNames {
-		writeError(c.w, http.StatusBadRequest, "BadRequest", "name 1 to 100 stats")
+	if !statNamesOK(names) {
+		writeError(c.w, http.StatusBadRequest, "BadRequest", "name 1 to 100 stats of at most 256 bytes")
 		return
 	}
 	writeJSON(c.w, http.StatusOK, statsOf(c.params[0], c.params[1], names))
@@ -83,8 +97,8 @@ func serveStatsBatch(h *Handler, c *call) {
 		return
 	}
 	if len(req.RequestedUsers) == 0 || len(req.RequestedUsers) > maxStatUsers || len(req.RequestedScids) != 1 ||
-		len(req.RequestedScids[0].RequestedStats) == 0 || len(req.RequestedScids[0].RequestedStats) > maxStatNames {
-		writeError(c.w, http.StatusBadRequest, "BadRequest", "name 1 to 100 users, one scid and 1 to 100 stats")
+		!statNamesOK(req.RequestedScids[0].RequestedStats) || len(req.RequestedScids[0].Scid) > maxStatNameLen {
+		writeError(c.w, http.StatusBadRequest, "BadRequest", "name 1 to 100 users, one scid and 1 to 100 stats of at most 256 bytes")
 		return
 	}
 	sc := req.RequestedScids[0]

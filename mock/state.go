@@ -1,0 +1,82 @@
+package mock
+
+import (
+	"encoding/json"
+	"sync"
+)
+
+// state is the services' in-memory data. Each kind of record is held in a
+// boundedMap, capped both in entries and in bytes, so neither a flood of
+// distinct users nor a few huge documents can grow the mock's memory without
+// bound. A record that does not fit evicts arbitrary others of its kind.
+type state struct {
+	mu       sync.Mutex
+	presence boundedMap[presenceRecord]
+	progress boundedMap[map[string]int] // xuid + "/" + title: achievement id -> percent
+	sessions boundedMap[json.RawMessage]
+}
+
+// DefaultMaxStateBytes is the default cap on the bytes of stored service
+// state (presence, achievement progress, sessions), shared equally by kind.
+const DefaultMaxStateBytes = 64 << 20
+
+func newState(maxEntries int, maxBytes int64) *state {
+	maxEntries = max(1024, maxEntries)
+	per := max(maxBytes/3, 64<<10)
+	return &state{
+		presence: newBounded[presenceRecord](maxEntries, per),
+		progress: newBounded[map[string]int](maxEntries, per),
+		sessions: newBounded[json.RawMessage](maxEntries, per),
+	}
+}
+
+// boundedMap is a map capped in entries and in the bytes its values hold
+// (as the caller measures them). It is not safe for concurrent use: state's
+// mutex guards it.
+type boundedMap[V any] struct {
+	m          map[string]entry[V]
+	maxEntries int
+	maxBytes   int64
+	bytes      int64
+}
+
+type entry[V any] struct {
+	v    V
+	size int64
+}
+
+func newBounded[V any](maxEntries int, maxBytes int64) boundedMap[V] {
+	return boundedMap[V]{m: make(map[string]entry[V]), maxEntries: maxEntries, maxBytes: maxBytes}
+}
+
+func (b *boundedMap[V]) get(k string) (V, bool) {
+	e, ok := b.m[k]
+	return e.v, ok
+}
+
+// put stores v under k, counting size bytes (plus the key's), and evicts
+// other entries until it fits. It reports false, storing nothing, for a
+// value larger than the whole budget.
+func (b *boundedMap[V]) put(k string, v V, size int64) bool {
+	size += int64(len(k))
+	if size > b.maxBytes {
+		return false
+	}
+	b.delete(k)
+	for k2 := range b.m {
+		if len(b.m) < b.maxEntries && b.bytes+size <= b.maxBytes {
+			break
+		}
+		b.delete(k2)
+	}
+	b.m[k] = entry[V]{v, size}
+	b.bytes += size
+	return true
+}
+
+func (b *boundedMap[V]) delete(k string) {
+	if e, ok := b.m[k]; ok {
+		b.bytes -= e.size
+		delete(b.m, k)
+	}
+}

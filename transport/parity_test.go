@@ -141,7 +141,7 @@ func TestAttemptTimeoutOncePerCall(t *testing.T) {
 				var got []time.Duration
 				base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
 					dl, _ := r.Context().Deadline()
-					got = append(got, dl.Sub(time.Now()))
+					got = append(got, time.Until(dl))
 					if len(got) == 1 {
 						return respond(r, 503, ""), nil
 					}

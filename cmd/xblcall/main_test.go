@@ -408,3 +408,33 @@ func TestHostileTraceText(t *testing.T) {
 		}
 	}
 }
+
+// TestMockRedisChecks: mock --redis checks Redis at start and says what is
+// wrong, instead of serving 503s; --redis-ca needs a rediss:// URL and a PEM
+// file.
+func TestMockRedisChecks(t *testing.T) {
+	srv := redistest.Start(t, "--requirepass", "secret")
+	notPEM := filepath.Join(t.TempDir(), "ca.pem")
+	os.WriteFile(notPEM, []byte("not a certificate"), 0o600)
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"wrong password", []string{"--redis", "redis://:wrong@" + srv.Addr + "/0"}, 1, "WRONGPASS"},
+		{"nobody listening", []string{"--redis", "redis://127.0.0.1:1/0"}, 1, "cannot use Redis"},
+		{"TLS to a plain server", []string{"--redis", "rediss://:secret@" + srv.Addr + "/0"}, 1, "TLS setting"},
+		{"CA without TLS", []string{"--redis", "redis://" + srv.Addr, "--redis-ca", notPEM}, 2, "rediss://"},
+		{"CA not PEM", []string{"--redis", "rediss://" + srv.Addr, "--redis-ca", notPEM}, 2, "no PEM certificate"},
+		{"CA without Redis", []string{"--redis-ca", notPEM}, 2, "--redis-ca needs --redis"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, errs := xblcall(t, append([]string{"mock", "--addr", "127.0.0.1:0"}, tt.args...)...)
+			if code != tt.code || !strings.Contains(errs, tt.want) {
+				t.Errorf("exit %d, stderr %q; want %d and %q", code, errs, tt.code, tt.want)
+			}
+		})
+	}
+}

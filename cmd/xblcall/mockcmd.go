@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -32,11 +34,13 @@ The mock answers for real Xbox host names through the Host header.
 }
 
 type mockOpts struct {
-	addr, limits, revision, legacy, retryAfter, redis string
-	align, fallback, failOpen                         bool
-	latency                                           time.Duration
-	errorRate, resetRate                              float64
-	seed                                              uint64
+	addr, limits, revision, legacy, retryAfter, redis, redisCA string
+	align, fallback, failOpen                                  bool
+	latency                                                    time.Duration
+	errorRate, resetRate                                       float64
+	seed                                                       uint64
+
+	store *redisstore.Store // set by options when --redis is given
 }
 
 func mockFlags(o *mockOpts) *flag.FlagSet {
@@ -47,6 +51,7 @@ func mockFlags(o *mockOpts) *flag.FlagSet {
 	fs.BoolVar(&o.align, "align", false, "align windows to the clock instead of the first request")
 	fs.StringVar(&o.legacy, "legacy", "", "comma-separated legacy title IDs, exempt from FGRL")
 	fs.StringVar(&o.redis, "redis", "", "keep the FGRL counts in this Redis (redis://host:port/db), shared by replicas")
+	fs.StringVar(&o.redisCA, "redis-ca", "", "PEM file of the CA that signs the Redis server's certificate (with a rediss:// URL)")
 	fs.BoolVar(&o.failOpen, "fail-open", false, "serve requests when Redis fails (default: answer 503)")
 	fs.BoolVar(&o.fallback, "fallback", false, "count hosts without a rule at 10 / 30 (the trace analyzer's assumption)")
 	fs.DurationVar(&o.latency, "latency", 0, "added latency per request")
@@ -82,11 +87,12 @@ func (o *mockOpts) options() ([]mock.Option, error) {
 		opts = append(opts, mock.WithAlign(align))
 	}
 	if o.redis != "" {
-		ro, err := redis.ParseURL(o.redis)
-		if err != nil {
-			return nil, &exitError{2, fmt.Errorf("--redis: %v", err)}
+		if o.store, err = o.redisStore(align); err != nil {
+			return nil, err
 		}
-		opts = append(opts, mock.WithStore(&redisstore.Store{Client: redis.NewClient(ro), Align: align}))
+		opts = append(opts, mock.WithStore(o.store))
+	} else if o.redisCA != "" {
+		return nil, &exitError{2, errors.New("--redis-ca needs --redis with a rediss:// URL")}
 	}
 	if o.failOpen {
 		opts = append(opts, mock.WithFailOpen())
@@ -98,6 +104,42 @@ func (o *mockOpts) options() ([]mock.Option, error) {
 		opts = append(opts, mock.WithLegacyTitles(strings.Split(o.legacy, ",")...))
 	}
 	return opts, nil
+}
+
+// redisStore connects to --redis (with --redis-ca's CA for rediss://).
+func (o *mockOpts) redisStore(align throttle.Align) (*redisstore.Store, error) {
+	ro, err := redis.ParseURL(o.redis)
+	if err != nil {
+		return nil, &exitError{2, fmt.Errorf("--redis: %v", err)}
+	}
+	if o.redisCA != "" {
+		if ro.TLSConfig == nil {
+			return nil, &exitError{2, errors.New("--redis-ca needs a rediss:// URL")}
+		}
+		pem, err := os.ReadFile(o.redisCA)
+		if err != nil {
+			return nil, &exitError{2, fmt.Errorf("--redis-ca: %v", err)}
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, &exitError{2, fmt.Errorf("--redis-ca: %s holds no PEM certificate", o.redisCA)}
+		}
+		ro.TLSConfig.RootCAs = pool
+	}
+	return &redisstore.Store{Client: redis.NewClient(ro), Align: align}, nil
+}
+
+// checkRedis makes one decision on a probe key at start, so that a wrong
+// address, password or TLS setting is said at once rather than as 503s.
+func checkRedis(ctx context.Context, e *env, s *redisstore.Store, failOpen bool) error {
+	k := throttle.Key{User: "xblcall-probe", Title: "0", Scope: "probe"}
+	if _, err := s.Peek(ctx, k, throttle.Limit{Burst: 1, Sustain: 1}, time.Now()); err != nil {
+		if !failOpen {
+			return fmt.Errorf("cannot use Redis: %w (use --fail-open to serve without it)", err)
+		}
+		fmt.Fprintf(e.stderr, "WARNING: cannot use Redis: %v\nWARNING: serving with --fail-open: no FGRL limit is enforced while Redis fails\n", err)
+	}
+	return nil
 }
 
 func runMock(ctx context.Context, e *env, args []string) error {
@@ -112,6 +154,11 @@ func runMock(ctx context.Context, e *env, args []string) error {
 	opts, err := o.options()
 	if err != nil {
 		return err
+	}
+	if o.store != nil {
+		if err := checkRedis(ctx, e, o.store, o.failOpen); err != nil {
+			return err
+		}
 	}
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {

@@ -22,13 +22,16 @@ import (
 // Server is a running redis-server.
 type Server struct {
 	Addr string
+
+	args []string // extra redis-server arguments
 	tb   testing.TB
 	cmd  *exec.Cmd
 	port int
 }
 
-// Start starts a redis-server for tb and registers its shutdown.
-func Start(tb testing.TB) *Server {
+// Start starts a redis-server for tb, with extra redis-server arguments, and
+// registers its shutdown.
+func Start(tb testing.TB, args ...string) *Server {
 	tb.Helper()
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		if os.Getenv("FGRL_REQUIRE_REDIS") != "" {
@@ -36,7 +39,7 @@ func Start(tb testing.TB) *Server {
 		}
 		tb.Skip("redis-server not on PATH; install it to run the Redis tests")
 	}
-	s := &Server{tb: tb, port: freePort(tb)}
+	s := &Server{tb: tb, port: freePort(tb), args: args}
 	s.Addr = "127.0.0.1:" + strconv.Itoa(s.port)
 	s.start()
 	tb.Cleanup(s.Kill)
@@ -55,8 +58,9 @@ func freePort(tb testing.TB) int {
 // start runs redis-server and waits until it accepts connections.
 func (s *Server) start() {
 	s.tb.Helper()
-	s.cmd = exec.Command("redis-server", "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--protected-mode", "yes")
+	args := append([]string{"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		"--protected-mode", "yes", "--enable-debug-command", "local"}, s.args...)
+	s.cmd = exec.Command("redis-server", args...)
 	out, err := s.cmd.StdoutPipe()
 	if err != nil {
 		s.tb.Fatal(err)

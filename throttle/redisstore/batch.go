@@ -74,28 +74,90 @@ func (b *batcher) lead(s *Store) {
 }
 
 // exec runs a batch as one pipeline within the store's timeout and settles
-// every job. Scripts Redis does not know yet (NOSCRIPT) are retried with
-// EVAL, which loads them.
+// every job. With a client that ignores context deadlines (go-redis without
+// ContextTimeoutEnabled, whose reads wait for its own ReadTimeout, 3 s by
+// default), the pipeline runs in a goroutine of its own and the batch is
+// settled as unavailable when the timeout passes; the goroutine ends when
+// go-redis gives up. A client that honours deadlines runs inline, with no
+// goroutine.
 func (s *Store) exec(batch []*job) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.timeout())
 	defer cancel()
+	if honoursDeadlines(s.Client) {
+		settle(batch, s.pipeline(ctx, batch))
+		return
+	}
+	out := make(chan []result, 1)
+	go func() { out <- s.pipeline(ctx, batch) }()
+	select {
+	case res := <-out:
+		settle(batch, res)
+	case <-ctx.Done():
+		err := s.unavailable(ctx.Err())
+		for _, j := range batch {
+			j.err = err
+			close(j.done)
+		}
+	}
+}
+
+type result struct {
+	res []int64
+	err error
+}
+
+// pipeline sends the batch's scripts as one pipeline. Scripts Redis does not
+// know yet (NOSCRIPT) are retried with EVAL, which loads them.
+func (s *Store) pipeline(ctx context.Context, batch []*job) []result {
 	pipe := s.Client.Pipeline()
 	cmds := make([]*redis.Cmd, len(batch))
 	for i, j := range batch {
 		cmds[i] = j.script.EvalSha(ctx, pipe, j.keys, j.args...)
 	}
-	pipe.Exec(ctx) // errors are read per command below
+	_, perr := pipe.Exec(ctx) // a failure to connect or authenticate; commands' own errors are read below
+	out := make([]result, len(batch))
 	for i, j := range batch {
 		res, err := cmds[i].Int64Slice()
 		if err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
 			res, err = j.script.Eval(ctx, s.Client, j.keys, j.args...).Int64Slice()
 		}
-		if err != nil && !errors.Is(err, redis.Nil) {
-			err = fmt.Errorf("%w: %v", ErrUnavailable, err)
-		} else {
-			err = nil
+		if cerr := cmds[i].Err(); cerr == nil && err != nil && perr != nil {
+			err = perr // the command never ran: say why (WRONGPASS, TLS, ...), not how its empty reply reads
 		}
-		j.res, j.err = res, err
+		out[i] = result{res, s.unavailable(err)}
+	}
+	return out
+}
+
+// unavailable wraps a Redis failure in ErrUnavailable and says what failed:
+// a deadline becomes "no answer within Timeout", with the likely causes.
+func (s *Store) unavailable(err error) error {
+	switch {
+	case err == nil || errors.Is(err, redis.Nil):
+		return nil
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("%w: no answer within %v (is Redis up, and are the address and TLS setting right?)", ErrUnavailable, s.timeout())
+	}
+	return fmt.Errorf("%w: %v", ErrUnavailable, err)
+}
+
+func settle(batch []*job, res []result) {
+	for i, j := range batch {
+		j.res, j.err = res[i].res, res[i].err
 		close(j.done)
 	}
+}
+
+// honoursDeadlines reports whether c's reads and writes end at a context's
+// deadline.
+func honoursDeadlines(c redis.UniversalClient) bool {
+	switch c := c.(type) {
+	case *redis.Client:
+		return c.Options().ContextTimeoutEnabled
+	case *redis.ClusterClient:
+		return c.Options().ContextTimeoutEnabled
+	case *redis.Ring:
+		return c.Options().ContextTimeoutEnabled
+	}
+	return false
 }

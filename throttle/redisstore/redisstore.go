@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -43,7 +44,10 @@ type Store struct {
 	// Client is the Redis connection: a *redis.Client, *redis.ClusterClient
 	// or *redis.Ring. Required.
 	Client redis.UniversalClient
-	// Prefix starts every key; empty means "fgrl".
+	// Prefix starts every key; empty means "fgrl". It may not contain '{' or
+	// '}': a key's hash tag, which keeps its structures in one Redis Cluster
+	// slot, must be the store's own (a braced prefix would put every key in
+	// one slot, or split a key's structures across slots).
 	Prefix string
 	// Align chooses where server-rule windows start.
 	Align throttle.Align
@@ -107,6 +111,9 @@ func (s *Store) timeout() time.Duration {
 func (s *Store) run(ctx context.Context, sc *redis.Script, keys []string, args ...any) ([]int64, error) {
 	if s.Client == nil {
 		return nil, fmt.Errorf("%w: no client", ErrUnavailable)
+	}
+	if strings.ContainsAny(s.Prefix, "{}") {
+		return nil, fmt.Errorf("redisstore: Prefix %q may not contain '{' or '}' (hash tags are the store's own)", s.Prefix)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err

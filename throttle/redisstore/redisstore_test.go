@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/xblgo/fgrl/internal/redistest"
 	"github.com/xblgo/fgrl/throttle"
 	"github.com/xblgo/fgrl/throttle/storetest"
@@ -132,4 +134,64 @@ func TestBatchedResultsStayApart(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestTimeoutHoldsWithAPlainClient: with the client README shows
+// (redis.NewClient with an address, ContextTimeoutEnabled off), Timeout still
+// bounds a decision while Redis is stuck in a DEBUG SLEEP (it took 5 s, the
+// client's own read timeout, before).
+func TestTimeoutHoldsWithAPlainClient(t *testing.T) {
+	srv := redistest.Start(t)
+	for _, honour := range []bool{false, true} {
+		t.Run("ContextTimeoutEnabled="+strconv.FormatBool(honour), func(t *testing.T) {
+			c := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: honour})
+			defer c.Close()
+			s := &Store{Client: c, Timeout: 250 * time.Millisecond}
+			k := throttle.Key{User: "u", Title: "t", Scope: "profile"}
+			if _, err := s.Take(context.Background(), k, throttle.Limit{Burst: 10, Sustain: 30}, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			sleeper := redis.NewClient(&redis.Options{Addr: srv.Addr})
+			defer sleeper.Close()
+			slept := make(chan error, 1)
+			go func() { slept <- sleeper.Do(context.Background(), "DEBUG", "SLEEP", "2").Err() }()
+			time.Sleep(100 * time.Millisecond) // Redis is asleep
+			start := time.Now()
+			_, err := s.Take(context.Background(), k, throttle.Limit{Burst: 10, Sustain: 30}, time.Now())
+			if took := time.Since(start); !errors.Is(err, ErrUnavailable) || took > time.Second {
+				t.Errorf("decision during DEBUG SLEEP: %v after %v; want ErrUnavailable within about 250ms", err, took)
+			}
+			if err := <-slept; err != nil {
+				t.Fatalf("DEBUG SLEEP: %v", err)
+			}
+		})
+	}
+}
+
+// TestSayWhatFailed: a wrong password, a missing one and a braced prefix
+// each give an error that names the cause (a wrong password read
+// "unexpected type=<nil> for Slice" before).
+func TestSayWhatFailed(t *testing.T) {
+	srv := redistest.Start(t, "--requirepass", "secret")
+	k := throttle.Key{User: "u", Title: "t", Scope: "profile"}
+	l := throttle.Limit{Burst: 10, Sustain: 30}
+	tests := []struct {
+		name, password, prefix, want string
+	}{
+		{"wrong password", "wrong", "", "WRONGPASS"},
+		{"no password", "", "", "NOAUTH"},
+		{"empty hash tag", "secret", "{}", "may not contain '{' or '}'"},
+		{"braced prefix", "secret", "{fgrl}", "may not contain '{' or '}'"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := redis.NewClient(&redis.Options{Addr: srv.Addr, Password: tt.password})
+			defer c.Close()
+			s := &Store{Client: c, Prefix: tt.prefix}
+			_, err := s.Take(context.Background(), k, l, time.Now())
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Take = %v, want an error saying %q", err, tt.want)
+			}
+		})
+	}
 }

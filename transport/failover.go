@@ -8,41 +8,68 @@ import (
 	"github.com/xblgo/fgrl/throttle"
 )
 
-// probeEvery is how often a failed shared store is tried again.
-const probeEvery = time.Second
+// probeEvery is how often a failed shared store is tried again; quietFor is
+// how long it must then work without an error before the outage is logged
+// as over.
+const (
+	probeEvery = time.Second
+	quietFor   = 5 * time.Second
+)
+
+// FailureIsolator is implemented by a shared BudgetStore that protects
+// itself when part of it fails: it fails at once, without waiting, for the
+// keys it cannot serve, and probes the failed part itself (as
+// redisstore.Store does per Redis node). The transport then keeps sending
+// every call to it, so keys on healthy nodes keep the shared budget, and
+// falls back to the local budget per call.
+type FailureIsolator interface {
+	IsolatesFailures() bool
+}
 
 // failover is the budget of a Transport with a shared store: the shared
 // store while it works, and a local in-memory budget while it does not, so a
-// Redis outage neither stops calls nor lets them run unchecked. The outage is
-// logged once when it starts and once when it ends; meanwhile the shared
-// store is probed at most once a second, so calls do not each wait for its
-// timeout.
+// Redis outage neither stops calls nor lets them run unchecked. An outage is
+// logged once when it starts and once when the store has then worked for
+// quietFor without an error, so a partial outage (one Cluster node down)
+// logs one line, not one per call. Meanwhile a store that does not isolate
+// failures itself is probed at most once a second, so calls do not each wait
+// for its timeout.
 type failover struct {
 	t      *Transport
 	shared throttle.BudgetStore
 	local  throttle.Budget
 
-	down    atomic.Bool
-	probeAt atomic.Int64 // unix ns before which the shared store is not tried
+	isolates bool         // the shared store is a FailureIsolator
+	down     atomic.Bool  // an outage is logged and not yet over
+	probeAt  atomic.Int64 // unix ns before which the shared store is not tried
+	lastErr  atomic.Int64 // unix ns of the last error
+}
+
+func newFailover(t *Transport, shared throttle.BudgetStore, margin time.Duration) *failover {
+	fi, ok := shared.(FailureIsolator)
+	return &failover{t: t, shared: shared, local: throttle.Budget{Margin: margin}, isolates: ok && fi.IsolatesFailures()}
 }
 
 // use reports whether to try the shared store at now.
 func (f *failover) use(now time.Time) bool {
-	return !f.down.Load() || now.UnixNano() >= f.probeAt.Load()
+	return f.isolates || now.UnixNano() >= f.probeAt.Load()
 }
 
 // result records the outcome of a shared-store call.
 func (f *failover) result(err error, now time.Time) error {
 	if err == nil {
-		if f.down.CompareAndSwap(true, false) && f.t.Logger != nil {
+		if f.down.Load() && now.UnixNano()-f.lastErr.Load() >= int64(quietFor) &&
+			f.down.CompareAndSwap(true, false) && f.t.Logger != nil {
 			f.t.Logger.Info("fgrl: shared budget store recovered")
 		}
 		return nil
 	}
 	f.t.stats.budgetErrors.Add(1)
+	f.lastErr.Store(now.UnixNano())
 	f.probeAt.Store(now.Add(probeEvery).UnixNano())
 	if f.down.CompareAndSwap(false, true) && f.t.Logger != nil {
-		f.t.Logger.Warn("fgrl: shared budget store failed; using a local budget until it recovers", "error", err.Error())
+		f.t.Logger.Warn("fgrl: shared budget store failed; using a local budget for the calls it cannot serve until it recovers",
+			"error", err.Error())
 	}
 	return err
 }
@@ -61,7 +88,7 @@ func (f *failover) Reserve(ctx context.Context, k throttle.Key, l throttle.Limit
 // them, and a slot number unknown to a store changes nothing there.
 func (f *failover) Release(ctx context.Context, k throttle.Key, l throttle.Limit, slot int64) error {
 	f.local.Release(ctx, k, l, slot)
-	if !f.down.Load() {
+	if f.isolates || !f.down.Load() {
 		f.shared.Release(ctx, k, l, slot) // a failure here shows at the next Reserve
 	}
 	return nil

@@ -56,7 +56,11 @@ func TestFailover(t *testing.T) {
 	}
 	reserve(1500 * time.Millisecond) // probes again after a second, still down
 	shared.down = false
-	reserve(3 * time.Second) // probe succeeds: recovered
+	reserve(3 * time.Second) // probe succeeds: the shared store is used again
+	if strings.Contains(logs.String(), "recovered") {
+		t.Error("recovery logged 1.5 s after the last error; want it after 5 s without one")
+	}
+	reserve(7 * time.Second) // 5.5 s without an error: recovered
 	out := logs.String()
 	if strings.Count(out, "failed; using a local budget") != 1 || strings.Count(out, "recovered") != 1 {
 		t.Errorf("logs: want one outage and one recovery line:\n%s", out)

@@ -3,7 +3,10 @@ package transport
 import (
 	"context"
 	"log/slog"
+	"net/http"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -47,5 +50,69 @@ func TestFleetBudget(t *testing.T) {
 	}
 	if n := strings.Count(logs.String(), "using a local budget"); n != 1 {
 		t.Errorf("outage logged %d times by this transport, want 1:\n%s", n, logs.String())
+	}
+}
+
+// TestFleetClusterMasterDown: four transports, each with its own store on
+// one 3-master Redis Cluster, while a master is down and after it returns.
+// Each logs the outage once and its end once (64 "failed" and 60
+// "recovered" lines in 10 s before), calls for keys on healthy masters keep
+// the shared budget, and the dead master is probed about once a second per
+// store (3.7 times before).
+func TestFleetClusterMasterDown(t *testing.T) {
+	cl := redistest.StartCluster(t, 3)
+	var logs [4]logBuffer
+	fleet := make([]*Transport, 4)
+	stores := make([]*redisstore.Store, 4)
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) { return respond(r, 200, ""), nil })
+	for i := range fleet {
+		stores[i] = &redisstore.Store{Client: cl.Client(), Timeout: 200 * time.Millisecond}
+		fleet[i] = &Transport{Base: base, TitleID: title, RetryWindow: -1, Budget: stores[i],
+			Logger: slog.New(slog.NewTextHandler(&logs[i], nil))}
+	}
+	users := make([]string, 40)
+	for i := range users {
+		users[i] = strconv.Itoa(2533274790000000 + i)
+	}
+	traffic := func(d time.Duration) (slow int) {
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		stop := time.Now().Add(d)
+		for i, tr := range fleet {
+			wg.Go(func() {
+				for n := i; time.Now().Before(stop); n++ {
+					start := time.Now()
+					get(t, tr, context.Background(), profileURL, users[n%len(users)])
+					if time.Since(start) > 100*time.Millisecond {
+						mu.Lock()
+						slow++
+						mu.Unlock()
+					}
+					time.Sleep(2 * time.Millisecond)
+				}
+			})
+		}
+		wg.Wait()
+		return slow
+	}
+	traffic(300 * time.Millisecond)
+	cl.Masters[0].Kill()
+	slow := traffic(3 * time.Second)
+	if slow > 4*4 { // at most a probe a second per store, with slack for the first
+		t.Errorf("%d calls waited over 100 ms in 3 s of outage; want about one probe a second per store", slow)
+	}
+	for i := range fleet {
+		out := logs[i].String()
+		if strings.Count(out, "failed; using a local budget") != 1 || strings.Contains(out, "recovered") {
+			t.Errorf("transport %d during the outage, want one failure line:\n%s", i, out)
+		}
+	}
+	cl.Masters[0].Restart()
+	cl.WaitOK()
+	traffic(6 * time.Second)
+	for i := range fleet {
+		if out := logs[i].String(); strings.Count(out, "failed; using a local budget") != 1 || strings.Count(out, "recovered") != 1 {
+			t.Errorf("transport %d after the outage, want one failure and one recovery line:\n%s", i, out)
+		}
 	}
 }

@@ -112,7 +112,7 @@ func (t *Transport) init() {
 			m = 0
 		}
 		if t.Budget != nil {
-			t.budget = &failover{t: t, shared: t.Budget, local: throttle.Budget{Margin: m}}
+			t.budget = newFailover(t, t.Budget, m)
 		} else {
 			t.budget = &throttle.Budget{Margin: m}
 		}

@@ -40,6 +40,7 @@ func Start(tb testing.TB, args ...string) *Server {
 		tb.Skip("redis-server not on PATH; install it to run the Redis tests")
 	}
 	s := &Server{tb: tb, port: freePort(tb), args: args}
+
 	s.Addr = "127.0.0.1:" + strconv.Itoa(s.port)
 	s.start()
 	tb.Cleanup(s.Kill)
@@ -112,3 +113,4 @@ func (s *Server) Restart() {
 	s.Kill()
 	s.start()
 }
+

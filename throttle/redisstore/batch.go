@@ -37,7 +37,7 @@ type job struct {
 // run runs j, batched with whatever else is queued, and returns its result.
 // A wait is bounded by the batches ahead of j, each bounded by the store's
 // timeout.
-func (b *batcher) run(s *Store, j *job) ([]int64, error) {
+func (b *batcher) run(s *Store, n *node, j *job) ([]int64, error) {
 	j.done, j.lead = make(chan struct{}), make(chan struct{})
 	b.mu.Lock()
 	b.pending = append(b.pending, j)
@@ -52,18 +52,18 @@ func (b *batcher) run(s *Store, j *job) ([]int64, error) {
 		b.leading = true
 		b.mu.Unlock()
 	}
-	b.lead(s)
+	b.lead(s, n)
 	<-j.done
 	return j.res, j.err
 }
 
 // lead sends every queued job as one pipeline, then passes the lead on.
-func (b *batcher) lead(s *Store) {
+func (b *batcher) lead(s *Store, n *node) {
 	b.mu.Lock()
 	batch := b.pending
 	b.pending = nil
 	b.mu.Unlock()
-	s.exec(batch)
+	s.exec(n, batch)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if len(b.pending) == 0 {
@@ -80,30 +80,37 @@ func (b *batcher) lead(s *Store) {
 // settled as unavailable when the timeout passes; the goroutine ends when
 // go-redis gives up. A client that honours deadlines runs inline, with no
 // goroutine.
-func (s *Store) exec(batch []*job) {
+func (s *Store) exec(n *node, batch []*job) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.timeout())
 	defer cancel()
+	var res []result
 	if honoursDeadlines(s.Client) {
-		settle(batch, s.pipeline(ctx, batch))
-		return
-	}
-	out := make(chan []result, 1)
-	go func() { out <- s.pipeline(ctx, batch) }()
-	select {
-	case res := <-out:
-		settle(batch, res)
-	case <-ctx.Done():
-		err := s.unavailable(ctx.Err())
-		for _, j := range batch {
-			j.err = err
-			close(j.done)
+		res = s.pipeline(ctx, batch)
+	} else {
+		out := make(chan []result, 1)
+		go func() { out <- s.pipeline(ctx, batch) }()
+		select {
+		case res = <-out:
+		case <-ctx.Done():
+			res = make([]result, len(batch))
+			for i := range res {
+				res[i].err = s.unavailable(ctx.Err())
+				res[i].down = true
+			}
 		}
 	}
+	if len(res) > 0 && res[0].down {
+		n.failed()
+	} else {
+		n.ok()
+	}
+	settle(batch, res)
 }
 
 type result struct {
-	res []int64
-	err error
+	res  []int64
+	err  error
+	down bool // the node could not be reached (not a script's own error)
 }
 
 // pipeline sends the batch's scripts as one pipeline. Scripts Redis does not
@@ -124,7 +131,7 @@ func (s *Store) pipeline(ctx context.Context, batch []*job) []result {
 		if cerr := cmds[i].Err(); cerr == nil && err != nil && perr != nil {
 			err = perr // the command never ran: say why (WRONGPASS, TLS, ...), not how its empty reply reads
 		}
-		out[i] = result{res, s.unavailable(err)}
+		out[i] = result{res, s.unavailable(err), unreachable(err)}
 	}
 	return out
 }
@@ -146,6 +153,17 @@ func settle(batch []*job, res []result) {
 		j.res, j.err = res[i].res, res[i].err
 		close(j.done)
 	}
+}
+
+// unreachable reports whether err says the node was not reached or did not
+// answer, as opposed to an answer that was an error (a script's, or a
+// refused password, which retrying sooner cannot fix either).
+func unreachable(err error) bool {
+	if err == nil || errors.Is(err, redis.Nil) {
+		return false
+	}
+	var rerr redis.Error
+	return !errors.As(err, &rerr)
 }
 
 // honoursDeadlines reports whether c's reads and writes end at a context's

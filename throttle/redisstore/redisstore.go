@@ -4,8 +4,11 @@
 //
 // Every decision is one atomic Lua script, loaded once and called with
 // EVALSHA: one round trip. Concurrent callers' scripts share their round
-// trips: they are sent as one pipeline, so a busy store pays the network
-// system calls once per batch rather than once per decision. Keys carry a
+// trips: they are sent as one pipeline per Redis node, so a busy store pays
+// the network system calls once per batch rather than once per decision, and
+// a slow or dead Cluster node delays only its own keys. A node whose batch
+// fails is not tried again for a second: its keys fail at once with
+// ErrUnavailable meanwhile, then one call probes it. Keys carry a
 // hash tag, so a key's structures share one Redis Cluster slot; they expire
 // with their windows. Decisions use the
 // Redis server's clock (TIME), so replicas with skewed clocks agree; the now
@@ -21,6 +24,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -61,7 +65,7 @@ type Store struct {
 	// tests and simulations that drive time themselves.
 	CallerTime bool
 
-	batch batcher
+	nodes sync.Map // node address ("" for a single server) -> *node
 }
 
 // ErrUnavailable wraps every failure to reach Redis or run a script.
@@ -118,7 +122,14 @@ func (s *Store) run(ctx context.Context, sc *redis.Script, keys []string, args .
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return s.batch.run(s, &job{script: sc, keys: keys, args: args})
+	n, err := s.node(ctx, keys[0])
+	if err != nil {
+		return nil, err
+	}
+	if err := n.admit(); err != nil {
+		return nil, err
+	}
+	return n.batch.run(s, n, &job{script: sc, keys: keys, args: args})
 }
 
 func us(n int64) time.Duration { return time.Duration(n) * time.Microsecond }

@@ -113,4 +113,3 @@ func (s *Server) Restart() {
 	s.Kill()
 	s.start()
 }
-

@@ -36,6 +36,8 @@ type Options struct {
 	// Base, if set, wraps the mock: it receives each request the service
 	// sees (for recording a trace) and must pass it to next.
 	Base func(next http.RoundTripper, now func() time.Time) http.RoundTripper
+
+	onRunner func(*runner) // tests: see the runner
 }
 
 // Row is what the service saw in one 15 s interval (or, with zero requests,
@@ -88,17 +90,18 @@ func Run(ctx context.Context, p Pattern, o Options) (Result, error) {
 		res.BurstLimit, res.SustainLimit = r.Burst, r.Sustain
 	}
 	var mu sync.Mutex
-	ctx = clock.With(ctx, v)
-	v.Go(func() {
-		feed(ctx, v, p, o, func(e Event) {
-			v.Go(func() {
-				outcome := call(ctx, rt, o, e)
-				mu.Lock()
-				res.count(outcome)
-				mu.Unlock()
-			})
-		})
-	})
+	r := &runner{v: v}
+	if o.onRunner != nil {
+		o.onRunner(r)
+	}
+	ctx = clock.With(ctx, r)
+	r.call = func(e *Event) {
+		outcome := call(ctx, rt, o, *e)
+		mu.Lock()
+		res.count(outcome)
+		mu.Unlock()
+	}
+	v.Go(func() { feed(ctx, v, p, o, r.push) })
 	v.Wait()
 	res.Rows, res.Server429s = obs.rows()
 	return res, ctx.Err()
@@ -136,22 +139,30 @@ func (o *Options) client(base http.RoundTripper) http.RoundTripper {
 	return base
 }
 
-// feed starts each of the pattern's calls at its virtual time.
-func feed(ctx context.Context, v *clock.Virtual, p Pattern, o Options, start func(Event)) {
+// feed starts each of the pattern's calls at its virtual time; overlapping
+// events run at the same time.
+func feed(ctx context.Context, v *clock.Virtual, p Pattern, o Options, start func(*Event)) {
+	sched := newSchedule(p)
 	var at time.Duration
 	end := p.End()
-	for _, e := range p {
-		for i := 0; i < e.Count; i++ {
-			when := e.At + e.Spread*time.Duration(i)/time.Duration(e.Count)
-			if v.Sleep(ctx, when-at) != nil {
-				return
-			}
-			at = when
-			start(e)
+	lastReport := time.Duration(-1)
+	for {
+		e, when, ok := sched.pop()
+		if !ok {
+			break
 		}
-		if o.Progress != nil {
+		if v.Sleep(ctx, when-at) != nil {
+			return
+		}
+		at = when
+		start(e)
+		if o.Progress != nil && at-lastReport >= end/1000 {
 			o.Progress(at, end)
+			lastReport = at
 		}
+	}
+	if o.Progress != nil {
+		o.Progress(end, end)
 	}
 }
 

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
+	"github.com/xblgo/fgrl/limits"
 	"github.com/xblgo/fgrl/mock"
-	"github.com/xblgo/fgrl/throttle"
 	"github.com/xblgo/fgrl/transport"
 )
 
@@ -50,7 +50,7 @@ func runReqs(b *testing.B, rt http.RoundTripper, reqs []*http.Request) {
 // succeeds at once is its ns/op minus base's. fgrl's budget uses limits high
 // enough (100000 per window, 64 users) never to wait during a run.
 func BenchmarkNoRetry(b *testing.B) {
-	limits, err := throttle.Parse([]byte(`{"rules": [{"service": "profile", "hosts": ["profile.xboxlive.com"], "burst": 100000, "sustain": 100000}]}`))
+	limits, err := limits.Parse([]byte(`{"rules": [{"service": "profile", "hosts": ["profile.xboxlive.com"], "burst": 100000, "sustain": 100000}]}`))
 	if err != nil {
 		b.Fatal(err)
 	}

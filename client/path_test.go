@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/xblgo/fgrl/hresult"
-	"github.com/xblgo/fgrl/throttle"
+	"github.com/xblgo/fgrl/limits"
 )
 
 func TestPath(t *testing.T) {
@@ -70,8 +70,8 @@ func errIs(err error, h hresult.HRESULT) bool {
 func TestRulesExist(t *testing.T) {
 	apis := []api{statsAPI, leaderboardAPI, statLeaderboardAPI, achievementsAPI, presenceAPI, presenceWriteAPI,
 		profileAPI, socialAPI, privacyAPI, mpsdAPI, smartmatchAPI, reputationAPI}
-	for _, rev := range throttle.Revisions() {
-		l, err := throttle.Revision(rev)
+	for _, rev := range limits.Revisions() {
+		l, err := limits.Revision(rev)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xblgo/fgrl/throttle"
+	"github.com/xblgo/fgrl/limits"
 )
 
 // discard is a reusable ResponseWriter, so the benchmarks measure the
@@ -55,8 +55,8 @@ func BenchmarkServeHTTPRefused(b *testing.B) {
 	benchServe(b, h, req)
 }
 
-func bigLimits(b *testing.B) *throttle.Limits {
-	l, err := throttle.Parse([]byte(`{"rules": [{"service": "profile", "hosts": ["profile.xboxlive.com"], "burst": 100000, "sustain": 100000}]}`))
+func bigLimits(b *testing.B) *limits.Limits {
+	l, err := limits.Parse([]byte(`{"rules": [{"service": "profile", "hosts": ["profile.xboxlive.com"], "burst": 100000, "sustain": 100000}]}`))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -7,12 +7,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xblgo/fgrl/limits"
 	"github.com/xblgo/fgrl/throttle"
 )
 
 // admit counts the request and reports whether it may be served; when not,
 // it has written the answer.
-func (h *Handler) admit(w http.ResponseWriter, r *http.Request, rule *throttle.Rule, id identity) bool {
+func (h *Handler) admit(w http.ResponseWriter, r *http.Request, rule *limits.Rule, id identity) bool {
 	if h.cfg.legacy[id.title] {
 		return true
 	}
@@ -56,7 +57,7 @@ func (h *Handler) publisher(title string) string {
 	return title
 }
 
-func (h *Handler) write429(w http.ResponseWriter, rule *throttle.Rule, d throttle.Decision, aspect string, now time.Time) {
+func (h *Handler) write429(w http.ResponseWriter, rule *limits.Rule, d throttle.Decision, aspect string, now time.Time) {
 	h.setRetryAfter(w.Header(), d.RetryAfter, now)
 	if rule.Store {
 		b := d.Body()

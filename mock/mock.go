@@ -36,6 +36,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/xblgo/fgrl/limits"
 	"github.com/xblgo/fgrl/throttle"
 )
 
@@ -54,7 +55,7 @@ type Handler struct {
 // NewHandler returns a Handler configured by opts.
 func NewHandler(opts ...Option) *Handler {
 	c := config{
-		limits:     throttle.Default(),
+		limits:     limits.Default(),
 		now:        time.Now,
 		legacy:     make(map[string]bool),
 		publishers: make(map[string]string),

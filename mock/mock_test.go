@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/xblgo/fgrl/limits"
 	"github.com/xblgo/fgrl/throttle"
 )
 
@@ -91,7 +92,7 @@ func TestThrottle429(t *testing.T) {
 
 // TestWorkedExample replays SPEC §1 with burst 30 / sustain 100.
 func TestWorkedExample(t *testing.T) {
-	limits, err := throttle.Parse([]byte(`{"rules": [{"service": "profile", "hosts": ["profile.xboxlive.com"], "burst": 30, "sustain": 100}]}`))
+	limits, err := limits.Parse([]byte(`{"rules": [{"service": "profile", "hosts": ["profile.xboxlive.com"], "burst": 30, "sustain": 100}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xblgo/fgrl/limits"
 	"github.com/xblgo/fgrl/throttle"
 )
 
@@ -11,7 +12,7 @@ import (
 type Option func(*config)
 
 type config struct {
-	limits        *throttle.Limits
+	limits        *limits.Limits
 	store         throttle.ServerStore
 	align         throttle.Align
 	maxKeys       int
@@ -27,8 +28,8 @@ type config struct {
 }
 
 // WithLimits serves the hosts of l with its limits. The default is
-// throttle.Default(), the 2020 table.
-func WithLimits(l *throttle.Limits) Option { return func(c *config) { c.limits = l } }
+// limits.Default(), the 2020 table.
+func WithLimits(l *limits.Limits) Option { return func(c *config) { c.limits = l } }
 
 // WithStore keeps the FGRL counts in s, which several mocks may share (a
 // Redis store, for a mock with several replicas). The default is a private

@@ -7,7 +7,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/xblgo/fgrl/throttle"
+	"github.com/xblgo/fgrl/limits"
 )
 
 // route is one served call: a method and a path pattern whose groups are
@@ -77,7 +77,7 @@ func routes() map[string][]route {
 
 // route serves an admitted request: 404 for an unknown path, 405 for a known
 // path with another method.
-func (h *Handler) route(w http.ResponseWriter, r *http.Request, rule *throttle.Rule, id identity) {
+func (h *Handler) route(w http.ResponseWriter, r *http.Request, rule *limits.Rule, id identity) {
 	var allow []string
 	for _, rt := range h.routes[rule.Service] {
 		m := rt.path.FindStringSubmatch(r.URL.Path)

@@ -65,14 +65,6 @@ func BenchmarkBudgetAdmit(b *testing.B) {
 	}
 }
 
-func BenchmarkMatch(b *testing.B) {
-	l := Default()
-	b.ReportAllocs()
-	for b.Loop() {
-		l.Match("POST", "userpresence.xboxlive.com", "/users/xuid(2533274791234567)/devices/current/titles/current")
-	}
-}
-
 // BenchmarkServerMemory reports the heap bytes per idle key held.
 func BenchmarkServerMemory(b *testing.B) {
 	for _, n := range []int{1_000, 100_000, 1_000_000} {

@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/xblgo/fgrl/limits"
 	"github.com/xblgo/fgrl/throttle"
 )
 
 func ExampleServer() {
 	var s throttle.Server
-	profile, _ := throttle.Default().Match("GET", "profile.xboxlive.com", "/users/me/profile/settings")
+	profile, _ := limits.Default().Match("GET", "profile.xboxlive.com", "/users/me/profile/settings")
 	k := throttle.Key{User: "2533274791234567", Title: "1234567890", Scope: profile.Scope()}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	var d throttle.Decision
@@ -35,22 +36,6 @@ func ExampleBudget() {
 	a, _ := b.Admit(context.Background(), k, l, now.Add(3*time.Second))
 	fmt.Println(a.Allowed, a.Wait)
 	// Output: false 12s
-}
-
-func ExampleLimits_Match() {
-	l := throttle.Default()
-	for _, req := range [][3]string{
-		{"POST", "userpresence.xboxlive.com", "/users/xuid(2533274791234567)/devices/current/titles/current"},
-		{"GET", "userpresence.xboxlive.com", "/users/xuid(2533274791234567)"},
-		{"POST", "sessiondirectory.xboxlive.com", "/handles/query"},
-	} {
-		r, _ := l.Match(req[0], req[1], req[2])
-		fmt.Println(r.Scope(), r.Burst, r.Sustain)
-	}
-	// Output:
-	// presence/write 3 30
-	// presence/read 30 100
-	// mpsd-search-handle/read 1 20
 }
 
 func ExampleParseBody() {

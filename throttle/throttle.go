@@ -1,7 +1,8 @@
-// Package throttle is the single home of Xbox Fine-Grained Rate Limiting (FGRL)
-// accounting: the published limits as replaceable data, the server's
-// fixed-window rule, the client's conservative sliding budget, and the stores
-// that hold them.
+// Package throttle is the accounting core of Xbox Fine-Grained Rate Limiting
+// (FGRL): the server's fixed-window rule, the client's conservative sliding
+// budget, and the store interfaces that hold them. It is what a store
+// implementer needs; the published limits live in package limits, the wire
+// formats (429 body, Retry-After, RateLimit headers) in package ratelimit.
 //
 // Every service counts each user + title pair's requests over two windows at
 // once: burst (BurstPeriod, 15 s) and sustain (SustainPeriod, 300 s). The
@@ -36,6 +37,11 @@ type Key struct {
 	Title string
 	Scope string
 }
+
+// MaxLimit bounds every limit: a client budget keeps one timestamp per
+// request allowed, so a limit is also a memory size. The limits loader
+// refuses larger ones.
+const MaxLimit = 100_000
 
 // Limit is the pair of limits applied to one key. A zero field means no limit
 // of that kind (the Store services enforce sustain only on the per-publisher

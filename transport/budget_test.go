@@ -8,6 +8,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/xblgo/fgrl/limits"
 	"github.com/xblgo/fgrl/mock"
 	"github.com/xblgo/fgrl/throttle"
 )
@@ -115,7 +116,7 @@ func TestRateLimitResync(t *testing.T) {
 // sustain 100) through the transport: the service that refused 53 of 148
 // calls refuses none, because the budget holds back or refuses them first.
 func TestWorkedExampleThroughTransport(t *testing.T) {
-	limits, err := throttle.Parse([]byte(`{"rules": [{"service": "profile", "hosts": ["profile.xboxlive.com"], "burst": 30, "sustain": 100}]}`))
+	limits, err := limits.Parse([]byte(`{"rules": [{"service": "profile", "hosts": ["profile.xboxlive.com"], "burst": 30, "sustain": 100}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/cenkalti/backoff/v4"
 	"github.com/xblgo/fgrl/internal/clock"
 	"github.com/xblgo/fgrl/internal/xblauth"
+	"github.com/xblgo/fgrl/limits"
 	"github.com/xblgo/fgrl/throttle"
 )
 
@@ -19,7 +20,7 @@ type call struct {
 	req   *http.Request
 	ctx   context.Context
 	key   throttle.Key
-	rule  *throttle.Rule // nil for a host with no rule
+	rule  *limits.Rule // nil for a host with no rule
 	start time.Time
 	now   time.Time // read once per attempt, before its gate
 	clk   clock.Clock
@@ -75,7 +76,7 @@ func attemptTimeout(window, elapsed time.Duration) time.Duration {
 // ruleFor returns the rule req counts against: the one its context names
 // (WithRule) when that rule covers its host, else the one its method, host
 // and path match.
-func (t *Transport) ruleFor(req *http.Request, host string) (*throttle.Rule, bool) {
+func (t *Transport) ruleFor(req *http.Request, host string) (*limits.Rule, bool) {
 	if scope := namedRule(req.Context()); scope != "" {
 		if r, ok := t.limits.ByScope(scope); ok && r.CoversHost(host) {
 			return r, true

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/xblgo/fgrl/limits"
 	"github.com/xblgo/fgrl/throttle"
 )
 
@@ -52,8 +53,8 @@ type Transport struct {
 	// Base sends each attempt. If nil, http.DefaultTransport is used.
 	Base http.RoundTripper
 	// Limits maps requests to services and their limits. If nil,
-	// throttle.Default() (the 2020 table) is used.
-	Limits *throttle.Limits
+	// limits.Default() (the 2020 table) is used.
+	Limits *limits.Limits
 	// TitleID is the title the calls are made for; it is part of every key
 	// (user + title + service), as on the server.
 	TitleID string
@@ -93,7 +94,7 @@ type Transport struct {
 
 	once   sync.Once
 	budget throttle.BudgetStore
-	limits *throttle.Limits
+	limits *limits.Limits
 	cache  raCache
 	stats  counters
 }
@@ -102,7 +103,7 @@ func (t *Transport) init() {
 	t.once.Do(func() {
 		t.limits = t.Limits
 		if t.limits == nil {
-			t.limits = throttle.Default()
+			t.limits = limits.Default()
 		}
 		m := t.Margin
 		switch {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/xblgo/fgrl/throttle"
+	"github.com/xblgo/fgrl/limits"
 )
 
 var limitsCommand = command{
@@ -32,17 +32,17 @@ type limitsOpts struct {
 func limitsFlags(o *limitsOpts) *flag.FlagSet {
 	fs := newFlagSet("limits")
 	fs.BoolVar(&o.json, "json", false, "print the limits data as JSON")
-	fs.StringVar(&o.revision, "revision", "2020", "built-in table: "+strings.Join(throttle.Revisions(), " or "))
+	fs.StringVar(&o.revision, "revision", "2020", "built-in table: "+strings.Join(limits.Revisions(), " or "))
 	fs.StringVar(&o.file, "file", "", "read the limits from this JSON file instead")
 	return fs
 }
 
 // loadLimits returns the limits a command was asked for.
-func loadLimits(revision, file string) (*throttle.Limits, error) {
+func loadLimits(revision, file string) (*limits.Limits, error) {
 	if file != "" {
-		return throttle.LoadFile(file)
+		return limits.LoadFile(file)
 	}
-	return throttle.Revision(revision)
+	return limits.Revision(revision)
 }
 
 func runLimits(_ context.Context, e *env, args []string) error {
@@ -62,10 +62,10 @@ func runLimits(_ context.Context, e *env, args []string) error {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
-			Revision string          `json:"revision"`
-			Source   string          `json:"source,omitempty"`
-			Fallback *throttle.Rule  `json:"fallback,omitempty"`
-			Rules    []throttle.Rule `json:"rules"`
+			Revision string        `json:"revision"`
+			Source   string        `json:"source,omitempty"`
+			Fallback *limits.Rule  `json:"fallback,omitempty"`
+			Rules    []limits.Rule `json:"rules"`
 		}{l.Revision, l.Source, l.Fallback, l.Rules})
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
@@ -81,7 +81,7 @@ func runLimits(_ context.Context, e *env, args []string) error {
 	return tw.Flush()
 }
 
-func requests(r *throttle.Rule) string {
+func requests(r *limits.Rule) string {
 	m, p := "any", ""
 	if len(r.Methods) > 0 {
 		m = strings.Join(r.Methods, "|")

@@ -19,8 +19,8 @@ import (
 	"github.com/xblgo/fgrl/internal/har"
 	"github.com/xblgo/fgrl/internal/redistest"
 	"github.com/xblgo/fgrl/internal/sim"
+	"github.com/xblgo/fgrl/limits"
 	"github.com/xblgo/fgrl/mock"
-	"github.com/xblgo/fgrl/throttle"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -146,8 +146,8 @@ func TestLimits(t *testing.T) {
 	}
 	golden(t, "limits-2022.golden", func() string { _, o, _ := xblcall(t, "limits", "--revision", "2022"); return o }())
 	code, out, _ = xblcall(t, "limits", "--json")
-	l, err := throttle.Parse([]byte(out))
-	if code != 0 || err != nil || len(l.Rules) != len(throttle.Default().Rules) {
+	l, err := limits.Parse([]byte(out))
+	if code != 0 || err != nil || len(l.Rules) != len(limits.Default().Rules) {
 		t.Errorf("limits --json does not round-trip: %v", err)
 	}
 	bad := filepath.Join(t.TempDir(), "bad.json")
@@ -245,7 +245,7 @@ func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return 
 
 // recordHAR replays p with client through sim and writes what the service
 // saw as a HAR file: the project's own fixture.
-func recordHAR(t *testing.T, p sim.Pattern, l *throttle.Limits, client string) string {
+func recordHAR(t *testing.T, p sim.Pattern, l *limits.Limits, client string) string {
 	t.Helper()
 	var rec *har.Recorder
 	_, err := sim.Run(context.Background(), p, sim.Options{Limits: l, Client: client,
@@ -269,7 +269,7 @@ func recordHAR(t *testing.T, p sim.Pattern, l *throttle.Limits, client string) s
 }
 
 func TestAnalyzeRecordedTrace(t *testing.T) {
-	p, l, err := sim.WorkedExample(throttle.Default())
+	p, l, err := sim.WorkedExample(limits.Default())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,12 +308,12 @@ func TestAnalyzeRecordedTrace(t *testing.T) {
 	}
 }
 
-func xblcallLimitsJSON(t *testing.T, l *throttle.Limits) (int, string, string) {
+func xblcallLimitsJSON(t *testing.T, l *limits.Limits) (int, string, string) {
 	t.Helper()
 	b, err := json.Marshal(struct {
-		Revision string          `json:"revision"`
-		Fallback *throttle.Rule  `json:"fallback,omitempty"`
-		Rules    []throttle.Rule `json:"rules"`
+		Revision string        `json:"revision"`
+		Fallback *limits.Rule  `json:"fallback,omitempty"`
+		Rules    []limits.Rule `json:"rules"`
 	}{l.Revision, l.Fallback, l.Rules})
 	if err != nil {
 		t.Fatal(err)
@@ -324,7 +324,7 @@ func xblcallLimitsJSON(t *testing.T, l *throttle.Limits) (int, string, string) {
 func TestAnalyzeRed(t *testing.T) {
 	// 400 profile calls in 300 s: past profile's certification figure, 300.
 	p := sim.Pattern{{Service: "profile", User: "1", Count: 400, Spread: 200 * time.Second}}
-	trace := recordHAR(t, p, throttle.Default(), "naive")
+	trace := recordHAR(t, p, limits.Default(), "naive")
 	code, out, errs := xblcall(t, "analyze", trace)
 	if code != 2 || !strings.Contains(out, "verdict red") || !strings.Contains(errs, "certification would fail") {
 		t.Errorf("red trace: exit %d\n%s\n%s", code, out, errs)

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/xblgo/fgrl/internal/sim"
-	"github.com/xblgo/fgrl/throttle"
+	"github.com/xblgo/fgrl/limits"
 )
 
 var simulateCommand = command{
@@ -101,7 +101,7 @@ func clientList(s string) ([]string, error) {
 }
 
 // load returns the pattern, its limits and a one-line description.
-func (o *simulateOpts) load(e *env) (sim.Pattern, *throttle.Limits, string, error) {
+func (o *simulateOpts) load(e *env) (sim.Pattern, *limits.Limits, string, error) {
 	limits, err := loadLimits(o.revision, o.limits)
 	if err != nil {
 		return nil, nil, "", err

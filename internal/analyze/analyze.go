@@ -13,6 +13,7 @@ import (
 	"github.com/xblgo/fgrl/internal/har"
 	"github.com/xblgo/fgrl/internal/retryafter"
 	"github.com/xblgo/fgrl/internal/xblauth"
+	"github.com/xblgo/fgrl/limits"
 	"github.com/xblgo/fgrl/throttle"
 )
 
@@ -63,10 +64,10 @@ type call struct {
 
 // Analyze analyzes entries under limits. Hosts with no rule get the limits'
 // Fallback (10 / 30 in the built-in tables), as the trace analyzer assumes.
-func Analyze(entries []har.Entry, limits *throttle.Limits) Report {
+func Analyze(entries []har.Entry, lim *limits.Limits) Report {
 	type gkey struct{ user, scope string }
 	groups := map[gkey][]call{}
-	rules := map[gkey]*throttle.Rule{}
+	rules := map[gkey]*limits.Rule{}
 	var rep Report
 	for _, e := range entries {
 		u, err := url.Parse(e.URL)
@@ -74,7 +75,7 @@ func Analyze(entries []har.Entry, limits *throttle.Limits) Report {
 			rep.Skipped++
 			continue
 		}
-		rule, scope := ruleFor(limits, e.Method, u)
+		rule, scope := ruleFor(lim, e.Method, u)
 		if rule == nil {
 			rep.Skipped++
 			continue
@@ -101,17 +102,17 @@ func Analyze(entries []har.Entry, limits *throttle.Limits) Report {
 	return rep
 }
 
-func ruleFor(limits *throttle.Limits, method string, u *url.URL) (*throttle.Rule, string) {
-	if r, ok := limits.Match(method, u.Host, u.Path); ok {
+func ruleFor(lim *limits.Limits, method string, u *url.URL) (*limits.Rule, string) {
+	if r, ok := lim.Match(method, u.Host, u.Path); ok {
 		return r, r.Scope()
 	}
-	if limits.Fallback == nil {
+	if lim.Fallback == nil {
 		return nil, ""
 	}
-	return limits.Fallback, "host:" + strings.ToLower(u.Hostname())
+	return lim.Fallback, "host:" + strings.ToLower(u.Hostname())
 }
 
-func analyzeGroup(user, scope string, r *throttle.Rule, calls []call) Group {
+func analyzeGroup(user, scope string, r *limits.Rule, calls []call) Group {
 	sort.SliceStable(calls, func(i, j int) bool { return calls[i].at.Before(calls[j].at) })
 	g := Group{User: user, Scope: scope, Calls: len(calls), Burst: r.Burst, Sustain: r.Sustain,
 		Certification: r.CertificationLimit()}

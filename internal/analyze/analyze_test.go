@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/xblgo/fgrl/internal/har"
-	"github.com/xblgo/fgrl/throttle"
+	"github.com/xblgo/fgrl/limits"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -79,7 +79,7 @@ func TestAnalyzeGrouping(t *testing.T) {
 	add(0, "https://titlehub.xboxlive.com/x", "XBL3.0 x=1;REDACTED", 200)
 	add(0, "wss://rta.xboxlive.com/connect", "", 101)
 	add(0, "::not a url", "", 0)
-	rep := Analyze(entries, throttle.Default())
+	rep := Analyze(entries, limits.Default())
 	type row struct {
 		user, scope string
 		calls       int

@@ -3,7 +3,7 @@ package sim
 import (
 	"encoding/json"
 
-	"github.com/xblgo/fgrl/throttle"
+	"github.com/xblgo/fgrl/limits"
 )
 
 // ExampleUser is the user of the worked example.
@@ -13,21 +13,21 @@ const ExampleUser = "2533274791234567"
 // service with burst 30 / 15 s and sustain 100 / 300 s, each interval's
 // requests spread over its first 10 s. The limits are base with the example
 // service ("example", host example.xboxlive.com) added first.
-func WorkedExample(base *throttle.Limits) (Pattern, *throttle.Limits, error) {
+func WorkedExample(base *limits.Limits) (Pattern, *limits.Limits, error) {
 	doc := struct {
-		Revision string          `json:"revision"`
-		Source   string          `json:"source"`
-		Fallback *throttle.Rule  `json:"fallback,omitempty"`
-		Rules    []throttle.Rule `json:"rules"`
+		Revision string        `json:"revision"`
+		Source   string        `json:"source"`
+		Fallback *limits.Rule  `json:"fallback,omitempty"`
+		Rules    []limits.Rule `json:"rules"`
 	}{
 		Revision: base.Revision + "+example", Source: "SPEC §1 worked example", Fallback: base.Fallback,
-		Rules: append([]throttle.Rule{{Service: "example", Hosts: []string{"example.xboxlive.com"}, Burst: 30, Sustain: 100}}, base.Rules...),
+		Rules: append([]limits.Rule{{Service: "example", Hosts: []string{"example.xboxlive.com"}, Burst: 30, Sustain: 100}}, base.Rules...),
 	}
 	b, err := json.Marshal(doc)
 	if err != nil {
 		return nil, nil, err
 	}
-	l, err := throttle.Parse(b)
+	l, err := limits.Parse(b)
 	if err != nil {
 		return nil, nil, err
 	}

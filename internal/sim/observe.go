@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/xblgo/fgrl/internal/xblauth"
+	"github.com/xblgo/fgrl/limits"
 	"github.com/xblgo/fgrl/mock"
 	"github.com/xblgo/fgrl/throttle"
 )
@@ -17,7 +18,7 @@ type observer struct {
 	now    func() time.Time
 	start  time.Time
 	title  string
-	limits *throttle.Limits
+	limits *limits.Limits
 	users  map[string]string // userhash -> xuid, for the pattern's users
 
 	mu        sync.Mutex

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/xblgo/fgrl/internal/clock"
+	"github.com/xblgo/fgrl/limits"
 	"github.com/xblgo/fgrl/mock"
-	"github.com/xblgo/fgrl/throttle"
 	"github.com/xblgo/fgrl/transport"
 )
 
@@ -24,7 +24,7 @@ var Clients = []string{"naive", "xsapi", "fgrl"}
 type Options struct {
 	// Limits are the service's limits; the pattern's services are scopes of
 	// it. Required.
-	Limits *throttle.Limits
+	Limits *limits.Limits
 	// Client is "naive" (a plain client: one attempt, 429s and all),
 	// "xsapi" (XSAPI's retries and Retry-After cache, no budget) or "fgrl"
 	// (the transport with its budget).
@@ -216,7 +216,7 @@ func call(ctx context.Context, rt http.RoundTripper, o Options, e Event) outcome
 	return served
 }
 
-func hostOf(r *throttle.Rule) string {
+func hostOf(r *limits.Rule) string {
 	for _, h := range r.Hosts {
 		if !strings.Contains(h, "*") {
 			return h
@@ -226,7 +226,7 @@ func hostOf(r *throttle.Rule) string {
 }
 
 // request returns a realistic call for a service scope.
-func request(l *throttle.Limits, e Event) (method, path, body string) {
+func request(l *limits.Limits, e Event) (method, path, body string) {
 	switch e.Service {
 	case "profile":
 		return "GET", "/users/me/profile/settings?settings=Gamertag", ""

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xblgo/fgrl/throttle"
+	"github.com/xblgo/fgrl/limits"
 )
 
 // TestGoroutinesFollowWaitsNotCalls: 100,000 calls at one instant start a
@@ -22,7 +22,7 @@ func TestGoroutinesFollowWaitsNotCalls(t *testing.T) {
 			var before, after runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&before)
-			r, res, err := runWithRunner(p, Options{Limits: throttle.Default(), Client: client})
+			r, res, err := runWithRunner(p, Options{Limits: limits.Default(), Client: client})
 			if err != nil {
 				t.Fatal(err)
 			}

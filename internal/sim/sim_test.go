@@ -6,11 +6,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/xblgo/fgrl/throttle"
+	"github.com/xblgo/fgrl/limits"
 )
 
 func TestWorkedExampleNaive(t *testing.T) {
-	p, l, err := WorkedExample(throttle.Default())
+	p, l, err := WorkedExample(limits.Default())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func TestWorkedExampleNaive(t *testing.T) {
 }
 
 func TestClients(t *testing.T) {
-	p, l, err := WorkedExample(throttle.Default())
+	p, l, err := WorkedExample(limits.Default())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,11 +95,11 @@ func TestParsePatternErrors(t *testing.T) {
 
 func TestRunErrors(t *testing.T) {
 	p := Pattern{{0, "nope", "1", 1, 0}}
-	if _, err := Run(context.Background(), p, Options{Limits: throttle.Default(), Client: "naive"}); err == nil {
+	if _, err := Run(context.Background(), p, Options{Limits: limits.Default(), Client: "naive"}); err == nil {
 		t.Error("unknown service accepted")
 	}
 	p[0].Service = "profile"
-	if _, err := Run(context.Background(), p, Options{Limits: throttle.Default(), Client: "curl"}); err == nil {
+	if _, err := Run(context.Background(), p, Options{Limits: limits.Default(), Client: "curl"}); err == nil {
 		t.Error("unknown client accepted")
 	}
 }

@@ -100,12 +100,22 @@ func TestRedisDown(t *testing.T) {
 	if !errors.Is(err, ErrUnavailable) || time.Since(start) > 2*time.Second {
 		t.Errorf("with Redis down: %v after %v, want ErrUnavailable promptly", err, time.Since(start))
 	}
-	if _, err := s.Reserve(context.Background(), k, throttle.Limit{Burst: 1}, time.Now(), 0); !errors.Is(err, ErrUnavailable) {
-		t.Errorf("Reserve with Redis down: %v", err)
+	start = time.Now()
+	if _, err := s.Reserve(context.Background(), k, throttle.Limit{Burst: 1}, time.Now(), 0); !errors.Is(err, ErrUnavailable) || time.Since(start) > 50*time.Millisecond {
+		t.Errorf("Reserve with Redis down: %v after %v; want ErrUnavailable at once (the node is left alone for a second)", err, time.Since(start))
 	}
 	srv.Restart()
-	if _, err := s.Take(context.Background(), k, throttle.Limit{Burst: 1, Sustain: 1}, time.Now()); err != nil {
-		t.Errorf("after restart: %v", err)
+	// Back within a second: the next probe finds it.
+	deadline := time.Now().Add(probeEvery + 500*time.Millisecond)
+	for {
+		_, err := s.Take(context.Background(), k, throttle.Limit{Burst: 1, Sustain: 1}, time.Now())
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after restart: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 

@@ -1,9 +1,23 @@
-package throttle
+// Package limits holds the published Fine-Grained Rate Limiting limits of
+// Xbox services as data: which requests each rule covers (host, method,
+// path) and its burst, sustain and certification figures. The limits are
+// announced as subject to change, so they are data a user can replace
+// (Parse, Load, LoadFile), with the published tables built in (Revision,
+// Default).
+//
+// Sources: the "Fine-Grained Rate Limiting" page of the Xbox services
+// documentation (the 2020 table and the 2022 GDK revision) and, for hosts
+// with no published rule, the general rule of the public Xbox Live Trace
+// Analyzer (microsoft/xbox-live-trace-analyzer,
+// Source/XboxLiveTraceAnalyzer.Rules.json).
+package limits
 
 import (
 	"embed"
 	"fmt"
 	"strings"
+
+	"github.com/xblgo/fgrl/throttle"
 )
 
 // Rule is one row of the limits data: which requests it covers and the
@@ -62,7 +76,7 @@ func (r *Rule) Scope() string {
 func (r *Rule) PublisherScope() string { return r.Scope() + "#publisher" }
 
 // Limit returns the rule's per user + title limits.
-func (r *Rule) Limit() Limit { return Limit{Burst: r.Burst, Sustain: r.Sustain} }
+func (r *Rule) Limit() throttle.Limit { return throttle.Limit{Burst: r.Burst, Sustain: r.Sustain} }
 
 // CertificationLimit returns Certification, or 10 × Sustain when it is zero.
 func (r *Rule) CertificationLimit() int {
@@ -204,11 +218,11 @@ func Revisions() []string { return []string{"2020", "2022"} }
 func Revision(name string) (*Limits, error) {
 	b, err := builtin.ReadFile("data/" + name + ".json")
 	if err != nil {
-		return nil, fmt.Errorf("throttle: unknown limits revision %q (have %s)", name, strings.Join(Revisions(), ", "))
+		return nil, fmt.Errorf("limits: unknown limits revision %q (have %s)", name, strings.Join(Revisions(), ", "))
 	}
 	l, err := Parse(b)
 	if err != nil {
-		return nil, fmt.Errorf("throttle: built-in revision %s: %w", name, err)
+		return nil, fmt.Errorf("limits: built-in revision %s: %w", name, err)
 	}
 	return l, nil
 }

@@ -1,7 +1,8 @@
-package throttle
+package limits
 
 import (
 	"errors"
+	"github.com/xblgo/fgrl/throttle"
 	"strings"
 	"testing"
 
@@ -116,15 +117,15 @@ func TestRevisions(t *testing.T) {
 	tests := []struct {
 		l     *Limits
 		scope string
-		want  Limit
+		want  throttle.Limit
 	}{
-		{r20, "presence/read", Limit{30, 100}},
-		{r22, "presence/read", Limit{10, 100}},
-		{r20, "stats-write", Limit{10, 10}},
-		{r22, "stats-write", Limit{100, 300}},
-		{r20, "profile", Limit{10, 30}},
-		{r22, "mpa-recent-players", Limit{3, 50}},
-		{r22, "authentication", Limit{15, 50}},
+		{r20, "presence/read", throttle.Limit{Burst: 30, Sustain: 100}},
+		{r22, "presence/read", throttle.Limit{Burst: 10, Sustain: 100}},
+		{r20, "stats-write", throttle.Limit{Burst: 10, Sustain: 10}},
+		{r22, "stats-write", throttle.Limit{Burst: 100, Sustain: 300}},
+		{r20, "profile", throttle.Limit{Burst: 10, Sustain: 30}},
+		{r22, "mpa-recent-players", throttle.Limit{Burst: 3, Sustain: 50}},
+		{r22, "authentication", throttle.Limit{Burst: 15, Sustain: 50}},
 	}
 	for _, tt := range tests {
 		r, ok := tt.l.ByScope(tt.scope)
@@ -162,34 +163,34 @@ func TestParseErrors(t *testing.T) {
 		data string
 		want string
 	}{
-		{"empty", ``, "throttle: limits line 1 col 1: unexpected end of data"},
-		{"not object", `[]`, `throttle: limits line 1 col 1: want '{', found [`},
+		{"empty", ``, "limits: line 1 col 1: unexpected end of data"},
+		{"not object", `[]`, `limits: line 1 col 1: want '{', found [`},
 		{"syntax", "{\n  \"rules\": [\n    {\"service\": \"a\",,}\n  ]\n}",
-			"throttle: limits line 3 col 21: invalid character ',' looking for beginning of object key string"},
-		{"no rules", `{"revision": "x"}`, "throttle: limits: rules: missing"},
-		{"unknown top key", "{\n\"rulez\": []}", `throttle: limits line 2 col 1: rulez: unknown key`},
+			"limits: line 3 col 21: invalid character ',' looking for beginning of object key string"},
+		{"no rules", `{"revision": "x"}`, "limits: rules: missing"},
+		{"unknown top key", "{\n\"rulez\": []}", `limits: line 2 col 1: rulez: unknown key`},
 		{"unknown rule key", "{\"rules\": [\n {\"service\": \"a\", \"hosts\": [\"a.com\"], \"brust\": 1}]}",
-			`throttle: limits line 2 col 2: rules[0]: unknown field "brust"`},
+			`limits: line 2 col 2: rules[0]: unknown field "brust"`},
 		{"type", "{\"rules\": [\n{\"service\": \"a\", \"hosts\": [\"a.com\"], \"burst\": \"ten\"}]}",
-			"throttle: limits line 2 col 47: rules[0].burst: want int, found string"},
+			"limits: line 2 col 47: rules[0].burst: want int, found string"},
 		{"negative", "{\"rules\": [\n{\"service\": \"a\", \"hosts\": [\"a.com\"], \"burst\": -1, \"sustain\": 3}]}",
-			"throttle: limits line 2 col 1: rules[0].burst: must not be negative"},
+			"limits: line 2 col 1: rules[0].burst: must not be negative"},
 		{"huge", `{"rules": [{"service": "a", "hosts": ["a.com"], "sustain": 100001}]}`,
-			"throttle: limits line 1 col 12: rules[0].sustain: must be at most 100000"},
+			"limits: line 1 col 12: rules[0].sustain: must be at most 100000"},
 		{"zero", `{"rules": [{"service": "a", "hosts": ["a.com"]}]}`,
-			"throttle: limits line 1 col 12: rules[0].sustain: burst and sustain are both zero"},
+			"limits: line 1 col 12: rules[0].sustain: burst and sustain are both zero"},
 		{"no hosts", `{"rules": [{"service": "a", "sustain": 1}]}`,
-			"throttle: limits line 1 col 12: rules[0].hosts: missing"},
+			"limits: line 1 col 12: rules[0].hosts: missing"},
 		{"bad host", `{"rules": [{"service": "a", "hosts": ["a b"], "sustain": 1}]}`,
-			`throttle: limits line 1 col 12: rules[0].hosts[0]: "a b" is not a host name or pattern`},
+			`limits: line 1 col 12: rules[0].hosts[0]: "a b" is not a host name or pattern`},
 		{"bad method", `{"rules": [{"service": "a", "hosts": ["a"], "methods": ["FETCH"], "sustain": 1}]}`,
-			`throttle: limits line 1 col 12: rules[0].methods[0]: "FETCH" is not an HTTP method`},
+			`limits: line 1 col 12: rules[0].methods[0]: "FETCH" is not an HTTP method`},
 		{"bad path", `{"rules": [{"service": "a", "hosts": ["a"], "paths": ["x"], "sustain": 1}]}`,
-			`throttle: limits line 1 col 12: rules[0].paths[0]: "x" does not start with '/'`},
+			`limits: line 1 col 12: rules[0].paths[0]: "x" does not start with '/'`},
 		{"scope clash", `{"rules": [{"service": "a", "hosts": ["a"], "sustain": 1}, {"service": "a", "hosts": ["b"], "sustain": 2}]}`,
-			`throttle: limits: rules[1]: scope "a" has other limits than rules[0]`},
-		{"trailing", `{"rules": []} {}`, "throttle: limits line 1 col 15: invalid character '{' after top-level value"},
-		{"truncated", `{"rules": [{"service": "a"`, "throttle: limits line 1 col 27: unexpected end of data"},
+			`limits: rules[1]: scope "a" has other limits than rules[0]`},
+		{"trailing", `{"rules": []} {}`, "limits: line 1 col 15: invalid character '{' after top-level value"},
+		{"truncated", `{"rules": [{"service": "a"`, "limits: line 1 col 27: unexpected end of data"},
 	}
 	for _, tt := range tests {
 		_, err := Parse([]byte(tt.data))
@@ -197,9 +198,9 @@ func TestParseErrors(t *testing.T) {
 			t.Errorf("%s: Parse succeeded, want %q", tt.name, tt.want)
 			continue
 		}
-		var le *LimitsError
+		var le *Error
 		if !errors.As(err, &le) {
-			t.Errorf("%s: error %T is not a *LimitsError", tt.name, err)
+			t.Errorf("%s: error %T is not a *Error", tt.name, err)
 		}
 		if err.Error() != tt.want {
 			t.Errorf("%s: Parse error\n got %q\nwant %q", tt.name, err.Error(), tt.want)
@@ -208,7 +209,7 @@ func TestParseErrors(t *testing.T) {
 }
 
 func TestParseTooLarge(t *testing.T) {
-	big := `{"rules": [], "source": "` + strings.Repeat("x", MaxLimitsSize) + `"}`
+	big := `{"rules": [], "source": "` + strings.Repeat("x", MaxSize) + `"}`
 	if _, err := Load(strings.NewReader(big)); err == nil || !strings.Contains(err.Error(), "larger than") {
 		t.Errorf("Load(huge) = %v, want a size error", err)
 	}

@@ -1,4 +1,4 @@
-package throttle
+package limits
 
 import (
 	"bytes"
@@ -9,32 +9,30 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/xblgo/fgrl/throttle"
 )
 
 // Bounds on limits data, so a hostile or corrupt file cannot exhaust memory.
 const (
-	MaxLimitsSize  = 1 << 20 // bytes
-	MaxLimitsRules = 4096
-	// MaxLimit bounds every limit: a client budget keeps one timestamp per
-	// request allowed, so a limit is also a memory size.
-	MaxLimit = 100_000
+	MaxSize  = 1 << 20 // bytes
+	MaxRules = 4096
 )
 
-// LimitsError reports a problem in limits data: where it is and what is wrong.
-type LimitsError struct {
+// Error reports a problem in limits data: where it is and what is wrong.
+type Error struct {
 	Line, Column int    // 1-based position of the offending value; 0 when unknown
 	Field        string // such as "rules[3].burst"; empty for a syntax error
 	Msg          string
 }
 
-// Error returns "throttle: limits line 12 col 5: rules[3].burst: must not be negative".
-func (e *LimitsError) Error() string {
+// Error returns "limits: line 12 col 5: rules[3].burst: must not be negative".
+func (e *Error) Error() string {
 	var b strings.Builder
-	b.WriteString("throttle: limits")
+	b.WriteString("limits: ")
 	if e.Line > 0 {
-		fmt.Fprintf(&b, " line %d col %d", e.Line, e.Column)
+		fmt.Fprintf(&b, "line %d col %d: ", e.Line, e.Column)
 	}
-	b.WriteString(": ")
 	if e.Field != "" {
 		b.WriteString(e.Field)
 		b.WriteString(": ")
@@ -47,17 +45,17 @@ func (e *LimitsError) Error() string {
 func LoadFile(name string) (*Limits, error) {
 	f, err := os.Open(name)
 	if err != nil {
-		return nil, fmt.Errorf("throttle: %w", err)
+		return nil, fmt.Errorf("limits: %w", err)
 	}
 	defer f.Close()
 	return Load(f)
 }
 
-// Load reads limits data of at most MaxLimitsSize bytes from r; see Parse.
+// Load reads limits data of at most MaxSize bytes from r; see Parse.
 func Load(r io.Reader) (*Limits, error) {
-	b, err := io.ReadAll(io.LimitReader(r, MaxLimitsSize+1))
+	b, err := io.ReadAll(io.LimitReader(r, MaxSize+1))
 	if err != nil {
-		return nil, fmt.Errorf("throttle: reading limits: %w", err)
+		return nil, fmt.Errorf("limits: reading limits: %w", err)
 	}
 	return Parse(b)
 }
@@ -65,10 +63,10 @@ func Load(r io.Reader) (*Limits, error) {
 // Parse compiles limits data: a JSON object with "revision", "source",
 // optional "fallback" (a rule without hosts) and "rules" (an array of Rule, in
 // match order). Unknown keys are errors, so a misspelt field is never silently
-// ignored. Errors are *LimitsError, naming the line and the field.
+// ignored. Errors are *Error, naming the line and the field.
 func Parse(data []byte) (*Limits, error) {
-	if len(data) > MaxLimitsSize {
-		return nil, &LimitsError{Msg: fmt.Sprintf("larger than %d bytes", MaxLimitsSize)}
+	if len(data) > MaxSize {
+		return nil, &Error{Msg: fmt.Sprintf("larger than %d bytes", MaxSize)}
 	}
 	p := parser{data: data, dec: json.NewDecoder(bytes.NewReader(data))}
 	if err := p.syntax(); err != nil {
@@ -121,7 +119,7 @@ func (p *parser) document() (*Limits, error) {
 		}
 	}
 	if !seenRules {
-		return nil, &LimitsError{Field: "rules", Msg: "missing"}
+		return nil, &Error{Field: "rules", Msg: "missing"}
 	}
 	if _, err := p.dec.Token(); err != nil { // the closing '}'
 		return nil, p.wrap(err, p.dec.InputOffset(), "")
@@ -135,8 +133,8 @@ func (p *parser) rules() ([]Rule, error) {
 	}
 	var rules []Rule
 	for i := 0; p.dec.More(); i++ {
-		if i == MaxLimitsRules {
-			return nil, p.errAt(p.dec.InputOffset(), "rules", fmt.Sprintf("more than %d rules", MaxLimitsRules))
+		if i == MaxRules {
+			return nil, p.errAt(p.dec.InputOffset(), "rules", fmt.Sprintf("more than %d rules", MaxRules))
 		}
 		rules = append(rules, Rule{})
 		if err := p.rule(&rules[i], fmt.Sprintf("rules[%d]", i), false); err != nil {
@@ -225,7 +223,7 @@ func (p *parser) delim(want json.Delim, field string) error {
 	return nil
 }
 
-// wrap turns an error of the streaming decoder into a *LimitsError. After
+// wrap turns an error of the streaming decoder into a *Error. After
 // syntax has passed, only the end of the data can cause one.
 func (p *parser) wrap(err error, off int64, field string) error {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
@@ -246,7 +244,7 @@ func (p *parser) errAt(off int64, field, msg string) error {
 	before := p.data[:off]
 	line := bytes.Count(before, []byte{'\n'}) + 1
 	col := int(off) - bytes.LastIndexByte(before, '\n')
-	return &LimitsError{Line: line, Column: col, Field: field, Msg: msg}
+	return &Error{Line: line, Column: col, Field: field, Msg: msg}
 }
 
 // validate returns the offending sub-field and a message, or "" when r is
@@ -263,10 +261,10 @@ func (r *Rule) validate(fallback bool) (field, msg string) {
 		return ".burst", "must not be negative"
 	case r.Sustain < 0:
 		return ".sustain", "must not be negative"
-	case r.Burst > MaxLimit:
-		return ".burst", fmt.Sprintf("must be at most %d", MaxLimit)
-	case r.Sustain > MaxLimit || r.PublisherSustain > MaxLimit:
-		return ".sustain", fmt.Sprintf("must be at most %d", MaxLimit)
+	case r.Burst > throttle.MaxLimit:
+		return ".burst", fmt.Sprintf("must be at most %d", throttle.MaxLimit)
+	case r.Sustain > throttle.MaxLimit || r.PublisherSustain > throttle.MaxLimit:
+		return ".sustain", fmt.Sprintf("must be at most %d", throttle.MaxLimit)
 	case r.Burst == 0 && r.Sustain == 0:
 		return ".sustain", "burst and sustain are both zero"
 	case r.PublisherSustain < 0:
@@ -316,7 +314,7 @@ func (l *Limits) compile() error {
 		r := &l.Rules[i]
 		r.scope = scopeOf(r.Service, r.Class)
 		if j, ok := scopes[r.scope]; ok && !sameLimits(&l.Rules[j], r) {
-			return &LimitsError{Field: fmt.Sprintf("rules[%d]", i),
+			return &Error{Field: fmt.Sprintf("rules[%d]", i),
 				Msg: fmt.Sprintf("scope %q has other limits than rules[%d]", r.scope, j)}
 		}
 		scopes[r.scope] = i

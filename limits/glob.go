@@ -1,4 +1,4 @@
-package throttle
+package limits
 
 // globMatch reports whether s matches pattern, where '*' matches any run of
 // characters other than '/' and every other byte matches itself, ignoring

@@ -4,10 +4,10 @@ import (
 	"math"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/xblgo/fgrl/limits"
+	"github.com/xblgo/fgrl/ratelimit"
 	"github.com/xblgo/fgrl/throttle"
 )
 
@@ -34,7 +34,7 @@ func (h *Handler) admit(w http.ResponseWriter, r *http.Request, rule *limits.Rul
 			d, aspect = pd, "{userId;publisherId}"
 		}
 	}
-	setRateLimit(w.Header(), d)
+	ratelimit.SetHeaders(w.Header(), d)
 	if d.Allowed {
 		return true
 	}
@@ -59,25 +59,25 @@ func (h *Handler) publisher(title string) string {
 
 func (h *Handler) write429(w http.ResponseWriter, rule *limits.Rule, d throttle.Decision, aspect string, now time.Time) {
 	h.setRetryAfter(w.Header(), d.RetryAfter, now)
+	b := ratelimit.BodyOf(d)
 	if rule.Store {
-		b := d.Body()
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.WriteHeader(http.StatusTooManyRequests)
-		w.Write([]byte(throttle.StoreText(b.MaxRequests, b.PeriodInSeconds, aspect)))
+		w.Write([]byte(ratelimit.StoreText(b.MaxRequests, b.PeriodInSeconds, aspect)))
 		return
 	}
-	writeJSON(w, http.StatusTooManyRequests, d.Body())
+	writeJSON(w, http.StatusTooManyRequests, b)
 }
 
 // setRetryAfter writes the wait in whole seconds, rounded up, unless a fault
 // mode says otherwise.
 func (h *Handler) setRetryAfter(hdr http.Header, wait time.Duration, now time.Time) {
-	secs := ceilSeconds(wait)
+	secs := ratelimit.CeilSeconds(wait)
 	switch h.cfg.faults.RetryAfter {
 	case RetryAfterMissing:
 		return
 	case RetryAfterHTTPDate:
-		hdr.Set("Retry-After", now.Add(time.Duration(secs)*time.Second).UTC().Format(http.TimeFormat))
+		hdr.Set("Retry-After", ratelimit.RetryAfterDate(now.Add(time.Duration(secs)*time.Second)))
 	case RetryAfterHuge:
 		hdr.Set("Retry-After", strconv.FormatInt(math.MaxInt32, 10))
 	case RetryAfterNegative:
@@ -85,31 +85,6 @@ func (h *Handler) setRetryAfter(hdr http.Header, wait time.Duration, now time.Ti
 	case RetryAfterGarbage:
 		hdr.Set("Retry-After", "soon")
 	default:
-		hdr.Set("Retry-After", strconv.FormatInt(secs, 10))
-	}
-}
-
-func ceilSeconds(d time.Duration) int64 {
-	return int64((d + time.Second - 1) / time.Second)
-}
-
-// setRateLimit writes the RateLimit-Policy and RateLimit headers for both
-// windows (the package doc describes them).
-func setRateLimit(hdr http.Header, d throttle.Decision) {
-	var policy, state []string
-	for _, w := range []struct {
-		name   string
-		period time.Duration
-		s      throttle.WindowState
-	}{{"burst", throttle.BurstPeriod, d.Burst}, {"sustain", throttle.SustainPeriod, d.Sustain}} {
-		if w.s.Limit <= 0 {
-			continue
-		}
-		policy = append(policy, `"`+w.name+`";q=`+strconv.Itoa(w.s.Limit)+";w="+strconv.Itoa(int(w.period/time.Second)))
-		state = append(state, `"`+w.name+`";r=`+strconv.Itoa(max(0, w.s.Limit-w.s.Count))+";t="+strconv.FormatInt(ceilSeconds(w.s.Reset), 10))
-	}
-	if len(policy) > 0 {
-		hdr.Set("RateLimit-Policy", strings.Join(policy, ", "))
-		hdr.Set("RateLimit", strings.Join(state, ", "))
+		hdr.Set("Retry-After", ratelimit.RetryAfter(wait))
 	}
 }

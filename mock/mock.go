@@ -17,14 +17,9 @@
 // no goroutines). NewServer puts it on a loopback port in the style of
 // httptest.Server.
 //
-// As an extension, every counted response carries IETF-style RateLimit-Policy
-// and RateLimit headers describing both windows, for example
-//
-//	RateLimit-Policy: "burst";q=10;w=15, "sustain";q=30;w=300
-//	RateLimit: "burst";r=7;t=12, "sustain";r=27;t=290
-//
-// where q is the limit, w the period, r the requests remaining and t the
-// seconds until the window ends, so a client can keep its budget in sync.
+// As an extension, every counted response carries RateLimit-Policy and
+// RateLimit headers describing both windows (written by ratelimit.SetHeaders,
+// which documents them), so a client can keep its budget in sync.
 package mock
 
 import (

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/xblgo/fgrl/limits"
+	"github.com/xblgo/fgrl/ratelimit"
 	"github.com/xblgo/fgrl/throttle"
 )
 
@@ -73,11 +74,11 @@ func TestThrottle429(t *testing.T) {
 		if got := r.header.Get("Retry-After"); got != "14" {
 			t.Errorf("Retry-After = %q, want 14", got)
 		}
-		var b throttle.Body
+		var b ratelimit.Body
 		if err := json.Unmarshal([]byte(r.body), &b); err != nil {
 			t.Fatal(err)
 		}
-		want := throttle.Body{Version: 1, CurrentRequests: 11, MaxRequests: 10, PeriodInSeconds: 15, LimitType: "Rate"}
+		want := ratelimit.Body{Version: 1, CurrentRequests: 11, MaxRequests: 10, PeriodInSeconds: 15, LimitType: "Rate"}
 		if diff := cmp.Diff(want, b); diff != "" {
 			t.Errorf("429 body mismatch (-want +got):\n%s", diff)
 		}
@@ -179,7 +180,7 @@ func TestStoreService(t *testing.T) {
 		if r.status != 429 || !strings.HasPrefix(r.body, "The rate limit of 100 operations in ") {
 			t.Errorf("101st collections call: %d %q", r.status, r.body)
 		}
-		if b, err := throttle.ParseBody([]byte(r.body)); err != nil || b.Aspect == "" {
+		if b, err := ratelimit.ParseBody([]byte(r.body)); err != nil || b.Aspect == "" {
 			t.Errorf("Store body does not parse: %+v, %v", b, err)
 		}
 		// The publisher counter already holds 101; title2 of the same

@@ -44,21 +44,3 @@ func (d *Decision) window(p Period) WindowState {
 	}
 	return d.Sustain
 }
-
-// Body returns the 429 body that describes d (SPEC §2): the Limiter's counts
-// and period, with limitType "Rate". For an allowed decision it describes the
-// sustain window.
-func (d Decision) Body() Body {
-	p := d.Limiter
-	if p == None {
-		p = Sustain
-	}
-	w := d.window(p)
-	return Body{
-		Version:         1,
-		CurrentRequests: w.Count,
-		MaxRequests:     w.Limit,
-		PeriodInSeconds: int(p.Duration() / time.Second),
-		LimitType:       "Rate",
-	}
-}

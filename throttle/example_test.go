@@ -18,11 +18,9 @@ func ExampleServer() {
 	for i := 0; i < 11; i++ {
 		d, _ = s.Take(context.Background(), k, profile.Limit(), now.Add(time.Duration(i)*time.Second))
 	}
-	fmt.Println(d.Allowed, d.Limiter, d.RetryAfter)
-	fmt.Printf("%+v\n", d.Body())
+	fmt.Println(d.Allowed, d.Limiter, d.RetryAfter, d.Burst.Count)
 	// Output:
-	// false burst 5s
-	// {Version:1 CurrentRequests:11 MaxRequests:10 PeriodInSeconds:15 LimitType:Rate DebugMessage: Aspect:}
+	// false burst 5s 11
 }
 
 func ExampleBudget() {
@@ -36,10 +34,4 @@ func ExampleBudget() {
 	a, _ := b.Admit(context.Background(), k, l, now.Add(3*time.Second))
 	fmt.Println(a.Allowed, a.Wait)
 	// Output: false 12s
-}
-
-func ExampleParseBody() {
-	b, _ := throttle.ParseBody([]byte(`{"version":"1","currentRequests":"13","maxRequests":10,"periodInSeconds":15,"limitType":"rate"}`))
-	fmt.Println(b.CurrentRequests, b.MaxRequests, b.PeriodInSeconds)
-	// Output: 13 10 15
 }

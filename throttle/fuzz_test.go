@@ -5,22 +5,6 @@ import (
 	"time"
 )
 
-func FuzzParseBody(f *testing.F) {
-	f.Add([]byte(`{"version":1,"currentRequests":13,"maxRequests":10,"periodInSeconds":15,"limitType":"Rate"}`))
-	f.Add([]byte(`{"version":"1","currentRequests":"13","maxRequests":"10","periodInSeconds":"300","limitType":"rate"}`))
-	f.Add([]byte(StoreText(100, 300, "{userId;titleId}")))
-	f.Add([]byte(`{"maxRequests": -1}`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		b, err := ParseBody(data)
-		if err != nil {
-			return
-		}
-		if b.Version < 0 || b.CurrentRequests < 0 || b.MaxRequests < 0 || b.PeriodInSeconds < 0 {
-			t.Fatalf("ParseBody(%q) = %+v: negative field", data, b)
-		}
-	})
-}
-
 // FuzzTimeline checks the two rules' invariants on arbitrary request times.
 func FuzzTimeline(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 200, 0, 0, 3}, uint8(2), uint8(3))

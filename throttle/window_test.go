@@ -176,19 +176,6 @@ func TestWindowsAgainstModel(t *testing.T) {
 	}
 }
 
-func TestDecisionBody(t *testing.T) {
-	var w Windows
-	l := Limit{Burst: 10, Sustain: 30}
-	var d Decision
-	for i := 0; i < 13; i++ {
-		d = w.Take(t0, l, FirstRequest)
-	}
-	want := Body{Version: 1, CurrentRequests: 13, MaxRequests: 10, PeriodInSeconds: 15, LimitType: "Rate"}
-	if diff := cmp.Diff(want, d.Body()); diff != "" {
-		t.Errorf("Body() mismatch (-want +got):\n%s", diff)
-	}
-}
-
 func TestMod(t *testing.T) {
 	if got := mod(-1, 15); got != 14 {
 		t.Errorf("mod(-1, 15) = %d, want 14", got)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 	"github.com/xblgo/fgrl/internal/clock"
+	"github.com/xblgo/fgrl/ratelimit"
 	"github.com/xblgo/fgrl/throttle"
 )
 
@@ -85,7 +86,7 @@ func (a *reply) read(clk clock.Clock) {
 	}
 	a.done = true
 	a.now = clk.Now() // a Retry-After runs from when the answer arrived
-	a.retryAfter, a.hasRetryAfter = parseRetryAfter(a.resp.Header.Get("Retry-After"), a.now)
+	a.retryAfter, a.hasRetryAfter = ratelimit.ParseRetryAfter(a.resp.Header.Get("Retry-After"), a.now, MaxRetryAfter)
 }
 
 // feedback feeds the budget what the service reports: a 429's Retry-After
@@ -98,7 +99,7 @@ func (c *call) feedback(a *reply) {
 	if c.rule == nil || c.t.DisableBudget {
 		return
 	}
-	windows := parseRateLimit(a.resp.Header)
+	windows := ratelimit.ParseHeaders(a.resp.Header)
 	blocked := a.resp.StatusCode == http.StatusTooManyRequests && a.hasRetryAfter // 429 is retryable: a is read
 	if len(windows) == 0 && !blocked {
 		return
@@ -111,18 +112,18 @@ func (c *call) feedback(a *reply) {
 		c.t.budget.Block(ctx, c.key, now, now.Add(a.retryAfter))
 	}
 	for _, w := range windows {
-		limit := w.limit
+		limit := w.Limit
 		if limit < 0 {
 			limit = c.limitFor(w)
 		}
-		if used := limit - w.remaining; used > 0 {
-			c.t.budget.Sync(ctx, c.key, c.rule.Limit(), now, w.period, used, w.reset)
+		if used := limit - w.Remaining; used > 0 {
+			c.t.budget.Sync(ctx, c.key, c.rule.Limit(), now, w.Period, used, w.Reset)
 		}
 	}
 }
 
-func (c *call) limitFor(w window) int {
-	if w.period == throttle.Burst {
+func (c *call) limitFor(w ratelimit.Window) int {
+	if w.Period == throttle.Burst {
 		return c.rule.Burst
 	}
 	return c.rule.Sustain

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/xblgo/fgrl/hresult"
-	"github.com/xblgo/fgrl/throttle"
+	"github.com/xblgo/fgrl/ratelimit"
 )
 
 // ThrottleError reports a call that FGRL stopped: refused by the service
@@ -33,7 +33,7 @@ type ThrottleError struct {
 	// "presence/write"), or "" for a host with no rule.
 	Scope string
 	// Body is the service's 429 body when it sent one that parses.
-	Body *throttle.Body
+	Body *ratelimit.Body
 }
 
 // HRESULT returns the code XSAPI would report: the status's, so
@@ -84,13 +84,13 @@ func (e *ThrottleError) Error() string {
 var ErrInsecure = errors.New("transport: refusing to send an XBL token over plain http to a non-loopback host (set AllowInsecure to override)")
 
 // readBody parses and closes a 429's body.
-func readBody(resp *http.Response) *throttle.Body {
+func readBody(resp *http.Response) *ratelimit.Body {
 	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, throttle.MaxBodySize+1))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, ratelimit.MaxBodySize+1))
 	if err != nil {
 		return nil
 	}
-	body, err := throttle.ParseBody(b)
+	body, err := ratelimit.ParseBody(b)
 	if err != nil {
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/xblgo/fgrl/mock"
+	"github.com/xblgo/fgrl/ratelimit"
 )
 
 // goodput is what one client achieved over a run.
@@ -42,7 +43,7 @@ func (c retryAfterClient) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err != nil || resp.StatusCode != http.StatusTooManyRequests || attempt == 4 {
 			return resp, err
 		}
-		ra, _ := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+		ra, _ := ratelimit.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now(), MaxRetryAfter)
 		discard(resp)
 		time.Sleep(ra)
 	}

@@ -10,6 +10,11 @@ import (
 	"github.com/xblgo/fgrl/throttle"
 )
 
+// MaxRetryAfter caps the Retry-After the transport honours. FGRL windows last
+// at most 300 s, so a longer wait is a fault; it is treated as this cap rather
+// than trusted (a huge value would otherwise block a key for days).
+const MaxRetryAfter = 10 * time.Minute
+
 // Defaults, from XSAPI.
 const (
 	DefaultRetryWindow = 20 * time.Second // from the first attempt
@@ -41,6 +46,9 @@ const (
 //     waiting cannot help;
 //   - returns a final 429 as a *ThrottleError rather than a response, unless
 //     Raw429 is set;
+//   - keeps its budget in sync with what the service reports: a 429's
+//     Retry-After blocks the key, and RateLimit / RateLimit-Policy headers
+//     (ratelimit.ParseHeaders; the mock sends them) resync the counts;
 //   - on a 401, when RefreshToken is set, retries once with a new token;
 //   - drops the Authorization and Signature headers from a request that
 //     follows a redirect to another host (http.Client drops Authorization

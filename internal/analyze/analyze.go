@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/xblgo/fgrl/internal/har"
-	"github.com/xblgo/fgrl/internal/retryafter"
 	"github.com/xblgo/fgrl/internal/xblauth"
 	"github.com/xblgo/fgrl/limits"
+	"github.com/xblgo/fgrl/ratelimit"
 	"github.com/xblgo/fgrl/throttle"
 )
 
@@ -174,7 +174,7 @@ func throttled(calls []call) (n429, tooSoon, longest int) {
 // retryAfter reads a 429's Retry-After. A trace may hold waits far longer
 // than a transport would honour, so the cap is a day, not MaxRetryAfter.
 func retryAfter(v string, now time.Time) (time.Duration, bool) {
-	return retryafter.Parse(v, now, 24*time.Hour)
+	return ratelimit.ParseRetryAfter(v, now, 24*time.Hour)
 }
 
 func worse(a, b string) string {

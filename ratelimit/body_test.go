@@ -1,7 +1,8 @@
-package throttle
+package ratelimit
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -57,4 +58,10 @@ func TestStoreTextRoundTrip(t *testing.T) {
 	if err != nil || b.MaxRequests != 200 || b.PeriodInSeconds != 300 || b.Aspect != "{userId;publisherId}" {
 		t.Errorf("ParseBody(StoreText) = %+v, %v", b, err)
 	}
+}
+
+func ExampleParseBody() {
+	b, _ := ParseBody([]byte(`{"version":"1","currentRequests":"13","maxRequests":10,"periodInSeconds":15,"limitType":"rate"}`))
+	fmt.Println(b.CurrentRequests, b.MaxRequests, b.PeriodInSeconds)
+	// Output: 13 10 15
 }

@@ -1,4 +1,9 @@
-package throttle
+// Package ratelimit holds the HTTP wire formats of Fine-Grained Rate
+// Limiting, each writer beside its reader, as net/http keeps TimeFormat
+// beside ParseTime: the 429 body (JSON, or the Store's text), the
+// Retry-After header, and the RateLimit / RateLimit-Policy headers the mock
+// adds so a client can keep its budget in sync.
+package ratelimit
 
 import (
 	"bytes"
@@ -7,12 +12,17 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/xblgo/fgrl/throttle"
 )
 
 // MaxBodySize bounds the 429 bodies ParseBody reads.
 const MaxBodySize = 64 << 10
 
-// Body is the JSON body of an FGRL 429 (SPEC §2), with lower camel case keys.
+// Body is the JSON body of an FGRL 429, with lower camel case keys, as the
+// "Fine-Grained Rate Limiting" page of the Xbox services documentation
+// shows it. json.Marshal writes it; ParseBody reads it.
 type Body struct {
 	Version         int    `json:"version"`
 	CurrentRequests int    `json:"currentRequests"`
@@ -26,7 +36,7 @@ type Body struct {
 }
 
 // ErrBody is wrapped by every error ParseBody returns.
-var ErrBody = errors.New("throttle: malformed 429 body")
+var ErrBody = errors.New("ratelimit: malformed 429 body")
 
 // ParseBody reads a 429 body: the JSON form, whose numbers may be sent as
 // strings and whose unknown keys are ignored, or the Store's text form ("The
@@ -97,6 +107,27 @@ const (
 // seconds on aspect.
 func StoreText(max, seconds int, aspect string) string {
 	return storePrefix + strconv.Itoa(max) + storeOps + strconv.Itoa(seconds) + storeSecs + aspect + "."
+}
+
+// BodyOf returns the 429 body that describes d: the counts and period of the
+// limit that refused it, with limitType "Rate". For an allowed decision it
+// describes the sustain window.
+func BodyOf(d throttle.Decision) Body {
+	p := d.Limiter
+	if p == throttle.None {
+		p = throttle.Sustain
+	}
+	w := d.Sustain
+	if p == throttle.Burst {
+		w = d.Burst
+	}
+	return Body{
+		Version:         1,
+		CurrentRequests: w.Count,
+		MaxRequests:     w.Limit,
+		PeriodInSeconds: int(p.Duration() / time.Second),
+		LimitType:       "Rate",
+	}
 }
 
 func parseStoreBody(s string) (Body, error) {

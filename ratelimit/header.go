@@ -1,0 +1,111 @@
+package ratelimit
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/xblgo/fgrl/throttle"
+)
+
+// Window is one window a RateLimit header reports.
+type Window struct {
+	Period    throttle.Period
+	Limit     int // from RateLimit-Policy (q), or -1 when absent
+	Remaining int
+	Reset     time.Duration
+}
+
+// SetHeaders writes d's windows as RateLimit-Policy and RateLimit headers,
+// an extension in the style of the IETF RateLimit header fields draft:
+//
+//	RateLimit-Policy: "burst";q=10;w=15, "sustain";q=30;w=300
+//	RateLimit: "burst";r=7;t=12, "sustain";r=27;t=290
+//
+// where q is the limit, w the period, r the requests remaining and t the
+// seconds until the window ends (rounded up). A window without a limit is
+// left out; with neither, no header is written.
+func SetHeaders(h http.Header, d throttle.Decision) {
+	var policy, state []string
+	for _, w := range []struct {
+		p throttle.Period
+		s throttle.WindowState
+	}{{throttle.Burst, d.Burst}, {throttle.Sustain, d.Sustain}} {
+		if w.s.Limit <= 0 {
+			continue
+		}
+		name := `"` + w.p.String() + `"`
+		policy = append(policy, name+";q="+strconv.Itoa(w.s.Limit)+";w="+strconv.Itoa(int(w.p.Duration()/time.Second)))
+		state = append(state, name+";r="+strconv.Itoa(max(0, w.s.Limit-w.s.Count))+";t="+strconv.FormatInt(CeilSeconds(w.s.Reset), 10))
+	}
+	if len(policy) > 0 {
+		h.Set("RateLimit-Policy", strings.Join(policy, ", "))
+		h.Set("RateLimit", strings.Join(state, ", "))
+	}
+}
+
+// ParseHeaders reads RateLimit and RateLimit-Policy headers as SetHeaders
+// writes them. Unknown names and malformed items are skipped; at most two
+// windows are returned. A value over 1 KiB is ignored.
+func ParseHeaders(h http.Header) []Window {
+	// Canonical keys, read directly: Get would allocate to canonicalize them.
+	state := first(h["Ratelimit"])
+	if state == "" || len(state) > 1024 {
+		return nil
+	}
+	limits := map[throttle.Period]int{}
+	for _, item := range strings.Split(first(h["Ratelimit-Policy"]), ",") {
+		if p, params, ok := rateItem(item); ok {
+			if q, ok := params["q"]; ok {
+				limits[p] = q
+			}
+		}
+	}
+	var out []Window
+	for _, item := range strings.Split(state, ",") {
+		p, params, ok := rateItem(item)
+		r, okR := params["r"]
+		t, okT := params["t"]
+		if !ok || !okR || !okT || len(out) == 2 {
+			continue
+		}
+		q, okQ := limits[p]
+		if !okQ {
+			q = -1
+		}
+		out = append(out, Window{Period: p, Limit: q, Remaining: r, Reset: time.Duration(t) * time.Second})
+	}
+	return out
+}
+
+// rateItem parses one `"name";k=v;k=v` item.
+func rateItem(item string) (throttle.Period, map[string]int, bool) {
+	parts := strings.Split(strings.TrimSpace(item), ";")
+	var p throttle.Period
+	switch strings.Trim(parts[0], `"`) {
+	case "burst":
+		p = throttle.Burst
+	case "sustain":
+		p = throttle.Sustain
+	default:
+		return 0, nil, false
+	}
+	params := make(map[string]int, 3)
+	for _, kv := range parts[1:] {
+		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		n, err := strconv.Atoi(v)
+		if !ok || err != nil || n < 0 || n > 1<<30 {
+			return 0, nil, false
+		}
+		params[k] = n
+	}
+	return p, params, true
+}
+
+func first(v []string) string {
+	if len(v) == 0 {
+		return ""
+	}
+	return v[0]
+}

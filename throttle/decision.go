@@ -22,11 +22,12 @@ type Decision struct {
 	RetryAfter time.Duration
 }
 
-// Decide assembles the decision for a request that found the burst and
+// decide assembles the decision for a request that found the burst and
 // sustain counts over (or not) their limits, given both windows after
-// counting it. Stores that keep the windows elsewhere (Redis) use it so that
-// every store decides alike.
-func Decide(burstOver, sustainOver bool, burst, sustain WindowState) Decision {
+// counting it: when both refused it, the limit whose window ends last is the
+// Limiter. Stores that keep the windows elsewhere implement the same rule
+// (redisstore's script); the conformance suite checks they agree.
+func decide(burstOver, sustainOver bool, burst, sustain WindowState) Decision {
 	d := Decision{Allowed: !burstOver && !sustainOver, Burst: burst, Sustain: sustain}
 	if !d.Allowed {
 		d.Limiter = Sustain

@@ -41,7 +41,7 @@ func (w *Windows) Take(now time.Time, l Limit, a Align) Decision {
 	w.burstCount = satInc(w.burstCount)
 	w.sustainCount = satInc(w.sustainCount)
 	d := w.decision(t, l)
-	return Decide(burstOver, sustainOver, d.Burst, d.Sustain)
+	return decide(burstOver, sustainOver, d.Burst, d.Sustain)
 }
 
 // Peek returns the counts at now without counting a request. Allowed reports

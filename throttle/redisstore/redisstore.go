@@ -149,12 +149,21 @@ func (s *Store) take(ctx context.Context, k throttle.Key, l throttle.Limit, now 
 	if err != nil {
 		return throttle.Decision{}, err
 	}
-	if len(v) != 6 {
+	if len(v) != 7 {
 		return throttle.Decision{}, fmt.Errorf("%w: take returned %d values", ErrUnavailable, len(v))
 	}
-	burst := throttle.WindowState{Count: int(v[2]), Limit: l.Burst, Reset: us(v[4])}
-	sustain := throttle.WindowState{Count: int(v[3]), Limit: l.Sustain, Reset: us(v[5])}
-	return throttle.Decide(v[0] == 1, v[1] == 1, burst, sustain), nil
+	d := throttle.Decision{
+		Allowed: v[0] == 0 && v[1] == 0,
+		Burst:   throttle.WindowState{Count: int(v[2]), Limit: l.Burst, Reset: us(v[4])},
+		Sustain: throttle.WindowState{Count: int(v[3]), Limit: l.Sustain, Reset: us(v[5])},
+	}
+	switch v[6] {
+	case 1:
+		d.Limiter, d.RetryAfter = throttle.Burst, d.Burst.Reset
+	case 2:
+		d.Limiter, d.RetryAfter = throttle.Sustain, d.Sustain.Reset
+	}
+	return d, nil
 }
 
 func (s *Store) budget(ctx context.Context, op string, k throttle.Key, l throttle.Limit, now time.Time, args ...any) ([]int64, error) {

@@ -32,4 +32,13 @@ if peek == 0 then
   local ends = math.max(bs + BP, ss + SP)
   redis.call('PEXPIRE', KEYS[1], math.floor((ends - now) / 1000) + 1000)
 end
-return {bover, sover, bc, sc, bs + BP - now, ss + SP - now}
+-- The limiter: the window that refused the request; when both did, the
+-- one that ends last (throttle.Windows decides the same).
+local breset, sreset = bs + BP - now, ss + SP - now
+local limiter = 0
+if bover == 1 and (sover == 0 or breset > sreset) then
+  limiter = 1
+elseif sover == 1 then
+  limiter = 2
+end
+return {bover, sover, bc, sc, breset, sreset, limiter}

@@ -110,5 +110,5 @@ type User struct {
 	xuid string
 }
 
-// Xuid returns the acting user's xuid.
-func (u *User) Xuid() string { return u.xuid }
+// XUID returns the acting user's xuid.
+func (u *User) XUID() string { return u.xuid }

@@ -67,7 +67,7 @@ var calls = []struct {
 		return err
 	}},
 	{"SetPresence", func(ctx context.Context, u *User) error {
-		return u.SetPresence(ctx, true, &RichPresence{Scid: scid, ID: "inMatch", Params: []string{"dust"}})
+		return u.SetPresence(ctx, true, &RichPresence{SCID: scid, ID: "inMatch", Params: []string{"dust"}})
 	}},
 	{"GetPeople", func(ctx context.Context, u *User) error { _, err := u.GetPeople(ctx, me, 0, 0); return err }},
 	{"CheckPermission", func(ctx context.Context, u *User) error {
@@ -400,7 +400,7 @@ func TestStatefulCalls(t *testing.T) {
 	c := newClient(t, mock.NewHandler(), &transport.Transport{TitleID: title, DisableBudget: true})
 	u := c.As(me)
 	ctx := context.Background()
-	if err := u.SetPresence(ctx, true, &RichPresence{Scid: scid, ID: "inMatch", Params: []string{"dust"}}); err != nil {
+	if err := u.SetPresence(ctx, true, &RichPresence{SCID: scid, ID: "inMatch", Params: []string{"dust"}}); err != nil {
 		t.Fatal(err)
 	}
 	p, err := c.As(other).GetPresence(ctx, me)

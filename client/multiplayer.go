@@ -15,26 +15,26 @@ var (
 
 // SessionRef names a multiplayer session.
 type SessionRef struct {
-	Scid     string `json:"scid"`
+	SCID     string `json:"scid"`
 	Template string `json:"templateName"`
 	Name     string `json:"name"`
 }
 
 // check validates r and returns it with its SCID lower-cased.
 func (r SessionRef) check(a api) (SessionRef, error) {
-	scid, err := normSCID(a, "session scid", r.Scid)
+	scid, err := normSCID(a, "session scid", r.SCID)
 	if err != nil {
 		return r, err
 	}
 	if r.Template == "" || r.Name == "" {
 		return r, invalid(a, "the session reference needs scid, template and name")
 	}
-	r.Scid = scid
+	r.SCID = scid
 	return r, nil
 }
 
 func (r SessionRef) path() reqPath {
-	return path("serviceconfigs", r.Scid, "sessiontemplates", r.Template, "sessions", r.Name)
+	return path("serviceconfigs", r.SCID, "sessiontemplates", r.Template, "sessions", r.Name)
 }
 
 // GetSession returns a session document (GET .../sessions/{name}).
@@ -79,8 +79,8 @@ type InviteHandle struct {
 	Type        string     `json:"type"`
 	Version     int        `json:"version"`
 	SessionRef  SessionRef `json:"sessionRef"`
-	InvitedXuid string     `json:"invitedXuid"`
-	SenderXuid  string     `json:"senderXuid"`
+	InvitedXUID string     `json:"invitedXuid"`
+	SenderXUID  string     `json:"senderXuid"`
 	Expiration  string     `json:"expiration"` // RFC 3339
 }
 
@@ -120,7 +120,7 @@ func (u *User) sendInvite(ctx context.Context, a api, ref SessionRef, xuid strin
 		Type             string     `json:"type"`
 		SessionRef       SessionRef `json:"sessionRef"`
 		Version          int        `json:"version"`
-		InvitedXuid      string     `json:"invitedXuid"`
+		InvitedXUID      string     `json:"invitedXuid"`
 		InviteAttributes attributes `json:"inviteAttributes"`
 	}{"invite", ref, 1, xuid, attributes{u.c.cfg.TitleID}}
 	var h InviteHandle

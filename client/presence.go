@@ -12,7 +12,7 @@ var (
 
 // Presence is a user's presence record.
 type Presence struct {
-	Xuid    string           `json:"xuid"`
+	XUID    string           `json:"xuid"`
 	State   string           `json:"state"` // "Online", "Away", "Offline"
 	Devices []PresenceDevice `json:"devices,omitempty"`
 	// LastSeen is where an offline user was last seen, when the service
@@ -54,7 +54,7 @@ type PresenceActivity struct {
 // title's service configuration, with the ids of the tokens that fill its
 // placeholders. It is not free text.
 type RichPresence struct {
-	Scid   string   // the service configuration the strings belong to
+	SCID   string   // the service configuration the strings belong to
 	ID     string   // the string's id, such as "playingMap"
 	Params []string // token ids for the string's placeholders
 }
@@ -68,7 +68,7 @@ func (u *User) GetPresence(ctx context.Context, xuid string) (Presence, error) {
 	}
 	var p Presence
 	status, err := u.call(ctx, a, "GET", userPath(xuid), url.Values{"level": {"all"}}, nil, &p)
-	if err == nil && (p.Xuid == "" || p.State == "") {
+	if err == nil && (p.XUID == "" || p.State == "") {
 		return Presence{}, lacks(a, status, `"xuid" and "state"`)
 	}
 	return p, err
@@ -107,7 +107,7 @@ func (u *User) SetPresence(ctx context.Context, active bool, rich *RichPresence)
 	}
 	type richJSON struct {
 		ID     string   `json:"id"`
-		Scid   string   `json:"scid"`
+		SCID   string   `json:"scid"`
 		Params []string `json:"params,omitempty"`
 	}
 	type activity struct {
@@ -121,7 +121,7 @@ func (u *User) SetPresence(ctx context.Context, active bool, rich *RichPresence)
 		in.State = "active"
 	}
 	if rich != nil {
-		scid, err := normSCID(a, "rich presence scid", rich.Scid)
+		scid, err := normSCID(a, "rich presence scid", rich.SCID)
 		if err != nil {
 			return err
 		}

@@ -11,7 +11,7 @@ var profileAPI = api{service: "profile", host: "profile.xboxlive.com", contract:
 
 // Profile is one user's profile settings.
 type Profile struct {
-	Xuid string
+	XUID string
 	// IsSponsoredUser marks a guest account sponsored by another user.
 	IsSponsoredUser bool
 	// Settings maps a setting name ("Gamertag", "Gamerscore",
@@ -53,7 +53,7 @@ func (u *User) GetProfiles(ctx context.Context, xuids, settings []string) ([]Pro
 	}
 	profiles := make([]Profile, 0, len(out.ProfileUsers))
 	for _, pu := range out.ProfileUsers {
-		p := Profile{Xuid: pu.ID, IsSponsoredUser: pu.IsSponsoredUser, Settings: make(map[string]string, len(pu.Settings))}
+		p := Profile{XUID: pu.ID, IsSponsoredUser: pu.IsSponsoredUser, Settings: make(map[string]string, len(pu.Settings))}
 		for _, s := range pu.Settings {
 			p.Settings[s.ID] = s.Value
 		}

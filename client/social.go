@@ -14,7 +14,7 @@ var (
 
 // Person is one of a user's social relationships.
 type Person struct {
-	Xuid       string `json:"xuid"`
+	XUID       string `json:"xuid"`
 	IsFavorite bool   `json:"isFavorite"`
 	IsFriend   bool   `json:"isFriend"`
 	// IsFollowingCaller and IsFollowedByCaller are the follow model's

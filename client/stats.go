@@ -25,20 +25,20 @@ type Stat struct {
 
 // UserStats are one user's statistics, per service configuration.
 type UserStats struct {
-	Xuid  string      `json:"xuid"`
-	Scids []ScidStats `json:"scids"`
+	XUID  string      `json:"xuid"`
+	SCIDs []SCIDStats `json:"scids"`
 }
 
-// ScidStats are the statistics of one service configuration.
-type ScidStats struct {
-	Scid  string `json:"scid"`
+// SCIDStats are the statistics of one service configuration.
+type SCIDStats struct {
+	SCID  string `json:"scid"`
 	Stats []Stat `json:"stats"`
 }
 
 // Stats returns every statistic of s, in order.
 func (s UserStats) Stats() []Stat {
 	var out []Stat
-	for _, sc := range s.Scids {
+	for _, sc := range s.SCIDs {
 		out = append(out, sc.Stats...)
 	}
 	return out
@@ -59,7 +59,7 @@ func (u *User) GetStats(ctx context.Context, xuid, scid string, names []string) 
 	if err != nil {
 		return UserStats{}, err
 	}
-	if out.Xuid == "" || out.Scids == nil {
+	if out.XUID == "" || out.SCIDs == nil {
 		return UserStats{}, lacks(a, status, `"xuid" and "scids"`)
 	}
 	return out, nil
@@ -93,7 +93,7 @@ func (u *User) GetStatsBatch(ctx context.Context, xuids []string, scid string, n
 		return nil, err
 	}
 	type scidStats struct {
-		Scid           string   `json:"scid"`
+		SCID           string   `json:"scid"`
 		RequestedStats []string `json:"requestedstats"`
 	}
 	in := struct {
@@ -112,14 +112,14 @@ func (u *User) GetStatsBatch(ctx context.Context, xuids []string, scid string, n
 	}
 	m := make(map[string]UserStats, len(out.Users))
 	for _, su := range out.Users {
-		m[su.Xuid] = su
+		m[su.XUID] = su
 	}
 	return m, nil
 }
 
 // LeaderboardRow is one ranked user.
 type LeaderboardRow struct {
-	Xuid     string `json:"xuid"`
+	XUID     string `json:"xuid"`
 	Gamertag string `json:"gamertag"`
 	// UniqueModernGamertag is the gamertag with its suffix, such as
 	// "Name#1234".

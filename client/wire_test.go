@@ -52,33 +52,33 @@ var wireCases = []struct {
 	{"GetProfiles", func(ctx context.Context, u *User) (any, error) {
 		return u.GetProfiles(ctx, []string{"2669321029139235", "2584878536129841"}, []string{"Gamertag", "Gamerscore", "GameDisplayPicRaw"})
 	}, []Profile{
-		{Xuid: "2669321029139235", Settings: map[string]string{"Gamertag": "e", "Gamerscore": "98096",
+		{XUID: "2669321029139235", Settings: map[string]string{"Gamertag": "e", "Gamerscore": "98096",
 			"GameDisplayPicRaw": "https://images-eds-ssl.xboxlive.com/image?url=z951ykn43p4FqWbbFvR2Ec&format=png"}},
-		{Xuid: "2584878536129841", Settings: map[string]string{"Gamertag": "Major Nelson", "Gamerscore": "44003",
+		{XUID: "2584878536129841", Settings: map[string]string{"Gamertag": "Major Nelson", "Gamerscore": "44003",
 			"GameDisplayPicRaw": "http://images-eds.xboxlive.com/image?url=wHwbXKif8cus8csoZ03RW3&format=png"}},
 	}},
 	{"GetPresence", func(ctx context.Context, u *User) (any, error) { return u.GetPresence(ctx, "2669321029139235") },
-		Presence{Xuid: "2669321029139235", State: "Online", Devices: []PresenceDevice{{Type: "PC", Titles: []PresenceTitle{{
+		Presence{XUID: "2669321029139235", State: "Online", Devices: []PresenceDevice{{Type: "PC", Titles: []PresenceTitle{{
 			ID: "219630713", Name: "DefaultTitle", Placement: "Full", State: "Active", LastModified: "2015-01-21T23:19:21Z",
 			Activity: &PresenceActivity{RichPresence: "Playing on Dust"}}}}}}},
 	{"GetPresenceBatch", func(ctx context.Context, u *User) (any, error) {
 		return u.GetPresenceBatch(ctx, []string{"2669321029139235", "2584878536129841"})
 	}, []Presence{
-		{Xuid: "2669321029139235", State: "Online", Devices: []PresenceDevice{{Type: "XboxOne", Titles: []PresenceTitle{{
+		{XUID: "2669321029139235", State: "Online", Devices: []PresenceDevice{{Type: "XboxOne", Titles: []PresenceTitle{{
 			ID: "99467", Name: "awesomeGame", Placement: "Full", State: "active", LastModified: "2013-01-31T16:00:00Z",
 			Activity: &PresenceActivity{RichPresence: "yes"}}}}}},
-		{Xuid: "2584878536129841", State: "Offline", LastSeen: &LastSeen{DeviceType: "XboxOne", TitleID: "750323071",
+		{XUID: "2584878536129841", State: "Offline", LastSeen: &LastSeen{DeviceType: "XboxOne", TitleID: "750323071",
 			Timestamp: "2018-03-27T02:19:03.1204387Z"}},
-		{Xuid: "2535428504476914", State: "Offline"},
+		{XUID: "2535428504476914", State: "Offline"},
 	}},
 	{"SetPresence", func(ctx context.Context, u *User) (any, error) {
-		return nil, u.SetPresence(ctx, true, &RichPresence{Scid: "1370999B-FCA2-4C53-8EC5-73493BCB67E5", ID: "playingMap", Params: []string{"dust"}})
+		return nil, u.SetPresence(ctx, true, &RichPresence{SCID: "1370999B-FCA2-4C53-8EC5-73493BCB67E5", ID: "playingMap", Params: []string{"dust"}})
 	}, nil},
 	{"GetPeople", func(ctx context.Context, u *User) (any, error) { return u.GetPeople(ctx, "2669321029139235", 2, 2) },
 		People{TotalCount: 12, Next: 4, Items: []Person{
-			{Xuid: "2584878536129841", AddedDateTimeUtc: "2014-05-02T18:08:24.1583551Z", IsFavorite: true, IsFriend: true,
+			{XUID: "2584878536129841", AddedDateTimeUtc: "2014-05-02T18:08:24.1583551Z", IsFavorite: true, IsFriend: true,
 				IsFollowingCaller: true, IsFollowedByCaller: true, SocialNetworks: []string{"LegacyXboxLive"}},
-			{Xuid: "2533274791381930", AddedDateTimeUtc: "2016-11-20T09:41:02.5171226Z", IsFriend: true,
+			{XUID: "2533274791381930", AddedDateTimeUtc: "2016-11-20T09:41:02.5171226Z", IsFriend: true,
 				IsFollowingCaller: true, IsFollowedByCaller: true, SocialNetworks: []string{}},
 		}}},
 	{"CheckPermission", func(ctx context.Context, u *User) (any, error) {
@@ -109,7 +109,7 @@ var wireCases = []struct {
 	}, true},
 	{"GetStats", func(ctx context.Context, u *User) (any, error) {
 		return u.GetStats(ctx, "2533274792693551", "7492baca-c1b4-440d-a391-b7ef364a8d40", []string{"OverallReputation", "FairplayReputation"})
-	}, UserStats{Xuid: "2533274792693551", Scids: []ScidStats{
+	}, UserStats{XUID: "2533274792693551", SCIDs: []SCIDStats{
 		{"7492baca-c1b4-440d-a391-b7ef364a8d40", []Stat{{"OverallReputation", "Integer", "66"}, {"FairplayReputation", "Integer", "72"}}},
 		{"7492baca-c1b4-440d-a391-b7ef364a8d41", []Stat{{"CommsReputation", "Integer", "66"}}},
 	}}},
@@ -122,8 +122,8 @@ var wireCases = []struct {
 		lb, err := u.GetLeaderboard(ctx, "c4060100-4951-4a51-a630-dce26c15b8c5", "lbEncodedRecordHoleId101RecordTypeId1", 2, "4")
 		return []any{lb.TotalCount, lb.Column, lb.ContinuationToken, lb.Items}, err
 	}, []any{218, LeaderboardColumn{"EnemyDefeats", "Integer"}, "6", []LeaderboardRow{
-		{Xuid: "2533275015216241", Gamertag: "NSC FaceRocker", UniqueModernGamertag: "Modern FaceRocker#1234", Rank: 5, GlobalRank: 5, Percentile: 0.9954, Value: "3660"},
-		{Xuid: "2533275024657260", Gamertag: "isspmarkbou", UniqueModernGamertag: "Modern isspmarkbou#2345", Rank: 6, GlobalRank: 6, Percentile: 0.9908, Value: "2208"},
+		{XUID: "2533275015216241", Gamertag: "NSC FaceRocker", UniqueModernGamertag: "Modern FaceRocker#1234", Rank: 5, GlobalRank: 5, Percentile: 0.9954, Value: "3660"},
+		{XUID: "2533275024657260", Gamertag: "isspmarkbou", UniqueModernGamertag: "Modern isspmarkbou#2345", Rank: 6, GlobalRank: 6, Percentile: 0.9908, Value: "2208"},
 	}}},
 	{"GetStatLeaderboard", func(ctx context.Context, u *User) (any, error) {
 		lb, err := u.GetStatLeaderboard(ctx, "c4060100-4951-4a51-a630-dce26c15b8c5", "EnemyDefeats", 1, "")
@@ -145,7 +145,7 @@ var wireCases = []struct {
 		return u.SendInvites(ctx, SessionRef{"1370999b-fca2-4c53-8ec5-73493bcb67e5", "quickmatch", "lobby-1"}, []string{"2584878536129841"})
 	}, []InviteHandle{{ID: "7b9e6b2e-1b2c-4e0b-9c61-1f6f4c3b3a10", Type: "invite", Version: 1,
 		SessionRef:  SessionRef{"1370999b-fca2-4c53-8ec5-73493bcb67e5", "quickmatch", "lobby-1"},
-		InvitedXuid: "2584878536129841", SenderXuid: "2669321029139235", Expiration: "2014-08-28T23:15:34.8852308Z"}}},
+		InvitedXUID: "2584878536129841", SenderXUID: "2669321029139235", Expiration: "2014-08-28T23:15:34.8852308Z"}}},
 	{"CreateMatchTicket", func(ctx context.Context, u *User) (any, error) {
 		return u.CreateMatchTicket(ctx, "07617C5B-3423-4505-B6C6-10A16E1E5DDB", "DeathMatch", MatchTicketRequest{
 			Session: SessionRef{"FEEDFACE-0000-0000-0000-000000000001", "TestTemplate", "5E55104-0000-0000-0000-000000000001"},

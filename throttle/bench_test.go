@@ -14,10 +14,10 @@ func BenchmarkServerTake(b *testing.B) {
 	var s Server
 	k := Key{"2533274791234567", "1234567890", "profile"}
 	l := Limit{Burst: 10, Sustain: 30}
-	s.TakeAt(k, l, t0)
+	s.take(k, l, t0)
 	b.ReportAllocs()
 	for b.Loop() {
-		s.TakeAt(k, l, t0)
+		s.take(k, l, t0)
 	}
 }
 
@@ -34,7 +34,7 @@ func BenchmarkServerTakeParallel(b *testing.B) {
 			keys := makeKeys(n)
 			l := Limit{Burst: 10, Sustain: 30}
 			for _, k := range keys {
-				s.TakeAt(k, l, t0)
+				s.take(k, l, t0)
 			}
 			procs := runtime.GOMAXPROCS(0)
 			var seq atomic.Int64
@@ -45,7 +45,7 @@ func BenchmarkServerTakeParallel(b *testing.B) {
 				mine := keys[g*n/procs : (g+1)*n/procs]
 				i := 0
 				for pb.Next() {
-					s.TakeAt(mine[i%len(mine)], l, t0)
+					s.take(mine[i%len(mine)], l, t0)
 					i += 7919
 				}
 			})
@@ -77,7 +77,7 @@ func BenchmarkServerMemory(b *testing.B) {
 				before := heap()
 				s := &Server{MaxKeys: 2 * n}
 				for _, k := range keys {
-					s.TakeAt(k, l, t0)
+					s.take(k, l, t0)
 				}
 				perKey = float64(heap()-before) / float64(n)
 				runtime.KeepAlive(s)

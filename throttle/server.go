@@ -47,11 +47,10 @@ func (s *Server) init() {
 // Take counts one request for k at now and decides it. It never returns an
 // error.
 func (s *Server) Take(_ context.Context, k Key, l Limit, now time.Time) (Decision, error) {
-	return s.TakeAt(k, l, now), nil
+	return s.take(k, l, now), nil
 }
 
-// TakeAt is Take without a context, for callers that hold a *Server.
-func (s *Server) TakeAt(k Key, l Limit, now time.Time) Decision {
+func (s *Server) take(k Key, l Limit, now time.Time) Decision {
 	s.init()
 	sh, h := s.t.lock(k)
 	d := s.t.get(sh, h, now.UnixNano()).Take(now, l, s.Align)

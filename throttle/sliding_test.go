@@ -144,7 +144,7 @@ func inSpan(ts []time.Time, now time.Time, span time.Duration) int {
 // only sends what the budget admits is never refused by the server rule,
 // whichever alignment the server uses.
 func TestSlidingSafeAgainstServer(t *testing.T) {
-	for _, a := range []Align{FirstRequest, Clock} {
+	for _, a := range []Align{FirstRequest, ClockAligned} {
 		r := rand.New(rand.NewPCG(5, 6))
 		l := Limit{Burst: 10, Sustain: 30}
 		var s Sliding

@@ -16,7 +16,7 @@ func TestServerIsolation(t *testing.T) {
 	l := Limit{Burst: 2, Sustain: 10}
 	a := Key{"u1", "t1", "profile"}
 	for i := 0; i < 5; i++ {
-		s.TakeAt(a, l, t0)
+		s.take(a, l, t0)
 	}
 	for _, k := range []Key{{"u2", "t1", "profile"}, {"u1", "t2", "profile"}, {"u1", "t1", "social"}, {"u1t1", "", "profile"}} {
 		if d, _ := s.Take(ctx, k, l, t0); !d.Allowed || d.Burst.Count != 1 {
@@ -39,7 +39,7 @@ func TestServerConcurrent(t *testing.T) {
 	for g := 0; g < 16; g++ {
 		wg.Go(func() {
 			for i := 0; i < 50; i++ {
-				if s.TakeAt(k, l, t0).Allowed {
+				if s.take(k, l, t0).Allowed {
 					allowed.Add(1)
 				}
 			}
@@ -59,7 +59,7 @@ func TestServerMaxKeys(t *testing.T) {
 	l := Limit{Burst: 1, Sustain: 1}
 	// Active keys beyond the cap: the table stays bounded.
 	for i := 0; i < 10000; i++ {
-		s.TakeAt(Key{fmt.Sprint(i), "t", "p"}, l, t0)
+		s.take(Key{fmt.Sprint(i), "t", "p"}, l, t0)
 	}
 	if n := s.Len(); n > 640 {
 		t.Errorf("Len() = %d with MaxKeys 640", n)
@@ -70,11 +70,11 @@ func TestServerLazyExpiry(t *testing.T) {
 	var s Server
 	l := Limit{Burst: 1, Sustain: 1}
 	for i := 0; i < 1000; i++ {
-		s.TakeAt(Key{fmt.Sprint(i), "t", "p"}, l, t0)
+		s.take(Key{fmt.Sprint(i), "t", "p"}, l, t0)
 	}
 	later := t0.Add(SustainPeriod)
 	for i := 0; i < 1000; i++ {
-		s.TakeAt(Key{fmt.Sprint("n", i), "t", "p"}, l, later)
+		s.take(Key{fmt.Sprint("n", i), "t", "p"}, l, later)
 	}
 	// Each insertion examines two entries, so most idle keys are gone.
 	if n := s.Len(); n > 1500 {

@@ -28,8 +28,8 @@ const (
 	// previous window of its kind ended (the INCR-then-EXPIRE pattern). It is
 	// the default.
 	FirstRequest Align = iota
-	// Clock starts windows at multiples of their period since the Unix epoch.
-	Clock
+	// ClockAligned starts windows at multiples of their period since the Unix epoch.
+	ClockAligned
 )
 
 // Take counts one request at now against l and returns the decision.
@@ -77,7 +77,7 @@ func rollOne(start *int64, count *int32, t, period int64, a Align) {
 	}
 	*count = 0
 	*start = t
-	if a == Clock {
+	if a == ClockAligned {
 		*start = t - mod(t, period)
 	}
 }

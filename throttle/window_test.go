@@ -68,7 +68,7 @@ func TestWindowsFirstRequestStart(t *testing.T) {
 
 func TestWindowsClockAligned(t *testing.T) {
 	l := Limit{Burst: 1, Sustain: 100}
-	runWindows(t, l, Clock, []take{
+	runWindows(t, l, ClockAligned, []take{
 		{t1, true, 1, 1, None, 0},
 		{t3, false, 2, 2, Burst, time.Second}, // window [0, 15)
 		{t4, true, 1, 3, None, 0},             // [15, 30)

@@ -83,7 +83,7 @@ func (o *mockOpts) options() ([]mock.Option, error) {
 		ErrorRate: o.errorRate, ResetRate: o.resetRate, RetryAfter: mode, Seed: o.seed})}
 	align := throttle.FirstRequest
 	if o.align {
-		align = throttle.Clock
+		align = throttle.ClockAligned
 		opts = append(opts, mock.WithAlign(align))
 	}
 	if o.redis != "" {

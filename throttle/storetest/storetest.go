@@ -48,7 +48,7 @@ func ServerRule(t *testing.T, newStore func(align throttle.Align) throttle.Serve
 			{15, false, 2, 2, throttle.Burst, time.Second},
 			{16, true, 1, 3, throttle.None, 0},
 		}},
-		{"clock aligned", throttle.Clock, throttle.Limit{Burst: 1, Sustain: 100}, []take{
+		{"clock aligned", throttle.ClockAligned, throttle.Limit{Burst: 1, Sustain: 100}, []take{
 			{1, true, 1, 1, throttle.None, 0},
 			{14, false, 2, 2, throttle.Burst, time.Second},
 			{15, true, 1, 3, throttle.None, 0},

@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-// listed are the statuses SPEC §5 gives an HTTP_E_STATUS_* code.
+// listed are the statuses libHttpClient (Include/httpClient/pal.h) gives an HTTP_E_STATUS_* code.
 var listed = []int{300, 301, 302, 303, 304, 305, 307, 400, 401, 402, 403, 404, 405, 406,
 	407, 408, 409, 410, 411, 412, 413, 414, 415, 416, 417, 421, 422, 423, 424, 426, 428,
 	429, 431, 449, 451, 500, 501, 502, 503, 504, 505, 506, 507, 508, 510, 511}

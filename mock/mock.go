@@ -10,7 +10,7 @@
 // shape is checked against a recording in mock/wire_test.go), and validates
 // request bodies as the services do: 400 for a body of the wrong shape, 403
 // for another title's service configuration. It
-// applies FGRL to every request before routing, exactly as SPEC §1 describes,
+// applies FGRL to every request before routing, exactly as the Xbox services "Fine-Grained Rate Limiting" page describes it,
 // and answers 429 with Retry-After and the documented body. It needs no
 // socket: a Handler is also an http.RoundTripper, so it can sit under a
 // transport in-process, including inside a testing/synctest bubble (it starts

@@ -91,7 +91,7 @@ func TestThrottle429(t *testing.T) {
 	})
 }
 
-// TestWorkedExample replays SPEC §1 with burst 30 / sustain 100.
+// TestWorkedExample replays the worked example of the Xbox services "Fine-Grained Rate Limiting" page with burst 30 / sustain 100.
 func TestWorkedExample(t *testing.T) {
 	limits, err := limits.Parse([]byte(`{"rules": [{"service": "profile", "hosts": ["profile.xboxlive.com"], "burst": 30, "sustain": 100}]}`))
 	if err != nil {

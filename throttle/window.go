@@ -10,7 +10,7 @@ import (
 // The zero value has no open window. Windows is a plain value: it is not safe
 // for concurrent use; Server guards one per key.
 //
-// Take applies the rule of SPEC §1: a request is refused when either count is
+// Take applies the rule of the Xbox services "Fine-Grained Rate Limiting" page: a request is refused when either count is
 // already at or over its limit, and every request, refused or not, increments
 // both counts.
 type Windows struct {

@@ -105,7 +105,7 @@ func TestWindowsPeek(t *testing.T) {
 	}
 }
 
-// workedExample is SPEC §1: requests per 15 s interval.
+// workedExample is the worked example of the Xbox services "Fine-Grained Rate Limiting" page: requests per 15 s interval.
 var workedExample = []struct {
 	start, requests, throttled int
 }{

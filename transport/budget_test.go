@@ -112,7 +112,7 @@ func TestRateLimitResync(t *testing.T) {
 	})
 }
 
-// TestWorkedExampleThroughTransport drives SPEC §1's pattern (burst 30,
+// TestWorkedExampleThroughTransport drives the pattern of the worked example on the Xbox services "Fine-Grained Rate Limiting" page (burst 30,
 // sustain 100) through the transport: the service that refused 53 of 148
 // calls refuses none, because the budget holds back or refuses them first.
 func TestWorkedExampleThroughTransport(t *testing.T) {

@@ -20,7 +20,7 @@ import (
 var simulateCommand = command{
 	summary: "replay a call pattern against the embedded mock in virtual time",
 	usage:   "[--pattern FILE] [--client naive|xsapi|fgrl|all] [--json] [--svg FILE] [--revision R] [--limits F]",
-	examples: `  xblcall simulate                        # the SPEC worked example, plain client
+	examples: `  xblcall simulate                        # the FGRL documentation's worked example, plain client
   xblcall simulate --client all           # plain client, XSAPI retries and fgrl side by side
   xblcall simulate --pattern calls.csv --client fgrl --svg calls.svg
   xblcall simulate --json | jq '.[0].rows'
@@ -42,7 +42,7 @@ type simulateOpts struct {
 
 func simulateFlags(o *simulateOpts) *flag.FlagSet {
 	fs := newFlagSet("simulate")
-	fs.StringVar(&o.pattern, "pattern", "", "the call pattern (CSV or JSON; - for stdin); default: the SPEC worked example")
+	fs.StringVar(&o.pattern, "pattern", "", "the call pattern (CSV or JSON; - for stdin); default: the FGRL documentation's worked example")
 	fs.StringVar(&o.client, "client", "naive", "naive, xsapi, fgrl, or all (side by side)")
 	fs.BoolVar(&o.json, "json", false, "print the results as JSON")
 	fs.StringVar(&o.svg, "svg", "", "also draw requests and throttles over time to this SVG file")
@@ -108,7 +108,7 @@ func (o *simulateOpts) load(e *env) (sim.Pattern, *limits.Limits, string, error)
 	}
 	if o.pattern == "" {
 		p, l, err := sim.WorkedExample(limits)
-		return p, l, "SPEC worked example: one user, burst 30 / 15 s, sustain 100 / 300 s", err
+		return p, l, "The FGRL documentation's worked example: one user, burst 30 / 15 s, sustain 100 / 300 s", err
 	}
 	var r io.Reader = e.stdin
 	if o.pattern != "-" {

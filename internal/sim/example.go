@@ -9,8 +9,9 @@ import (
 // ExampleUser is the user of the worked example.
 const ExampleUser = "2533274791234567"
 
-// WorkedExample returns the SPEC §1 worked example: one user calling a
-// service with burst 30 / 15 s and sustain 100 / 300 s, each interval's
+// WorkedExample returns the worked example of the Xbox services
+// "Fine-Grained Rate Limiting" page: one user calling a service with burst
+// 30 / 15 s and sustain 100 / 300 s, each interval's
 // requests spread over its first 10 s. The limits are base with the example
 // service ("example", host example.xboxlive.com) added first.
 func WorkedExample(base *limits.Limits) (Pattern, *limits.Limits, error) {
@@ -20,7 +21,7 @@ func WorkedExample(base *limits.Limits) (Pattern, *limits.Limits, error) {
 		Fallback *limits.Rule  `json:"fallback,omitempty"`
 		Rules    []limits.Rule `json:"rules"`
 	}{
-		Revision: base.Revision + "+example", Source: "SPEC §1 worked example", Fallback: base.Fallback,
+		Revision: base.Revision + "+example", Source: "Xbox services Fine-Grained Rate Limiting documentation, worked example", Fallback: base.Fallback,
 		Rules: append([]limits.Rule{{Service: "example", Hosts: []string{"example.xboxlive.com"}, Burst: 30, Sustain: 100}}, base.Rules...),
 	}
 	b, err := json.Marshal(doc)

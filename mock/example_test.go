@@ -25,7 +25,7 @@ func Example() {
 		resp.Body.Close()
 	}
 	fmt.Println(resp.StatusCode, "Retry-After:", resp.Header.Get("Retry-After"))
-	d, _ := h.Counts("2533274791234567", "1234567890", "profile")
+	d, _ := h.Counts(mock.UserHash("2533274791234567"), "1234567890", "profile")
 	fmt.Println(d.Burst.Count, d.Burst.Limit)
 	// Output:
 	// 429 Retry-After: 15

@@ -18,14 +18,14 @@ func (h *Handler) admit(w http.ResponseWriter, r *http.Request, rule *limits.Rul
 		return true
 	}
 	now := h.cfg.now()
-	k := throttle.Key{User: id.xuid, Title: id.title, Scope: rule.Scope()}
+	k := throttle.Key{User: id.userhash, Title: id.title, Scope: rule.Scope()}
 	d, err := h.cfg.store.Take(r.Context(), k, rule.Limit(), now)
 	if err != nil {
 		return h.storeFailed(w, err)
 	}
 	aspect := "{userId;titleId}"
 	if rule.PublisherSustain > 0 {
-		pk := throttle.Key{User: id.xuid, Title: h.publisher(id.title), Scope: rule.PublisherScope()}
+		pk := throttle.Key{User: id.userhash, Title: h.publisher(id.title), Scope: rule.PublisherScope()}
 		pd, err := h.cfg.store.Take(r.Context(), pk, throttle.Limit{Sustain: rule.PublisherSustain}, now)
 		if err != nil {
 			return h.storeFailed(w, err)

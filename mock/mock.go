@@ -105,12 +105,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // Counts reports the FGRL counts of one user + title for a rule scope (such
-// as "profile" or "presence/write") without counting a request.
-func (h *Handler) Counts(xuid, titleID, scope string) (throttle.Decision, error) {
+// as "profile" or "presence/write") without counting a request. The user is
+// the userhash of the user's token (UserHash gives the mock's), as for every
+// throttle.Key in this module: the service counts per XUID, and a userhash
+// stands for exactly one XUID, so the counts are the same.
+func (h *Handler) Counts(userhash, titleID, scope string) (throttle.Decision, error) {
 	rule, ok := h.cfg.limits.ByScope(scope)
 	if !ok {
 		return throttle.Decision{}, errors.New("mock: no rule has scope " + scope)
 	}
-	k := throttle.Key{User: xuid, Title: titleID, Scope: rule.Scope()}
+	k := throttle.Key{User: userhash, Title: titleID, Scope: rule.Scope()}
 	return h.cfg.store.Peek(context.Background(), k, rule.Limit(), h.cfg.now())
 }

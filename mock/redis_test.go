@@ -42,7 +42,7 @@ func TestTwoMocksOneRedis(t *testing.T) {
 	if served != 10 || throttled != 2 {
 		t.Errorf("served %d, throttled %d; want 10 and 2", served, throttled)
 	}
-	d, err := replicas[0].Handler.Counts(xuid1, title1, "profile")
+	d, err := replicas[0].Handler.Counts(UserHash(xuid1), title1, "profile")
 	if err != nil || d.Burst.Count != 12 {
 		t.Errorf("Counts = %+v, %v; want 12 counted", d, err)
 	}

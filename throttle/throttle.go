@@ -30,6 +30,12 @@ const (
 // Key identifies one FGRL counter: a user and a title calling one service
 // scope (a Rule's Scope, such as "profile" or "presence/write").
 //
+// User is the user as a request's token names it: the userhash (uhs) of
+// "XBL3.0 x=<uhs>;<token>", the one identity a client can read. The service
+// counts per XUID; a userhash stands for exactly one XUID, so counting by it
+// gives the same counts. The transport, the mock and the simulator all key
+// by it.
+//
 // For the per-publisher sustain of the Store services, Title holds the
 // publisher ID and Scope the rule's PublisherScope.
 type Key struct {

@@ -190,7 +190,7 @@ func TestCancelledWaitsGiveSlotsBack(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		served, _ := h.Counts(xuid1, title, "profile")
+		served, _ := h.Counts(mock.UserHash(xuid1), title, "profile")
 		if snap.Sustain.Count != 10 || served.Sustain.Count != 10 {
 			t.Errorf("local sustain count %d, service %d; want both 10", snap.Sustain.Count, served.Sustain.Count)
 		}

@@ -76,7 +76,7 @@ func faultRound(t *testing.T, mode mock.RetryAfterMode, seed uint64) {
 	}
 	counted := 0
 	for u := 0; u < users; u++ {
-		d, err := h.Counts(strconv.Itoa(2533274790000000+u), title, "profile")
+		d, err := h.Counts(mock.UserHash(strconv.Itoa(2533274790000000+u)), title, "profile")
 		if err != nil {
 			t.Fatal(err)
 		}

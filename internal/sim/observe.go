@@ -19,7 +19,6 @@ type observer struct {
 	start  time.Time
 	title  string
 	limits *limits.Limits
-	users  map[string]string // userhash -> xuid, for the pattern's users
 
 	mu        sync.Mutex
 	intervals map[int]*tally
@@ -37,8 +36,8 @@ func (o *observer) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	xuid, scope := o.identify(req)
-	d, _ := o.h.Counts(xuid, o.title, scope)
+	user, scope := o.identify(req)
+	d, _ := o.h.Counts(user, o.title, scope)
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	i := int(o.now().Sub(o.start) / throttle.BurstPeriod)
@@ -62,7 +61,8 @@ func (o *observer) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// identify returns the xuid and scope of a request from its token and URL.
+// identify returns the user (the token's userhash, as every key names it)
+// and scope of a request.
 func (o *observer) identify(req *http.Request) (string, string) {
 	host := req.Host
 	if host == "" {
@@ -73,7 +73,7 @@ func (o *observer) identify(req *http.Request) (string, string) {
 		return "", ""
 	}
 	uhs, _, _ := xblauth.Parse(req.Header.Get("Authorization"))
-	return o.users[uhs], r.Scope()
+	return uhs, r.Scope()
 }
 
 // rows returns the per-interval table, idle runs collapsed into one row, and

@@ -76,10 +76,7 @@ func Run(ctx context.Context, p Pattern, o Options) (Result, error) {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	v := clock.NewVirtual(start)
 	h := mock.NewHandler(mock.WithLimits(o.Limits), mock.WithClock(v.Now))
-	obs := &observer{h: h, now: v.Now, start: start, title: o.title(), limits: o.Limits, users: map[string]string{}}
-	for _, e := range p {
-		obs.users[mock.UserHash(e.User)] = e.User
-	}
+	obs := &observer{h: h, now: v.Now, start: start, title: o.title(), limits: o.Limits}
 	var base http.RoundTripper = obs
 	if o.Base != nil {
 		base = o.Base(obs, v.Now)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -243,40 +242,26 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
-// recordHAR replays p with client through sim and writes what the service
-// saw as a HAR file: the project's own fixture.
-func recordHAR(t *testing.T, p sim.Pattern, l *limits.Limits, client string) string {
+// recordHAR replays the worked example with client through 'xblcall
+// simulate --har' and returns the trace: the project's own fixture.
+func recordHAR(t *testing.T, client string, args ...string) string {
 	t.Helper()
-	var rec *har.Recorder
-	_, err := sim.Run(context.Background(), p, sim.Options{Limits: l, Client: client,
-		Base: func(next http.RoundTripper, now func() time.Time) http.RoundTripper {
-			rec = &har.Recorder{Base: next, Now: now}
-			return rec
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "trace.har")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := har.Write(f, rec.Entries()); err != nil {
-		t.Fatal(err)
+	path := filepath.Join(t.TempDir(), client+".har")
+	if code, _, errs := xblcall(t, append([]string{"simulate", "--client", client, "--har", path}, args...)...); code != 0 {
+		t.Fatalf("simulate --har: exit %d: %s", code, errs)
 	}
 	return path
 }
 
 func TestAnalyzeRecordedTrace(t *testing.T) {
-	p, l, err := sim.WorkedExample(limits.Default())
+	_, l, err := sim.WorkedExample(limits.Default())
 	if err != nil {
 		t.Fatal(err)
 	}
 	limitsFile := filepath.Join(t.TempDir(), "limits.json")
 	_, js, _ := xblcallLimitsJSON(t, l)
 	os.WriteFile(limitsFile, []byte(js), 0o644)
-	trace := recordHAR(t, p, l, "naive")
+	trace := recordHAR(t, "naive")
 	b, _ := os.ReadFile(trace)
 	if tok := mock.Token(sim.ExampleUser, "1234567890"); bytes.Contains(b, []byte(tok[strings.Index(tok, ";")+1:])) {
 		t.Fatal("the HAR holds a token")
@@ -302,7 +287,7 @@ func TestAnalyzeRecordedTrace(t *testing.T) {
 	if code, out, _ := xblcall(t, "analyze", "--limits", limitsFile, trace); code != 0 || !strings.Contains(out, "verdict yellow") {
 		t.Errorf("text report: %d\n%s", code, out)
 	}
-	clean := recordHAR(t, p, l, "fgrl")
+	clean := recordHAR(t, "fgrl")
 	if code, out, _ := xblcall(t, "analyze", "--limits", limitsFile, clean); code != 0 || !strings.Contains(out, "verdict green") {
 		t.Errorf("fgrl trace: %d\n%s", code, out)
 	}
@@ -323,8 +308,9 @@ func xblcallLimitsJSON(t *testing.T, l *limits.Limits) (int, string, string) {
 
 func TestAnalyzeRed(t *testing.T) {
 	// 400 profile calls in 300 s: past profile's certification figure, 300.
-	p := sim.Pattern{{Service: "profile", User: "1", Count: 400, Spread: 200 * time.Second}}
-	trace := recordHAR(t, p, limits.Default(), "naive")
+	pattern := filepath.Join(t.TempDir(), "p.csv")
+	os.WriteFile(pattern, []byte("0,profile,1,400,200\n"), 0o600)
+	trace := recordHAR(t, "naive", "--pattern", pattern)
 	code, out, errs := xblcall(t, "analyze", trace)
 	if code != 2 || !strings.Contains(out, "verdict red") || !strings.Contains(errs, "certification would fail") {
 		t.Errorf("red trace: exit %d\n%s\n%s", code, out, errs)
@@ -436,5 +422,23 @@ func TestMockRedisChecks(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want %d and %q", code, errs, tt.code, tt.want)
 			}
 		})
+	}
+}
+
+// TestSimulateHARErrors: --har records one client, and a path that cannot be
+// written fails before the run.
+func TestSimulateHARErrors(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--client", "all", "--har", filepath.Join(t.TempDir(), "x.har")}, 2, "one client"},
+		{[]string{"--har", filepath.Join(t.TempDir(), "no", "such", "dir", "x.har")}, 1, "--har"},
+	} {
+		code, out, errs := xblcall(t, append([]string{"simulate"}, tt.args...)...)
+		if code != tt.code || !strings.Contains(errs, tt.want) || out != "" {
+			t.Errorf("simulate %v: exit %d, stdout %q, stderr %q; want %d and %q", tt.args, code, out, errs, tt.code, tt.want)
+		}
 	}
 }

@@ -7,23 +7,26 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/xblgo/fgrl/internal/har"
 	"github.com/xblgo/fgrl/internal/sim"
 	"github.com/xblgo/fgrl/limits"
 )
 
 var simulateCommand = command{
 	summary: "replay a call pattern against the embedded mock in virtual time",
-	usage:   "[--pattern FILE] [--client naive|xsapi|fgrl|all] [--json] [--svg FILE] [--revision R] [--limits F]",
+	usage:   "[--pattern FILE] [--client naive|xsapi|fgrl|all] [--json] [--svg FILE] [--har FILE] [--revision R] [--limits F]",
 	examples: `  xblcall simulate                        # the FGRL documentation's worked example, plain client
   xblcall simulate --client all           # plain client, XSAPI retries and fgrl side by side
   xblcall simulate --pattern calls.csv --client fgrl --svg calls.svg
   xblcall simulate --json | jq '.[0].rows'
+  xblcall simulate --client naive --har naive.har && xblcall analyze naive.har
 
 A pattern is CSV (time,service,user,count[,spread]; times in seconds;
 service a scope from 'xblcall limits') or the same fields as a JSON array:
@@ -36,8 +39,8 @@ service a scope from 'xblcall limits') or the same fields as a JSON array:
 }
 
 type simulateOpts struct {
-	pattern, client, svg, revision, limits, title string
-	json                                          bool
+	pattern, client, svg, har, revision, limits, title string
+	json                                               bool
 }
 
 func simulateFlags(o *simulateOpts) *flag.FlagSet {
@@ -46,6 +49,7 @@ func simulateFlags(o *simulateOpts) *flag.FlagSet {
 	fs.StringVar(&o.client, "client", "naive", "naive, xsapi, fgrl, or all (side by side)")
 	fs.BoolVar(&o.json, "json", false, "print the results as JSON")
 	fs.StringVar(&o.svg, "svg", "", "also draw requests and throttles over time to this SVG file")
+	fs.StringVar(&o.har, "har", "", "also write the requests the service saw to this HAR file (one client), for 'xblcall analyze'")
 	fs.StringVar(&o.revision, "revision", "2020", "built-in limits table")
 	fs.StringVar(&o.limits, "limits", "", "limits data file (overrides --revision)")
 	fs.StringVar(&o.title, "title", "1234567890", "the title ID")
@@ -69,13 +73,24 @@ func runSimulate(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	trace, err := o.openHAR(len(clients))
+	if err != nil {
+		return err
+	}
 	var results []sim.Result
 	for _, c := range clients {
-		res, err := sim.Run(ctx, p, sim.Options{Limits: limits, Client: c, TitleID: o.title, Progress: progress(e, c)})
+		opts := sim.Options{Limits: limits, Client: c, TitleID: o.title, Progress: progress(e, c)}
+		if trace != nil {
+			opts.Base = trace.tap
+		}
+		res, err := sim.Run(ctx, p, opts)
 		if err != nil {
 			return err
 		}
 		results = append(results, res)
+	}
+	if err := trace.close(); err != nil {
+		return fmt.Errorf("--har: %w", err)
 	}
 	if o.svg != "" {
 		if err := writeSVG(o.svg, results, desc); err != nil {
@@ -88,6 +103,44 @@ func runSimulate(ctx context.Context, e *env, args []string) error {
 		return enc.Encode(results)
 	}
 	return printSimulation(e.stdout, desc, results)
+}
+
+// harTrace is the --har file being written.
+type harTrace struct {
+	f *os.File
+	w *har.Writer
+}
+
+// openHAR creates the --har file before any work, so that a bad path fails
+// at once; nil when --har is not given.
+func (o *simulateOpts) openHAR(clients int) (*harTrace, error) {
+	if o.har == "" {
+		return nil, nil
+	}
+	if clients != 1 {
+		return nil, &exitError{2, errors.New("--har records one client: give --client naive, xsapi or fgrl")}
+	}
+	f, err := os.Create(o.har)
+	if err != nil {
+		return nil, fmt.Errorf("--har: %w", err)
+	}
+	return &harTrace{f: f, w: har.NewWriter(f)}, nil
+}
+
+// tap records what reaches the simulated service (sim.Options.Base).
+func (t *harTrace) tap(next http.RoundTripper, now func() time.Time) http.RoundTripper {
+	return &har.Recorder{Base: next, Now: now, W: t.w}
+}
+
+func (t *harTrace) close() error {
+	if t == nil {
+		return nil
+	}
+	err := t.w.Close()
+	if cerr := t.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 func clientList(s string) ([]string, error) {
@@ -165,7 +218,7 @@ func progress(e *env, client string) func(done, total time.Duration) {
 		if total > 0 {
 			frac = float64(done) / float64(total)
 		}
-		n := int(frac * width)
+		n := min(max(int(frac*width), 0), width)
 		fmt.Fprintf(f, "\r%-6s [%s%s] %3.0f%% of %v virtual", client, strings.Repeat("#", n), strings.Repeat(".", width-n), 100*frac, total.Round(time.Second))
 		if done >= total {
 			fmt.Fprint(f, "\r\033[K")

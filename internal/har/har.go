@@ -15,23 +15,10 @@ type Entry struct {
 	Authorization string // redacted: "XBL3.0 x=<userhash>;REDACTED"
 	Status        int    // 0 when no response was recorded
 	RetryAfter    string // the response's Retry-After header, verbatim
-	// Extra holds further request headers to write (already redacted).
-	Extra map[string]string
 }
 
 // The wire format, as much of HAR 1.2 as is read or written here.
 type (
-	file struct {
-		Log struct {
-			Version string     `json:"version"`
-			Creator creator    `json:"creator"`
-			Entries []rawEntry `json:"entries"`
-		} `json:"log"`
-	}
-	creator struct {
-		Name    string `json:"name"`
-		Version string `json:"version"`
-	}
 	rawEntry struct {
 		StartedDateTime string      `json:"startedDateTime"`
 		Time            float64     `json:"time"`

@@ -1,30 +1,75 @@
 package har
 
 import (
+	"bufio"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
-	"sort"
 	"sync"
 	"time"
 
 	"github.com/xblgo/fgrl/internal/xblauth"
 )
 
-// Write writes entries as a HAR 1.2 document. Sensitive headers are written
-// redacted whatever the entry holds.
-func Write(w io.Writer, entries []Entry) error {
-	var f file
-	f.Log.Version = "1.2"
-	f.Log.Creator = creator{Name: "fgrl", Version: "0.1.0"}
-	f.Log.Entries = make([]rawEntry, 0, len(entries))
-	for _, e := range entries {
-		f.Log.Entries = append(f.Log.Entries, e.raw())
+// Writer writes a HAR 1.2 document one entry at a time, so a trace of any
+// length takes constant memory. Close ends the document. Sensitive headers
+// are written redacted whatever the entry holds. A Writer is safe for
+// concurrent use.
+type Writer struct {
+	mu     sync.Mutex
+	w      *bufio.Writer
+	n      int
+	err    error
+	closed bool
+}
+
+// NewWriter starts a HAR document on w.
+func NewWriter(w io.Writer) *Writer {
+	hw := &Writer{w: bufio.NewWriter(w)}
+	_, hw.err = hw.w.WriteString(`{"log":{"version":"1.2","creator":{"name":"fgrl","version":"0.1.0"},"entries":[`)
+	return hw
+}
+
+// Write appends one entry.
+func (hw *Writer) Write(e Entry) error {
+	b, err := json.Marshal(e.raw())
+	hw.mu.Lock()
+	defer hw.mu.Unlock()
+	switch {
+	case hw.closed:
+		return errors.New("har: write after Close")
+	case hw.err != nil:
+		return hw.err
+	case err != nil:
+		return err
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", " ")
-	return enc.Encode(&f)
+	if hw.n > 0 {
+		hw.w.WriteByte(',')
+	}
+	hw.n++
+	hw.w.WriteByte('\n')
+	_, hw.err = hw.w.Write(b)
+	return hw.err
+}
+
+// Close ends the document and flushes it; it does not close the underlying
+// writer.
+func (hw *Writer) Close() error {
+	hw.mu.Lock()
+	defer hw.mu.Unlock()
+	if hw.closed {
+		return hw.err
+	}
+	hw.closed = true
+	if hw.err == nil {
+		_, hw.err = hw.w.WriteString("\n]}}\n")
+	}
+	if hw.err == nil {
+		hw.err = hw.w.Flush()
+	}
+	return hw.err
 }
 
 func (e Entry) raw() rawEntry {
@@ -37,36 +82,24 @@ func (e Entry) raw() rawEntry {
 	if e.Authorization != "" {
 		r.Request.Headers = append(r.Request.Headers, header{"Authorization", xblauth.Redact(e.Authorization)})
 	}
-	names := make([]string, 0, len(e.Extra))
-	for k := range e.Extra {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
-		v := e.Extra[k]
-		if xblauth.Sensitive(k) {
-			v = "REDACTED"
-		}
-		r.Request.Headers = append(r.Request.Headers, header{k, v})
-	}
-	r.Response = rawResponse{Status: e.Status, StatusText: http.StatusText(e.Status), HTTPVersion: "HTTP/1.1",
-		Headers: []header{}, Cookies: []header{}, Content: content{MimeType: "application/json"}, HeadersSize: -1, BodySize: -1}
+	r.Response = rawResponse{Status: e.Status, HTTPVersion: "HTTP/1.1", Headers: []header{}, Cookies: []header{},
+		Content: content{MimeType: "application/json"}, HeadersSize: -1, BodySize: -1}
 	if e.RetryAfter != "" {
 		r.Response.Headers = append(r.Response.Headers, header{"Retry-After", e.RetryAfter})
 	}
 	return r
 }
 
-// Recorder is an http.RoundTripper that records every request it passes to
-// Base, for writing as HAR. It is safe for concurrent use.
+// Recorder is an http.RoundTripper that writes every request it passes to
+// Base, and its answer's status and Retry-After, to a Writer as it goes. It
+// is safe for concurrent use.
 type Recorder struct {
 	// Base sends the requests; nil means http.DefaultTransport.
 	Base http.RoundTripper
 	// Now is the clock stamped on entries; nil means time.Now.
 	Now func() time.Time
-
-	mu      sync.Mutex
-	entries []Entry
+	// W receives the entries. Required.
+	W *Writer
 }
 
 // RoundTrip records req and its response status.
@@ -91,17 +124,9 @@ func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		e.Status = resp.StatusCode
 		e.RetryAfter = resp.Header.Get("Retry-After")
 	}
-	r.mu.Lock()
-	r.entries = append(r.entries, e)
-	r.mu.Unlock()
+	if werr := r.W.Write(e); werr != nil && err == nil {
+		resp.Body.Close()
+		return nil, werr
+	}
 	return resp, err
-}
-
-// Entries returns what was recorded, oldest first.
-func (r *Recorder) Entries() []Entry {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := append([]Entry(nil), r.entries...)
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Started.Before(out[j].Started) })
-	return out
 }

@@ -47,7 +47,9 @@ type Handler struct {
 	flip bool
 }
 
-// NewHandler returns a Handler configured by opts.
+// NewHandler returns a Handler configured by opts. It panics on options that
+// contradict each other (WithAlign with WithStore), as a misconfiguration
+// that would otherwise be silently ignored.
 func NewHandler(opts ...Option) *Handler {
 	c := config{
 		limits:     limits.Default(),
@@ -60,8 +62,11 @@ func NewHandler(opts ...Option) *Handler {
 	for _, o := range opts {
 		o(&c)
 	}
-	if c.store == nil {
+	switch {
+	case c.store == nil:
 		c.store = &throttle.Server{Align: c.align, MaxKeys: c.maxKeys}
+	case c.alignSet:
+		panic("mock: WithAlign configures the built-in store; set the alignment on the store given to WithStore (such as redisstore.Store.Align)")
 	}
 	return &Handler{
 		cfg:    c,

@@ -390,3 +390,14 @@ func TestTruncateFault(t *testing.T) {
 		t.Errorf("over loopback: %v, want unexpected EOF", err)
 	}
 }
+
+// TestAlignWithStorePanics: WithAlign with WithStore would be ignored, so
+// NewHandler refuses it.
+func TestAlignWithStorePanics(t *testing.T) {
+	defer func() {
+		if r := recover(); r == nil {
+			t.Error("NewHandler(WithStore, WithAlign) did not panic")
+		}
+	}()
+	NewHandler(WithStore(&throttle.Server{}), WithAlign(throttle.ClockAligned))
+}

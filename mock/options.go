@@ -15,6 +15,7 @@ type config struct {
 	limits        *limits.Limits
 	store         throttle.ServerStore
 	align         throttle.Align
+	alignSet      bool
 	maxKeys       int
 	now           func() time.Time
 	legacy        map[string]bool
@@ -33,11 +34,16 @@ func WithLimits(l *limits.Limits) Option { return func(c *config) { c.limits = l
 
 // WithStore keeps the FGRL counts in s, which several mocks may share (a
 // Redis store, for a mock with several replicas). The default is a private
-// in-memory throttle.Server honouring WithAlign and WithMaxKeys.
+// in-memory throttle.Server honouring WithAlign and WithMaxKeys. A store
+// given here keeps its own alignment (redisstore.Store.Align), so NewHandler
+// panics when WithAlign is given too, rather than ignore it.
 func WithStore(s throttle.ServerStore) Option { return func(c *config) { c.store = s } }
 
-// WithAlign chooses where windows start (default: at the first request).
-func WithAlign(a throttle.Align) Option { return func(c *config) { c.align = a } }
+// WithAlign chooses where the built-in store's windows start (default: at
+// the first request). It cannot be combined with WithStore.
+func WithAlign(a throttle.Align) Option {
+	return func(c *config) { c.align, c.alignSet = a, true }
+}
 
 // WithMaxKeys caps the FGRL keys held in memory (default
 // throttle.DefaultMaxKeys) and, proportionally, the per-user service state.

@@ -6,6 +6,23 @@ import (
 	"time"
 )
 
+// DefaultMargin is the margin a budget's zero Margin means: it lengthens both
+// periods by a second, to absorb the delay between a client sending a
+// request and the service counting it.
+const DefaultMargin = time.Second
+
+// MarginOr returns the margin a configured value means: m when positive,
+// DefaultMargin for zero, none for a negative m.
+func MarginOr(m time.Duration) time.Duration {
+	switch {
+	case m == 0:
+		return DefaultMargin
+	case m < 0:
+		return 0
+	}
+	return m
+}
+
 // BudgetStore holds client budgets (see Sliding) for many keys. Several
 // transports share one store on purpose, so that together they stay within one
 // budget. Implementations must make each Reserve atomic.
@@ -25,11 +42,13 @@ type BudgetStore interface {
 }
 
 // Budget is the in-memory BudgetStore. The zero value is ready to use, with
-// no margin and DefaultMaxKeys keys. Budget is safe for concurrent use; its
+// DefaultMargin and DefaultMaxKeys keys. Budget is safe for concurrent use; its
 // fields must not change after the first call. Keys are bounded as in Server.
 type Budget struct {
 	// Margin lengthens both periods, to absorb the delay between a client
-	// sending a request and the server counting it. Zero means none.
+	// sending a request and the server counting it. Zero means DefaultMargin;
+	// negative means none. (The same zero means the same in
+	// transport.Transport and redisstore.Store.)
 	Margin time.Duration
 	// MaxKeys caps the keys held; 0 means DefaultMaxKeys.
 	MaxKeys int
@@ -60,7 +79,7 @@ func (b *Budget) Admit(ctx context.Context, k Key, l Limit, now time.Time) (Admi
 func (b *Budget) Reserve(_ context.Context, k Key, l Limit, now time.Time, maxWait time.Duration) (Admission, error) {
 	sh, s := b.lock(k, now)
 	defer sh.mu.Unlock()
-	return s.Reserve(now, l, b.Margin, maxWait), nil
+	return s.Reserve(now, l, MarginOr(b.Margin), maxWait), nil
 }
 
 // Release gives back a slot Reserve booked for k. It never returns an error.
@@ -97,10 +116,10 @@ func (b *Budget) Snapshot(_ context.Context, k Key, l Limit, now time.Time) (Sna
 	sh, h := b.t.lock(k)
 	defer sh.mu.Unlock()
 	if s := sh.m[h]; s != nil {
-		return s.Snapshot(now, l, b.Margin), nil
+		return s.Snapshot(now, l, MarginOr(b.Margin)), nil
 	}
 	var empty Sliding
-	return empty.Snapshot(now, l, b.Margin), nil
+	return empty.Snapshot(now, l, MarginOr(b.Margin)), nil
 }
 
 // Len returns the number of keys held, idle ones not yet dropped included.

@@ -32,6 +32,6 @@ func ExampleBudget() {
 		b.Admit(context.Background(), k, l, now)
 	}
 	a, _ := b.Admit(context.Background(), k, l, now.Add(3*time.Second))
-	fmt.Println(a.Allowed, a.Wait)
-	// Output: false 12s
+	fmt.Println(a.Allowed, a.Wait) // 15 s plus the default 1 s margin, from 3 s in
+	// Output: false 13s
 }

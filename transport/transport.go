@@ -18,7 +18,6 @@ const MaxRetryAfter = 10 * time.Minute
 // Defaults, from XSAPI.
 const (
 	DefaultRetryWindow = 20 * time.Second // from the first attempt
-	DefaultMargin      = time.Second      // added to both budget periods
 	minRemaining       = 5 * time.Second  // retry only with more than this left
 	minAttemptTimeout  = 5 * time.Second
 	maxAttemptTimeout  = 30 * time.Second
@@ -57,6 +56,10 @@ const (
 //
 // Every other status is returned as a response with a nil error, as the
 // contract requires.
+//
+// Configuration follows one rule: a zero field means the documented
+// default, a negative duration means none (RetryWindow: no retries; Margin:
+// no margin), and a Disable field turns a feature off (DisableBudget).
 type Transport struct {
 	// Base sends each attempt. If nil, http.DefaultTransport is used.
 	Base http.RoundTripper
@@ -80,7 +83,8 @@ type Transport struct {
 	Budget throttle.BudgetStore
 	// Margin lengthens both periods of the private and fallback budgets, to
 	// absorb the delay between sending and the service counting. Zero means
-	// DefaultMargin; negative means none.
+	// throttle.DefaultMargin (1 s); negative means none, as in
+	// throttle.Budget and redisstore.Store.
 	Margin time.Duration
 	// DisableBudget turns the local budget off: the transport then only
 	// reacts to 429s, exactly like XSAPI.
@@ -113,13 +117,7 @@ func (t *Transport) init() {
 		if t.limits == nil {
 			t.limits = limits.Default()
 		}
-		m := t.Margin
-		switch {
-		case m == 0:
-			m = DefaultMargin
-		case m < 0:
-			m = 0
-		}
+		m := t.Margin // throttle.Budget reads it as the Transport does
 		if t.Budget != nil {
 			t.budget = newFailover(t, t.Budget, m)
 		} else {

@@ -84,14 +84,16 @@ func (o *mockOpts) options() ([]mock.Option, error) {
 	align := throttle.FirstRequest
 	if o.align {
 		align = throttle.ClockAligned
-		opts = append(opts, mock.WithAlign(align))
 	}
 	if o.redis != "" {
-		if o.store, err = o.redisStore(align); err != nil {
+		if o.store, err = o.redisStore(align); err != nil { // the store aligns its own windows
 			return nil, err
 		}
 		opts = append(opts, mock.WithStore(o.store))
-	} else if o.redisCA != "" {
+	} else {
+		opts = append(opts, mock.WithAlign(align))
+	}
+	if o.redisCA != "" && o.redis == "" {
 		return nil, &exitError{2, errors.New("--redis-ca needs --redis with a rediss:// URL")}
 	}
 	if o.failOpen {

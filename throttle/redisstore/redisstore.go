@@ -55,8 +55,8 @@ type Store struct {
 	Prefix string
 	// Align chooses where server-rule windows start.
 	Align throttle.Align
-	// Margin lengthens both periods of the client budget (see
-	// throttle.Budget.Margin).
+	// Margin lengthens both periods of the client budget: zero means
+	// throttle.DefaultMargin, negative none (see throttle.Budget.Margin).
 	Margin time.Duration
 	// Timeout bounds each operation; 0 means DefaultTimeout. A slow or
 	// unreachable Redis then fails fast with an error wrapping ErrUnavailable.
@@ -168,7 +168,7 @@ func (s *Store) take(ctx context.Context, k throttle.Key, l throttle.Limit, now 
 
 func (s *Store) budget(ctx context.Context, op string, k throttle.Key, l throttle.Limit, now time.Time, args ...any) ([]int64, error) {
 	keys := []string{s.key(k, "log"), s.key(k, "meta")}
-	all := append([]any{op, l.Burst, l.Sustain, s.Margin.Microseconds(), s.now(now)}, args...)
+	all := append([]any{op, l.Burst, l.Sustain, throttle.MarginOr(s.Margin).Microseconds(), s.now(now)}, args...)
 	return s.run(ctx, budgetScript, keys, all...)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -49,81 +50,97 @@ func newClient(t *testing.T, base http.RoundTripper, tr *transport.Transport) *C
 
 var scid = mock.SCID(title)
 
-// calls are every typed call, each in a form that succeeds on the mock.
+// calls are every typed call, each in a form that succeeds on the mock, and
+// each checks what it got: an empty result with a nil error fails.
 var calls = []struct {
 	name string
 	do   func(ctx context.Context, u *User) error
 }{
 	{"GetProfiles", func(ctx context.Context, u *User) error {
 		p, err := u.GetProfiles(ctx, []string{me, other}, []string{"Gamertag"})
-		if err == nil && (len(p) != 2 || p[1].Settings["Gamertag"] != "Player9999") {
-			err = errors.New("unexpected profiles")
-		}
-		return err
+		return check(err, len(p) == 2 && p[1].Settings["Gamertag"] == "Player9999", "profiles", p)
 	}},
-	{"GetPresence", func(ctx context.Context, u *User) error { _, err := u.GetPresence(ctx, other); return err }},
+	{"GetPresence", func(ctx context.Context, u *User) error {
+		p, err := u.GetPresence(ctx, other)
+		return check(err, p.XUID == other && p.State != "", "presence", p)
+	}},
 	{"GetPresenceBatch", func(ctx context.Context, u *User) error {
-		_, err := u.GetPresenceBatch(ctx, []string{me, other})
-		return err
+		p, err := u.GetPresenceBatch(ctx, []string{me, other})
+		return check(err, len(p) == 2 && p[0].XUID == me, "presence batch", p)
 	}},
 	{"SetPresence", func(ctx context.Context, u *User) error {
 		return u.SetPresence(ctx, true, &RichPresence{SCID: scid, ID: "inMatch", Params: []string{"dust"}})
 	}},
-	{"GetPeople", func(ctx context.Context, u *User) error { _, err := u.GetPeople(ctx, me, 0, 0); return err }},
+	{"GetPeople", func(ctx context.Context, u *User) error {
+		p, err := u.GetPeople(ctx, me, 0, 0)
+		return check(err, p.TotalCount > 0 && len(p.Items) == p.TotalCount && p.Items[0].XUID != "", "people", p)
+	}},
 	{"CheckPermission", func(ctx context.Context, u *User) error {
-		_, err := u.CheckPermission(ctx, "CommunicateUsingText", other)
-		return err
+		p, err := u.CheckPermission(ctx, "CommunicateUsingText", other)
+		return check(err, p.IsAllowed, "permission", p)
 	}},
 	{"ListAchievements", func(ctx context.Context, u *User) error {
-		_, err := u.ListAchievements(ctx, me, title, 2, "")
-		return err
+		p, err := u.ListAchievements(ctx, me, title, 2, "")
+		return check(err, len(p.Items) == 2 && p.ContinuationToken != "" && p.Items[0].ServiceConfigID == scid, "achievements", p)
 	}},
-	{"GetAchievement", func(ctx context.Context, u *User) error { _, err := u.GetAchievement(ctx, me, scid, "1"); return err }},
+	{"GetAchievement", func(ctx context.Context, u *User) error {
+		a, err := u.GetAchievement(ctx, me, scid, "1")
+		return check(err, a.ID == "1" && a.Name != "" && len(a.Rewards) > 0, "achievement", a)
+	}},
 	{"UpdateAchievement", func(ctx context.Context, u *User) error {
-		_, err := u.UpdateAchievement(ctx, scid, "1", 10)
+		_, err := u.UpdateAchievement(ctx, scid, "1", 10) // changed the first time, 304 after
 		return err
 	}},
 	{"GetStats", func(ctx context.Context, u *User) error {
-		_, err := u.GetStats(ctx, me, scid, []string{"kills"})
-		return err
+		s, err := u.GetStats(ctx, me, scid, []string{"kills"})
+		return check(err, s.XUID == me && len(s.Stats()) == 1 && s.Stats()[0].Value != "", "stats", s)
 	}},
 	{"GetStatsBatch", func(ctx context.Context, u *User) error {
-		_, err := u.GetStatsBatch(ctx, []string{me, other}, scid, []string{"kills"})
-		return err
+		m, err := u.GetStatsBatch(ctx, []string{me, other}, scid, []string{"kills"})
+		return check(err, len(m) == 2 && len(m[other].Stats()) == 1, "stats batch", m)
 	}},
 	{"GetLeaderboard", func(ctx context.Context, u *User) error {
-		_, err := u.GetLeaderboard(ctx, scid, "stat(kills)", 10, "")
-		return err
+		lb, err := u.GetLeaderboard(ctx, scid, "kills", 10, "")
+		return check(err, len(lb.Items) == 10 && lb.Items[0].Rank == 1 && lb.Items[0].Value != "", "leaderboard", lb)
 	}},
 	{"WriteSession", func(ctx context.Context, u *User) error {
-		_, _, err := u.WriteSession(ctx, SessionRef{scid, "quick", "s1"}, map[string]any{"properties": map[string]any{}})
-		return err
+		doc, _, err := u.WriteSession(ctx, SessionRef{scid, "quick", "s1"}, map[string]any{"properties": map[string]any{}})
+		return check(err, len(doc) > 0, "session", string(doc))
 	}},
 	{"SendInvites", func(ctx context.Context, u *User) error {
-		_, err := u.SendInvites(ctx, SessionRef{scid, "quick", "s1"}, []string{other})
-		return err
+		h, err := u.SendInvites(ctx, SessionRef{scid, "quick", "s1"}, []string{other})
+		return check(err, len(h) == 1 && h[0].ID != "" && h[0].InvitedXUID == other, "invites", h)
 	}},
 	{"GetStatLeaderboard", func(ctx context.Context, u *User) error {
-		_, err := u.GetStatLeaderboard(ctx, scid, "kills", 10, "")
-		return err
+		lb, err := u.GetStatLeaderboard(ctx, scid, "kills", 10, "")
+		return check(err, len(lb.Items) == 10 && lb.Column.StatName == "kills", "stat leaderboard", lb)
 	}},
 	{"GetSession", func(ctx context.Context, u *User) error {
 		ref := SessionRef{scid, "quick", "s1"}
-		_, err := u.GetSession(ctx, ref)
+		doc, err := u.GetSession(ctx, ref)
 		if errors.Is(err, hresult.HTTP_E_STATUS_NOT_FOUND) { // not written yet
 			if _, _, err = u.WriteSession(ctx, ref, map[string]any{"properties": map[string]any{}}); err == nil {
-				_, err = u.GetSession(ctx, ref)
+				doc, err = u.GetSession(ctx, ref)
 			}
 		}
-		return err
+		return check(err, len(doc) > 0, "session", string(doc))
 	}},
 	{"CreateMatchTicket", func(ctx context.Context, u *User) error {
-		_, err := u.CreateMatchTicket(ctx, scid, "ranked", MatchTicketRequest{Session: SessionRef{scid, "quick", "s1"}, GiveUp: time.Minute})
-		return err
+		mt, err := u.CreateMatchTicket(ctx, scid, "ranked", MatchTicketRequest{Session: SessionRef{scid, "quick", "s1"}, GiveUp: time.Minute})
+		return check(err, mt.TicketID != "" && mt.WaitTime > 0, "ticket", mt)
 	}},
 	{"SubmitReputationFeedback", func(ctx context.Context, u *User) error {
 		return u.SubmitReputationFeedback(ctx, other, Feedback{Type: "PositiveHelpfulPlayer"})
 	}},
+}
+
+// check turns a call's result into an error: err itself, or one saying what
+// was wrong with a result that came with a nil error.
+func check(err error, ok bool, what string, got any) error {
+	if err == nil && !ok {
+		return fmt.Errorf("unexpected %s: %+v", what, got)
+	}
+	return err
 }
 
 func TestEveryCallSucceeds(t *testing.T) {
@@ -142,18 +159,20 @@ func TestEveryCallSucceeds(t *testing.T) {
 // it, with no 429 ever reaching the service.
 func TestEveryCallThrottled(t *testing.T) {
 	for _, tc := range calls {
-		synctest.Test(t, func(t *testing.T) {
-			c := newClient(t, mock.NewHandler(), &transport.Transport{TitleID: title, RetryWindow: -1})
-			var err error
-			for i := 0; i < 400 && err == nil; i++ {
-				err = tc.do(context.Background(), c.As(me))
-			}
-			var e *Error
-			var te *transport.ThrottleError
-			if !errors.As(err, &e) || !errors.Is(err, hresult.HTTP_E_STATUS_429_TOO_MANY_REQUESTS) ||
-				!errors.As(err, &te) || !te.Local || e.API != tc.name || hresult.Of(err) != hresult.HTTP_E_STATUS_429_TOO_MANY_REQUESTS {
-				t.Errorf("%s: %v (%+v), want a local 429 refusal", tc.name, err, e)
-			}
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				c := newClient(t, mock.NewHandler(), &transport.Transport{TitleID: title, RetryWindow: -1})
+				var err error
+				for i := 0; i < 400 && err == nil; i++ {
+					err = tc.do(context.Background(), c.As(me))
+				}
+				var e *Error
+				var te *transport.ThrottleError
+				if !errors.As(err, &e) || !errors.Is(err, hresult.HTTP_E_STATUS_429_TOO_MANY_REQUESTS) ||
+					!errors.As(err, &te) || !te.Local || e.API != tc.name || hresult.Of(err) != hresult.HTTP_E_STATUS_429_TOO_MANY_REQUESTS {
+					t.Errorf("%v (%+v), want a local 429 refusal", err, e)
+				}
+			})
 		})
 	}
 }

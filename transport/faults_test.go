@@ -42,9 +42,12 @@ func TestFaultsNothingLost(t *testing.T) {
 	modes := []mock.RetryAfterMode{mock.RetryAfterSeconds, mock.RetryAfterMissing, mock.RetryAfterHTTPDate,
 		mock.RetryAfterHuge, mock.RetryAfterNegative, mock.RetryAfterGarbage}
 	var heaps []uint64
+	names := []string{"seconds", "missing", "http-date", "huge", "negative", "garbage"}
 	for round, mode := range modes {
-		synctest.Test(t, func(t *testing.T) {
-			faultRound(t, mode, uint64(round))
+		t.Run("Retry-After "+names[round], func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				faultRound(t, mode, uint64(round))
+			})
 		})
 		heaps = append(heaps, heapAfterGC())
 	}

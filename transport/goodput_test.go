@@ -64,9 +64,11 @@ func TestGoodput(t *testing.T) {
 	}
 	results := make([]goodput, len(clients))
 	for i, c := range clients {
-		synctest.Test(t, func(t *testing.T) {
-			server := &statusCounter{base: mock.NewHandler()}
-			results[i] = demand(t, c.rt(server), server, run)
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				server := &statusCounter{base: mock.NewHandler()}
+				results[i] = demand(t, c.rt(server), server, run)
+			})
 		})
 		r := results[i]
 		t.Logf("%-30s delivered %3d (%5.1f%% of the %d FGRL allows), server 429s %5d",

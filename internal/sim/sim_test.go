@@ -58,9 +58,7 @@ func TestClients(t *testing.T) {
 func throttledCalls(r Result) int { return r.Calls - r.Served - r.Refused - r.Failed }
 
 func TestParsePattern(t *testing.T) {
-	csv := "time,service,user,count,spread\n0,profile,1,10\n15.5,profile,2,3,1.5\n"
-	json := `[{"time":15.5,"service":"profile","user":"2","count":3,"spread":1.5},{"time":0,"service":"profile","user":"1","count":10}]`
-	for _, in := range []string{csv, json} {
+	for _, in := range patternForms {
 		p, err := ParsePattern(strings.NewReader(in))
 		if err != nil {
 			t.Fatalf("ParsePattern(%q): %v", in, err)
@@ -72,24 +70,34 @@ func TestParsePattern(t *testing.T) {
 	}
 }
 
+// patternErrorTests are ParsePattern's refusals; FuzzParsePattern starts
+// from them and from the accepted forms.
+var patternErrorTests = []struct{ in, want string }{
+	{"", "sim: pattern is empty"},
+	{"0,profile,1", "sim: pattern line 1: want time,service,user,count[,spread], found 3 fields"},
+	{"0,profile,1,x", "sim: pattern line 1: bad number"},
+	{"-1,profile,1,1", "sim: pattern line 1: time -1 is outside"},
+	{"0,,1,1", "sim: pattern line 1: service is empty"},
+	{"0,profile,a b,1", `sim: pattern line 1: user "a b" is not an xuid`},
+	{"0,profile,1,0", "sim: pattern line 1: count 0 is outside"},
+	{"0,profile,1,2000000\n0,profile,1,2000000", "sim: pattern makes more than"},
+	{`[{"time":0,"service":"p","user":"1","count":1,"extra":1}]`, `sim: pattern JSON: json: unknown field "extra"`},
+	{`[{"time":"x"}]`, "sim: pattern JSON"},
+}
+
+var patternForms = []string{
+	"time,service,user,count,spread\n0,profile,1,10\n15.5,profile,2,3,1.5\n",
+	`[{"time":15.5,"service":"profile","user":"2","count":3,"spread":1.5},{"time":0,"service":"profile","user":"1","count":10}]`,
+}
+
 func TestParsePatternErrors(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"", "sim: pattern is empty"},
-		{"0,profile,1", "sim: pattern line 1: want time,service,user,count[,spread], found 3 fields"},
-		{"0,profile,1,x", "sim: pattern line 1: bad number"},
-		{"-1,profile,1,1", "sim: pattern line 1: time -1 is outside"},
-		{"0,,1,1", "sim: pattern line 1: service is empty"},
-		{"0,profile,a b,1", `sim: pattern line 1: user "a b" is not an xuid`},
-		{"0,profile,1,0", "sim: pattern line 1: count 0 is outside"},
-		{"0,profile,1,2000000\n0,profile,1,2000000", "sim: pattern makes more than"},
-		{`[{"time":0,"service":"p","user":"1","count":1,"extra":1}]`, `sim: pattern JSON: json: unknown field "extra"`},
-		{`[{"time":"x"}]`, "sim: pattern JSON"},
-	}
-	for _, tt := range tests {
-		_, err := ParsePattern(strings.NewReader(tt.in))
-		if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
-			t.Errorf("ParsePattern(%q) = %v, want %q...", tt.in, err, tt.want)
-		}
+	for _, tt := range patternErrorTests {
+		t.Run(tt.want, func(t *testing.T) {
+			_, err := ParsePattern(strings.NewReader(tt.in))
+			if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+				t.Errorf("ParsePattern(%q) = %v, want %q...", tt.in, err, tt.want)
+			}
+		})
 	}
 }
 
@@ -105,8 +113,12 @@ func TestRunErrors(t *testing.T) {
 }
 
 func FuzzParsePattern(f *testing.F) {
-	f.Add("time,service,user,count\n0,profile,1,10\n")
-	f.Add(`[{"time":0,"service":"profile","user":"1","count":1}]`)
+	for _, in := range patternForms {
+		f.Add(in)
+	}
+	for _, tt := range patternErrorTests {
+		f.Add(tt.in)
+	}
 	f.Add("0,profile,1,1,NaN")
 	f.Fuzz(func(t *testing.T, in string) {
 		p, err := ParsePattern(strings.NewReader(in))

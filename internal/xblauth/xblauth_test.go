@@ -2,33 +2,38 @@ package xblauth
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
 
+// parseTests are Parse's cases; FuzzParse starts from them.
+var parseTests = []struct {
+	in        string
+	uhs, tok  string
+	wantError error
+}{
+	{"XBL3.0 x=123;eyJ0", "123", "eyJ0", nil},
+	{"xbl3.0 x=abc;t;with;semis", "abc", "t;with;semis", nil},
+	{"  XBL3.0  x=1;t ", "1", "t", nil},
+	{"", "", "", ErrMissing},
+	{"Bearer x", "", "", ErrMalformed},
+	{"XBL3.0 y=1;t", "", "", ErrMalformed},
+	{"XBL3.0 x=;t", "", "", ErrMalformed},
+	{"XBL3.0 x=1;", "", "", ErrMalformed},
+	{"XBL3.0 x=1", "", "", ErrMalformed},
+	{"XBL3.0", "", "", ErrMalformed},
+	{"XBL3.0 x=" + strings.Repeat("a", MaxHeader) + ";t", "", "", ErrTooLarge},
+}
+
 func TestParse(t *testing.T) {
-	tests := []struct {
-		in        string
-		uhs, tok  string
-		wantError error
-	}{
-		{"XBL3.0 x=123;eyJ0", "123", "eyJ0", nil},
-		{"xbl3.0 x=abc;t;with;semis", "abc", "t;with;semis", nil},
-		{"  XBL3.0  x=1;t ", "1", "t", nil},
-		{"", "", "", ErrMissing},
-		{"Bearer x", "", "", ErrMalformed},
-		{"XBL3.0 y=1;t", "", "", ErrMalformed},
-		{"XBL3.0 x=;t", "", "", ErrMalformed},
-		{"XBL3.0 x=1;", "", "", ErrMalformed},
-		{"XBL3.0 x=1", "", "", ErrMalformed},
-		{"XBL3.0", "", "", ErrMalformed},
-		{"XBL3.0 x=" + strings.Repeat("a", MaxHeader) + ";t", "", "", ErrTooLarge},
-	}
-	for _, tt := range tests {
-		uhs, tok, err := Parse(tt.in)
-		if !errors.Is(err, tt.wantError) || uhs != tt.uhs || tok != tt.tok {
-			t.Errorf("Parse(%.30q) = %q, %q, %v; want %q, %q, %v", tt.in, uhs, tok, err, tt.uhs, tt.tok, tt.wantError)
-		}
+	for _, tt := range parseTests {
+		t.Run(fmt.Sprintf("%.30q", tt.in), func(t *testing.T) {
+			uhs, tok, err := Parse(tt.in)
+			if !errors.Is(err, tt.wantError) || uhs != tt.uhs || tok != tt.tok {
+				t.Errorf("Parse(%.30q) = %q, %q, %v; want %q, %q, %v", tt.in, uhs, tok, err, tt.uhs, tt.tok, tt.wantError)
+			}
+		})
 	}
 }
 
@@ -46,8 +51,8 @@ func TestRedact(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{"XBL3.0 x=123;eyJ0", "XBL3.0 x=;t", "Bearer x", ""} {
-		f.Add(s)
+	for _, tt := range parseTests {
+		f.Add(tt.in)
 	}
 	f.Fuzz(func(t *testing.T, h string) {
 		uhs, tok, err := Parse(h)

@@ -17,6 +17,11 @@
 // no goroutines). NewServer puts it on a loopback port in the style of
 // httptest.Server.
 //
+// Time: the mock reads the time from WithClock's function (time.Now by
+// default, which testing/synctest makes virtual); its fault latency waits on
+// a runtime timer, which synctest makes virtual too. WithClock exists for
+// replays in virtual time outside a bubble (the xblcall simulator).
+//
 // As an extension, every counted response carries RateLimit-Policy and
 // RateLimit headers describing both windows (written by ratelimit.SetHeaders,
 // which documents them), so a client can keep its budget in sync.

@@ -2,7 +2,8 @@
 // Limiting, each writer beside its reader, as net/http keeps TimeFormat
 // beside ParseTime: the 429 body (JSON, or the Store's text), the
 // Retry-After header, and the RateLimit / RateLimit-Policy headers the mock
-// adds so a client can keep its budget in sync.
+// adds so a client can keep its budget in sync. Like package throttle, it
+// reads no clock: ParseRetryAfter takes now.
 package ratelimit
 
 import (

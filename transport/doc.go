@@ -51,7 +51,11 @@
 //	timeout covers the whole response        covers the headers and the transport's     a Go caller may stream a large 200 body
 //	                                         own reads; a 200 body is the caller's      at its own pace
 //
-// The transport never sleeps past the request's context deadline, and it
-// reads no clock of its own: code that waits is tested inside
-// testing/synctest.
+// # Time
+//
+// The transport reads time.Now and waits on runtime timers, including in
+// Snapshot; tests run it inside testing/synctest, which makes both virtual.
+// That is its one seam for users. (Internally, the xblcall simulator
+// substitutes its own virtual clock through the request's context; the key
+// is unexported.) It never sleeps past the request's context deadline.
 package transport

@@ -11,8 +11,10 @@
 // ErrUnavailable meanwhile, then one call probes it. Keys carry a
 // hash tag, so a key's structures share one Redis Cluster slot; they expire
 // with their windows. Decisions use the
-// Redis server's clock (TIME), so replicas with skewed clocks agree; the now
-// arguments of the throttle interfaces are ignored unless CallerTime is set.
+// Redis server's clock (TIME), so replicas with skewed clocks agree: that is
+// the store's time seam, and the now arguments of the throttle interfaces
+// are ignored unless CallerTime is set (for tests and simulations that
+// drive time themselves).
 package redisstore
 
 import (

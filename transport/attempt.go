@@ -120,9 +120,11 @@ type attemptCtx struct {
 	timer    clock.Stopper
 	stop     func() bool // unregisters the parent hook
 
-	mu   sync.Mutex
-	done chan struct{} // created on first use
-	err  error
+	mu       sync.Mutex
+	done     chan struct{} // created on first use
+	err      error
+	afters   []func() // AfterFunc's functions; nil once stopped or run
+	afterBuf [2]func()
 }
 
 func (c *attemptCtx) init(parent context.Context, clk clock.Clock, now time.Time, timeout time.Duration) {
@@ -143,13 +145,51 @@ func (c *attemptCtx) expire() { c.cancel(context.DeadlineExceeded) }
 
 func (c *attemptCtx) cancel(err error) {
 	c.mu.Lock()
+	var run []func()
 	if c.err == nil {
 		c.err = err
 		if c.done != nil {
 			close(c.done)
 		}
+		for i, f := range c.afters {
+			if f != nil {
+				run = append(run, f)
+				c.afters[i] = nil
+			}
+		}
 	}
 	c.mu.Unlock()
+	for _, f := range run {
+		go f()
+	}
+}
+
+// AfterFunc arranges for f to run in its own goroutine once the attempt is
+// done, as context.AfterFunc does; the returned stop cancels that. The
+// context package (context.WithCancelCause in http.Transport, among others)
+// uses this method instead of starting a goroutine that waits on Done, so a
+// request through the transport costs no goroutine beyond net/http's own.
+func (c *attemptCtx) AfterFunc(f func()) (stop func() bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		go f()
+		return func() bool { return false }
+	}
+	if c.afters == nil {
+		c.afters = c.afterBuf[:0]
+	}
+	c.afters = append(c.afters, f)
+	i := len(c.afters) - 1
+	return func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if i >= len(c.afters) || c.afters[i] == nil {
+			return false
+		}
+		c.afters[i] = nil
+		return true
+	}
 }
 
 // Deadline returns the earlier of the attempt's and the parent's deadlines.

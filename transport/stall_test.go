@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/xblgo/fgrl/internal/clock"
 	"github.com/xblgo/fgrl/mock"
 )
 
@@ -161,4 +162,32 @@ func TestStalledBodyLoopback(t *testing.T) {
 	if took := time.Since(start); took > 10*time.Second || err == nil || !strings.Contains(err.Error(), "429") {
 		t.Errorf("RoundTrip = %v after %v; want the 429 after about 5 s", err, took)
 	}
+}
+
+// TestAttemptContextAfterFunc: the attempt context runs AfterFunc's
+// function when the attempt ends, unless stopped, and stop reports which.
+func TestAttemptContextAfterFunc(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		req, _ := http.NewRequest("GET", profileURL, nil)
+		a := newAttempt(req, clock.Real{}, time.Now(), time.Second)
+		ran := make(chan int, 3)
+		stop1 := a.ctx.AfterFunc(func() { ran <- 1 })
+		a.ctx.AfterFunc(func() { ran <- 2 })
+		if !stop1() || stop1() {
+			t.Error("stop: want true, then false")
+		}
+		// A context derived the way http.Transport derives one starts no
+		// goroutine to watch the attempt.
+		child, cancel := context.WithCancelCause(&a.ctx)
+		defer cancel(nil)
+		time.Sleep(2 * time.Second) // the attempt times out
+		synctest.Wait()
+		if got := len(ran); got != 1 || <-ran != 2 {
+			t.Errorf("%d functions ran, want only the second", got)
+		}
+		if child.Err() == nil {
+			t.Error("the derived context did not end with the attempt")
+		}
+		a.release()
+	})
 }

@@ -7,11 +7,13 @@ cd "$(dirname "$0")/.."
 count=${1:-3}
 
 section() { printf '\n### %s\n$ %s\n' "$1" "$2"; }
-run() { section "$1" "$2"; (eval "$2") 2>&1 | grep -E '^(Benchmark|goos|goarch|cpu|pkg)|delivered|worked example|x-evalsha' || true; }
+run() { section "$1" "$2"; (eval "$2") 2>&1 | grep -E '^(Benchmark|goos|goarch|cpu|pkg)|delivered|worked example|x-evalsha|goroutines' || true; }
 
 echo "# fgrl benchmarks, $(date -u +%Y-%m-%dT%H:%MZ), $(go version), $(nproc) cores"
 run "1. transport overhead vs the bare base and go-retryablehttp" \
 	"cd bench && go test -run '^\$' -bench NoRetry -count $count ."
+run "1b. the same over real loopback HTTP (net/http server, http.Transport base), with goroutines per call" \
+	"cd bench && go test -run '^\$' -bench Loopback -benchtime 20000x -count $count ."
 run "2. throttle decisions: hot key, parallel over many keys (-cpu 1,2), bytes per key" \
 	"go test -run '^\$' -bench 'ServerTake|BudgetAdmit|Match|ServerMemory' -cpu 1,2 -count $count ./throttle"
 run "3. mock: ServeHTTP, and loopback throughput vs a bare net/http handler" \

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/xblgo/fgrl/internal/clock"
@@ -102,13 +103,14 @@ func (a *attempt) release() {
 	if a == nil {
 		return
 	}
-	a.body.once.Do(func() {
-		a.ctx.timer.Stop()
-		if a.ctx.stop != nil {
-			a.ctx.stop()
-		}
-		a.ctx.cancel(context.Canceled)
-	})
+	if !a.body.released.CompareAndSwap(false, true) {
+		return
+	}
+	a.ctx.timer.Stop()
+	if a.ctx.stop != nil {
+		a.ctx.stop()
+	}
+	a.ctx.cancel(context.Canceled)
 }
 
 // attemptCtx is a context with its own deadline, derived from a parent. It
@@ -222,8 +224,8 @@ func (c *attemptCtx) Value(key any) any { return c.parent.Value(key) }
 // attemptBody releases the attempt when the body is closed.
 type attemptBody struct {
 	io.ReadCloser
-	a    *attempt
-	once sync.Once
+	a        *attempt
+	released atomic.Bool // release has run
 }
 
 func (b *attemptBody) Close() error {

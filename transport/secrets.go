@@ -8,12 +8,12 @@ import (
 // credentialHeaders are the headers that carry a user's credentials.
 var credentialHeaders = []string{"Authorization", "Signature"}
 
-// headerFold returns the first value of the header name in h, whatever the
-// case its key is spelt in: a map key set directly (h["authorization"])
+// headerFold returns the first value of the header name (given in its
+// canonical form) in h, whatever the case its key is spelt in: a map key set directly (h["authorization"])
 // bypasses canonicalization, and net/http sends it as it is.
 func headerFold(h http.Header, name string) string {
-	if v := h.Get(name); v != "" {
-		return v
+	if v := h[name]; len(v) > 0 { // name is canonical: no need for Get's canonicalization
+		return v[0]
 	}
 	for k, vs := range h {
 		if len(vs) > 0 && strings.EqualFold(k, name) {

@@ -592,3 +592,23 @@ func TestHostileServerText(t *testing.T) {
 		})
 	}
 }
+
+// TestAllPeople pages through a user's relationships with startIndex and
+// maxItems, as the social service pages them.
+func TestAllPeople(t *testing.T) {
+	c := newClient(t, mock.NewHandler(), &transport.Transport{TitleID: title, DisableBudget: true})
+	var got []string
+	for p, err := range c.As(me).AllPeople(context.Background(), me, 5) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, p.XUID)
+	}
+	if len(got) != 12 || got[0] != "2533274791234568" || got[11] != "2533274791234579" {
+		t.Errorf("AllPeople gave %d people %v, want the mock's 12 in order", len(got), got)
+	}
+	p, err := c.As(me).GetPeople(context.Background(), me, 10, 5)
+	if err != nil || len(p.Items) != 2 || p.Next != 0 || p.TotalCount != 12 {
+		t.Errorf("last page = %+v, %v; want 2 items and no next", p, err)
+	}
+}

@@ -24,7 +24,7 @@ if command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null; 
 else
 	echo; echo "### 4. skipped: redis-server / redis-benchmark not on PATH"
 fi
-run "5. goodput under over-demand, 30 virtual minutes (and the SPEC example)" \
-	"go test -run 'TestGoodput|TestWorkedExampleThroughTransport' -v -count 1 ./transport"
+run "5. goodput under over-demand, 30 virtual minutes, one transport and a fleet of four on Redis (and the documented example)" \
+	"go test -run 'TestGoodput|TestFleetGoodputRedis|TestWorkedExampleThroughTransport' -v -count 1 ./transport"
 run "6. how cost grows with distinct users" \
 	"go test -run '^\$' -bench 'BenchmarkUsers' -count 1 ./transport && go test -run '^\$' -bench MemoryUsers -benchtime 1x -count 1 ./mock"

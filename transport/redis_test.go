@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/xblgo/fgrl/internal/redistest"
@@ -114,5 +115,70 @@ func TestFleetClusterMasterDown(t *testing.T) {
 		if out := logs[i].String(); strings.Count(out, "failed; using a local budget") != 1 || strings.Count(out, "recovered") != 1 {
 			t.Errorf("transport %d after the outage, want one failure and one recovery line:\n%s", i, out)
 		}
+	}
+}
+
+// TestFleetGoodputRedis: four transports, each wanting 10 profile calls a
+// second for the same user, share one budget in a real Redis against the
+// mock. Together they get the whole FGRL allowance (30 per 300 s: 60 in
+// 10 minutes) and the service never answers 429. Virtual time: the test
+// runs in a testing/synctest bubble and the store decides with the
+// transports' (virtual) time (CallerTime); the Redis client is made outside
+// the bubble.
+func TestFleetGoodputRedis(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client()
+	const run = 10 * time.Minute
+	synctest.Test(t, func(t *testing.T) {
+		server := &statusCounter{base: mock.NewHandler()}
+		store := &redisstore.Store{Client: rdb, CallerTime: true, Prefix: "fleet"}
+		var wg sync.WaitGroup
+		start := time.Now()
+		server.until = start.Add(run)
+		for range 4 {
+			tr := &Transport{Base: server, TitleID: title, Budget: store}
+			wg.Go(func() {
+				var calls sync.WaitGroup
+				for time.Since(start) < run {
+					calls.Go(func() { get(t, tr, context.Background(), profileURL, xuid1) })
+					time.Sleep(100 * time.Millisecond)
+				}
+				calls.Wait()
+			})
+		}
+		wg.Wait()
+		delivered, throttled := server.count(200), server.count(429)
+		t.Logf("4 transports on one Redis budget, %v: delivered %d of the 60 FGRL allows, %d server 429s", run, delivered, throttled)
+		if throttled != 0 || delivered < 57 {
+			t.Errorf("delivered %d, server 429s %d; want at least 95%% of 60 and no 429", delivered, throttled)
+		}
+	})
+}
+
+// TestFleetGoodputRedisRealTime is the same for 2 real seconds, deciding by
+// the Redis clock: the fleet gets the burst allowance (10) and no 429.
+func TestFleetGoodputRedisRealTime(t *testing.T) {
+	srv := redistest.Start(t)
+	server := &statusCounter{base: mock.NewHandler()}
+	store := &redisstore.Store{Client: srv.Client(), Prefix: "fleet-rt"}
+	const run = 2 * time.Second
+	var wg sync.WaitGroup
+	start := time.Now()
+	server.until = start.Add(run)
+	for range 4 {
+		tr := &Transport{Base: server, TitleID: title, Budget: store}
+		wg.Go(func() {
+			var calls sync.WaitGroup
+			for time.Since(start) < run {
+				ctx, cancel := context.WithDeadline(context.Background(), start.Add(run))
+				calls.Go(func() { defer cancel(); get(t, tr, ctx, profileURL, xuid1) })
+				time.Sleep(100 * time.Millisecond)
+			}
+			calls.Wait()
+		})
+	}
+	wg.Wait()
+	if d, n := server.count(200), server.count(429); d != 10 || n != 0 {
+		t.Errorf("delivered %d, server 429s %d in %v; want the burst allowance, 10, and no 429", d, n, run)
 	}
 }

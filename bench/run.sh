@@ -15,7 +15,7 @@ run "1. transport overhead vs the bare base and go-retryablehttp" \
 run "1b. the same over real loopback HTTP (net/http server, http.Transport base), with goroutines per call" \
 	"cd bench && go test -run '^\$' -bench Loopback -benchtime 20000x -count $count ."
 run "2. throttle decisions: hot key, parallel over many keys (-cpu 1,2), bytes per key" \
-	"go test -run '^\$' -bench 'ServerTake|BudgetAdmit|Match|ServerMemory' -cpu 1,2 -count $count ./throttle"
+	"go test -run '^\$' -bench 'ServerTake|BudgetAdmit|Match|ServerMemory|BudgetMemory' -cpu 1,2 -count $count ./throttle"
 run "3. mock: ServeHTTP, and loopback throughput vs a bare net/http handler" \
 	"go test -run '^\$' -bench 'ServeHTTP|Loopback' -count $count ./mock"
 if command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null; then

@@ -106,18 +106,22 @@ func makeKeys(n int) []Key {
 // one admission each, for a service with a large sustain limit (300): the
 // ring grows with use, so a rarely called key stays small.
 func BenchmarkBudgetMemory(b *testing.B) {
-	keys := makeKeys(100_000)
-	l := Limit{Burst: 100, Sustain: 300}
-	var perKey float64
-	b.ReportAllocs()
-	for b.Loop() {
-		before := heap()
-		bu := &Budget{}
-		for _, k := range keys {
-			bu.Admit(ctx, k, l, t0)
-		}
-		perKey = float64(heap()-before) / float64(len(keys))
-		runtime.KeepAlive(bu)
+	for _, n := range []int{1_000, 100_000, 1_000_000} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			keys := makeKeys(n)
+			l := Limit{Burst: 100, Sustain: 300}
+			var perKey float64
+			b.ReportAllocs()
+			for b.Loop() {
+				before := heap()
+				bu := &Budget{}
+				for _, k := range keys {
+					bu.Admit(ctx, k, l, t0)
+				}
+				perKey = float64(heap()-before) / float64(len(keys))
+				runtime.KeepAlive(bu)
+			}
+			b.ReportMetric(perKey, "bytes/key")
+		})
 	}
-	b.ReportMetric(perKey, "bytes/key")
 }

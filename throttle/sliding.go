@@ -14,13 +14,16 @@ import (
 // when the server counts.
 //
 // The zero value admits everything until a limit is given. Sliding is not safe
-// for concurrent use; Budget guards one per key. It keeps up to
-// max(Burst, Sustain) timestamps (at most MaxLimit), growing as it needs.
+// for concurrent use; Budget guards one per key; it must not be copied after
+// its first admission (its first ring lives inside it). It keeps up to
+// max(Burst, Sustain) timestamps (at most MaxLimit), growing as it needs: a
+// key admitted once holds its one timestamp inline.
 type Sliding struct {
 	times   []int64 // ring of admission times (unix ns), oldest at head
 	head    int32
 	n       int32
-	blocked int64 // unix ns before which nothing is admitted
+	blocked int64    // unix ns before which nothing is admitted
+	first   [1]int64 // the ring of a key admitted once, without an allocation
 }
 
 // Admission is the answer to "when may a call go?".
@@ -141,6 +144,8 @@ func (s *Sliding) fit(l Limit) {
 	switch {
 	case size == want, size < want && int(s.n) < size:
 		return
+	case size == 0:
+		s.times = s.first[:] // one admission: no allocation yet
 	case size < want:
 		s.resize(min(want, max(4, 2*size)))
 	default:
@@ -154,7 +159,11 @@ func (s *Sliding) resize(size int) {
 	if len(all) > size {
 		all = all[len(all)-size:]
 	}
-	s.times = make([]int64, size)
+	if size == 1 {
+		s.times = s.first[:]
+	} else {
+		s.times = make([]int64, size)
+	}
 	copy(s.times, all)
 	s.head, s.n = 0, int32(len(all))
 }

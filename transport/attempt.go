@@ -24,7 +24,7 @@ func (c *call) send() (*http.Response, error) {
 	req := c.req
 	// A request whose own deadline comes first needs no timer of ours.
 	if dl, ok := c.ctx.Deadline(); !ok || dl.After(c.now.Add(c.timeout)) {
-		a = newAttempt(c.req, c.clk, c.now, c.timeout)
+		a = newAttempt(c.req, c.clk, &c.t.wheel, c.now, c.timeout)
 		req = &a.req
 	}
 	if c.attempts > 0 || c.auth != "" {
@@ -56,7 +56,7 @@ func (c *call) send() (*http.Response, error) {
 // the request asked for BoundBody.
 func (c *call) handOver(resp *http.Response) *http.Response {
 	if c.att != nil && !boundBody(c.ctx) {
-		c.att.ctx.timer.Stop()
+		c.att.ctx.stopTimer()
 	}
 	return resp
 }
@@ -88,9 +88,9 @@ type attempt struct {
 	body attemptBody
 }
 
-func newAttempt(req *http.Request, clk clock.Clock, now time.Time, timeout time.Duration) *attempt {
+func newAttempt(req *http.Request, clk clock.Clock, w *wheel, now time.Time, timeout time.Duration) *attempt {
 	a := &attempt{}
-	a.ctx.init(req.Context(), clk, now, timeout)
+	a.ctx.init(req.Context(), clk, w, now, timeout)
 	a.req = *req
 	a.req = *a.req.WithContext(&a.ctx)
 	a.body.a = a
@@ -106,7 +106,7 @@ func (a *attempt) release() {
 	if !a.body.released.CompareAndSwap(false, true) {
 		return
 	}
-	a.ctx.timer.Stop()
+	a.ctx.stopTimer()
 	if a.ctx.stop != nil {
 		a.ctx.stop()
 	}
@@ -119,7 +119,13 @@ func (a *attempt) release() {
 type attemptCtx struct {
 	parent   context.Context
 	deadline time.Time
-	timer    clock.Stopper
+	timer    clock.Stopper // a virtual clock's timer; nil on the wheel
+
+	// The wheel's list, guarded by wshard.mu.
+	wshard       *wheelShard
+	wslot        int64
+	wprev, wnext *attemptCtx
+	inWheel      bool
 	stop     func() bool // unregisters the parent hook
 
 	mu       sync.Mutex
@@ -129,7 +135,7 @@ type attemptCtx struct {
 	afterBuf [2]func()
 }
 
-func (c *attemptCtx) init(parent context.Context, clk clock.Clock, now time.Time, timeout time.Duration) {
+func (c *attemptCtx) init(parent context.Context, clk clock.Clock, w *wheel, now time.Time, timeout time.Duration) {
 	c.parent = parent
 	c.deadline = now.Add(timeout)
 	if d, ok := parent.Deadline(); ok && d.Before(c.deadline) {
@@ -140,7 +146,22 @@ func (c *attemptCtx) init(parent context.Context, clk clock.Clock, now time.Time
 	} else if parent.Done() != nil {
 		c.stop = context.AfterFunc(parent, func() { c.cancel(parent.Err()) })
 	}
+	if _, real := clk.(clock.Real); real && w != nil {
+		w.add(c, now, now.Add(timeout))
+		return
+	}
 	c.timer = clk.AfterFunc(timeout, c.expire)
+}
+
+// stopTimer ends the attempt's timeout, on the wheel or on a virtual clock.
+func (c *attemptCtx) stopTimer() {
+	if c.wshard != nil {
+		c.wshard.remove(c)
+		return
+	}
+	if c.timer != nil {
+		c.timer.Stop()
+	}
 }
 
 func (c *attemptCtx) expire() { c.cancel(context.DeadlineExceeded) }

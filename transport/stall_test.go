@@ -169,7 +169,7 @@ func TestStalledBodyLoopback(t *testing.T) {
 func TestAttemptContextAfterFunc(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		req, _ := http.NewRequest("GET", profileURL, nil)
-		a := newAttempt(req, clock.Real{}, time.Now(), time.Second)
+		a := newAttempt(req, clock.Real{}, &wheel{}, time.Now(), time.Second)
 		ran := make(chan int, 3)
 		stop1 := a.ctx.AfterFunc(func() { ran <- 1 })
 		a.ctx.AfterFunc(func() { ran <- 2 })

@@ -109,6 +109,7 @@ type Transport struct {
 	limits *limits.Limits
 	cache  raCache
 	stats  counters
+	wheel  wheel // attempt timeouts
 }
 
 func (t *Transport) init() {

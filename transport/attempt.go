@@ -126,7 +126,7 @@ type attemptCtx struct {
 	wslot        int64
 	wprev, wnext *attemptCtx
 	inWheel      bool
-	stop     func() bool // unregisters the parent hook
+	stop         func() bool // unregisters the parent hook
 
 	mu       sync.Mutex
 	done     chan struct{} // created on first use

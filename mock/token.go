@@ -25,15 +25,41 @@ func Token(xuid, titleID string) string {
 // UserHash returns the userhash the mock gives xuid: a decimal number derived
 // from it, like the numeric userhashes of real tokens.
 func UserHash(xuid string) string {
-	sum := sha256.Sum256([]byte("uhs:" + xuid))
-	return strconv.FormatUint(binary.BigEndian.Uint64(sum[:8])>>1, 10)
+	return strconv.FormatUint(userHashOf(xuid), 10)
+}
+
+func userHashOf(xuid string) uint64 {
+	var buf [64]byte // on the stack for XUIDs of ordinary size
+	sum := sha256.Sum256(append(append(buf[:0], "uhs:"...), xuid...))
+	return binary.BigEndian.Uint64(sum[:8]) >> 1
 }
 
 const tokenPrefix = "mock1."
 
 func checksum(payload string) string {
-	sum := sha256.Sum256([]byte("fgrl-mock:" + payload))
-	return hex.EncodeToString(sum[:8])
+	sum := checksumOf(payload)
+	return hex.EncodeToString(sum[:])
+}
+
+// checksumOf is the first 8 bytes of the payload's digest.
+func checksumOf(payload string) [8]byte {
+	var buf [128]byte // on the stack for tokens of ordinary size
+	sum := sha256.Sum256(append(append(buf[:0], "fgrl-mock:"...), payload...))
+	return [8]byte(sum[:8])
+}
+
+// sumMatches reports whether hex is the payload's checksum, without
+// building the expected string.
+func sumMatches(payload, hexSum string) bool {
+	var got [8]byte
+	if len(hexSum) != 2*len(got) {
+		return false
+	}
+	var hb [16]byte
+	if _, err := hex.Decode(got[:], append(hb[:0], hexSum...)); err != nil {
+		return false
+	}
+	return got == checksumOf(payload)
 }
 
 // identity is the caller a token names.
@@ -51,7 +77,7 @@ func parseToken(h string) (identity, error) {
 	}
 	rest, ok := strings.CutPrefix(tok, tokenPrefix)
 	payload, sum, ok2 := strings.Cut(rest, ".")
-	if !ok || !ok2 || sum != checksum(payload) {
+	if !ok || !ok2 || !sumMatches(payload, sum) {
 		return identity{}, errToken
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(payload)
@@ -59,7 +85,7 @@ func parseToken(h string) (identity, error) {
 		return identity{}, errToken
 	}
 	xuid, title, ok := strings.Cut(string(raw), "\x00")
-	if !ok || xuid == "" || title == "" || UserHash(xuid) != uhs {
+	if !ok || xuid == "" || title == "" || strconv.FormatUint(userHashOf(xuid), 10) != uhs {
 		return identity{}, errToken
 	}
 	return identity{xuid: xuid, title: title, userhash: uhs}, nil

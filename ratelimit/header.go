@@ -27,22 +27,36 @@ type Window struct {
 // seconds until the window ends (rounded up). A window without a limit is
 // left out; with neither, no header is written.
 func SetHeaders(h http.Header, d throttle.Decision) {
-	var policy, state []string
-	for _, w := range []struct {
+	var pbuf, sbuf [96]byte
+	policy, state := pbuf[:0], sbuf[:0]
+	for _, w := range [2]struct {
 		p throttle.Period
 		s throttle.WindowState
 	}{{throttle.Burst, d.Burst}, {throttle.Sustain, d.Sustain}} {
 		if w.s.Limit <= 0 {
 			continue
 		}
-		name := `"` + w.p.String() + `"`
-		policy = append(policy, name+";q="+strconv.Itoa(w.s.Limit)+";w="+strconv.Itoa(int(w.p.Duration()/time.Second)))
-		state = append(state, name+";r="+strconv.Itoa(max(0, w.s.Limit-w.s.Count))+";t="+strconv.FormatInt(CeilSeconds(w.s.Reset), 10))
+		if len(policy) > 0 {
+			policy, state = append(policy, ", "...), append(state, ", "...)
+		}
+		policy = appendName(policy, w.p)
+		policy = strconv.AppendInt(append(policy, ";q="...), int64(w.s.Limit), 10)
+		policy = strconv.AppendInt(append(policy, ";w="...), int64(w.p.Duration()/time.Second), 10)
+		state = appendName(state, w.p)
+		state = strconv.AppendInt(append(state, ";r="...), int64(max(0, w.s.Limit-w.s.Count)), 10)
+		state = strconv.AppendInt(append(state, ";t="...), CeilSeconds(w.s.Reset), 10)
 	}
 	if len(policy) > 0 {
-		h.Set("RateLimit-Policy", strings.Join(policy, ", "))
-		h.Set("RateLimit", strings.Join(state, ", "))
+		// Canonical keys set directly: Set would canonicalize them again.
+		h["Ratelimit-Policy"] = []string{string(policy)}
+		h["Ratelimit"] = []string{string(state)}
 	}
+}
+
+func appendName(b []byte, p throttle.Period) []byte {
+	b = append(b, '"')
+	b = append(b, p.String()...)
+	return append(b, '"')
 }
 
 // ParseHeaders reads RateLimit and RateLimit-Policy headers as SetHeaders

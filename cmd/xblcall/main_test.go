@@ -82,8 +82,13 @@ func TestSimulatePatternAndSVG(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	if !strings.Contains(out, "pattern "+pattern+": 45 calls") || !strings.Contains(out, "client fgrl:") {
-		t.Errorf("output:\n%s", out)
+	for _, want := range []string{"pattern " + pattern + ": 45 calls",
+		"client fgrl, user 1, profile (burst 10 / 15 s, sustain 30 / 300 s):",
+		"client fgrl, user 1, presence/write (burst 3 / 15 s, sustain 30 / 300 s):",
+		"client naive, every key:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
 	}
 	b, err := os.ReadFile(svg)
 	if err != nil || !bytes.HasPrefix(b, []byte("<svg")) || !bytes.Contains(b, []byte("burst limit 10")) {

@@ -179,18 +179,26 @@ func (o *simulateOpts) load(e *env) (sim.Pattern, *limits.Limits, string, error)
 	return p, limits, fmt.Sprintf("pattern %s: %d calls over %v", o.pattern, p.Calls(), p.End().Round(time.Second)), nil
 }
 
+// tablesPerClient bounds the per-key tables printed; every key still gets
+// a summary row.
+const tablesPerClient = 5
+
 func printSimulation(w io.Writer, desc string, results []sim.Result) error {
 	fmt.Fprintln(w, desc)
 	for _, r := range results {
-		fmt.Fprintf(w, "\nclient %s:\n", r.Client)
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "interval (s)\trequests\tburst count\tsustain count\tthrottled\tlimit\t")
-		for _, row := range r.Rows {
-			fmt.Fprintf(tw, "%d-%d\t%d\t%d\t%d\t%d\t%s\t\n", row.Start, row.End, row.Requests, row.BurstCount,
-				row.SustainCount, row.Throttled, row.Limit)
+		for i, k := range r.Keys {
+			if i == tablesPerClient {
+				fmt.Fprintf(w, "\nclient %s: %d more keys (summary below; --json has every table)\n", r.Client, len(r.Keys)-i)
+				break
+			}
+			if err := printKeyTable(w, r.Client, k); err != nil {
+				return err
+			}
 		}
-		if err := tw.Flush(); err != nil {
-			return err
+		if len(r.Keys) > 1 {
+			if err := printKeySummary(w, r); err != nil {
+				return err
+			}
 		}
 	}
 	fmt.Fprintln(w)
@@ -198,6 +206,35 @@ func printSimulation(w io.Writer, desc string, results []sim.Result) error {
 	fmt.Fprintln(tw, "client\tcalls\tserved\tserver 429s\trefused locally\tfailed\t")
 	for _, r := range results {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t\n", r.Client, r.Calls, r.Served, r.Server429s, r.Refused, r.Failed)
+	}
+	return tw.Flush()
+}
+
+// printKeyTable prints what the service saw of one key, its rule in the
+// header.
+func printKeyTable(w io.Writer, client string, k sim.KeyResult) error {
+	fmt.Fprintf(w, "\nclient %s, user %s, %s (burst %d / 15 s, sustain %d / 300 s):\n", client, k.User, k.Scope, k.Burst, k.Sustain)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "interval (s)\trequests\tburst count\tsustain count\tthrottled\tlimit\t")
+	for _, row := range k.Rows {
+		fmt.Fprintf(tw, "%d-%d\t%d\t%d\t%d\t%d\t%s\t\n", row.Start, row.End, row.Requests, row.BurstCount,
+			row.SustainCount, row.Throttled, row.Limit)
+	}
+	return tw.Flush()
+}
+
+// printKeySummary prints one row per key: what reached the service and
+// what it throttled.
+func printKeySummary(w io.Writer, r sim.Result) error {
+	fmt.Fprintf(w, "\nclient %s, every key:\n", r.Client)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "user\tscope\trequests\tthrottled\t")
+	for _, k := range r.Keys {
+		throttled := 0
+		for _, row := range k.Rows {
+			throttled += row.Throttled
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t\n", k.User, k.Scope, k.Requests, throttled)
 	}
 	return tw.Flush()
 }

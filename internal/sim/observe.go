@@ -2,6 +2,7 @@ package sim
 
 import (
 	"net/http"
+	"sort"
 	"sync"
 	"time"
 
@@ -12,7 +13,9 @@ import (
 )
 
 // observer is the service as the simulation sees it: the mock, with a tally
-// per 15 s interval of what reached it.
+// per key (user + service scope) and per 15 s interval of what reached it.
+// Its memory grows with the keys and the intervals they were called in, not
+// with the calls.
 type observer struct {
 	h      *mock.Handler
 	now    func() time.Time
@@ -20,14 +23,22 @@ type observer struct {
 	title  string
 	limits *limits.Limits
 
-	mu        sync.Mutex
+	mu   sync.Mutex
+	keys map[keyID]*keyTally
+}
+
+type keyID struct{ user, scope string }
+
+type keyTally struct {
 	intervals map[int]*tally
 	last      int
+	burst     int // the rule's limits
+	sustain   int
 }
 
 type tally struct {
 	requests, throttled int
-	burst, sustain      int // highest counts of any key
+	burst, sustain      int // the key's counts after the interval's last request
 	burstHit, sustHit   bool
 }
 
@@ -41,24 +52,34 @@ func (o *observer) RoundTrip(req *http.Request) (*http.Response, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	i := int(o.now().Sub(o.start) / throttle.BurstPeriod)
-	if o.intervals == nil {
-		o.intervals = map[int]*tally{}
-	}
-	t := o.intervals[i]
+	k := o.key(keyID{user, scope}, d)
+	t := k.intervals[i]
 	if t == nil {
 		t = &tally{}
-		o.intervals[i] = t
+		k.intervals[i] = t
 	}
-	o.last = max(o.last, i)
+	k.last = max(k.last, i)
 	t.requests++
-	t.burst = max(t.burst, d.Burst.Count)
-	t.sustain = max(t.sustain, d.Sustain.Count)
+	t.burst, t.sustain = d.Burst.Count, d.Sustain.Count
 	if resp.StatusCode == http.StatusTooManyRequests {
 		t.throttled++
 		t.burstHit = t.burstHit || (d.Burst.Limit > 0 && d.Burst.Count > d.Burst.Limit)
 		t.sustHit = t.sustHit || (d.Sustain.Limit > 0 && d.Sustain.Count > d.Sustain.Limit)
 	}
 	return resp, nil
+}
+
+// key returns k's tally, made on first use. Requires o.mu held.
+func (o *observer) key(k keyID, d throttle.Decision) *keyTally {
+	if o.keys == nil {
+		o.keys = map[keyID]*keyTally{}
+	}
+	kt := o.keys[k]
+	if kt == nil {
+		kt = &keyTally{intervals: map[int]*tally{}, burst: d.Burst.Limit, sustain: d.Sustain.Limit}
+		o.keys[k] = kt
+	}
+	return kt
 }
 
 // identify returns the user (the token's userhash, as every key names it)
@@ -76,17 +97,44 @@ func (o *observer) identify(req *http.Request) (string, string) {
 	return uhs, r.Scope()
 }
 
-// rows returns the per-interval table, idle runs collapsed into one row, and
-// the total of 429s.
-func (o *observer) rows() ([]Row, int) {
+// results returns one table per key, the busiest first (then by scope and
+// user), and the total of 429s.
+func (o *observer) results(users map[string]string) ([]KeyResult, int) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	out := make([]KeyResult, 0, len(o.keys))
+	total := 0
+	for id, k := range o.keys {
+		rows, throttled, calls := k.rows()
+		total += throttled
+		user := users[id.user]
+		if user == "" {
+			user = id.user
+		}
+		out = append(out, KeyResult{User: user, Scope: id.scope, Burst: k.burst, Sustain: k.sustain, Requests: calls, Rows: rows})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Requests != b.Requests {
+			return a.Requests > b.Requests
+		}
+		if a.Scope != b.Scope {
+			return a.Scope < b.Scope
+		}
+		return a.User < b.User
+	})
+	return out, total
+}
+
+// rows returns the key's per-interval table, idle runs collapsed into one
+// row, its 429s and its requests.
+func (k *keyTally) rows() ([]Row, int, int) {
 	secs := int(throttle.BurstPeriod / time.Second)
 	var rows []Row
-	total, sustain := 0, 0
-	for i := 0; i <= o.last && len(o.intervals) > 0; i++ {
-		t := o.intervals[i]
-		if t == nil {
+	total, calls, sustain := 0, 0, 0
+	for i := 0; i <= k.last; i++ {
+		t := k.intervals[i]
+		if t == nil { // idle: the sustain count as of the last request
 			if n := len(rows); n > 0 && rows[n-1].Requests == 0 {
 				rows[n-1].End = (i + 1) * secs
 				continue
@@ -95,13 +143,13 @@ func (o *observer) rows() ([]Row, int) {
 			continue
 		}
 		total += t.throttled
+		calls += t.requests
 		sustain = t.sustain
 		rows = append(rows, Row{Start: i * secs, End: (i + 1) * secs, Requests: t.requests, BurstCount: t.burst,
 			SustainCount: t.sustain, Throttled: t.throttled, Limit: limitName(t)})
 	}
-	return rows, total
+	return rows, total, calls
 }
-
 func limitName(t *tally) string {
 	switch {
 	case t.throttled == 0:

@@ -40,9 +40,9 @@ type Options struct {
 	onRunner func(*runner) // tests: see the runner
 }
 
-// Row is what the service saw in one 15 s interval (or, with zero requests,
-// a run of idle intervals). With several users or services, counts are those
-// of the busiest key.
+// Row is what the service saw of one key in one 15 s interval (or, with zero
+// requests, a run of idle intervals): its requests, its burst and sustain
+// counts after the interval's last request, and the 429s it answered.
 type Row struct {
 	Start        int    `json:"start"` // seconds from the first call
 	End          int    `json:"end"`
@@ -55,17 +55,31 @@ type Row struct {
 
 // Result is the outcome of a run.
 type Result struct {
-	Client     string `json:"client"`
-	Rows       []Row  `json:"rows"`
-	Calls      int    `json:"calls"`          // calls the pattern made
-	Served     int    `json:"served"`         // calls that ended in a non-429 answer
-	Server429s int    `json:"server429s"`     // 429 answers the service sent, retries included
-	Refused    int    `json:"refusedLocally"` // calls the transport refused without an answer
-	Failed     int    `json:"failed"`         // calls that ended in another error
+	Client string `json:"client"`
+	// Keys are the tables of every key (user + service scope) the pattern
+	// called, the busiest first.
+	Keys []KeyResult `json:"keys"`
+	// Rows are the busiest key's table (Keys[0].Rows).
+	Rows       []Row `json:"rows"`
+	Calls      int   `json:"calls"`          // calls the pattern made
+	Served     int   `json:"served"`         // calls that ended in a non-429 answer
+	Server429s int   `json:"server429s"`     // 429 answers the service sent, retries included
+	Refused    int   `json:"refusedLocally"` // calls the transport refused without an answer
+	Failed     int   `json:"failed"`         // calls that ended in another error
 	// BurstLimit and SustainLimit are the limits of the service the pattern
 	// calls most.
 	BurstLimit   int `json:"burstLimit"`
 	SustainLimit int `json:"sustainLimit"`
+}
+
+// KeyResult is what the service saw of one key.
+type KeyResult struct {
+	User     string `json:"user"`  // the pattern's user (an XUID)
+	Scope    string `json:"scope"` // the service scope, such as "profile"
+	Burst    int    `json:"burst"` // the scope's limits
+	Sustain  int    `json:"sustain"`
+	Requests int    `json:"requests"` // requests that reached the service
+	Rows     []Row  `json:"rows"`
 }
 
 // Run replays p in virtual time.
@@ -100,7 +114,14 @@ func Run(ctx context.Context, p Pattern, o Options) (Result, error) {
 	}
 	v.Go(func() { feed(ctx, v, p, o, r.push) })
 	v.Wait()
-	res.Rows, res.Server429s = obs.rows()
+	users := map[string]string{}
+	for _, e := range p {
+		users[mock.UserHash(e.User)] = e.User
+	}
+	res.Keys, res.Server429s = obs.results(users)
+	if len(res.Keys) > 0 {
+		res.Rows = res.Keys[0].Rows
+	}
 	return res, ctx.Err()
 }
 

@@ -440,6 +440,7 @@ func TestSimulateHARErrors(t *testing.T) {
 	}{
 		{[]string{"--client", "all", "--har", filepath.Join(t.TempDir(), "x.har")}, 2, "one client"},
 		{[]string{"--har", filepath.Join(t.TempDir(), "no", "such", "dir", "x.har")}, 1, "--har"},
+		{[]string{"--svg", filepath.Join(t.TempDir(), "no", "such", "dir", "x.svg")}, 1, "--svg"},
 	} {
 		code, out, errs := xblcall(t, append([]string{"simulate"}, tt.args...)...)
 		if code != tt.code || !strings.Contains(errs, tt.want) || out != "" {

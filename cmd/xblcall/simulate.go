@@ -73,6 +73,9 @@ func runSimulate(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := checkWritable(o.svg, "--svg"); err != nil {
+		return err
+	}
 	trace, err := o.openHAR(len(clients))
 	if err != nil {
 		return err
@@ -103,6 +106,20 @@ func runSimulate(ctx context.Context, e *env, args []string) error {
 		return enc.Encode(results)
 	}
 	return printSimulation(e.stdout, desc, results)
+}
+
+// checkWritable makes sure an output path can be written before a long run
+// starts, so a typo does not lose the run: it creates the file (empty) if
+// it does not exist, and leaves an existing one as it is.
+func checkWritable(path, flag string) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("%s: %w", flag, err)
+	}
+	return f.Close()
 }
 
 // harTrace is the --har file being written.

@@ -14,10 +14,15 @@ import (
 
 var limitsCommand = command{
 	summary: "print the FGRL limits table",
-	usage:   "[--json] [--revision 2020|2022] [--file F]",
+	usage:   "[--json] [--wide] [--revision 2020|2022] [--file F]",
 	examples: `  xblcall limits
   xblcall limits --revision 2022 --json
-  xblcall limits --file my-limits.json
+  xblcall limits --file my-limits.json --wide
+
+BURST is per 15 s and SUSTAIN per 300 s, per user + title; PUB is the Store
+services' second sustain limit, per user + publisher; CERT is the calls per
+300 s at which a title fails certification. The table fits 100 columns,
+showing each rule's first host and path; --wide or --json shows them all.
 `,
 	run:   runLimits,
 	flags: func() *flag.FlagSet { return limitsFlags(new(limitsOpts)) },
@@ -25,6 +30,7 @@ var limitsCommand = command{
 
 type limitsOpts struct {
 	json     bool
+	wide     bool
 	revision string
 	file     string
 }
@@ -32,6 +38,7 @@ type limitsOpts struct {
 func limitsFlags(o *limitsOpts) *flag.FlagSet {
 	fs := newFlagSet("limits")
 	fs.BoolVar(&o.json, "json", false, "print the limits data as JSON")
+	fs.BoolVar(&o.wide, "wide", false, "print every host and path (the table is cut to 100 columns otherwise)")
 	fs.StringVar(&o.revision, "revision", "2020", "built-in table: "+strings.Join(limits.Revisions(), " or "))
 	fs.StringVar(&o.file, "file", "", "read the limits from this JSON file instead")
 	return fs
@@ -70,9 +77,13 @@ func runLimits(_ context.Context, e *env, args []string) error {
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "revision %s: burst per 15 s, sustain per 300 s, per user + title\n", l.Revision)
-	fmt.Fprintln(tw, "SCOPE\tHOSTS\tREQUESTS\tBURST\tSUSTAIN\tPER PUBLISHER\tCERTIFICATION")
+	fmt.Fprintln(tw, "SCOPE\tHOSTS\tREQUESTS\tBURST\tSUSTAIN\tPUB\tCERT")
 	for _, r := range l.Rules {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%d\n", r.Scope(), strings.Join(r.Hosts, ","), requests(&r),
+		hosts, reqs := strings.Join(r.Hosts, ","), requests(&r)
+		if !o.wide {
+			hosts, reqs = firstOf(r.Hosts, 24), clipCell(reqs, 20)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%d\n", clipCell(r.Scope(), 24), hosts, reqs,
 			r.Burst, r.Sustain, dash(r.PublisherSustain), r.CertificationLimit())
 	}
 	if f := l.Fallback; f != nil {
@@ -93,6 +104,27 @@ func requests(r *limits.Rule) string {
 		p += " (when named)"
 	}
 	return m + p
+}
+
+// firstOf shows the first of list, and how many more there are, within n
+// bytes.
+func firstOf(list []string, n int) string {
+	if len(list) == 0 {
+		return "any"
+	}
+	more := ""
+	if len(list) > 1 {
+		more = fmt.Sprintf(" +%d", len(list)-1)
+	}
+	return clipCell(list[0], n-len(more)) + more
+}
+
+// clipCell cuts s to n bytes, ending in "..." when cut.
+func clipCell(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:max(n-3, 0)] + "..."
 }
 
 func dash(n int) string {

@@ -149,6 +149,17 @@ func TestLimits(t *testing.T) {
 		t.Errorf("limits: %d\n%s", code, out)
 	}
 	golden(t, "limits-2022.golden", func() string { _, o, _ := xblcall(t, "limits", "--revision", "2022"); return o }())
+	for _, rev := range []string{"2020", "2022"} {
+		_, out, _ := xblcall(t, "limits", "--revision", rev)
+		for _, line := range strings.Split(out, "\n") {
+			if len(line) > 100 {
+				t.Errorf("limits --revision %s: a line of %d columns, want at most 100: %q", rev, len(line), line)
+			}
+		}
+		if _, wide, _ := xblcall(t, "limits", "--revision", rev, "--wide"); !strings.Contains(wide, "/users/me/devices/current/titles/current") {
+			t.Errorf("limits --wide lacks the full paths")
+		}
+	}
 	code, out, _ = xblcall(t, "limits", "--json")
 	l, err := limits.Parse([]byte(out))
 	if code != 0 || err != nil || len(l.Rules) != len(limits.Default().Rules) {

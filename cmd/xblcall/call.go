@@ -4,14 +4,15 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
+	flag "github.com/spf13/pflag"
 	"io"
 	"log/slog"
 	"net/http"
 	"os"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/xblgo/fgrl/hresult"
 	"github.com/xblgo/fgrl/internal/safetext"
@@ -22,15 +23,30 @@ import (
 
 var callCommand = command{
 	summary: "call a service through the fgrl transport, curl-style",
-	usage:   "[-X METHOD] [-H 'K: V']... [-d BODY|@FILE|@-] [-i] [-v] [--token T | --mock] URL",
+	usage:   "[-X METHOD] [-H 'K: V']... [-d BODY|@FILE|@-] [-i] [-v] [-s] [--retry-window D | --no-retry] [--timeout D] [--token T | --mock] URL",
 	examples: `  xblcall call --mock https://profile.xboxlive.com/users/me/profile/settings?settings=Gamertag
   xblcall call --mock -X POST -d '{"userIds":["1"],"settings":["Gamertag"]}' \
       https://profile.xboxlive.com/users/batch/profile/settings
   XBL_TOKEN='XBL3.0 x=...;...' xblcall call -i -v https://userpresence.xboxlive.com/users/me
 
-The token comes from --token, else the XBL_TOKEN variable, else --mock mints
-one for --xuid/--title. With --mock the request is answered by the embedded
+Standard output carries only the answer's body (so 'xblcall call ... | jq .'
+works); -i puts the status line and headers before it. Each retry and each
+wait is a line on standard error (-s silences them). A 429 with -i or -v is
+printed with its headers and body.
+
+The token comes from --token; else --mock mints one for --xuid/--title; else
+the XBL_TOKEN variable. With --mock the request is answered by the embedded
 mock instead of the network. Tokens are never printed, even with -v.
+
+A mock in another process (xblcall mock --addr 127.0.0.1:8080) is reached
+by its address, with the service's real name in the Host header and a token
+it minted:
+  xblcall call -H 'Host: profile.xboxlive.com' \
+      --token "$(xblcall token --xuid 2533274791234567 --title 1234567890)" \
+      http://127.0.0.1:8080/users/me/profile/settings?settings=Gamertag
+
+Exit status: 0 for a 2xx answer, 1 for any other answer or failure, 2 for a
+usage error, 130 when interrupted (Ctrl-C).
 `,
 	run:   runCall,
 	flags: func() *flag.FlagSet { return callFlags(new(callOpts)) },
@@ -39,7 +55,9 @@ mock instead of the network. Tokens are never printed, even with -v.
 type callOpts struct {
 	method, data, token, xuid, title string
 	headers                          headerList
-	include, verbose, mock           bool
+	include, verbose, mock, silent   bool
+	noRetry                          bool
+	retryWindow, timeout             time.Duration
 }
 
 // headerList collects repeated -H flags.
@@ -47,14 +65,19 @@ type headerList []string
 
 func (h *headerList) String() string     { return strings.Join(*h, ", ") }
 func (h *headerList) Set(v string) error { *h = append(*h, v); return nil }
+func (h *headerList) Type() string       { return "header" }
 
 func callFlags(o *callOpts) *flag.FlagSet {
 	fs := newFlagSet("call")
-	fs.StringVar(&o.method, "X", "", "HTTP method (default GET, or POST with -d)")
-	fs.Var(&o.headers, "H", "extra request header 'Name: value' (repeatable)")
-	fs.StringVar(&o.data, "d", "", "request body; @FILE reads a file, @- standard input")
-	fs.BoolVar(&o.include, "i", false, "print the response headers")
-	fs.BoolVar(&o.verbose, "v", false, "trace each attempt, wait and budget decision on stderr")
+	fs.StringVarP(&o.method, "request", "X", "", "HTTP method (default GET, or POST with -d)")
+	fs.VarP(&o.headers, "header", "H", "extra request header 'Name: value' (repeatable)")
+	fs.StringVarP(&o.data, "data", "d", "", "request body; @FILE reads a file, @- standard input")
+	fs.BoolVarP(&o.include, "include", "i", false, "print the response status line and headers before the body")
+	fs.BoolVarP(&o.verbose, "verbose", "v", false, "trace each attempt, wait and budget decision on stderr")
+	fs.BoolVarP(&o.silent, "silent", "s", false, "print no retry or wait lines on stderr")
+	fs.DurationVar(&o.retryWindow, "retry-window", transport.DefaultRetryWindow, "retry within this long after the first attempt (XSAPI's window)")
+	fs.BoolVar(&o.noRetry, "no-retry", false, "send once: no retries and no budget waits")
+	fs.DurationVar(&o.timeout, "timeout", 0, "give up on the whole call after this long (0: the retry window decides)")
 	fs.StringVar(&o.token, "token", "", "Authorization value (XBL3.0 x=<userhash>;<token>)")
 	fs.BoolVar(&o.mock, "mock", false, "answer with the embedded mock instead of the network")
 	fs.StringVar(&o.xuid, "xuid", "2533274791234567", "user for the token --mock mints")
@@ -71,6 +94,14 @@ func runCall(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() != 1 {
 		return &exitError{2, errors.New("need exactly one URL")}
 	}
+	if o.retryWindow <= 0 || o.timeout < 0 {
+		return &exitError{2, errors.New("--retry-window must be positive and --timeout not negative")}
+	}
+	if o.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.timeout)
+		defer cancel()
+	}
 	req, err := o.request(ctx, e, fs.Arg(0))
 	if err != nil {
 		return err
@@ -80,7 +111,7 @@ func runCall(ctx context.Context, e *env, args []string) error {
 		return describe(err)
 	}
 	defer resp.Body.Close()
-	return printResponse(e, resp, o.include)
+	return printResponse(e, resp, o.include || o.verbose && resp.StatusCode == http.StatusTooManyRequests)
 }
 
 func (o *callOpts) request(ctx context.Context, e *env, url string) (*http.Request, error) {
@@ -133,10 +164,10 @@ func (o *callOpts) tokenValue(e *env) string {
 	switch {
 	case o.token != "":
 		return o.token
+	case o.mock: // the embedded mock accepts only its own tokens: XBL_TOKEN would be refused
+		return mock.Token(o.xuid, o.title)
 	case e.getenv("XBL_TOKEN") != "":
 		return e.getenv("XBL_TOKEN")
-	case o.mock:
-		return mock.Token(o.xuid, o.title)
 	}
 	return ""
 }
@@ -171,9 +202,15 @@ func (o *callOpts) transport(e *env) http.RoundTripper {
 	if o.mock {
 		base = mock.NewHandler()
 	}
-	t := &transport.Transport{Base: base, TitleID: o.title}
+	t := &transport.Transport{Base: base, TitleID: o.title, RetryWindow: o.retryWindow,
+		Raw429: o.include || o.verbose} // a 429 is then printed with its headers and body
+	if o.noRetry {
+		t.RetryWindow = -1
+	}
 	if o.verbose {
 		t.Base = &tracer{base: base, w: e.stderr}
+	}
+	if !o.silent {
 		t.Logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{
 			ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
 				if a.Key == slog.TimeKey {
@@ -203,8 +240,8 @@ func describe(err error) error {
 }
 
 func printResponse(e *env, resp *http.Response, include bool) error {
-	fmt.Fprintf(e.stdout, "%s %s\n", safetext.Clip(resp.Proto, 16), safetext.Clip(resp.Status, 100))
 	if include {
+		fmt.Fprintf(e.stdout, "%s %s\n", safetext.Clip(resp.Proto, 16), safetext.Clip(resp.Status, 100))
 		names := make([]string, 0, len(resp.Header))
 		for k := range resp.Header {
 			names = append(names, k)
@@ -219,7 +256,7 @@ func printResponse(e *env, resp *http.Response, include bool) error {
 		return err
 	}
 	fmt.Fprintln(e.stdout)
-	if resp.StatusCode >= 400 {
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return fmt.Errorf("HTTP %d (%v)", resp.StatusCode, hresult.FromStatus(resp.StatusCode))
 	}
 	return nil

@@ -13,15 +13,16 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"github.com/xblgo/fgrl/internal/safetext"
 	"io"
 	"os"
 	"os/signal"
 	"sort"
 	"strings"
 	"syscall"
+
+	flag "github.com/spf13/pflag"
+	"github.com/xblgo/fgrl/internal/safetext"
 )
 
 func main() {
@@ -148,9 +149,12 @@ func commandHelp(w io.Writer, name string, cmd command) {
 }
 
 // newFlagSet returns a flag set that reports errors instead of exiting.
+// Flags may come before or after the arguments (spf13/pflag), long ones
+// spelt --name and some with a one-letter -X form.
 func newFlagSet(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
+	fs.SortFlags = false
 	return fs
 }
 

@@ -5,11 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -105,7 +109,7 @@ func TestUsageErrors(t *testing.T) {
 		{nil, 2, "usage: xblcall"},
 		{[]string{"frob"}, 2, `unknown command "frob"`},
 		{[]string{"simulate", "--client", "curl"}, 2, `unknown client "curl"`},
-		{[]string{"simulate", "--nope"}, 2, "flag provided but not defined: -nope"},
+		{[]string{"simulate", "--nope"}, 2, "unknown flag: --nope"},
 		{[]string{"simulate", "--pattern", "/does/not/exist"}, 1, "no such file"},
 		{[]string{"token"}, 2, "need --xuid and --title"},
 		{[]string{"limits", "--revision", "1999"}, 1, `unknown limits revision "1999"`},
@@ -458,4 +462,67 @@ func TestSimulateHARErrors(t *testing.T) {
 			t.Errorf("simulate %v: exit %d, stdout %q, stderr %q; want %d and %q", tt.args, code, out, errs, tt.code, tt.want)
 		}
 	}
+}
+
+// TestCallLikeCurl: stdout is only the body unless -i, flags go before or
+// after the URL, a 429 with -i shows its headers and body, retries are lines
+// on stderr (silenced by -s), XBL_TOKEN does not override --mock, and a URL
+// no retry can fix fails at once.
+func TestCallLikeCurl(t *testing.T) {
+	profile := "https://profile.xboxlive.com/users/me/profile/settings?settings=Gamertag"
+	t.Run("body only", func(t *testing.T) {
+		t.Setenv("XBL_TOKEN", "XBL3.0 x=1;not-a-mock-token")
+		code, out, errs := xblcall(t, "call", "--mock", profile)
+		if code != 0 || !json.Valid([]byte(out)) {
+			t.Errorf("exit %d, stdout %q (want only JSON), stderr %q", code, out, errs)
+		}
+	})
+	t.Run("-i after the URL", func(t *testing.T) {
+		code, out, _ := xblcall(t, "call", profile, "--mock", "-i")
+		if code != 0 || !strings.HasPrefix(out, "HTTP/1.1 200 OK\n") || !strings.Contains(out, "Ratelimit-Policy:") {
+			t.Errorf("exit %d, stdout %q", code, out)
+		}
+	})
+	var attempts atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/throttled":
+			w.Header().Set("Retry-After", "30")
+			w.WriteHeader(429)
+			io.WriteString(w, `{"version":1,"currentRequests":11,"maxRequests":10,"periodInSeconds":15,"limitType":"Rate"}`)
+		case attempts.Add(1) == 1:
+			w.WriteHeader(503)
+		default:
+			io.WriteString(w, `{}`)
+		}
+	}))
+	defer srv.Close()
+	tok := mock.Token("1", "2")
+	t.Run("429 with -i", func(t *testing.T) {
+		code, out, _ := xblcall(t, "call", "--no-retry", "-i", "--token", tok, srv.URL+"/throttled")
+		if code != 1 || !strings.Contains(out, "429") || !strings.Contains(out, "Retry-After: 30") || !strings.Contains(out, `"maxRequests":10`) {
+			t.Errorf("exit %d, stdout %q", code, out)
+		}
+	})
+	t.Run("retries on stderr", func(t *testing.T) {
+		if testing.Short() {
+			t.Skip("waits for one real backoff (2-4 s)")
+		}
+		attempts.Store(0)
+		code, out, errs := xblcall(t, "call", "--token", tok, srv.URL+"/flaky")
+		if code != 0 || out != "{}\n" || !strings.Contains(errs, "retry") || !strings.Contains(errs, "status=503") {
+			t.Errorf("exit %d, stdout %q, stderr %q", code, out, errs)
+		}
+		attempts.Store(0)
+		if _, _, errs := xblcall(t, "call", "-s", "--no-retry", "--token", tok, srv.URL+"/flaky"); errs != "" && strings.Contains(errs, "retry") {
+			t.Errorf("-s stderr %q", errs)
+		}
+	})
+	t.Run("no retry can fix it", func(t *testing.T) {
+		start := time.Now()
+		code, _, errs := xblcall(t, "call", "--token", tok, "ftp://profile.xboxlive.com/x")
+		if code == 0 || time.Since(start) > time.Second || !strings.Contains(errs, "scheme") {
+			t.Errorf("exit %d after %v, stderr %q", code, time.Since(start), errs)
+		}
+	})
 }

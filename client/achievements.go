@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+
+	"github.com/xblgo/fgrl/internal/xblid"
 )
 
 var achievementsAPI = api{service: "achievements", host: "achievements.xboxlive.com", contract: "2", rule: "achievements"}
@@ -180,8 +182,8 @@ func (u *User) UpdateAchievement(ctx context.Context, scid, id string, percent i
 
 // checkTitle refuses a title id that is not a decimal 32-bit number.
 func checkTitle(a api, titleID string) error {
-	if _, err := strconv.ParseUint(titleID, 10, 32); err != nil {
-		return invalid(a, "titleId must be a decimal title id, not "+quote(titleID))
+	if err := xblid.CheckTitle(titleID); err != nil {
+		return invalid(a, "titleId: "+err.Error())
 	}
 	return nil
 }

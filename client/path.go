@@ -3,6 +3,8 @@ package client
 import (
 	"strconv"
 	"strings"
+
+	"github.com/xblgo/fgrl/internal/xblid"
 )
 
 // reqPath is a request path built from segments: Path is the decoded form
@@ -72,16 +74,8 @@ func pchar(c byte) bool {
 // checkXUID refuses, without sending, an XUID that is not a decimal number
 // that fits in 64 bits, naming the argument.
 func checkXUID(a api, arg, xuid string) error {
-	if xuid == "" || len(xuid) > 20 {
-		return invalid(a, arg+" must be a decimal XUID, not "+quote(xuid))
-	}
-	for i := 0; i < len(xuid); i++ {
-		if xuid[i] < '0' || xuid[i] > '9' {
-			return invalid(a, arg+" must be a decimal XUID, not "+quote(xuid))
-		}
-	}
-	if _, err := strconv.ParseUint(xuid, 10, 64); err != nil {
-		return invalid(a, arg+" does not fit in 64 bits: "+quote(xuid))
+	if err := xblid.CheckXUID(xuid); err != nil {
+		return invalid(a, arg+": "+err.Error())
 	}
 	return nil
 }

@@ -94,6 +94,9 @@ func runCall(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() != 1 {
 		return &exitError{2, errors.New("need exactly one URL")}
 	}
+	if err := checkIDs(o.xuid, o.title); err != nil {
+		return err
+	}
 	if o.retryWindow <= 0 || o.timeout < 0 {
 		return &exitError{2, errors.New("--retry-window must be positive and --timeout not negative")}
 	}

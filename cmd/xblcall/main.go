@@ -67,7 +67,7 @@ func (e *exitError) Error() string { return e.err.Error() }
 
 // run runs xblcall with args and returns its exit status: 0 on success, 1 on
 // failure (with a one-line reason on stderr), 2 for usage errors and red
-// analyses.
+// analyses, 130 when interrupted (Ctrl-C).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	e := &env{stdout: stdout, stderr: stderr, stdin: os.Stdin, getenv: os.Getenv}
 	if len(args) == 0 {
@@ -86,6 +86,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	err := cmd.run(ctx, e, rest)
 	var ee *exitError
 	switch {
+	case err != nil && ctx.Err() != nil:
+		fmt.Fprintf(stderr, "xblcall %s: interrupted\n", name)
+		return 130
 	case err == nil:
 		return 0
 	case errors.Is(err, flag.ErrHelp):
@@ -119,6 +122,7 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-9s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprintln(w, "\nRun 'xblcall help <command>' for its flags and examples.")
+	fmt.Fprintln(w, "Exit status: 0 success, 1 failure, 2 usage error (and a red analysis), 130 interrupted.")
 }
 
 func help(stdout, stderr io.Writer, args []string) int {

@@ -526,3 +526,32 @@ func TestCallLikeCurl(t *testing.T) {
 		}
 	})
 }
+
+// TestIDsAndInterrupt: bad XUIDs and title IDs are usage errors naming the
+// flag; a pattern's unknown service lists the valid scopes; an interrupted
+// command exits 130.
+func TestIDsAndInterrupt(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"token", "--xuid", "abc", "--title", "1"}, `--xuid: "abc" is not a XUID`},
+		{[]string{"token", "--xuid", "1", "--title", "99999999999"}, `--title: "99999999999" is not a title ID`},
+		{[]string{"call", "--mock", "--xuid", "-5", "https://profile.xboxlive.com/x"}, `--xuid: "-5" is not a XUID`},
+	} {
+		if code, _, errs := xblcall(t, tt.args...); code != 2 || !strings.Contains(errs, tt.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tt.args, code, errs, tt.want)
+		}
+	}
+	pattern := filepath.Join(t.TempDir(), "p.csv")
+	os.WriteFile(pattern, []byte("0,profil,1,1\n"), 0o600)
+	if code, _, errs := xblcall(t, "simulate", "--pattern", pattern); code != 1 || !strings.Contains(errs, `unknown service "profil" in the pattern (have stats-read, profile,`) {
+		t.Errorf("unknown service: exit %d, stderr %q", code, errs)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errb bytes.Buffer
+	if code := run(ctx, []string{"simulate"}, &out, &errb); code != 130 {
+		t.Errorf("interrupted simulate: exit %d, want 130 (%s)", code, errb.String())
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	flag "github.com/spf13/pflag"
 
+	"github.com/xblgo/fgrl/internal/xblid"
 	"github.com/xblgo/fgrl/mock"
 )
 
@@ -37,6 +38,21 @@ func runToken(_ context.Context, e *env, args []string) error {
 	if o.xuid == "" || o.title == "" || fs.NArg() > 0 {
 		return &exitError{2, errors.New("need --xuid and --title, and no arguments")}
 	}
+	if err := checkIDs(o.xuid, o.title); err != nil {
+		return err
+	}
 	fmt.Fprintln(e.stdout, mock.Token(o.xuid, o.title))
+	return nil
+}
+
+// checkIDs refuses a XUID or title ID the services would not accept, as a
+// usage error naming the flag.
+func checkIDs(xuid, title string) error {
+	if err := xblid.CheckXUID(xuid); err != nil {
+		return &exitError{2, fmt.Errorf("--xuid: %w", err)}
+	}
+	if err := xblid.CheckTitle(title); err != nil {
+		return &exitError{2, fmt.Errorf("--title: %w", err)}
+	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/xblgo/fgrl/internal/xblid"
 	"io"
 	"math"
 	"sort"
@@ -70,20 +71,29 @@ func ParsePattern(r io.Reader) (Pattern, error) {
 	return p, p.check()
 }
 
+// parseJSON reads the array one element at a time, so an error names the
+// element and the byte offset where it was found.
 func parseJSON(b []byte) (Pattern, error) {
-	var evs []jsonEvent
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&evs); err != nil {
-		return nil, fmt.Errorf("sim: pattern JSON: %w", err)
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return nil, fmt.Errorf("sim: pattern JSON: want an array of events at byte %d", dec.InputOffset())
 	}
-	p := make(Pattern, 0, len(evs))
-	for i, e := range evs {
+	var p Pattern
+	for i := 0; dec.More(); i++ {
+		var e jsonEvent
+		start := dec.InputOffset() // where the element (or the comma before it) starts
+		if err := dec.Decode(&e); err != nil {
+			return nil, fmt.Errorf("sim: pattern JSON element %d (from byte %d): %w", i, start, err)
+		}
 		ev, err := event(e.Time, e.Service, e.User, e.Count, e.Spread)
 		if err != nil {
-			return nil, fmt.Errorf("sim: pattern element %d: %w", i, err)
+			return nil, fmt.Errorf("sim: pattern JSON element %d (from byte %d): %w", i, start, err)
 		}
 		p = append(p, ev)
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, fmt.Errorf("sim: pattern JSON: unterminated array at byte %d", dec.InputOffset())
 	}
 	return p, nil
 }
@@ -139,8 +149,8 @@ func event(at float64, service, user string, count int, spread float64) (Event, 
 		return Event{}, fmt.Errorf("spread %v is outside 0..%v s", spread, MaxSpan.Seconds())
 	case service == "":
 		return Event{}, errors.New("service is empty")
-	case user == "" || strings.ContainsAny(user, " ;\x00"):
-		return Event{}, fmt.Errorf("user %q is not an xuid", user)
+	case xblid.CheckXUID(user) != nil:
+		return Event{}, fmt.Errorf("user: %w", xblid.CheckXUID(user))
 	case count < 1 || count > MaxCalls:
 		return Event{}, fmt.Errorf("count %d is outside 1..%d", count, MaxCalls)
 	}

@@ -141,10 +141,23 @@ func (o *Options) check(p Pattern) error {
 	}
 	for _, e := range p {
 		if _, ok := o.Limits.ByScope(e.Service); !ok {
-			return fmt.Errorf("sim: unknown service %q in the pattern", e.Service)
+			var scopes []string
+			for i := range o.Limits.Rules {
+				if sc := o.Limits.Rules[i].Scope(); !slices.Contains(scopes, sc) {
+					scopes = append(scopes, sc)
+				}
+			}
+			return fmt.Errorf("sim: unknown service %q in the pattern (have %s)", safeQuote(e.Service), strings.Join(scopes, ", "))
 		}
 	}
 	return nil
+}
+
+func safeQuote(s string) string {
+	if len(s) > 40 {
+		s = s[:40] + "..."
+	}
+	return s
 }
 
 func (o *Options) client(base http.RoundTripper) http.RoundTripper {

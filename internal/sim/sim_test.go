@@ -78,11 +78,14 @@ var patternErrorTests = []struct{ in, want string }{
 	{"0,profile,1,x", "sim: pattern line 1: bad number"},
 	{"-1,profile,1,1", "sim: pattern line 1: time -1 is outside"},
 	{"0,,1,1", "sim: pattern line 1: service is empty"},
-	{"0,profile,a b,1", `sim: pattern line 1: user "a b" is not an xuid`},
+	{"0,profile,a b,1", `sim: pattern line 1: user: "a b" is not a XUID`},
+	{"0,profile,xuid(1),1", `sim: pattern line 1: user: "xuid(1)" is not a XUID`},
 	{"0,profile,1,0", "sim: pattern line 1: count 0 is outside"},
 	{"0,profile,1,2000000\n0,profile,1,2000000", "sim: pattern makes more than"},
-	{`[{"time":0,"service":"p","user":"1","count":1,"extra":1}]`, `sim: pattern JSON: json: unknown field "extra"`},
-	{`[{"time":"x"}]`, "sim: pattern JSON"},
+	{`[{"time":0,"service":"p","user":"1","count":1,"extra":1}]`, `sim: pattern JSON element 0 (from byte 1): json: unknown field "extra"`},
+	{`[{"time":"x"}]`, "sim: pattern JSON element 0"},
+	{`[{"time":0,"service":"p","user":"1","count":1},{"time":0,"service":"p","user":"a","count":1}]`, `sim: pattern JSON element 1 (from byte 46): user: "a" is not a XUID`},
+	{`[{"time":0,"service":"p","user":"1","count":1}`, "sim: pattern JSON: unterminated array"},
 }
 
 var patternForms = []string{

@@ -1,0 +1,55 @@
+// Package xblid checks the identifiers Xbox services take: XUIDs (decimal,
+// 64-bit) and title IDs (decimal, 32-bit). Errors quote the bad value,
+// escaped and clipped.
+package xblid
+
+import (
+	"errors"
+	"strconv"
+)
+
+// ErrXUID and ErrTitle are wrapped by every error CheckXUID and CheckTitle
+// return.
+var (
+	ErrXUID  = errors.New("not a XUID (a decimal number that fits in 64 bits)")
+	ErrTitle = errors.New("not a title ID (a decimal number that fits in 32 bits)")
+)
+
+// CheckXUID reports whether s is a XUID.
+func CheckXUID(s string) error { return check(s, 64, ErrXUID) }
+
+// CheckTitle reports whether s is a title ID.
+func CheckTitle(s string) error { return check(s, 32, ErrTitle) }
+
+func check(s string, bits int, kind error) error {
+	ok := s != "" && len(s) <= 20
+	for i := 0; ok && i < len(s); i++ {
+		ok = '0' <= s[i] && s[i] <= '9'
+	}
+	if ok {
+		_, err := strconv.ParseUint(s, 10, bits)
+		ok = err == nil
+	}
+	if !ok {
+		return &Error{Value: s, Kind: kind}
+	}
+	return nil
+}
+
+// Error is a bad identifier.
+type Error struct {
+	Value string
+	Kind  error // ErrXUID or ErrTitle
+}
+
+// Error returns `"abc" is not a XUID (...)`.
+func (e *Error) Error() string {
+	v := e.Value
+	if len(v) > 40 {
+		v = v[:40] + "..."
+	}
+	return strconv.Quote(v) + " is " + e.Kind.Error()
+}
+
+// Unwrap returns the kind.
+func (e *Error) Unwrap() error { return e.Kind }

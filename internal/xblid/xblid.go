@@ -6,6 +6,8 @@ package xblid
 import (
 	"errors"
 	"strconv"
+
+	"github.com/xblgo/fgrl/internal/safetext"
 )
 
 // ErrXUID and ErrTitle are wrapped by every error CheckXUID and CheckTitle
@@ -42,13 +44,10 @@ type Error struct {
 	Kind  error // ErrXUID or ErrTitle
 }
 
-// Error returns `"abc" is not a XUID (...)`.
+// Error returns `"abc" is not a XUID (...)`, the value escaped and clipped
+// to 40 bytes.
 func (e *Error) Error() string {
-	v := e.Value
-	if len(v) > 40 {
-		v = v[:40] + "..."
-	}
-	return strconv.Quote(v) + " is " + e.Kind.Error()
+	return `"` + safetext.Clip(e.Value, 40) + `" is ` + e.Kind.Error()
 }
 
 // Unwrap returns the kind.

@@ -5,13 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	flag "github.com/spf13/pflag"
 	"os"
 	"text/tabwriter"
+
+	flag "github.com/spf13/pflag"
 
 	"github.com/xblgo/fgrl/internal/analyze"
 	"github.com/xblgo/fgrl/internal/har"
 	"github.com/xblgo/fgrl/internal/safetext"
+	"github.com/xblgo/fgrl/limits"
 )
 
 var analyzeCommand = command{
@@ -24,8 +26,10 @@ Calls are grouped per user (the Authorization userhash) and per rule of the
 limits data. A sliding scan counts calls over the burst and sustain limits; a
 sustain window at the certification figure (10 x sustain) is red and exits 2.
 `,
-	run:   runAnalyze,
-	flags: func() *flag.FlagSet { return analyzeFlags(new(analyzeOpts)) },
+	setup:    func() (*flag.FlagSet, runFunc) { o := new(analyzeOpts); return analyzeFlags(o), o.run },
+	choices:  map[string][]string{"revision": limits.Revisions()},
+	files:    map[string][]string{"limits": {"json"}},
+	argFiles: []string{"har"},
 }
 
 type analyzeOpts struct {
@@ -41,20 +45,15 @@ func analyzeFlags(o *analyzeOpts) *flag.FlagSet {
 	return fs
 }
 
-func runAnalyze(_ context.Context, e *env, args []string) error {
-	var o analyzeOpts
-	fs := analyzeFlags(&o)
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
+func (o *analyzeOpts) run(_ context.Context, e *env, args []string) error {
+	if len(args) != 1 {
 		return &exitError{2, errors.New("need one HAR file")}
 	}
 	limits, err := loadLimits(o.revision, o.limits)
 	if err != nil {
 		return err
 	}
-	f, err := os.Open(fs.Arg(0))
+	f, err := os.Open(args[0])
 	if err != nil {
 		return err
 	}

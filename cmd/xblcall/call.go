@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	flag "github.com/spf13/pflag"
 	"io"
 	"log/slog"
 	"net/http"
@@ -13,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	flag "github.com/spf13/pflag"
 
 	"github.com/xblgo/fgrl/hresult"
 	"github.com/xblgo/fgrl/internal/safetext"
@@ -48,8 +49,8 @@ it minted:
 Exit status: 0 for a 2xx answer, 1 for any other answer or failure, 2 for a
 usage error, 130 when interrupted (Ctrl-C).
 `,
-	run:   runCall,
-	flags: func() *flag.FlagSet { return callFlags(new(callOpts)) },
+	setup:   func() (*flag.FlagSet, runFunc) { o := new(callOpts); return callFlags(o), o.run },
+	choices: map[string][]string{"request": {"GET", "POST", "PUT", "DELETE"}},
 }
 
 type callOpts struct {
@@ -85,13 +86,8 @@ func callFlags(o *callOpts) *flag.FlagSet {
 	return fs
 }
 
-func runCall(ctx context.Context, e *env, args []string) error {
-	var o callOpts
-	fs := callFlags(&o)
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
+func (o *callOpts) run(ctx context.Context, e *env, args []string) error {
+	if len(args) != 1 {
 		return &exitError{2, errors.New("need exactly one URL")}
 	}
 	if err := checkIDs(o.xuid, o.title); err != nil {
@@ -105,7 +101,7 @@ func runCall(ctx context.Context, e *env, args []string) error {
 		ctx, cancel = context.WithTimeout(ctx, o.timeout)
 		defer cancel()
 	}
-	req, err := o.request(ctx, e, fs.Arg(0))
+	req, err := o.request(ctx, e, args[0])
 	if err != nil {
 		return err
 	}

@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	flag "github.com/spf13/pflag"
 	"strings"
 	"text/tabwriter"
+
+	flag "github.com/spf13/pflag"
 
 	"github.com/xblgo/fgrl/limits"
 )
@@ -24,8 +25,9 @@ services' second sustain limit, per user + publisher; CERT is the calls per
 300 s at which a title fails certification. The table fits 100 columns,
 showing each rule's first host and path; --wide or --json shows them all.
 `,
-	run:   runLimits,
-	flags: func() *flag.FlagSet { return limitsFlags(new(limitsOpts)) },
+	setup:   func() (*flag.FlagSet, runFunc) { o := new(limitsOpts); return limitsFlags(o), o.run },
+	choices: map[string][]string{"revision": limits.Revisions()},
+	files:   map[string][]string{"file": {"json"}},
 }
 
 type limitsOpts struct {
@@ -52,13 +54,8 @@ func loadLimits(revision, file string) (*limits.Limits, error) {
 	return limits.Revision(revision)
 }
 
-func runLimits(_ context.Context, e *env, args []string) error {
-	var o limitsOpts
-	fs := limitsFlags(&o)
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
+func (o *limitsOpts) run(_ context.Context, e *env, args []string) error {
+	if len(args) > 0 {
 		return &exitError{2, errors.New("limits takes no arguments")}
 	}
 	l, err := loadLimits(o.revision, o.file)

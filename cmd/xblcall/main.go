@@ -6,8 +6,8 @@
 //
 //	xblcall <command> [flags] [args]
 //
-// Commands: call, limits, mock, token, simulate, analyze, help. Run
-// "xblcall help <command>" for a command's flags and examples.
+// Commands: call, limits, mock, token, simulate, analyze, help, completion.
+// Run "xblcall help <command>" for a command's flags and examples.
 package main
 
 import (
@@ -21,6 +21,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/spf13/cobra"
 	flag "github.com/spf13/pflag"
 	"github.com/xblgo/fgrl/internal/safetext"
 )
@@ -37,9 +38,19 @@ type command struct {
 	summary  string
 	usage    string // flags and arguments
 	examples string
-	run      func(ctx context.Context, e *env, args []string) error
-	flags    func() *flag.FlagSet // a flag set describing the flags, for help
+	// setup returns the command's flags and the function that runs it with
+	// the arguments left once they are parsed.
+	setup func() (*flag.FlagSet, runFunc)
+	// choices are the values a flag takes, and files the extensions of the
+	// files a flag names, for shell completion.
+	choices map[string][]string
+	files   map[string][]string
+	// argFiles are the extensions of the files the arguments name.
+	argFiles []string
 }
+
+// runFunc runs a command with its positional arguments.
+type runFunc func(ctx context.Context, e *env, args []string) error
 
 // env is what a command writes to and reads from.
 type env struct {
@@ -70,20 +81,10 @@ func (e *exitError) Error() string { return e.err.Error() }
 // analyses, 130 when interrupted (Ctrl-C).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	e := &env{stdout: stdout, stderr: stderr, stdin: os.Stdin, getenv: os.Getenv}
-	if len(args) == 0 {
-		usage(stderr)
-		return 2
-	}
-	name, rest := args[0], args[1:]
-	if name == "help" || name == "-h" || name == "--help" || name == "-help" {
-		return help(stdout, stderr, rest)
-	}
-	cmd, ok := commands[name]
-	if !ok {
-		fmt.Fprintf(stderr, "xblcall: unknown command %q (run xblcall help)\n", name)
-		return 2
-	}
-	err := cmd.run(ctx, e, rest)
+	root := newRoot(e)
+	root.SetArgs(args)
+	cmd, err := root.ExecuteContextC(ctx)
+	name := cmd.Name()
 	var ee *exitError
 	switch {
 	case err != nil && ctx.Err() != nil:
@@ -91,17 +92,99 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 130
 	case err == nil:
 		return 0
-	case errors.Is(err, flag.ErrHelp):
-		commandHelp(stdout, name, cmd)
-		return 0
 	case errors.As(err, &ee):
 		if ee.err != nil && ee.err.Error() != "" {
-			fmt.Fprintf(stderr, "xblcall %s: %s\n", name, oneLine(ee.err))
+			fmt.Fprintf(stderr, "%s: %s\n", cmd.CommandPath(), oneLine(ee.err))
 		}
 		return ee.code
 	}
-	fmt.Fprintf(stderr, "xblcall %s: %v\n", name, oneLine(err))
+	fmt.Fprintf(stderr, "%s: %v\n", cmd.CommandPath(), oneLine(err))
 	return 1
+}
+
+// newRoot builds the command tree (spf13/cobra): parsing, help, and shell
+// completion ('xblcall completion bash').
+func newRoot(e *env) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "xblcall",
+		Short:         "call Xbox services without tripping their rate limits",
+		Args:          cobra.ArbitraryArgs, // an unknown command is ours to report
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		RunE: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				usage(e.stderr)
+				return &exitError{2, nil}
+			}
+			return &exitError{2, fmt.Errorf("unknown command %q (run xblcall help)", safetext.Clip(args[0], 40))}
+		},
+	}
+	root.SetOut(e.stdout)
+	root.SetErr(e.stderr)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &exitError{2, fmt.Errorf("%v (run xblcall help %s)", err, c.Name())}
+	})
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		root.AddCommand(subcommand(e, n, commands[n]))
+	}
+	defaultHelp := root.HelpFunc()
+	root.SetHelpFunc(func(c *cobra.Command, args []string) {
+		switch cmd, ok := commands[c.Name()]; {
+		case c == root:
+			usage(e.stdout)
+		case ok && c.Parent() == root:
+			commandHelp(e.stdout, c.Name(), cmd, c.Flags())
+		default: // cobra's own: completion
+			defaultHelp(c, args)
+		}
+	})
+	root.SetHelpCommand(&cobra.Command{
+		Use:   "help [command]",
+		Short: "show a command's flags and examples",
+		RunE: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				usage(e.stdout)
+				return nil
+			}
+			c, _, err := root.Find(args)
+			if err != nil || c == root {
+				return &exitError{2, fmt.Errorf("unknown command %q", safetext.Clip(args[0], 40))}
+			}
+			return c.Help()
+		},
+	})
+	return root
+}
+
+// subcommand turns one of ours into a cobra command.
+func subcommand(e *env, name string, cmd command) *cobra.Command {
+	fs, runFn := cmd.setup()
+	c := &cobra.Command{
+		Use:   name + " " + cmd.usage,
+		Short: cmd.summary,
+		RunE: func(c *cobra.Command, args []string) error {
+			return runFn(c.Context(), e, args)
+		},
+	}
+	c.Flags().SortFlags = false
+	c.Flags().AddFlagSet(fs)
+	for flagName, values := range cmd.choices {
+		c.RegisterFlagCompletionFunc(flagName, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
+	}
+	for flagName, exts := range cmd.files {
+		c.MarkFlagFilename(flagName, exts...)
+	}
+	if cmd.argFiles != nil {
+		c.ValidArgsFunction = func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+			return cmd.argFiles, cobra.ShellCompDirectiveFilterFileExt
+		}
+	}
+	return c
 }
 
 // oneLine writes err on one line, escaped and clipped: an error can carry
@@ -119,34 +202,18 @@ func usage(w io.Writer) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-9s %s\n", n, commands[n].summary)
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
+	fmt.Fprintf(w, "  %-10s %s\n", "completion", "print a shell completion script: bash, zsh, fish or powershell")
 	fmt.Fprintln(w, "\nRun 'xblcall help <command>' for its flags and examples.")
 	fmt.Fprintln(w, "Exit status: 0 success, 1 failure, 2 usage error (and a red analysis), 130 interrupted.")
 }
 
-func help(stdout, stderr io.Writer, args []string) int {
-	if len(args) == 0 {
-		usage(stdout)
-		return 0
-	}
-	cmd, ok := commands[args[0]]
-	if !ok {
-		fmt.Fprintf(stderr, "xblcall help: unknown command %q\n", args[0])
-		return 2
-	}
-	commandHelp(stdout, args[0], cmd)
-	return 0
-}
-
-func commandHelp(w io.Writer, name string, cmd command) {
+func commandHelp(w io.Writer, name string, cmd command, fs *flag.FlagSet) {
 	fmt.Fprintf(w, "usage: xblcall %s %s\n\n%s\n", name, cmd.usage, cmd.summary)
-	if cmd.flags != nil {
-		fs := cmd.flags()
-		fmt.Fprintln(w, "\nFlags:")
-		fs.SetOutput(w)
-		fs.PrintDefaults()
-	}
+	fmt.Fprintln(w, "\nFlags:")
+	fs.SetOutput(w)
+	fs.PrintDefaults()
 	if cmd.examples != "" {
 		fmt.Fprintf(w, "\nExamples:\n%s", cmd.examples)
 	}
@@ -160,15 +227,4 @@ func newFlagSet(name string) *flag.FlagSet {
 	fs.SetOutput(io.Discard)
 	fs.SortFlags = false
 	return fs
-}
-
-// parse parses args, turning flag errors into usage errors (exit 2).
-func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return &exitError{2, fmt.Errorf("%v (run xblcall help %s)", err, fs.Name())}
-	}
-	return nil
 }

@@ -555,3 +555,32 @@ func TestIDsAndInterrupt(t *testing.T) {
 		t.Errorf("interrupted simulate: exit %d, want 130 (%s)", code, errb.String())
 	}
 }
+
+// TestCompletion: spf13/cobra's completion scripts, with the values and
+// file kinds each flag takes.
+func TestCompletion(t *testing.T) {
+	for _, shell := range []string{"bash", "zsh", "fish", "powershell"} {
+		if code, out, errs := xblcall(t, "completion", shell); code != 0 || !strings.Contains(out, "xblcall") {
+			t.Errorf("completion %s: exit %d, stderr %q", shell, code, errs)
+		}
+	}
+	tests := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"si"}, []string{"simulate\treplay a call pattern against the embedded mock in virtual time", ":4"}},
+		{[]string{"simulate", "--client", ""}, []string{"naive", "xsapi", "fgrl", "all", ":4"}},
+		{[]string{"limits", "--revision", ""}, append(limits.Revisions(), ":4")},
+		{[]string{"simulate", "--svg", ""}, []string{"svg", ":8"}},
+		{[]string{"analyze", ""}, []string{"har", ":8"}},
+		{[]string{"mock", "--retry-after", ""}, []string{"garbage", "http-date", "huge", "missing", "negative", "seconds", ":4"}},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			code, out, _ := xblcall(t, append([]string{"__complete"}, tt.args...)...)
+			if diff := cmp.Diff(tt.want, strings.Split(strings.TrimSpace(out), "\n")); code != 0 || diff != "" {
+				t.Errorf("exit %d; completions (-want +got):\n%s", code, diff)
+			}
+		})
+	}
+}

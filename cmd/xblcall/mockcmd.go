@@ -5,14 +5,18 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	flag "github.com/spf13/pflag"
+	"maps"
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
+	flag "github.com/spf13/pflag"
+
 	"github.com/redis/go-redis/v9"
+	"github.com/xblgo/fgrl/limits"
 	"github.com/xblgo/fgrl/mock"
 	"github.com/xblgo/fgrl/throttle"
 	"github.com/xblgo/fgrl/throttle/redisstore"
@@ -29,8 +33,9 @@ var mockCommand = command{
 
 The mock answers for real Xbox host names through the Host header.
 `,
-	run:   runMock,
-	flags: func() *flag.FlagSet { return mockFlags(new(mockOpts)) },
+	setup:   func() (*flag.FlagSet, runFunc) { o := new(mockOpts); return mockFlags(o), o.run },
+	choices: map[string][]string{"revision": limits.Revisions(), "retry-after": slices.Sorted(maps.Keys(retryAfterModes))},
+	files:   map[string][]string{"limits": {"json"}, "redis-ca": {"pem", "crt"}},
 }
 
 type mockOpts struct {
@@ -144,13 +149,8 @@ func checkRedis(ctx context.Context, e *env, s *redisstore.Store, failOpen bool)
 	return nil
 }
 
-func runMock(ctx context.Context, e *env, args []string) error {
-	var o mockOpts
-	fs := mockFlags(&o)
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
+func (o *mockOpts) run(ctx context.Context, e *env, args []string) error {
+	if len(args) > 0 {
 		return &exitError{2, errors.New("mock takes no arguments")}
 	}
 	opts, err := o.options()

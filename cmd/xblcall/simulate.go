@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	flag "github.com/spf13/pflag"
 	"io"
 	"net/http"
 	"os"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	flag "github.com/spf13/pflag"
 
 	"github.com/xblgo/fgrl/internal/har"
 	"github.com/xblgo/fgrl/internal/sim"
@@ -34,8 +35,9 @@ service a scope from 'xblcall limits') or the same fields as a JSON array:
   0,profile,2533274791234567,40,10
   20,presence/write,2533274791234567,5
 `,
-	run:   runSimulate,
-	flags: func() *flag.FlagSet { return simulateFlags(new(simulateOpts)) },
+	setup:   func() (*flag.FlagSet, runFunc) { o := new(simulateOpts); return simulateFlags(o), o.run },
+	choices: map[string][]string{"client": append(slices.Clone(sim.Clients), "all"), "revision": limits.Revisions()},
+	files:   map[string][]string{"pattern": {"csv", "json"}, "svg": {"svg"}, "har": {"har"}, "limits": {"json"}},
 }
 
 type simulateOpts struct {
@@ -56,13 +58,8 @@ func simulateFlags(o *simulateOpts) *flag.FlagSet {
 	return fs
 }
 
-func runSimulate(ctx context.Context, e *env, args []string) error {
-	var o simulateOpts
-	fs := simulateFlags(&o)
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
+func (o *simulateOpts) run(ctx context.Context, e *env, args []string) error {
+	if len(args) > 0 {
 		return &exitError{2, errors.New("simulate takes no arguments (use --pattern FILE)")}
 	}
 	clients, err := clientList(o.client)

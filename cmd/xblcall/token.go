@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
 	flag "github.com/spf13/pflag"
 
 	"github.com/xblgo/fgrl/internal/xblid"
@@ -16,8 +17,7 @@ var tokenCommand = command{
 	examples: `  xblcall token --xuid 2533274791234567 --title 1234567890
   curl -H "Authorization: $(xblcall token --xuid 1 --title 2)" ...
 `,
-	run:   runToken,
-	flags: func() *flag.FlagSet { return tokenFlags(new(tokenOpts)) },
+	setup: func() (*flag.FlagSet, runFunc) { o := new(tokenOpts); return tokenFlags(o), o.run },
 }
 
 type tokenOpts struct{ xuid, title string }
@@ -29,13 +29,8 @@ func tokenFlags(o *tokenOpts) *flag.FlagSet {
 	return fs
 }
 
-func runToken(_ context.Context, e *env, args []string) error {
-	var o tokenOpts
-	fs := tokenFlags(&o)
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if o.xuid == "" || o.title == "" || fs.NArg() > 0 {
+func (o *tokenOpts) run(_ context.Context, e *env, args []string) error {
+	if o.xuid == "" || o.title == "" || len(args) > 0 {
 		return &exitError{2, errors.New("need --xuid and --title, and no arguments")}
 	}
 	if err := checkIDs(o.xuid, o.title); err != nil {

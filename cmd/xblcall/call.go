@@ -24,11 +24,12 @@ import (
 
 var callCommand = command{
 	summary: "call a service through the fgrl transport, curl-style",
-	usage:   "[-X METHOD] [-H 'K: V']... [-d BODY|@FILE|@-] [-i] [-v] [-s] [--retry-window D | --no-retry] [--timeout D] [--token T | --mock] URL",
+	usage:   "[-X METHOD] [-H 'K: V']... [-d BODY|@FILE|@-] [-i] [-v] [-s] [--retry-window D | --no-retry] [--timeout D] [--token T | --mock] [-n N [-c C] [--rate R] [--json]] URL",
 	examples: `  xblcall call --mock https://profile.xboxlive.com/users/me/profile/settings?settings=Gamertag
   xblcall call --mock -X POST -d '{"userIds":["1"],"settings":["Gamertag"]}' \
       https://profile.xboxlive.com/users/batch/profile/settings
   XBL_TOKEN='XBL3.0 x=...;...' xblcall call -i -v https://userpresence.xboxlive.com/users/me
+  xblcall call --mock -n 200 -c 4 https://profile.xboxlive.com/users/me/profile/settings?settings=Gamertag
 
 Standard output carries only the answer's body (so 'xblcall call ... | jq .'
 works); -i puts the status line and headers before it. Each retry and each
@@ -46,8 +47,17 @@ it minted:
       --token "$(xblcall token --xuid 2533274791234567 --title 1234567890)" \
       http://127.0.0.1:8080/users/me/profile/settings?settings=Gamertag
 
-Exit status: 0 for a 2xx answer, 1 for any other answer or failure, 2 for a
-usage error, 130 when interrupted (Ctrl-C).
+Load: -n N sends N calls through one transport (one budget), -c at a time,
+starting at most --rate a second, like hey or vegeta. Bodies are read and
+dropped; a summary follows (--json for a script): calls served, waits,
+calls refused locally by the budget, calls ended by a 429, the service's
+429s (retries included), failures, latency percentiles and status codes. On
+a terminal a progress bar runs on standard error and is cleared at the end.
+Retries are counted, not printed, unless -v.
+
+Exit status: 0 for a 2xx answer (a load run: no call failed with an error;
+refusals and 429s are results, not failures), 1 for any other answer or
+failure, 2 for a usage error, 130 when interrupted (Ctrl-C).
 `,
 	setup:   func() (*flag.FlagSet, runFunc) { o := new(callOpts); return callFlags(o), o.run },
 	choices: map[string][]string{"request": {"GET", "POST", "PUT", "DELETE"}},
@@ -57,8 +67,9 @@ type callOpts struct {
 	method, data, token, xuid, title string
 	headers                          headerList
 	include, verbose, mock, silent   bool
-	noRetry                          bool
+	noRetry, json                    bool
 	retryWindow, timeout             time.Duration
+	load                             loadOpts
 }
 
 // headerList collects repeated -H flags.
@@ -83,6 +94,10 @@ func callFlags(o *callOpts) *flag.FlagSet {
 	fs.BoolVar(&o.mock, "mock", false, "answer with the embedded mock instead of the network")
 	fs.StringVar(&o.xuid, "xuid", "2533274791234567", "user for the token --mock mints")
 	fs.StringVar(&o.title, "title", "1234567890", "title ID")
+	fs.IntVarP(&o.load.n, "requests", "n", 1, "load: send this many calls through one transport and print a summary instead of the body")
+	fs.IntVarP(&o.load.c, "concurrency", "c", 1, "load: calls in flight at a time")
+	fs.Float64Var(&o.load.rate, "rate", 0, "load: start at most this many calls a second (0: as fast as answered)")
+	fs.BoolVar(&o.json, "json", false, "load: print the summary as JSON")
 	return fs
 }
 
@@ -96,14 +111,26 @@ func (o *callOpts) run(ctx context.Context, e *env, args []string) error {
 	if o.retryWindow <= 0 || o.timeout < 0 {
 		return &exitError{2, errors.New("--retry-window must be positive and --timeout not negative")}
 	}
+	if err := o.load.check(); err != nil {
+		return &exitError{2, err}
+	}
+	if o.load.on() && o.include {
+		return &exitError{2, errors.New("-i prints one answer: not with -n, -c or --rate")}
+	}
+	if o.json && !o.load.on() {
+		return &exitError{2, errors.New("--json prints a load summary: give -n")}
+	}
 	if o.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, o.timeout)
 		defer cancel()
 	}
-	req, err := o.request(ctx, e, args[0])
+	req, body, err := o.request(ctx, e, args[0])
 	if err != nil {
 		return err
+	}
+	if o.load.on() {
+		return runLoad(ctx, e, o.transport(e), req, body, o.load, o.json)
 	}
 	resp, err := (&http.Client{Transport: o.transport(e)}).Do(req)
 	if err != nil {
@@ -113,10 +140,11 @@ func (o *callOpts) run(ctx context.Context, e *env, args []string) error {
 	return printResponse(e, resp, o.include || o.verbose && resp.StatusCode == http.StatusTooManyRequests)
 }
 
-func (o *callOpts) request(ctx context.Context, e *env, url string) (*http.Request, error) {
-	body, err := o.body(e)
+// request builds the request from the flags; body is its body, nil for none.
+func (o *callOpts) request(ctx context.Context, e *env, url string) (req *http.Request, body []byte, err error) {
+	body, err = o.body(e)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	method := o.method
 	if method == "" {
@@ -129,14 +157,14 @@ func (o *callOpts) request(ctx context.Context, e *env, url string) (*http.Reque
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	req, err = http.NewRequestWithContext(ctx, method, url, rd)
 	if err != nil {
-		return nil, &exitError{2, err}
+		return nil, nil, &exitError{2, err}
 	}
 	for _, h := range o.headers {
 		k, v, ok := strings.Cut(h, ":")
 		if !ok || strings.TrimSpace(k) == "" {
-			return nil, &exitError{2, fmt.Errorf("header %q is not 'Name: value'", h)}
+			return nil, nil, &exitError{2, fmt.Errorf("header %q is not 'Name: value'", h)}
 		}
 		if strings.EqualFold(strings.TrimSpace(k), "Host") {
 			req.Host = strings.TrimSpace(v) // net/http sends req.Host, not a Host header
@@ -154,9 +182,9 @@ func (o *callOpts) request(ctx context.Context, e *env, url string) (*http.Reque
 	case tok != "":
 		req.Header.Set("Authorization", tok)
 	case req.Header.Get("Authorization") == "":
-		return nil, &exitError{2, errors.New("no token: use --token, XBL_TOKEN or --mock")}
+		return nil, nil, &exitError{2, errors.New("no token: use --token, XBL_TOKEN or --mock")}
 	}
-	return req, nil
+	return req, body, nil
 }
 
 func (o *callOpts) tokenValue(e *env) string {
@@ -196,20 +224,20 @@ func (o *callOpts) body(e *env) ([]byte, error) {
 	return b, err
 }
 
-func (o *callOpts) transport(e *env) http.RoundTripper {
+func (o *callOpts) transport(e *env) *transport.Transport {
 	var base http.RoundTripper = http.DefaultTransport
 	if o.mock {
 		base = mock.NewHandler()
 	}
 	t := &transport.Transport{Base: base, TitleID: o.title, RetryWindow: o.retryWindow,
-		Raw429: o.include || o.verbose} // a 429 is then printed with its headers and body
+		Raw429: !o.load.on() && (o.include || o.verbose)} // a 429 is then printed with its headers and body
 	if o.noRetry {
 		t.RetryWindow = -1
 	}
 	if o.verbose {
 		t.Base = &tracer{base: base, w: e.stderr}
 	}
-	if !o.silent {
+	if !o.silent && (!o.load.on() || o.verbose) { // a load run counts retries in its summary
 		t.Logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{
 			ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
 				if a.Key == slog.TimeKey {

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"slices"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -253,26 +252,21 @@ func printKeySummary(w io.Writer, r sim.Result) error {
 	return tw.Flush()
 }
 
-// progress returns a progress callback that draws a bar when stderr is a
-// terminal, and nil otherwise.
+// progress returns a callback drawing the run's virtual progress as a bar
+// on a terminal (cleared when the run ends), or nil when standard error is
+// not a terminal.
 func progress(e *env, client string) func(done, total time.Duration) {
-	f, ok := e.stderr.(*os.File)
-	if !ok {
+	if !isTerminal(e.stderr) {
 		return nil
 	}
-	if st, err := f.Stat(); err != nil || st.Mode()&os.ModeCharDevice == 0 {
-		return nil
-	}
+	var b *bar
 	return func(done, total time.Duration) {
-		const width = 30
-		frac := 1.0
-		if total > 0 {
-			frac = float64(done) / float64(total)
+		if b == nil {
+			b = newBar(e.stderr, true, int64(total/time.Second), client, "virtual s")
 		}
-		n := min(max(int(frac*width), 0), width)
-		fmt.Fprintf(f, "\r%-6s [%s%s] %3.0f%% of %v virtual", client, strings.Repeat("#", n), strings.Repeat(".", width-n), 100*frac, total.Round(time.Second))
+		b.set(int64(done / time.Second))
 		if done >= total {
-			fmt.Fprint(f, "\r\033[K")
+			b.finish()
 		}
 	}
 }

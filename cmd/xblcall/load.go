@@ -1,0 +1,219 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/xblgo/fgrl/transport"
+)
+
+// maxLoadCalls bounds -n: every call's latency is kept for the percentiles.
+const maxLoadCalls = 1_000_000
+
+// loadOpts are call's load flags: -n calls, -c at a time, at most --rate a
+// second, through one transport.
+type loadOpts struct {
+	n, c int
+	rate float64
+}
+
+func (l loadOpts) on() bool { return l.n > 1 || l.c > 1 || l.rate > 0 }
+
+func (l loadOpts) check() error {
+	switch {
+	case l.n < 1 || l.n > maxLoadCalls:
+		return fmt.Errorf("-n must be between 1 and %d", maxLoadCalls)
+	case l.c < 1 || l.c > 10_000:
+		return errors.New("-c must be between 1 and 10000")
+	case l.rate < 0:
+		return errors.New("--rate must not be negative")
+	}
+	return nil
+}
+
+// loadReport is what a load run saw. It is printed as a table or, with
+// --json, as this object.
+type loadReport struct {
+	Calls       int            `json:"calls"`
+	Concurrency int            `json:"concurrency"`
+	Rate        float64        `json:"rate,omitempty"` // calls a second asked for; 0: as fast as answered
+	Elapsed     time.Duration  `json:"elapsedNs"`
+	Served      int            `json:"served"`         // calls that ended in an answer other than 429
+	OK          int            `json:"ok"`             // of those, 2xx
+	Statuses    map[string]int `json:"statuses"`       // final status codes
+	Waited      int64          `json:"waits"`          // waits before an attempt (budget or Retry-After)
+	Refused     int            `json:"refusedLocally"` // calls the budget refused without an answer
+	Throttled   int            `json:"throttled"`      // calls that ended in the service's 429
+	Server429s  int64          `json:"server429s"`     // 429 answers received, retries included
+	Retries     int64          `json:"retries"`
+	Failed      int            `json:"failed"` // calls that ended in another error
+	FirstError  string         `json:"firstError,omitempty"`
+	Latency     latencySummary `json:"latencyNs"`
+}
+
+type latencySummary struct {
+	Min, P50, P90, P99, Max time.Duration
+}
+
+// tally is a load run's shared state.
+type tally struct {
+	mu        sync.Mutex
+	r         loadReport
+	latencies []time.Duration
+}
+
+func (t *tally) record(d time.Duration, status int, err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.latencies = append(t.latencies, d)
+	var te *transport.ThrottleError
+	switch {
+	case err == nil:
+		t.r.Served++
+		if status >= 200 && status <= 299 {
+			t.r.OK++
+		}
+		t.r.Statuses[strconv.Itoa(status)]++
+	case errors.As(err, &te) && te.Local:
+		t.r.Refused++
+	case errors.As(err, &te):
+		t.r.Throttled++
+	default:
+		t.r.Failed++
+		if t.r.FirstError == "" {
+			t.r.FirstError = oneLine(err)
+		}
+	}
+}
+
+// runLoad sends l.n copies of req through rt, l.c at a time, and reports.
+func runLoad(ctx context.Context, e *env, t *transport.Transport, req *http.Request, body []byte, l loadOpts, asJSON bool) error {
+	tl := &tally{r: loadReport{Calls: l.n, Concurrency: l.c, Rate: l.rate, Statuses: map[string]int{}}, latencies: make([]time.Duration, 0, l.n)}
+	var lim *rate.Limiter
+	if l.rate > 0 {
+		lim = rate.NewLimiter(rate.Limit(l.rate), 1)
+	}
+	b := newBar(e.stderr, isTerminal(e.stderr), int64(l.n), "calls", "calls")
+	client := &http.Client{Transport: t}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range min(l.c, l.n) {
+		wg.Go(func() {
+			for next.Add(1) <= int64(l.n) {
+				if lim != nil && lim.Wait(ctx) != nil {
+					return
+				}
+				if ctx.Err() != nil {
+					return
+				}
+				status, d, err := oneCall(ctx, client, req, body)
+				tl.record(d, status, err)
+				b.add()
+			}
+		})
+	}
+	wg.Wait()
+	b.finish()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	tl.r.Elapsed = time.Since(start)
+	st := t.Stats()
+	tl.r.Waited, tl.r.Server429s, tl.r.Retries = st.Waits, st.Server429s, st.Retries
+	tl.r.Latency = summarize(tl.latencies)
+	var err error
+	if asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(tl.r)
+	} else {
+		err = printLoad(e.stdout, &tl.r)
+	}
+	if err == nil && tl.r.Failed > 0 {
+		err = fmt.Errorf("%d of %d calls failed; the first: %s", tl.r.Failed, l.n, tl.r.FirstError)
+	}
+	return err
+}
+
+// oneCall sends one copy of req and reads its answer to the end (bounded).
+func oneCall(ctx context.Context, client *http.Client, req *http.Request, body []byte) (int, time.Duration, error) {
+	r := req.Clone(ctx)
+	if body != nil {
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	}
+	start := time.Now()
+	resp, err := client.Do(r)
+	if err != nil {
+		return 0, time.Since(start), err
+	}
+	_, err = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<20))
+	resp.Body.Close()
+	return resp.StatusCode, time.Since(start), err
+}
+
+func summarize(d []time.Duration) latencySummary {
+	if len(d) == 0 {
+		return latencySummary{}
+	}
+	slices.Sort(d)
+	at := func(p float64) time.Duration { return d[min(int(p*float64(len(d))), len(d)-1)] }
+	return latencySummary{Min: d[0], P50: at(0.50), P90: at(0.90), P99: at(0.99), Max: d[len(d)-1]}
+}
+
+func printLoad(w io.Writer, r *loadReport) error {
+	pace := "as fast as answered"
+	if r.Rate > 0 {
+		pace = fmt.Sprintf("at most %g/s", r.Rate)
+	}
+	fmt.Fprintf(w, "%d calls in %v (%.1f/s), %d at a time, %s\n", r.Calls, round(r.Elapsed),
+		float64(r.Calls)/max(r.Elapsed.Seconds(), 1e-9), r.Concurrency, pace)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "  served\t%d\tanswered (%d with 2xx)\n", r.Served, r.OK)
+	fmt.Fprintf(tw, "  waited\t%d\twaits for the budget or a Retry-After before an attempt\n", r.Waited)
+	fmt.Fprintf(tw, "  refused locally\t%d\tthe budget was spent: no request sent\n", r.Refused)
+	fmt.Fprintf(tw, "  throttled\t%d\tended in the service's 429\n", r.Throttled)
+	fmt.Fprintf(tw, "  server 429s\t%d\t429 answers received, retries included (%d retries)\n", r.Server429s, r.Retries)
+	fmt.Fprintf(tw, "  failed\t%d\t%s\n", r.Failed, r.FirstError)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	l := r.Latency
+	fmt.Fprintf(w, "latency: min %v  p50 %v  p90 %v  p99 %v  max %v\n", round(l.Min), round(l.P50), round(l.P90), round(l.P99), round(l.Max))
+	codes := make([]string, 0, len(r.Statuses))
+	for c := range r.Statuses {
+		codes = append(codes, c)
+	}
+	sort.Strings(codes)
+	fmt.Fprint(w, "status codes:")
+	for _, c := range codes {
+		fmt.Fprintf(w, " %s x%d", c, r.Statuses[c])
+	}
+	_, err := fmt.Fprintln(w)
+	return err
+}
+
+func round(d time.Duration) time.Duration {
+	switch {
+	case d >= time.Second:
+		return d.Round(time.Millisecond)
+	case d >= time.Millisecond:
+		return d.Round(10 * time.Microsecond)
+	}
+	return d.Round(time.Microsecond)
+}

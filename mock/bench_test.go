@@ -2,6 +2,7 @@ package mock
 
 import (
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -37,6 +38,18 @@ func BenchmarkServeHTTPAdmitted(b *testing.B) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clock := func() time.Time { now = now.Add(10 * time.Millisecond); return now }
 	h := NewHandler(WithLimits(bigLimits(b)), WithClock(clock))
+	req := httptest.NewRequest("GET", profileURL, nil)
+	req.Host = "profile.xboxlive.com"
+	req.Header.Set("Authorization", Token(xuid1, title1))
+	benchServe(b, h, req)
+}
+
+// BenchmarkServeHTTPLogged is BenchmarkServeHTTPAdmitted with WithLogger
+// writing JSON lines: the cost of xblcall mock's request log.
+func BenchmarkServeHTTPLogged(b *testing.B) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { now = now.Add(10 * time.Millisecond); return now }
+	h := NewHandler(WithLimits(bigLimits(b)), WithClock(clock), WithLogger(slog.New(slog.NewJSONHandler(io.Discard, nil))))
 	req := httptest.NewRequest("GET", profileURL, nil)
 	req.Host = "profile.xboxlive.com"
 	req.Header.Set("Authorization", Token(xuid1, title1))

@@ -13,7 +13,7 @@ import (
 
 // admit counts the request and reports whether it may be served; when not,
 // it has written the answer.
-func (h *Handler) admit(w http.ResponseWriter, r *http.Request, rule *limits.Rule, id identity) bool {
+func (h *Handler) admit(w http.ResponseWriter, r *http.Request, rule *limits.Rule, id identity, e *logEntry) bool {
 	if h.cfg.legacy[id.title] {
 		return true
 	}
@@ -33,6 +33,9 @@ func (h *Handler) admit(w http.ResponseWriter, r *http.Request, rule *limits.Rul
 		if !pd.Allowed && (d.Allowed || pd.RetryAfter > d.RetryAfter) {
 			d, aspect = pd, "{userId;publisherId}"
 		}
+	}
+	if e != nil {
+		e.d, e.counted = d, true
 	}
 	ratelimit.SetHeaders(w.Header(), d)
 	if d.Allowed {

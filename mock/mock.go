@@ -84,6 +84,15 @@ func NewHandler(opts ...Option) *Handler {
 // ServeHTTP counts the request against its user + title + service and
 // either refuses it (429) or serves it.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.cfg.logger == nil {
+		h.serve(w, r, nil)
+		return
+	}
+	h.serveLogged(w, r)
+}
+
+// serve answers r; when e is not nil it notes what it counted there.
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request, e *logEntry) {
 	rule, known := h.cfg.limits.Match(r.Method, r.Host, r.URL.Path)
 	if !known && !h.cfg.fallback {
 		writeError(w, http.StatusNotFound, "NoSuchHost", "the mock serves no service at host "+hostOnly(r.Host))
@@ -97,7 +106,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnauthorized, "Unauthorized", err.Error())
 		return
 	}
-	if !h.admit(w, r, rule, id) {
+	if e != nil {
+		e.scope, e.user, e.title = rule.Scope(), id.userhash, id.title
+	}
+	if !h.admit(w, r, rule, id, e) {
 		return
 	}
 	w, done := h.fault(w, r)

@@ -1,6 +1,7 @@
 package mock
 
 import (
+	"log/slog"
 	"strings"
 	"time"
 
@@ -26,6 +27,7 @@ type config struct {
 	maxBody       int64
 	maxStateBytes int64
 	failOpen      bool
+	logger        *slog.Logger
 }
 
 // WithLimits serves the hosts of l with its limits. The default is
@@ -131,3 +133,11 @@ const (
 	RetryAfterNegative                       // a negative number
 	RetryAfterGarbage                        // not a number
 )
+
+// WithLogger logs each request to l at level Info once it is answered: its
+// method, host and path, the status, and for a counted request its key
+// (service scope, userhash and title; never the token) with the burst and
+// sustain counts and limits after it. An aborted answer (a reset or a
+// truncation fault) is logged with aborted=true. Without it
+// the mock logs nothing and pays nothing for logging.
+func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }

@@ -203,7 +203,32 @@ func TestCallThrottledReason(t *testing.T) {
 }
 
 func TestMockServes(t *testing.T) {
-	testMockServes(t)
+	logged := testMockServes(t)
+	for _, want := range []string{"msg=request method=GET host=social.xboxlive.com path=/users/me/people status=200 scope=social user=",
+		"burst=1 burstLimit=", "sustain=1 sustainLimit="} {
+		if !strings.Contains(logged, want) {
+			t.Errorf("request log lacks %q:\n%s", want, logged)
+		}
+	}
+}
+
+// TestMockLogJSON: --log-format json writes one object a line; off, none.
+func TestMockLogJSON(t *testing.T) {
+	logged := testMockServes(t, "--log-format", "json")
+	var line struct {
+		Msg, Host, Scope, User string
+		Status, Burst          int
+	}
+	first, _, _ := strings.Cut(logged, "\n")
+	if err := json.Unmarshal([]byte(first), &line); err != nil || line.Msg != "request" || line.Status != 200 || line.Scope != "social" || line.Burst != 1 || line.User != mock.UserHash("1") {
+		t.Errorf("first line %q: %+v, %v", first, line, err)
+	}
+	if logged := testMockServes(t, "--log-format", "off"); strings.Contains(logged, "request") {
+		t.Errorf("--log-format off logged %q", logged)
+	}
+	if code, _, errs := xblcall(t, "mock", "--log-format", "xml"); code != 2 || !strings.Contains(errs, `unknown --log-format "xml"`) {
+		t.Errorf("exit %d, %q", code, errs)
+	}
 }
 
 // TestMockServesRedis: the same, with the counts in Redis.
@@ -216,7 +241,9 @@ func TestMockServesRedis(t *testing.T) {
 	}
 }
 
-func testMockServes(t *testing.T, extra ...string) {
+// testMockServes serves the mock, calls it once and returns what it wrote
+// on stderr.
+func testMockServes(t *testing.T, extra ...string) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	printed := make(chan struct{})
 	out := &syncBuffer{printed: printed}
@@ -239,6 +266,7 @@ func testMockServes(t *testing.T, extra ...string) {
 	if code != 0 || !strings.Contains(body, `"totalCount":12`) {
 		t.Errorf("call through the served mock: %d\n%s\n%s", code, body, errs)
 	}
+	return errb.String()
 }
 
 // syncBuffer is a goroutine-safe buffer; when printed is not nil it is

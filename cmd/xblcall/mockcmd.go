@@ -5,6 +5,8 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"maps"
 	"net"
 	"net/http"
@@ -16,6 +18,7 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/logging"
 	"github.com/xblgo/fgrl/limits"
 	"github.com/xblgo/fgrl/mock"
 	"github.com/xblgo/fgrl/throttle"
@@ -24,7 +27,7 @@ import (
 
 var mockCommand = command{
 	summary: "serve the FGRL mock until interrupted",
-	usage:   "[--addr HOST:PORT] [--redis URL] [--limits F] [--align] [--legacy TITLE,...] [--fallback] [fault flags]",
+	usage:   "[--addr HOST:PORT] [--redis URL] [--limits F] [--align] [--legacy TITLE,...] [--fallback] [--log-format text|json|off] [fault flags]",
 	examples: `  xblcall mock --addr 127.0.0.1:8080
   curl -H "Host: profile.xboxlive.com" -H "Authorization: $(xblcall token --xuid 1 --title 2)" \
       http://127.0.0.1:8080/users/me/profile/settings
@@ -32,14 +35,20 @@ var mockCommand = command{
   xblcall mock --redis redis://127.0.0.1:6379/0 --addr :8081   # replicas sharing one FGRL state
 
 The mock answers for real Xbox host names through the Host header.
+
+Each request is logged on standard error once answered (log/slog): method,
+host, path, status and, for a counted request, its key (scope, userhash,
+title; never the token) with the burst and sustain counts and limits after
+it. --log-format json writes one JSON object a line; off logs nothing.
 `,
 	setup:   func() (*flag.FlagSet, runFunc) { o := new(mockOpts); return mockFlags(o), o.run },
-	choices: map[string][]string{"revision": limits.Revisions(), "retry-after": slices.Sorted(maps.Keys(retryAfterModes))},
+	choices: map[string][]string{"revision": limits.Revisions(), "retry-after": slices.Sorted(maps.Keys(retryAfterModes)), "log-format": {"text", "json", "off"}},
 	files:   map[string][]string{"limits": {"json"}, "redis-ca": {"pem", "crt"}},
 }
 
 type mockOpts struct {
 	addr, limits, revision, legacy, retryAfter, redis, redisCA string
+	logFormat                                                  string
 	align, fallback, failOpen                                  bool
 	latency                                                    time.Duration
 	errorRate, resetRate                                       float64
@@ -64,6 +73,7 @@ func mockFlags(o *mockOpts) *flag.FlagSet {
 	fs.Float64Var(&o.resetRate, "reset-rate", 0, "fraction of admitted requests whose connection is reset")
 	fs.StringVar(&o.retryAfter, "retry-after", "seconds", "Retry-After form: seconds, missing, http-date, huge, negative, garbage")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the fault dice")
+	fs.StringVar(&o.logFormat, "log-format", "text", "request log on stderr: text, json or off")
 	return fs
 }
 
@@ -72,7 +82,20 @@ var retryAfterModes = map[string]mock.RetryAfterMode{
 	"huge": mock.RetryAfterHuge, "negative": mock.RetryAfterNegative, "garbage": mock.RetryAfterGarbage,
 }
 
-func (o *mockOpts) options() ([]mock.Option, error) {
+// logger returns the request log --log-format asks for (nil for off).
+func (o *mockOpts) logger(w io.Writer) (*slog.Logger, error) {
+	switch o.logFormat {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, nil)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, nil)), nil
+	case "off":
+		return nil, nil
+	}
+	return nil, &exitError{2, fmt.Errorf("unknown --log-format %q (want text, json or off)", o.logFormat)}
+}
+
+func (o *mockOpts) options(e *env) ([]mock.Option, error) {
 	limits, err := loadLimits(o.revision, o.limits)
 	if err != nil {
 		return nil, err
@@ -84,8 +107,15 @@ func (o *mockOpts) options() ([]mock.Option, error) {
 	if o.errorRate < 0 || o.resetRate < 0 || o.errorRate+o.resetRate > 1 || o.latency < 0 {
 		return nil, &exitError{2, errors.New("rates must be fractions adding up to at most 1, latency not negative")}
 	}
+	log, err := o.logger(e.stderr)
+	if err != nil {
+		return nil, err
+	}
 	opts := []mock.Option{mock.WithLimits(limits), mock.WithFaults(mock.Faults{Latency: o.latency,
 		ErrorRate: o.errorRate, ResetRate: o.resetRate, RetryAfter: mode, Seed: o.seed})}
+	if log != nil {
+		opts = append(opts, mock.WithLogger(log))
+	}
 	align := throttle.FirstRequest
 	if o.align {
 		align = throttle.ClockAligned
@@ -133,6 +163,9 @@ func (o *mockOpts) redisStore(align throttle.Align) (*redisstore.Store, error) {
 		}
 		ro.TLSConfig.RootCAs = pool
 	}
+	// go-redis logs dial failures on its own; xblcall says them once, in
+	// its words (checkRedis, the 503s' bodies).
+	redis.SetLogger(&logging.VoidLogger{})
 	return &redisstore.Store{Client: redis.NewClient(ro), Align: align}, nil
 }
 
@@ -153,7 +186,7 @@ func (o *mockOpts) run(ctx context.Context, e *env, args []string) error {
 	if len(args) > 0 {
 		return &exitError{2, errors.New("mock takes no arguments")}
 	}
-	opts, err := o.options()
+	opts, err := o.options(e)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -144,6 +145,15 @@ func TestToken(t *testing.T) {
 	code, out, _ := xblcall(t, "token", "--xuid", "1", "--title", "2")
 	if code != 0 || strings.TrimSpace(out) != mock.Token("1", "2") {
 		t.Errorf("token: %d %q", code, out)
+	}
+	code, out, _ = xblcall(t, "token", "--xuid", "1", "--title", "2", "--json")
+	var got map[string]string
+	if err := json.Unmarshal([]byte(out), &got); code != 0 || err != nil {
+		t.Fatalf("token --json: exit %d, %v: %q", code, err, out)
+	}
+	want := map[string]string{"authorization": mock.Token("1", "2"), "userhash": mock.UserHash("1"), "xuid": "1", "title": "2"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("token --json (-want +got):\n%s", diff)
 	}
 }
 
@@ -611,4 +621,42 @@ func TestCompletion(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestUsageSpellsFlags: every flag a usage line names, and every flag an
+// example gives an xblcall command, is a flag of that command, spelt the
+// same way.
+func TestUsageSpellsFlags(t *testing.T) {
+	flagRE := regexp.MustCompile(`(?:^|[\s\[|(])(--[a-z][a-z-]*|-[A-Za-z])\b`)
+	callRE := regexp.MustCompile(`xblcall ([a-z]+)([^|;)&\n]*)`)
+	check := func(t *testing.T, name, text string) {
+		t.Helper()
+		cmd, ok := commands[name]
+		if !ok {
+			return // help, completion
+		}
+		fs, _ := cmd.setup()
+		for _, m := range flagRE.FindAllStringSubmatch(text, -1) {
+			f := m[1]
+			if strings.HasPrefix(f, "--") && fs.Lookup(f[2:]) == nil || !strings.HasPrefix(f, "--") && fs.ShorthandLookup(f[1:]) == nil {
+				t.Errorf("%q names %s, which is not a flag of %s", clip(text), f, name)
+			}
+		}
+	}
+	for name, cmd := range commands {
+		t.Run(name, func(t *testing.T) {
+			check(t, name, cmd.usage)
+			examples := strings.ReplaceAll(cmd.examples, "\\\n", " ") // continued lines
+			for _, m := range callRE.FindAllStringSubmatch(examples, -1) {
+				check(t, m[1], m[2])
+			}
+		})
+	}
+}
+
+func clip(s string) string {
+	if len(s) > 60 {
+		return s[:60] + "..."
+	}
+	return s
 }

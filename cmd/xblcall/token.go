@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -13,19 +14,24 @@ import (
 
 var tokenCommand = command{
 	summary: "print an Authorization value the mock accepts",
-	usage:   "--xuid XUID --title TITLE",
+	usage:   "--xuid XUID --title TITLE [--json]",
 	examples: `  xblcall token --xuid 2533274791234567 --title 1234567890
   curl -H "Authorization: $(xblcall token --xuid 1 --title 2)" ...
+  xblcall token --xuid 1 --title 2 --json | jq -r .userhash
 `,
 	setup: func() (*flag.FlagSet, runFunc) { o := new(tokenOpts); return tokenFlags(o), o.run },
 }
 
-type tokenOpts struct{ xuid, title string }
+type tokenOpts struct {
+	xuid, title string
+	json        bool
+}
 
 func tokenFlags(o *tokenOpts) *flag.FlagSet {
 	fs := newFlagSet("token")
 	fs.StringVar(&o.xuid, "xuid", "", "the user's xuid (required)")
 	fs.StringVar(&o.title, "title", "", "the title ID (required)")
+	fs.BoolVar(&o.json, "json", false, "print the value with its userhash, XUID and title as JSON")
 	return fs
 }
 
@@ -36,7 +42,16 @@ func (o *tokenOpts) run(_ context.Context, e *env, args []string) error {
 	if err := checkIDs(o.xuid, o.title); err != nil {
 		return err
 	}
-	fmt.Fprintln(e.stdout, mock.Token(o.xuid, o.title))
+	tok := mock.Token(o.xuid, o.title)
+	if o.json {
+		return json.NewEncoder(e.stdout).Encode(struct {
+			Authorization string `json:"authorization"`
+			Userhash      string `json:"userhash"`
+			XUID          string `json:"xuid"`
+			Title         string `json:"title"`
+		}{tok, mock.UserHash(o.xuid), o.xuid, o.title})
+	}
+	fmt.Fprintln(e.stdout, tok)
 	return nil
 }
 

@@ -1,94 +1,356 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
+	"sort"
+	"strings"
 	"text/tabwriter"
 
 	flag "github.com/spf13/pflag"
 
-	"github.com/xblgo/fgrl/internal/analyze"
-	"github.com/xblgo/fgrl/internal/har"
+	"github.com/xblgo/fgrl/analyze"
 	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/limits"
 )
 
 var analyzeCommand = command{
-	summary: "find FGRL problems in an HTTP Archive (HAR) trace",
-	usage:   "[--json] [--revision R] [--limits F] TRACE.har",
+	summary: "find rate-limit problems in traces (HAR, Fiddler .saz), as the Xbox Live Trace Analyzer does",
+	usage:   "[--json] [--html FILE] [--rules F] [--revision R] [--limits F] [-v] TRACE...",
 	examples: `  xblcall analyze capture.har
-  xblcall analyze --json capture.har | jq '.groups[] | select(.verdict != "green")'
+  xblcall analyze --html report.html session.saz more.har
+  xblcall analyze traces/                        # every .har and .saz in the directory
+  xblcall analyze --json capture.har | jq '.findings[] | select(.level == "fail")'
+  xblcall simulate --client naive --har naive.har && xblcall analyze naive.har
 
-Calls are grouped per user (the Authorization userhash) and per rule of the
-limits data. A sliding scan counts calls over the burst and sustain limits; a
-sustain window at the certification figure (10 x sustain) is red and exits 2.
+Calls are grouped per user (the Authorization userhash, named by gamertag and
+XUID where the trace shows them) and per service (a rule of the limits data).
+Only Xbox services are judged: hosts the limits name, and other *.xboxlive.com
+hosts at the limits' fallback rule; calls to other hosts are listed apart.
+Calls without a token are a finding of their own.
+
+The rules (the trace analyzer's; --rules FILE changes them, see the analyze
+package doc): call-frequency, throttled-calls, burst, repeated-calls,
+polling, small-batch, batch-frequency, no-token.
+
+  red     a finding fails: a 300 s span reaches the rule's certification
+          figure (printed per service in the CERT column: the limits data's,
+          else 10 x sustain), or the title mishandles 429s (two or more in a
+          row, or calls sent before Retry-After passed). Exit status 1.
+  yellow  warnings only: spans past 90 % of a burst or sustain limit or over
+          it, a single 429, bursts, repeats, polling, small or frequent
+          batches, calls without a token. Exit status 0.
+  green   no finding. Exit status 0.
+
+Exit status 2 is a usage or input error: no trace, a file that is no trace,
+or traces holding no calls. One bad entry is skipped and named; a file cut
+short is analyzed up to the cut, with a warning.
 `,
 	setup:    func() (*flag.FlagSet, runFunc) { o := new(analyzeOpts); return analyzeFlags(o), o.run },
 	choices:  map[string][]string{"revision": limits.Revisions()},
-	files:    map[string][]string{"limits": {"json"}},
-	argFiles: []string{"har"},
+	files:    map[string][]string{"limits": {"json"}, "rules": {"json"}, "html": {"html"}},
+	argFiles: []string{"har", "saz"},
 }
 
 type analyzeOpts struct {
-	json             bool
-	revision, limits string
+	json, verbose                 bool
+	revision, limits, rules, html string
 }
 
 func analyzeFlags(o *analyzeOpts) *flag.FlagSet {
 	fs := newFlagSet("analyze")
-	fs.BoolVar(&o.json, "json", false, "print the report as JSON")
+	fs.BoolVar(&o.json, "json", false, "print the report as JSON (schema "+analyze.Schema+")")
+	fs.StringVar(&o.html, "html", "", "also write a self-contained HTML report to this file")
+	fs.StringVar(&o.rules, "rules", "", "rules data file (JSON; fields left out keep the trace analyzer's values)")
 	fs.StringVar(&o.revision, "revision", "2020", "built-in limits table")
 	fs.StringVar(&o.limits, "limits", "", "limits data file")
+	fs.BoolVarP(&o.verbose, "verbose", "v", false, "list every finding with its evidence, and wider columns")
 	return fs
 }
 
 func (o *analyzeOpts) run(_ context.Context, e *env, args []string) error {
-	if len(args) != 1 {
-		return &exitError{2, errors.New("need one HAR file")}
+	if len(args) == 0 {
+		return &exitError{2, errors.New("need a trace: a .har or .saz file, a directory of them, or - for standard input")}
 	}
-	limits, err := loadLimits(o.revision, o.limits)
+	lim, err := loadLimits(o.revision, o.limits)
 	if err != nil {
-		return err
+		return &exitError{2, err}
 	}
-	f, err := os.Open(args[0])
+	rules, err := o.loadRules()
 	if err != nil {
-		return err
+		return &exitError{2, err}
 	}
-	defer f.Close()
-	entries, err := har.Read(f)
+	if err := checkWritable(o.html, "--html"); err != nil {
+		return &exitError{2, err}
+	}
+	a, err := analyze.New(lim, rules)
 	if err != nil {
-		return err
+		return &exitError{2, err}
 	}
-	rep := analyze.Analyze(entries, limits)
+	paths, err := tracePaths(args)
+	if err != nil {
+		return &exitError{2, err}
+	}
+	for _, p := range paths {
+		if err := readTrace(e, p, a); err != nil {
+			return &exitError{2, fmt.Errorf("%s: %w", safetext.Clip(p, 200), err)}
+		}
+	}
+	rep := a.Report()
+	if rep.Calls == 0 {
+		return &exitError{2, errors.New("the traces hold no calls")}
+	}
+	if o.html != "" {
+		if err := writeHTMLReport(o.html, rep); err != nil {
+			return err
+		}
+	}
 	if o.json {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
-			return err
-		}
-	} else if err := printReport(e, len(entries), rep); err != nil {
+		err = enc.Encode(rep)
+	} else {
+		err = printReport(e.stdout, rep, o.verbose)
+	}
+	if err != nil {
 		return err
 	}
 	if rep.Verdict == analyze.Red {
-		return &exitError{2, errors.New("certification would fail (red)")}
+		return &exitError{1, fmt.Errorf("verdict red: %d findings fail certification", rep.Fails)}
 	}
 	return nil
 }
 
-func printReport(e *env, n int, rep analyze.Report) error {
-	fmt.Fprintf(e.stdout, "%d calls, %d groups, %d skipped; verdict %s\n\n", n, len(rep.Groups), rep.Skipped, rep.Verdict)
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SCOPE\tUSER\tCALLS\tPEAK BURST\tBURST VIOL.\tPEAK SUSTAIN\tSUSTAIN VIOL.\t429s\tRETRIED TOO SOON\tVERDICT")
-	for _, g := range rep.Groups {
-		user := safetext.Clip(g.User, 40) // from the trace: never raw to a terminal
-		if user == "" {
-			user = "(no token)"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d/%d\t%d\t%d/%d\t%d\t%d\t%d\t%s\n", g.Scope, user, g.Calls, g.PeakBurst, g.Burst,
-			g.BurstViolations, g.PeakSustain, g.Sustain, g.SustainViolations, g.Server429s, g.RetriedTooSoon, g.Verdict)
+func (o *analyzeOpts) loadRules() (*analyze.Rules, error) {
+	if o.rules == "" {
+		return analyze.DefaultRules(), nil
 	}
-	return tw.Flush()
+	b, err := os.ReadFile(o.rules)
+	if err != nil {
+		return nil, err
+	}
+	return analyze.ParseRules(b)
+}
+
+// tracePaths expands directories into the .har and .saz files they hold.
+func tracePaths(args []string) ([]string, error) {
+	var out []string
+	for _, p := range args {
+		st, err := os.Stat(p)
+		switch {
+		case p == "-":
+			out = append(out, p)
+			continue
+		case err != nil:
+			return nil, err
+		case !st.IsDir():
+			out = append(out, p)
+			continue
+		}
+		entries, err := os.ReadDir(p)
+		if err != nil {
+			return nil, err
+		}
+		n := len(out)
+		for _, d := range entries {
+			if ext := strings.ToLower(filepath.Ext(d.Name())); !d.IsDir() && (ext == ".har" || ext == ".saz") {
+				out = append(out, filepath.Join(p, d.Name()))
+			}
+		}
+		if len(out) == n {
+			return nil, fmt.Errorf("%s holds no .har or .saz file", safetext.Clip(p, 200))
+		}
+	}
+	return out, nil
+}
+
+// readTrace reads one trace into a: a zip (a .saz) or a HAR, told apart by
+// their first bytes.
+func readTrace(e *env, p string, a *analyze.Analyzer) error {
+	var r io.Reader = e.stdin
+	name := "standard input"
+	if p != "-" {
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		r, name = f, p
+	}
+	br := bufio.NewReaderSize(r, 64<<10)
+	head, _ := br.Peek(4)
+	var in analyze.Input
+	var err error
+	if bytes.Equal(head, []byte("PK\x03\x04")) {
+		in, err = readSAZ(br, p, a)
+	} else {
+		in, err = analyze.ReadHAR(br, a.Add)
+	}
+	if err != nil {
+		return err
+	}
+	in.Name = name
+	a.AddInput(in)
+	return nil
+}
+
+// readSAZ reads a zip: from its file when it has one, else (standard
+// input) through a temporary file, as zip needs to seek.
+func readSAZ(r io.Reader, p string, a *analyze.Analyzer) (analyze.Input, error) {
+	var f *os.File
+	var err error
+	if p != "-" {
+		f, err = os.Open(p)
+	} else {
+		f, err = os.CreateTemp("", "xblcall-*.saz")
+		if err == nil {
+			defer os.Remove(f.Name())
+			_, err = io.Copy(f, r)
+		}
+	}
+	if err != nil {
+		return analyze.Input{}, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return analyze.Input{}, err
+	}
+	return analyze.ReadSAZ(f, st.Size(), a.Add)
+}
+
+func writeHTMLReport(name string, rep *analyze.Report) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return fmt.Errorf("--html: %w", err)
+	}
+	err = rep.WriteHTML(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("--html: %w", err)
+	}
+	return nil
+}
+
+// reportFindings bounds the findings the table lists without -v.
+const reportFindings = 20
+
+// printReport prints the report in 100 columns (-v: every finding, with
+// its evidence, and wider cells). Text from the trace is escaped.
+func printReport(w io.Writer, rep *analyze.Report, verbose bool) error {
+	cell := func(s string, n int) string {
+		s = safetext.Clip(s, 1000)
+		if verbose {
+			return s
+		}
+		return clipCell(s, n)
+	}
+	for _, in := range rep.Inputs {
+		fmt.Fprintf(w, "%s: %d calls", cell(in.Name, 60), in.Calls)
+		if in.ProblemCount > 0 {
+			fmt.Fprintf(w, ", %d entries skipped (the first: entry %d, %s)", in.ProblemCount, in.Problems[0].Index,
+				cell(in.Problems[0].Reason, 40))
+		}
+		fmt.Fprintln(w)
+		if in.Truncated != "" {
+			fmt.Fprintf(w, "  warning: read in part: %s\n", cell(in.Truncated, 80))
+		}
+	}
+	fmt.Fprintf(w, "judged %d calls in %d user-service groups\n", rep.Judged, len(rep.Groups))
+	printHosts(w, "not judged (not Xbox services)", rep.NotJudged, cell)
+	printHosts(w, "no token", rep.NoToken, cell)
+	if rep.Realtime > 0 {
+		fmt.Fprintf(w, "real-time activity: %d sockets, not judged\n", rep.Realtime)
+	}
+	if len(rep.Groups) > 0 {
+		fmt.Fprintln(w)
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "SERVICE\tUSER\tCALLS\tPEAK 15S\tPEAK 300S\tCERT\t429S\tFAIL\tWARN\t")
+		for _, g := range rep.Groups {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d/%s\t%d/%s\t%s\t%d\t%d\t%d\t\n", cell(g.Service, 18), cell(g.User, 22), g.Calls,
+				g.PeakBurst, dash(g.Burst), g.PeakSustain, dash(g.Sustain), dash(g.Certification), g.Server429s, g.Fails, g.Warnings)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	printFindings(w, rep, verbose, cell)
+	fmt.Fprintf(w, "\nverdict %s: %d failures, %d warnings\n", strings.ToUpper(rep.Verdict), rep.Fails, rep.Warnings)
+	return nil
+}
+
+func printHosts(w io.Writer, what string, hosts []analyze.HostCount, cell func(string, int) string) {
+	if len(hosts) == 0 {
+		return
+	}
+	total := 0
+	var parts []string
+	for i, h := range hosts {
+		total += h.Calls
+		if i < 3 {
+			parts = append(parts, fmt.Sprintf("%s %d", cell(h.Host, 30), h.Calls))
+		}
+	}
+	more := ""
+	if len(hosts) > 3 {
+		more = fmt.Sprintf(", +%d hosts", len(hosts)-3)
+	}
+	fmt.Fprintf(w, "%s: %d calls (%s%s)\n", what, total, strings.Join(parts, ", "), more)
+}
+
+func printFindings(w io.Writer, rep *analyze.Report, verbose bool, cell func(string, int) string) {
+	if len(rep.Findings) == 0 {
+		return
+	}
+	shown := rep.Findings
+	if !verbose && len(shown) > reportFindings {
+		shown = shown[:reportFindings]
+	}
+	fmt.Fprintf(w, "\nFINDINGS (%d of %d", len(shown), rep.Fails+rep.Warnings)
+	if len(shown) < rep.Fails+rep.Warnings {
+		fmt.Fprint(w, "; -v lists more, --json and --html all")
+	}
+	fmt.Fprintln(w, ")")
+	byRule := make([]string, 0, len(rep.ByRule))
+	for r, n := range rep.ByRule {
+		byRule = append(byRule, fmt.Sprintf("%s %d", r, n))
+	}
+	sort.Strings(byRule)
+	fmt.Fprintf(w, "by rule: %s\n", strings.Join(byRule, ", "))
+	layout := "15:04:05.000"
+	if rep.Start.YearDay() != rep.End.YearDay() || rep.Start.Year() != rep.End.Year() {
+		layout = "01-02 15:04:05.000"
+	}
+	for _, f := range shown {
+		who := f.User
+		if who == "" {
+			who = "-"
+		}
+		service := f.Service
+		if service == "" {
+			service = f.Host
+		}
+		fmt.Fprintf(w, "%s  %-4s  %-15s  %-20s  %s\n", f.Time.Format(layout), strings.ToUpper(f.Level), f.Rule,
+			cell(service, 20), cell(who, 36))
+		fmt.Fprintf(w, "    %s\n", cell(f.Reason, 95))
+		if verbose {
+			if f.URL != "" {
+				fmt.Fprintf(w, "    call: %s\n", cell(f.URL, 200))
+			}
+			var ev []string
+			for _, x := range f.Evidence {
+				ev = append(ev, fmt.Sprintf("#%d %s %d", x.Index, x.Time.Format("15:04:05.000"), x.Status))
+			}
+			fmt.Fprintf(w, "    %d calls: %s\n", f.Calls, strings.Join(ev, ", "))
+		}
+	}
 }

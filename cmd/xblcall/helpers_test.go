@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"net/http"
 
 	"github.com/xblgo/fgrl/transport"
@@ -9,3 +10,6 @@ import (
 var throttleErrForTest = transport.ThrottleError{Status: 429, Wait: 12e9, Local: true}
 
 var _ http.RoundTripper = (*tracer)(nil)
+
+// withStdin gives a command r as its standard input.
+func withStdin(r io.Reader) func(*env) { return func(e *env) { e.stdin = r } }

@@ -78,9 +78,13 @@ func (e *exitError) Error() string { return e.err.Error() }
 
 // run runs xblcall with args and returns its exit status: 0 on success, 1 on
 // failure (with a one-line reason on stderr), 2 for usage errors and red
-// analyses, 130 when interrupted (Ctrl-C).
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+// analyses, 130 when interrupted (Ctrl-C). opts adjust the environment
+// (tests give standard input).
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...func(*env)) int {
 	e := &env{stdout: stdout, stderr: stderr, stdin: os.Stdin, getenv: os.Getenv}
+	for _, o := range opts {
+		o(e)
+	}
 	root := newRoot(e)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,11 +10,13 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"sync"
 	"text/tabwriter"
 	"time"
 
 	flag "github.com/spf13/pflag"
 
+	"github.com/xblgo/fgrl/analyze"
 	"github.com/xblgo/fgrl/internal/har"
 	"github.com/xblgo/fgrl/internal/sim"
 	"github.com/xblgo/fgrl/limits"
@@ -120,8 +123,10 @@ func checkWritable(path, flag string) error {
 
 // harTrace is the --har file being written.
 type harTrace struct {
-	f *os.File
-	w *har.Writer
+	f   *os.File
+	w   *har.Writer
+	mu  sync.Mutex
+	err error // the first write error
 }
 
 // openHAR creates the --har file before any work, so that a bad path fails
@@ -142,14 +147,22 @@ func (o *simulateOpts) openHAR(clients int) (*harTrace, error) {
 
 // tap records what reaches the simulated service (sim.Options.Base).
 func (t *harTrace) tap(next http.RoundTripper, now func() time.Time) http.RoundTripper {
-	return &har.Recorder{Base: next, Now: now, W: t.w}
+	return &analyze.Recorder{Base: next, Now: now, Add: t.write}
+}
+
+func (t *harTrace) write(c *analyze.Call) {
+	if err := t.w.Write(c); err != nil {
+		t.mu.Lock()
+		t.err = cmp.Or(t.err, err)
+		t.mu.Unlock()
+	}
 }
 
 func (t *harTrace) close() error {
 	if t == nil {
 		return nil
 	}
-	err := t.w.Close()
+	err := cmp.Or(t.err, t.w.Close())
 	if cerr := t.f.Close(); err == nil {
 		err = cerr
 	}

@@ -20,6 +20,7 @@ var forbidden = map[string][]string{
 	"mock":      {"client", "transport"},
 	"transport": {"client", "mock"},
 	"hresult":   {"*"},
+	"analyze":   {"transport", "client", "mock"},
 }
 
 func TestArrows(t *testing.T) {

@@ -1,23 +1,9 @@
-// Package har reads and writes HTTP Archive (HAR 1.2) traces: the format
-// browsers, Fiddler and proxies export. It keeps only what FGRL analysis
-// needs, reads with bounded memory, and never writes a token.
+// Package har writes HTTP Archive (HAR 1.2) traces, the format browsers,
+// Fiddler and proxies export, one entry at a time; analyze.ReadHAR reads
+// them. It never writes a token.
 package har
 
-import (
-	"time"
-)
-
-// Entry is one recorded call.
-type Entry struct {
-	Started       time.Time
-	Method        string
-	URL           string
-	Authorization string // redacted: "XBL3.0 x=<userhash>;REDACTED"
-	Status        int    // 0 when no response was recorded
-	RetryAfter    string // the response's Retry-After header, verbatim
-}
-
-// The wire format, as much of HAR 1.2 as is read or written here.
+// The wire format, as much of HAR 1.2 as is written here.
 type (
 	rawEntry struct {
 		StartedDateTime string      `json:"startedDateTime"`
@@ -28,14 +14,19 @@ type (
 		Timings         timings     `json:"timings"`
 	}
 	rawRequest struct {
-		Method      string   `json:"method"`
-		URL         string   `json:"url"`
-		HTTPVersion string   `json:"httpVersion"`
-		Headers     []header `json:"headers"`
-		QueryString []header `json:"queryString"`
-		Cookies     []header `json:"cookies"`
-		HeadersSize int      `json:"headersSize"`
-		BodySize    int      `json:"bodySize"`
+		Method      string    `json:"method"`
+		URL         string    `json:"url"`
+		HTTPVersion string    `json:"httpVersion"`
+		Headers     []header  `json:"headers"`
+		QueryString []header  `json:"queryString"`
+		Cookies     []header  `json:"cookies"`
+		PostData    *postData `json:"postData,omitempty"`
+		HeadersSize int       `json:"headersSize"`
+		BodySize    int       `json:"bodySize"`
+	}
+	postData struct {
+		MimeType string `json:"mimeType"`
+		Text     string `json:"text"`
 	}
 	rawResponse struct {
 		Status      int      `json:"status"`
@@ -55,6 +46,7 @@ type (
 	content struct {
 		Size     int    `json:"size"`
 		MimeType string `json:"mimeType"`
+		Text     string `json:"text,omitempty"`
 	}
 	timings struct {
 		Send    float64 `json:"send"`

@@ -2,7 +2,6 @@ package har
 
 import (
 	"bytes"
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,94 +10,69 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/xblgo/fgrl/analyze"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
+// read reads a HAR document back with analyze.ReadHAR.
+func read(t *testing.T, b []byte) []analyze.Call {
+	t.Helper()
+	var out []analyze.Call
+	in, err := analyze.ReadHAR(bytes.NewReader(b), func(c *analyze.Call) {
+		cp := *c
+		cp.RequestBody, cp.ResponseBody = bytes.Clone(c.RequestBody), bytes.Clone(c.ResponseBody)
+		out = append(out, cp)
+	})
+	if err != nil || in.ProblemCount > 0 || in.Truncated != "" {
+		t.Fatalf("read back: %v %+v", err, in)
+	}
+	return out
+}
+
 func TestRoundTrip(t *testing.T) {
-	in := []Entry{
-		{Started: t0, Method: "GET", URL: "https://profile.xboxlive.com/users/me", Authorization: "XBL3.0 x=123;secret", Status: 200},
-		{Started: t0.Add(time.Second), Method: "POST", URL: "https://a/b", Status: 429, RetryAfter: "12"},
+	in := []analyze.Call{
+		{Time: t0, Duration: 12 * time.Millisecond, Method: "GET", URL: "https://profile.xboxlive.com/users/me",
+			Authorization: "XBL3.0 x=123;secret", Status: 200, ResponseBody: []byte(`{"a":1}`)},
+		{Index: 1, Time: t0.Add(time.Second), Method: "POST", URL: "https://a/b", Status: 429, RetryAfter: "12",
+			RequestBody: []byte(`{"userIds":["1"]}`)},
 	}
-	buf := writeAll(t, in)
-	if s := buf.String(); strings.Contains(s, "secret") {
-		t.Fatalf("HAR holds a secret:\n%s", s)
-	}
-	got, err := Read(buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []Entry{
-		{Started: t0, Method: "GET", URL: "https://profile.xboxlive.com/users/me", Authorization: "XBL3.0 x=123;REDACTED", Status: 200},
-		{Started: t0.Add(time.Second), Method: "POST", URL: "https://a/b", Status: 429, RetryAfter: "12"},
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("round trip mismatch (-want +got):\n%s", diff)
-	}
-}
-
-func TestReadSkipsOtherKeys(t *testing.T) {
-	in := `{"log": {"version": "1.2", "creator": {"name": "Fiddler"}, "pages": [{"id": "p"}], "entries": [
-	  {"startedDateTime": "2026-01-01T00:00:00.5+01:00", "time": 1, "request": {"method": "GET", "url": "https://x/y",
-	   "headers": [{"name": "authorization", "value": "XBL3.0 x=9;t"}]},
-	   "response": {"status": 503, "headers": [{"name": "retry-after", "value": "3"}], "content": {"text": "big"}}}]}}`
-	got, err := Read(strings.NewReader(in))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []Entry{{Started: t0.Add(-time.Hour + 500*time.Millisecond), Method: "GET", URL: "https://x/y",
-		Authorization: "XBL3.0 x=9;REDACTED", Status: 503, RetryAfter: "3"}}
-	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })); diff != "" {
-		t.Errorf("mismatch (-want +got):\n%s", diff)
-	}
-}
-
-func TestReadErrors(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{``, "har: not a HAR file"},
-		{`[]`, "har: not a HAR file"},
-		{`{"log": {"entries": {}}}`, "har: log.entries is not an array"},
-		{`{"log": {}}`, `har: not a HAR file: no "log.entries"`},
-		{`{"log": {"entries": [{"startedDateTime": "x", "request": {"method": "GET", "url": "u"}}]}}`, "har: entry 0: startedDateTime"},
-		{`{"log": {"entries": [{"startedDateTime": "2026-01-01T00:00:00Z", "request": {}}]}}`, "har: entry 0: request has no method or url"},
-		{`{"log": {"entries": [{"startedDateTime": 5}]}}`, "har: entry 0: json: cannot unmarshal"},
-	}
-	for _, tt := range tests {
-		_, err := Read(strings.NewReader(tt.in))
-		if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
-			t.Errorf("Read(%q) = %v, want %q...", tt.in, err, tt.want)
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	for i := range in {
+		if err := w.Write(&in[i]); err != nil {
+			t.Fatal(err)
 		}
 	}
-}
-
-func TestReadTooLarge(t *testing.T) {
-	// A stream that never ends must stop at MaxSize, not exhaust memory.
-	r := io.MultiReader(strings.NewReader(`{"log": {"entries": [{"startedDateTime": "`), endless{})
-	_, err := ReadLimit(r, 1<<20)
-	if !errors.Is(err, ErrTooLarge) {
-		t.Errorf("Read(endless) = %v, want ErrTooLarge", err)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(&in[0]); err == nil {
+		t.Error("Write after Close succeeded")
+	}
+	if strings.Contains(buf.String(), "secret") {
+		t.Fatalf("HAR holds a secret:\n%s", buf.String())
+	}
+	want := append([]analyze.Call(nil), in...)
+	want[0].Authorization = "XBL3.0 x=123;REDACTED"
+	if diff := cmp.Diff(want, read(t, buf.Bytes()), cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
 	}
 }
 
-type endless struct{}
-
-func (endless) Read(p []byte) (int, error) {
-	for i := range p {
-		p[i] = 'a'
-	}
-	return len(p), nil
-}
-
-func TestRecorder(t *testing.T) {
-	base := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+// TestRecorderToFile: analyze.Recorder feeding a Writer, as simulate --har
+// does.
+func TestRecorderToFile(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", "5")
 		w.WriteHeader(429)
-	})
-	srv := httptest.NewServer(base)
+		w.Write([]byte(`{"limitType":"Rate"}`))
+	}))
 	defer srv.Close()
 	var buf bytes.Buffer
 	w := NewWriter(&buf)
-	rec := &Recorder{Now: func() time.Time { return t0 }, W: w}
+	rec := &analyze.Recorder{Now: func() time.Time { return t0 }, Add: func(c *analyze.Call) { w.Write(c) }}
 	req, _ := http.NewRequest("GET", srv.URL+"/x", nil)
 	req.Host = "profile.xboxlive.com"
 	req.Header.Set("Authorization", "XBL3.0 x=1;secret")
@@ -106,52 +80,14 @@ func TestRecorder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Write(Entry{}); err == nil {
-		t.Error("Write after Close succeeded")
+	want := []analyze.Call{{Time: t0, Method: "GET", URL: "http://profile.xboxlive.com/x", Authorization: "XBL3.0 x=1;REDACTED",
+		Status: 429, RetryAfter: "5", ResponseBody: []byte(`{"limitType":"Rate"}`)}}
+	if diff := cmp.Diff(want, read(t, buf.Bytes()), cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("recorded (-want +got):\n%s", diff)
 	}
-	got, err := Read(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []Entry{{Started: t0, Method: "GET", URL: "http://profile.xboxlive.com/x", Authorization: "XBL3.0 x=1;REDACTED", Status: 429, RetryAfter: "5"}}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("recorded mismatch (-want +got):\n%s", diff)
-	}
-}
-
-func FuzzRead(f *testing.F) {
-	f.Add(writeAll(f, []Entry{{Started: t0, Method: "GET", URL: "https://a/", Status: 429, RetryAfter: "1"}}).Bytes())
-	f.Add([]byte(`{"log": {"entries": []}}`))
-	f.Add([]byte(`{"log": {"x": [1, {"y": 2}], "entries": [{}]}}`))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		entries, err := Read(bytes.NewReader(b))
-		if err != nil {
-			return
-		}
-		for _, e := range entries {
-			if e.Method == "" || e.URL == "" || strings.Contains(e.Authorization, ";") && !strings.HasSuffix(e.Authorization, ";REDACTED") {
-				t.Fatalf("bad entry %+v", e)
-			}
-		}
-	})
-}
-
-// writeAll writes entries as one HAR document.
-func writeAll(tb testing.TB, entries []Entry) *bytes.Buffer {
-	tb.Helper()
-	var buf bytes.Buffer
-	w := NewWriter(&buf)
-	for _, e := range entries {
-		if err := w.Write(e); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		tb.Fatal(err)
-	}
-	return &buf
 }

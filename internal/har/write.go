@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"net/http"
 	"net/url"
 	"sync"
 	"time"
 
+	"github.com/xblgo/fgrl/analyze"
 	"github.com/xblgo/fgrl/internal/xblauth"
 )
 
@@ -32,9 +32,10 @@ func NewWriter(w io.Writer) *Writer {
 	return hw
 }
 
-// Write appends one entry.
-func (hw *Writer) Write(e Entry) error {
-	b, err := json.Marshal(e.raw())
+// Write appends one call as an entry: its request and answer, the bodies
+// as recorded, the Authorization header redacted.
+func (hw *Writer) Write(c *analyze.Call) error {
+	b, err := json.Marshal(raw(c))
 	hw.mu.Lock()
 	defer hw.mu.Unlock()
 	switch {
@@ -72,61 +73,25 @@ func (hw *Writer) Close() error {
 	return hw.err
 }
 
-func (e Entry) raw() rawEntry {
-	r := rawEntry{StartedDateTime: e.Started.UTC().Format(time.RFC3339Nano)}
-	r.Request = rawRequest{Method: e.Method, URL: e.URL, HTTPVersion: "HTTP/1.1", Headers: []header{},
-		QueryString: []header{}, Cookies: []header{}, HeadersSize: -1, BodySize: -1}
-	if u, err := url.Parse(e.URL); err == nil {
+func raw(c *analyze.Call) rawEntry {
+	r := rawEntry{StartedDateTime: c.Time.UTC().Format(time.RFC3339Nano), Time: float64(c.Duration) / float64(time.Millisecond)}
+	r.Timings.Wait = r.Time
+	r.Request = rawRequest{Method: c.Method, URL: c.URL, HTTPVersion: "HTTP/1.1", Headers: []header{},
+		QueryString: []header{}, Cookies: []header{}, HeadersSize: -1, BodySize: len(c.RequestBody)}
+	if u, err := url.Parse(c.URL); err == nil {
 		r.Request.Headers = append(r.Request.Headers, header{"Host", u.Host})
 	}
-	if e.Authorization != "" {
-		r.Request.Headers = append(r.Request.Headers, header{"Authorization", xblauth.Redact(e.Authorization)})
+	if c.Authorization != "" {
+		r.Request.Headers = append(r.Request.Headers, header{"Authorization", xblauth.Redact(c.Authorization)})
 	}
-	r.Response = rawResponse{Status: e.Status, HTTPVersion: "HTTP/1.1", Headers: []header{}, Cookies: []header{},
-		Content: content{MimeType: "application/json"}, HeadersSize: -1, BodySize: -1}
-	if e.RetryAfter != "" {
-		r.Response.Headers = append(r.Response.Headers, header{"Retry-After", e.RetryAfter})
+	if len(c.RequestBody) > 0 {
+		r.Request.PostData = &postData{MimeType: "application/json", Text: string(c.RequestBody)}
+	}
+	r.Response = rawResponse{Status: c.Status, HTTPVersion: "HTTP/1.1", Headers: []header{}, Cookies: []header{},
+		Content:     content{Size: len(c.ResponseBody), MimeType: "application/json", Text: string(c.ResponseBody)},
+		HeadersSize: -1, BodySize: len(c.ResponseBody)}
+	if c.RetryAfter != "" {
+		r.Response.Headers = append(r.Response.Headers, header{"Retry-After", c.RetryAfter})
 	}
 	return r
-}
-
-// Recorder is an http.RoundTripper that writes every request it passes to
-// Base, and its answer's status and Retry-After, to a Writer as it goes. It
-// is safe for concurrent use.
-type Recorder struct {
-	// Base sends the requests; nil means http.DefaultTransport.
-	Base http.RoundTripper
-	// Now is the clock stamped on entries; nil means time.Now.
-	Now func() time.Time
-	// W receives the entries. Required.
-	W *Writer
-}
-
-// RoundTrip records req and its response status.
-func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
-	now := time.Now
-	if r.Now != nil {
-		now = r.Now
-	}
-	e := Entry{Started: now(), Method: req.Method, URL: req.URL.String(),
-		Authorization: xblauth.Redact(req.Header.Get("Authorization"))}
-	if req.Host != "" && req.Host != req.URL.Host {
-		u := *req.URL
-		u.Host = req.Host
-		e.URL = u.String()
-	}
-	base := r.Base
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	resp, err := base.RoundTrip(req)
-	if err == nil {
-		e.Status = resp.StatusCode
-		e.RetryAfter = resp.Header.Get("Retry-After")
-	}
-	if werr := r.W.Write(e); werr != nil && err == nil {
-		resp.Body.Close()
-		return nil, werr
-	}
-	return resp, err
 }

@@ -1,0 +1,303 @@
+package analyze
+
+import (
+	"encoding/json"
+	"errors"
+	"hash/fnv"
+	"strings"
+	"time"
+
+	"github.com/xblgo/fgrl/internal/xblauth"
+	"github.com/xblgo/fgrl/limits"
+	"github.com/xblgo/fgrl/ratelimit"
+)
+
+// Bounds on what an Analyzer keeps beside its ~40 bytes per call.
+const (
+	maxHosts    = 10_000  // hosts not judged, and hosts without a token, each
+	maxURLBytes = 8 << 20 // the URLs findings quote
+)
+
+// Analyzer analyzes calls as they are added; Report gives the result. It is
+// not safe for concurrent use.
+type Analyzer struct {
+	limits *limits.Limits
+	rules  *Rules
+
+	users     map[string]int32
+	userInfo  []userInfo
+	groups    map[groupKey]*group
+	order     []*group
+	notJudged map[string]int
+	noToken   map[string]int
+	realtime  int
+	inputs    []Input
+	offset    int // added to Call.Index, across inputs
+	calls     int
+	urls      map[uint64]string
+	urlBytes  int
+}
+
+type userInfo struct {
+	hash, xuid, gamertag string
+	calls                int
+}
+
+type groupKey struct {
+	user  int32
+	scope string
+}
+
+// group is one user's calls under one rule of the limits.
+type group struct {
+	user  int32
+	scope string
+	host  string
+	rule  *limits.Rule
+	recs  []rec
+}
+
+// rec is what the rules need of one call.
+type rec struct {
+	at     int64  // Unix nanoseconds
+	key    uint64 // hash of method, URL and request body
+	index  int32  // in the whole analysis
+	ra     int32  // a 429's Retry-After in seconds; -1 for none
+	status int16
+	users  int16 // users a batch call lists; -1 when not a batch call
+	batch  int8  // 1 + index of the batch rule; 0 for none
+}
+
+// New returns an Analyzer judging calls under lim (nil: the built-in 2020
+// table) and rules (nil: DefaultRules).
+func New(lim *limits.Limits, rules *Rules) (*Analyzer, error) {
+	if lim == nil {
+		lim = limits.Default()
+	}
+	if rules == nil {
+		rules = DefaultRules()
+	} else if err := rules.check(); err != nil {
+		return nil, err
+	}
+	return &Analyzer{limits: lim, rules: rules, users: map[string]int32{}, groups: map[groupKey]*group{},
+		notJudged: map[string]int{}, noToken: map[string]int{}, urls: map[uint64]string{}}, nil
+}
+
+// AddInput records what a reader made of a trace (its problems and any
+// truncation) and moves the call indexes of the next trace past its calls.
+func (a *Analyzer) AddInput(in Input) {
+	a.inputs = append(a.inputs, in)
+	a.offset = a.calls
+}
+
+// Add analyzes one call. It keeps no reference to c.
+func (a *Analyzer) Add(c *Call) {
+	if a.calls >= MaxCalls {
+		return
+	}
+	a.calls++
+	scheme, host, p := splitURL(c.URL)
+	if scheme == "ws" || scheme == "wss" || strings.HasPrefix(host, "rta.") {
+		a.realtime++ // real-time activity: a subscription socket, not calls
+		return
+	}
+	rule, ok := a.limits.Match(c.Method, host, p)
+	scope := ""
+	switch {
+	case ok:
+		scope = rule.Scope()
+	case a.rules.judged(host) && a.limits.Fallback != nil:
+		rule, scope = a.limits.Fallback, "host:"+host
+	default:
+		count(a.notJudged, host)
+		return
+	}
+	uhs, _, err := xblauth.Parse(strings.Replace(c.Authorization, "REDACTED", "x", 1))
+	if err != nil || c.Authorization == "" {
+		count(a.noToken, host)
+		return
+	}
+	u := a.user(uhs)
+	a.learnIdentity(u, host, p, c)
+	g := a.group(u, scope, host, rule)
+	r := rec{at: c.Time.UnixNano(), index: int32(a.offset + c.Index), status: int16(c.Status), ra: -1, users: -1}
+	if c.Status == 429 {
+		if d, ok := ratelimit.ParseRetryAfter(c.RetryAfter, c.Time, 24*time.Hour); ok {
+			r.ra = int32(d / time.Second)
+		}
+	}
+	if i, b := a.rules.batchIndex(host, p); b != nil {
+		r.batch, r.users = int8(i+1), batchUsers(c.RequestBody, b.Field)
+	}
+	r.key = callKey(c)
+	a.keepURL(r.key, c.Method, host, p)
+	g.recs = append(g.recs, r)
+}
+
+func count(m map[string]int, host string) {
+	if _, ok := m[host]; ok || len(m) < maxHosts {
+		m[host]++
+		return
+	}
+	m["(other hosts)"]++
+}
+
+func (a *Analyzer) user(hash string) int32 {
+	if id, ok := a.users[hash]; ok {
+		a.userInfo[id].calls++
+		return id
+	}
+	id := int32(len(a.userInfo))
+	a.users[hash] = id
+	a.userInfo = append(a.userInfo, userInfo{hash: hash, calls: 1})
+	return id
+}
+
+func (a *Analyzer) group(u int32, scope, host string, rule *limits.Rule) *group {
+	k := groupKey{u, scope}
+	g := a.groups[k]
+	if g == nil {
+		g = &group{user: u, scope: scope, host: host, rule: rule}
+		a.groups[k] = g
+		a.order = append(a.order, g)
+	}
+	return g
+}
+
+// keepURL remembers a call's method and URL (without its query) for the
+// findings that quote it, within maxURLBytes.
+func (a *Analyzer) keepURL(key uint64, method, host, p string) {
+	if _, ok := a.urls[key]; ok || a.urlBytes > maxURLBytes {
+		return
+	}
+	s := method + " " + host + clipPath(p)
+	a.urls[key] = s
+	a.urlBytes += len(s) + 16
+}
+
+func clipPath(p string) string {
+	if len(p) > 200 {
+		return p[:200] + "..."
+	}
+	return p
+}
+
+// callKey hashes what makes two calls the same: method, URL and body.
+func callKey(c *Call) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(c.Method))
+	h.Write([]byte{' '})
+	h.Write([]byte(c.URL))
+	h.Write([]byte{0})
+	h.Write(c.RequestBody)
+	return h.Sum64()
+}
+
+// splitURL returns a URL's scheme, host (lower case, without port) and
+// path, without allocating for the common lower-case host.
+func splitURL(u string) (scheme, host, path string) {
+	if i := strings.Index(u, "://"); i >= 0 {
+		scheme, u = strings.ToLower(u[:i]), u[i+3:]
+	}
+	end := strings.IndexAny(u, "/?#")
+	if end < 0 {
+		end = len(u)
+	}
+	host, u = u[:end], u[end:]
+	if at := strings.LastIndexByte(host, '@'); at >= 0 {
+		host = host[at+1:]
+	}
+	if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.Contains(host[i:], "]") {
+		host = host[:i]
+	}
+	if strings.ContainsFunc(host, func(r rune) bool { return 'A' <= r && r <= 'Z' }) {
+		host = strings.ToLower(host)
+	}
+	if q := strings.IndexAny(u, "?#"); q >= 0 {
+		u = u[:q]
+	}
+	if u == "" {
+		u = "/"
+	}
+	return scheme, host, u
+}
+
+// batchIndex returns the batch rule a call matches and its index.
+func (r *Rules) batchIndex(host, p string) (int, *BatchRule) {
+	b := r.batchOf(host, p)
+	if b == nil {
+		return -1, nil
+	}
+	for i := range r.Batches {
+		if &r.Batches[i] == b {
+			return i, b
+		}
+	}
+	return -1, nil
+}
+
+// batchUsers counts the users a batch call's body lists in field; -1 when
+// the body does not say (the call is then not judged by size).
+func batchUsers(body []byte, field string) int16 {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(body, &m) != nil {
+		return -1
+	}
+	var list []json.RawMessage
+	if json.Unmarshal(m[field], &list) != nil || m[field] == nil {
+		return -1
+	}
+	return int16(min(len(list), 32767))
+}
+
+// learnIdentity reads a user's XUID and gamertag from the answers that
+// give them: the user's own profile settings and presence.
+func (a *Analyzer) learnIdentity(u int32, host, p string, c *Call) {
+	info := &a.userInfo[u]
+	if info.xuid != "" && info.gamertag != "" || c.Status != 200 || len(c.ResponseBody) == 0 {
+		return
+	}
+	switch {
+	case host == "profile.xboxlive.com" && strings.HasPrefix(p, "/users/me/profile/settings"):
+		var resp struct {
+			ProfileUsers []struct {
+				ID       string `json:"id"`
+				Settings []struct{ ID, Value string }
+			} `json:"profileUsers"`
+		}
+		if json.Unmarshal(c.ResponseBody, &resp) == nil && len(resp.ProfileUsers) == 1 {
+			pu := resp.ProfileUsers[0]
+			info.xuid = cmpOr(info.xuid, pu.ID)
+			for _, s := range pu.Settings {
+				if s.ID == "Gamertag" {
+					info.gamertag = cmpOr(info.gamertag, s.Value)
+				}
+			}
+		}
+	case (host == "userpresence.xboxlive.com" || host == "presence.xboxlive.com") && p == "/users/me":
+		var resp struct {
+			XUID string `json:"xuid"`
+		}
+		if json.Unmarshal(c.ResponseBody, &resp) == nil {
+			info.xuid = cmpOr(info.xuid, resp.XUID)
+		}
+	}
+	info.xuid, info.gamertag = clipID(info.xuid), clipID(info.gamertag)
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func clipID(s string) string {
+	if len(s) > 40 {
+		return clip(s)[:40]
+	}
+	return s
+}
+
+// ErrNoCalls is returned by Report's callers when the traces held no call.
+var ErrNoCalls = errors.New("analyze: the traces hold no calls")

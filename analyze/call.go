@@ -1,0 +1,144 @@
+package analyze
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/xblgo/fgrl/internal/xblauth"
+)
+
+// MaxBody bounds the bytes of a request or response body a Call keeps: the
+// rules read request bodies (batch sizes, repeated calls) and the bodies of
+// 429s and of the calls that name a user; nothing needs more.
+const MaxBody = 64 << 10
+
+// Call is one recorded call, as a trace holds it. Readers fill it and
+// Analyzer.Add keeps only what the rules need, so a Call may be reused once
+// Add returns.
+type Call struct {
+	Index    int           // position in its trace, from 0
+	Time     time.Time     // when the request started
+	Duration time.Duration // until the answer ended; 0 when unknown
+	Method   string
+	URL      string
+	// Authorization is the request's Authorization value. Only its userhash
+	// is read; the token is never kept or printed.
+	Authorization string
+	Status        int    // 0 when no answer was recorded
+	RetryAfter    string // the answer's Retry-After, as sent
+	RequestBody   []byte // at most MaxBody bytes
+	ResponseBody  []byte // at most MaxBody bytes
+}
+
+// clipBody returns b cut to MaxBody bytes.
+func clipBody(b []byte) []byte {
+	if len(b) > MaxBody {
+		return b[:MaxBody]
+	}
+	return b
+}
+
+// Recorder is an http.RoundTripper that records each call it passes to Base,
+// for a Go test that asserts its traffic passes the analysis, or for a
+// trace file (Add writing each call). It is safe for concurrent use.
+type Recorder struct {
+	// Base sends the requests; nil means http.DefaultTransport.
+	Base http.RoundTripper
+	// Now is the clock stamped on calls; nil means time.Now.
+	Now func() time.Time
+	// Add receives each call once its answer's headers are in (the body is
+	// read as the caller reads it, up to MaxBody bytes, and the call is
+	// added when the body is closed). Nil keeps the calls for Calls.
+	Add func(*Call)
+
+	mu    sync.Mutex
+	calls []Call
+	n     int
+}
+
+// Calls returns the calls recorded so far when Add is nil.
+func (r *Recorder) Calls() []Call {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Call(nil), r.calls...)
+}
+
+// RoundTrip sends req through Base and records it.
+func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	now := time.Now
+	if r.Now != nil {
+		now = r.Now
+	}
+	c := &Call{Time: now(), Method: req.Method, URL: req.URL.String(),
+		Authorization: xblauth.Redact(req.Header.Get("Authorization"))}
+	if req.Host != "" && req.Host != req.URL.Host {
+		u := *req.URL
+		u.Host = req.Host
+		c.URL = u.String()
+	}
+	if req.GetBody != nil {
+		if body, err := req.GetBody(); err == nil {
+			c.RequestBody, _ = io.ReadAll(io.LimitReader(body, MaxBody))
+			body.Close()
+		}
+	}
+	base := r.Base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	resp, err := base.RoundTrip(req)
+	if err != nil {
+		c.Duration = now().Sub(c.Time)
+		r.add(c)
+		return nil, err
+	}
+	c.Status = resp.StatusCode
+	c.RetryAfter = resp.Header.Get("Retry-After")
+	resp.Body = &tee{ReadCloser: resp.Body, c: c, r: r, now: now}
+	return resp, nil
+}
+
+func (r *Recorder) add(c *Call) {
+	r.mu.Lock()
+	c.Index = r.n
+	r.n++
+	if r.Add == nil {
+		r.calls = append(r.calls, *c)
+		r.mu.Unlock()
+		return
+	}
+	r.mu.Unlock()
+	r.Add(c)
+}
+
+// tee keeps the first MaxBody bytes of a response body and adds the call
+// when the body is closed.
+type tee struct {
+	io.ReadCloser
+	c    *Call
+	r    *Recorder
+	now  func() time.Time
+	buf  bytes.Buffer
+	once sync.Once
+}
+
+func (t *tee) Read(p []byte) (int, error) {
+	n, err := t.ReadCloser.Read(p)
+	if room := MaxBody - t.buf.Len(); room > 0 {
+		t.buf.Write(p[:min(n, room)])
+	}
+	return n, err
+}
+
+func (t *tee) Close() error {
+	err := t.ReadCloser.Close()
+	t.once.Do(func() {
+		t.c.ResponseBody = t.buf.Bytes()
+		t.c.Duration = t.now().Sub(t.c.Time)
+		t.r.add(t.c)
+	})
+	return err
+}

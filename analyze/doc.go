@@ -1,0 +1,83 @@
+// Package analyze finds rate-limit problems in recorded Xbox services
+// traffic, as Microsoft's Xbox Live Trace Analyzer does, so a title team can
+// gate certification on a trace: HAR files (what browsers, Fiddler and
+// proxies export) and Fiddler .saz archives go in, a Report comes out.
+//
+// A Go test can record its own traffic with a Recorder and assert that it
+// passes (see the example). xblcall analyze is this package on the command
+// line, with a text table, --json (the Report) and --html.
+//
+// # What is judged
+//
+// Calls are grouped per user (the Authorization header's userhash) and per
+// rule of the limits data (a service scope such as "presence/write"). Hosts
+// the limits name, and other hosts matching Rules.Services (*.xboxlive.com
+// by default, which get the limits' fallback rule), are judged; calls to any
+// other host are listed in Report.NotJudged and never judged. Calls without
+// an Authorization header are a no-token finding of their own, not a user.
+// Real-time activity sockets (ws, wss, rta.*) are counted apart.
+//
+// # Rules
+//
+// Each finding names its rule, level, time, user, service, a one-line
+// reason and the calls involved (evidence: their indexes in the traces).
+//
+//   - call-frequency: spans of 15 s and 300 s past 90 % of the burst or
+//     sustain limit warn; at or over the limit warn that the service answers
+//     429; a 300 s span holding the rule's certification figure (limits
+//     data: Certification, else 10 x sustain) fails.
+//   - throttled-calls: a single 429 warns; two or more 429s in a row fail,
+//     and so does any call sent before a 429's Retry-After had passed.
+//   - burst: 3 or more calls within 2 s warn.
+//   - repeated-calls: the same method, URL and body again within 5 s warns.
+//   - polling: 5 or more identical calls at one interval (each gap within
+//     1 % of the first, at most an hour) warn.
+//   - small-batch: batch calls listing fewer than 2 users warn.
+//   - batch-frequency: batch calls within 2 s of the first of a run warn
+//     (one call could have carried them all).
+//   - no-token: calls to a judged host without Authorization warn.
+//
+// The verdict is red when any finding fails, yellow when there are only
+// warnings, green when there is no finding.
+//
+// The parameters are data (Rules; ParseRules reads them as JSON) and the
+// defaults are the trace analyzer's (microsoft/xbox-live-trace-analyzer,
+// Source/XboxLiveTraceAnalyzer.Rules.json, Source/Rules/*.cs). Where this
+// package deliberately differs:
+//
+//   - burst uses the rule's fixed size; the trace analyzer raises it to the
+//     trace's own average rate plus two deviations, so a busier trace hides
+//     its bursts.
+//   - polling looks at consecutive identical calls, not every pair of them
+//     (the trace analyzer's pairwise search is quadratic in the calls).
+//   - small-batch reports one finding per user, service and batch API with
+//     every small call as evidence, not one finding per call.
+//   - findings are per user and service, not per console address: a HAR
+//     file has no console address, and the limits count per user.
+//   - in-game events (the trace analyzer's telemetry endpoint rules) are not
+//     read.
+//
+// # JSON
+//
+// Report's JSON form is stable under Schema "fgrl.analyze/v1": fields may
+// be added, but none changes meaning or goes away without a new schema
+// name. Durations are in nanoseconds (fields ending in Ns) and times in RFC
+// 3339.
+package analyze
+
+import "github.com/xblgo/fgrl/limits"
+
+// Analyze analyzes calls under lim and rules (nil for the defaults). The
+// evidence indexes are positions in calls.
+func Analyze(calls []Call, lim *limits.Limits, rules *Rules) (*Report, error) {
+	a, err := New(lim, rules)
+	if err != nil {
+		return nil, err
+	}
+	for i := range calls {
+		c := calls[i]
+		c.Index = i
+		a.Add(&c)
+	}
+	return a.Report(), nil
+}

@@ -1,0 +1,352 @@
+package analyze
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/xblgo/fgrl/throttle"
+)
+
+// judge runs every rule over one group (its recs sorted by time).
+func (a *Analyzer) judge(g *group, start, end time.Time) (Group, []Finding) {
+	info := a.userInfo[g.user]
+	gr := Group{User: a.name(g.user), Userhash: info.hash, XUID: info.xuid, Gamertag: info.gamertag,
+		Service: g.scope, Host: g.host, Burst: g.rule.Burst, Sustain: g.rule.Sustain,
+		Certification: g.rule.CertificationLimit(), Calls: len(g.recs)}
+	a.stats(g, &gr)
+	gr.Bucket, gr.Timeline, gr.Throttled = timeline(g.recs, start, end)
+	j := judging{a: a, g: g, gr: &gr}
+	j.frequency()
+	j.throttled()
+	j.bursts()
+	j.repeats()
+	j.polling()
+	j.batches()
+	for _, f := range j.found {
+		if f.Level == Fail {
+			gr.Fails++
+		} else {
+			gr.Warnings++
+		}
+	}
+	gr.Fails += j.dropped[Fail]
+	gr.Warnings += j.dropped[Warn]
+	switch {
+	case gr.Fails > 0:
+		gr.Verdict = Red
+	case gr.Warnings > 0:
+		gr.Verdict = Yellow
+	default:
+		gr.Verdict = Green
+	}
+	return gr, j.found
+}
+
+// stats fills the group's counts, peaks and gaps.
+func (a *Analyzer) stats(g *group, gr *Group) {
+	recs := g.recs
+	gr.First, gr.Last = time.Unix(0, recs[0].at).UTC(), time.Unix(0, recs[len(recs)-1].at).UTC()
+	seen := map[uint64]bool{}
+	minGap := int64(math.MaxInt64)
+	for i, r := range recs {
+		if r.status == 429 {
+			gr.Server429s++
+		}
+		if seen[r.key] {
+			gr.Duplicates++
+		}
+		seen[r.key] = true
+		if i > 0 {
+			minGap = min(minGap, r.at-recs[i-1].at)
+		}
+	}
+	if len(recs) > 1 {
+		gr.MinGap = time.Duration(minGap)
+		gr.AvgGap = time.Duration((recs[len(recs)-1].at - recs[0].at) / int64(len(recs)-1))
+	}
+	gr.PeakBurst = peak(recs, throttle.BurstPeriod)
+	gr.PeakSustain = peak(recs, throttle.SustainPeriod)
+}
+
+// peak returns the most calls within any span of period, as the service's
+// windows count them: from a start, up to but not including start+period.
+func peak(recs []rec, period time.Duration) int {
+	best, lo := 0, 0
+	for hi := range recs {
+		for recs[hi].at-recs[lo].at >= int64(period) {
+			lo++
+		}
+		best = max(best, hi-lo+1)
+	}
+	return best
+}
+
+// maxTimeline bounds the buckets of a group's timeline.
+const maxTimeline = 400
+
+// timeline counts calls and 429s per bucket from start; the bucket is 15 s,
+// doubled until the span fits maxTimeline buckets.
+func timeline(recs []rec, start, end time.Time) (time.Duration, []int, []int) {
+	bucket := throttle.BurstPeriod
+	for end.Sub(start)/bucket >= maxTimeline {
+		bucket *= 2
+	}
+	n := int(end.Sub(start)/bucket) + 1
+	calls, throttled := make([]int, n), make([]int, n)
+	for _, r := range recs {
+		i := min(int(time.Duration(r.at-start.UnixNano())/bucket), n-1)
+		calls[i]++
+		if r.status == 429 {
+			throttled[i]++
+		}
+	}
+	return bucket, calls, throttled
+}
+
+// judging is one group's evaluation.
+type judging struct {
+	a       *Analyzer
+	g       *group
+	gr      *Group
+	found   []Finding
+	perRule map[string]int
+	dropped map[string]int // findings past maxPerGroupRule, per level
+}
+
+// add records a finding over recs[lo:hi] unless the rule has listed
+// maxPerGroupRule for this group already (it is then only counted).
+func (j *judging) add(rule, level string, recs []rec, url bool, format string, args ...any) {
+	if j.perRule == nil {
+		j.perRule, j.dropped = map[string]int{}, map[string]int{}
+	}
+	j.perRule[rule]++
+	if j.perRule[rule] > maxPerGroupRule {
+		j.dropped[level]++
+		return
+	}
+	f := Finding{Rule: rule, Level: level, Time: time.Unix(0, recs[0].at).UTC(), User: j.gr.User,
+		Service: j.g.scope, Host: j.g.host, Calls: len(recs), Reason: fmt.Sprintf(format, args...)}
+	for _, r := range recs[:min(len(recs), maxEvidence)] {
+		f.Evidence = append(f.Evidence, Evidence{Index: int(r.index), Time: time.Unix(0, r.at).UTC(), Status: int(r.status)})
+	}
+	if url {
+		f.URL = j.a.urls[recs[0].key]
+	}
+	j.found = append(j.found, f)
+}
+
+// windows returns the spans of recs holding more than threshold calls: each
+// span starts at its first call and takes every call within period of it
+// (its end in when inclusive, as "within 2 s" reads; out for the service's
+// 15 s and 300 s windows); the next span starts after it (the trace
+// analyzer's GetExcessCallsForTimeWindow).
+func windows(recs []rec, period time.Duration, threshold int, inclusive bool) [][]rec {
+	var out [][]rec
+	in := func(d int64) bool { return d < int64(period) || inclusive && d == int64(period) }
+	for lo := 0; lo < len(recs); {
+		hi := lo
+		for hi < len(recs) && in(recs[hi].at-recs[lo].at) {
+			hi++
+		}
+		if hi-lo > threshold {
+			out = append(out, recs[lo:hi])
+			lo = hi
+		} else {
+			lo++
+		}
+	}
+	return out
+}
+
+// frequency is CallFrequency: windows nearing or over the burst and sustain
+// limits (warnings), and sustain windows at the certification figure
+// (failures).
+func (j *judging) frequency() {
+	r := j.g.rule
+	near := j.a.rules.NearLimit
+	check := func(name string, period time.Duration, limit int) {
+		if limit <= 0 {
+			return
+		}
+		secs := int(period / time.Second)
+		for _, w := range windows(j.g.recs, period, int(float64(limit)*near), false) {
+			n := len(w)
+			switch {
+			case name == "sustain" && n >= j.gr.Certification:
+				j.add(RuleCallFrequency, Fail, w, false,
+					"%d calls in %d s reach the certification figure of %d (sustain limit %d)", n, secs, j.gr.Certification, limit)
+			case n >= limit:
+				j.add(RuleCallFrequency, Warn, w, false,
+					"%d calls in %d s, at or over the %s limit of %d: the service answers 429", n, secs, name, limit)
+			default:
+				j.add(RuleCallFrequency, Warn, w, false,
+					"%d calls in %d s, past %.0f%% of the %s limit of %d", n, secs, 100*near, name, limit)
+			}
+		}
+	}
+	check("burst", throttle.BurstPeriod, r.Burst)
+	check("sustain", throttle.SustainPeriod, r.Sustain)
+}
+
+// throttled is ThrottledCalls: a single 429 is a warning; two or more in a
+// row fail, and so does any call sent before a 429's Retry-After passed.
+func (j *judging) throttled() {
+	recs := j.g.recs
+	for i := 0; i < len(recs); {
+		if recs[i].status != 429 {
+			i++
+			continue
+		}
+		k := i
+		for k < len(recs) && recs[k].status == 429 {
+			k++
+		}
+		if k-i == 1 {
+			j.add(RuleThrottledCalls, Warn, recs[i:k], false, "a 429 (Retry-After %s): back off until it passes", raText(recs[i].ra))
+		} else {
+			j.add(RuleThrottledCalls, Fail, recs[i:k], false, "%d 429s in a row: the title does not back off after a 429", k-i)
+		}
+		i = k
+	}
+	var until int64 = -1
+	var soon []rec
+	var from rec
+	flush := func() {
+		if len(soon) > 0 {
+			ev := append([]rec{from}, soon...)
+			j.add(RuleThrottledCalls, Fail, ev, false, "%s sent before the 429's Retry-After of %s passed",
+				plural(len(soon), "call"), raText(from.ra))
+		}
+		soon = nil
+	}
+	for _, r := range recs {
+		if r.at < until {
+			soon = append(soon, r)
+		}
+		if r.status == 429 && r.ra >= 0 {
+			if d := r.at + int64(r.ra)*int64(time.Second); d > until {
+				if r.at >= until {
+					flush()
+					from = r
+				}
+				until = d
+			}
+		}
+	}
+	flush()
+}
+
+func raText(s int32) string {
+	if s < 0 {
+		return "not given"
+	}
+	return (time.Duration(s) * time.Second).String()
+}
+
+// bursts is BurstDetection: Size or more calls within Window.
+func (j *judging) bursts() {
+	b := j.a.rules.Burst
+	for _, w := range windows(j.g.recs, time.Duration(b.Window), b.Size-1, true) {
+		j.add(RuleBurst, Warn, w, false, "%d calls within %v", len(w), time.Duration(w[len(w)-1].at-w[0].at).Round(time.Millisecond))
+	}
+}
+
+// repeats is RepeatedCalls: the same call again within Window of its first.
+func (j *judging) repeats() {
+	window := int64(j.a.rules.Repeat.Window)
+	open := map[uint64][]rec{}
+	report := func(set []rec) {
+		if len(set) > 1 {
+			j.add(RuleRepeatedCalls, Warn, set, true, "the same call %d times within %v", len(set), time.Duration(window))
+		}
+	}
+	for _, r := range j.g.recs {
+		set := open[r.key]
+		if len(set) > 0 && r.at-set[0].at < window {
+			open[r.key] = append(set, r)
+			continue
+		}
+		report(set)
+		open[r.key] = []rec{r}
+	}
+	for _, r := range j.g.recs { // report in time order, each set once
+		if set := open[r.key]; len(set) > 0 && set[0].index == r.index {
+			report(set)
+			delete(open, r.key)
+		}
+	}
+}
+
+// polling is PollingDetection: MinCalls or more identical calls whose gaps
+// stay within Tolerance of the first gap (and at most MaxGap).
+func (j *judging) polling() {
+	p := j.a.rules.Polling
+	byKey := map[uint64][]rec{}
+	var keys []uint64
+	for _, r := range j.g.recs {
+		if byKey[r.key] == nil {
+			keys = append(keys, r.key)
+		}
+		byKey[r.key] = append(byKey[r.key], r)
+	}
+	for _, k := range keys {
+		calls := byKey[k]
+		for lo := 0; lo+1 < len(calls); {
+			gap := calls[lo+1].at - calls[lo].at
+			hi := lo + 1
+			for hi+1 < len(calls) && gap > 0 && gap <= int64(p.MaxGap) &&
+				math.Abs(float64(calls[hi+1].at-calls[hi].at-gap)) <= p.Tolerance*float64(gap) {
+				hi++
+			}
+			if n := hi - lo + 1; n >= p.MinCalls && gap > 0 && gap <= int64(p.MaxGap) {
+				j.add(RulePolling, Warn, calls[lo:hi+1], true, "%d identical calls every %v: polling",
+					n, time.Duration(gap).Round(time.Millisecond))
+				lo = hi
+				continue
+			}
+			lo++
+		}
+	}
+}
+
+// batches is SmallBatchDetection and BatchFrequency.
+func (j *judging) batches() {
+	for bi := range j.a.rules.Batches {
+		b := &j.a.rules.Batches[bi]
+		var calls, small []rec
+		for _, r := range j.g.recs {
+			if int(r.batch) != bi+1 {
+				continue
+			}
+			calls = append(calls, r)
+			if r.users >= 0 && int(r.users) < b.MinUsers {
+				small = append(small, r)
+			}
+		}
+		if len(small) > 0 {
+			j.add(RuleSmallBatch, Warn, small, true, "%s listed fewer than %d users: batch more users per call",
+				plural(len(small), "batch call"), b.MinUsers)
+		}
+		for lo := 0; lo < len(calls); {
+			hi, users := lo+1, max(int(calls[lo].users), 0)
+			for hi < len(calls) && calls[hi].at-calls[lo].at <= int64(b.Window) {
+				users += max(int(calls[hi].users), 0)
+				hi++
+			}
+			if hi-lo >= 2 {
+				j.add(RuleBatchFrequency, Warn, calls[lo:hi], true, "%d batch calls within %v listing %d users in all: one call could do",
+					hi-lo, time.Duration(b.Window), users)
+			}
+			lo = hi
+		}
+	}
+}
+
+// plural writes "1 call" or "3 calls".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

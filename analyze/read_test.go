@@ -1,0 +1,215 @@
+package analyze
+
+import (
+	"archive/zip"
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// readHAR reads a HAR text, copying each call.
+func readHAR(t testing.TB, s string) ([]Call, Input, error) {
+	var out []Call
+	in, err := ReadHAR(strings.NewReader(s), func(c *Call) {
+		cp := *c
+		cp.RequestBody, cp.ResponseBody = bytes.Clone(c.RequestBody), bytes.Clone(c.ResponseBody)
+		out = append(out, cp)
+	})
+	return out, in, err
+}
+
+// TestReadHAR: the fields kept, from a browser-style entry with other keys,
+// header name case, a value before its name, a base64 body and the token
+// redacted.
+func TestReadHAR(t *testing.T) {
+	in := `{"log": {"version": "1.2", "creator": {"name": "WebInspector"}, "pages": [{"id": "p"}], "entries": [
+	  {"startedDateTime": "2026-03-01T21:00:00.5+01:00", "time": 12.5, "request": {"method": "POST",
+	   "url": "https://profile.xboxlive.com/users/batch/profile/settings",
+	   "headers": [{"value": "XBL3.0 x=9;secret", "name": "authorization"}, {"name": "Accept", "value": "*/*"}],
+	   "postData": {"mimeType": "application/json", "text": "{\"userIds\":[\"1\"]}"}},
+	   "response": {"status": 429, "headers": [{"name": "retry-after", "value": "3"}],
+	   "content": {"size": 2, "text": "e30=", "encoding": "base64"}}, "cache": {}, "timings": {}}]}}`
+	got, inp, err := readHAR(t, in)
+	if err != nil || inp.Calls != 1 || inp.ProblemCount != 0 {
+		t.Fatalf("%v %+v", err, inp)
+	}
+	want := []Call{{Time: at(0.5), Duration: 12500 * time.Microsecond, Method: "POST",
+		URL: "https://profile.xboxlive.com/users/batch/profile/settings", Authorization: "XBL3.0 x=9;REDACTED",
+		Status: 429, RetryAfter: "3", RequestBody: []byte(`{"userIds":["1"]}`), ResponseBody: []byte(`{}`)}}
+	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestReadHARBadInput: one bad entry is skipped with its index; a file cut
+// short gives the calls before the cut and says so; what is no HAR at all
+// is an error.
+func TestReadHARBadInput(t *testing.T) {
+	entry := `{"startedDateTime": "2026-03-01T20:00:00Z", "request": {"method": "GET", "url": "https://a/"}}`
+	tests := []struct {
+		name      string
+		in        string
+		calls     int
+		problems  []Problem
+		truncated string
+		err       string
+	}{
+		{"bad entries skipped", `{"log": {"entries": [` + entry + `, {"startedDateTime": "yesterday", "request": {"method": "GET", "url": "u"}},
+			{"startedDateTime": "2026-03-01T20:00:00Z", "request": {}}, 5, ` + entry + `]}}`, 2,
+			[]Problem{{1, `startedDateTime "yesterday" is not an ISO 8601 time`}, {2, "the request has no method or url"}, {3, "not an object"}}, "", ""},
+		{"cut short", `{"log": {"entries": [` + entry + `, ` + entry[:40], 1, nil, "the file ends inside entry 1", ""},
+		{"bad JSON mid-file", `{"log": {"entries": [` + entry + `, {"x": tru}]}}`, 1, nil, "entry 1 is not valid JSON", ""},
+		{"empty", `{"log": {"entries": []}}`, 0, nil, "", ""},
+		{"not JSON", `hello`, 0, nil, "", "not a trace: HAR"},
+		{"no entries", `{"log": {}}`, 0, nil, "", `no "entries"`},
+		{"entries not an array", `{"log": {"entries": {}}}`, 0, nil, "", "log.entries is not an array"},
+		{"an array", `[]`, 0, nil, "", "not a trace"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			calls, in, err := readHAR(t, tt.in)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) || !errors.Is(err, ErrNotTrace) {
+					t.Errorf("err %v, want %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil || len(calls) != tt.calls || in.Calls != tt.calls || !strings.HasPrefix(in.Truncated, tt.truncated) ||
+				(tt.truncated == "") != (in.Truncated == "") {
+				t.Errorf("err %v, %d calls, input %+v; want %d calls, truncated %q", err, len(calls), in, tt.calls, tt.truncated)
+			}
+			if diff := cmp.Diff(tt.problems, in.Problems, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// saz builds a Fiddler archive from name → content.
+func saz(t testing.TB, files map[string]string) *bytes.Reader {
+	var buf bytes.Buffer
+	z := zip.NewWriter(&buf)
+	for name, content := range files {
+		w, err := z.Create(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write([]byte(content))
+	}
+	if err := z.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return bytes.NewReader(buf.Bytes())
+}
+
+func timers(begin string) string {
+	return `<?xml version="1.0" encoding="utf-8"?><Session SID="1"><SessionTimers ClientConnected="` + begin +
+		`" ClientBeginRequest="` + begin + `" ClientDoneResponse="2026-03-01T20:00:01.25+00:00"/><SessionFlags/></Session>`
+}
+
+// TestReadSAZ: sessions in order, the request as sent through a proxy
+// (absolute URL) or directly (Host header), the answer's status,
+// Retry-After and body, CONNECT tunnels passed over, and a session without
+// timers skipped with its reason.
+func TestReadSAZ(t *testing.T) {
+	r := saz(t, map[string]string{
+		"[Content_Types].xml": "<Types/>",
+		"raw/1_c.txt":         "CONNECT profile.xboxlive.com:443 HTTP/1.1\r\nHost: profile.xboxlive.com:443\r\n\r\n",
+		"raw/1_m.xml":         timers("2026-03-01T20:00:00+00:00"),
+		"raw/2_c.txt": "POST https://profile.xboxlive.com/users/batch/profile/settings HTTP/1.1\r\nHost: profile.xboxlive.com\r\n" +
+			"Authorization: XBL3.0 x=7;secret\r\nContent-Length: 17\r\n\r\n{\"userIds\":[\"1\"]}",
+		"raw/2_s.txt":  "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 9\r\nContent-Length: 2\r\n\r\n{}",
+		"raw/2_m.xml":  timers("2026-03-01T20:00:01.0000000+00:00"),
+		"raw/10_c.txt": "GET /users/me/people HTTP/1.1\r\nHost: social.xboxlive.com\r\nAuthorization: XBL3.0 x=7;secret\r\n\r\n",
+		"raw/10_s.txt": "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
+		"raw/10_m.xml": timers("2026-03-01T20:00:02+00:00"),
+		"raw/11_c.txt": "GET /x HTTP/1.1\r\nHost: social.xboxlive.com\r\n\r\n",
+	})
+	var got []Call
+	in, err := ReadSAZ(r, r.Size(), func(c *Call) { got = append(got, *c) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Call{
+		{Index: 1, Time: at(1), Duration: 250 * time.Millisecond, Method: "POST", URL: "https://profile.xboxlive.com/users/batch/profile/settings",
+			Authorization: "XBL3.0 x=7;REDACTED", Status: 429, RetryAfter: "9", RequestBody: []byte(`{"userIds":["1"]}`), ResponseBody: []byte(`{}`)},
+		{Index: 2, Time: at(2), Method: "GET", URL: "https://social.xboxlive.com/users/me/people",
+			Authorization: "XBL3.0 x=7;REDACTED", Status: 200},
+	}
+	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty(), cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]Problem{{3, "session 11: no timers (N_m.xml)"}}, in.Problems); diff != "" || in.Calls != 2 {
+		t.Errorf("%d calls; problems (-want +got):\n%s", in.Calls, diff)
+	}
+	if _, err := ReadSAZ(strings.NewReader("PK"), 2, func(*Call) {}); !errors.Is(err, ErrNotTrace) {
+		t.Errorf("a broken zip: %v", err)
+	}
+	empty := saz(t, map[string]string{"readme.txt": "x"})
+	if _, err := ReadSAZ(empty, empty.Size(), func(*Call) {}); err == nil || !strings.Contains(err.Error(), "no raw/N_c.txt") {
+		t.Errorf("a zip without sessions: %v", err)
+	}
+}
+
+func FuzzReadHAR(f *testing.F) {
+	f.Add([]byte(`{"log": {"entries": [{"startedDateTime": "2026-03-01T20:00:00Z", "request": {"method": "GET", "url": "https://a/",
+		"headers": [{"name": "Authorization", "value": "XBL3.0 x=1;t"}]}, "response": {"status": 429, "content": {"text": "eA==", "encoding": "base64"}}}]}}`))
+	f.Add([]byte(`{"log": {"entries": []}}`))
+	f.Add([]byte(`{"log": {"x": [1, {"y": 2}], "entries": [{}, 5, "s"]}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		a, _ := New(nil, nil)
+		in, err := ReadHAR(bytes.NewReader(b), func(c *Call) {
+			if c.Method == "" || c.URL == "" || strings.Contains(c.Authorization, ";") && !strings.HasSuffix(c.Authorization, ";REDACTED") {
+				t.Fatalf("bad call %+v", c)
+			}
+			a.Add(c)
+		})
+		if err == nil && in.Calls+in.ProblemCount > len(b) {
+			t.Fatalf("%d calls from %d bytes", in.Calls, len(b))
+		}
+		a.AddInput(in)
+		a.Report()
+	})
+}
+
+func FuzzReadSAZ(f *testing.F) {
+	f.Add("POST https://profile.xboxlive.com/users/batch/profile/settings HTTP/1.1\r\nHost: p\r\n\r\n{}", "HTTP/1.1 429 X\r\nRetry-After: 1\r\n\r\n", timers("2026-03-01T20:00:00Z"))
+	f.Add("GET / HTTP/1.0\r\n\r\n", "garbage", "<Session/>")
+	f.Fuzz(func(t *testing.T, c, s, m string) {
+		r := saz(t, map[string]string{"raw/1_c.txt": c, "raw/1_s.txt": s, "raw/1_m.xml": m})
+		a, _ := New(nil, nil)
+		in, err := ReadSAZ(r, r.Size(), a.Add)
+		if err != nil || in.Calls+in.ProblemCount > 1 {
+			t.Fatalf("%v %+v", err, in)
+		}
+		a.AddInput(in)
+		a.Report()
+	})
+}
+
+func FuzzParseRules(f *testing.F) {
+	f.Add([]byte(`{"burst": {"window": "1s", "size": 5}, "batches": [{"host": "h", "path": "/b", "field": "f", "minUsers": 2}]}`))
+	f.Add([]byte(`{"polling": {"tolerance": 0.5, "minCalls": 3, "maxGap": 100}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := ParseRules(b)
+		if err != nil {
+			return
+		}
+		a, err := New(nil, r)
+		if err != nil {
+			t.Fatalf("ParseRules accepted rules New refuses: %v", err)
+		}
+		var tr trace
+		tr.add(0, "POST", "https://profile.xboxlive.com/users/batch/profile/settings", "1", 429)
+		tr.add(0.1, "POST", "https://profile.xboxlive.com/users/batch/profile/settings", "1", 200)
+		for i := range tr {
+			a.Add(&tr[i])
+		}
+		a.Report()
+	})
+}

@@ -1,0 +1,223 @@
+package analyze
+
+import (
+	"fmt"
+	"sort"
+	"time"
+)
+
+// Verdicts, as the trace analyzer colours them.
+const (
+	Green  = "green"  // no finding
+	Yellow = "yellow" // warnings only: the title passes, with work to do
+	Red    = "red"    // a failure: certification would fail
+)
+
+// Finding levels.
+const (
+	Fail = "fail" // decides a red verdict
+	Warn = "warn" // a yellow one
+)
+
+// Rule names, as findings carry them.
+const (
+	RuleCallFrequency  = "call-frequency"
+	RuleThrottledCalls = "throttled-calls"
+	RuleBurst          = "burst"
+	RuleRepeatedCalls  = "repeated-calls"
+	RulePolling        = "polling"
+	RuleSmallBatch     = "small-batch"
+	RuleBatchFrequency = "batch-frequency"
+	RuleNoToken        = "no-token"
+)
+
+// Schema names the JSON shape of a Report; it changes only when a field
+// changes meaning or goes away.
+const Schema = "fgrl.analyze/v1"
+
+// Report is the analysis of one or more traces. Its JSON form is the
+// documented --json output (see the package doc).
+type Report struct {
+	Schema  string `json:"schema"`
+	Verdict string `json:"verdict"` // green, yellow or red
+	// Fails and Warnings count the findings of each level; Findings holds
+	// the first MaxFindings of them, failures first, then by time.
+	Fails    int       `json:"fails"`
+	Warnings int       `json:"warnings"`
+	Findings []Finding `json:"findings"`
+	// ByRule counts the findings of each rule.
+	ByRule map[string]int `json:"byRule"`
+	Inputs []Input        `json:"inputs"`
+	Calls  int            `json:"calls"`  // calls read
+	Judged int            `json:"judged"` // calls to services judged, with a token
+	// NotJudged are the calls to hosts neither the limits nor the rules'
+	// services cover, per host: listed, never judged.
+	NotJudged []HostCount `json:"notJudged"`
+	// NoToken are the calls to judged services without an Authorization
+	// header, per host.
+	NoToken  []HostCount `json:"noToken"`
+	Realtime int         `json:"realtime"` // real-time activity sockets, not judged
+	Start    time.Time   `json:"start"`
+	End      time.Time   `json:"end"`
+	Groups   []Group     `json:"groups"` // per user and service, most calls first
+	Limits   string      `json:"limits"` // the limits revision used
+	Rules    *Rules      `json:"rules"`
+}
+
+// MaxFindings bounds the findings a Report lists (its counts are of all).
+const MaxFindings = 5000
+
+// maxPerGroupRule bounds the findings listed per group and rule.
+const maxPerGroupRule = 50
+
+// HostCount is a number of calls to one host.
+type HostCount struct {
+	Host  string `json:"host"`
+	Calls int    `json:"calls"`
+}
+
+// Group is one user's calls to one service (a rule of the limits).
+type Group struct {
+	User     string `json:"user"` // how the report names the user: gamertag (XUID), XUID, or the userhash
+	Userhash string `json:"userhash"`
+	XUID     string `json:"xuid,omitempty"`
+	Gamertag string `json:"gamertag,omitempty"`
+	Service  string `json:"service"` // the rule's scope, or host:<name> for the fallback rule
+	Host     string `json:"host"`    // the first host seen
+	// The rule's limits and its certification figure (a sustain window
+	// holding that many calls fails).
+	Burst         int `json:"burstLimit"`
+	Sustain       int `json:"sustainLimit"`
+	Certification int `json:"certificationLimit"`
+	Calls         int `json:"calls"`
+	Server429s    int `json:"server429s"`
+	// PeakBurst and PeakSustain are the most calls in any 15 s and 300 s.
+	PeakBurst   int           `json:"peakBurst"`
+	PeakSustain int           `json:"peakSustain"`
+	First       time.Time     `json:"first"`
+	Last        time.Time     `json:"last"`
+	AvgGap      time.Duration `json:"avgGapNs"`
+	MinGap      time.Duration `json:"minGapNs"`
+	Duplicates  int           `json:"duplicates"` // calls identical to an earlier one
+	Fails       int           `json:"fails"`
+	Warnings    int           `json:"warnings"`
+	Verdict     string        `json:"verdict"`
+	// Timeline counts the calls (and the 429s among them) per Bucket from
+	// the report's Start: the HTML report draws it.
+	Bucket    time.Duration `json:"bucketNs"`
+	Timeline  []int         `json:"timeline"`
+	Throttled []int         `json:"throttled"`
+}
+
+// Finding is one thing a rule found.
+type Finding struct {
+	Rule    string    `json:"rule"`
+	Level   string    `json:"level"` // fail or warn
+	Time    time.Time `json:"time"`  // of the first call involved
+	User    string    `json:"user"`
+	Service string    `json:"service"`
+	Host    string    `json:"host"`
+	Reason  string    `json:"reason"` // one line
+	// Calls counts the calls involved; Evidence lists the first
+	// maxEvidence of them.
+	Calls    int        `json:"calls"`
+	Evidence []Evidence `json:"evidence"`
+	// URL is the call repeated, polled or batched, when one is.
+	URL string `json:"url,omitempty"`
+}
+
+// Evidence is one call a finding involves.
+type Evidence struct {
+	Index  int       `json:"index"` // in the traces, from 0
+	Time   time.Time `json:"time"`
+	Status int       `json:"status"`
+}
+
+const maxEvidence = 20
+
+// Report analyzes what was added and returns the report.
+func (a *Analyzer) Report() *Report {
+	rep := &Report{Schema: Schema, Inputs: a.inputs, Calls: a.calls, Realtime: a.realtime,
+		ByRule: map[string]int{}, Limits: a.limits.Revision, Rules: a.rules}
+	rep.NotJudged, rep.NoToken = hostCounts(a.notJudged), hostCounts(a.noToken)
+	if rep.Inputs == nil {
+		rep.Inputs = []Input{}
+	}
+	var all []Finding
+	for _, g := range a.order {
+		sort.SliceStable(g.recs, func(i, j int) bool { return g.recs[i].at < g.recs[j].at })
+		rep.Judged += len(g.recs)
+		first, last := time.Unix(0, g.recs[0].at), time.Unix(0, g.recs[len(g.recs)-1].at)
+		if rep.Start.IsZero() || first.Before(rep.Start) {
+			rep.Start = first
+		}
+		if last.After(rep.End) {
+			rep.End = last
+		}
+	}
+	for _, g := range a.order {
+		gr, found := a.judge(g, rep.Start, rep.End)
+		rep.Groups = append(rep.Groups, gr)
+		all = append(all, found...)
+	}
+	for host, n := range a.noToken {
+		all = append(all, Finding{Rule: RuleNoToken, Level: Warn, Host: host, Calls: n,
+			Reason: fmt.Sprintf("%d calls to %s carry no Authorization: whose calls they are cannot be told, so they are not counted", n, host)})
+	}
+	for _, f := range all {
+		rep.ByRule[f.Rule]++
+		if f.Level == Fail {
+			rep.Fails++
+		} else {
+			rep.Warnings++
+		}
+	}
+	sort.SliceStable(all, func(i, j int) bool {
+		if (all[i].Level == Fail) != (all[j].Level == Fail) {
+			return all[i].Level == Fail
+		}
+		return all[i].Time.Before(all[j].Time)
+	})
+	rep.Findings = all[:min(len(all), MaxFindings)]
+	if rep.Findings == nil {
+		rep.Findings = []Finding{}
+	}
+	sort.SliceStable(rep.Groups, func(i, j int) bool { return rep.Groups[i].Calls > rep.Groups[j].Calls })
+	switch {
+	case rep.Fails > 0:
+		rep.Verdict = Red
+	case rep.Warnings > 0:
+		rep.Verdict = Yellow
+	default:
+		rep.Verdict = Green
+	}
+	return rep
+}
+
+func hostCounts(m map[string]int) []HostCount {
+	out := make([]HostCount, 0, len(m))
+	for h, n := range m {
+		out = append(out, HostCount{h, n})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Calls != out[j].Calls {
+			return out[i].Calls > out[j].Calls
+		}
+		return out[i].Host < out[j].Host
+	})
+	return out
+}
+
+// name is how a report names user u.
+func (a *Analyzer) name(u int32) string {
+	info := a.userInfo[u]
+	switch {
+	case info.gamertag != "" && info.xuid != "":
+		return info.gamertag + " (" + info.xuid + ")"
+	case info.gamertag != "":
+		return info.gamertag
+	case info.xuid != "":
+		return "xuid " + info.xuid
+	}
+	return "userhash " + info.hash
+}

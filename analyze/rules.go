@@ -1,0 +1,211 @@
+package analyze
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/xblgo/fgrl/internal/safetext"
+)
+
+// Rules are the analysis's parameters, data like the limits: which hosts
+// are judged and what each detection rule looks for. DefaultRules holds the
+// Xbox Live Trace Analyzer's values (microsoft/xbox-live-trace-analyzer,
+// Source/XboxLiveTraceAnalyzer.Rules.json and Source/RulesEngine/Constants.cs).
+type Rules struct {
+	// Services are the host patterns judged ("*.xboxlive.com"; * matches
+	// one or more labels). Calls to other hosts are listed apart, never
+	// judged. A host the limits data names is always judged.
+	Services []string `json:"services"`
+	// NearLimit is the share of a burst or sustain limit above which a
+	// window is reported as nearing it (the analyzer's 0.9).
+	NearLimit float64 `json:"nearLimit"`
+	// Burst: Size or more calls to one service within Window.
+	Burst BurstRule `json:"burst"`
+	// Repeat: the same method, URL and body again within Window.
+	Repeat RepeatRule `json:"repeat"`
+	// Polling: at least MinCalls identical calls at the same interval,
+	// each gap within Tolerance (a fraction) of the first, gaps at most
+	// MaxGap.
+	Polling PollingRule `json:"polling"`
+	// Batches are the batch calls whose size and frequency are checked.
+	Batches []BatchRule `json:"batches"`
+}
+
+// BurstRule is the BurstDetection rule.
+type BurstRule struct {
+	Window Duration `json:"window"`
+	Size   int      `json:"size"`
+}
+
+// RepeatRule is the RepeatedCalls rule.
+type RepeatRule struct {
+	Window Duration `json:"window"`
+}
+
+// PollingRule is the PollingDetection rule.
+type PollingRule struct {
+	Tolerance float64  `json:"tolerance"`
+	MinCalls  int      `json:"minCalls"`
+	MaxGap    Duration `json:"maxGap"`
+}
+
+// BatchRule names a batch call: its host, a path pattern (a regular
+// expression matched against the whole path) and the request body's field
+// listing the users. Calls listing fewer than MinUsers are small batches;
+// calls within Window of the first of a run could have been one call.
+type BatchRule struct {
+	Host     string   `json:"host"`
+	Path     string   `json:"path"`
+	Field    string   `json:"field"`
+	MinUsers int      `json:"minUsers"`
+	Window   Duration `json:"window"`
+
+	re *regexp.Regexp
+}
+
+// Duration is a time.Duration written in JSON as a Go duration string
+// ("2s", "1h").
+type Duration time.Duration
+
+// MarshalJSON writes d as "2s".
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// UnmarshalJSON reads "2s" (or a number of milliseconds).
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		var ms float64
+		if json.Unmarshal(b, &ms) != nil {
+			return fmt.Errorf("a duration is a string such as \"2s\" or a number of milliseconds, not %.40s", b)
+		}
+		*d = Duration(ms * float64(time.Millisecond))
+		return nil
+	}
+	v, err := time.ParseDuration(s)
+	*d = Duration(v)
+	return err
+}
+
+// DefaultRules returns the trace analyzer's rules: every *.xboxlive.com
+// host judged, warnings past 90 % of a limit, 3 calls within 2 s, repeats
+// within 5 s, polling of 5 or more calls within 1 % of one interval (at
+// most an hour), and its five batch APIs with at least 2 users and 2 s
+// between batches.
+func DefaultRules() *Rules {
+	batch := func(host, path, field string) BatchRule {
+		return BatchRule{Host: host, Path: path, Field: field, MinUsers: 2, Window: Duration(2 * time.Second)}
+	}
+	r := &Rules{
+		Services:  []string{"*.xboxlive.com"},
+		NearLimit: 0.9,
+		Burst:     BurstRule{Window: Duration(2 * time.Second), Size: 3},
+		Repeat:    RepeatRule{Window: Duration(5 * time.Second)},
+		Polling:   PollingRule{Tolerance: 0.01, MinCalls: 5, MaxGap: Duration(time.Hour)},
+		Batches: []BatchRule{
+			batch("userstats.xboxlive.com", `/batch`, "requestedusers"),
+			batch("profile.xboxlive.com", `/users/batch/profile/settings`, "userIds"),
+			batch("userpresence.xboxlive.com", `/users/batch`, "users"),
+			batch("titlestorage.xboxlive.com", `/(json|trustedplatform|untrustedplatform)/users/batch`, "xuids"),
+			batch("sessiondirectory.xboxlive.com", `/serviceconfigs/[^/]+(/sessiontemplates/[^/]+)?/batch`, "xuids"),
+		},
+	}
+	if err := r.check(); err != nil {
+		panic(err)
+	}
+	return r
+}
+
+// MaxRulesSize bounds a rules file.
+const MaxRulesSize = 1 << 20
+
+// ParseRules reads rules from JSON. Fields left out keep DefaultRules'
+// values; "batches", when given, replaces the default list.
+func ParseRules(b []byte) (*Rules, error) {
+	if len(b) > MaxRulesSize {
+		return nil, fmt.Errorf("analyze: rules over %d bytes", MaxRulesSize)
+	}
+	r := DefaultRules()
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(r); err != nil {
+		return nil, fmt.Errorf("analyze: rules: %w", err)
+	}
+	if err := r.check(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *Rules) check() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("analyze: rules: "+format, args...)) }
+	for _, s := range r.Services {
+		if _, err := path.Match(s, "x"); err != nil || s == "" || strings.ContainsAny(s, "/ ") {
+			bad("services: %q is not a host pattern", clip(s))
+		}
+	}
+	if r.NearLimit <= 0 || r.NearLimit > 1 {
+		bad("nearLimit %v: want a fraction in (0, 1]", r.NearLimit)
+	}
+	if r.Burst.Window <= 0 || r.Burst.Size < 2 {
+		bad("burst: want a positive window and a size of at least 2")
+	}
+	if r.Repeat.Window <= 0 {
+		bad("repeat: want a positive window")
+	}
+	if p := r.Polling; p.Tolerance < 0 || p.Tolerance >= 1 || p.MinCalls < 3 || p.MaxGap <= 0 {
+		bad("polling: want a tolerance in [0, 1), at least 3 calls and a positive maxGap")
+	}
+	for i := range r.Batches {
+		b := &r.Batches[i]
+		re, err := regexp.Compile(`^(?:` + b.Path + `)$`)
+		switch {
+		case err != nil:
+			bad("batches[%d]: path: %v", i, err)
+		case b.Host == "" || b.Field == "" || b.MinUsers < 1 || b.Window < 0:
+			bad("batches[%d]: want a host, a field, minUsers of at least 1 and a window not negative", i)
+		}
+		b.re = re
+	}
+	return errors.Join(errs...)
+}
+
+// judged reports whether host is one of the services judged.
+func (r *Rules) judged(host string) bool {
+	for _, s := range r.Services {
+		if hostMatch(s, host) {
+			return true
+		}
+	}
+	return false
+}
+
+// hostMatch matches a host against a pattern whose leading "*." stands for
+// one or more labels.
+func hostMatch(pattern, host string) bool {
+	if rest, ok := strings.CutPrefix(pattern, "*."); ok {
+		return strings.HasSuffix(host, "."+rest) && len(host) > len(rest)+1
+	}
+	ok, _ := path.Match(pattern, host)
+	return ok
+}
+
+// batchOf returns the batch rule a call matches, or nil.
+func (r *Rules) batchOf(host, p string) *BatchRule {
+	for i := range r.Batches {
+		b := &r.Batches[i]
+		if strings.EqualFold(b.Host, host) && b.re != nil && b.re.MatchString(p) {
+			return b
+		}
+	}
+	return nil
+}
+
+// clip escapes and clips text from a trace or a rules file for an error.
+func clip(s string) string { return safetext.Clip(s, 60) }

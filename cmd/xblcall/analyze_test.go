@@ -1,0 +1,202 @@
+package main
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/xblgo/fgrl/analyze"
+	"github.com/xblgo/fgrl/internal/sim"
+	"github.com/xblgo/fgrl/limits"
+	"github.com/xblgo/fgrl/mock"
+)
+
+// recordHAR replays the worked example with client through 'xblcall
+// simulate --har' and returns the trace: the project's own fixture.
+func recordHAR(t *testing.T, client string, args ...string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), client+".har")
+	if code, _, errs := xblcall(t, append([]string{"simulate", "--client", client, "--har", path}, args...)...); code != 0 {
+		t.Fatalf("simulate --har: exit %d: %s", code, errs)
+	}
+	return path
+}
+
+// exampleLimits writes the worked example's limits to a file for --limits.
+func exampleLimits(t *testing.T) string {
+	t.Helper()
+	_, l, err := sim.WorkedExample(limits.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(struct {
+		Revision string        `json:"revision"`
+		Fallback *limits.Rule  `json:"fallback,omitempty"`
+		Rules    []limits.Rule `json:"rules"`
+	}{l.Revision, l.Fallback, l.Rules})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := filepath.Join(t.TempDir(), "limits.json")
+	os.WriteFile(name, b, 0o644)
+	return name
+}
+
+// TestAnalyzeRecordedTrace: the worked example through a plain client is
+// red (it keeps calling through 429s), with the example's known figures;
+// through the fgrl transport it is not red and holds no 429.
+func TestAnalyzeRecordedTrace(t *testing.T) {
+	limitsFile := exampleLimits(t)
+	trace := recordHAR(t, "naive")
+	b, _ := os.ReadFile(trace)
+	if tok := mock.Token(sim.ExampleUser, "1234567890"); bytes.Contains(b, []byte(tok[strings.Index(tok, ";")+1:])) {
+		t.Fatal("the HAR holds a token")
+	}
+	code, out, errs := xblcall(t, "analyze", "--json", "--limits", limitsFile, trace)
+	var rep analyze.Report
+	if code != 1 || json.Unmarshal([]byte(out), &rep) != nil || !strings.Contains(errs, "verdict red") {
+		t.Fatalf("exit %d: %.300s %s", code, out, errs)
+	}
+	g := rep.Groups[0]
+	// The worked example: 148 calls, 53 answered 429, the busiest 15 s
+	// holds 36 calls, the 300 s all 148.
+	got := fmt.Sprint(g.Service, g.Calls, g.Server429s, g.PeakBurst, g.PeakSustain, g.Burst, g.Sustain, g.Certification, rep.Schema)
+	if want := fmt.Sprint("example", 148, 53, 36, 148, 30, 100, 1000, analyze.Schema); got != want || rep.Verdict != analyze.Red {
+		t.Errorf("group %s, verdict %s; want %s, red", got, rep.Verdict, want)
+	}
+	if rep.ByRule[analyze.RuleThrottledCalls] == 0 {
+		t.Errorf("no throttled-calls finding: %v", rep.ByRule)
+	}
+	clean := recordHAR(t, "fgrl")
+	code, out, _ = xblcall(t, "analyze", "--json", "--limits", limitsFile, clean)
+	if json.Unmarshal([]byte(out), &rep) != nil || code != 0 || rep.Verdict == analyze.Red || rep.Groups[0].Server429s != 0 {
+		t.Errorf("fgrl trace: exit %d, verdict %s", code, rep.Verdict)
+	}
+}
+
+// harOf writes calls as a HAR file.
+func harOf(t *testing.T, calls []map[string]any) string {
+	t.Helper()
+	b, _ := json.Marshal(map[string]any{"log": map[string]any{"version": "1.2", "entries": calls}})
+	name := filepath.Join(t.TempDir(), "t.har")
+	os.WriteFile(name, b, 0o644)
+	return name
+}
+
+func entry(at float64, url, user string, status int, retryAfter string) map[string]any {
+	hdr := []map[string]string{}
+	if user != "" {
+		hdr = append(hdr, map[string]string{"name": "Authorization", "value": "XBL3.0 x=" + user + ";t"})
+	}
+	return map[string]any{
+		"startedDateTime": fmt.Sprintf("2026-03-01T20:%02d:%06.3fZ", int(at)/60, float64(int(at)%60)+at-float64(int(at))),
+		"request":         map[string]any{"method": "GET", "url": url, "headers": hdr},
+		"response":        map[string]any{"status": status, "headers": []map[string]string{{"name": "Retry-After", "value": retryAfter}}},
+	}
+}
+
+// TestAnalyzeExitCodes: 0 green or yellow, 1 red, 2 usage or input error.
+func TestAnalyzeExitCodes(t *testing.T) {
+	green := harOf(t, []map[string]any{entry(0, "https://social.xboxlive.com/users/me/people", "1", 200, "")})
+	yellow := harOf(t, []map[string]any{entry(0, "https://social.xboxlive.com/users/me/people", "1", 429, "5"),
+		entry(10, "https://social.xboxlive.com/users/me/people", "1", 200, "")})
+	var calls []map[string]any
+	for i := range 6 {
+		calls = append(calls, entry(float64(i*5), "https://profile.xboxlive.com/users/me/profile/settings", "1", 429, "60"))
+	}
+	red := harOf(t, calls)
+	empty := harOf(t, []map[string]any{})
+	notTrace := filepath.Join(t.TempDir(), "x.har")
+	os.WriteFile(notTrace, []byte("hello"), 0o644)
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{green}, 0, "verdict GREEN"},
+		{[]string{yellow}, 0, "verdict YELLOW: 0 failures, 1 warnings"},
+		{[]string{red}, 1, "verdict RED: 2 failures"},
+		{nil, 2, "need a trace"},
+		{[]string{empty}, 2, "the traces hold no calls"},
+		{[]string{notTrace}, 2, "not a trace: HAR"},
+		{[]string{filepath.Join(t.TempDir(), "none.har")}, 2, "no such file"},
+		{[]string{"--rules", notTrace, green}, 2, "rules"},
+		{[]string{"--html", filepath.Join(t.TempDir(), "no", "dir", "r.html"), green}, 2, "--html"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			code, out, errs := xblcall(t, append([]string{"analyze"}, tt.args...)...)
+			if code != tt.code || !strings.Contains(out+errs, tt.want) {
+				t.Errorf("exit %d; want %d and %q in\n%s%s", code, tt.code, tt.want, out, errs)
+			}
+		})
+	}
+}
+
+// TestAnalyzeInputs: a directory of a HAR and a SAZ, standard input, a bad
+// entry and a file cut short.
+func TestAnalyzeInputs(t *testing.T) {
+	dir := t.TempDir()
+	b, _ := json.Marshal(map[string]any{"log": map[string]any{"entries": []any{
+		entry(0, "https://social.xboxlive.com/users/me/people", "1", 200, ""), map[string]any{"startedDateTime": "never"}}}})
+	os.WriteFile(filepath.Join(dir, "a.har"), b, 0o644)
+	var z bytes.Buffer
+	zw := zip.NewWriter(&z)
+	for name, content := range map[string]string{
+		"raw/1_c.txt": "GET https://profile.xboxlive.com/users/me/profile/settings HTTP/1.1\r\nHost: profile.xboxlive.com\r\nAuthorization: XBL3.0 x=2;t\r\n\r\n",
+		"raw/1_s.txt": "HTTP/1.1 200 OK\r\n\r\n",
+		"raw/1_m.xml": `<Session><SessionTimers ClientBeginRequest="2026-03-01T20:00:01Z"/></Session>`,
+	} {
+		w, _ := zw.Create(name)
+		w.Write([]byte(content))
+	}
+	zw.Close()
+	os.WriteFile(filepath.Join(dir, "b.saz"), z.Bytes(), 0o644)
+	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("x"), 0o644)
+	code, out, errs := xblcall(t, "analyze", dir)
+	for _, want := range []string{"a.har: 1 calls, 1 entries skipped (the first: entry 1, startedDateTime", "b.saz: 1 calls", "judged 2 calls in 2"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("exit %d: output lacks %q:\n%s%s", code, want, out, errs)
+		}
+	}
+	cut := filepath.Join(dir, "cut.har")
+	os.WriteFile(cut, b[:len(b)-30], 0o644)
+	if code, out, _ := xblcall(t, "analyze", cut); code != 0 || !strings.Contains(out, "warning: read in part: the file ends inside entry 1") {
+		t.Errorf("cut file: exit %d\n%s", code, out)
+	}
+	for name, data := range map[string][]byte{"HAR": b, "SAZ": z.Bytes()} {
+		stdin := filepath.Join(t.TempDir(), "in")
+		os.WriteFile(stdin, data, 0o644)
+		f, _ := os.Open(stdin)
+		var o, e bytes.Buffer
+		code := run(t.Context(), []string{"analyze", "-"}, &o, &e, withStdin(f))
+		f.Close()
+		if code != 0 || !strings.Contains(o.String(), "standard input: 1 calls") {
+			t.Errorf("%s on stdin: exit %d\n%s%s", name, code, o.String(), e.String())
+		}
+	}
+}
+
+// TestAnalyzeTextFits: the table and findings fit 100 columns whatever the
+// trace's names, and text from the trace is escaped.
+func TestAnalyzeTextFits(t *testing.T) {
+	long := strings.Repeat("x", 300)
+	var calls []map[string]any
+	for i := range 30 {
+		calls = append(calls, entry(float64(i)*0.2, "https://"+long[:60]+".xboxlive.com/"+long, "\x1b[2J\x1b]0;pwned\x07"+long, 429, "9"))
+	}
+	code, out, errs := xblcall(t, "analyze", harOf(t, calls))
+	if code != 1 || strings.ContainsAny(out+errs, "\x1b\x07") {
+		t.Errorf("exit %d or raw control characters:\n%q", code, out)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if len(line) > 100 {
+			t.Errorf("a line of %d columns: %q", len(line), line)
+		}
+	}
+}

@@ -53,12 +53,19 @@ var ErrNotTrace = errors.New("not a trace")
 
 // ReadHAR reads a HAR 1.2 trace (what browsers, Fiddler and proxies
 // export), streaming, and passes each entry to add as a Call (reused: add
-// must copy what it keeps), its Authorization redacted. An entry that
+// must copy what it keeps), its Authorization redacted, in trace order. When
+// r can seek (a file), the entries are decoded on every core while add runs
+// in the caller's goroutine. An entry that
 // lacks a method, URL or start time is skipped and named in Input.Problems;
 // a file cut short yields the calls before the cut and Input.Truncated. The
 // error is for input that is no HAR at all.
 func ReadHAR(r io.Reader, add func(*Call)) (Input, error) {
 	in := Input{}
+	if rs, ok := r.(io.ReadSeeker); ok {
+		if pos, err := rs.Seek(0, io.SeekCurrent); err == nil {
+			return readHARSeeker(rs, pos, add)
+		}
+	}
 	dec := jsontext.NewDecoder(bufio.NewReaderSize(r, 256<<10), jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
 	if err := seekEntries(dec); err != nil {
 		return in, fmt.Errorf("%w: HAR: %v", ErrNotTrace, err)
@@ -92,6 +99,19 @@ func ReadHAR(r io.Reader, add func(*Call)) (Input, error) {
 			add(c)
 		}
 	}
+}
+
+// readHARSeeker finds the entries array, then seeks back to just after its
+// "[" and reads the entries in parallel (readHARParallel).
+func readHARSeeker(rs io.ReadSeeker, pos int64, add func(*Call)) (Input, error) {
+	dec := jsontext.NewDecoder(bufio.NewReaderSize(rs, 64<<10), jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
+	if err := seekEntries(dec); err != nil {
+		return Input{}, fmt.Errorf("%w: HAR: %v", ErrNotTrace, err)
+	}
+	if _, err := rs.Seek(pos+dec.InputOffset(), io.SeekStart); err != nil {
+		return Input{}, fmt.Errorf("HAR: seeking back to the entries: %w", err)
+	}
+	return readHARParallel(rs, add), nil
 }
 
 func shortErr(err error) string {

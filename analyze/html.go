@@ -30,6 +30,7 @@ type page struct {
 type timelineView struct {
 	G                     Group
 	Width, Height         int
+	SVGWidth, SVGHeight   int
 	Bars, Throttled       []rect
 	LimitY                float64 // the burst limit's line, when bars are 15 s
 	HasLimit              bool
@@ -48,8 +49,9 @@ type mark struct {
 }
 
 type tick struct {
-	X     float64
-	Label string
+	X             float64
+	Y, Y4, YLabel int // the axis, the tick's end, the label's baseline
+	Label         string
 }
 
 const (
@@ -73,7 +75,7 @@ func (r *Report) page() page {
 }
 
 func (r *Report) timelineView(g Group) timelineView {
-	v := timelineView{G: g, Width: tlWidth, Height: tlHeight}
+	v := timelineView{G: g, Width: tlWidth, Height: tlHeight, SVGWidth: tlWidth + 30, SVGHeight: tlHeight + 32}
 	n := max(len(g.Timeline), 1)
 	peak := 1
 	for _, c := range g.Timeline {
@@ -117,7 +119,7 @@ func (r *Report) timelineView(g Group) timelineView {
 	total := time.Duration(n) * g.Bucket
 	step := niceDuration(total / 6)
 	for d := time.Duration(0); d <= total; d += step {
-		v.Ticks = append(v.Ticks, tick{sx(r.Start.Add(d)), "+" + d.String()})
+		v.Ticks = append(v.Ticks, tick{sx(r.Start.Add(d)), tlHeight, tlHeight + 4, tlHeight + 16, "+" + d.String()})
 	}
 	v.BucketText = fmt.Sprintf("calls per %v", g.Bucket)
 	v.LimitText = fmt.Sprintf("burst %d / 15 s, sustain %d / 300 s, certification %d / 300 s", g.Burst, g.Sustain, g.Certification)
@@ -145,7 +147,7 @@ var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}
 .verdict{display:inline-block;padding:4px 12px;border-radius:4px;color:#fff;font-weight:bold;text-transform:uppercase}
 .red{background:#c0392b}.yellow{background:#d4a017}.green{background:#2e8b57}
-table{border-collapse:collapse;margin:8px 0}td,th{border-bottom:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}
+table{border-collapse:collapse;margin:8px 0;width:100%}td{overflow-wrap:anywhere}td,th{border-bottom:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}
 th{background:#f4f4f4}td:nth-child(3){white-space:nowrap}td.n{text-align:right}tr.fail td.level{color:#c0392b;font-weight:bold}tr.warn td.level{color:#b07d00}
 svg{display:block;margin:4px 0 16px}h2{margin-top:28px}.muted{color:#666}
 </style></head><body>
@@ -159,11 +161,12 @@ svg{display:block;margin:4px 0 16px}h2{margin-top:28px}.muted{color:#666}
 <h2>Timelines</h2>
 <p class="muted">Bars: calls per bucket (red: answered 429). Dashed: the burst limit, when a bar is 15 s. Triangles: findings (red fails, amber warns); hover for the reason.</p>
 {{range .Groups}}<h3>{{.G.Service}}, {{.G.User}}</h3><p class="muted">{{.LimitText}}; {{.BucketText}}</p>
-<svg class="timeline" width="{{.Width}}" height="{{.Height}}" viewBox="0 -12 {{.Width}} {{.Height}}" role="img" aria-label="timeline">
+<svg class="timeline" width="{{.SVGWidth}}" height="{{.SVGHeight}}" viewBox="0 -12 {{.SVGWidth}} {{.SVGHeight}}" role="img" aria-label="timeline">
 <line x1="40" y1="{{.Height}}" x2="{{.Width}}" y2="{{.Height}}" stroke="#000"/><line x1="40" y1="0" x2="40" y2="{{.Height}}" stroke="#000"/>
 <text x="34" y="10" text-anchor="end" font-size="10">{{.YMax}}</text><text x="34" y="{{.Height}}" text-anchor="end" font-size="10">0</text>
 {{range .Bars}}<rect x="{{f1 .X}}" y="{{f1 .Y}}" width="{{f1 .W}}" height="{{f1 .H}}" fill="#5b8db8"/>{{end}}
 {{range .Throttled}}<rect x="{{f1 .X}}" y="{{f1 .Y}}" width="{{f1 .W}}" height="{{f1 .H}}" fill="#c0392b"/>{{end}}
+{{range .Ticks}}<line x1="{{f1 .X}}" y1="{{.Y}}" x2="{{f1 .X}}" y2="{{.Y4}}" stroke="#000"/><text x="{{f1 .X}}" y="{{.YLabel}}" text-anchor="middle" font-size="10">{{.Label}}</text>{{end}}
 {{if .HasLimit}}<line x1="40" y1="{{f1 .LimitY}}" x2="{{.Width}}" y2="{{f1 .LimitY}}" stroke="#555" stroke-dasharray="4 3"/>{{end}}
 {{range .Marks}}<path d="M{{f1 .X}} -10 l-4 -0 l4 8 l4 -8 z" fill="{{if eq .Level "fail"}}#c0392b{{else}}#d4a017{{end}}"><title>{{.Title}}</title></path>{{end}}
 </svg>{{end}}

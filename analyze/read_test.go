@@ -4,6 +4,8 @@ import (
 	"archive/zip"
 	"bytes"
 	"errors"
+	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -12,10 +14,40 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
-// readHAR reads a HAR text, copying each call.
+// readHAR reads a HAR text both ways, in parallel (a reader that seeks) and
+// in sequence (one that does not), fails the test when the two differ, and
+// returns the calls, copied.
 func readHAR(t testing.TB, s string) ([]Call, Input, error) {
+	t.Helper()
+	par, pin, perr := readHARWith(strings.NewReader(s))
+	seq, sin, serr := readHARWith(struct{ io.Reader }{strings.NewReader(s)})
+	small, smin, _ := readHARWith(&smallReads{strings.NewReader(s)})
+	if diff := cmp.Diff(par, small, cmpopts.EquateEmpty()); diff != "" || smin.Truncated != pin.Truncated {
+		t.Fatalf("3-byte reads differ (-whole +small):\n%s\ntruncated %q, %q", diff, pin.Truncated, smin.Truncated)
+	}
+	if (perr == nil) != (serr == nil) || perr != nil && perr.Error() != serr.Error() {
+		t.Fatalf("errors differ: parallel %v, sequential %v", perr, serr)
+	}
+	cut := func(s string) string { a, _, _ := strings.Cut(s, " ("); return a } // decoder offsets differ
+	pin.Truncated, sin.Truncated = cut(pin.Truncated), cut(sin.Truncated)
+	if diff := cmp.Diff(seq, par, cmpopts.EquateEmpty()); diff != "" {
+		t.Fatalf("calls differ (-sequential +parallel):\n%s", diff)
+	}
+	if diff := cmp.Diff(sin, pin, cmpopts.EquateEmpty()); diff != "" {
+		t.Fatalf("inputs differ (-sequential +parallel):\n%s", diff)
+	}
+	return par, pin, perr
+}
+
+// smallReads returns at most 3 bytes a Read, so the splitter's blocks end
+// anywhere: inside strings, escapes and runs of backslashes.
+type smallReads struct{ *strings.Reader }
+
+func (s *smallReads) Read(p []byte) (int, error) { return s.Reader.Read(p[:min(len(p), 3)]) }
+
+func readHARWith(r io.Reader) ([]Call, Input, error) {
 	var out []Call
-	in, err := ReadHAR(strings.NewReader(s), func(c *Call) {
+	in, err := ReadHAR(r, func(c *Call) {
 		cp := *c
 		cp.RequestBody, cp.ResponseBody = bytes.Clone(c.RequestBody), bytes.Clone(c.ResponseBody)
 		out = append(out, cp)
@@ -156,12 +188,38 @@ func TestReadSAZ(t *testing.T) {
 	}
 }
 
+// TestReadHARChunks: a trace of many entries, with strings holding
+// brackets, commas, quotes and backslashes, cut into chunks, reads the same
+// as in sequence.
+func TestReadHARChunks(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"log": {"entries": [`)
+	for i := range 3000 {
+		if i > 0 {
+			b.WriteString(",\n")
+		}
+		fmt.Fprintf(&b, `{"startedDateTime": "2026-03-01T20:00:%02d.%03dZ", "request": {"method": "POST", "url": "https://a/%d",
+			"postData": {"text": "{\"x\": \"],}{[\\\\\\\"%s\"}"}}, "response": {"status": 200}}`, i/1000, i%1000, i, strings.Repeat("\\\\", i%3))
+	}
+	b.WriteString(`]}}`)
+	calls, in, err := readHAR(t, b.String())
+	if err != nil || len(calls) != 3000 || in.Truncated != "" || in.ProblemCount != 0 {
+		t.Fatalf("%v: %d calls, %+v", err, len(calls), in)
+	}
+	for i, c := range calls {
+		if c.Index != i || c.URL != fmt.Sprintf("https://a/%d", i) {
+			t.Fatalf("call %d is %d %s", i, c.Index, c.URL)
+		}
+	}
+}
+
 func FuzzReadHAR(f *testing.F) {
 	f.Add([]byte(`{"log": {"entries": [{"startedDateTime": "2026-03-01T20:00:00Z", "request": {"method": "GET", "url": "https://a/",
 		"headers": [{"name": "Authorization", "value": "XBL3.0 x=1;t"}]}, "response": {"status": 429, "content": {"text": "eA==", "encoding": "base64"}}}]}}`))
 	f.Add([]byte(`{"log": {"entries": []}}`))
 	f.Add([]byte(`{"log": {"x": [1, {"y": 2}], "entries": [{}, 5, "s"]}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
+		readHAR(t, string(b)) // both ways agree
 		a, _ := New(nil, nil)
 		in, err := ReadHAR(bytes.NewReader(b), func(c *Call) {
 			if c.Method == "" || c.URL == "" || strings.Contains(c.Authorization, ";") && !strings.HasSuffix(c.Authorization, ";REDACTED") {

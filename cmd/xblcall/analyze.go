@@ -172,34 +172,51 @@ func tracePaths(args []string) ([]string, error) {
 }
 
 // readTrace reads one trace into a: a zip (a .saz) or a HAR, told apart by
-// their first bytes.
+// their first bytes. A file is read as it is (so a HAR decodes in
+// parallel); standard input through a buffer.
 func readTrace(e *env, p string, a *analyze.Analyzer) error {
-	var r io.Reader = e.stdin
-	name := "standard input"
-	if p != "-" {
-		f, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		r, name = f, p
-	}
-	br := bufio.NewReaderSize(r, 64<<10)
-	head, _ := br.Peek(4)
 	var in analyze.Input
 	var err error
-	if bytes.Equal(head, []byte("PK\x03\x04")) {
-		in, err = readSAZ(br, p, a)
+	if p == "-" {
+		br := bufio.NewReaderSize(e.stdin, 64<<10)
+		head, _ := br.Peek(4)
+		if isZip(head) {
+			in, err = readSAZ(br, p, a)
+		} else {
+			in, err = analyze.ReadHAR(br, a.Add)
+		}
 	} else {
-		in, err = analyze.ReadHAR(br, a.Add)
+		in, err = readTraceFile(p, a)
 	}
 	if err != nil {
 		return err
 	}
-	in.Name = name
+	in.Name = p
+	if p == "-" {
+		in.Name = "standard input"
+	}
 	a.AddInput(in)
 	return nil
 }
+
+func readTraceFile(p string, a *analyze.Analyzer) (analyze.Input, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return analyze.Input{}, err
+	}
+	defer f.Close()
+	head := make([]byte, 4)
+	n, _ := io.ReadFull(f, head)
+	if isZip(head[:n]) {
+		return readSAZ(nil, p, a)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return analyze.Input{}, err
+	}
+	return analyze.ReadHAR(f, a.Add)
+}
+
+func isZip(head []byte) bool { return bytes.Equal(head, []byte("PK\x03\x04")) }
 
 // readSAZ reads a zip: from its file when it has one, else (standard
 // input) through a temporary file, as zip needs to seek.

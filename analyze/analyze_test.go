@@ -1,7 +1,11 @@
 package analyze
 
 import (
+	"encoding/json"
+	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -295,5 +299,32 @@ func TestSplitURL(t *testing.T) {
 		if got := [3]string{s, h, p}; got != want {
 			t.Errorf("splitURL(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite testdata/report.json")
+
+// TestReportJSON pins the --json schema (fgrl.analyze/v1): a field renamed,
+// dropped or changed in meaning must come with a new Schema.
+func TestReportJSON(t *testing.T) {
+	var tr trace
+	tr.add(0, "GET", "https://profile.xboxlive.com/users/me/profile/settings", "1", 429).RetryAfter = "60"
+	tr.add(1, "GET", "https://profile.xboxlive.com/users/me/profile/settings", "1", 429).RetryAfter = "60"
+	tr.add(2, "GET", "https://assets.xboxservices.com/a.png", "", 200)
+	got, err := json.MarshalIndent(tr.report(t), "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "report.json")
+	if *update {
+		os.MkdirAll("testdata", 0o755)
+		os.WriteFile(golden, append(got, '\n'), 0o644)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(want), string(got)+"\n"); diff != "" {
+		t.Errorf("the JSON report changed (-want +got); if on purpose, run with -update and bump Schema when a field changes meaning:\n%s", diff)
 	}
 }

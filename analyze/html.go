@@ -140,6 +140,8 @@ func niceDuration(d time.Duration) time.Duration {
 var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"time": func(t time.Time) string { return t.Format("2006-01-02 15:04:05.000") },
 	"f1":   func(f float64) string { return fmt.Sprintf("%.1f", f) },
+	"dur":  func(d time.Duration) string { return d.Round(time.Millisecond).String() },
+	"span": func(a, b time.Time) string { return b.Sub(a).Round(time.Millisecond).String() },
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>Trace analysis: {{.R.Verdict}}</title>
@@ -180,8 +182,8 @@ Rule <select id="rule"><option value="">all</option>{{range .Rules}}<option>{{.}
 {{end}}</tbody></table>
 
 <h2>Groups</h2>
-<table><thead><tr><th>Service</th><th>User</th><th>Calls</th><th>Peak 15 s</th><th>Peak 300 s</th><th>Cert.</th><th>429s</th><th>Verdict</th></tr></thead><tbody>
-{{range .R.Groups}}<tr><td>{{.Service}}</td><td>{{.User}}</td><td class="n">{{.Calls}}</td><td class="n">{{.PeakBurst}}/{{.Burst}}</td><td class="n">{{.PeakSustain}}/{{.Sustain}}</td><td class="n">{{.Certification}}</td><td class="n">{{.Server429s}}</td><td><span class="verdict {{.Verdict}}">{{.Verdict}}</span></td></tr>
+<table><thead><tr><th>Service</th><th>User</th><th>Calls</th><th>Peak 15 s</th><th>Peak 300 s</th><th>Cert.</th><th>429s</th><th>Avg gap</th><th>Min gap</th><th>Duplicates</th><th>Span</th><th>Verdict</th></tr></thead><tbody>
+{{range .R.Groups}}<tr><td>{{.Service}}</td><td>{{.User}}</td><td class="n">{{.Calls}}</td><td class="n">{{.PeakBurst}}/{{.Burst}}</td><td class="n">{{.PeakSustain}}/{{.Sustain}}</td><td class="n">{{.Certification}}</td><td class="n">{{.Server429s}}</td><td class="n">{{dur .AvgGap}}</td><td class="n">{{dur .MinGap}}</td><td class="n">{{.Duplicates}}</td><td class="n">{{span .First .Last}}</td><td><span class="verdict {{.Verdict}}">{{.Verdict}}</span></td></tr>
 {{end}}</tbody></table>
 
 <script>

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	flag "github.com/spf13/pflag"
 
@@ -299,10 +300,26 @@ func printReport(w io.Writer, rep *analyze.Report, verbose bool) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
+		if verbose {
+			printGroupStats(w, rep, cell)
+		}
 	}
 	printFindings(w, rep, verbose, cell)
 	fmt.Fprintf(w, "\nverdict %s: %d failures, %d warnings\n", strings.ToUpper(rep.Verdict), rep.Fails, rep.Warnings)
 	return nil
+}
+
+// printGroupStats is -v's per-service statistics, as the trace analyzer
+// gives them: calls, gaps, duplicates and the span of the calls.
+func printGroupStats(w io.Writer, rep *analyze.Report, cell func(string, int) string) {
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "SERVICE\tUSER\tCALLS\tAVG GAP\tMIN GAP\tDUPLICATES\tSPAN\t")
+	for _, g := range rep.Groups {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%v\t%v\t%d\t%v\t\n", cell(g.Service, 18), cell(g.User, 22), g.Calls,
+			g.AvgGap.Round(time.Millisecond), g.MinGap.Round(time.Millisecond), g.Duplicates, g.Last.Sub(g.First).Round(time.Millisecond))
+	}
+	tw.Flush()
 }
 
 func printHosts(w io.Writer, what string, hosts []analyze.HostCount, cell func(string, int) string) {

@@ -61,6 +61,9 @@ func (c *call) assess(resp *http.Response, err error) verdict {
 	if resp.StatusCode == http.StatusTooManyRequests {
 		c.t.stats.server429s.Add(1)
 		c.t.log("server 429", c, "retry_after", v.retryAfter)
+		if c.t.Observe != nil {
+			c.observe(Event{Kind: EventServer429, Status: 429, Wait: v.retryAfter, Body: peek429(resp)})
+		}
 	}
 	if resp.StatusCode == http.StatusInternalServerError {
 		v.delay = max(v.delay, serverErrorWait)

@@ -35,20 +35,34 @@ func (c *call) send() (*http.Response, error) {
 	}
 	c.attempts++
 	c.t.stats.attempts.Add(1)
+	var sent time.Time
+	if c.t.Observe != nil {
+		sent = c.clk.Now()
+	}
 	resp, err := c.t.base().RoundTrip(req)
 	if err != nil || resp == nil {
 		a.release()
 		if err == nil {
 			err = errors.New("transport: base RoundTripper returned no response and no error")
 		}
+		c.observe(Event{Kind: EventAttempt, Err: err, Duration: c.since(sent)})
 		return nil, err
 	}
+	c.observe(Event{Kind: EventAttempt, Status: resp.StatusCode, Duration: c.since(sent)})
 	if a != nil {
 		a.body.ReadCloser = resp.Body
 		resp.Body = &a.body
 	}
 	c.att = a
 	return resp, nil
+}
+
+// since returns the time from t, or 0 when t is zero (no observer).
+func (c *call) since(t time.Time) time.Duration {
+	if t.IsZero() {
+		return 0
+	}
+	return c.clk.Now().Sub(t)
 }
 
 // handOver gives the caller the last attempt's response: from here reading

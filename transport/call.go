@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -120,6 +121,7 @@ func (c *call) run() (*http.Response, error) {
 			if v.retry {
 				c.t.stats.retries.Add(1)
 				c.t.log("retry", c, "status", status(resp), "error", errString(err), "delay", v.delay)
+				c.observe(Event{Kind: EventRetry, Status: status(resp), Err: err, Wait: v.delay, Reason: retryReason(resp, err)})
 				if err := c.sleep(v.delay); err != nil {
 					return nil, err
 				}
@@ -168,3 +170,14 @@ func (c *call) mayRetry(delay time.Duration) bool {
 
 // sleep waits d or until the call's context is done.
 func (c *call) sleep(d time.Duration) error { return c.clk.Sleep(c.ctx, d) }
+
+// retryReason says why a call retries, for its event.
+func retryReason(resp *http.Response, err error) string {
+	switch {
+	case err != nil:
+		return "network error"
+	case resp == nil:
+		return "no answer"
+	}
+	return "status " + strconv.Itoa(resp.StatusCode)
+}

@@ -80,6 +80,9 @@ func (f *failover) Reserve(ctx context.Context, k throttle.Key, l throttle.Limit
 		if f.result(err, now) == nil {
 			return a, nil
 		}
+		f.t.observeStore(ctx, k.Scope, EventBudgetError, err)
+	} else {
+		f.t.observeStore(ctx, k.Scope, EventBudgetFallback, nil)
 	}
 	return f.local.Reserve(ctx, k, l, now, maxWait)
 }

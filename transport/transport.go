@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -103,6 +104,11 @@ type Transport struct {
 	// Logger receives one record per retry, wait and refusal. If nil,
 	// nothing is logged. Tokens are never logged.
 	Logger *slog.Logger
+	// Observe, when set, hears every attempt, retry, wait, refusal, 429 and
+	// budget store failure (see Event), on the call's goroutine with the
+	// request's context: package fgrlotel makes OpenTelemetry metrics and
+	// span events of them. It must not block. Nil costs nothing.
+	Observe func(context.Context, Event)
 
 	once   sync.Once
 	budget throttle.BudgetStore

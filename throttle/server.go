@@ -83,3 +83,31 @@ func cmpOr(v, def int) int {
 	}
 	return v
 }
+
+// A Resetter forgets counts: one key's, or every key's. The mock's admin
+// API resets through it; Server and redisstore.Store implement it.
+type Resetter interface {
+	Reset(ctx context.Context, k Key) error
+	ResetAll(ctx context.Context) error
+}
+
+// Reset forgets k's counts: its next request starts new windows.
+func (s *Server) Reset(_ context.Context, k Key) error {
+	s.init()
+	sh, h := s.t.lock(k)
+	delete(sh.m, h)
+	sh.mu.Unlock()
+	return nil
+}
+
+// ResetAll forgets every key's counts.
+func (s *Server) ResetAll(context.Context) error {
+	s.init()
+	for i := range s.t.shards {
+		sh := &s.t.shards[i]
+		sh.mu.Lock()
+		clear(sh.m)
+		sh.mu.Unlock()
+	}
+	return nil
+}

@@ -235,3 +235,57 @@ var (
 	_ throttle.ServerStore = (*Store)(nil)
 	_ throttle.BudgetStore = (*Store)(nil)
 )
+
+// Reset forgets k's server counts (and budget, when the store keeps one for
+// k): its next request starts new windows.
+func (s *Store) Reset(ctx context.Context, k throttle.Key) error {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout())
+	defer cancel()
+	return s.Client.Del(ctx, s.key(k, "w"), s.key(k, "log"), s.key(k, "meta")).Err()
+}
+
+// resetBatch is the keys ResetAll scans and deletes per round trip.
+const resetBatch = 500
+
+// ResetAll forgets every key under the store's Prefix, on every node of a
+// cluster, in rounds of resetBatch keys.
+func (s *Store) ResetAll(ctx context.Context) error {
+	prefix := s.Prefix
+	if prefix == "" {
+		prefix = "fgrl"
+	}
+	del := func(ctx context.Context, c *redis.Client) error {
+		iter := c.Scan(ctx, 0, prefix+":{*", resetBatch).Iterator()
+		var keys []string
+		flush := func() error { // one DEL per key: a cluster node refuses a DEL across slots
+			pipe := c.Pipeline()
+			for _, k := range keys {
+				pipe.Del(ctx, k)
+			}
+			keys = keys[:0]
+			_, err := pipe.Exec(ctx)
+			return err
+		}
+		for iter.Next(ctx) {
+			if keys = append(keys, iter.Val()); len(keys) == resetBatch {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+		}
+		if err := iter.Err(); err != nil {
+			return err
+		}
+		if len(keys) > 0 {
+			return flush()
+		}
+		return nil
+	}
+	if cc, ok := s.Client.(*redis.ClusterClient); ok {
+		return cc.ForEachMaster(ctx, del)
+	}
+	if c, ok := s.Client.(*redis.Client); ok {
+		return del(ctx, c)
+	}
+	return errors.New("redisstore: ResetAll needs a *redis.Client or *redis.ClusterClient")
+}

@@ -25,6 +25,16 @@ func TestConformance(t *testing.T) {
 		return &Store{Client: c, Align: a, CallerTime: true, Prefix: "conf" + string(rune('a'+n))}
 	})
 	storetest.Budget(t, func() throttle.BudgetStore { return &Store{Client: c, CallerTime: true, Prefix: "budget", Margin: -1} })
+	t.Run("reset", func(t *testing.T) {
+		other := &Store{Client: c, CallerTime: true, Prefix: "other"}
+		k := throttle.Key{User: "u", Title: "t", Scope: "x"}
+		l := throttle.Limit{Burst: 5, Sustain: 5}
+		other.Take(context.Background(), k, l, time.Unix(1e9, 0))
+		storetest.Reset(t, &Store{Client: c, CallerTime: true, Prefix: "mine"})
+		if d, _ := other.Peek(context.Background(), k, l, time.Unix(1e9, 0)); d.Burst.Count != 1 {
+			t.Errorf("ResetAll of prefix mine reset prefix other: count %d", d.Burst.Count)
+		}
+	})
 }
 
 // TestTwoStoresOneLimit: goroutines deciding through two stores (two

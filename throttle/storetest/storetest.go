@@ -165,3 +165,44 @@ func release(t *testing.T, s throttle.BudgetStore) {
 		t.Errorf("the released slot is not free again: %+v", a)
 	}
 }
+
+// Reset checks a store's throttle.Resetter: Reset forgets one key's counts
+// and leaves the others; ResetAll forgets them all.
+func Reset(t *testing.T, s interface {
+	throttle.ServerStore
+	throttle.Resetter
+}) {
+	t.Helper()
+	ctx := context.Background()
+	l := throttle.Limit{Burst: 10, Sustain: 100}
+	k1 := throttle.Key{User: "u1", Title: "t", Scope: "reset"}
+	k2 := throttle.Key{User: "u2", Title: "t", Scope: "reset"}
+	take := func(k throttle.Key, n int) {
+		for range n {
+			if _, err := s.Take(ctx, k, l, at(1)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	count := func(k throttle.Key) int {
+		d, err := s.Peek(ctx, k, l, at(2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.Burst.Count
+	}
+	take(k1, 3)
+	take(k2, 2)
+	if err := s.Reset(ctx, k1); err != nil {
+		t.Fatal(err)
+	}
+	if c1, c2 := count(k1), count(k2); c1 != 0 || c2 != 2 {
+		t.Errorf("after Reset(k1): counts %d and %d, want 0 and 2", c1, c2)
+	}
+	if err := s.ResetAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if c2 := count(k2); c2 != 0 {
+		t.Errorf("after ResetAll: k2 counts %d, want 0", c2)
+	}
+}

@@ -9,8 +9,8 @@ import (
 // fault applies the configured faults to an admitted request. It reports
 // whether it has answered (or aborted) the request; otherwise it returns the
 // writer to serve it with, which may cut the answer short.
-func (h *Handler) fault(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, bool) {
-	f := &h.cfg.faults
+func (h *Handler) fault(w http.ResponseWriter, r *http.Request, scope string) (http.ResponseWriter, bool) {
+	f := h.faults.Load()
 	if f.Latency > 0 {
 		t := time.NewTimer(f.Latency)
 		select {
@@ -37,6 +37,7 @@ func (h *Handler) fault(w http.ResponseWriter, r *http.Request) (http.ResponseWr
 		writeError(w, http.StatusInternalServerError, "InternalError", "injected fault")
 	case roll < f.ResetRate+f.ErrorRate:
 		h.setRetryAfter(w.Header(), 2*time.Second, h.cfg.now())
+		h.obs.scope(scope).unavailable.Add(1)
 		writeError(w, http.StatusServiceUnavailable, "ServiceUnavailable", "injected fault")
 	case roll < f.ResetRate+f.ErrorRate+f.TruncateRate:
 		return &truncWriter{ResponseWriter: w, code: http.StatusOK}, false

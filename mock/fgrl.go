@@ -21,14 +21,15 @@ func (h *Handler) admit(w http.ResponseWriter, r *http.Request, rule *limits.Rul
 	k := throttle.Key{User: id.userhash, Title: id.title, Scope: rule.Scope()}
 	d, err := h.cfg.store.Take(r.Context(), k, rule.Limit(), now)
 	if err != nil {
-		return h.storeFailed(w, err)
+		return h.storeFailed(w, k.Scope, err)
 	}
+	h.obs.seen(k, rule, now)
 	aspect := "{userId;titleId}"
 	if rule.PublisherSustain > 0 {
 		pk := throttle.Key{User: id.userhash, Title: h.publisher(id.title), Scope: rule.PublisherScope()}
 		pd, err := h.cfg.store.Take(r.Context(), pk, throttle.Limit{Sustain: rule.PublisherSustain}, now)
 		if err != nil {
-			return h.storeFailed(w, err)
+			return h.storeFailed(w, k.Scope, err)
 		}
 		if !pd.Allowed && (d.Allowed || pd.RetryAfter > d.RetryAfter) {
 			d, aspect = pd, "{userId;publisherId}"
@@ -41,14 +42,17 @@ func (h *Handler) admit(w http.ResponseWriter, r *http.Request, rule *limits.Rul
 	if d.Allowed {
 		return true
 	}
+	h.obs.throttle(k, d, now)
 	h.write429(w, rule, d, aspect, now)
 	return false
 }
 
-func (h *Handler) storeFailed(w http.ResponseWriter, err error) bool {
+func (h *Handler) storeFailed(w http.ResponseWriter, scope string, err error) bool {
+	h.obs.storeErrors.Add(1)
 	if h.cfg.failOpen {
 		return true
 	}
+	h.obs.scope(scope).unavailable.Add(1)
 	writeError(w, http.StatusServiceUnavailable, "ThrottleStoreUnavailable", "rate limit store failed: "+err.Error())
 	return false
 }
@@ -76,7 +80,7 @@ func (h *Handler) write429(w http.ResponseWriter, rule *limits.Rule, d throttle.
 // mode says otherwise.
 func (h *Handler) setRetryAfter(hdr http.Header, wait time.Duration, now time.Time) {
 	secs := ratelimit.CeilSeconds(wait)
-	switch h.cfg.faults.RetryAfter {
+	switch h.faults.Load().RetryAfter {
 	case RetryAfterMissing:
 		return
 	case RetryAfterHTTPDate:

@@ -34,6 +34,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/xblgo/fgrl/limits"
@@ -47,9 +48,11 @@ type Handler struct {
 	routes map[string][]route // by rule service
 	state  *state
 
-	mu   sync.Mutex // guards rng and flip
-	rng  *rand.Rand
-	flip bool
+	mu     sync.Mutex // guards rng and flip
+	rng    *rand.Rand
+	flip   bool
+	faults atomic.Pointer[Faults] // SetFaults changes them while serving
+	obs    observatory
 }
 
 // NewHandler returns a Handler configured by opts. It panics on options that
@@ -73,12 +76,33 @@ func NewHandler(opts ...Option) *Handler {
 	case c.alignSet:
 		panic("mock: WithAlign configures the built-in store; set the alignment on the store given to WithStore (such as redisstore.Store.Align)")
 	}
-	return &Handler{
+	h := &Handler{
 		cfg:    c,
 		routes: routes(),
 		state:  newState(cmp.Or(c.maxKeys, throttle.DefaultMaxKeys)/8, cmp.Or(c.maxStateBytes, DefaultMaxStateBytes)),
 		rng:    rand.New(rand.NewPCG(c.faults.Seed, c.faults.Seed^0x9e3779b97f4a7c15)),
 	}
+	f := c.faults
+	h.faults.Store(&f)
+	return h
+}
+
+// Faults returns the faults in force.
+func (h *Handler) Faults() Faults { return *h.faults.Load() }
+
+// SetFaults changes the faults while the handler serves (the admin API's
+// PUT /_fgrl/api/faults). A new Seed restarts the fault dice.
+func (h *Handler) SetFaults(f Faults) error {
+	if err := f.Check(); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	if old := h.faults.Load(); old.Seed != f.Seed {
+		h.rng = rand.New(rand.NewPCG(f.Seed, f.Seed^0x9e3779b97f4a7c15))
+	}
+	h.faults.Store(&f)
+	h.mu.Unlock()
+	return nil
 }
 
 // ServeHTTP counts the request against its user + title + service and
@@ -109,10 +133,11 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, e *logEntry) {
 	if e != nil {
 		e.scope, e.user, e.title = rule.Scope(), id.userhash, id.title
 	}
+	h.obs.scope(rule.Scope()).requests.Add(1)
 	if !h.admit(w, r, rule, id, e) {
 		return
 	}
-	w, done := h.fault(w, r)
+	w, done := h.fault(w, r, rule.Scope())
 	if done {
 		return
 	}

@@ -1,10 +1,13 @@
 package mock
 
 import (
+	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"time"
 
+	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/limits"
 	"github.com/xblgo/fgrl/throttle"
 )
@@ -105,20 +108,34 @@ func WithFailOpen() Option { return func(c *config) { c.failOpen = true } }
 type Faults struct {
 	// Latency is added before every answer (it ends early if the request's
 	// context is done).
-	Latency time.Duration
+	Latency time.Duration `json:"latencyNs"`
 	// ErrorRate is the fraction of admitted requests answered 500 or 503
 	// (alternately) instead of being served.
-	ErrorRate float64
+	ErrorRate float64 `json:"errorRate"`
 	// ResetRate is the fraction of admitted requests whose connection is
 	// reset without an answer.
-	ResetRate float64
+	ResetRate float64 `json:"resetRate"`
 	// TruncateRate is the fraction of admitted requests whose answer is cut
 	// off halfway through its body (the connection then closes).
-	TruncateRate float64
+	TruncateRate float64 `json:"truncateRate"`
 	// RetryAfter changes the Retry-After header of 429 and 503 answers.
-	RetryAfter RetryAfterMode
+	RetryAfter RetryAfterMode `json:"retryAfter"`
 	// Seed seeds the fault dice, so a run can be repeated.
-	Seed uint64
+	Seed uint64 `json:"seed"`
+}
+
+// Check reports faults that cannot be: rates outside [0, 1] or adding up
+// past 1, a negative latency, an unknown Retry-After mode.
+func (f Faults) Check() error {
+	switch {
+	case f.ErrorRate < 0 || f.ResetRate < 0 || f.TruncateRate < 0 || f.ErrorRate+f.ResetRate+f.TruncateRate > 1:
+		return errors.New("mock: fault rates must be fractions adding up to at most 1")
+	case f.Latency < 0:
+		return errors.New("mock: fault latency must not be negative")
+	case int(f.RetryAfter) >= len(retryAfterNames):
+		return errors.New("mock: unknown Retry-After mode")
+	}
+	return nil
 }
 
 // RetryAfterMode is how the mock writes Retry-After.
@@ -133,6 +150,39 @@ const (
 	RetryAfterNegative                       // a negative number
 	RetryAfterGarbage                        // not a number
 )
+
+var retryAfterNames = [...]string{"seconds", "missing", "http-date", "huge", "negative", "garbage"}
+
+// RetryAfterModes returns the modes' names, as String writes them.
+func RetryAfterModes() []string { return append([]string(nil), retryAfterNames[:]...) }
+
+// String returns the mode's name: "seconds", "http-date", ...
+func (m RetryAfterMode) String() string {
+	if int(m) < len(retryAfterNames) {
+		return retryAfterNames[m]
+	}
+	return "unknown"
+}
+
+// ParseRetryAfterMode reads a mode's name.
+func ParseRetryAfterMode(s string) (RetryAfterMode, error) {
+	for i, n := range retryAfterNames {
+		if n == s {
+			return RetryAfterMode(i), nil
+		}
+	}
+	return 0, fmt.Errorf("mock: unknown Retry-After mode %q (want %s)", safetext.Clip(s, 40), strings.Join(retryAfterNames[:], ", "))
+}
+
+// MarshalText writes the mode's name.
+func (m RetryAfterMode) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
+
+// UnmarshalText reads a mode's name.
+func (m *RetryAfterMode) UnmarshalText(b []byte) error {
+	v, err := ParseRetryAfterMode(string(b))
+	*m = v
+	return err
+}
 
 // WithLogger logs each request to l at level Info once it is answered: its
 // method, host and path, the status, and for a counted request its key

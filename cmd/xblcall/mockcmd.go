@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -34,7 +33,12 @@ var mockCommand = command{
   xblcall mock --error-rate 0.1 --latency 200ms --retry-after http-date
   xblcall mock --redis redis://127.0.0.1:6379/0 --addr :8081   # replicas sharing one FGRL state
 
-The mock answers for real Xbox host names through the Host header.
+The mock answers for real Xbox host names through the Host header. Its own
+endpoints are on the same address: /metrics (Prometheus), the live page
+/_fgrl/ (every key's counts, recent 429s, faults) and the admin API:
+  curl 'http://127.0.0.1:8080/_fgrl/api/keys?xuid=2533274791234567&title=1234567890&scope=profile'
+  curl -X DELETE 'http://127.0.0.1:8080/_fgrl/api/keys'                 # forget every count
+  curl -X PUT -d '{"errorRate": 0.2, "retryAfter": "http-date"}' http://127.0.0.1:8080/_fgrl/api/faults
 
 Each request is logged on standard error once answered (log/slog): method,
 host, path, status and, for a counted request, its key (scope, userhash,
@@ -42,7 +46,7 @@ title; never the token) with the burst and sustain counts and limits after
 it. --log-format json writes one JSON object a line; off logs nothing.
 `,
 	setup:   func() (*flag.FlagSet, runFunc) { o := new(mockOpts); return mockFlags(o), o.run },
-	choices: map[string][]string{"revision": limits.Revisions(), "retry-after": slices.Sorted(maps.Keys(retryAfterModes)), "log-format": {"text", "json", "off"}},
+	choices: map[string][]string{"revision": limits.Revisions(), "retry-after": slices.Sorted(slices.Values(mock.RetryAfterModes())), "log-format": {"text", "json", "off"}},
 	files:   map[string][]string{"limits": {"json"}, "redis-ca": {"pem", "crt"}},
 }
 
@@ -77,11 +81,6 @@ func mockFlags(o *mockOpts) *flag.FlagSet {
 	return fs
 }
 
-var retryAfterModes = map[string]mock.RetryAfterMode{
-	"seconds": mock.RetryAfterSeconds, "missing": mock.RetryAfterMissing, "http-date": mock.RetryAfterHTTPDate,
-	"huge": mock.RetryAfterHuge, "negative": mock.RetryAfterNegative, "garbage": mock.RetryAfterGarbage,
-}
-
 // logger returns the request log --log-format asks for (nil for off).
 func (o *mockOpts) logger(w io.Writer) (*slog.Logger, error) {
 	switch o.logFormat {
@@ -100,19 +99,19 @@ func (o *mockOpts) options(e *env) ([]mock.Option, error) {
 	if err != nil {
 		return nil, err
 	}
-	mode, ok := retryAfterModes[o.retryAfter]
-	if !ok {
+	mode, err := mock.ParseRetryAfterMode(o.retryAfter)
+	if err != nil {
 		return nil, &exitError{2, fmt.Errorf("unknown --retry-after %q", o.retryAfter)}
 	}
-	if o.errorRate < 0 || o.resetRate < 0 || o.errorRate+o.resetRate > 1 || o.latency < 0 {
-		return nil, &exitError{2, errors.New("rates must be fractions adding up to at most 1, latency not negative")}
+	faults := mock.Faults{Latency: o.latency, ErrorRate: o.errorRate, ResetRate: o.resetRate, RetryAfter: mode, Seed: o.seed}
+	if err := faults.Check(); err != nil {
+		return nil, &exitError{2, err}
 	}
 	log, err := o.logger(e.stderr)
 	if err != nil {
 		return nil, err
 	}
-	opts := []mock.Option{mock.WithLimits(limits), mock.WithFaults(mock.Faults{Latency: o.latency,
-		ErrorRate: o.errorRate, ResetRate: o.resetRate, RetryAfter: mode, Seed: o.seed})}
+	opts := []mock.Option{mock.WithLimits(limits), mock.WithFaults(faults)}
 	if log != nil {
 		opts = append(opts, mock.WithLogger(log))
 	}
@@ -199,8 +198,17 @@ func (o *mockOpts) run(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: mock.NewHandler(opts...), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10}
+	h := mock.NewHandler(opts...)
+	admin := h.Admin()
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if mock.IsAdmin(r) {
+			admin.ServeHTTP(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10}
 	fmt.Fprintf(e.stdout, "fgrl mock serving Xbox services at http://%s (send the real host name in the Host header)\n", ln.Addr())
+	fmt.Fprintf(e.stdout, "live page http://%s%s, metrics http://%s/metrics\n", ln.Addr(), mock.AdminPrefix, ln.Addr())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {

@@ -1,0 +1,294 @@
+package mock
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/xblgo/fgrl/internal/safetext"
+	"github.com/xblgo/fgrl/throttle"
+)
+
+// AdminPrefix starts the paths of the live page and the admin API.
+const AdminPrefix = "/_fgrl/"
+
+// Admin returns the mock's own endpoints, for a server that also serves the
+// Handler (xblcall mock serves both on one address):
+//
+//	GET    /metrics                 Prometheus metrics: requests, 429s and 503s by scope, keys, store errors
+//	GET    /_fgrl/                  the live page: every key's counts against its limits, recent 429s, faults
+//	GET    /_fgrl/events            the page's data, as server-sent events (one snapshot a second)
+//	GET    /_fgrl/api/keys          the keys counted lately, with their counts (the snapshot's keys)
+//	GET    /_fgrl/api/keys?user=U&title=T&scope=S   one key's counts (xuid=X instead of user: its userhash)
+//	DELETE /_fgrl/api/keys?user=U&title=T&scope=S   forget one key's counts
+//	DELETE /_fgrl/api/keys          forget every key's counts
+//	GET    /_fgrl/api/faults        the faults in force (Faults as JSON)
+//	PUT    /_fgrl/api/faults        set them
+//
+// Errors are JSON {"error": "..."} with a 4xx status. Nothing runs until a
+// request comes: the Handler stays goroutine-free.
+func (h *Handler) Admin() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", h.metricsHandler())
+	mux.HandleFunc("GET "+AdminPrefix+"{$}", h.servePage)
+	mux.HandleFunc("GET "+AdminPrefix+"events", h.serveEvents)
+	mux.HandleFunc("GET "+AdminPrefix+"api/keys", h.apiKeys)
+	mux.HandleFunc("DELETE "+AdminPrefix+"api/keys", h.apiReset)
+	mux.HandleFunc("GET "+AdminPrefix+"api/faults", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, h.Faults())
+	})
+	mux.HandleFunc("PUT "+AdminPrefix+"api/faults", h.apiSetFaults)
+	return mux
+}
+
+// IsAdmin reports whether a request is for Admin's endpoints rather than a
+// service: its path is /metrics or starts with AdminPrefix.
+func IsAdmin(r *http.Request) bool {
+	return r.URL.Path == "/metrics" || strings.HasPrefix(r.URL.Path, AdminPrefix)
+}
+
+// KeyCounts is one key's counts, as the admin API and the live page give
+// them.
+type KeyCounts struct {
+	User     string        `json:"user"` // the userhash
+	Title    string        `json:"title"`
+	Scope    string        `json:"scope"`
+	Burst    Window    `json:"burst"`
+	Sustain  Window    `json:"sustain"`
+	LastSeen time.Time `json:"lastSeen,omitzero"`
+}
+
+// Window is one window of a key: its count, limit and time to its end.
+type Window struct {
+	Count   int   `json:"count"`
+	Limit   int   `json:"limit"`
+	ResetNs int64 `json:"resetNs"`
+}
+
+func windowOf(w throttle.WindowState) Window { return Window{w.Count, w.Limit, int64(w.Reset)} }
+
+// Snapshot is what the live page shows: the keys counted lately (the
+// latest maxListed), the recent 429s, the faults, and the counters by scope.
+type Snapshot struct {
+	Time      time.Time              `json:"time"`
+	Keys      []KeyCounts            `json:"keys"`
+	MoreKeys  int                    `json:"moreKeys"` // keys not listed
+	Throttled []Throttled            `json:"recent429s"`
+	Faults    Faults                 `json:"faults"`
+	Scopes    map[string]ScopeCounts `json:"scopes"`
+}
+
+// ScopeCounts are a scope's answers so far.
+type ScopeCounts struct {
+	Requests    int64 `json:"requests"`
+	Throttled   int64 `json:"throttled"`   // 429
+	Unavailable int64 `json:"unavailable"` // 503: a store failure or an injected fault
+}
+
+// maxListed bounds the keys a snapshot lists.
+const maxListed = 200
+
+// Snapshot returns what the live page shows now.
+func (h *Handler) Snapshot(ctx context.Context) Snapshot {
+	now := h.cfg.now()
+	s := Snapshot{Time: now.UTC(), Throttled: h.obs.recentThrottled(), Faults: h.Faults(), Scopes: map[string]ScopeCounts{}}
+	keys := h.obs.tracked()
+	if len(keys) > maxListed {
+		s.MoreKeys = len(keys) - maxListed
+		keys = keys[:maxListed]
+	}
+	s.Keys = make([]KeyCounts, 0, len(keys))
+	for _, k := range keys {
+		d, err := h.cfg.store.Peek(ctx, k.key, k.rule.Limit(), now)
+		if err != nil {
+			continue
+		}
+		s.Keys = append(s.Keys, KeyCounts{User: k.key.User, Title: k.key.Title, Scope: k.key.Scope,
+			Burst: windowOf(d.Burst), Sustain: windowOf(d.Sustain), LastSeen: k.last.UTC()})
+	}
+	h.obs.scopes.Range(func(k, v any) bool {
+		c := v.(*scopeCounts)
+		s.Scopes[k.(string)] = ScopeCounts{c.requests.Load(), c.throttled.Load(), c.unavailable.Load()}
+		return true
+	})
+	return s
+}
+
+func (h *Handler) apiKeys(w http.ResponseWriter, r *http.Request) {
+	if !namesKey(r) {
+		writeJSON(w, http.StatusOK, h.Snapshot(r.Context()).Keys)
+		return
+	}
+	k, err := keyOf(r)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, apiError{err.Error()})
+		return
+	}
+	d, err := h.Counts(k.User, k.Title, k.Scope)
+	if err != nil {
+		writeJSON(w, http.StatusNotFound, apiError{err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, KeyCounts{User: k.User, Title: k.Title, Scope: k.Scope, Burst: windowOf(d.Burst), Sustain: windowOf(d.Sustain)})
+}
+
+func (h *Handler) apiReset(w http.ResponseWriter, r *http.Request) {
+	rs, ok := h.cfg.store.(throttle.Resetter)
+	if !ok {
+		writeJSON(w, http.StatusNotImplemented, apiError{"the counts' store cannot forget keys"})
+		return
+	}
+	var err error
+	if !namesKey(r) {
+		err = rs.ResetAll(r.Context())
+		if err == nil {
+			h.obs.forget(nil)
+		}
+	} else {
+		var k throttle.Key
+		if k, err = keyOf(r); err != nil {
+			writeJSON(w, http.StatusBadRequest, apiError{err.Error()})
+			return
+		}
+		if rule, ok := h.cfg.limits.ByScope(k.Scope); ok {
+			k.Scope = rule.Scope()
+		}
+		if err = rs.Reset(r.Context(), k); err == nil {
+			h.obs.forget(&k)
+		}
+	}
+	if err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, apiError{"reset failed: " + safetext.Clip(err.Error(), 200)})
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// namesKey reports whether the query names a key (else it means all).
+func namesKey(r *http.Request) bool {
+	q := r.URL.Query()
+	return q.Has("user") || q.Has("xuid") || q.Has("title") || q.Has("scope")
+}
+
+// keyOf reads a key from the query: user (a userhash) or xuid, title and
+// scope.
+func keyOf(r *http.Request) (throttle.Key, error) {
+	q := r.URL.Query()
+	k := throttle.Key{User: q.Get("user"), Title: q.Get("title"), Scope: q.Get("scope")}
+	if x := q.Get("xuid"); x != "" {
+		if k.User != "" {
+			return k, errors.New("give user (a userhash) or xuid, not both")
+		}
+		k.User = UserHash(x)
+	}
+	if k.User == "" || k.Title == "" || k.Scope == "" {
+		return k, errors.New("a key needs user (or xuid), title and scope")
+	}
+	return k, nil
+}
+
+func (h *Handler) apiSetFaults(w http.ResponseWriter, r *http.Request) {
+	var f Faults
+	dec := json.NewDecoder(io.LimitReader(r.Body, 64<<10))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		writeJSON(w, http.StatusBadRequest, apiError{"faults: " + safetext.Clip(err.Error(), 200)})
+		return
+	}
+	if err := h.SetFaults(f); err != nil {
+		writeJSON(w, http.StatusBadRequest, apiError{err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, h.Faults())
+}
+
+type apiError struct {
+	Error string `json:"error"`
+}
+
+// serveEvents streams a snapshot a second until the client goes away.
+func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
+	rc := http.NewResponseController(w)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		b, err := json.Marshal(h.Snapshot(r.Context()))
+		if err != nil {
+			return
+		}
+		if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
+			return
+		}
+		if rc.Flush() != nil {
+			return
+		}
+		select {
+		case <-r.Context().Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// metricsHandler serves /metrics from a registry made on first use, so a
+// Handler that is never scraped holds none.
+func (h *Handler) metricsHandler() http.Handler {
+	var once sync.Once
+	var handler http.Handler
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		once.Do(func() {
+			reg := prometheus.NewRegistry()
+			reg.MustRegister(&collector{h: h})
+			handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+		})
+		handler.ServeHTTP(w, r)
+	})
+}
+
+// collector reads the observatory on each scrape.
+type collector struct{ h *Handler }
+
+var (
+	descRequests    = prometheus.NewDesc("fgrl_mock_requests_total", "Requests to a service, by rule scope.", []string{"scope"}, nil)
+	descThrottled   = prometheus.NewDesc("fgrl_mock_throttled_total", "429 answers, by rule scope.", []string{"scope"}, nil)
+	descUnavailable = prometheus.NewDesc("fgrl_mock_unavailable_total", "503 answers (store failures, injected faults), by rule scope.", []string{"scope"}, nil)
+	descKeys        = prometheus.NewDesc("fgrl_mock_keys", "Keys counted within the last sustain period that the mock lists.", nil, nil)
+	descStoreKeys   = prometheus.NewDesc("fgrl_mock_store_keys", "Keys the in-memory store holds, idle ones not yet dropped included.", nil, nil)
+	descStoreErrors = prometheus.NewDesc("fgrl_mock_store_errors_total", "Failures of the counts' store.", nil, nil)
+)
+
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descRequests, descThrottled, descUnavailable, descKeys, descStoreKeys, descStoreErrors} {
+		ch <- d
+	}
+}
+
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	o := &c.h.obs
+	o.scopes.Range(func(k, v any) bool {
+		s, n := k.(string), v.(*scopeCounts)
+		ch <- prometheus.MustNewConstMetric(descRequests, prometheus.CounterValue, float64(n.requests.Load()), s)
+		ch <- prometheus.MustNewConstMetric(descThrottled, prometheus.CounterValue, float64(n.throttled.Load()), s)
+		ch <- prometheus.MustNewConstMetric(descUnavailable, prometheus.CounterValue, float64(n.unavailable.Load()), s)
+		return true
+	})
+	o.mu.Lock()
+	keys := len(o.keys)
+	o.mu.Unlock()
+	ch <- prometheus.MustNewConstMetric(descKeys, prometheus.GaugeValue, float64(keys))
+	if s, ok := c.h.cfg.store.(*throttle.Server); ok {
+		ch <- prometheus.MustNewConstMetric(descStoreKeys, prometheus.GaugeValue, float64(s.Len()))
+	}
+	ch <- prometheus.MustNewConstMetric(descStoreErrors, prometheus.CounterValue, float64(o.storeErrors.Load()))
+}

@@ -1,0 +1,255 @@
+package mock
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/google/go-cmp/cmp"
+)
+
+// serveAll serves h and its Admin endpoints on one loopback address, as
+// xblcall mock does.
+func serveAll(t *testing.T, h *Handler) *httptest.Server {
+	admin := h.Admin()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if IsAdmin(r) {
+			admin.ServeHTTP(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// getProfile sends a profile read for xuid1 through the server as a game would,
+// the service's name in the Host header.
+func getProfile(t *testing.T, srv *httptest.Server) int {
+	t.Helper()
+	req, _ := http.NewRequest("GET", srv.URL+"/users/me/profile/settings?settings=Gamertag", nil)
+	req.Host = "profile.xboxlive.com"
+	req.Header.Set("Authorization", Token(xuid1, title1))
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// api sends an admin request and decodes its JSON answer into v (when not
+// nil); it returns the status.
+func api(t *testing.T, srv *httptest.Server, method, path, body string, v any) int {
+	t.Helper()
+	req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if v != nil {
+		if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+			t.Fatalf("%s %s: %v", method, path, err)
+		}
+	}
+	return resp.StatusCode
+}
+
+const keyQuery = "/_fgrl/api/keys?xuid=" + xuid1 + "&title=" + title1 + "&scope=profile"
+
+// TestAdminAPI: over loopback, a key's counts, listing, forgetting one key
+// and all, and setting faults at run time.
+func TestAdminAPI(t *testing.T) {
+	srv := serveAll(t, NewHandler())
+	for range 12 { // profile: 10 per 15 s
+		getProfile(t, srv)
+	}
+	var k KeyCounts
+	if code := api(t, srv, "GET", keyQuery, "", &k); code != 200 || k.Burst.Count != 12 || k.Burst.Limit != 10 || k.User != UserHash(xuid1) {
+		t.Errorf("GET key: %d %+v", code, k)
+	}
+	var list []KeyCounts
+	if api(t, srv, "GET", "/_fgrl/api/keys", "", &list); len(list) != 1 || list[0].Sustain.Count != 12 {
+		t.Errorf("GET keys: %+v", list)
+	}
+	if code := api(t, srv, "DELETE", keyQuery, "", nil); code != http.StatusNoContent {
+		t.Errorf("DELETE key: %d", code)
+	}
+	if api(t, srv, "GET", keyQuery, "", &k); k.Burst.Count != 0 || getProfile(t, srv) != 200 {
+		t.Errorf("after DELETE: %+v", k)
+	}
+	api(t, srv, "DELETE", "/_fgrl/api/keys", "", nil)
+	if api(t, srv, "GET", "/_fgrl/api/keys", "", &list); len(list) != 0 {
+		t.Errorf("after DELETE all: %+v", list)
+	}
+
+	var f Faults
+	if code := api(t, srv, "PUT", "/_fgrl/api/faults", `{"errorRate": 1, "retryAfter": "http-date"}`, &f); code != 200 ||
+		f.ErrorRate != 1 || f.RetryAfter != RetryAfterHTTPDate {
+		t.Errorf("PUT faults: %d %+v", code, f)
+	}
+	if s := getProfile(t, srv); s != 500 && s != 503 {
+		t.Errorf("with errorRate 1: status %d", s)
+	}
+	api(t, srv, "PUT", "/_fgrl/api/faults", `{}`, nil)
+	if s := getProfile(t, srv); s != 200 {
+		t.Errorf("faults cleared: status %d", s)
+	}
+	var e apiError
+	for path, body := range map[string]string{
+		"/_fgrl/api/faults": `{"errorRate": 2}`,
+		"/_fgrl/api/faults?": `{"retryAfter": "later"}`,
+	} {
+		if code := api(t, srv, "PUT", path, body, &e); code != 400 || e.Error == "" {
+			t.Errorf("PUT %s: %d %q", body, code, e.Error)
+		}
+	}
+	if code := api(t, srv, "GET", "/_fgrl/api/keys?title=1", "", &e); code != 400 || !strings.Contains(e.Error, "needs user") {
+		t.Errorf("a key without a user: %d %q", code, e.Error)
+	}
+}
+
+// TestMetrics: /metrics counts requests, 429s and 503s per scope.
+func TestMetrics(t *testing.T) {
+	h := NewHandler()
+	srv := serveAll(t, h)
+	for range 12 {
+		getProfile(t, srv)
+	}
+	h.SetFaults(Faults{ErrorRate: 1, Seed: 2})
+	getProfile(t, srv) // still a 429: faults apply to admitted requests
+	resp, err := srv.Client().Get(srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var got []string
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "fgrl_mock_") {
+			got = append(got, sc.Text())
+		}
+	}
+	want := []string{
+		"fgrl_mock_keys 1",
+		`fgrl_mock_requests_total{scope="profile"} 13`,
+		"fgrl_mock_store_errors_total 0",
+		"fgrl_mock_store_keys 1",
+		`fgrl_mock_throttled_total{scope="profile"} 3`,
+		`fgrl_mock_unavailable_total{scope="profile"} 0`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("metrics (-want +got):\n%s", diff)
+	}
+}
+
+// TestEvents: the event stream sends a snapshot at once and then every
+// second, and ends when the client goes.
+func TestEvents(t *testing.T) {
+	srv := serveAll(t, NewHandler())
+	getProfile(t, srv)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL+"/_fgrl/events", nil)
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Errorf("Content-Type %q", ct)
+	}
+	line, err := bufio.NewReader(resp.Body).ReadString('\n')
+	var s Snapshot
+	if err != nil || !strings.HasPrefix(line, "data: ") || json.Unmarshal([]byte(line[6:]), &s) != nil || len(s.Keys) != 1 || s.Scopes["profile"].Requests != 1 {
+		t.Errorf("first event %q: %v", line, err)
+	}
+}
+
+// TestLivePage loads /_fgrl/ in headless Chromium and watches a key's
+// burst count rise as calls come in, without a script error.
+func TestLivePage(t *testing.T) {
+	browser := ""
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			browser = p
+			break
+		}
+	}
+	if browser == "" {
+		if os.Getenv("FGRL_REQUIRE_CHROMIUM") != "" {
+			t.Fatal("no chromium and FGRL_REQUIRE_CHROMIUM is set")
+		}
+		t.Skip("no chromium on PATH (apt-get install chromium)")
+	}
+	srv := serveAll(t, NewHandler())
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(browser), chromedp.NoSandbox,
+		chromedp.Flag("headless", true), chromedp.Flag("disable-gpu", true))
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancel()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancel = context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	var scriptErrors []string
+	messages := chromedp.Console(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			if m.IsException() || m.Type == chromedp.ConsoleError {
+				scriptErrors = append(scriptErrors, m.String())
+			}
+		}
+	}()
+	burst := fmt.Sprintf(`(() => { const td = document.querySelector('tr[data-key="%s/%s/profile"] td.burst');
+		return td ? td.textContent : '' })()`, UserHash(xuid1), title1)
+	waitFor := func(want string) string {
+		t.Helper()
+		got, err := chromedp.Run(ctx, chromedp.Poll[string](burst+` === '`+want+`' ? '`+want+`' : null`, chromedp.WithPollingTimeout(10*time.Second)))
+		if err != nil {
+			last, _ := chromedp.Run(ctx, chromedp.Evaluate[string](burst))
+			t.Fatalf("waiting for burst %q: %v (page shows %q)", want, err, last)
+		}
+		return got
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/_fgrl/")); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		getProfile(t, srv)
+	}
+	waitFor("3 / 10")
+	for range 9 {
+		getProfile(t, srv)
+	}
+	waitFor("12 / 10")
+	status, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#status")))
+	if err != nil || status != "live" {
+		t.Errorf("status %q, %v", status, err)
+	}
+	recent, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#recent tbody tr').length`))
+	if recent != 2 {
+		t.Errorf("%d recent 429s shown, want 2", recent)
+	}
+	cancel()
+	<-done
+	if len(scriptErrors) > 0 {
+		t.Errorf("script errors: %v", scriptErrors)
+	}
+}

@@ -59,9 +59,9 @@ func IsAdmin(r *http.Request) bool {
 // KeyCounts is one key's counts, as the admin API and the live page give
 // them.
 type KeyCounts struct {
-	User     string        `json:"user"` // the userhash
-	Title    string        `json:"title"`
-	Scope    string        `json:"scope"`
+	User     string    `json:"user"` // the userhash
+	Title    string    `json:"title"`
+	Scope    string    `json:"scope"`
 	Burst    Window    `json:"burst"`
 	Sustain  Window    `json:"sustain"`
 	LastSeen time.Time `json:"lastSeen,omitzero"`

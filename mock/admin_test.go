@@ -109,7 +109,7 @@ func TestAdminAPI(t *testing.T) {
 	}
 	var e apiError
 	for path, body := range map[string]string{
-		"/_fgrl/api/faults": `{"errorRate": 2}`,
+		"/_fgrl/api/faults":  `{"errorRate": 2}`,
 		"/_fgrl/api/faults?": `{"retryAfter": "later"}`,
 	} {
 		if code := api(t, srv, "PUT", path, body, &e); code != 400 || e.Error == "" {

@@ -16,6 +16,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/xblgo/fgrl/transport"
 )
 
 // serveAll serves h and its Admin endpoints on one loopback address, as
@@ -231,13 +233,26 @@ func TestLivePage(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/_fgrl/")); err != nil {
 		t.Fatal(err)
 	}
-	for range 3 {
-		getProfile(t, srv)
+	game := &http.Client{Transport: &transport.Transport{Base: srv.Client().Transport, TitleID: title1}}
+	viaTransport := func(n int) {
+		for range n {
+			req, _ := http.NewRequest("GET", srv.URL+"/users/me/profile/settings?settings=Gamertag", nil)
+			req.Host = "profile.xboxlive.com"
+			req.Header.Set("Authorization", Token(xuid1, title1))
+			resp, err := game.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
 	}
+	viaTransport(3)
 	waitFor("3 / 10")
-	for range 9 {
-		getProfile(t, srv)
-	}
+	viaTransport(7) // the burst the transport's budget allows
+	waitFor("10 / 10")
+	getProfile(t, srv) // two more, straight: the service answers 429
+	getProfile(t, srv)
 	waitFor("12 / 10")
 	status, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#status")))
 	if err != nil || status != "live" {

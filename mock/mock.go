@@ -33,6 +33,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,6 +54,7 @@ type Handler struct {
 	flip   bool
 	faults atomic.Pointer[Faults] // SetFaults changes them while serving
 	obs    observatory
+	signIn signIn
 }
 
 // NewHandler returns a Handler configured by opts. It panics on options that
@@ -84,6 +86,9 @@ func NewHandler(opts ...Option) *Handler {
 	}
 	f := c.faults
 	h.faults.Store(&f)
+	if c.account != nil {
+		h.SetAccount(*c.account)
+	}
 	return h
 }
 
@@ -117,6 +122,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // serve answers r; when e is not nil it notes what it counted there.
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request, e *logEntry) {
+	if host := strings.ToLower(hostOnly(r.Host)); isSignInHost(host) {
+		h.serveSignIn(w, r, host)
+		return
+	}
 	rule, known := h.cfg.limits.Match(r.Method, r.Host, r.URL.Path)
 	if !known && !h.cfg.fallback {
 		writeError(w, http.StatusNotFound, "NoSuchHost", "the mock serves no service at host "+hostOnly(r.Host))

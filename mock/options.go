@@ -31,6 +31,8 @@ type config struct {
 	maxStateBytes int64
 	failOpen      bool
 	logger        *slog.Logger
+	signInTitle   string
+	account       *Account
 }
 
 // WithLimits serves the hosts of l with its limits. The default is
@@ -191,3 +193,11 @@ func (m *RetryAfterMode) UnmarshalText(b []byte) error {
 // truncation fault) is logged with aborted=true. Without it
 // the mock logs nothing and pays nothing for logging.
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
+
+// WithAccount sets the account that signs in at the mock's sign-in
+// endpoints (DefaultAccount otherwise); Handler.SetAccount changes it later.
+func WithAccount(a Account) Option { return func(c *config) { c.account = &a } }
+
+// WithSignInTitle sets the title the XSTS tokens the mock mints are for
+// ("1234567890" otherwise).
+func WithSignInTitle(titleID string) Option { return func(c *config) { c.signInTitle = titleID } }

@@ -1,0 +1,351 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"golang.org/x/oauth2"
+
+	"github.com/xblgo/fgrl/internal/safetext"
+)
+
+// The public sign-in endpoints (OpenXbox/xbox-webapi-python,
+// xbox/webapi/authentication/manager.py; the Microsoft identity platform's
+// device code flow for consumer accounts).
+const (
+	MicrosoftDeviceCodeURL = "https://login.microsoftonline.com/consumers/oauth2/v2.0/devicecode"
+	MicrosoftTokenURL      = "https://login.microsoftonline.com/consumers/oauth2/v2.0/token"
+	MicrosoftAuthURL       = "https://login.microsoftonline.com/consumers/oauth2/v2.0/authorize"
+	UserAuthURL            = "https://user.auth.xboxlive.com/user/authenticate"
+	XSTSURL                = "https://xsts.auth.xboxlive.com/xsts/authorize"
+	// XboxRelyingParty is the relying party of the tokens Xbox services
+	// take; a title's own services have their own.
+	XboxRelyingParty = "http://xboxlive.com"
+)
+
+// SignInScopes are the Microsoft account scopes Xbox sign-in asks for.
+var SignInScopes = []string{"XboxLive.signin", "offline_access"}
+
+// MicrosoftOAuth returns the OAuth 2.0 configuration of a Microsoft account
+// sign-in for the application clientID (registered in the Azure portal as
+// a public client for personal Microsoft accounts; see README).
+func MicrosoftOAuth(clientID string) *oauth2.Config {
+	return &oauth2.Config{
+		ClientID: clientID,
+		Scopes:   SignInScopes,
+		Endpoint: oauth2.Endpoint{AuthURL: MicrosoftAuthURL, TokenURL: MicrosoftTokenURL,
+			DeviceAuthURL: MicrosoftDeviceCodeURL, AuthStyle: oauth2.AuthStyleInParams},
+	}
+}
+
+// XboxToken is an XSTS token and who it is for.
+type XboxToken struct {
+	UserHash string    `json:"uhs"`
+	XUID     string    `json:"xid"`
+	Gamertag string    `json:"gtg"`
+	Token    string    `json:"token"`
+	NotAfter time.Time `json:"notAfter"`
+}
+
+// Authorization returns the header value services take:
+// "XBL3.0 x=<userhash>;<token>".
+func (t XboxToken) Authorization() string { return "XBL3.0 x=" + t.UserHash + ";" + t.Token }
+
+// SignIn is a TokenSource for one signed-in user: from a Microsoft account
+// refresh token it gets an access token (golang.org/x/oauth2), a user token
+// from user.auth.xboxlive.com and an XSTS token from xsts.auth.xboxlive.com,
+// and gets new ones before they expire. It is safe for concurrent use.
+type SignIn struct {
+	// OAuth is the Microsoft account configuration (MicrosoftOAuth).
+	OAuth *oauth2.Config
+	// HTTPClient sends every sign-in request; nil means
+	// http.DefaultClient.
+	HTTPClient *http.Client
+	// RelyingParty is the XSTS relying party; empty means
+	// XboxRelyingParty.
+	RelyingParty string
+	// Sandbox is the XSTS sandbox; empty means "RETAIL".
+	Sandbox string
+	// Margin is how long before expiry a token is renewed; 0 means 5
+	// minutes.
+	Margin time.Duration
+	// OnRefresh, when set, is called with the Microsoft account token each
+	// time it changes (a refresh rotates the refresh token), so that the
+	// caller can store it.
+	OnRefresh func(*oauth2.Token)
+
+	mu      sync.Mutex
+	ms      *oauth2.Token
+	user    *xboxAuth
+	xsts    *XboxToken
+	msToken oauth2.TokenSource
+}
+
+// NewSignIn returns a SignIn starting from a Microsoft account token (a
+// stored refresh token, with or without a still valid access token).
+func NewSignIn(cfg *oauth2.Config, tok *oauth2.Token) *SignIn {
+	return &SignIn{OAuth: cfg, ms: tok}
+}
+
+// Token returns the signed-in user's Authorization when xuid is theirs (or
+// empty), as a Client's TokenSource.
+func (s *SignIn) Token(ctx context.Context, xuid string) (Token, error) {
+	t, err := s.XboxToken(ctx)
+	if err != nil {
+		return Token{}, err
+	}
+	if xuid != "" && xuid != t.XUID {
+		return Token{}, fmt.Errorf("%w: signed in as %s, not %s", ErrNoToken, t.XUID, safetext.Clip(xuid, 40))
+	}
+	return Token{Authorization: t.Authorization()}, nil
+}
+
+// XboxToken returns the XSTS token, renewing what has expired or will
+// within Margin.
+func (s *SignIn) XboxToken(ctx context.Context) (XboxToken, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	if s.xsts != nil && s.fresh(s.xsts.NotAfter, now) {
+		return *s.xsts, nil
+	}
+	if s.user == nil || !s.fresh(s.user.NotAfter, now) {
+		access, err := s.accessToken(ctx)
+		if err != nil {
+			return XboxToken{}, err
+		}
+		if s.user, err = s.userToken(ctx, access); err != nil {
+			return XboxToken{}, err
+		}
+	}
+	x, err := s.xstsToken(ctx)
+	if err != nil {
+		return XboxToken{}, err
+	}
+	s.xsts = x
+	return *x, nil
+}
+
+// Invalidate drops the cached user and XSTS tokens, so the next call signs
+// in again (after a 401).
+func (s *SignIn) Invalidate() {
+	s.mu.Lock()
+	s.user, s.xsts = nil, nil
+	s.mu.Unlock()
+}
+
+// MicrosoftToken returns the Microsoft account token as last refreshed.
+func (s *SignIn) MicrosoftToken() *oauth2.Token {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ms
+}
+
+func (s *SignIn) fresh(notAfter, now time.Time) bool {
+	margin := s.Margin
+	if margin <= 0 {
+		margin = 5 * time.Minute
+	}
+	return now.Add(margin).Before(notAfter)
+}
+
+func (s *SignIn) httpClient() *http.Client {
+	if s.HTTPClient != nil {
+		return s.HTTPClient
+	}
+	return http.DefaultClient
+}
+
+// accessToken returns a valid Microsoft access token, refreshing it with
+// the refresh token when needed.
+func (s *SignIn) accessToken(ctx context.Context) (string, error) {
+	if s.ms == nil {
+		return "", errors.New("client: not signed in (no Microsoft account token)")
+	}
+	if s.msToken == nil {
+		ctx := context.WithValue(context.WithoutCancel(ctx), oauth2.HTTPClient, s.httpClient())
+		s.msToken = s.OAuth.TokenSource(ctx, s.ms)
+	}
+	tok, err := s.msToken.Token()
+	if err != nil {
+		var re *oauth2.RetrieveError
+		if errors.As(err, &re) {
+			return "", &SignInError{Step: "Microsoft account", Status: re.Response.StatusCode,
+				Message: re.ErrorCode + ": " + safetext.Clip(re.ErrorDescription, 200)}
+		}
+		return "", &SignInError{Step: "Microsoft account", Message: safetext.Clip(err.Error(), 200)}
+	}
+	if tok.RefreshToken != s.ms.RefreshToken || tok.AccessToken != s.ms.AccessToken {
+		s.ms = tok
+		if s.OnRefresh != nil {
+			s.OnRefresh(tok)
+		}
+	}
+	return tok.AccessToken, nil
+}
+
+// xboxAuth is an answer of user.auth or xsts.auth.
+type xboxAuth struct {
+	IssueInstant  time.Time `json:"IssueInstant"`
+	NotAfter      time.Time `json:"NotAfter"`
+	Token         string    `json:"Token"`
+	DisplayClaims struct {
+		Xui []struct {
+			Uhs string `json:"uhs"`
+			Xid string `json:"xid"`
+			Gtg string `json:"gtg"`
+		} `json:"xui"`
+	} `json:"DisplayClaims"`
+}
+
+func (s *SignIn) userToken(ctx context.Context, access string) (*xboxAuth, error) {
+	body := map[string]any{"RelyingParty": "http://auth.xboxlive.com", "TokenType": "JWT",
+		"Properties": map[string]string{"AuthMethod": "RPS", "SiteName": "user.auth.xboxlive.com", "RpsTicket": "d=" + access}}
+	return s.post(ctx, "Xbox user token", UserAuthURL, body)
+}
+
+func (s *SignIn) xstsToken(ctx context.Context) (*XboxToken, error) {
+	rp, sandbox := s.RelyingParty, s.Sandbox
+	if rp == "" {
+		rp = XboxRelyingParty
+	}
+	if sandbox == "" {
+		sandbox = "RETAIL"
+	}
+	body := map[string]any{"RelyingParty": rp, "TokenType": "JWT",
+		"Properties": map[string]any{"UserTokens": []string{s.user.Token}, "SandboxId": sandbox}}
+	a, err := s.post(ctx, "XSTS token", XSTSURL, body)
+	if err != nil {
+		return nil, err
+	}
+	if len(a.DisplayClaims.Xui) == 0 || a.DisplayClaims.Xui[0].Uhs == "" {
+		return nil, &SignInError{Step: "XSTS token", Message: "the answer names no user (DisplayClaims.xui[0].uhs)"}
+	}
+	x := a.DisplayClaims.Xui[0]
+	return &XboxToken{UserHash: x.Uhs, XUID: x.Xid, Gamertag: x.Gtg, Token: a.Token, NotAfter: a.NotAfter}, nil
+}
+
+// maxAuthBody bounds an authentication answer.
+const maxAuthBody = 64 << 10
+
+// post sends one Xbox authentication request and reads its answer.
+func (s *SignIn) post(ctx context.Context, step, url string, body any) (*xboxAuth, error) {
+	b, _ := json.Marshal(body)
+	req, err := http.NewRequestWithContext(ctx, "POST", url, bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("x-xbl-contract-version", "1")
+	resp, err := s.httpClient().Do(req)
+	if err != nil {
+		return nil, &SignInError{Step: step, Message: safetext.Clip(err.Error(), 200)}
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAuthBody+1))
+	if err != nil || len(data) > maxAuthBody {
+		return nil, &SignInError{Step: step, Status: resp.StatusCode, Message: "unreadable or oversized answer"}
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, signInFailure(step, resp.StatusCode, data)
+	}
+	var a xboxAuth
+	if err := json.Unmarshal(data, &a); err != nil || a.Token == "" || a.NotAfter.IsZero() {
+		return nil, &SignInError{Step: step, Status: resp.StatusCode, Message: "the answer lacks Token or NotAfter"}
+	}
+	return &a, nil
+}
+
+// SignInError is a failed step of signing in. XErr is the Xbox
+// authentication error code of a refusal (XSTS answers 401 with it).
+type SignInError struct {
+	Step    string // "Microsoft account", "Xbox user token", "XSTS token"
+	Status  int
+	XErr    int64
+	Message string
+}
+
+// Error names the step and the cause.
+func (e *SignInError) Error() string {
+	msg := e.Message
+	if cause, ok := xerrCauses[e.XErr]; ok {
+		msg = cause
+	}
+	s := "client: sign-in failed at the " + e.Step
+	if e.Status != 0 {
+		s += " (HTTP " + strconv.Itoa(e.Status) + ")"
+	}
+	if e.XErr != 0 {
+		s += " XErr " + strconv.FormatInt(e.XErr, 10)
+	}
+	if msg != "" {
+		s += ": " + msg
+	}
+	return s
+}
+
+// The XErr codes XSTS refuses a user with, and what they mean.
+const (
+	XErrBanned           int64 = 2148916227
+	XErrGuardian         int64 = 2148916229
+	XErrNoProfile        int64 = 2148916233
+	XErrTermsOfUse       int64 = 2148916234
+	XErrCountry          int64 = 2148916235
+	XErrAgeVerification  int64 = 2148916236
+	XErrAgeVerification2 int64 = 2148916237
+	XErrChildAccount     int64 = 2148916238
+)
+
+var xerrCauses = map[int64]string{
+	XErrBanned:           "the account is banned from Xbox",
+	XErrGuardian:         "the account is restricted: a guardian has not allowed online play (account.microsoft.com/family)",
+	XErrNoProfile:        "the Microsoft account has no Xbox profile yet (create one by signing in at xbox.com)",
+	XErrTermsOfUse:       "the account has not accepted the Xbox terms of use (sign in at xbox.com)",
+	XErrCountry:          "Xbox is not available in the account's country or region",
+	XErrAgeVerification:  "the account needs age verification (login.live.com)",
+	XErrAgeVerification2: "the account needs age verification (login.live.com)",
+	XErrChildAccount:     "a child account: an adult must add it to a Microsoft family (account.microsoft.com/family)",
+}
+
+// signInFailure reads an authentication refusal: {"XErr": ..., "Message": ...}.
+func signInFailure(step string, status int, data []byte) error {
+	var body struct {
+		XErr    int64  `json:"XErr"`
+		Message string `json:"Message"`
+	}
+	json.Unmarshal(data, &body)
+	return &SignInError{Step: step, Status: status, XErr: body.XErr, Message: safetext.Clip(body.Message, 200)}
+}
+
+// DeviceLogin signs a Microsoft account in with the device code flow: it
+// asks for a code, calls show with it (the URL to open and the code to
+// enter), and waits until the user has entered it, or ctx ends.
+func DeviceLogin(ctx context.Context, cfg *oauth2.Config, hc *http.Client, show func(*oauth2.DeviceAuthResponse)) (*oauth2.Token, error) {
+	if hc != nil {
+		ctx = context.WithValue(ctx, oauth2.HTTPClient, hc)
+	}
+	da, err := cfg.DeviceAuth(ctx)
+	if err != nil {
+		return nil, &SignInError{Step: "Microsoft account", Message: safetext.Clip(err.Error(), 200)}
+	}
+	show(da)
+	tok, err := cfg.DeviceAccessToken(ctx, da)
+	if err != nil {
+		var re *oauth2.RetrieveError
+		if errors.As(err, &re) {
+			return nil, &SignInError{Step: "Microsoft account", Status: re.Response.StatusCode,
+				Message: re.ErrorCode + ": " + safetext.Clip(re.ErrorDescription, 200)}
+		}
+		return nil, err
+	}
+	return tok, nil
+}

@@ -1,0 +1,128 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"golang.org/x/oauth2"
+
+	"github.com/xblgo/fgrl/mock"
+)
+
+// signInAt signs in at the mock h with the device code flow and returns the
+// SignIn, as xblcall login does.
+func signInAt(t *testing.T, h *mock.Handler) *SignIn {
+	t.Helper()
+	hc := &http.Client{Transport: h}
+	cfg := MicrosoftOAuth("00000000-0000-0000-0000-000000000000")
+	var shown *oauth2.DeviceAuthResponse
+	tok, err := DeviceLogin(context.Background(), cfg, hc, func(da *oauth2.DeviceAuthResponse) { shown = da })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if shown == nil || shown.UserCode == "" || shown.VerificationURI != "https://microsoft.com/devicelogin" || tok.RefreshToken == "" {
+		t.Fatalf("device code %+v, token %+v", shown, tok)
+	}
+	s := NewSignIn(cfg, tok)
+	s.HTTPClient = hc
+	return s
+}
+
+// TestSignIn: the device code flow, the user and XSTS tokens, and calls the
+// mock's services accept with them.
+func TestSignIn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := mock.NewHandler()
+		s := signInAt(t, h)
+		x, err := s.XboxToken(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if x.XUID != mock.DefaultAccount.XUID || x.Gamertag != "MockPlayer" || x.UserHash != mock.UserHash(x.XUID) ||
+			time.Until(x.NotAfter) != 16*time.Hour {
+			t.Errorf("XSTS token %+v", x)
+		}
+		c, err := New(Config{TitleID: "1234567890", Tokens: s, Transport: h})
+		if err != nil {
+			t.Fatal(err)
+		}
+		profiles, err := c.As(x.XUID).GetProfiles(context.Background(), []string{x.XUID}, []string{"Gamertag"})
+		if err != nil || len(profiles) != 1 {
+			t.Errorf("GetProfiles with the signed-in token: %v %v", profiles, err)
+		}
+		if _, err := s.Token(context.Background(), "2533274790000000"); !errors.Is(err, ErrNoToken) {
+			t.Errorf("another user's token: %v", err)
+		}
+	})
+}
+
+// TestSignInRefresh: the XSTS token is renewed before it expires, the
+// Microsoft token refreshed (and the rotated refresh token handed to
+// OnRefresh); an expired refresh token is a clear error.
+func TestSignInRefresh(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := mock.NewHandler()
+		s := signInAt(t, h)
+		var stored []string
+		s.OnRefresh = func(tok *oauth2.Token) { stored = append(stored, tok.RefreshToken) }
+		first, err := s.XboxToken(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(16*time.Hour - 4*time.Minute) // inside the 5 minute margin
+		second, err := s.XboxToken(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !second.NotAfter.After(first.NotAfter) {
+			t.Errorf("not renewed: %v then %v", first.NotAfter, second.NotAfter)
+		}
+		time.Sleep(15 * 24 * time.Hour) // past the user token's 14 days: the Microsoft token is refreshed
+		if _, err := s.XboxToken(context.Background()); err != nil || len(stored) == 0 {
+			t.Fatalf("after 15 days: %v, %d refreshes stored", err, len(stored))
+		}
+		time.Sleep(91 * 24 * time.Hour) // past the refresh token's life
+		_, err = s.XboxToken(context.Background())
+		var se *SignInError
+		if !errors.As(err, &se) || se.Step != "Microsoft account" || !strings.Contains(err.Error(), "invalid_grant") {
+			t.Errorf("after 106 days: %v", err)
+		}
+	})
+}
+
+// TestSignInXErr: each refusal XSTS answers with becomes an error naming
+// its cause.
+func TestSignInXErr(t *testing.T) {
+	tests := []struct {
+		xerr int64
+		want string
+	}{
+		{XErrNoProfile, "has no Xbox profile"},
+		{XErrChildAccount, "child account"},
+		{XErrCountry, "country or region"},
+		{XErrBanned, "banned"},
+		{XErrTermsOfUse, "terms of use"},
+		{XErrAgeVerification, "age verification"},
+		{XErrGuardian, "guardian"},
+		{123, "XErr 123"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := mock.NewHandler(mock.WithAccount(mock.Account{XUID: "2533274790000001", XErr: tt.xerr}))
+				s := signInAt(t, h)
+				_, err := s.XboxToken(context.Background())
+				var se *SignInError
+				if !errors.As(err, &se) || se.XErr != tt.xerr || se.Status != 401 || se.Step != "XSTS token" ||
+					!strings.Contains(err.Error(), tt.want) {
+					t.Errorf("err %v", err)
+				}
+			})
+		})
+	}
+}

@@ -1,0 +1,312 @@
+package mock
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The sign-in hosts the mock answers, as the real services do
+// (OpenXbox/xbox-webapi-python, tests/data/responses/auth_*.json; the
+// Microsoft identity platform's device code flow).
+const (
+	microsoftHost = "login.microsoftonline.com"
+	userAuthHost  = "user.auth.xboxlive.com"
+	xstsHost      = "xsts.auth.xboxlive.com"
+)
+
+// Account is who signs in at the mock: the XUID and gamertag its XSTS
+// token names, or the XErr XSTS refuses it with (XErrNoProfile and the
+// others of client.SignInError).
+type Account struct {
+	XUID     string
+	Gamertag string
+	XErr     int64
+}
+
+// DefaultAccount signs in when no other is set.
+var DefaultAccount = Account{XUID: "2533274791234567", Gamertag: "MockPlayer"}
+
+// Lifetimes of the tokens the mock mints (the real services' orders of
+// magnitude).
+const (
+	deviceCodeLife   = 15 * time.Minute
+	accessTokenLife  = time.Hour
+	refreshTokenLife = 90 * 24 * time.Hour
+	userTokenLife    = 14 * 24 * time.Hour
+	xstsTokenLife    = 16 * time.Hour
+)
+
+// signIn is the mock's sign-in state: the account that approves the next
+// device code, the accounts by XUID, and the device codes polled once.
+type signIn struct {
+	mu       sync.Mutex
+	key      [32]byte
+	account  Account
+	accounts map[string]Account
+	polled   map[string]bool
+}
+
+func (s *signIn) init() {
+	if s.accounts == nil {
+		rand.Read(s.key[:])
+		s.account = DefaultAccount
+		s.accounts = map[string]Account{DefaultAccount.XUID: DefaultAccount}
+		s.polled = map[string]bool{}
+	}
+}
+
+// SetAccount makes a the account that signs in from now on (a device code
+// approves as it), and its XErr the refusal XSTS answers it with.
+func (h *Handler) SetAccount(a Account) {
+	s := &h.signIn
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.init()
+	s.account = a
+	s.accounts[a.XUID] = a
+}
+
+// isSignInHost reports whether host is one of the sign-in services.
+func isSignInHost(host string) bool {
+	return host == microsoftHost || host == userAuthHost || host == xstsHost
+}
+
+func (h *Handler) serveSignIn(w http.ResponseWriter, r *http.Request, host string) {
+	if r.Method != http.MethodPost {
+		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "invalid_request"})
+		return
+	}
+	h.signIn.mu.Lock()
+	h.signIn.init()
+	h.signIn.mu.Unlock()
+	switch {
+	case host == microsoftHost && strings.HasSuffix(r.URL.Path, "/oauth2/v2.0/devicecode"):
+		h.deviceCode(w, r)
+	case host == microsoftHost && strings.HasSuffix(r.URL.Path, "/oauth2/v2.0/token"):
+		h.oauthToken(w, r)
+	case host == userAuthHost && r.URL.Path == "/user/authenticate":
+		h.userAuthenticate(w, r)
+	case host == xstsHost && r.URL.Path == "/xsts/authorize":
+		h.xstsAuthorize(w, r)
+	default:
+		writeError(w, http.StatusNotFound, "NotFound", "no such sign-in endpoint")
+	}
+}
+
+// mint makes a token of kind for xuid, valid until exp: signed, so the mock
+// can check it without keeping it.
+func (h *Handler) mint(kind, xuid string, exp time.Time) string {
+	payload := kind + "." + base64.RawURLEncoding.EncodeToString([]byte(xuid)) + "." + strconv.FormatInt(exp.Unix(), 10)
+	m := hmac.New(sha256.New, h.signIn.key[:])
+	m.Write([]byte(payload))
+	return payload + "." + base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:16])
+}
+
+// check returns the XUID of a token of kind minted by this mock and not
+// expired at now.
+func (h *Handler) check(tok, kind string, now time.Time) (string, bool) {
+	i := strings.LastIndexByte(tok, '.')
+	if i < 0 || len(tok) > 512 {
+		return "", false
+	}
+	payload, sig := tok[:i], tok[i+1:]
+	m := hmac.New(sha256.New, h.signIn.key[:])
+	m.Write([]byte(payload))
+	if !hmac.Equal([]byte(base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:16])), []byte(sig)) {
+		return "", false
+	}
+	parts := strings.Split(payload, ".")
+	if len(parts) != 3 || parts[0] != kind {
+		return "", false
+	}
+	xuid, err := base64.RawURLEncoding.DecodeString(parts[1])
+	exp, err2 := strconv.ParseInt(parts[2], 10, 64)
+	if err != nil || err2 != nil || now.Unix() >= exp {
+		return "", false
+	}
+	return string(xuid), true
+}
+
+func (h *Handler) deviceCode(w http.ResponseWriter, r *http.Request) {
+	form, ok := readForm(w, r)
+	if !ok {
+		return
+	}
+	if form.Get("client_id") == "" {
+		oauthError(w, "invalid_request", "client_id is required")
+		return
+	}
+	h.signIn.mu.Lock()
+	xuid := h.signIn.account.XUID
+	h.signIn.mu.Unlock()
+	now := h.cfg.now()
+	code := h.mint("dc", xuid, now.Add(deviceCodeLife))
+	user := strings.ToUpper(code[len(code)-8:len(code)-4] + "-" + code[len(code)-4:])
+	writeJSON(w, http.StatusOK, map[string]any{
+		"device_code": code, "user_code": user, "verification_uri": "https://microsoft.com/devicelogin",
+		"expires_in": int(deviceCodeLife / time.Second), "interval": 1,
+		"message": "To sign in, use a web browser to open the page https://microsoft.com/devicelogin and enter the code " + user + " to authenticate.",
+	})
+}
+
+func (h *Handler) oauthToken(w http.ResponseWriter, r *http.Request) {
+	form, ok := readForm(w, r)
+	if !ok {
+		return
+	}
+	now := h.cfg.now()
+	var xuid string
+	switch form.Get("grant_type") {
+	case "urn:ietf:params:oauth:grant-type:device_code":
+		code := form.Get("device_code")
+		x, ok := h.check(code, "dc", now)
+		if !ok {
+			oauthError(w, "expired_token", "the device code is unknown or has expired")
+			return
+		}
+		if !h.firstPollDone(code) { // the user has not entered the code yet
+			oauthError(w, "authorization_pending", "waiting for the user to enter the code")
+			return
+		}
+		xuid = x
+	case "refresh_token":
+		x, ok := h.check(form.Get("refresh_token"), "rt", now)
+		if !ok {
+			oauthError(w, "invalid_grant", "the refresh token is unknown or has expired")
+			return
+		}
+		xuid = x
+	default:
+		oauthError(w, "unsupported_grant_type", "grant_type "+strconv.Quote(form.Get("grant_type")))
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"token_type": "Bearer", "scope": "XboxLive.signin offline_access", "expires_in": int(accessTokenLife / time.Second),
+		"ext_expires_in": int(accessTokenLife / time.Second),
+		"access_token":   h.mint("ac", xuid, now.Add(accessTokenLife)), "refresh_token": h.mint("rt", xuid, now.Add(refreshTokenLife)),
+	})
+}
+
+// firstPollDone reports whether the device code was polled before, and
+// notes that it was: the first poll is pending, as when the user has yet
+// to enter the code.
+func (h *Handler) firstPollDone(code string) bool {
+	s := &h.signIn
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.polled[code] {
+		return true
+	}
+	if len(s.polled) >= 10_000 {
+		clear(s.polled)
+	}
+	s.polled[code] = true
+	return false
+}
+
+func (h *Handler) userAuthenticate(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		RelyingParty string
+		TokenType    string
+		Properties   struct{ AuthMethod, SiteName, RpsTicket string }
+	}
+	if !readJSON(w, r, &req) {
+		return
+	}
+	now := h.cfg.now()
+	xuid, ok := h.check(strings.TrimPrefix(req.Properties.RpsTicket, "d="), "ac", now)
+	if req.RelyingParty != "http://auth.xboxlive.com" || req.Properties.AuthMethod != "RPS" || !ok {
+		w.WriteHeader(http.StatusUnauthorized) // the service answers an empty 401
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"IssueInstant": now.UTC().Format(time.RFC3339Nano), "NotAfter": now.Add(userTokenLife).UTC().Format(time.RFC3339Nano),
+		"Token":         h.mint("ut", xuid, now.Add(userTokenLife)),
+		"DisplayClaims": map[string]any{"xui": []map[string]string{{"uhs": UserHash(xuid)}}},
+	})
+}
+
+func (h *Handler) xstsAuthorize(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		RelyingParty string
+		TokenType    string
+		Properties   struct {
+			UserTokens []string
+			SandboxId  string
+		}
+	}
+	if !readJSON(w, r, &req) {
+		return
+	}
+	now := h.cfg.now()
+	var xuid string
+	ok := len(req.Properties.UserTokens) == 1
+	if ok {
+		xuid, ok = h.check(req.Properties.UserTokens[0], "ut", now)
+	}
+	if !ok || req.RelyingParty == "" {
+		w.WriteHeader(http.StatusUnauthorized)
+		return
+	}
+	h.signIn.mu.Lock()
+	a, known := h.signIn.accounts[xuid]
+	h.signIn.mu.Unlock()
+	if !known {
+		a = Account{XUID: xuid, Gamertag: "Player" + xuid[max(0, len(xuid)-4):]}
+	}
+	if a.XErr != 0 {
+		writeJSON(w, http.StatusUnauthorized, map[string]any{"Identity": "0", "XErr": a.XErr, "Message": "",
+			"Redirect": "https://start.ui.xboxlive.com/CreateAccount"})
+		return
+	}
+	tok := Token(xuid, h.signInTitle())
+	writeJSON(w, http.StatusOK, map[string]any{
+		"IssueInstant": now.UTC().Format(time.RFC3339Nano), "NotAfter": now.Add(xstsTokenLife).UTC().Format(time.RFC3339Nano),
+		"Token": tok[strings.IndexByte(tok, ';')+1:],
+		"DisplayClaims": map[string]any{"xui": []map[string]string{{"gtg": a.Gamertag, "xid": xuid, "uhs": UserHash(xuid),
+			"agg": "Adult", "usr": "", "utr": "", "prv": ""}}},
+	})
+}
+
+// signInTitle is the title the mock's XSTS tokens are for.
+func (h *Handler) signInTitle() string {
+	if h.cfg.signInTitle != "" {
+		return h.cfg.signInTitle
+	}
+	return "1234567890"
+}
+
+func readForm(w http.ResponseWriter, r *http.Request) (url.Values, bool) {
+	b, err := io.ReadAll(io.LimitReader(r.Body, 64<<10))
+	form, perr := url.ParseQuery(string(b))
+	if err != nil || perr != nil {
+		oauthError(w, "invalid_request", "the body is not a form")
+		return nil, false
+	}
+	return form, true
+}
+
+func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
+	if err := json.NewDecoder(io.LimitReader(r.Body, 64<<10)).Decode(v); err != nil {
+		writeError(w, http.StatusBadRequest, "BadRequest", fmt.Sprintf("the body is not the JSON expected: %v", err))
+		return false
+	}
+	return true
+}
+
+// oauthError answers as the Microsoft identity platform does: 400 with
+// {"error": ..., "error_description": ...}.
+func oauthError(w http.ResponseWriter, code, desc string) {
+	writeJSON(w, http.StatusBadRequest, map[string]string{"error": code, "error_description": desc})
+}

@@ -1,0 +1,84 @@
+package mock
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/xblgo/fgrl/internal/wiretest"
+)
+
+// The recorded shapes of the sign-in answers (values replaced):
+//   - device code and token: the Microsoft identity platform's device
+//     authorization grant (docs: "OAuth 2.0 device authorization grant",
+//     the successful device code and token responses);
+//   - user token and XSTS token: OpenXbox/xbox-webapi-python,
+//     tests/data/responses/auth_user_token.json and auth_xsts_token.json.
+const (
+	recordedDeviceCode = `{"user_code": "A", "device_code": "B", "verification_uri": "https://microsoft.com/devicelogin",
+		"expires_in": 900, "interval": 5, "message": "To sign in ..."}`
+	recordedMSToken = `{"token_type": "Bearer", "scope": "XboxLive.signin offline_access", "expires_in": 3599,
+		"ext_expires_in": 3599, "access_token": "a", "refresh_token": "r"}`
+	recordedUserToken = `{"IssueInstant": "2010-10-10T03:04:29.6037497Z", "NotAfter": "2999-10-24T03:04:29.6037497Z",
+		"Token": "abcdefg", "DisplayClaims": {"xui": [{"uhs": "abcdefg"}]}}`
+	recordedXSTSToken = `{"IssueInstant": "2010-10-10T03:06:35.5251155Z", "NotAfter": "2999-10-10T19:06:35.5251155Z",
+		"Token": "123456789", "DisplayClaims": {"xui": [{"gtg": "e", "xid": "2669321029139235", "uhs": "abcdefg",
+		"agg": "Adult", "usr": "", "utr": "", "prv": ""}]}}`
+)
+
+// post sends a sign-in request through h in-process.
+func post(t *testing.T, h *Handler, rawURL, contentType, body string) (int, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", rawURL, strings.NewReader(body))
+	req.Header.Set("Content-Type", contentType)
+	resp, err := h.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+// TestSignInShapes walks the sign-in as a client does and checks each
+// answer's shape against the recording.
+func TestSignInShapes(t *testing.T) {
+	h := NewHandler()
+	const ms = "https://login.microsoftonline.com/consumers/oauth2/v2.0/"
+	form := "application/x-www-form-urlencoded"
+	_, dc := post(t, h, ms+"devicecode", form, "client_id=c&scope=XboxLive.signin+offline_access")
+	if d := wiretest.ShapeDiff([]byte(recordedDeviceCode), dc); d != "" {
+		t.Errorf("device code (-recorded +mock):\n%s", d)
+	}
+	var code struct{ DeviceCode string `json:"device_code"` }
+	json.Unmarshal(dc, &code)
+	grant := "grant_type=" + url.QueryEscape("urn:ietf:params:oauth:grant-type:device_code") + "&client_id=c&device_code=" + code.DeviceCode
+	if status, b := post(t, h, ms+"token", form, grant); status != 400 || !strings.Contains(string(b), "authorization_pending") {
+		t.Errorf("first poll: %d %s", status, b)
+	}
+	_, tok := post(t, h, ms+"token", form, grant)
+	if d := wiretest.ShapeDiff([]byte(recordedMSToken), tok); d != "" {
+		t.Errorf("token (-recorded +mock):\n%s", d)
+	}
+	var ms2 struct{ AccessToken string `json:"access_token"` }
+	json.Unmarshal(tok, &ms2)
+	_, ut := post(t, h, "https://user.auth.xboxlive.com/user/authenticate", "application/json",
+		`{"RelyingParty": "http://auth.xboxlive.com", "TokenType": "JWT", "Properties": {"AuthMethod": "RPS", "SiteName": "user.auth.xboxlive.com", "RpsTicket": "d=`+ms2.AccessToken+`"}}`)
+	if d := wiretest.ShapeDiff([]byte(recordedUserToken), ut); d != "" {
+		t.Errorf("user token (-recorded +mock):\n%s", d)
+	}
+	var u struct{ Token string }
+	json.Unmarshal(ut, &u)
+	status, xsts := post(t, h, "https://xsts.auth.xboxlive.com/xsts/authorize", "application/json",
+		`{"RelyingParty": "http://xboxlive.com", "TokenType": "JWT", "Properties": {"UserTokens": ["`+u.Token+`"], "SandboxId": "RETAIL"}}`)
+	if d := wiretest.ShapeDiff([]byte(recordedXSTSToken), xsts); status != 200 || d != "" {
+		t.Errorf("XSTS token %d (-recorded +mock):\n%s", status, d)
+	}
+	if status, _ := post(t, h, "https://user.auth.xboxlive.com/user/authenticate", "application/json",
+		`{"RelyingParty": "http://auth.xboxlive.com", "Properties": {"AuthMethod": "RPS", "RpsTicket": "d=forged"}}`); status != 401 {
+		t.Errorf("a forged access token: %d", status)
+	}
+}

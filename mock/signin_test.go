@@ -53,7 +53,9 @@ func TestSignInShapes(t *testing.T) {
 	if d := wiretest.ShapeDiff([]byte(recordedDeviceCode), dc); d != "" {
 		t.Errorf("device code (-recorded +mock):\n%s", d)
 	}
-	var code struct{ DeviceCode string `json:"device_code"` }
+	var code struct {
+		DeviceCode string `json:"device_code"`
+	}
 	json.Unmarshal(dc, &code)
 	grant := "grant_type=" + url.QueryEscape("urn:ietf:params:oauth:grant-type:device_code") + "&client_id=c&device_code=" + code.DeviceCode
 	if status, b := post(t, h, ms+"token", form, grant); status != 400 || !strings.Contains(string(b), "authorization_pending") {
@@ -63,7 +65,9 @@ func TestSignInShapes(t *testing.T) {
 	if d := wiretest.ShapeDiff([]byte(recordedMSToken), tok); d != "" {
 		t.Errorf("token (-recorded +mock):\n%s", d)
 	}
-	var ms2 struct{ AccessToken string `json:"access_token"` }
+	var ms2 struct {
+		AccessToken string `json:"access_token"`
+	}
 	json.Unmarshal(tok, &ms2)
 	_, ut := post(t, h, "https://user.auth.xboxlive.com/user/authenticate", "application/json",
 		`{"RelyingParty": "http://auth.xboxlive.com", "TokenType": "JWT", "Properties": {"AuthMethod": "RPS", "SiteName": "user.auth.xboxlive.com", "RpsTicket": "d=`+ms2.AccessToken+`"}}`)

@@ -15,6 +15,7 @@ import (
 
 	flag "github.com/spf13/pflag"
 
+	"github.com/xblgo/fgrl/client"
 	"github.com/xblgo/fgrl/hresult"
 	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/internal/xblauth"
@@ -37,8 +38,10 @@ wait is a line on standard error (-s silences them). A 429 with -i or -v is
 printed with its headers and body.
 
 The token comes from --token; else --mock mints one for --xuid/--title; else
-the XBL_TOKEN variable. With --mock the request is answered by the embedded
-mock instead of the network. Tokens are never printed, even with -v.
+the XBL_TOKEN variable; else the stored sign-in (xblcall login), renewed as
+it expires. With --mock the request is answered by the embedded mock instead
+of the network; with --via http://127.0.0.1:PORT by a mock in another
+process. Tokens are never printed, even with -v.
 
 A mock in another process (xblcall mock --addr 127.0.0.1:8080) is reached
 by its address, with the service's real name in the Host header and a token
@@ -70,6 +73,8 @@ type callOpts struct {
 	noRetry, json                    bool
 	retryWindow, timeout             time.Duration
 	load                             loadOpts
+	via                              string
+	signIn                           *client.SignIn // the stored sign-in, when it gave the token
 }
 
 // headerList collects repeated -H flags.
@@ -98,6 +103,7 @@ func callFlags(o *callOpts) *flag.FlagSet {
 	fs.IntVarP(&o.load.c, "concurrency", "c", 1, "load: calls in flight at a time")
 	fs.Float64Var(&o.load.rate, "rate", 0, "load: start at most this many calls a second (0: as fast as answered)")
 	fs.BoolVar(&o.json, "json", false, "load: print the summary as JSON")
+	fs.StringVar(&o.via, "via", "", "send the request to a mock at this loopback address, the URL's host in the Host header")
 	return fs
 }
 
@@ -119,6 +125,11 @@ func (o *callOpts) run(ctx context.Context, e *env, args []string) error {
 	}
 	if o.json && !o.load.on() {
 		return &exitError{2, errors.New("--json prints a load summary: give -n")}
+	}
+	if o.via != "" {
+		if _, err := viaTransport(o.via, nil); err != nil {
+			return &exitError{2, err}
+		}
 	}
 	if o.timeout > 0 {
 		var cancel context.CancelFunc
@@ -182,9 +193,38 @@ func (o *callOpts) request(ctx context.Context, e *env, url string) (req *http.R
 	case tok != "":
 		req.Header.Set("Authorization", tok)
 	case req.Header.Get("Authorization") == "":
-		return nil, nil, &exitError{2, errors.New("no token: use --token, XBL_TOKEN or --mock")}
+		tok, err := o.storedToken(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		req.Header.Set("Authorization", tok)
 	}
 	return req, body, nil
+}
+
+// storedToken signs in with the stored sign-in (xblcall login), whose mock
+// address, if it has one, the call then goes to.
+func (o *callOpts) storedToken(ctx context.Context) (string, error) {
+	st, err := loadSignIn()
+	if errors.Is(err, errNotSignedIn) {
+		return "", &exitError{2, errors.New("no token: use --token, XBL_TOKEN, --mock or xblcall login")}
+	}
+	if err != nil {
+		return "", err
+	}
+	if o.via == "" {
+		o.via = st.Via
+	}
+	hc, err := viaClient(o.via)
+	if err != nil {
+		return "", err
+	}
+	o.signIn = st.signIn(hc)
+	x, err := o.signIn.XboxToken(ctx)
+	if err != nil {
+		return "", err
+	}
+	return x.Authorization(), nil
 }
 
 func (o *callOpts) tokenValue(e *env) string {
@@ -226,11 +266,21 @@ func (o *callOpts) body(e *env) ([]byte, error) {
 
 func (o *callOpts) transport(e *env) *transport.Transport {
 	var base http.RoundTripper = http.DefaultTransport
-	if o.mock {
+	switch {
+	case o.mock:
 		base = mock.NewHandler()
+	case o.via != "":
+		base, _ = viaTransport(o.via, http.DefaultTransport) // checked in run
 	}
 	t := &transport.Transport{Base: base, TitleID: o.title, RetryWindow: o.retryWindow,
 		Raw429: !o.load.on() && (o.include || o.verbose)} // a 429 is then printed with its headers and body
+	if s := o.signIn; s != nil { // a 401: sign in again, once
+		t.RefreshToken = func(req *http.Request) (string, error) {
+			s.Invalidate()
+			x, err := s.XboxToken(req.Context())
+			return x.Authorization(), err
+		}
+	}
 	if o.noRetry {
 		t.RetryWindow = -1
 	}

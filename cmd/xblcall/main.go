@@ -64,6 +64,9 @@ var commands = map[string]command{
 	"limits":   limitsCommand,
 	"mock":     mockCommand,
 	"token":    tokenCommand,
+	"login":    loginCommand,
+	"logout":   logoutCommand,
+	"whoami":   whoamiCommand,
 	"simulate": simulateCommand,
 	"analyze":  analyzeCommand,
 }

@@ -1,0 +1,267 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	flag "github.com/spf13/pflag"
+	"golang.org/x/oauth2"
+
+	"github.com/xblgo/fgrl/client"
+	"github.com/xblgo/fgrl/internal/safetext"
+)
+
+const signInHelp = `
+Sign-in uses a Microsoft account application you register (once): in the
+Azure portal, App registrations, New registration, "Personal Microsoft
+accounts only"; under Authentication, "Allow public client flows": Yes.
+Its Application (client) ID is --client-id (or XBL_CLIENT_ID).
+
+The tokens are stored in the user's config directory (fgrl/signin.json,
+mode 0600) and never printed. 'xblcall call' uses them when no --token,
+--mock or XBL_TOKEN is given, renewing them as they expire.
+
+--via ADDR sends every request to a mock at that loopback address (xblcall
+mock) with the real host names in the Host header: the whole sign-in runs
+offline, and the stored sign-in remembers the address for 'call'.
+`
+
+var loginCommand = command{
+	summary:  "sign in to Xbox services with a Microsoft account (device code)",
+	usage:    "[--client-id ID] [--relying-party RP] [--sandbox S] [--via http://127.0.0.1:PORT]",
+	examples: "  xblcall login --client-id 00000000-0000-0000-0000-000000000000\n  xblcall mock --addr 127.0.0.1:8080 &  xblcall login --via http://127.0.0.1:8080\n" + signInHelp,
+	setup:    func() (*flag.FlagSet, runFunc) { o := new(loginOpts); return loginFlags(o), o.run },
+}
+
+var logoutCommand = command{
+	summary:  "forget the stored sign-in",
+	usage:    "",
+	examples: "  xblcall logout\n",
+	setup: func() (*flag.FlagSet, runFunc) {
+		return newFlagSet("logout"), func(_ context.Context, e *env, args []string) error {
+			if len(args) > 0 {
+				return &exitError{2, errors.New("logout takes no arguments")}
+			}
+			p, err := signInPath()
+			if err != nil {
+				return err
+			}
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+			fmt.Fprintln(e.stdout, "signed out")
+			return nil
+		}
+	},
+}
+
+var whoamiCommand = command{
+	summary:  "show who is signed in: XUID, gamertag, token expiry",
+	usage:    "[--json]",
+	examples: "  xblcall whoami\n  xblcall whoami --json | jq -r .xuid\n",
+	setup:    func() (*flag.FlagSet, runFunc) { o := new(whoamiOpts); return whoamiFlags(o), o.run },
+}
+
+type loginOpts struct{ clientID, relyingParty, sandbox, via string }
+
+func loginFlags(o *loginOpts) *flag.FlagSet {
+	fs := newFlagSet("login")
+	fs.StringVar(&o.clientID, "client-id", "", "the registered application's client ID (default $XBL_CLIENT_ID)")
+	fs.StringVar(&o.relyingParty, "relying-party", client.XboxRelyingParty, "the XSTS relying party (a title's own services have theirs)")
+	fs.StringVar(&o.sandbox, "sandbox", "RETAIL", "the XSTS sandbox")
+	fs.StringVar(&o.via, "via", "", "send every request to a mock at this loopback address (http://127.0.0.1:PORT)")
+	return fs
+}
+
+// stored is the sign-in file.
+type stored struct {
+	ClientID     string        `json:"clientId"`
+	RelyingParty string        `json:"relyingParty"`
+	Sandbox      string        `json:"sandbox"`
+	Via          string        `json:"via,omitempty"`
+	Microsoft    *oauth2.Token `json:"microsoft"`
+}
+
+func (o *loginOpts) run(ctx context.Context, e *env, args []string) error {
+	if len(args) > 0 {
+		return &exitError{2, errors.New("login takes no arguments")}
+	}
+	if o.clientID == "" {
+		o.clientID = e.getenv("XBL_CLIENT_ID")
+	}
+	if o.clientID == "" && o.via != "" {
+		o.clientID = "fgrl-mock" // the mock takes any client
+	}
+	if o.clientID == "" {
+		return &exitError{2, errors.New("need --client-id or XBL_CLIENT_ID: register an application (see xblcall help login)")}
+	}
+	hc, err := viaClient(o.via)
+	if err != nil {
+		return &exitError{2, err}
+	}
+	cfg := client.MicrosoftOAuth(o.clientID)
+	tok, err := client.DeviceLogin(ctx, cfg, hc, func(da *oauth2.DeviceAuthResponse) {
+		fmt.Fprintf(e.stderr, "To sign in, open %s and enter the code %s (waiting up to %v)\n",
+			safetext.Clip(da.VerificationURI, 200), safetext.Clip(da.UserCode, 40), time.Until(da.Expiry).Round(time.Second))
+	})
+	if err != nil {
+		return err
+	}
+	st := &stored{ClientID: o.clientID, RelyingParty: o.relyingParty, Sandbox: o.sandbox, Via: o.via, Microsoft: tok}
+	s := st.signIn(hc)
+	x, err := s.XboxToken(ctx)
+	if err != nil {
+		return err
+	}
+	st.Microsoft = s.MicrosoftToken()
+	if err := st.save(); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "signed in as %s (XUID %s); token valid until %s\n", safetext.Clip(x.Gamertag, 40),
+		safetext.Clip(x.XUID, 40), x.NotAfter.UTC().Format(time.RFC3339))
+	return nil
+}
+
+// signIn returns the stored sign-in's token source, saving each refreshed
+// Microsoft token.
+func (st *stored) signIn(hc *http.Client) *client.SignIn {
+	s := client.NewSignIn(client.MicrosoftOAuth(st.ClientID), st.Microsoft)
+	s.HTTPClient, s.RelyingParty, s.Sandbox = hc, st.RelyingParty, st.Sandbox
+	s.OnRefresh = func(t *oauth2.Token) {
+		st.Microsoft = t
+		st.save() // best effort: the next run refreshes again if this fails
+	}
+	return s
+}
+
+// signInPath is where the sign-in is stored.
+func signInPath() (string, error) {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("no config directory for the sign-in: %w", err)
+	}
+	return filepath.Join(dir, "fgrl", "signin.json"), nil
+}
+
+// save writes the sign-in, readable by its owner only.
+func (st *stored) save() error {
+	p, err := signInPath()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := p + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, p)
+}
+
+// errNotSignedIn is loadSignIn's error when there is no stored sign-in.
+var errNotSignedIn = errors.New("not signed in (xblcall login)")
+
+// loadSignIn reads the stored sign-in.
+func loadSignIn() (*stored, error) {
+	p, err := signInPath()
+	if err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, errNotSignedIn
+	}
+	if err != nil {
+		return nil, err
+	}
+	var st stored
+	if err := json.Unmarshal(b, &st); err != nil || st.Microsoft == nil || st.ClientID == "" {
+		return nil, fmt.Errorf("the stored sign-in %s is damaged; run xblcall login again", p)
+	}
+	return &st, nil
+}
+
+type whoamiOpts struct{ json bool }
+
+func whoamiFlags(o *whoamiOpts) *flag.FlagSet {
+	fs := newFlagSet("whoami")
+	fs.BoolVar(&o.json, "json", false, "print as JSON")
+	return fs
+}
+
+func (o *whoamiOpts) run(ctx context.Context, e *env, args []string) error {
+	if len(args) > 0 {
+		return &exitError{2, errors.New("whoami takes no arguments")}
+	}
+	st, err := loadSignIn()
+	if err != nil {
+		return err
+	}
+	hc, err := viaClient(st.Via)
+	if err != nil {
+		return err
+	}
+	x, err := st.signIn(hc).XboxToken(ctx)
+	if err != nil {
+		return err
+	}
+	if o.json {
+		return json.NewEncoder(e.stdout).Encode(map[string]string{"xuid": x.XUID, "gamertag": x.Gamertag,
+			"userhash": x.UserHash, "notAfter": x.NotAfter.UTC().Format(time.RFC3339)})
+	}
+	fmt.Fprintf(e.stdout, "%s (XUID %s), token valid until %s\n", safetext.Clip(x.Gamertag, 40), safetext.Clip(x.XUID, 40),
+		x.NotAfter.UTC().Format(time.RFC3339))
+	return nil
+}
+
+// viaClient returns the HTTP client sign-in uses: the default one, or one
+// sending every request to the loopback address via.
+func viaClient(via string) (*http.Client, error) {
+	if via == "" {
+		return http.DefaultClient, nil
+	}
+	rt, err := viaTransport(via, http.DefaultTransport)
+	if err != nil {
+		return nil, err
+	}
+	return &http.Client{Transport: rt}, nil
+}
+
+// viaTransport returns a RoundTripper that sends each request to the
+// loopback address via, the request's own host kept in the Host header, as
+// a mock in another process takes it.
+func viaTransport(via string, base http.RoundTripper) (http.RoundTripper, error) {
+	u, err := url.Parse(via)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("--via %q: want http://127.0.0.1:PORT", safetext.Clip(via, 100))
+	}
+	if ip := net.ParseIP(u.Hostname()); u.Hostname() != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return nil, fmt.Errorf("--via %q: only a loopback address (a mock on this machine)", safetext.Clip(via, 100))
+	}
+	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		r := req.Clone(req.Context())
+		if r.Host == "" {
+			r.Host = req.URL.Host
+		}
+		r.URL.Scheme, r.URL.Host = u.Scheme, u.Host
+		return base.RoundTrip(r)
+	}), nil
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/xblgo/fgrl/client"
+	"github.com/xblgo/fgrl/mock"
+)
+
+// TestLoginThenCall: xblcall login against a mock in another "process" (a
+// loopback server), then whoami and call with the stored sign-in, then
+// logout.
+func TestLoginThenCall(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("XBL_TOKEN", "")
+	h := mock.NewHandler()
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+
+	code, out, errs := xblcall(t, "login", "--via", srv.URL)
+	if code != 0 || !strings.Contains(out, "signed in as MockPlayer (XUID 2533274791234567)") ||
+		!strings.Contains(errs, "open https://microsoft.com/devicelogin and enter the code ") {
+		t.Fatalf("login: exit %d\n%s%s", code, out, errs)
+	}
+	p := filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "fgrl", "signin.json")
+	st, err := os.Stat(p)
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("stored sign-in: %v %v", st, err)
+	}
+	b, _ := os.ReadFile(p)
+	var saved stored
+	if json.Unmarshal(b, &saved) != nil || saved.Microsoft.RefreshToken == "" || saved.Via != srv.URL {
+		t.Fatalf("stored: %s", b)
+	}
+	secret := saved.Microsoft.RefreshToken
+
+	code, out, errs = xblcall(t, "whoami", "--json")
+	var who map[string]string
+	if code != 0 || json.Unmarshal([]byte(out), &who) != nil || who["xuid"] != "2533274791234567" || who["gamertag"] != "MockPlayer" {
+		t.Errorf("whoami: exit %d %s %s", code, out, errs)
+	}
+	code, out, errs = xblcall(t, "call", "-v", "https://profile.xboxlive.com/users/me/profile/settings?settings=Gamertag")
+	if code != 0 || !strings.Contains(out, `"profileUsers"`) {
+		t.Errorf("call with the stored sign-in: exit %d\n%s%s", code, out, errs)
+	}
+	for _, text := range []string{out, errs} {
+		if strings.Contains(text, secret) || strings.Contains(text, mock.Token("2533274791234567", "1234567890")[30:]) {
+			t.Error("a token was printed")
+		}
+	}
+	if code, _, _ := xblcall(t, "logout"); code != 0 {
+		t.Errorf("logout: exit %d", code)
+	}
+	if code, _, errs := xblcall(t, "call", "https://profile.xboxlive.com/users/me/profile/settings"); code != 2 || !strings.Contains(errs, "xblcall login") {
+		t.Errorf("after logout: exit %d %s", code, errs)
+	}
+	if code, _, errs := xblcall(t, "whoami"); code != 1 || !strings.Contains(errs, "not signed in") {
+		t.Errorf("whoami after logout: exit %d %s", code, errs)
+	}
+}
+
+// TestLoginRefused: an account XSTS refuses fails login with the cause.
+func TestLoginRefused(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	h := mock.NewHandler(mock.WithAccount(mock.Account{XUID: "2533274790000009", XErr: client.XErrNoProfile}))
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	code, _, errs := xblcall(t, "login", "--via", srv.URL)
+	if code != 1 || !strings.Contains(errs, "XErr 2148916233") || !strings.Contains(errs, "has no Xbox profile") {
+		t.Errorf("exit %d: %s", code, errs)
+	}
+	for _, tt := range []struct{ args []string }{{[]string{"login", "--via", "http://10.0.0.1:80"}}, {[]string{"login"}}} {
+		t.Setenv("XBL_CLIENT_ID", "")
+		if code, _, errs := xblcall(t, tt.args...); code != 2 {
+			t.Errorf("%v: exit %d %s", tt.args, code, errs)
+		}
+	}
+}

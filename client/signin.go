@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"sync"
@@ -339,6 +340,70 @@ func DeviceLogin(ctx context.Context, cfg *oauth2.Config, hc *http.Client, show 
 	}
 	show(da)
 	tok, err := cfg.DeviceAccessToken(ctx, da)
+	if err != nil {
+		var re *oauth2.RetrieveError
+		if errors.As(err, &re) {
+			return nil, &SignInError{Step: "Microsoft account", Status: re.Response.StatusCode,
+				Message: re.ErrorCode + ": " + safetext.Clip(re.ErrorDescription, 200)}
+		}
+		return nil, err
+	}
+	return tok, nil
+}
+
+// BrowserLogin signs a Microsoft account in with the authorization code
+// flow and a loopback redirect (with PKCE): it listens on 127.0.0.1, calls
+// open with the URL the user must visit in a browser, and waits for the
+// browser to come back with the code, or ctx to end.
+func BrowserLogin(ctx context.Context, cfg *oauth2.Config, hc *http.Client, open func(url string)) (*oauth2.Token, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	defer ln.Close()
+	c := *cfg
+	c.RedirectURL = "http://localhost:" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port) + "/"
+	state, verifier := oauth2.GenerateVerifier(), oauth2.GenerateVerifier()
+	type result struct {
+		code string
+		err  error
+	}
+	got := make(chan result, 1)
+	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		var res result
+		switch {
+		case q.Get("state") != state:
+			http.Error(w, "this sign-in was not started here", http.StatusBadRequest)
+			return
+		case q.Get("error") != "":
+			res.err = &SignInError{Step: "Microsoft account", Message: safetext.Clip(q.Get("error")+": "+q.Get("error_description"), 200)}
+			io.WriteString(w, "Sign-in failed. You can close this page.\n")
+		default:
+			res.code = q.Get("code")
+			io.WriteString(w, "Signed in. You can close this page.\n")
+		}
+		select {
+		case got <- res:
+		default:
+		}
+	})}
+	go srv.Serve(ln)
+	defer srv.Close()
+	open(c.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier)))
+	var res result
+	select {
+	case res = <-got:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if res.err != nil {
+		return nil, res.err
+	}
+	if hc != nil {
+		ctx = context.WithValue(ctx, oauth2.HTTPClient, hc)
+	}
+	tok, err := c.Exchange(ctx, res.code, oauth2.VerifierOption(verifier))
 	if err != nil {
 		var re *oauth2.RetrieveError
 		if errors.As(err, &re) {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -124,5 +126,81 @@ func TestSignInXErr(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// TestSignInConcurrent: many callers at once get the same token from one
+// sign-in (the mock counts the XSTS requests).
+func TestSignInConcurrent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := mock.NewHandler()
+		s := signInAt(t, h)
+		counting := &countingRT{base: h}
+		s.HTTPClient = &http.Client{Transport: counting}
+		var wg sync.WaitGroup
+		tokens := make([]string, 20)
+		for i := range tokens {
+			wg.Go(func() {
+				tok, err := s.Token(context.Background(), "")
+				if err != nil {
+					t.Error(err)
+				}
+				tokens[i] = tok.Authorization
+			})
+		}
+		wg.Wait()
+		for _, tok := range tokens {
+			if tok != tokens[0] || tok == "" {
+				t.Fatalf("tokens differ: %q and %q", tokens[0], tok)
+			}
+		}
+		if n := counting.n.Load(); n != 2 { // one user token, one XSTS token
+			t.Errorf("%d sign-in requests for 20 callers, want 2", n)
+		}
+	})
+}
+
+type countingRT struct {
+	base http.RoundTripper
+	n    atomic.Int64
+}
+
+func (c *countingRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return c.base.RoundTrip(r)
+}
+
+// TestBrowserLogin: the authorization code flow with a loopback redirect;
+// the test is the browser: it opens the URL at the mock and follows the
+// mock's redirect back to the loopback address.
+func TestBrowserLogin(t *testing.T) {
+	h := mock.NewHandler()
+	cfg := MicrosoftOAuth("00000000-0000-0000-0000-000000000000")
+	browser := func(u string) {
+		go func() {
+			req, _ := http.NewRequest("GET", u, nil)
+			resp, err := h.RoundTrip(req) // the mock's sign-in page approves at once
+			if err != nil || resp.StatusCode != http.StatusFound {
+				t.Errorf("authorize: %v %v", resp, err)
+				return
+			}
+			back, err := http.Get(resp.Header.Get("Location"))
+			if err != nil || back.StatusCode != 200 {
+				t.Errorf("redirect back: %v %v", back, err)
+				return
+			}
+			back.Body.Close()
+		}()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	tok, err := BrowserLogin(ctx, cfg, &http.Client{Transport: h}, browser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewSignIn(cfg, tok)
+	s.HTTPClient = &http.Client{Transport: h}
+	if x, err := s.XboxToken(ctx); err != nil || x.XUID != mock.DefaultAccount.XUID {
+		t.Errorf("XSTS after a browser sign-in: %+v %v", x, err)
 	}
 }

@@ -83,6 +83,13 @@ func isSignInHost(host string) bool {
 }
 
 func (h *Handler) serveSignIn(w http.ResponseWriter, r *http.Request, host string) {
+	if r.Method == http.MethodGet && host == microsoftHost && strings.HasSuffix(r.URL.Path, "/oauth2/v2.0/authorize") {
+		h.signIn.mu.Lock()
+		h.signIn.init()
+		h.signIn.mu.Unlock()
+		h.authorize(w, r)
+		return
+	}
 	if r.Method != http.MethodPost {
 		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "invalid_request"})
 		return
@@ -177,6 +184,14 @@ func (h *Handler) oauthToken(w http.ResponseWriter, r *http.Request) {
 		}
 		if !h.firstPollDone(code) { // the user has not entered the code yet
 			oauthError(w, "authorization_pending", "waiting for the user to enter the code")
+			return
+		}
+		xuid = x
+	case "authorization_code":
+		sum := sha256.Sum256([]byte(form.Get("code_verifier")))
+		x, ok := h.check(form.Get("code"), "code-"+base64.RawURLEncoding.EncodeToString(sum[:]), now)
+		if !ok {
+			oauthError(w, "invalid_grant", "the code is unknown, has expired, or does not match the code_verifier")
 			return
 		}
 		xuid = x
@@ -309,4 +324,28 @@ func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 // {"error": ..., "error_description": ...}.
 func oauthError(w http.ResponseWriter, code, desc string) {
 	writeJSON(w, http.StatusBadRequest, map[string]string{"error": code, "error_description": desc})
+}
+
+// authorize is the page a browser opens: the mock approves at once, as the
+// current account, and redirects to the client's loopback address with a
+// code bound to its PKCE challenge.
+func (h *Handler) authorize(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	redirect, err := url.Parse(q.Get("redirect_uri"))
+	if err != nil || redirect.Scheme != "http" || (redirect.Hostname() != "localhost" && redirect.Hostname() != "127.0.0.1") {
+		oauthError(w, "invalid_request", "redirect_uri must be a loopback http:// address")
+		return
+	}
+	if q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" || q.Get("client_id") == "" {
+		oauthError(w, "invalid_request", "client_id and an S256 code_challenge are required")
+		return
+	}
+	h.signIn.mu.Lock()
+	xuid := h.signIn.account.XUID
+	h.signIn.mu.Unlock()
+	back := redirect.Query()
+	back.Set("code", h.mint("code-"+q.Get("code_challenge"), xuid, h.cfg.now().Add(10*time.Minute)))
+	back.Set("state", q.Get("state"))
+	redirect.RawQuery = back.Encode()
+	http.Redirect(w, r, redirect.String(), http.StatusFound)
 }

@@ -287,7 +287,7 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n, err := s.b.Write(p)
-	if s.printed != nil && strings.Contains(s.b.String(), "http://") {
+	if s.printed != nil && strings.Contains(s.b.String(), "://") {
 		close(s.printed)
 		s.printed = nil
 	}

@@ -24,7 +24,9 @@ const signInHelp = `
 Sign-in uses a Microsoft account application you register (once): in the
 Azure portal, App registrations, New registration, "Personal Microsoft
 accounts only"; under Authentication, "Allow public client flows": Yes.
-Its Application (client) ID is --client-id (or XBL_CLIENT_ID).
+Its Application (client) ID is --client-id (or XBL_CLIENT_ID). For
+--browser, also add the platform "Mobile and desktop applications" with the
+redirect URI http://localhost.
 
 The tokens are stored in the user's config directory (fgrl/signin.json,
 mode 0600) and never printed. 'xblcall call' uses them when no --token,
@@ -37,7 +39,7 @@ offline, and the stored sign-in remembers the address for 'call'.
 
 var loginCommand = command{
 	summary:  "sign in to Xbox services with a Microsoft account (device code)",
-	usage:    "[--client-id ID] [--relying-party RP] [--sandbox S] [--via http://127.0.0.1:PORT]",
+	usage:    "[--client-id ID] [--browser] [--relying-party RP] [--sandbox S] [--via http://127.0.0.1:PORT]",
 	examples: "  xblcall login --client-id 00000000-0000-0000-0000-000000000000\n  xblcall mock --addr 127.0.0.1:8080 &  xblcall login --via http://127.0.0.1:8080\n" + signInHelp,
 	setup:    func() (*flag.FlagSet, runFunc) { o := new(loginOpts); return loginFlags(o), o.run },
 }
@@ -71,7 +73,10 @@ var whoamiCommand = command{
 	setup:    func() (*flag.FlagSet, runFunc) { o := new(whoamiOpts); return whoamiFlags(o), o.run },
 }
 
-type loginOpts struct{ clientID, relyingParty, sandbox, via string }
+type loginOpts struct {
+	clientID, relyingParty, sandbox, via string
+	browser                              bool
+}
 
 func loginFlags(o *loginOpts) *flag.FlagSet {
 	fs := newFlagSet("login")
@@ -79,6 +84,7 @@ func loginFlags(o *loginOpts) *flag.FlagSet {
 	fs.StringVar(&o.relyingParty, "relying-party", client.XboxRelyingParty, "the XSTS relying party (a title's own services have theirs)")
 	fs.StringVar(&o.sandbox, "sandbox", "RETAIL", "the XSTS sandbox")
 	fs.StringVar(&o.via, "via", "", "send every request to a mock at this loopback address (http://127.0.0.1:PORT)")
+	fs.BoolVar(&o.browser, "browser", false, "sign in in a browser on this machine (authorization code, loopback redirect) instead of with a device code")
 	return fs
 }
 
@@ -109,10 +115,17 @@ func (o *loginOpts) run(ctx context.Context, e *env, args []string) error {
 		return &exitError{2, err}
 	}
 	cfg := client.MicrosoftOAuth(o.clientID)
-	tok, err := client.DeviceLogin(ctx, cfg, hc, func(da *oauth2.DeviceAuthResponse) {
-		fmt.Fprintf(e.stderr, "To sign in, open %s and enter the code %s (waiting up to %v)\n",
-			safetext.Clip(da.VerificationURI, 200), safetext.Clip(da.UserCode, 40), time.Until(da.Expiry).Round(time.Second))
-	})
+	var tok *oauth2.Token
+	if o.browser {
+		tok, err = client.BrowserLogin(ctx, cfg, hc, func(u string) {
+			fmt.Fprintf(e.stderr, "To sign in, open this address in a browser on this machine:\n%s\n", safetext.Clip(u, 2000))
+		})
+	} else {
+		tok, err = client.DeviceLogin(ctx, cfg, hc, func(da *oauth2.DeviceAuthResponse) {
+			fmt.Fprintf(e.stderr, "To sign in, open %s and enter the code %s (waiting up to %v)\n",
+				safetext.Clip(da.VerificationURI, 200), safetext.Clip(da.UserCode, 40), time.Until(da.Expiry).Round(time.Second))
+		})
+	}
 	if err != nil {
 		return err
 	}

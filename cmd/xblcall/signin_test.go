@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -79,5 +80,39 @@ func TestLoginRefused(t *testing.T) {
 		if code, _, errs := xblcall(t, tt.args...); code != 2 {
 			t.Errorf("%v: exit %d %s", tt.args, code, errs)
 		}
+	}
+}
+
+// TestLoginBrowser: login --browser prints the address to open; the test,
+// as the browser, opens it at the mock and follows the redirect back.
+func TestLoginBrowser(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	srv := httptest.NewServer(mock.NewHandler())
+	defer srv.Close()
+	printed := make(chan struct{})
+	errb := &syncBuffer{printed: printed}
+	var out syncBuffer
+	done := make(chan int)
+	go func() { done <- run(t.Context(), []string{"login", "--browser", "--via", srv.URL}, &out, errb) }()
+	select {
+	case <-printed:
+	case code := <-done:
+		t.Fatalf("login exited %d: %s", code, errb.String())
+	}
+	s := errb.String()
+	authURL := strings.Fields(s[strings.Index(s, "https://"):])[0]
+	via, _ := viaTransport(srv.URL, http.DefaultTransport)
+	req, _ := http.NewRequest("GET", authURL, nil)
+	resp, err := via.RoundTrip(req) // the browser at the (mock) sign-in page
+	if err != nil || resp.StatusCode != http.StatusFound {
+		t.Fatalf("authorize: %v %v", resp, err)
+	}
+	back, err := http.Get(resp.Header.Get("Location"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	back.Body.Close()
+	if code := <-done; code != 0 || !strings.Contains(out.String(), "signed in as MockPlayer") {
+		t.Errorf("login --browser: exit %d\n%s%s", code, out.String(), errb.String())
 	}
 }

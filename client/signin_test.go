@@ -1,7 +1,9 @@
 package client
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"errors"
 	"net/http"
 	"strings"
@@ -203,4 +205,30 @@ func TestBrowserLogin(t *testing.T) {
 	if x, err := s.XboxToken(ctx); err != nil || x.XUID != mock.DefaultAccount.XUID {
 		t.Errorf("XSTS after a browser sign-in: %+v %v", x, err)
 	}
+}
+
+// FuzzSignInAnswer: whatever an authentication service answers, SignIn
+// returns a token or a SignInError, and never panics.
+func FuzzSignInAnswer(f *testing.F) {
+	f.Add(200, []byte(`{"IssueInstant":"2010-10-10T03:06:35.5251155Z","NotAfter":"2999-10-10T19:06:35.5251155Z","Token":"t","DisplayClaims":{"xui":[{"uhs":"u","xid":"1","gtg":"g"}]}}`))
+	f.Add(401, []byte(`{"Identity":"0","XErr":2148916233,"Message":"","Redirect":"x"}`))
+	f.Add(200, []byte(`{"Token":"t","NotAfter":"soon"}`))
+	f.Fuzz(func(t *testing.T, status int, body []byte) {
+		if status < 100 || status > 599 {
+			return
+		}
+		rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			return &http.Response{StatusCode: status, Body: io.NopCloser(bytes.NewReader(body)), Header: http.Header{}, Request: r}, nil
+		})
+		s := NewSignIn(MicrosoftOAuth("c"), &oauth2.Token{AccessToken: "a", RefreshToken: "r", Expiry: time.Now().Add(time.Hour)})
+		s.HTTPClient = &http.Client{Transport: rt}
+		x, err := s.XboxToken(context.Background())
+		var se *SignInError
+		if err != nil && !errors.As(err, &se) {
+			t.Fatalf("an error that is no SignInError: %v", err)
+		}
+		if err == nil && (x.UserHash == "" || x.Token == "") {
+			t.Fatalf("a token without a userhash: %+v", x)
+		}
+	})
 }

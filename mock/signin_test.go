@@ -5,8 +5,10 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/xblgo/fgrl/internal/wiretest"
 )
@@ -85,4 +87,31 @@ func TestSignInShapes(t *testing.T) {
 		`{"RelyingParty": "http://auth.xboxlive.com", "Properties": {"AuthMethod": "RPS", "RpsTicket": "d=forged"}}`); status != 401 {
 		t.Errorf("a forged access token: %d", status)
 	}
+}
+
+// FuzzSignInToken: the mock's token check takes only what it minted, and
+// never panics on anything else.
+func FuzzSignInToken(f *testing.F) {
+	h := NewHandler()
+	h.SetAccount(DefaultAccount)
+	now := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	f.Add(h.mint("rt", "2533274791234567", now.Add(time.Hour)), "rt")
+	f.Add("rt.MjUz.99999999999.xx", "rt")
+	f.Add("", "")
+	f.Fuzz(func(t *testing.T, tok, kind string) {
+		xuid, ok := h.check(tok, kind, now)
+		if ok && h.mint(kind, xuid, time.Unix(mustExp(tok), 0)) != tok {
+			t.Fatalf("check took a token the mock did not mint: %q", tok)
+		}
+	})
+}
+
+// mustExp reads a token's expiry field.
+func mustExp(tok string) int64 {
+	parts := strings.Split(tok, ".")
+	if len(parts) < 3 {
+		return 0
+	}
+	n, _ := strconv.ParseInt(parts[len(parts)-2], 10, 64)
+	return n
 }

@@ -3,8 +3,8 @@ package client
 import (
 	"bytes"
 	"context"
-	"io"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"sync"

@@ -80,8 +80,8 @@ type exitError struct {
 func (e *exitError) Error() string { return e.err.Error() }
 
 // run runs xblcall with args and returns its exit status: 0 on success, 1 on
-// failure (with a one-line reason on stderr), 2 for usage errors and red
-// analyses, 130 when interrupted (Ctrl-C). opts adjust the environment
+// failure (with a one-line reason on stderr; a red analysis too), 2 for
+// usage and input errors, 130 when interrupted (Ctrl-C). opts adjust the environment
 // (tests give standard input).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...func(*env)) int {
 	e := &env{stdout: stdout, stderr: stderr, stdin: os.Stdin, getenv: os.Getenv}
@@ -213,7 +213,7 @@ func usage(w io.Writer) {
 	}
 	fmt.Fprintf(w, "  %-10s %s\n", "completion", "print a shell completion script: bash, zsh, fish or powershell")
 	fmt.Fprintln(w, "\nRun 'xblcall help <command>' for its flags and examples.")
-	fmt.Fprintln(w, "Exit status: 0 success, 1 failure, 2 usage error (and a red analysis), 130 interrupted.")
+	fmt.Fprintln(w, "Exit status: 0 success, 1 failure (a red analysis too), 2 usage or input error, 130 interrupted.")
 }
 
 func commandHelp(w io.Writer, name string, cmd command, fs *flag.FlagSet) {

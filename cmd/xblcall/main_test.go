@@ -124,7 +124,7 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestHelp(t *testing.T) {
-	for _, name := range []string{"call", "limits", "mock", "token", "simulate", "analyze"} {
+	for _, name := range []string{"call", "limits", "mock", "token", "simulate", "analyze", "login", "logout", "whoami"} {
 		for _, args := range [][]string{{"help", name}, {name, "--help"}} {
 			code, out, _ := xblcall(t, args...)
 			if code != 0 || !strings.Contains(out, "usage: xblcall "+name) || !strings.Contains(out, "Examples:") {

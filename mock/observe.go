@@ -25,6 +25,7 @@ type observatory struct {
 
 	mu     sync.Mutex
 	keys   map[throttle.Key]keySeen
+	swept  time.Time // the last sweep of a full keys map
 	recent [recentCap]Throttled
 	next   int // in recent
 	total  int // 429s recorded
@@ -57,7 +58,8 @@ func (o *observatory) scope(s string) *scopeCounts {
 }
 
 // seen notes that k was counted at now. At maxTracked keys, keys idle for a
-// sustain period make room; failing that, the new key is not listed.
+// sustain period make room (swept at most once a second, so a flood of new
+// keys costs no scan per request); failing that, the new key is not listed.
 func (o *observatory) seen(k throttle.Key, r *limits.Rule, now time.Time) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -65,6 +67,10 @@ func (o *observatory) seen(k throttle.Key, r *limits.Rule, now time.Time) {
 		o.keys = map[throttle.Key]keySeen{}
 	}
 	if _, ok := o.keys[k]; !ok && len(o.keys) >= maxTracked {
+		if now.Sub(o.swept) < time.Second {
+			return
+		}
+		o.swept = now
 		for key, s := range o.keys {
 			if now.Sub(s.last) > throttle.SustainPeriod {
 				delete(o.keys, key)

@@ -2,10 +2,8 @@ package analyze
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -13,6 +11,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/xblgo/fgrl/internal/browsertest"
 )
 
 // htmlTrace is a game's evening: presence writes too fast, a small batch,
@@ -69,42 +68,8 @@ func TestHTMLSelfContained(t *testing.T) {
 // findings, draws every timeline, filters the findings by level, and runs
 // without a script error.
 func TestHTMLInChromium(t *testing.T) {
-	browser := ""
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			browser = p
-			break
-		}
-	}
-	if browser == "" {
-		if os.Getenv("FGRL_REQUIRE_CHROMIUM") != "" {
-			t.Fatal("no chromium and FGRL_REQUIRE_CHROMIUM is set")
-		}
-		t.Skip("no chromium on PATH (apt-get install chromium)")
-	}
+	ctx, scriptErrors := browsertest.Start(t, 60*time.Second)
 	name, rep := writeReport(t)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(browser), chromedp.NoSandbox,
-		chromedp.Flag("headless", true), chromedp.Flag("disable-gpu", true))
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-	var scriptErrors []string
-	messages := chromedp.Console(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for m, err := range messages {
-			if err != nil {
-				return
-			}
-			if m.IsException() || m.Type == chromedp.ConsoleError {
-				scriptErrors = append(scriptErrors, m.String())
-			}
-		}
-	}()
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -127,8 +92,6 @@ func TestHTMLInChromium(t *testing.T) {
 		s.value = 'fail'; s.dispatchEvent(new Event('change')) })()`)))
 	shownFail, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#shown")))
 	must(err)
-	cancel()
-	<-done
 	total := len(rep.Findings)
 	if strings.ToLower(verdict) != Red || rows != total || svgs != len(rep.Groups) || bars == 0 {
 		t.Errorf("verdict %q, %d rows for %d findings, %d timelines for %d groups, %d bars", verdict, rows, total, svgs, len(rep.Groups), bars)
@@ -139,7 +102,7 @@ func TestHTMLInChromium(t *testing.T) {
 	if want := fmt.Sprintf("%d of %d shown", rep.Fails, total); shownFail != want {
 		t.Errorf("with level=fail: shown %q, want %q", shownFail, want)
 	}
-	if len(scriptErrors) > 0 {
-		t.Errorf("script errors: %v", scriptErrors)
+	if errs := scriptErrors(); len(errs) > 0 {
+		t.Errorf("script errors: %v", errs)
 	}
 }

@@ -32,15 +32,19 @@ func (a *Analyzer) judge(g *group, start, end time.Time) (Group, []Finding) {
 	}
 	gr.Fails += j.dropped[Fail]
 	gr.Warnings += j.dropped[Warn]
-	switch {
-	case gr.Fails > 0:
-		gr.Verdict = Red
-	case gr.Warnings > 0:
-		gr.Verdict = Yellow
-	default:
-		gr.Verdict = Green
-	}
+	gr.Verdict = verdict(gr.Fails, gr.Warnings)
 	return gr, j.found
+}
+
+// verdict colours a count of failures and warnings.
+func verdict(fails, warnings int) string {
+	switch {
+	case fails > 0:
+		return Red
+	case warnings > 0:
+		return Yellow
+	}
+	return Green
 }
 
 // stats fills the group's counts, peaks and gaps.

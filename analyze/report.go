@@ -183,14 +183,7 @@ func (a *Analyzer) Report() *Report {
 		rep.Findings = []Finding{}
 	}
 	sort.SliceStable(rep.Groups, func(i, j int) bool { return rep.Groups[i].Calls > rep.Groups[j].Calls })
-	switch {
-	case rep.Fails > 0:
-		rep.Verdict = Red
-	case rep.Warnings > 0:
-		rep.Verdict = Yellow
-	default:
-		rep.Verdict = Green
-	}
+	rep.Verdict = verdict(rep.Fails, rep.Warnings)
 	return rep
 }
 

@@ -177,12 +177,7 @@ func (s *SignIn) accessToken(ctx context.Context) (string, error) {
 	}
 	tok, err := s.msToken.Token()
 	if err != nil {
-		var re *oauth2.RetrieveError
-		if errors.As(err, &re) {
-			return "", &SignInError{Step: "Microsoft account", Status: re.Response.StatusCode,
-				Message: re.ErrorCode + ": " + safetext.Clip(re.ErrorDescription, 200)}
-		}
-		return "", &SignInError{Step: "Microsoft account", Message: safetext.Clip(err.Error(), 200)}
+		return "", microsoftError(err)
 	}
 	if tok.RefreshToken != s.ms.RefreshToken || tok.AccessToken != s.ms.AccessToken {
 		s.ms = tok
@@ -336,17 +331,12 @@ func DeviceLogin(ctx context.Context, cfg *oauth2.Config, hc *http.Client, show 
 	}
 	da, err := cfg.DeviceAuth(ctx)
 	if err != nil {
-		return nil, &SignInError{Step: "Microsoft account", Message: safetext.Clip(err.Error(), 200)}
+		return nil, microsoftError(err)
 	}
 	show(da)
 	tok, err := cfg.DeviceAccessToken(ctx, da)
 	if err != nil {
-		var re *oauth2.RetrieveError
-		if errors.As(err, &re) {
-			return nil, &SignInError{Step: "Microsoft account", Status: re.Response.StatusCode,
-				Message: re.ErrorCode + ": " + safetext.Clip(re.ErrorDescription, 200)}
-		}
-		return nil, err
+		return nil, microsoftError(err)
 	}
 	return tok, nil
 }
@@ -405,12 +395,21 @@ func BrowserLogin(ctx context.Context, cfg *oauth2.Config, hc *http.Client, open
 	}
 	tok, err := c.Exchange(ctx, res.code, oauth2.VerifierOption(verifier))
 	if err != nil {
-		var re *oauth2.RetrieveError
-		if errors.As(err, &re) {
-			return nil, &SignInError{Step: "Microsoft account", Status: re.Response.StatusCode,
-				Message: re.ErrorCode + ": " + safetext.Clip(re.ErrorDescription, 200)}
-		}
-		return nil, err
+		return nil, microsoftError(err)
 	}
 	return tok, nil
+}
+
+// microsoftError makes a SignInError of a failed Microsoft account request:
+// the OAuth error code and description when the service sent them.
+func microsoftError(err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	var re *oauth2.RetrieveError
+	if errors.As(err, &re) {
+		return &SignInError{Step: "Microsoft account", Status: re.Response.StatusCode,
+			Message: re.ErrorCode + ": " + safetext.Clip(re.ErrorDescription, 200)}
+	}
+	return &SignInError{Step: "Microsoft account", Message: safetext.Clip(err.Error(), 200)}
 }

@@ -8,8 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/xblgo/fgrl/internal/browsertest"
 	"github.com/xblgo/fgrl/transport"
 )
 
@@ -183,42 +182,8 @@ func TestEvents(t *testing.T) {
 // TestLivePage loads /_fgrl/ in headless Chromium and watches a key's
 // burst count rise as calls come in, without a script error.
 func TestLivePage(t *testing.T) {
-	browser := ""
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			browser = p
-			break
-		}
-	}
-	if browser == "" {
-		if os.Getenv("FGRL_REQUIRE_CHROMIUM") != "" {
-			t.Fatal("no chromium and FGRL_REQUIRE_CHROMIUM is set")
-		}
-		t.Skip("no chromium on PATH (apt-get install chromium)")
-	}
+	ctx, scriptErrors := browsertest.Start(t, 60*time.Second)
 	srv := serveAll(t, NewHandler())
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(browser), chromedp.NoSandbox,
-		chromedp.Flag("headless", true), chromedp.Flag("disable-gpu", true))
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-	var scriptErrors []string
-	messages := chromedp.Console(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for m, err := range messages {
-			if err != nil {
-				return
-			}
-			if m.IsException() || m.Type == chromedp.ConsoleError {
-				scriptErrors = append(scriptErrors, m.String())
-			}
-		}
-	}()
 	burst := fmt.Sprintf(`(() => { const td = document.querySelector('tr[data-key="%s/%s/profile"] td.burst');
 		return td ? td.textContent : '' })()`, UserHash(xuid1), title1)
 	waitFor := func(want string) string {
@@ -262,9 +227,7 @@ func TestLivePage(t *testing.T) {
 	if recent != 2 {
 		t.Errorf("%d recent 429s shown, want 2", recent)
 	}
-	cancel()
-	<-done
-	if len(scriptErrors) > 0 {
-		t.Errorf("script errors: %v", scriptErrors)
+	if errs := scriptErrors(); len(errs) > 0 {
+		t.Errorf("script errors: %v", errs)
 	}
 }

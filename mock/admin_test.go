@@ -183,7 +183,10 @@ func TestEvents(t *testing.T) {
 // burst count rise as calls come in, without a script error.
 func TestLivePage(t *testing.T) {
 	ctx, scriptErrors := browsertest.Start(t, 60*time.Second)
-	srv := serveAll(t, NewHandler())
+	// The mock's clock stands still, so a slow machine cannot see the 15 s
+	// window end between the calls and the counts it waits for.
+	stopped := time.Date(2026, 3, 1, 20, 0, 0, 0, time.UTC)
+	srv := serveAll(t, NewHandler(WithClock(func() time.Time { return stopped })))
 	burst := fmt.Sprintf(`(() => { const td = document.querySelector('tr[data-key="%s/%s/profile"] td.burst');
 		return td ? td.textContent : '' })()`, UserHash(xuid1), title1)
 	waitFor := func(want string) string {

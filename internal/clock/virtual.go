@@ -58,7 +58,9 @@ func (v *Virtual) Now() time.Time {
 	return v.now
 }
 
-// Go runs f as a participant.
+// Go runs f as a participant. Start a simulation with one root participant
+// that starts the others: a participant started from outside may find time
+// already moved on, if those before it slept first.
 func (v *Virtual) Go(f func()) {
 	v.mu.Lock()
 	v.running++

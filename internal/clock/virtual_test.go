@@ -21,18 +21,24 @@ func TestVirtualOrder(t *testing.T) {
 		mu.Unlock()
 	}
 	ctx := context.Background()
+	var stop func() bool
+	// One root participant sets everything up, so that no participant can
+	// sleep (and let time jump) before all are registered, as in a
+	// simulation (sim's feed is the root there).
 	v.Go(func() {
-		v.Sleep(ctx, 10*time.Second)
-		log("a")
-		v.Sleep(ctx, 10*time.Second)
-		log("a2")
+		stop = v.AfterFunc(5*time.Second, func() { log("f") }).Stop
+		v.AfterFunc(12*time.Second, func() { log("g") })
+		v.Go(func() {
+			v.Sleep(ctx, 10*time.Second)
+			log("a")
+			v.Sleep(ctx, 10*time.Second)
+			log("a2")
+		})
+		v.Go(func() {
+			v.Sleep(ctx, 15*time.Second)
+			log("b")
+		})
 	})
-	v.Go(func() {
-		v.Sleep(ctx, 15*time.Second)
-		log("b")
-	})
-	stop := v.AfterFunc(5*time.Second, func() { log("f") }).Stop
-	v.AfterFunc(12*time.Second, func() { log("g") })
 	v.Wait()
 	if stop() {
 		t.Error("stop after the call reported it prevented it")

@@ -18,6 +18,34 @@ run "2. throttle decisions: hot key, parallel over many keys (-cpu 1,2), bytes p
 	"go test -run '^\$' -bench 'ServerTake|BudgetAdmit|Match|ServerMemory|BudgetMemory' -cpu 1,2 -count $count ./throttle"
 run "3. mock: ServeHTTP, and loopback throughput vs a bare net/http handler" \
 	"go test -run '^\$' -bench 'ServeHTTP|Loopback' -count $count ./mock"
+if command -v wrk >/dev/null; then
+	section "3b. mock vs a bare net/http handler under wrk (-t1 -c32, 5 s, alternating rounds; Requests/sec)" "wrk ..."
+	tmp=$(mktemp -d)
+	go build -o "$tmp/xblcall" ./cmd/xblcall
+	(cd bench && go build -o "$tmp/bare" ./bare)
+	for i in $(seq 1000); do "$tmp/xblcall" token --xuid $((2533274790000000 + i)) --title 1234567890; done > bench/tokens.txt
+	# limits no run reaches, so every answer is an admitted request's
+	echo '{"rules": [{"service": "profile", "hosts": ["profile.xboxlive.com"], "burst": 100000, "sustain": 100000}]}' > "$tmp/limits.json"
+	"$tmp/xblcall" mock --addr 127.0.0.1:18081 --log-format off --limits "$tmp/limits.json" >/dev/null 2>&1 &
+	mockpid=$!
+	size=$(curl -s -H 'Host: profile.xboxlive.com' -H "Authorization: $(head -1 bench/tokens.txt)" \
+		'http://127.0.0.1:18081/users/me/profile/settings?settings=Gamertag' | wc -c)
+	"$tmp/bare" -addr 127.0.0.1:18082 -size "$size" &
+	barepid=$!
+	sleep 1
+	for i in $(seq "$count"); do
+		printf 'bare %s\n' "$(wrk -t1 -c32 -d5s -s bench/wrk-tokens.lua http://127.0.0.1:18082 | grep Requests/sec)"
+		printf 'mock %s\n' "$(wrk -t1 -c32 -d5s -s bench/wrk-tokens.lua http://127.0.0.1:18081 | grep Requests/sec)"
+	done
+	kill "$mockpid" "$barepid"
+	rm -rf "$tmp" bench/tokens.txt
+else
+	echo; echo "### 3b. skipped: wrk not on PATH (apt-get install wrk)"
+fi
+run "7. trace analysis: a generated 2,000,000-entry HAR (about 1.4 GB on disk while it runs)" \
+	"FGRL_BENCH_HAR_ENTRIES=2000000 go test -run '^\$' -bench 'AnalyzeHAR|ReadHAR' -benchtime 1x -count $count ./analyze"
+run "8. observability cost: no hook, the no-op meter provider, the SDK with a span per call" \
+	"go test -run '^\$' -bench Observe -benchtime 20000x -count $count ./fgrlotel"
 if command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null; then
 	run "4. Redis store vs redis-benchmark EVALSHA on the same server" \
 		"go test -run '^\$' -bench . -benchtime 3s -cpu 1 -count $count ./throttle/redisstore"

@@ -1,12 +1,13 @@
 package analyze
 
 import (
+	"cmp"
 	"encoding/json"
-	"errors"
-	"hash/fnv"
+	"hash/maphash"
 	"strings"
 	"time"
 
+	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/internal/xblauth"
 	"github.com/xblgo/fgrl/limits"
 	"github.com/xblgo/fgrl/ratelimit"
@@ -36,6 +37,7 @@ type Analyzer struct {
 	calls     int
 	urls      map[uint64]string
 	urlBytes  int
+	seed      maphash.Seed // of callKey
 }
 
 type userInfo struct {
@@ -80,7 +82,7 @@ func New(lim *limits.Limits, rules *Rules) (*Analyzer, error) {
 		return nil, err
 	}
 	return &Analyzer{limits: lim, rules: rules, users: map[string]int32{}, groups: map[groupKey]*group{},
-		notJudged: map[string]int{}, noToken: map[string]int{}, urls: map[uint64]string{}}, nil
+		notJudged: map[string]int{}, noToken: map[string]int{}, urls: map[uint64]string{}, seed: maphash.MakeSeed()}, nil
 }
 
 // AddInput records what a reader made of a trace (its problems and any
@@ -112,8 +114,8 @@ func (a *Analyzer) Add(c *Call) {
 		count(a.notJudged, host)
 		return
 	}
-	uhs, _, err := xblauth.Parse(strings.Replace(c.Authorization, "REDACTED", "x", 1))
-	if err != nil || c.Authorization == "" {
+	uhs, _, err := xblauth.Parse(c.Authorization) // a redacted value parses: its token is "REDACTED"
+	if err != nil {
 		count(a.noToken, host)
 		return
 	}
@@ -126,10 +128,10 @@ func (a *Analyzer) Add(c *Call) {
 			r.ra = int32(d / time.Second)
 		}
 	}
-	if i, b := a.rules.batchIndex(host, p); b != nil {
+	if i, b := a.rules.batchOf(host, p); b != nil {
 		r.batch, r.users = int8(i+1), batchUsers(c.RequestBody, b.Field)
 	}
-	r.key = callKey(c)
+	r.key = callKey(a.seed, c)
 	a.keepURL(r.key, c.Method, host, p)
 	g.recs = append(g.recs, r)
 }
@@ -183,12 +185,13 @@ func clipPath(p string) string {
 }
 
 // callKey hashes what makes two calls the same: method, URL and body.
-func callKey(c *Call) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(c.Method))
-	h.Write([]byte{' '})
-	h.Write([]byte(c.URL))
-	h.Write([]byte{0})
+func callKey(seed maphash.Seed, c *Call) uint64 {
+	var h maphash.Hash
+	h.SetSeed(seed)
+	h.WriteString(c.Method)
+	h.WriteByte(' ')
+	h.WriteString(c.URL)
+	h.WriteByte(0)
 	h.Write(c.RequestBody)
 	return h.Sum64()
 }
@@ -222,20 +225,6 @@ func splitURL(u string) (scheme, host, path string) {
 	return scheme, host, u
 }
 
-// batchIndex returns the batch rule a call matches and its index.
-func (r *Rules) batchIndex(host, p string) (int, *BatchRule) {
-	b := r.batchOf(host, p)
-	if b == nil {
-		return -1, nil
-	}
-	for i := range r.Batches {
-		if &r.Batches[i] == b {
-			return i, b
-		}
-	}
-	return -1, nil
-}
-
 // batchUsers counts the users a batch call's body lists in field; -1 when
 // the body does not say (the call is then not judged by size).
 func batchUsers(body []byte, field string) int16 {
@@ -267,10 +256,10 @@ func (a *Analyzer) learnIdentity(u int32, host, p string, c *Call) {
 		}
 		if json.Unmarshal(c.ResponseBody, &resp) == nil && len(resp.ProfileUsers) == 1 {
 			pu := resp.ProfileUsers[0]
-			info.xuid = cmpOr(info.xuid, pu.ID)
+			info.xuid = cmp.Or(info.xuid, pu.ID)
 			for _, s := range pu.Settings {
 				if s.ID == "Gamertag" {
-					info.gamertag = cmpOr(info.gamertag, s.Value)
+					info.gamertag = cmp.Or(info.gamertag, s.Value)
 				}
 			}
 		}
@@ -279,25 +268,8 @@ func (a *Analyzer) learnIdentity(u int32, host, p string, c *Call) {
 			XUID string `json:"xuid"`
 		}
 		if json.Unmarshal(c.ResponseBody, &resp) == nil {
-			info.xuid = cmpOr(info.xuid, resp.XUID)
+			info.xuid = cmp.Or(info.xuid, resp.XUID)
 		}
 	}
-	info.xuid, info.gamertag = clipID(info.xuid), clipID(info.gamertag)
+	info.xuid, info.gamertag = safetext.Clip(info.xuid, 40), safetext.Clip(info.gamertag, 40)
 }
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
-func clipID(s string) string {
-	if len(s) > 40 {
-		return clip(s)[:40]
-	}
-	return s
-}
-
-// ErrNoCalls is returned by Report's callers when the traces held no call.
-var ErrNoCalls = errors.New("analyze: the traces hold no calls")

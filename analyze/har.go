@@ -70,33 +70,37 @@ func ReadHAR(r io.Reader, add func(*Call)) (Input, error) {
 	if err := seekEntries(dec); err != nil {
 		return in, fmt.Errorf("%w: HAR: %v", ErrNotTrace, err)
 	}
+	in.Truncated = decodeEntries(dec, 0, MaxCalls, func(c *Call) { in.Calls++; add(c) },
+		func(i int, reason string) { in.problem(i, "%s", reason) })
+	return in, nil
+}
+
+// decodeEntries decodes the entries dec is at (inside the entries array),
+// numbering them from first, until the array ends or limit entries have
+// been read (a negative limit: no limit); each becomes a call or a problem. It returns why it stopped
+// early, or "".
+func decodeEntries(dec *jsontext.Decoder, first, limit int, call func(*Call), problem func(i int, reason string)) string {
 	var h harReader
-	for i := 0; ; i++ {
+	for i := first; ; i++ {
 		switch dec.PeekKind() {
 		case ']':
-			return in, nil
+			return ""
 		case 0:
-			_, err := dec.ReadToken()
-			in.Truncated = fmt.Sprintf("the file ends inside entry %d (%v)", i, shortErr(err))
-			return in, nil
+			return fmt.Sprintf("the file ends inside entry %d", i)
 		}
-		if i == MaxCalls {
-			in.Truncated = fmt.Sprintf("stopped after %d entries", MaxCalls)
-			return in, nil
+		if i-first == limit {
+			return fmt.Sprintf("stopped after %d entries", limit)
 		}
 		c, bad, err := h.entry(dec, i)
 		switch {
 		case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
-			in.Truncated = fmt.Sprintf("the file ends inside entry %d", i)
-			return in, nil
+			return fmt.Sprintf("the file ends inside entry %d", i)
 		case err != nil:
-			in.Truncated = fmt.Sprintf("entry %d is not valid JSON (%v)", i, shortErr(err))
-			return in, nil
+			return fmt.Sprintf("entry %d is not valid JSON (%v)", i, shortErr(err))
 		case bad != "":
-			in.problem(i, "%s", bad)
+			problem(i, bad)
 		default:
-			in.Calls++
-			add(c)
+			call(c)
 		}
 	}
 }

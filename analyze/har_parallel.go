@@ -2,7 +2,6 @@ package analyze
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -37,13 +36,11 @@ type harResult struct {
 // readHARParallel reads the entries array starting at r's position (just
 // after its "["), first being the index of the first entry.
 func readHARParallel(r io.Reader, add func(*Call)) Input {
-	done := make(chan struct{})
-	defer close(done)
 	chunks := make(chan harChunk, 4)
 	results := make(chan harResult, 4)
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		splitEntries(r, chunks, done)
+		splitEntries(r, chunks)
 		close(chunks)
 	})
 	var workers sync.WaitGroup
@@ -52,11 +49,7 @@ func readHARParallel(r io.Reader, add func(*Call)) Input {
 			for c := range chunks {
 				res := decodeChunk(c)
 				chunkPool.Put(&c.data) // the calls hold copies
-				select {
-				case results <- res:
-				case <-done:
-					return
-				}
+				results <- res         // the merger reads every result
 			}
 		})
 	}
@@ -65,7 +58,7 @@ func readHARParallel(r io.Reader, add func(*Call)) Input {
 	in := Input{}
 	defer wg.Wait()
 	pending := map[int]harResult{}
-	next, total := 0, 0
+	next := 0
 	for res := range results {
 		pending[res.seq] = res
 		for {
@@ -79,11 +72,10 @@ func readHARParallel(r io.Reader, add func(*Call)) Input {
 				continue // drain: the trace ended earlier
 			}
 			for i := range res.calls {
-				if total == MaxCalls {
+				if in.Calls == MaxCalls {
 					in.Truncated = fmt.Sprintf("stopped after %d entries", MaxCalls)
 					break
 				}
-				total++
 				in.Calls++
 				add(&res.calls[i])
 			}
@@ -98,7 +90,8 @@ func readHARParallel(r io.Reader, add func(*Call)) Input {
 	return in
 }
 
-// decodeChunk decodes one chunk's entries, copying what each call keeps.
+// decodeChunk decodes one chunk's entries, copying what each call keeps
+// (the merger caps the calls at MaxCalls).
 func decodeChunk(c harChunk) harResult {
 	res := harResult{seq: c.seq}
 	dec := jsontext.NewDecoder(bytes.NewReader(c.data), jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
@@ -106,37 +99,18 @@ func decodeChunk(c harChunk) harResult {
 		res.truncated = fmt.Sprintf("entry %d is not valid JSON (%v)", c.first, shortErr(err))
 		return res
 	}
-	var h harReader
-	for i := c.first; ; i++ {
-		switch dec.PeekKind() {
-		case ']':
-			return res
-		case 0:
-			res.truncated = fmt.Sprintf("the file ends inside entry %d", i)
-			return res
-		}
-		call, bad, err := h.entry(dec, i)
-		switch {
-		case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
-			res.truncated = fmt.Sprintf("the file ends inside entry %d", i)
-			return res
-		case err != nil:
-			res.truncated = fmt.Sprintf("entry %d is not valid JSON (%v)", i, shortErr(err))
-			return res
-		case bad != "":
-			res.problems = append(res.problems, Problem{i, bad})
-		default:
-			cp := *call
-			cp.RequestBody, cp.ResponseBody = bytes.Clone(call.RequestBody), bytes.Clone(call.ResponseBody)
-			res.calls = append(res.calls, cp)
-		}
-	}
+	res.truncated = decodeEntries(dec, c.first, -1, func(call *Call) {
+		cp := *call
+		cp.RequestBody, cp.ResponseBody = bytes.Clone(call.RequestBody), bytes.Clone(call.ResponseBody)
+		res.calls = append(res.calls, cp)
+	}, func(i int, reason string) { res.problems = append(res.problems, Problem{i, reason}) })
+	return res
 }
 
 // splitEntries cuts the entries array (r is just after its "[") into
 // chunks of whole entries, by tracking strings and nesting only; the
 // decoders check everything else.
-func splitEntries(r io.Reader, out chan<- harChunk, done <-chan struct{}) {
+func splitEntries(r io.Reader, out chan<- harChunk) {
 	var s splitter
 	s.start(0)
 	bp := blocks.Get().(*[]byte)
@@ -144,11 +118,11 @@ func splitEntries(r io.Reader, out chan<- harChunk, done <-chan struct{}) {
 	block := *bp
 	for {
 		n, err := r.Read(block)
-		if n > 0 && s.feed(block[:n], out, done) {
-			return // the array ended, or the reader stopped
+		if n > 0 && s.feed(block[:n], out) {
+			return // the array ended
 		}
 		if err != nil {
-			s.emit(out, done, false) // the file ends inside the array
+			s.emit(out, false) // the file ends inside the array
 			return
 		}
 	}
@@ -186,10 +160,10 @@ var structural = func() (t [256]bool) {
 }()
 
 // feed scans a block, emitting the chunks it completes; it reports whether
-// to stop: the array ended, or the reader is gone. Inside a string it jumps
+// the array ended. Inside a string it jumps
 // from quote to quote (bytes.IndexByte), a quote ending the string unless an
 // odd run of backslashes precedes it.
-func (s *splitter) feed(b []byte, out chan<- harChunk, done <-chan struct{}) bool {
+func (s *splitter) feed(b []byte, out chan<- harChunk) bool {
 	from, i := 0, 0
 	for i < len(b) {
 		if s.inString {
@@ -230,7 +204,7 @@ func (s *splitter) feed(b []byte, out chan<- harChunk, done <-chan struct{}) boo
 		case ']':
 			if s.depth == 0 {
 				s.buf = append(s.buf, b[from:i]...)
-				s.emit(out, done, true)
+				s.emit(out, true)
 				return true
 			}
 			s.depth--
@@ -241,9 +215,7 @@ func (s *splitter) feed(b []byte, out chan<- harChunk, done <-chan struct{}) boo
 			s.entries++
 			if s.entries >= chunkEntries || len(s.buf)+i-from >= chunkBytes {
 				s.buf = append(s.buf, b[from:i]...)
-				if !s.emit(out, done, true) {
-					return true
-				}
+				s.emit(out, true)
 				s.start(s.first + s.entries)
 				from = i + 1
 			}
@@ -263,15 +235,10 @@ func trailingBackslashes(b []byte) int {
 }
 
 // emit sends the current chunk, closed with "]" when whole.
-func (s *splitter) emit(out chan<- harChunk, done <-chan struct{}, whole bool) bool {
+func (s *splitter) emit(out chan<- harChunk, whole bool) {
 	if whole {
 		s.buf = append(s.buf, ']')
 	}
-	select {
-	case out <- harChunk{seq: s.seq, first: s.first, data: s.buf}:
-		s.seq++
-		return true
-	case <-done:
-		return false
-	}
+	out <- harChunk{seq: s.seq, first: s.first, data: s.buf}
+	s.seq++
 }

@@ -196,15 +196,15 @@ func hostMatch(pattern, host string) bool {
 	return ok
 }
 
-// batchOf returns the batch rule a call matches, or nil.
-func (r *Rules) batchOf(host, p string) *BatchRule {
+// batchOf returns the batch rule a call matches and its index, or nil.
+func (r *Rules) batchOf(host, p string) (int, *BatchRule) {
 	for i := range r.Batches {
 		b := &r.Batches[i]
 		if strings.EqualFold(b.Host, host) && b.re != nil && b.re.MatchString(p) {
-			return b
+			return i, b
 		}
 	}
-	return nil
+	return -1, nil
 }
 
 // clip escapes and clips text from a trace or a rules file for an error.

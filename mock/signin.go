@@ -83,10 +83,10 @@ func isSignInHost(host string) bool {
 }
 
 func (h *Handler) serveSignIn(w http.ResponseWriter, r *http.Request, host string) {
+	h.signIn.mu.Lock()
+	h.signIn.init()
+	h.signIn.mu.Unlock()
 	if r.Method == http.MethodGet && host == microsoftHost && strings.HasSuffix(r.URL.Path, "/oauth2/v2.0/authorize") {
-		h.signIn.mu.Lock()
-		h.signIn.init()
-		h.signIn.mu.Unlock()
 		h.authorize(w, r)
 		return
 	}
@@ -94,9 +94,6 @@ func (h *Handler) serveSignIn(w http.ResponseWriter, r *http.Request, host strin
 		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "invalid_request"})
 		return
 	}
-	h.signIn.mu.Lock()
-	h.signIn.init()
-	h.signIn.mu.Unlock()
 	switch {
 	case host == microsoftHost && strings.HasSuffix(r.URL.Path, "/oauth2/v2.0/devicecode"):
 		h.deviceCode(w, r)

@@ -87,7 +87,13 @@ var ErrInsecure = errors.New("transport: refusing to send an XBL token over plai
 func readBody(resp *http.Response) *ratelimit.Body {
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, ratelimit.MaxBodySize+1))
-	if err != nil {
+	return parse429(b, err)
+}
+
+// parse429 parses a 429's body as read; nil when it could not be read or
+// does not parse.
+func parse429(b []byte, readErr error) *ratelimit.Body {
+	if readErr != nil {
 		return nil
 	}
 	body, err := ratelimit.ParseBody(b)

@@ -99,14 +99,7 @@ func peek429(resp *http.Response) *ratelimit.Body {
 		io.Reader
 		io.Closer
 	}{io.MultiReader(bytes.NewReader(b), rest), rest}
-	if err != nil {
-		return nil
-	}
-	body, err := ratelimit.ParseBody(b)
-	if err != nil {
-		return nil
-	}
-	return &body
+	return parse429(b, err)
 }
 
 // observeStore reports a shared-store event for a budget decision.

@@ -182,7 +182,7 @@ func readTrace(e *env, p string, a *analyze.Analyzer) error {
 		br := bufio.NewReaderSize(e.stdin, 64<<10)
 		head, _ := br.Peek(4)
 		if isZip(head) {
-			in, err = readSAZ(br, p, a)
+			in, err = readSAZ(br, a)
 		} else {
 			in, err = analyze.ReadHAR(br, a.Add)
 		}
@@ -209,7 +209,7 @@ func readTraceFile(p string, a *analyze.Analyzer) (analyze.Input, error) {
 	head := make([]byte, 4)
 	n, _ := io.ReadFull(f, head)
 	if isZip(head[:n]) {
-		return readSAZ(nil, p, a)
+		return readSAZFile(f, a)
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return analyze.Input{}, err
@@ -219,24 +219,23 @@ func readTraceFile(p string, a *analyze.Analyzer) (analyze.Input, error) {
 
 func isZip(head []byte) bool { return bytes.Equal(head, []byte("PK\x03\x04")) }
 
-// readSAZ reads a zip: from its file when it has one, else (standard
-// input) through a temporary file, as zip needs to seek.
-func readSAZ(r io.Reader, p string, a *analyze.Analyzer) (analyze.Input, error) {
-	var f *os.File
-	var err error
-	if p != "-" {
-		f, err = os.Open(p)
-	} else {
-		f, err = os.CreateTemp("", "xblcall-*.saz")
-		if err == nil {
-			defer os.Remove(f.Name())
-			_, err = io.Copy(f, r)
-		}
-	}
+// readSAZ reads a zip from standard input, through a temporary file, as zip
+// needs to seek.
+func readSAZ(r io.Reader, a *analyze.Analyzer) (analyze.Input, error) {
+	f, err := os.CreateTemp("", "xblcall-*.saz")
 	if err != nil {
 		return analyze.Input{}, err
 	}
+	defer os.Remove(f.Name())
 	defer f.Close()
+	if _, err := io.Copy(f, r); err != nil {
+		return analyze.Input{}, err
+	}
+	return readSAZFile(f, a)
+}
+
+// readSAZFile reads the zip f.
+func readSAZFile(f *os.File, a *analyze.Analyzer) (analyze.Input, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return analyze.Input{}, err

@@ -127,7 +127,7 @@ func (o *callOpts) run(ctx context.Context, e *env, args []string) error {
 		return &exitError{2, errors.New("--json prints a load summary: give -n")}
 	}
 	if o.via != "" {
-		if _, err := viaTransport(o.via, nil); err != nil {
+		if _, err := parseVia(o.via); err != nil {
 			return &exitError{2, err}
 		}
 	}

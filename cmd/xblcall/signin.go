@@ -258,12 +258,9 @@ func viaClient(via string) (*http.Client, error) {
 // loopback address via, the request's own host kept in the Host header, as
 // a mock in another process takes it.
 func viaTransport(via string, base http.RoundTripper) (http.RoundTripper, error) {
-	u, err := url.Parse(via)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("--via %q: want http://127.0.0.1:PORT", safetext.Clip(via, 100))
-	}
-	if ip := net.ParseIP(u.Hostname()); u.Hostname() != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return nil, fmt.Errorf("--via %q: only a loopback address (a mock on this machine)", safetext.Clip(via, 100))
+	u, err := parseVia(via)
+	if err != nil {
+		return nil, err
 	}
 	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
 		r := req.Clone(req.Context())
@@ -273,6 +270,18 @@ func viaTransport(via string, base http.RoundTripper) (http.RoundTripper, error)
 		r.URL.Scheme, r.URL.Host = u.Scheme, u.Host
 		return base.RoundTrip(r)
 	}), nil
+}
+
+// parseVia checks a --via address: http(s) to a loopback host.
+func parseVia(via string) (*url.URL, error) {
+	u, err := url.Parse(via)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("--via %q: want http://127.0.0.1:PORT", safetext.Clip(via, 100))
+	}
+	if ip := net.ParseIP(u.Hostname()); u.Hostname() != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return nil, fmt.Errorf("--via %q: only a loopback address (a mock on this machine)", safetext.Clip(via, 100))
+	}
+	return u, nil
 }
 
 type roundTripFunc func(*http.Request) (*http.Response, error)

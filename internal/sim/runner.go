@@ -42,14 +42,19 @@ func (r *runner) push(e *Event) {
 	}
 	spawn := r.awake == 0
 	if spawn {
-		r.awake++
-		r.live++
-		r.maxLive = max(r.maxLive, r.live)
+		r.wake()
 	}
 	r.mu.Unlock()
 	if spawn {
 		r.v.Go(r.work)
 	}
+}
+
+// wake counts a worker about to start. Requires r.mu held.
+func (r *runner) wake() {
+	r.awake++
+	r.live++
+	r.maxLive = max(r.maxLive, r.live)
 }
 
 func (r *runner) work() {
@@ -96,9 +101,7 @@ func (r *runner) Sleep(ctx context.Context, d time.Duration) error {
 	r.awake--
 	spawn := r.awake == 0 && len(r.queue) > 0
 	if spawn {
-		r.awake++
-		r.live++
-		r.maxLive = max(r.maxLive, r.live)
+		r.wake()
 	}
 	r.mu.Unlock()
 	if spawn {

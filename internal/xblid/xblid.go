@@ -24,15 +24,9 @@ func CheckXUID(s string) error { return check(s, 64, ErrXUID) }
 func CheckTitle(s string) error { return check(s, 32, ErrTitle) }
 
 func check(s string, bits int, kind error) error {
-	ok := s != "" && len(s) <= 20
-	for i := 0; ok && i < len(s); i++ {
-		ok = '0' <= s[i] && s[i] <= '9'
-	}
-	if ok {
-		_, err := strconv.ParseUint(s, 10, bits)
-		ok = err == nil
-	}
-	if !ok {
+	// ParseUint in base 10 takes decimal digits only: no sign, space,
+	// underscore or prefix; it also refuses "" and what does not fit.
+	if _, err := strconv.ParseUint(s, 10, bits); err != nil {
 		return &Error{Value: s, Kind: kind}
 	}
 	return nil

@@ -1,7 +1,9 @@
 package wiretest
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -16,16 +18,30 @@ import (
 // go-cmp's: "" when the shapes agree, else one line per difference, "-" for
 // what the recording has and "+" for what got has.
 func ShapeDiff(want, got []byte) string {
-	var w, g any
-	if err := json.Unmarshal(want, &w); err != nil {
+	w, err := decode(want)
+	if err != nil {
 		return "-want is not JSON: " + err.Error()
 	}
-	if err := json.Unmarshal(got, &g); err != nil {
+	g, err := decode(got)
+	if err != nil {
 		return "+got is not JSON: " + err.Error()
 	}
 	var d differ
 	d.walk("$", w, g)
 	return strings.Join(d.lines, "\n")
+}
+
+// decode reads one JSON value, keeping numbers as json.Number: a shape
+// check cares that a value is a number, not whether it fits a float64.
+func decode(b []byte) (any, error) {
+	if !json.Valid(b) {
+		return nil, errors.New("invalid JSON")
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	err := dec.Decode(&v)
+	return v, err
 }
 
 type differ struct{ lines []string }
@@ -96,7 +112,7 @@ func kind(v any) string {
 		return "null"
 	case bool:
 		return "boolean"
-	case float64:
+	case json.Number:
 		return "number"
 	case string:
 		return "string"

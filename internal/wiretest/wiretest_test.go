@@ -80,6 +80,8 @@ func TestShapeDiff(t *testing.T) {
 		{"no recorded element fits", `[{"s":"on"}]`, `[{"t":1}]`, []string{"-$[0].s: string", "+$[0].t: number"}},
 		{"empty array", `{"a":[1]}`, `{"a":[]}`, nil},
 		{"root type", `[]`, `{}`, []string{"-$: array"}},
+		{"number beyond float64", `{"n":1e999}`, `{"n":` + strings.Repeat("6", 400) + `}`, nil},
+		{"trailing data", `{}`, `{} {}`, []string{"+got is not JSON"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -117,6 +119,7 @@ func FuzzParse(f *testing.F) {
 
 func FuzzShapeDiff(f *testing.F) {
 	f.Add([]byte(`{"a":[{"b":null}]}`), []byte(`{"a":[{"b":1},{"c":2}]}`))
+	f.Add([]byte(strings.Repeat("6", 400)), []byte(`1e999`)) // once failed: beyond float64
 	f.Fuzz(func(t *testing.T, want, got []byte) {
 		if json.Valid(want) && ShapeDiff(want, want) != "" {
 			t.Fatalf("ShapeDiff(x, x) = %q for %q", ShapeDiff(want, want), want)

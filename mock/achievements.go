@@ -86,11 +86,11 @@ type achievementList struct {
 }
 
 func achievementRoutes() []route {
-	x := `/users/xuid\((\d{1,20})\)/achievements`
+	const x = "/users/xuid({n})/achievements"
 	return []route{
-		{http.MethodGet, re(x), serveAchievements},
-		{http.MethodGet, re(x + `/([^/]+)/([^/]+)`), serveAchievement},
-		{http.MethodPost, re(x + `/([^/]+)/update`), serveAchievementUpdate},
+		{http.MethodGet, pat(x), serveAchievements},
+		{http.MethodGet, pat(x + "/{}/{}"), serveAchievement},
+		{http.MethodPost, pat(x + "/{}/update"), serveAchievementUpdate},
 	}
 }
 
@@ -155,7 +155,7 @@ func makeAchievement(title, scid, id string, pct int) achievement {
 }
 
 func serveAchievements(h *Handler, c *call) {
-	title := c.r.URL.Query().Get("titleId")
+	title := c.query("titleId")
 	if title == "" {
 		title = c.id.title
 	}
@@ -263,9 +263,8 @@ func (h *Handler) raiseProgress(key string, u *achievementUpdate) bool {
 // page reads maxItems and continuationToken (an offset) for a list of total
 // items; on bad input it answers 400 and returns ok false.
 func page(c *call, total int) (start, end int, next *string, ok bool) {
-	q := c.r.URL.Query()
 	maxItems := 100
-	if s := q.Get("maxItems"); s != "" {
+	if s := c.query("maxItems"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > 1000 {
 			writeError(c.w, http.StatusBadRequest, "BadRequest", "maxItems must be 1 to 1000")
@@ -273,7 +272,7 @@ func page(c *call, total int) (start, end int, next *string, ok bool) {
 		}
 		maxItems = n
 	}
-	if s := q.Get("continuationToken"); s != "" {
+	if s := c.query("continuationToken"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 0 || n > total {
 			writeError(c.w, http.StatusBadRequest, "BadRequest", "bad continuationToken")

@@ -21,7 +21,17 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	if err != nil {
 		status, b = http.StatusInternalServerError, []byte(`{"code":"InternalError","description":"encoding failed"}`)
 	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	writeRaw(w, status, b)
+}
+
+// jsonType is the Content-Type of every JSON answer, shared rather than
+// built per answer (net/http only reads it; an Add would copy it, as its
+// capacity is its length).
+var jsonType = []string{"application/json; charset=utf-8"}
+
+// writeRaw answers a JSON document already encoded.
+func writeRaw(w http.ResponseWriter, status int, b []byte) {
+	w.Header()["Content-Type"] = jsonType
 	w.WriteHeader(status)
 	w.Write(b)
 }

@@ -23,17 +23,17 @@ import (
 // startTime, membersInfo): 201 when it created the session, 200 otherwise.
 
 func mpsdRoutes() []route {
-	p := re(`/serviceconfigs/([^/]+)/sessiontemplates/([^/]+)/sessions/([^/]+)`)
+	p := pat("/serviceconfigs/{}/sessiontemplates/{}/sessions/{}")
 	return []route{
 		{http.MethodGet, p, serveGetSession},
 		{http.MethodPut, p, servePutSession},
-		{http.MethodPost, re(`/handles`), serveCreateHandle},
+		{http.MethodPost, pat("/handles"), serveCreateHandle},
 	}
 }
 
 // searchHandleRoutes serve POST /handles/query, which has its own counter.
 func searchHandleRoutes() []route {
-	return []route{{http.MethodPost, re(`/handles/query`), serveHandleQuery}}
+	return []route{{http.MethodPost, pat("/handles/query"), serveHandleQuery}}
 }
 
 const (
@@ -155,14 +155,9 @@ func servePutSession(h *Handler, c *call) {
 	writeRaw(c.w, status, doc)
 }
 
-func writeRaw(w http.ResponseWriter, status int, b []byte) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	w.Write(b)
-}
 
 func smartmatchRoutes() []route {
-	return []route{{http.MethodPost, re(`/serviceconfigs/([^/]+)/hoppers/([^/]+)`), serveCreateTicket}}
+	return []route{{http.MethodPost, pat("/serviceconfigs/{}/hoppers/{}"), serveCreateTicket}}
 }
 
 // serveCreateTicket creates a SmartMatch ticket from the body XSAPI sends

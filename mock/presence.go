@@ -64,10 +64,10 @@ const (
 
 func presenceRoutes() []route {
 	return []route{
-		{http.MethodGet, re(`/users/` + userSeg), serveGetPresence},
-		{http.MethodPost, re(`/users/batch`), serveBatchPresence},
-		{http.MethodPost, re(`/users/` + userSeg + `/devices/current/titles/current`), serveSetPresence},
-		{http.MethodDelete, re(`/users/` + userSeg + `/devices/current/titles/current`), serveClearPresence},
+		{http.MethodGet, pat("/users/{user}"), serveGetPresence},
+		{http.MethodPost, pat("/users/batch"), serveBatchPresence},
+		{http.MethodPost, pat("/users/{user}/devices/current/titles/current"), serveSetPresence},
+		{http.MethodDelete, pat("/users/{user}/devices/current/titles/current"), serveClearPresence},
 	}
 }
 

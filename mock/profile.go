@@ -26,13 +26,13 @@ type profileResponse struct {
 
 func profileRoutes() []route {
 	return []route{
-		{http.MethodGet, re(`/users/` + userSeg + `/profile/settings`), serveProfile},
-		{http.MethodPost, re(`/users/batch/profile/settings`), serveProfileBatch},
+		{http.MethodGet, pat("/users/{user}/profile/settings"), serveProfile},
+		{http.MethodPost, pat("/users/batch/profile/settings"), serveProfileBatch},
 	}
 }
 
 func serveProfile(h *Handler, c *call) {
-	settings := splitList(c.r.URL.Query().Get("settings"))
+	settings := splitList(c.query("settings"))
 	writeJSON(c.w, http.StatusOK, profileResponse{[]profileUser{profileOf(c.user(c.params[0]), settings)}})
 }
 
@@ -61,7 +61,7 @@ func profileOf(xuid string, settings []string) profileUser {
 	if len(settings) == 0 {
 		settings = []string{"GameDisplayName", "Gamertag", "Gamerscore"}
 	}
-	u := profileUser{ID: xuid, HostID: xuid, Settings: []profileSetting{}}
+	u := profileUser{ID: xuid, HostID: xuid, Settings: make([]profileSetting, 0, len(settings))}
 	for _, s := range settings {
 		var v string
 		switch strings.ToLower(s) {
@@ -88,10 +88,14 @@ func gamertag(xuid string) string {
 	return "Player" + xuid
 }
 
+// splitList returns the non-empty items of a comma-separated list, trimmed.
 func splitList(s string) []string {
 	var out []string
-	for _, f := range strings.Split(s, ",") {
+	for f := range strings.SplitSeq(s, ",") {
 		if f = strings.TrimSpace(f); f != "" {
+			if out == nil {
+				out = make([]string, 0, strings.Count(s, ",")+1)
+			}
 			out = append(out, f)
 		}
 	}

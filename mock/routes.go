@@ -4,17 +4,17 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"regexp"
+	"net/url"
 	"strings"
 
 	"github.com/xblgo/fgrl/limits"
 )
 
-// route is one served call: a method and a path pattern whose groups are
+// route is one served call: a method and a path pattern whose captures are
 // passed to serve.
 type route struct {
 	method string
-	path   *regexp.Regexp
+	path   pattern
 	serve  func(h *Handler, c *call)
 }
 
@@ -23,7 +23,8 @@ type call struct {
 	w      http.ResponseWriter
 	r      *http.Request
 	id     identity
-	params []string // the path pattern's groups
+	params []string // the path pattern's captures
+	buf    [maxParams]string
 }
 
 // user resolves a "me" or "xuid(N)" path segment to an xuid.
@@ -35,6 +36,37 @@ func (c *call) user(seg string) string {
 		return strings.TrimSuffix(s, ")")
 	}
 	return seg
+}
+
+// query returns the first value of a query parameter, as
+// r.URL.Query().Get(key) does, without building the whole map: pairs with a
+// semicolon or a malformed escape are skipped, as url.ParseQuery skips them.
+func (c *call) query(key string) string {
+	raw := c.r.URL.RawQuery
+	for raw != "" {
+		var kv string
+		kv, raw, _ = strings.Cut(raw, "&")
+		if kv == "" || strings.Contains(kv, ";") {
+			continue
+		}
+		k, v, _ := strings.Cut(kv, "=")
+		if k, ok := unescapeQuery(k); !ok || k != key {
+			continue
+		}
+		if v, ok := unescapeQuery(v); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// unescapeQuery is url.QueryUnescape, skipped when s has nothing to unescape.
+func unescapeQuery(s string) (string, bool) {
+	if !strings.ContainsAny(s, "%+") {
+		return s, true
+	}
+	u, err := url.QueryUnescape(s)
+	return u, err == nil
 }
 
 // decode reads a JSON body into v; on failure it answers 400 or 413 and
@@ -53,10 +85,6 @@ func (c *call) decode(h *Handler, v any) bool {
 	}
 	return false
 }
-
-const userSeg = `(me|xuid\(\d{1,20}\))`
-
-func re(p string) *regexp.Regexp { return regexp.MustCompile(`(?i)^` + p + `$`) }
 
 // routes returns the served calls, by the Service of the rule a host maps to.
 func routes() map[string][]route {
@@ -79,16 +107,18 @@ func routes() map[string][]route {
 // path with another method.
 func (h *Handler) route(w http.ResponseWriter, r *http.Request, rule *limits.Rule, id identity) {
 	var allow []string
+	c := &call{w: w, r: r, id: id}
 	for _, rt := range h.routes[rule.Service] {
-		m := rt.path.FindStringSubmatch(r.URL.Path)
-		if m == nil {
+		params, ok := rt.path.match(r.URL.Path, c.buf[:0])
+		if !ok {
 			continue
 		}
 		if rt.method != r.Method {
 			allow = append(allow, rt.method)
 			continue
 		}
-		rt.serve(h, &call{w: w, r: r, id: id, params: m[1:]})
+		c.params = params
+		rt.serve(h, c)
 		return
 	}
 	if len(allow) > 0 {

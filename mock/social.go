@@ -29,7 +29,7 @@ type person struct {
 const peoplePerUser = 12
 
 func socialRoutes() []route {
-	return []route{{http.MethodGet, re(`/users/` + userSeg + `/people`), servePeople}}
+	return []route{{http.MethodGet, pat("/users/{user}/people"), servePeople}}
 }
 
 // peopleOf returns the stable relationships of xuid: the next peoplePerUser
@@ -65,10 +65,9 @@ func inView(p person, view string) (keep, ok bool) {
 }
 
 func servePeople(h *Handler, c *call) {
-	q := c.r.URL.Query()
 	var people []person
 	for _, p := range peopleOf(c.user(c.params[0])) {
-		keep, ok := inView(p, q.Get("view"))
+		keep, ok := inView(p, c.query("view"))
 		if !ok {
 			writeError(c.w, http.StatusBadRequest, "BadRequest", "view must be All, Favorite, FriendList or LegacyXboxLiveFriends")
 			return
@@ -77,8 +76,8 @@ func servePeople(h *Handler, c *call) {
 			people = append(people, p)
 		}
 	}
-	start, err1 := atoiOr(q.Get("startIndex"), 0)
-	maxItems, err2 := atoiOr(q.Get("maxItems"), 100)
+	start, err1 := atoiOr(c.query("startIndex"), 0)
+	maxItems, err2 := atoiOr(c.query("maxItems"), 100)
 	if err1 != nil || err2 != nil || start < 0 || maxItems < 1 || maxItems > 1000 {
 		writeError(c.w, http.StatusBadRequest, "BadRequest", "startIndex must be 0 or more and maxItems 1 to 1000")
 		return
@@ -99,7 +98,7 @@ func atoiOr(s string, def int) (int, error) {
 }
 
 func privacyRoutes() []route {
-	return []route{{http.MethodGet, re(`/users/` + userSeg + `/permission/validate`), servePermission}}
+	return []route{{http.MethodGet, pat("/users/{user}/permission/validate"), servePermission}}
 }
 
 type permissionReason struct {
@@ -107,8 +106,7 @@ type permissionReason struct {
 }
 
 func servePermission(h *Handler, c *call) {
-	q := c.r.URL.Query()
-	setting, target := q.Get("setting"), q.Get("target")
+	setting, target := c.query("setting"), c.query("target")
 	if setting == "" || !strings.HasPrefix(strings.ToLower(target), "xuid(") {
 		writeError(c.w, http.StatusBadRequest, "BadRequest", "setting and target=xuid(N) are required")
 		return

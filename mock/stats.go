@@ -67,8 +67,8 @@ func statsOf(xuid, scid string, names []string) statsUser {
 
 func statsRoutes() []route {
 	return []route{
-		{http.MethodGet, re(`/users/xuid\((\d{1,20})\)/scids/([^/]+)/stats/([^/]+)`), serveStats},
-		{http.MethodPost, re(`/batch`), serveStatsBatch},
+		{http.MethodGet, pat("/users/xuid({n})/scids/{}/stats/{}"), serveStats},
+		{http.MethodPost, pat("/batch"), serveStatsBatch},
 	}
 }
 
@@ -82,7 +82,7 @@ func serveStats(h *Handler, c *call) {
 }
 
 func serveStatsBatch(h *Handler, c *call) {
-	if c.r.URL.Query().Get("operation") != "read" {
+	if c.query("operation") != "read" {
 		writeError(c.w, http.StatusBadRequest, "BadRequest", "operation=read is required")
 		return
 	}
@@ -144,7 +144,7 @@ type leaderboardAnswer struct {
 }
 
 func leaderboardRoutes() []route {
-	return []route{{http.MethodGet, re(`/scids/([^/]+)/leaderboards/([^/]+)`), serveLeaderboard}}
+	return []route{{http.MethodGet, pat("/scids/{}/leaderboards/{}"), serveLeaderboard}}
 }
 
 func serveLeaderboard(h *Handler, c *call) {

@@ -85,7 +85,8 @@ func parseToken(h string) (identity, error) {
 		return identity{}, errToken
 	}
 	xuid, title, ok := strings.Cut(string(raw), "\x00")
-	if !ok || xuid == "" || title == "" || strconv.FormatUint(userHashOf(xuid), 10) != uhs {
+	var ub [20]byte
+	if !ok || xuid == "" || title == "" || string(strconv.AppendUint(ub[:0], userHashOf(xuid), 10)) != uhs {
 		return identity{}, errToken
 	}
 	return identity{xuid: xuid, title: title, userhash: uhs}, nil

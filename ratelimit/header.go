@@ -47,9 +47,12 @@ func SetHeaders(h http.Header, d throttle.Decision) {
 		state = strconv.AppendInt(append(state, ";t="...), CeilSeconds(w.s.Reset), 10)
 	}
 	if len(policy) > 0 {
-		// Canonical keys set directly: Set would canonicalize them again.
-		h["Ratelimit-Policy"] = []string{string(policy)}
-		h["Ratelimit"] = []string{string(state)}
+		// One string and one slice hold both values (this runs on every
+		// answer the mock gives); canonical keys set directly, as Set
+		// would canonicalize them again.
+		both := string(append(policy, state...))
+		vals := []string{both[:len(policy)], both[len(policy):]}
+		h["Ratelimit-Policy"], h["Ratelimit"] = vals[:1:1], vals[1:]
 	}
 }
 

@@ -1,0 +1,117 @@
+package mock
+
+import (
+	"fmt"
+	"strings"
+)
+
+// pattern is a served path, one element per path segment, matched without
+// regular expressions (the route match is on every request's path). An
+// element is a literal segment, matched ignoring ASCII case as the services
+// do, or one of the captures:
+//
+//	{}        any non-empty segment
+//	{user}    "me" or "xuid(N)", N 1 to 20 digits; the whole segment
+//	xuid({n}) "xuid(N)"; the digits only
+type pattern []element
+
+type element struct {
+	kind    elemKind
+	literal string
+}
+
+type elemKind uint8
+
+const (
+	literal elemKind = iota
+	anySeg
+	userSeg
+	xuidSeg
+)
+
+// maxParams bounds a pattern's captures: call keeps them in an array.
+const maxParams = 4
+
+// pat parses a pattern written as above; it panics on a malformed one, as
+// regexp.MustCompile does, since patterns are constants of this package.
+func pat(p string) pattern {
+	segs := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	out := make(pattern, 0, len(segs))
+	captures := 0
+	for _, s := range segs {
+		e := element{kind: literal, literal: s}
+		switch s {
+		case "{}":
+			e = element{kind: anySeg}
+		case "{user}":
+			e = element{kind: userSeg}
+		case "xuid({n})":
+			e = element{kind: xuidSeg}
+		}
+		if e.kind != literal {
+			captures++
+		}
+		if !strings.HasPrefix(p, "/") || s == "" || (e.kind == literal && strings.ContainsAny(s, "{}")) || captures > maxParams {
+			panic(fmt.Sprintf("mock: malformed path pattern %q", p))
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// match reports whether path fits p, appending its captures to dst.
+func (p pattern) match(path string, dst []string) ([]string, bool) {
+	if path == "" || path[0] != '/' {
+		return dst, false
+	}
+	rest := path[1:]
+	for i, e := range p {
+		seg, tail, more := strings.Cut(rest, "/")
+		if more == (i == len(p)-1) { // too many segments, or too few
+			return dst, false
+		}
+		rest = tail
+		switch e.kind {
+		case literal:
+			if !strings.EqualFold(seg, e.literal) {
+				return dst, false
+			}
+		case anySeg:
+			if seg == "" {
+				return dst, false
+			}
+			dst = append(dst, seg)
+		case userSeg:
+			if !strings.EqualFold(seg, "me") && xuidDigits(seg) == "" {
+				return dst, false
+			}
+			dst = append(dst, seg)
+		case xuidSeg:
+			n := xuidDigits(seg)
+			if n == "" {
+				return dst, false
+			}
+			dst = append(dst, n)
+		}
+	}
+	return dst, true
+}
+
+// xuidDigits returns N of a segment "xuid(N)" (any case), N 1 to 20 ASCII
+// digits, or "".
+func xuidDigits(seg string) string {
+	const open = "xuid("
+	if len(seg) < len(open)+2 || !strings.EqualFold(seg[:len(open)], open) || seg[len(seg)-1] != ')' {
+		return ""
+	}
+	n := seg[len(open) : len(seg)-1]
+	if len(n) > 20 {
+		return ""
+	}
+	for i := 0; i < len(n); i++ {
+		if n[i] < '0' || n[i] > '9' {
+			return ""
+		}
+	}
+	return n
+}

@@ -1,0 +1,119 @@
+package mock
+
+import (
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// oracle is the regular expression a pattern stands for: the form the routes
+// were written in before pattern, kept here as the reference.
+func oracle(p string) *regexp.Regexp {
+	r := strings.NewReplacer(
+		"{}", `([^/]+)`,
+		"{user}", `(me|xuid\(\d{1,20}\))`,
+		"xuid({n})", `xuid\((\d{1,20})\)`,
+		"(", `\(`, ")", `\)`,
+	)
+	return regexp.MustCompile(`(?i)^` + r.Replace(p) + `$`)
+}
+
+var patterns = []string{
+	"/users/{user}/profile/settings",
+	"/users/xuid({n})/achievements/{}/{}",
+	"/serviceconfigs/{}/sessiontemplates/{}/sessions/{}",
+	"/handles",
+	"/users/xuid({n})/scids/{}/stats/{}",
+}
+
+func TestPatternMatch(t *testing.T) {
+	tests := []struct {
+		pattern, path string
+		want          []string // nil: no match
+	}{
+		{patterns[0], "/users/me/profile/settings", []string{"me"}},
+		{patterns[0], "/USERS/XUID(2533274790000001)/Profile/Settings", []string{"XUID(2533274790000001)"}},
+		{patterns[0], "/users/xuid()/profile/settings", nil},
+		{patterns[0], "/users/xuid(123456789012345678901)/profile/settings", nil},
+		{patterns[0], "/users/xuid(12a)/profile/settings", nil},
+		{patterns[0], "/users/you/profile/settings", nil},
+		{patterns[0], "/users/me/profile/settings/", nil},
+		{patterns[0], "/users/me/profile", nil},
+		{patterns[0], "users/me/profile/settings", nil},
+		{patterns[1], "/users/xuid(42)/achievements/scid/7", []string{"42", "scid", "7"}},
+		{patterns[1], "/users/xuid(42)/achievements//7", nil},
+		{patterns[1], "/users/me/achievements/scid/7", nil},
+		{patterns[2], "/serviceconfigs/a/sessiontemplates/b/sessions/c", []string{"a", "b", "c"}},
+		{patterns[3], "/HANDLES", []string{}},
+		{patterns[3], "/handles/query", nil},
+		{patterns[3], "", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			got, ok := pat(tt.pattern).match(tt.path, nil)
+			if !ok {
+				got = nil
+			} else if got == nil {
+				got = []string{}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("match (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPatternMalformed(t *testing.T) {
+	for _, p := range []string{"", "users", "/users//x", "/a/{x}", "/{}/{}/{}/{}/{}"} {
+		t.Run(p, func(t *testing.T) {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("pat(%q) did not panic", p)
+				}
+			}()
+			pat(p)
+		})
+	}
+}
+
+// FuzzPatternMatch checks pattern against its regular expression.
+func FuzzPatternMatch(f *testing.F) {
+	for _, p := range []string{"/users/me/profile/settings", "/users/xuid(1)/achievements/a/b", "/handles", "/users/xUiD(00)/scids/x/stats/y,z"} {
+		f.Add(p)
+	}
+	res := make([]*regexp.Regexp, len(patterns))
+	for i, p := range patterns {
+		res[i] = oracle(p)
+	}
+	f.Fuzz(func(t *testing.T, path string) {
+		for i, p := range patterns {
+			got, ok := pat(p).match(path, nil)
+			m := res[i].FindStringSubmatch(path)
+			if ok != (m != nil) {
+				t.Fatalf("%s on %q: match %v, regexp %v", p, path, ok, m != nil)
+			}
+			if ok && !cmp.Equal(got, m[1:], cmp.Comparer(func(a, b []string) bool { return strings.Join(a, "\x00") == strings.Join(b, "\x00") })) {
+				t.Fatalf("%s on %q: captures %q, regexp %q", p, path, got, m[1:])
+			}
+		}
+	})
+}
+
+// FuzzQuery checks call.query against url.ParseQuery.
+func FuzzQuery(f *testing.F) {
+	for _, q := range []string{"settings=Gamertag,Gamerscore", "a=1&a=2", "x;y=1&settings=%41", "settings=%zz&settings=b", "set%74ings=a+b", "=&&settings"} {
+		f.Add(q, "settings")
+	}
+	f.Fuzz(func(t *testing.T, raw, key string) {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.URL.RawQuery = raw
+		want, _ := url.ParseQuery(raw)
+		if got := (&call{r: r}).query(key); got != want.Get(key) {
+			t.Fatalf("query(%q) on %q = %q, url.ParseQuery gives %q", key, raw, got, want.Get(key))
+		}
+	})
+}

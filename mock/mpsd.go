@@ -155,7 +155,6 @@ func servePutSession(h *Handler, c *call) {
 	writeRaw(c.w, status, doc)
 }
 
-
 func smartmatchRoutes() []route {
 	return []route{{http.MethodPost, pat("/serviceconfigs/{}/hoppers/{}"), serveCreateTicket}}
 }

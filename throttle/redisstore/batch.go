@@ -13,15 +13,23 @@ import (
 // batcher coalesces the scripts that concurrent callers run into pipelines:
 // each decision stays one atomic script and one round trip, but the round
 // trip is shared, so a busy store pays one write and one read system call
-// per batch instead of per decision. There is no background goroutine: the
-// first caller to find no batch in flight leads; callers arriving meanwhile
-// queue, and when a batch ends the leader hands the next one to the oldest
-// queued caller, so no caller does more than one batch of others' work.
+// per batch instead of per decision. Up to maxInFlight batches run at once,
+// each on a connection of its own, so Redis works on one batch while the
+// client reads the answers of another and gathers the next. There is no
+// background goroutine: a caller that finds fewer than maxInFlight batches
+// running leads one; callers arriving meanwhile queue, and when a batch ends
+// its leader hands the next one to the oldest queued caller, so no caller
+// does more than one batch of others' work.
 type batcher struct {
 	mu      sync.Mutex
 	pending []*job
-	leading bool
+	leaders int // batches running
 }
+
+// maxInFlight is the number of batches a node runs at once. One leaves Redis
+// idle while the client handles a batch's answers; two keep both busy
+// (BENCHMARKS.md, section 4); more only split the same queue thinner.
+const maxInFlight = 2
 
 // job is one script run.
 type job struct {
@@ -30,47 +38,47 @@ type job struct {
 	args   []any
 	res    []int64
 	err    error
-	done   chan struct{} // closed when res and err are set
-	lead   chan struct{} // closed when this job's caller must lead
+	// wake is signalled once: with nil when res and err are set, or with
+	// the batch this job's caller must lead (which holds the job).
+	wake chan []*job
 }
 
 // run runs j, batched with whatever else is queued, and returns its result.
 // A wait is bounded by the batches ahead of j, each bounded by the store's
 // timeout.
 func (b *batcher) run(s *Store, n *node, j *job) ([]int64, error) {
-	j.done, j.lead = make(chan struct{}), make(chan struct{})
+	j.wake = make(chan []*job, 1)
 	b.mu.Lock()
 	b.pending = append(b.pending, j)
-	if b.leading {
+	var batch []*job
+	if b.leaders < maxInFlight {
+		b.leaders++
+		batch, b.pending = b.pending, nil
 		b.mu.Unlock()
-		select {
-		case <-j.done:
-			return j.res, j.err
-		case <-j.lead:
-		}
 	} else {
-		b.leading = true
 		b.mu.Unlock()
+		if batch = <-j.wake; batch == nil {
+			return j.res, j.err
+		}
 	}
-	b.lead(s, n)
-	<-j.done
+	b.lead(s, n, batch)
 	return j.res, j.err
 }
 
-// lead sends every queued job as one pipeline, then passes the lead on.
-func (b *batcher) lead(s *Store, n *node) {
-	b.mu.Lock()
-	batch := b.pending
-	b.pending = nil
-	b.mu.Unlock()
+// lead sends a batch as one pipeline, then hands whatever queued meanwhile
+// to its oldest caller as the next batch; the queue is taken whole at once,
+// so no job is in two batches.
+func (b *batcher) lead(s *Store, n *node, batch []*job) {
 	s.exec(n, batch)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if len(b.pending) == 0 {
-		b.leading = false
+		b.leaders--
 		return
 	}
-	close(b.pending[0].lead)
+	next := b.pending
+	b.pending = nil
+	next[0].wake <- next
 }
 
 // exec runs a batch as one pipeline within the store's timeout and settles
@@ -151,7 +159,7 @@ func (s *Store) unavailable(err error) error {
 func settle(batch []*job, res []result) {
 	for i, j := range batch {
 		j.res, j.err = res[i].res, res[i].err
-		close(j.done)
+		j.wake <- nil
 	}
 }
 

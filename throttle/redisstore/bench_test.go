@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 	"regexp"
+	"runtime"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -40,7 +41,7 @@ func BenchmarkTake(b *testing.B) {
 	s, c, addr, keys := benchStore(b)
 	l := throttle.Limit{Burst: 1 << 20, Sustain: 1 << 20}
 	var n atomic.Int64
-	b.SetParallelism((benchClients + 1) / 2)
+	setCallers(b)
 	b.ReportAllocs()
 	start := time.Now()
 	b.RunParallel(func(pb *testing.PB) {
@@ -61,6 +62,16 @@ func BenchmarkTake(b *testing.B) {
 	} else {
 		b.Logf("redis-benchmark: %v", err)
 	}
+}
+
+// setCallers makes RunParallel start benchClients goroutines whatever -cpu
+// is (it starts parallelism × GOMAXPROCS): the same number of callers as
+// redis-benchmark's -c.
+func setCallers(b *testing.B) {
+	if p := runtime.GOMAXPROCS(0); benchClients%p != 0 {
+		b.Fatalf("%d callers cannot be spread evenly over GOMAXPROCS %d", benchClients, p)
+	}
+	b.SetParallelism(benchClients / runtime.GOMAXPROCS(0))
 }
 
 var rps = regexp.MustCompile(`([0-9.]+) requests per second`)
@@ -105,7 +116,7 @@ func BenchmarkReserve(b *testing.B) {
 	}
 	l := throttle.Limit{Burst: 100, Sustain: 300}
 	var n atomic.Int64
-	b.SetParallelism((benchClients + 1) / 2)
+	setCallers(b)
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		ctx := context.Background()

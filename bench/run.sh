@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 count=${1:-3}
 
 section() { printf '\n### %s\n$ %s\n' "$1" "$2"; }
-run() { section "$1" "$2"; (eval "$2") 2>&1 | grep -E '^(Benchmark|goos|goarch|cpu|pkg)|delivered|worked example|x-evalsha|goroutines' || true; }
+run() { section "$1" "$2"; (eval "$2") 2>&1 | grep -E '^(Benchmark|goos|goarch|cpu|pkg)|delivered|worked example|x-evalsha|goroutines|redis_test.go' || true; }
 
 echo "# fgrl benchmarks, $(date -u +%Y-%m-%dT%H:%MZ), $(go version), $(nproc) cores"
 run "1. transport overhead vs the bare base and go-retryablehttp" \
@@ -47,8 +47,8 @@ run "7. trace analysis: a generated 2,000,000-entry HAR (about 1.4 GB on disk wh
 run "8. observability cost: no hook, the no-op meter provider, the SDK with a span per call" \
 	"go test -run '^\$' -bench Observe -benchtime 20000x -count $count ./fgrlotel"
 if command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null; then
-	run "4. Redis store vs redis-benchmark EVALSHA on the same server" \
-		"go test -run '^\$' -bench . -benchtime 3s -cpu 1 -count $count ./throttle/redisstore"
+	run "4. Redis: the store, go-redis and rueidis running the store's script, and redis-benchmark, 50 callers, interleaved rounds (-cpu 1: the client gets one core, Redis the other)" \
+		"cd bench && FGRL_BENCH_REDIS_ROUNDS=$count go test -run '^\$' -bench RedisClients -benchtime 1x -cpu 1 -count 1 . && cd .. && go test -run '^\$' -bench Reserve -benchtime 3s -cpu 1 -count $count ./throttle/redisstore"
 else
 	echo; echo "### 4. skipped: redis-server / redis-benchmark not on PATH"
 fi

@@ -46,7 +46,7 @@ func TestClusterMasterDown(t *testing.T) {
 	}
 	dead := cl.Masters[0].Addr
 	onDead := func(k throttle.Key) bool {
-		m, err := c.MasterForKey(ctx, s.key(k, "w"))
+		m, err := c.MasterForKey(ctx, s.key(k, "s"))
 		return err == nil && m.Options().Addr == dead
 	}
 	healthyKeys := []throttle.Key{}

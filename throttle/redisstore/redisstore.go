@@ -147,7 +147,7 @@ func (s *Store) Peek(ctx context.Context, k throttle.Key, l throttle.Limit, now 
 }
 
 func (s *Store) take(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time, peek int) (throttle.Decision, error) {
-	v, err := s.run(ctx, takeScript, []string{s.key(k, "w")}, l.Burst, l.Sustain, int(s.Align), peek, s.now(now))
+	v, err := s.run(ctx, takeScript, []string{s.key(k, "s")}, l.Burst, l.Sustain, int(s.Align), peek, s.now(now))
 	if err != nil {
 		return throttle.Decision{}, err
 	}
@@ -241,7 +241,7 @@ var (
 func (s *Store) Reset(ctx context.Context, k throttle.Key) error {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout())
 	defer cancel()
-	return s.Client.Del(ctx, s.key(k, "w"), s.key(k, "log"), s.key(k, "meta")).Err()
+	return s.Client.Del(ctx, s.key(k, "s"), s.key(k, "log"), s.key(k, "meta")).Err()
 }
 
 // resetBatch is the keys ResetAll scans and deletes per round trip.

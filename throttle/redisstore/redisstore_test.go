@@ -88,7 +88,7 @@ func TestKeysExpire(t *testing.T) {
 	s := &Store{Client: c}
 	k := throttle.Key{User: "u", Title: "t", Scope: "s"}
 	s.Take(context.Background(), k, throttle.Limit{Burst: 1, Sustain: 1}, time.Now())
-	ttl, err := c.PTTL(context.Background(), s.key(k, "w")).Result()
+	ttl, err := c.PTTL(context.Background(), s.key(k, "s")).Result()
 	if err != nil || ttl <= 299*time.Second || ttl > 302*time.Second {
 		t.Errorf("PTTL = %v, %v; want about the sustain period", ttl, err)
 	}

@@ -1,7 +1,6 @@
 package throttle
 
 import (
-	"encoding/binary"
 	"hash/maphash"
 	"sync"
 )
@@ -49,22 +48,10 @@ func (t *table[V, P]) init(maxKeys int) {
 	}
 }
 
+// hash is k's seeded hash. maphash.Comparable hashes each field's contents
+// in turn, so field boundaries cannot be forged with separator characters.
 func (t *table[V, P]) hash(k Key) uint64 {
-	var h maphash.Hash
-	h.SetSeed(t.seed)
-	writeField(&h, k.User)
-	writeField(&h, k.Title)
-	writeField(&h, k.Scope)
-	return h.Sum64()
-}
-
-// writeField writes a length-prefixed string, so that field boundaries cannot
-// be forged with separator characters.
-func writeField(h *maphash.Hash, s string) {
-	var n [8]byte
-	binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
-	h.Write(n[:])
-	h.WriteString(s)
+	return maphash.Comparable(t.seed, k)
 }
 
 // lock locks the shard that holds k and returns it with k's hash.

@@ -3,6 +3,7 @@ module github.com/xblgo/fgrl/bench
 go 1.26.0
 
 require (
+	github.com/google/go-cmp v0.7.0
 	github.com/hashicorp/go-retryablehttp v0.7.8
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/redis/rueidis v1.0.79

@@ -7,17 +7,36 @@ cd "$(dirname "$0")/.."
 count=${1:-3}
 
 section() { printf '\n### %s\n$ %s\n' "$1" "$2"; }
-run() { section "$1" "$2"; (eval "$2") 2>&1 | grep -E '^(Benchmark|goos|goarch|cpu|pkg)|delivered|worked example|x-evalsha|goroutines|redis_test.go' || true; }
+summary="$(mktemp)"
+trap 'rm -f "$summary"' EXIT
+(cd bench && go build -o "$summary" ./summary)
+# run NAME COMMAND [summary flags...]: the section's raw lines, then each
+# benchmark's median and range across rounds and the ratios asked for.
+run() {
+	local name=$1 cmd=$2 out
+	shift 2
+	section "$name" "$cmd"
+	out=$( (eval "$cmd") 2>&1 | grep -E '^(Benchmark|goos|goarch|cpu|pkg)|delivered|worked example|goroutines|redis_test.go' || true)
+	printf '%s\n' "$out"
+	printf -- '--- summary (median and range across rounds)\n'
+	printf '%s\n' "$out" | "$summary" "$@"
+}
 
 echo "# fgrl benchmarks, $(date -u +%Y-%m-%dT%H:%MZ), $(go version), $(nproc) cores"
 run "1. transport overhead vs the bare base and go-retryablehttp" \
-	"cd bench && go test -run '^\$' -bench NoRetry -count $count ."
+	"cd bench && go test -run '^\$' -bench NoRetry -benchtime 200000x -count $count ." \
+	-overhead 'NoRetry/base NoRetry/fgrl NoRetry/retryablehttp' -overhead 'NoRetry/base NoRetry/fgrl-deadline NoRetry/retryablehttp'
+
 run "1b. the same over real loopback HTTP (net/http server, http.Transport base), with goroutines per call" \
-	"cd bench && go test -run '^\$' -bench Loopback -benchtime 20000x -count $count ."
+	"cd bench && go test -run '^\$' -bench Loopback -benchtime 20000x -count $count ." \
+	-overhead 'Loopback/base Loopback/fgrl Loopback/retryablehttp' -overhead 'Loopback/base Loopback/fgrl-deadline Loopback/retryablehttp'
+
 run "2. throttle decisions: hot key, parallel over many keys (-cpu 1,2), bytes per key" \
 	"go test -run '^\$' -bench 'ServerTake|BudgetAdmit|Match|ServerMemory|BudgetMemory' -cpu 1,2 -count $count ./throttle"
 run "3. mock: ServeHTTP, and loopback throughput vs a bare net/http handler" \
-	"go test -run '^\$' -bench 'ServeHTTP|Loopback' -count $count ./mock"
+	"go test -run '^\$' -bench 'ServeHTTP|Loopback' -count $count ./mock" \
+	-ratio 'Loopback/bare Loopback/mock ns/op'
+
 if command -v wrk >/dev/null; then
 	section "3b. mock vs a bare net/http handler under wrk (-t1 -c32, 5 s, alternating rounds; Requests/sec)" "wrk ..."
 	tmp=$(mktemp -d)
@@ -33,10 +52,14 @@ if command -v wrk >/dev/null; then
 	"$tmp/bare" -addr 127.0.0.1:18082 -size "$size" &
 	barepid=$!
 	sleep 1
-	for i in $(seq "$count"); do
-		printf 'bare %s\n' "$(wrk -t1 -c32 -d5s -s bench/wrk-tokens.lua http://127.0.0.1:18082 | grep Requests/sec)"
-		printf 'mock %s\n' "$(wrk -t1 -c32 -d5s -s bench/wrk-tokens.lua http://127.0.0.1:18081 | grep Requests/sec)"
-	done
+	rps() { wrk -t1 -c32 -d5s -s bench/wrk-tokens.lua "$1" | awk '/Requests\/sec/ {print $2}'; }
+	out=$(for i in $(seq "$count"); do
+		printf 'BenchmarkWrk/bare 1 %s req/s\n' "$(rps http://127.0.0.1:18082)"
+		printf 'BenchmarkWrk/mock 1 %s req/s\n' "$(rps http://127.0.0.1:18081)"
+	done)
+	printf '%s\n' "$out"
+	printf -- '--- summary (median and range across rounds)\n'
+	printf '%s\n' "$out" | "$summary" -ratio 'Wrk/mock Wrk/bare req/s'
 	kill "$mockpid" "$barepid"
 	rm -rf "$tmp" bench/tokens.txt
 else

@@ -10,6 +10,10 @@ section() { printf '\n### %s\n$ %s\n' "$1" "$2"; }
 summary="$(mktemp)"
 trap 'rm -f "$summary"' EXIT
 (cd bench && go build -o "$summary" ./summary)
+# rounds CMD...: runs CMD $count times, so that the benchmarks of one
+# command alternate round by round (go test -count N runs each benchmark N
+# times in a row, which puts a slow minute of a shared machine on one side).
+rounds() { for _ in $(seq "$count"); do "$@"; done; }
 # run NAME COMMAND [summary flags...]: the section's raw lines, then each
 # benchmark's median and range across rounds and the ratios asked for.
 run() {
@@ -24,17 +28,17 @@ run() {
 
 echo "# fgrl benchmarks, $(date -u +%Y-%m-%dT%H:%MZ), $(go version), $(nproc) cores"
 run "1. transport overhead vs the bare base and go-retryablehttp" \
-	"cd bench && go test -run '^\$' -bench NoRetry -benchtime 200000x -count $count ." \
+	"cd bench && rounds go test -run '^\$' -bench NoRetry -benchtime 200000x -count 1 ." \
 	-overhead 'NoRetry/base NoRetry/fgrl NoRetry/retryablehttp' -overhead 'NoRetry/base NoRetry/fgrl-deadline NoRetry/retryablehttp'
 
 run "1b. the same over real loopback HTTP (net/http server, http.Transport base), with goroutines per call" \
-	"cd bench && go test -run '^\$' -bench Loopback -benchtime 20000x -count $count ." \
+	"cd bench && rounds go test -run '^\$' -bench Loopback -benchtime 20000x -count 1 ." \
 	-overhead 'Loopback/base Loopback/fgrl Loopback/retryablehttp' -overhead 'Loopback/base Loopback/fgrl-deadline Loopback/retryablehttp'
 
 run "2. throttle decisions: hot key, parallel over many keys (-cpu 1,2), bytes per key" \
 	"go test -run '^\$' -bench 'ServerTake|BudgetAdmit|Match|ServerMemory|BudgetMemory' -cpu 1,2 -count $count ./throttle"
 run "3. mock: ServeHTTP, and loopback throughput vs a bare net/http handler" \
-	"go test -run '^\$' -bench 'ServeHTTP|Loopback' -count $count ./mock" \
+	"rounds go test -run '^\$' -bench 'ServeHTTP|Loopback' -count 1 ./mock" \
 	-ratio 'Loopback/bare Loopback/mock ns/op'
 
 if command -v wrk >/dev/null; then
@@ -68,7 +72,7 @@ fi
 run "7. trace analysis: a generated 2,000,000-entry HAR (about 1.4 GB on disk while it runs)" \
 	"FGRL_BENCH_HAR_ENTRIES=2000000 go test -run '^\$' -bench 'AnalyzeHAR|ReadHAR' -benchtime 1x -count $count ./analyze"
 run "8. observability cost: no hook, the no-op meter provider, the SDK with a span per call" \
-	"go test -run '^\$' -bench Observe -benchtime 20000x -count $count ./fgrlotel"
+	"rounds go test -run '^\$' -bench Observe -benchtime 20000x -count 1 ./fgrlotel"
 if command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null; then
 	run "4. Redis: the store, go-redis and rueidis running the store's script, and redis-benchmark, 50 callers, interleaved rounds (-cpu 1: the client gets one core, Redis the other)" \
 		"cd bench && FGRL_BENCH_REDIS_ROUNDS=$count go test -run '^\$' -bench RedisClients -benchtime 1x -cpu 1 -count 1 . && cd .. && go test -run '^\$' -bench Reserve -benchtime 3s -cpu 1 -count $count ./throttle/redisstore"

@@ -8,7 +8,8 @@
 //
 // -overhead prints (A − BASE) / (B − BASE) in ns/op: A's cost over a bare
 // base relative to B's. -ratio prints A / B in UNIT. Names are benchmark
-// names without the "Benchmark" prefix and the -N GOMAXPROCS suffix.
+// names without the "Benchmark" prefix; the -N GOMAXPROCS suffix may be left
+// out when one GOMAXPROCS was run (runs at -cpu 1 and 2 stay apart).
 package main
 
 import (
@@ -65,7 +66,7 @@ type results struct {
 	units  map[string][]string
 }
 
-var line = regexp.MustCompile(`^Benchmark(\S+?)(-\d+)?\s+\d+\s+(.*)$`)
+var line = regexp.MustCompile(`^Benchmark(\S+)\s+\d+\s+(.*)$`)
 
 // parse reads benchmark lines; other lines are ignored. A line longer than
 // 1 MiB is an error rather than a hang or a silent cut.
@@ -78,7 +79,7 @@ func parse(in io.Reader) (*results, error) {
 		if m == nil {
 			continue
 		}
-		name, f := m[1], strings.Fields(m[3])
+		name, f := m[1], strings.Fields(m[2])
 		if r.values[name] == nil {
 			r.names = append(r.names, name)
 			r.values[name] = map[string][]float64{}
@@ -108,7 +109,35 @@ func (r *results) print(w io.Writer) {
 	}
 }
 
-func (r *results) get(name, unit string) []float64 { return r.values[name][unit] }
+// get returns name's values in unit; name may leave out the GOMAXPROCS
+// suffix when only one name has it.
+func (r *results) get(name, unit string) []float64 {
+	if v, ok := r.values[name]; ok {
+		return v[unit]
+	}
+	var found []float64
+	for _, n := range r.names {
+		if stem, suffix, ok := cutSuffix(n); ok && stem == name && suffix != "" {
+			if found != nil {
+				return nil // ambiguous: -cpu ran several
+			}
+			found = r.values[n][unit]
+		}
+	}
+	return found
+}
+
+// cutSuffix splits "Name-2" into "Name" and "2".
+func cutSuffix(n string) (stem, suffix string, ok bool) {
+	i := strings.LastIndexByte(n, '-')
+	if i < 0 {
+		return n, "", false
+	}
+	if _, err := strconv.Atoi(n[i+1:]); err != nil {
+		return n, "", false
+	}
+	return n[:i], n[i+1:], true
+}
 
 // sub is a − b round by round.
 func (r *results) sub(a, b, unit string) []float64 {

@@ -29,9 +29,9 @@ func TestParseAndPrint(t *testing.T) {
 	}
 	var out bytes.Buffer
 	r.print(&out)
-	want := `NoRetry/base: 250 ns/op (200–300), 240 B/op (240–240), 4.00 allocs/op (4.00–4.00)
-NoRetry/fgrl: 1200 ns/op (900–1250), 783 B/op (783–783), 5.00 allocs/op (5.00–5.00)
-NoRetry/rh: 1250 ns/op (1000–1500), 864 B/op (864–864), 11.00 allocs/op (11.00–11.00)
+	want := `NoRetry/base-2: 250 ns/op (200–300), 240 B/op (240–240), 4.00 allocs/op (4.00–4.00)
+NoRetry/fgrl-2: 1200 ns/op (900–1250), 783 B/op (783–783), 5.00 allocs/op (5.00–5.00)
+NoRetry/rh-2: 1250 ns/op (1000–1500), 864 B/op (864–864), 11.00 allocs/op (11.00–11.00)
 Wrk/bare: 60000 req/s
 Wrk/mock: 45000 req/s
 `
@@ -61,6 +61,18 @@ func TestRatios(t *testing.T) {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestCPUsStayApart(t *testing.T) {
+	r, err := parse(strings.NewReader("BenchmarkTake 1 100 ns/op\nBenchmarkTake-2 1 300 ns/op\nBenchmarkOnly-4 1 7 ns/op\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]float64{"Take": r.get("Take", "ns/op"), "Take-2": r.get("Take-2", "ns/op"), "Only": r.get("Only", "ns/op")}
+	want := map[string][]float64{"Take": {100}, "Take-2": {300}, "Only": {7}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("get (-want +got):\n%s", diff)
 	}
 }
 

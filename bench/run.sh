@@ -55,7 +55,7 @@ run "1b. the same over real loopback HTTP (net/http server, http.Transport base)
 	-overhead 'Loopback/base Loopback/fgrl Loopback/retryablehttp' -overhead 'Loopback/base Loopback/fgrl-deadline Loopback/retryablehttp'
 
 run "2. throttle decisions: hot key, parallel over many keys (-cpu 1,2), bytes per key" \
-	"go test -run '^\$' -bench 'ServerTake|BudgetAdmit|Match|ServerMemory|BudgetMemory' -cpu 1,2 -count $count ./throttle"
+	"go test -run '^\$' -bench 'ServerTake|BudgetAdmit|Match|ServerMemory|BudgetMemory' -cpu 1,2 -count $count ./throttle ./limits"
 run "3. mock: ServeHTTP, and loopback throughput vs a bare net/http handler" \
 	"rounds go test -run '^\$' -bench 'ServeHTTP|Loopback' -count 1 ./mock" \
 	-ratio 'Loopback/bare Loopback/mock ns/op'

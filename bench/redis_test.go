@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,10 +26,10 @@ const (
 	redisKeys    = 1000
 )
 
-// BenchmarkRedisClients runs the store's decision script (take.lua) from 50
-// callers over 1,000 keys through each client, and redis-benchmark on the
-// same server, in interleaved rounds, and reports each one's median rate in
-// decisions (or commands) per second:
+// BenchmarkRedisClients runs the store's decision script (take.lua) b.N
+// times from 50 callers over 1,000 keys through each client, and
+// redis-benchmark on the same server, one after the other, and reports each
+// one's rate in ops/s (decisions, or redis-benchmark's commands):
 //
 //	store      redisstore.Store on go-redis: batched pipelines (the SDK)
 //	go-redis   one EVALSHA per decision, go-redis, no batching
@@ -38,10 +37,8 @@ const (
 //	rb-trivial redis-benchmark -c 50, EVALSHA of "return 1"
 //	rb-script  redis-benchmark -c 50, EVALSHA of take.lua (Redis's own cost)
 //
-// and the ratios store/rb-trivial (x-evalsha, the performance target),
-// store/rb-script and rueidis/store. Run with -benchtime 1x: the rounds are
-// inside. FGRL_BENCH_REDIS_ROUNDS and FGRL_BENCH_REDIS_N set rounds (3) and
-// decisions per contender per round (60,000).
+// bench/run.sh runs it in rounds and has bench/summary give the medians and
+// the ratios (store against rb-trivial is the performance target).
 func BenchmarkRedisClients(b *testing.B) {
 	if _, err := exec.LookPath("redis-benchmark"); err != nil {
 		b.Skip("redis-benchmark not on PATH")
@@ -51,27 +48,15 @@ func BenchmarkRedisClients(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	rounds, n := envInt("FGRL_BENCH_REDIS_ROUNDS", 3), envInt("FGRL_BENCH_REDIS_N", 60000)
-	cs := redisContenders(b, srv.Addr, string(src))
-	rates := map[string][]float64{}
-	for range rounds {
-		for _, c := range cs {
-			r, err := c.run(n)
+	for _, c := range redisContenders(b, srv.Addr, string(src)) {
+		b.Run(c.name, func(b *testing.B) {
+			r, err := c.run(b.N)
 			if err != nil {
-				b.Fatalf("%s: %v", c.name, err)
+				b.Fatal(err)
 			}
-			rates[c.name] = append(rates[c.name], r)
-		}
+			b.ReportMetric(r, "ops/s")
+		})
 	}
-	med := map[string]float64{}
-	for _, c := range cs {
-		med[c.name] = median(rates[c.name])
-		b.ReportMetric(med[c.name], c.name+"/s")
-		b.Logf("%-10s %s", c.name, spread(rates[c.name]))
-	}
-	b.ReportMetric(med["store"]/med["rb-trivial"], "x-evalsha")
-	b.ReportMetric(med["store"]/med["rb-script"], "x-rb-script")
-	b.ReportMetric(med["rueidis"]/med["store"], "rueidis/store")
 }
 
 type redisContender struct {
@@ -133,7 +118,9 @@ func parallel(do func(i int) error) func(n int) (float64, error) {
 	}
 }
 
-var rbRate = regexp.MustCompile(`([0-9.]+) requests per second`)
+// rbRate is redis-benchmark's rate; "inf" when a tiny -n (the framework's
+// first run has b.N 1) ends within its clock's resolution.
+var rbRate = regexp.MustCompile(`([0-9.]+|inf) requests per second`)
 
 // redisBenchmark returns a run of redis-benchmark sending EVALSHA of src with
 // the given numkeys and arguments from redisCallers connections over
@@ -157,22 +144,4 @@ func redisBenchmark(addr string, c *redis.Client, src string, args ...string) fu
 		}
 		return strconv.ParseFloat(string(m[len(m)-1][1]), 64)
 	}
-}
-
-func median(v []float64) float64 {
-	s := slices.Sorted(slices.Values(v))
-	return s[len(s)/2]
-}
-
-// spread formats rates as "median (min-max)".
-func spread(v []float64) string {
-	s := slices.Sorted(slices.Values(v))
-	return fmt.Sprintf("%.0f/s (%.0f-%.0f)", s[len(s)/2], s[0], s[len(s)-1])
-}
-
-func envInt(name string, def int) int {
-	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
-		return n
-	}
-	return def
 }

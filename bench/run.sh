@@ -2,7 +2,7 @@
 # Runs every benchmark fgrl publishes in BENCHMARKS.md, each side by side with
 # its baseline in the same run. Usage: bash bench/run.sh [count [section...]],
 # for example "bash bench/run.sh 5 1 1c" for sections 1 and 1c only.
-# Needs redis-server and redis-benchmark on PATH for the Redis figures.
+# Needs wrk (section 3b) and redis-server and redis-benchmark (section 4).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 count=${1:-3}
@@ -19,22 +19,28 @@ trap 'rm -f "$summary"' EXIT
 # command alternate round by round (go test -count N runs each benchmark N
 # times in a row, which puts a slow minute of a shared machine on one side).
 rounds() { for _ in $(seq "$count"); do "$@"; done; }
-# run NAME COMMAND [summary flags...]: the section's raw lines, then each
-# benchmark's median and range across rounds and the ratios asked for.
-run() {
-	local name=$1 cmd=$2 out
-	shift 2
-	want "$name" || return 0
-	section "$name" "$cmd"
-	out=$( (eval "$cmd") 2>&1 | grep -E '^(Benchmark|goos|goarch|cpu|pkg)|delivered|worked example|goroutines|redis_test.go' || true)
+# report LINES [summary flags...]: the raw lines, then, when they hold
+# benchmark results, each one's median and range across rounds and the
+# ratios asked for.
+report() {
+	local out=$1
+	shift
 	printf '%s\n' "$out"
+	grep -q '^Benchmark' <<<"$out" || return 0
 	printf -- '--- summary (median and range across rounds)\n'
 	printf '%s\n' "$out" | "$summary" "$@"
 }
-
-# profile NAME DIR BENCH FOCUS PATTERN: a CPU profile of one benchmark, as
-# pprof -top -cum prints it, kept to the lines matching PATTERN: where the
-# time of a missed target goes (BENCHMARKS.md quotes these lines).
+# run NAME COMMAND [summary flags...]: a section from a command's output.
+run() {
+	local name=$1 cmd=$2
+	shift 2
+	want "$name" || return 0
+	section "$name" "$cmd"
+	report "$( (eval "$cmd") 2>&1 | grep -E '^(Benchmark|goos|goarch|cpu|pkg)|delivered|worked example' || true)" "$@"
+}
+# profile NAME DIR BENCH PATTERN: a CPU profile of one benchmark, as pprof
+# -top -cum prints it, kept to the lines matching PATTERN: where the time of
+# a missed target goes (BENCHMARKS.md quotes these lines).
 profile() {
 	local name=$1 dir=$2 bench=$3 pattern=$4 tmp
 	want "$name" || return 0
@@ -44,69 +50,69 @@ profile() {
 		go tool pprof -top -cum -nodecount 200 "$tmp/b.test" "$tmp/cpu.out" 2>/dev/null | grep -E "flat%|$pattern") || true
 	rm -rf "$tmp"
 }
-
-echo "# fgrl benchmarks, $(date -u +%Y-%m-%dT%H:%MZ), $(go version), $(nproc) cores"
-run "1. transport overhead vs the bare base and go-retryablehttp" \
-	"cd bench && rounds go test -run '^\$' -bench NoRetry -benchtime 200000x -count 1 ." \
-	-overhead 'NoRetry/base NoRetry/fgrl NoRetry/retryablehttp' -overhead 'NoRetry/base NoRetry/fgrl-deadline NoRetry/retryablehttp'
-
-run "1b. the same over real loopback HTTP (net/http server, http.Transport base), with goroutines per call" \
-	"cd bench && rounds go test -run '^\$' -bench Loopback -benchtime 20000x -count 1 ." \
-	-overhead 'Loopback/base Loopback/fgrl Loopback/retryablehttp' -overhead 'Loopback/base Loopback/fgrl-deadline Loopback/retryablehttp'
-
-run "2. throttle decisions: hot key, parallel over many keys (-cpu 1,2), bytes per key" \
-	"go test -run '^\$' -bench 'ServerTake|BudgetAdmit|Match|ServerMemory|BudgetMemory' -cpu 1,2 -count $count ./throttle ./limits"
-run "3. mock: ServeHTTP, and loopback throughput vs a bare net/http handler" \
-	"rounds go test -run '^\$' -bench 'ServeHTTP|Loopback' -count 1 ./mock" \
-	-ratio 'Loopback/bare Loopback/mock ns/op'
-
-profile "1c. where fgrl's overhead goes without a deadline (CPU profile of NoRetry/fgrl; cum% of the whole run)" bench 'NoRetry/fgrl$' \
-	'transport\.\(\*Transport\)\.RoundTrip$|transport\.\(\*call\)\.(init|gate|send|finish)$|transport\.newAttempt$|attemptCtx\)\.(init|stopTimer)$|throttle\.\(\*Budget\)\.Reserve$|limits\.\(\*Limits\)\.Match$|xblauth\.Parse$|bench\.okBase\.RoundTrip$|runtime\.mallocgc$|runtime\.gcBgMarkWorker$'
-profile "3c. where the mock's time goes (CPU profile of the in-process Loopback/mock: client and server; net/http's conn.serve is the whole server side)" mock 'Loopback/mock$' \
-	'net/http\.\(\*conn\)\.serve$|net/http\.\(\*conn\)\.readRequest$|net/http\.\(\*response\)\.finishRequest$|mock\.\(\*Handler\)\.serve$|mock\.\(\*Handler\)\.(route|admit)$|mock\.(serveProfile|writeJSON|writeRaw|parseToken|profileOf)$|encoding/json\.Marshal$|net/http\.\(\*response\)\.WriteHeader$|ratelimit\.SetHeaders$|throttle\.\(\*Server\)\.Take$|observatory\)\.seen$|limits\.\(\*Limits\)\.Match$|runtime\.gcBgMarkWorker$'
-if ! want "3b."; then
-	:
-elif command -v wrk >/dev/null; then
-	section "3b. mock vs a bare net/http handler under wrk (-t1 -c32, 5 s, alternating rounds; Requests/sec)" "wrk ..."
+# wrk_mock: section 3b, xblcall mock and bench/bare each loaded with wrk,
+# alternately, as benchmark lines for report.
+wrk_mock() {
+	local name="3b. mock vs a bare net/http handler under wrk (-t1 -c32, 5 s, alternating rounds)" tmp size mockpid barepid out
+	want "$name" || return 0
+	if ! command -v wrk >/dev/null; then
+		printf '\n### 3b. skipped: wrk not on PATH (apt-get install wrk)\n'
+		return 0
+	fi
+	section "$name" "wrk -t1 -c32 -d5s -s bench/wrk-tokens.lua URL"
 	tmp=$(mktemp -d)
 	go build -o "$tmp/xblcall" ./cmd/xblcall
 	(cd bench && go build -o "$tmp/bare" ./bare)
-	for i in $(seq 1000); do "$tmp/xblcall" token --xuid $((2533274790000000 + i)) --title 1234567890; done > bench/tokens.txt
+	for i in $(seq 1000); do "$tmp/xblcall" token --xuid $((2533274790000000 + i)) --title 1234567890; done >bench/tokens.txt
 	# limits no run reaches, so every answer is an admitted request's
-	echo '{"rules": [{"service": "profile", "hosts": ["profile.xboxlive.com"], "burst": 100000, "sustain": 100000}]}' > "$tmp/limits.json"
+	echo '{"rules": [{"service": "profile", "hosts": ["profile.xboxlive.com"], "burst": 100000, "sustain": 100000}]}' >"$tmp/limits.json"
 	"$tmp/xblcall" mock --addr 127.0.0.1:18081 --log-format off --limits "$tmp/limits.json" >/dev/null 2>&1 &
 	mockpid=$!
+	sleep 1
 	size=$(curl -s -H 'Host: profile.xboxlive.com' -H "Authorization: $(head -1 bench/tokens.txt)" \
 		'http://127.0.0.1:18081/users/me/profile/settings?settings=Gamertag' | wc -c)
 	"$tmp/bare" -addr 127.0.0.1:18082 -size "$size" &
 	barepid=$!
 	sleep 1
 	rps() { wrk -t1 -c32 -d5s -s bench/wrk-tokens.lua "$1" | awk '/Requests\/sec/ {print $2}'; }
-	out=$(for i in $(seq "$count"); do
+	out=$(for _ in $(seq "$count"); do
 		printf 'BenchmarkWrk/bare 1 %s req/s\n' "$(rps http://127.0.0.1:18082)"
 		printf 'BenchmarkWrk/mock 1 %s req/s\n' "$(rps http://127.0.0.1:18081)"
 	done)
-	printf '%s\n' "$out"
-	printf -- '--- summary (median and range across rounds)\n'
-	printf '%s\n' "$out" | "$summary" -ratio 'Wrk/mock Wrk/bare req/s'
 	kill "$mockpid" "$barepid"
 	rm -rf "$tmp" bench/tokens.txt
-else
-	echo; echo "### 3b. skipped: wrk not on PATH (apt-get install wrk)"
-fi
-run "7. trace analysis: a generated 2,000,000-entry HAR (about 1.4 GB on disk while it runs)" \
-	"FGRL_BENCH_HAR_ENTRIES=2000000 go test -run '^\$' -bench 'AnalyzeHAR|ReadHAR' -benchtime 1x -count $count ./analyze"
-run "8. observability cost: no hook, the no-op meter provider, the SDK with a span per call" \
-	"rounds go test -run '^\$' -bench Observe -benchtime 20000x -count 1 ./fgrlotel"
-if ! want "4."; then
-	:
-elif command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null; then
-	run "4. Redis: the store, go-redis and rueidis running the store's script, and redis-benchmark, 50 callers, interleaved rounds (-cpu 1: the client gets one core, Redis the other)" \
-		"cd bench && FGRL_BENCH_REDIS_ROUNDS=$count go test -run '^\$' -bench RedisClients -benchtime 1x -cpu 1 -count 1 . && cd .. && go test -run '^\$' -bench Reserve -benchtime 3s -cpu 1 -count $count ./throttle/redisstore"
-else
-	echo; echo "### 4. skipped: redis-server / redis-benchmark not on PATH"
+	report "$out" -ratio 'Wrk/mock Wrk/bare req/s'
+}
+
+echo "# fgrl benchmarks, $(date -u +%Y-%m-%dT%H:%MZ), $(go version), $(nproc) cores"
+run "1. transport overhead vs the bare base and go-retryablehttp" \
+	"cd bench && rounds go test -run '^\$' -bench NoRetry -benchtime 200000x -count 1 ." \
+	-overhead 'NoRetry/base NoRetry/fgrl NoRetry/retryablehttp' -overhead 'NoRetry/base NoRetry/fgrl-deadline NoRetry/retryablehttp'
+run "1b. the same over real loopback HTTP (net/http server, http.Transport base), with goroutines per call" \
+	"cd bench && rounds go test -run '^\$' -bench Loopback -benchtime 20000x -count 1 ." \
+	-overhead 'Loopback/base Loopback/fgrl Loopback/retryablehttp' -overhead 'Loopback/base Loopback/fgrl-deadline Loopback/retryablehttp'
+profile "1c. where fgrl's overhead goes without a deadline (CPU profile of NoRetry/fgrl; cum% of the whole run)" bench 'NoRetry/fgrl$' \
+	'transport\.\(\*Transport\)\.RoundTrip$|transport\.\(\*call\)\.(init|gate|send|finish)$|transport\.newAttempt$|attemptCtx\)\.(init|stopTimer)$|throttle\.\(\*Budget\)\.Reserve$|limits\.\(\*Limits\)\.Match$|xblauth\.Parse$|bench\.okBase\.RoundTrip$|runtime\.mallocgc$|runtime\.gcBgMarkWorker$'
+run "2. throttle decisions: hot key, parallel over many keys (-cpu 1,2), bytes per key" \
+	"go test -run '^\$' -bench 'ServerTake|BudgetAdmit|Match|ServerMemory|BudgetMemory' -cpu 1,2 -count $count ./throttle ./limits"
+run "3. mock: ServeHTTP, and loopback throughput vs a bare net/http handler" \
+	"rounds go test -run '^\$' -bench 'ServeHTTP|Loopback' -count 1 ./mock" \
+	-ratio 'Loopback/bare Loopback/mock ns/op'
+wrk_mock
+profile "3c. where the mock's time goes (CPU profile of the in-process Loopback/mock: client and server; net/http's conn.serve is the whole server side)" mock 'Loopback/mock$' \
+	'net/http\.\(\*conn\)\.serve$|net/http\.\(\*conn\)\.readRequest$|net/http\.\(\*response\)\.finishRequest$|mock\.\(\*Handler\)\.serve$|mock\.\(\*Handler\)\.(route|admit)$|mock\.(serveProfile|writeJSON|writeRaw|parseToken|profileOf)$|encoding/json\.Marshal$|net/http\.\(\*response\)\.WriteHeader$|ratelimit\.SetHeaders$|throttle\.\(\*Server\)\.Take$|observatory\)\.seen$|limits\.\(\*Limits\)\.Match$|runtime\.gcBgMarkWorker$'
+if command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null; then
+	run "4. Redis: the store, go-redis and rueidis running the store's script, and redis-benchmark, 50 callers, alternating rounds (-cpu 1: the client gets one core, Redis the other)" \
+		"cd bench && rounds go test -run '^\$' -bench RedisClients -benchtime 60000x -cpu 1 -count 1 . && cd .. && go test -run '^\$' -bench Reserve -benchtime 3s -cpu 1 -count $count ./throttle/redisstore" \
+		-ratio 'RedisClients/store RedisClients/rb-trivial ops/s' -ratio 'RedisClients/store RedisClients/rb-script ops/s' -ratio 'RedisClients/rueidis RedisClients/store ops/s'
+elif want "4."; then
+	printf '\n### 4. skipped: redis-server / redis-benchmark not on PATH\n'
 fi
 run "5. goodput under over-demand, 30 virtual minutes, one transport and a fleet of four on Redis (and the documented example)" \
 	"go test -run 'TestGoodput|TestFleetGoodputRedis|TestWorkedExampleThroughTransport' -v -count 1 ./transport"
 run "6. how cost grows with distinct users" \
 	"go test -run '^\$' -bench 'BenchmarkUsers' -count 1 ./transport && go test -run '^\$' -bench MemoryUsers -benchtime 1x -count 1 ./mock"
+run "7. trace analysis: a generated 2,000,000-entry HAR (about 1.4 GB on disk while it runs)" \
+	"FGRL_BENCH_HAR_ENTRIES=2000000 go test -run '^\$' -bench 'AnalyzeHAR|ReadHAR' -benchtime 1x -count $count ./analyze"
+run "8. observability cost: no hook, the no-op meter provider, the SDK with a span per call" \
+	"rounds go test -run '^\$' -bench Observe -benchtime 20000x -count 1 ./fgrlotel"

@@ -55,10 +55,11 @@ func BenchmarkTake(b *testing.B) {
 // is (it starts parallelism × GOMAXPROCS): the same number of callers as
 // redis-benchmark's -c.
 func setCallers(b *testing.B) {
-	if p := runtime.GOMAXPROCS(0); benchClients%p != 0 {
+	p := runtime.GOMAXPROCS(0)
+	if benchClients%p != 0 {
 		b.Fatalf("%d callers cannot be spread evenly over GOMAXPROCS %d", benchClients, p)
 	}
-	b.SetParallelism(benchClients / runtime.GOMAXPROCS(0))
+	b.SetParallelism(benchClients / p)
 }
 
 // BenchmarkReserve measures client-budget bookings the same way.

@@ -1,6 +1,7 @@
 package mock
 
 import (
+	"cmp"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -292,12 +293,7 @@ func (h *Handler) xstsAuthorize(w http.ResponseWriter, r *http.Request) {
 }
 
 // signInTitle is the title the mock's XSTS tokens are for.
-func (h *Handler) signInTitle() string {
-	if h.cfg.signInTitle != "" {
-		return h.cfg.signInTitle
-	}
-	return "1234567890"
-}
+func (h *Handler) signInTitle() string { return cmp.Or(h.cfg.signInTitle, "1234567890") }
 
 func readForm(w http.ResponseWriter, r *http.Request) (url.Values, bool) {
 	b, err := io.ReadAll(io.LimitReader(r.Body, 64<<10))

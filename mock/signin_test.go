@@ -47,45 +47,92 @@ func post(t *testing.T, h *Handler, rawURL, contentType, body string) (int, []by
 
 // TestSignInShapes walks the sign-in as a client does and checks each
 // answer's shape against the recording.
-func TestSignInShapes(t *testing.T) {
-	h := NewHandler()
+// signInAnswers are the mock's answers along the device-code sign-in, in
+// order.
+type signInAnswers struct {
+	deviceCode, firstPoll, msToken, userToken, xsts []byte
+	firstPollStatus, xstsStatus                     int
+}
+
+// signInFlow signs in at h as XSAPI's sign-in does (the device code flow,
+// then the user and XSTS tokens) and returns every answer.
+func signInFlow(t *testing.T, h *Handler) signInAnswers {
+	t.Helper()
+	var a signInAnswers
 	const ms = "https://login.microsoftonline.com/consumers/oauth2/v2.0/"
 	form := "application/x-www-form-urlencoded"
-	_, dc := post(t, h, ms+"devicecode", form, "client_id=c&scope=XboxLive.signin+offline_access")
-	if d := wiretest.ShapeDiff([]byte(recordedDeviceCode), dc); d != "" {
-		t.Errorf("device code (-recorded +mock):\n%s", d)
-	}
+	_, a.deviceCode = post(t, h, ms+"devicecode", form, "client_id=c&scope=XboxLive.signin+offline_access")
 	var code struct {
 		DeviceCode string `json:"device_code"`
 	}
-	json.Unmarshal(dc, &code)
+	json.Unmarshal(a.deviceCode, &code)
 	grant := "grant_type=" + url.QueryEscape("urn:ietf:params:oauth:grant-type:device_code") + "&client_id=c&device_code=" + code.DeviceCode
-	if status, b := post(t, h, ms+"token", form, grant); status != 400 || !strings.Contains(string(b), "authorization_pending") {
-		t.Errorf("first poll: %d %s", status, b)
-	}
-	_, tok := post(t, h, ms+"token", form, grant)
-	if d := wiretest.ShapeDiff([]byte(recordedMSToken), tok); d != "" {
-		t.Errorf("token (-recorded +mock):\n%s", d)
-	}
+	a.firstPollStatus, a.firstPoll = post(t, h, ms+"token", form, grant)
+	_, a.msToken = post(t, h, ms+"token", form, grant)
 	var ms2 struct {
 		AccessToken string `json:"access_token"`
 	}
-	json.Unmarshal(tok, &ms2)
-	_, ut := post(t, h, "https://user.auth.xboxlive.com/user/authenticate", "application/json",
+	json.Unmarshal(a.msToken, &ms2)
+	_, a.userToken = post(t, h, "https://user.auth.xboxlive.com/user/authenticate", "application/json",
 		`{"RelyingParty": "http://auth.xboxlive.com", "TokenType": "JWT", "Properties": {"AuthMethod": "RPS", "SiteName": "user.auth.xboxlive.com", "RpsTicket": "d=`+ms2.AccessToken+`"}}`)
-	if d := wiretest.ShapeDiff([]byte(recordedUserToken), ut); d != "" {
+	var u struct{ Token string }
+	json.Unmarshal(a.userToken, &u)
+	a.xstsStatus, a.xsts = post(t, h, "https://xsts.auth.xboxlive.com/xsts/authorize", "application/json",
+		`{"RelyingParty": "http://xboxlive.com", "TokenType": "JWT", "Properties": {"UserTokens": ["`+u.Token+`"], "SandboxId": "RETAIL"}}`)
+	return a
+}
+
+func TestSignInShapes(t *testing.T) {
+	h := NewHandler()
+	a := signInFlow(t, h)
+	if d := wiretest.ShapeDiff([]byte(recordedDeviceCode), a.deviceCode); d != "" {
+		t.Errorf("device code (-recorded +mock):\n%s", d)
+	}
+	if a.firstPollStatus != 400 || !strings.Contains(string(a.firstPoll), "authorization_pending") {
+		t.Errorf("first poll: %d %s", a.firstPollStatus, a.firstPoll)
+	}
+	if d := wiretest.ShapeDiff([]byte(recordedMSToken), a.msToken); d != "" {
+		t.Errorf("token (-recorded +mock):\n%s", d)
+	}
+	if d := wiretest.ShapeDiff([]byte(recordedUserToken), a.userToken); d != "" {
 		t.Errorf("user token (-recorded +mock):\n%s", d)
 	}
-	var u struct{ Token string }
-	json.Unmarshal(ut, &u)
-	status, xsts := post(t, h, "https://xsts.auth.xboxlive.com/xsts/authorize", "application/json",
-		`{"RelyingParty": "http://xboxlive.com", "TokenType": "JWT", "Properties": {"UserTokens": ["`+u.Token+`"], "SandboxId": "RETAIL"}}`)
-	if d := wiretest.ShapeDiff([]byte(recordedXSTSToken), xsts); status != 200 || d != "" {
-		t.Errorf("XSTS token %d (-recorded +mock):\n%s", status, d)
+	if d := wiretest.ShapeDiff([]byte(recordedXSTSToken), a.xsts); a.xstsStatus != 200 || d != "" {
+		t.Errorf("XSTS token %d (-recorded +mock):\n%s", a.xstsStatus, d)
 	}
 	if status, _ := post(t, h, "https://user.auth.xboxlive.com/user/authenticate", "application/json",
 		`{"RelyingParty": "http://auth.xboxlive.com", "Properties": {"AuthMethod": "RPS", "RpsTicket": "d=forged"}}`); status != 401 {
 		t.Errorf("a forged access token: %d", status)
+	}
+}
+
+// TestSignInTitle: WithSignInTitle sets the title the XSTS token is for (no
+// test used the option before).
+func TestSignInTitle(t *testing.T) {
+	for _, tt := range []struct {
+		opts []Option
+		want string
+	}{
+		{nil, "1234567890"},
+		{[]Option{WithSignInTitle("42")}, "42"},
+	} {
+		t.Run(tt.want, func(t *testing.T) {
+			var x struct {
+				Token         string
+				DisplayClaims struct {
+					Xui []struct {
+						Uhs string `json:"uhs"`
+					} `json:"xui"`
+				}
+			}
+			if err := json.Unmarshal(signInFlow(t, NewHandler(tt.opts...)).xsts, &x); err != nil || len(x.DisplayClaims.Xui) != 1 {
+				t.Fatalf("XSTS answer: %v, %+v", err, x)
+			}
+			id, err := parseToken("XBL3.0 x=" + x.DisplayClaims.Xui[0].Uhs + ";" + x.Token)
+			if err != nil || id.title != tt.want {
+				t.Errorf("the XSTS token is for title %q (%v), want %q", id.title, err, tt.want)
+			}
+		})
 	}
 }
 

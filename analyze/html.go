@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"time"
 )
 
@@ -60,10 +61,7 @@ const (
 
 func (r *Report) page() page {
 	p := page{R: r}
-	for rule := range r.ByRule {
-		p.Rules = append(p.Rules, rule)
-	}
-	sort.Strings(p.Rules)
+	p.Rules = slices.Sorted(maps.Keys(r.ByRule))
 	for i, g := range r.Groups {
 		if i == htmlGroups {
 			p.MoreDrawn = len(r.Groups) - i

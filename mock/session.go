@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -91,7 +92,7 @@ func mergeSession(old []byte, w *sessionWrite, by joiner) ([]byte, error) {
 
 // writeMembers adds, changes or (null) removes members; "me" is the caller.
 func (s *session) writeMembers(ws map[string]json.RawMessage, by joiner) error {
-	for _, k := range sortedMemberKeys(ws) {
+	for _, k := range slices.Sorted(maps.Keys(ws)) {
 		idx := k
 		if k == "me" {
 			idx = s.memberIndex(by.xuid)
@@ -164,15 +165,6 @@ func (s *session) countMembers() {
 	}
 	s.MembersInfo = membersInfo{First: max(first, 0), Next: next, Count: len(s.Members),
 		Accepted: len(s.Members), Active: len(s.Members)}
-}
-
-func sortedMemberKeys(m map[string]json.RawMessage) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func clipText(s string, n int) string {

@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -319,12 +320,7 @@ func describe(err error) error {
 func printResponse(e *env, resp *http.Response, include bool) error {
 	if include {
 		fmt.Fprintf(e.stdout, "%s %s\n", safetext.Clip(resp.Proto, 16), safetext.Clip(resp.Status, 100))
-		names := make([]string, 0, len(resp.Header))
-		for k := range resp.Header {
-			names = append(names, k)
-		}
-		sort.Strings(names)
-		for _, k := range names {
+		for _, k := range slices.Sorted(maps.Keys(resp.Header)) {
 			fmt.Fprintf(e.stdout, "%s: %s\n", safetext.Clip(k, 100), safetext.Clip(strings.Join(resp.Header[k], ", "), 1000))
 		}
 		fmt.Fprintln(e.stdout)
@@ -347,7 +343,7 @@ type tracer struct {
 
 func (t *tracer) RoundTrip(req *http.Request) (*http.Response, error) {
 	fmt.Fprintf(t.w, "> %s %s\n", req.Method, req.URL)
-	for _, k := range sortedKeys(req.Header) {
+	for _, k := range slices.Sorted(maps.Keys(req.Header)) {
 		v := strings.Join(req.Header[k], ", ")
 		if k == "Authorization" {
 			v = xblauth.Redact(v)
@@ -367,13 +363,4 @@ func (t *tracer) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	fmt.Fprintln(t.w)
 	return resp, nil
-}
-
-func sortedKeys(h http.Header) []string {
-	keys := make([]string, 0, len(h))
-	for k := range h {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

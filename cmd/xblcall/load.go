@@ -7,9 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
-	"sort"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -195,13 +195,8 @@ func printLoad(w io.Writer, r *loadReport) error {
 	}
 	l := r.Latency
 	fmt.Fprintf(w, "latency: min %v  p50 %v  p90 %v  p99 %v  max %v\n", round(l.Min), round(l.P50), round(l.P90), round(l.P99), round(l.Max))
-	codes := make([]string, 0, len(r.Statuses))
-	for c := range r.Statuses {
-		codes = append(codes, c)
-	}
-	sort.Strings(codes)
 	fmt.Fprint(w, "status codes:")
-	for _, c := range codes {
+	for _, c := range slices.Sorted(maps.Keys(r.Statuses)) {
 		fmt.Fprintf(w, " %s x%d", c, r.Statuses[c])
 	}
 	_, err := fmt.Fprintln(w)

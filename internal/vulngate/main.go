@@ -11,8 +11,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 )
 
 type message struct {
@@ -56,11 +57,7 @@ func gate(r io.Reader, w io.Writer) error {
 		called[f.OSV] = fmt.Sprintf("%s@%s in %s.%s (fixed in %s)", top.Module, top.Version, top.Package, top.Function, f.Fixed)
 		std[f.OSV] = top.Module == "stdlib" || top.Module == "toolchain"
 	}
-	ids := make([]string, 0, len(called))
-	for id := range called {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
+	ids := slices.Sorted(maps.Keys(called))
 	bad := 0
 	for _, id := range ids {
 		kind := "VULNERABLE"

@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -67,7 +68,7 @@ func (d *differ) walk(path string, want, got any) {
 }
 
 func (d *differ) object(path string, want, got map[string]any) {
-	for _, k := range sortedKeys(want) {
+	for _, k := range slices.Sorted(maps.Keys(want)) {
 		g, ok := got[k]
 		if !ok {
 			d.add("-%s.%s: %s", path, k, kind(want[k]))
@@ -75,7 +76,7 @@ func (d *differ) object(path string, want, got map[string]any) {
 		}
 		d.walk(path+"."+k, want[k], g)
 	}
-	for _, k := range sortedKeys(got) {
+	for _, k := range slices.Sorted(maps.Keys(got)) {
 		if _, ok := want[k]; !ok {
 			d.add("+%s.%s: %s", path, k, kind(got[k]))
 		}
@@ -122,13 +123,4 @@ func kind(v any) string {
 		return "object"
 	}
 	return fmt.Sprintf("%T", v)
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -104,7 +104,7 @@ profile "3c. where the mock's time goes (CPU profile of the in-process Loopback/
 if command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null; then
 	run "4. Redis: the store, go-redis and rueidis running the store's script, and redis-benchmark, 50 callers, alternating rounds (-cpu 1: the client gets one core, Redis the other)" \
 		"cd bench && rounds go test -run '^\$' -bench RedisClients -benchtime 60000x -cpu 1 -count 1 . && cd .. && go test -run '^\$' -bench Reserve -benchtime 3s -cpu 1 -count $count ./throttle/redisstore" \
-		-ratio 'RedisClients/store RedisClients/rb-trivial ops/s' -ratio 'RedisClients/store RedisClients/rb-script ops/s' -ratio 'RedisClients/rueidis RedisClients/store ops/s'
+		-ratio 'RedisClients/store RedisClients/rb-trivial ops/s' -ratio 'RedisClients/rueidis RedisClients/store ops/s'
 elif want "4."; then
 	printf '\n### 4. skipped: redis-server / redis-benchmark not on PATH\n'
 fi

@@ -2,18 +2,21 @@ package redisstore
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// batcher coalesces the scripts that concurrent callers run into pipelines:
-// each decision stays one atomic script and one round trip, but the round
+// batcher coalesces concurrent callers' decisions into one pipeline per
+// batch, and on a single server into one script run per batch (see
+// commands): each decision stays atomic and one round trip, but the round
 // trip is shared, so a busy store pays one write and one read system call
-// per batch instead of per decision. Up to maxInFlight batches run at once,
+// per batch instead of per decision, and Redis one command. Up to maxInFlight batches run at once,
 // each on a connection of its own, so Redis works on one batch while the
 // client reads the answers of another and gathers the next. There is no
 // background goroutine: a caller that finds fewer than maxInFlight batches
@@ -32,17 +35,30 @@ type batcher struct {
 // hand: they split the same queue into thinner batches.
 const maxInFlight = 2
 
-// job is one script run.
+// job is one decision: a script's run for one key's structures.
 type job struct {
-	script *redis.Script
+	script *script
 	keys   []string
-	args   []any
+	args   []byte // packed: see pack
 	res    []int64
 	err    error
 	// wake is signalled once: with nil when res and err are set, or with
 	// the batch this job's caller must lead (which holds the job).
 	wake chan []*job
 }
+
+// script is a Lua script that makes any number of decisions in one run: its
+// KEYS are each decision's keys in turn, its ARGV one packed argument per
+// decision, and its answer one packed string holding, per decision, the
+// number of its values and then the values (see take.lua).
+type script struct {
+	*redis.Script
+	keys int // keys per decision
+}
+
+// maxPerCommand is the most decisions one script run carries: Redis runs a
+// script to its end before serving anyone else, so a long batch is split.
+const maxPerCommand = 64
 
 // run runs j, batched with whatever else is queued, and returns its result.
 // A wait is bounded by the batches ahead of j, each bounded by the store's
@@ -122,27 +138,125 @@ type result struct {
 	down bool // the node could not be reached (not a script's own error)
 }
 
-// pipeline sends the batch's scripts as one pipeline. Scripts Redis does not
-// know yet (NOSCRIPT) are retried with EVAL, which loads them.
-func (s *Store) pipeline(ctx context.Context, batch []*job) []result {
-	pipe := s.Client.Pipeline()
-	cmds := make([]*redis.Cmd, len(batch))
+// command is one script run carrying some of a batch's decisions.
+type command struct {
+	script *script
+	jobs   []int // indices into the batch
+	keys   []string
+	args   []any
+	cmd    *redis.Cmd
+}
+
+// commands groups a batch's decisions into script runs. On a single server
+// any keys may share a run; a Cluster or Ring spreads keys over servers, so
+// there only decisions on one key's structures (one hash tag) share a run.
+func (s *Store) commands(batch []*job) []*command {
+	_, single := s.Client.(*redis.Client)
+	type group struct {
+		script *script
+		tag    string
+	}
+	open := make(map[group]*command)
+	var cmds []*command
 	for i, j := range batch {
-		cmds[i] = j.script.EvalSha(ctx, pipe, j.keys, j.args...)
+		g := group{script: j.script}
+		if !single {
+			g.tag = hashTag(j.keys[0])
+		}
+		c := open[g]
+		if c == nil || len(c.jobs) == maxPerCommand {
+			c = &command{script: j.script}
+			open[g] = c
+			cmds = append(cmds, c)
+		}
+		c.jobs = append(c.jobs, i)
+	}
+	return cmds
+}
+
+// hashTag returns the part of key between its first braces.
+func hashTag(key string) string {
+	_, after, _ := strings.Cut(key, "{")
+	tag, _, _ := strings.Cut(after, "}")
+	return tag
+}
+
+// send queues c's script run on pipe.
+func (c *command) send(ctx context.Context, pipe redis.Pipeliner, batch []*job) {
+	c.keys = make([]string, 0, len(c.jobs)*c.script.keys)
+	for _, i := range c.jobs {
+		c.keys = append(c.keys, batch[i].keys...)
+		c.args = append(c.args, batch[i].args)
+	}
+	c.cmd = c.script.EvalSha(ctx, pipe, c.keys, c.args...)
+}
+
+// pipeline sends the batch's script runs as one pipeline. Scripts Redis does
+// not know yet (NOSCRIPT) are retried with EVAL, which loads them.
+func (s *Store) pipeline(ctx context.Context, batch []*job) []result {
+	cmds := s.commands(batch)
+	pipe := s.Client.Pipeline()
+	for _, c := range cmds {
+		c.send(ctx, pipe, batch)
 	}
 	_, perr := pipe.Exec(ctx) // a failure to connect or authenticate; commands' own errors are read below
 	out := make([]result, len(batch))
-	for i, j := range batch {
-		res, err := cmds[i].Int64Slice()
+	for _, c := range cmds {
+		res, err := c.cmd.Text()
 		if err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
-			res, err = j.script.Eval(ctx, s.Client, j.keys, j.args...).Int64Slice()
+			res, err = c.script.Eval(ctx, s.Client, c.keys, c.args...).Text()
 		}
-		if cerr := cmds[i].Err(); cerr == nil && err != nil && perr != nil {
+		if cerr := c.cmd.Err(); cerr == nil && err != nil && perr != nil {
 			err = perr // the command never ran: say why (WRONGPASS, TLS, ...), not how its empty reply reads
 		}
-		out[i] = result{res, s.unavailable(err), unreachable(err)}
+		down := unreachable(err)
+		if err == nil {
+			err = split(res, c.jobs, out) // an answer, but not the script's shape
+		}
+		if err != nil {
+			for _, i := range c.jobs {
+				out[i] = result{nil, s.unavailable(err), down}
+			}
+		}
 	}
 	return out
+}
+
+// pack encodes a decision's arguments as the scripts read them: little-endian
+// doubles, which hold every integer they are given exactly (all are below
+// 2^53: limits, microseconds, counts).
+func pack(v ...int64) []byte {
+	b := make([]byte, 0, 8*len(v))
+	for _, x := range v {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(float64(x)))
+	}
+	return b
+}
+
+// split hands each decision of a script run its values: res holds, per
+// decision, the number of its values and then the values, as pack writes
+// them.
+func split(res string, jobs []int, out []result) error {
+	if len(res)%8 != 0 {
+		return fmt.Errorf("the script answered %d bytes, not a whole number of values", len(res))
+	}
+	v := make([]int64, len(res)/8)
+	var w [8]byte
+	for i := range v {
+		copy(w[:], res[8*i:])
+		v[i] = int64(math.Float64frombits(binary.LittleEndian.Uint64(w[:])))
+	}
+	for k, i := range jobs {
+		if len(v) == 0 || v[0] < 0 || v[0] >= int64(len(v)) {
+			return fmt.Errorf("the script answered %d of %d decisions", k, len(jobs))
+		}
+		n := v[0]
+		out[i].res, v = v[1:1+n:1+n], v[1+n:]
+	}
+	if len(v) != 0 {
+		return fmt.Errorf("the script answered %d values more than %d decisions hold", len(v), len(jobs))
+	}
+	return nil
 }
 
 // unavailable wraps a Redis failure in ErrUnavailable and says what failed:

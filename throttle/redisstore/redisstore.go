@@ -2,11 +2,13 @@
 // share one server rule (mock replicas) or one client budget (a fleet of game
 // backends calling for the same users).
 //
-// Every decision is one atomic Lua script, loaded once and called with
-// EVALSHA: one round trip. Concurrent callers' scripts share their round
-// trips: they are sent as one pipeline per Redis node, so a busy store pays
-// the network system calls once per batch rather than once per decision, and
-// a slow or dead Cluster node delays only its own keys. A node whose batch
+// Every decision is atomic: a Lua script, loaded once and called with
+// EVALSHA, decides it in one round trip. Concurrent callers' decisions share
+// their round trips and their script runs: on a single server one run
+// decides a whole batch (up to 64), its arguments and answers packed as
+// binary doubles, so Redis reads, parses and answers one command per batch
+// rather than one per decision; a Cluster's batches are one pipeline per
+// node, so a slow or dead node delays only its own keys. A node whose batch
 // fails is not tried again for a second: its keys fail at once with
 // ErrUnavailable meanwhile, then one call probes it. Keys carry a
 // hash tag, so a key's structures share one Redis Cluster slot; they expire
@@ -76,8 +78,8 @@ var ErrUnavailable = errors.New("redisstore: redis unavailable")
 // One Script per Lua source: it holds the source and its SHA1, and Run sends
 // EVALSHA, loading the script only when Redis does not have it yet.
 var (
-	takeScript   = redis.NewScript(takeSrc)
-	budgetScript = redis.NewScript(budgetSrc)
+	takeScript   = &script{redis.NewScript(takeSrc), 1}
+	budgetScript = &script{redis.NewScript(budgetSrc), 2}
 )
 
 // key returns the Redis key of k for a structure; the tag in braces is a
@@ -114,7 +116,7 @@ func (s *Store) timeout() time.Duration {
 // run runs a script, batched with concurrent callers' (see batcher), and
 // returns its integers. The wait is bounded by the store's timeout per batch
 // ahead, not by ctx: a decision already queued is not abandoned half-way.
-func (s *Store) run(ctx context.Context, sc *redis.Script, keys []string, args ...any) ([]int64, error) {
+func (s *Store) run(ctx context.Context, sc *script, keys []string, args []byte) ([]int64, error) {
 	if s.Client == nil {
 		return nil, fmt.Errorf("%w: no client", ErrUnavailable)
 	}
@@ -146,8 +148,8 @@ func (s *Store) Peek(ctx context.Context, k throttle.Key, l throttle.Limit, now 
 	return s.take(ctx, k, l, now, 1)
 }
 
-func (s *Store) take(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time, peek int) (throttle.Decision, error) {
-	v, err := s.run(ctx, takeScript, []string{s.key(k, "s")}, l.Burst, l.Sustain, int(s.Align), peek, s.now(now))
+func (s *Store) take(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time, peek int64) (throttle.Decision, error) {
+	v, err := s.run(ctx, takeScript, []string{s.key(k, "s")}, pack(int64(l.Burst), int64(l.Sustain), int64(s.Align), peek, s.now(now)))
 	if err != nil {
 		return throttle.Decision{}, err
 	}
@@ -168,15 +170,24 @@ func (s *Store) take(ctx context.Context, k throttle.Key, l throttle.Limit, now 
 	return d, nil
 }
 
-func (s *Store) budget(ctx context.Context, op string, k throttle.Key, l throttle.Limit, now time.Time, args ...any) ([]int64, error) {
+// The client-budget operations reserve.lua knows.
+const (
+	opReserve = iota + 1
+	opRelease
+	opBlock
+	opSync
+	opSnapshot
+)
+
+func (s *Store) budget(ctx context.Context, op int64, k throttle.Key, l throttle.Limit, now time.Time, args ...int64) ([]int64, error) {
 	keys := []string{s.key(k, "log"), s.key(k, "meta")}
-	all := append([]any{op, l.Burst, l.Sustain, throttle.MarginOr(s.Margin).Microseconds(), s.now(now)}, args...)
-	return s.run(ctx, budgetScript, keys, all...)
+	all := append([]int64{op, int64(l.Burst), int64(l.Sustain), throttle.MarginOr(s.Margin).Microseconds(), s.now(now)}, args...)
+	return s.run(ctx, budgetScript, keys, pack(all...))
 }
 
 // Reserve books the earliest slot for a call for k within maxWait.
 func (s *Store) Reserve(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time, maxWait time.Duration) (throttle.Admission, error) {
-	v, err := s.budget(ctx, "reserve", k, l, now, max(maxWait, 0).Microseconds())
+	v, err := s.budget(ctx, opReserve, k, l, now, max(maxWait, 0).Microseconds())
 	if err != nil {
 		return throttle.Admission{}, err
 	}
@@ -192,27 +203,27 @@ func (s *Store) Reserve(ctx context.Context, k throttle.Key, l throttle.Limit, n
 // Release gives back a slot Reserve booked for k (Admission.Slot is the
 // admission's sequence number in the key's log).
 func (s *Store) Release(ctx context.Context, k throttle.Key, l throttle.Limit, slot int64) error {
-	_, err := s.budget(ctx, "release", k, l, time.Time{}, slot)
+	_, err := s.budget(ctx, opRelease, k, l, time.Time{}, slot)
 	return err
 }
 
 // Block refuses calls for k until until, measured from now (the service's
 // Retry-After runs from when its answer arrived).
 func (s *Store) Block(ctx context.Context, k throttle.Key, now, until time.Time) error {
-	_, err := s.budget(ctx, "block", k, throttle.Limit{}, now, until.Sub(now).Microseconds())
+	_, err := s.budget(ctx, opBlock, k, throttle.Limit{}, now, until.Sub(now).Microseconds())
 	return err
 }
 
 // Sync absorbs a server report of one window for k; see throttle.Sliding.Sync.
 func (s *Store) Sync(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time, p throttle.Period, used int, reset time.Duration) error {
-	_, err := s.budget(ctx, "sync", k, l, now, p.Duration().Microseconds(), used, reset.Microseconds())
+	_, err := s.budget(ctx, opSync, k, l, now, p.Duration().Microseconds(), int64(used), reset.Microseconds())
 	return err
 }
 
 // Snapshot reports k's budget. BlockedUntil is in the local clock: now plus
 // the block's remaining time by the Redis clock.
 func (s *Store) Snapshot(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time) (throttle.Snapshot, error) {
-	v, err := s.budget(ctx, "snapshot", k, l, now)
+	v, err := s.budget(ctx, opSnapshot, k, l, now)
 	if err != nil {
 		return throttle.Snapshot{}, err
 	}

@@ -1,48 +1,83 @@
--- The server rule (throttle.Windows) for one key, atomically.
--- KEYS[1]: a string of four little-endian doubles, packed with struct.pack:
---          burst window start (microseconds), burst count, sustain window
---          start, sustain count. One GET and one SET with PX per decision:
---          cheaper for Redis than a hash's HMGET, HSET and PEXPIRE.
--- ARGV: burst limit, sustain limit, align (0 first request, 1 clock),
---       peek (1: do not count), now (microseconds; 0: use Redis TIME).
--- Returns {burstOver, sustainOver, burstCount, sustainCount, burstResetUs, sustainResetUs, limiter}.
-local bl, sl, align, peek = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-local now = tonumber(ARGV[5])
-if now == 0 then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-end
+-- The server rule (throttle.Windows), atomically, for one or more decisions:
+-- one command can carry a whole batch of callers' decisions, so Redis reads,
+-- parses and answers one command per batch instead of one per decision.
+-- KEYS[i]: decision i's state, a string of four little-endian doubles packed
+--          with struct.pack: burst window start (microseconds), burst count,
+--          sustain window start, sustain count. One GET and one SET with PX
+--          per decision: cheaper for Redis than a hash's HMGET, HSET and
+--          PEXPIRE.
+-- ARGV[i]: decision i's arguments as five little-endian doubles
+--       (struct.pack '<ddddd'): burst limit, sustain limit, align (0 first
+--       request, 1 clock), peek (1: do not count), now (microseconds; 0: use
+--       Redis TIME). Packed, a decision is one argument for Redis to read
+--       instead of five numbers to parse.
+-- Returns one string: per decision, 7 and then burstOver, sustainOver,
+-- burstCount, sustainCount, burstResetUs, sustainResetUs, limiter, all
+-- little-endian doubles.
 local BP, SP = 15000000, 300000000
-local bs, bc, ss, sc = 0, 0, 0, 0
-local raw = redis.call('GET', KEYS[1])
-if raw and #raw == 32 then -- anything else is not ours: start afresh
-  bs, bc, ss, sc = struct.unpack('<dddd', raw)
-end
-local function roll(start, count, period)
-  if count > 0 and now >= start and now < start + period then
-    return start, count
+local clock
+local function redisNow()
+  if not clock then
+    local t = redis.call('TIME')
+    clock = tonumber(t[1]) * 1000000 + tonumber(t[2])
   end
-  if align == 1 then
-    return now - (now % period), 0
+  return clock
+end
+
+local function take(key, bl, sl, align, peek, now)
+  if now == 0 then now = redisNow() end
+  local bs, bc, ss, sc = 0, 0, 0, 0
+  local raw = redis.call('GET', key)
+  if raw and #raw == 32 then -- anything else is not ours: start afresh
+    bs, bc, ss, sc = struct.unpack('<dddd', raw)
   end
-  return now, 0
+  local function roll(start, count, period)
+    if count > 0 and now >= start and now < start + period then
+      return start, count
+    end
+    if align == 1 then
+      return now - (now % period), 0
+    end
+    return now, 0
+  end
+  local bs0, ss0 = bs, ss
+  bs, bc = roll(bs, bc, BP)
+  ss, sc = roll(ss, sc, SP)
+  local bover = (bl > 0 and bc >= bl) and 1 or 0
+  local sover = (sl > 0 and sc >= sl) and 1 or 0
+  if peek == 0 then
+    bc, sc = bc + 1, sc + 1
+    local state = struct.pack('<dddd', bs, bc, ss, sc)
+    if raw and bs == bs0 and ss == ss0 then
+      -- Neither window rolled, so the key's expiry, set when one last did,
+      -- still outlives both: keeping it makes the write a third cheaper.
+      redis.call('SET', key, state, 'KEEPTTL')
+    else
+      local ends = math.max(bs + BP, ss + SP)
+      redis.call('SET', key, state, 'PX', math.floor((ends - now) / 1000) + 1000)
+    end
+  end
+  -- The limiter: the window that refused the request; when both did, the
+  -- one that ends last (throttle.Windows decides the same).
+  local breset, sreset = bs + BP - now, ss + SP - now
+  local limiter = 0
+  if bover == 1 and (sover == 0 or breset > sreset) then
+    limiter = 1
+  elseif sover == 1 then
+    limiter = 2
+  end
+  return bover, sover, bc, sc, breset, sreset, limiter
 end
-bs, bc = roll(bs, bc, BP)
-ss, sc = roll(ss, sc, SP)
-local bover = (bl > 0 and bc >= bl) and 1 or 0
-local sover = (sl > 0 and sc >= sl) and 1 or 0
-if peek == 0 then
-  bc, sc = bc + 1, sc + 1
-  local ends = math.max(bs + BP, ss + SP)
-  redis.call('SET', KEYS[1], struct.pack('<dddd', bs, bc, ss, sc), 'PX', math.floor((ends - now) / 1000) + 1000)
+
+if #KEYS ~= #ARGV then
+  return redis.error_reply('take: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' decisions')
 end
--- The limiter: the window that refused the request; when both did, the
--- one that ends last (throttle.Windows decides the same).
-local breset, sreset = bs + BP - now, ss + SP - now
-local limiter = 0
-if bover == 1 and (sover == 0 or breset > sreset) then
-  limiter = 1
-elseif sover == 1 then
-  limiter = 2
+local out = {}
+for i = 1, #KEYS do
+  if #ARGV[i] ~= 40 then
+    return redis.error_reply('take: decision ' .. i .. ' has ' .. #ARGV[i] .. ' bytes of arguments, want 40')
+  end
+  local bl, sl, align, peek, now = struct.unpack('<ddddd', ARGV[i])
+  out[i] = struct.pack('<dddddddd', 7, take(KEYS[i], bl, sl, align, peek, now))
 end
-return {bover, sover, bc, sc, breset, sreset, limiter}
+return table.concat(out)

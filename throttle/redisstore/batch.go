@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/xblgo/fgrl/internal/safetext"
 )
 
 // batcher coalesces concurrent callers' decisions into one pipeline per
@@ -233,30 +234,51 @@ func pack(v ...int64) []byte {
 	return b
 }
 
-// split hands each decision of a script run its values: res holds, per
+// split hands each decision of a script run its outcome. res holds, per
 // decision, the number of its values and then the values, as pack writes
-// them.
+// them; or, for a decision that failed, minus the length of its error
+// message, then the message padded with zero bytes to whole values.
 func split(res string, jobs []int, out []result) error {
-	if len(res)%8 != 0 {
-		return fmt.Errorf("the script answered %d bytes, not a whole number of values", len(res))
-	}
-	v := make([]int64, len(res)/8)
-	var w [8]byte
-	for i := range v {
-		copy(w[:], res[8*i:])
-		v[i] = int64(math.Float64frombits(binary.LittleEndian.Uint64(w[:])))
-	}
 	for k, i := range jobs {
-		if len(v) == 0 || v[0] < 0 || v[0] >= int64(len(v)) {
+		h, ok := double(res)
+		if !ok {
 			return fmt.Errorf("the script answered %d of %d decisions", k, len(jobs))
 		}
-		n := v[0]
-		out[i].res, v = v[1:1+n:1+n], v[1+n:]
+		res = res[8:]
+		whole := h == math.Trunc(h)
+		switch {
+		case whole && h >= 0 && h <= float64(len(res)/8):
+			v := make([]int64, int(h))
+			for j := range v {
+				x, _ := double(res)
+				v[j], res = int64(x), res[8:]
+			}
+			out[i].res = v
+		case whole && h < 0 && -h <= float64(len(res)):
+			n := int(-h)
+			out[i].err = fmt.Errorf("%w: %s", ErrUnavailable, safetext.Clip(res[:n], maxScriptError))
+			res = res[min((n+7)/8*8, len(res)):]
+		default:
+			return fmt.Errorf("the script answered %d of %d decisions, then %v", k, len(jobs), h)
+		}
 	}
-	if len(v) != 0 {
-		return fmt.Errorf("the script answered %d values more than %d decisions hold", len(v), len(jobs))
+	if len(res) != 0 {
+		return fmt.Errorf("the script answered %d bytes more than %d decisions hold", len(res), len(jobs))
 	}
 	return nil
+}
+
+// maxScriptError is the most of a script's error message an error quotes.
+const maxScriptError = 200
+
+// double reads the little-endian double res starts with.
+func double(res string) (float64, bool) {
+	if len(res) < 8 {
+		return 0, false
+	}
+	var w [8]byte
+	copy(w[:], res)
+	return math.Float64frombits(binary.LittleEndian.Uint64(w[:])), true
 }
 
 // unavailable wraps a Redis failure in ErrUnavailable and says what failed:

@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -24,32 +25,40 @@ func answer(v ...float64) string {
 	return string(b)
 }
 
+// failure packs a decision's error as the scripts do: minus the message's
+// length, then the message padded with zero bytes to whole doubles.
+func failure(msg string) string {
+	return answer(-float64(len(msg))) + msg + strings.Repeat("\x00", (8-len(msg)%8)%8)
+}
+
 func TestSplit(t *testing.T) {
 	tests := []struct {
 		name    string
 		res     string
 		decided int
 		want    [][]int64
-		err     string
+		errs    []string // per decision: a text its error holds
+		err     string   // the whole answer's error
 	}{
-		{"one decision", answer(3, 1, -2, 1e15), 1, [][]int64{{1, -2, 1e15}}, ""},
-		{"two, one empty", answer(0, 2, 7, 8), 2, [][]int64{{}, {7, 8}}, ""},
-		{"fractions truncate as Redis's own integer replies do", answer(1, 2.9), 1, [][]int64{{2}}, ""},
-		{"a decision missing", answer(1, 5), 2, nil, "answered 1 of 2 decisions"},
-		{"a count beyond the answer", answer(4, 1, 2), 1, nil, "answered 0 of 1"},
-		{"a negative count", answer(-1), 1, nil, "answered 0 of 1"},
-		{"values left over", answer(1, 5, 6), 1, nil, "1 values more than 1 decisions"},
-		{"not whole values", answer(1, 5)[:12], 1, nil, "12 bytes"},
-		{"empty", "", 1, nil, "answered 0 of 1"},
+		{"one decision", answer(3, 1, -2, 1e15), 1, [][]int64{{1, -2, 1e15}}, nil, ""},
+		{"two, one empty", answer(0, 2, 7, 8), 2, [][]int64{{}, {7, 8}}, nil, ""},
+		{"fractions truncate as Redis's own integer replies do", answer(1, 2.9), 1, [][]int64{{2}}, nil, ""},
+		{"one failed, one decided", failure("WRONGTYPE Operation") + answer(1, 5), 2, [][]int64{nil, {5}}, []string{"WRONGTYPE Operation", ""}, ""},
+		{"a message of whole doubles", failure("12345678") + answer(0), 2, [][]int64{nil, {}}, []string{"12345678", ""}, ""},
+		{"a message with an escape", failure("bad\x1b[2J"), 1, [][]int64{nil}, []string{`bad\x1b[2J`}, ""},
+		{"a decision missing", answer(1, 5), 2, nil, nil, "answered 1 of 2 decisions"},
+		{"a count beyond the answer", answer(4, 1, 2), 1, nil, nil, "answered 0 of 1"},
+		{"a message beyond the answer", answer(-100) + "short", 1, nil, nil, "answered 0 of 1"},
+		{"a fractional count", answer(0.5), 1, nil, nil, "answered 0 of 1"},
+		{"a count of NaN", answer(math.NaN()), 1, nil, nil, "answered 0 of 1"},
+		{"values left over", answer(1, 5, 6), 1, nil, nil, "8 bytes more than 1 decisions"},
+		{"not whole values", answer(1, 5)[:12], 1, nil, nil, "answered 0 of 1"},
+		{"empty", "", 1, nil, nil, "answered 0 of 1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			jobs := make([]int, tt.decided)
-			for i := range jobs {
-				jobs[i] = i
-			}
 			out := make([]result, tt.decided)
-			err := split(tt.res, jobs, out)
+			err := split(tt.res, seq(0, tt.decided), out)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("split = %v, want an error saying %q", err, tt.err)
@@ -62,6 +71,16 @@ func TestSplit(t *testing.T) {
 			got := make([][]int64, len(out))
 			for i, r := range out {
 				got[i] = r.res
+				want := ""
+				if tt.errs != nil {
+					want = tt.errs[i]
+				}
+				switch {
+				case want == "" && r.err != nil:
+					t.Errorf("decision %d: %v", i, r.err)
+				case want != "" && (r.err == nil || !strings.Contains(r.err.Error(), want) || !errors.Is(r.err, ErrUnavailable)):
+					t.Errorf("decision %d: %v, want an ErrUnavailable saying %q", i, r.err, want)
+				}
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("split (-want +got):\n%s", diff)
@@ -71,30 +90,29 @@ func TestSplit(t *testing.T) {
 }
 
 // FuzzSplit: any answer, however malformed, gives each decision its values
-// or an error: no panic, no values beyond the answer.
+// or its error, or fails as a whole: no panic, nothing left unsettled.
 func FuzzSplit(f *testing.F) {
 	f.Add(answer(3, 1, 2, 3, 0), 2)
 	f.Add(answer(7, 0, 0, 1, 1, 15e6, 300e6, 0), 1)
+	f.Add(failure("WRONGTYPE")+answer(0), 2)
+	f.Add(answer(-9.2e18), 1)
 	f.Add(answer(1e300), 1)
 	f.Add(answer(math.NaN(), 1), 1)
 	f.Fuzz(func(t *testing.T, res string, decided int) {
 		if decided < 0 || decided > 100 {
 			return
 		}
-		jobs := make([]int, decided)
-		for i := range jobs {
-			jobs[i] = i
-		}
 		out := make([]result, decided)
-		if err := split(res, jobs, out); err != nil {
+		if err := split(res, seq(0, decided), out); err != nil {
 			return
 		}
-		n := 0
-		for _, r := range out {
-			n += 1 + len(r.res)
-		}
-		if n*8 != len(res) {
-			t.Errorf("split accounted for %d values of %d bytes", n, len(res))
+		for i, r := range out {
+			if (r.res == nil) == (r.err == nil) {
+				t.Errorf("decision %d: values %v and error %v", i, r.res, r.err)
+			}
+			if r.err != nil && len(r.err.Error()) > len(ErrUnavailable.Error())+2+maxScriptError {
+				t.Errorf("decision %d: an error of %d bytes", i, len(r.err.Error()))
+			}
 		}
 	})
 }
@@ -185,6 +203,51 @@ func TestScriptsReloaded(t *testing.T) {
 	}
 }
 
+// TestDecisionFailsAlone: a decision that fails inside a script run (a key
+// of another type, an unknown operation) gets its own error, and the
+// decisions it shares the run with get their answers.
+func TestDecisionFailsAlone(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client()
+	ctx := context.Background()
+	if err := c.LPush(ctx, "list", "x").Err(); err != nil {
+		t.Fatal(err)
+	}
+	take := string(pack(10, 30, 0, 0, 0))
+	reserve := string(pack(opReserve, 10, 30, 0, 0, 0))
+	tests := []struct {
+		name string
+		sc   *script
+		keys []string
+		args []any
+		errs []string // per decision: a text its error holds, or "" for an answer
+	}{
+		{"take: a list, then a fresh key", takeScript, []string{"list", "fresh"}, []any{take, take}, []string{"WRONGTYPE", ""}},
+		{"budget: a list, then a fresh key", budgetScript, []string{"list", "m1", "log2", "m2"}, []any{reserve, reserve}, []string{"WRONGTYPE", ""}},
+		{"budget: an unknown op, then a reserve", budgetScript, []string{"l3", "m3", "l4", "m4"}, []any{string(pack(9, 10, 30, 0, 0)), reserve}, []string{"unknown op 9", ""}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := tt.sc.Run(ctx, c, tt.keys, tt.args...).Text()
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := make([]result, len(tt.errs))
+			if err := split(res, seq(0, len(out)), out); err != nil {
+				t.Fatal(err)
+			}
+			for i, want := range tt.errs {
+				switch {
+				case want == "" && (out[i].err != nil || len(out[i].res) == 0):
+					t.Errorf("decision %d: %v, %v; want an answer", i, out[i].res, out[i].err)
+				case want != "" && (out[i].err == nil || !strings.Contains(out[i].err.Error(), want)):
+					t.Errorf("decision %d: %v; want an error saying %q", i, out[i].err, want)
+				}
+			}
+		})
+	}
+}
+
 // TestScriptRefusesMalformedArguments: the scripts answer a clear error, not
 // a wrong decision, to arguments of the wrong size.
 func TestScriptRefusesMalformedArguments(t *testing.T) {
@@ -201,7 +264,6 @@ func TestScriptRefusesMalformedArguments(t *testing.T) {
 		{"take, short argument", takeScript, []string{"k"}, []any{"short"}, "has 5 bytes of arguments, want 40"},
 		{"take, keys and arguments differ", takeScript, []string{"k", "j"}, []any{string(pack(1, 1, 0, 0, 0))}, "2 keys and 1 decisions"},
 		{"budget, too few arguments", budgetScript, []string{"l", "m"}, []any{string(pack(1, 2))}, "16 bytes of arguments"},
-		{"budget, unknown op", budgetScript, []string{"l", "m"}, []any{string(pack(9, 1, 1, 0, 0))}, "unknown op 9"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

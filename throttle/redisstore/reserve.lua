@@ -12,7 +12,7 @@
 --   sync:    period (us), used, reset (us) -> {}
 --   snapshot:                         -> {burstCount, burstResetUs, sustainCount, sustainResetUs, blockedUs, waitUs}
 -- Returns one string: per decision, the number of its values and then the
--- values, all little-endian doubles.
+-- values, all little-endian doubles (or its error: see frame).
 local BP, SP = 15000000, 300000000
 local clock
 local function redisNow()
@@ -115,6 +115,16 @@ local function budget(log, meta, A)
   error('budget: unknown op ' .. op)
 end
 
+-- frame packs one decision's outcome, as take.lua's does.
+local function frame(ok, r)
+  if ok then
+    if #r == 0 then return struct.pack('<d', 0) end
+    return struct.pack('<d' .. string.rep('d', #r), #r, unpack(r))
+  end
+  local msg = type(r) == 'table' and tostring(r.err) or tostring(r)
+  return struct.pack('<d', -#msg) .. msg .. string.rep('\0', (8 - #msg % 8) % 8)
+end
+
 local out = {}
 for i = 1, #ARGV do
   local n = #ARGV[i] / 8
@@ -123,8 +133,6 @@ for i = 1, #ARGV do
   end
   local A = {struct.unpack('<' .. string.rep('d', n), ARGV[i])}
   A[#A] = nil -- unpack's last value is where it stopped
-  local r = budget(KEYS[2 * i - 1], KEYS[2 * i], A)
-  out[i] = struct.pack('<d', #r)
-  if #r > 0 then out[i] = out[i] .. struct.pack('<' .. string.rep('d', #r), unpack(r)) end
+  out[i] = frame(pcall(budget, KEYS[2 * i - 1], KEYS[2 * i], A))
 end
 return table.concat(out)

@@ -13,7 +13,7 @@
 --       instead of five numbers to parse.
 -- Returns one string: per decision, 7 and then burstOver, sustainOver,
 -- burstCount, sustainCount, burstResetUs, sustainResetUs, limiter, all
--- little-endian doubles.
+-- little-endian doubles (or its error: see frame).
 local BP, SP = 15000000, 300000000
 local clock
 local function redisNow()
@@ -66,7 +66,20 @@ local function take(key, bl, sl, align, peek, now)
   elseif sover == 1 then
     limiter = 2
   end
-  return bover, sover, bc, sc, breset, sreset, limiter
+  return {bover, sover, bc, sc, breset, sreset, limiter}
+end
+
+-- frame packs one decision's outcome: the number of its values and the
+-- values; or, when it failed, minus the length of its error message, then
+-- the message padded to whole doubles. A decision that fails (a key of
+-- another type: WRONGTYPE) fails alone, not the batch it came in.
+local function frame(ok, r)
+  if ok then
+    if #r == 0 then return struct.pack('<d', 0) end
+    return struct.pack('<d' .. string.rep('d', #r), #r, unpack(r))
+  end
+  local msg = type(r) == 'table' and tostring(r.err) or tostring(r)
+  return struct.pack('<d', -#msg) .. msg .. string.rep('\0', (8 - #msg % 8) % 8)
 end
 
 if #KEYS ~= #ARGV then
@@ -78,6 +91,6 @@ for i = 1, #KEYS do
     return redis.error_reply('take: decision ' .. i .. ' has ' .. #ARGV[i] .. ' bytes of arguments, want 40')
   end
   local bl, sl, align, peek, now = struct.unpack('<ddddd', ARGV[i])
-  out[i] = struct.pack('<dddddddd', 7, take(KEYS[i], bl, sl, align, peek, now))
+  out[i] = frame(pcall(take, KEYS[i], bl, sl, align, peek, now))
 end
 return table.concat(out)

@@ -20,8 +20,10 @@ type Cluster struct {
 
 // StartCluster starts n cluster-enabled redis-servers on free loopback
 // ports, joins them into one cluster with redis-cli --cluster create, and
-// waits until every node reports cluster_state:ok. It skips like Start when
-// redis-server or redis-cli is missing.
+// waits until every node reports cluster_state:ok. A cluster of one (which
+// redis-cli --cluster create refuses) is made with CLUSTER ADDSLOTSRANGE: a
+// node that holds every slot, yet refuses commands whose keys cross slots.
+// It skips like Start when redis-server or redis-cli is missing.
 func StartCluster(tb testing.TB, n int) *Cluster {
 	tb.Helper()
 	if _, err := exec.LookPath("redis-cli"); err != nil {
@@ -36,6 +38,13 @@ func StartCluster(tb testing.TB, n int) *Cluster {
 			"--cluster-config-file", filepath.Join(dir, "nodes-"+strconv.Itoa(i)+".conf"))
 		c.Masters = append(c.Masters, s)
 		addrs[i] = s.Addr
+	}
+	if n == 1 {
+		if err := c.Masters[0].Client().Do(context.Background(), "CLUSTER", "ADDSLOTSRANGE", 0, 16383).Err(); err != nil {
+			tb.Fatalf("CLUSTER ADDSLOTSRANGE: %v", err)
+		}
+		c.WaitOK()
+		return c
 	}
 	args := append([]string{"--cluster", "create"}, addrs...)
 	out, err := exec.Command("redis-cli", append(args, "--cluster-replicas", "0", "--cluster-yes")...).CombinedOutput()

@@ -142,7 +142,9 @@ type result struct {
 // command is one script run carrying some of a batch's decisions.
 type command struct {
 	script *script
-	jobs   []int // indices into the batch
+	jobs   []int  // indices into the batch
+	tag    string // the hash tag of its first decision's keys
+	mixed  bool   // its decisions have more than one hash tag
 	keys   []string
 	args   []any
 	cmd    *redis.Cmd
@@ -151,8 +153,11 @@ type command struct {
 // commands groups a batch's decisions into script runs. On a single server
 // any keys may share a run; a Cluster or Ring spreads keys over servers, so
 // there only decisions on one key's structures (one hash tag) share a run.
+// So does a plain client once its server has refused a run's keys as
+// crossing slots (CROSSSLOT: a Cluster node, or a proxy in front of shards).
 func (s *Store) commands(batch []*job) []*command {
 	_, single := s.Client.(*redis.Client)
+	single = single && !s.perTag.Load()
 	type group struct {
 		script *script
 		tag    string
@@ -160,16 +165,18 @@ func (s *Store) commands(batch []*job) []*command {
 	open := make(map[group]*command)
 	var cmds []*command
 	for i, j := range batch {
+		tag := hashTag(j.keys[0])
 		g := group{script: j.script}
 		if !single {
-			g.tag = hashTag(j.keys[0])
+			g.tag = tag
 		}
 		c := open[g]
 		if c == nil || len(c.jobs) == maxPerCommand {
-			c = &command{script: j.script}
+			c = &command{script: j.script, tag: tag}
 			open[g] = c
 			cmds = append(cmds, c)
 		}
+		c.mixed = c.mixed || tag != c.tag
 		c.jobs = append(c.jobs, i)
 	}
 	return cmds
@@ -202,10 +209,16 @@ func (s *Store) pipeline(ctx context.Context, batch []*job) []result {
 	}
 	_, perr := pipe.Exec(ctx) // a failure to connect or authenticate; commands' own errors are read below
 	out := make([]result, len(batch))
+	var crossed []int // decisions of runs a server refused as crossing slots
 	for _, c := range cmds {
 		res, err := c.cmd.Text()
 		if err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
 			res, err = c.script.Eval(ctx, s.Client, c.keys, c.args...).Text()
+		}
+		if err != nil && c.mixed && strings.HasPrefix(err.Error(), "CROSSSLOT") {
+			s.perTag.Store(true) // a proxy or Cluster node behind a plain client: batch per key from now on
+			crossed = append(crossed, c.jobs...)
+			continue
 		}
 		if cerr := c.cmd.Err(); cerr == nil && err != nil && perr != nil {
 			err = perr // the command never ran: say why (WRONGPASS, TLS, ...), not how its empty reply reads
@@ -218,6 +231,15 @@ func (s *Store) pipeline(ctx context.Context, batch []*job) []result {
 			for _, i := range c.jobs {
 				out[i] = result{nil, s.unavailable(err), down}
 			}
+		}
+	}
+	if len(crossed) > 0 { // once more, one hash tag per run
+		sub := make([]*job, len(crossed))
+		for k, i := range crossed {
+			sub[k] = batch[i]
+		}
+		for k, r := range s.pipeline(ctx, sub) {
+			out[crossed[k]] = r
 		}
 	}
 	return out

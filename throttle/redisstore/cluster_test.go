@@ -90,3 +90,30 @@ func TestClusterMasterDown(t *testing.T) {
 		t.Errorf("healthy masters: %d of %d decisions failed, mean %v; want none failed and a few ms", healthyFailed.Load(), healthyCalls.Load(), mean)
 	}
 }
+
+// TestPlainClientOnAClusterNode: a plain client whose server refuses runs
+// whose keys cross slots (a Cluster node holding every slot stands for a
+// sharding proxy) still gets every decision right: the first refused batch
+// is sent again one hash tag per run, and later batches are made that way.
+func TestPlainClientOnAClusterNode(t *testing.T) {
+	c := redistest.StartCluster(t, 1)
+	s := &Store{Client: c.Masters[0].Client()}
+	l := throttle.Limit{Burst: 3, Sustain: 100}
+	var wg sync.WaitGroup
+	for g := range 50 {
+		wg.Go(func() {
+			k := throttle.Key{User: strconv.Itoa(g), Title: "t", Scope: "s"}
+			for i := 1; i <= 5; i++ {
+				d, err := s.Take(context.Background(), k, l, time.Now())
+				if err != nil || d.Burst.Count != i || d.Allowed != (i <= 3) {
+					t.Errorf("key %d call %d: %+v, %v", g, i, d, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if !s.perTag.Load() {
+		t.Error("no batch crossed slots: the test did not reach the fallback")
+	}
+}

@@ -8,7 +8,10 @@
 // decides a whole batch (up to 64), its arguments and answers packed as
 // binary doubles, so Redis reads, parses and answers one command per batch
 // rather than one per decision; a Cluster's batches are one pipeline per
-// node, so a slow or dead node delays only its own keys. A node whose batch
+// node, so a slow or dead node delays only its own keys. A server behind a
+// plain client that refuses one command's keys across slots (CROSSSLOT: a
+// sharding proxy, or a Cluster node) gets that batch again one key per run,
+// and from then on batches made that way. A node whose batch
 // fails is not tried again for a second: its keys fail at once with
 // ErrUnavailable meanwhile, then one call probes it. Keys carry a
 // hash tag, so a key's structures share one Redis Cluster slot; they expire
@@ -29,6 +32,7 @@ import (
 	"hash/fnv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -69,7 +73,8 @@ type Store struct {
 	// tests and simulations that drive time themselves.
 	CallerTime bool
 
-	nodes sync.Map // node address ("" for a single server) -> *node
+	nodes  sync.Map    // node address ("" for a single server) -> *node
+	perTag atomic.Bool // the server refused a run across hash tags: batch per tag
 }
 
 // ErrUnavailable wraps every failure to reach Redis or run a script.

@@ -32,10 +32,7 @@ func (c *call) user(seg string) string {
 	if strings.EqualFold(seg, "me") {
 		return c.id.xuid
 	}
-	if s, ok := strings.CutPrefix(strings.ToLower(seg), "xuid("); ok {
-		return strings.TrimSuffix(s, ")")
-	}
-	return seg
+	return xuidDigits(seg) // the route's pattern has checked the segment
 }
 
 // query returns the first value of a query parameter, as

@@ -200,6 +200,12 @@ func TestSessionsSocialPrivacy(t *testing.T) {
 	if perm.IsAllowed {
 		t.Error("permission to xuid(0) allowed, want refused")
 	}
+	for _, target := range []string{"xuid(abc)", "xuid(5", "xuid()", "5", "xuid(123456789012345678901)"} {
+		r := do(t, h, "GET", "https://privacy.xboxlive.com/users/me/permission/validate?setting=CommunicateUsingText&target="+target, tok, "")
+		if r.status != 400 {
+			t.Errorf("target %q: %d, want 400", target, r.status)
+		}
+	}
 }
 
 func TestHandlesAndTickets(t *testing.T) {

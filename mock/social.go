@@ -106,14 +106,14 @@ type permissionReason struct {
 }
 
 func servePermission(h *Handler, c *call) {
-	setting, target := c.query("setting"), c.query("target")
-	if setting == "" || !strings.HasPrefix(strings.ToLower(target), "xuid(") {
+	setting, target := c.query("setting"), xuidDigits(c.query("target"))
+	if setting == "" || target == "" {
 		writeError(c.w, http.StatusBadRequest, "BadRequest", "setting and target=xuid(N) are required")
 		return
 	}
 	// Every permission is granted except toward xuid(0), which has blocked
 	// everyone: a refused case for tests.
-	allowed := c.user(target) != "0"
+	allowed := target != "0"
 	var reasons []permissionReason // absent when allowed
 	if !allowed {
 		reasons = append(reasons, permissionReason{Reason: "BlockListRestrictsTarget"})

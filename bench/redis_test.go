@@ -45,9 +45,13 @@ func BenchmarkRedisClients(b *testing.B) {
 		b.Skip("redis-benchmark not on PATH")
 	}
 	srv := redistest.Start(b)
-	src, err := os.ReadFile("../throttle/redisstore/take.lua")
-	if err != nil {
-		b.Fatal(err)
+	var src []byte
+	for _, f := range []string{"common.lua", "take.lua"} { // as the store puts them together
+		part, err := os.ReadFile("../throttle/redisstore/" + f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		src = append(src, part...)
 	}
 	for _, c := range redisContenders(b, srv.Addr, string(src)) {
 		b.Run(c.name, func(b *testing.B) {

@@ -51,7 +51,7 @@ type job struct {
 // script is a Lua script that makes any number of decisions in one run: its
 // KEYS are each decision's keys in turn, its ARGV one packed argument per
 // decision, and its answer one packed string holding, per decision, the
-// number of its values and then the values (see take.lua).
+// number of its values and then the values (see common.lua and take.lua).
 type script struct {
 	*redis.Script
 	keys int // keys per decision

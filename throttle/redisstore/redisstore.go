@@ -43,6 +43,8 @@ import (
 const DefaultTimeout = 250 * time.Millisecond
 
 var (
+	//go:embed common.lua
+	commonSrc string // put before each script: its clock and answer framing
 	//go:embed take.lua
 	takeSrc string
 	//go:embed reserve.lua
@@ -83,8 +85,8 @@ var ErrUnavailable = errors.New("redisstore: redis unavailable")
 // One Script per Lua source: it holds the source and its SHA1, and Run sends
 // EVALSHA, loading the script only when Redis does not have it yet.
 var (
-	takeScript   = &script{redis.NewScript(takeSrc), 1}
-	budgetScript = &script{redis.NewScript(budgetSrc), 2}
+	takeScript   = &script{redis.NewScript(commonSrc + takeSrc), 1}
+	budgetScript = &script{redis.NewScript(commonSrc + budgetSrc), 2}
 )
 
 // key returns the Redis key of k for a structure; the tag in braces is a

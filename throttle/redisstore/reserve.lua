@@ -4,25 +4,15 @@
 -- then a hash with the Retry-After block (blocked) and a member counter (seq).
 -- ARGV, one per decision in KEYS' order: its arguments A as little-endian
 -- doubles (struct.pack '<d...'): op (1 reserve, 2 release, 3 block, 4 sync,
--- 5 snapshot),
--- burst limit, sustain limit, margin (us), now (us; 0: Redis TIME), then per op:
+-- 5 snapshot), burst limit, sustain limit, margin (us), now (us; 0: Redis
+-- TIME), then per op:
 --   reserve: maxWait (us)             -> {allowed, waitUs, blocked, seq}
 --   release: seq                      -> {released}
 --   block:   duration (us)            -> {}
 --   sync:    period (us), used, reset (us) -> {}
 --   snapshot:                         -> {burstCount, burstResetUs, sustainCount, sustainResetUs, blockedUs, waitUs}
 -- Returns one string: per decision, the number of its values and then the
--- values, all little-endian doubles (or its error: see frame).
-local BP, SP = 15000000, 300000000
-local clock
-local function redisNow()
-  if not clock then
-    local t = redis.call('TIME')
-    clock = tonumber(t[1]) * 1000000 + tonumber(t[2])
-  end
-  return clock
-end
-
+-- values, all little-endian doubles (or its error: see frame in common.lua).
 local function budget(log, meta, A)
   local op = A[1]
   local bl, sl, margin = tonumber(A[2]), tonumber(A[3]), tonumber(A[4])
@@ -113,16 +103,6 @@ local function budget(log, meta, A)
     return {bc, br, sc, sr, math.max(blocked - now, 0), at - now}
   end
   error('budget: unknown op ' .. op)
-end
-
--- frame packs one decision's outcome, as take.lua's does.
-local function frame(ok, r)
-  if ok then
-    if #r == 0 then return struct.pack('<d', 0) end
-    return struct.pack('<d' .. string.rep('d', #r), #r, unpack(r))
-  end
-  local msg = type(r) == 'table' and tostring(r.err) or tostring(r)
-  return struct.pack('<d', -#msg) .. msg .. string.rep('\0', (8 - #msg % 8) % 8)
 end
 
 local out = {}

@@ -13,17 +13,7 @@
 --       instead of five numbers to parse.
 -- Returns one string: per decision, 7 and then burstOver, sustainOver,
 -- burstCount, sustainCount, burstResetUs, sustainResetUs, limiter, all
--- little-endian doubles (or its error: see frame).
-local BP, SP = 15000000, 300000000
-local clock
-local function redisNow()
-  if not clock then
-    local t = redis.call('TIME')
-    clock = tonumber(t[1]) * 1000000 + tonumber(t[2])
-  end
-  return clock
-end
-
+-- little-endian doubles (or its error: see frame in common.lua).
 local function take(key, bl, sl, align, peek, now)
   if now == 0 then now = redisNow() end
   local bs, bc, ss, sc = 0, 0, 0, 0
@@ -67,19 +57,6 @@ local function take(key, bl, sl, align, peek, now)
     limiter = 2
   end
   return {bover, sover, bc, sc, breset, sreset, limiter}
-end
-
--- frame packs one decision's outcome: the number of its values and the
--- values; or, when it failed, minus the length of its error message, then
--- the message padded to whole doubles. A decision that fails (a key of
--- another type: WRONGTYPE) fails alone, not the batch it came in.
-local function frame(ok, r)
-  if ok then
-    if #r == 0 then return struct.pack('<d', 0) end
-    return struct.pack('<d' .. string.rep('d', #r), #r, unpack(r))
-  end
-  local msg = type(r) == 'table' and tostring(r.err) or tostring(r)
-  return struct.pack('<d', -#msg) .. msg .. string.rep('\0', (8 - #msg % 8) % 8)
 end
 
 if #KEYS ~= #ARGV then

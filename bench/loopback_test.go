@@ -44,7 +44,7 @@ func BenchmarkLoopback(b *testing.B) {
 		return &http.Transport{MaxIdleConnsPerHost: 4, IdleConnTimeout: time.Minute}
 	}
 	reqs := func(ctx context.Context) []*http.Request {
-		out := make([]*http.Request, 64)
+		out := make([]*http.Request, benchUsers)
 		for i := range out {
 			out[i], _ = http.NewRequestWithContext(ctx, "GET", srv.URL+"/users/me/profile/settings", nil)
 			out[i].Header.Set("Authorization", mock.Token(strconv.Itoa(2533274790000000+i), "1234567890"))

@@ -18,7 +18,19 @@ trap 'rm -f "$summary"' EXIT
 # rounds CMD...: runs CMD $count times, so that the benchmarks of one
 # command alternate round by round (go test -count N runs each benchmark N
 # times in a row, which puts a slow minute of a shared machine on one side).
-rounds() { for _ in $(seq "$count"); do "$@"; done; }
+rounds() {
+	local rc=0
+	for _ in $(seq "$count"); do "$@" || rc=$?; done
+	return "$rc"
+}
+# failed FAILED_RC OUTPUT: says that a section's command failed and how its
+# output ends, so that no section is dropped without a word; the script then
+# exits 1 at its end.
+failures=0
+failed() {
+	printf 'FAILED (exit %d); the output ends:\n%s\n' "$1" "$(tail -n 20 <<<"$2")"
+	failures=$((failures + 1))
+}
 # report LINES [summary flags...]: the raw lines, then, when they hold
 # benchmark results, each one's median and range across rounds and the
 # ratios asked for.
@@ -36,7 +48,10 @@ run() {
 	shift 2
 	want "$name" || return 0
 	section "$name" "$cmd"
-	report "$( (eval "$cmd") 2>&1 | grep -E '^(Benchmark|goos|goarch|cpu|pkg)|delivered|worked example' || true)" "$@"
+	local out rc=0
+	out=$( (eval "$cmd") 2>&1) || rc=$?
+	[ "$rc" -eq 0 ] || failed "$rc" "$out"
+	report "$(grep -E '^(Benchmark|goos|goarch|cpu|pkg)|delivered|worked example' <<<"$out" || true)" "$@"
 }
 # profile NAME DIR BENCH PATTERN: a CPU profile of one benchmark, as pprof
 # -top -cum prints it, kept to the lines matching PATTERN: where the time of
@@ -46,8 +61,14 @@ profile() {
 	want "$name" || return 0
 	tmp=$(mktemp -d)
 	section "$name" "cd $dir && go test -run '^\$' -bench '$bench' -cpuprofile cpu.out && go tool pprof -top -cum"
-	(cd "$dir" && go test -run '^$' -bench "$bench" -benchtime 5s -count 1 -cpuprofile "$tmp/cpu.out" -o "$tmp/b.test" . | grep -E '^Benchmark' &&
-		go tool pprof -top -cum -nodecount 200 "$tmp/b.test" "$tmp/cpu.out" 2>/dev/null | grep -E "flat%|$pattern") || true
+	local out rc=0
+	out=$(cd "$dir" && go test -run '^$' -bench "$bench" -benchtime 5s -count 1 -cpuprofile "$tmp/cpu.out" -o "$tmp/b.test" . 2>&1) || rc=$?
+	if [ "$rc" -ne 0 ]; then
+		failed "$rc" "$out"
+	else
+		grep -E '^Benchmark' <<<"$out" || true
+		go tool pprof -top -cum -nodecount 200 "$tmp/b.test" "$tmp/cpu.out" 2>/dev/null | grep -E "flat%|$pattern" || true
+	fi
 	rm -rf "$tmp"
 }
 # wrk_mock: section 3b, xblcall mock and bench/bare each loaded with wrk,
@@ -116,3 +137,7 @@ run "7. trace analysis: a generated 2,000,000-entry HAR (about 1.4 GB on disk wh
 	"FGRL_BENCH_HAR_ENTRIES=2000000 go test -run '^\$' -bench 'AnalyzeHAR|ReadHAR' -benchtime 1x -count $count ./analyze"
 run "8. observability cost: no hook, the no-op meter provider, the SDK with a span per call" \
 	"rounds go test -run '^\$' -bench Observe -benchtime 20000x -count 1 ./fgrlotel"
+if [ "$failures" -gt 0 ]; then
+	printf '\n%d section(s) FAILED: see FAILED above\n' "$failures"
+	exit 1
+fi

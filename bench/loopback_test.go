@@ -26,16 +26,22 @@ func goroutinesCreated() uint64 {
 	return s[0].Value.Uint64()
 }
 
-// BenchmarkLoopback is BenchmarkNoRetry over real loopback HTTP: a net/http
-// server answering {} and an http.Transport as every contender's base. It
-// reports the goroutines created per call (the server's one per connection
-// is amortised over keep-alive; the rest is per request).
-func BenchmarkLoopback(b *testing.B) {
+// loopbackContender is one RoundTripper of the loopback benchmarks, with the
+// requests it sends.
+type loopbackContender struct {
+	name string
+	rt   http.RoundTripper
+	reqs []*http.Request
+}
+
+// loopbackContenders starts a net/http server answering {} and returns the
+// contenders, each on an http.Transport of its own, connections warmed.
+func loopbackContenders(b *testing.B) []loopbackContender {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, "{}")
 	}))
-	defer srv.Close()
+	b.Cleanup(srv.Close)
 	lim, err := limits.Parse([]byte(`{"rules": [{"service": "profile", "hosts": ["127.0.0.1"], "burst": 100000, "sustain": 100000}]}`))
 	if err != nil {
 		b.Fatal(err)
@@ -51,48 +57,90 @@ func BenchmarkLoopback(b *testing.B) {
 		}
 		return out
 	}
-	deadline, cancel := context.WithTimeout(context.Background(), time.Hour)
-	defer cancel()
-	for _, c := range []struct {
-		name string
-		rt   func() http.RoundTripper
-		ctx  context.Context
-	}{
-		{"base", func() http.RoundTripper { return base() }, context.Background()},
-		{"fgrl", func() http.RoundTripper {
-			return &transport.Transport{Base: base(), Limits: lim, TitleID: "1234567890", AllowInsecure: true}
-		}, context.Background()},
-		{"fgrl-deadline", func() http.RoundTripper {
-			return &transport.Transport{Base: base(), Limits: lim, TitleID: "1234567890", AllowInsecure: true}
-		}, deadline},
-		{"retryablehttp", func() http.RoundTripper {
-			c := retryablehttp.NewClient()
-			c.HTTPClient = &http.Client{Transport: base()}
-			c.Logger = nil
-			return &retryablehttp.RoundTripper{Client: c}
-		}, context.Background()},
-	} {
+	// A deadline before the per-attempt timeout (20 s), as in
+	// BenchmarkNoRetry: the transport then arms no timer of its own.
+	deadline, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	b.Cleanup(cancel)
+	fgrl := func() http.RoundTripper {
+		return &transport.Transport{Base: base(), Limits: lim, TitleID: "1234567890", AllowInsecure: true}
+	}
+	retry := retryablehttp.NewClient()
+	retry.HTTPClient = &http.Client{Transport: base()}
+	retry.Logger = nil
+	cs := []loopbackContender{
+		{"base", base(), reqs(context.Background())},
+		{"fgrl", fgrl(), reqs(context.Background())},
+		{"fgrl-deadline", fgrl(), reqs(deadline)},
+		{"retryablehttp", &retryablehttp.RoundTripper{Client: retry}, reqs(context.Background())},
+	}
+	for _, c := range cs {
+		for _, r := range c.reqs[:4] { // warm the connections
+			roundTrip(b, c.rt, r)
+		}
+	}
+	return cs
+}
+
+// roundTrip sends r and reads and closes the answer.
+func roundTrip(b *testing.B, rt http.RoundTripper, r *http.Request) {
+	resp, err := rt.RoundTrip(r)
+	if err != nil {
+		b.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+}
+
+// BenchmarkLoopback is BenchmarkNoRetry over real loopback HTTP: a net/http
+// server answering {} and an http.Transport as every contender's base. It
+// reports the goroutines created per call (the server's one per connection
+// is amortised over keep-alive; the rest is per request).
+func BenchmarkLoopback(b *testing.B) {
+	for _, c := range loopbackContenders(b) {
 		b.Run(c.name, func(b *testing.B) {
-			rt, rs := c.rt(), reqs(c.ctx)
-			for _, r := range rs[:4] { // warm the connections
-				resp, err := rt.RoundTrip(r)
-				if err != nil {
-					b.Fatal(err)
-				}
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-			}
 			g0 := goroutinesCreated()
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
-				resp, err := rt.RoundTrip(rs[i%len(rs)])
-				if err != nil {
-					b.Fatal(err)
-				}
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
+				roundTrip(b, c.rt, c.reqs[i%len(c.reqs)])
 			}
 			b.ReportMetric(float64(goroutinesCreated()-g0)/float64(b.N), "goroutines/op")
 		})
 	}
+}
+
+// pairBlock is how many calls one contender makes in a row in
+// BenchmarkLoopbackPaired before the next one's turn.
+const pairBlock = 50
+
+// BenchmarkLoopbackPaired measures the loopback overheads with the
+// contenders taking turns in blocks of pairBlock calls, in a rotating order,
+// within one benchmark: the round trip itself drifts by several µs between
+// runs seconds apart (more than any contender's overhead, which made
+// BenchmarkLoopback's overhead ratios noise), and taking turns puts that
+// drift on every contender alike. An op is one block of each contender. It
+// reports each contender's ns per call and the overhead ratios against
+// go-retryablehttp's.
+func BenchmarkLoopbackPaired(b *testing.B) {
+	cs := loopbackContenders(b)
+	spent := make([]time.Duration, len(cs))
+	calls := 0
+	for i := 0; b.Loop(); i++ {
+		for k := range cs {
+			c := cs[(i+k)%len(cs)]
+			start := time.Now()
+			for j := range pairBlock {
+				roundTrip(b, c.rt, c.reqs[(calls+j)%len(c.reqs)])
+			}
+			spent[(i+k)%len(cs)] += time.Since(start)
+		}
+		calls += pairBlock
+	}
+	per := make([]float64, len(cs))
+	for k, c := range cs {
+		per[k] = float64(spent[k].Nanoseconds()) / float64(calls)
+		b.ReportMetric(per[k], c.name+"-ns/call")
+	}
+	over := func(k int) float64 { return per[k] - per[0] }
+	b.ReportMetric(over(1)/over(3), "fgrl/retryablehttp-overhead")
+	b.ReportMetric(over(2)/over(3), "fgrl-deadline/retryablehttp-overhead")
 }

@@ -109,9 +109,8 @@ echo "# fgrl benchmarks, $(date -u +%Y-%m-%dT%H:%MZ), $(go version), $(nproc) co
 run "1. transport overhead vs the bare base and go-retryablehttp" \
 	"cd bench && rounds go test -run '^\$' -bench NoRetry -benchtime 200000x -count 1 ." \
 	-overhead 'NoRetry/base NoRetry/fgrl NoRetry/retryablehttp' -overhead 'NoRetry/base NoRetry/fgrl-deadline NoRetry/retryablehttp'
-run "1b. the same over real loopback HTTP (net/http server, http.Transport base), with goroutines per call" \
-	"cd bench && rounds go test -run '^\$' -bench Loopback -benchtime 20000x -count 1 ." \
-	-overhead 'Loopback/base Loopback/fgrl Loopback/retryablehttp' -overhead 'Loopback/base Loopback/fgrl-deadline Loopback/retryablehttp'
+run "1b. the same over real loopback HTTP (net/http server, http.Transport base): goroutines and allocations per call, then the overheads with the contenders taking turns in blocks of 50 calls" \
+	"cd bench && rounds go test -run '^\$' -bench 'Loopback\$' -benchtime 20000x -count 1 . && rounds go test -run '^\$' -bench LoopbackPaired -benchtime 400x -count 1 ."
 profile "1c. where fgrl's overhead goes without a deadline (CPU profile of NoRetry/fgrl; cum% of the whole run)" bench 'NoRetry/fgrl$' \
 	'transport\.\(\*Transport\)\.RoundTrip$|transport\.\(\*call\)\.(init|gate|send|finish)$|transport\.newAttempt$|attemptCtx\)\.(init|stopTimer)$|throttle\.\(\*Budget\)\.Reserve$|limits\.\(\*Limits\)\.Match$|xblauth\.Parse$|bench\.okBase\.RoundTrip$|runtime\.mallocgc$|runtime\.gcBgMarkWorker$'
 run "2. throttle decisions: hot key, parallel over many keys (-cpu 1,2), bytes per key" \

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"runtime/metrics"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -118,29 +119,49 @@ const pairBlock = 50
 // runs seconds apart (more than any contender's overhead, which made
 // BenchmarkLoopback's overhead ratios noise), and taking turns puts that
 // drift on every contender alike. An op is one block of each contender. It
-// reports each contender's ns per call and the overhead ratios against
-// go-retryablehttp's.
+// reports each contender's wall time per call and the overhead ratios
+// against go-retryablehttp's, then the same in CPU time: the process's, client
+// and server together, while the contender's block ran (the server's share
+// is the same for every contender, so the differences are the clients').
 func BenchmarkLoopbackPaired(b *testing.B) {
 	cs := loopbackContenders(b)
-	spent := make([]time.Duration, len(cs))
+	wall := make([]int64, len(cs))
+	cpu := make([]int64, len(cs))
+	cpuOK := true
 	calls := 0
 	for i := 0; b.Loop(); i++ {
 		for k := range cs {
-			c := cs[(i+k)%len(cs)]
-			start := time.Now()
+			at := (i + k) % len(cs)
+			start, cpu0 := time.Now(), must(processCPU())
 			for j := range pairBlock {
-				roundTrip(b, c.rt, c.reqs[(calls+j)%len(c.reqs)])
+				roundTrip(b, cs[at].rt, cs[at].reqs[(calls+j)%len(cs[at].reqs)])
 			}
-			spent[(i+k)%len(cs)] += time.Since(start)
+			wall[at] += time.Since(start).Nanoseconds()
+			cpu1, ok := processCPU()
+			cpu[at] += cpu1 - cpu0
+			cpuOK = cpuOK && ok
 		}
 		calls += pairBlock
 	}
+	reportPaired(b, cs, wall, calls, "ns/call")
+	if cpuOK {
+		reportPaired(b, cs, cpu, calls, "cpu-ns/call")
+	}
+}
+
+// must drops processCPU's ok; the caller checks it at the block's end.
+func must(ns int64, _ bool) int64 { return ns }
+
+// reportPaired reports each contender's total per call in unit, and the
+// overhead ratios against go-retryablehttp's (contender 3 against 0).
+func reportPaired(b *testing.B, cs []loopbackContender, total []int64, calls int, unit string) {
 	per := make([]float64, len(cs))
 	for k, c := range cs {
-		per[k] = float64(spent[k].Nanoseconds()) / float64(calls)
-		b.ReportMetric(per[k], c.name+"-ns/call")
+		per[k] = float64(total[k]) / float64(calls)
+		b.ReportMetric(per[k], c.name+"-"+unit)
 	}
 	over := func(k int) float64 { return per[k] - per[0] }
-	b.ReportMetric(over(1)/over(3), "fgrl/retryablehttp-overhead")
-	b.ReportMetric(over(2)/over(3), "fgrl-deadline/retryablehttp-overhead")
+	kind := strings.TrimSuffix(unit, "ns/call")
+	b.ReportMetric(over(1)/over(3), "fgrl/retryablehttp-"+kind+"overhead")
+	b.ReportMetric(over(2)/over(3), "fgrl-deadline/retryablehttp-"+kind+"overhead")
 }

@@ -1,7 +1,8 @@
 -- The client budget (throttle.Sliding), atomically, for one or more
 -- decisions: one command can carry a whole batch of callers' operations.
--- KEYS, two per decision: a sorted set of admission times (microseconds),
--- then a hash with the Retry-After block (blocked) and a member counter (seq).
+-- KEYS, two per decision: a sorted set of admissions (score: the admission
+-- time in microseconds; member: its sequence number), then a hash with the
+-- Retry-After block (blocked) and the sequence counter (seq).
 -- ARGV, one per decision in KEYS' order: its arguments A as little-endian
 -- doubles (struct.pack '<d...'): op (1 reserve, 2 release, 3 block, 4 sync,
 -- 5 snapshot), burst limit, sustain limit, margin (us), now (us; 0: Redis
@@ -45,9 +46,11 @@ local function budget(log, meta, A)
     redis.call('PEXPIRE', meta, ms)
   end
 
+  -- An admission is a member named by its sequence number, unique within
+  -- the key, so that release finds it with one ZREM instead of a scan.
   local function add(at)
     local seq = redis.call('HINCRBY', meta, 'seq', 1)
-    redis.call('ZADD', log, at, at .. ':' .. seq)
+    redis.call('ZADD', log, at, string.format('%d', seq))
     return seq
   end
 
@@ -67,14 +70,7 @@ local function budget(log, meta, A)
     expire(at)
     return {1, at - now, 0, seq}
   elseif op == 2 then -- release
-    local suffix = ':' .. A[6]
-    for _, m in ipairs(redis.call('ZRANGE', log, 0, -1)) do
-      if string.sub(m, -#suffix) == suffix then
-        redis.call('ZREM', log, m)
-        return {1}
-      end
-    end
-    return {0}
+    return {redis.call('ZREM', log, string.format('%d', A[6]))}
   elseif op == 3 then -- block
     local till = now + tonumber(A[6])
     local blocked = tonumber(redis.call('HGET', meta, 'blocked')) or 0

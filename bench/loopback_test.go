@@ -6,14 +6,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime/metrics"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
 	"github.com/xblgo/fgrl/limits"
-	"github.com/xblgo/fgrl/mock"
 	"github.com/xblgo/fgrl/transport"
 )
 
@@ -50,14 +48,7 @@ func loopbackContenders(b *testing.B) []loopbackContender {
 	base := func() *http.Transport {
 		return &http.Transport{MaxIdleConnsPerHost: 4, IdleConnTimeout: time.Minute}
 	}
-	reqs := func(ctx context.Context) []*http.Request {
-		out := make([]*http.Request, benchUsers)
-		for i := range out {
-			out[i], _ = http.NewRequestWithContext(ctx, "GET", srv.URL+"/users/me/profile/settings", nil)
-			out[i].Header.Set("Authorization", mock.Token(strconv.Itoa(2533274790000000+i), "1234567890"))
-		}
-		return out
-	}
+	url := srv.URL + "/users/me/profile/settings"
 	// A deadline before the per-attempt timeout (20 s), as in
 	// BenchmarkNoRetry: the transport then arms no timer of its own.
 	deadline, cancel := context.WithTimeout(context.Background(), 15*time.Second)
@@ -69,10 +60,10 @@ func loopbackContenders(b *testing.B) []loopbackContender {
 	retry.HTTPClient = &http.Client{Transport: base()}
 	retry.Logger = nil
 	cs := []loopbackContender{
-		{"base", base(), reqs(context.Background())},
-		{"fgrl", fgrl(), reqs(context.Background())},
-		{"fgrl-deadline", fgrl(), reqs(deadline)},
-		{"retryablehttp", &retryablehttp.RoundTripper{Client: retry}, reqs(context.Background())},
+		{"base", base(), requests(context.Background(), url)},
+		{"fgrl", fgrl(), requests(context.Background(), url)},
+		{"fgrl-deadline", fgrl(), requests(deadline, url)},
+		{"retryablehttp", &retryablehttp.RoundTripper{Client: retry}, requests(context.Background(), url)},
 	}
 	for _, c := range cs {
 		for _, r := range c.reqs[:4] { // warm the connections
@@ -132,14 +123,15 @@ func BenchmarkLoopbackPaired(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		for k := range cs {
 			at := (i + k) % len(cs)
-			start, cpu0 := time.Now(), must(processCPU())
+			start := time.Now()
+			cpu0, ok0 := processCPU()
 			for j := range pairBlock {
 				roundTrip(b, cs[at].rt, cs[at].reqs[(calls+j)%len(cs[at].reqs)])
 			}
 			wall[at] += time.Since(start).Nanoseconds()
-			cpu1, ok := processCPU()
+			cpu1, ok1 := processCPU()
 			cpu[at] += cpu1 - cpu0
-			cpuOK = cpuOK && ok
+			cpuOK = cpuOK && ok0 && ok1
 		}
 		calls += pairBlock
 	}
@@ -148,9 +140,6 @@ func BenchmarkLoopbackPaired(b *testing.B) {
 		reportPaired(b, cs, cpu, calls, "cpu-ns/call")
 	}
 }
-
-// must drops processCPU's ok; the caller checks it at the block's end.
-func must(ns int64, _ bool) int64 { return ns }
 
 // reportPaired reports each contender's total per call in unit, and the
 // overhead ratios against go-retryablehttp's (contender 3 against 0).

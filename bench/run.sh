@@ -60,7 +60,7 @@ profile() {
 	local name=$1 dir=$2 bench=$3 pattern=$4 tmp
 	want "$name" || return 0
 	tmp=$(mktemp -d)
-	section "$name" "cd $dir && go test -run '^\$' -bench '$bench' -cpuprofile cpu.out && go tool pprof -top -cum"
+	section "$name" "cd $dir && go test -run '^\$' -bench '$bench' -benchtime 5s -count 1 -cpuprofile cpu.out && go tool pprof -top -cum"
 	local out rc=0
 	out=$(cd "$dir" && go test -run '^$' -bench "$bench" -benchtime 5s -count 1 -cpuprofile "$tmp/cpu.out" -o "$tmp/b.test" . 2>&1) || rc=$?
 	if [ "$rc" -ne 0 ]; then
@@ -122,7 +122,7 @@ wrk_mock
 profile "3c. where the mock's time goes (CPU profile of the in-process Loopback/mock: client and server; net/http's conn.serve is the whole server side)" mock 'Loopback/mock$' \
 	'net/http\.\(\*conn\)\.serve$|net/http\.\(\*conn\)\.readRequest$|net/http\.\(\*response\)\.finishRequest$|mock\.\(\*Handler\)\.serve$|mock\.\(\*Handler\)\.(route|admit)$|mock\.(serveProfile|writeJSON|writeRaw|parseToken|profileOf)$|encoding/json\.Marshal$|net/http\.\(\*response\)\.WriteHeader$|ratelimit\.SetHeaders$|throttle\.\(\*Server\)\.Take$|observatory\)\.seen$|limits\.\(\*Limits\)\.Match$|runtime\.gcBgMarkWorker$'
 if command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null; then
-	run "4. Redis: the store, go-redis and rueidis running the store's script, and redis-benchmark, 50 callers, alternating rounds (-cpu 1: the client gets one core, Redis the other)" \
+	run "4. Redis: the store, go-redis and rueidis running the store's script, and redis-benchmark's trivial EVALSHA, 50 callers, alternating rounds (-cpu 1: the client gets one core, Redis the other)" \
 		"cd bench && rounds go test -run '^\$' -bench RedisClients -benchtime 60000x -cpu 1 -count 1 . && cd .. && go test -run '^\$' -bench Reserve -benchtime 3s -cpu 1 -count $count ./throttle/redisstore" \
 		-ratio 'RedisClients/store RedisClients/rb-trivial ops/s' -ratio 'RedisClients/rueidis RedisClients/store ops/s'
 elif want "4."; then

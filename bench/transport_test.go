@@ -30,16 +30,20 @@ func (okBase) RoundTrip(req *http.Request) (*http.Response, error) {
 // user), so no call waits or is refused.
 const benchUsers = 1024
 
-func requests(b *testing.B) []*http.Request {
+// requests returns benchUsers GETs of url under ctx, each with the token of
+// another user.
+func requests(ctx context.Context, url string) []*http.Request {
 	reqs := make([]*http.Request, benchUsers)
 	for i := range reqs {
-		reqs[i], _ = http.NewRequest("GET", profileURL, nil)
+		reqs[i], _ = http.NewRequestWithContext(ctx, "GET", url, nil)
 		reqs[i].Header.Set("Authorization", mock.Token(strconv.Itoa(2533274790000000+i), "1234567890"))
 	}
 	return reqs
 }
 
-func run(b *testing.B, rt http.RoundTripper) { runReqs(b, rt, requests(b)) }
+func run(b *testing.B, rt http.RoundTripper) {
+	runReqs(b, rt, requests(context.Background(), profileURL))
+}
 
 func runReqs(b *testing.B, rt http.RoundTripper, reqs []*http.Request) {
 	b.ReportAllocs()
@@ -70,11 +74,7 @@ func BenchmarkNoRetry(b *testing.B) {
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer cancel()
 		rt := &transport.Transport{Base: okBase{}, Limits: limits, TitleID: "1234567890"}
-		reqs := requests(b)
-		for i := range reqs {
-			reqs[i] = reqs[i].WithContext(ctx)
-		}
-		runReqs(b, rt, reqs)
+		runReqs(b, rt, requests(ctx, profileURL))
 	})
 	b.Run("retryablehttp", func(b *testing.B) {
 		c := retryablehttp.NewClient()

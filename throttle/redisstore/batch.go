@@ -17,9 +17,10 @@ import (
 // batch, and on a single server into one script run per batch (see
 // commands): each decision stays atomic and one round trip, but the round
 // trip is shared, so a busy store pays one write and one read system call
-// per batch instead of per decision, and Redis one command. Up to maxInFlight batches run at once,
-// each on a connection of its own, so Redis works on one batch while the
-// client reads the answers of another and gathers the next. There is no
+// per batch instead of per decision, and Redis one command. Up to
+// maxInFlight batches run at once, each on a connection of its own, so
+// Redis works on one batch while the client reads the answers of another
+// and gathers the next. There is no
 // background goroutine: a caller that finds fewer than maxInFlight batches
 // running leads one; callers arriving meanwhile queue, and when a batch ends
 // its leader hands the next one to the oldest queued caller, so no caller

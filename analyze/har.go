@@ -77,8 +77,8 @@ func ReadHAR(r io.Reader, add func(*Call)) (Input, error) {
 
 // decodeEntries decodes the entries dec is at (inside the entries array),
 // numbering them from first, until the array ends or limit entries have
-// been read (a negative limit: no limit); each becomes a call or a problem. It returns why it stopped
-// early, or "".
+// been read (a negative limit: no limit); each becomes a call or a problem.
+// It returns why it stopped early, or "".
 func decodeEntries(dec *jsontext.Decoder, first, limit int, call func(*Call), problem func(i int, reason string)) string {
 	var h harReader
 	for i := first; ; i++ {

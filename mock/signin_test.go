@@ -45,8 +45,6 @@ func post(t *testing.T, h *Handler, rawURL, contentType, body string) (int, []by
 	return resp.StatusCode, b
 }
 
-// TestSignInShapes walks the sign-in as a client does and checks each
-// answer's shape against the recording.
 // signInAnswers are the mock's answers along the device-code sign-in, in
 // order.
 type signInAnswers struct {
@@ -82,6 +80,8 @@ func signInFlow(t *testing.T, h *Handler) signInAnswers {
 	return a
 }
 
+// TestSignInShapes walks the sign-in as a client does and checks each
+// answer's shape against the recording.
 func TestSignInShapes(t *testing.T) {
 	h := NewHandler()
 	a := signInFlow(t, h)

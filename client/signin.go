@@ -2,6 +2,7 @@ package client
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cenkalti/backoff/v4"
 	"golang.org/x/oauth2"
 
 	"github.com/xblgo/fgrl/internal/safetext"
@@ -64,11 +66,18 @@ func (t XboxToken) Authorization() string { return "XBL3.0 x=" + t.UserHash + ";
 // refresh token it gets an access token (golang.org/x/oauth2), a user token
 // from user.auth.xboxlive.com and an XSTS token from xsts.auth.xboxlive.com,
 // and gets new ones before they expire. It is safe for concurrent use.
+//
+// One sign-in runs at a time (single flight), bounded by Timeout whatever the
+// callers' contexts; callers waiting for it leave when their own context
+// ends. Freshness is judged by each token's own lifetime (NotAfter minus
+// IssueInstant) counted on the local clock from when it arrived, so a local
+// clock that runs ahead of the services' does not make every call sign in
+// again.
 type SignIn struct {
 	// OAuth is the Microsoft account configuration (MicrosoftOAuth).
 	OAuth *oauth2.Config
 	// HTTPClient sends every sign-in request; nil means
-	// http.DefaultClient.
+	// http.DefaultClient. Timeout bounds each sign-in either way.
 	HTTPClient *http.Client
 	// RelyingParty is the XSTS relying party; empty means
 	// XboxRelyingParty.
@@ -76,19 +85,37 @@ type SignIn struct {
 	// Sandbox is the XSTS sandbox; empty means "RETAIL".
 	Sandbox string
 	// Margin is how long before expiry a token is renewed; 0 means 5
-	// minutes.
+	// minutes. It is at most half the token's lifetime.
 	Margin time.Duration
+	// Timeout bounds one sign-in, all its round trips together; 0 means
+	// DefaultSignInTimeout.
+	Timeout time.Duration
 	// OnRefresh, when set, is called with the Microsoft account token each
 	// time it changes (a refresh rotates the refresh token), so that the
 	// caller can store it.
 	OnRefresh func(*oauth2.Token)
 
-	mu      sync.Mutex
-	ms      *oauth2.Token
-	user    *xboxAuth
-	xsts    *XboxToken
-	msToken oauth2.TokenSource
+	mu        sync.Mutex
+	ms        *oauth2.Token
+	user      *xboxAuth
+	userRenew time.Time // when the user token is due for renewal, local clock
+	xsts      *XboxToken
+	xstsRenew time.Time // likewise the XSTS token
+	flying    *flight   // the sign-in under way
+	renewed   time.Time // when the last sign-in forced by a 401 started
+	renewBo   backoff.ExponentialBackOff
 }
+
+// flight is one sign-in under way; done is closed when it has ended.
+type flight struct {
+	done chan struct{}
+	tok  XboxToken
+	err  error
+}
+
+// DefaultSignInTimeout bounds one sign-in (the Microsoft token refresh, the
+// user token and the XSTS token together) when SignIn.Timeout is zero.
+const DefaultSignInTimeout = 30 * time.Second
 
 // NewSignIn returns a SignIn starting from a Microsoft account token (a
 // stored refresh token, with or without a still valid access token).
@@ -110,33 +137,67 @@ func (s *SignIn) Token(ctx context.Context, xuid string) (Token, error) {
 }
 
 // XboxToken returns the XSTS token, renewing what has expired or will
-// within Margin.
+// within Margin. It returns ctx's error when ctx ends first; the sign-in
+// under way goes on for the other callers.
 func (s *SignIn) XboxToken(ctx context.Context) (XboxToken, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := time.Now()
-	if s.xsts != nil && s.fresh(s.xsts.NotAfter, now) {
-		return *s.xsts, nil
+	if s.xsts != nil && time.Now().Before(s.xstsRenew) {
+		x := *s.xsts
+		s.mu.Unlock()
+		return x, nil
 	}
-	if s.user == nil || !s.fresh(s.user.NotAfter, now) {
-		access, err := s.accessToken(ctx)
-		if err != nil {
-			return XboxToken{}, err
-		}
-		if s.user, err = s.userToken(ctx, access); err != nil {
-			return XboxToken{}, err
-		}
+	f := s.startLocked(ctx, 0)
+	s.mu.Unlock()
+	return f.wait(ctx)
+}
+
+// Renew gets a new XSTS token after a service refused stale (the
+// Authorization value that got the 401). Calls refused with the same stale
+// token share one sign-in: a sign-in under way is joined, and a token that
+// has already replaced stale is returned at once. Sign-ins forced this way
+// back off exponentially (1 s doubling to 1 minute) while they follow each
+// other closely, as XSTS is rate limited too.
+func (s *SignIn) Renew(ctx context.Context, stale string) (XboxToken, error) {
+	s.mu.Lock()
+	if s.flying == nil && s.xsts != nil && s.xsts.Authorization() != stale {
+		x := *s.xsts
+		s.mu.Unlock()
+		return x, nil
 	}
-	x, err := s.xstsToken(ctx)
+	var wait time.Duration
+	if s.flying == nil {
+		now := time.Now()
+		if s.renewed.IsZero() || now.Sub(s.renewed) > 2*renewMaxWait {
+			s.renewBo = backoff.ExponentialBackOff{InitialInterval: time.Second, RandomizationFactor: 0.2,
+				Multiplier: 2, MaxInterval: renewMaxWait, Stop: backoff.Stop, Clock: backoff.SystemClock}
+			s.renewBo.Reset()
+		} else {
+			wait = s.renewBo.NextBackOff()
+		}
+		s.renewed = now.Add(wait)
+		s.user, s.xsts = nil, nil
+	}
+	f := s.startLocked(ctx, wait)
+	s.mu.Unlock()
+	return f.wait(ctx)
+}
+
+// renewMaxWait caps the backoff between sign-ins forced by 401s.
+const renewMaxWait = time.Minute
+
+// RefreshToken renews the token a request was refused with (its
+// Authorization header): the signature of transport.Transport's
+// RefreshToken, so that a 401 signs in again once per wave of refusals.
+func (s *SignIn) RefreshToken(req *http.Request) (string, error) {
+	x, err := s.Renew(req.Context(), req.Header.Get("Authorization"))
 	if err != nil {
-		return XboxToken{}, err
+		return "", err
 	}
-	s.xsts = x
-	return *x, nil
+	return x.Authorization(), nil
 }
 
 // Invalidate drops the cached user and XSTS tokens, so the next call signs
-// in again (after a 401).
+// in again.
 func (s *SignIn) Invalidate() {
 	s.mu.Lock()
 	s.user, s.xsts = nil, nil
@@ -150,12 +211,86 @@ func (s *SignIn) MicrosoftToken() *oauth2.Token {
 	return s.ms
 }
 
-func (s *SignIn) fresh(notAfter, now time.Time) bool {
-	margin := s.Margin
-	if margin <= 0 {
-		margin = 5 * time.Minute
+// startLocked returns the sign-in under way, or starts one after wait. The
+// sign-in keeps ctx's values but not its cancellation: other callers may be
+// waiting for it. Timeout bounds it. s.mu is held.
+func (s *SignIn) startLocked(ctx context.Context, wait time.Duration) *flight {
+	if s.flying != nil {
+		return s.flying
 	}
-	return now.Add(margin).Before(notAfter)
+	f := &flight{done: make(chan struct{})}
+	s.flying = f
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait+cmp.Or(s.Timeout, DefaultSignInTimeout))
+	go func() {
+		defer cancel()
+		f.tok, f.err = s.signIn(ctx, wait)
+		s.mu.Lock()
+		s.flying = nil
+		s.mu.Unlock()
+		close(f.done)
+	}()
+	return f
+}
+
+// wait returns the flight's token when it lands, or ctx's error first.
+func (f *flight) wait(ctx context.Context) (XboxToken, error) {
+	select {
+	case <-f.done:
+		return f.tok, f.err
+	case <-ctx.Done():
+		return XboxToken{}, ctx.Err()
+	}
+}
+
+// signIn gets, after wait, what is due of the user and XSTS tokens.
+func (s *SignIn) signIn(ctx context.Context, wait time.Duration) (XboxToken, error) {
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return XboxToken{}, ctx.Err()
+		}
+	}
+	s.mu.Lock()
+	user, userRenew := s.user, s.userRenew
+	s.mu.Unlock()
+	if user == nil || !time.Now().Before(userRenew) {
+		access, err := s.accessToken(ctx)
+		if err != nil {
+			return XboxToken{}, err
+		}
+		if user, err = s.post(ctx, "Xbox user token", UserAuthURL, userTokenRequest(access)); err != nil {
+			return XboxToken{}, err
+		}
+		userRenew = s.renewAt(user, time.Now())
+	}
+	a, err := s.post(ctx, "XSTS token", XSTSURL, s.xstsRequest(user.Token))
+	if err != nil {
+		return XboxToken{}, err
+	}
+	x, err := xstsToken(a)
+	if err != nil {
+		return XboxToken{}, err
+	}
+	s.mu.Lock()
+	s.user, s.userRenew, s.xsts, s.xstsRenew = user, userRenew, x, s.renewAt(a, time.Now())
+	s.mu.Unlock()
+	return *x, nil
+}
+
+// renewAt returns when a token that arrived at received is due for renewal:
+// Margin (at most half its lifetime) before it expires. The lifetime is the
+// token's own (NotAfter minus IssueInstant), so the services' clock and the
+// local one need not agree; a token without IssueInstant is judged by
+// NotAfter on the local clock.
+func (s *SignIn) renewAt(a *xboxAuth, received time.Time) time.Time {
+	life := a.NotAfter.Sub(a.IssueInstant)
+	if a.IssueInstant.IsZero() {
+		life = a.NotAfter.Sub(received)
+	}
+	return received.Add(life - min(cmp.Or(s.Margin, 5*time.Minute), life/2))
 }
 
 func (s *SignIn) httpClient() *http.Client {
@@ -166,21 +301,23 @@ func (s *SignIn) httpClient() *http.Client {
 }
 
 // accessToken returns a valid Microsoft access token, refreshing it with
-// the refresh token when needed.
+// the refresh token when needed, within ctx.
 func (s *SignIn) accessToken(ctx context.Context) (string, error) {
-	if s.ms == nil {
+	s.mu.Lock()
+	ms := s.ms
+	s.mu.Unlock()
+	if ms == nil {
 		return "", errors.New("client: not signed in (no Microsoft account token)")
 	}
-	if s.msToken == nil {
-		ctx := context.WithValue(context.WithoutCancel(ctx), oauth2.HTTPClient, s.httpClient())
-		s.msToken = s.OAuth.TokenSource(ctx, s.ms)
-	}
-	tok, err := s.msToken.Token()
+	ctx = context.WithValue(ctx, oauth2.HTTPClient, s.httpClient())
+	tok, err := s.OAuth.TokenSource(ctx, ms).Token()
 	if err != nil {
 		return "", microsoftError(err)
 	}
-	if tok.RefreshToken != s.ms.RefreshToken || tok.AccessToken != s.ms.AccessToken {
+	if tok.RefreshToken != ms.RefreshToken || tok.AccessToken != ms.AccessToken {
+		s.mu.Lock()
 		s.ms = tok
+		s.mu.Unlock()
 		if s.OnRefresh != nil {
 			s.OnRefresh(tok)
 		}
@@ -202,26 +339,20 @@ type xboxAuth struct {
 	} `json:"DisplayClaims"`
 }
 
-func (s *SignIn) userToken(ctx context.Context, access string) (*xboxAuth, error) {
-	body := map[string]any{"RelyingParty": "http://auth.xboxlive.com", "TokenType": "JWT",
+// userTokenRequest is user.auth's request for a Microsoft access token.
+func userTokenRequest(access string) any {
+	return map[string]any{"RelyingParty": "http://auth.xboxlive.com", "TokenType": "JWT",
 		"Properties": map[string]string{"AuthMethod": "RPS", "SiteName": "user.auth.xboxlive.com", "RpsTicket": "d=" + access}}
-	return s.post(ctx, "Xbox user token", UserAuthURL, body)
 }
 
-func (s *SignIn) xstsToken(ctx context.Context) (*XboxToken, error) {
-	rp, sandbox := s.RelyingParty, s.Sandbox
-	if rp == "" {
-		rp = XboxRelyingParty
-	}
-	if sandbox == "" {
-		sandbox = "RETAIL"
-	}
-	body := map[string]any{"RelyingParty": rp, "TokenType": "JWT",
-		"Properties": map[string]any{"UserTokens": []string{s.user.Token}, "SandboxId": sandbox}}
-	a, err := s.post(ctx, "XSTS token", XSTSURL, body)
-	if err != nil {
-		return nil, err
-	}
+// xstsRequest is xsts.auth's request for a user token.
+func (s *SignIn) xstsRequest(userToken string) any {
+	return map[string]any{"RelyingParty": cmp.Or(s.RelyingParty, XboxRelyingParty), "TokenType": "JWT",
+		"Properties": map[string]any{"UserTokens": []string{userToken}, "SandboxId": cmp.Or(s.Sandbox, "RETAIL")}}
+}
+
+// xstsToken reads who an XSTS answer is for.
+func xstsToken(a *xboxAuth) (*XboxToken, error) {
 	if len(a.DisplayClaims.Xui) == 0 || a.DisplayClaims.Xui[0].Uhs == "" {
 		return nil, &SignInError{Step: "XSTS token", Message: "the answer names no user (DisplayClaims.xui[0].uhs)"}
 	}
@@ -244,7 +375,7 @@ func (s *SignIn) post(ctx context.Context, step, url string, body any) (*xboxAut
 	req.Header.Set("x-xbl-contract-version", "1")
 	resp, err := s.httpClient().Do(req)
 	if err != nil {
-		return nil, &SignInError{Step: step, Message: safetext.Clip(err.Error(), 200)}
+		return nil, &SignInError{Step: step, Message: safetext.Clip(err.Error(), 200), Err: err}
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAuthBody+1))
@@ -258,6 +389,9 @@ func (s *SignIn) post(ctx context.Context, step, url string, body any) (*xboxAut
 	if err := json.Unmarshal(data, &a); err != nil || a.Token == "" || a.NotAfter.IsZero() {
 		return nil, &SignInError{Step: step, Status: resp.StatusCode, Message: "the answer lacks Token or NotAfter"}
 	}
+	if !a.IssueInstant.IsZero() && !a.NotAfter.After(a.IssueInstant) {
+		return nil, &SignInError{Step: step, Status: resp.StatusCode, Message: "the token expires as it is issued (NotAfter not after IssueInstant)"}
+	}
 	return &a, nil
 }
 
@@ -268,7 +402,11 @@ type SignInError struct {
 	Status  int
 	XErr    int64
 	Message string
+	Err     error // the cause, when a request failed (a deadline, a network error)
 }
+
+// Unwrap returns the cause.
+func (e *SignInError) Unwrap() error { return e.Err }
 
 // Error names the step and the cause.
 func (e *SignInError) Error() string {
@@ -409,7 +547,7 @@ func microsoftError(err error) error {
 	var re *oauth2.RetrieveError
 	if errors.As(err, &re) {
 		return &SignInError{Step: "Microsoft account", Status: re.Response.StatusCode,
-			Message: re.ErrorCode + ": " + safetext.Clip(re.ErrorDescription, 200)}
+			Message: safetext.Clip(re.ErrorCode, 64) + ": " + safetext.Clip(re.ErrorDescription, 200)}
 	}
-	return &SignInError{Step: "Microsoft account", Message: safetext.Clip(err.Error(), 200)}
+	return &SignInError{Step: "Microsoft account", Message: safetext.Clip(err.Error(), 200), Err: err}
 }

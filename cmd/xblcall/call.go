@@ -142,7 +142,14 @@ func (o *callOpts) run(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if o.load.on() {
-		return runLoad(ctx, e, o.transport(e), req, body, o.load, o.json)
+		var auth func(context.Context) (string, error)
+		if o.signIn != nil { // each call takes the current token, renewed after a 401
+			auth = func(ctx context.Context) (string, error) {
+				x, err := o.signIn.XboxToken(ctx)
+				return x.Authorization(), err
+			}
+		}
+		return runLoad(ctx, e, o.transport(e), req, body, auth, o.load, o.json)
 	}
 	resp, err := (&http.Client{Transport: o.transport(e)}).Do(req)
 	if err != nil {
@@ -194,6 +201,10 @@ func (o *callOpts) request(ctx context.Context, e *env, url string) (req *http.R
 	case tok != "":
 		req.Header.Set("Authorization", tok)
 	case req.Header.Get("Authorization") == "":
+		if !xblauth.ServiceHost(req.URL.Host) { // the stored token is for Xbox services only
+			return nil, nil, &exitError{2, fmt.Errorf("the stored sign-in's token is sent only to Xbox service hosts "+
+				"(%s and its subdomains), not %q: give --token to send a token there", xblauth.ServiceDomain, safetext.Clip(req.URL.Host, 100))}
+		}
 		tok, err := o.storedToken(ctx)
 		if err != nil {
 			return nil, nil, err
@@ -275,12 +286,8 @@ func (o *callOpts) transport(e *env) *transport.Transport {
 	}
 	t := &transport.Transport{Base: base, TitleID: o.title, RetryWindow: o.retryWindow,
 		Raw429: !o.load.on() && (o.include || o.verbose)} // a 429 is then printed with its headers and body
-	if s := o.signIn; s != nil { // a 401: sign in again, once
-		t.RefreshToken = func(req *http.Request) (string, error) {
-			s.Invalidate()
-			x, err := s.XboxToken(req.Context())
-			return x.Authorization(), err
-		}
+	if o.signIn != nil { // a 401: sign in again, once for all the calls refused with the same token
+		t.RefreshToken = o.signIn.RefreshToken
 	}
 	if o.noRetry {
 		t.RetryWindow = -1

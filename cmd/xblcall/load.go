@@ -101,7 +101,10 @@ func (t *tally) record(d time.Duration, status int, err error) {
 }
 
 // runLoad sends l.n copies of req through rt, l.c at a time, and reports.
-func runLoad(ctx context.Context, e *env, t *transport.Transport, req *http.Request, body []byte, l loadOpts, asJSON bool) error {
+// auth, when set, gives each copy its Authorization (a sign-in's current
+// token).
+func runLoad(ctx context.Context, e *env, t *transport.Transport, req *http.Request, body []byte,
+	auth func(context.Context) (string, error), l loadOpts, asJSON bool) error {
 	tl := &tally{r: loadReport{Calls: l.n, Concurrency: l.c, Rate: l.rate, Statuses: map[string]int{}}, latencies: make([]time.Duration, 0, l.n)}
 	var lim *rate.Limiter
 	if l.rate > 0 {
@@ -121,7 +124,7 @@ func runLoad(ctx context.Context, e *env, t *transport.Transport, req *http.Requ
 				if ctx.Err() != nil {
 					return
 				}
-				status, d, err := oneCall(ctx, client, req, body)
+				status, d, err := oneCall(ctx, client, req, body, auth)
 				tl.record(d, status, err)
 				b.add()
 			}
@@ -151,8 +154,16 @@ func runLoad(ctx context.Context, e *env, t *transport.Transport, req *http.Requ
 }
 
 // oneCall sends one copy of req and reads its answer to the end (bounded).
-func oneCall(ctx context.Context, client *http.Client, req *http.Request, body []byte) (int, time.Duration, error) {
+func oneCall(ctx context.Context, client *http.Client, req *http.Request, body []byte,
+	auth func(context.Context) (string, error)) (int, time.Duration, error) {
 	r := req.Clone(ctx)
+	if auth != nil {
+		a, err := auth(ctx)
+		if err != nil {
+			return 0, 0, err
+		}
+		r.Header.Set("Authorization", a)
+	}
 	if body != nil {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }

@@ -178,11 +178,30 @@ func (st *stored) save() error {
 	if err != nil {
 		return err
 	}
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+	return writePrivate(p, b)
+}
+
+// writePrivate replaces the file p with b, readable by its owner only: b
+// goes to a new temporary file beside p (a unique name, created 0600, so no
+// leftover file's mode carries over), which then takes p's place.
+func writePrivate(p string, b []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".*")
+	if err != nil {
 		return err
 	}
-	return os.Rename(tmp, p)
+	defer os.Remove(f.Name()) // once renamed, there is nothing to remove
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), p)
 }
 
 // errNotSignedIn is loadSignIn's error when there is no stored sign-in.

@@ -23,12 +23,14 @@ func TestLoginThenCall(t *testing.T) {
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 
+	p := filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "fgrl", "signin.json")
+	os.MkdirAll(filepath.Dir(p), 0o700)
+	os.WriteFile(p+".tmp", []byte("a leftover"), 0o644) // an earlier version's temp file, world-readable
 	code, out, errs := xblcall(t, "login", "--via", srv.URL)
 	if code != 0 || !strings.Contains(out, "signed in as MockPlayer (XUID 2533274791234567)") ||
 		!strings.Contains(errs, "open https://microsoft.com/devicelogin and enter the code ") {
 		t.Fatalf("login: exit %d\n%s%s", code, out, errs)
 	}
-	p := filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "fgrl", "signin.json")
 	st, err := os.Stat(p)
 	if err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("stored sign-in: %v %v", st, err)
@@ -52,6 +54,12 @@ func TestLoginThenCall(t *testing.T) {
 	for _, text := range []string{out, errs} {
 		if strings.Contains(text, secret) || strings.Contains(text, mock.Token("2533274791234567", "1234567890")[30:]) {
 			t.Error("a token was printed")
+		}
+	}
+	for _, host := range []string{"xboxlive.com.evil.example", "evilxboxlive.com", "127.0.0.1:1"} {
+		code, out, errs := xblcall(t, "call", "https://"+host+"/users/me/profile/settings")
+		if code != 2 || !strings.Contains(errs, "sent only to Xbox service hosts") || out != "" {
+			t.Errorf("the stored token to %s: exit %d\n%s%s", host, code, out, errs)
 		}
 	}
 	if code, _, _ := xblcall(t, "logout"); code != 0 {

@@ -4,6 +4,7 @@ package xblauth
 
 import (
 	"errors"
+	"net"
 	"strings"
 )
 
@@ -61,4 +62,21 @@ func Redact(h string) string {
 func Sensitive(name string) bool {
 	return strings.EqualFold(name, "Authorization") || strings.EqualFold(name, "Signature") ||
 		strings.EqualFold(name, "Proxy-Authorization") || strings.EqualFold(name, "Cookie")
+}
+
+// ServiceDomain is the domain whose hosts take tokens for the Xbox relying
+// party (http://xboxlive.com).
+const ServiceDomain = "xboxlive.com"
+
+// ServiceHost reports whether host (a URL's host, with or without a port)
+// is an Xbox service host: ServiceDomain itself or a true subdomain of it,
+// compared without case and a trailing dot. Look-alikes such as
+// "xboxlive.com.evil.example" and "evilxboxlive.com" are not.
+func ServiceHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	sub, ok := strings.CutSuffix(host, "."+ServiceDomain)
+	return host == ServiceDomain || ok && sub != "" && !strings.HasSuffix(sub, ".")
 }

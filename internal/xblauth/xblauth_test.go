@@ -37,6 +37,34 @@ func TestParse(t *testing.T) {
 	}
 }
 
+func TestServiceHost(t *testing.T) {
+	tests := []struct {
+		host string
+		want bool
+	}{
+		{"profile.xboxlive.com", true},
+		{"PROFILE.XboxLive.com.", true},
+		{"profile.xboxlive.com:443", true},
+		{"xboxlive.com", true},
+		{"a.b.xboxlive.com", true},
+		{"xboxlive.com.evil.example", false},
+		{"evilxboxlive.com", false},
+		{".xboxlive.com", false},
+		{"profile..xboxlive.com", false},
+		{"xboxlive.com.", true},
+		{"127.0.0.1:8080", false},
+		{"", false},
+		{"profile.xboxlive.co", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.host, func(t *testing.T) {
+			if got := ServiceHost(tt.host); got != tt.want {
+				t.Errorf("ServiceHost(%q) = %v, want %v", tt.host, got, tt.want)
+			}
+		})
+	}
+}
+
 func TestRedact(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"XBL3.0 x=123;secret", "XBL3.0 x=123;REDACTED"},

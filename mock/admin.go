@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -34,9 +35,24 @@ const AdminPrefix = "/_fgrl/"
 //	GET    /_fgrl/api/faults        the faults in force (Faults as JSON)
 //	PUT    /_fgrl/api/faults        set them
 //
-// Errors are JSON {"error": "..."} with a 4xx status. Nothing runs until a
-// request comes: the Handler stays goroutine-free.
-func (h *Handler) Admin() http.Handler {
+// Errors are JSON {"error": "..."} with a 4xx status. access says who may
+// use them (AdminAccess{}: loopback peers only). Nothing runs until a
+// request comes: the Handler stays goroutine-free. An event stream ends when
+// its request's context does: a server that shuts down gracefully ends its
+// streams by cancelling its BaseContext (see xblcall mock).
+func (h *Handler) Admin(access AdminAccess) http.Handler {
+	mux := h.adminMux()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if status, why := access.admit(r); status != 0 {
+			h.logAdminRefusal(r, status)
+			writeJSON(w, status, apiError{why})
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+func (h *Handler) adminMux() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", h.metricsHandler())
 	mux.HandleFunc("GET "+AdminPrefix+"{$}", h.servePage)
@@ -78,6 +94,8 @@ func windowOf(w throttle.WindowState) Window { return Window{w.Count, w.Limit, i
 
 // Snapshot is what the live page shows: the keys counted lately (the
 // latest maxListed), the recent 429s, the faults, and the counters by scope.
+// Its lists stop at 256 KiB of names (users, titles, scopes; recent 429s
+// first), so a flood of huge names cannot make it large.
 type Snapshot struct {
 	Time      time.Time              `json:"time"`
 	Keys      []KeyCounts            `json:"keys"`
@@ -101,13 +119,19 @@ const maxListed = 200
 func (h *Handler) Snapshot(ctx context.Context) Snapshot {
 	now := h.cfg.now()
 	s := Snapshot{Time: now.UTC(), Throttled: h.obs.recentThrottled(), Faults: h.Faults(), Scopes: map[string]ScopeCounts{}}
+	budget := maxSnapshotBytes
 	keys := h.obs.tracked()
 	if len(keys) > maxListed {
 		s.MoreKeys = len(keys) - maxListed
 		keys = keys[:maxListed]
 	}
+	s.Throttled, budget = listWithin(s.Throttled, budget, func(t Throttled) int { return len(t.User) + len(t.Title) + len(t.Scope) })
 	s.Keys = make([]KeyCounts, 0, len(keys))
-	for _, k := range keys {
+	for i, k := range keys {
+		if budget -= len(k.key.User) + len(k.key.Title) + len(k.key.Scope); budget < 0 {
+			s.MoreKeys += len(keys) - i
+			break
+		}
 		d, err := h.cfg.store.Peek(ctx, k.key, k.rule.Limit(), now)
 		if err != nil {
 			continue
@@ -121,6 +145,17 @@ func (h *Handler) Snapshot(ctx context.Context) Snapshot {
 		return true
 	})
 	return s
+}
+
+// listWithin returns the first items of list whose sizes fit in budget, and
+// what is left of it.
+func listWithin[T any](list []T, budget int, size func(T) int) ([]T, int) {
+	for i, v := range list {
+		if budget -= size(v); budget < 0 {
+			return list[:i], budget
+		}
+	}
+	return list, budget
 }
 
 func (h *Handler) apiKeys(w http.ResponseWriter, r *http.Request) {
@@ -215,15 +250,57 @@ type apiError struct {
 	Error string `json:"error"`
 }
 
-// serveEvents streams a snapshot a second until the client goes away.
+// Bounds on the live page's event streams.
+const (
+	maxStreams       = 16        // open at once; more are refused with 503
+	maxSnapshotBytes = 256 << 10 // of names (users, titles, scopes) a snapshot lists
+)
+
+// liveFeed is the event streams' shared state: how many are open, and the
+// snapshot of this tick, encoded once for all of them.
+type liveFeed struct {
+	streams atomic.Int32
+
+	mu   sync.Mutex
+	at   time.Time // when data was encoded (runtime clock)
+	data []byte
+}
+
+// snapshotJSON returns the snapshot encoded at most a tick ago, encoding a
+// new one when that is older: one snapshot a tick however many pages watch.
+func (h *Handler) snapshotJSON(ctx context.Context) ([]byte, error) {
+	f := &h.live
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if now := time.Now(); f.data == nil || now.Sub(f.at) >= tick*9/10 {
+		b, err := json.Marshal(h.Snapshot(ctx))
+		if err != nil {
+			return nil, err
+		}
+		f.data, f.at = b, now
+	}
+	return f.data, nil
+}
+
+// tick is how often an event stream sends a snapshot.
+const tick = time.Second
+
+// serveEvents streams a snapshot a second until the client goes away or the
+// request's context ends (the server shutting down).
 func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
+	if h.live.streams.Add(1) > maxStreams {
+		h.live.streams.Add(-1)
+		writeJSON(w, http.StatusServiceUnavailable, apiError{fmt.Sprintf("%d live pages are open already; close one", maxStreams)})
+		return
+	}
+	defer h.live.streams.Add(-1)
 	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
+	t := time.NewTicker(tick)
+	defer t.Stop()
 	for {
-		b, err := json.Marshal(h.Snapshot(r.Context()))
+		b, err := h.snapshotJSON(r.Context())
 		if err != nil {
 			return
 		}
@@ -236,7 +313,7 @@ func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
 			return
-		case <-tick.C:
+		case <-t.C:
 		}
 	}
 }

@@ -22,7 +22,7 @@ import (
 // serveAll serves h and its Admin endpoints on one loopback address, as
 // xblcall mock does.
 func serveAll(t *testing.T, h *Handler) *httptest.Server {
-	admin := h.Admin()
+	admin := h.Admin(AdminAccess{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if IsAdmin(r) {
 			admin.ServeHTTP(w, r)

@@ -83,3 +83,17 @@ func (s *statusWriter) Flush() {
 
 // Unwrap lets http.ResponseController reach the connection.
 func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// logAdminRefusal logs a request the admin endpoints refused (AdminAccess),
+// with its peer: someone tried them who may not.
+func (h *Handler) logAdminRefusal(r *http.Request, status int) {
+	if h.cfg.logger == nil {
+		return
+	}
+	h.cfg.logger.LogAttrs(r.Context(), slog.LevelWarn, "admin request refused",
+		slog.String("method", safetext.Clip(r.Method, 16)),
+		slog.String("host", safetext.Clip(r.Host, 100)),
+		slog.String("path", safetext.Clip(r.URL.Path, 200)),
+		slog.String("peer", safetext.Clip(r.RemoteAddr, 100)),
+		slog.Int("status", status))
+}

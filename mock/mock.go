@@ -55,6 +55,7 @@ type Handler struct {
 	faults atomic.Pointer[Faults] // SetFaults changes them while serving
 	obs    observatory
 	signIn signIn
+	live   liveFeed // the event streams' shared snapshot
 }
 
 // NewHandler returns a Handler configured by opts. It panics on options that

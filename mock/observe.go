@@ -12,7 +12,8 @@ import (
 
 // Bounds on what the observatory keeps.
 const (
-	maxTracked = 10_000 // keys the live page and the admin API list
+	maxTracked      = 10_000  // keys the live page and the admin API list
+	maxTrackedBytes = 4 << 20 // of those keys' names (users, titles, scopes)
 	recentCap  = 100    // recent 429s
 )
 
@@ -25,6 +26,7 @@ type observatory struct {
 
 	mu     sync.Mutex
 	keys   map[throttle.Key]keySeen
+	bytes  int // of the keys' names
 	swept  time.Time // the last sweep of a full keys map
 	recent [recentCap]Throttled
 	next   int // in recent
@@ -66,7 +68,10 @@ func (o *observatory) seen(k throttle.Key, r *limits.Rule, now time.Time) {
 	if o.keys == nil {
 		o.keys = map[throttle.Key]keySeen{}
 	}
-	if _, ok := o.keys[k]; !ok && len(o.keys) >= maxTracked {
+	_, known := o.keys[k]
+	size := keyBytes(k)
+	full := func() bool { return len(o.keys) >= maxTracked || o.bytes+size > maxTrackedBytes }
+	if !known && full() {
 		if now.Sub(o.swept) < time.Second {
 			return
 		}
@@ -74,14 +79,21 @@ func (o *observatory) seen(k throttle.Key, r *limits.Rule, now time.Time) {
 		for key, s := range o.keys {
 			if now.Sub(s.last) > throttle.SustainPeriod {
 				delete(o.keys, key)
+				o.bytes -= keyBytes(key)
 			}
 		}
-		if len(o.keys) >= maxTracked {
+		if full() {
 			return
 		}
 	}
+	if !known {
+		o.bytes += size
+	}
 	o.keys[k] = keySeen{rule: r, last: now}
 }
+
+// keyBytes is what a key's names weigh in the observatory.
+func keyBytes(k throttle.Key) int { return len(k.User) + len(k.Title) + len(k.Scope) }
 
 // throttle records a 429.
 func (o *observatory) throttle(k throttle.Key, d throttle.Decision, now time.Time) {
@@ -140,7 +152,11 @@ func (o *observatory) forget(k *throttle.Key) {
 	defer o.mu.Unlock()
 	if k == nil {
 		clear(o.keys)
+		o.bytes = 0
 		return
 	}
-	delete(o.keys, *k)
+	if _, ok := o.keys[*k]; ok {
+		delete(o.keys, *k)
+		o.bytes -= keyBytes(*k)
+	}
 }

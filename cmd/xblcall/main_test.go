@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -510,4 +511,68 @@ func clip(s string) string {
 		return s[:60] + "..."
 	}
 	return s
+}
+
+// TestMockStopsWithLivePage: an interrupt ends the mock at once and cleanly
+// (exit 0, "stopped") while a live page's event stream is open; the
+// stream ends with it.
+func TestMockStopsWithLivePage(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	printed := make(chan struct{})
+	out := &syncBuffer{printed: printed}
+	var errb syncBuffer
+	done := make(chan int)
+	go func() { done <- run(ctx, []string{"mock", "--addr", "127.0.0.1:0"}, out, &errb) }()
+	<-printed
+	s := out.String()
+	url := strings.Fields(s[strings.Index(s, "http://"):])[0]
+	resp, err := http.Get(url + "/_fgrl/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if _, err := bufio.NewReader(resp.Body).ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if code := <-done; code != 0 || !strings.Contains(out.String(), "fgrl mock stopped") {
+		t.Errorf("exit %d (the shutdown waited for the stream?): %s%s", code, out.String(), errb.String())
+	}
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		t.Logf("the stream ended with %v", err)
+	}
+}
+
+// TestMockAdminToken: a mock listening beyond loopback makes an admin token
+// and prints it; --admin-token sets it.
+func TestMockAdminToken(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--addr", "127.0.0.1:0"}, ""},
+		{[]string{"--addr", "127.0.0.1:0", "--admin-token", "s3cret"}, "admin token s3cret"},
+		{[]string{"--addr", "0.0.0.0:0"}, "admin token "},
+	} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			out := &syncBuffer{}
+			var errb syncBuffer
+			done := make(chan int)
+			go func() { done <- run(ctx, append([]string{"mock"}, tt.args...), out, &errb) }()
+			for !strings.Contains(out.String(), "metrics http") {
+				select {
+				case code := <-done:
+					t.Fatalf("exit %d: %s", code, errb.String())
+				case <-time.After(10 * time.Millisecond):
+				}
+			}
+			cancel()
+			<-done
+			if got := strings.Contains(out.String(), "admin token "); got != (tt.want != "") || !strings.Contains(out.String(), tt.want) {
+				t.Errorf("printed:\n%s", out.String())
+			}
+		})
+	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -26,7 +27,7 @@ import (
 
 var mockCommand = command{
 	summary: "serve the FGRL mock until interrupted",
-	usage:   "[--addr HOST:PORT] [--redis URL] [--limits F] [--align] [--legacy TITLE,...] [--fallback] [--log-format text|json|off] [fault flags]",
+	usage:   "[--addr HOST:PORT] [--redis URL] [--limits F] [--align] [--legacy TITLE,...] [--fallback] [--log-format text|json|off] [--admin-token T] [--admin-host NAME]... [fault flags]",
 	examples: `  xblcall mock --addr 127.0.0.1:8080
   curl -H "Host: profile.xboxlive.com" -H "Authorization: $(xblcall token --xuid 1 --title 2)" \
       http://127.0.0.1:8080/users/me/profile/settings
@@ -39,6 +40,11 @@ endpoints are on the same address: /metrics (Prometheus), the live page
   curl 'http://127.0.0.1:8080/_fgrl/api/keys?xuid=2533274791234567&title=1234567890&scope=profile'
   curl -X DELETE 'http://127.0.0.1:8080/_fgrl/api/keys'                 # forget every count
   curl -X PUT -d '{"errorRate": 0.2, "retryAfter": "http-date"}' http://127.0.0.1:8080/_fgrl/api/faults
+
+The admin endpoints answer only to this machine: requests from other peers
+need --admin-token (made and printed at start when --addr is not a loopback
+address), and every request's Host must be an IP address, localhost or an
+--admin-host name (a guard against DNS rebinding from a web page).
 
 Each request is logged on standard error once answered (log/slog): method,
 host, path, status and, for a counted request, its key (scope, userhash,
@@ -57,6 +63,8 @@ type mockOpts struct {
 	latency                                                    time.Duration
 	errorRate, resetRate                                       float64
 	seed                                                       uint64
+	adminToken                                                 string
+	adminHosts                                                 []string
 
 	store *redisstore.Store // set by options when --redis is given
 }
@@ -78,6 +86,8 @@ func mockFlags(o *mockOpts) *flag.FlagSet {
 	fs.StringVar(&o.retryAfter, "retry-after", "seconds", "Retry-After form: seconds, missing, http-date, huge, negative, garbage")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the fault dice")
 	fs.StringVar(&o.logFormat, "log-format", "text", "request log on stderr: text, json or off")
+	fs.StringVar(&o.adminToken, "admin-token", "", "token that admits peers off this machine to /metrics, the live page and the admin API (default: loopback only; one is made and printed when --addr is not loopback)")
+	fs.StringSliceVar(&o.adminHosts, "admin-host", nil, "a name the admin endpoints answer to besides IP addresses and localhost (repeatable)")
 	return fs
 }
 
@@ -168,6 +178,12 @@ func (o *mockOpts) redisStore(align throttle.Align) (*redisstore.Store, error) {
 	return &redisstore.Store{Client: redis.NewClient(ro), Align: align}, nil
 }
 
+// onLoopback reports whether a listener's address is on loopback.
+func onLoopback(a net.Addr) bool {
+	t, ok := a.(*net.TCPAddr)
+	return ok && t.IP.IsLoopback()
+}
+
 // checkRedis makes one decision on a probe key at start, so that a wrong
 // address, password or TLS setting is said at once rather than as 503s.
 func checkRedis(ctx context.Context, e *env, s *redisstore.Store, failOpen bool) error {
@@ -199,16 +215,30 @@ func (o *mockOpts) run(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	h := mock.NewHandler(opts...)
-	admin := h.Admin()
+	access := mock.AdminAccess{Token: o.adminToken, Hosts: o.adminHosts}
+	if access.Token == "" && !onLoopback(ln.Addr()) {
+		access.Token = rand.Text() // peers off this machine need it
+	}
+	admin := h.Admin(access)
+	// Requests' contexts end when the server shuts down, so that open live
+	// pages (event streams) do not hold Shutdown to its timeout.
+	base, endStreams := context.WithCancel(context.Background())
+	defer endStreams()
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if mock.IsAdmin(r) {
 			admin.ServeHTTP(w, r)
 			return
 		}
 		h.ServeHTTP(w, r)
-	}), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10}
+	}), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10,
+		BaseContext: func(net.Listener) context.Context { return base }}
+	srv.RegisterOnShutdown(endStreams)
 	fmt.Fprintf(e.stdout, "fgrl mock serving Xbox services at http://%s (send the real host name in the Host header)\n", ln.Addr())
 	fmt.Fprintf(e.stdout, "live page http://%s%s, metrics http://%s/metrics\n", ln.Addr(), mock.AdminPrefix, ln.Addr())
+	if access.Token != "" {
+		fmt.Fprintf(e.stdout, "admin token %s: peers off this machine send it as 'Authorization: Bearer <token>' (the live page: %s?token=<token>)\n",
+			access.Token, mock.AdminPrefix)
+	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {

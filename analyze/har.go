@@ -16,9 +16,8 @@ import (
 	"github.com/xblgo/fgrl/internal/xblauth"
 )
 
-// MaxCalls bounds the calls read from one trace: the analysis keeps about
-// 60 bytes per call.
-const MaxCalls = 10_000_000
+// MaxCalls bounds the calls read from one trace.
+const MaxCalls = 4_000_000
 
 // Input is what a reader made of one trace.
 type Input struct {
@@ -51,28 +50,59 @@ func (in *Input) problem(i int, format string, args ...any) {
 // ErrNotTrace is returned when the input is not a trace of the kind read.
 var ErrNotTrace = errors.New("not a trace")
 
+// MaxTraceBytes bounds the bytes read of one trace: what follows is not
+// read, and Input.Truncated says so.
+const MaxTraceBytes = 4 << 30
+
+// maxTraceBytes is MaxTraceBytes, lowered by tests.
+var maxTraceBytes int64 = MaxTraceBytes
+
 // ReadHAR reads a HAR 1.2 trace (what browsers, Fiddler and proxies
 // export), streaming, and passes each entry to add as a Call (reused: add
-// must copy what it keeps), its Authorization redacted, in trace order. When
-// r can seek (a file), the entries are decoded on every core while add runs
-// in the caller's goroutine. An entry that
-// lacks a method, URL or start time is skipped and named in Input.Problems;
-// a file cut short yields the calls before the cut and Input.Truncated. The
-// error is for input that is no HAR at all.
+// must copy what it keeps), its Authorization redacted, in trace order. An
+// entry that lacks a method, URL or start time is skipped and named in
+// Input.Problems; a file cut short, or longer than MaxTraceBytes or
+// MaxCalls entries, yields the calls before the cut and Input.Truncated.
+// The error is for input that is no HAR at all.
 func ReadHAR(r io.Reader, add func(*Call)) (Input, error) {
 	in := Input{}
-	if rs, ok := r.(io.ReadSeeker); ok {
-		if pos, err := rs.Seek(0, io.SeekCurrent); err == nil {
-			return readHARSeeker(rs, pos, add)
-		}
-	}
-	dec := jsontext.NewDecoder(bufio.NewReaderSize(r, 256<<10), jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
+	cr := &cappedReader{r: r, left: maxTraceBytes}
+	dec := jsontext.NewDecoder(bufio.NewReaderSize(cr, 256<<10), jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
 	if err := seekEntries(dec); err != nil {
+		if cr.over {
+			return in, fmt.Errorf("%w: HAR: no entries within its first %d MiB", ErrNotTrace, maxTraceBytes>>20)
+		}
 		return in, fmt.Errorf("%w: HAR: %v", ErrNotTrace, err)
 	}
 	in.Truncated = decodeEntries(dec, 0, MaxCalls, func(c *Call) { in.Calls++; add(c) },
 		func(i int, reason string) { in.problem(i, "%s", reason) })
+	if cr.over {
+		in.Truncated = fmt.Sprintf("stopped after %d MiB, the most one trace may hold", maxTraceBytes>>20)
+	}
 	return in, nil
+}
+
+// cappedReader reads at most left bytes of r; past them it fails, and over
+// says it did.
+type cappedReader struct {
+	r    io.Reader
+	left int64
+	over bool
+}
+
+var errCapped = errors.New("trace over its byte limit")
+
+func (c *cappedReader) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		if n, _ := c.r.Read(p[:min(len(p), 1)]); n > 0 { // the input goes on
+			c.over = true
+			return 0, errCapped
+		}
+		return 0, io.EOF
+	}
+	n, err := c.r.Read(p[:min(int64(len(p)), c.left)])
+	c.left -= int64(n)
+	return n, err
 }
 
 // decodeEntries decodes the entries dec is at (inside the entries array),
@@ -103,19 +133,6 @@ func decodeEntries(dec *jsontext.Decoder, first, limit int, call func(*Call), pr
 			call(c)
 		}
 	}
-}
-
-// readHARSeeker finds the entries array, then seeks back to just after its
-// "[" and reads the entries in parallel (readHARParallel).
-func readHARSeeker(rs io.ReadSeeker, pos int64, add func(*Call)) (Input, error) {
-	dec := jsontext.NewDecoder(bufio.NewReaderSize(rs, 64<<10), jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
-	if err := seekEntries(dec); err != nil {
-		return Input{}, fmt.Errorf("%w: HAR: %v", ErrNotTrace, err)
-	}
-	if _, err := rs.Seek(pos+dec.InputOffset(), io.SeekStart); err != nil {
-		return Input{}, fmt.Errorf("HAR: seeking back to the entries: %w", err)
-	}
-	return readHARParallel(rs, add), nil
 }
 
 func shortErr(err error) string {

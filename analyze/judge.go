@@ -9,13 +9,12 @@ import (
 )
 
 // judge runs every rule over one group (its recs sorted by time).
-func (a *Analyzer) judge(g *group, start, end time.Time) (Group, []Finding) {
+func (a *Analyzer) judge(g *group) (Group, []Finding) {
 	info := a.userInfo[g.user]
 	gr := Group{User: a.name(g.user), Userhash: info.hash, XUID: info.xuid, Gamertag: info.gamertag,
 		Service: g.scope, Host: g.host, Burst: g.rule.Burst, Sustain: g.rule.Sustain,
 		Certification: g.rule.CertificationLimit(), Calls: len(g.recs)}
 	a.stats(g, &gr)
-	gr.Bucket, gr.Timeline, gr.Throttled = timeline(g.recs, start, end)
 	j := judging{a: a, g: g, gr: &gr}
 	j.frequency()
 	j.throttled()
@@ -51,7 +50,8 @@ func verdict(fails, warnings int) string {
 func (a *Analyzer) stats(g *group, gr *Group) {
 	recs := g.recs
 	gr.First, gr.Last = time.Unix(0, recs[0].at).UTC(), time.Unix(0, recs[len(recs)-1].at).UTC()
-	seen := map[uint64]bool{}
+	seen := a.scratch.seen
+	clear(seen)
 	minGap := int64(math.MaxInt64)
 	for i, r := range recs {
 		if r.status == 429 {
@@ -62,12 +62,12 @@ func (a *Analyzer) stats(g *group, gr *Group) {
 		}
 		seen[r.key] = true
 		if i > 0 {
-			minGap = min(minGap, r.at-recs[i-1].at)
+			minGap = min(minGap, gap(recs[i-1].at, r.at))
 		}
 	}
 	if len(recs) > 1 {
 		gr.MinGap = time.Duration(minGap)
-		gr.AvgGap = time.Duration((recs[len(recs)-1].at - recs[0].at) / int64(len(recs)-1))
+		gr.AvgGap = time.Duration(gap(recs[0].at, recs[len(recs)-1].at) / int64(len(recs)-1))
 	}
 	gr.PeakBurst = peak(recs, throttle.BurstPeriod)
 	gr.PeakSustain = peak(recs, throttle.SustainPeriod)
@@ -78,7 +78,7 @@ func (a *Analyzer) stats(g *group, gr *Group) {
 func peak(recs []rec, period time.Duration) int {
 	best, lo := 0, 0
 	for hi := range recs {
-		for recs[hi].at-recs[lo].at >= int64(period) {
+		for gap(recs[lo].at, recs[hi].at) >= int64(period) {
 			lo++
 		}
 		best = max(best, hi-lo+1)
@@ -86,26 +86,38 @@ func peak(recs []rec, period time.Duration) int {
 	return best
 }
 
+// gap returns later-earlier in nanoseconds (later >= earlier), saturating
+// where the two are more than 292 years apart.
+func gap(earlier, later int64) int64 {
+	if d := later - earlier; d >= 0 {
+		return d
+	}
+	return math.MaxInt64
+}
+
 // maxTimeline bounds the buckets of a group's timeline.
 const maxTimeline = 400
 
 // timeline counts calls and 429s per bucket from start; the bucket is 15 s,
-// doubled until the span fits maxTimeline buckets.
+// doubled until the span fits maxTimeline buckets. Spans are unsigned, so
+// traces centuries long (a clock gone wrong) still fit.
 func timeline(recs []rec, start, end time.Time) (time.Duration, []int, []int) {
-	bucket := throttle.BurstPeriod
-	for end.Sub(start)/bucket >= maxTimeline {
+	from := start.UnixNano()
+	span := uint64(end.UnixNano()) - uint64(from)
+	bucket := uint64(throttle.BurstPeriod)
+	for span/bucket >= maxTimeline {
 		bucket *= 2
 	}
-	n := int(end.Sub(start)/bucket) + 1
+	n := int(span/bucket) + 1
 	calls, throttled := make([]int, n), make([]int, n)
 	for _, r := range recs {
-		i := min(int(time.Duration(r.at-start.UnixNano())/bucket), n-1)
+		i := min(int((uint64(r.at)-uint64(from))/bucket), n-1)
 		calls[i]++
 		if r.status == 429 {
 			throttled[i]++
 		}
 	}
-	return bucket, calls, throttled
+	return time.Duration(bucket), calls, throttled
 }
 
 // judging is one group's evaluation.
@@ -150,7 +162,7 @@ func windows(recs []rec, period time.Duration, threshold int, inclusive bool) []
 	in := func(d int64) bool { return d < int64(period) || inclusive && d == int64(period) }
 	for lo := 0; lo < len(recs); {
 		hi := lo
-		for hi < len(recs) && in(recs[hi].at-recs[lo].at) {
+		for hi < len(recs) && in(gap(recs[lo].at, recs[hi].at)) {
 			hi++
 		}
 		if hi-lo > threshold {
@@ -229,7 +241,7 @@ func (j *judging) throttled() {
 			soon = append(soon, r)
 		}
 		if r.status == 429 && r.ra >= 0 {
-			if d := r.at + int64(r.ra)*int64(time.Second); d > until {
+			if d := r.at + min(int64(r.ra)*int64(time.Second), math.MaxInt64-r.at); d > until {
 				if r.at >= until {
 					flush()
 					from = r
@@ -252,14 +264,15 @@ func raText(s int32) string {
 func (j *judging) bursts() {
 	b := j.a.rules.Burst
 	for _, w := range windows(j.g.recs, time.Duration(b.Window), b.Size-1, true) {
-		j.add(RuleBurst, Warn, w, false, "%d calls within %v", len(w), time.Duration(w[len(w)-1].at-w[0].at).Round(time.Millisecond))
+		j.add(RuleBurst, Warn, w, false, "%d calls within %v", len(w), time.Duration(gap(w[0].at, w[len(w)-1].at)).Round(time.Millisecond))
 	}
 }
 
 // repeats is RepeatedCalls: the same call again within Window of its first.
 func (j *judging) repeats() {
 	window := int64(j.a.rules.Repeat.Window)
-	open := map[uint64][]rec{}
+	open := j.a.scratch.open
+	clear(open)
 	report := func(set []rec) {
 		if len(set) > 1 {
 			j.add(RuleRepeatedCalls, Warn, set, true, "the same call %d times within %v", len(set), time.Duration(window))
@@ -267,7 +280,7 @@ func (j *judging) repeats() {
 	}
 	for _, r := range j.g.recs {
 		set := open[r.key]
-		if len(set) > 0 && r.at-set[0].at < window {
+		if len(set) > 0 && gap(set[0].at, r.at) < window {
 			open[r.key] = append(set, r)
 			continue
 		}
@@ -286,8 +299,10 @@ func (j *judging) repeats() {
 // stay within Tolerance of the first gap (and at most MaxGap).
 func (j *judging) polling() {
 	p := j.a.rules.Polling
-	byKey := map[uint64][]rec{}
-	var keys []uint64
+	byKey := j.a.scratch.byKey
+	clear(byKey)
+	keys := j.a.scratch.keys[:0]
+	defer func() { j.a.scratch.keys = keys[:0] }()
 	for _, r := range j.g.recs {
 		if byKey[r.key] == nil {
 			keys = append(keys, r.key)
@@ -297,15 +312,15 @@ func (j *judging) polling() {
 	for _, k := range keys {
 		calls := byKey[k]
 		for lo := 0; lo+1 < len(calls); {
-			gap := calls[lo+1].at - calls[lo].at
+			every := gap(calls[lo].at, calls[lo+1].at)
 			hi := lo + 1
-			for hi+1 < len(calls) && gap > 0 && gap <= int64(p.MaxGap) &&
-				math.Abs(float64(calls[hi+1].at-calls[hi].at-gap)) <= p.Tolerance*float64(gap) {
+			for hi+1 < len(calls) && every > 0 && every <= int64(p.MaxGap) &&
+				math.Abs(float64(gap(calls[hi].at, calls[hi+1].at))-float64(every)) <= p.Tolerance*float64(every) {
 				hi++
 			}
-			if n := hi - lo + 1; n >= p.MinCalls && gap > 0 && gap <= int64(p.MaxGap) {
+			if n := hi - lo + 1; n >= p.MinCalls && every > 0 && every <= int64(p.MaxGap) {
 				j.add(RulePolling, Warn, calls[lo:hi+1], true, "%d identical calls every %v: polling",
-					n, time.Duration(gap).Round(time.Millisecond))
+					n, time.Duration(every).Round(time.Millisecond))
 				lo = hi
 				continue
 			}
@@ -334,7 +349,7 @@ func (j *judging) batches() {
 		}
 		for lo := 0; lo < len(calls); {
 			hi, users := lo+1, max(int(calls[lo].users), 0)
-			for hi < len(calls) && calls[hi].at-calls[lo].at <= int64(b.Window) {
+			for hi < len(calls) && gap(calls[lo].at, calls[hi].at) <= int64(b.Window) {
 				users += max(int(calls[hi].users), 0)
 				hi++
 			}

@@ -3,6 +3,7 @@ package analyze
 import (
 	"archive/zip"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,32 +15,19 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
-// readHAR reads a HAR text both ways, in parallel (a reader that seeks) and
-// in sequence (one that does not), fails the test when the two differ, and
-// returns the calls, copied.
+// readHAR reads a HAR text whole and in 3-byte reads, fails the test when
+// the two differ, and returns the calls, copied.
 func readHAR(t testing.TB, s string) ([]Call, Input, error) {
 	t.Helper()
-	par, pin, perr := readHARWith(strings.NewReader(s))
-	seq, sin, serr := readHARWith(struct{ io.Reader }{strings.NewReader(s)})
-	small, smin, _ := readHARWith(&smallReads{strings.NewReader(s)})
-	if diff := cmp.Diff(par, small, cmpopts.EquateEmpty()); diff != "" || smin.Truncated != pin.Truncated {
-		t.Fatalf("3-byte reads differ (-whole +small):\n%s\ntruncated %q, %q", diff, pin.Truncated, smin.Truncated)
+	calls, in, err := readHARWith(strings.NewReader(s))
+	small, smin, serr := readHARWith(&smallReads{strings.NewReader(s)})
+	if diff := cmp.Diff(calls, small, cmpopts.EquateEmpty()); diff != "" || smin.Truncated != in.Truncated || (err == nil) != (serr == nil) {
+		t.Fatalf("3-byte reads differ (-whole +small):\n%s\ntruncated %q, %q; errors %v, %v", diff, in.Truncated, smin.Truncated, err, serr)
 	}
-	if (perr == nil) != (serr == nil) || perr != nil && perr.Error() != serr.Error() {
-		t.Fatalf("errors differ: parallel %v, sequential %v", perr, serr)
-	}
-	cut := func(s string) string { a, _, _ := strings.Cut(s, " ("); return a } // decoder offsets differ
-	pin.Truncated, sin.Truncated = cut(pin.Truncated), cut(sin.Truncated)
-	if diff := cmp.Diff(seq, par, cmpopts.EquateEmpty()); diff != "" {
-		t.Fatalf("calls differ (-sequential +parallel):\n%s", diff)
-	}
-	if diff := cmp.Diff(sin, pin, cmpopts.EquateEmpty()); diff != "" {
-		t.Fatalf("inputs differ (-sequential +parallel):\n%s", diff)
-	}
-	return par, pin, perr
+	return calls, in, err
 }
 
-// smallReads returns at most 3 bytes a Read, so the splitter's blocks end
+// smallReads returns at most 3 bytes a Read, so the decoder's reads end
 // anywhere: inside strings, escapes and runs of backslashes.
 type smallReads struct{ *strings.Reader }
 
@@ -218,6 +206,7 @@ func FuzzReadHAR(f *testing.F) {
 		"headers": [{"name": "Authorization", "value": "XBL3.0 x=1;t"}]}, "response": {"status": 429, "content": {"text": "eA==", "encoding": "base64"}}}]}}`))
 	f.Add([]byte(`{"log": {"entries": []}}`))
 	f.Add([]byte(`{"log": {"x": [1, {"y": 2}], "entries": [{}, 5, "s"]}}`))
+	f.Add([]byte(farApart)) // timestamps 294 years apart: once an overflow in the timeline
 	f.Fuzz(func(t *testing.T, b []byte) {
 		readHAR(t, string(b)) // both ways agree
 		a, _ := New(nil, nil)
@@ -231,22 +220,64 @@ func FuzzReadHAR(f *testing.F) {
 			t.Fatalf("%d calls from %d bytes", in.Calls, len(b))
 		}
 		a.AddInput(in)
-		a.Report()
+		report(t, a)
 	})
 }
 
+// farApart is a HAR of two calls by one user 294 years apart.
+const farApart = `{"log": {"entries": [
+	{"startedDateTime": "1823-03-01T20:00:00Z", "request": {"method": "GET", "url": "https://profile.xboxlive.com/users/me/profile/settings",
+		"headers": [{"name": "Authorization", "value": "XBL3.0 x=1;t"}]}, "response": {"status": 200}},
+	{"startedDateTime": "2117-03-01T20:00:00Z", "request": {"method": "GET", "url": "https://profile.xboxlive.com/users/me/profile/settings",
+		"headers": [{"name": "Authorization", "value": "XBL3.0 x=1;t"}]}, "response": {"status": 429}}]}}`
+
+// report makes a's report and renders it as JSON and HTML, as xblcall
+// analyze does: whatever the trace, none of it panics.
+func report(t *testing.T, a *Analyzer) *Report {
+	t.Helper()
+	rep := a.Report()
+	if _, err := json.Marshal(rep); err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.WriteHTML(io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// TestFarApart: a trace whose calls span centuries is analyzed: the
+// timeline's buckets grow to fit (it once overflowed and panicked).
+func TestFarApart(t *testing.T) {
+	a, _ := New(nil, nil)
+	in, err := ReadHAR(strings.NewReader(farApart), a.Add)
+	if err != nil || in.Calls != 2 {
+		t.Fatalf("%v %+v", err, in)
+	}
+	rep := report(t, a)
+	g := rep.Groups[0]
+	if len(g.Timeline) > maxTimeline || g.Timeline[0] != 1 || g.Timeline[len(g.Timeline)-1] != 1 || g.AvgGap <= 0 {
+		t.Errorf("timeline of %d buckets of %v: first %d, last %d; average gap %v", len(g.Timeline), g.Bucket,
+			g.Timeline[0], g.Timeline[len(g.Timeline)-1], g.AvgGap)
+	}
+}
+
 func FuzzReadSAZ(f *testing.F) {
-	f.Add("POST https://profile.xboxlive.com/users/batch/profile/settings HTTP/1.1\r\nHost: p\r\n\r\n{}", "HTTP/1.1 429 X\r\nRetry-After: 1\r\n\r\n", timers("2026-03-01T20:00:00Z"))
-	f.Add("GET / HTTP/1.0\r\n\r\n", "garbage", "<Session/>")
-	f.Fuzz(func(t *testing.T, c, s, m string) {
-		r := saz(t, map[string]string{"raw/1_c.txt": c, "raw/1_s.txt": s, "raw/1_m.xml": m})
+	f.Add("POST https://profile.xboxlive.com/users/batch/profile/settings HTTP/1.1\r\nHost: p\r\nAuthorization: XBL3.0 x=1;t\r\n\r\n{}",
+		"HTTP/1.1 429 X\r\nRetry-After: 1\r\n\r\n", timers("2026-03-01T20:00:00Z"), timers("2026-03-01T20:00:01Z"))
+	f.Add("GET / HTTP/1.0\r\n\r\n", "garbage", "<Session/>", "")
+	f.Add("GET https://profile.xboxlive.com/users/me/profile/settings HTTP/1.1\r\nHost: p\r\nAuthorization: XBL3.0 x=1;t\r\n\r\n",
+		"HTTP/1.1 200 OK\r\n\r\n", timers("1823-03-01T20:00:00Z"), timers("2117-03-01T20:00:00Z"))
+	f.Fuzz(func(t *testing.T, c, s, m, m2 string) {
+		// Two sessions, the same request and answer at two times.
+		r := saz(t, map[string]string{"raw/1_c.txt": c, "raw/1_s.txt": s, "raw/1_m.xml": m,
+			"raw/2_c.txt": c, "raw/2_s.txt": s, "raw/2_m.xml": m2})
 		a, _ := New(nil, nil)
 		in, err := ReadSAZ(r, r.Size(), a.Add)
-		if err != nil || in.Calls+in.ProblemCount > 1 {
+		if err != nil || in.Calls+in.ProblemCount > 2 {
 			t.Fatalf("%v %+v", err, in)
 		}
 		a.AddInput(in)
-		a.Report()
+		report(t, a)
 	})
 }
 

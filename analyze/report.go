@@ -103,10 +103,12 @@ type Group struct {
 	Warnings    int           `json:"warnings"`
 	Verdict     string        `json:"verdict"`
 	// Timeline counts the calls (and the 429s among them) per Bucket from
-	// the report's Start: the HTML report draws it.
-	Bucket    time.Duration `json:"bucketNs"`
-	Timeline  []int         `json:"timeline"`
-	Throttled []int         `json:"throttled"`
+	// the report's Start: the HTML report draws it. Only the MaxTimelines
+	// busiest groups have one (at most 400 buckets each), so that a trace
+	// of many users costs no timeline per user.
+	Bucket    time.Duration `json:"bucketNs,omitzero"`
+	Timeline  []int         `json:"timeline,omitempty"`
+	Throttled []int         `json:"throttled,omitempty"`
 }
 
 // Finding is one thing a rule found.
@@ -135,6 +137,10 @@ type Evidence struct {
 
 const maxEvidence = 20
 
+// MaxTimelines is how many groups, the busiest, a Report draws timelines
+// for.
+const MaxTimelines = htmlGroups
+
 // Report analyzes what was added and returns the report.
 func (a *Analyzer) Report() *Report {
 	rep := &Report{Schema: Schema, Inputs: a.inputs, Calls: a.calls, Realtime: a.realtime,
@@ -155,9 +161,11 @@ func (a *Analyzer) Report() *Report {
 			rep.End = last
 		}
 	}
+	rep.Groups = make([]Group, 0, len(a.order))
+	judged := make([]*group, 0, len(a.order)) // beside rep.Groups
 	for _, g := range a.order {
-		gr, found := a.judge(g, rep.Start, rep.End)
-		rep.Groups = append(rep.Groups, gr)
+		gr, found := a.judge(g)
+		rep.Groups, judged = append(rep.Groups, gr), append(judged, g)
 		all = append(all, found...)
 	}
 	for host, n := range a.noToken {
@@ -182,9 +190,27 @@ func (a *Analyzer) Report() *Report {
 	if rep.Findings == nil {
 		rep.Findings = []Finding{}
 	}
-	sort.SliceStable(rep.Groups, func(i, j int) bool { return rep.Groups[i].Calls > rep.Groups[j].Calls })
+	sort.Stable(busiestFirst{rep.Groups, judged})
+	for i := range rep.Groups[:min(len(rep.Groups), MaxTimelines)] {
+		g := &rep.Groups[i]
+		g.Bucket, g.Timeline, g.Throttled = timeline(judged[i].recs, rep.Start, rep.End)
+	}
 	rep.Verdict = verdict(rep.Fails, rep.Warnings)
 	return rep
+}
+
+// busiestFirst sorts groups by their calls, most first, and the groups
+// judged with them.
+type busiestFirst struct {
+	groups []Group
+	judged []*group
+}
+
+func (b busiestFirst) Len() int           { return len(b.groups) }
+func (b busiestFirst) Less(i, j int) bool { return b.groups[i].Calls > b.groups[j].Calls }
+func (b busiestFirst) Swap(i, j int) {
+	b.groups[i], b.groups[j] = b.groups[j], b.groups[i]
+	b.judged[i], b.judged[j] = b.judged[j], b.judged[i]
 }
 
 func hostCounts(m map[string]int) []HostCount {

@@ -173,8 +173,8 @@ func tracePaths(args []string) ([]string, error) {
 }
 
 // readTrace reads one trace into a: a zip (a .saz) or a HAR, told apart by
-// their first bytes. A file is read as it is (so a HAR decodes in
-// parallel); standard input through a buffer.
+// their first bytes. A file is read as it is; standard input through a
+// buffer.
 func readTrace(e *env, p string, a *analyze.Analyzer) error {
 	var in analyze.Input
 	var err error
@@ -220,7 +220,7 @@ func readTraceFile(p string, a *analyze.Analyzer) (analyze.Input, error) {
 func isZip(head []byte) bool { return bytes.Equal(head, []byte("PK\x03\x04")) }
 
 // readSAZ reads a zip from standard input, through a temporary file, as zip
-// needs to seek.
+// needs to seek, at most maxStdinSAZ bytes of it.
 func readSAZ(r io.Reader, a *analyze.Analyzer) (analyze.Input, error) {
 	f, err := os.CreateTemp("", "xblcall-*.saz")
 	if err != nil {
@@ -228,11 +228,19 @@ func readSAZ(r io.Reader, a *analyze.Analyzer) (analyze.Input, error) {
 	}
 	defer os.Remove(f.Name())
 	defer f.Close()
-	if _, err := io.Copy(f, r); err != nil {
+	n, err := io.Copy(f, io.LimitReader(r, maxStdinSAZ+1))
+	if err != nil {
 		return analyze.Input{}, err
+	}
+	if n > maxStdinSAZ {
+		return analyze.Input{}, &exitError{2, fmt.Errorf("a .saz on standard input over %d MiB: give it as a file", maxStdinSAZ>>20)}
 	}
 	return readSAZFile(f, a)
 }
+
+// maxStdinSAZ bounds a .saz read from standard input (copied to a temporary
+// file first); lowered by tests.
+var maxStdinSAZ int64 = analyze.MaxTraceBytes
 
 // readSAZFile reads the zip f.
 func readSAZFile(f *os.File, a *analyze.Analyzer) (analyze.Input, error) {

@@ -200,3 +200,31 @@ func TestAnalyzeTextFits(t *testing.T) {
 		}
 	}
 }
+
+// endlessInput is standard input that never ends: head, then fill forever.
+type endlessInput struct {
+	head []byte
+	fill byte
+}
+
+func (e *endlessInput) Read(p []byte) (int, error) {
+	n := copy(p, e.head)
+	e.head = e.head[n:]
+	for i := n; i < len(p); i++ {
+		p[i] = e.fill
+	}
+	return len(p), nil
+}
+
+// TestAnalyzeEndlessStdin: an endless .saz on standard input stops at the
+// byte limit with a clear error (exit 2) instead of filling the disk (an
+// endless HAR: analyze.TestReadTooLarge).
+func TestAnalyzeEndlessStdin(t *testing.T) {
+	defer func(old int64) { maxStdinSAZ = old }(maxStdinSAZ)
+	maxStdinSAZ = 1 << 20
+	var o, e bytes.Buffer
+	code := run(t.Context(), []string{"analyze", "-"}, &o, &e, withStdin(&endlessInput{head: []byte("PK\x03\x04")}))
+	if code != 2 || !strings.Contains(e.String(), "a .saz on standard input over 1 MiB") {
+		t.Errorf("endless .saz: exit %d\n%s%s", code, o.String(), e.String())
+	}
+}

@@ -58,7 +58,7 @@ func TestMemoryBounds(t *testing.T) {
 		"the report keeps %d bytes a call and allocates %d", n, len(har)/n, readKept, float64(h1-h0)/float64(len(har)),
 		readAlloc, repKept, repAlloc)
 	if readKept > 450 || repKept > 400 || readAlloc > 5 || repAlloc > 1000 {
-		t.Errorf("over the bounds RELIABILITY.md states: reading keeps at most 450 bytes a call and allocates at most "+
+		t.Errorf("over the bounds RELIABILITY.md states: reading keeps at most 450 bytes a call and allocates at most " +
 			"5 per input byte; the report keeps at most 400 bytes a call and allocates at most 1000")
 	}
 	runtime.KeepAlive(har)

@@ -262,7 +262,7 @@ func (o *callOpts) body(e *env) ([]byte, error) {
 	case strings.HasPrefix(o.data, "@"):
 		f, err := os.Open(o.data[1:])
 		if err != nil {
-			return nil, err
+			return nil, &exitError{2, fmt.Errorf("-d: %w", err)}
 		}
 		defer f.Close()
 		r = f

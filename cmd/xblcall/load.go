@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -39,8 +40,8 @@ func (l loadOpts) check() error {
 		return fmt.Errorf("-n must be between 1 and %d", maxLoadCalls)
 	case l.c < 1 || l.c > 10_000:
 		return errors.New("-c must be between 1 and 10000")
-	case l.rate < 0:
-		return errors.New("--rate must not be negative")
+	case !(l.rate >= 0) || math.IsInf(l.rate, 0):
+		return errors.New("--rate must be a finite number, not negative")
 	}
 	return nil
 }
@@ -48,7 +49,9 @@ func (l loadOpts) check() error {
 // loadReport is what a load run saw. It is printed as a table or, with
 // --json, as this object.
 type loadReport struct {
-	Calls       int            `json:"calls"`
+	Calls       int            `json:"calls"`     // asked for (-n)
+	Completed   int            `json:"completed"` // ended: fewer than Calls when interrupted
+	Interrupted bool           `json:"interrupted,omitempty"`
 	Concurrency int            `json:"concurrency"`
 	Rate        float64        `json:"rate,omitempty"` // calls a second asked for; 0: as fast as answered
 	Elapsed     time.Duration  `json:"elapsedNs"`
@@ -79,6 +82,7 @@ type tally struct {
 func (t *tally) record(d time.Duration, status int, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.r.Completed++
 	t.latencies = append(t.latencies, d)
 	var te *transport.ThrottleError
 	switch {
@@ -125,6 +129,9 @@ func runLoad(ctx context.Context, e *env, t *transport.Transport, req *http.Requ
 					return
 				}
 				status, d, err := oneCall(ctx, client, req, body, auth)
+				if ctx.Err() != nil && err != nil {
+					return // cut short by the interrupt: not a result
+				}
 				tl.record(d, status, err)
 				b.add()
 			}
@@ -132,9 +139,7 @@ func runLoad(ctx context.Context, e *env, t *transport.Transport, req *http.Requ
 	}
 	wg.Wait()
 	b.finish()
-	if err := ctx.Err(); err != nil {
-		return err
-	}
+	tl.r.Interrupted = ctx.Err() != nil
 	tl.r.Elapsed = time.Since(start)
 	st := t.Stats()
 	tl.r.Waited, tl.r.Server429s, tl.r.Retries = st.Waits, st.Server429s, st.Retries
@@ -147,7 +152,10 @@ func runLoad(ctx context.Context, e *env, t *transport.Transport, req *http.Requ
 	} else {
 		err = printLoad(e.stdout, &tl.r)
 	}
-	if err == nil && tl.r.Failed > 0 {
+	switch {
+	case err == nil && tl.r.Interrupted:
+		err = ctx.Err() // the summary so far is printed; the exit says interrupted
+	case err == nil && tl.r.Failed > 0:
 		err = fmt.Errorf("%d of %d calls failed; the first: %s", tl.r.Failed, l.n, tl.r.FirstError)
 	}
 	return err
@@ -192,8 +200,11 @@ func printLoad(w io.Writer, r *loadReport) error {
 	if r.Rate > 0 {
 		pace = fmt.Sprintf("at most %g/s", r.Rate)
 	}
-	fmt.Fprintf(w, "%d calls in %v (%.1f/s), %d at a time, %s\n", r.Calls, round(r.Elapsed),
-		float64(r.Calls)/max(r.Elapsed.Seconds(), 1e-9), r.Concurrency, pace)
+	if r.Interrupted {
+		fmt.Fprintf(w, "interrupted: %d of %d calls ended\n", r.Completed, r.Calls)
+	}
+	fmt.Fprintf(w, "%d calls in %v (%.1f/s), %d at a time, %s\n", r.Completed, round(r.Elapsed),
+		float64(r.Completed)/max(r.Elapsed.Seconds(), 1e-9), r.Concurrency, pace)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "  served\t%d\tanswered (%d with 2xx)\n", r.Served, r.OK)
 	fmt.Fprintf(tw, "  waited\t%d\twaits for the budget or a Retry-After before an attempt\n", r.Waited)

@@ -1,7 +1,13 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -39,6 +45,38 @@ func TestLoad(t *testing.T) {
 	})
 }
 
+// TestLoadInterrupted: an interrupt ends a load run with the summary of the
+// calls that ended (calls cut short are not counted) and exit 130.
+func TestLoadInterrupted(t *testing.T) {
+	for _, asJSON := range []bool{false, true} {
+		t.Run(fmt.Sprint("json=", asJSON), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ctx, interrupt := context.WithTimeout(context.Background(), 20*time.Second) // one call a second: about 20 end
+				defer interrupt()
+				args := []string{"call", "--mock", "-n", "60", "-c", "4", "--rate", "1", loadURL}
+				if asJSON {
+					args = append(args, "--json")
+				}
+				var out, errs bytes.Buffer
+				code := run(ctx, args, &out, &errs)
+				if code != 130 || !strings.Contains(errs.String(), "interrupted") {
+					t.Fatalf("exit %d: %s", code, errs.String())
+				}
+				var r loadReport
+				if asJSON {
+					if err := json.Unmarshal(out.Bytes(), &r); err != nil || !r.Interrupted || r.Calls != 60 ||
+						r.Completed == 0 || r.Completed >= 60 || r.Served+r.Refused+r.Throttled+r.Failed != r.Completed || r.Failed != 0 {
+						t.Errorf("%v: %+v", err, r)
+					}
+				} else if !regexp.MustCompile(`interrupted: [1-9]\d* of 60 calls ended\n`).MatchString(out.String()) ||
+					!strings.Contains(out.String(), "status codes: 200 x") {
+					t.Errorf("summary:\n%s", out.String())
+				}
+			})
+		})
+	}
+}
+
 // TestLoadRate: --rate spaces the calls' starts.
 func TestLoadRate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -67,7 +105,10 @@ func TestLoadErrors(t *testing.T) {
 		{[]string{"--mock", "-n", "0", loadURL}, 2, "-n must be between 1 and 1000000"},
 		{[]string{"--mock", "-n", "2000000", loadURL}, 2, "-n must be"},
 		{[]string{"--mock", "-n", "2", "-c", "0", loadURL}, 2, "-c must be"},
-		{[]string{"--mock", "--rate", "-1", loadURL}, 2, "--rate must not be negative"},
+		{[]string{"--mock", "--rate", "-1", loadURL}, 2, "--rate must be a finite number, not negative"},
+		{[]string{"--mock", "--rate", "NaN", "--json", "-n", "2", loadURL}, 2, "--rate must be a finite number"},
+		{[]string{"--mock", "--rate", "+Inf", "-n", "2", loadURL}, 2, "--rate must be a finite number"},
+		{[]string{"--mock", "-d", "@" + filepath.Join(os.TempDir(), "no-such-fgrl-body.json"), loadURL}, 2, "-d: open"},
 		{[]string{"--mock", "-n", "2", "-i", loadURL}, 2, "-i prints one answer"},
 		{[]string{"--mock", "--json", loadURL}, 2, "--json prints a load summary"},
 		{[]string{"--token", "XBL3.0 x=1;t", "--no-retry", "-n", "3", "http://127.0.0.1:1/"}, 1, "3 of 3 calls failed; the first:"},

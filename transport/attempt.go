@@ -72,6 +72,9 @@ func (c *call) handOver(resp *http.Response) *http.Response {
 	if c.att != nil && !boundBody(c.ctx) {
 		c.att.ctx.stopTimer()
 	}
+	if resp.Request == nil { // so that a redirect it asks for can tell the host it came from
+		resp.Request = c.req
+	}
 	return resp
 }
 

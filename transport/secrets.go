@@ -24,12 +24,16 @@ func headerFold(h http.Header, name string) string {
 }
 
 // dropCredentialsOnRedirect returns req without its credential headers when
-// it follows a redirect (req.Response is set) to another host, and req
-// itself otherwise.
-func dropCredentialsOnRedirect(req *http.Request) *http.Request {
-	if req.Response == nil || req.Response.Request == nil || req.Response.Request.URL == nil ||
-		strings.EqualFold(req.Response.Request.URL.Host, req.URL.Host) {
-		return req
+// it follows a redirect (req.Response is set) to another host, or to a host
+// it cannot tell (the response that redirected names no request: a base
+// RoundTripper such as a stub, recorder or cache may leave Response.Request
+// empty); dropped says it did. Otherwise it returns req itself.
+func dropCredentialsOnRedirect(req *http.Request) (_ *http.Request, dropped bool) {
+	if req.Response == nil {
+		return req, false
+	}
+	if from := req.Response.Request; from != nil && from.URL != nil && strings.EqualFold(from.URL.Host, req.URL.Host) {
+		return req, false
 	}
 	var r *http.Request
 	for k := range req.Header {
@@ -43,7 +47,7 @@ func dropCredentialsOnRedirect(req *http.Request) *http.Request {
 		}
 	}
 	if r == nil {
-		return req
+		return req, true
 	}
-	return r
+	return r, true
 }

@@ -112,3 +112,54 @@ func TestRedirectDropsCredentials(t *testing.T) {
 		}
 	}
 }
+
+// TestRedirectWithoutResponseRequest: a base RoundTripper that leaves
+// Response.Request empty (a stub, a recorder, a cache) still gets no
+// credentials sent to another host on a redirect, nor a refreshed token
+// after that host's 401; within one host they stay.
+func TestRedirectWithoutResponseRequest(t *testing.T) {
+	tests := []struct {
+		to   string
+		kept bool
+	}{
+		{"https://evil.example/steal", false},
+		{"https://profile.xboxlive.com/users/me/profile/settings?again=1", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.to, func(t *testing.T) {
+			var sent []http.Header
+			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				sent = append(sent, r.Header.Clone())
+				h := http.Header{}
+				status := http.StatusFound
+				if r.URL.Host == "evil.example" || r.URL.RawQuery == "again=1" {
+					status = http.StatusUnauthorized
+				} else {
+					h.Set("Location", tt.to)
+				}
+				return &http.Response{StatusCode: status, Header: h, Body: http.NoBody}, nil // no Request
+			})
+			refreshed := 0
+			client := &http.Client{Transport: &Transport{Base: base, TitleID: title, DisableBudget: true,
+				RefreshToken: func(*http.Request) (string, error) { refreshed++; return mock.Token(xuid1, title), nil }}}
+			req, _ := http.NewRequest("GET", "https://profile.xboxlive.com/users/me/profile/settings", nil)
+			req.Header.Set("Authorization", mock.Token(xuid1, title))
+			req.Header.Set("Signature", "AAAAAQHaSignatureSecret")
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if len(sent) < 2 {
+				t.Fatalf("%d requests sent", len(sent))
+			}
+			h := sent[1]
+			if has := h.Get("Signature") != ""; has != tt.kept {
+				t.Errorf("after the redirect: Signature %q; want kept=%v", h.Get("Signature"), tt.kept)
+			}
+			if !tt.kept && (refreshed != 0 || len(sent) != 2) {
+				t.Errorf("the other host's 401 got a token: %d refreshes, %d requests", refreshed, len(sent))
+			}
+		})
+	}
+}

@@ -155,12 +155,13 @@ func (t *Transport) window() time.Duration {
 // documentation describes.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	t.init()
-	req = dropCredentialsOnRedirect(req)
+	req, dropped := dropCredentialsOnRedirect(req)
 	var c call
 	if err := c.init(t, req); err != nil {
 		closeBody(req)
 		return nil, err
 	}
+	c.refreshed = dropped // a 401 from another host gets no token
 	return c.run()
 }
 

@@ -215,3 +215,75 @@ func TestSayWhatFailed(t *testing.T) {
 		})
 	}
 }
+
+// TestResetAllEscapesPrefix: a prefix with glob characters resets its own
+// keys only, not those of stores whose prefixes the pattern would match.
+func TestResetAllEscapesPrefix(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client()
+	ctx := context.Background()
+	k := throttle.Key{User: "u", Title: "t", Scope: "x"}
+	l := throttle.Limit{Burst: 5, Sustain: 5}
+	now := time.Unix(1e9, 0)
+	for _, prefix := range []string{"*", "fg?l", "[a-z]*", `back\slash`} {
+		t.Run(prefix, func(t *testing.T) {
+			mine := &Store{Client: c, CallerTime: true, Prefix: prefix}
+			others := []*Store{{Client: c, CallerTime: true, Prefix: "fgrl"}, {Client: c, CallerTime: true, Prefix: "other"}}
+			for _, s := range append(others, mine) {
+				if _, err := s.Take(ctx, k, l, now); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := mine.ResetAll(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if d, _ := mine.Peek(ctx, k, l, now); d.Burst.Count != 0 {
+				t.Errorf("its own count survived: %d", d.Burst.Count)
+			}
+			for _, o := range others {
+				if d, _ := o.Peek(ctx, k, l, now); d.Burst.Count == 0 {
+					t.Errorf("ResetAll of prefix %q wiped prefix %q", prefix, o.Prefix)
+				}
+				o.ResetAll(ctx)
+			}
+		})
+	}
+}
+
+// TestReleaseAfterStateLoss: a slot booked before Redis lost the key's
+// state (here FLUSHALL, as a restart without persistence or a failover to a
+// lagging replica) released afterwards frees none of the admissions booked
+// since: a burst of 3 still admits 3, not 4.
+func TestReleaseAfterStateLoss(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client()
+	ctx := context.Background()
+	s := &Store{Client: c, CallerTime: true, Margin: -1}
+	k := throttle.Key{User: "u", Title: "t", Scope: "x"}
+	l := throttle.Limit{Burst: 3, Sustain: 30}
+	now := time.Unix(1e9, 0)
+	var before []throttle.Admission
+	for range 3 {
+		a, err := s.Reserve(ctx, k, l, now, 0)
+		if err != nil || !a.Allowed {
+			t.Fatalf("%+v %v", a, err)
+		}
+		before = append(before, a)
+	}
+	if err := c.FlushAll(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if a, err := s.Reserve(ctx, k, l, now, 0); err != nil || !a.Allowed {
+			t.Fatalf("after the loss: %+v %v", a, err)
+		}
+	}
+	for _, a := range before {
+		if err := s.Release(ctx, k, l, a.Slot); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if a, err := s.Reserve(ctx, k, l, now, 0); err != nil || a.Allowed {
+		t.Errorf("a 4th call admitted against a burst of 3 (%+v, %v): an old slot's release freed a new one", a, err)
+	}
+}

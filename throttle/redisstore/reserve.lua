@@ -1,16 +1,17 @@
 -- The client budget (throttle.Sliding), atomically, for one or more
 -- decisions: one command can carry a whole batch of callers' operations.
 -- KEYS, two per decision: a sorted set of admissions (score: the admission
--- time in microseconds; member: its sequence number), then a hash with the
--- Retry-After block (blocked) and the sequence counter (seq).
+-- time in microseconds; member: its id, a random number the caller chose, so
+-- that ids do not repeat when Redis loses the key's state), then a hash with
+-- the Retry-After block (blocked).
 -- ARGV, one per decision in KEYS' order: its arguments A as little-endian
 -- doubles (struct.pack '<d...'): op (1 reserve, 2 release, 3 block, 4 sync,
 -- 5 snapshot), burst limit, sustain limit, margin (us), now (us; 0: Redis
 -- TIME), then per op:
---   reserve: maxWait (us)             -> {allowed, waitUs, blocked, seq}
---   release: seq                      -> {released}
+--   reserve: maxWait (us), id        -> {allowed, waitUs, blocked, id}
+--   release: id                       -> {released}
 --   block:   duration (us)            -> {}
---   sync:    period (us), used, reset (us) -> {}
+--   sync:    period (us), used, reset (us), first id (ids first, first+1, ...) -> {}
 --   snapshot:                         -> {burstCount, burstResetUs, sustainCount, sustainResetUs, blockedUs, waitUs}
 -- Returns one string: per decision, the number of its values and then the
 -- values, all little-endian doubles (or its error: see frame in common.lua).
@@ -46,12 +47,10 @@ local function budget(log, meta, A)
     redis.call('PEXPIRE', meta, ms)
   end
 
-  -- An admission is a member named by its sequence number, unique within
-  -- the key, so that release finds it with one ZREM instead of a scan.
-  local function add(at)
-    local seq = redis.call('HINCRBY', meta, 'seq', 1)
-    redis.call('ZADD', log, at, string.format('%d', seq))
-    return seq
+  -- An admission is a member named by its id, so that release finds it
+  -- with one ZREM instead of a scan.
+  local function add(at, id)
+    redis.call('ZADD', log, at, string.format('%d', id))
   end
 
   local function count(span)
@@ -65,10 +64,10 @@ local function budget(log, meta, A)
     end
     local newest = redis.call('ZRANGE', log, -1, -1, 'WITHSCORES')
     if newest[2] then at = math.max(at, tonumber(newest[2])) end
-    local seq = add(at)
+    add(at, A[7])
     redis.call('ZREMRANGEBYRANK', log, 0, -(cap + 1))
     expire(at)
-    return {1, at - now, 0, seq}
+    return {1, at - now, 0, A[7]}
   elseif op == 2 then -- release
     return {redis.call('ZREM', log, string.format('%d', A[6]))}
   elseif op == 3 then -- block
@@ -82,7 +81,7 @@ local function budget(log, meta, A)
     if period <= 0 or used <= 0 or reset <= 0 or reset > period then return {} end
     local start = now + reset - period
     local missing = math.min(used - count(now - start + 1000000 + 1), cap)
-    for i = 1, missing do add(start) end
+    for i = 1, missing do add(start, A[9] + i - 1) end
     redis.call('ZREMRANGEBYRANK', log, 0, -(cap + 1))
     if missing > 0 then expire(now) end
     return {}

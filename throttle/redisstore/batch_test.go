@@ -214,7 +214,7 @@ func TestDecisionFailsAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	take := string(pack(10, 30, 0, 0, 0))
-	reserve := string(pack(opReserve, 10, 30, 0, 0, 0))
+	reserve := string(pack(opReserve, 10, 30, 0, 0, 0, 7)) // maxWait 0, admission id 7
 	tests := []struct {
 		name string
 		sc   *script
@@ -225,6 +225,7 @@ func TestDecisionFailsAlone(t *testing.T) {
 		{"take: a list, then a fresh key", takeScript, []string{"list", "fresh"}, []any{take, take}, []string{"WRONGTYPE", ""}},
 		{"budget: a list, then a fresh key", budgetScript, []string{"list", "m1", "log2", "m2"}, []any{reserve, reserve}, []string{"WRONGTYPE", ""}},
 		{"budget: an unknown op, then a reserve", budgetScript, []string{"l3", "m3", "l4", "m4"}, []any{string(pack(9, 10, 30, 0, 0)), reserve}, []string{"unknown op 9", ""}},
+		{"budget: a reserve without an id, then one with", budgetScript, []string{"l5", "m5", "l6", "m6"}, []any{string(pack(opReserve, 10, 30, 0, 0, 0)), reserve}, []string{"needs an admission id", ""}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -64,10 +64,11 @@ local function budget(log, meta, A)
     end
     local newest = redis.call('ZRANGE', log, -1, -1, 'WITHSCORES')
     if newest[2] then at = math.max(at, tonumber(newest[2])) end
-    add(at, A[7])
+    local id = A[7] or error('budget: reserve needs an admission id')
+    add(at, id)
     redis.call('ZREMRANGEBYRANK', log, 0, -(cap + 1))
     expire(at)
-    return {1, at - now, 0, A[7]}
+    return {1, at - now, 0, id}
   elseif op == 2 then -- release
     return {redis.call('ZREM', log, string.format('%d', A[6]))}
   elseif op == 3 then -- block
@@ -78,10 +79,11 @@ local function budget(log, meta, A)
     return {}
   elseif op == 4 then -- sync
     local period, used, reset = tonumber(A[6]), tonumber(A[7]), tonumber(A[8])
+    local first = A[9] or error('budget: sync needs a first admission id')
     if period <= 0 or used <= 0 or reset <= 0 or reset > period then return {} end
     local start = now + reset - period
     local missing = math.min(used - count(now - start + 1000000 + 1), cap)
-    for i = 1, missing do add(start, A[9] + i - 1) end
+    for i = 1, missing do add(start, first + i - 1) end
     redis.call('ZREMRANGEBYRANK', log, 0, -(cap + 1))
     if missing > 0 then expire(now) end
     return {}

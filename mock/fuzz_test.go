@@ -14,7 +14,7 @@ func FuzzParseToken(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if id.xuid == "" || id.title == "" || UserHash(id.xuid) != id.userhash {
+		if id.xuid == "" || id.title == "" || len(id.xuid) > maxIDBytes || len(id.title) > maxIDBytes || UserHash(id.xuid) != id.userhash {
 			t.Fatalf("parseToken(%q) = %+v", h, id)
 		}
 		if Token(id.xuid, id.title) != strings.TrimSpace(h) && !strings.EqualFold(h[:6], "XBL3.0") {

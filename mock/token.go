@@ -69,6 +69,11 @@ type identity struct {
 
 var errToken = errors.New("token is not one minted by mock.Token")
 
+// maxIDBytes bounds a token's xuid and title: they become the FGRL keys the
+// mock holds (up to its key cap), so their size bounds its memory. Real
+// ones are at most 20 digits.
+const maxIDBytes = 64
+
 // parseToken reads an Authorization header minted by Token.
 func parseToken(h string) (identity, error) {
 	uhs, tok, err := xblauth.Parse(h)
@@ -86,7 +91,8 @@ func parseToken(h string) (identity, error) {
 	}
 	xuid, title, ok := strings.Cut(string(raw), "\x00")
 	var ub [20]byte
-	if !ok || xuid == "" || title == "" || string(strconv.AppendUint(ub[:0], userHashOf(xuid), 10)) != uhs {
+	if !ok || xuid == "" || title == "" || len(xuid) > maxIDBytes || len(title) > maxIDBytes ||
+		string(strconv.AppendUint(ub[:0], userHashOf(xuid), 10)) != uhs {
 		return identity{}, errToken
 	}
 	return identity{xuid: xuid, title: title, userhash: uhs}, nil

@@ -14,7 +14,7 @@ import (
 const (
 	maxTracked      = 10_000  // keys the live page and the admin API list
 	maxTrackedBytes = 4 << 20 // of those keys' names (users, titles, scopes)
-	recentCap  = 100    // recent 429s
+	recentCap       = 100     // recent 429s
 )
 
 // observatory is what /metrics, the live page and the admin API read: per
@@ -26,7 +26,7 @@ type observatory struct {
 
 	mu     sync.Mutex
 	keys   map[throttle.Key]keySeen
-	bytes  int // of the keys' names
+	bytes  int       // of the keys' names
 	swept  time.Time // the last sweep of a full keys map
 	recent [recentCap]Throttled
 	next   int // in recent

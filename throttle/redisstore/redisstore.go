@@ -24,13 +24,13 @@ package redisstore
 
 import (
 	"context"
-	"math/rand/v2"
 	_ "embed"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"sync/atomic"

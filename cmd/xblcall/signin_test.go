@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/xblgo/fgrl/client"
@@ -122,5 +123,39 @@ func TestLoginBrowser(t *testing.T) {
 	back.Body.Close()
 	if code := <-done; code != 0 || !strings.Contains(out.String(), "signed in as MockPlayer") {
 		t.Errorf("login --browser: exit %d\n%s%s", code, out.String(), errb.String())
+	}
+}
+
+// TestLoadRenewsOnce: a load run whose first calls get 401s together (the
+// service has dropped the token) signs in again once for all of them, and
+// every call ends served.
+func TestLoadRenewsOnce(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("XBL_TOKEN", "")
+	h := mock.NewHandler()
+	var xsts, refused atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Host == "xsts.auth.xboxlive.com":
+			xsts.Add(1)
+		case r.Host == "presence.xboxlive.com" && refused.Add(1) <= 4: // the first wave
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	if code, out, errs := xblcall(t, "login", "--via", srv.URL); code != 0 {
+		t.Fatalf("login: exit %d\n%s%s", code, out, errs)
+	}
+	xsts.Store(0)
+	code, out, errs := xblcall(t, "call", "-n", "20", "-c", "4", "--json", "https://presence.xboxlive.com/users/me")
+	var r loadReport
+	if code != 0 || json.Unmarshal([]byte(out), &r) != nil || r.OK != 20 {
+		t.Fatalf("exit %d: %s%s", code, out, errs)
+	}
+	// One sign-in for the run's first token, one for the wave of 401s.
+	if n := xsts.Load(); n != 2 {
+		t.Errorf("%d XSTS sign-ins for a wave of 4 401s in 20 calls, want 2", n)
 	}
 }

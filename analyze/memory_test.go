@@ -75,16 +75,19 @@ type endless struct {
 }
 
 func (e *endless) Read(p []byte) (int, error) {
-	if len(e.buf) == 0 {
-		if e.i == 0 {
-			e.buf = []byte(e.head)
-		} else {
-			e.buf = []byte(e.entry)
+	n := 0
+	for n < len(p) {
+		if len(e.buf) == 0 {
+			if e.i == 0 {
+				e.buf = []byte(e.head)
+			} else {
+				e.buf = []byte(e.entry)
+			}
+			e.i++
 		}
-		e.i++
+		c := copy(p[n:], e.buf)
+		e.buf, n = e.buf[c:], n+c
 	}
-	n := copy(p, e.buf)
-	e.buf = e.buf[n:]
 	return n, nil
 }
 

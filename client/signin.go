@@ -517,7 +517,13 @@ func BrowserLogin(ctx context.Context, cfg *oauth2.Config, hc *http.Client, open
 		}
 	})}
 	go srv.Serve(ln)
-	defer srv.Close()
+	defer func() { // let the browser read its "Signed in" page, then stop
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		if srv.Shutdown(ctx) != nil {
+			srv.Close()
+		}
+	}()
 	open(c.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier)))
 	var res result
 	select {

@@ -178,8 +178,10 @@ func (c *countingRT) RoundTrip(r *http.Request) (*http.Response, error) {
 func TestBrowserLogin(t *testing.T) {
 	h := mock.NewHandler()
 	cfg := MicrosoftOAuth("00000000-0000-0000-0000-000000000000")
+	var wg sync.WaitGroup
+	defer wg.Wait() // the browser is done before the test ends
 	browser := func(u string) {
-		go func() {
+		wg.Go(func() {
 			req, _ := http.NewRequest("GET", u, nil)
 			resp, err := h.RoundTrip(req) // the mock's sign-in page approves at once
 			if err != nil || resp.StatusCode != http.StatusFound {
@@ -192,7 +194,7 @@ func TestBrowserLogin(t *testing.T) {
 				return
 			}
 			back.Body.Close()
-		}()
+		})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

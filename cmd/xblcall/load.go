@@ -123,6 +123,7 @@ func runLoad(ctx context.Context, e *env, t *transport.Transport, req *http.Requ
 		wg.Go(func() {
 			for next.Add(1) <= int64(l.n) {
 				if lim != nil && lim.Wait(ctx) != nil {
+					<-ctx.Done() // Wait fails early when the next start falls past ctx's deadline
 					return
 				}
 				if ctx.Err() != nil {

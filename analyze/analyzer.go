@@ -38,16 +38,6 @@ type Analyzer struct {
 	urls      map[uint64]string
 	urlBytes  int
 	seed      maphash.Seed // of callKey
-	scratch   scratch      // the rules' maps, reused group after group
-}
-
-// scratch holds what judging one group needs for a moment, kept across
-// groups so that a report of many small groups allocates no maps per group.
-type scratch struct {
-	seen  map[uint64]bool
-	open  map[uint64][]rec
-	byKey map[uint64][]rec
-	keys  []uint64
 }
 
 type userInfo struct {
@@ -92,7 +82,6 @@ func New(lim *limits.Limits, rules *Rules) (*Analyzer, error) {
 		return nil, err
 	}
 	return &Analyzer{limits: lim, rules: rules, users: map[string]int32{}, groups: map[groupKey]*group{},
-		scratch:   scratch{seen: map[uint64]bool{}, open: map[uint64][]rec{}, byKey: map[uint64][]rec{}},
 		notJudged: map[string]int{}, noToken: map[string]int{}, urls: map[uint64]string{}, seed: maphash.MakeSeed()}, nil
 }
 

@@ -50,8 +50,7 @@ func verdict(fails, warnings int) string {
 func (a *Analyzer) stats(g *group, gr *Group) {
 	recs := g.recs
 	gr.First, gr.Last = time.Unix(0, recs[0].at).UTC(), time.Unix(0, recs[len(recs)-1].at).UTC()
-	seen := a.scratch.seen
-	clear(seen)
+	seen := map[uint64]bool{}
 	minGap := int64(math.MaxInt64)
 	for i, r := range recs {
 		if r.status == 429 {
@@ -271,8 +270,7 @@ func (j *judging) bursts() {
 // repeats is RepeatedCalls: the same call again within Window of its first.
 func (j *judging) repeats() {
 	window := int64(j.a.rules.Repeat.Window)
-	open := j.a.scratch.open
-	clear(open)
+	open := map[uint64][]rec{}
 	report := func(set []rec) {
 		if len(set) > 1 {
 			j.add(RuleRepeatedCalls, Warn, set, true, "the same call %d times within %v", len(set), time.Duration(window))
@@ -299,10 +297,8 @@ func (j *judging) repeats() {
 // stay within Tolerance of the first gap (and at most MaxGap).
 func (j *judging) polling() {
 	p := j.a.rules.Polling
-	byKey := j.a.scratch.byKey
-	clear(byKey)
-	keys := j.a.scratch.keys[:0]
-	defer func() { j.a.scratch.keys = keys[:0] }()
+	byKey := map[uint64][]rec{}
+	var keys []uint64
 	for _, r := range j.g.recs {
 		if byKey[r.key] == nil {
 			keys = append(keys, r.key)

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -56,6 +57,7 @@ type signIn struct {
 	account  Account
 	accounts map[string]Account
 	polled   map[string]bool
+	serial   atomic.Uint64 // the XSTS tokens minted so far
 }
 
 func (s *signIn) init() {
@@ -283,7 +285,7 @@ func (h *Handler) xstsAuthorize(w http.ResponseWriter, r *http.Request) {
 			"Redirect": "https://start.ui.xboxlive.com/CreateAccount"})
 		return
 	}
-	tok := Token(xuid, h.signInTitle())
+	tok := mint(xuid, h.signInTitle(), strconv.FormatUint(h.signIn.serial.Add(1), 10))
 	writeJSON(w, http.StatusOK, map[string]any{
 		"IssueInstant": now.UTC().Format(time.RFC3339Nano), "NotAfter": now.Add(xstsTokenLife).UTC().Format(time.RFC3339Nano),
 		"Token": tok[strings.IndexByte(tok, ';')+1:],

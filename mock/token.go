@@ -17,8 +17,16 @@ import (
 // derived from the xuid, so it differs per user as real ones do; the token
 // names the xuid and title and carries a checksum, so a tampered token is
 // refused with 401. It is not a secret and grants nothing outside the mock.
-func Token(xuid, titleID string) string {
-	payload := base64.RawURLEncoding.EncodeToString([]byte(xuid + "\x00" + titleID))
+func Token(xuid, titleID string) string { return mint(xuid, titleID, "") }
+
+// mint is Token with a serial number, so that each sign-in gets a token of
+// its own, as real XSTS tokens differ on every issue; serial "" is Token's.
+func mint(xuid, titleID, serial string) string {
+	raw := xuid + "\x00" + titleID
+	if serial != "" {
+		raw += "\x00" + serial
+	}
+	payload := base64.RawURLEncoding.EncodeToString([]byte(raw))
 	return "XBL3.0 x=" + UserHash(xuid) + ";" + tokenPrefix + payload + "." + checksum(payload)
 }
 
@@ -90,8 +98,9 @@ func parseToken(h string) (identity, error) {
 		return identity{}, errToken
 	}
 	xuid, title, ok := strings.Cut(string(raw), "\x00")
+	title, serial, _ := strings.Cut(title, "\x00")
 	var ub [20]byte
-	if !ok || xuid == "" || title == "" || len(xuid) > maxIDBytes || len(title) > maxIDBytes ||
+	if !ok || xuid == "" || title == "" || len(xuid) > maxIDBytes || len(title) > maxIDBytes || len(serial) > maxIDBytes ||
 		string(strconv.AppendUint(ub[:0], userHashOf(xuid), 10)) != uhs {
 		return identity{}, errToken
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/x509"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +16,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/xblgo/fgrl/hresult"
 	"github.com/xblgo/fgrl/mock"
 )
@@ -123,7 +125,9 @@ func TestOneWaiterWhenTheCallerDoesNotRetry(t *testing.T) {
 // TestAttemptTimeoutOncePerCall follows XSAPI XblHttpCall::CalcHttpTimeout: the
 // per-attempt timeout is the time left in the window, between 5 s and 30 s,
 // computed once per call and reused by its retries; with a window of 0 (no
-// retries) it is 5 s.
+// retries) it is 5 s. Each attempt's answer stalls mid-body, so the attempt
+// lasts exactly its timeout: the drain of the 503 before the retry, and the
+// caller's read of the final body (BoundBody) end when it does.
 func TestAttemptTimeoutOncePerCall(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -131,7 +135,7 @@ func TestAttemptTimeoutOncePerCall(t *testing.T) {
 		want   []time.Duration // each attempt's timeout
 	}{
 		{"default window: 20s for every attempt", 0, []time.Duration{20 * time.Second, 20 * time.Second}},
-		{"long window: capped at 30s", 2 * time.Minute, []time.Duration{30 * time.Second, 30 * time.Second}},
+		{"long window: capped at 30s, and the retry keeps it", 40 * time.Second, []time.Duration{30 * time.Second, 30 * time.Second}},
 		{"short window: at least 5s", 3 * time.Second, []time.Duration{5 * time.Second}},
 		{"retries off: 5s", -1, []time.Duration{5 * time.Second}},
 	}
@@ -140,22 +144,23 @@ func TestAttemptTimeoutOncePerCall(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				var got []time.Duration
 				base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-					dl, _ := r.Context().Deadline()
-					got = append(got, time.Until(dl))
-					if len(got) == 1 {
-						return respond(r, 503, ""), nil
+					start := time.Now()
+					status := 503
+					if len(got) > 0 {
+						status = 200
 					}
-					return respond(r, 200, ""), nil
+					body := &stallingBody{ctx: r.Context(), ended: func() { got = append(got, time.Since(start)) }}
+					return &http.Response{StatusCode: status, Header: http.Header{}, Body: body, Request: r}, nil
 				})
 				tr := &Transport{Base: base, TitleID: title, DisableBudget: true, RetryWindow: tt.window}
-				get(t, tr, context.Background(), profileURL, xuid1)
-				if len(got) != len(tt.want) {
-					t.Fatalf("attempts' timeouts %v, want %v", got, tt.want)
+				req, _ := http.NewRequestWithContext(BoundBody(context.Background()), "GET", profileURL, nil)
+				req.Header.Set("Authorization", mock.Token(xuid1, title))
+				if resp, err := tr.RoundTrip(req); err == nil {
+					io.ReadAll(resp.Body)
+					resp.Body.Close()
 				}
-				for i := range got {
-					if got[i] != tt.want[i] {
-						t.Errorf("attempt %d timeout %v, want %v", i+1, got[i], tt.want[i])
-					}
+				if diff := cmp.Diff(tt.want, got); diff != "" {
+					t.Errorf("attempts' timeouts (-want +got):\n%s", diff)
 				}
 			})
 		})

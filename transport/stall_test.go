@@ -11,15 +11,15 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/xblgo/fgrl/internal/clock"
 	"github.com/xblgo/fgrl/mock"
 )
 
 // stallingBody yields a few bytes, then blocks until the attempt's context
 // ends, as http.Transport's body does when a server stalls mid-body.
 type stallingBody struct {
-	ctx  context.Context
-	sent bool
+	ctx   context.Context
+	sent  bool
+	ended func() // if set, called when the context ends the read
 }
 
 func (b *stallingBody) Read(p []byte) (int, error) {
@@ -28,6 +28,10 @@ func (b *stallingBody) Read(p []byte) (int, error) {
 		return copy(p, "0123456789"), nil
 	}
 	<-b.ctx.Done()
+	if b.ended != nil {
+		b.ended()
+		b.ended = nil
+	}
 	return 0, b.ctx.Err()
 }
 
@@ -164,30 +168,43 @@ func TestStalledBodyLoopback(t *testing.T) {
 	}
 }
 
-// TestAttemptContextAfterFunc: the attempt context runs AfterFunc's
-// function when the attempt ends, unless stopped, and stop reports which.
-func TestAttemptContextAfterFunc(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		req, _ := http.NewRequest("GET", profileURL, nil)
-		a := newAttempt(req, clock.Real{}, &wheel{}, time.Now(), time.Second)
-		ran := make(chan int, 3)
-		stop1 := a.ctx.AfterFunc(func() { ran <- 1 })
-		a.ctx.AfterFunc(func() { ran <- 2 })
-		if !stop1() || stop1() {
-			t.Error("stop: want true, then false")
-		}
-		// A context derived the way http.Transport derives one starts no
-		// goroutine to watch the attempt.
-		child, cancel := context.WithCancelCause(&a.ctx)
-		defer cancel(nil)
-		time.Sleep(2 * time.Second) // the attempt times out
-		synctest.Wait()
-		if got := len(ran); got != 1 || <-ran != 2 {
-			t.Errorf("%d functions ran, want only the second", got)
-		}
-		if child.Err() == nil {
-			t.Error("the derived context did not end with the attempt")
-		}
-		a.release()
-	})
+// TestAttemptReleased: an attempt's context ends when its body is read to
+// the end or closed, whichever comes first, and a body handed to the caller
+// is not cut while it streams.
+func TestAttemptReleased(t *testing.T) {
+	tests := []struct {
+		name string
+		end  func(io.ReadCloser)
+	}{
+		{"read to EOF", func(b io.ReadCloser) { io.ReadAll(b) }},
+		{"closed unread", func(b io.ReadCloser) { b.Close() }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var sent context.Context
+				base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+					sent = r.Context()
+					return &http.Response{StatusCode: 200, Header: http.Header{},
+						Body: io.NopCloser(strings.NewReader("{}")), Request: r}, nil
+				})
+				tr := &Transport{Base: base, TitleID: title, DisableBudget: true}
+				req, _ := http.NewRequest("GET", profileURL, nil)
+				req.Header.Set("Authorization", mock.Token(xuid1, title))
+				resp, err := tr.RoundTrip(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(time.Hour) // far past the attempt timeout: the caller's body is not cut
+				if err := sent.Err(); err != nil {
+					t.Fatalf("attempt context ended before the body did: %v", err)
+				}
+				tt.end(resp.Body)
+				if !errors.Is(sent.Err(), context.Canceled) {
+					t.Errorf("attempt context after the body ended: %v, want canceled", sent.Err())
+				}
+				resp.Body.Close()
+			})
+		})
+	}
 }

@@ -115,7 +115,6 @@ type Transport struct {
 	limits *limits.Limits
 	cache  raCache
 	stats  counters
-	wheel  wheel // attempt timeouts
 }
 
 func (t *Transport) init() {

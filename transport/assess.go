@@ -59,11 +59,11 @@ func (c *call) assess(resp *http.Response, err error) verdict {
 		v.delay = max(v.delay, jitterUp(a.retryAfter))
 	}
 	if resp.StatusCode == http.StatusTooManyRequests {
-		c.t.stats.server429s.Add(1)
-		c.t.log("server 429", c, "retry_after", v.retryAfter)
+		e := Event{Kind: EventServer429, Status: 429, Wait: v.retryAfter}
 		if c.t.Observe != nil {
-			c.observe(Event{Kind: EventServer429, Status: 429, Wait: v.retryAfter, Body: peek429(resp)})
+			e.Body = peek429(resp)
 		}
+		c.emit(e)
 	}
 	if resp.StatusCode == http.StatusInternalServerError {
 		v.delay = max(v.delay, serverErrorWait)
@@ -143,7 +143,7 @@ func (c *call) refresh(resp *http.Response) verdict {
 	}
 	tok, err := c.t.RefreshToken(c.req)
 	if err != nil || tok == "" {
-		c.t.log("token refresh failed", c, "error", errString(err))
+		c.emit(Event{Kind: EventRefreshFailed, Status: http.StatusUnauthorized, Err: err})
 		return verdict{}
 	}
 	c.auth = tok
@@ -198,11 +198,4 @@ func status(resp *http.Response) int {
 		return 0
 	}
 	return resp.StatusCode
-}
-
-func errString(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
 }

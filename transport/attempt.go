@@ -34,9 +34,8 @@ func (c *call) send() (*http.Response, error) {
 		}
 	}
 	c.attempts++
-	c.t.stats.attempts.Add(1)
 	var sent time.Time
-	if c.t.Observe != nil {
+	if c.t.Observe != nil || c.t.Logger != nil {
 		sent = c.clk.Now()
 	}
 	resp, err := c.t.base().RoundTrip(req)
@@ -46,10 +45,10 @@ func (c *call) send() (*http.Response, error) {
 		if err == nil {
 			err = errors.New("transport: base RoundTripper returned no response and no error")
 		}
-		c.observe(Event{Kind: EventAttempt, Err: err, Duration: c.since(sent)})
+		c.emit(Event{Kind: EventAttempt, Err: err, Duration: c.since(sent)})
 		return nil, err
 	}
-	c.observe(Event{Kind: EventAttempt, Status: resp.StatusCode, Duration: c.since(sent)})
+	c.emit(Event{Kind: EventAttempt, Status: resp.StatusCode, Duration: c.since(sent)})
 	if a != nil {
 		resp.Body = &attemptBody{ReadCloser: resp.Body, a: a}
 	}

@@ -119,9 +119,7 @@ func (c *call) run() (*http.Response, error) {
 		if again {
 			discard(resp)
 			if v.retry {
-				c.t.stats.retries.Add(1)
-				c.t.log("retry", c, "status", status(resp), "error", errString(err), "delay", v.delay)
-				c.observe(Event{Kind: EventRetry, Status: status(resp), Err: err, Wait: v.delay, Reason: retryReason(resp, err)})
+				c.emit(Event{Kind: EventRetry, Status: status(resp), Err: err, Wait: v.delay, Reason: retryReason(resp, err)})
 				if err := c.sleep(v.delay); err != nil {
 					return nil, err
 				}

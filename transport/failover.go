@@ -55,8 +55,9 @@ func (f *failover) use(now time.Time) bool {
 	return f.isolates || now.UnixNano() >= f.probeAt.Load()
 }
 
-// result records the outcome of a shared-store call.
-func (f *failover) result(err error, now time.Time) error {
+// result records the outcome of a shared-store call (op: "reserve",
+// "block", "sync", "snapshot"): a failure is an EventBudgetError.
+func (f *failover) result(ctx context.Context, op string, k throttle.Key, err error, now time.Time) error {
 	if err == nil {
 		if f.down.Load() && now.UnixNano()-f.lastErr.Load() >= int64(quietFor) &&
 			f.down.CompareAndSwap(true, false) && f.t.Logger != nil {
@@ -64,7 +65,7 @@ func (f *failover) result(err error, now time.Time) error {
 		}
 		return nil
 	}
-	f.t.stats.budgetErrors.Add(1)
+	f.t.emit(ctx, Event{Kind: EventBudgetError, Scope: k.Scope, Err: err, Reason: op}, nil)
 	f.lastErr.Store(now.UnixNano())
 	f.probeAt.Store(now.Add(probeEvery).UnixNano())
 	if f.down.CompareAndSwap(false, true) && f.t.Logger != nil {
@@ -77,12 +78,11 @@ func (f *failover) result(err error, now time.Time) error {
 func (f *failover) Reserve(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time, maxWait time.Duration) (throttle.Admission, error) {
 	if f.use(now) {
 		a, err := f.shared.Reserve(ctx, k, l, now, maxWait)
-		if f.result(err, now) == nil {
+		if f.result(ctx, "reserve", k, err, now) == nil {
 			return a, nil
 		}
-		f.t.observeStore(ctx, k.Scope, EventBudgetError, err)
 	} else {
-		f.t.observeStore(ctx, k.Scope, EventBudgetFallback, nil)
+		f.t.emit(ctx, Event{Kind: EventBudgetFallback, Scope: k.Scope}, nil)
 	}
 	return f.local.Reserve(ctx, k, l, now, maxWait)
 }
@@ -100,7 +100,7 @@ func (f *failover) Release(ctx context.Context, k throttle.Key, l throttle.Limit
 func (f *failover) Block(ctx context.Context, k throttle.Key, now, until time.Time) error {
 	f.local.Block(ctx, k, now, until) // kept locally too, for the next outage
 	if f.use(now) {
-		f.result(f.shared.Block(ctx, k, now, until), now)
+		f.result(ctx, "block", k, f.shared.Block(ctx, k, now, until), now)
 	}
 	return nil
 }
@@ -108,7 +108,7 @@ func (f *failover) Block(ctx context.Context, k throttle.Key, now, until time.Ti
 func (f *failover) Sync(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time, p throttle.Period, used int, reset time.Duration) error {
 	f.local.Sync(ctx, k, l, now, p, used, reset)
 	if f.use(now) {
-		f.result(f.shared.Sync(ctx, k, l, now, p, used, reset), now)
+		f.result(ctx, "sync", k, f.shared.Sync(ctx, k, l, now, p, used, reset), now)
 	}
 	return nil
 }
@@ -116,7 +116,7 @@ func (f *failover) Sync(ctx context.Context, k throttle.Key, l throttle.Limit, n
 func (f *failover) Snapshot(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time) (throttle.Snapshot, error) {
 	if f.use(now) {
 		s, err := f.shared.Snapshot(ctx, k, l, now)
-		if f.result(err, now) == nil {
+		if f.result(ctx, "snapshot", k, err, now) == nil {
 			return s, nil
 		}
 	}

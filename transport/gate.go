@@ -28,17 +28,13 @@ func (c *call) gateCache() error {
 	}
 	if c.canWait(wait) && c.t.cache.claim(c.key) {
 		c.ownsCache = true // released when this call sends again, or ends
-		c.t.stats.waits.Add(1)
-		c.t.log("waiting for Retry-After", c, "wait", wait)
-		c.observe(Event{Kind: EventWait, Wait: wait, Reason: "retry-after"})
+		c.emit(Event{Kind: EventWait, Wait: wait, Reason: "retry-after"})
 		err := c.sleep(wait)
 		c.now = c.clk.Now()
 		c.disown()
 		return err
 	}
-	c.t.stats.localRefusals.Add(1)
-	c.t.log("failed fast on cached Retry-After", c, "wait", wait, "status", status)
-	c.observe(Event{Kind: EventLocalRefusal, Wait: wait, Status: status, Reason: "retry-after"})
+	c.emit(Event{Kind: EventLocalRefusal, Wait: wait, Status: status, Reason: "retry-after"})
 	return &ThrottleError{Status: status, Wait: wait, Local: true, Sent: c.attempts > 0, Scope: c.scope()}
 }
 
@@ -51,9 +47,7 @@ func (c *call) gateBudget() error {
 	a, _ := c.t.budget.Reserve(c.ctx, c.key, c.rule.Limit(), c.now, c.maxWait(c.now))
 	switch {
 	case a.Allowed && a.Wait > 0:
-		c.t.stats.waits.Add(1)
-		c.t.log("waiting for the local budget", c, "wait", a.Wait)
-		c.observe(Event{Kind: EventWait, Wait: a.Wait, Reason: "budget"})
+		c.emit(Event{Kind: EventWait, Wait: a.Wait, Reason: "budget"})
 		err := c.sleep(a.Wait)
 		c.now = c.clk.Now()
 		if err != nil {
@@ -66,14 +60,10 @@ func (c *call) gateBudget() error {
 	case a.Allowed:
 		return nil
 	case c.t.Shadow:
-		c.t.stats.shadowRefusals.Add(1)
-		c.t.log("budget would refuse (shadow mode: sending)", c, "wait", a.Wait)
-		c.observe(Event{Kind: EventShadowRefusal, Wait: a.Wait, Reason: "budget"})
+		c.emit(Event{Kind: EventShadowRefusal, Wait: a.Wait, Reason: "budget"})
 		return nil
 	}
-	c.t.stats.localRefusals.Add(1)
-	c.t.log("refused by the local budget", c, "wait", a.Wait)
-	c.observe(Event{Kind: EventLocalRefusal, Wait: a.Wait, Status: http.StatusTooManyRequests, Reason: "budget"})
+	c.emit(Event{Kind: EventLocalRefusal, Wait: a.Wait, Status: http.StatusTooManyRequests, Reason: "budget"})
 	return &ThrottleError{Status: http.StatusTooManyRequests, Wait: a.Wait, Local: true, Sent: c.attempts > 0, Scope: c.scope()}
 }
 

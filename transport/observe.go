@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -32,15 +33,20 @@ const (
 	// EventServer429: the service answered 429. Wait is its Retry-After,
 	// Body its body's fields when they parse.
 	EventServer429
-	// EventBudgetError: the shared budget store failed (Err); the call's
-	// decision fell back to a local budget.
+	// EventBudgetError: the shared budget store failed (Err) in the
+	// operation Reason names ("reserve", "block", "sync", "snapshot"); a
+	// local budget stood in for it.
 	EventBudgetError
 	// EventBudgetFallback: the shared store is out of use after failures,
 	// and a local budget decided the call.
 	EventBudgetFallback
+	// EventRefreshFailed: after a 401, RefreshToken failed (Err) or gave
+	// no token; the call returns its 401.
+	EventRefreshFailed
+	numEventKinds
 )
 
-var eventNames = [...]string{"", "attempt", "retry", "wait", "local_refusal", "shadow_refusal", "server_429", "budget_error", "budget_fallback"}
+var eventNames = [numEventKinds]string{"", "attempt", "retry", "wait", "local_refusal", "shadow_refusal", "server_429", "budget_error", "budget_fallback", "refresh_failed"}
 
 // String returns the event's name: "attempt", "local_refusal", ...
 func (k EventKind) String() string {
@@ -66,16 +72,60 @@ type Event struct {
 	Body     *ratelimit.Body // a 429's body, when it parses
 }
 
-// observe reports an event of call c when an Observe hook is set.
-func (c *call) observe(e Event) {
-	if c.t.Observe == nil {
-		return
+// emit reports one thing call c did, the one way every site reports:
+// Stats counts it, the Logger logs it and the Observe hook hears it.
+func (c *call) emit(e Event) {
+	if c.t.Logger != nil || c.t.Observe != nil {
+		e.Scope, e.Class = c.scope(), c.class()
+		if e.Attempt == 0 {
+			e.Attempt = c.attempts
+		}
 	}
-	e.Scope, e.Class = c.scope(), c.class()
-	if e.Attempt == 0 {
-		e.Attempt = c.attempts
+	c.t.emit(c.ctx, e, c)
+}
+
+// emit counts, logs and hands on an event; c is its call, nil for an event
+// of the budget store alone. Attempts and store fallbacks, one per call, are
+// logged at Debug, the rest at Info. Only the userhash names the user: the
+// token is never logged.
+func (t *Transport) emit(ctx context.Context, e Event, c *call) {
+	if e.Kind < numEventKinds {
+		t.stats[e.Kind].Add(1)
 	}
-	c.t.Observe(c.ctx, e)
+	if t.Logger != nil {
+		level := slog.LevelInfo
+		if e.Kind == EventAttempt || e.Kind == EventBudgetFallback {
+			level = slog.LevelDebug
+		}
+		if t.Logger.Enabled(ctx, level) {
+			t.Logger.LogAttrs(ctx, level, "fgrl: "+e.Kind.String(), e.attrs(c)...)
+		}
+	}
+	if t.Observe != nil {
+		t.Observe(ctx, e)
+	}
+}
+
+// attrs are an event's log fields: the call's request and key, then the
+// event's own fields that are set.
+func (e *Event) attrs(c *call) []slog.Attr {
+	a := []slog.Attr{slog.String("scope", e.Scope)}
+	if c != nil {
+		a = append(a, slog.String("method", c.req.Method), slog.String("host", c.req.URL.Host), slog.String("user", c.key.User))
+	}
+	if e.Status != 0 {
+		a = append(a, slog.Int("status", e.Status))
+	}
+	if e.Wait != 0 {
+		a = append(a, slog.Duration("wait", e.Wait))
+	}
+	if e.Reason != "" {
+		a = append(a, slog.String("reason", e.Reason))
+	}
+	if e.Err != nil {
+		a = append(a, slog.String("error", e.Err.Error()))
+	}
+	return a
 }
 
 // class returns "read" or "write": the rule's class when it has one, else
@@ -100,11 +150,4 @@ func peek429(resp *http.Response) *ratelimit.Body {
 		io.Closer
 	}{io.MultiReader(bytes.NewReader(b), rest), rest}
 	return parse429(b, err)
-}
-
-// observeStore reports a shared-store event for a budget decision.
-func (t *Transport) observeStore(ctx context.Context, scope string, kind EventKind, err error) {
-	if t.Observe != nil {
-		t.Observe(ctx, Event{Kind: kind, Scope: scope, Err: err, Reason: kind.String()})
-	}
 }

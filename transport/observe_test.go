@@ -3,6 +3,8 @@ package transport
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -76,6 +78,51 @@ func TestObserve(t *testing.T) {
 		}
 		if len(refusals) != 1 || refusals[0][:30] != "local_refusal profile/read #0 " {
 			t.Errorf("refusals %q", refusals)
+		}
+	})
+}
+
+// TestOneEventStream: Stats, the log and Observe are three readers of one
+// stream of events, so their counts agree, kind by kind, over calls that
+// retry through 429s, wait for the budget and are refused by it.
+func TestOneEventStream(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		heard := map[string]int64{}
+		var logs logBuffer
+		h := mock.NewHandler()
+		for range 10 { // spend the service's burst for xuid1
+			get(t, h, context.Background(), profileURL, xuid1)
+		}
+		tr := &Transport{Base: h, TitleID: title, RetryWindow: time.Minute, Shadow: false,
+			Logger:  slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+			Observe: func(_ context.Context, e Event) { heard[e.Kind.String()]++ }}
+		for range 40 {
+			get(t, tr, context.Background(), profileURL, xuid1)
+		}
+		logged := map[string]int64{}
+		for _, line := range strings.Split(logs.String(), "\n") {
+			if _, rest, ok := strings.Cut(line, `msg="fgrl: `); ok {
+				logged[rest[:strings.IndexByte(rest, '"')]]++
+			}
+		}
+		s := tr.Stats()
+		counted := map[string]int64{"attempt": s.Attempts, "retry": s.Retries, "wait": s.Waits,
+			"local_refusal": s.LocalRefusals, "server_429": s.Server429s}
+		for k, n := range counted {
+			if n == 0 {
+				delete(counted, k)
+			}
+		}
+		if diff := cmp.Diff(counted, heard); diff != "" {
+			t.Errorf("Stats vs Observe (-stats +observe):\n%s", diff)
+		}
+		if diff := cmp.Diff(heard, logged); diff != "" {
+			t.Errorf("Observe vs log (-observe +log):\n%s", diff)
+		}
+		for _, k := range []string{"attempt", "retry", "wait", "local_refusal", "server_429"} {
+			if heard[k] == 0 {
+				t.Errorf("no %s event: the scenario must cover every kind (%v)", k, heard)
+			}
 		}
 	})
 }

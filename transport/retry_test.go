@@ -243,7 +243,7 @@ func TestRaw429AndLogsRedacted(t *testing.T) {
 		}
 		tok := mock.Token(xuid1, title)
 		secret := tok[strings.Index(tok, ";")+1:]
-		if out := logs.String(); !strings.Contains(out, "server 429") || strings.Contains(out, secret) {
+		if out := logs.String(); !strings.Contains(out, "server_429") || strings.Contains(out, secret) {
 			t.Errorf("logs %q: want the 429 logged and no token", out)
 		}
 	})

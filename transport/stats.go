@@ -19,17 +19,16 @@ type Stats struct {
 	BudgetErrors   int64 // failures of the shared budget store (calls then use a local one)
 }
 
-type counters struct {
-	attempts, retries, waits, localRefusals, server429s, shadowRefusals, budgetErrors atomic.Int64
-}
+// counters counts each kind of event (Transport.emit).
+type counters [numEventKinds]atomic.Int64
 
 // Stats returns the counters.
 func (t *Transport) Stats() Stats {
 	s := &t.stats
 	return Stats{
-		Attempts: s.attempts.Load(), Retries: s.retries.Load(), Waits: s.waits.Load(),
-		LocalRefusals: s.localRefusals.Load(), Server429s: s.server429s.Load(),
-		ShadowRefusals: s.shadowRefusals.Load(), BudgetErrors: s.budgetErrors.Load(),
+		Attempts: s[EventAttempt].Load(), Retries: s[EventRetry].Load(), Waits: s[EventWait].Load(),
+		LocalRefusals: s[EventLocalRefusal].Load(), Server429s: s[EventServer429].Load(),
+		ShadowRefusals: s[EventShadowRefusal].Load(), BudgetErrors: s[EventBudgetError].Load(),
 	}
 }
 
@@ -44,14 +43,4 @@ func (t *Transport) Snapshot(userhash, scope string) (throttle.Snapshot, error) 
 	}
 	k := throttle.Key{User: userhash, Title: t.TitleID, Scope: rule.Scope()}
 	return t.budget.Snapshot(context.Background(), k, rule.Limit(), time.Now())
-}
-
-// log records an event for the call. Only the userhash identifies the user:
-// the token is never logged.
-func (t *Transport) log(msg string, c *call, args ...any) {
-	if t.Logger == nil {
-		return
-	}
-	base := []any{"method", c.req.Method, "host", c.req.URL.Host, "scope", c.key.Scope, "user", c.key.User}
-	t.Logger.Info("fgrl: "+msg, append(base, args...)...)
 }

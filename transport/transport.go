@@ -101,13 +101,17 @@ type Transport struct {
 	// AllowInsecure permits sending an XBL token over plain http:// to a host
 	// other than loopback.
 	AllowInsecure bool
-	// Logger receives one record per retry, wait and refusal. If nil,
-	// nothing is logged. Tokens are never logged.
+	// Logger receives one record per Event, its message "fgrl: " and the
+	// event's kind ("fgrl: retry", "fgrl: server_429"): attempts and store
+	// fallbacks at Debug, the rest at Info; and one record when a shared
+	// budget store's outage starts (Warn) and ends. If nil, nothing is
+	// logged. Tokens are never logged.
 	Logger *slog.Logger
-	// Observe, when set, hears every attempt, retry, wait, refusal, 429 and
-	// budget store failure (see Event), on the call's goroutine with the
-	// request's context: package fgrlotel makes OpenTelemetry metrics and
-	// span events of them. It must not block. Nil costs nothing.
+	// Observe, when set, hears every Event (attempts, retries, waits,
+	// refusals, 429s, budget store failures), the same events Stats counts
+	// and Logger logs, on the call's goroutine with the request's context:
+	// package fgrlotel makes OpenTelemetry metrics and span events of them.
+	// It must not block. Nil costs nothing.
 	Observe func(context.Context, Event)
 
 	once   sync.Once

@@ -153,4 +153,8 @@ func reportPaired(b *testing.B, cs []loopbackContender, total []int64, calls int
 	kind := strings.TrimSuffix(unit, "ns/call")
 	b.ReportMetric(over(1)/over(3), "fgrl/retryablehttp-"+kind+"overhead")
 	b.ReportMetric(over(2)/over(3), "fgrl-deadline/retryablehttp-"+kind+"overhead")
+	// The target: each fgrl contender's overhead as a share of one bare call.
+	b.ReportMetric(100*over(1)/per[0], "fgrl-"+kind+"overhead-%")
+	b.ReportMetric(100*over(2)/per[0], "fgrl-deadline-"+kind+"overhead-%")
+	b.ReportMetric(100*over(3)/per[0], "retryablehttp-"+kind+"overhead-%")
 }

@@ -112,7 +112,7 @@ run "1. transport overhead vs the bare base and go-retryablehttp" \
 run "1b. the same over real loopback HTTP (net/http server, http.Transport base): goroutines and allocations per call, then the overheads with the contenders taking turns in blocks of 50 calls" \
 	"cd bench && rounds go test -run '^\$' -bench 'Loopback\$' -benchtime 20000x -count 1 . && rounds go test -run '^\$' -bench LoopbackPaired -benchtime 400x -count 1 ."
 profile "1c. where fgrl's overhead goes without a deadline (CPU profile of NoRetry/fgrl; cum% of the whole run)" bench 'NoRetry/fgrl$' \
-	'transport\.\(\*Transport\)\.RoundTrip$|transport\.\(\*call\)\.(init|gate|send|finish)$|transport\.newAttempt$|attemptCtx\)\.(init|stopTimer)$|throttle\.\(\*Budget\)\.Reserve$|limits\.\(\*Limits\)\.Match$|xblauth\.Parse$|bench\.okBase\.RoundTrip$|runtime\.mallocgc$|runtime\.gcBgMarkWorker$'
+	'transport\.\(\*Transport\)\.RoundTrip$|transport\.\(\*call\)\.(init|gate|send|finish)$|transport\.newAttempt$|context\.WithCancelCause$|time\.AfterFunc$|throttle\.\(\*Budget\)\.Reserve$|limits\.\(\*Limits\)\.Match$|xblauth\.Parse$|bench\.okBase\.RoundTrip$|runtime\.mallocgc$|runtime\.gcBgMarkWorker$'
 run "2. throttle decisions: hot key, parallel over many keys (-cpu 1,2), bytes per key" \
 	"go test -run '^\$' -bench 'ServerTake|BudgetAdmit|Match|ServerMemory|BudgetMemory' -cpu 1,2 -count $count ./throttle ./limits"
 run "3. mock: ServeHTTP, and loopback throughput vs a bare net/http handler" \
@@ -122,9 +122,10 @@ wrk_mock
 profile "3c. where the mock's time goes (CPU profile of the in-process Loopback/mock: client and server; net/http's conn.serve is the whole server side)" mock 'Loopback/mock$' \
 	'net/http\.\(\*conn\)\.serve$|net/http\.\(\*conn\)\.readRequest$|net/http\.\(\*response\)\.finishRequest$|mock\.\(\*Handler\)\.serve$|mock\.\(\*Handler\)\.(route|admit)$|mock\.(serveProfile|writeJSON|writeRaw|parseToken|profileOf)$|encoding/json\.Marshal$|net/http\.\(\*response\)\.WriteHeader$|ratelimit\.SetHeaders$|throttle\.\(\*Server\)\.Take$|observatory\)\.seen$|limits\.\(\*Limits\)\.Match$|runtime\.gcBgMarkWorker$'
 if command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null; then
-	run "4. Redis: the store, go-redis and rueidis running the store's script, and redis-benchmark's trivial EVALSHA, 50 callers, alternating rounds (-cpu 1: the client gets one core, Redis the other)" \
+	run "4. Redis: the store, go-redis and rueidis running the store's script, and redis-benchmark's trivial EVALSHA, from 1 and from 256 callers, alternating rounds (-cpu 1: the client gets one core, Redis the other)" \
 		"cd bench && rounds go test -run '^\$' -bench RedisClients -benchtime 60000x -cpu 1 -count 1 . && cd .. && go test -run '^\$' -bench Reserve -benchtime 3s -cpu 1 -count $count ./throttle/redisstore" \
-		-ratio 'RedisClients/store RedisClients/rb-trivial ops/s' -ratio 'RedisClients/rueidis RedisClients/store ops/s'
+		-ratio 'RedisClients/callers=256/store RedisClients/callers=256/go-redis ops/s' -ratio 'RedisClients/callers=1/store RedisClients/callers=1/go-redis ops/s' \
+		-ratio 'RedisClients/callers=256/store RedisClients/callers=256/rb-trivial ops/s' -ratio 'RedisClients/callers=256/rueidis RedisClients/callers=256/store ops/s'
 elif want "4."; then
 	printf '\n### 4. skipped: redis-server / redis-benchmark not on PATH\n'
 fi

@@ -55,7 +55,7 @@ func TestAdminAccess(t *testing.T) {
 				req.Header.Set("Authorization", "Bearer "+tt.bearer)
 			}
 			rec := httptest.NewRecorder()
-			h.Admin(tt.access).ServeHTTP(rec, req)
+			h.Admin(tt.access, nil).ServeHTTP(rec, req)
 			if rec.Code != tt.want {
 				t.Fatalf("status %d, want %d: %s", rec.Code, tt.want, rec.Body)
 			}
@@ -99,7 +99,7 @@ func TestEventsShared(t *testing.T) {
 		store := &peekCounter{}
 		h := NewHandler(WithStore(store))
 		getProfileVia(t, h)
-		admin := h.Admin(AdminAccess{})
+		admin := h.Admin(AdminAccess{}, nil)
 		ctx, shutdown := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
 		for range maxStreams {

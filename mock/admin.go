@@ -12,9 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-
 	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/throttle"
 )
@@ -25,7 +22,7 @@ const AdminPrefix = "/_fgrl/"
 // Admin returns the mock's own endpoints, for a server that also serves the
 // Handler (xblcall mock serves both on one address):
 //
-//	GET    /metrics                 Prometheus metrics: requests, 429s and 503s by scope, keys, store errors
+//	GET    /metrics                 metrics, when not nil (mockprom.Handler(h): Prometheus's requests, 429s and 503s by scope, keys, store errors)
 //	GET    /_fgrl/                  the live page: every key's counts against its limits, recent 429s, faults
 //	GET    /_fgrl/events            the page's data, as server-sent events (one snapshot a second)
 //	GET    /_fgrl/api/keys          the keys counted lately, with their counts (the snapshot's keys)
@@ -36,12 +33,14 @@ const AdminPrefix = "/_fgrl/"
 //	PUT    /_fgrl/api/faults        set them
 //
 // Errors are JSON {"error": "..."} with a 4xx status. access says who may
-// use them (AdminAccess{}: loopback peers only). Nothing runs until a
+// use them (AdminAccess{}: loopback peers only). The metrics exporter is a
+// parameter so that a program importing mock for its tests does not import
+// a metrics library. Nothing runs until a
 // request comes: the Handler stays goroutine-free. An event stream ends when
 // its request's context does: a server that shuts down gracefully ends its
 // streams by cancelling its BaseContext (see xblcall mock).
-func (h *Handler) Admin(access AdminAccess) http.Handler {
-	mux := h.adminMux()
+func (h *Handler) Admin(access AdminAccess, metrics http.Handler) http.Handler {
+	mux := h.adminMux(metrics)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if status, why := access.admit(r); status != 0 {
 			h.logAdminRefusal(r, status)
@@ -52,9 +51,11 @@ func (h *Handler) Admin(access AdminAccess) http.Handler {
 	})
 }
 
-func (h *Handler) adminMux() *http.ServeMux {
+func (h *Handler) adminMux(metrics http.Handler) *http.ServeMux {
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", h.metricsHandler())
+	if metrics != nil {
+		mux.Handle("GET /metrics", metrics)
+	}
 	mux.HandleFunc("GET "+AdminPrefix+"{$}", h.servePage)
 	mux.HandleFunc("GET "+AdminPrefix+"events", h.serveEvents)
 	mux.HandleFunc("GET "+AdminPrefix+"api/keys", h.apiKeys)
@@ -118,7 +119,7 @@ const maxListed = 200
 // Snapshot returns what the live page shows now.
 func (h *Handler) Snapshot(ctx context.Context) Snapshot {
 	now := h.cfg.now()
-	s := Snapshot{Time: now.UTC(), Throttled: h.obs.recentThrottled(), Faults: h.Faults(), Scopes: map[string]ScopeCounts{}}
+	s := Snapshot{Time: now.UTC(), Throttled: h.obs.recentThrottled(), Faults: h.Faults(), Scopes: h.scopeCounts()}
 	budget := maxSnapshotBytes
 	keys := h.obs.tracked()
 	if len(keys) > maxListed {
@@ -139,11 +140,6 @@ func (h *Handler) Snapshot(ctx context.Context) Snapshot {
 		s.Keys = append(s.Keys, KeyCounts{User: k.key.User, Title: k.key.Title, Scope: k.key.Scope,
 			Burst: windowOf(d.Burst), Sustain: windowOf(d.Sustain), LastSeen: k.last.UTC()})
 	}
-	h.obs.scopes.Range(func(k, v any) bool {
-		c := v.(*scopeCounts)
-		s.Scopes[k.(string)] = ScopeCounts{c.requests.Load(), c.throttled.Load(), c.unavailable.Load()}
-		return true
-	})
 	return s
 }
 
@@ -318,54 +314,35 @@ func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// metricsHandler serves /metrics from a registry made on first use, so a
-// Handler that is never scraped holds none.
-func (h *Handler) metricsHandler() http.Handler {
-	var once sync.Once
-	var handler http.Handler
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		once.Do(func() {
-			reg := prometheus.NewRegistry()
-			reg.MustRegister(&collector{h: h})
-			handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
-		})
-		handler.ServeHTTP(w, r)
-	})
+// Metrics are the mock's counters, as an exporter (package mockprom, at
+// /metrics) reads them on each scrape.
+type Metrics struct {
+	Scopes      map[string]ScopeCounts // answers so far, by rule scope
+	Keys        int                    // keys counted within the last sustain period that the mock lists
+	StoreKeys   int                    // keys the in-memory store holds, idle ones not yet dropped included; -1 with another store
+	StoreErrors int64                  // failures of the counts' store
 }
 
-// collector reads the observatory on each scrape.
-type collector struct{ h *Handler }
-
-var (
-	descRequests    = prometheus.NewDesc("fgrl_mock_requests_total", "Requests to a service, by rule scope.", []string{"scope"}, nil)
-	descThrottled   = prometheus.NewDesc("fgrl_mock_throttled_total", "429 answers, by rule scope.", []string{"scope"}, nil)
-	descUnavailable = prometheus.NewDesc("fgrl_mock_unavailable_total", "503 answers (store failures, injected faults), by rule scope.", []string{"scope"}, nil)
-	descKeys        = prometheus.NewDesc("fgrl_mock_keys", "Keys counted within the last sustain period that the mock lists.", nil, nil)
-	descStoreKeys   = prometheus.NewDesc("fgrl_mock_store_keys", "Keys the in-memory store holds, idle ones not yet dropped included.", nil, nil)
-	descStoreErrors = prometheus.NewDesc("fgrl_mock_store_errors_total", "Failures of the counts' store.", nil, nil)
-)
-
-func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descRequests, descThrottled, descUnavailable, descKeys, descStoreKeys, descStoreErrors} {
-		ch <- d
-	}
-}
-
-func (c *collector) Collect(ch chan<- prometheus.Metric) {
-	o := &c.h.obs
-	o.scopes.Range(func(k, v any) bool {
-		s, n := k.(string), v.(*scopeCounts)
-		ch <- prometheus.MustNewConstMetric(descRequests, prometheus.CounterValue, float64(n.requests.Load()), s)
-		ch <- prometheus.MustNewConstMetric(descThrottled, prometheus.CounterValue, float64(n.throttled.Load()), s)
-		ch <- prometheus.MustNewConstMetric(descUnavailable, prometheus.CounterValue, float64(n.unavailable.Load()), s)
-		return true
-	})
+// Metrics returns the counters now.
+func (h *Handler) Metrics() Metrics {
+	o := &h.obs
 	o.mu.Lock()
 	keys := len(o.keys)
 	o.mu.Unlock()
-	ch <- prometheus.MustNewConstMetric(descKeys, prometheus.GaugeValue, float64(keys))
-	if s, ok := c.h.cfg.store.(*throttle.Server); ok {
-		ch <- prometheus.MustNewConstMetric(descStoreKeys, prometheus.GaugeValue, float64(s.Len()))
+	m := Metrics{Scopes: h.scopeCounts(), Keys: keys, StoreKeys: -1, StoreErrors: o.storeErrors.Load()}
+	if s, ok := h.cfg.store.(*throttle.Server); ok {
+		m.StoreKeys = s.Len()
 	}
-	ch <- prometheus.MustNewConstMetric(descStoreErrors, prometheus.CounterValue, float64(o.storeErrors.Load()))
+	return m
+}
+
+// scopeCounts returns every scope's answers so far.
+func (h *Handler) scopeCounts() map[string]ScopeCounts {
+	m := map[string]ScopeCounts{}
+	h.obs.scopes.Range(func(k, v any) bool {
+		c := v.(*scopeCounts)
+		m[k.(string)] = ScopeCounts{c.requests.Load(), c.throttled.Load(), c.unavailable.Load()}
+		return true
+	})
+	return m
 }

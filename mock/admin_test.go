@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,17 +11,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/xblgo/fgrl/internal/browsertest"
-	"github.com/xblgo/fgrl/transport"
 )
 
 // serveAll serves h and its Admin endpoints on one loopback address, as
 // xblcall mock does.
 func serveAll(t *testing.T, h *Handler) *httptest.Server {
-	admin := h.Admin(AdminAccess{})
+	admin := h.Admin(AdminAccess{}, nil)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if IsAdmin(r) {
 			admin.ServeHTTP(w, r)
@@ -122,7 +117,8 @@ func TestAdminAPI(t *testing.T) {
 	}
 }
 
-// TestMetrics: /metrics counts requests, 429s and 503s per scope.
+// TestMetrics: the counters that /metrics (package mockprom) exports:
+// requests, 429s and 503s per scope, keys, store keys and errors.
 func TestMetrics(t *testing.T) {
 	h := NewHandler()
 	srv := serveAll(t, h)
@@ -131,27 +127,8 @@ func TestMetrics(t *testing.T) {
 	}
 	h.SetFaults(Faults{ErrorRate: 1, Seed: 2})
 	getProfile(t, srv) // still a 429: faults apply to admitted requests
-	resp, err := srv.Client().Get(srv.URL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var got []string
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		if strings.HasPrefix(sc.Text(), "fgrl_mock_") {
-			got = append(got, sc.Text())
-		}
-	}
-	want := []string{
-		"fgrl_mock_keys 1",
-		`fgrl_mock_requests_total{scope="profile"} 13`,
-		"fgrl_mock_store_errors_total 0",
-		"fgrl_mock_store_keys 1",
-		`fgrl_mock_throttled_total{scope="profile"} 3`,
-		`fgrl_mock_unavailable_total{scope="profile"} 0`,
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
+	want := Metrics{Scopes: map[string]ScopeCounts{"profile": {Requests: 13, Throttled: 3}}, Keys: 1, StoreKeys: 1}
+	if diff := cmp.Diff(want, h.Metrics()); diff != "" {
 		t.Errorf("metrics (-want +got):\n%s", diff)
 	}
 }
@@ -176,64 +153,5 @@ func TestEvents(t *testing.T) {
 	var s Snapshot
 	if err != nil || !strings.HasPrefix(line, "data: ") || json.Unmarshal([]byte(line[6:]), &s) != nil || len(s.Keys) != 1 || s.Scopes["profile"].Requests != 1 {
 		t.Errorf("first event %q: %v", line, err)
-	}
-}
-
-// TestLivePage loads /_fgrl/ in headless Chromium and watches a key's
-// burst count rise as calls come in, without a script error.
-func TestLivePage(t *testing.T) {
-	ctx, scriptErrors := browsertest.Start(t, 60*time.Second)
-	// The mock's clock stands still, so a slow machine cannot see the 15 s
-	// window end between the calls and the counts it waits for.
-	stopped := time.Date(2026, 3, 1, 20, 0, 0, 0, time.UTC)
-	srv := serveAll(t, NewHandler(WithClock(func() time.Time { return stopped })))
-	burst := fmt.Sprintf(`(() => { const td = document.querySelector('tr[data-key="%s/%s/profile"] td.burst');
-		return td ? td.textContent : '' })()`, UserHash(xuid1), title1)
-	waitFor := func(want string) string {
-		t.Helper()
-		got, err := chromedp.Run(ctx, chromedp.Poll[string](burst+` === '`+want+`' ? '`+want+`' : null`, chromedp.WithPollingTimeout(10*time.Second)))
-		if err != nil {
-			last, _ := chromedp.Run(ctx, chromedp.Evaluate[string](burst))
-			t.Fatalf("waiting for burst %q: %v (page shows %q)", want, err, last)
-		}
-		return got
-	}
-	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/_fgrl/")); err != nil {
-		t.Fatal(err)
-	}
-	// The transport's own budget is off: it reads the answers' RateLimit
-	// headers, whose reset never runs down while the mock's clock stands
-	// still, and would wait for windows that, by the real clock, never end.
-	game := &http.Client{Transport: &transport.Transport{Base: srv.Client().Transport, TitleID: title1, DisableBudget: true}}
-	viaTransport := func(n int) {
-		for range n {
-			req, _ := http.NewRequest("GET", srv.URL+"/users/me/profile/settings?settings=Gamertag", nil)
-			req.Host = "profile.xboxlive.com"
-			req.Header.Set("Authorization", Token(xuid1, title1))
-			resp, err := game.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-		}
-	}
-	viaTransport(3)
-	waitFor("3 / 10")
-	viaTransport(7) // ten in all: the burst limit
-	waitFor("10 / 10")
-	getProfile(t, srv) // two more, straight: the service answers 429
-	getProfile(t, srv)
-	waitFor("12 / 10")
-	status, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#status")))
-	if err != nil || status != "live" {
-		t.Errorf("status %q, %v", status, err)
-	}
-	recent, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#recent tbody tr').length`))
-	if recent != 2 {
-		t.Errorf("%d recent 429s shown, want 2", recent)
-	}
-	if errs := scriptErrors(); len(errs) > 0 {
-		t.Errorf("script errors: %v", errs)
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/xblgo/fgrl/analyze"
-	"github.com/xblgo/fgrl/internal/sim"
+	"github.com/xblgo/fgrl/cmd/xblcall/internal/sim"
 	"github.com/xblgo/fgrl/limits"
 	"github.com/xblgo/fgrl/mock"
 )

@@ -21,6 +21,7 @@ import (
 	"github.com/redis/go-redis/v9/logging"
 	"github.com/xblgo/fgrl/limits"
 	"github.com/xblgo/fgrl/mock"
+	"github.com/xblgo/fgrl/mock/mockprom"
 	"github.com/xblgo/fgrl/throttle"
 	"github.com/xblgo/fgrl/throttle/redisstore"
 )
@@ -219,7 +220,7 @@ func (o *mockOpts) run(ctx context.Context, e *env, args []string) error {
 	if access.Token == "" && !onLoopback(ln.Addr()) {
 		access.Token = rand.Text() // peers off this machine need it
 	}
-	admin := h.Admin(access)
+	admin := h.Admin(access, mockprom.Handler(h))
 	// Requests' contexts end when the server shuts down, so that open live
 	// pages (event streams) do not hold Shutdown to its timeout.
 	base, endStreams := context.WithCancel(context.Background())

@@ -17,8 +17,8 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"github.com/xblgo/fgrl/analyze"
-	"github.com/xblgo/fgrl/internal/har"
-	"github.com/xblgo/fgrl/internal/sim"
+	"github.com/xblgo/fgrl/cmd/xblcall/internal/har"
+	"github.com/xblgo/fgrl/cmd/xblcall/internal/sim"
 	"github.com/xblgo/fgrl/limits"
 )
 

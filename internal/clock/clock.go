@@ -1,4 +1,4 @@
-// Package clock lets fgrl's own tools run the transport in virtual time.
+// Package clock is the seam through which fgrl's own tools run the transport in virtual time.
 //
 // The transport reads time through the Clock carried by a request's
 // context, or the real clock when there is none. The context key is

@@ -1,10 +1,12 @@
-package clock
+package sim
 
 import (
 	"container/heap"
 	"context"
 	"sync"
 	"time"
+
+	"github.com/xblgo/fgrl/internal/clock"
 )
 
 // Virtual is a discrete-event clock for simulations. Goroutines that take
@@ -108,7 +110,7 @@ func (v *Virtual) Sleep(ctx context.Context, d time.Duration) error {
 
 // AfterFunc calls f, in a new participant, once the virtual time has
 // advanced by d.
-func (v *Virtual) AfterFunc(d time.Duration, f func()) Stopper {
+func (v *Virtual) AfterFunc(d time.Duration, f func()) clock.Stopper {
 	v.mu.Lock()
 	w := v.push(d, f)
 	v.mu.Unlock()

@@ -88,7 +88,7 @@ func Run(ctx context.Context, p Pattern, o Options) (Result, error) {
 		return Result{}, err
 	}
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	v := clock.NewVirtual(start)
+	v := NewVirtual(start)
 	h := mock.NewHandler(mock.WithLimits(o.Limits), mock.WithClock(v.Now))
 	obs := &observer{h: h, now: v.Now, start: start, title: o.title(), limits: o.Limits}
 	var base http.RoundTripper = obs
@@ -172,7 +172,7 @@ func (o *Options) client(base http.RoundTripper) http.RoundTripper {
 
 // feed starts each of the pattern's calls at its virtual time; overlapping
 // events run at the same time.
-func feed(ctx context.Context, v *clock.Virtual, p Pattern, o Options, start func(*Event)) {
+func feed(ctx context.Context, v *Virtual, p Pattern, o Options, start func(*Event)) {
 	sched := newSchedule(p)
 	var at time.Duration
 	end := p.End()

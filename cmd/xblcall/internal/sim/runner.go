@@ -17,7 +17,7 @@ import (
 // goroutines grow with the calls waiting at once, not with the calls made.
 // The queue holds one item per event and instant, not one per call.
 type runner struct {
-	v    *clock.Virtual
+	v    *Virtual
 	call func(e *Event)
 
 	mu      sync.Mutex

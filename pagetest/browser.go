@@ -1,7 +1,7 @@
-// Package browsertest runs the page tests' headless Chromium (Debian's
+// Package pagetest runs the page tests' headless Chromium (Debian's
 // chromium; CI installs it) through chromedp, and collects the pages'
 // script errors.
-package browsertest
+package pagetest
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package clock
+package sim
 
 import (
 	"context"
@@ -65,22 +65,5 @@ func TestVirtualStopAndCancel(t *testing.T) {
 	v.Wait()
 	if called || err != context.Canceled {
 		t.Errorf("called %v, err %v", called, err)
-	}
-}
-
-func TestRealAndFrom(t *testing.T) {
-	if _, ok := From(context.Background()).(Real); !ok {
-		t.Error("From(Background) is not Real")
-	}
-	v := NewVirtual(t0)
-	if From(With(context.Background(), v)) != Clock(v) {
-		t.Error("From(With(v)) is not v")
-	}
-	if err := (Real{}).Sleep(context.Background(), 0); err != nil {
-		t.Error(err)
-	}
-	stop := Real{}.AfterFunc(time.Hour, func() {}).Stop
-	if !stop() {
-		t.Error("Real stop failed")
 	}
 }

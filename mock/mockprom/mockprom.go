@@ -1,0 +1,72 @@
+// Package mockprom exports a mock.Handler's counters as Prometheus metrics.
+// It is apart from package mock so that a program that imports mock for its
+// tests does not import the Prometheus client; xblcall mock serves it at
+// /metrics:
+//
+//	h := mock.NewHandler()
+//	admin := h.Admin(mock.AdminAccess{}, mockprom.Handler(h))
+package mockprom
+
+import (
+	"net/http"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/xblgo/fgrl/mock"
+)
+
+// Handler serves h's metrics in Prometheus's text format, from a registry
+// made on the first scrape:
+//
+//	fgrl_mock_requests_total{scope}     requests to a service, by rule scope
+//	fgrl_mock_throttled_total{scope}    429 answers, by rule scope
+//	fgrl_mock_unavailable_total{scope}  503 answers (store failures, injected faults), by rule scope
+//	fgrl_mock_keys                      keys counted within the last sustain period that the mock lists
+//	fgrl_mock_store_keys                keys the in-memory store holds (absent with another store)
+//	fgrl_mock_store_errors_total        failures of the counts' store
+func Handler(h *mock.Handler) http.Handler {
+	var once sync.Once
+	var handler http.Handler
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		once.Do(func() {
+			reg := prometheus.NewRegistry()
+			reg.MustRegister(collector{h})
+			handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+		})
+		handler.ServeHTTP(w, r)
+	})
+}
+
+// collector reads the Handler's counters on each scrape.
+type collector struct{ h *mock.Handler }
+
+var (
+	descRequests    = prometheus.NewDesc("fgrl_mock_requests_total", "Requests to a service, by rule scope.", []string{"scope"}, nil)
+	descThrottled   = prometheus.NewDesc("fgrl_mock_throttled_total", "429 answers, by rule scope.", []string{"scope"}, nil)
+	descUnavailable = prometheus.NewDesc("fgrl_mock_unavailable_total", "503 answers (store failures, injected faults), by rule scope.", []string{"scope"}, nil)
+	descKeys        = prometheus.NewDesc("fgrl_mock_keys", "Keys counted within the last sustain period that the mock lists.", nil, nil)
+	descStoreKeys   = prometheus.NewDesc("fgrl_mock_store_keys", "Keys the in-memory store holds, idle ones not yet dropped included.", nil, nil)
+	descStoreErrors = prometheus.NewDesc("fgrl_mock_store_errors_total", "Failures of the counts' store.", nil, nil)
+)
+
+func (c collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descRequests, descThrottled, descUnavailable, descKeys, descStoreKeys, descStoreErrors} {
+		ch <- d
+	}
+}
+
+func (c collector) Collect(ch chan<- prometheus.Metric) {
+	m := c.h.Metrics()
+	for scope, n := range m.Scopes {
+		ch <- prometheus.MustNewConstMetric(descRequests, prometheus.CounterValue, float64(n.Requests), scope)
+		ch <- prometheus.MustNewConstMetric(descThrottled, prometheus.CounterValue, float64(n.Throttled), scope)
+		ch <- prometheus.MustNewConstMetric(descUnavailable, prometheus.CounterValue, float64(n.Unavailable), scope)
+	}
+	ch <- prometheus.MustNewConstMetric(descKeys, prometheus.GaugeValue, float64(m.Keys))
+	if m.StoreKeys >= 0 {
+		ch <- prometheus.MustNewConstMetric(descStoreKeys, prometheus.GaugeValue, float64(m.StoreKeys))
+	}
+	ch <- prometheus.MustNewConstMetric(descStoreErrors, prometheus.CounterValue, float64(m.StoreErrors))
+}

@@ -1,0 +1,69 @@
+package mockprom_test
+
+import (
+	"bufio"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/xblgo/fgrl/mock"
+	"github.com/xblgo/fgrl/mock/mockprom"
+)
+
+// TestMetrics: /metrics, served by Admin with this package's handler,
+// counts requests, 429s and 503s per scope, behind the admin access check.
+func TestMetrics(t *testing.T) {
+	h := mock.NewHandler()
+	admin := h.Admin(mock.AdminAccess{}, mockprom.Handler(h))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if mock.IsAdmin(r) {
+			admin.ServeHTTP(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	for range 12 { // profile's burst is 10: two 429s
+		req, _ := http.NewRequest("GET", srv.URL+"/users/me/profile/settings?settings=Gamertag", nil)
+		req.Host = "profile.xboxlive.com"
+		req.Header.Set("Authorization", mock.Token("2533274790000001", "1234567890"))
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	resp, err := srv.Client().Get(srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var got []string
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "fgrl_mock_") {
+			got = append(got, sc.Text())
+		}
+	}
+	want := []string{
+		"fgrl_mock_keys 1",
+		`fgrl_mock_requests_total{scope="profile"} 12`,
+		"fgrl_mock_store_errors_total 0",
+		"fgrl_mock_store_keys 1",
+		`fgrl_mock_throttled_total{scope="profile"} 2`,
+		`fgrl_mock_unavailable_total{scope="profile"} 0`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("metrics (-want +got):\n%s", diff)
+	}
+	req := httptest.NewRequest("GET", "/metrics", nil)
+	req.RemoteAddr = "192.0.2.7:5000" // off this machine, no token
+	rec := httptest.NewRecorder()
+	admin.ServeHTTP(rec, req)
+	if rec.Code != http.StatusForbidden {
+		t.Errorf("a remote peer without the token got %d from /metrics, want 403", rec.Code)
+	}
+}

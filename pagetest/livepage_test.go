@@ -1,0 +1,86 @@
+package pagetest
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/xblgo/fgrl/mock"
+	"github.com/xblgo/fgrl/transport"
+)
+
+const (
+	xuid  = "2533274790000001"
+	title = "1234567890"
+)
+
+// TestLivePage loads the mock's live page (/_fgrl/) in headless Chromium and
+// watches a key's burst count rise as calls come in, without a script
+// error.
+func TestLivePage(t *testing.T) {
+	ctx, scriptErrors := Start(t, 60*time.Second)
+	// The mock's clock stands still, so a slow machine cannot see the 15 s
+	// window end between the calls and the counts it waits for.
+	stopped := time.Date(2026, 3, 1, 20, 0, 0, 0, time.UTC)
+	h := mock.NewHandler(mock.WithClock(func() time.Time { return stopped }))
+	admin := h.Admin(mock.AdminAccess{}, nil)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if mock.IsAdmin(r) {
+			admin.ServeHTTP(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	burst := fmt.Sprintf(`(() => { const td = document.querySelector('tr[data-key="%s/%s/profile"] td.burst');
+		return td ? td.textContent : '' })()`, mock.UserHash(xuid), title)
+	waitFor := func(want string) {
+		t.Helper()
+		if _, err := chromedp.Run(ctx, chromedp.Poll[string](burst+` === '`+want+`' ? '`+want+`' : null`, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+			last, _ := chromedp.Run(ctx, chromedp.Evaluate[string](burst))
+			t.Fatalf("waiting for burst %q: %v (page shows %q)", want, err, last)
+		}
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/_fgrl/")); err != nil {
+		t.Fatal(err)
+	}
+	// The transport's own budget is off: it reads the answers' RateLimit
+	// headers, whose reset never runs down while the mock's clock stands
+	// still, and would wait for windows that, by the real clock, never end.
+	game := &http.Client{Transport: &transport.Transport{Base: srv.Client().Transport, TitleID: title, DisableBudget: true}}
+	calls := func(c *http.Client, n int) {
+		for range n {
+			req, _ := http.NewRequest("GET", srv.URL+"/users/me/profile/settings?settings=Gamertag", nil)
+			req.Host = "profile.xboxlive.com"
+			req.Header.Set("Authorization", mock.Token(xuid, title))
+			resp, err := c.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}
+	calls(game, 3)
+	waitFor("3 / 10")
+	calls(game, 7) // ten in all: the burst limit
+	waitFor("10 / 10")
+	calls(srv.Client(), 2) // two more, straight: the service answers 429
+	waitFor("12 / 10")
+	status, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#status")))
+	if err != nil || status != "live" {
+		t.Errorf("status %q, %v", status, err)
+	}
+	recent, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#recent tbody tr').length`))
+	if recent != 2 {
+		t.Errorf("%d recent 429s shown, want 2", recent)
+	}
+	if errs := scriptErrors(); len(errs) > 0 {
+		t.Errorf("script errors: %v", errs)
+	}
+}

@@ -494,7 +494,7 @@ func TestEveryCall4xx(t *testing.T) {
 // mock: building the request, the transport, the mock and decoding.
 func BenchmarkGetProfiles(b *testing.B) {
 	c, err := New(Config{TitleID: title, Tokens: mockTokens(),
-		Transport: &transport.Transport{Base: mock.NewHandler(mock.WithLegacyTitles(title)), TitleID: title, DisableBudget: true}})
+		Transport: &transport.Transport{Base: mock.Must(mock.New(mock.Config{LegacyTitles: []string{title}})), TitleID: title, DisableBudget: true}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -99,7 +99,7 @@ func TestSignInClockSkew(t *testing.T) {
 	for _, skew := range []time.Duration{20 * time.Hour, -20 * time.Hour} {
 		t.Run(skew.String(), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				h := mock.NewHandler(mock.WithClock(func() time.Time { return time.Now().Add(-skew) }))
+				h := mock.Must(mock.New(mock.Config{Now: func() time.Time { return time.Now().Add(-skew) }}))
 				s := signInAt(t, h)
 				counting := &countingRT{base: h}
 				s.HTTPClient = &http.Client{Transport: counting}

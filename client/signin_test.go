@@ -118,7 +118,7 @@ func TestSignInXErr(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				h := mock.NewHandler(mock.WithAccount(mock.Account{XUID: "2533274790000001", XErr: tt.xerr}))
+				h := mock.Must(mock.New(mock.Config{Account: &mock.Account{XUID: "2533274790000001", XErr: tt.xerr}}))
 				s := signInAt(t, h)
 				_, err := s.XboxToken(context.Background())
 				var se *SignInError

@@ -41,7 +41,7 @@ func BenchmarkObserve(b *testing.B) {
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
-			tr := &transport.Transport{Base: mock.NewHandler(mock.WithLimits(lim)), Limits: lim, TitleID: title}
+			tr := &transport.Transport{Base: mock.Must(mock.New(mock.Config{Limits: lim})), Limits: lim, TitleID: title}
 			c.setup(tr)
 			reqs := make([]*http.Request, 1000) // users, so that no budget runs out
 			for i := range reqs {

@@ -43,7 +43,7 @@ func TestAdminAccess(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var log bytes.Buffer
-			h := NewHandler(WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
+			h := Must(New(Config{Logger: slog.New(slog.NewTextHandler(&log, nil))}))
 			getProfileVia(t, h)
 			u := "/_fgrl/api/keys"
 			if tt.query != "" {
@@ -97,7 +97,7 @@ func (p *peekCounter) Peek(ctx context.Context, k throttle.Key, l throttle.Limit
 func TestEventsShared(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store := &peekCounter{}
-		h := NewHandler(WithStore(store))
+		h := Must(New(Config{Store: store}))
 		getProfileVia(t, h)
 		admin := h.Admin(AdminAccess{}, nil)
 		ctx, shutdown := context.WithCancel(context.Background())

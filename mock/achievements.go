@@ -95,13 +95,13 @@ func achievementRoutes() []route {
 }
 
 // SCID returns the service configuration ID the mock gives a title unless
-// WithSCID names another: lower-case hex, as the service stores SCIDs.
+// Config.SCIDs names another: lower-case hex, as the service stores SCIDs.
 func SCID(titleID string) string {
 	n, _ := strconv.ParseUint(titleID, 10, 64)
 	return fmt.Sprintf("00000000-0000-0000-0000-%012x", n)
 }
 
-// scidOf returns the SCID of a title: WithSCID's, else SCID's.
+// scidOf returns the SCID of a title: Config.SCIDs', else SCID's.
 func (h *Handler) scidOf(title string) string {
 	if s, ok := h.cfg.scids[title]; ok {
 		return s

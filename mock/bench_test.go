@@ -37,19 +37,19 @@ func benchServe(b *testing.B, h *Handler, req *http.Request) {
 func BenchmarkServeHTTPAdmitted(b *testing.B) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clock := func() time.Time { now = now.Add(10 * time.Millisecond); return now }
-	h := NewHandler(WithLimits(bigLimits(b)), WithClock(clock))
+	h := Must(New(Config{Limits: bigLimits(b), Now: clock}))
 	req := httptest.NewRequest("GET", profileURL, nil)
 	req.Host = "profile.xboxlive.com"
 	req.Header.Set("Authorization", Token(xuid1, title1))
 	benchServe(b, h, req)
 }
 
-// BenchmarkServeHTTPLogged is BenchmarkServeHTTPAdmitted with WithLogger
+// BenchmarkServeHTTPLogged is BenchmarkServeHTTPAdmitted with Config.Logger
 // writing JSON lines: the cost of xblcall mock's request log.
 func BenchmarkServeHTTPLogged(b *testing.B) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clock := func() time.Time { now = now.Add(10 * time.Millisecond); return now }
-	h := NewHandler(WithLimits(bigLimits(b)), WithClock(clock), WithLogger(slog.New(slog.NewJSONHandler(io.Discard, nil))))
+	h := Must(New(Config{Limits: bigLimits(b), Now: clock, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))}))
 	req := httptest.NewRequest("GET", profileURL, nil)
 	req.Host = "profile.xboxlive.com"
 	req.Header.Set("Authorization", Token(xuid1, title1))
@@ -86,7 +86,7 @@ func BenchmarkLoopback(b *testing.B) {
 	for i := range tokens {
 		tokens[i] = Token(strconv.Itoa(2533274790000000+i), title1)
 	}
-	s := NewServer()
+	s := NewServer(nil)
 	defer s.Close()
 	bodyLen := probeBody(b, s.Client(), tokens[0])
 	body := make([]byte, bodyLen)

@@ -12,7 +12,7 @@ import (
 // is 10. The mock's clock is fixed here so the Retry-After is exact.
 func Example() {
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	h := mock.NewHandler(mock.WithClock(func() time.Time { return now }))
+	h := mock.Must(mock.New(mock.Config{Now: func() time.Time { return now }}))
 	client := &http.Client{Transport: h} // in-process: no socket
 	var resp *http.Response
 	for i := 0; i < 11; i++ {
@@ -33,7 +33,7 @@ func Example() {
 }
 
 func ExampleNewServer() {
-	s := mock.NewServer()
+	s := mock.NewServer(nil)
 	defer s.Close()
 	req, _ := http.NewRequest("GET", "https://social.xboxlive.com/users/me/people", nil)
 	req.Header.Set("Authorization", mock.Token("2533274791234567", "1234567890"))

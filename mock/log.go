@@ -9,7 +9,7 @@ import (
 	"github.com/xblgo/fgrl/throttle"
 )
 
-// logEntry is what serve counted of one request, for WithLogger.
+// logEntry is what serve counted of one request, for Config.Logger.
 type logEntry struct {
 	scope, user, title string
 	d                  throttle.Decision

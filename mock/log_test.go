@@ -33,7 +33,7 @@ func logLines(t *testing.T, b *bytes.Buffer) []map[string]any {
 // serve has no key; a reset is logged as aborted; the token never appears.
 func TestLogger(t *testing.T) {
 	var buf bytes.Buffer
-	h := NewHandler(WithLogger(slog.New(slog.NewJSONHandler(&buf, nil))))
+	h := Must(New(Config{Logger: slog.New(slog.NewJSONHandler(&buf, nil))}))
 	tok := Token(xuid1, title1)
 	for range 11 { // profile: burst 10 / 15 s
 		do(t, h, "GET", profileURL, tok, "")
@@ -63,7 +63,7 @@ func TestLogger(t *testing.T) {
 	}
 
 	buf.Reset()
-	h = NewHandler(WithLogger(slog.New(slog.NewJSONHandler(&buf, nil))), WithFaults(Faults{ResetRate: 1}))
+	h = Must(New(Config{Logger: slog.New(slog.NewJSONHandler(&buf, nil)), Faults: Faults{ResetRate: 1}}))
 	req, _ := http.NewRequest("GET", profileURL, nil)
 	req.Header.Set("Authorization", tok)
 	if _, err := h.RoundTrip(req); err == nil {

@@ -17,9 +17,9 @@
 // no goroutines). NewServer puts it on a loopback port in the style of
 // httptest.Server.
 //
-// Time: the mock reads the time from WithClock's function (time.Now by
+// Time: the mock reads the time from Config.Now (time.Now by
 // default, which testing/synctest makes virtual); its fault latency waits on
-// a runtime timer, which synctest makes virtual too. WithClock exists for
+// a runtime timer, which synctest makes virtual too. Config.Now exists for
 // replays in virtual time outside a bubble (the xblcall simulator).
 //
 // As an extension, every counted response carries RateLimit-Policy and
@@ -36,9 +36,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
-	"github.com/xblgo/fgrl/limits"
 	"github.com/xblgo/fgrl/throttle"
 )
 
@@ -58,37 +56,31 @@ type Handler struct {
 	live   liveFeed // the event streams' shared snapshot
 }
 
-// NewHandler returns a Handler configured by opts. It panics on options that
-// contradict each other (WithAlign with WithStore), as a misconfiguration
-// that would otherwise be silently ignored.
-func NewHandler(opts ...Option) *Handler {
-	c := config{
-		limits:     limits.Default(),
-		now:        time.Now,
-		legacy:     make(map[string]bool),
-		publishers: make(map[string]string),
-		scids:      make(map[string]string),
-		maxBody:    1 << 20,
-	}
-	for _, o := range opts {
-		o(&c)
-	}
-	switch {
-	case c.store == nil:
-		c.store = &throttle.Server{Align: c.align, MaxKeys: c.maxKeys}
-	case c.alignSet:
-		panic("mock: WithAlign configures the built-in store; set the alignment on the store given to WithStore (such as redisstore.Store.Align)")
+// New returns a Handler configured by c, or what is wrong with c.
+func New(c Config) (*Handler, error) {
+	cfg, err := c.check()
+	if err != nil {
+		return nil, err
 	}
 	h := &Handler{
-		cfg:    c,
+		cfg:    cfg,
 		routes: routes(),
-		state:  newState(cmp.Or(c.maxKeys, throttle.DefaultMaxKeys)/8, cmp.Or(c.maxStateBytes, DefaultMaxStateBytes)),
-		rng:    rand.New(rand.NewPCG(c.faults.Seed, c.faults.Seed^0x9e3779b97f4a7c15)),
+		state:  newState(cmp.Or(cfg.maxKeys, throttle.DefaultMaxKeys)/8, cfg.maxStateBytes),
+		rng:    rand.New(rand.NewPCG(cfg.faults.Seed, cfg.faults.Seed^0x9e3779b97f4a7c15)),
 	}
-	f := c.faults
+	f := cfg.faults
 	h.faults.Store(&f)
-	if c.account != nil {
-		h.SetAccount(*c.account)
+	if cfg.account != nil {
+		h.SetAccount(*cfg.account)
+	}
+	return h, nil
+}
+
+// NewHandler returns the default mock, New(Config{}).
+func NewHandler() *Handler {
+	h, err := New(Config{})
+	if err != nil {
+		panic(err) // the zero Config is valid
 	}
 	return h
 }
@@ -173,4 +165,13 @@ func (h *Handler) Counts(userhash, titleID, scope string) (throttle.Decision, er
 	}
 	k := throttle.Key{User: userhash, Title: titleID, Scope: rule.Scope()}
 	return h.cfg.store.Peek(context.Background(), k, rule.Limit(), h.cfg.now())
+}
+
+// Must returns h, or panics with err: for tests and package-level
+// variables, as template.Must is, where a bad Config is the program's bug.
+func Must(h *Handler, err error) *Handler {
+	if err != nil {
+		panic(err)
+	}
+	return h
 }

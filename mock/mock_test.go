@@ -98,7 +98,7 @@ func TestWorkedExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	synctest.Test(t, func(t *testing.T) {
-		h := NewHandler(WithLimits(limits))
+		h := Must(New(Config{Limits: limits}))
 		tok := Token(xuid1, title1)
 		start := time.Now()
 		for _, iv := range []struct{ at, requests, throttled int }{
@@ -171,7 +171,7 @@ func TestSeparateCounters(t *testing.T) {
 
 func TestStoreService(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := NewHandler(WithPublisher(title1, "pub"), WithPublisher(title2, "pub"))
+		h := Must(New(Config{Publishers: map[string]string{title1: "pub", title2: "pub"}}))
 		url := "https://collections.mp.microsoft.com/v7.0/collections/query"
 		var r result
 		for i := 0; i < 101; i++ {
@@ -198,7 +198,7 @@ func TestStoreService(t *testing.T) {
 }
 
 func TestLegacyTitle(t *testing.T) {
-	h := NewHandler(WithLegacyTitles(title1))
+	h := Must(New(Config{LegacyTitles: []string{title1}}))
 	for i := 0; i < 50; i++ {
 		if r := do(t, h, "GET", profileURL, Token(xuid1, title1), ""); r.status != 200 {
 			t.Fatalf("legacy call %d: %d", i, r.status)
@@ -207,7 +207,7 @@ func TestLegacyTitle(t *testing.T) {
 }
 
 func TestBadRequests(t *testing.T) {
-	h := NewHandler(WithMaxBody(64))
+	h := Must(New(Config{MaxBody: 64}))
 	tok := Token(xuid1, title1)
 	forged := strings.Replace(tok, "mock1.", "mock1.x", 1)
 	tests := []struct {
@@ -245,7 +245,7 @@ func TestBadRequests(t *testing.T) {
 }
 
 func TestFallback(t *testing.T) {
-	h := NewHandler(WithFallback())
+	h := Must(New(Config{Fallback: true}))
 	var r result
 	for i := 0; i < 11; i++ {
 		r = do(t, h, "GET", "https://titlehub.xboxlive.com/x", Token(xuid1, title1), "")
@@ -257,7 +257,7 @@ func TestFallback(t *testing.T) {
 
 func TestFaults(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := NewHandler(WithFaults(Faults{ErrorRate: 1, Latency: 2 * time.Second}))
+		h := Must(New(Config{Faults: Faults{ErrorRate: 1, Latency: 2 * time.Second}}))
 		start := time.Now()
 		a := do(t, h, "GET", profileURL, Token(xuid1, title1), "")
 		b := do(t, h, "GET", profileURL, Token(xuid1, title1), "")
@@ -268,7 +268,7 @@ func TestFaults(t *testing.T) {
 			t.Errorf("two calls took %v, want 4s of injected latency", got)
 		}
 	})
-	h := NewHandler(WithFaults(Faults{ResetRate: 1}))
+	h := Must(New(Config{Faults: Faults{ResetRate: 1}}))
 	req, _ := http.NewRequest("GET", profileURL, nil)
 	req.Header.Set("Authorization", Token(xuid1, title1))
 	if _, err := h.RoundTrip(req); !errors.Is(err, syscall.ECONNRESET) {
@@ -288,7 +288,7 @@ func TestRetryAfterModes(t *testing.T) {
 		{RetryAfterGarbage, func(s string) bool { return s == "soon" }},
 	}
 	for _, tt := range tests {
-		h := NewHandler(WithFaults(Faults{RetryAfter: tt.mode}))
+		h := Must(New(Config{Faults: Faults{RetryAfter: tt.mode}}))
 		var r result
 		for i := 0; i < 11; i++ {
 			r = do(t, h, "GET", profileURL, Token(xuid1, title1), "")
@@ -302,7 +302,7 @@ func TestRetryAfterModes(t *testing.T) {
 // TestFloodBounded: a flood of forged-but-valid distinct users keeps the key
 // table and the service state bounded.
 func TestFloodBounded(t *testing.T) {
-	h := NewHandler(WithMaxKeys(1024))
+	h := Must(New(Config{MaxKeys: 1024}))
 	for i := 0; i < 20000; i++ {
 		x := strconv.Itoa(9000000 + i)
 		do(t, h, "POST", "https://userpresence.xboxlive.com/users/xuid("+x+")/devices/current/titles/current", Token(x, title1), `{"state":"active"}`)
@@ -320,7 +320,7 @@ func TestFloodBounded(t *testing.T) {
 // answer of unbounded size.
 func TestStateBoundedInBytes(t *testing.T) {
 	const capBytes = 3 << 20
-	h := NewHandler(WithMaxStateBytes(capBytes), WithLegacyTitles(title1))
+	h := Must(New(Config{MaxStateBytes: capBytes, LegacyTitles: []string{title1}}))
 	tok := Token(xuid1, title1)
 	big := strings.Repeat("x", 60<<10)
 	for i := range 500 {
@@ -350,7 +350,7 @@ func TestStateBoundedInBytes(t *testing.T) {
 }
 
 func TestServerRealHostnames(t *testing.T) {
-	s := NewServer()
+	s := NewServer(nil)
 	defer s.Close()
 	req, _ := http.NewRequest("GET", profileURL, nil)
 	req.Header.Set("Authorization", Token(xuid1, title1))
@@ -368,7 +368,7 @@ func TestServerRealHostnames(t *testing.T) {
 }
 
 func TestTruncateFault(t *testing.T) {
-	h := NewHandler(WithFaults(Faults{TruncateRate: 1}))
+	h := Must(New(Config{Faults: Faults{TruncateRate: 1}}))
 	req, _ := http.NewRequest("GET", profileURL, nil)
 	req.Header.Set("Authorization", Token(xuid1, title1))
 	resp, err := h.RoundTrip(req)
@@ -379,7 +379,7 @@ func TestTruncateFault(t *testing.T) {
 	if !errors.Is(err, io.ErrUnexpectedEOF) || len(b) == 0 || resp.ContentLength <= int64(len(b)) {
 		t.Errorf("in-process: read %d of %d bytes, err %v; want a cut body", len(b), resp.ContentLength, err)
 	}
-	s := NewServer(WithFaults(Faults{TruncateRate: 1}))
+	s := NewServer(Must(New(Config{Faults: Faults{TruncateRate: 1}})))
 	defer s.Close()
 	resp, err = s.Client().Do(req)
 	if err != nil {
@@ -391,13 +391,29 @@ func TestTruncateFault(t *testing.T) {
 	}
 }
 
-// TestAlignWithStorePanics: WithAlign with WithStore would be ignored, so
-// NewHandler refuses it.
-func TestAlignWithStorePanics(t *testing.T) {
-	defer func() {
-		if r := recover(); r == nil {
-			t.Error("NewHandler(WithStore, WithAlign) did not panic")
-		}
-	}()
-	NewHandler(WithStore(&throttle.Server{}), WithAlign(throttle.ClockAligned))
+// TestConfigErrors: New refuses a Config it could not honour, saying what
+// is wrong, instead of ignoring part of it or panicking.
+func TestConfigErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		c    Config
+		want string
+	}{
+		{"Align with a Store", Config{Store: &throttle.Server{}, Align: throttle.ClockAligned}, "Align configures the built-in store"},
+		{"negative MaxKeys", Config{MaxKeys: -1}, "must not be negative"},
+		{"negative MaxBody", Config{MaxBody: -1}, "must not be negative"},
+		{"fault rates past 1", Config{Faults: Faults{ErrorRate: 0.6, ResetRate: 0.6}}, "fault rates"},
+		{"negative latency", Config{Faults: Faults{Latency: -time.Second}}, "latency"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, err := New(tt.c)
+			if h != nil || err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("New = %v, %v; want an error saying %q", h, err, tt.want)
+			}
+		})
+	}
+	if _, err := New(Config{Store: &throttle.Server{Align: throttle.ClockAligned}}); err != nil {
+		t.Errorf("a Store with its own alignment: %v", err)
+	}
 }

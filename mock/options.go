@@ -1,9 +1,11 @@
 package mock
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strings"
 	"time"
 
@@ -12,14 +14,77 @@ import (
 	"github.com/xblgo/fgrl/throttle"
 )
 
-// An Option configures a Handler.
-type Option func(*config)
+// Config configures a Handler; New checks it. The zero value is the
+// default mock: the 2020 limits, a private in-memory store, time.Now, no
+// faults.
+type Config struct {
+	// Limits are the hosts served and their limits; nil means
+	// limits.Default(), the 2020 table.
+	Limits *limits.Limits
+	// Store keeps the FGRL counts; several mocks may share one (a Redis
+	// store, for a mock with several replicas). Nil means a private
+	// in-memory throttle.Server honouring Align and MaxKeys. A store given
+	// here keeps its own alignment (redisstore.Store.Align), so New refuses
+	// Align with it rather than ignore it.
+	Store throttle.ServerStore
+	// Align chooses where the built-in store's windows start (default: at
+	// the first request).
+	Align throttle.Align
+	// MaxKeys caps the FGRL keys held in memory (0: throttle.DefaultMaxKeys)
+	// and, proportionally, the per-user service state.
+	MaxKeys int
+	// Now is the mock's clock, for replaying traffic in virtual time; nil
+	// means time.Now. Inside a testing/synctest bubble time.Now is already
+	// virtual and no clock is needed.
+	Now func() time.Time
+	// LegacyTitles are exempt from FGRL, as titles that shipped before May
+	// 2016 are.
+	LegacyTitles []string
+	// Fallback serves hosts that have no rule with the limits data's
+	// fallback rule (10 / 30, what the trace analyzer assumes), answering
+	// 404 to every path after counting. Without it such hosts get 404
+	// uncounted.
+	Fallback bool
+	// Publishers says which publisher owns a title (title ID to publisher
+	// ID), for the Store services' per-publisher sustain limit. A title
+	// with no publisher is its own publisher.
+	Publishers map[string]string
+	// SCIDs gives titles a service configuration ID (title ID to SCID,
+	// kept lower case, as the service keeps SCIDs) instead of the one SCID
+	// derives.
+	SCIDs map[string]string
+	// Faults are injected from the start; Handler.SetFaults changes them
+	// while the mock serves.
+	Faults Faults
+	// MaxBody bounds request bodies (0: 1 MiB); larger ones get 413.
+	MaxBody int64
+	// MaxStateBytes caps the bytes of service state the mock keeps
+	// (presence, achievement progress, session documents; 0:
+	// DefaultMaxStateBytes). Past it, older records of the same kind are
+	// dropped.
+	MaxStateBytes int64
+	// FailOpen serves requests when the store fails (a Redis outage),
+	// instead of answering 503.
+	FailOpen bool
+	// Logger logs each request at level Info once it is answered: its
+	// method, host and path, the status, and for a counted request its key
+	// (service scope, userhash and title; never the token) with the burst
+	// and sustain counts and limits after it. An aborted answer (a reset or
+	// a truncation fault) is logged with aborted=true. Nil logs nothing and
+	// costs nothing.
+	Logger *slog.Logger
+	// Account signs in at the mock's sign-in endpoints (nil:
+	// DefaultAccount); Handler.SetAccount changes it later.
+	Account *Account
+	// SignInTitle is the title the XSTS tokens the mock mints are for
+	// ("1234567890" when empty).
+	SignInTitle string
+}
 
+// config is a checked Config with its defaults filled in.
 type config struct {
 	limits        *limits.Limits
 	store         throttle.ServerStore
-	align         throttle.Align
-	alignSet      bool
 	maxKeys       int
 	now           func() time.Time
 	legacy        map[string]bool
@@ -35,74 +100,38 @@ type config struct {
 	account       *Account
 }
 
-// WithLimits serves the hosts of l with its limits. The default is
-// limits.Default(), the 2020 table.
-func WithLimits(l *limits.Limits) Option { return func(c *config) { c.limits = l } }
-
-// WithStore keeps the FGRL counts in s, which several mocks may share (a
-// Redis store, for a mock with several replicas). The default is a private
-// in-memory throttle.Server honouring WithAlign and WithMaxKeys. A store
-// given here keeps its own alignment (redisstore.Store.Align), so NewHandler
-// panics when WithAlign is given too, rather than ignore it.
-func WithStore(s throttle.ServerStore) Option { return func(c *config) { c.store = s } }
-
-// WithAlign chooses where the built-in store's windows start (default: at
-// the first request). It cannot be combined with WithStore.
-func WithAlign(a throttle.Align) Option {
-	return func(c *config) { c.align, c.alignSet = a, true }
-}
-
-// WithMaxKeys caps the FGRL keys held in memory (default
-// throttle.DefaultMaxKeys) and, proportionally, the per-user service state.
-func WithMaxKeys(n int) Option { return func(c *config) { c.maxKeys = n } }
-
-// WithClock makes the mock read the time from now instead of time.Now, for
-// replaying traffic in virtual time. Inside a testing/synctest bubble
-// time.Now is already virtual and no clock is needed.
-func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
-
-// WithLegacyTitles exempts these titles from FGRL, as titles that shipped
-// before May 2016 are.
-func WithLegacyTitles(titleIDs ...string) Option {
-	return func(c *config) {
-		for _, t := range titleIDs {
-			c.legacy[t] = true
-		}
+// check returns c with its defaults, or what is wrong with it.
+func (c Config) check() (config, error) {
+	switch {
+	case c.Store != nil && c.Align != throttle.FirstRequest:
+		return config{}, errors.New("mock: Align configures the built-in store; set the alignment on the Store given (such as redisstore.Store.Align)")
+	case c.MaxKeys < 0 || c.MaxBody < 0 || c.MaxStateBytes < 0:
+		return config{}, errors.New("mock: MaxKeys, MaxBody and MaxStateBytes must not be negative")
 	}
+	if err := c.Faults.Check(); err != nil {
+		return config{}, err
+	}
+	r := config{limits: c.Limits, store: c.Store, maxKeys: c.MaxKeys, now: c.Now, legacy: map[string]bool{},
+		fallback: c.Fallback, publishers: maps.Clone(c.Publishers), scids: map[string]string{}, faults: c.Faults,
+		maxBody: cmp.Or(c.MaxBody, 1<<20), maxStateBytes: cmp.Or(c.MaxStateBytes, DefaultMaxStateBytes),
+		failOpen: c.FailOpen, logger: c.Logger, signInTitle: c.SignInTitle, account: c.Account}
+	if r.limits == nil {
+		r.limits = limits.Default()
+	}
+	if r.store == nil {
+		r.store = &throttle.Server{Align: c.Align, MaxKeys: c.MaxKeys}
+	}
+	if r.now == nil {
+		r.now = time.Now
+	}
+	for _, t := range c.LegacyTitles {
+		r.legacy[t] = true
+	}
+	for t, scid := range c.SCIDs {
+		r.scids[t] = strings.ToLower(scid)
+	}
+	return r, nil
 }
-
-// WithFallback serves hosts that have no rule with the limits data's
-// fallback rule (10 / 30, what the trace analyzer assumes), answering 404 to
-// every path after counting. Without it such hosts get 404 uncounted.
-func WithFallback() Option { return func(c *config) { c.fallback = true } }
-
-// WithPublisher says which publisher owns a title, for the Store services'
-// per-publisher sustain limit. A title with no publisher is its own
-// publisher.
-func WithPublisher(titleID, publisherID string) Option {
-	return func(c *config) { c.publishers[titleID] = publisherID }
-}
-
-// WithSCID gives a title the service configuration ID scid (stored lower
-// case, as the service keeps SCIDs), instead of the one SCID derives.
-func WithSCID(titleID, scid string) Option {
-	return func(c *config) { c.scids[titleID] = strings.ToLower(scid) }
-}
-
-// WithFaults injects faults; see Faults.
-func WithFaults(f Faults) Option { return func(c *config) { c.faults = f } }
-
-// WithMaxBody bounds request bodies (default 1 MiB); larger ones get 413.
-func WithMaxBody(n int64) Option { return func(c *config) { c.maxBody = n } }
-
-// WithMaxStateBytes caps the bytes of service state the mock keeps
-// (presence, achievement progress, session documents; default
-// DefaultMaxStateBytes). Past it, older records of the same kind are dropped.
-func WithMaxStateBytes(n int64) Option { return func(c *config) { c.maxStateBytes = n } }
-
-// WithFailOpen serves requests when the store fails (a Redis outage),
-// instead of answering 503.
-func WithFailOpen() Option { return func(c *config) { c.failOpen = true } }
 
 // Faults makes the mock misbehave the way real services sometimes do, to test
 // clients. Every request is counted by FGRL before a fault applies. The zero
@@ -185,19 +214,3 @@ func (m *RetryAfterMode) UnmarshalText(b []byte) error {
 	*m = v
 	return err
 }
-
-// WithLogger logs each request to l at level Info once it is answered: its
-// method, host and path, the status, and for a counted request its key
-// (service scope, userhash and title; never the token) with the burst and
-// sustain counts and limits after it. An aborted answer (a reset or a
-// truncation fault) is logged with aborted=true. Without it
-// the mock logs nothing and pays nothing for logging.
-func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
-
-// WithAccount sets the account that signs in at the mock's sign-in
-// endpoints (DefaultAccount otherwise); Handler.SetAccount changes it later.
-func WithAccount(a Account) Option { return func(c *config) { c.account = &a } }
-
-// WithSignInTitle sets the title the XSTS tokens the mock mints are for
-// ("1234567890" otherwise).
-func WithSignInTitle(titleID string) Option { return func(c *config) { c.signInTitle = titleID } }

@@ -15,8 +15,8 @@ import (
 func TestTwoMocksOneRedis(t *testing.T) {
 	srv := redistest.Start(t)
 	replicas := []*Server{
-		NewServer(WithStore(&redisstore.Store{Client: srv.Client()})),
-		NewServer(WithStore(&redisstore.Store{Client: srv.Client()})),
+		NewServer(Must(New(Config{Store: &redisstore.Store{Client: srv.Client()}}))),
+		NewServer(Must(New(Config{Store: &redisstore.Store{Client: srv.Client()}}))),
 	}
 	for _, r := range replicas {
 		defer r.Close()
@@ -52,8 +52,8 @@ func TestTwoMocksOneRedis(t *testing.T) {
 // or serves when told to fail open.
 func TestRedisDownMock(t *testing.T) {
 	srv := redistest.Start(t)
-	closed := NewHandler(WithStore(&redisstore.Store{Client: srv.Client(), Timeout: 200e6}))
-	open := NewHandler(WithStore(&redisstore.Store{Client: srv.Client(), Timeout: 200e6}), WithFailOpen())
+	closed := Must(New(Config{Store: &redisstore.Store{Client: srv.Client(), Timeout: 200e6}}))
+	open := Must(New(Config{Store: &redisstore.Store{Client: srv.Client(), Timeout: 200e6}, FailOpen: true}))
 	srv.Kill()
 	r := do(t, closed, "GET", profileURL, Token(xuid1, title1), "")
 	var e errorBody

@@ -17,10 +17,12 @@ type Server struct {
 	srv *httptest.Server
 }
 
-// NewServer starts and returns a mock server configured by opts. The caller
-// must Close it.
-func NewServer(opts ...Option) *Server {
-	h := NewHandler(opts...)
+// NewServer starts and returns a mock server serving h, or the default
+// mock (NewHandler()) when h is nil. The caller must Close it.
+func NewServer(h *Handler) *Server {
+	if h == nil {
+		h = NewHandler()
+	}
 	srv := httptest.NewServer(h)
 	return &Server{URL: srv.URL, Handler: h, srv: srv}
 }

@@ -106,15 +106,15 @@ func TestSignInShapes(t *testing.T) {
 	}
 }
 
-// TestSignInTitle: WithSignInTitle sets the title the XSTS token is for (no
+// TestSignInTitle: Config.SignInTitle sets the title the XSTS token is for (no
 // test used the option before).
 func TestSignInTitle(t *testing.T) {
 	for _, tt := range []struct {
-		opts []Option
+		c    Config
 		want string
 	}{
-		{nil, "1234567890"},
-		{[]Option{WithSignInTitle("42")}, "42"},
+		{Config{}, "1234567890"},
+		{Config{SignInTitle: "42"}, "42"},
 	} {
 		t.Run(tt.want, func(t *testing.T) {
 			var x struct {
@@ -125,7 +125,7 @@ func TestSignInTitle(t *testing.T) {
 					} `json:"xui"`
 				}
 			}
-			if err := json.Unmarshal(signInFlow(t, NewHandler(tt.opts...)).xsts, &x); err != nil || len(x.DisplayClaims.Xui) != 1 {
+			if err := json.Unmarshal(signInFlow(t, Must(New(tt.c))).xsts, &x); err != nil || len(x.DisplayClaims.Xui) != 1 {
 				t.Fatalf("XSTS answer: %v, %+v", err, x)
 			}
 			id, err := parseToken("XBL3.0 x=" + x.DisplayClaims.Xui[0].Uhs + ";" + x.Token)

@@ -28,7 +28,7 @@ func TestSoak(t *testing.T) {
 		t.Fatalf("FGRL_SOAK: %v", err)
 	}
 	const maxKeys, workers, maxRequests = 20_000, 16, 5_000_000
-	s := NewServer(WithMaxKeys(maxKeys))
+	s := NewServer(Must(New(Config{MaxKeys: maxKeys})))
 	defer s.Close()
 	client := s.Client()
 	client.Transport.(*redirect).base.(*http.Transport).MaxIdleConnsPerHost = workers

@@ -61,11 +61,11 @@ func TestWireShapes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var opts []Option
+			var c Config
 			if x.Scid != "" {
-				opts = append(opts, WithSCID(x.Title, x.Scid))
+				c.SCIDs = map[string]string{x.Title: x.Scid}
 			}
-			h := NewHandler(opts...)
+			h := Must(New(c))
 			for _, b := range x.Before {
 				bx, err := wiretest.Load(b)
 				if err != nil {

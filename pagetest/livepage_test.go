@@ -27,7 +27,7 @@ func TestLivePage(t *testing.T) {
 	// The mock's clock stands still, so a slow machine cannot see the 15 s
 	// window end between the calls and the counts it waits for.
 	stopped := time.Date(2026, 3, 1, 20, 0, 0, 0, time.UTC)
-	h := mock.NewHandler(mock.WithClock(func() time.Time { return stopped }))
+	h := mock.Must(mock.New(mock.Config{Now: func() time.Time { return stopped }}))
 	admin := h.Admin(mock.AdminAccess{}, nil)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if mock.IsAdmin(r) {

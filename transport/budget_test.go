@@ -121,7 +121,7 @@ func TestWorkedExampleThroughTransport(t *testing.T) {
 		t.Fatal(err)
 	}
 	synctest.Test(t, func(t *testing.T) {
-		server := &statusCounter{base: mock.NewHandler(mock.WithLimits(limits))}
+		server := &statusCounter{base: mock.Must(mock.New(mock.Config{Limits: limits}))}
 		tr := &Transport{Base: server, TitleID: title, Limits: limits}
 		start := time.Now()
 		var wg sync.WaitGroup

@@ -193,7 +193,7 @@ func TestNoRetry(t *testing.T) {
 
 func TestTransportErrorRetried(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := mock.NewHandler(mock.WithFaults(mock.Faults{ResetRate: 1}))
+		h := mock.Must(mock.New(mock.Config{Faults: mock.Faults{ResetRate: 1}}))
 		tr := &Transport{Base: h, DisableBudget: true}
 		start := time.Now()
 		_, err := get(t, tr, context.Background(), profileURL, xuid1)

@@ -20,7 +20,7 @@ import (
 func TestSecretsNeverLogged(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var logs logBuffer
-		h := mock.NewHandler(mock.WithFaults(mock.Faults{ErrorRate: 0.3, Seed: 3}))
+		h := mock.Must(mock.New(mock.Config{Faults: mock.Faults{ErrorRate: 0.3, Seed: 3}}))
 		tr := &Transport{Base: h, TitleID: title, Logger: slog.New(slog.NewJSONHandler(&logs, nil)),
 			RefreshToken: func(*http.Request) (string, error) { return "", errors.New("no refresh") }}
 		xbl := &Transport{Base: h, TitleID: title, DisableBudget: true, Logger: slog.New(slog.NewJSONHandler(&logs, nil))}

@@ -105,52 +105,44 @@ func (o *mockOpts) logger(w io.Writer) (*slog.Logger, error) {
 	return nil, &exitError{2, fmt.Errorf("unknown --log-format %q (want text, json or off)", o.logFormat)}
 }
 
-func (o *mockOpts) options(e *env) ([]mock.Option, error) {
+// config is the mock's Config from the flags.
+func (o *mockOpts) config(e *env) (mock.Config, error) {
 	limits, err := loadLimits(o.revision, o.limits)
 	if err != nil {
-		return nil, err
+		return mock.Config{}, err
 	}
 	mode, err := mock.ParseRetryAfterMode(o.retryAfter)
 	if err != nil {
-		return nil, &exitError{2, fmt.Errorf("unknown --retry-after %q", o.retryAfter)}
+		return mock.Config{}, &exitError{2, fmt.Errorf("unknown --retry-after %q", o.retryAfter)}
 	}
 	faults := mock.Faults{Latency: o.latency, ErrorRate: o.errorRate, ResetRate: o.resetRate, RetryAfter: mode, Seed: o.seed}
 	if err := faults.Check(); err != nil {
-		return nil, &exitError{2, err}
+		return mock.Config{}, &exitError{2, err}
 	}
 	log, err := o.logger(e.stderr)
 	if err != nil {
-		return nil, err
+		return mock.Config{}, err
 	}
-	opts := []mock.Option{mock.WithLimits(limits), mock.WithFaults(faults)}
-	if log != nil {
-		opts = append(opts, mock.WithLogger(log))
-	}
+	c := mock.Config{Limits: limits, Faults: faults, Logger: log, FailOpen: o.failOpen, Fallback: o.fallback}
 	align := throttle.FirstRequest
 	if o.align {
 		align = throttle.ClockAligned
 	}
 	if o.redis != "" {
 		if o.store, err = o.redisStore(align); err != nil { // the store aligns its own windows
-			return nil, err
+			return mock.Config{}, err
 		}
-		opts = append(opts, mock.WithStore(o.store))
+		c.Store = o.store
 	} else {
-		opts = append(opts, mock.WithAlign(align))
+		c.Align = align
 	}
 	if o.redisCA != "" && o.redis == "" {
-		return nil, &exitError{2, errors.New("--redis-ca needs --redis with a rediss:// URL")}
-	}
-	if o.failOpen {
-		opts = append(opts, mock.WithFailOpen())
-	}
-	if o.fallback {
-		opts = append(opts, mock.WithFallback())
+		return mock.Config{}, &exitError{2, errors.New("--redis-ca needs --redis with a rediss:// URL")}
 	}
 	if o.legacy != "" {
-		opts = append(opts, mock.WithLegacyTitles(strings.Split(o.legacy, ",")...))
+		c.LegacyTitles = strings.Split(o.legacy, ",")
 	}
-	return opts, nil
+	return c, nil
 }
 
 // redisStore connects to --redis (with --redis-ca's CA for rediss://).
@@ -202,9 +194,13 @@ func (o *mockOpts) run(ctx context.Context, e *env, args []string) error {
 	if len(args) > 0 {
 		return &exitError{2, errors.New("mock takes no arguments")}
 	}
-	opts, err := o.options(e)
+	cfg, err := o.config(e)
 	if err != nil {
 		return err
+	}
+	h, err := mock.New(cfg)
+	if err != nil {
+		return &exitError{2, err}
 	}
 	if o.store != nil {
 		if err := checkRedis(ctx, e, o.store, o.failOpen); err != nil {
@@ -215,7 +211,6 @@ func (o *mockOpts) run(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	h := mock.NewHandler(opts...)
 	access := mock.AdminAccess{Token: o.adminToken, Hosts: o.adminHosts}
 	if access.Token == "" && !onLoopback(ln.Addr()) {
 		access.Token = rand.Text() // peers off this machine need it

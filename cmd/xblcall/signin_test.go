@@ -77,7 +77,7 @@ func TestLoginThenCall(t *testing.T) {
 // TestLoginRefused: an account XSTS refuses fails login with the cause.
 func TestLoginRefused(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	h := mock.NewHandler(mock.WithAccount(mock.Account{XUID: "2533274790000009", XErr: client.XErrNoProfile}))
+	h := mock.Must(mock.New(mock.Config{Account: &mock.Account{XUID: "2533274790000009", XErr: client.XErrNoProfile}}))
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	code, _, errs := xblcall(t, "login", "--via", srv.URL)

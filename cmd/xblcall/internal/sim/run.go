@@ -89,7 +89,10 @@ func Run(ctx context.Context, p Pattern, o Options) (Result, error) {
 	}
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	v := NewVirtual(start)
-	h := mock.NewHandler(mock.WithLimits(o.Limits), mock.WithClock(v.Now))
+	h, err := mock.New(mock.Config{Limits: o.Limits, Now: v.Now})
+	if err != nil {
+		return Result{}, err
+	}
 	obs := &observer{h: h, now: v.Now, start: start, title: o.title(), limits: o.Limits}
 	var base http.RoundTripper = obs
 	if o.Base != nil {

@@ -172,16 +172,9 @@ func (a *Analyzer) keepURL(key uint64, method, host, p string) {
 	if _, ok := a.urls[key]; ok || a.urlBytes > maxURLBytes {
 		return
 	}
-	s := method + " " + host + clipPath(p)
+	s := method + " " + host + safetext.Cut(p, 203)
 	a.urls[key] = s
 	a.urlBytes += len(s) + 16
-}
-
-func clipPath(p string) string {
-	if len(p) > 200 {
-		return p[:200] + "..."
-	}
-	return p
 }
 
 // callKey hashes what makes two calls the same: method, URL and body.

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/internal/xblid"
 )
 
@@ -98,7 +99,7 @@ func checkXUIDs(a api, arg string, xuids []string, lo, hi int) error {
 // case-sensitively and expects lower case.
 func normSCID(a api, arg, scid string) (string, error) {
 	if !isGUID(scid) {
-		return "", invalid(a, arg+" must be a GUID such as 7492baca-c1b4-440d-a391-b7ef364a8d40, not "+quote(scid))
+		return "", invalid(a, arg+" must be a GUID such as 7492baca-c1b4-440d-a391-b7ef364a8d40, not "+safetext.Quote(scid, 64))
 	}
 	return strings.ToLower(scid), nil
 }
@@ -124,12 +125,4 @@ func isGUID(s string) bool {
 
 func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
-
-// quote clips and escapes an argument for an error message.
-func quote(s string) string {
-	if len(s) > 64 {
-		s = s[:64] + "..."
-	}
-	return strconv.Quote(s)
 }

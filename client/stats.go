@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/xblgo/fgrl/internal/safetext"
 )
 
 var (
@@ -74,7 +76,7 @@ func (u *User) checkStatsArgs(a api, xuid, scid string, names []string) (string,
 	}
 	for _, n := range names {
 		if n == "" || strings.ContainsAny(n, ",/") {
-			return "", invalid(a, "a stat name may not be empty or hold ',' or '/': "+quote(n))
+			return "", invalid(a, "a stat name may not be empty or hold ',' or '/': "+safetext.Quote(n, 64))
 		}
 	}
 	return normSCID(a, "scid", scid)

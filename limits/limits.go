@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/throttle"
 )
 
@@ -218,7 +219,7 @@ func Revisions() []string { return []string{"2020", "2022"} }
 func Revision(name string) (*Limits, error) {
 	b, err := builtin.ReadFile("data/" + name + ".json")
 	if err != nil {
-		return nil, fmt.Errorf("limits: unknown limits revision %q (have %s)", name, strings.Join(Revisions(), ", "))
+		return nil, fmt.Errorf("limits: unknown limits revision %s (have %s)", safetext.Quote(name, 40), strings.Join(Revisions(), ", "))
 	}
 	l, err := Parse(b)
 	if err != nil {

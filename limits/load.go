@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/throttle"
 )
 
@@ -274,17 +275,17 @@ func (r *Rule) validate(fallback bool) (field, msg string) {
 	}
 	for i, h := range r.Hosts {
 		if !validHost(h) {
-			return fmt.Sprintf(".hosts[%d]", i), fmt.Sprintf("%q is not a host name or pattern", h)
+			return fmt.Sprintf(".hosts[%d]", i), safetext.Quote(h, 64) + " is not a host name or pattern"
 		}
 	}
 	for i, m := range r.Methods {
 		if !slices.Contains(httpMethods, strings.ToUpper(m)) {
-			return fmt.Sprintf(".methods[%d]", i), fmt.Sprintf("%q is not an HTTP method", m)
+			return fmt.Sprintf(".methods[%d]", i), safetext.Quote(m, 64) + " is not an HTTP method"
 		}
 	}
 	for i, path := range r.Paths {
 		if !strings.HasPrefix(path, "/") {
-			return fmt.Sprintf(".paths[%d]", i), fmt.Sprintf("%q does not start with '/'", path)
+			return fmt.Sprintf(".paths[%d]", i), safetext.Quote(path, 64) + " does not start with '/'"
 		}
 	}
 	return "", ""
@@ -315,7 +316,7 @@ func (l *Limits) compile() error {
 		r.scope = scopeOf(r.Service, r.Class)
 		if j, ok := scopes[r.scope]; ok && !sameLimits(&l.Rules[j], r) {
 			return &Error{Field: fmt.Sprintf("rules[%d]", i),
-				Msg: fmt.Sprintf("scope %q has other limits than rules[%d]", r.scope, j)}
+				Msg: fmt.Sprintf("scope %s has other limits than rules[%d]", safetext.Quote(r.scope, 64), j)}
 		}
 		scopes[r.scope] = i
 		for _, h := range r.Hosts {

@@ -3,6 +3,8 @@ package mock
 import (
 	"fmt"
 	"strings"
+
+	"github.com/xblgo/fgrl/internal/xblid"
 )
 
 // pattern is a served path, one element per path segment, matched without
@@ -11,7 +13,7 @@ import (
 // do, or one of the captures:
 //
 //	{}        any non-empty segment
-//	{user}    "me" or "xuid(N)", N 1 to 20 digits; the whole segment
+//	{user}    "me" or "xuid(N)", N a XUID; the whole segment
 //	xuid({n}) "xuid(N)"; the digits only
 type pattern []element
 
@@ -97,21 +99,16 @@ func (p pattern) match(path string, dst []string) ([]string, bool) {
 	return dst, true
 }
 
-// xuidDigits returns N of a segment "xuid(N)" (any case), N 1 to 20 ASCII
-// digits, or "".
+// xuidDigits returns N of a segment "xuid(N)" (any case), N a XUID
+// (xblid.CheckXUID: decimal, 64 bits), or "".
 func xuidDigits(seg string) string {
 	const open = "xuid("
 	if len(seg) < len(open)+2 || !strings.EqualFold(seg[:len(open)], open) || seg[len(seg)-1] != ')' {
 		return ""
 	}
 	n := seg[len(open) : len(seg)-1]
-	if len(n) > 20 {
+	if xblid.CheckXUID(n) != nil {
 		return ""
-	}
-	for i := 0; i < len(n); i++ {
-		if n[i] < '0' || n[i] > '9' {
-			return ""
-		}
 	}
 	return n
 }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/xblgo/fgrl/internal/safetext"
 )
 
 // sessionWrite is the body of an MPSD PUT: the parts a caller may write.
@@ -97,7 +99,7 @@ func (s *session) writeMembers(ws map[string]json.RawMessage, by joiner) error {
 		if k == "me" {
 			idx = s.memberIndex(by.xuid)
 		} else if _, ok := s.Members[k]; !ok {
-			return fmt.Errorf("members: no member %q", clipText(k, 20))
+			return fmt.Errorf("members: no member %s", safetext.Quote(k, 20))
 		}
 		if string(ws[k]) == "null" {
 			delete(s.Members, idx)
@@ -105,7 +107,7 @@ func (s *session) writeMembers(ws map[string]json.RawMessage, by joiner) error {
 		}
 		var m member
 		if err := json.Unmarshal(ws[k], &m); err != nil {
-			return fmt.Errorf("members.%s: not a member object", clipText(k, 20))
+			return fmt.Errorf("members.%s: not a member object", safetext.Clip(k, 20))
 		}
 		s.setMember(idx, m, by)
 		if len(s.Members) > maxMembers {
@@ -165,11 +167,4 @@ func (s *session) countMembers() {
 	}
 	s.MembersInfo = membersInfo{First: max(first, 0), Next: next, Count: len(s.Members),
 		Accepted: len(s.Members), Active: len(s.Members)}
-}
-
-func clipText(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "..."
-	}
-	return s
 }

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/xblgo/fgrl/internal/safetext"
 )
 
 // The sign-in hosts the mock answers, as the real services do
@@ -203,7 +205,7 @@ func (h *Handler) oauthToken(w http.ResponseWriter, r *http.Request) {
 		}
 		xuid = x
 	default:
-		oauthError(w, "unsupported_grant_type", "grant_type "+strconv.Quote(form.Get("grant_type")))
+		oauthError(w, "unsupported_grant_type", "grant_type "+safetext.Quote(form.Get("grant_type"), 40))
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{

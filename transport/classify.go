@@ -6,9 +6,9 @@ import (
 	"errors"
 	"net"
 	"net/url"
-	"strconv"
 
 	"github.com/xblgo/fgrl/hresult"
+	"github.com/xblgo/fgrl/internal/safetext"
 )
 
 // checkURL refuses, before anything is sent, a request no retry could
@@ -18,7 +18,7 @@ func checkURL(u *url.URL) error {
 	case u == nil:
 		return &usageError{"request has no URL"}
 	case u.Scheme != "https" && u.Scheme != "http":
-		return &usageError{"unsupported URL scheme " + quoteClip(u.Scheme) + " (want https)"}
+		return &usageError{"unsupported URL scheme " + safetext.Quote(u.Scheme, 32) + " (want https)"}
 	case u.Host == "":
 		return &usageError{"request URL has no host"}
 	}
@@ -49,12 +49,4 @@ func permanent(err error) bool {
 		return dns.IsNotFound
 	}
 	return errors.As(err, &unknown) || errors.As(err, &hostname) || errors.As(err, &invalid) || errors.As(err, &verify)
-}
-
-// quoteClip quotes and escapes s for an error message, clipped to 32 bytes.
-func quoteClip(s string) string {
-	if len(s) > 32 {
-		s = s[:32] + "..."
-	}
-	return strconv.Quote(s)
 }

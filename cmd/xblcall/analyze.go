@@ -277,7 +277,7 @@ func printReport(w io.Writer, rep *analyze.Report, verbose bool) error {
 		if verbose {
 			return s
 		}
-		return clipCell(s, n)
+		return safetext.Clip(s, n)
 	}
 	for _, in := range rep.Inputs {
 		fmt.Fprintf(w, "%s: %d calls", cell(in.Name, 60), in.Calls)

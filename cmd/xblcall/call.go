@@ -183,7 +183,7 @@ func (o *callOpts) request(ctx context.Context, e *env, url string) (req *http.R
 	for _, h := range o.headers {
 		k, v, ok := strings.Cut(h, ":")
 		if !ok || strings.TrimSpace(k) == "" {
-			return nil, nil, &exitError{2, fmt.Errorf("header %q is not 'Name: value'", h)}
+			return nil, nil, &exitError{2, fmt.Errorf("header %s is not 'Name: value'", safetext.Quote(h, 64))}
 		}
 		if strings.EqualFold(strings.TrimSpace(k), "Host") {
 			req.Host = strings.TrimSpace(v) // net/http sends req.Host, not a Host header

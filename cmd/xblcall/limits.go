@@ -10,6 +10,7 @@ import (
 
 	flag "github.com/spf13/pflag"
 
+	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/limits"
 )
 
@@ -78,9 +79,9 @@ func (o *limitsOpts) run(_ context.Context, e *env, args []string) error {
 	for _, r := range l.Rules {
 		hosts, reqs := strings.Join(r.Hosts, ","), requests(&r)
 		if !o.wide {
-			hosts, reqs = firstOf(r.Hosts, 24), clipCell(reqs, 20)
+			hosts, reqs = firstOf(r.Hosts, 24), safetext.Clip(reqs, 20)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%d\n", clipCell(r.Scope(), 24), hosts, reqs,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%d\n", safetext.Clip(r.Scope(), 24), hosts, reqs,
 			r.Burst, r.Sustain, dash(r.PublisherSustain), r.CertificationLimit())
 	}
 	if f := l.Fallback; f != nil {
@@ -113,15 +114,7 @@ func firstOf(list []string, n int) string {
 	if len(list) > 1 {
 		more = fmt.Sprintf(" +%d", len(list)-1)
 	}
-	return clipCell(list[0], n-len(more)) + more
-}
-
-// clipCell cuts s to n bytes, ending in "..." when cut.
-func clipCell(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:max(n-3, 0)] + "..."
+	return safetext.Clip(list[0], n-len(more)) + more
 }
 
 func dash(n int) string {

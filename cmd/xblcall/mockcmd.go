@@ -19,6 +19,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/logging"
+	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/limits"
 	"github.com/xblgo/fgrl/mock"
 	"github.com/xblgo/fgrl/mock/mockprom"
@@ -102,7 +103,7 @@ func (o *mockOpts) logger(w io.Writer) (*slog.Logger, error) {
 	case "off":
 		return nil, nil
 	}
-	return nil, &exitError{2, fmt.Errorf("unknown --log-format %q (want text, json or off)", o.logFormat)}
+	return nil, &exitError{2, fmt.Errorf("unknown --log-format %s (want text, json or off)", safetext.Quote(o.logFormat, 40))}
 }
 
 // config is the mock's Config from the flags.
@@ -113,7 +114,7 @@ func (o *mockOpts) config(e *env) (mock.Config, error) {
 	}
 	mode, err := mock.ParseRetryAfterMode(o.retryAfter)
 	if err != nil {
-		return mock.Config{}, &exitError{2, fmt.Errorf("unknown --retry-after %q", o.retryAfter)}
+		return mock.Config{}, &exitError{2, fmt.Errorf("unknown --retry-after %s", safetext.Quote(o.retryAfter, 40))}
 	}
 	faults := mock.Faults{Latency: o.latency, ErrorRate: o.errorRate, ResetRate: o.resetRate, RetryAfter: mode, Seed: o.seed}
 	if err := faults.Check(); err != nil {

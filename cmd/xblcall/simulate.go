@@ -19,6 +19,7 @@ import (
 	"github.com/xblgo/fgrl/analyze"
 	"github.com/xblgo/fgrl/cmd/xblcall/internal/har"
 	"github.com/xblgo/fgrl/cmd/xblcall/internal/sim"
+	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/limits"
 )
 
@@ -176,7 +177,7 @@ func clientList(s string) ([]string, error) {
 	if slices.Contains(sim.Clients, s) {
 		return []string{s}, nil
 	}
-	return nil, &exitError{2, fmt.Errorf("unknown client %q (want naive, xsapi, fgrl or all)", s)}
+	return nil, &exitError{2, fmt.Errorf("unknown client %s (want naive, xsapi, fgrl or all)", safetext.Quote(s, 40))}
 }
 
 // load returns the pattern, its limits and a one-line description.

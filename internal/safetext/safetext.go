@@ -1,7 +1,10 @@
-// Package safetext makes text from a server or a trace safe to put in an
-// error or on a terminal: control characters (terminal escape sequences
-// among them) and invalid UTF-8 are escaped, Go-style, and the result is
-// clipped to a byte budget.
+// Package safetext bounds text, the module's one place for it, in three
+// ways: Clip makes text from a server or a trace safe to put in an error or
+// on a terminal (control characters, terminal escape sequences among them,
+// and invalid UTF-8 are escaped, Go-style, and the result is clipped to a
+// byte budget); Quote does that in Go quotes, for an argument in an error;
+// Cut only bounds text kept as data, at a character boundary. None splits a
+// UTF-8 character.
 package safetext
 
 import (
@@ -39,6 +42,26 @@ func Clip(s string, max int) string {
 		i += size
 	}
 	return string(b)
+}
+
+// Quote returns s cut to max bytes (Cut) and quoted as strconv.Quote does:
+// escaped, in double quotes, for an argument in an error message. The
+// result is at most 4*max+2 bytes.
+func Quote(s string, max int) string { return strconv.Quote(Cut(s, max)) }
+
+// Cut returns s cut to at most max bytes at a character boundary, ending in
+// "..." when cut; a max below 4 means 4. It escapes nothing: it is for text
+// kept as data, which whatever shows it escapes.
+func Cut(s string, max int) string {
+	max = maxOf(max, 4)
+	if len(s) <= max {
+		return s
+	}
+	i := max - 3
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "..."
 }
 
 // plain reports whether s holds only printable text and no backslash.

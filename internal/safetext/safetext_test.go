@@ -33,6 +33,29 @@ func TestClip(t *testing.T) {
 	}
 }
 
+func TestCutAndQuote(t *testing.T) {
+	tests := []struct {
+		in        string
+		max       int
+		cut, quot string
+	}{
+		{"short", 10, "short", `"short"`},
+		{strings.Repeat("x", 30), 10, "xxxxxxx...", `"xxxxxxx..."`},
+		{strings.Repeat("é", 10), 8, "éé...", `"éé..."`}, // not a half é
+		{"a\x1b[2J", 40, "a\x1b[2J", `"a\x1b[2J"`},       // Cut keeps, Quote escapes
+		{"a\nb", 40, "a\nb", `"a\nb"`},
+		{"\xff", 40, "\xff", `"\xff"`},
+	}
+	for _, tt := range tests {
+		if got := Cut(tt.in, tt.max); got != tt.cut {
+			t.Errorf("Cut(%q, %d) = %q, want %q", tt.in, tt.max, got, tt.cut)
+		}
+		if got := Quote(tt.in, tt.max); got != tt.quot {
+			t.Errorf("Quote(%q, %d) = %s, want %s", tt.in, tt.max, got, tt.quot)
+		}
+	}
+}
+
 func FuzzClip(f *testing.F) {
 	for _, s := range []string{"plain", "\x1b[2J", "a\xffb", strings.Repeat("é", 100)} {
 		f.Add(s, 20)
@@ -49,6 +72,19 @@ func FuzzClip(f *testing.F) {
 		for _, r := range got {
 			if r < 0x20 || r == 0x7f {
 				t.Fatalf("Clip(%q) = %q holds a control character", s, got)
+			}
+		}
+		cut := Cut(s, max)
+		if len(cut) > maxOf(max, 4) || utf8.ValidString(s) && !utf8.ValidString(cut) {
+			t.Fatalf("Cut(%q, %d) = %q: over the budget or a split character", s, max, cut)
+		}
+		if !strings.HasPrefix(s, strings.TrimSuffix(cut, "...")) {
+			t.Fatalf("Cut(%q, %d) = %q is not a prefix", s, max, cut)
+		}
+		q := Quote(s, max)
+		for _, r := range q {
+			if r < 0x20 || r == 0x7f {
+				t.Fatalf("Quote(%q) = %q holds a control character", s, q)
 			}
 		}
 	})

@@ -36,6 +36,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/xblgo/fgrl/internal/safetext"
 )
 
 //go:embed testdata/*.txt
@@ -113,7 +115,7 @@ func Parse(b []byte) (*Exchange, error) {
 	}
 	status, err := strconv.Atoi(string(statusLine))
 	if err != nil || status < 100 || status > 599 {
-		return nil, fmt.Errorf("bad status %q", clip(string(statusLine)))
+		return nil, fmt.Errorf("bad status %s", safetext.Quote(string(statusLine), 80))
 	}
 	x.Status = status
 	if x.Request, err = jsonOrNil(req, "request"); err != nil {
@@ -142,7 +144,7 @@ func (x *Exchange) parseHead(head string) error {
 		default:
 			k, v, ok := strings.Cut(line, ":")
 			if !ok {
-				return fmt.Errorf("line %d: want a header %q", i+1, clip(line))
+				return fmt.Errorf("line %d: want a header %s", i+1, safetext.Quote(line, 80))
 			}
 			x.Header[textproto.CanonicalMIMEHeaderKey(strings.TrimSpace(k))] = strings.TrimSpace(v)
 		}
@@ -177,7 +179,7 @@ func (x *Exchange) meta(line string) bool {
 func (x *Exchange) parseRequestLine(line string) error {
 	method, target, ok := strings.Cut(line, " ")
 	if !ok || method == "" || !strings.HasPrefix(target, "/") {
-		return fmt.Errorf("want METHOD /path, not %q", clip(line))
+		return fmt.Errorf("want METHOD /path, not %s", safetext.Quote(line, 80))
 	}
 	raw, q, _ := strings.Cut(target, "?")
 	if _, err := url.PathUnescape(raw); err != nil {
@@ -208,11 +210,4 @@ func (x *Exchange) URL() string {
 		return x.RawPath
 	}
 	return x.RawPath + "?" + x.Query.Encode()
-}
-
-func clip(s string) string {
-	if len(s) > 80 {
-		s = s[:80] + "..."
-	}
-	return strconv.Quote(s)
 }

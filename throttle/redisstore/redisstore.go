@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/throttle"
 )
 
@@ -129,7 +130,7 @@ func (s *Store) run(ctx context.Context, sc *script, keys []string, args []byte)
 		return nil, fmt.Errorf("%w: no client", ErrUnavailable)
 	}
 	if strings.ContainsAny(s.Prefix, "{}") {
-		return nil, fmt.Errorf("redisstore: Prefix %q may not contain '{' or '}' (hash tags are the store's own)", s.Prefix)
+		return nil, fmt.Errorf("redisstore: Prefix %s may not contain '{' or '}' (hash tags are the store's own)", safetext.Quote(s.Prefix, 64))
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/xblgo/fgrl/internal/clock"
+	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/limits"
 	"github.com/xblgo/fgrl/mock"
 	"github.com/xblgo/fgrl/transport"
@@ -140,7 +141,7 @@ func (o *Options) check(p Pattern) error {
 		return errors.New("sim: no limits")
 	}
 	if !slices.Contains(Clients, o.Client) {
-		return fmt.Errorf("sim: unknown client %q (have %s)", o.Client, strings.Join(Clients, ", "))
+		return fmt.Errorf("sim: unknown client %s (have %s)", safetext.Quote(o.Client, 40), strings.Join(Clients, ", "))
 	}
 	for _, e := range p {
 		if _, ok := o.Limits.ByScope(e.Service); !ok {
@@ -150,17 +151,10 @@ func (o *Options) check(p Pattern) error {
 					scopes = append(scopes, sc)
 				}
 			}
-			return fmt.Errorf("sim: unknown service %q in the pattern (have %s)", safeQuote(e.Service), strings.Join(scopes, ", "))
+			return fmt.Errorf("sim: unknown service %s in the pattern (have %s)", safetext.Quote(e.Service, 40), strings.Join(scopes, ", "))
 		}
 	}
 	return nil
-}
-
-func safeQuote(s string) string {
-	if len(s) > 40 {
-		s = s[:40] + "..."
-	}
-	return s
 }
 
 func (o *Options) client(base http.RoundTripper) http.RoundTripper {

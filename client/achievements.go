@@ -82,7 +82,7 @@ type achievementsAnswer struct {
 // ListAchievements returns one page of a user's achievements in a title
 // (GET /users/xuid(X)/achievements?titleId=T). maxItems 0 lets the service
 // choose; pass the previous page's ContinuationToken for the next.
-func (u *User) ListAchievements(ctx context.Context, xuid, titleID string, maxItems int, token string) (Page[Achievement], error) {
+func (u *User) ListAchievements(ctx context.Context, xuid, titleID string, maxItems int, continuationToken string) (Page[Achievement], error) {
 	a := achievementsAPI
 	a.name = "ListAchievements"
 	if err := checkXUID(a, "xuid", xuid); err != nil {
@@ -95,8 +95,8 @@ func (u *User) ListAchievements(ctx context.Context, xuid, titleID string, maxIt
 	if maxItems > 0 {
 		q.Set("maxItems", strconv.Itoa(maxItems))
 	}
-	if token != "" {
-		q.Set("continuationToken", token)
+	if continuationToken != "" {
+		q.Set("continuationToken", continuationToken)
 	}
 	var out achievementsAnswer
 	status, err := u.call(ctx, a, "GET", userPath(xuid, "achievements"), q, nil, &out)
@@ -112,8 +112,8 @@ func (u *User) ListAchievements(ctx context.Context, xuid, titleID string, maxIt
 // AllAchievements iterates over every achievement of a user in a title,
 // fetching pages of pageSize as needed.
 func (u *User) AllAchievements(ctx context.Context, xuid, titleID string, pageSize int) iter.Seq2[Achievement, error] {
-	return pages(ctx, func(ctx context.Context, token string) (Page[Achievement], error) {
-		return u.ListAchievements(ctx, xuid, titleID, pageSize, token)
+	return pages(ctx, func(ctx context.Context, continuationToken string) (Page[Achievement], error) {
+		return u.ListAchievements(ctx, xuid, titleID, pageSize, continuationToken)
 	})
 }
 

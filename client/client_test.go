@@ -72,7 +72,7 @@ var calls = []struct {
 		return u.SetPresence(ctx, true, &RichPresence{SCID: scid, ID: "inMatch", Params: []string{"dust"}})
 	}},
 	{"GetPeople", func(ctx context.Context, u *User) error {
-		p, err := u.GetPeople(ctx, me, 0, 0)
+		p, err := u.GetPeople(ctx, me, 0, "")
 		return check(err, p.TotalCount > 0 && len(p.Items) == p.TotalCount && p.Items[0].XUID != "", "people", p)
 	}},
 	{"CheckPermission", func(ctx context.Context, u *User) error {
@@ -291,7 +291,7 @@ func TestHeaders(t *testing.T) {
 	ctx := context.Background()
 	u.GetProfiles(ctx, []string{me}, nil)
 	u.GetPresence(ctx, me)
-	u.GetPeople(ctx, me, 0, 0)
+	u.GetPeople(ctx, me, 0, "")
 	u.ListAchievements(ctx, me, title, 0, "")
 	u.GetSession(ctx, SessionRef{scid, "t", "n"})
 	u.CreateMatchTicket(ctx, scid, "h", MatchTicketRequest{Session: SessionRef{scid, "t", "n"}, GiveUp: time.Minute})
@@ -607,8 +607,8 @@ func TestAllPeople(t *testing.T) {
 	if len(got) != 12 || got[0] != "2533274791234568" || got[11] != "2533274791234579" {
 		t.Errorf("AllPeople gave %d people %v, want the mock's 12 in order", len(got), got)
 	}
-	p, err := c.As(me).GetPeople(context.Background(), me, 10, 5)
-	if err != nil || len(p.Items) != 2 || p.Next != 0 || p.TotalCount != 12 {
+	p, err := c.As(me).GetPeople(context.Background(), me, 5, "10")
+	if err != nil || len(p.Items) != 2 || p.ContinuationToken != "" || p.TotalCount != 12 {
 		t.Errorf("last page = %+v, %v; want 2 items and no next", p, err)
 	}
 }

@@ -5,16 +5,20 @@ import (
 	"iter"
 )
 
-// Page is one page of a listing.
+// Page is one page of a listing, the one shape of every paged call.
 type Page[T any] struct {
 	Items []T
-	// ContinuationToken fetches the next page; "" on the last page.
+	// TotalCount is the number of items in all pages, when the service
+	// says (GetPeople, leaderboards); 0 otherwise.
+	TotalCount int
+	// ContinuationToken fetches the next page; "" on the last page. Pass
+	// it back as the call's continuationToken.
 	ContinuationToken string
 }
 
 // pages iterates over every item of a paged listing, fetching pages on
 // demand. It stops after the first error, which it yields.
-func pages[T any](ctx context.Context, fetch func(ctx context.Context, token string) (Page[T], error)) iter.Seq2[T, error] {
+func pages[T any](ctx context.Context, fetch func(ctx context.Context, continuationToken string) (Page[T], error)) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		token := ""
 		for {

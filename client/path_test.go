@@ -1,6 +1,7 @@
 package client
 
 import (
+	"context"
 	"net/url"
 	"testing"
 
@@ -44,6 +45,14 @@ func TestCheckArgs(t *testing.T) {
 		{"scid too short", func() error { _, err := normSCID(a, "scid", "7492baca"); return err }()},
 		{"scid not hex", func() error { _, err := normSCID(a, "scid", "7492baca-c1b4-440d-a391-b7ef364a8dzz"); return err }()},
 		{"scid without dashes", func() error { _, err := normSCID(a, "scid", "7492baca0c1b40440d0a3910b7ef364a8d40"); return err }()},
+		{"people token not an index", func() error {
+			_, err := (&User{}).GetPeople(context.Background(), "2533274791234567", 0, "abc")
+			return err
+		}()},
+		{"people token negative", func() error {
+			_, err := (&User{}).GetPeople(context.Background(), "2533274791234567", 0, "-5")
+			return err
+		}()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -5,6 +5,8 @@ import (
 	"iter"
 	"net/url"
 	"strconv"
+
+	"github.com/xblgo/fgrl/internal/safetext"
 )
 
 var (
@@ -25,31 +27,32 @@ type Person struct {
 	SocialNetworks     []string `json:"socialNetworks,omitempty"`
 }
 
-// People is one page of a user's relationships.
-type People struct {
-	Items []Person
-	// TotalCount is the number of relationships in all pages.
-	TotalCount int
-	// Next is the startIndex of the next page; 0 on the last page.
-	Next int
-}
-
 // GetPeople returns one page of the people a user has a relationship with
 // (GET /users/xuid(X)/people?view=All&startIndex=S&maxItems=M). maxItems 0
-// lets the service choose. XSAPI 2510 sends view=FriendList for its "All"
-// filter; this call asks for view=All, the service's documented default.
-func (u *User) GetPeople(ctx context.Context, xuid string, startIndex, maxItems int) (People, error) {
+// lets the service choose; continuationToken is "" for the first page, then
+// the page's ContinuationToken (the service pages by index: the token is the
+// next startIndex). XSAPI 2510 sends view=FriendList for its "All" filter;
+// this call asks for view=All, the service's documented default.
+func (u *User) GetPeople(ctx context.Context, xuid string, maxItems int, continuationToken string) (Page[Person], error) {
 	a := socialAPI
 	a.name = "GetPeople"
 	if err := checkXUID(a, "xuid", xuid); err != nil {
-		return People{}, err
+		return Page[Person]{}, err
 	}
-	if startIndex < 0 || maxItems < 0 {
-		return People{}, invalid(a, "startIndex and maxItems may not be negative")
+	start := 0
+	if continuationToken != "" {
+		n, err := strconv.Atoi(continuationToken)
+		if err != nil || n < 0 {
+			return Page[Person]{}, invalid(a, "continuationToken "+safetext.Quote(continuationToken, 40)+" is not one GetPeople gave")
+		}
+		start = n
+	}
+	if maxItems < 0 {
+		return Page[Person]{}, invalid(a, "maxItems may not be negative")
 	}
 	q := url.Values{"view": {"All"}}
-	if startIndex > 0 {
-		q.Set("startIndex", strconv.Itoa(startIndex))
+	if start > 0 {
+		q.Set("startIndex", strconv.Itoa(start))
 	}
 	if maxItems > 0 {
 		q.Set("maxItems", strconv.Itoa(maxItems))
@@ -60,31 +63,22 @@ func (u *User) GetPeople(ctx context.Context, xuid string, startIndex, maxItems 
 	}
 	status, err := u.call(ctx, a, "GET", userPath(xuid, "people"), q, nil, &out)
 	if err != nil {
-		return People{}, err
+		return Page[Person]{}, err
 	}
 	if out.TotalCount == nil || out.People == nil {
-		return People{}, lacks(a, status, `"totalCount" and "people"`)
+		return Page[Person]{}, lacks(a, status, `"totalCount" and "people"`)
 	}
-	p := People{Items: out.People, TotalCount: *out.TotalCount}
-	if end := startIndex + len(out.People); len(out.People) > 0 && end < p.TotalCount {
-		p.Next = end
+	p := Page[Person]{Items: out.People, TotalCount: *out.TotalCount}
+	if end := start + len(out.People); len(out.People) > 0 && end < p.TotalCount {
+		p.ContinuationToken = strconv.Itoa(end)
 	}
 	return p, nil
 }
 
 // AllPeople iterates over every relationship of a user, pageSize a request.
 func (u *User) AllPeople(ctx context.Context, xuid string, pageSize int) iter.Seq2[Person, error] {
-	return pages(ctx, func(ctx context.Context, token string) (Page[Person], error) {
-		start := 0
-		if token != "" {
-			start, _ = strconv.Atoi(token)
-		}
-		p, err := u.GetPeople(ctx, xuid, start, pageSize)
-		pg := Page[Person]{Items: p.Items}
-		if p.Next > 0 {
-			pg.ContinuationToken = strconv.Itoa(p.Next)
-		}
-		return pg, err
+	return pages(ctx, func(ctx context.Context, continuationToken string) (Page[Person], error) {
+		return u.GetPeople(ctx, xuid, pageSize, continuationToken)
 	})
 }
 

@@ -137,9 +137,7 @@ type LeaderboardRow struct {
 
 // Leaderboard is one page of a leaderboard.
 type Leaderboard struct {
-	Page[LeaderboardRow]
-	// TotalCount is the number of rows in the whole leaderboard.
-	TotalCount int
+	Page[LeaderboardRow] // TotalCount: the rows of the whole leaderboard
 	// Column names the ranked statistic and its type ("Integer", "Double",
 	// "String").
 	Column LeaderboardColumn
@@ -166,22 +164,22 @@ type leaderboardAnswer struct {
 // configured for the title (GET /scids/{scid}/leaderboards/{name}, contract
 // 3.1). maxItems 0 lets the service choose; pass the previous page's
 // ContinuationToken for the next.
-func (u *User) GetLeaderboard(ctx context.Context, scid, name string, maxItems int, token string) (Leaderboard, error) {
+func (u *User) GetLeaderboard(ctx context.Context, scid, name string, maxItems int, continuationToken string) (Leaderboard, error) {
 	a := leaderboardAPI
 	a.name = "GetLeaderboard"
-	return u.leaderboard(ctx, a, scid, name, name, maxItems, token)
+	return u.leaderboard(ctx, a, scid, name, name, maxItems, continuationToken)
 }
 
 // GetStatLeaderboard returns one page of the global leaderboard of a
 // title-managed statistic (GET /scids/{scid}/leaderboards/stat({stat}),
 // contract 4.1).
-func (u *User) GetStatLeaderboard(ctx context.Context, scid, stat string, maxItems int, token string) (Leaderboard, error) {
+func (u *User) GetStatLeaderboard(ctx context.Context, scid, stat string, maxItems int, continuationToken string) (Leaderboard, error) {
 	a := statLeaderboardAPI
 	a.name = "GetStatLeaderboard"
-	return u.leaderboard(ctx, a, scid, stat, "stat("+stat+")", maxItems, token)
+	return u.leaderboard(ctx, a, scid, stat, "stat("+stat+")", maxItems, continuationToken)
 }
 
-func (u *User) leaderboard(ctx context.Context, a api, scid, name, seg string, maxItems int, token string) (Leaderboard, error) {
+func (u *User) leaderboard(ctx context.Context, a api, scid, name, seg string, maxItems int, continuationToken string) (Leaderboard, error) {
 	scid, err := normSCID(a, "scid", scid)
 	if err != nil {
 		return Leaderboard{}, err
@@ -193,8 +191,8 @@ func (u *User) leaderboard(ctx context.Context, a api, scid, name, seg string, m
 	if maxItems > 0 {
 		q.Set("maxItems", strconv.Itoa(maxItems))
 	}
-	if token != "" {
-		q.Set("continuationToken", token)
+	if continuationToken != "" {
+		q.Set("continuationToken", continuationToken)
 	}
 	var out leaderboardAnswer
 	status, err := u.call(ctx, a, "GET", path("scids", scid, "leaderboards", seg), q, nil, &out)
@@ -209,7 +207,7 @@ func (u *User) leaderboard(ctx context.Context, a api, scid, name, seg string, m
 			r.Value = r.Values[0]
 		}
 	}
-	lb := Leaderboard{Page: Page[LeaderboardRow]{Items: out.UserList}, TotalCount: out.LeaderboardInfo.TotalCount,
+	lb := Leaderboard{Page: Page[LeaderboardRow]{Items: out.UserList, TotalCount: out.LeaderboardInfo.TotalCount},
 		Column: out.LeaderboardInfo.ColumnDefinition}
 	if out.PagingInfo != nil {
 		lb.ContinuationToken = deref(out.PagingInfo.ContinuationToken)
@@ -220,8 +218,8 @@ func (u *User) leaderboard(ctx context.Context, a api, scid, name, seg string, m
 // AllLeaderboard iterates over a whole event-based leaderboard, pageSize
 // rows a request.
 func (u *User) AllLeaderboard(ctx context.Context, scid, name string, pageSize int) iter.Seq2[LeaderboardRow, error] {
-	return pages(ctx, func(ctx context.Context, token string) (Page[LeaderboardRow], error) {
-		lb, err := u.GetLeaderboard(ctx, scid, name, pageSize, token)
+	return pages(ctx, func(ctx context.Context, continuationToken string) (Page[LeaderboardRow], error) {
+		lb, err := u.GetLeaderboard(ctx, scid, name, pageSize, continuationToken)
 		return lb.Page, err
 	})
 }

@@ -74,8 +74,8 @@ var wireCases = []struct {
 	{"SetPresence", func(ctx context.Context, u *User) (any, error) {
 		return nil, u.SetPresence(ctx, true, &RichPresence{SCID: "1370999B-FCA2-4C53-8EC5-73493BCB67E5", ID: "playingMap", Params: []string{"dust"}})
 	}, nil},
-	{"GetPeople", func(ctx context.Context, u *User) (any, error) { return u.GetPeople(ctx, "2669321029139235", 2, 2) },
-		People{TotalCount: 12, Next: 4, Items: []Person{
+	{"GetPeople", func(ctx context.Context, u *User) (any, error) { return u.GetPeople(ctx, "2669321029139235", 2, "2") },
+		Page[Person]{TotalCount: 12, ContinuationToken: "4", Items: []Person{
 			{XUID: "2584878536129841", AddedDateTimeUtc: "2014-05-02T18:08:24.1583551Z", IsFavorite: true, IsFriend: true,
 				IsFollowingCaller: true, IsFollowedByCaller: true, SocialNetworks: []string{"LegacyXboxLive"}},
 			{XUID: "2533274791381930", AddedDateTimeUtc: "2016-11-20T09:41:02.5171226Z", IsFriend: true,

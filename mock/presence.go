@@ -21,7 +21,7 @@ import (
 // in parentheses when there are any ("playingMap(dust2)").
 
 type presenceRecord struct {
-	Xuid     string           `json:"xuid"`
+	XUID     string           `json:"xuid"`
 	State    string           `json:"state"`
 	Devices  []presenceDevice `json:"devices,omitempty"`
 	LastSeen *lastSeen        `json:"lastSeen,omitempty"`
@@ -77,7 +77,7 @@ func (h *Handler) presenceOf(xuid string) presenceRecord {
 	if p, ok := h.state.presence.get(xuid); ok {
 		return p
 	}
-	return presenceRecord{Xuid: xuid, State: "Offline"}
+	return presenceRecord{XUID: xuid, State: "Offline"}
 }
 
 func serveGetPresence(h *Handler, c *call) {
@@ -172,7 +172,7 @@ func serveSetPresence(h *Handler, c *call) {
 	if rich != "" {
 		title.Activity = &presenceActivity{RichPresence: rich}
 	}
-	h.storePresence(presenceRecord{Xuid: xuid, State: "Online",
+	h.storePresence(presenceRecord{XUID: xuid, State: "Online",
 		Devices: []presenceDevice{{Type: deviceType, Titles: []presenceTitle{title}}}})
 	c.w.WriteHeader(http.StatusOK)
 }
@@ -182,13 +182,13 @@ func serveSetPresence(h *Handler, c *call) {
 func serveClearPresence(h *Handler, c *call) {
 	seen := &lastSeen{DeviceType: deviceType, TitleID: c.id.title, TitleName: "Title " + c.id.title,
 		Timestamp: h.cfg.now().UTC().Format(time.RFC3339Nano)}
-	h.storePresence(presenceRecord{Xuid: c.id.xuid, State: "Offline", LastSeen: seen})
+	h.storePresence(presenceRecord{XUID: c.id.xuid, State: "Offline", LastSeen: seen})
 	c.w.WriteHeader(http.StatusOK)
 }
 
 func (h *Handler) storePresence(rec presenceRecord) {
 	b, _ := json.Marshal(rec) // its size as stored
 	h.state.mu.Lock()
-	h.state.presence.put(rec.Xuid, rec, int64(len(b)))
+	h.state.presence.put(rec.XUID, rec, int64(len(b)))
 	h.state.mu.Unlock()
 }

@@ -123,7 +123,7 @@ func TestStatsAndLeaderboard(t *testing.T) {
 	tok := Token(xuid1, title1)
 	var single statsUser
 	decodeJSON(t, do(t, h, "GET", "https://userstats.xboxlive.com/users/xuid(7)/scids/abc/stats/kills,deaths", tok, ""), &single)
-	if len(single.Scids[0].Stats) != 2 || single.Xuid != "7" {
+	if len(single.Scids[0].Stats) != 2 || single.XUID != "7" {
 		t.Errorf("stats = %+v", single)
 	}
 	var batch struct {

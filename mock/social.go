@@ -16,7 +16,7 @@ import (
 // (XSAPI PrivacyTests.cpp).
 
 type person struct {
-	Xuid               string   `json:"xuid"`
+	XUID               string   `json:"xuid"`
 	AddedDateTimeUtc   string   `json:"addedDateTimeUtc"`
 	IsFavorite         bool     `json:"isFavorite"`
 	IsFriend           bool     `json:"isFriend"`
@@ -39,7 +39,7 @@ func peopleOf(xuid string) []person {
 	added := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
 	out := make([]person, peoplePerUser)
 	for i := range out {
-		p := person{Xuid: strconv.FormatUint(n+uint64(i)+1, 10), IsFavorite: i < 2, IsFriend: true,
+		p := person{XUID: strconv.FormatUint(n+uint64(i)+1, 10), IsFavorite: i < 2, IsFriend: true,
 			IsFollowingCaller: true, IsFollowedByCaller: true, SocialNetworks: []string{},
 			AddedDateTimeUtc: added.AddDate(0, 0, i).Format(time.RFC3339)}
 		if i%3 == 0 {

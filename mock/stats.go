@@ -22,7 +22,7 @@ type stat struct {
 }
 
 type statsUser struct {
-	Xuid  string      `json:"xuid"`
+	XUID  string      `json:"xuid"`
 	Scids []scidStats `json:"scids"`
 }
 
@@ -62,7 +62,7 @@ func statsOf(xuid, scid string, names []string) statsUser {
 	for _, n := range names {
 		s.Stats = append(s.Stats, stat{StatName: n, Type: "Integer", Value: strconv.FormatInt(statValue(xuid, n), 10)})
 	}
-	return statsUser{Xuid: xuid, Scids: []scidStats{s}}
+	return statsUser{XUID: xuid, Scids: []scidStats{s}}
 }
 
 func statsRoutes() []route {
@@ -120,7 +120,7 @@ type leaderboardRow struct {
 	ModernGamertag       string   `json:"moderngamertag"`
 	ModernGamertagSuffix string   `json:"moderngamertagsuffix"`
 	UniqueModernGamertag string   `json:"uniquemoderngamertag"`
-	Xuid                 string   `json:"xuid"`
+	XUID                 string   `json:"xuid"`
 	Percentile           float64  `json:"percentile"`
 	Rank                 int      `json:"rank"`
 	GlobalRank           int      `json:"globalrank"`
@@ -167,7 +167,7 @@ func serveLeaderboard(h *Handler, c *call) {
 		score := strconv.Itoa((leaderboardSize - i) * 10)
 		gt := gamertag(x)
 		row := leaderboardRow{Gamertag: gt, ModernGamertag: gt, ModernGamertagSuffix: x[len(x)-4:],
-			UniqueModernGamertag: gt + "#" + x[len(x)-4:], Xuid: x, Rank: i + 1, GlobalRank: i + 1,
+			UniqueModernGamertag: gt + "#" + x[len(x)-4:], XUID: x, Rank: i + 1, GlobalRank: i + 1,
 			Percentile: 1 - float64(i)/leaderboardSize}
 		if valueField {
 			row.Value = &score

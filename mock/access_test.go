@@ -82,13 +82,13 @@ func getProfileVia(t *testing.T, h *Handler) {
 // peekCounter is a ServerStore that counts Peek calls: one per listed key
 // per snapshot.
 type peekCounter struct {
-	throttle.Server
+	throttle.MemoryServerStore
 	peeks atomic.Int64
 }
 
 func (p *peekCounter) Peek(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time) (throttle.Decision, error) {
 	p.peeks.Add(1)
-	return p.Server.Peek(ctx, k, l, now)
+	return p.MemoryServerStore.Peek(ctx, k, l, now)
 }
 
 // TestEventsShared: however many live pages are open, one snapshot is made

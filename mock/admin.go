@@ -76,22 +76,13 @@ func IsAdmin(r *http.Request) bool {
 // KeyCounts is one key's counts, as the admin API and the live page give
 // them.
 type KeyCounts struct {
-	User     string    `json:"user"` // the userhash
-	Title    string    `json:"title"`
-	Scope    string    `json:"scope"`
-	Burst    Window    `json:"burst"`
-	Sustain  Window    `json:"sustain"`
-	LastSeen time.Time `json:"lastSeen,omitzero"`
+	User     string               `json:"user"` // the userhash
+	Title    string               `json:"title"`
+	Scope    string               `json:"scope"`
+	Burst    throttle.WindowState `json:"burst"`
+	Sustain  throttle.WindowState `json:"sustain"`
+	LastSeen time.Time            `json:"lastSeen,omitzero"`
 }
-
-// Window is one window of a key: its count, limit and time to its end.
-type Window struct {
-	Count   int   `json:"count"`
-	Limit   int   `json:"limit"`
-	ResetNs int64 `json:"resetNs"`
-}
-
-func windowOf(w throttle.WindowState) Window { return Window{w.Count, w.Limit, int64(w.Reset)} }
 
 // Snapshot is what the live page shows: the keys counted lately (the
 // latest maxListed), the recent 429s, the faults, and the counters by scope.
@@ -138,7 +129,7 @@ func (h *Handler) Snapshot(ctx context.Context) Snapshot {
 			continue
 		}
 		s.Keys = append(s.Keys, KeyCounts{User: k.key.User, Title: k.key.Title, Scope: k.key.Scope,
-			Burst: windowOf(d.Burst), Sustain: windowOf(d.Sustain), LastSeen: k.last.UTC()})
+			Burst: d.Burst, Sustain: d.Sustain, LastSeen: k.last.UTC()})
 	}
 	return s
 }
@@ -169,7 +160,7 @@ func (h *Handler) apiKeys(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, apiError{err.Error()})
 		return
 	}
-	writeJSON(w, http.StatusOK, KeyCounts{User: k.User, Title: k.Title, Scope: k.Scope, Burst: windowOf(d.Burst), Sustain: windowOf(d.Sustain)})
+	writeJSON(w, http.StatusOK, KeyCounts{User: k.User, Title: k.Title, Scope: k.Scope, Burst: d.Burst, Sustain: d.Sustain})
 }
 
 func (h *Handler) apiReset(w http.ResponseWriter, r *http.Request) {
@@ -330,7 +321,7 @@ func (h *Handler) Metrics() Metrics {
 	keys := len(o.keys)
 	o.mu.Unlock()
 	m := Metrics{Scopes: h.scopeCounts(), Keys: keys, StoreKeys: -1, StoreErrors: o.storeErrors.Load()}
-	if s, ok := h.cfg.store.(*throttle.Server); ok {
+	if s, ok := h.cfg.store.(*throttle.MemoryServerStore); ok {
 		m.StoreKeys = s.Len()
 	}
 	return m

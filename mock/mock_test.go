@@ -307,7 +307,7 @@ func TestFloodBounded(t *testing.T) {
 		x := strconv.Itoa(9000000 + i)
 		do(t, h, "POST", "https://userpresence.xboxlive.com/users/xuid("+x+")/devices/current/titles/current", Token(x, title1), `{"state":"active"}`)
 	}
-	if n := h.cfg.store.(*throttle.Server).Len(); n > 1024 {
+	if n := h.cfg.store.(*throttle.MemoryServerStore).Len(); n > 1024 {
 		t.Errorf("store holds %d keys, cap 1024", n)
 	}
 	if n := len(h.state.presence.m); n != 1024 {
@@ -399,7 +399,7 @@ func TestConfigErrors(t *testing.T) {
 		c    Config
 		want string
 	}{
-		{"Align with a Store", Config{Store: &throttle.Server{}, Align: throttle.ClockAligned}, "Align configures the built-in store"},
+		{"Align with a Store", Config{Store: &throttle.MemoryServerStore{}, Align: throttle.ClockAligned}, "Align configures the built-in store"},
 		{"negative MaxKeys", Config{MaxKeys: -1}, "must not be negative"},
 		{"negative MaxBody", Config{MaxBody: -1}, "must not be negative"},
 		{"fault rates past 1", Config{Faults: Faults{ErrorRate: 0.6, ResetRate: 0.6}}, "fault rates"},
@@ -413,7 +413,7 @@ func TestConfigErrors(t *testing.T) {
 			}
 		})
 	}
-	if _, err := New(Config{Store: &throttle.Server{Align: throttle.ClockAligned}}); err != nil {
+	if _, err := New(Config{Store: &throttle.MemoryServerStore{Align: throttle.ClockAligned}}); err != nil {
 		t.Errorf("a Store with its own alignment: %v", err)
 	}
 }

@@ -23,7 +23,7 @@ type Config struct {
 	Limits *limits.Limits
 	// Store keeps the FGRL counts; several mocks may share one (a Redis
 	// store, for a mock with several replicas). Nil means a private
-	// in-memory throttle.Server honouring Align and MaxKeys. A store given
+	// in-memory throttle.MemoryServerStore honouring Align and MaxKeys. A store given
 	// here keeps its own alignment (redisstore.Store.Align), so New refuses
 	// Align with it rather than ignore it.
 	Store throttle.ServerStore
@@ -119,7 +119,7 @@ func (c Config) check() (config, error) {
 		r.limits = limits.Default()
 	}
 	if r.store == nil {
-		r.store = &throttle.Server{Align: c.Align, MaxKeys: c.MaxKeys}
+		r.store = &throttle.MemoryServerStore{Align: c.Align, MaxKeys: c.MaxKeys}
 	}
 	if r.now == nil {
 		r.now = time.Now

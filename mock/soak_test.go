@@ -60,7 +60,7 @@ func TestSoak(t *testing.T) {
 	}
 	wg.Wait()
 	slices.Sort(lat)
-	keys := s.Handler.cfg.store.(*throttle.Server).Len()
+	keys := s.Handler.cfg.store.(*throttle.MemoryServerStore).Len()
 	t.Logf("soak %v: %d requests (%.0f/s), p50 %v, p99 %v, max %v; %d keys held (cap %d); peak heap %d MiB",
 		d, len(lat), float64(len(lat))/d.Seconds(), lat[len(lat)/2], lat[len(lat)*99/100], lat[len(lat)-1],
 		keys, maxKeys, peakHeap>>20)

@@ -1,6 +1,7 @@
 package ratelimit
 
 import (
+	"context"
 	"net/http"
 	"testing"
 	"time"
@@ -80,11 +81,11 @@ func TestHeadersRoundTrip(t *testing.T) {
 }
 
 func TestBodyOf(t *testing.T) {
-	var w throttle.Windows
+	var s throttle.MemoryServerStore
 	l := throttle.Limit{Burst: 10, Sustain: 30}
 	var d throttle.Decision
 	for i := 0; i < 13; i++ {
-		d = w.Take(now, l, throttle.FirstRequest)
+		d, _ = s.Take(context.Background(), throttle.Key{User: "1"}, l, now)
 	}
 	want := Body{Version: 1, CurrentRequests: 13, MaxRequests: 10, PeriodInSeconds: 15, LimitType: "Rate"}
 	if diff := cmp.Diff(want, BodyOf(d)); diff != "" {

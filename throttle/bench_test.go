@@ -11,7 +11,7 @@ import (
 
 // BenchmarkServerTake is one decision on an existing key.
 func BenchmarkServerTake(b *testing.B) {
-	var s Server
+	var s MemoryServerStore
 	k := Key{"2533274791234567", "1234567890", "profile"}
 	l := Limit{Burst: 10, Sustain: 30}
 	s.take(k, l, t0)
@@ -30,7 +30,7 @@ func BenchmarkServerTake(b *testing.B) {
 func BenchmarkServerTakeParallel(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
-			var s Server
+			var s MemoryServerStore
 			keys := makeKeys(n)
 			l := Limit{Burst: 10, Sustain: 30}
 			for _, k := range keys {
@@ -54,7 +54,7 @@ func BenchmarkServerTakeParallel(b *testing.B) {
 }
 
 func BenchmarkBudgetAdmit(b *testing.B) {
-	var bu Budget
+	var bu MemoryBudgetStore
 	k := Key{"2533274791234567", "1234567890", "profile"}
 	l := Limit{Burst: 10, Sustain: 30}
 	now := t0
@@ -75,7 +75,7 @@ func BenchmarkServerMemory(b *testing.B) {
 			var perKey float64
 			for b.Loop() {
 				before := heap()
-				s := &Server{MaxKeys: 2 * n}
+				s := &MemoryServerStore{MaxKeys: 2 * n}
 				for _, k := range keys {
 					s.take(k, l, t0)
 				}
@@ -114,7 +114,7 @@ func BenchmarkBudgetMemory(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				before := heap()
-				bu := &Budget{}
+				bu := &MemoryBudgetStore{}
 				for _, k := range keys {
 					bu.Admit(ctx, k, l, t0)
 				}

@@ -23,28 +23,39 @@ func MarginOr(m time.Duration) time.Duration {
 	return m
 }
 
-// BudgetStore holds client budgets (see Sliding) for many keys. Several
-// transports share one store on purpose, so that together they stay within one
-// budget. Implementations must make each Reserve atomic.
+// BudgetStore holds client budgets for many keys. A budget admits a call at
+// t only if fewer than Burst admissions lie in (t-BurstPeriod-margin, t] and
+// fewer than Sustain in (t-SustainPeriod-margin, t], so no span of a period
+// ever holds more than its limit, whatever alignment the server's fixed
+// windows use; the margin absorbs the difference between when a client sends
+// and when the server counts. Several transports share one store on purpose,
+// so that together they stay within one budget. Implementations must make
+// each Reserve atomic and pass the conformance suite (package storetest).
 type BudgetStore interface {
 	// Reserve books the earliest slot for a call for k if it comes within
-	// maxWait of now (see Sliding.Reserve); maxWait 0 admits now or never.
+	// maxWait of now: the call is counted at now+Wait and must be sent no
+	// earlier, so callers that book in turn are served in turn; maxWait 0
+	// admits now or never.
 	Reserve(ctx context.Context, k Key, l Limit, now time.Time, maxWait time.Duration) (Admission, error)
 	// Release gives back a slot Reserve booked (Admission.Slot) for a call
 	// that was then not sent, so it no longer counts.
 	Release(ctx context.Context, k Key, l Limit, slot int64) error
 	// Block refuses calls for k from now until until (a server Retry-After).
 	Block(ctx context.Context, k Key, now, until time.Time) error
-	// Sync absorbs a server's report of one window; see Sliding.Sync.
+	// Sync absorbs a server's report of one window: used requests in a
+	// window of period p that ends in reset. When the server has counted
+	// more than the budget holds for that window, the missing requests are
+	// recorded at the window's start; a report of fewer changes nothing, so
+	// the budget only ever becomes stricter.
 	Sync(ctx context.Context, k Key, l Limit, now time.Time, p Period, used int, reset time.Duration) error
 	// Snapshot reports k's budget.
 	Snapshot(ctx context.Context, k Key, l Limit, now time.Time) (Snapshot, error)
 }
 
-// Budget is the in-memory BudgetStore. The zero value is ready to use, with
-// DefaultMargin and DefaultMaxKeys keys. Budget is safe for concurrent use; its
-// fields must not change after the first call. Keys are bounded as in Server.
-type Budget struct {
+// MemoryBudgetStore is the in-memory BudgetStore. The zero value is ready to use, with
+// DefaultMargin and DefaultMaxKeys keys. MemoryBudgetStore is safe for concurrent use; its
+// fields must not change after the first call. Keys are bounded as in MemoryServerStore.
+type MemoryBudgetStore struct {
 	// Margin lengthens both periods, to absorb the delay between a client
 	// sending a request and the server counting it. Zero means DefaultMargin;
 	// negative means none. (The same zero means the same in
@@ -54,76 +65,75 @@ type Budget struct {
 	MaxKeys int
 
 	once sync.Once
-	t    table[Sliding, *Sliding]
+	t    table[slidingLog, *slidingLog]
 }
 
-func (b *Budget) init() {
-	b.once.Do(func() { b.t.init(cmpOr(b.MaxKeys, DefaultMaxKeys)) })
+func (b *MemoryBudgetStore) init() {
+	b.once.Do(func() { b.t.init(positiveOr(b.MaxKeys, DefaultMaxKeys)) })
 }
 
-// lock locks k's shard and returns k's budget, created when missing.
-func (b *Budget) lock(k Key, now time.Time) (*shard[Sliding], *Sliding) {
+// lock locks the table and returns k's budget, created when missing.
+func (b *MemoryBudgetStore) lock(k Key, now time.Time) *slidingLog {
 	b.init()
-	sh, h := b.t.lock(k)
-	return sh, b.t.get(sh, h, now.UnixNano())
+	return b.t.get(b.t.lock(k), now.UnixNano())
 }
 
 // Admit counts a call for k at now if the budget allows it. It never returns
 // an error.
-func (b *Budget) Admit(ctx context.Context, k Key, l Limit, now time.Time) (Admission, error) {
+func (b *MemoryBudgetStore) Admit(ctx context.Context, k Key, l Limit, now time.Time) (Admission, error) {
 	return b.Reserve(ctx, k, l, now, 0)
 }
 
 // Reserve books the earliest slot for a call for k within maxWait of now. It
 // never returns an error.
-func (b *Budget) Reserve(_ context.Context, k Key, l Limit, now time.Time, maxWait time.Duration) (Admission, error) {
-	sh, s := b.lock(k, now)
-	defer sh.mu.Unlock()
+func (b *MemoryBudgetStore) Reserve(_ context.Context, k Key, l Limit, now time.Time, maxWait time.Duration) (Admission, error) {
+	s := b.lock(k, now)
+	defer b.t.mu.Unlock()
 	return s.Reserve(now, l, MarginOr(b.Margin), maxWait), nil
 }
 
 // Release gives back a slot Reserve booked for k. It never returns an error.
-func (b *Budget) Release(_ context.Context, k Key, _ Limit, slot int64) error {
+func (b *MemoryBudgetStore) Release(_ context.Context, k Key, _ Limit, slot int64) error {
 	b.init()
-	sh, h := b.t.lock(k)
-	defer sh.mu.Unlock()
-	if s := sh.m[h]; s != nil {
+	h := b.t.lock(k)
+	defer b.t.mu.Unlock()
+	if s := b.t.m[h]; s != nil {
 		s.Release(slot)
 	}
 	return nil
 }
 
 // Block refuses calls for k from now until until. It never returns an error.
-func (b *Budget) Block(_ context.Context, k Key, now, until time.Time) error {
-	sh, s := b.lock(k, now)
-	defer sh.mu.Unlock()
+func (b *MemoryBudgetStore) Block(_ context.Context, k Key, now, until time.Time) error {
+	s := b.lock(k, now)
+	defer b.t.mu.Unlock()
 	s.Block(until)
 	return nil
 }
 
 // Sync absorbs a server report of one window for k. It never returns an error.
-func (b *Budget) Sync(_ context.Context, k Key, l Limit, now time.Time, p Period, used int, reset time.Duration) error {
-	sh, s := b.lock(k, now)
-	defer sh.mu.Unlock()
+func (b *MemoryBudgetStore) Sync(_ context.Context, k Key, l Limit, now time.Time, p Period, used int, reset time.Duration) error {
+	s := b.lock(k, now)
+	defer b.t.mu.Unlock()
 	s.Sync(now, l, p, used, reset)
 	return nil
 }
 
 // Snapshot reports k's budget at now, without creating it. It never returns
 // an error.
-func (b *Budget) Snapshot(_ context.Context, k Key, l Limit, now time.Time) (Snapshot, error) {
+func (b *MemoryBudgetStore) Snapshot(_ context.Context, k Key, l Limit, now time.Time) (Snapshot, error) {
 	b.init()
-	sh, h := b.t.lock(k)
-	defer sh.mu.Unlock()
-	if s := sh.m[h]; s != nil {
+	h := b.t.lock(k)
+	defer b.t.mu.Unlock()
+	if s := b.t.m[h]; s != nil {
 		return s.Snapshot(now, l, MarginOr(b.Margin)), nil
 	}
-	var empty Sliding
+	var empty slidingLog
 	return empty.Snapshot(now, l, MarginOr(b.Margin)), nil
 }
 
 // Len returns the number of keys held, idle ones not yet dropped included.
-func (b *Budget) Len() int {
+func (b *MemoryBudgetStore) Len() int {
 	b.init()
 	return b.t.len()
 }

@@ -8,7 +8,7 @@ import (
 )
 
 func TestMemoryConformance(t *testing.T) {
-	storetest.ServerRule(t, func(a throttle.Align) throttle.ServerStore { return &throttle.Server{Align: a} })
-	t.Run("reset", func(t *testing.T) { storetest.Reset(t, &throttle.Server{}) })
-	storetest.Budget(t, func() throttle.BudgetStore { return &throttle.Budget{Margin: -1} }) // the timelines assume no margin
+	storetest.ServerRule(t, func(a throttle.Align) throttle.ServerStore { return &throttle.MemoryServerStore{Align: a} })
+	t.Run("reset", func(t *testing.T) { storetest.Reset(t, &throttle.MemoryServerStore{}) })
+	storetest.BudgetRule(t, func() throttle.BudgetStore { return &throttle.MemoryBudgetStore{Margin: -1} }) // the timelines assume no margin
 }

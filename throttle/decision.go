@@ -2,11 +2,12 @@ package throttle
 
 import "time"
 
-// WindowState describes one window of a key at the time of a decision.
+// WindowState describes one window of a key at the time of a decision. Its
+// JSON (the mock's admin API) is {"count", "limit", "resetNs"}.
 type WindowState struct {
-	Count int           // requests counted in the window, this one included
-	Limit int           // the limit; 0 means none
-	Reset time.Duration // time until the window ends
+	Count int           `json:"count"`   // requests counted in the window, this one included
+	Limit int           `json:"limit"`   // the limit; 0 means none
+	Reset time.Duration `json:"resetNs"` // time until the window ends
 }
 
 // Decision is the outcome of counting one request.
@@ -22,12 +23,12 @@ type Decision struct {
 	RetryAfter time.Duration
 }
 
-// decide assembles the decision for a request that found the burst and
+// Decide assembles the decision for a request that found the burst and
 // sustain counts over (or not) their limits, given both windows after
 // counting it: when both refused it, the limit whose window ends last is the
-// Limiter. Stores that keep the windows elsewhere implement the same rule
-// (redisstore's script); the conformance suite checks they agree.
-func decide(burstOver, sustainOver bool, burst, sustain WindowState) Decision {
+// Limiter. It is the one place that works this out: a store that keeps the
+// windows elsewhere (redisstore's script) reports the counts and calls it.
+func Decide(burstOver, sustainOver bool, burst, sustain WindowState) Decision {
 	d := Decision{Allowed: !burstOver && !sustainOver, Burst: burst, Sustain: sustain}
 	if !d.Allowed {
 		d.Limiter = Sustain

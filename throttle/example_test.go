@@ -9,8 +9,8 @@ import (
 	"github.com/xblgo/fgrl/throttle"
 )
 
-func ExampleServer() {
-	var s throttle.Server
+func ExampleMemoryServerStore() {
+	var s throttle.MemoryServerStore
 	profile, _ := limits.Default().Match("GET", "profile.xboxlive.com", "/users/me/profile/settings")
 	k := throttle.Key{User: "2533274791234567", Title: "1234567890", Scope: profile.Scope()}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -23,8 +23,8 @@ func ExampleServer() {
 	// false burst 5s 11
 }
 
-func ExampleBudget() {
-	var b throttle.Budget
+func ExampleMemoryBudgetStore() {
+	var b throttle.MemoryBudgetStore
 	k := throttle.Key{User: "u", Title: "t", Scope: "profile"}
 	l := throttle.Limit{Burst: 10, Sustain: 30}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)

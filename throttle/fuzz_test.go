@@ -13,8 +13,8 @@ func FuzzTimeline(f *testing.F) {
 			gaps = gaps[:4096] // the span check below is quadratic
 		}
 		l := Limit{Burst: int(burst % 20), Sustain: int(sustain%40) + 1}
-		var w Windows
-		var s Sliding
+		var w fixedWindows
+		var s slidingLog
 		now := t0
 		var admitted []time.Time
 		for _, g := range gaps {

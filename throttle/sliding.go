@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Sliding is the client-side budget of one key: the times of its most recent
+// slidingLog is the client-side budget of one key: the times of its most recent
 // admissions and a deadline set by the server's Retry-After. It admits a
 // request at t only if fewer than Burst admissions lie in (t-BurstPeriod-margin, t]
 // and fewer than Sustain in (t-SustainPeriod-margin, t], so no span of a period
@@ -13,12 +13,12 @@ import (
 // use. The margin absorbs the difference between when a client sends and
 // when the server counts.
 //
-// The zero value admits everything until a limit is given. Sliding is not safe
-// for concurrent use; Budget guards one per key; it must not be copied after
+// The zero value admits everything until a limit is given. slidingLog is not safe
+// for concurrent use; MemoryBudgetStore guards one per key; it must not be copied after
 // its first admission (its first ring lives inside it). It keeps up to
 // max(Burst, Sustain) timestamps (at most MaxLimit), growing as it needs: a
 // key admitted once holds its one timestamp inline.
-type Sliding struct {
+type slidingLog struct {
 	times   []int64 // ring of admission times (unix ns), oldest at head
 	head    int32
 	n       int32
@@ -42,13 +42,13 @@ type Admission struct {
 	// Slot identifies the booked slot, when allowed, for a store's Release:
 	// a call that was booked but is then not sent (cancelled while it waits,
 	// refused by another check) gives its slot back. Its meaning is the
-	// store's own (Sliding: the instant counted, in unix ns); zero when
+	// store's own (slidingLog: the instant counted, in unix ns); zero when
 	// nothing was booked.
 	Slot int64
 }
 
 // Admit counts a call at now if the budget allows it.
-func (s *Sliding) Admit(now time.Time, l Limit, margin time.Duration) Admission {
+func (s *slidingLog) Admit(now time.Time, l Limit, margin time.Duration) Admission {
 	return s.Reserve(now, l, margin, 0)
 }
 
@@ -56,7 +56,7 @@ func (s *Sliding) Admit(now time.Time, l Limit, margin time.Duration) Admission 
 // now: the call is counted at now+Wait and must be sent no earlier. Callers
 // that book in turn are served in turn, instead of all waking at the same
 // instant to race for one slot.
-func (s *Sliding) Reserve(now time.Time, l Limit, margin, maxWait time.Duration) Admission {
+func (s *slidingLog) Reserve(now time.Time, l Limit, margin, maxWait time.Duration) Admission {
 	t := now.UnixNano()
 	at, blocked := s.earliest(t, l, int64(margin))
 	if at-t > int64(max(maxWait, 0)) {
@@ -71,7 +71,7 @@ func (s *Sliding) Reserve(now time.Time, l Limit, margin, maxWait time.Duration)
 // still held; a slot already pushed out of the ring, or never booked, changes
 // nothing. Releasing can only make the budget looser for calls booked
 // later, never stricter, so calls already booked stay within the limits.
-func (s *Sliding) Release(slot int64) bool {
+func (s *slidingLog) Release(slot int64) bool {
 	all := s.ordered()
 	i := slices.Index(all, slot)
 	if i < 0 {
@@ -86,13 +86,13 @@ func (s *Sliding) Release(slot int64) bool {
 
 // Block refuses every call until until; a later deadline wins over an earlier
 // one. This is how a server Retry-After, which is authoritative, is absorbed.
-func (s *Sliding) Block(until time.Time) {
+func (s *slidingLog) Block(until time.Time) {
 	s.blocked = max(s.blocked, until.UnixNano())
 }
 
 // earliest returns the first instant at or after t at which a call is
 // admissible, and whether the server block is what decides it.
-func (s *Sliding) earliest(t int64, l Limit, margin int64) (int64, bool) {
+func (s *slidingLog) earliest(t int64, l Limit, margin int64) (int64, bool) {
 	at := t
 	if l.Burst > 0 && int(s.n) >= l.Burst {
 		at = max(at, s.recent(l.Burst)+int64(BurstPeriod)+margin)
@@ -107,7 +107,7 @@ func (s *Sliding) earliest(t int64, l Limit, margin int64) (int64, bool) {
 }
 
 // recent returns the k-th most recent admission (k >= 1, k <= n).
-func (s *Sliding) recent(k int) int64 {
+func (s *slidingLog) recent(k int) int64 {
 	c := int32(len(s.times))
 	return s.times[(s.head+s.n-int32(k))%c]
 }
@@ -116,7 +116,7 @@ func (s *Sliding) recent(k int) int64 {
 // newest (callers racing with slightly different clocks) is recorded as the
 // newest, which can only make the budget stricter. It returns the time
 // recorded.
-func (s *Sliding) push(t int64, l Limit) int64 {
+func (s *slidingLog) push(t int64, l Limit) int64 {
 	s.fit(l)
 	c := int32(len(s.times))
 	if s.n > 0 {
@@ -139,7 +139,7 @@ func capFor(l Limit) int { return min(max(l.Burst, l.Sustain, 1), MaxLimit) }
 // fit makes room in the ring for one more admission under l. The ring grows
 // by doubling up to capFor(l), so a key that calls rarely stays small, and
 // shrinks to it when the limit drops, keeping the newest admissions.
-func (s *Sliding) fit(l Limit) {
+func (s *slidingLog) fit(l Limit) {
 	want, size := capFor(l), len(s.times)
 	switch {
 	case size == want, size < want && int(s.n) < size:
@@ -154,7 +154,7 @@ func (s *Sliding) fit(l Limit) {
 }
 
 // resize reallocates the ring to size, keeping the newest admissions.
-func (s *Sliding) resize(size int) {
+func (s *slidingLog) resize(size int) {
 	all := s.ordered()
 	if len(all) > size {
 		all = all[len(all)-size:]
@@ -168,7 +168,7 @@ func (s *Sliding) resize(size int) {
 	s.head, s.n = 0, int32(len(all))
 }
 
-func (s *Sliding) ordered() []int64 {
+func (s *slidingLog) ordered() []int64 {
 	out := make([]int64, 0, s.n)
 	for k := int(s.n); k >= 1; k-- {
 		out = append(out, s.recent(k))
@@ -177,7 +177,7 @@ func (s *Sliding) ordered() []int64 {
 }
 
 // count returns the admissions in (t-span, t].
-func (s *Sliding) count(t, span int64) int {
+func (s *slidingLog) count(t, span int64) int {
 	c := 0
 	for k := 1; k <= int(s.n); k++ {
 		if s.recent(k) <= t-span {
@@ -194,7 +194,7 @@ func (s *Sliding) count(t, span int64) int {
 // second, as reset is rounded up), the missing requests are recorded at the
 // window's start, so they leave the budget when the server's window ends. A server that reports fewer changes nothing: the
 // budget only ever becomes stricter.
-func (s *Sliding) Sync(now time.Time, l Limit, p Period, used int, reset time.Duration) {
+func (s *slidingLog) Sync(now time.Time, l Limit, p Period, used int, reset time.Duration) {
 	d := p.Duration()
 	if d == 0 || used <= 0 || reset <= 0 || reset > d {
 		return
@@ -229,7 +229,7 @@ type Snapshot struct {
 }
 
 // Snapshot reports the budget at now.
-func (s *Sliding) Snapshot(now time.Time, l Limit, margin time.Duration) Snapshot {
+func (s *slidingLog) Snapshot(now time.Time, l Limit, margin time.Duration) Snapshot {
 	t := now.UnixNano()
 	at, _ := s.earliest(t, l, int64(margin))
 	snap := Snapshot{
@@ -243,7 +243,7 @@ func (s *Sliding) Snapshot(now time.Time, l Limit, margin time.Duration) Snapsho
 	return snap
 }
 
-func (s *Sliding) window(t int64, limit int, span int64) WindowState {
+func (s *slidingLog) window(t int64, limit int, span int64) WindowState {
 	c := s.count(t, span)
 	w := WindowState{Count: c, Limit: limit}
 	if c > 0 {
@@ -254,11 +254,11 @@ func (s *Sliding) window(t int64, limit int, span int64) WindowState {
 
 // idle reports whether nothing recorded can affect a decision at t or later,
 // for any margin up to a sustain period.
-func (s *Sliding) idle(t int64) bool {
+func (s *slidingLog) idle(t int64) bool {
 	return s.blocked <= t && (s.n == 0 || s.recent(1)+2*int64(SustainPeriod) <= t)
 }
 
-func (s *Sliding) last() int64 {
+func (s *slidingLog) last() int64 {
 	if s.n == 0 {
 		return s.blocked
 	}

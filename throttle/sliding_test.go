@@ -14,7 +14,7 @@ type admit struct {
 	wait    time.Duration
 }
 
-func runSliding(t *testing.T, s *Sliding, l Limit, margin time.Duration, steps []admit) {
+func runSliding(t *testing.T, s *slidingLog, l Limit, margin time.Duration, steps []admit) {
 	t.Helper()
 	for i, st := range steps {
 		a := s.Admit(st.t, l, margin)
@@ -27,7 +27,7 @@ func runSliding(t *testing.T, s *Sliding, l Limit, margin time.Duration, steps [
 
 func TestSlidingTimeline(t *testing.T) {
 	l := Limit{Burst: 2, Sustain: 3}
-	var s Sliding
+	var s slidingLog
 	runSliding(t, &s, l, 0, []admit{
 		{t0, true, 0},
 		{t1, true, 0},
@@ -40,7 +40,7 @@ func TestSlidingTimeline(t *testing.T) {
 }
 
 func TestSlidingMargin(t *testing.T) {
-	var s Sliding
+	var s slidingLog
 	runSliding(t, &s, Limit{Burst: 1, Sustain: 10}, time.Second, []admit{
 		{t0, true, 0},
 		{t4, false, time.Second},
@@ -49,7 +49,7 @@ func TestSlidingMargin(t *testing.T) {
 }
 
 func TestSlidingBlock(t *testing.T) {
-	var s Sliding
+	var s slidingLog
 	l := Limit{Burst: 10, Sustain: 10}
 	s.Block(t0.Add(20 * time.Second))
 	s.Block(t0.Add(10 * time.Second)) // an earlier deadline never shortens the block
@@ -63,7 +63,7 @@ func TestSlidingBlock(t *testing.T) {
 }
 
 func TestSlidingSync(t *testing.T) {
-	var s Sliding
+	var s slidingLog
 	l := Limit{Burst: 10, Sustain: 30}
 	s.Admit(t0, l, 0)
 	// The server says 10 burst requests are counted in a window that ends in 5 s.
@@ -86,7 +86,7 @@ func TestSlidingSync(t *testing.T) {
 }
 
 func TestSlidingResize(t *testing.T) {
-	var s Sliding
+	var s slidingLog
 	small := Limit{Burst: 2, Sustain: 2}
 	s.Admit(t0, small, 0)
 	s.Admit(t1, small, 0)
@@ -111,7 +111,7 @@ func TestSlidingNeverExceeds(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for trial := 0; trial < 100; trial++ {
 		l := Limit{Burst: 1 + r.IntN(10), Sustain: 1 + r.IntN(40)}
-		var s Sliding
+		var s slidingLog
 		var admitted []time.Time
 		now := t0
 		for i := 0; i < 400; i++ {
@@ -147,8 +147,8 @@ func TestSlidingSafeAgainstServer(t *testing.T) {
 	for _, a := range []Align{FirstRequest, ClockAligned} {
 		r := rand.New(rand.NewPCG(5, 6))
 		l := Limit{Burst: 10, Sustain: 30}
-		var s Sliding
-		var w Windows
+		var s slidingLog
+		var w fixedWindows
 		now := t0.Add(7 * time.Second)
 		sent := 0
 		for i := 0; i < 20000; i++ {
@@ -168,7 +168,7 @@ func TestSlidingSafeAgainstServer(t *testing.T) {
 }
 
 func TestSlidingReserve(t *testing.T) {
-	var s Sliding
+	var s slidingLog
 	l := Limit{Burst: 2, Sustain: 10}
 	steps := []struct {
 		t       time.Time
@@ -194,7 +194,7 @@ func TestSlidingReserve(t *testing.T) {
 // TestSlidingSyncRounding: a report whose reset was rounded up to whole
 // seconds does not double-count the call that produced it.
 func TestSlidingSyncRounding(t *testing.T) {
-	var s Sliding
+	var s slidingLog
 	l := Limit{Burst: 10, Sustain: 30}
 	s.Admit(t0, l, 0)
 	// The server counted it 3 ms later and reports 1 used, reset 15 s (14.997 s rounded up).

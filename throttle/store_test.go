@@ -12,7 +12,7 @@ import (
 var ctx = context.Background()
 
 func TestServerIsolation(t *testing.T) {
-	var s Server
+	var s MemoryServerStore
 	l := Limit{Burst: 2, Sustain: 10}
 	a := Key{"u1", "t1", "profile"}
 	for i := 0; i < 5; i++ {
@@ -31,7 +31,7 @@ func TestServerIsolation(t *testing.T) {
 // TestServerConcurrent: many goroutines on one key admit exactly the limit
 // per window.
 func TestServerConcurrent(t *testing.T) {
-	var s Server
+	var s MemoryServerStore
 	l := Limit{Burst: 30, Sustain: 100}
 	k := Key{"u", "t", "svc"}
 	var allowed atomic.Int64
@@ -55,7 +55,7 @@ func TestServerConcurrent(t *testing.T) {
 }
 
 func TestServerMaxKeys(t *testing.T) {
-	s := Server{MaxKeys: 640}
+	s := MemoryServerStore{MaxKeys: 640}
 	l := Limit{Burst: 1, Sustain: 1}
 	// Active keys beyond the cap: the table stays bounded.
 	for i := 0; i < 10000; i++ {
@@ -67,7 +67,7 @@ func TestServerMaxKeys(t *testing.T) {
 }
 
 func TestServerLazyExpiry(t *testing.T) {
-	var s Server
+	var s MemoryServerStore
 	l := Limit{Burst: 1, Sustain: 1}
 	for i := 0; i < 1000; i++ {
 		s.take(Key{fmt.Sprint(i), "t", "p"}, l, t0)
@@ -83,7 +83,7 @@ func TestServerLazyExpiry(t *testing.T) {
 }
 
 func TestBudgetConcurrentShared(t *testing.T) {
-	var b Budget
+	var b MemoryBudgetStore
 	l := Limit{Burst: 10, Sustain: 30}
 	k := Key{"u", "t", "profile"}
 	var allowed atomic.Int64
@@ -108,7 +108,7 @@ func TestBudgetConcurrentShared(t *testing.T) {
 }
 
 func TestBudgetBlockAndSnapshot(t *testing.T) {
-	b := Budget{Margin: time.Second}
+	b := MemoryBudgetStore{Margin: time.Second}
 	l := Limit{Burst: 10, Sustain: 30}
 	k := Key{"u", "t", "profile"}
 	b.Admit(ctx, k, l, t0)
@@ -133,6 +133,6 @@ func TestBudgetBlockAndSnapshot(t *testing.T) {
 
 // Both in-memory stores satisfy the interfaces a Redis store will implement.
 var (
-	_ ServerStore = (*Server)(nil)
-	_ BudgetStore = (*Budget)(nil)
+	_ ServerStore = (*MemoryServerStore)(nil)
+	_ BudgetStore = (*MemoryBudgetStore)(nil)
 )

@@ -6,10 +6,10 @@
 //
 // Every service counts each user + title pair's requests over two windows at
 // once: burst (BurstPeriod, 15 s) and sustain (SustainPeriod, 300 s). The
-// server rule (Windows, Server) reproduces what the service does; the client
-// budget (Sliding, Budget) never admits more than a limit in any sliding span
-// of a period, so a caller that respects it is safe whatever window alignment
-// the service uses.
+// server rule (ServerStore; MemoryServerStore in memory) reproduces what the
+// service does; the client budget (BudgetStore; MemoryBudgetStore in memory)
+// never admits more than a limit in any sliding span of a period, so a caller
+// that respects it is safe whatever window alignment the service uses.
 //
 // Nothing in this package sleeps or reads the clock: every decision takes the
 // current time as an argument, so it can be driven by real time, by a

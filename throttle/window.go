@@ -5,15 +5,15 @@ import (
 	"time"
 )
 
-// Windows is the server-side FGRL state of one key: a fixed burst window and a
+// fixedWindows is the server-side FGRL state of one key: a fixed burst window and a
 // fixed sustain window, each with its start and the requests counted in it.
-// The zero value has no open window. Windows is a plain value: it is not safe
-// for concurrent use; Server guards one per key.
+// The zero value has no open window. fixedWindows is a plain value: it is not safe
+// for concurrent use; MemoryServerStore guards one per key.
 //
 // Take applies the rule of the Xbox services "Fine-Grained Rate Limiting" page: a request is refused when either count is
 // already at or over its limit, and every request, refused or not, increments
 // both counts.
-type Windows struct {
+type fixedWindows struct {
 	burstStart   int64 // unix nanoseconds; meaningful when burstCount > 0
 	sustainStart int64
 	burstCount   int32
@@ -33,7 +33,7 @@ const (
 )
 
 // Take counts one request at now against l and returns the decision.
-func (w *Windows) Take(now time.Time, l Limit, a Align) Decision {
+func (w *fixedWindows) Take(now time.Time, l Limit, a Align) Decision {
 	t := now.UnixNano()
 	w.roll(t, a)
 	burstOver := l.Burst > 0 && int(w.burstCount) >= l.Burst
@@ -41,12 +41,12 @@ func (w *Windows) Take(now time.Time, l Limit, a Align) Decision {
 	w.burstCount = satInc(w.burstCount)
 	w.sustainCount = satInc(w.sustainCount)
 	d := w.decision(t, l)
-	return decide(burstOver, sustainOver, d.Burst, d.Sustain)
+	return Decide(burstOver, sustainOver, d.Burst, d.Sustain)
 }
 
 // Peek returns the counts at now without counting a request. Allowed reports
 // whether a request at now would be served.
-func (w *Windows) Peek(now time.Time, l Limit, a Align) Decision {
+func (w *fixedWindows) Peek(now time.Time, l Limit, a Align) Decision {
 	c := *w
 	d := c.Take(now, l, a)
 	d.Burst.Count--
@@ -56,17 +56,17 @@ func (w *Windows) Peek(now time.Time, l Limit, a Align) Decision {
 
 // Idle reports whether both windows have ended at now, so the key holds no
 // information and may be forgotten.
-func (w *Windows) Idle(now time.Time) bool { return w.idle(now.UnixNano()) }
+func (w *fixedWindows) Idle(now time.Time) bool { return w.idle(now.UnixNano()) }
 
-func (w *Windows) idle(t int64) bool {
+func (w *fixedWindows) idle(t int64) bool {
 	return (w.burstCount == 0 || t >= w.burstStart+int64(BurstPeriod)) &&
 		(w.sustainCount == 0 || t >= w.sustainStart+int64(SustainPeriod))
 }
 
 // last returns the newest window start, for eviction order.
-func (w *Windows) last() int64 { return max(w.burstStart, w.sustainStart) }
+func (w *fixedWindows) last() int64 { return max(w.burstStart, w.sustainStart) }
 
-func (w *Windows) roll(t int64, a Align) {
+func (w *fixedWindows) roll(t int64, a Align) {
 	rollOne(&w.burstStart, &w.burstCount, t, int64(BurstPeriod), a)
 	rollOne(&w.sustainStart, &w.sustainCount, t, int64(SustainPeriod), a)
 }
@@ -82,7 +82,7 @@ func rollOne(start *int64, count *int32, t, period int64, a Align) {
 	}
 }
 
-func (w *Windows) decision(t int64, l Limit) Decision {
+func (w *fixedWindows) decision(t int64, l Limit) Decision {
 	return Decision{
 		Burst: WindowState{Count: int(w.burstCount), Limit: l.Burst,
 			Reset: time.Duration(w.burstStart + int64(BurstPeriod) - t)},

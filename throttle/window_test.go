@@ -30,7 +30,7 @@ type take struct {
 
 func runWindows(t *testing.T, l Limit, a Align, takes []take) {
 	t.Helper()
-	var w Windows
+	var w fixedWindows
 	for i, tk := range takes {
 		d := w.Take(tk.t, l, a)
 		got := take{tk.t, d.Allowed, d.Burst.Count, d.Sustain.Count, d.Limiter, d.RetryAfter}
@@ -79,7 +79,7 @@ func TestWindowsBurstEndsLast(t *testing.T) {
 	// Sustain window opened long before the burst window: when both are over
 	// and the burst window ends last, it is the limiter.
 	l := Limit{Burst: 2, Sustain: 2}
-	var w Windows
+	var w fixedWindows
 	w.Take(t0, Limit{}, FirstRequest)                // sustain opens at 0
 	w.Take(t0.Add(290*time.Second), l, FirstRequest) // burst reopens at 290
 	w.Take(t0.Add(290*time.Second), l, FirstRequest)
@@ -90,7 +90,7 @@ func TestWindowsBurstEndsLast(t *testing.T) {
 }
 
 func TestWindowsPeek(t *testing.T) {
-	var w Windows
+	var w fixedWindows
 	l := Limit{Burst: 1, Sustain: 5}
 	w.Take(t0, l, FirstRequest)
 	d := w.Peek(t1, l, FirstRequest)
@@ -114,7 +114,7 @@ var workedExample = []struct {
 
 func TestWindowsWorkedExample(t *testing.T) {
 	l := Limit{Burst: 30, Sustain: 100}
-	var w Windows
+	var w fixedWindows
 	var sustain int
 	for _, iv := range workedExample {
 		throttled := 0
@@ -160,7 +160,7 @@ func TestWindowsAgainstModel(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for trial := 0; trial < 200; trial++ {
 		l := Limit{Burst: 1 + r.IntN(20), Sustain: 1 + r.IntN(60)}
-		var w Windows
+		var w fixedWindows
 		var m refModel
 		now := t0
 		for i := 0; i < 500; i++ {

@@ -58,7 +58,7 @@ func TestBudgetWaitsThenRefuses(t *testing.T) {
 func TestSharedBudget(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		server := &statusCounter{base: mock.NewHandler()}
-		shared := &throttle.Budget{Margin: time.Second}
+		shared := &throttle.MemoryBudgetStore{Margin: time.Second}
 		a := &Transport{Base: server, TitleID: title, Budget: shared, RetryWindow: -1}
 		b := &Transport{Base: server, TitleID: title, Budget: shared, RetryWindow: -1}
 		ok := 0

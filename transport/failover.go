@@ -37,7 +37,7 @@ type FailureIsolator interface {
 type failover struct {
 	t      *Transport
 	shared throttle.BudgetStore
-	local  throttle.Budget
+	local  throttle.MemoryBudgetStore
 
 	isolates bool         // the shared store is a FailureIsolator
 	down     atomic.Bool  // an outage is logged and not yet over
@@ -47,7 +47,7 @@ type failover struct {
 
 func newFailover(t *Transport, shared throttle.BudgetStore, margin time.Duration) *failover {
 	fi, ok := shared.(FailureIsolator)
-	return &failover{t: t, shared: shared, local: throttle.Budget{Margin: margin}, isolates: ok && fi.IsolatesFailures()}
+	return &failover{t: t, shared: shared, local: throttle.MemoryBudgetStore{Margin: margin}, isolates: ok && fi.IsolatesFailures()}
 }
 
 // use reports whether to try the shared store at now.

@@ -13,7 +13,7 @@ import (
 
 // flaky is a shared store that fails while down is set.
 type flaky struct {
-	throttle.Budget
+	throttle.MemoryBudgetStore
 	down  bool
 	calls int
 }
@@ -25,7 +25,7 @@ func (f *flaky) Reserve(ctx context.Context, k throttle.Key, l throttle.Limit, n
 	if f.down {
 		return throttle.Admission{}, errDown
 	}
-	return f.Budget.Reserve(ctx, k, l, now, maxWait)
+	return f.MemoryBudgetStore.Reserve(ctx, k, l, now, maxWait)
 }
 
 func TestFailover(t *testing.T) {

@@ -76,16 +76,16 @@ type Transport struct {
 	// times out after 5 s.
 	RetryWindow time.Duration
 	// Budget holds the budgets. Share one store between Transports on
-	// purpose (a throttle.Budget in one process, a redisstore.Store across a
+	// purpose (a throttle.MemoryBudgetStore in one process, a redisstore.Store across a
 	// fleet) to give them one budget per key. While it fails, the transport
 	// uses a local budget, logs the outage once, and tries the store again
 	// every second until it recovers. If nil, a private in-memory
-	// throttle.Budget is used.
+	// throttle.MemoryBudgetStore is used.
 	Budget throttle.BudgetStore
 	// Margin lengthens both periods of the private and fallback budgets, to
 	// absorb the delay between sending and the service counting. Zero means
 	// throttle.DefaultMargin (1 s); negative means none, as in
-	// throttle.Budget and redisstore.Store.
+	// throttle.MemoryBudgetStore and redisstore.Store.
 	Margin time.Duration
 	// DisableBudget turns the local budget off: the transport then only
 	// reacts to 429s, exactly like XSAPI.
@@ -127,11 +127,11 @@ func (t *Transport) init() {
 		if t.limits == nil {
 			t.limits = limits.Default()
 		}
-		m := t.Margin // throttle.Budget reads it as the Transport does
+		m := t.Margin // throttle.MemoryBudgetStore reads it as the Transport does
 		if t.Budget != nil {
 			t.budget = newFailover(t, t.Budget, m)
 		} else {
-			t.budget = &throttle.Budget{Margin: m}
+			t.budget = &throttle.MemoryBudgetStore{Margin: m}
 		}
 		t.cache.m = make(map[throttle.Key]*raEntry)
 	})

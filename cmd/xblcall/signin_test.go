@@ -157,9 +157,12 @@ func TestLoadRenewsOnce(t *testing.T) {
 		t.Fatalf("exit %d: %s%s", code, out, errs)
 	}
 	// One sign-in for the run's first token, one for the wave of 401s: a
-	// 401 that lands after the new token arrived takes it (each XSTS token
-	// the mock mints is a new one, as real ones are).
-	if n := xsts.Load(); n != 2 {
-		t.Errorf("%d XSTS sign-ins for a wave of 4 401s in 20 calls, want 2", n)
+	// 401 for a request sent with the old token takes the new one (each
+	// XSTS token the mock mints is a new one, as real ones are). A request
+	// that already carried the new token and still lands among the refused
+	// four says the new token is refused too, and renews once more, after
+	// the 1 s backoff, by when the wave is over: 3 at most.
+	if n := xsts.Load(); n < 2 || n > 3 {
+		t.Errorf("%d XSTS sign-ins for a wave of 4 401s in 20 calls, want 2 (3 at most)", n)
 	}
 }

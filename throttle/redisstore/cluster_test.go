@@ -23,7 +23,7 @@ func TestClusterConformance(t *testing.T) {
 		n++
 		return &Store{Client: c, Align: a, CallerTime: true, Prefix: "conf" + string(rune('a'+n))}
 	})
-	storetest.Budget(t, func() throttle.BudgetStore { return &Store{Client: c, CallerTime: true, Prefix: "budget", Margin: -1} })
+	storetest.BudgetRule(t, func() throttle.BudgetStore { return &Store{Client: c, CallerTime: true, Prefix: "budget", Margin: -1} })
 	t.Run("reset", func(t *testing.T) { storetest.Reset(t, &Store{Client: c, CallerTime: true, Prefix: "reset"}) })
 }
 

@@ -68,7 +68,7 @@ type Store struct {
 	// Align chooses where server-rule windows start.
 	Align throttle.Align
 	// Margin lengthens both periods of the client budget: zero means
-	// throttle.DefaultMargin, negative none (see throttle.Budget.Margin).
+	// throttle.DefaultMargin, negative none (see throttle.MemoryBudgetStore.Margin).
 	Margin time.Duration
 	// Timeout bounds each operation; 0 means DefaultTimeout. A slow or
 	// unreachable Redis then fails fast with an error wrapping ErrUnavailable.
@@ -162,21 +162,12 @@ func (s *Store) take(ctx context.Context, k throttle.Key, l throttle.Limit, now 
 	if err != nil {
 		return throttle.Decision{}, err
 	}
-	if len(v) != 7 {
+	if len(v) != 6 {
 		return throttle.Decision{}, fmt.Errorf("%w: take returned %d values", ErrUnavailable, len(v))
 	}
-	d := throttle.Decision{
-		Allowed: v[0] == 0 && v[1] == 0,
-		Burst:   throttle.WindowState{Count: int(v[2]), Limit: l.Burst, Reset: us(v[4])},
-		Sustain: throttle.WindowState{Count: int(v[3]), Limit: l.Sustain, Reset: us(v[5])},
-	}
-	switch v[6] {
-	case 1:
-		d.Limiter, d.RetryAfter = throttle.Burst, d.Burst.Reset
-	case 2:
-		d.Limiter, d.RetryAfter = throttle.Sustain, d.Sustain.Reset
-	}
-	return d, nil
+	return throttle.Decide(v[0] == 1, v[1] == 1,
+		throttle.WindowState{Count: int(v[2]), Limit: l.Burst, Reset: us(v[4])},
+		throttle.WindowState{Count: int(v[3]), Limit: l.Sustain, Reset: us(v[5])}), nil
 }
 
 // The client-budget operations reserve.lua knows.

@@ -24,7 +24,7 @@ func TestConformance(t *testing.T) {
 		n++
 		return &Store{Client: c, Align: a, CallerTime: true, Prefix: "conf" + string(rune('a'+n))}
 	})
-	storetest.Budget(t, func() throttle.BudgetStore { return &Store{Client: c, CallerTime: true, Prefix: "budget", Margin: -1} })
+	storetest.BudgetRule(t, func() throttle.BudgetStore { return &Store{Client: c, CallerTime: true, Prefix: "budget", Margin: -1} })
 	t.Run("reset", func(t *testing.T) {
 		other := &Store{Client: c, CallerTime: true, Prefix: "other"}
 		k := throttle.Key{User: "u", Title: "t", Scope: "x"}

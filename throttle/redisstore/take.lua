@@ -1,4 +1,4 @@
--- The server rule (throttle.Windows), atomically, for one or more decisions:
+-- The server rule (throttle.ServerStore), atomically, for one or more decisions:
 -- one command can carry a whole batch of callers' decisions, so Redis reads,
 -- parses and answers one command per batch instead of one per decision.
 -- KEYS[i]: decision i's state, a string of four little-endian doubles packed
@@ -11,8 +11,8 @@
 --       request, 1 clock), peek (1: do not count), now (microseconds; 0: use
 --       Redis TIME). Packed, a decision is one argument for Redis to read
 --       instead of five numbers to parse.
--- Returns one string: per decision, 7 and then burstOver, sustainOver,
--- burstCount, sustainCount, burstResetUs, sustainResetUs, limiter, all
+-- Returns one string: per decision, 6 and then burstOver, sustainOver,
+-- burstCount, sustainCount, burstResetUs, sustainResetUs, all
 -- little-endian doubles (or its error: see frame in common.lua).
 local function take(key, bl, sl, align, peek, now)
   if now == 0 then now = redisNow() end
@@ -47,16 +47,8 @@ local function take(key, bl, sl, align, peek, now)
       redis.call('SET', key, state, 'PX', math.floor((ends - now) / 1000) + 1000)
     end
   end
-  -- The limiter: the window that refused the request; when both did, the
-  -- one that ends last (throttle.Windows decides the same).
-  local breset, sreset = bs + BP - now, ss + SP - now
-  local limiter = 0
-  if bover == 1 and (sover == 0 or breset > sreset) then
-    limiter = 1
-  elseif sover == 1 then
-    limiter = 2
-  end
-  return {bover, sover, bc, sc, breset, sreset, limiter}
+  -- Which window refused the request is throttle.Decide's to work out.
+  return {bover, sover, bc, sc, bs + BP - now, ss + SP - now}
 end
 
 if #KEYS ~= #ARGV then

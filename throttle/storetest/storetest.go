@@ -88,8 +88,8 @@ type reserve struct {
 	wait    time.Duration
 }
 
-// Budget runs the client-budget timelines against stores made by newStore.
-func Budget(t *testing.T, newStore func() throttle.BudgetStore) {
+// BudgetRule runs the client-budget timelines against stores made by newStore.
+func BudgetRule(t *testing.T, newStore func() throttle.BudgetStore) {
 	ctx := context.Background()
 	l := throttle.Limit{Burst: 2, Sustain: 3}
 	s := newStore()

@@ -40,17 +40,11 @@ func bruteForce(p Pattern, l *limits.Limits) map[cellKey]cell {
 	}
 	sort.SliceStable(calls, func(a, b int) bool { return calls[a].at < calls[b].at })
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	windows := map[[2]string]*throttle.Windows{}
+	var server throttle.MemoryServerStore
 	out := map[cellKey]cell{}
 	for _, c := range calls {
 		r, _ := l.ByScope(c.e.Service)
-		k := [2]string{c.e.User, r.Scope()}
-		w := windows[k]
-		if w == nil {
-			w = &throttle.Windows{}
-			windows[k] = w
-		}
-		d := w.Take(start.Add(c.at), r.Limit(), throttle.FirstRequest)
+		d, _ := server.Take(context.Background(), throttle.Key{User: c.e.User, Scope: r.Scope()}, r.Limit(), start.Add(c.at))
 		ck := cellKey{c.e.User, r.Scope(), int(c.at / throttle.BurstPeriod)}
 		got := out[ck]
 		got.Requests++

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 	"github.com/cenkalti/backoff/v4"
 	"golang.org/x/oauth2"
 
+	"github.com/xblgo/fgrl/hresult"
 	"github.com/xblgo/fgrl/internal/safetext"
 )
 
@@ -407,6 +409,26 @@ type SignInError struct {
 
 // Unwrap returns the cause.
 func (e *SignInError) Unwrap() error { return e.Err }
+
+// HRESULT returns the code of the failure, as the Xbox sign-in reports it:
+// the XErr itself (an HRESULT: 0x8015DC03 is XErrBanned), else the HRESULT
+// of the cause (a deadline, a network error), else of the HTTP status, else
+// E_XBL_AUTH_UNKNOWN_ERROR.
+func (e *SignInError) HRESULT() hresult.HRESULT {
+	switch {
+	case e.XErr > 0 && e.XErr <= math.MaxUint32:
+		return hresult.HRESULT(e.XErr)
+	case e.Err != nil:
+		return hresult.Of(e.Err)
+	case e.Status >= 400:
+		return hresult.FromStatus(e.Status)
+	}
+	return hresult.E_XBL_AUTH_UNKNOWN_ERROR
+}
+
+// Is reports whether target is e's HRESULT, so that errors.Is(err,
+// hresult.HTTP_E_STATUS_REQUEST_TIMEOUT) holds for a sign-in that timed out.
+func (e *SignInError) Is(target error) bool { return hresult.Is(e, target) }
 
 // Error names the step and the cause.
 func (e *SignInError) Error() string {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -15,6 +16,7 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/xblgo/fgrl/hresult"
 	"github.com/xblgo/fgrl/mock"
 )
 
@@ -233,4 +235,28 @@ func FuzzSignInAnswer(f *testing.F) {
 			t.Fatalf("a token without a userhash: %+v", x)
 		}
 	})
+}
+
+// TestSignInErrorHRESULT: a sign-in failure carries an HRESULT, as every
+// error of the module does: the XErr (itself an HRESULT), the cause's, the
+// status's, or E_XBL_AUTH_UNKNOWN_ERROR; and errors.Is finds it.
+func TestSignInErrorHRESULT(t *testing.T) {
+	tests := []struct {
+		name string
+		err  *SignInError
+		want hresult.HRESULT
+	}{
+		{"banned", &SignInError{Step: "XSTS token", Status: 401, XErr: XErrBanned}, hresult.HRESULT(0x8015DC03)},
+		{"deadline", &SignInError{Step: "XSTS token", Err: context.DeadlineExceeded}, hresult.HTTP_E_STATUS_REQUEST_TIMEOUT},
+		{"status", &SignInError{Step: "Xbox user token", Status: 400}, hresult.HTTP_E_STATUS_BAD_REQUEST},
+		{"nothing known", &SignInError{Step: "Microsoft account"}, hresult.E_XBL_AUTH_UNKNOWN_ERROR},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var err error = fmt.Errorf("wrapped: %w", tt.err)
+			if got := hresult.Of(err); got != tt.want || !errors.Is(err, tt.want) {
+				t.Errorf("hresult.Of = %v, errors.Is %v; want %v", got, errors.Is(err, tt.want), tt.want)
+			}
+		})
+	}
 }

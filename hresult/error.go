@@ -4,7 +4,7 @@ import "errors"
 
 // Reporter is an error that reports the HRESULT XSAPI would give for it. The
 // module's error types implement it (transport.ThrottleError,
-// client.Error), as HRESULT itself does, so Of and errors.Is find the code
+// client.Error, client.SignInError), as HRESULT itself does, so Of and errors.Is find the code
 // anywhere in a chain of wrapped errors.
 type Reporter interface {
 	error

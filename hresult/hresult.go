@@ -2,7 +2,8 @@
 // libHttpClient report, including the mapping from HTTP status codes.
 //
 // An HRESULT is a Go error: errors.Is(err, hresult.HTTP_E_STATUS_429_TOO_MANY_REQUESTS)
-// holds for the bare code and for any *Error carrying it, through any wrapping.
+// holds for the bare code and for any Reporter carrying it (a
+// transport.ThrottleError, a client.Error), through any wrapping.
 package hresult
 
 import "strconv"

@@ -155,7 +155,7 @@ func (h *Handler) apiKeys(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, apiError{err.Error()})
 		return
 	}
-	d, err := h.Counts(k.User, k.Title, k.Scope)
+	d, err := h.Counts(k)
 	if err != nil {
 		writeJSON(w, http.StatusNotFound, apiError{err.Error()})
 		return

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/xblgo/fgrl/mock"
+	"github.com/xblgo/fgrl/throttle"
 )
 
 // An eleventh profile call within 15 s is refused: the profile burst limit
@@ -25,7 +26,7 @@ func Example() {
 		resp.Body.Close()
 	}
 	fmt.Println(resp.StatusCode, "Retry-After:", resp.Header.Get("Retry-After"))
-	d, _ := h.Counts(mock.UserHash("2533274791234567"), "1234567890", "profile")
+	d, _ := h.Counts(throttle.Key{User: mock.UserHash("2533274791234567"), Title: "1234567890", Scope: "profile"})
 	fmt.Println(d.Burst.Count, d.Burst.Limit)
 	// Output:
 	// 429 Retry-After: 15

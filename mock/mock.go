@@ -37,6 +37,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/throttle"
 )
 
@@ -153,17 +154,17 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, e *logEntry) {
 	}
 }
 
-// Counts reports the FGRL counts of one user + title for a rule scope (such
-// as "profile" or "presence/write") without counting a request. The user is
-// the userhash of the user's token (UserHash gives the mock's), as for every
-// throttle.Key in this module: the service counts per XUID, and a userhash
-// stands for exactly one XUID, so the counts are the same.
-func (h *Handler) Counts(userhash, titleID, scope string) (throttle.Decision, error) {
-	rule, ok := h.cfg.limits.ByScope(scope)
+// Counts reports the FGRL counts of a key without counting a request: a
+// user + title for a rule scope (such as "profile" or "presence/write"). The
+// user is the userhash of the user's token (UserHash gives the mock's), as
+// for every throttle.Key in this module: the service counts per XUID, and a
+// userhash stands for exactly one XUID, so the counts are the same.
+func (h *Handler) Counts(k throttle.Key) (throttle.Decision, error) {
+	rule, ok := h.cfg.limits.ByScope(k.Scope)
 	if !ok {
-		return throttle.Decision{}, errors.New("mock: no rule has scope " + scope)
+		return throttle.Decision{}, errors.New("mock: no rule has scope " + safetext.Quote(k.Scope, 64))
 	}
-	k := throttle.Key{User: userhash, Title: titleID, Scope: rule.Scope()}
+	k.Scope = rule.Scope()
 	return h.cfg.store.Peek(context.Background(), k, rule.Limit(), h.cfg.now())
 }
 

@@ -116,7 +116,7 @@ func TestWorkedExample(t *testing.T) {
 				t.Errorf("interval at %d s: %d throttled, want %d", iv.at, throttled, iv.throttled)
 			}
 		}
-		d, _ := h.Counts(UserHash(xuid1), title1, "profile")
+		d, _ := h.Counts(throttle.Key{User: UserHash(xuid1), Title: title1, Scope: "profile"})
 		if d.Sustain.Count != 148 {
 			t.Errorf("sustain count %d, want 148", d.Sustain.Count)
 		}
@@ -235,11 +235,11 @@ func TestBadRequests(t *testing.T) {
 		}
 	}
 	// Unknown paths and methods on a known host are still counted.
-	d, _ := h.Counts(UserHash(xuid1), title1, "profile")
+	d, _ := h.Counts(throttle.Key{User: UserHash(xuid1), Title: title1, Scope: "profile"})
 	if d.Sustain.Count != 5 {
 		t.Errorf("profile count after 5 authenticated requests: %d", d.Sustain.Count)
 	}
-	if _, err := h.Counts(UserHash(xuid1), title1, "nope"); err == nil {
+	if _, err := h.Counts(throttle.Key{User: UserHash(xuid1), Title: title1, Scope: "nope"}); err == nil {
 		t.Error("Counts(unknown scope) succeeded")
 	}
 }

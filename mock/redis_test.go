@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/xblgo/fgrl/internal/redistest"
+	"github.com/xblgo/fgrl/throttle"
 	"github.com/xblgo/fgrl/throttle/redisstore"
 )
 
@@ -42,7 +43,7 @@ func TestTwoMocksOneRedis(t *testing.T) {
 	if served != 10 || throttled != 2 {
 		t.Errorf("served %d, throttled %d; want 10 and 2", served, throttled)
 	}
-	d, err := replicas[0].Handler.Counts(UserHash(xuid1), title1, "profile")
+	d, err := replicas[0].Handler.Counts(throttle.Key{User: UserHash(xuid1), Title: title1, Scope: "profile"})
 	if err != nil || d.Burst.Count != 12 {
 		t.Errorf("Counts = %+v, %v; want 12 counted", d, err)
 	}

@@ -44,7 +44,7 @@ func TestBudgetWaitsThenRefuses(t *testing.T) {
 		if n := server.count(429); n != 0 {
 			t.Errorf("server answered %d 429s, want 0", n)
 		}
-		snap, err := tr.Snapshot(mock.UserHash(xuid1), "profile")
+		snap, err := tr.Snapshot(throttle.Key{User: mock.UserHash(xuid1), Scope: "profile"})
 		if err != nil || snap.Sustain.Count != 30 || snap.Sustain.Limit != 30 || snap.Wait <= 0 {
 			t.Errorf("Snapshot = %+v, %v", snap, err)
 		}
@@ -186,11 +186,11 @@ func TestCancelledWaitsGiveSlotsBack(t *testing.T) {
 		if cancelled != 10 {
 			t.Errorf("%d waits cancelled, want 10", cancelled)
 		}
-		snap, err := tr.Snapshot(mock.UserHash(xuid1), "profile")
+		snap, err := tr.Snapshot(throttle.Key{User: mock.UserHash(xuid1), Scope: "profile"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		served, _ := h.Counts(mock.UserHash(xuid1), title, "profile")
+		served, _ := h.Counts(throttle.Key{User: mock.UserHash(xuid1), Title: title, Scope: "profile"})
 		if snap.Sustain.Count != 10 || served.Sustain.Count != 10 {
 			t.Errorf("local sustain count %d, service %d; want both 10", snap.Sustain.Count, served.Sustain.Count)
 		}

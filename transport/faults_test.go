@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/xblgo/fgrl/mock"
+	"github.com/xblgo/fgrl/throttle"
 )
 
 // counting counts the requests that reach the service.
@@ -79,7 +80,7 @@ func faultRound(t *testing.T, mode mock.RetryAfterMode, seed uint64) {
 	}
 	counted := 0
 	for u := 0; u < users; u++ {
-		d, err := h.Counts(mock.UserHash(strconv.Itoa(2533274790000000+u)), title, "profile")
+		d, err := h.Counts(throttle.Key{User: mock.UserHash(strconv.Itoa(2533274790000000 + u)), Title: title, Scope: "profile"})
 		if err != nil {
 			t.Fatal(err)
 		}

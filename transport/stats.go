@@ -1,10 +1,12 @@
 package transport
 
 import (
+	"cmp"
 	"context"
 	"sync/atomic"
 	"time"
 
+	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/throttle"
 )
 
@@ -32,15 +34,16 @@ func (t *Transport) Stats() Stats {
 	}
 }
 
-// Snapshot returns the local budget of one user (the userhash of its
-// Authorization) for one scope of the limits data ("profile",
-// "presence/write"): used, limit and reset for both windows.
-func (t *Transport) Snapshot(userhash, scope string) (throttle.Snapshot, error) {
+// Snapshot returns the local budget of a key: used, limit and reset for
+// both windows. k.User is a userhash (of a call's Authorization), k.Scope a
+// scope of the limits data ("profile", "presence/write"), and an empty
+// k.Title means the Transport's TitleID.
+func (t *Transport) Snapshot(k throttle.Key) (throttle.Snapshot, error) {
 	t.init()
-	rule, ok := t.limits.ByScope(scope)
+	rule, ok := t.limits.ByScope(k.Scope)
 	if !ok {
-		return throttle.Snapshot{}, &usageError{"no rule has scope " + scope}
+		return throttle.Snapshot{}, &usageError{"no rule has scope " + safetext.Quote(k.Scope, 64)}
 	}
-	k := throttle.Key{User: userhash, Title: t.TitleID, Scope: rule.Scope()}
+	k.Title, k.Scope = cmp.Or(k.Title, t.TitleID), rule.Scope()
 	return t.budget.Snapshot(context.Background(), k, rule.Limit(), time.Now())
 }

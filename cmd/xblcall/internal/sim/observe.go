@@ -48,7 +48,7 @@ func (o *observer) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	user, scope := o.identify(req)
-	d, _ := o.h.Counts(user, o.title, scope)
+	d, _ := o.h.Counts(throttle.Key{User: user, Title: o.title, Scope: scope})
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	i := int(o.now().Sub(o.start) / throttle.BurstPeriod)

@@ -1,52 +1,167 @@
 package archtest
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 const module = "github.com/xblgo/fgrl"
 
-// forbidden are the imports docs/ARCHITECTURE.md says must never exist
-// (non-test code; "*" is any package of the module).
-var forbidden = map[string][]string{
-	"throttle":  {"*"},
-	"limits":    {"transport", "client", "mock", "ratelimit"},
-	"ratelimit": {"transport", "client", "mock", "limits"},
-	"client":    {"mock"},
-	"mock":      {"client", "transport"},
-	"transport": {"client", "mock"},
-	"hresult":   {"*"},
-	"analyze":   {"transport", "client", "mock"},
+// row is one package's line of docs/ARCHITECTURE.md's package table.
+type row struct {
+	imports, testImports []string
 }
 
-func TestArrows(t *testing.T) {
-	out, err := exec.Command("go", "list", "-json", module+"/...").Output()
+// table reads the package table: the rows of the "## Packages" section
+// whose first cell is a package in backquotes.
+func table(t *testing.T) map[string]row {
+	t.Helper()
+	f, err := os.Open("../../docs/ARCHITECTURE.md")
 	if err != nil {
-		t.Skipf("go list unavailable: %v", err)
+		t.Fatal(err)
 	}
+	defer f.Close()
+	rows := map[string]row{}
+	in := false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "## ") {
+			in = line == "## Packages"
+		}
+		if !in || !strings.HasPrefix(line, "| `") {
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "|"), "|")
+		if len(cells) != 4 {
+			t.Fatalf("ARCHITECTURE.md: want 4 cells in %q", line)
+		}
+		pkg := names(t, cells[0])
+		if len(pkg) != 1 {
+			t.Fatalf("ARCHITECTURE.md: want one package in the first cell of %q", line)
+		}
+		if _, dup := rows[pkg[0]]; dup {
+			t.Fatalf("ARCHITECTURE.md: %s has two rows", pkg[0])
+		}
+		rows[pkg[0]] = row{names(t, cells[2]), names(t, cells[3])}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+// names reads a cell listing packages: "none", or `a`, `b`.
+func names(t *testing.T, cell string) []string {
+	cell = strings.TrimSpace(cell)
+	if cell == "none" {
+		return nil
+	}
+	var out []string
+	for _, part := range strings.Split(cell, ", ") {
+		if len(part) < 3 || part[0] != '`' || part[len(part)-1] != '`' {
+			t.Fatalf("ARCHITECTURE.md: %q is not a package in backquotes", part)
+		}
+		out = append(out, part[1:len(part)-1])
+	}
+	return out
+}
+
+// pkg is what go list says of one package of the module.
+type pkg struct {
+	ImportPath, Name          string
+	Imports                   []string
+	TestImports, XTestImports []string
+	Deps                      []string
+}
+
+func list(t *testing.T, args ...string) []pkg {
+	t.Helper()
+	cmd := exec.Command("go", append([]string{"list", "-json"}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list %v: %v\n%s", args, err, stderr.String())
+	}
+	var ps []pkg
 	dec := json.NewDecoder(bytes.NewReader(out))
 	for dec.More() {
-		var p struct {
-			ImportPath string
-			Imports    []string
-		}
+		var p pkg
 		if err := dec.Decode(&p); err != nil {
 			t.Fatal(err)
 		}
-		from := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
-		for _, imp := range p.Imports {
-			to, ok := strings.CutPrefix(imp, module+"/")
-			if !ok {
-				continue
+		ps = append(ps, p)
+	}
+	return ps
+}
+
+// internal returns the module's packages among paths, relative to the module.
+func internal(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if rel, ok := strings.CutPrefix(p, module+"/"); ok {
+			out = append(out, rel)
+		}
+	}
+	return out
+}
+
+// TestPackageTable: docs/ARCHITECTURE.md's table names every package of
+// the module, and only those, and every import of the module's packages,
+// their tests' included, is one the table allows.
+func TestPackageTable(t *testing.T) {
+	rows := table(t)
+	var have []string
+	for _, p := range list(t, module+"/...") {
+		name := strings.TrimPrefix(p.ImportPath, module+"/")
+		have = append(have, name)
+		r, ok := rows[name]
+		if !ok {
+			continue
+		}
+		for _, imp := range internal(p.Imports) {
+			if !slices.Contains(r.imports, imp) {
+				t.Errorf("%s imports %s: docs/ARCHITECTURE.md does not allow it", name, imp)
 			}
-			for _, f := range forbidden[from] {
-				if f == "*" || to == f {
-					t.Errorf("%s imports %s: docs/ARCHITECTURE.md forbids it", from, to)
-				}
+		}
+		tests := internal(append(p.TestImports, p.XTestImports...))
+		slices.Sort(tests)
+		for _, imp := range slices.Compact(tests) {
+			if imp != name && !slices.Contains(r.imports, imp) && !slices.Contains(r.testImports, imp) {
+				t.Errorf("%s's tests import %s: docs/ARCHITECTURE.md does not allow it", name, imp)
+			}
+		}
+	}
+	var documented []string
+	for name := range rows {
+		documented = append(documented, name)
+	}
+	slices.Sort(have)
+	slices.Sort(documented)
+	if diff := cmp.Diff(have, documented); diff != "" {
+		t.Errorf("the module's packages (-) and docs/ARCHITECTURE.md's table (+) differ:\n%s", diff)
+	}
+}
+
+// TestLeanImports: a program that uses only the transport and the mock
+// imports no metrics, tracing or browser library.
+func TestLeanImports(t *testing.T) {
+	heavy := []string{"github.com/prometheus/", "go.opentelemetry.io/", "github.com/chromedp/"}
+	seen := map[string]bool{}
+	for _, p := range list(t, "-deps", module+"/transport", module+"/mock") {
+		for _, h := range heavy {
+			if strings.HasPrefix(p.ImportPath, h) && !seen[h] {
+				seen[h] = true
+				t.Errorf("importing transport and mock imports %s (%s)", h, p.ImportPath)
 			}
 		}
 	}

@@ -1,8 +1,6 @@
 package mock
 
 import (
-	"net/http/httptest"
-	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -99,21 +97,6 @@ func FuzzPatternMatch(f *testing.F) {
 			if ok && !cmp.Equal(got, m[1:], cmp.Comparer(func(a, b []string) bool { return strings.Join(a, "\x00") == strings.Join(b, "\x00") })) {
 				t.Fatalf("%s on %q: captures %q, regexp %q", p, path, got, m[1:])
 			}
-		}
-	})
-}
-
-// FuzzQuery checks call.query against url.ParseQuery.
-func FuzzQuery(f *testing.F) {
-	for _, q := range []string{"settings=Gamertag,Gamerscore", "a=1&a=2", "x;y=1&settings=%41", "settings=%zz&settings=b", "set%74ings=a+b", "=&&settings"} {
-		f.Add(q, "settings")
-	}
-	f.Fuzz(func(t *testing.T, raw, key string) {
-		r := httptest.NewRequest("GET", "/", nil)
-		r.URL.RawQuery = raw
-		want, _ := url.ParseQuery(raw)
-		if got := (&call{r: r}).query(key); got != want.Get(key) {
-			t.Fatalf("query(%q) on %q = %q, url.ParseQuery gives %q", key, raw, got, want.Get(key))
 		}
 	})
 }

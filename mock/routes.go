@@ -25,6 +25,7 @@ type call struct {
 	id     identity
 	params []string // the path pattern's captures
 	buf    [maxParams]string
+	q      url.Values // the query, once parsed
 }
 
 // user resolves a "me" or "xuid(N)" path segment to an xuid.
@@ -35,35 +36,13 @@ func (c *call) user(seg string) string {
 	return xuidDigits(seg) // the route's pattern has checked the segment
 }
 
-// query returns the first value of a query parameter, as
-// r.URL.Query().Get(key) does, without building the whole map: pairs with a
-// semicolon or a malformed escape are skipped, as url.ParseQuery skips them.
+// query returns the first value of a query parameter (r.URL.Query, parsed
+// once per call).
 func (c *call) query(key string) string {
-	raw := c.r.URL.RawQuery
-	for raw != "" {
-		var kv string
-		kv, raw, _ = strings.Cut(raw, "&")
-		if kv == "" || strings.Contains(kv, ";") {
-			continue
-		}
-		k, v, _ := strings.Cut(kv, "=")
-		if k, ok := unescapeQuery(k); !ok || k != key {
-			continue
-		}
-		if v, ok := unescapeQuery(v); ok {
-			return v
-		}
+	if c.q == nil {
+		c.q = c.r.URL.Query()
 	}
-	return ""
-}
-
-// unescapeQuery is url.QueryUnescape, skipped when s has nothing to unescape.
-func unescapeQuery(s string) (string, bool) {
-	if !strings.ContainsAny(s, "%+") {
-		return s, true
-	}
-	u, err := url.QueryUnescape(s)
-	return u, err == nil
+	return c.q.Get(key)
 }
 
 // decode reads a JSON body into v; on failure it answers 400 or 413 and

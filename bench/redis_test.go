@@ -75,7 +75,7 @@ type redisContender struct {
 }
 
 func redisContenders(b *testing.B, addr, src string, callers int) []redisContender {
-	gr := redis.NewClient(&redis.Options{Addr: addr, PoolSize: callers, Protocol: 2})
+	gr := redis.NewClient(&redis.Options{Addr: addr, PoolSize: callers, Protocol: 2, ContextTimeoutEnabled: true})
 	b.Cleanup(func() { gr.Close() })
 	ru, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true})
 	if err != nil {

@@ -51,6 +51,20 @@ func (h *Handler) Admin(access AdminAccess, metrics http.Handler) http.Handler {
 	})
 }
 
+// WithAdmin returns a handler that serves both the services (h) and the
+// mock's own endpoints (Admin(access, metrics)) on one address, as xblcall
+// mock does: a request whose path IsAdmin goes to the latter.
+func (h *Handler) WithAdmin(access AdminAccess, metrics http.Handler) http.Handler {
+	admin := h.Admin(access, metrics)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if IsAdmin(r) {
+			admin.ServeHTTP(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
 func (h *Handler) adminMux(metrics http.Handler) *http.ServeMux {
 	mux := http.NewServeMux()
 	if metrics != nil {

@@ -17,14 +17,7 @@ import (
 // serveAll serves h and its Admin endpoints on one loopback address, as
 // xblcall mock does.
 func serveAll(t *testing.T, h *Handler) *httptest.Server {
-	admin := h.Admin(AdminAccess{}, nil)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if IsAdmin(r) {
-			admin.ServeHTTP(w, r)
-			return
-		}
-		h.ServeHTTP(w, r)
-	}))
+	srv := httptest.NewServer(h.WithAdmin(AdminAccess{}, nil))
 	t.Cleanup(srv.Close)
 	return srv
 }

@@ -28,14 +28,7 @@ func TestLivePage(t *testing.T) {
 	// window end between the calls and the counts it waits for.
 	stopped := time.Date(2026, 3, 1, 20, 0, 0, 0, time.UTC)
 	h := mock.Must(mock.New(mock.Config{Now: func() time.Time { return stopped }}))
-	admin := h.Admin(mock.AdminAccess{}, nil)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if mock.IsAdmin(r) {
-			admin.ServeHTTP(w, r)
-			return
-		}
-		h.ServeHTTP(w, r)
-	}))
+	srv := httptest.NewServer(h.WithAdmin(mock.AdminAccess{}, nil))
 	defer srv.Close()
 	burst := fmt.Sprintf(`(() => { const td = document.querySelector('tr[data-key="%s/%s/profile"] td.burst');
 		return td ? td.textContent : '' })()`, mock.UserHash(xuid), title)

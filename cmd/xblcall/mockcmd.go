@@ -216,18 +216,11 @@ func (o *mockOpts) run(ctx context.Context, e *env, args []string) error {
 	if access.Token == "" && !onLoopback(ln.Addr()) {
 		access.Token = rand.Text() // peers off this machine need it
 	}
-	admin := h.Admin(access, mockprom.Handler(h))
 	// Requests' contexts end when the server shuts down, so that open live
 	// pages (event streams) do not hold Shutdown to its timeout.
 	base, endStreams := context.WithCancel(context.Background())
 	defer endStreams()
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if mock.IsAdmin(r) {
-			admin.ServeHTTP(w, r)
-			return
-		}
-		h.ServeHTTP(w, r)
-	}), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10,
+	srv := &http.Server{Handler: h.WithAdmin(access, mockprom.Handler(h)), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10,
 		BaseContext: func(net.Listener) context.Context { return base }}
 	srv.RegisterOnShutdown(endStreams)
 	fmt.Fprintf(e.stdout, "fgrl mock serving Xbox services at http://%s (send the real host name in the Host header)\n", ln.Addr())

@@ -4,7 +4,7 @@
 // /metrics:
 //
 //	h := mock.NewHandler()
-//	admin := h.Admin(mock.AdminAccess{}, mockprom.Handler(h))
+//	srv := httptest.NewServer(h.WithAdmin(mock.AdminAccess{}, mockprom.Handler(h)))
 package mockprom
 
 import (

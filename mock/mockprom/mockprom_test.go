@@ -17,14 +17,7 @@ import (
 // counts requests, 429s and 503s per scope, behind the admin access check.
 func TestMetrics(t *testing.T) {
 	h := mock.NewHandler()
-	admin := h.Admin(mock.AdminAccess{}, mockprom.Handler(h))
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if mock.IsAdmin(r) {
-			admin.ServeHTTP(w, r)
-			return
-		}
-		h.ServeHTTP(w, r)
-	}))
+	srv := httptest.NewServer(h.WithAdmin(mock.AdminAccess{}, mockprom.Handler(h)))
 	defer srv.Close()
 	for range 12 { // profile's burst is 10: two 429s
 		req, _ := http.NewRequest("GET", srv.URL+"/users/me/profile/settings?settings=Gamertag", nil)
@@ -62,7 +55,7 @@ func TestMetrics(t *testing.T) {
 	req := httptest.NewRequest("GET", "/metrics", nil)
 	req.RemoteAddr = "192.0.2.7:5000" // off this machine, no token
 	rec := httptest.NewRecorder()
-	admin.ServeHTTP(rec, req)
+	h.Admin(mock.AdminAccess{}, mockprom.Handler(h)).ServeHTTP(rec, req)
 	if rec.Code != http.StatusForbidden {
 		t.Errorf("a remote peer without the token got %d from /metrics, want 403", rec.Code)
 	}

@@ -114,7 +114,7 @@ run "1b. the same over real loopback HTTP (net/http server, http.Transport base)
 profile "1c. where fgrl's overhead goes without a deadline (CPU profile of NoRetry/fgrl; cum% of the whole run)" bench 'NoRetry/fgrl$' \
 	'transport\.\(\*Transport\)\.RoundTrip$|transport\.\(\*call\)\.(init|gate|send|finish)$|transport\.newAttempt$|context\.WithCancelCause$|time\.AfterFunc$|throttle\.\(\*Budget\)\.Reserve$|limits\.\(\*Limits\)\.Match$|xblauth\.Parse$|bench\.okBase\.RoundTrip$|runtime\.mallocgc$|runtime\.gcBgMarkWorker$'
 run "2. throttle decisions: hot key, parallel over many keys (-cpu 1,2), bytes per key" \
-	"go test -run '^\$' -bench 'ServerTake|BudgetAdmit|Match|ServerMemory|BudgetMemory' -cpu 1,2 -count $count ./throttle ./limits"
+	"go test -run '^\$' -bench 'ServerTake|BudgetReserve|Match|ServerMemory|BudgetMemory' -cpu 1,2 -count $count ./throttle ./limits"
 run "3. mock: ServeHTTP, and loopback throughput vs a bare net/http handler" \
 	"rounds go test -run '^\$' -bench 'ServeHTTP|Loopback' -count 1 ./mock" \
 	-ratio 'Loopback/bare Loopback/mock ns/op'

@@ -53,7 +53,7 @@ func BenchmarkServerTakeParallel(b *testing.B) {
 	}
 }
 
-func BenchmarkBudgetAdmit(b *testing.B) {
+func BenchmarkBudgetReserve(b *testing.B) {
 	var bu MemoryBudgetStore
 	k := Key{"2533274791234567", "1234567890", "profile"}
 	l := Limit{Burst: 10, Sustain: 30}
@@ -61,7 +61,7 @@ func BenchmarkBudgetAdmit(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		now = now.Add(10 * time.Second) // always admitted: exercises the ring
-		bu.Admit(ctx, k, l, now)
+		bu.Reserve(ctx, k, l, now, 0)
 	}
 }
 
@@ -116,7 +116,7 @@ func BenchmarkBudgetMemory(b *testing.B) {
 				before := heap()
 				bu := &MemoryBudgetStore{}
 				for _, k := range keys {
-					bu.Admit(ctx, k, l, t0)
+					bu.Reserve(ctx, k, l, t0, 0)
 				}
 				perKey = float64(heap()-before) / float64(len(keys))
 				runtime.KeepAlive(bu)

@@ -78,12 +78,6 @@ func (b *MemoryBudgetStore) lock(k Key, now time.Time) *slidingLog {
 	return b.t.get(b.t.lock(k), now.UnixNano())
 }
 
-// Admit counts a call for k at now if the budget allows it. It never returns
-// an error.
-func (b *MemoryBudgetStore) Admit(ctx context.Context, k Key, l Limit, now time.Time) (Admission, error) {
-	return b.Reserve(ctx, k, l, now, 0)
-}
-
 // Reserve books the earliest slot for a call for k within maxWait of now. It
 // never returns an error.
 func (b *MemoryBudgetStore) Reserve(_ context.Context, k Key, l Limit, now time.Time, maxWait time.Duration) (Admission, error) {

@@ -29,9 +29,9 @@ func ExampleMemoryBudgetStore() {
 	l := throttle.Limit{Burst: 10, Sustain: 30}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i := 0; i < 10; i++ {
-		b.Admit(context.Background(), k, l, now)
+		b.Reserve(context.Background(), k, l, now, 0)
 	}
-	a, _ := b.Admit(context.Background(), k, l, now.Add(3*time.Second))
+	a, _ := b.Reserve(context.Background(), k, l, now.Add(3*time.Second), 0)
 	fmt.Println(a.Allowed, a.Wait) // 15 s plus the default 1 s margin, from 3 s in
 	// Output: false 13s
 }

@@ -93,7 +93,7 @@ func TestBudgetConcurrentShared(t *testing.T) {
 			now := t0
 			for i := 0; i < 400; i++ {
 				now = now.Add(time.Second)
-				if a, _ := b.Admit(ctx, k, l, now); a.Allowed {
+				if a, _ := b.Reserve(ctx, k, l, now, 0); a.Allowed {
 					allowed.Add(1)
 				}
 			}
@@ -111,13 +111,13 @@ func TestBudgetBlockAndSnapshot(t *testing.T) {
 	b := MemoryBudgetStore{Margin: time.Second}
 	l := Limit{Burst: 10, Sustain: 30}
 	k := Key{"u", "t", "profile"}
-	b.Admit(ctx, k, l, t0)
+	b.Reserve(ctx, k, l, t0, 0)
 	if err := b.Block(ctx, k, t0, t0.Add(30*time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	a, _ := b.Admit(ctx, k, l, t1)
+	a, _ := b.Reserve(ctx, k, l, t1, 0)
 	if a.Allowed || !a.Blocked || a.Wait != 29*time.Second {
-		t.Errorf("Admit while blocked = %+v", a)
+		t.Errorf("Reserve while blocked = %+v", a)
 	}
 	if err := b.Sync(ctx, k, l, t1, Sustain, 25, 100*time.Second); err != nil {
 		t.Fatal(err)

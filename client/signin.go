@@ -78,6 +78,11 @@ func (t XboxToken) Authorization() string { return "XBL3.0 x=" + t.UserHash + ";
 type SignIn struct {
 	// OAuth is the Microsoft account configuration (MicrosoftOAuth).
 	OAuth *oauth2.Config
+	// Microsoft is the Microsoft account token to start from: a stored
+	// refresh token, with or without a still valid access token. It is read
+	// at the first sign-in; MicrosoftToken returns the token as refreshed
+	// since.
+	Microsoft *oauth2.Token
 	// HTTPClient sends every sign-in request; nil means
 	// http.DefaultClient. Timeout bounds each sign-in either way.
 	HTTPClient *http.Client
@@ -98,7 +103,8 @@ type SignIn struct {
 	OnRefresh func(*oauth2.Token)
 
 	mu        sync.Mutex
-	ms        *oauth2.Token
+	ms        *oauth2.Token // Microsoft, then as refreshed
+	started   bool          // ms has been taken from Microsoft
 	user      *xboxAuth
 	userRenew time.Time // when the user token is due for renewal, local clock
 	xsts      *XboxToken
@@ -118,12 +124,6 @@ type flight struct {
 // DefaultSignInTimeout bounds one sign-in (the Microsoft token refresh, the
 // user token and the XSTS token together) when SignIn.Timeout is zero.
 const DefaultSignInTimeout = 30 * time.Second
-
-// NewSignIn returns a SignIn starting from a Microsoft account token (a
-// stored refresh token, with or without a still valid access token).
-func NewSignIn(cfg *oauth2.Config, tok *oauth2.Token) *SignIn {
-	return &SignIn{OAuth: cfg, ms: tok}
-}
 
 // Token returns the signed-in user's Authorization when xuid is theirs (or
 // empty), as a Client's TokenSource.
@@ -210,6 +210,15 @@ func (s *SignIn) Invalidate() {
 func (s *SignIn) MicrosoftToken() *oauth2.Token {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.msLocked()
+}
+
+// msLocked returns the Microsoft account token, Microsoft until the first
+// refresh. Requires s.mu held.
+func (s *SignIn) msLocked() *oauth2.Token {
+	if !s.started {
+		s.ms, s.started = s.Microsoft, true
+	}
 	return s.ms
 }
 
@@ -306,7 +315,7 @@ func (s *SignIn) httpClient() *http.Client {
 // the refresh token when needed, within ctx.
 func (s *SignIn) accessToken(ctx context.Context) (string, error) {
 	s.mu.Lock()
-	ms := s.ms
+	ms := s.msLocked()
 	s.mu.Unlock()
 	if ms == nil {
 		return "", errors.New("client: not signed in (no Microsoft account token)")

@@ -43,7 +43,7 @@ func TestSignInEnds(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				s := NewSignIn(MicrosoftOAuth("c"), &oauth2.Token{AccessToken: "a", RefreshToken: "r", Expiry: time.Now().Add(tt.expiry)})
+				s := &SignIn{OAuth: MicrosoftOAuth("c"), Microsoft: &oauth2.Token{AccessToken: "a", RefreshToken: "r", Expiry: time.Now().Add(tt.expiry)}}
 				s.HTTPClient = &http.Client{Transport: hanging}
 				ctx := context.Background()
 				if tt.deadline > 0 {
@@ -148,7 +148,7 @@ func (f *fakeAuth) RoundTrip(r *http.Request) (*http.Response, error) {
 func TestSignInRenewOncePerWave(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		auth := &fakeAuth{}
-		s := NewSignIn(MicrosoftOAuth("c"), &oauth2.Token{AccessToken: "a", RefreshToken: "r", Expiry: time.Now().Add(24 * time.Hour)})
+		s := &SignIn{OAuth: MicrosoftOAuth("c"), Microsoft: &oauth2.Token{AccessToken: "a", RefreshToken: "r", Expiry: time.Now().Add(24 * time.Hour)}}
 		s.HTTPClient = &http.Client{Transport: auth}
 		var revoked sync.Map // Authorization values the service refuses
 		var unauthorized atomic.Int64
@@ -216,7 +216,7 @@ func TestSignInErrorsClipped(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := NewSignIn(MicrosoftOAuth("c"), &oauth2.Token{AccessToken: "a", RefreshToken: "r", Expiry: time.Now().Add(tt.expiry)})
+			s := &SignIn{OAuth: MicrosoftOAuth("c"), Microsoft: &oauth2.Token{AccessToken: "a", RefreshToken: "r", Expiry: time.Now().Add(tt.expiry)}}
 			s.HTTPClient = &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
 				return &http.Response{StatusCode: tt.status, Header: http.Header{"Content-Type": {"application/json"}},
 					Body: io.NopCloser(strings.NewReader(tt.body)), Request: r}, nil

@@ -34,7 +34,7 @@ func signInAt(t *testing.T, h *mock.Handler) *SignIn {
 	if shown == nil || shown.UserCode == "" || shown.VerificationURI != "https://microsoft.com/devicelogin" || tok.RefreshToken == "" {
 		t.Fatalf("device code %+v, token %+v", shown, tok)
 	}
-	s := NewSignIn(cfg, tok)
+	s := &SignIn{OAuth: cfg, Microsoft: tok}
 	s.HTTPClient = hc
 	return s
 }
@@ -204,7 +204,7 @@ func TestBrowserLogin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := NewSignIn(cfg, tok)
+	s := &SignIn{OAuth: cfg, Microsoft: tok}
 	s.HTTPClient = &http.Client{Transport: h}
 	if x, err := s.XboxToken(ctx); err != nil || x.XUID != mock.DefaultAccount.XUID {
 		t.Errorf("XSTS after a browser sign-in: %+v %v", x, err)
@@ -224,7 +224,7 @@ func FuzzSignInAnswer(f *testing.F) {
 		rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
 			return &http.Response{StatusCode: status, Body: io.NopCloser(bytes.NewReader(body)), Header: http.Header{}, Request: r}, nil
 		})
-		s := NewSignIn(MicrosoftOAuth("c"), &oauth2.Token{AccessToken: "a", RefreshToken: "r", Expiry: time.Now().Add(time.Hour)})
+		s := &SignIn{OAuth: MicrosoftOAuth("c"), Microsoft: &oauth2.Token{AccessToken: "a", RefreshToken: "r", Expiry: time.Now().Add(time.Hour)}}
 		s.HTTPClient = &http.Client{Transport: rt}
 		x, err := s.XboxToken(context.Background())
 		var se *SignInError

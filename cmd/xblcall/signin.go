@@ -147,7 +147,7 @@ func (o *loginOpts) run(ctx context.Context, e *env, args []string) error {
 // signIn returns the stored sign-in's token source, saving each refreshed
 // Microsoft token.
 func (st *stored) signIn(hc *http.Client) *client.SignIn {
-	s := client.NewSignIn(client.MicrosoftOAuth(st.ClientID), st.Microsoft)
+	s := &client.SignIn{OAuth: client.MicrosoftOAuth(st.ClientID), Microsoft: st.Microsoft}
 	s.HTTPClient, s.RelyingParty, s.Sandbox = hc, st.RelyingParty, st.Sandbox
 	s.OnRefresh = func(t *oauth2.Token) {
 		st.Microsoft = t

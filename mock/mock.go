@@ -45,7 +45,7 @@ import (
 // concurrent use.
 type Handler struct {
 	cfg    config
-	routes map[string]*router // by rule service
+	routes map[string][]route // by rule service
 	state  *state
 
 	mu     sync.Mutex // guards rng and flip

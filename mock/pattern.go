@@ -2,28 +2,24 @@ package mock
 
 import (
 	"fmt"
-	"net/http"
-	"net/url"
-	pathpkg "path"
-	"strconv"
 	"strings"
 
 	"github.com/xblgo/fgrl/internal/xblid"
 )
 
-// pattern is a served path as the services' documentation writes it:
-// literal segments, matched ignoring ASCII case as the services do, and the
-// captures
+// pattern is a served path, one element per path segment, matched without
+// regular expressions (the route match is on every request's path). An
+// element is a literal segment, matched ignoring ASCII case as the services
+// do, or one of the captures:
 //
 //	{}        any non-empty segment
 //	{user}    "me" or "xuid(N)", N a XUID; the whole segment
 //	xuid({n}) "xuid(N)"; the digits only
-//
-// http.ServeMux does the matching (see router); a pattern is its ServeMux
-// form and what each segment captures.
-type pattern struct {
-	mux  string     // the ServeMux pattern: literals lower-cased, captures {w0}, {w1}, ...
-	segs []elemKind // per segment
+type pattern []element
+
+type element struct {
+	kind    elemKind
+	literal string
 }
 
 type elemKind uint8
@@ -41,50 +37,51 @@ const maxParams = 4
 // pat parses a pattern written as above; it panics on a malformed one, as
 // regexp.MustCompile does, since patterns are constants of this package.
 func pat(p string) pattern {
-	if !strings.HasPrefix(p, "/") {
-		panic(fmt.Sprintf("mock: malformed path pattern %q", p))
-	}
-	var out pattern
-	var mux strings.Builder
-	for _, s := range strings.Split(p[1:], "/") {
-		kind := map[string]elemKind{"{}": anySeg, "{user}": userSeg, "xuid({n})": xuidSeg}[s]
-		mux.WriteString("/")
-		if kind == literal {
-			if s == "" || strings.ContainsAny(s, "{}") {
-				panic(fmt.Sprintf("mock: malformed path pattern %q", p))
-			}
-			mux.WriteString(lowerASCII(s))
-		} else {
-			mux.WriteString("{w" + strconv.Itoa(len(out.segs)) + "}")
+	segs := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	out := make(pattern, 0, len(segs))
+	captures := 0
+	for _, s := range segs {
+		e := element{kind: literal, literal: s}
+		switch s {
+		case "{}":
+			e = element{kind: anySeg}
+		case "{user}":
+			e = element{kind: userSeg}
+		case "xuid({n})":
+			e = element{kind: xuidSeg}
 		}
-		out.segs = append(out.segs, kind)
+		if e.kind != literal {
+			captures++
+		}
+		if !strings.HasPrefix(p, "/") || s == "" || (e.kind == literal && strings.ContainsAny(s, "{}")) || captures > maxParams {
+			panic(fmt.Sprintf("mock: malformed path pattern %q", p))
+		}
+		out = append(out, e)
 	}
-	if out.captures() > maxParams {
-		panic(fmt.Sprintf("mock: path pattern %q captures more than %d segments", p, maxParams))
-	}
-	out.mux = mux.String()
 	return out
 }
 
-func (p pattern) captures() int {
-	n := 0
-	for _, k := range p.segs {
-		if k != literal {
-			n++
-		}
+// match reports whether path fits p, appending its captures to dst.
+func (p pattern) match(path string, dst []string) ([]string, bool) {
+	if path == "" || path[0] != '/' {
+		return dst, false
 	}
-	return n
-}
-
-// capture appends to dst what path's segments capture, as p says, and
-// reports whether each is what its capture takes; path has matched p.
-func (p pattern) capture(path string, dst []string) ([]string, bool) {
 	rest := path[1:]
-	for _, k := range p.segs {
-		seg, tail, _ := strings.Cut(rest, "/")
+	for i, e := range p {
+		seg, tail, more := strings.Cut(rest, "/")
+		if more == (i == len(p)-1) { // too many segments, or too few
+			return dst, false
+		}
 		rest = tail
-		switch k {
+		switch e.kind {
+		case literal:
+			if !strings.EqualFold(seg, e.literal) {
+				return dst, false
+			}
 		case anySeg:
+			if seg == "" {
+				return dst, false
+			}
 			dst = append(dst, seg)
 		case userSeg:
 			if !strings.EqualFold(seg, "me") && xuidDigits(seg) == "" {
@@ -100,62 +97,6 @@ func (p pattern) capture(path string, dst []string) ([]string, bool) {
 		}
 	}
 	return dst, true
-}
-
-// router routes the requests of one service: http.ServeMux finds the
-// pattern that fits the path lower-cased in ASCII, and the captures are
-// taken from the path as sent.
-type router struct {
-	mux   *http.ServeMux
-	paths map[string][]route // by ServeMux pattern: the routes of one path, a method each
-}
-
-func newRouter(routes []route) *router {
-	rt := &router{mux: http.NewServeMux(), paths: map[string][]route{}}
-	for _, r := range routes {
-		if _, ok := rt.paths[r.path.mux]; !ok {
-			rt.mux.Handle(r.path.mux, http.NotFoundHandler()) // only its pattern is used
-		}
-		rt.paths[r.path.mux] = append(rt.paths[r.path.mux], r)
-	}
-	return rt
-}
-
-// match returns the routes of the path, one per method, with its captures
-// appended to dst; none when no pattern fits.
-func (rt *router) match(path string, dst []string) ([]route, []string) {
-	// ServeMux would answer a path that is not clean ("//", "/../", a
-	// trailing slash) with a redirect to the clean one; the services answer
-	// 404, and so do we.
-	if !strings.HasPrefix(path, "/") || pathpkg.Clean(path) != path {
-		return nil, dst
-	}
-	_, p := rt.mux.Handler(&http.Request{Method: http.MethodGet, URL: &url.URL{Path: lowerASCII(path)}})
-	routes := rt.paths[p]
-	if len(routes) == 0 {
-		return nil, dst
-	}
-	dst, ok := routes[0].path.capture(path, dst)
-	if !ok {
-		return nil, dst
-	}
-	return routes, dst
-}
-
-// lowerASCII lower-cases the ASCII letters of s only, so that every byte
-// keeps its place (strings.ToLower may change a string's length).
-func lowerASCII(s string) string {
-	i := strings.IndexFunc(s, func(r rune) bool { return 'A' <= r && r <= 'Z' })
-	if i < 0 {
-		return s
-	}
-	b := []byte(s)
-	for ; i < len(b); i++ {
-		if 'A' <= b[i] && b[i] <= 'Z' {
-			b[i] += 'a' - 'A'
-		}
-	}
-	return string(b)
 }
 
 // xuidDigits returns N of a segment "xuid(N)" (any case), N a XUID

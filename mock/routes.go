@@ -62,10 +62,9 @@ func (c *call) decode(h *Handler, v any) bool {
 	return false
 }
 
-// routes returns the routers of the served calls, by the Service of the
-// rule a host maps to.
-func routes() map[string]*router {
-	calls := map[string][]route{
+// routes returns the served calls, by the Service of the rule a host maps to.
+func routes() map[string][]route {
+	return map[string][]route{
 		"profile":            profileRoutes(),
 		"presence":           presenceRoutes(),
 		"social":             socialRoutes(),
@@ -78,31 +77,25 @@ func routes() map[string]*router {
 		"privacy":            privacyRoutes(),
 		"reputation":         reputationRoutes(),
 	}
-	out := make(map[string]*router, len(calls))
-	for service, rs := range calls {
-		out[service] = newRouter(rs)
-	}
-	return out
 }
 
 // route serves an admitted request: 404 for an unknown path, 405 for a known
 // path with another method.
 func (h *Handler) route(w http.ResponseWriter, r *http.Request, rule *limits.Rule, id identity) {
-	c := &call{w: w, r: r, id: id}
-	rt := h.routes[rule.Service]
-	if rt == nil {
-		writeError(w, http.StatusNotFound, "NotFound", "no such resource")
-		return
-	}
-	routes, params := rt.match(r.URL.Path, c.buf[:0])
 	var allow []string
-	for _, route := range routes {
-		if route.method == r.Method {
-			c.params = params
-			route.serve(h, c)
-			return
+	c := &call{w: w, r: r, id: id}
+	for _, rt := range h.routes[rule.Service] {
+		params, ok := rt.path.match(r.URL.Path, c.buf[:0])
+		if !ok {
+			continue
 		}
-		allow = append(allow, route.method)
+		if rt.method != r.Method {
+			allow = append(allow, rt.method)
+			continue
+		}
+		c.params = params
+		rt.serve(h, c)
+		return
 	}
 	if len(allow) > 0 {
 		w.Header().Set("Allow", strings.Join(allow, ", "))

@@ -21,8 +21,9 @@
 // Every failure of a call is an *Error, and of a sign-in a *SignInError, each
 // carrying the HRESULT XSAPI would report (hresult.Reporter), so
 // errors.Is(err, hresult.HTTP_E_STATUS_429_TOO_MANY_REQUESTS) tells a
-// throttled call, and Error.Throttle says whether the service or the local
-// budget refused it and when to retry.
+// throttled call, and errors.As with a *transport.ThrottleError (which the
+// Error wraps) says whether the service or the local budget refused it and
+// when to retry.
 package client
 
 import (

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -77,10 +79,10 @@ func names(t *testing.T, cell string) []string {
 
 // pkg is what go list says of one package of the module.
 type pkg struct {
-	ImportPath, Name          string
+	ImportPath, Dir           string
 	Imports                   []string
 	TestImports, XTestImports []string
-	Deps                      []string
+	TestGoFiles, XTestGoFiles []string
 }
 
 func list(t *testing.T, args ...string) []pkg {
@@ -166,3 +168,44 @@ func TestLeanImports(t *testing.T) {
 		}
 	}
 }
+
+// TestFuzzTable: RELIABILITY.md's table of fuzz targets names every fuzz
+// target of the module's test files, as package.FuzzName, and no other.
+func TestFuzzTable(t *testing.T) {
+	var have []string
+	for _, p := range list(t, module+"/...") {
+		name := p.ImportPath[strings.LastIndex(p.ImportPath, "/")+1:]
+		for _, f := range append(p.TestGoFiles, p.XTestGoFiles...) {
+			src, err := os.ReadFile(filepath.Join(p.Dir, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range fuzzFunc.FindAllSubmatch(src, -1) {
+				have = append(have, name+"."+string(m[1]))
+			}
+		}
+	}
+	doc, err := os.ReadFile("../../RELIABILITY.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	for _, line := range strings.Split(string(doc), "\n") {
+		if strings.HasPrefix(line, "| `") {
+			cell := strings.Split(line, "|")[1]
+			for _, m := range fuzzName.FindAllStringSubmatch(cell, -1) {
+				listed = append(listed, m[1])
+			}
+		}
+	}
+	slices.Sort(have)
+	slices.Sort(listed)
+	if diff := cmp.Diff(have, listed); diff != "" {
+		t.Errorf("the fuzz targets in the test files (-) and RELIABILITY.md's table (+) differ:\n%s", diff)
+	}
+}
+
+var (
+	fuzzFunc = regexp.MustCompile(`(?m)^func (Fuzz\w+)\(f \*testing\.F\)`)
+	fuzzName = regexp.MustCompile("`(\\w+\\.Fuzz\\w+)`")
+)

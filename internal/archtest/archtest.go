@@ -1,3 +1,5 @@
-// Package archtest holds a test that keeps the module's package graph as
-// docs/ARCHITECTURE.md draws it.
+// Package archtest holds the tests that keep the docs true to the code:
+// docs/ARCHITECTURE.md's package table and import allow-list, the import
+// graph of a program that uses the transport and the mock, and
+// RELIABILITY.md's table of fuzz targets.
 package archtest

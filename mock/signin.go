@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,12 +23,17 @@ import (
 
 // The sign-in hosts the mock answers, as the real services do
 // (OpenXbox/xbox-webapi-python, tests/data/responses/auth_*.json; the
-// Microsoft identity platform's device code flow).
+// Microsoft identity platform's device code flow; the Windows Live OAuth
+// endpoints that published Xbox clients sign in at).
 const (
 	microsoftHost = "login.microsoftonline.com"
+	liveHost      = "login.live.com"
 	userAuthHost  = "user.auth.xboxlive.com"
 	xstsHost      = "xsts.auth.xboxlive.com"
 )
+
+// signInHosts are the sign-in services' hosts the mock answers.
+var signInHosts = []string{liveHost, microsoftHost, userAuthHost, xstsHost}
 
 // Account is who signs in at the mock: the XUID and gamertag its XSTS
 // token names, or the XErr XSTS refuses it with (XErrNoProfile and the
@@ -58,8 +64,8 @@ type signIn struct {
 	key      [32]byte
 	account  Account
 	accounts map[string]Account
-	polled   map[string]bool
-	serial   atomic.Uint64 // the XSTS tokens minted so far
+	polled   map[string]bool // device codes polled once, and login.live.com codes used
+	serial   atomic.Uint64   // the XSTS tokens minted so far
 }
 
 func (s *signIn) init() {
@@ -83,9 +89,7 @@ func (h *Handler) SetAccount(a Account) {
 }
 
 // isSignInHost reports whether host is one of the sign-in services.
-func isSignInHost(host string) bool {
-	return host == microsoftHost || host == userAuthHost || host == xstsHost
-}
+func isSignInHost(host string) bool { return slices.Contains(signInHosts, host) }
 
 func (h *Handler) serveSignIn(w http.ResponseWriter, r *http.Request, host string) {
 	h.signIn.mu.Lock()
@@ -93,6 +97,10 @@ func (h *Handler) serveSignIn(w http.ResponseWriter, r *http.Request, host strin
 	h.signIn.mu.Unlock()
 	if r.Method == http.MethodGet && host == microsoftHost && strings.HasSuffix(r.URL.Path, "/oauth2/v2.0/authorize") {
 		h.authorize(w, r)
+		return
+	}
+	if r.Method == http.MethodGet && host == liveHost && r.URL.Path == "/oauth20_authorize.srf" {
+		h.liveAuthorize(w, r)
 		return
 	}
 	if r.Method != http.MethodPost {
@@ -104,6 +112,8 @@ func (h *Handler) serveSignIn(w http.ResponseWriter, r *http.Request, host strin
 		h.deviceCode(w, r)
 	case host == microsoftHost && strings.HasSuffix(r.URL.Path, "/oauth2/v2.0/token"):
 		h.oauthToken(w, r)
+	case host == liveHost && r.URL.Path == "/oauth20_token.srf":
+		h.liveToken(w, r)
 	case host == userAuthHost && r.URL.Path == "/user/authenticate":
 		h.userAuthenticate(w, r)
 	case host == xstsHost && r.URL.Path == "/xsts/authorize":
@@ -184,7 +194,7 @@ func (h *Handler) oauthToken(w http.ResponseWriter, r *http.Request) {
 			oauthError(w, "expired_token", "the device code is unknown or has expired")
 			return
 		}
-		if !h.firstPollDone(code) { // the user has not entered the code yet
+		if !h.seenBefore(code) { // the user has not entered the code yet
 			oauthError(w, "authorization_pending", "waiting for the user to enter the code")
 			return
 		}
@@ -215,10 +225,12 @@ func (h *Handler) oauthToken(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// firstPollDone reports whether the device code was polled before, and
-// notes that it was: the first poll is pending, as when the user has yet
-// to enter the code.
-func (h *Handler) firstPollDone(code string) bool {
+// seenBefore reports whether a one-time value (a device code polled, a
+// login.live.com code exchanged) was seen before, and notes that it was:
+// the first poll of a device code is pending, as when the user has yet to
+// enter it, and a code exchanges once. At 10,000 values the record starts
+// afresh, bounding its memory.
+func (h *Handler) seenBefore(code string) bool {
 	s := &h.signIn
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -242,7 +254,7 @@ func (h *Handler) userAuthenticate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := h.cfg.now()
-	xuid, ok := h.check(strings.TrimPrefix(req.Properties.RpsTicket, "d="), "ac", now)
+	xuid, ok := h.rpsTicket(req.Properties.RpsTicket, now)
 	if req.RelyingParty != "http://auth.xboxlive.com" || req.Properties.AuthMethod != "RPS" || !ok {
 		w.WriteHeader(http.StatusUnauthorized) // the service answers an empty 401
 		return
@@ -252,6 +264,25 @@ func (h *Handler) userAuthenticate(w http.ResponseWriter, r *http.Request) {
 		"Token":         h.mint("ut", xuid, now.Add(userTokenLife)),
 		"DisplayClaims": map[string]any{"xui": []map[string]string{{"uhs": UserHash(xuid)}}},
 	})
+}
+
+// rpsTicket returns the XUID of an RpsTicket the user token service takes:
+// "d=<token>" for a token of the Microsoft identity platform (v2) or of
+// login.live.com for an Azure app's client ID (a GUID), "t=<token>" for a
+// login.live.com token of a Microsoft account client ID (16 hex digits), as
+// the published clients send them (npm @xboxreplay/xboxlive-auth's "t"
+// preamble by default, "d" for custom Azure apps).
+func (h *Handler) rpsTicket(ticket string, now time.Time) (string, bool) {
+	if tok, ok := strings.CutPrefix(ticket, "d="); ok {
+		if xuid, ok := h.check(tok, "ac", now); ok {
+			return xuid, true
+		}
+		return h.check(tok, "la-d", now)
+	}
+	if tok, ok := strings.CutPrefix(ticket, "t="); ok {
+		return h.check(tok, "la-t", now)
+	}
+	return "", false
 }
 
 func (h *Handler) xstsAuthorize(w http.ResponseWriter, r *http.Request) {
@@ -345,4 +376,112 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request) {
 	back.Set("state", q.Get("state"))
 	redirect.RawQuery = back.Encode()
 	http.Redirect(w, r, redirect.String(), http.StatusFound)
+}
+
+// liveCodeLife bounds a login.live.com authorization code, which is also
+// good for one exchange only.
+const liveCodeLife = 5 * time.Minute
+
+// liveAuthorize is login.live.com's authorization page: the mock approves at
+// once, as the current account, and redirects to redirect_uri with a code
+// (bound to the client ID and the redirect URI, as the real service binds
+// it) and the state.
+func (h *Handler) liveAuthorize(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	redirect, err := url.Parse(q.Get("redirect_uri"))
+	switch {
+	case q.Get("client_id") == "":
+		liveError(w, "invalid_request", "The request must contain a client_id.")
+		return
+	case err != nil || (redirect.Scheme != "https" && redirect.Scheme != "http") || redirect.Host == "":
+		liveError(w, "invalid_request", "The provided value for the input parameter 'redirect_uri' is not valid.")
+		return
+	case q.Get("response_type") != "code":
+		liveError(w, "unsupported_response_type", "The mock answers response_type=code only.")
+		return
+	}
+	h.signIn.mu.Lock()
+	xuid := h.signIn.account.XUID
+	h.signIn.mu.Unlock()
+	back := redirect.Query()
+	back.Set("code", h.mint(liveCodeKind(q.Get("client_id"), redirect.String()), xuid, h.cfg.now().Add(liveCodeLife)))
+	if st := q.Get("state"); st != "" {
+		back.Set("state", st)
+	}
+	redirect.RawQuery = back.Encode()
+	http.Redirect(w, r, redirect.String(), http.StatusFound)
+}
+
+// liveCodeKind is the token kind of a code for a client ID and redirect
+// URI: a code only exchanges with both.
+func liveCodeKind(clientID, redirectURI string) string {
+	sum := sha256.Sum256([]byte(clientID + "\x00" + redirectURI))
+	return "lc-" + base64.RawURLEncoding.EncodeToString(sum[:12])
+}
+
+// liveToken is login.live.com's token endpoint, with the authorization_code
+// and refresh_token grants, answering in the recorded shape
+// (OpenXbox/xbox-webapi-python tests/data/responses/auth_oauth2_token.json).
+// A code is good for one exchange; a refresh token until it expires.
+func (h *Handler) liveToken(w http.ResponseWriter, r *http.Request) {
+	form, ok := readForm(w, r)
+	if !ok {
+		return
+	}
+	clientID := form.Get("client_id")
+	if clientID == "" {
+		liveError(w, "invalid_request", "The request must contain a client_id.")
+		return
+	}
+	now := h.cfg.now()
+	var xuid string
+	switch form.Get("grant_type") {
+	case "authorization_code":
+		code := form.Get("code")
+		x, ok := h.check(code, liveCodeKind(clientID, form.Get("redirect_uri")), now)
+		if !ok || h.seenBefore(code) {
+			liveError(w, "invalid_grant", "The provided value for the 'code' parameter is not valid.")
+			return
+		}
+		xuid = x
+	case "refresh_token":
+		x, ok := h.check(form.Get("refresh_token"), "lr-"+liveClientKind(clientID), now)
+		if !ok {
+			liveError(w, "invalid_grant", "The provided value for the input parameter 'refresh_token' or 'assertion' is not valid.")
+			return
+		}
+		xuid = x
+	default:
+		liveError(w, "unsupported_grant_type", "The provided value for the input parameter 'grant_type' is not valid.")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"token_type": "bearer", "expires_in": int(accessTokenLife / time.Second),
+		"scope":         cmp.Or(form.Get("scope"), "service::user.auth.xboxlive.com::MBI_SSL"),
+		"access_token":  h.mint("la-"+liveClientKind(clientID), xuid, now.Add(accessTokenLife)),
+		"refresh_token": h.mint("lr-"+liveClientKind(clientID), xuid, now.Add(refreshTokenLife)),
+		"user_id":       liveUserID(xuid),
+	})
+}
+
+// liveClientKind is "d" for an Azure app's client ID (a GUID), whose
+// tokens go to the user token service as "d=<token>", and "t" for a
+// Microsoft account client ID ("t=<token>").
+func liveClientKind(clientID string) string {
+	if len(clientID) == 36 && strings.Count(clientID, "-") == 4 {
+		return "d"
+	}
+	return "t"
+}
+
+// liveUserID is the account's ID as login.live.com gives it: 16 hex digits.
+func liveUserID(xuid string) string {
+	sum := sha256.Sum256([]byte("cid:" + xuid))
+	return fmt.Sprintf("%x", sum[:8])
+}
+
+// liveError answers as login.live.com does: 400 with error and
+// error_description.
+func liveError(w http.ResponseWriter, code, desc string) {
+	writeJSON(w, http.StatusBadRequest, map[string]string{"error": code, "error_description": desc})
 }

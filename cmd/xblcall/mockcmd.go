@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -29,12 +31,26 @@ import (
 
 var mockCommand = command{
 	summary: "serve the FGRL mock until interrupted",
-	usage:   "[--addr HOST:PORT] [--redis URL] [--limits F] [--align] [--legacy TITLE,...] [--fallback] [--log-format text|json|off] [--admin-token T] [--admin-host NAME]... [fault flags]",
+	usage:   "[--addr HOST:PORT] [--https HOST:PORT] [--ca-cert F --ca-key F] [--ca-out F] [--hosts] [--redis URL] [--limits F] [--align] [--legacy TITLE,...] [--fallback] [--log-format text|json|off] [--admin-token T] [--admin-host NAME]... [fault flags]",
 	examples: `  xblcall mock --addr 127.0.0.1:8080
   curl -H "Host: profile.xboxlive.com" -H "Authorization: $(xblcall token --xuid 1 --title 2)" \
       http://127.0.0.1:8080/users/me/profile/settings
   xblcall mock --error-rate 0.1 --latency 200ms --retry-after http-date
   xblcall mock --redis redis://127.0.0.1:6379/0 --addr :8081   # replicas sharing one FGRL state
+  xblcall mock --https 127.0.0.1:8443 --ca-out ca.pem        # HTTPS at the services' real names
+  HTTPS_PROXY=http://127.0.0.1:8080 curl --cacert ca.pem https://profile.xboxlive.com/...
+  xblcall mock --hosts >> /etc/hosts                          # the names to point at the mock
+
+Clients written for the real services reach the mock unchanged over HTTPS:
+its TLS certificate names every host it serves (xblcall mock --hosts) and
+is signed by a CA made at start (--ca-out writes its certificate for
+clients to trust; --ca-cert and --ca-key keep one across runs). Point the
+names at the mock (a hosts file, a container's --add-host) and use the
+--https port, or use the plain port as an HTTPS proxy (CONNECT), which
+answers only the hosts served and never opens a connection elsewhere.
+Sign-in works as against the real services: login.live.com
+(oauth20_authorize.srf, oauth20_token.srf), login.microsoftonline.com,
+user.auth.xboxlive.com and xsts.auth.xboxlive.com.
 
 The mock answers for real Xbox host names through the Host header. Its own
 endpoints are on the same address: /metrics (Prometheus), the live page
@@ -55,7 +71,7 @@ it. --log-format json writes one JSON object a line; off logs nothing.
 `,
 	setup:   func() (*flag.FlagSet, runFunc) { o := new(mockOpts); return mockFlags(o), o.run },
 	choices: map[string][]string{"revision": limits.Revisions(), "retry-after": slices.Sorted(slices.Values(mock.RetryAfterModes())), "log-format": {"text", "json", "off"}},
-	files:   map[string][]string{"limits": {"json"}, "redis-ca": {"pem", "crt"}},
+	files:   map[string][]string{"limits": {"json"}, "redis-ca": {"pem", "crt"}, "ca-cert": {"pem", "crt"}, "ca-key": {"pem", "key"}, "ca-out": {"pem"}},
 }
 
 type mockOpts struct {
@@ -67,6 +83,8 @@ type mockOpts struct {
 	seed                                                       uint64
 	adminToken                                                 string
 	adminHosts                                                 []string
+	https, caCert, caKey, caOut                                string
+	hosts                                                      bool
 
 	store *redisstore.Store // set by options when --redis is given
 }
@@ -90,6 +108,11 @@ func mockFlags(o *mockOpts) *flag.FlagSet {
 	fs.StringVar(&o.logFormat, "log-format", "text", "request log on stderr: text, json or off")
 	fs.StringVar(&o.adminToken, "admin-token", "", "token that admits peers off this machine to /metrics, the live page and the admin API (default: loopback only; one is made and printed when --addr is not loopback)")
 	fs.StringSliceVar(&o.adminHosts, "admin-host", nil, "a name the admin endpoints answer to besides IP addresses and localhost (repeatable)")
+	fs.StringVar(&o.https, "https", "", "also serve HTTPS on this address (HOST:PORT), with a certificate naming every host served")
+	fs.StringVar(&o.caCert, "ca-cert", "", "PEM file of the CA that signs the TLS certificate (with --ca-key; default: a new CA each run)")
+	fs.StringVar(&o.caKey, "ca-key", "", "PEM file of that CA's private key, readable by its owner only")
+	fs.StringVar(&o.caOut, "ca-out", "", "write the CA certificate (PEM) to this file, for clients to trust")
+	fs.BoolVar(&o.hosts, "hosts", false, "print a hosts-file line (127.0.0.1 <host>) for every host served, and exit")
 	return fs
 }
 
@@ -191,6 +214,14 @@ func checkRedis(ctx context.Context, e *env, s *redisstore.Store, failOpen bool)
 	return nil
 }
 
+// caNote tells where the CA's certificate is for clients to trust.
+func caNote(caOut string) string {
+	if caOut == "" {
+		return " (trust the mock's CA: --ca-out FILE writes it)"
+	}
+	return " (trust the mock's CA in " + caOut + ")"
+}
+
 func (o *mockOpts) run(ctx context.Context, e *env, args []string) error {
 	if len(args) > 0 {
 		return &exitError{2, errors.New("mock takes no arguments")}
@@ -203,6 +234,23 @@ func (o *mockOpts) run(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return &exitError{2, err}
 	}
+	if o.hosts {
+		printHostsFile(e.stdout, h)
+		return nil
+	}
+	ca, err := o.ca()
+	if err != nil {
+		return err
+	}
+	tlsConfig, err := ca.TLSConfig(h.Hosts())
+	if err != nil {
+		return err
+	}
+	if o.caOut != "" {
+		if err := writeFileAtomic(o.caOut, ca.CertPEM(), 0o644); err != nil {
+			return fmt.Errorf("--ca-out: %w", err)
+		}
+	}
 	if o.store != nil {
 		if err := checkRedis(ctx, e, o.store, o.failOpen); err != nil {
 			return err
@@ -212,6 +260,13 @@ func (o *mockOpts) run(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	var tlsLn net.Listener
+	if o.https != "" {
+		if tlsLn, err = net.Listen("tcp", o.https); err != nil {
+			ln.Close()
+			return err
+		}
+	}
 	access := mock.AdminAccess{Token: o.adminToken, Hosts: o.adminHosts}
 	if access.Token == "" && !onLoopback(ln.Addr()) {
 		access.Token = rand.Text() // peers off this machine need it
@@ -220,17 +275,32 @@ func (o *mockOpts) run(ctx context.Context, e *env, args []string) error {
 	// pages (event streams) do not hold Shutdown to its timeout.
 	base, endStreams := context.WithCancel(context.Background())
 	defer endStreams()
-	srv := &http.Server{Handler: h.WithAdmin(access, mockprom.Handler(h)), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10,
+	handler := h.WithAdmin(access, mockprom.Handler(h))
+	proxied := newConnListener(ln.Addr())
+	defer proxied.Close()
+	srv := &http.Server{Handler: connectProxy(h, handler, proxied, e.stderr), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10,
 		BaseContext: func(net.Listener) context.Context { return base }}
 	srv.RegisterOnShutdown(endStreams)
+	// The TLS server: --https's port and the CONNECT tunnels. A handshake
+	// that names a host the mock does not serve is logged on stderr.
+	tlsSrv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10,
+		BaseContext: func(net.Listener) context.Context { return base }, ErrorLog: log.New(e.stderr, "", 0)}
 	fmt.Fprintf(e.stdout, "fgrl mock serving Xbox services at http://%s (send the real host name in the Host header)\n", ln.Addr())
+	if tlsLn != nil {
+		fmt.Fprintf(e.stdout, "and at https://%s for every host xblcall mock --hosts lists\n", tlsLn.Addr())
+	}
+	fmt.Fprintf(e.stdout, "HTTPS_PROXY=http://%s reaches the same hosts over TLS%s\n", ln.Addr(), caNote(o.caOut))
 	fmt.Fprintf(e.stdout, "live page http://%s%s, metrics http://%s/metrics\n", ln.Addr(), mock.AdminPrefix, ln.Addr())
 	if access.Token != "" {
 		fmt.Fprintf(e.stdout, "admin token %s: peers off this machine send it as 'Authorization: Bearer <token>' (the live page: %s?token=<token>)\n",
 			access.Token, mock.AdminPrefix)
 	}
-	done := make(chan error, 1)
+	done := make(chan error, 3)
 	go func() { done <- srv.Serve(ln) }()
+	go func() { done <- tlsSrv.Serve(tls.NewListener(proxied, tlsConfig)) }()
+	if tlsLn != nil {
+		go func() { done <- tlsSrv.Serve(tls.NewListener(tlsLn, tlsConfig)) }()
+	}
 	select {
 	case err := <-done:
 		return err
@@ -238,7 +308,8 @@ func (o *mockOpts) run(ctx context.Context, e *env, args []string) error {
 	}
 	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := srv.Shutdown(shutdown); err != nil {
+	proxied.Close()
+	if err := errors.Join(srv.Shutdown(shutdown), tlsSrv.Shutdown(shutdown)); err != nil {
 		return err
 	}
 	fmt.Fprintln(e.stdout, "fgrl mock stopped")

@@ -181,10 +181,13 @@ func (st *stored) save() error {
 	return writePrivate(p, b)
 }
 
-// writePrivate replaces the file p with b, readable by its owner only: b
-// goes to a new temporary file beside p (a unique name, created 0600, so no
-// leftover file's mode carries over), which then takes p's place.
-func writePrivate(p string, b []byte) error {
+// writePrivate replaces the file p with b, readable by its owner only.
+func writePrivate(p string, b []byte) error { return writeFileAtomic(p, b, 0o600) }
+
+// writeFileAtomic replaces the file p with b, with mode perm: b goes to a
+// new temporary file beside p (a unique name, created 0600, so no leftover
+// file's mode carries over), which then takes p's place.
+func writeFileAtomic(p string, b []byte, perm os.FileMode) error {
 	f, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".*")
 	if err != nil {
 		return err
@@ -195,6 +198,10 @@ func writePrivate(p string, b []byte) error {
 		return err
 	}
 	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Chmod(perm); err != nil {
 		f.Close()
 		return err
 	}

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/xblgo/fgrl/internal/safetext"
+	"github.com/xblgo/fgrl/mock"
+)
+
+// ca returns the CA of the mock's TLS: the one --ca-cert and --ca-key name,
+// or a new one, whose key never leaves the process.
+func (o *mockOpts) ca() (*mock.CA, error) {
+	switch {
+	case o.caCert == "" && o.caKey == "":
+		return mock.NewCA()
+	case o.caCert == "" || o.caKey == "":
+		return nil, &exitError{2, errors.New("--ca-cert and --ca-key go together")}
+	}
+	ca, err := mock.LoadCA(o.caCert, o.caKey)
+	if err != nil {
+		return nil, &exitError{2, err}
+	}
+	return ca, nil
+}
+
+// printHostsFile writes a hosts-file line for every exact host h answers, and
+// says which host patterns a hosts file cannot name.
+func printHostsFile(w io.Writer, h *mock.Handler) {
+	for _, host := range h.Hosts() {
+		if strings.Contains(host, "*") {
+			fmt.Fprintf(w, "# %s: a host pattern; add a line for each name you call\n", host)
+			continue
+		}
+		fmt.Fprintf(w, "127.0.0.1 %s\n", host)
+	}
+}
+
+// connectProxy answers CONNECT for the hosts h serves on port 443: it takes
+// the connection over and hands it to the TLS server through proxied, so
+// that HTTPS_PROXY pointed at the mock's plain port reaches the services
+// with the mock's CA. CONNECT to any other host gets 403 naming it and a
+// log line; the mock never opens a connection of its own. Other requests
+// go to next.
+func connectProxy(h *mock.Handler, next http.Handler, proxied *connListener, log io.Writer) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodConnect {
+			next.ServeHTTP(w, r)
+			return
+		}
+		host, port, err := net.SplitHostPort(r.Host)
+		if err != nil {
+			host, port = r.Host, "443"
+		}
+		if !h.Serves(host) || port != "443" {
+			why := fmt.Sprintf("the mock serves no host %s on port %s: it proxies HTTPS (port 443) to the hosts xblcall mock --hosts lists, and opens no connection elsewhere",
+				safetext.Quote(host, 100), safetext.Quote(port, 8))
+			fmt.Fprintf(log, "CONNECT refused from %s: %s\n", r.RemoteAddr, why)
+			http.Error(w, why, http.StatusForbidden)
+			return
+		}
+		hj, ok := w.(http.Hijacker)
+		if !ok {
+			http.Error(w, "CONNECT needs HTTP/1.1", http.StatusHTTPVersionNotSupported)
+			return
+		}
+		conn, rw, err := hj.Hijack()
+		if err != nil {
+			return
+		}
+		if _, err := io.WriteString(conn, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+			conn.Close()
+			return
+		}
+		if rw.Reader.Buffered() > 0 { // the client spoke before the 200
+			conn = &bufferedConn{Conn: conn, r: rw.Reader}
+		}
+		if !proxied.push(conn) {
+			conn.Close()
+		}
+	})
+}
+
+// bufferedConn reads what the server's reader had buffered first.
+type bufferedConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (c *bufferedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
+
+// connListener is a net.Listener of connections pushed to it: the CONNECT
+// tunnels the TLS server serves.
+type connListener struct {
+	addr  net.Addr
+	conns chan net.Conn
+	once  sync.Once
+	done  chan struct{}
+}
+
+func newConnListener(addr net.Addr) *connListener {
+	return &connListener{addr: addr, conns: make(chan net.Conn), done: make(chan struct{})}
+}
+
+// push hands c to Accept; it reports false once the listener is closed.
+func (l *connListener) push(c net.Conn) bool {
+	select {
+	case l.conns <- c:
+		return true
+	case <-l.done:
+		return false
+	}
+}
+
+func (l *connListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *connListener) Close() error {
+	l.once.Do(func() { close(l.done) })
+	return nil
+}
+
+func (l *connListener) Addr() net.Addr { return l.addr }

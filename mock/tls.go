@@ -1,0 +1,217 @@
+package mock
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/xblgo/fgrl/internal/safetext"
+)
+
+// CA is the certificate authority of the mock's TLS. It signs one leaf
+// certificate naming every host the mock answers, so that a client that
+// trusts the CA reaches the mock at the services' real names over HTTPS,
+// however it was written. Its key stays in the process unless KeyPEM is
+// called.
+type CA struct {
+	Cert *x509.Certificate
+	key  crypto.Signer
+}
+
+// caLife is how long a generated CA is valid; a leaf is valid for at most a
+// year within it.
+const caLife = 10 * 365 * 24 * time.Hour
+
+// NewCA makes a CA with a fresh ECDSA P-256 key.
+func NewCA() (*CA, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber: serial(),
+		Subject:      pkix.Name{Organization: []string{"fgrl mock"}, CommonName: "fgrl mock CA " + now.UTC().Format("2006-01-02 15:04:05")},
+		NotBefore:    now.Add(-time.Hour), NotAfter: now.Add(caLife),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
+		BasicConstraintsValid: true, IsCA: true, MaxPathLenZero: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	if err != nil {
+		return nil, err
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, err
+	}
+	return &CA{Cert: cert, key: key}, nil
+}
+
+// LoadCA reads a CA from a PEM certificate file and a PEM private key file
+// (PKCS #8, EC or PKCS #1), so that clients' trust outlives a run. A key
+// file that other users may read is refused.
+func LoadCA(certFile, keyFile string) (*CA, error) {
+	fi, err := os.Stat(keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("mock: CA key: %w", err)
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("mock: CA key %s is readable by other users (mode %v); chmod 600 it", safetext.Quote(keyFile, 200), fi.Mode().Perm())
+	}
+	certPEM, err := readPEM(certFile)
+	if err != nil {
+		return nil, fmt.Errorf("mock: CA certificate: %w", err)
+	}
+	keyPEM, err := readPEM(keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("mock: CA key: %w", err)
+	}
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return nil, fmt.Errorf("mock: CA: %v", err)
+	}
+	cert, err := x509.ParseCertificate(pair.Certificate[0])
+	if err != nil {
+		return nil, fmt.Errorf("mock: CA certificate: %v", err)
+	}
+	key, ok := pair.PrivateKey.(crypto.Signer)
+	if !ok || !cert.IsCA || cert.KeyUsage&x509.KeyUsageCertSign == 0 {
+		return nil, errors.New("mock: the CA certificate is not a CA's (it must have basic constraints CA:TRUE and the certSign key usage)")
+	}
+	return &CA{Cert: cert, key: key}, nil
+}
+
+// readPEM reads a file of at most 64 KiB.
+func readPEM(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, 64<<10+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > 64<<10 {
+		return nil, fmt.Errorf("%s is over 64 KiB", safetext.Quote(name, 200))
+	}
+	return b, nil
+}
+
+// CertPEM returns the CA certificate in PEM, for clients to trust
+// (NODE_EXTRA_CA_CERTS, SSL_CERT_FILE, curl --cacert).
+func (ca *CA) CertPEM() []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Cert.Raw})
+}
+
+// KeyPEM returns the CA's private key in PEM (PKCS #8), to keep the CA for
+// later runs (LoadCA). Whoever holds it can sign certificates its trusters
+// believe: store it readable by its owner only.
+func (ca *CA) KeyPEM() ([]byte, error) {
+	der, err := x509.MarshalPKCS8PrivateKey(ca.key)
+	if err != nil {
+		return nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil
+}
+
+// Pool returns a certificate pool holding the CA, for a Go client's
+// tls.Config.RootCAs.
+func (ca *CA) Pool() *x509.CertPool {
+	p := x509.NewCertPool()
+	p.AddCert(ca.Cert)
+	return p
+}
+
+// TLSConfig returns a server configuration that presents one leaf
+// certificate, signed by ca, naming hosts (names, and patterns whose first
+// label is or ends with '*', which become "*.<rest>"), localhost, 127.0.0.1
+// and ::1. A client that names another host (SNI) is refused in the
+// handshake with an error naming it, which http.Server logs.
+func (ca *CA) TLSConfig(hosts []string) (*tls.Config, error) {
+	leaf, names, err := ca.leaf(hosts)
+	if err != nil {
+		return nil, err
+	}
+	return &tls.Config{
+		MinVersion: tls.VersionTLS12,
+		NextProtos: []string{"h2", "http/1.1"},
+		GetCertificate: func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+			if sni := strings.ToLower(strings.TrimSuffix(hello.ServerName, ".")); sni != "" && !covers(names, sni) {
+				return nil, fmt.Errorf("mock: no service at %s (the mock's TLS names the hosts xblcall mock --hosts lists)", safetext.Quote(sni, 100))
+			}
+			return leaf, nil
+		},
+	}, nil
+}
+
+// leaf signs the leaf certificate and returns it with the DNS names it holds.
+func (ca *CA) leaf(hosts []string) (*tls.Certificate, []string, error) {
+	names := []string{"localhost"}
+	for _, h := range hosts {
+		h = strings.ToLower(h)
+		if i := strings.IndexByte(h, '.'); strings.Contains(h, "*") && i > 0 && !strings.Contains(h[i:], "*") {
+			h = "*" + h[i:] // club*.xboxlive.com: *.xboxlive.com
+		} else if strings.Contains(h, "*") {
+			continue
+		}
+		if !slices.Contains(names, h) {
+			names = append(names, h)
+		}
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	now := time.Now()
+	notAfter := now.Add(365 * 24 * time.Hour)
+	if ca.Cert.NotAfter.Before(notAfter) {
+		notAfter = ca.Cert.NotAfter
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: serial(),
+		Subject:      pkix.Name{Organization: []string{"fgrl mock"}, CommonName: "fgrl mock services"},
+		NotBefore:    now.Add(-time.Hour), NotAfter: notAfter,
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		DNSNames:    names,
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, key.Public(), ca.key)
+	if err != nil {
+		return nil, nil, fmt.Errorf("mock: signing the leaf certificate: %v", err)
+	}
+	return &tls.Certificate{Certificate: [][]byte{der, ca.Cert.Raw}, PrivateKey: key}, names, nil
+}
+
+// covers reports whether one of the certificate's names covers host.
+func covers(names []string, host string) bool {
+	for _, n := range names {
+		if n == host {
+			return true
+		}
+		if rest, ok := strings.CutPrefix(n, "*"); ok && strings.HasSuffix(host, rest) && !strings.Contains(host[:len(host)-len(rest)], ".") && len(host) > len(rest) {
+			return true
+		}
+	}
+	return net.ParseIP(host) != nil
+}
+
+func serial() *big.Int {
+	n, _ := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
+	return n
+}

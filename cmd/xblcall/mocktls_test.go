@@ -9,7 +9,9 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -188,5 +190,66 @@ func TestReadmeHosts(t *testing.T) {
 	block = block[:strings.Index(block, "```")]
 	if block != out {
 		t.Errorf("README's host list differs from xblcall mock --hosts:\nREADME:\n%s\n--hosts:\n%s", block, out)
+	}
+}
+
+// TestReachEveryHost: Node's and Python's own HTTPS clients, trusting the
+// CA --ca-out wrote, reach every exact host the mock serves, straight at
+// the --https port under the real name and through the plain port as an
+// HTTPS proxy; through the proxy another host is refused with 403.
+func TestReachEveryHost(t *testing.T) {
+	var hosts []string
+	for _, h := range mock.NewHandler().Hosts() {
+		if !strings.Contains(h, "*") {
+			hosts = append(hosts, h)
+		}
+	}
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	out, _ := servedMock(t, "--addr", "127.0.0.1:0", "--https", "127.0.0.1:0", "--ca-out", caFile, "--log-format", "off")
+	plain, tlsAddr := addrAfter(t, out.String(), "http://"), addrAfter(t, out.String(), "https://")
+	resolve, _ := filepath.Abs("../../mock/testdata/node/resolve.cjs")
+	for _, tt := range []struct {
+		name string
+		argv []string
+	}{
+		{"node direct", []string{"node", "--require", resolve, "testdata/reach.mjs", "direct"}},
+		{"node proxy", []string{"node", "testdata/reach.mjs", "proxy"}},
+		{"python direct", []string{"python3", "testdata/reach.py", "direct"}},
+		{"python proxy", []string{"python3", "testdata/reach.py", "proxy"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := exec.LookPath(tt.argv[0]); err != nil {
+				if os.Getenv("FGRL_REQUIRE_NODE") != "" {
+					t.Fatalf("%s is missing", tt.argv[0])
+				}
+				t.Skipf("%s is missing", tt.argv[0])
+			}
+			asked := hosts
+			if strings.HasSuffix(tt.name, "proxy") {
+				asked = append(slices.Clone(hosts), "www.example.com")
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, tt.argv[0], tt.argv[1:]...)
+			cmd.Env = append(os.Environ(), "NODE_EXTRA_CA_CERTS="+caFile, "FGRL_MOCK_CA="+caFile, "FGRL_MOCK_ADDR="+tlsAddr,
+				"FGRL_PROXY="+plain, "FGRL_MOCK_HOSTS="+strings.Join(asked, ","))
+			b, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("%v: %v\n%s", tt.argv, err, b)
+			}
+			got := map[string]string{}
+			for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+				host, status, _ := strings.Cut(line, " ")
+				got[host] = status
+			}
+			for _, h := range hosts {
+				if s := got[h]; len(s) != 3 || s[0] < '2' || s[0] > '4' {
+					t.Errorf("%s: %q, want an HTTP status from the mock", h, s)
+				}
+			}
+			if s, ok := got["www.example.com"]; ok && !strings.Contains(s, "403") {
+				t.Errorf("www.example.com through the proxy: %q, want a 403 refusal", s)
+			}
+		})
 	}
 }

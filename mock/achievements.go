@@ -88,9 +88,9 @@ type achievementList struct {
 func achievementRoutes() []route {
 	const x = "/users/xuid({n})/achievements"
 	return []route{
-		{http.MethodGet, pat(x), serveAchievements},
-		{http.MethodGet, pat(x + "/{}/{}"), serveAchievement},
-		{http.MethodPost, pat(x + "/{}/update"), serveAchievementUpdate},
+		{http.MethodGet, pat(x), serveAchievements, "2"},
+		{http.MethodGet, pat(x + "/{}/{}"), serveAchievement, "2"},
+		{http.MethodPost, pat(x + "/{}/update"), serveAchievementUpdate, "2"},
 	}
 }
 

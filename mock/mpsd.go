@@ -25,15 +25,15 @@ import (
 func mpsdRoutes() []route {
 	p := pat("/serviceconfigs/{}/sessiontemplates/{}/sessions/{}")
 	return []route{
-		{http.MethodGet, p, serveGetSession},
-		{http.MethodPut, p, servePutSession},
-		{http.MethodPost, pat("/handles"), serveCreateHandle},
+		{http.MethodGet, p, serveGetSession, "107"},
+		{http.MethodPut, p, servePutSession, "107"},
+		{http.MethodPost, pat("/handles"), serveCreateHandle, "107"},
 	}
 }
 
 // searchHandleRoutes serve POST /handles/query, which has its own counter.
 func searchHandleRoutes() []route {
-	return []route{{http.MethodPost, pat("/handles/query"), serveHandleQuery}}
+	return []route{{http.MethodPost, pat("/handles/query"), serveHandleQuery, "107"}}
 }
 
 const (
@@ -156,7 +156,7 @@ func servePutSession(h *Handler, c *call) {
 }
 
 func smartmatchRoutes() []route {
-	return []route{{http.MethodPost, pat("/serviceconfigs/{}/hoppers/{}"), serveCreateTicket}}
+	return []route{{http.MethodPost, pat("/serviceconfigs/{}/hoppers/{}"), serveCreateTicket, "103"}}
 }
 
 // serveCreateTicket creates a SmartMatch ticket from the body XSAPI sends

@@ -64,10 +64,10 @@ const (
 
 func presenceRoutes() []route {
 	return []route{
-		{http.MethodGet, pat("/users/{user}"), serveGetPresence},
-		{http.MethodPost, pat("/users/batch"), serveBatchPresence},
-		{http.MethodPost, pat("/users/{user}/devices/current/titles/current"), serveSetPresence},
-		{http.MethodDelete, pat("/users/{user}/devices/current/titles/current"), serveClearPresence},
+		{http.MethodGet, pat("/users/{user}"), serveGetPresence, "3"},
+		{http.MethodPost, pat("/users/batch"), serveBatchPresence, "3"},
+		{http.MethodPost, pat("/users/{user}/devices/current/titles/current"), serveSetPresence, "3"},
+		{http.MethodDelete, pat("/users/{user}/devices/current/titles/current"), serveClearPresence, "3"},
 	}
 }
 

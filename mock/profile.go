@@ -26,8 +26,8 @@ type profileResponse struct {
 
 func profileRoutes() []route {
 	return []route{
-		{http.MethodGet, pat("/users/{user}/profile/settings"), serveProfile},
-		{http.MethodPost, pat("/users/batch/profile/settings"), serveProfileBatch},
+		{http.MethodGet, pat("/users/{user}/profile/settings"), serveProfile, "2"},
+		{http.MethodPost, pat("/users/batch/profile/settings"), serveProfileBatch, "2"},
 	}
 }
 

@@ -26,7 +26,7 @@ var feedbackTypes = []string{
 const maxFeedbackText = 4096
 
 func reputationRoutes() []route {
-	return []route{{http.MethodPost, pat("/users/xuid({n})/feedback"), serveFeedback}}
+	return []route{{http.MethodPost, pat("/users/xuid({n})/feedback"), serveFeedback, "101"}}
 }
 
 func serveFeedback(h *Handler, c *call) {

@@ -11,11 +11,13 @@ import (
 )
 
 // route is one served call: a method and a path pattern whose captures are
-// passed to serve.
+// passed to serve, and the x-xbl-contract-version whose shape the answer
+// has (the one XSAPI sends).
 type route struct {
-	method string
-	path   pattern
-	serve  func(h *Handler, c *call)
+	method   string
+	path     pattern
+	serve    func(h *Handler, c *call)
+	contract string
 }
 
 // call is one request being served.

@@ -29,7 +29,7 @@ type person struct {
 const peoplePerUser = 12
 
 func socialRoutes() []route {
-	return []route{{http.MethodGet, pat("/users/{user}/people"), servePeople}}
+	return []route{{http.MethodGet, pat("/users/{user}/people"), servePeople, "3"}}
 }
 
 // peopleOf returns the stable relationships of xuid: the next peoplePerUser
@@ -98,7 +98,7 @@ func atoiOr(s string, def int) (int, error) {
 }
 
 func privacyRoutes() []route {
-	return []route{{http.MethodGet, pat("/users/{user}/permission/validate"), servePermission}}
+	return []route{{http.MethodGet, pat("/users/{user}/permission/validate"), servePermission, "1"}}
 }
 
 type permissionReason struct {

@@ -67,8 +67,8 @@ func statsOf(xuid, scid string, names []string) statsUser {
 
 func statsRoutes() []route {
 	return []route{
-		{http.MethodGet, pat("/users/xuid({n})/scids/{}/stats/{}"), serveStats},
-		{http.MethodPost, pat("/batch"), serveStatsBatch},
+		{http.MethodGet, pat("/users/xuid({n})/scids/{}/stats/{}"), serveStats, "1"},
+		{http.MethodPost, pat("/batch"), serveStatsBatch, "1"},
 	}
 }
 
@@ -144,7 +144,7 @@ type leaderboardAnswer struct {
 }
 
 func leaderboardRoutes() []route {
-	return []route{{http.MethodGet, pat("/scids/{}/leaderboards/{}"), serveLeaderboard}}
+	return []route{{http.MethodGet, pat("/scids/{}/leaderboards/{}"), serveLeaderboard, "1 and 2 (values), 3 and later (value)"}}
 }
 
 func serveLeaderboard(h *Handler, c *call) {

@@ -31,7 +31,7 @@ import (
 
 var mockCommand = command{
 	summary: "serve the FGRL mock until interrupted",
-	usage:   "[--addr HOST:PORT] [--https HOST:PORT] [--ca-cert F --ca-key F] [--ca-out F] [--hosts] [--redis URL] [--limits F] [--align] [--legacy TITLE,...] [--fallback] [--log-format text|json|off] [--admin-token T] [--admin-host NAME]... [fault flags]",
+	usage:   "[--addr HOST:PORT] [--https HOST:PORT] [--ca-cert F --ca-key F] [--ca-out F] [--hosts] [--endpoints] [--redis URL] [--limits F] [--align] [--legacy TITLE,...] [--fallback] [--log-format text|json|off] [--admin-token T] [--admin-host NAME]... [fault flags]",
 	examples: `  xblcall mock --addr 127.0.0.1:8080
   curl -H "Host: profile.xboxlive.com" -H "Authorization: $(xblcall token --xuid 1 --title 2)" \
       http://127.0.0.1:8080/users/me/profile/settings
@@ -84,7 +84,7 @@ type mockOpts struct {
 	adminToken                                                 string
 	adminHosts                                                 []string
 	https, caCert, caKey, caOut                                string
-	hosts                                                      bool
+	hosts, endpoints                                           bool
 
 	store *redisstore.Store // set by options when --redis is given
 }
@@ -113,6 +113,7 @@ func mockFlags(o *mockOpts) *flag.FlagSet {
 	fs.StringVar(&o.caKey, "ca-key", "", "PEM file of that CA's private key, readable by its owner only")
 	fs.StringVar(&o.caOut, "ca-out", "", "write the CA certificate (PEM) to this file, for clients to trust")
 	fs.BoolVar(&o.hosts, "hosts", false, "print a hosts-file line (127.0.0.1 <host>) for every host served, and exit")
+	fs.BoolVar(&o.endpoints, "endpoints", false, "print every call the mock answers (host, method, path, contract version) as a Markdown table, and exit")
 	return fs
 }
 
@@ -236,6 +237,10 @@ func (o *mockOpts) run(ctx context.Context, e *env, args []string) error {
 	}
 	if o.hosts {
 		printHostsFile(e.stdout, h)
+		return nil
+	}
+	if o.endpoints {
+		printEndpoints(e.stdout, h)
 		return nil
 	}
 	ca, err := o.ca()

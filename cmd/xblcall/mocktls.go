@@ -42,6 +42,20 @@ func printHostsFile(w io.Writer, h *mock.Handler) {
 	}
 }
 
+// printEndpoints writes the table of every call the mock answers, in
+// Markdown, as the README shows it.
+func printEndpoints(w io.Writer, h *mock.Handler) {
+	fmt.Fprintln(w, "| host | method | path | contract |")
+	fmt.Fprintln(w, "|---|---|---|---|")
+	for _, ep := range h.Endpoints() {
+		hosts := make([]string, len(ep.Hosts))
+		for i, host := range ep.Hosts {
+			hosts[i] = "`" + host + "`"
+		}
+		fmt.Fprintf(w, "| %s | %s | `%s` | %s |\n", strings.Join(hosts, ", "), ep.Method, ep.Path, ep.Contract)
+	}
+}
+
 // connectProxy answers CONNECT for the hosts h serves on port 443: it takes
 // the connection over and hands it to the TLS server through proxied, so
 // that HTTPS_PROXY pointed at the mock's plain port reaches the services

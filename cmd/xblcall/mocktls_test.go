@@ -253,3 +253,16 @@ func TestReachEveryHost(t *testing.T) {
 		})
 	}
 }
+
+// TestReadmeEndpoints: the README's table of the calls the mock answers is
+// what --endpoints prints (generated from the route table).
+func TestReadmeEndpoints(t *testing.T) {
+	_, out, _ := xblcall(t, "mock", "--endpoints")
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "\n"+out+"\n") || len(out) < 100 {
+		t.Errorf("README lacks the table xblcall mock --endpoints prints (regenerate it):\n%s", out)
+	}
+}

@@ -1,0 +1,84 @@
+package mock
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+)
+
+// Endpoint is one call the mock answers.
+type Endpoint struct {
+	Hosts  []string // the hosts it answers at
+	Method string
+	// Path is the path pattern: {} stands for any segment, {user} for "me"
+	// or "xuid(N)", xuid({n}) for "xuid(N)".
+	Path string
+	// Contract is the x-xbl-contract-version whose shape the answer has;
+	// "-" for the sign-in endpoints, whose version the mock does not read.
+	Contract string
+}
+
+// signInEndpoints are the sign-in calls the mock answers (serveSignIn).
+var signInEndpoints = []Endpoint{
+	{[]string{liveHost}, http.MethodGet, "/oauth20_authorize.srf", ""},
+	{[]string{liveHost}, http.MethodPost, "/oauth20_token.srf", ""},
+	{[]string{microsoftHost}, http.MethodGet, "/{tenant}/oauth2/v2.0/authorize", ""},
+	{[]string{microsoftHost}, http.MethodPost, "/{tenant}/oauth2/v2.0/devicecode", ""},
+	{[]string{microsoftHost}, http.MethodPost, "/{tenant}/oauth2/v2.0/token", ""},
+	{[]string{userAuthHost}, http.MethodPost, "/user/authenticate", ""},
+	{[]string{xstsHost}, http.MethodPost, "/xsts/authorize", ""},
+}
+
+// Endpoints returns every call the mock answers, from its route table and
+// its limits (the hosts of each service's rules), sign-in first, then by
+// host and path.
+func (h *Handler) Endpoints() []Endpoint {
+	out := slices.Clone(signInEndpoints)
+	var services []Endpoint
+	for service, routes := range h.routes {
+		hosts := h.serviceHosts(service)
+		if len(hosts) == 0 {
+			continue
+		}
+		for _, r := range routes {
+			services = append(services, Endpoint{Hosts: hosts, Method: r.method, Path: r.path.String(), Contract: r.contract})
+		}
+	}
+	slices.SortFunc(services, func(a, b Endpoint) int {
+		return strings.Compare(a.Hosts[0]+" "+a.Path+" "+a.Method, b.Hosts[0]+" "+b.Path+" "+b.Method)
+	})
+	return append(out, services...)
+}
+
+// serviceHosts returns the hosts of the rules of service, sorted.
+func (h *Handler) serviceHosts(service string) []string {
+	var hosts []string
+	for _, r := range h.cfg.limits.Rules {
+		if r.Service == service {
+			for _, host := range r.Hosts {
+				hosts = append(hosts, strings.ToLower(host))
+			}
+		}
+	}
+	slices.Sort(hosts)
+	return slices.Compact(hosts)
+}
+
+// String returns the pattern as written.
+func (p pattern) String() string {
+	var b strings.Builder
+	for _, e := range p {
+		b.WriteByte('/')
+		switch e.kind {
+		case anySeg:
+			b.WriteString("{}")
+		case userSeg:
+			b.WriteString("{user}")
+		case xuidSeg:
+			b.WriteString("xuid({n})")
+		default:
+			b.WriteString(e.literal)
+		}
+	}
+	return b.String()
+}

@@ -20,13 +20,13 @@ type Endpoint struct {
 
 // signInEndpoints are the sign-in calls the mock answers (serveSignIn).
 var signInEndpoints = []Endpoint{
-	{[]string{liveHost}, http.MethodGet, "/oauth20_authorize.srf", ""},
-	{[]string{liveHost}, http.MethodPost, "/oauth20_token.srf", ""},
-	{[]string{microsoftHost}, http.MethodGet, "/{tenant}/oauth2/v2.0/authorize", ""},
-	{[]string{microsoftHost}, http.MethodPost, "/{tenant}/oauth2/v2.0/devicecode", ""},
-	{[]string{microsoftHost}, http.MethodPost, "/{tenant}/oauth2/v2.0/token", ""},
-	{[]string{userAuthHost}, http.MethodPost, "/user/authenticate", ""},
-	{[]string{xstsHost}, http.MethodPost, "/xsts/authorize", ""},
+	{[]string{liveHost}, http.MethodGet, "/oauth20_authorize.srf", "-"},
+	{[]string{liveHost}, http.MethodPost, "/oauth20_token.srf", "-"},
+	{[]string{microsoftHost}, http.MethodGet, "/{tenant}/oauth2/v2.0/authorize", "-"},
+	{[]string{microsoftHost}, http.MethodPost, "/{tenant}/oauth2/v2.0/devicecode", "-"},
+	{[]string{microsoftHost}, http.MethodPost, "/{tenant}/oauth2/v2.0/token", "-"},
+	{[]string{userAuthHost}, http.MethodPost, "/user/authenticate", "-"},
+	{[]string{xstsHost}, http.MethodPost, "/xsts/authorize", "-"},
 }
 
 // Endpoints returns every call the mock answers, from its route table and

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Checks an image tarball that build.sh made: its config (user, entrypoint,
+# ports) and that the binary in its layer runs (xblcall mock --hosts), with
+# no container runtime.
+set -euo pipefail
+img=$(realpath "$1")
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+tar -C "$work" -xf "$img"
+config=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[0]["Config"])' "$work/manifest.json")
+python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))[0]["RepoTags"]; assert t == [sys.argv[2]], t; print("tag", t[0])' "$work/manifest.json" "${2:-xblcall-mock:latest}"
+python3 - "$work/$config" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))["config"]
+want = {"User": "65532:65532", "Entrypoint": ["/usr/local/bin/xblcall", "mock"]}
+for k, v in want.items():
+    assert c.get(k) == v, f"{k}: {c.get(k)!r}, want {v!r}"
+assert set(c.get("ExposedPorts", {})) == {"8080/tcp", "8443/tcp"}, c.get("ExposedPorts")
+print("config: user", c["User"], "entrypoint", " ".join(c["Entrypoint"]), "ports", " ".join(sorted(c["ExposedPorts"])))
+PY
+for layer in $(python3 -c 'import json,sys; print(" ".join(json.load(open(sys.argv[1]))[0]["Layers"]))' "$work/manifest.json"); do
+	tar -C "$work" -xf "$work/$layer"
+done
+file "$work/usr/local/bin/xblcall" 2>/dev/null | grep -q 'statically linked' || ldd "$work/usr/local/bin/xblcall" 2>&1 | grep -q 'not a dynamic executable'
+hosts=$("$work/usr/local/bin/xblcall" mock --hosts)
+grep -q '^127.0.0.1 profile.xboxlive.com$' <<<"$hosts"
+grep -q '^127.0.0.1 login.live.com$' <<<"$hosts"
+echo "the image's binary runs: xblcall mock --hosts printed $(grep -c '^127' <<<"$hosts") hosts"

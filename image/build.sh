@@ -4,8 +4,9 @@
 #
 #   bash image/build.sh [OUT.tar] [TAG]     # default xblcall-mock.tar, xblcall-mock:latest
 #
-# The image holds one static binary (/usr/local/bin/xblcall) and nothing
-# else, runs as user 65532 (not root), serves plain HTTP on 8080 (the
+# The image holds one static binary (/usr/local/bin/xblcall) and an empty
+# /ca the image's user owns (for --ca-out on a volume), runs as user 65532
+# (not root), serves plain HTTP on 8080 (the
 # services, the CONNECT proxy, the live page at /_fgrl/) and HTTPS on 8443,
 # and exposes both. crane (go-containerregistry) assembles it: a layer on
 # the empty base, then the config, through a registry that crane serves on
@@ -28,7 +29,9 @@ trap cleanup EXIT
 
 mkdir -p "$work/root/usr/local/bin"
 CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go build -trimpath -ldflags=-s -o "$work/root/usr/local/bin/xblcall" ./cmd/xblcall
+mkdir -m 755 "$work/root/ca" # for --ca-out on a volume: the image's user owns it, so a new volume does too
 tar --owner=0 --group=0 --numeric-owner --mtime=@0 --sort=name -C "$work/root" -cf "$work/layer.tar" usr
+tar --owner=65532 --group=65532 --numeric-owner --mtime=@0 -C "$work/root" -rf "$work/layer.tar" ca
 
 crane registry serve --address 127.0.0.1:0 >"$work/registry.log" 2>&1 &
 registry=$!

@@ -21,6 +21,7 @@ PY
 for layer in $(python3 -c 'import json,sys; print(" ".join(json.load(open(sys.argv[1]))[0]["Layers"]))' "$work/manifest.json"); do
 	tar -C "$work" -xf "$work/$layer"
 done
+[ "$(stat -c %u "$work/ca")" = 65532 ] || { echo "/ca is not the image user's" >&2; exit 1; }
 file "$work/usr/local/bin/xblcall" 2>/dev/null | grep -q 'statically linked' || ldd "$work/usr/local/bin/xblcall" 2>&1 | grep -q 'not a dynamic executable'
 hosts=$("$work/usr/local/bin/xblcall" mock --hosts)
 grep -q '^127.0.0.1 profile.xboxlive.com$' <<<"$hosts"

@@ -143,6 +143,10 @@ func TestLiveErrors(t *testing.T) {
 			}
 		})
 	}
+	if status, b := post(t, h, "https://login.live.com/oauth20_token.srf", "application/x-www-form-urlencoded", "grant_type=%zz&client_id"); status != 400 ||
+		!strings.Contains(string(b), `"error":"invalid_request"`) {
+		t.Errorf("a malformed form: %d %s", status, b)
+	}
 	now = now.Add(refreshTokenLife)
 	if status, _, got := liveTokenAt(t, h, url.Values{"grant_type": {"refresh_token"}, "client_id": {msaClient},
 		"refresh_token": {tok.RefreshToken}}); status != 400 || got.Error != "invalid_grant" {

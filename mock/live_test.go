@@ -11,15 +11,21 @@ import (
 	"github.com/xblgo/fgrl/internal/wiretest"
 )
 
-// recordedLiveToken is login.live.com's token answer as
-// OpenXbox/xbox-webapi-python records it
-// (tests/data/responses/auth_oauth2_token.json, values replaced).
-const recordedLiveToken = `{"token_type": "bearer", "expires_in": 3600, "scope": "Xboxlive.signin Xboxlive.offline_access",
+// login.live.com's token answer as two clients record it (values
+// replaced): OpenXbox/xbox-webapi-python
+// tests/data/responses/auth_oauth2_token.json, and the npm package
+// xbox-webapi 1.4.2 tests/mock_data/oauth20_token.srf/POST.mock.
+const (
+	recordedLiveToken = `{"token_type": "bearer", "expires_in": 3600, "scope": "Xboxlive.signin Xboxlive.offline_access",
 	"access_token": "a", "refresh_token": "r", "user_id": "123456789"}`
+	recordedLiveTokenNPM = `{"token_type":"bearer","expires_in":3600,"scope":"XboxLive.signin XboxLive.offline_access",
+	"access_token":"a","refresh_token":"r","user_id":"u"}`
+)
 
 // Client IDs of the two kinds: a Microsoft account client (the ID
-// xbox-webapi-python's old flow and @xboxreplay/xboxlive-auth use) and an
-// Azure app (a GUID).
+// xbox-webapi-python's old flow and @xboxreplay/xboxlive-auth use, with
+// RpsTicket t=) and an Azure app (a GUID, as the npm xbox-webapi's examples
+// use, with RpsTicket d=).
 const (
 	msaClient   = "0000000048093EE3"
 	azureClient = "388ea51c-0b25-4029-aae2-17df49d23905"
@@ -83,8 +89,10 @@ func TestLiveSignIn(t *testing.T) {
 			form := url.Values{"grant_type": {"authorization_code"}, "client_id": {tt.client}, "code": {back.Get("code")},
 				"redirect_uri": {redirectURI}, "scope": {"Xboxlive.signin Xboxlive.offline_access"}}
 			status, b, tok := liveTokenAt(t, h, form)
-			if d := wiretest.ShapeDiff([]byte(recordedLiveToken), b); status != 200 || d != "" {
-				t.Fatalf("token %d (-recorded +mock):\n%s", status, d)
+			for _, rec := range []string{recordedLiveToken, recordedLiveTokenNPM} {
+				if d := wiretest.ShapeDiff([]byte(rec), b); status != 200 || d != "" {
+					t.Fatalf("token %d (-recorded +mock):\n%s", status, d)
+				}
 			}
 			if got := userToken(t, h, tt.preamble+tok.AccessToken); got != 200 {
 				t.Errorf("user token with %s: %d", tt.preamble, got)

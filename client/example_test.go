@@ -38,7 +38,7 @@ func Example() {
 		fmt.Println(e.API, e.HRESULT(), "local:", te.Local)
 	}
 	// Output:
-	// Player4567 <nil>
+	// MockPlayer <nil>
 	// GetProfiles 0x801901AD HTTP_E_STATUS_429_TOO_MANY_REQUESTS local: true
 }
 

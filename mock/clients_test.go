@@ -105,8 +105,8 @@ func TestPublishedNodeClient(t *testing.T) {
 		t.Fatalf("node: %v\n%s", err, stderr.String())
 	}
 	want := []map[string]any{
-		{"step": "signed-in", "xuid": mock.DefaultAccount.XUID, "gamertag": "Player4567", "presence": "Offline", "expiresIn": float64(3600)},
-		{"step": "refreshed", "expiredToken": "401", "gamertag": "Player4567"},
+		{"step": "signed-in", "xuid": mock.DefaultAccount.XUID, "gamertag": mock.DefaultAccount.Gamertag, "presence": "Offline", "expiresIn": float64(3600)},
+		{"step": "refreshed", "expiredToken": "401", "gamertag": mock.DefaultAccount.Gamertag},
 		{"step": "burst", "served": float64(9), "refused": []any{"429", "429", "429"}},
 	}
 	if diff := cmp.Diff(want, steps); diff != "" {

@@ -71,6 +71,7 @@ func New(c Config) (*Handler, error) {
 	}
 	f := cfg.faults
 	h.faults.Store(&f)
+	h.signIn.init() // the accounts are the world's from the start
 	if cfg.account != nil {
 		h.SetAccount(*cfg.account)
 	}

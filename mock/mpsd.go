@@ -136,7 +136,7 @@ func servePutSession(h *Handler, c *call) {
 	key := sessionKey(c)
 	h.state.mu.Lock()
 	old, existed := h.state.sessions.get(key)
-	doc, err := mergeSession(old, &write, joiner{c.id.xuid, c.id.title, h.cfg.now().UTC()})
+	doc, err := mergeSession(old, &write, joiner{c.id.xuid, c.id.title, h.gamertagOf(c.id.xuid), h.cfg.now().UTC()})
 	if err == nil && len(doc) > maxSessionBytes {
 		err = fmt.Errorf("the session would be larger than %d bytes", maxSessionBytes)
 	}

@@ -33,7 +33,7 @@ func profileRoutes() []route {
 
 func serveProfile(h *Handler, c *call) {
 	settings := splitList(c.query("settings"))
-	writeJSON(c.w, http.StatusOK, profileResponse{[]profileUser{profileOf(c.user(c.params[0]), settings)}})
+	writeJSON(c.w, http.StatusOK, profileResponse{[]profileUser{profileOf(c.user(c.params[0]), h.gamertagOf(c.user(c.params[0])), settings)}})
 }
 
 func serveProfileBatch(h *Handler, c *call) {
@@ -50,14 +50,14 @@ func serveProfileBatch(h *Handler, c *call) {
 	}
 	resp := profileResponse{ProfileUsers: make([]profileUser, 0, len(req.UserIDs))}
 	for _, x := range req.UserIDs {
-		resp.ProfileUsers = append(resp.ProfileUsers, profileOf(x, req.Settings))
+		resp.ProfileUsers = append(resp.ProfileUsers, profileOf(x, h.gamertagOf(x), req.Settings))
 	}
 	writeJSON(c.w, http.StatusOK, resp)
 }
 
 // profileOf returns a user's settings, derived from the xuid so that answers
-// are stable across runs.
-func profileOf(xuid string, settings []string) profileUser {
+// are stable across runs, with the user's gamertag gt.
+func profileOf(xuid, gt string, settings []string) profileUser {
 	if len(settings) == 0 {
 		settings = []string{"GameDisplayName", "Gamertag", "Gamerscore"}
 	}
@@ -66,7 +66,7 @@ func profileOf(xuid string, settings []string) profileUser {
 		var v string
 		switch strings.ToLower(s) {
 		case "gamertag", "gamedisplayname", "appdisplayname", "moderngamertag":
-			v = gamertag(xuid)
+			v = gt
 		case "gamerscore":
 			v = "1250"
 		case "gamedisplaypicraw", "appdisplaypicraw":
@@ -81,6 +81,21 @@ func profileOf(xuid string, settings []string) profileUser {
 	return u
 }
 
+// gamertagOf returns the gamertag of xuid in the mock's one world: an
+// account's own (the one its XSTS token claims, SetAccount), else the
+// derived one.
+func (h *Handler) gamertagOf(xuid string) string {
+	h.signIn.mu.Lock()
+	a, ok := h.signIn.accounts[xuid]
+	h.signIn.mu.Unlock()
+	if ok && a.Gamertag != "" {
+		return a.Gamertag
+	}
+	return gamertag(xuid)
+}
+
+// gamertag is the gamertag derived from a XUID: "Player" and its last four
+// digits.
 func gamertag(xuid string) string {
 	if len(xuid) > 4 {
 		xuid = xuid[len(xuid)-4:]

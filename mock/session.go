@@ -50,8 +50,8 @@ type member struct {
 
 // joiner is who writes a session, and when.
 type joiner struct {
-	xuid, title string
-	now         time.Time
+	xuid, title, gamertag string
+	now                   time.Time
 }
 
 // maxMembers is the most members a mock session holds.
@@ -121,7 +121,7 @@ func (s *session) writeMembers(ws map[string]json.RawMessage, by joiner) error {
 func (s *session) setMember(idx string, m member, by joiner) {
 	cur, ok := s.Members[idx]
 	if !ok { // constants are set once, when the member joins
-		cur = member{Constants: m.Constants, Gamertag: gamertag(by.xuid), ActiveTitleID: by.title,
+		cur = member{Constants: m.Constants, Gamertag: by.gamertag, ActiveTitleID: by.title,
 			JoinTime: by.now.Format(time.RFC3339Nano)}
 		if cur.Constants == nil {
 			cur.Constants = map[string]any{}

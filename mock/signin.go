@@ -343,7 +343,7 @@ func (h *Handler) xstsAuthorize(w http.ResponseWriter, r *http.Request) {
 	a, known := h.signIn.accounts[xuid]
 	h.signIn.mu.Unlock()
 	if !known {
-		a = Account{XUID: xuid, Gamertag: "Player" + xuid[max(0, len(xuid)-4):]}
+		a = Account{XUID: xuid, Gamertag: gamertag(xuid)}
 	}
 	if a.XErr != 0 {
 		writeJSON(w, http.StatusUnauthorized, map[string]any{"Identity": "0", "XErr": a.XErr, "Message": "",

@@ -162,3 +162,47 @@ func mustExp(tok string) int64 {
 	n, _ := strconv.ParseInt(parts[len(parts)-2], 10, 64)
 	return n
 }
+
+// TestOneGamertag: the gamertag an XSTS token claims is the gamertag the
+// profile service answers for the same XUID, for the default account and
+// for one set later; a XUID with no account gets the derived gamertag from
+// both.
+func TestOneGamertag(t *testing.T) {
+	h := NewHandler()
+	profileGT := func(xuid string) string {
+		req, _ := http.NewRequest("GET", "https://profile.xboxlive.com/users/me/profile/settings?settings=Gamertag", nil)
+		req.Header.Set("Authorization", Token(xuid, title1))
+		resp, err := h.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var p profileResponse
+		json.NewDecoder(resp.Body).Decode(&p)
+		if len(p.ProfileUsers) != 1 || len(p.ProfileUsers[0].Settings) != 1 {
+			t.Fatalf("profile answer %+v", p)
+		}
+		return p.ProfileUsers[0].Settings[0].Value
+	}
+	xstsGT := func() string {
+		var x struct {
+			DisplayClaims struct {
+				Xui []struct {
+					Gtg string `json:"gtg"`
+				} `json:"xui"`
+			}
+		}
+		json.Unmarshal(signInFlow(t, h).xsts, &x)
+		return x.DisplayClaims.Xui[0].Gtg
+	}
+	if x, p := xstsGT(), profileGT(DefaultAccount.XUID); x != DefaultAccount.Gamertag || p != x {
+		t.Errorf("default account: XSTS says %q, profile %q; want %q from both", x, p, DefaultAccount.Gamertag)
+	}
+	h.SetAccount(Account{XUID: "2533274799999999", Gamertag: "Ada"})
+	if x, p := xstsGT(), profileGT("2533274799999999"); x != "Ada" || p != "Ada" {
+		t.Errorf("account set later: XSTS says %q, profile %q; want Ada from both", x, p)
+	}
+	if p := profileGT("2533274790000042"); p != "Player0042" {
+		t.Errorf("a XUID with no account: profile %q, want Player0042", p)
+	}
+}

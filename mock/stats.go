@@ -165,7 +165,7 @@ func serveLeaderboard(h *Handler, c *call) {
 	for i := start; i < end; i++ {
 		x := strconv.Itoa(2533274790000000 + i)
 		score := strconv.Itoa((leaderboardSize - i) * 10)
-		gt := gamertag(x)
+		gt := h.gamertagOf(x)
 		row := leaderboardRow{Gamertag: gt, ModernGamertag: gt, ModernGamertagSuffix: x[len(x)-4:],
 			UniqueModernGamertag: gt + "#" + x[len(x)-4:], XUID: x, Rank: i + 1, GlobalRank: i + 1,
 			Percentile: 1 - float64(i)/leaderboardSize}

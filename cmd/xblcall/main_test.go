@@ -186,7 +186,7 @@ func TestLimits(t *testing.T) {
 
 func TestCallMock(t *testing.T) {
 	code, out, errs := xblcall(t, "call", "--mock", "-i", "https://profile.xboxlive.com/users/me/profile/settings?settings=Gamertag")
-	if code != 0 || !strings.Contains(out, "200 OK") || !strings.Contains(out, "Ratelimit-Policy:") || !strings.Contains(out, "Player4567") {
+	if code != 0 || !strings.Contains(out, "200 OK") || !strings.Contains(out, "Ratelimit-Policy:") || !strings.Contains(out, "MockPlayer") {
 		t.Errorf("call: %d\n%s\n%s", code, out, errs)
 	}
 	code, out, errs = xblcall(t, "call", "--mock", "-v", "-d", `{"userIds":["1"],"settings":["Gamertag"]}`,

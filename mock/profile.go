@@ -1,8 +1,11 @@
 package mock
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
+
+	"github.com/xblgo/fgrl/internal/xblid"
 )
 
 // The profile service: GET /users/{me|xuid(N)}/profile/settings?settings=A,B
@@ -38,8 +41,8 @@ func serveProfile(h *Handler, c *call) {
 
 func serveProfileBatch(h *Handler, c *call) {
 	var req struct {
-		UserIDs  []string `json:"userIds"`
-		Settings []string `json:"settings"`
+		UserIDs  []json.RawMessage `json:"userIds"` // XUIDs as strings (XSAPI) or numbers (xbox-webapi-python)
+		Settings []string          `json:"settings"`
 	}
 	if !c.decode(h, &req) {
 		return
@@ -49,34 +52,58 @@ func serveProfileBatch(h *Handler, c *call) {
 		return
 	}
 	resp := profileResponse{ProfileUsers: make([]profileUser, 0, len(req.UserIDs))}
-	for _, x := range req.UserIDs {
+	for _, raw := range req.UserIDs {
+		x := strings.Trim(string(raw), `"`)
+		if xblid.CheckXUID(x) != nil {
+			writeError(c.w, http.StatusBadRequest, "BadRequest", "userIds must hold xuids")
+			return
+		}
 		resp.ProfileUsers = append(resp.ProfileUsers, profileOf(x, h.gamertagOf(x), req.Settings))
 	}
 	writeJSON(c.w, http.StatusOK, resp)
 }
 
-// profileOf returns a user's settings, derived from the xuid so that answers
-// are stable across runs, with the user's gamertag gt.
+// profileSettings are the setting ids the profile service knows, lower-cased
+// (OpenXbox/xbox-webapi-python xbox/webapi/api/provider/profile/models.py
+// ProfileSettings, and the modern gamertag ids XSAPI asks for), with the
+// value each has in the mock's world: "" where the world has none.
+var profileSettings = map[string]func(xuid, gt string) string{
+	"gamedisplayname":      func(_, gt string) string { return gt },
+	"appdisplayname":       func(_, gt string) string { return gt },
+	"gamertag":             func(_, gt string) string { return gt },
+	"moderngamertag":       func(_, gt string) string { return gt },
+	"moderngamertagsuffix": func(string, string) string { return "" },
+	"uniquemoderngamertag": func(_, gt string) string { return gt },
+	"gamerscore":           func(string, string) string { return "1250" },
+	"gamedisplaypicraw":    func(string, string) string { return "https://images-eds-ssl.xboxlive.com/image?url=mock&format=png" },
+	"appdisplaypicraw":     func(string, string) string { return "https://images-eds-ssl.xboxlive.com/image?url=mock&format=png" },
+	"publicgamerpic":       func(string, string) string { return "https://images-eds-ssl.xboxlive.com/image?url=mock" },
+	"showuserasavatar":     func(string, string) string { return "0" },
+	"accounttier":          func(string, string) string { return "Gold" },
+	"tenurelevel":          func(string, string) string { return "0" },
+	"xboxonerep":           func(string, string) string { return "GoodPlayer" },
+	"preferredcolor": func(string, string) string {
+		return "https://dlassets-ssl.xboxlive.com/public/content/ppl/colors/00000.json"
+	},
+	"location":         func(string, string) string { return "" },
+	"bio":              func(string, string) string { return "" },
+	"watermarks":       func(string, string) string { return "" },
+	"realname":         func(string, string) string { return "" },
+	"realnameoverride": func(string, string) string { return "" },
+}
+
+// profileOf returns a user's settings, in the order asked, every one the
+// service knows answered (unknown ids are left out), with the user's
+// gamertag gt; values are stable across runs.
 func profileOf(xuid, gt string, settings []string) profileUser {
 	if len(settings) == 0 {
 		settings = []string{"GameDisplayName", "Gamertag", "Gamerscore"}
 	}
 	u := profileUser{ID: xuid, HostID: xuid, Settings: make([]profileSetting, 0, len(settings))}
 	for _, s := range settings {
-		var v string
-		switch strings.ToLower(s) {
-		case "gamertag", "gamedisplayname", "appdisplayname", "moderngamertag":
-			v = gt
-		case "gamerscore":
-			v = "1250"
-		case "gamedisplaypicraw", "appdisplaypicraw":
-			v = "https://images-eds-ssl.xboxlive.com/image?url=mock"
-		case "accounttier":
-			v = "Gold"
-		default:
-			continue
+		if value, ok := profileSettings[strings.ToLower(s)]; ok {
+			u.Settings = append(u.Settings, profileSetting{ID: s, Value: value(xuid, gt)})
 		}
-		u.Settings = append(u.Settings, profileSetting{ID: s, Value: v})
 	}
 	return u
 }

@@ -3,6 +3,7 @@ package mock
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -242,5 +243,39 @@ func TestHandlesAndTickets(t *testing.T) {
 		`{"giveUpDuration":30,"preserveSession":"never","ticketSessionRef":{"scid":"abc","templateName":"quick","name":"s1"}}`), &ticket)
 	if ticket.TicketID == "" || ticket.WaitTime != 60 {
 		t.Errorf("ticket: %+v", ticket)
+	}
+}
+
+// TestProfileEverySetting: the batch call as xbox-webapi-python sends it
+// (userIds as numbers, its 14 settings: xbox/webapi/api/provider/profile
+// get_profiles) gets every setting back, in the order asked, as the service
+// answers it (tests/data/responses/profile_batch.json answers all 14).
+func TestProfileEverySetting(t *testing.T) {
+	settings := []string{"GameDisplayName", "AppDisplayName", "AppDisplayPicRaw", "Gamerscore", "Gamertag", "GameDisplayPicRaw",
+		"AccountTier", "TenureLevel", "XboxOneRep", "PreferredColor", "Location", "Bio", "Watermarks", "RealName"}
+	body, _ := json.Marshal(map[string]any{"settings": settings, "userIds": []int64{2533274791234567, 2533274790000042}})
+	req, _ := http.NewRequest("POST", "https://profile.xboxlive.com/users/batch/profile/settings", strings.NewReader(string(body)))
+	req.Header.Set("Authorization", Token(xuid1, title1))
+	req.Header.Set("x-xbl-contract-version", "2")
+	resp, err := NewHandler().RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var p profileResponse
+	if err := json.NewDecoder(resp.Body).Decode(&p); err != nil || resp.StatusCode != 200 || len(p.ProfileUsers) != 2 {
+		t.Fatalf("%d %v %+v", resp.StatusCode, err, p)
+	}
+	for _, u := range p.ProfileUsers {
+		var got []string
+		for _, s := range u.Settings {
+			got = append(got, s.ID)
+		}
+		if diff := cmp.Diff(settings, got); diff != "" {
+			t.Errorf("%s's settings (-asked +answered):\n%s", u.ID, diff)
+		}
+	}
+	if gt := p.ProfileUsers[0].Settings[4].Value; gt != DefaultAccount.Gamertag {
+		t.Errorf("Gamertag %q, want the account's %q", gt, DefaultAccount.Gamertag)
 	}
 }

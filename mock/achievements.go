@@ -8,8 +8,11 @@ import (
 	"strings"
 )
 
-// The achievements service (contract 2), in the shapes of
-// OpenXbox/xbox-webapi-python tests/data/responses/achievements_one_details.json:
+// The achievements service, contract 2 in the shapes of
+// OpenXbox/xbox-webapi-python tests/data/responses/achievements_one_details.json,
+// and contract 1 (the Xbox 360 service: GET .../achievements earned,
+// GET .../titleachievements all) in those of achievements_360_all.json; any
+// other contract version is refused with 400:
 // GET /users/xuid(N)/achievements?titleId=T&maxItems=M&continuationToken=C,
 // GET /users/xuid(N)/achievements/{scid}/{id} (a list of one), and
 // POST /users/xuid(N)/achievements/{scid}/update, whose progress persists.
@@ -88,7 +91,8 @@ type achievementList struct {
 func achievementRoutes() []route {
 	const x = "/users/xuid({n})/achievements"
 	return []route{
-		{http.MethodGet, pat(x), serveAchievements, "2"},
+		{http.MethodGet, pat(x), serveAchievements, "1 (Xbox 360: earned) and 2"},
+		{http.MethodGet, pat("/users/xuid({n})/titleachievements"), serveTitleAchievements, "1 (Xbox 360: all)"},
 		{http.MethodGet, pat(x + "/{}/{}"), serveAchievement, "2"},
 		{http.MethodPost, pat(x + "/{}/update"), serveAchievementUpdate, "2"},
 	}
@@ -154,13 +158,51 @@ func makeAchievement(title, scid, id string, pct int) achievement {
 	}
 }
 
-func serveAchievements(h *Handler, c *call) {
+// achievementsContract returns the contract version a request asks for:
+// 1 (the Xbox 360 shape) or 2 (the default, as XSAPI sends it); ok is false,
+// with a 400 answered, for any other.
+func achievementsContract(c *call) (v int, ok bool) {
+	switch strings.TrimSpace(c.r.Header.Get("x-xbl-contract-version")) {
+	case "1":
+		return 1, true
+	case "", "2":
+		return 2, true
+	}
+	writeError(c.w, http.StatusBadRequest, "BadRequest", "the achievements service answers contract versions 1 and 2")
+	return 0, false
+}
+
+// titleOf returns the titleId query, else the caller's title, or answers
+// 400.
+func titleOf(c *call) (string, bool) {
 	title := c.query("titleId")
 	if title == "" {
 		title = c.id.title
 	}
 	if _, err := strconv.ParseUint(title, 10, 32); err != nil {
 		writeError(c.w, http.StatusBadRequest, "BadRequest", "titleId must be a decimal title id")
+		return "", false
+	}
+	return title, true
+}
+
+func serveAchievements(h *Handler, c *call) {
+	v, ok := achievementsContract(c)
+	if !ok {
+		return
+	}
+	title, ok := titleOf(c)
+	if !ok {
+		return
+	}
+	if v == 1 { // the Xbox 360 service: the achievements earned
+		var earned []achievement360
+		for _, a := range h.achievements360(c.params[0], title) {
+			if a.Unlocked {
+				earned = append(earned, a)
+			}
+		}
+		serve360(c, earned)
 		return
 	}
 	all := h.achievementsOf(c.params[0], title)
@@ -169,6 +211,68 @@ func serveAchievements(h *Handler, c *call) {
 		return
 	}
 	writeJSON(c.w, http.StatusOK, achievementList{all[start:end], pagingInfo{next, len(all)}})
+}
+
+// serveTitleAchievements answers every achievement of a title in the Xbox
+// 360 shape (contract 1).
+func serveTitleAchievements(h *Handler, c *call) {
+	if _, ok := achievementsContract(c); !ok {
+		return
+	}
+	title, ok := titleOf(c)
+	if !ok {
+		return
+	}
+	serve360(c, h.achievements360(c.params[0], title))
+}
+
+// achievement360 is an achievement in the Xbox 360 shape (contract 1), as
+// OpenXbox/xbox-webapi-python records it
+// (tests/data/responses/achievements_360_all.json).
+type achievement360 struct {
+	ID                int    `json:"id"`
+	TitleID           uint32 `json:"titleId"`
+	Name              string `json:"name"`
+	Sequence          int    `json:"sequence"`
+	Flags             int    `json:"flags"`
+	UnlockedOnline    bool   `json:"unlockedOnline"`
+	Unlocked          bool   `json:"unlocked"`
+	IsSecret          bool   `json:"isSecret"`
+	Platform          int    `json:"platform"`
+	Gamerscore        int    `json:"gamerscore"`
+	ImageID           int    `json:"imageId"`
+	Description       string `json:"description"`
+	LockedDescription string `json:"lockedDescription"`
+	Type              int    `json:"type"`
+	IsRevoked         bool   `json:"isRevoked"`
+	TimeUnlocked      string `json:"timeUnlocked"`
+}
+
+// achievements360 returns a title's achievements in the Xbox 360 shape, the
+// same ones, with the same progress, the contract-2 answers hold.
+func (h *Handler) achievements360(xuid, title string) []achievement360 {
+	tid, _ := strconv.ParseUint(title, 10, 32)
+	var out []achievement360
+	for i, a := range h.achievementsOf(xuid, title) {
+		unlocked := a.ProgressState == "Achieved"
+		out = append(out, achievement360{ID: i + 1, TitleID: uint32(tid), Name: a.Name, Flags: 9, Unlocked: unlocked,
+			UnlockedOnline: unlocked, Platform: 255, Gamerscore: 10, ImageID: i + 1, Description: a.Description,
+			LockedDescription: a.LockedDescription, Type: 1, TimeUnlocked: a.Progression.TimeUnlocked})
+	}
+	return out
+}
+
+// serve360 answers a list of Xbox 360 achievements, paged.
+func serve360(c *call, all []achievement360) {
+	start, end, next, ok := page(c, len(all))
+	if !ok {
+		return
+	}
+	writeJSON(c.w, http.StatusOK, struct {
+		Achievements []achievement360 `json:"achievements"`
+		PagingInfo   pagingInfo       `json:"pagingInfo"`
+		Version      string           `json:"version"`
+	}{append([]achievement360{}, all[start:end]...), pagingInfo{next, len(all)}, "0001-01-01T00:00:00.0000000Z"})
 }
 
 func serveAchievement(h *Handler, c *call) {

@@ -2,8 +2,6 @@ package mock
 
 import (
 	"fmt"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -19,23 +17,6 @@ const recorded360 = `{"achievements": [{"id": 1, "titleId": 1297290392, "name": 
 	"description": "d", "lockedDescription": "l", "type": 1, "isRevoked": false, "timeUnlocked": "2002-11-15T00:00:00.0000000Z"}],
 	"pagingInfo": {"continuationToken": null, "totalRecords": 15}, "version": "0001-01-01T00:00:00.0000000Z"}`
 
-// getContract sends a GET with a contract version and returns the answer.
-func getContract(t *testing.T, h *Handler, url, contract string) result {
-	t.Helper()
-	req, _ := http.NewRequest("GET", url, nil)
-	req.Header.Set("Authorization", Token(xuid1, title1))
-	if contract != "" {
-		req.Header.Set("x-xbl-contract-version", contract)
-	}
-	resp, err := h.RoundTrip(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return result{resp.StatusCode, resp.Header, string(b)}
-}
-
 // TestAchievementsContract1: with contract 1 the achievements service
 // answers in the Xbox 360 shape (all of a title at /titleachievements, the
 // earned ones at /achievements), for the same achievements and progress
@@ -44,11 +25,11 @@ func getContract(t *testing.T, h *Handler, url, contract string) result {
 func TestAchievementsContract1(t *testing.T) {
 	h := NewHandler()
 	base := "https://achievements.xboxlive.com/users/xuid(" + xuid1 + ")"
-	all := getContract(t, h, base+"/titleachievements?titleId="+title1, "1")
+	all := statsRequest(t, h, "GET", base+"/titleachievements?titleId="+title1, "1", "")
 	if d := wiretest.ShapeDiff([]byte(recorded360), []byte(all.body)); all.status != 200 || d != "" {
 		t.Fatalf("titleachievements %d (-recorded +mock):\n%s\n%s", all.status, d, all.body)
 	}
-	if earned := getContract(t, h, base+"/achievements?titleId="+title1, "1"); earned.status != 200 || !strings.Contains(earned.body, `"achievements":[]`) {
+	if earned := statsRequest(t, h, "GET", base+"/achievements?titleId="+title1, "1", ""); earned.status != 200 || !strings.Contains(earned.body, `"achievements":[]`) {
 		t.Errorf("earned before any progress: %d %s", earned.status, earned.body)
 	}
 	upd := fmt.Sprintf(`{"action":"progressUpdate","serviceConfigId":%q,"titleId":%s,"userId":%q,"achievements":[{"id":"1","percentComplete":100}]}`,
@@ -56,15 +37,15 @@ func TestAchievementsContract1(t *testing.T) {
 	if r := do(t, h, "POST", base+"/achievements/"+SCID(title1)+"/update", Token(xuid1, title1), upd); r.status != 200 && r.status != 204 {
 		t.Fatalf("update: %d %s", r.status, r.body)
 	}
-	earned := getContract(t, h, base+"/achievements?titleId="+title1, "1")
+	earned := statsRequest(t, h, "GET", base+"/achievements?titleId="+title1, "1", "")
 	if earned.status != 200 || strings.Count(earned.body, `"unlocked":true`) != 1 || strings.Count(earned.body, `"titleId"`) != 1 {
 		t.Errorf("earned after unlocking one: %d %s", earned.status, earned.body)
 	}
-	if two := getContract(t, h, base+"/achievements?titleId="+title1, "2"); two.status != 200 || !strings.Contains(two.body, `"progressState":"Achieved"`) {
+	if two := statsRequest(t, h, "GET", base+"/achievements?titleId="+title1, "2", ""); two.status != 200 || !strings.Contains(two.body, `"progressState":"Achieved"`) {
 		t.Errorf("contract 2: %d %s", two.status, two.body)
 	}
 	for _, v := range []string{"3", "x"} {
-		if r := getContract(t, h, base+"/achievements?titleId="+title1, v); r.status != 400 {
+		if r := statsRequest(t, h, "GET", base+"/achievements?titleId="+title1, v, ""); r.status != 400 {
 			t.Errorf("contract %s: %d %s, want 400", v, r.status, r.body)
 		}
 	}

@@ -5,12 +5,18 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/xblgo/fgrl/internal/xblid"
 )
 
-// The user stats service, contract 1 (XSAPI user_statistics_service.cpp):
+// The user stats service. Contract 1 (XSAPI user_statistics_service.cpp):
 // GET /users/xuid(N)/scids/{scid}/stats/{a,b} answers the user at the root,
 // {"xuid", "scids": [{"scid", "stats": [{"statname", "type", "value"}]}]}, and
 // POST /batch?operation=read answers {"users": [...]} of the same records.
+// Contracts 2 and 3 (xbox-webapi-python's userstats provider) answer the
+// GET as {"statlistscollection": [...]}, with properties under
+// include=valuemetadata, and POST /batch with arrangebyfield, groups,
+// stats and xuids as {"groups", "statlistscollection"}.
 // The leaderboard service: GET /scids/{scid}/leaderboards/{name} (event-based
 // stats, contract 3.1) and .../leaderboards/stat({name}) (title-managed,
 // 4.1). Values are derived from the user and stat name, so they are stable.
@@ -67,8 +73,8 @@ func statsOf(xuid, scid string, names []string) statsUser {
 
 func statsRoutes() []route {
 	return []route{
-		{http.MethodGet, pat("/users/xuid({n})/scids/{}/stats/{}"), serveStats, "1"},
-		{http.MethodPost, pat("/batch"), serveStatsBatch, "1"},
+		{http.MethodGet, pat("/users/xuid({n})/scids/{}/stats/{}"), serveStats, "1; 2 and 3 (statlistscollection, include=valuemetadata)"},
+		{http.MethodPost, pat("/batch"), serveStatsBatch, "1 (?operation=read); 2 (arrangebyfield, groups)"},
 	}
 }
 
@@ -78,10 +84,124 @@ func serveStats(h *Handler, c *call) {
 		writeError(c.w, http.StatusBadRequest, "BadRequest", "name 1 to 100 stats of at most 256 bytes")
 		return
 	}
-	writeJSON(c.w, http.StatusOK, statsOf(c.params[0], c.params[1], names))
+	switch v := strings.TrimSpace(c.r.Header.Get("x-xbl-contract-version")); v {
+	case "", "1":
+		writeJSON(c.w, http.StatusOK, statsOf(c.params[0], c.params[1], names))
+	case "2", "3":
+		meta := v == "3" && strings.EqualFold(c.query("include"), "valuemetadata")
+		writeJSON(c.w, http.StatusOK, struct {
+			Lists []statList `json:"statlistscollection"`
+		}{[]statList{statListOf(c.params[0], c.params[1], names, meta)}})
+	default:
+		writeError(c.w, http.StatusBadRequest, "BadRequest", "the user stats service answers contract versions 1, 2 and 3")
+	}
+}
+
+// statList is one user's stats as contracts 2 and 3 send them
+// (OpenXbox/xbox-webapi-python tests/data/responses/
+// userstats_by_scid_with_metadata.json and userstats_batch.json).
+type statList struct {
+	ArrangeByField   string     `json:"arrangebyfield"`
+	ArrangeByFieldID string     `json:"arrangebyfieldid"`
+	Stats            []statItem `json:"stats"`
+}
+
+type statItem struct {
+	XUID       string             `json:"xuid"`
+	Scid       string             `json:"scid"`
+	Name       string             `json:"name"`
+	Type       string             `json:"type"`
+	Value      string             `json:"value"`
+	Properties *map[string]string `json:"properties,omitempty"` // with include=valuemetadata, and in a batch
+}
+
+func statListOf(xuid, scid string, names []string, meta bool) statList {
+	l := statList{ArrangeByField: "xuid", ArrangeByFieldID: xuid, Stats: make([]statItem, 0, len(names))}
+	for _, n := range names {
+		it := statItem{XUID: xuid, Scid: scid, Name: n, Type: "Integer", Value: strconv.FormatInt(statValue(xuid, n), 10)}
+		if meta {
+			it.Properties = &map[string]string{}
+		}
+		l.Stats = append(l.Stats, it)
+	}
+	return l
+}
+
+// statsBatchRequest is POST /batch in the form published clients send with
+// contract 2 (xbox-webapi-python userstats get_stats_batch): no query, the
+// stats named with a titleId or a scid each.
+type statsBatchRequest struct {
+	ArrangeByField string `json:"arrangebyfield"`
+	Groups         []struct {
+		Name    string `json:"name"`
+		TitleID uint32 `json:"titleId"`
+		Scid    string `json:"scid"`
+	} `json:"groups"`
+	Stats []struct {
+		Name    string `json:"name"`
+		TitleID uint32 `json:"titleId"`
+		Scid    string `json:"scid"`
+	} `json:"stats"`
+	XUIDs []string `json:"xuids"`
+}
+
+// serveStatsBatchGroups answers the contract-2 batch: each user's stats at
+// the top, and each group the request names (its stats are title
+// configuration the mock does not have, so none).
+func serveStatsBatchGroups(h *Handler, c *call) {
+	var req statsBatchRequest
+	if !c.decode(h, &req) {
+		return
+	}
+	names := make([]string, 0, len(req.Stats))
+	var scid string
+	for _, st := range req.Stats {
+		names = append(names, st.Name)
+		if st.Scid != "" {
+			scid = strings.ToLower(st.Scid)
+		} else if scid == "" {
+			scid = h.scidOf(strconv.FormatUint(uint64(st.TitleID), 10))
+		}
+	}
+	if req.ArrangeByField != "xuid" || len(req.XUIDs) == 0 || len(req.XUIDs) > maxStatUsers || !statNamesOK(names) {
+		writeError(c.w, http.StatusBadRequest, "BadRequest", `arrangebyfield "xuid", 1 to 100 xuids and 1 to 100 stats of at most 256 bytes`)
+		return
+	}
+	type group struct {
+		Name    string     `json:"name"`
+		TitleID string     `json:"titleid,omitempty"`
+		Scid    string     `json:"scid,omitempty"`
+		Lists   []statList `json:"statlistscollection"`
+	}
+	out := struct {
+		Groups []group    `json:"groups"`
+		Lists  []statList `json:"statlistscollection"`
+	}{Groups: []group{}}
+	for _, x := range req.XUIDs {
+		if xblid.CheckXUID(x) != nil {
+			writeError(c.w, http.StatusBadRequest, "BadRequest", "xuids must hold xuids")
+			return
+		}
+		out.Lists = append(out.Lists, statListOf(x, scid, names, true))
+	}
+	for _, g := range req.Groups {
+		gr := group{Name: g.Name, Scid: strings.ToLower(g.Scid), Lists: []statList{}}
+		if g.TitleID != 0 {
+			gr.TitleID = strconv.FormatUint(uint64(g.TitleID), 10)
+		}
+		for _, x := range req.XUIDs {
+			gr.Lists = append(gr.Lists, statList{ArrangeByField: "xuid", ArrangeByFieldID: x, Stats: []statItem{}})
+		}
+		out.Groups = append(out.Groups, gr)
+	}
+	writeJSON(c.w, http.StatusOK, out)
 }
 
 func serveStatsBatch(h *Handler, c *call) {
+	if c.r.URL.RawQuery == "" && contractAtLeast(c.r, 2) {
+		serveStatsBatchGroups(h, c)
+		return
+	}
 	if c.query("operation") != "read" {
 		writeError(c.w, http.StatusBadRequest, "BadRequest", "operation=read is required")
 		return

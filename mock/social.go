@@ -11,7 +11,8 @@ import (
 // social_relationship_result.cpp; SocialTests.cpp):
 // GET /users/{me|xuid(N)}/people?view=V&startIndex=S&maxItems=M answers
 // {"totalCount", "people": [...]}, the view one of All (the default),
-// Favorite, FriendList or LegacyXboxLiveFriends. The privacy service:
+// Favorite, FriendList or LegacyXboxLiveFriends; GET /users/{user}/summary
+// (contract 2) sums the same relationships up. The privacy service:
 // GET /users/{me|xuid(N)}/permission/validate?setting=S&target=xuid(M)
 // (XSAPI PrivacyTests.cpp).
 
@@ -29,7 +30,59 @@ type person struct {
 const peoplePerUser = 12
 
 func socialRoutes() []route {
-	return []route{{http.MethodGet, pat("/users/{user}/people"), servePeople, "3"}}
+	return []route{
+		{http.MethodGet, pat("/users/{user}/people"), servePeople, "3"},
+		{http.MethodGet, pat("/users/{user}/summary"), serveSummary, "2"},
+	}
+}
+
+// summary is the social service's summary of a user's relationships, as
+// seen by the caller (OpenXbox/xbox-webapi-python
+// tests/data/responses/people_summary_own.json; xbox-webapi-python's people
+// provider asks for it with contract 2).
+type summary struct {
+	TargetFollowingCount                  int    `json:"targetFollowingCount"`
+	TargetFollowerCount                   int    `json:"targetFollowerCount"`
+	IsCallerFollowingTarget               bool   `json:"isCallerFollowingTarget"`
+	IsTargetFollowingCaller               bool   `json:"isTargetFollowingCaller"`
+	HasCallerMarkedTargetAsFavorite       bool   `json:"hasCallerMarkedTargetAsFavorite"`
+	HasCallerMarkedTargetAsIdentityShared bool   `json:"hasCallerMarkedTargetAsIdentityShared"`
+	LegacyFriendStatus                    string `json:"legacyFriendStatus"`
+	AvailablePeopleSlots                  int    `json:"availablePeopleSlots"`
+	RecentChangeCount                     int    `json:"recentChangeCount"`
+	Watermark                             string `json:"watermark"`
+}
+
+// maxPeople is how many relationships a user may have.
+const maxPeople = 1000
+
+// serveSummary answers the summary from the same relationships /people
+// lists: the target's counts are its own list's, and the caller's relation
+// to the target is the one the caller's list (or the target's) holds.
+func serveSummary(h *Handler, c *call) {
+	caller, target := c.id.xuid, c.user(c.params[0])
+	s := summary{LegacyFriendStatus: "None", AvailablePeopleSlots: maxPeople - peoplePerUser, Watermark: "0"}
+	for _, p := range peopleOf(target) {
+		if p.IsFollowedByCaller {
+			s.TargetFollowingCount++
+		}
+		if p.IsFollowingCaller {
+			s.TargetFollowerCount++
+		}
+		if p.XUID == caller && caller != target {
+			s.IsCallerFollowingTarget, s.IsTargetFollowingCaller = p.IsFollowingCaller, p.IsFollowedByCaller
+		}
+	}
+	for _, p := range peopleOf(caller) {
+		if p.XUID == target && caller != target {
+			s.IsCallerFollowingTarget, s.IsTargetFollowingCaller = p.IsFollowedByCaller, p.IsFollowingCaller
+			s.HasCallerMarkedTargetAsFavorite = p.IsFavorite
+			if len(p.SocialNetworks) > 0 {
+				s.LegacyFriendStatus = "Friend"
+			}
+		}
+	}
+	writeJSON(c.w, http.StatusOK, s)
 }
 
 // peopleOf returns the stable relationships of xuid: the next peoplePerUser

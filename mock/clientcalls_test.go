@@ -1,6 +1,7 @@
 package mock
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -74,5 +75,36 @@ func TestUserStatsContracts(t *testing.T) {
 	}
 	if r := statsRequest(t, h, "POST", "https://userstats.xboxlive.com/batch", "2", `{"arrangebyfield": "gamertag", "stats": [{"name": "a"}], "xuids": ["1"]}`); r.status != 400 {
 		t.Errorf("a batch arranged by another field: %d %s", r.status, r.body)
+	}
+}
+
+// recordedSummary is the social summary as OpenXbox/xbox-webapi-python
+// records it (tests/data/responses/people_summary_own.json).
+const recordedSummary = `{"targetFollowingCount": 121, "targetFollowerCount": 105, "isCallerFollowingTarget": false,
+	"isTargetFollowingCaller": false, "hasCallerMarkedTargetAsFavorite": false, "hasCallerMarkedTargetAsIdentityShared": false,
+	"legacyFriendStatus": "None", "availablePeopleSlots": 928, "recentChangeCount": 3, "watermark": "5249064048202941621"}`
+
+// TestSocialSummary: the summary answers in the recorded shape, from the
+// relationships /people lists: the caller follows a user in its list, and
+// marks the first two as favourites.
+func TestSocialSummary(t *testing.T) {
+	h := NewHandler()
+	own := statsRequest(t, h, "GET", "https://social.xboxlive.com/users/me/summary", "2", "")
+	if d := wiretest.ShapeDiff([]byte(recordedSummary), []byte(own.body)); own.status != 200 || d != "" {
+		t.Fatalf("own summary %d (-recorded +mock):\n%s", own.status, d)
+	}
+	var s summary
+	json.Unmarshal([]byte(own.body), &s)
+	if s.TargetFollowingCount != peoplePerUser || s.IsCallerFollowingTarget {
+		t.Errorf("own summary %+v", s)
+	}
+	first := peopleOf(xuid1)[0].XUID
+	json.Unmarshal([]byte(statsRequest(t, h, "GET", "https://social.xboxlive.com/users/xuid("+first+")/summary", "2", "").body), &s)
+	if !s.IsCallerFollowingTarget || !s.HasCallerMarkedTargetAsFavorite || s.LegacyFriendStatus != "Friend" {
+		t.Errorf("summary of the caller's first friend: %+v", s)
+	}
+	json.Unmarshal([]byte(statsRequest(t, h, "GET", "https://social.xboxlive.com/users/xuid(42)/summary", "2", "").body), &s)
+	if s.IsCallerFollowingTarget || s.HasCallerMarkedTargetAsFavorite {
+		t.Errorf("summary of a stranger: %+v", s)
 	}
 }

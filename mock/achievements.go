@@ -93,6 +93,7 @@ func achievementRoutes() []route {
 	return []route{
 		{http.MethodGet, pat(x), serveAchievements, "1 (Xbox 360: earned) and 2"},
 		{http.MethodGet, pat("/users/xuid({n})/titleachievements"), serveTitleAchievements, "1 (Xbox 360: all)"},
+		{http.MethodGet, pat("/users/xuid({n})/history/titles"), serveTitleHistory, "1 (Xbox 360) and 2"},
 		{http.MethodGet, pat(x + "/{}/{}"), serveAchievement, "2"},
 		{http.MethodPost, pat(x + "/{}/update"), serveAchievementUpdate, "2"},
 	}
@@ -273,6 +274,102 @@ func serve360(c *call, all []achievement360) {
 		PagingInfo   pagingInfo       `json:"pagingInfo"`
 		Version      string           `json:"version"`
 	}{append([]achievement360{}, all[start:end]...), pagingInfo{next, len(all)}, "0001-01-01T00:00:00.0000000Z"})
+}
+
+// titleProgress is what a user has earned in one title.
+type titleProgress struct {
+	title              string
+	earned, gamerscore int
+}
+
+// titlesPlayed returns the titles in which xuid has achievement progress,
+// in title order: the world's title history.
+func (h *Handler) titlesPlayed(xuid string) []titleProgress {
+	h.state.mu.Lock()
+	defer h.state.mu.Unlock()
+	var out []titleProgress
+	for _, k := range h.state.progress.withPrefix(xuid + "/") {
+		p, _ := h.state.progress.get(k)
+		t := titleProgress{title: k[len(xuid)+1:]}
+		for _, pct := range p {
+			if pct >= 100 {
+				t.earned++
+				t.gamerscore += 10
+			}
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// The title history entries of contract 2 (xbox-webapi-python
+// achievements_one_recent_progress.json) and contract 1, the Xbox 360
+// service's (achievements_360_recent_progress.json).
+type (
+	historyTitle struct {
+		LastUnlock         string `json:"lastUnlock"`
+		TitleID            uint32 `json:"titleId"`
+		ServiceConfigID    string `json:"serviceConfigId"`
+		TitleType          string `json:"titleType"`
+		Platform           string `json:"platform"`
+		Name               string `json:"name"`
+		EarnedAchievements int    `json:"earnedAchievements"`
+		CurrentGamerscore  int    `json:"currentGamerscore"`
+		MaxGamerscore      int    `json:"maxGamerscore"`
+	}
+	historyTitle360 struct {
+		LastPlayed          string `json:"lastPlayed"`
+		CurrentAchievements int    `json:"currentAchievements"`
+		CurrentGamerscore   int    `json:"currentGamerscore"`
+		Sequence            int    `json:"sequence"`
+		TitleID             uint32 `json:"titleId"`
+		TitleType           int    `json:"titleType"`
+		Platforms           []int  `json:"platforms"`
+		Name                string `json:"name"`
+		TotalAchievements   int    `json:"totalAchievements"`
+		TotalGamerscore     int    `json:"totalGamerscore"`
+	}
+)
+
+// serveTitleHistory answers the titles in which the user has progress,
+// with the same counts their achievements answer.
+func serveTitleHistory(h *Handler, c *call) {
+	v, ok := achievementsContract(c)
+	if !ok {
+		return
+	}
+	played := h.titlesPlayed(c.params[0])
+	start, end, next, ok := page(c, len(played))
+	if !ok {
+		return
+	}
+	const unlocked = "2024-01-01T00:00:00.0000000Z" // makeAchievement's
+	if v == 1 {
+		titles := make([]historyTitle360, 0, end-start)
+		for _, t := range played[start:end] {
+			tid, _ := strconv.ParseUint(t.title, 10, 32)
+			titles = append(titles, historyTitle360{LastPlayed: unlocked, CurrentAchievements: t.earned, CurrentGamerscore: t.gamerscore,
+				TitleID: uint32(tid), TitleType: 1, Platforms: []int{1}, Name: "Title " + t.title,
+				TotalAchievements: achievementsPerTitle, TotalGamerscore: 10 * achievementsPerTitle})
+		}
+		writeJSON(c.w, http.StatusOK, struct {
+			Titles     []historyTitle360 `json:"titles"`
+			PagingInfo pagingInfo        `json:"pagingInfo"`
+			Version    string            `json:"version"`
+		}{titles, pagingInfo{next, len(played)}, unlocked})
+		return
+	}
+	titles := make([]historyTitle, 0, end-start)
+	for _, t := range played[start:end] {
+		tid, _ := strconv.ParseUint(t.title, 10, 32)
+		titles = append(titles, historyTitle{LastUnlock: unlocked, TitleID: uint32(tid), ServiceConfigID: h.scidOf(t.title),
+			TitleType: "DGame", Platform: "Durango", Name: "Title " + t.title, EarnedAchievements: t.earned,
+			CurrentGamerscore: t.gamerscore, MaxGamerscore: 10 * achievementsPerTitle})
+	}
+	writeJSON(c.w, http.StatusOK, struct {
+		Titles     []historyTitle `json:"titles"`
+		PagingInfo pagingInfo     `json:"pagingInfo"`
+	}{titles, pagingInfo{next, len(played)}})
 }
 
 func serveAchievement(h *Handler, c *call) {

@@ -50,3 +50,45 @@ func TestAchievementsContract1(t *testing.T) {
 		}
 	}
 }
+
+// The title history as OpenXbox/xbox-webapi-python records it, one title
+// of each kept with every field: contract 2
+// (tests/data/responses/achievements_one_recent_progress.json) and contract
+// 1 (achievements_360_recent_progress.json); continuationToken null, as on
+// a last page (achievements_360_all.json records it so).
+const (
+	recordedHistory = `{"titles": [{"lastUnlock": "2013-11-16T15:37:26.8018568Z", "titleId": 1331147,
+		"serviceConfigId": "054b0100-2668-415d-b546-f5f300144fcb", "titleType": "LiveApp", "platform": "Durango", "name": "ESPN",
+		"earnedAchievements": 1, "currentGamerscore": 0, "maxGamerscore": 0}], "pagingInfo": {"continuationToken": null, "totalRecords": 125}}`
+	recordedHistory360 = `{"titles": [{"lastPlayed": "2017-12-19T05:33:33.8730000Z", "currentAchievements": 7, "currentGamerscore": 40,
+		"sequence": 2, "titleId": 1161890157, "titleType": 1, "platforms": [1], "name": "SSX", "totalAchievements": 50,
+		"totalGamerscore": 1000}], "pagingInfo": {"continuationToken": null, "totalRecords": 861},
+		"version": "2018-03-28T01:28:51.8070000Z"}`
+)
+
+// TestTitleHistory: the title history lists the titles in which the user
+// has achievement progress, with the counts its achievements answer, in
+// the recorded shape of each contract.
+func TestTitleHistory(t *testing.T) {
+	h := NewHandler()
+	hist := "https://achievements.xboxlive.com/users/xuid(" + xuid1 + ")/history/titles"
+	if r := statsRequest(t, h, "GET", hist, "2", ""); r.status != 200 || !strings.Contains(r.body, `"titles":[]`) {
+		t.Errorf("history before any progress: %d %s", r.status, r.body)
+	}
+	upd := fmt.Sprintf(`{"action":"progressUpdate","serviceConfigId":%q,"titleId":%s,"userId":%q,"achievements":[{"id":"1","percentComplete":100},{"id":"2","percentComplete":40}]}`,
+		SCID(title1), title1, xuid1)
+	if r := do(t, h, "POST", "https://achievements.xboxlive.com/users/xuid("+xuid1+")/achievements/"+SCID(title1)+"/update", Token(xuid1, title1), upd); r.status >= 300 {
+		t.Fatalf("update: %d %s", r.status, r.body)
+	}
+	two := statsRequest(t, h, "GET", hist, "2", "")
+	if d := wiretest.ShapeDiff([]byte(recordedHistory), []byte(two.body)); two.status != 200 || d != "" {
+		t.Errorf("contract 2 %d (-recorded +mock):\n%s", two.status, d)
+	}
+	if !strings.Contains(two.body, `"titleId":`+title1) || !strings.Contains(two.body, `"earnedAchievements":1`) || !strings.Contains(two.body, `"currentGamerscore":10`) {
+		t.Errorf("contract 2 lacks the title's progress: %s", two.body)
+	}
+	one := statsRequest(t, h, "GET", hist, "1", "")
+	if d := wiretest.ShapeDiff([]byte(recordedHistory360), []byte(one.body)); one.status != 200 || d != "" {
+		t.Errorf("contract 1 %d (-recorded +mock):\n%s", one.status, d)
+	}
+}

@@ -2,6 +2,8 @@ package mock
 
 import (
 	"encoding/json"
+	"slices"
+	"strings"
 	"sync"
 )
 
@@ -72,6 +74,18 @@ func (b *boundedMap[V]) put(k string, v V, size int64) bool {
 	b.m[k] = entry[V]{v, size}
 	b.bytes += size
 	return true
+}
+
+// withPrefix returns the keys that start with prefix, sorted.
+func (b *boundedMap[V]) withPrefix(prefix string) []string {
+	var out []string
+	for k := range b.m {
+		if strings.HasPrefix(k, prefix) {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 func (b *boundedMap[V]) delete(k string) {

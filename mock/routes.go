@@ -70,6 +70,7 @@ func routes() map[string][]route {
 		"profile":            profileRoutes(),
 		"presence":           presenceRoutes(),
 		"social":             socialRoutes(),
+		"peoplehub":          peoplehubRoutes(),
 		"achievements":       achievementRoutes(),
 		"stats-read":         statsRoutes(),
 		"leaderboards":       leaderboardRoutes(),

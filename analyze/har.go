@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -139,8 +140,13 @@ func shortErr(err error) string {
 	if err == nil || errors.Is(err, io.EOF) {
 		return "unexpected end of file"
 	}
-	return clip(err.Error())
+	// The decoder quotes as much of the bad token as it has read, which
+	// depends on how the input arrived; the reason and place do not.
+	return clip(quotedFragment.ReplaceAllString(err.Error(), "`...`"))
 }
+
+// quotedFragment is the input the JSON decoder quotes in its errors.
+var quotedFragment = regexp.MustCompile("`[^`]*`")
 
 // seekEntries moves dec into the log.entries array, skipping other values.
 func seekEntries(dec *jsontext.Decoder) error {

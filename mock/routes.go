@@ -71,6 +71,7 @@ func routes() map[string][]route {
 		"presence":           presenceRoutes(),
 		"social":             socialRoutes(),
 		"peoplehub":          peoplehubRoutes(),
+		"titlehub":           titlehubRoutes(),
 		"achievements":       achievementRoutes(),
 		"stats-read":         statsRoutes(),
 		"leaderboards":       leaderboardRoutes(),

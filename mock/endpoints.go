@@ -82,3 +82,35 @@ func (p pattern) String() string {
 	}
 	return b.String()
 }
+
+// Hosts returns every host the mock answers, sorted: the hosts of its
+// limits' rules, patterns ("club*.xboxlive.com") included, and the sign-in
+// services'. A hosts file can name only the exact ones; a TLS certificate
+// names a pattern by its domain ("*.xboxlive.com").
+func (h *Handler) Hosts() []string {
+	var out []string
+	for _, r := range h.cfg.limits.Rules {
+		for _, host := range r.Hosts {
+			out = append(out, strings.ToLower(host))
+		}
+	}
+	out = append(out, signInHosts...)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// Serves reports whether the mock answers host (any case, a port
+// allowed): a host of one of its limits' rules, or a sign-in service's.
+// Hosts without a rule that Config.Fallback counts are not included.
+func (h *Handler) Serves(host string) bool {
+	host = strings.ToLower(hostOnly(host))
+	if isSignInHost(host) {
+		return true
+	}
+	for i := range h.cfg.limits.Rules {
+		if h.cfg.limits.Rules[i].CoversHost(host) {
+			return true
+		}
+	}
+	return false
+}

@@ -2,7 +2,6 @@ package mock
 
 import (
 	"net/http"
-	"strings"
 )
 
 // The people hub: the friends list with decorations, as the published
@@ -136,21 +135,9 @@ func peoplehubRoutes() []route {
 	}
 }
 
-// decorations returns the lower-cased decorations a request names (the
-// last path segment after /decoration/), or none.
-func decorations(c *call) map[string]bool {
-	d := map[string]bool{}
-	if len(c.params) > 1 {
-		for _, s := range strings.Split(c.params[1], ",") {
-			d[strings.ToLower(strings.TrimSpace(s))] = true
-		}
-	}
-	return d
-}
-
 func servePeopleHub(h *Handler, c *call) {
 	owner := c.user(c.params[0])
-	dec := decorations(c)
+	dec := decorationsOf(c.params)
 	var people []hubPerson
 	for _, p := range peopleOf(owner) {
 		people = append(people, h.hubPersonOf(p, dec))
@@ -169,7 +156,7 @@ func servePeopleHubBatch(h *Handler, c *call) {
 		writeError(c.w, http.StatusBadRequest, "BadRequest", "xuids must hold 1 to 100 xuids")
 		return
 	}
-	dec := decorations(c)
+	dec := decorationsOf(c.params)
 	mine := map[string]person{}
 	for _, p := range peopleOf(c.user(c.params[0])) {
 		mine[p.XUID] = p
@@ -205,7 +192,7 @@ func (h *Handler) hubPersonOf(p person, dec map[string]bool) hubPerson {
 	pres := h.presenceOf(p.XUID)
 	hp := hubPerson{XUID: p.XUID, IsFavorite: p.IsFavorite, IsFollowingCaller: p.IsFollowingCaller, IsFollowedByCaller: p.IsFollowedByCaller,
 		DisplayName: gt, Gamertag: gt, ModernGamertag: gt, UniqueModernGamertag: gt,
-		DisplayPicRaw: profileSettings["gamedisplaypicraw"](p.XUID, gt), ShowUserAsAvatar: "0", GamerScore: profileSettings["gamerscore"](p.XUID, gt),
+		DisplayPicRaw: profileValues["gamedisplaypicraw"], ShowUserAsAvatar: "0", GamerScore: profileValues["gamerscore"],
 		XboxOneRep: "GoodPlayer", PresenceState: pres.State, PresenceText: pres.State,
 		RecentPlayer: hubRecentPlayer{Titles: []any{}}, Follower: hubFollower{FollowedDateTime: "0001-01-01T00:00:00"},
 		PresenceTitleIDs: []string{}, SocialManager: hubSocialManager{TitleIDs: []any{}, Pages: []any{}}, Broadcast: []any{},
@@ -227,7 +214,7 @@ func (h *Handler) hubPersonOf(p person, dec map[string]bool) hubPerson {
 		hp.PresenceDetails = &[]hubPresence{}
 	}
 	if dec["detail"] {
-		hp.Detail = &hubDetail{AccountTier: profileSettings["accounttier"](p.XUID, gt), Tenure: profileSettings["tenurelevel"](p.XUID, gt),
+		hp.Detail = &hubDetail{AccountTier: profileValues["accounttier"], Tenure: profileValues["tenurelevel"],
 			Watermarks: []any{}, FollowerCount: peoplePerUser, FollowingCount: peoplePerUser}
 	}
 	return hp

@@ -3,6 +3,7 @@ package mock
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/xblgo/fgrl/internal/xblid"
@@ -63,33 +64,38 @@ func serveProfileBatch(h *Handler, c *call) {
 	writeJSON(c.w, http.StatusOK, resp)
 }
 
-// profileSettings are the setting ids the profile service knows, lower-cased
+// profileValues are the setting ids the profile service knows, lower-cased
 // (OpenXbox/xbox-webapi-python xbox/webapi/api/provider/profile/models.py
 // ProfileSettings, and the modern gamertag ids XSAPI asks for), with the
-// value each has in the mock's world: "" where the world has none.
-var profileSettings = map[string]func(xuid, gt string) string{
-	"gamedisplayname":      func(_, gt string) string { return gt },
-	"appdisplayname":       func(_, gt string) string { return gt },
-	"gamertag":             func(_, gt string) string { return gt },
-	"moderngamertag":       func(_, gt string) string { return gt },
-	"moderngamertagsuffix": func(string, string) string { return "" },
-	"uniquemoderngamertag": func(_, gt string) string { return gt },
-	"gamerscore":           func(string, string) string { return "1250" },
-	"gamedisplaypicraw":    func(string, string) string { return "https://images-eds-ssl.xboxlive.com/image?url=mock&format=png" },
-	"appdisplaypicraw":     func(string, string) string { return "https://images-eds-ssl.xboxlive.com/image?url=mock&format=png" },
-	"publicgamerpic":       func(string, string) string { return "https://images-eds-ssl.xboxlive.com/image?url=mock" },
-	"showuserasavatar":     func(string, string) string { return "0" },
-	"accounttier":          func(string, string) string { return "Gold" },
-	"tenurelevel":          func(string, string) string { return "0" },
-	"xboxonerep":           func(string, string) string { return "GoodPlayer" },
-	"preferredcolor": func(string, string) string {
-		return "https://dlassets-ssl.xboxlive.com/public/content/ppl/colors/00000.json"
-	},
-	"location":         func(string, string) string { return "" },
-	"bio":              func(string, string) string { return "" },
-	"watermarks":       func(string, string) string { return "" },
-	"realname":         func(string, string) string { return "" },
-	"realnameoverride": func(string, string) string { return "" },
+// value each has in the mock's world: "" where the world has none. The
+// gamertag ids (nameSettings) answer the user's gamertag instead.
+var profileValues = map[string]string{
+	"gamedisplayname": "", "appdisplayname": "", "gamertag": "", "moderngamertag": "", "uniquemoderngamertag": "",
+	"moderngamertagsuffix": "",
+	"gamerscore":           "1250",
+	"gamedisplaypicraw":    "https://images-eds-ssl.xboxlive.com/image?url=mock&format=png",
+	"appdisplaypicraw":     "https://images-eds-ssl.xboxlive.com/image?url=mock&format=png",
+	"publicgamerpic":       "https://images-eds-ssl.xboxlive.com/image?url=mock",
+	"showuserasavatar":     "0",
+	"accounttier":          "Gold",
+	"tenurelevel":          "0",
+	"xboxonerep":           "GoodPlayer",
+	"preferredcolor":       "https://dlassets-ssl.xboxlive.com/public/content/ppl/colors/00000.json",
+	"location":             "", "bio": "", "watermarks": "", "realname": "", "realnameoverride": "",
+}
+
+// nameSettings are the setting ids whose value is the gamertag.
+var nameSettings = []string{"gamedisplayname", "appdisplayname", "gamertag", "moderngamertag", "uniquemoderngamertag"}
+
+// profileValue returns the value of setting id for a user whose gamertag
+// is gt, and whether the service knows the id.
+func profileValue(id, gt string) (string, bool) {
+	id = strings.ToLower(id)
+	if slices.Contains(nameSettings, id) {
+		return gt, true
+	}
+	v, ok := profileValues[id]
+	return v, ok
 }
 
 // profileOf returns a user's settings, in the order asked, every one the
@@ -101,8 +107,8 @@ func profileOf(xuid, gt string, settings []string) profileUser {
 	}
 	u := profileUser{ID: xuid, HostID: xuid, Settings: make([]profileSetting, 0, len(settings))}
 	for _, s := range settings {
-		if value, ok := profileSettings[strings.ToLower(s)]; ok {
-			u.Settings = append(u.Settings, profileSetting{ID: s, Value: value(xuid, gt)})
+		if v, ok := profileValue(s, gt); ok {
+			u.Settings = append(u.Settings, profileSetting{ID: s, Value: v})
 		}
 	}
 	return u

@@ -88,38 +88,6 @@ func (h *Handler) SetAccount(a Account) {
 	s.accounts[a.XUID] = a
 }
 
-// Hosts returns every host the mock answers, sorted: the hosts of its
-// limits' rules, patterns ("club*.xboxlive.com") included, and the sign-in
-// services'. A hosts file can name only the exact ones; a TLS certificate
-// names a pattern by its domain ("*.xboxlive.com").
-func (h *Handler) Hosts() []string {
-	var out []string
-	for _, r := range h.cfg.limits.Rules {
-		for _, host := range r.Hosts {
-			out = append(out, strings.ToLower(host))
-		}
-	}
-	out = append(out, signInHosts...)
-	slices.Sort(out)
-	return slices.Compact(out)
-}
-
-// Serves reports whether the mock answers host (any case, a port
-// allowed): a host of one of its limits' rules, or a sign-in service's.
-// Hosts without a rule that Config.Fallback counts are not included.
-func (h *Handler) Serves(host string) bool {
-	host = strings.ToLower(hostOnly(host))
-	if isSignInHost(host) {
-		return true
-	}
-	for i := range h.cfg.limits.Rules {
-		if h.cfg.limits.Rules[i].CoversHost(host) {
-			return true
-		}
-	}
-	return false
-}
-
 // isSignInHost reports whether host is one of the sign-in services.
 func isSignInHost(host string) bool { return slices.Contains(signInHosts, host) }
 
@@ -198,11 +166,8 @@ func (h *Handler) deviceCode(w http.ResponseWriter, r *http.Request) {
 		oauthError(w, "invalid_request", "client_id is required")
 		return
 	}
-	h.signIn.mu.Lock()
-	xuid := h.signIn.account.XUID
-	h.signIn.mu.Unlock()
 	now := h.cfg.now()
-	code := h.mint("dc", xuid, now.Add(deviceCodeLife))
+	code := h.mint("dc", h.signingIn(), now.Add(deviceCodeLife))
 	user := strings.ToUpper(code[len(code)-8:len(code)-4] + "-" + code[len(code)-4:])
 	writeJSON(w, http.StatusOK, map[string]any{
 		"device_code": code, "user_code": user, "verification_uri": "https://microsoft.com/devicelogin",
@@ -350,7 +315,7 @@ func (h *Handler) xstsAuthorize(w http.ResponseWriter, r *http.Request) {
 			"Redirect": "https://start.ui.xboxlive.com/CreateAccount"})
 		return
 	}
-	tok := mint(xuid, h.signInTitle(), strconv.FormatUint(h.signIn.serial.Add(1), 10))
+	tok := mintToken(xuid, h.signInTitle(), strconv.FormatUint(h.signIn.serial.Add(1), 10))
 	writeJSON(w, http.StatusOK, map[string]any{
 		"IssueInstant": now.UTC().Format(time.RFC3339Nano), "NotAfter": now.Add(xstsTokenLife).UTC().Format(time.RFC3339Nano),
 		"Token": tok[strings.IndexByte(tok, ';')+1:],
@@ -380,8 +345,8 @@ func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 	return true
 }
 
-// oauthError answers as the Microsoft identity platform does: 400 with
-// {"error": ..., "error_description": ...}.
+// oauthError answers as the Microsoft identity platform and login.live.com
+// do: 400 with {"error": ..., "error_description": ...}.
 func oauthError(w http.ResponseWriter, code, desc string) {
 	writeJSON(w, http.StatusBadRequest, map[string]string{"error": code, "error_description": desc})
 }
@@ -400,14 +365,26 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request) {
 		oauthError(w, "invalid_request", "client_id and an S256 code_challenge are required")
 		return
 	}
+	code := h.mint("code-"+q.Get("code_challenge"), h.signingIn(), h.cfg.now().Add(10*time.Minute))
+	redirectWith(w, r, redirect, "code", code, "state", q.Get("state"))
+}
+
+// signingIn returns the XUID of the account that signs in now.
+func (h *Handler) signingIn() string {
 	h.signIn.mu.Lock()
-	xuid := h.signIn.account.XUID
-	h.signIn.mu.Unlock()
-	back := redirect.Query()
-	back.Set("code", h.mint("code-"+q.Get("code_challenge"), xuid, h.cfg.now().Add(10*time.Minute)))
-	back.Set("state", q.Get("state"))
-	redirect.RawQuery = back.Encode()
-	http.Redirect(w, r, redirect.String(), http.StatusFound)
+	defer h.signIn.mu.Unlock()
+	return h.signIn.account.XUID
+}
+
+// redirectWith redirects (302) to u with the query parameters given as
+// name, value pairs added.
+func redirectWith(w http.ResponseWriter, r *http.Request, u *url.URL, pairs ...string) {
+	q := u.Query()
+	for i := 0; i+1 < len(pairs); i += 2 {
+		q.Set(pairs[i], pairs[i+1])
+	}
+	u.RawQuery = q.Encode()
+	http.Redirect(w, r, u.String(), http.StatusFound)
 }
 
 // liveCodeLife bounds a login.live.com authorization code, which is also
@@ -423,25 +400,21 @@ func (h *Handler) liveAuthorize(w http.ResponseWriter, r *http.Request) {
 	redirect, err := url.Parse(q.Get("redirect_uri"))
 	switch {
 	case q.Get("client_id") == "":
-		liveError(w, "invalid_request", "The request must contain a client_id.")
+		oauthError(w, "invalid_request", "The request must contain a client_id.")
 		return
 	case err != nil || (redirect.Scheme != "https" && redirect.Scheme != "http") || redirect.Host == "":
-		liveError(w, "invalid_request", "The provided value for the input parameter 'redirect_uri' is not valid.")
+		oauthError(w, "invalid_request", "The provided value for the input parameter 'redirect_uri' is not valid.")
 		return
 	case q.Get("response_type") != "code":
-		liveError(w, "unsupported_response_type", "The mock answers response_type=code only.")
+		oauthError(w, "unsupported_response_type", "The mock answers response_type=code only.")
 		return
 	}
-	h.signIn.mu.Lock()
-	xuid := h.signIn.account.XUID
-	h.signIn.mu.Unlock()
-	back := redirect.Query()
-	back.Set("code", h.mint(liveCodeKind(q.Get("client_id"), redirect.String()), xuid, h.cfg.now().Add(liveCodeLife)))
+	code := h.mint(liveCodeKind(q.Get("client_id"), redirect.String()), h.signingIn(), h.cfg.now().Add(liveCodeLife))
 	if st := q.Get("state"); st != "" {
-		back.Set("state", st)
+		redirectWith(w, r, redirect, "code", code, "state", st)
+		return
 	}
-	redirect.RawQuery = back.Encode()
-	http.Redirect(w, r, redirect.String(), http.StatusFound)
+	redirectWith(w, r, redirect, "code", code)
 }
 
 // liveCodeKind is the token kind of a code for a client ID and redirect
@@ -462,7 +435,7 @@ func (h *Handler) liveToken(w http.ResponseWriter, r *http.Request) {
 	}
 	clientID := form.Get("client_id")
 	if clientID == "" {
-		liveError(w, "invalid_request", "The request must contain a client_id.")
+		oauthError(w, "invalid_request", "The request must contain a client_id.")
 		return
 	}
 	now := h.cfg.now()
@@ -472,19 +445,19 @@ func (h *Handler) liveToken(w http.ResponseWriter, r *http.Request) {
 		code := form.Get("code")
 		x, ok := h.check(code, liveCodeKind(clientID, form.Get("redirect_uri")), now)
 		if !ok || h.seenBefore(code) {
-			liveError(w, "invalid_grant", "The provided value for the 'code' parameter is not valid.")
+			oauthError(w, "invalid_grant", "The provided value for the 'code' parameter is not valid.")
 			return
 		}
 		xuid = x
 	case "refresh_token":
 		x, ok := h.check(form.Get("refresh_token"), "lr-"+liveClientKind(clientID), now)
 		if !ok {
-			liveError(w, "invalid_grant", "The provided value for the input parameter 'refresh_token' or 'assertion' is not valid.")
+			oauthError(w, "invalid_grant", "The provided value for the input parameter 'refresh_token' or 'assertion' is not valid.")
 			return
 		}
 		xuid = x
 	default:
-		liveError(w, "unsupported_grant_type", "The provided value for the input parameter 'grant_type' is not valid.")
+		oauthError(w, "unsupported_grant_type", "The provided value for the input parameter 'grant_type' is not valid.")
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
@@ -510,10 +483,4 @@ func liveClientKind(clientID string) string {
 func liveUserID(xuid string) string {
 	sum := sha256.Sum256([]byte("cid:" + xuid))
 	return fmt.Sprintf("%x", sum[:8])
-}
-
-// liveError answers as login.live.com does: 400 with error and
-// error_description.
-func liveError(w http.ResponseWriter, code, desc string) {
-	writeJSON(w, http.StatusBadRequest, map[string]string{"error": code, "error_description": desc})
 }

@@ -93,11 +93,15 @@ func (h *Handler) hubTitleOf(t titleProgress, dec map[string]bool) hubTitle {
 	return ht
 }
 
-// hubDecorations returns the lower-cased decorations of a path's last
-// segment.
-func hubDecorations(seg string) map[string]bool {
+// decorationsOf returns the lower-cased decorations a hub request names:
+// the comma-separated list of its last path capture after the user's, none
+// when the path has no /decoration/ part.
+func decorationsOf(params []string) map[string]bool {
 	d := map[string]bool{}
-	for _, s := range strings.Split(seg, ",") {
+	if len(params) < 2 {
+		return d
+	}
+	for _, s := range strings.Split(params[len(params)-1], ",") {
 		d[strings.ToLower(strings.TrimSpace(s))] = true
 	}
 	return d
@@ -105,7 +109,7 @@ func hubDecorations(seg string) map[string]bool {
 
 func serveTitleHubHistory(h *Handler, c *call) {
 	xuid := c.user(c.params[0])
-	dec := hubDecorations(c.params[1])
+	dec := decorationsOf(c.params)
 	titles := []hubTitle{}
 	for _, t := range h.titlesPlayed(xuid) {
 		titles = append(titles, h.hubTitleOf(t, dec))
@@ -132,7 +136,7 @@ func serveTitleHubInfo(h *Handler, c *call) {
 			t = p
 		}
 	}
-	ht := h.hubTitleOf(t, hubDecorations(c.params[2]))
+	ht := h.hubTitleOf(t, decorationsOf(c.params))
 	streamable := false
 	ht.IsStreamable = &streamable
 	ht.AlternateTitleIDs = &[]string{}

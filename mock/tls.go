@@ -143,7 +143,7 @@ func (ca *CA) Pool() *x509.CertPool {
 // and ::1. A client that names another host (SNI) is refused in the
 // handshake with an error naming it, which http.Server logs.
 func (ca *CA) TLSConfig(hosts []string) (*tls.Config, error) {
-	leaf, names, err := ca.leaf(hosts)
+	leaf, err := ca.leaf(hosts)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +151,7 @@ func (ca *CA) TLSConfig(hosts []string) (*tls.Config, error) {
 		MinVersion: tls.VersionTLS12,
 		NextProtos: []string{"h2", "http/1.1"},
 		GetCertificate: func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
-			if sni := strings.ToLower(strings.TrimSuffix(hello.ServerName, ".")); sni != "" && !covers(names, sni) {
+			if sni := strings.ToLower(strings.TrimSuffix(hello.ServerName, ".")); sni != "" && leaf.Leaf.VerifyHostname(sni) != nil {
 				return nil, fmt.Errorf("mock: no service at %s (the mock's TLS names the hosts xblcall mock --hosts lists)", safetext.Quote(sni, 100))
 			}
 			return leaf, nil
@@ -159,8 +159,8 @@ func (ca *CA) TLSConfig(hosts []string) (*tls.Config, error) {
 	}, nil
 }
 
-// leaf signs the leaf certificate and returns it with the DNS names it holds.
-func (ca *CA) leaf(hosts []string) (*tls.Certificate, []string, error) {
+// leaf signs the leaf certificate (its Leaf parsed, for VerifyHostname).
+func (ca *CA) leaf(hosts []string) (*tls.Certificate, error) {
 	names := []string{"localhost"}
 	for _, h := range hosts {
 		h = strings.ToLower(h)
@@ -175,7 +175,7 @@ func (ca *CA) leaf(hosts []string) (*tls.Certificate, []string, error) {
 	}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	now := time.Now()
 	notAfter := now.Add(365 * 24 * time.Hour)
@@ -193,22 +193,13 @@ func (ca *CA) leaf(hosts []string) (*tls.Certificate, []string, error) {
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, key.Public(), ca.key)
 	if err != nil {
-		return nil, nil, fmt.Errorf("mock: signing the leaf certificate: %v", err)
+		return nil, fmt.Errorf("mock: signing the leaf certificate: %v", err)
 	}
-	return &tls.Certificate{Certificate: [][]byte{der, ca.Cert.Raw}, PrivateKey: key}, names, nil
-}
-
-// covers reports whether one of the certificate's names covers host.
-func covers(names []string, host string) bool {
-	for _, n := range names {
-		if n == host {
-			return true
-		}
-		if rest, ok := strings.CutPrefix(n, "*"); ok && strings.HasSuffix(host, rest) && !strings.Contains(host[:len(host)-len(rest)], ".") && len(host) > len(rest) {
-			return true
-		}
+	parsed, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, err
 	}
-	return net.ParseIP(host) != nil
+	return &tls.Certificate{Certificate: [][]byte{der, ca.Cert.Raw}, PrivateKey: key, Leaf: parsed}, nil
 }
 
 func serial() *big.Int {

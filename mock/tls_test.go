@@ -112,7 +112,7 @@ func TestLoadCA(t *testing.T) {
 	if _, err := back.TLSConfig([]string{"profile.xboxlive.com"}); err != nil {
 		t.Errorf("a loaded CA cannot sign: %v", err)
 	}
-	leaf, _, _ := back.leaf([]string{"profile.xboxlive.com"})
+	leaf, _ := back.leaf([]string{"profile.xboxlive.com"})
 	leafPEM := pemOf(leaf.Certificate[0])
 	tests := []struct {
 		name, cert, key, want string

@@ -17,11 +17,11 @@ import (
 // derived from the xuid, so it differs per user as real ones do; the token
 // names the xuid and title and carries a checksum, so a tampered token is
 // refused with 401. It is not a secret and grants nothing outside the mock.
-func Token(xuid, titleID string) string { return mint(xuid, titleID, "") }
+func Token(xuid, titleID string) string { return mintToken(xuid, titleID, "") }
 
-// mint is Token with a serial number, so that each sign-in gets a token of
+// mintToken is Token with a serial number, so that each sign-in gets a token of
 // its own, as real XSTS tokens differ on every issue; serial "" is Token's.
-func mint(xuid, titleID, serial string) string {
+func mintToken(xuid, titleID, serial string) string {
 	raw := xuid + "\x00" + titleID
 	if serial != "" {
 		raw += "\x00" + serial

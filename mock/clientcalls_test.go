@@ -73,6 +73,21 @@ func TestUserStatsContracts(t *testing.T) {
 	if !strings.Contains(r.body, `"arrangebyfieldid":"`+xuid1+`"`) || !strings.Contains(r.body, `"name":"MinutesPlayed"`) {
 		t.Errorf("batch lacks the users' stats: %s", r.body)
 	}
+	// xbox-webapi on npm (src/providers/userstats.js) sends titleId as a string.
+	asString := `{"arrangebyfield":"xuid","xuids":["` + xuid1 + `"],"groups":[{"name":"Hero","titleId":"1717113201"}],"stats":[{"name":"MinutesPlayed","titleId":"1717113201"}]}`
+	if r := statsRequest(t, h, "POST", "https://userstats.xboxlive.com/batch", "2", asString); r.status != 200 ||
+		!strings.Contains(r.body, `"titleid":"1717113201"`) || !strings.Contains(r.body, `"name":"MinutesPlayed"`) {
+		t.Errorf("batch with string titleIds: %d %s", r.status, r.body)
+	}
+	for name, body := range map[string]string{
+		"no scid or titleId":   `{"arrangebyfield":"xuid","xuids":["` + xuid1 + `"],"stats":[{"name":"MinutesPlayed"}]}`,
+		"titleId not a number": `{"arrangebyfield":"xuid","xuids":["` + xuid1 + `"],"stats":[{"name":"MinutesPlayed","titleId":"halo"}]}`,
+		"titleId past 32 bits": `{"arrangebyfield":"xuid","xuids":["` + xuid1 + `"],"stats":[{"name":"MinutesPlayed","titleId":4294967296}]}`,
+	} {
+		if r := statsRequest(t, h, "POST", "https://userstats.xboxlive.com/batch", "2", body); r.status != 400 {
+			t.Errorf("batch, %s: %d %s, want 400", name, r.status, r.body)
+		}
+	}
 	if r := statsRequest(t, h, "POST", "https://userstats.xboxlive.com/batch", "2", `{"arrangebyfield": "gamertag", "stats": [{"name": "a"}], "xuids": ["1"]}`); r.status != 400 {
 		t.Errorf("a batch arranged by another field: %d %s", r.status, r.body)
 	}

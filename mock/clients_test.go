@@ -3,6 +3,7 @@ package mock_test
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -27,7 +28,12 @@ func nodeClients(t *testing.T) string {
 	t.Helper()
 	dir, _ := filepath.Abs("testdata/node")
 	_, nodeErr := exec.LookPath("node")
-	_, modErr := os.Stat(filepath.Join(dir, "node_modules", "@xboxreplay", "xboxlive-auth"))
+	var modErr error
+	for _, m := range []string{"@xboxreplay/xboxlive-auth", "@xboxreplay/xboxlive-api", "xbox-webapi"} {
+		if _, err := os.Stat(filepath.Join(dir, "node_modules", m)); err != nil && modErr == nil {
+			modErr = err
+		}
+	}
 	if nodeErr == nil && modErr == nil {
 		return dir
 	}
@@ -36,6 +42,36 @@ func nodeClients(t *testing.T) string {
 	}
 	t.Skip("node or the published clients are missing: apt-get install nodejs npm; npm ci --prefix mock/testdata/node")
 	return ""
+}
+
+// nodeAgainst serves handler over HTTPS with a certificate of a fresh
+// mock CA for h's hosts, and returns a node command for script (in dir
+// cmd.Dir, a scratch folder) that reaches it at the services' real names:
+// resolve.cjs preloaded, the CA in NODE_EXTRA_CA_CERTS. The server closes
+// when the test ends.
+func nodeAgainst(t *testing.T, h *mock.Handler, handler http.Handler, script string) *exec.Cmd {
+	t.Helper()
+	ts := httptest.NewUnstartedServer(handler)
+	ca, err := mock.NewCA()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ts.TLS, err = ca.TLSConfig(h.Hosts()); err != nil {
+		t.Fatal(err)
+	}
+	ts.StartTLS()
+	t.Cleanup(ts.Close)
+	scratch := t.TempDir()
+	caFile := filepath.Join(scratch, "ca.pem")
+	if err := os.WriteFile(caFile, ca.CertPEM(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(ts.URL)
+	cmd := exec.Command("node", "--require", filepath.Join(filepath.Dir(script), "resolve.cjs"), script)
+	cmd.Dir = scratch
+	cmd.Env = append(os.Environ(), "NODE_EXTRA_CA_CERTS="+caFile, "FGRL_MOCK_ADDR="+u.Host,
+		"FGRL_MOCK_HOSTS="+strings.Join(h.Hosts(), ","))
+	return cmd
 }
 
 // TestPublishedNodeClient drives @xboxreplay/xboxlive-auth and
@@ -50,7 +86,7 @@ func TestPublishedNodeClient(t *testing.T) {
 	now := time.Now()
 	h := mock.Must(mock.New(mock.Config{Now: func() time.Time { mu.Lock(); defer mu.Unlock(); return now }}))
 	var throttled []string // Retry-After of each 429
-	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	cmd := nodeAgainst(t, h, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &statusRecorder{ResponseWriter: w}
 		h.ServeHTTP(rec, r)
 		if rec.status == http.StatusTooManyRequests {
@@ -58,25 +94,7 @@ func TestPublishedNodeClient(t *testing.T) {
 			throttled = append(throttled, w.Header().Get("Retry-After"))
 			mu.Unlock()
 		}
-	}))
-	ca, err := mock.NewCA()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ts.TLS, err = ca.TLSConfig(h.Hosts()); err != nil {
-		t.Fatal(err)
-	}
-	ts.StartTLS()
-	defer ts.Close()
-	caFile := filepath.Join(t.TempDir(), "ca.pem")
-	if err := os.WriteFile(caFile, ca.CertPEM(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	u, _ := url.Parse(ts.URL)
-	cmd := exec.Command("node", "--require", "./resolve.cjs", "drive.mjs")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "NODE_EXTRA_CA_CERTS="+caFile, "FGRL_MOCK_ADDR="+u.Host,
-		"FGRL_MOCK_HOSTS="+strings.Join(h.Hosts(), ","))
+	}), filepath.Join(dir, "drive.mjs"))
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	var stderr strings.Builder
@@ -116,6 +134,80 @@ func TestPublishedNodeClient(t *testing.T) {
 	defer mu.Unlock()
 	if len(throttled) != 3 || throttled[0] == "" {
 		t.Errorf("the mock's 429s carried Retry-After %q, want 3 values", throttled)
+	}
+}
+
+// TestPublishedWebAPIClient drives the npm package xbox-webapi 1.4.2,
+// unmodified, against the mock over HTTPS at the services' real names: its
+// own authorize URL, code exchange at login.live.com and isAuthenticated
+// (user token with a "d=" ticket, XSTS), then each provider method whose
+// route the mock serves, in the contracts the client sends (people hub 3,
+// title hub 2, achievements 2 and 1, userstats' batch 2 with titleId as a
+// string, social summary, profile 3, presence 3). Every call must decode
+// in the client, and the services' answers must agree with each other.
+func TestPublishedWebAPIClient(t *testing.T) {
+	dir := nodeClients(t)
+	h := mock.Must(mock.New(mock.Config{}))
+	// A title reports progress the way XSAPI does, so the histories list it.
+	const title = "1234567890"
+	xuid := mock.DefaultAccount.XUID
+	upd := fmt.Sprintf(`{"action":"progressUpdate","serviceConfigId":%q,"titleId":%s,"userId":%q,"achievements":[{"id":"1","percentComplete":100}]}`,
+		mock.SCID(title), title, xuid)
+	req := httptest.NewRequest("POST", "https://achievements.xboxlive.com/users/xuid("+xuid+")/achievements/"+mock.SCID(title)+"/update", strings.NewReader(upd))
+	req.Header.Set("Authorization", mock.Token(xuid, title))
+	req.Header.Set("x-xbl-contract-version", "2")
+	rec := httptest.NewRecorder()
+	if h.ServeHTTP(rec, req); rec.Code >= 300 {
+		t.Fatalf("progress update: %d %s", rec.Code, rec.Body)
+	}
+	cmd := nodeAgainst(t, h, h, filepath.Join(dir, "webapi.cjs"))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	done := time.AfterFunc(60*time.Second, func() { cmd.Process.Kill() }) // every run ends
+	defer done.Stop()
+	stdout, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node: %v\n%s", err, stderr.String())
+	}
+	var got struct {
+		XUID, Gamertag  string
+		Profile         []string
+		Presence        string
+		Summary         float64
+		Friends         [][]any
+		TitleHistory    [][]any
+		TitleInfo       []string
+		History         [][]any
+		Achievements    float64
+		History360      float64
+		Achievements360 float64
+		Stats           []string
+	}
+	if err := json.Unmarshal(stdout, &got); err != nil {
+		t.Fatalf("node printed %q: %v\n%s", stdout, err, stderr.String())
+	}
+	if got.XUID != mock.DefaultAccount.XUID || got.Gamertag != mock.DefaultAccount.Gamertag {
+		t.Errorf("signed in as %s %q, want %s %q", got.XUID, got.Gamertag, mock.DefaultAccount.XUID, mock.DefaultAccount.Gamertag)
+	}
+	if diff := cmp.Diff([]string{"GameDisplayName", "GameDisplayPicRaw", "Gamerscore", "Gamertag"}, got.Profile); diff != "" {
+		t.Errorf("profile settings (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"MinutesPlayed"}, got.Stats); diff != "" {
+		t.Errorf("userstats batch (-want +got):\n%s", diff)
+	}
+	if got.Presence == "" || len(got.TitleInfo) != 1 || got.Achievements == 0 || got.History360 == 0 {
+		t.Errorf("presence %q, title info %q, %v achievements, %v Xbox 360 titles: want each answered", got.Presence, got.TitleInfo, got.Achievements, got.History360)
+	}
+	if int(got.Summary) != len(got.Friends) || len(got.Friends) == 0 {
+		t.Errorf("the social summary counts %v followed, the people hub lists %d", got.Summary, len(got.Friends))
+	}
+	for _, f := range got.Friends {
+		if f[1] != "object" || f[2] != "object" {
+			t.Errorf("friend %v: presenceDetails and preferredColor decorations missing", f)
+		}
+	}
+	if diff := cmp.Diff(got.History, got.TitleHistory); diff != "" {
+		t.Errorf("achievements history and title hub history disagree (-achievements +titlehub):\n%s", diff)
 	}
 }
 

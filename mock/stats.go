@@ -1,6 +1,7 @@
 package mock
 
 import (
+	"encoding/json"
 	"hash/fnv"
 	"net/http"
 	"strconv"
@@ -128,19 +129,21 @@ func statListOf(xuid, scid string, names []string, meta bool) statList {
 }
 
 // statsBatchRequest is POST /batch in the form published clients send with
-// contract 2 (xbox-webapi-python userstats get_stats_batch): no query, the
-// stats named with a titleId or a scid each.
+// contract 2 (xbox-webapi-python userstats get_stats_batch, xbox-webapi on
+// npm getUserTitleStats): no query, the stats named with a titleId or a
+// scid each. The Python client sends titleId as a number, the Node client
+// as a string; json.Number takes both.
 type statsBatchRequest struct {
 	ArrangeByField string `json:"arrangebyfield"`
 	Groups         []struct {
-		Name    string `json:"name"`
-		TitleID uint32 `json:"titleId"`
-		Scid    string `json:"scid"`
+		Name    string      `json:"name"`
+		TitleID json.Number `json:"titleId"`
+		Scid    string      `json:"scid"`
 	} `json:"groups"`
 	Stats []struct {
-		Name    string `json:"name"`
-		TitleID uint32 `json:"titleId"`
-		Scid    string `json:"scid"`
+		Name    string      `json:"name"`
+		TitleID json.Number `json:"titleId"`
+		Scid    string      `json:"scid"`
 	} `json:"stats"`
 	XUIDs []string `json:"xuids"`
 }
@@ -160,7 +163,11 @@ func serveStatsBatchGroups(h *Handler, c *call) {
 		if st.Scid != "" {
 			scid = strings.ToLower(st.Scid)
 		} else if scid == "" {
-			scid = h.scidOf(strconv.FormatUint(uint64(st.TitleID), 10))
+			if _, err := strconv.ParseUint(st.TitleID.String(), 10, 32); err != nil {
+				writeError(c.w, http.StatusBadRequest, "BadRequest", "each stat needs a scid or a titleId")
+				return
+			}
+			scid = h.scidOf(st.TitleID.String())
 		}
 	}
 	if req.ArrangeByField != "xuid" || len(req.XUIDs) == 0 || len(req.XUIDs) > maxStatUsers || !statNamesOK(names) {
@@ -185,10 +192,7 @@ func serveStatsBatchGroups(h *Handler, c *call) {
 		out.Lists = append(out.Lists, statListOf(x, scid, names, true))
 	}
 	for _, g := range req.Groups {
-		gr := group{Name: g.Name, Scid: strings.ToLower(g.Scid), Lists: []statList{}}
-		if g.TitleID != 0 {
-			gr.TitleID = strconv.FormatUint(uint64(g.TitleID), 10)
-		}
+		gr := group{Name: g.Name, TitleID: g.TitleID.String(), Scid: strings.ToLower(g.Scid), Lists: []statList{}}
 		for _, x := range req.XUIDs {
 			gr.Lists = append(gr.Lists, statList{ArrangeByField: "xuid", ArrangeByFieldID: x, Stats: []statItem{}})
 		}

@@ -2,7 +2,6 @@ package mock
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -33,13 +32,7 @@ func statsRequest(t *testing.T, h *Handler, method, url, contract, body string) 
 	req, _ := http.NewRequest(method, url, strings.NewReader(body))
 	req.Header.Set("Authorization", Token(xuid1, title1))
 	req.Header.Set("x-xbl-contract-version", contract)
-	resp, err := h.RoundTrip(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return result{resp.StatusCode, resp.Header, string(b)}
+	return send(t, h, req)
 }
 
 // TestUserStatsContracts: contracts 2 and 3 get the statlistscollection

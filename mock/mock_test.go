@@ -45,9 +45,15 @@ func do(t *testing.T, h *Handler, method, url, auth, body string) result {
 	if auth != "" {
 		req.Header.Set("Authorization", auth)
 	}
+	return send(t, h, req)
+}
+
+// send runs req through h and returns its answer.
+func send(t *testing.T, h *Handler, req *http.Request) result {
+	t.Helper()
 	resp, err := h.RoundTrip(req)
 	if err != nil {
-		t.Fatalf("%s %s: %v", method, url, err)
+		t.Fatalf("%s %s: %v", req.Method, req.URL, err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)

@@ -45,6 +45,11 @@ type hubTitle struct {
 }
 
 type (
+	// hubTitles is both routes' answer: the user and the titles.
+	hubTitles struct {
+		XUID   string     `json:"xuid"`
+		Titles []hubTitle `json:"titles"`
+	}
 	hubTitleAchievement struct {
 		CurrentAchievements int     `json:"currentAchievements"`
 		TotalAchievements   int     `json:"totalAchievements"`
@@ -71,7 +76,8 @@ func titlehubRoutes() []route {
 	}
 }
 
-// hubTitleOf is one title as the title hub shows it to xuid.
+// hubTitleOf is one title, with the user's progress t, as the title hub
+// shows it, with the decorations dec.
 func (h *Handler) hubTitleOf(t titleProgress, dec map[string]bool) hubTitle {
 	img := "https://images-eds-ssl.xboxlive.com/image?url=mock-title-" + t.title
 	pfn := "Mock.Title" + t.title + "_8wekyb3d8bbwe"
@@ -114,10 +120,7 @@ func serveTitleHubHistory(h *Handler, c *call) {
 	for _, t := range h.titlesPlayed(xuid) {
 		titles = append(titles, h.hubTitleOf(t, dec))
 	}
-	writeJSON(c.w, http.StatusOK, struct {
-		XUID   string     `json:"xuid"`
-		Titles []hubTitle `json:"titles"`
-	}{xuid, titles})
+	writeJSON(c.w, http.StatusOK, hubTitles{xuid, titles})
 }
 
 // serveTitleHubInfo answers one title (titleid(T)), with the user's
@@ -141,8 +144,5 @@ func serveTitleHubInfo(h *Handler, c *call) {
 	ht.IsStreamable = &streamable
 	ht.AlternateTitleIDs = &[]string{}
 	ht.GamePass = json.RawMessage("null")
-	writeJSON(c.w, http.StatusOK, struct {
-		XUID   string     `json:"xuid"`
-		Titles []hubTitle `json:"titles"`
-	}{xuid, []hubTitle{ht}})
+	writeJSON(c.w, http.StatusOK, hubTitles{xuid, []hubTitle{ht}})
 }

@@ -140,13 +140,19 @@ func shortErr(err error) string {
 	if err == nil || errors.Is(err, io.EOF) {
 		return "unexpected end of file"
 	}
-	// The decoder quotes as much of the bad token as it has read, which
-	// depends on how the input arrived; the reason and place do not.
-	return clip(quotedFragment.ReplaceAllString(err.Error(), "`...`"))
+	// The decoder quotes as much of the bad token as it has read, and a bad
+	// character as whole or as its first byte, depending on how the input
+	// arrived; the reason and place do not.
+	msg := quotedFragment.ReplaceAllString(err.Error(), "`...`")
+	return clip(quotedChar.ReplaceAllString(msg, "invalid character"))
 }
 
-// quotedFragment is the input the JSON decoder quotes in its errors.
-var quotedFragment = regexp.MustCompile("`[^`]*`")
+// quotedFragment is the input the JSON decoder quotes in its errors;
+// quotedChar the character it names as invalid.
+var (
+	quotedFragment = regexp.MustCompile("`[^`]*`")
+	quotedChar     = regexp.MustCompile(`invalid character '(?:[^'\\]|\\.)+'`)
+)
 
 // seekEntries moves dec into the log.entries array, skipping other values.
 func seekEntries(dec *jsontext.Decoder) error {

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -140,19 +139,22 @@ func shortErr(err error) string {
 	if err == nil || errors.Is(err, io.EOF) {
 		return "unexpected end of file"
 	}
-	// The decoder quotes as much of the bad token as it has read, and a bad
-	// character as whole or as its first byte, depending on how the input
-	// arrived; the reason and place do not.
-	msg := quotedFragment.ReplaceAllString(err.Error(), "`...`")
-	return clip(quotedChar.ReplaceAllString(msg, "invalid character"))
+	reason := err.Error()
+	var se *jsontext.SyntacticError
+	if errors.As(err, &se) && se.Err != nil {
+		reason = se.Err.Error()
+	}
+	// The decoder quotes the bad input as far as it has read it (a token's
+	// fragment, a character whole or its first byte), which depends on how
+	// the input arrived; the reason and the place do not.
+	if i := strings.IndexAny(reason, "'\"`"); i > 0 {
+		reason = strings.TrimSpace(reason[:i])
+	}
+	if se != nil && se.ByteOffset > 0 {
+		reason = fmt.Sprintf("%s, at byte %d", reason, se.ByteOffset)
+	}
+	return clip(reason)
 }
-
-// quotedFragment is the input the JSON decoder quotes in its errors;
-// quotedChar the character it names as invalid.
-var (
-	quotedFragment = regexp.MustCompile("`[^`]*`")
-	quotedChar     = regexp.MustCompile(`invalid character '(?:[^'\\]|\\.)+'`)
-)
 
 // seekEntries moves dec into the log.entries array, skipping other values.
 func seekEntries(dec *jsontext.Decoder) error {

@@ -137,7 +137,7 @@ func peoplehubRoutes() []route {
 
 func servePeopleHub(h *Handler, c *call) {
 	owner := c.user(c.params[0])
-	dec := decorationsOf(c.params)
+	dec := c.decorations()
 	var people []hubPerson
 	for _, p := range peopleOf(owner) {
 		people = append(people, h.hubPersonOf(p, dec))
@@ -156,7 +156,7 @@ func servePeopleHubBatch(h *Handler, c *call) {
 		writeError(c.w, http.StatusBadRequest, "BadRequest", "xuids must hold 1 to 100 xuids")
 		return
 	}
-	dec := decorationsOf(c.params)
+	dec := c.decorations()
 	mine := map[string]person{}
 	for _, p := range peopleOf(c.user(c.params[0])) {
 		mine[p.XUID] = p

@@ -9,9 +9,11 @@ import (
 
 // The title hub, as the published clients ask it for a user's title history
 // and a title's information (OpenXbox/xbox-webapi-python titlehub provider,
-// contract 2): GET /users/{user}/titles/titlehistory/decoration/{list} and
-// GET /users/{user}/titles/titleid(T)/decoration/{list}. Shapes from
-// tests/data/responses/titlehub_titlehistory.json and titlehub_titleinfo.json.
+// contract 2): GET /users/{user}/titles/titlehistory/decoration/{list},
+// GET /users/{user}/titles/titleid(T)/decoration/{list} and POST
+// [/users/{user}]/titles/batch/decoration/{list}. Shapes from
+// tests/data/responses/titlehub_titlehistory.json, titlehub_titleinfo.json
+// and titlehub_batch.json.
 // The titles are the ones the achievements service's history lists, with
 // the same counts; decorated sections (achievement, image, titlehistory)
 // only when asked for; "detail" (the store's description of a title) is
@@ -45,9 +47,10 @@ type hubTitle struct {
 }
 
 type (
-	// hubTitles is both routes' answer: the user and the titles.
+	// hubTitles is every title hub answer: the user (null in a batch
+	// without one) and the titles.
 	hubTitles struct {
-		XUID   string     `json:"xuid"`
+		XUID   *string    `json:"xuid"`
 		Titles []hubTitle `json:"titles"`
 	}
 	hubTitleAchievement struct {
@@ -73,6 +76,8 @@ func titlehubRoutes() []route {
 	return []route{
 		{http.MethodGet, pat("/users/{user}/titles/titlehistory/decoration/{}"), serveTitleHubHistory, "2"},
 		{http.MethodGet, pat("/users/{user}/titles/{}/decoration/{}"), serveTitleHubInfo, "2"},
+		{http.MethodPost, pat("/titles/batch/decoration/{}"), serveTitleHubBatch, "2"},
+		{http.MethodPost, pat("/users/{user}/titles/batch/decoration/{}"), serveTitleHubBatch, "2"},
 	}
 }
 
@@ -80,7 +85,7 @@ func titlehubRoutes() []route {
 // shows it, with the decorations dec.
 func (h *Handler) hubTitleOf(t titleProgress, dec map[string]bool) hubTitle {
 	img := "https://images-eds-ssl.xboxlive.com/image?url=mock-title-" + t.title
-	pfn := "Mock.Title" + t.title + "_8wekyb3d8bbwe"
+	pfn := mockPFN(t.title)
 	product := strings.Replace(h.scidOf(t.title), "00000000", "10000000", 1) // a GUID of its own, stable
 	ht := hubTitle{TitleID: t.title, PFN: &pfn, WindowsPhoneProductID: &product, ServiceConfigID: h.scidOf(t.title), Name: "Title " + t.title, Type: "Game",
 		Devices: []string{"XboxOne", "XboxSeries"}, DisplayImage: img, MediaItemType: "Application", ModernTitleID: t.title,
@@ -99,15 +104,15 @@ func (h *Handler) hubTitleOf(t titleProgress, dec map[string]bool) hubTitle {
 	return ht
 }
 
-// decorationsOf returns the lower-cased decorations a hub request names:
-// the comma-separated list of its last path capture after the user's, none
-// when the path has no /decoration/ part.
-func decorationsOf(params []string) map[string]bool {
+// decorations returns the lower-cased decorations a hub request names:
+// the comma-separated list after /decoration/, its path's last capture;
+// none when the path has no /decoration/ part.
+func (c *call) decorations() map[string]bool {
 	d := map[string]bool{}
-	if len(params) < 2 {
+	if len(c.params) == 0 || !strings.Contains(strings.ToLower(c.r.URL.Path), "/decoration/") {
 		return d
 	}
-	for _, s := range strings.Split(params[len(params)-1], ",") {
+	for _, s := range strings.Split(c.params[len(c.params)-1], ",") {
 		d[strings.ToLower(strings.TrimSpace(s))] = true
 	}
 	return d
@@ -115,12 +120,12 @@ func decorationsOf(params []string) map[string]bool {
 
 func serveTitleHubHistory(h *Handler, c *call) {
 	xuid := c.user(c.params[0])
-	dec := decorationsOf(c.params)
+	dec := c.decorations()
 	titles := []hubTitle{}
 	for _, t := range h.titlesPlayed(xuid) {
 		titles = append(titles, h.hubTitleOf(t, dec))
 	}
-	writeJSON(c.w, http.StatusOK, hubTitles{xuid, titles})
+	writeJSON(c.w, http.StatusOK, hubTitles{&xuid, titles})
 }
 
 // serveTitleHubInfo answers one title (titleid(T)), with the user's
@@ -133,16 +138,91 @@ func serveTitleHubInfo(h *Handler, c *call) {
 		return
 	}
 	xuid := c.user(c.params[0])
-	t := titleProgress{title: id}
-	for _, p := range h.titlesPlayed(xuid) {
-		if p.title == id {
-			t = p
-		}
-	}
-	ht := h.hubTitleOf(t, decorationsOf(c.params))
+	ht := h.hubTitleOf(h.progressIn(xuid, id), c.decorations())
 	streamable := false
 	ht.IsStreamable = &streamable
 	ht.AlternateTitleIDs = &[]string{}
 	ht.GamePass = json.RawMessage("null")
-	writeJSON(c.w, http.StatusOK, hubTitles{xuid, []hubTitle{ht}})
+	writeJSON(c.w, http.StatusOK, hubTitles{&xuid, []hubTitle{ht}})
+}
+
+// progressIn is xuid's progress in title, none where xuid has not played
+// it or xuid is "".
+func (h *Handler) progressIn(xuid, title string) titleProgress {
+	if xuid != "" {
+		for _, p := range h.titlesPlayed(xuid) {
+			if p.title == title {
+				return p
+			}
+		}
+	}
+	return titleProgress{title: title}
+}
+
+// maxHubBatch bounds the titles one title hub batch names; published tools
+// send up to 500 at once.
+const maxHubBatch = 500
+
+// serveTitleHubBatch answers POST [/users/{user}]/titles/batch/decoration/
+// {list}: the titles named by titleIds (numbers or strings) and by package
+// family names (pfns; the mock's titles are "Mock.Title<T>_8wekyb3d8bbwe"),
+// in the order asked, unknown names left out, as
+// tests/data/responses/titlehub_batch.json records it; "xuid" and the
+// user's progress only in the form with a user.
+func serveTitleHubBatch(h *Handler, c *call) {
+	var req struct {
+		PFNs     []string      `json:"pfns"`
+		TitleIDs []json.Number `json:"titleIds"`
+	}
+	if !c.decode(h, &req) {
+		return
+	}
+	if n := len(req.PFNs) + len(req.TitleIDs); n == 0 || n > maxHubBatch {
+		writeError(c.w, http.StatusBadRequest, "BadRequest", "name 1 to 500 titles in pfns and titleIds")
+		return
+	}
+	ids := make([]string, 0, len(req.TitleIDs)+len(req.PFNs))
+	for _, n := range req.TitleIDs {
+		if _, err := strconv.ParseUint(n.String(), 10, 32); err != nil {
+			writeError(c.w, http.StatusBadRequest, "BadRequest", "titleIds must hold 32-bit title ids")
+			return
+		}
+		ids = append(ids, n.String())
+	}
+	for _, pfn := range req.PFNs {
+		if id, ok := titleOfPFN(pfn); ok {
+			ids = append(ids, id)
+		}
+	}
+	var xuid string
+	if len(c.params) > 1 {
+		xuid = c.user(c.params[0])
+	}
+	dec := c.decorations()
+	titles := make([]hubTitle, 0, len(ids))
+	for _, id := range ids {
+		ht := h.hubTitleOf(h.progressIn(xuid, id), dec)
+		ht.AlternateTitleIDs = &[]string{}
+		ht.GamePass = json.RawMessage("null")
+		titles = append(titles, ht)
+	}
+	out := hubTitles{Titles: titles}
+	if xuid != "" {
+		out.XUID = &xuid
+	}
+	writeJSON(c.w, http.StatusOK, out)
+}
+
+// mockPFN is the package family name of the mock's title id.
+func mockPFN(id string) string { return "Mock.Title" + id + "_8wekyb3d8bbwe" }
+
+// titleOfPFN returns the title id of one of the mock's package family
+// names.
+func titleOfPFN(pfn string) (string, bool) {
+	id, ok := strings.CutPrefix(pfn, "Mock.Title")
+	id, ok2 := strings.CutSuffix(id, "_8wekyb3d8bbwe")
+	if _, err := strconv.ParseUint(id, 10, 32); !ok || !ok2 || err != nil {
+		return "", false
+	}
+	return id, true
 }

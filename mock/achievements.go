@@ -1,9 +1,12 @@
 package mock
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -21,6 +24,9 @@ import (
 // SCID in lower case, in path and body, or it is refused with 403.
 
 const achievementsPerTitle = 5
+
+// achievementScore is the gamerscore each of the mock's achievements gives.
+const achievementScore = 10
 
 type achievement struct {
 	ID                string             `json:"id"`
@@ -116,12 +122,26 @@ func (h *Handler) scidOf(title string) string {
 
 func (h *Handler) achievementsOf(xuid, title string) []achievement {
 	scid := h.scidOf(title)
-	h.state.mu.Lock()
-	progress, _ := h.state.progress.get(xuid + "/" + title)
+	progress := h.progressOf(xuid, title)
 	out := make([]achievement, achievementsPerTitle)
 	for i := range out {
 		id := strconv.Itoa(i + 1)
 		out[i] = makeAchievement(title, scid, id, progress[id])
+	}
+	return out
+}
+
+// progressOf returns xuid's progress in title by achievement id: what the
+// world seeded, raised by what was written since.
+func (h *Handler) progressOf(xuid, title string) map[string]int {
+	out := map[string]int{}
+	if t, ok := h.seededTitle(xuid, title); ok {
+		maps.Copy(out, t.Achievements)
+	}
+	h.state.mu.Lock()
+	written, _ := h.state.progress.get(xuid + "/" + title)
+	for id, pct := range written {
+		out[id] = max(out[id], pct)
 	}
 	h.state.mu.Unlock()
 	return out
@@ -154,7 +174,7 @@ func makeAchievement(title, scid, id string, pct int) achievement {
 		LockedDescription: "Unlock achievement " + id + ".",
 		ProductID:         "00000000-0000-0000-0000-000000000000",
 		AchievementType:   "Persistent", ParticipationType: "Individual",
-		Rewards:       []reward{{Value: "10", Type: "Gamerscore", ValueType: "Int"}},
+		Rewards:       []reward{{Value: strconv.Itoa(achievementScore), Type: "Gamerscore", ValueType: "Int"}},
 		EstimatedTime: "00:00:00",
 	}
 }
@@ -280,21 +300,33 @@ func serve360(c *call, all []achievement360) {
 type titleProgress struct {
 	title              string
 	earned, gamerscore int
+	lastPlayed         string
 }
 
-// titlesPlayed returns the titles in which xuid has achievement progress,
-// in title order: the world's title history.
+// titlesPlayed returns the titles xuid has played, in title order: the
+// world's title history, the titles it seeded and those with achievement
+// progress written since.
 func (h *Handler) titlesPlayed(xuid string) []titleProgress {
+	played := map[string]string{} // title -> last played
+	if a := h.account(xuid); a != nil {
+		for _, t := range a.Titles {
+			played[t.TitleID] = t.LastPlayed
+		}
+	}
 	h.state.mu.Lock()
-	defer h.state.mu.Unlock()
-	var out []titleProgress
 	for _, k := range h.state.progress.withPrefix(xuid + "/") {
-		p, _ := h.state.progress.get(k)
-		t := titleProgress{title: k[len(xuid)+1:]}
-		for _, pct := range p {
+		if _, ok := played[k[len(xuid)+1:]]; !ok {
+			played[k[len(xuid)+1:]] = ""
+		}
+	}
+	h.state.mu.Unlock()
+	out := make([]titleProgress, 0, len(played))
+	for _, title := range slices.Sorted(maps.Keys(played)) {
+		t := titleProgress{title: title, lastPlayed: xblTime(cmp.Or(played[title], defaultPlayed))}
+		for _, pct := range h.progressOf(xuid, title) {
 			if pct >= 100 {
 				t.earned++
-				t.gamerscore += 10
+				t.gamerscore += achievementScore
 			}
 		}
 		out = append(out, t)
@@ -343,28 +375,27 @@ func serveTitleHistory(h *Handler, c *call) {
 	if !ok {
 		return
 	}
-	const unlocked = "2024-01-01T00:00:00.0000000Z" // makeAchievement's
 	if v == 1 {
 		titles := make([]historyTitle360, 0, end-start)
 		for _, t := range played[start:end] {
 			tid, _ := strconv.ParseUint(t.title, 10, 32)
-			titles = append(titles, historyTitle360{LastPlayed: unlocked, CurrentAchievements: t.earned, CurrentGamerscore: t.gamerscore,
+			titles = append(titles, historyTitle360{LastPlayed: t.lastPlayed, CurrentAchievements: t.earned, CurrentGamerscore: t.gamerscore,
 				TitleID: uint32(tid), TitleType: 1, Platforms: []int{1}, Name: "Title " + t.title,
-				TotalAchievements: achievementsPerTitle, TotalGamerscore: 10 * achievementsPerTitle})
+				TotalAchievements: achievementsPerTitle, TotalGamerscore: achievementScore * achievementsPerTitle})
 		}
 		writeJSON(c.w, http.StatusOK, struct {
 			Titles     []historyTitle360 `json:"titles"`
 			PagingInfo pagingInfo        `json:"pagingInfo"`
 			Version    string            `json:"version"`
-		}{titles, pagingInfo{next, len(played)}, unlocked})
+		}{titles, pagingInfo{next, len(played)}, defaultPlayed})
 		return
 	}
 	titles := make([]historyTitle, 0, end-start)
 	for _, t := range played[start:end] {
 		tid, _ := strconv.ParseUint(t.title, 10, 32)
-		titles = append(titles, historyTitle{LastUnlock: unlocked, TitleID: uint32(tid), ServiceConfigID: h.scidOf(t.title),
+		titles = append(titles, historyTitle{LastUnlock: t.lastPlayed, TitleID: uint32(tid), ServiceConfigID: h.scidOf(t.title),
 			TitleType: "DGame", Platform: "Durango", Name: "Title " + t.title, EarnedAchievements: t.earned,
-			CurrentGamerscore: t.gamerscore, MaxGamerscore: 10 * achievementsPerTitle})
+			CurrentGamerscore: t.gamerscore, MaxGamerscore: achievementScore * achievementsPerTitle})
 	}
 	writeJSON(c.w, http.StatusOK, struct {
 		Titles     []historyTitle `json:"titles"`
@@ -450,9 +481,11 @@ func (h *Handler) raiseProgress(key string, u *achievementUpdate) bool {
 	if p == nil {
 		p = make(map[string]int)
 	}
+	xuid, title, _ := strings.Cut(key, "/")
+	seeded, _ := h.seededTitle(xuid, title)
 	changed := false
 	for _, a := range u.Achievements {
-		if a.PercentComplete > p[a.ID] {
+		if a.PercentComplete > max(p[a.ID], seeded.Achievements[a.ID]) {
 			p[a.ID] = a.PercentComplete
 			changed = true
 		}

@@ -78,6 +78,18 @@ func (h *Handler) adminMux(metrics http.Handler) *http.ServeMux {
 		writeJSON(w, http.StatusOK, h.Faults())
 	})
 	mux.HandleFunc("PUT "+AdminPrefix+"api/faults", h.apiSetFaults)
+	mux.HandleFunc("GET "+AdminPrefix+"api/world", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, h.World())
+	})
+	mux.HandleFunc("PUT "+AdminPrefix+"api/world", h.apiSetWorld)
+	mux.HandleFunc("DELETE "+AdminPrefix+"api/world", func(w http.ResponseWriter, _ *http.Request) {
+		h.SetWorld(World{}) // the default world always checks
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("POST "+AdminPrefix+"api/world/reset", func(w http.ResponseWriter, _ *http.Request) {
+		h.ResetWorld()
+		w.WriteHeader(http.StatusNoContent)
+	})
 	return mux
 }
 
@@ -245,6 +257,21 @@ func (h *Handler) apiSetFaults(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, h.Faults())
+}
+
+// apiSetWorld seeds the world from the request's body, a world file; a
+// malformed one is refused with 400 naming the line and field, the world
+// unchanged.
+func (h *Handler) apiSetWorld(w http.ResponseWriter, r *http.Request) {
+	world, err := ReadWorld(r.Body)
+	if err == nil {
+		err = h.SetWorld(world)
+	}
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, apiError{err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, h.World())
 }
 
 type apiError struct {

@@ -106,7 +106,7 @@ func TestSocialSummary(t *testing.T) {
 	if s.TargetFollowingCount != peoplePerUser || s.IsCallerFollowingTarget {
 		t.Errorf("own summary %+v", s)
 	}
-	first := peopleOf(xuid1)[0].XUID
+	first := derivedPeople(xuid1)[0].XUID
 	json.Unmarshal([]byte(statsRequest(t, h, "GET", "https://social.xboxlive.com/users/xuid("+first+")/summary", "2", "").body), &s)
 	if !s.IsCallerFollowingTarget || !s.HasCallerMarkedTargetAsFavorite || s.LegacyFriendStatus != "Friend" {
 		t.Errorf("summary of the caller's first friend: %+v", s)

@@ -54,7 +54,11 @@ type Handler struct {
 	faults atomic.Pointer[Faults] // SetFaults changes them while serving
 	obs    observatory
 	signIn signIn
-	live   liveFeed // the event streams' shared snapshot
+	// world is the people the services answer about; worldMu serialises
+	// its changes (readers load it without a lock).
+	world   atomic.Pointer[worldIndex]
+	worldMu sync.Mutex
+	live    liveFeed // the event streams' shared snapshot
 }
 
 // New returns a Handler configured by c, or what is wrong with c.
@@ -71,7 +75,8 @@ func New(c Config) (*Handler, error) {
 	}
 	f := cfg.faults
 	h.faults.Store(&f)
-	h.signIn.init() // the accounts are the world's from the start
+	h.signIn.init()
+	h.world.Store(indexWorld(cfg.world))
 	if cfg.account != nil {
 		h.SetAccount(*cfg.account)
 	}

@@ -79,6 +79,10 @@ type Config struct {
 	// SignInTitle is the title the XSTS tokens the mock mints are for
 	// ("1234567890" when empty).
 	SignInTitle string
+	// World is the people the services answer about (the zero World: the
+	// default, derived one); New refuses one that cannot be, as SetWorld
+	// does.
+	World World
 }
 
 // config is a checked Config with its defaults filled in.
@@ -98,6 +102,7 @@ type config struct {
 	logger        *slog.Logger
 	signInTitle   string
 	account       *Account
+	world         World
 }
 
 // check returns c with its defaults, or what is wrong with it.
@@ -111,10 +116,13 @@ func (c Config) check() (config, error) {
 	if err := c.Faults.Check(); err != nil {
 		return config{}, err
 	}
+	if err := c.World.check(); err != nil {
+		return config{}, err
+	}
 	r := config{limits: c.Limits, store: c.Store, maxKeys: c.MaxKeys, now: c.Now, legacy: map[string]bool{},
 		fallback: c.Fallback, publishers: maps.Clone(c.Publishers), scids: map[string]string{}, faults: c.Faults,
 		maxBody: cmp.Or(c.MaxBody, 1<<20), maxStateBytes: cmp.Or(c.MaxStateBytes, DefaultMaxStateBytes),
-		failOpen: c.FailOpen, logger: c.Logger, signInTitle: c.SignInTitle, account: c.Account}
+		failOpen: c.FailOpen, logger: c.Logger, signInTitle: c.SignInTitle, account: c.Account, world: c.World}
 	if r.limits == nil {
 		r.limits = limits.Default()
 	}

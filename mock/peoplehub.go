@@ -2,6 +2,7 @@ package mock
 
 import (
 	"net/http"
+	"strconv"
 )
 
 // The people hub: the friends list with decorations, as the published
@@ -73,8 +74,8 @@ type (
 		InParty              int `json:"InParty"`
 	}
 	hubRecentPlayer struct {
-		Titles []any   `json:"titles"`
-		Text   *string `json:"text"`
+		Titles []string `json:"titles"` // title IDs (xbox-webapi-python peoplehub models RecentPlayer)
+		Text   *string  `json:"text"`
 	}
 	hubFollower struct {
 		Text             *string `json:"text"`
@@ -132,14 +133,40 @@ func peoplehubRoutes() []route {
 		{http.MethodGet, pat(base + "/social/decoration/{}"), servePeopleHub, "3"},
 		{http.MethodPost, pat(base + "/batch"), servePeopleHubBatch, "3"},
 		{http.MethodPost, pat(base + "/batch/decoration/{}"), servePeopleHubBatch, "3"},
+		{http.MethodGet, pat(base + "/recentplayers"), serveRecentPlayers, "3"},
+		{http.MethodGet, pat(base + "/recentplayers/decoration/{}"), serveRecentPlayers, "3"},
 	}
+}
+
+// serveRecentPlayers answers the people the user played with lately, newest
+// first, each with the titles played together (the people hub's answer, as
+// the npm xbox-webapi people provider recentPlayers and
+// xbox-webapi-python's people provider ask for it).
+func serveRecentPlayers(h *Handler, c *call) {
+	owner := c.user(c.params[0])
+	mine := map[string]person{}
+	for _, p := range h.peopleOf(owner) {
+		mine[p.XUID] = p
+	}
+	dec := c.decorations()
+	people := []hubPerson{}
+	for _, e := range h.recentPlayersOf(owner) {
+		p, ok := mine[e.XUID]
+		if !ok {
+			p = person{XUID: e.XUID}
+		}
+		hp := h.hubPersonOf(p, dec)
+		hp.RecentPlayer.Titles = append(hp.RecentPlayer.Titles, e.Titles...)
+		people = append(people, hp)
+	}
+	writeHub(c, people)
 }
 
 func servePeopleHub(h *Handler, c *call) {
 	owner := c.user(c.params[0])
 	dec := c.decorations()
 	var people []hubPerson
-	for _, p := range peopleOf(owner) {
+	for _, p := range h.peopleOf(owner) {
 		people = append(people, h.hubPersonOf(p, dec))
 	}
 	writeHub(c, people)
@@ -158,7 +185,7 @@ func servePeopleHubBatch(h *Handler, c *call) {
 	}
 	dec := c.decorations()
 	mine := map[string]person{}
-	for _, p := range peopleOf(c.user(c.params[0])) {
+	for _, p := range h.peopleOf(c.user(c.params[0])) {
 		mine[p.XUID] = p
 	}
 	people := make([]hubPerson, 0, len(req.XUIDs))
@@ -192,9 +219,9 @@ func (h *Handler) hubPersonOf(p person, dec map[string]bool) hubPerson {
 	pres := h.presenceOf(p.XUID)
 	hp := hubPerson{XUID: p.XUID, IsFavorite: p.IsFavorite, IsFollowingCaller: p.IsFollowingCaller, IsFollowedByCaller: p.IsFollowedByCaller,
 		DisplayName: gt, Gamertag: gt, ModernGamertag: gt, UniqueModernGamertag: gt,
-		DisplayPicRaw: profileValues["gamedisplaypicraw"], ShowUserAsAvatar: "0", GamerScore: profileValues["gamerscore"],
+		DisplayPicRaw: profileValues["gamedisplaypicraw"], ShowUserAsAvatar: "0", GamerScore: strconv.Itoa(h.gamerscoreOf(p.XUID)),
 		XboxOneRep: "GoodPlayer", PresenceState: pres.State, PresenceText: pres.State,
-		RecentPlayer: hubRecentPlayer{Titles: []any{}}, Follower: hubFollower{FollowedDateTime: "0001-01-01T00:00:00"},
+		RecentPlayer: hubRecentPlayer{Titles: []string{}}, Follower: hubFollower{FollowedDateTime: "0001-01-01T00:00:00"},
 		PresenceTitleIDs: []string{}, SocialManager: hubSocialManager{TitleIDs: []any{}, Pages: []any{}}, Broadcast: []any{},
 		Avatar: hubAvatar{UpdateTimeOffset: "0001-01-01T00:00:00+00:00"}, LinkedAccounts: []any{}, ColorTheme: "gamerpicblur",
 		PreferredPlatforms: []any{}}
@@ -214,8 +241,8 @@ func (h *Handler) hubPersonOf(p person, dec map[string]bool) hubPerson {
 		hp.PresenceDetails = &[]hubPresence{}
 	}
 	if dec["detail"] {
-		hp.Detail = &hubDetail{AccountTier: profileValues["accounttier"], Tenure: profileValues["tenurelevel"],
-			Watermarks: []any{}, FollowerCount: peoplePerUser, FollowingCount: peoplePerUser}
+		hp.Detail = &hubDetail{AccountTier: h.tierOf(p.XUID), Tenure: profileValues["tenurelevel"],
+			Watermarks: []any{}, FollowerCount: h.followerCount(p.XUID), FollowingCount: len(h.peopleOf(p.XUID))}
 	}
 	return hp
 }

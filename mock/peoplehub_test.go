@@ -52,17 +52,17 @@ const recordedHub = `{"people": [
 // batch call answers for the XUIDs asked.
 func TestPeopleHub(t *testing.T) {
 	h := NewHandler()
-	h.SetAccount(Account{XUID: peopleOf(xuid1)[0].XUID, Gamertag: "Friendly"})
+	h.SetAccount(Account{XUID: derivedPeople(xuid1)[0].XUID, Gamertag: "Friendly"})
 	r := statsRequest(t, h, "GET", "https://peoplehub.xboxlive.com/users/me/people/social/decoration/preferredcolor,detail,multiplayersummary,presencedetail", "3", "")
 	if d := wiretest.ShapeDiff([]byte(recordedHub), []byte(r.body)); r.status != 200 || d != "" {
 		t.Fatalf("friends %d (-recorded +mock):\n%s", r.status, d)
 	}
 	var hub struct{ People []hubPerson }
 	json.Unmarshal([]byte(r.body), &hub)
-	if len(hub.People) != peoplePerUser || hub.People[0].Gamertag != "Friendly" || hub.People[0].XUID != peopleOf(xuid1)[0].XUID || hub.People[0].Detail == nil {
+	if len(hub.People) != peoplePerUser || hub.People[0].Gamertag != "Friendly" || hub.People[0].XUID != derivedPeople(xuid1)[0].XUID || hub.People[0].Detail == nil {
 		t.Errorf("friends: %d people, first %+v", len(hub.People), hub.People[0])
 	}
-	r = statsRequest(t, h, "POST", "https://peoplehub.xboxlive.com/users/me/people/batch/decoration/detail", "3", `{"xuids": ["2533274790000042", "`+peopleOf(xuid1)[1].XUID+`"]}`)
+	r = statsRequest(t, h, "POST", "https://peoplehub.xboxlive.com/users/me/people/batch/decoration/detail", "3", `{"xuids": ["2533274790000042", "`+derivedPeople(xuid1)[1].XUID+`"]}`)
 	json.Unmarshal([]byte(r.body), &hub)
 	if r.status != 200 || len(hub.People) != 2 || hub.People[0].IsFollowedByCaller || !hub.People[1].IsFollowedByCaller || hub.People[0].Gamertag != "Player0042" {
 		t.Errorf("batch: %d %s", r.status, r.body)

@@ -4,13 +4,17 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/xblgo/fgrl/internal/xblid"
 )
 
-// The profile service: GET /users/{me|xuid(N)}/profile/settings?settings=A,B
-// and POST /users/batch/profile/settings.
+// The profile service: GET /users/{me|xuid(N)|gt(G)}/profile/settings?settings=A,B
+// and POST /users/batch/profile/settings. A user addressed by gamertag
+// (OpenXbox/xbox-webapi-python profile provider get_profile_by_gamertag) is
+// the world's account with that gamertag, compared without case; any other
+// gets 404.
 
 type profileSetting struct {
 	ID    string `json:"id"`
@@ -32,12 +36,32 @@ func profileRoutes() []route {
 	return []route{
 		{http.MethodGet, pat("/users/{user}/profile/settings"), serveProfile, "2"},
 		{http.MethodPost, pat("/users/batch/profile/settings"), serveProfileBatch, "2"},
+		{http.MethodGet, pat("/users/{}/profile/settings"), serveProfileByGamertag, "2 (gt(G))"},
 	}
 }
 
 func serveProfile(h *Handler, c *call) {
 	settings := splitList(c.query("settings"))
-	writeJSON(c.w, http.StatusOK, profileResponse{[]profileUser{profileOf(c.user(c.params[0]), h.gamertagOf(c.user(c.params[0])), settings)}})
+	writeJSON(c.w, http.StatusOK, profileResponse{[]profileUser{h.profileOf(c.user(c.params[0]), settings)}})
+}
+
+// serveProfileByGamertag answers GET /users/gt(G)/profile/settings.
+func serveProfileByGamertag(h *Handler, c *call) {
+	xuid, ok := h.xuidOfSegment(c.params[0])
+	if !ok {
+		writeError(c.w, http.StatusNotFound, "NotFound", "no user has this gamertag")
+		return
+	}
+	writeJSON(c.w, http.StatusOK, profileResponse{[]profileUser{h.profileOf(xuid, splitList(c.query("settings")))}})
+}
+
+// xuidOfSegment reads a path segment gt(G), G a gamertag, and returns the
+// XUID of the account with that gamertag.
+func (h *Handler) xuidOfSegment(seg string) (string, bool) {
+	if len(seg) < 4 || !strings.EqualFold(seg[:3], "gt(") || !strings.HasSuffix(seg, ")") {
+		return "", false
+	}
+	return h.xuidOfGamertag(seg[3 : len(seg)-1])
 }
 
 func serveProfileBatch(h *Handler, c *call) {
@@ -59,7 +83,7 @@ func serveProfileBatch(h *Handler, c *call) {
 			writeError(c.w, http.StatusBadRequest, "BadRequest", "userIds must hold xuids")
 			return
 		}
-		resp.ProfileUsers = append(resp.ProfileUsers, profileOf(x, h.gamertagOf(x), req.Settings))
+		resp.ProfileUsers = append(resp.ProfileUsers, h.profileOf(x, req.Settings))
 	}
 	writeJSON(c.w, http.StatusOK, resp)
 }
@@ -72,12 +96,10 @@ func serveProfileBatch(h *Handler, c *call) {
 var profileValues = map[string]string{
 	"gamedisplayname": "", "appdisplayname": "", "gamertag": "", "moderngamertag": "", "uniquemoderngamertag": "",
 	"moderngamertagsuffix": "",
-	"gamerscore":           "1250",
 	"gamedisplaypicraw":    "https://images-eds-ssl.xboxlive.com/image?url=mock&format=png",
 	"appdisplaypicraw":     "https://images-eds-ssl.xboxlive.com/image?url=mock&format=png",
 	"publicgamerpic":       "https://images-eds-ssl.xboxlive.com/image?url=mock",
 	"showuserasavatar":     "0",
-	"accounttier":          "Gold",
 	"tenurelevel":          "0",
 	"xboxonerep":           "GoodPlayer",
 	"preferredcolor":       "https://dlassets-ssl.xboxlive.com/public/content/ppl/colors/00000.json",
@@ -87,44 +109,35 @@ var profileValues = map[string]string{
 // nameSettings are the setting ids whose value is the gamertag.
 var nameSettings = []string{"gamedisplayname", "appdisplayname", "gamertag", "moderngamertag", "uniquemoderngamertag"}
 
-// profileValue returns the value of setting id for a user whose gamertag
-// is gt, and whether the service knows the id.
-func profileValue(id, gt string) (string, bool) {
-	id = strings.ToLower(id)
-	if slices.Contains(nameSettings, id) {
-		return gt, true
+// profileValue returns the value of setting id for xuid, and whether the
+// service knows the id.
+func (h *Handler) profileValue(xuid, id string) (string, bool) {
+	switch id = strings.ToLower(id); {
+	case slices.Contains(nameSettings, id):
+		return h.gamertagOf(xuid), true
+	case id == "gamerscore":
+		return strconv.Itoa(h.gamerscoreOf(xuid)), true
+	case id == "accounttier":
+		return h.tierOf(xuid), true
 	}
 	v, ok := profileValues[id]
 	return v, ok
 }
 
 // profileOf returns a user's settings, in the order asked, every one the
-// service knows answered (unknown ids are left out), with the user's
-// gamertag gt; values are stable across runs.
-func profileOf(xuid, gt string, settings []string) profileUser {
+// service knows answered (unknown ids are left out), from the world;
+// values are stable across runs.
+func (h *Handler) profileOf(xuid string, settings []string) profileUser {
 	if len(settings) == 0 {
 		settings = []string{"GameDisplayName", "Gamertag", "Gamerscore"}
 	}
 	u := profileUser{ID: xuid, HostID: xuid, Settings: make([]profileSetting, 0, len(settings))}
 	for _, s := range settings {
-		if v, ok := profileValue(s, gt); ok {
+		if v, ok := h.profileValue(xuid, s); ok {
 			u.Settings = append(u.Settings, profileSetting{ID: s, Value: v})
 		}
 	}
 	return u
-}
-
-// gamertagOf returns the gamertag of xuid in the mock's one world: an
-// account's own (the one its XSTS token claims, SetAccount), else the
-// derived one.
-func (h *Handler) gamertagOf(xuid string) string {
-	h.signIn.mu.Lock()
-	a, ok := h.signIn.accounts[xuid]
-	h.signIn.mu.Unlock()
-	if ok && a.Gamertag != "" {
-		return a.Gamertag
-	}
-	return gamertag(xuid)
 }
 
 // gamertag is the gamertag derived from a XUID: "Player" and its last four

@@ -86,6 +86,9 @@ func (h *Handler) SetAccount(a Account) {
 	s.init()
 	s.account = a
 	s.accounts[a.XUID] = a
+	if a.Gamertag != "" {
+		h.setGamertag(a.XUID, a.Gamertag)
+	}
 }
 
 // isSignInHost reports whether host is one of the sign-in services.
@@ -308,7 +311,7 @@ func (h *Handler) xstsAuthorize(w http.ResponseWriter, r *http.Request) {
 	a, known := h.signIn.accounts[xuid]
 	h.signIn.mu.Unlock()
 	if !known {
-		a = Account{XUID: xuid, Gamertag: gamertag(xuid)}
+		a = Account{XUID: xuid}
 	}
 	if a.XErr != 0 {
 		writeJSON(w, http.StatusUnauthorized, map[string]any{"Identity": "0", "XErr": a.XErr, "Message": "",
@@ -319,7 +322,7 @@ func (h *Handler) xstsAuthorize(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{
 		"IssueInstant": now.UTC().Format(time.RFC3339Nano), "NotAfter": now.Add(xstsTokenLife).UTC().Format(time.RFC3339Nano),
 		"Token": tok[strings.IndexByte(tok, ';')+1:],
-		"DisplayClaims": map[string]any{"xui": []map[string]string{{"gtg": a.Gamertag, "xid": xuid, "uhs": UserHash(xuid),
+		"DisplayClaims": map[string]any{"xui": []map[string]string{{"gtg": h.gamertagOf(xuid), "xid": xuid, "uhs": UserHash(xuid),
 			"agg": "Adult", "usr": "", "utr": "", "prv": ""}}},
 	})
 }

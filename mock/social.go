@@ -62,18 +62,14 @@ const maxPeople = 1000
 func serveSummary(h *Handler, c *call) {
 	caller, target := c.id.xuid, c.user(c.params[0])
 	s := summary{LegacyFriendStatus: "None", AvailablePeopleSlots: maxPeople - peoplePerUser, Watermark: "0"}
-	for _, p := range peopleOf(target) {
-		if p.IsFollowedByCaller {
-			s.TargetFollowingCount++
-		}
-		if p.IsFollowingCaller {
-			s.TargetFollowerCount++
-		}
+	s.TargetFollowerCount = h.followerCount(target)
+	for _, p := range h.peopleOf(target) {
+		s.TargetFollowingCount++
 		if p.XUID == caller && caller != target {
 			s.IsCallerFollowingTarget, s.IsTargetFollowingCaller = p.IsFollowingCaller, p.IsFollowedByCaller
 		}
 	}
-	for _, p := range peopleOf(caller) {
+	for _, p := range h.peopleOf(caller) {
 		if p.XUID == target && caller != target {
 			s.IsCallerFollowingTarget, s.IsTargetFollowingCaller = p.IsFollowedByCaller, p.IsFollowingCaller
 			s.HasCallerMarkedTargetAsFavorite = p.IsFavorite
@@ -85,9 +81,10 @@ func serveSummary(h *Handler, c *call) {
 	writeJSON(c.w, http.StatusOK, s)
 }
 
-// peopleOf returns the stable relationships of xuid: the next peoplePerUser
-// xuids, the first two favourites, every third one a legacy friend.
-func peopleOf(xuid string) []person {
+// derivedPeople returns the default world's relationships of xuid: the
+// next peoplePerUser xuids, the first two favourites, every third one a
+// legacy friend.
+func derivedPeople(xuid string) []person {
 	n, _ := strconv.ParseUint(xuid, 10, 64)
 	added := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
 	out := make([]person, peoplePerUser)
@@ -119,7 +116,7 @@ func inView(p person, view string) (keep, ok bool) {
 
 func servePeople(h *Handler, c *call) {
 	var people []person
-	for _, p := range peopleOf(c.user(c.params[0])) {
+	for _, p := range h.peopleOf(c.user(c.params[0])) {
 		keep, ok := inView(p, c.query("view"))
 		if !ok {
 			writeError(c.w, http.StatusBadRequest, "BadRequest", "view must be All, Favorite, FriendList or LegacyXboxLiveFriends")

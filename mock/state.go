@@ -94,3 +94,15 @@ func (b *boundedMap[V]) delete(k string) {
 		delete(b.m, k)
 	}
 }
+
+// clear drops every record. The caller holds mu.
+func (s *state) clear() {
+	s.presence.clearAll()
+	s.progress.clearAll()
+	s.sessions.clearAll()
+}
+
+func (b *boundedMap[V]) clearAll() {
+	clear(b.m)
+	b.bytes = 0
+}

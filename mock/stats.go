@@ -1,9 +1,11 @@
 package mock
 
 import (
+	"cmp"
 	"encoding/json"
 	"hash/fnv"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -64,10 +66,36 @@ func statValue(xuid, name string) int64 {
 	return int64(f.Sum64() % 10000)
 }
 
-func statsOf(xuid, scid string, names []string) statsUser {
+// statOf returns xuid's stat name in the title whose SCID is scid: in the
+// default world derived from the XUID and the name, in a seeded one the
+// value it seeded (names compared without case), and ok false where it
+// seeded none: the service leaves out a stat the user never wrote.
+func (h *Handler) statOf(xuid, scid, name string) (v int64, ok bool) {
+	ix := h.world.Load()
+	if !ix.seeded {
+		return statValue(xuid, name), true
+	}
+	if a := ix.accounts[xuid]; a != nil {
+		for _, t := range a.Titles {
+			if !strings.EqualFold(h.scidOf(t.TitleID), scid) {
+				continue
+			}
+			for n, v := range t.Stats {
+				if strings.EqualFold(n, name) {
+					return v, true
+				}
+			}
+		}
+	}
+	return 0, false
+}
+
+func (h *Handler) statsOf(xuid, scid string, names []string) statsUser {
 	s := scidStats{Scid: scid, Stats: make([]stat, 0, len(names))}
 	for _, n := range names {
-		s.Stats = append(s.Stats, stat{StatName: n, Type: "Integer", Value: strconv.FormatInt(statValue(xuid, n), 10)})
+		if v, ok := h.statOf(xuid, scid, n); ok {
+			s.Stats = append(s.Stats, stat{StatName: n, Type: "Integer", Value: strconv.FormatInt(v, 10)})
+		}
 	}
 	return statsUser{XUID: xuid, Scids: []scidStats{s}}
 }
@@ -87,12 +115,12 @@ func serveStats(h *Handler, c *call) {
 	}
 	switch v := strings.TrimSpace(c.r.Header.Get("x-xbl-contract-version")); v {
 	case "", "1":
-		writeJSON(c.w, http.StatusOK, statsOf(c.params[0], c.params[1], names))
+		writeJSON(c.w, http.StatusOK, h.statsOf(c.params[0], c.params[1], names))
 	case "2", "3":
 		meta := v == "3" && strings.EqualFold(c.query("include"), "valuemetadata")
 		writeJSON(c.w, http.StatusOK, struct {
 			Lists []statList `json:"statlistscollection"`
-		}{[]statList{statListOf(c.params[0], c.params[1], names, meta)}})
+		}{[]statList{h.statListOf(c.params[0], c.params[1], names, meta)}})
 	default:
 		writeError(c.w, http.StatusBadRequest, "BadRequest", "the user stats service answers contract versions 1, 2 and 3")
 	}
@@ -116,10 +144,14 @@ type statItem struct {
 	Properties *map[string]string `json:"properties,omitempty"` // with include=valuemetadata, and in a batch
 }
 
-func statListOf(xuid, scid string, names []string, meta bool) statList {
+func (h *Handler) statListOf(xuid, scid string, names []string, meta bool) statList {
 	l := statList{ArrangeByField: "xuid", ArrangeByFieldID: xuid, Stats: make([]statItem, 0, len(names))}
 	for _, n := range names {
-		it := statItem{XUID: xuid, Scid: scid, Name: n, Type: "Integer", Value: strconv.FormatInt(statValue(xuid, n), 10)}
+		v, ok := h.statOf(xuid, scid, n)
+		if !ok {
+			continue
+		}
+		it := statItem{XUID: xuid, Scid: scid, Name: n, Type: "Integer", Value: strconv.FormatInt(v, 10)}
 		if meta {
 			it.Properties = &map[string]string{}
 		}
@@ -189,7 +221,7 @@ func serveStatsBatchGroups(h *Handler, c *call) {
 			writeError(c.w, http.StatusBadRequest, "BadRequest", "xuids must hold xuids")
 			return
 		}
-		out.Lists = append(out.Lists, statListOf(x, scid, names, true))
+		out.Lists = append(out.Lists, h.statListOf(x, scid, names, true))
 	}
 	for _, g := range req.Groups {
 		gr := group{Name: g.Name, TitleID: g.TitleID.String(), Scid: strings.ToLower(g.Scid), Lists: []statList{}}
@@ -228,7 +260,7 @@ func serveStatsBatch(h *Handler, c *call) {
 	sc := req.RequestedScids[0]
 	users := make([]statsUser, 0, len(req.RequestedUsers))
 	for _, x := range req.RequestedUsers {
-		users = append(users, statsOf(x, sc.Scid, sc.RequestedStats))
+		users = append(users, h.statsOf(x, sc.Scid, sc.RequestedStats))
 	}
 	writeJSON(c.w, http.StatusOK, struct {
 		Users []statsUser `json:"users"`
@@ -272,27 +304,28 @@ func leaderboardRoutes() []route {
 }
 
 func serveLeaderboard(h *Handler, c *call) {
-	start, end, next, ok := page(c, leaderboardSize)
+	name := c.params[1]
+	if s, ok := strings.CutPrefix(strings.ToLower(name), "stat("); ok {
+		name = strings.TrimSuffix(name[len(name)-len(s):], ")")
+	}
+	ranked := h.ranking(c.params[0], name)
+	start, end, next, ok := page(c, len(ranked))
 	if !ok {
 		return
 	}
 	valueField := contractAtLeast(c.r, 3)
 	var a leaderboardAnswer
-	a.PagingInfo.ContinuationToken, a.PagingInfo.TotalItems = next, leaderboardSize
-	a.LeaderboardInfo.TotalCount = leaderboardSize
-	name := c.params[1]
-	if s, ok := strings.CutPrefix(strings.ToLower(name), "stat("); ok {
-		name = strings.TrimSuffix(name[len(name)-len(s):], ")")
-	}
+	a.PagingInfo.ContinuationToken, a.PagingInfo.TotalItems = next, len(ranked)
+	a.LeaderboardInfo.TotalCount = len(ranked)
 	a.LeaderboardInfo.ColumnDefinition.StatName, a.LeaderboardInfo.ColumnDefinition.Type = name, "Integer"
 	a.UserList = make([]leaderboardRow, 0, end-start)
 	for i := start; i < end; i++ {
-		x := strconv.Itoa(2533274790000000 + i)
-		score := strconv.Itoa((leaderboardSize - i) * 10)
+		x := ranked[i].xuid
+		score := strconv.FormatInt(ranked[i].score, 10)
 		gt := h.gamertagOf(x)
 		row := leaderboardRow{Gamertag: gt, ModernGamertag: gt, ModernGamertagSuffix: x[len(x)-4:],
 			UniqueModernGamertag: gt + "#" + x[len(x)-4:], XUID: x, Rank: i + 1, GlobalRank: i + 1,
-			Percentile: 1 - float64(i)/leaderboardSize}
+			Percentile: 1 - float64(i)/float64(len(ranked))}
 		if valueField {
 			row.Value = &score
 		} else {
@@ -301,6 +334,33 @@ func serveLeaderboard(h *Handler, c *call) {
 		a.UserList = append(a.UserList, row)
 	}
 	writeJSON(c.w, http.StatusOK, a)
+}
+
+type rankedUser struct {
+	xuid  string
+	score int64
+}
+
+// ranking returns a leaderboard's users, best first: in the default world
+// leaderboardSize derived players, in a seeded one the accounts that have
+// the stat in the title of scid (ties by XUID).
+func (h *Handler) ranking(scid, stat string) []rankedUser {
+	ix := h.world.Load()
+	var out []rankedUser
+	if !ix.seeded {
+		out = make([]rankedUser, leaderboardSize)
+		for i := range out {
+			out[i] = rankedUser{strconv.Itoa(2533274790000000 + i), int64((leaderboardSize - i) * 10)}
+		}
+		return out
+	}
+	for _, a := range ix.src.Accounts {
+		if v, ok := h.statOf(a.XUID, scid, stat); ok {
+			out = append(out, rankedUser{a.XUID, v})
+		}
+	}
+	slices.SortFunc(out, func(p, q rankedUser) int { return cmp.Or(cmp.Compare(q.score, p.score), cmp.Compare(p.xuid, q.xuid)) })
+	return out
 }
 
 // contractAtLeast reports whether the request's x-xbl-contract-version

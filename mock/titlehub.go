@@ -92,14 +92,14 @@ func (h *Handler) hubTitleOf(t titleProgress, dec map[string]bool) hubTitle {
 		XboxLiveTier: "Full"}
 	if dec["achievement"] {
 		ht.Achievement = &hubTitleAchievement{CurrentAchievements: t.earned, TotalAchievements: achievementsPerTitle,
-			CurrentGamerscore: t.gamerscore, TotalGamerscore: 10 * achievementsPerTitle,
+			CurrentGamerscore: t.gamerscore, TotalGamerscore: achievementScore * achievementsPerTitle,
 			ProgressPercentage: float64(100*t.gamerscore) / float64(10*achievementsPerTitle), SourceVersion: 2}
 	}
 	if dec["image"] {
 		ht.Images = &[]hubImage{{img, "BoxArt"}}
 	}
-	if dec["titlehistory"] {
-		ht.TitleHistory = &hubTitleHistory{LastTimePlayed: "2024-01-01T00:00:00.0000000Z", Visible: true, CanHide: true}
+	if dec["titlehistory"] && t.lastPlayed != "" {
+		ht.TitleHistory = &hubTitleHistory{LastTimePlayed: t.lastPlayed, Visible: true, CanHide: true}
 	}
 	return ht
 }

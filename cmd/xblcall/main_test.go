@@ -116,6 +116,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"call", "https://profile.xboxlive.com/"}, 2, "no token"},
 		{[]string{"analyze"}, 2, "need a trace"},
 		{[]string{"mock", "--retry-after", "later"}, 2, `unknown --retry-after "later"`},
+		{[]string{"mock", "--world", "testdata/world-bad.json"}, 2, "--world testdata/world-bad.json: line 3: accounts[0].friends[0]: no account of the world has this XUID"},
+		{[]string{"mock", "--world", "testdata/none.json"}, 2, "--world: open testdata/none.json: no such file"},
 	}
 	for _, tt := range tests {
 		code, _, errs := xblcall(t, tt.args...)
@@ -577,5 +579,24 @@ func TestMockAdminToken(t *testing.T) {
 				t.Errorf("printed:\n%s", out.String())
 			}
 		})
+	}
+}
+
+// TestMockWorld: --world seeds the mock's Config with the file's world.
+func TestMockWorld(t *testing.T) {
+	o := new(mockOpts)
+	if err := mockFlags(o).Parse([]string{"--world", "../../mock/testdata/world.json"}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := o.config(&env{stderr: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tags []string
+	for _, a := range c.World.Accounts {
+		tags = append(tags, a.Gamertag)
+	}
+	if d := cmp.Diff([]string{"Ada", "Bo", "Cy"}, tags); d != "" {
+		t.Errorf("the world's gamertags (-want +got)\n%s", d)
 	}
 }

@@ -31,7 +31,7 @@ import (
 
 var mockCommand = command{
 	summary: "serve the FGRL mock until interrupted",
-	usage:   "[--addr HOST:PORT] [--https HOST:PORT] [--ca-cert F --ca-key F] [--ca-out F] [--hosts] [--endpoints] [--redis URL] [--limits F] [--align] [--legacy TITLE,...] [--fallback] [--log-format text|json|off] [--admin-token T] [--admin-host NAME]... [fault flags]",
+	usage:   "[--addr HOST:PORT] [--https HOST:PORT] [--ca-cert F --ca-key F] [--ca-out F] [--hosts] [--endpoints] [--redis URL] [--limits F] [--align] [--legacy TITLE,...] [--fallback] [--world F] [--log-format text|json|off] [--admin-token T] [--admin-host NAME]... [fault flags]",
 	examples: `  xblcall mock --addr 127.0.0.1:8080
   curl -H "Host: profile.xboxlive.com" -H "Authorization: $(xblcall token --xuid 1 --title 2)" \
       http://127.0.0.1:8080/users/me/profile/settings
@@ -40,6 +40,7 @@ var mockCommand = command{
   xblcall mock --https 127.0.0.1:8443 --ca-out ca.pem        # HTTPS at the services' real names
   HTTPS_PROXY=http://127.0.0.1:8080 curl --cacert ca.pem https://profile.xboxlive.com/...
   xblcall mock --hosts >> /etc/hosts                          # the names to point at the mock
+  xblcall mock --world world.json                             # your accounts, friends, titles and stats
 
 Clients written for the real services reach the mock unchanged over HTTPS:
 its TLS certificate names every host it serves (xblcall mock --hosts) and
@@ -58,6 +59,13 @@ endpoints are on the same address: /metrics (Prometheus), the live page
   curl 'http://127.0.0.1:8080/_fgrl/api/keys?xuid=2533274791234567&title=1234567890&scope=profile'
   curl -X DELETE 'http://127.0.0.1:8080/_fgrl/api/keys'                 # forget every count
   curl -X PUT -d '{"errorRate": 0.2, "retryAfter": "http-date"}' http://127.0.0.1:8080/_fgrl/api/faults
+  curl -X PUT --data-binary @world.json http://127.0.0.1:8080/_fgrl/api/world  # seed the world
+  curl -X POST http://127.0.0.1:8080/_fgrl/api/world/reset             # back to it, between tests
+
+Every service answers from one world: accounts with gamertags, gamerscore
+and tier, friends and follows, recent players, titles played with their
+achievement progress and stats (mock.World documents the file). Without
+--world it is the default one: every XUID exists with twelve friends.
 
 The admin endpoints answer only to this machine: requests from other peers
 need --admin-token (made and printed at start when --addr is not a loopback
@@ -71,11 +79,12 @@ it. --log-format json writes one JSON object a line; off logs nothing.
 `,
 	setup:   func() (*flag.FlagSet, runFunc) { o := new(mockOpts); return mockFlags(o), o.run },
 	choices: map[string][]string{"revision": limits.Revisions(), "retry-after": slices.Sorted(slices.Values(mock.RetryAfterModes())), "log-format": {"text", "json", "off"}},
-	files:   map[string][]string{"limits": {"json"}, "redis-ca": {"pem", "crt"}, "ca-cert": {"pem", "crt"}, "ca-key": {"pem", "key"}, "ca-out": {"pem"}},
+	files:   map[string][]string{"limits": {"json"}, "world": {"json"}, "redis-ca": {"pem", "crt"}, "ca-cert": {"pem", "crt"}, "ca-key": {"pem", "key"}, "ca-out": {"pem"}},
 }
 
 type mockOpts struct {
 	addr, limits, revision, legacy, retryAfter, redis, redisCA string
+	world                                                      string
 	logFormat                                                  string
 	align, fallback, failOpen                                  bool
 	latency                                                    time.Duration
@@ -99,6 +108,7 @@ func mockFlags(o *mockOpts) *flag.FlagSet {
 	fs.StringVar(&o.redis, "redis", "", "keep the FGRL counts in this Redis (redis://host:port/db), shared by replicas")
 	fs.StringVar(&o.redisCA, "redis-ca", "", "PEM file of the CA that signs the Redis server's certificate (with a rediss:// URL)")
 	fs.BoolVar(&o.failOpen, "fail-open", false, "serve requests when Redis fails (default: answer 503)")
+	fs.StringVar(&o.world, "world", "", "seed the services' world from this JSON file (accounts, friends, titles, stats; see mock.World)")
 	fs.BoolVar(&o.fallback, "fallback", false, "count hosts without a rule at 10 / 30 (the trace analyzer's assumption)")
 	fs.DurationVar(&o.latency, "latency", 0, "added latency per request")
 	fs.Float64Var(&o.errorRate, "error-rate", 0, "fraction of admitted requests answered 500 or 503")
@@ -149,6 +159,11 @@ func (o *mockOpts) config(e *env) (mock.Config, error) {
 		return mock.Config{}, err
 	}
 	c := mock.Config{Limits: limits, Faults: faults, Logger: log, FailOpen: o.failOpen, Fallback: o.fallback}
+	if o.world != "" {
+		if c.World, err = readWorld(o.world); err != nil {
+			return mock.Config{}, err
+		}
+	}
 	align := throttle.FirstRequest
 	if o.align {
 		align = throttle.ClockAligned
@@ -168,6 +183,21 @@ func (o *mockOpts) config(e *env) (mock.Config, error) {
 		c.LegacyTitles = strings.Split(o.legacy, ",")
 	}
 	return c, nil
+}
+
+// readWorld reads --world's file; what is wrong with it is a usage error
+// naming the file, line and field.
+func readWorld(name string) (mock.World, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return mock.World{}, &exitError{2, fmt.Errorf("--world: %v", err)}
+	}
+	defer f.Close()
+	w, err := mock.ReadWorld(f)
+	if err != nil {
+		return mock.World{}, &exitError{2, fmt.Errorf("--world %s: %v", name, strings.TrimPrefix(err.Error(), "mock: world: "))}
+	}
+	return w, nil
 }
 
 // redisStore connects to --redis (with --redis-ca's CA for rediss://).

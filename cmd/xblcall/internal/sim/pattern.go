@@ -9,13 +9,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/xblgo/fgrl/internal/xblid"
 	"io"
 	"math"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/xblgo/fgrl/internal/xblid"
 )
 
 // Event is one line of a pattern: at At, User calls Service Count times,

@@ -1,0 +1,697 @@
+package mock
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/xblgo/fgrl/internal/safetext"
+	"github.com/xblgo/fgrl/internal/xblid"
+)
+
+// World is the people the mock's services answer about: accounts with
+// their gamertags, relationships, recent players, titles played,
+// achievement progress and stats. Every service reads the same World, so
+// the gamertag XSTS claims is the one profile, people hub and leaderboards
+// answer, and a friend list is what social, people hub and presence all
+// see.
+//
+// The zero World is the default one, open and derived: every XUID exists,
+// with the gamertag "Player" and its last four digits (DefaultAccount's is
+// "MockPlayer"), twelve mutual friends (the next twelve XUIDs), Gold tier,
+// and stats derived from the XUID and the stat's name. A seeded World (one
+// with accounts, from Config.World, Handler.SetWorld, the admin API or
+// xblcall mock --world) is closed: its accounts hold exactly what it says,
+// and any other XUID has a derived gamertag and nothing else.
+type World struct {
+	Accounts []WorldAccount `json:"accounts"`
+}
+
+// WorldAccount is one user of a seeded World.
+type WorldAccount struct {
+	XUID string `json:"xuid"`
+	// Gamertag is the user's gamertag, 1 to 15 characters, one per
+	// account (compared without case); empty means the derived one.
+	Gamertag string `json:"gamertag,omitempty"`
+	// Gamerscore is the profile's gamerscore, at least what the unlocked
+	// achievements of Titles give (10 each); nil means exactly that.
+	// Achievements unlocked later add to it.
+	Gamerscore *int `json:"gamerscore,omitempty"`
+	// Tier is the account tier: "Gold" (the default) or "Silver".
+	Tier string `json:"tier,omitempty"`
+	// Friends are followed both ways; Follows only by this account;
+	// Favorites are some of the two. Each names another account of the
+	// World.
+	Friends   []string `json:"friends,omitempty"`
+	Follows   []string `json:"follows,omitempty"`
+	Favorites []string `json:"favorites,omitempty"`
+	// RecentPlayers are the accounts played with lately, newest first.
+	RecentPlayers []WorldEncounter `json:"recentPlayers,omitempty"`
+	// Titles are the titles played: the title history.
+	Titles []WorldTitle `json:"titles,omitempty"`
+}
+
+// WorldEncounter is a recent player: another account and the titles
+// played together.
+type WorldEncounter struct {
+	XUID   string   `json:"xuid"`
+	Titles []string `json:"titles,omitempty"`
+}
+
+// WorldTitle is a title an account has played.
+type WorldTitle struct {
+	TitleID string `json:"titleId"`
+	// LastPlayed is an RFC 3339 time; empty means 2024-01-01T00:00:00Z.
+	LastPlayed string `json:"lastPlayed,omitempty"`
+	// Achievements are progress by achievement id ("1" to "5", the mock's
+	// achievements of every title), in percent: 100 is unlocked.
+	Achievements map[string]int `json:"achievements,omitempty"`
+	// Stats are the user's stats in the title, by name.
+	Stats map[string]int64 `json:"stats,omitempty"`
+}
+
+// Bounds of a World.
+const (
+	// MaxWorldBytes bounds a world file ReadWorld reads.
+	MaxWorldBytes = 16 << 20
+	// MaxWorldAccounts bounds a World's accounts.
+	MaxWorldAccounts = 10000
+	maxGamertag      = 15
+	maxTitles        = 1000
+	maxGamerscore    = 100_000_000
+	defaultPlayed    = "2024-01-01T00:00:00.0000000Z"
+	baseGamerscore   = 1250 // a derived account's gamerscore before its unlocks
+)
+
+// WorldError is what is wrong with a World: the field (such as
+// "accounts[1].friends[0]") and, for one read from JSON, the line it is
+// on (0 otherwise).
+type WorldError struct {
+	Line   int
+	Field  string
+	Reason string
+}
+
+func (e *WorldError) Error() string {
+	var b strings.Builder
+	b.WriteString("mock: world")
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ": line %d", e.Line)
+	}
+	if e.Field != "" {
+		b.WriteString(": " + e.Field)
+	}
+	return b.String() + ": " + e.Reason
+}
+
+// ReadWorld reads a World from JSON (at most MaxWorldBytes) and checks it
+// as SetWorld does. What is wrong is a *WorldError naming the field and
+// the line.
+func ReadWorld(r io.Reader) (World, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxWorldBytes+1))
+	if err != nil {
+		return World{}, fmt.Errorf("mock: world: %w", err)
+	}
+	if len(data) > MaxWorldBytes {
+		return World{}, &WorldError{Reason: fmt.Sprintf("larger than %d bytes", MaxWorldBytes)}
+	}
+	var w World
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&w); err != nil {
+		return World{}, decodeWorldError(data, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return World{}, &WorldError{Line: lineAt(data, dec.InputOffset()), Reason: "more after the world's object"}
+	}
+	if err := w.check(); err != nil {
+		var we *WorldError
+		if errors.As(err, &we) {
+			we.Line = lineAt(data, offsetOf(data, parseField(we.Field)))
+		}
+		return World{}, err
+	}
+	return w, nil
+}
+
+// decodeWorldError turns the JSON decoder's error into a WorldError with
+// the line it is on.
+func decodeWorldError(data []byte, err error) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return &WorldError{Line: lineAt(data, syn.Offset), Reason: "not JSON: " + reasonOf(syn.Error())}
+	case errors.As(err, &typ):
+		return &WorldError{Line: lineAt(data, typ.Offset), Field: typ.Field,
+			Reason: fmt.Sprintf("a JSON %s where %s belongs", typ.Value, kindOf(typ.Type.String()))}
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return &WorldError{Line: lineAt(data, int64(len(data))), Reason: "the file ends inside the world"}
+	}
+	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		name, _ = strconv.Unquote(name)
+		return &WorldError{Line: lineAt(data, int64(bytes.Index(data, []byte(strconv.Quote(name))))),
+			Field: safetext.Clip(name, 40), Reason: "no such field"}
+	}
+	return &WorldError{Reason: safetext.Clip(err.Error(), 120)}
+}
+
+// reasonOf is the decoder's reason up to the first input it quotes, so no
+// fragment of the input reaches the message.
+func reasonOf(msg string) string {
+	msg = strings.TrimPrefix(msg, "json: ")
+	if i := strings.IndexAny(msg, `'"`); i > 0 {
+		msg = strings.TrimSpace(msg[:i])
+	}
+	return msg
+}
+
+// kindOf names a Go type as a world file's reader knows it.
+func kindOf(goType string) string {
+	switch {
+	case strings.HasPrefix(goType, "int"):
+		return "a whole number"
+	case goType == "string":
+		return "a string"
+	case strings.HasPrefix(goType, "[]"):
+		return "a list"
+	}
+	return "an object"
+}
+
+// check reports the first thing wrong with w, as a *WorldError.
+func (w *World) check() error {
+	if len(w.Accounts) > MaxWorldAccounts {
+		return &WorldError{Field: "accounts", Reason: fmt.Sprintf("more than %d accounts", MaxWorldAccounts)}
+	}
+	where := make(map[string]int, len(w.Accounts))
+	tags := make(map[string]int, len(w.Accounts))
+	for i, a := range w.Accounts {
+		f := fmt.Sprintf("accounts[%d]", i)
+		if xblid.CheckXUID(a.XUID) != nil {
+			return &WorldError{Field: f + ".xuid", Reason: "not a XUID (a decimal number below 2^64)"}
+		}
+		if j, dup := where[a.XUID]; dup {
+			return &WorldError{Field: f + ".xuid", Reason: fmt.Sprintf("accounts[%d] has the same XUID", j)}
+		}
+		where[a.XUID] = i
+		if err := checkGamertag(a.Gamertag); err != "" {
+			return &WorldError{Field: f + ".gamertag", Reason: err}
+		}
+		if a.Gamertag != "" {
+			if j, dup := tags[strings.ToLower(a.Gamertag)]; dup {
+				return &WorldError{Field: f + ".gamertag", Reason: fmt.Sprintf("accounts[%d] has the same gamertag", j)}
+			}
+			tags[strings.ToLower(a.Gamertag)] = i
+		}
+		if a.Tier != "" && a.Tier != "Gold" && a.Tier != "Silver" {
+			return &WorldError{Field: f + ".tier", Reason: `want "Gold" or "Silver"`}
+		}
+	}
+	for i, a := range w.Accounts {
+		if err := a.checkRelations(fmt.Sprintf("accounts[%d]", i), where); err != nil {
+			return err
+		}
+		if err := a.checkTitles(fmt.Sprintf("accounts[%d]", i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkGamertag returns what is wrong with a gamertag, or "".
+func checkGamertag(gt string) string {
+	switch {
+	case !utf8.ValidString(gt):
+		return "not UTF-8"
+	case utf8.RuneCountInString(gt) > maxGamertag:
+		return fmt.Sprintf("longer than %d characters", maxGamertag)
+	case strings.IndexFunc(gt, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0:
+		return "holds a character that is not printable"
+	case gt != strings.TrimSpace(gt):
+		return "starts or ends with a space"
+	}
+	return ""
+}
+
+// checkRelations checks an account's friends, follows, favourites and
+// recent players: other accounts of the world (where), each named once.
+func (a *WorldAccount) checkRelations(f string, where map[string]int) error {
+	seen := map[string]string{}
+	for _, l := range []struct {
+		name  string
+		xuids []string
+	}{{"friends", a.Friends}, {"follows", a.Follows}} {
+		if len(l.xuids) > maxPeople {
+			return &WorldError{Field: f + "." + l.name, Reason: fmt.Sprintf("more than %d people", maxPeople)}
+		}
+		for j, x := range l.xuids {
+			ff := fmt.Sprintf("%s.%s[%d]", f, l.name, j)
+			if err := a.checkOther(ff, x, where); err != nil {
+				return err
+			}
+			if prev, dup := seen[x]; dup {
+				return &WorldError{Field: ff, Reason: "already in " + prev}
+			}
+			seen[x] = l.name
+		}
+	}
+	if len(seen) > maxPeople {
+		return &WorldError{Field: f + ".follows", Reason: fmt.Sprintf("more than %d people followed", maxPeople)}
+	}
+	favorite := make(map[string]bool, len(a.Favorites))
+	for j, x := range a.Favorites {
+		if _, ok := seen[x]; !ok || favorite[x] {
+			return &WorldError{Field: fmt.Sprintf("%s.favorites[%d]", f, j), Reason: "not one of the friends or follows, or named twice"}
+		}
+		favorite[x] = true
+	}
+	if len(a.RecentPlayers) > maxPeople {
+		return &WorldError{Field: f + ".recentPlayers", Reason: fmt.Sprintf("more than %d people", maxPeople)}
+	}
+	for j, e := range a.RecentPlayers {
+		ff := fmt.Sprintf("%s.recentPlayers[%d]", f, j)
+		if err := a.checkOther(ff+".xuid", e.XUID, where); err != nil {
+			return err
+		}
+		if len(e.Titles) > maxTitles {
+			return &WorldError{Field: ff + ".titles", Reason: fmt.Sprintf("more than %d titles", maxTitles)}
+		}
+		for k, t := range e.Titles {
+			if xblid.CheckTitle(t) != nil {
+				return &WorldError{Field: fmt.Sprintf("%s.titles[%d]", ff, k), Reason: "not a title ID (a decimal number below 2^32)"}
+			}
+		}
+	}
+	return nil
+}
+
+// checkOther checks that x names another account of the world.
+func (a *WorldAccount) checkOther(field, x string, where map[string]int) error {
+	switch _, ok := where[x]; {
+	case xblid.CheckXUID(x) != nil:
+		return &WorldError{Field: field, Reason: "not a XUID (a decimal number below 2^64)"}
+	case x == a.XUID:
+		return &WorldError{Field: field, Reason: "the account itself"}
+	case !ok:
+		return &WorldError{Field: field, Reason: "no account of the world has this XUID"}
+	}
+	return nil
+}
+
+// checkTitles checks an account's titles and its gamerscore against them.
+func (a *WorldAccount) checkTitles(f string) error {
+	if len(a.Titles) > maxTitles {
+		return &WorldError{Field: f + ".titles", Reason: fmt.Sprintf("more than %d titles", maxTitles)}
+	}
+	earned := 0
+	seen := make(map[string]bool, len(a.Titles))
+	for j, t := range a.Titles {
+		ff := fmt.Sprintf("%s.titles[%d]", f, j)
+		if xblid.CheckTitle(t.TitleID) != nil {
+			return &WorldError{Field: ff + ".titleId", Reason: "not a title ID (a decimal number below 2^32)"}
+		}
+		if seen[t.TitleID] {
+			return &WorldError{Field: ff + ".titleId", Reason: "named twice"}
+		}
+		seen[t.TitleID] = true
+		if t.LastPlayed != "" {
+			if _, err := time.Parse(time.RFC3339Nano, t.LastPlayed); err != nil {
+				return &WorldError{Field: ff + ".lastPlayed", Reason: "not an RFC 3339 time"}
+			}
+		}
+		for _, id := range slices.Sorted(maps.Keys(t.Achievements)) {
+			n, err := strconv.Atoi(id)
+			if err != nil || n < 1 || n > achievementsPerTitle || id != strconv.Itoa(n) {
+				return &WorldError{Field: ff + ".achievements." + safetext.Clip(id, 40), Reason: fmt.Sprintf("not an achievement of the mock's titles (1 to %d)", achievementsPerTitle)}
+			}
+			if p := t.Achievements[id]; p < 0 || p > 100 {
+				return &WorldError{Field: ff + ".achievements." + id, Reason: "progress is a percentage, 0 to 100"}
+			}
+			if t.Achievements[id] == 100 {
+				earned += achievementScore
+			}
+		}
+		if len(t.Stats) > maxStatNames {
+			return &WorldError{Field: ff + ".stats", Reason: fmt.Sprintf("more than %d stats", maxStatNames)}
+		}
+		for name := range t.Stats {
+			if name == "" || len(name) > maxStatNameLen {
+				return &WorldError{Field: ff + ".stats", Reason: fmt.Sprintf("a stat's name is 1 to %d bytes", maxStatNameLen)}
+			}
+		}
+	}
+	if g := a.Gamerscore; g != nil && (*g < earned || *g > maxGamerscore) {
+		return &WorldError{Field: f + ".gamerscore", Reason: fmt.Sprintf("below the %d its unlocked achievements give, or above %d", earned, maxGamerscore)}
+	}
+	return nil
+}
+
+// parseField splits a WorldError's field ("accounts[1].friends[0]") into
+// the path offsetOf walks: keys and indices.
+func parseField(f string) []any {
+	var path []any
+	for part := range strings.SplitSeq(f, ".") {
+		name, rest, _ := strings.Cut(part, "[")
+		if name != "" {
+			path = append(path, name)
+		}
+		for rest != "" {
+			idx, after, _ := strings.Cut(rest, "]")
+			n, _ := strconv.Atoi(idx)
+			path = append(path, n)
+			_, rest, _ = strings.Cut(after, "[")
+		}
+	}
+	return path
+}
+
+// offsetOf returns where in data (valid JSON) the value at path starts,
+// or its key for a value in an object; the nearest enclosing value's
+// where path goes further than data.
+func offsetOf(data []byte, path []any) int64 {
+	type frame struct {
+		obj, wantKey bool
+		key          string
+		idx          int
+		at           int64
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var stack []frame
+	best := int64(0)
+	matches := func() int { // how many leading components of path the stack matches
+		for i, f := range stack {
+			if i >= len(path) || (f.obj && path[i] != any(f.key)) || (!f.obj && path[i] != any(f.idx)) {
+				return i
+			}
+		}
+		return len(stack)
+	}
+	done := func() {
+		if n := len(stack); n > 0 {
+			if stack[n-1].obj {
+				stack[n-1].wantKey = true
+			} else {
+				stack[n-1].idx++
+			}
+		}
+	}
+	for {
+		pos := dec.InputOffset()
+		tok, err := dec.Token()
+		if err != nil {
+			return best
+		}
+		n := len(stack)
+		if n > 0 && (tok == json.Delim('}') || tok == json.Delim(']')) {
+			stack = stack[:n-1]
+			done()
+			continue
+		}
+		if n > 0 && stack[n-1].obj && stack[n-1].wantKey {
+			stack[n-1].key, stack[n-1].wantKey, stack[n-1].at = tok.(string), false, pos
+			continue
+		}
+		if n > 0 && !stack[n-1].obj {
+			stack[n-1].at = pos
+		}
+		if m := matches(); n > 0 && m == n {
+			best = stack[n-1].at
+			if m == len(path) {
+				return best
+			}
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, frame{obj: true, wantKey: true})
+		case json.Delim('['):
+			stack = append(stack, frame{})
+		default:
+			done()
+		}
+	}
+}
+
+// lineAt returns the line of data that the token at or after offset
+// starts on (1-based), skipping the separators before it.
+func lineAt(data []byte, offset int64) int {
+	off := int(min(max(offset, 0), int64(len(data))))
+	for off < len(data) && strings.IndexByte(" \t\r\n,:", data[off]) >= 0 {
+		off++
+	}
+	return 1 + bytes.Count(data[:off], []byte{'\n'})
+}
+
+// worldIndex is a checked World ready to answer from.
+type worldIndex struct {
+	src       World
+	seeded    bool
+	accounts  map[string]*WorldAccount // by XUID
+	byTag     map[string]string        // lower-case gamertag -> XUID
+	people    map[string][]person      // a seeded world's relationships by XUID
+	followers map[string]int           // a seeded world's follower counts by XUID
+	titles    map[string]*WorldTitle   // by XUID + "/" + title ID
+}
+
+func indexWorld(w World) *worldIndex {
+	ix := &worldIndex{src: w, seeded: len(w.Accounts) > 0, accounts: map[string]*WorldAccount{},
+		byTag: map[string]string{}, people: map[string][]person{}, followers: map[string]int{}, titles: map[string]*WorldTitle{}}
+	if !ix.seeded {
+		d := WorldAccount{XUID: DefaultAccount.XUID, Gamertag: DefaultAccount.Gamertag}
+		ix.src.Accounts = []WorldAccount{d}
+	}
+	for i := range ix.src.Accounts {
+		a := &ix.src.Accounts[i]
+		ix.accounts[a.XUID] = a
+		ix.byTag[strings.ToLower(cmp.Or(a.Gamertag, gamertag(a.XUID)))] = a.XUID
+		for j := range a.Titles {
+			ix.titles[a.XUID+"/"+a.Titles[j].TitleID] = &a.Titles[j]
+		}
+	}
+	if ix.seeded {
+		ix.relate()
+	}
+	return ix
+}
+
+// relate lists each account's relationships as the social service does:
+// the people it follows in the world's order, whether they follow back,
+// and its favourites; and counts each account's followers.
+func (ix *worldIndex) relate() {
+	follows := map[[2]string]bool{} // {follower, followed}
+	for _, a := range ix.src.Accounts {
+		for _, x := range a.Friends {
+			follows[[2]string{a.XUID, x}], follows[[2]string{x, a.XUID}] = true, true
+		}
+		for _, x := range a.Follows {
+			follows[[2]string{a.XUID, x}] = true
+		}
+	}
+	for k := range follows {
+		ix.followers[k[1]]++
+	}
+	added := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC).Format(time.RFC3339)
+	for _, a := range ix.src.Accounts {
+		favorite := map[string]bool{}
+		for _, x := range a.Favorites {
+			favorite[x] = true
+		}
+		var ps []person
+		for _, x := range slices.Concat(a.Friends, a.Follows) {
+			back := follows[[2]string{x, a.XUID}]
+			ps = append(ps, person{XUID: x, AddedDateTimeUtc: added, IsFavorite: favorite[x],
+				IsFriend: back, IsFollowingCaller: back, IsFollowedByCaller: true, SocialNetworks: []string{}})
+		}
+		ix.people[a.XUID] = ps
+	}
+}
+
+// SetWorld replaces the mock's world with w and resets the services'
+// state to it: presence, sessions and achievement progress made since are
+// dropped. A zero World is the default one. It
+// answers a *WorldError, changing nothing, for a World that cannot be.
+func (h *Handler) SetWorld(w World) error {
+	if err := w.check(); err != nil {
+		return err
+	}
+	h.worldMu.Lock()
+	defer h.worldMu.Unlock()
+	h.world.Store(indexWorld(w))
+	h.resetState()
+	return nil
+}
+
+// World returns the world the mock answers from as it was seeded: no
+// accounts for the default world.
+func (h *Handler) World() World {
+	ix := h.world.Load()
+	if !ix.seeded {
+		return World{Accounts: []WorldAccount{}}
+	}
+	return ix.src
+}
+
+// ResetWorld puts the services back to the world as it was seeded:
+// presence, sessions and progress from then on are dropped. FGRL's counts
+// are not touched (the admin API's DELETE keys resets them).
+func (h *Handler) ResetWorld() {
+	h.worldMu.Lock()
+	defer h.worldMu.Unlock()
+	h.resetState()
+}
+
+// resetState empties the services' state: what the world seeds (its
+// progress, relationships and stats) is read from the world itself, so it
+// is never evicted and comes back whole. The caller holds worldMu.
+func (h *Handler) resetState() {
+	h.state.mu.Lock()
+	defer h.state.mu.Unlock()
+	h.state.clear()
+}
+
+// setGamertag makes gt the gamertag of xuid in the world (SetAccount).
+func (h *Handler) setGamertag(xuid, gt string) {
+	h.worldMu.Lock()
+	defer h.worldMu.Unlock()
+	w := h.world.Load().src
+	w.Accounts = slices.Clone(w.Accounts)
+	if i := slices.IndexFunc(w.Accounts, func(a WorldAccount) bool { return a.XUID == xuid }); i >= 0 {
+		w.Accounts[i].Gamertag = gt
+	} else {
+		w.Accounts = append(w.Accounts, WorldAccount{XUID: xuid, Gamertag: gt})
+	}
+	ix := indexWorld(w)
+	ix.seeded = h.world.Load().seeded
+	if !ix.seeded {
+		ix.people = map[string][]person{}
+	}
+	h.world.Store(ix)
+}
+
+// account returns xuid's account in the world, nil for a XUID the world
+// does not name.
+func (h *Handler) account(xuid string) *WorldAccount { return h.world.Load().accounts[xuid] }
+
+// gamertagOf returns the gamertag of xuid in the world: its account's,
+// else the derived one.
+func (h *Handler) gamertagOf(xuid string) string {
+	if a := h.account(xuid); a != nil && a.Gamertag != "" {
+		return a.Gamertag
+	}
+	return gamertag(xuid)
+}
+
+// xuidOfGamertag returns the XUID of the account whose gamertag is gt
+// (without case). A derived gamertag names only four digits of a XUID, so
+// only accounts are found.
+func (h *Handler) xuidOfGamertag(gt string) (string, bool) {
+	ix := h.world.Load()
+	if x, ok := ix.byTag[strings.ToLower(gt)]; ok {
+		return x, true
+	}
+	return "", false
+}
+
+// peopleOf returns whom xuid follows, as the social service lists them.
+func (h *Handler) peopleOf(xuid string) []person {
+	ix := h.world.Load()
+	if ix.seeded {
+		return ix.people[xuid]
+	}
+	return derivedPeople(xuid)
+}
+
+// tierOf returns xuid's account tier.
+func (h *Handler) tierOf(xuid string) string {
+	if a := h.account(xuid); a != nil && a.Tier != "" {
+		return a.Tier
+	}
+	return "Gold"
+}
+
+// gamerscoreOf returns xuid's gamerscore: the account's as seeded (or the
+// derived base) plus what was unlocked since.
+func (h *Handler) gamerscoreOf(xuid string) int {
+	a := h.account(xuid)
+	seeded, base := 0, baseGamerscore
+	if h.world.Load().seeded {
+		base = 0
+	}
+	if a != nil {
+		for _, t := range a.Titles {
+			for _, pct := range t.Achievements {
+				if pct == 100 {
+					seeded += achievementScore
+				}
+			}
+		}
+		if a.Gamerscore != nil {
+			base = *a.Gamerscore - seeded
+		}
+	}
+	now := 0
+	for _, t := range h.titlesPlayed(xuid) {
+		now += t.gamerscore
+	}
+	return base + now
+}
+
+// seededTitle returns xuid's title as the world seeded it.
+func (h *Handler) seededTitle(xuid, title string) (WorldTitle, bool) {
+	if t := h.world.Load().titles[xuid+"/"+title]; t != nil {
+		return *t, true
+	}
+	return WorldTitle{}, false
+}
+
+// xblTime writes an RFC 3339 time as the services do: UTC with seven
+// digits of fraction ("2024-01-01T00:00:00.0000000Z"); s as it is when it
+// is not a time.
+func xblTime(s string) string {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return s
+	}
+	return t.UTC().Format("2006-01-02T15:04:05.0000000Z")
+}
+
+// followerCount returns how many people follow xuid.
+func (h *Handler) followerCount(xuid string) int {
+	ix := h.world.Load()
+	if !ix.seeded {
+		return peoplePerUser // the default world's relationships are mutual
+	}
+	return ix.followers[xuid]
+}
+
+// recentPlayers is how many recent players a default world's user has.
+const recentPlayers = 3
+
+// recentPlayersOf returns whom xuid played with lately, newest first: the
+// world's, or in the default world the recentPlayers XUIDs after its
+// people, met in the sign-in title.
+func (h *Handler) recentPlayersOf(xuid string) []WorldEncounter {
+	ix := h.world.Load()
+	if ix.seeded {
+		if a := ix.accounts[xuid]; a != nil {
+			return a.RecentPlayers
+		}
+		return nil
+	}
+	n, _ := strconv.ParseUint(xuid, 10, 64)
+	out := make([]WorldEncounter, recentPlayers)
+	for i := range out {
+		out[i] = WorldEncounter{XUID: strconv.FormatUint(n+peoplePerUser+uint64(i)+1, 10), Titles: []string{h.signInTitle()}}
+	}
+	return out
+}

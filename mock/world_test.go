@@ -1,0 +1,322 @@
+package mock
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// The world of testdata/world.json: Ada (the default account's XUID) is
+// friends with Bo and follows Cy; all three played title1.
+const (
+	ada = xuid1
+	bo  = "2533274792000001"
+	cy  = "2533274792000002"
+)
+
+func seeded(t testing.TB) *Handler {
+	t.Helper()
+	f, err := os.Open("testdata/world.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w, err := ReadWorld(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := New(Config{World: w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// as sends a request as xuid in title1 with a contract version.
+func as(t *testing.T, h *Handler, xuid, method, url, contract, body string) result {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	req.Header.Set("Authorization", Token(xuid, title1))
+	req.Header.Set("x-xbl-contract-version", contract)
+	r := send(t, h, req)
+	if r.status != http.StatusOK {
+		t.Fatalf("%s %s: %d %s", method, url, r.status, r.body)
+	}
+	return r
+}
+
+func TestReadWorldErrors(t *testing.T) {
+	const ok = `{"accounts": [
+  {"xuid": "1", "gamertag": "Ada"},
+  {"xuid": "2", "gamertag": "Bo"}
+]}`
+	for _, tc := range []struct {
+		name, file string
+		want       WorldError
+	}{
+		{"syntax", "{\"accounts\": [\n  {\"xuid\": \"1\"},\n  {\"xuid\" \"2\"}\n]}", WorldError{Line: 3, Reason: "not JSON: invalid character"}},
+		{"truncated", "{\"accounts\": [\n  {\"xuid\": \"1\"", WorldError{Line: 2, Reason: "the file ends inside the world"}},
+		{"unknown field", "{\"accounts\": [\n  {\"xuid\": \"1\",\n   \"gamertags\": \"x\"}]}", WorldError{Line: 3, Field: "gamertags", Reason: "no such field"}},
+		{"wrong type", "{\"accounts\": [\n  {\"xuid\": \"1\",\n   \"gamerscore\": \"lots\"}]}", WorldError{Line: 3, Field: "accounts.gamerscore", Reason: "a JSON string where a whole number belongs"}},
+		{"more after", ok + "\n{}", WorldError{Line: 5, Reason: "more after the world's object"}},
+		{"bad xuid", strings.Replace(ok, `"2"`, `"x2"`, 1), WorldError{Line: 3, Field: "accounts[1].xuid", Reason: "not a XUID (a decimal number below 2^64)"}},
+		{"same xuid", strings.Replace(ok, `"2"`, `"1"`, 1), WorldError{Line: 3, Field: "accounts[1].xuid", Reason: "accounts[0] has the same XUID"}},
+		{"same gamertag", strings.Replace(ok, `"Bo"`, `"ADA"`, 1), WorldError{Line: 3, Field: "accounts[1].gamertag", Reason: "accounts[0] has the same gamertag"}},
+		{"long gamertag", strings.Replace(ok, `"Bo"`, `"Bartholomew The Great"`, 1), WorldError{Line: 3, Field: "accounts[1].gamertag", Reason: "longer than 15 characters"}},
+		{"tier", strings.Replace(ok, `"Bo"}`, "\"Bo\",\n   \"tier\": \"Platinum\"}", 1), WorldError{Line: 4, Field: "accounts[1].tier", Reason: `want "Gold" or "Silver"`}},
+		{"friend unknown", strings.Replace(ok, `"Ada"}`, "\"Ada\",\n   \"friends\": [\"2\",\n     \"3\"]}", 1), WorldError{Line: 4, Field: "accounts[0].friends[1]", Reason: "no account of the world has this XUID"}},
+		{"friend self", strings.Replace(ok, `"Ada"}`, `"Ada", "friends": ["1"]}`, 1), WorldError{Line: 2, Field: "accounts[0].friends[0]", Reason: "the account itself"}},
+		{"friend and follow", strings.Replace(ok, `"Ada"}`, "\"Ada\", \"friends\": [\"2\"],\n \"follows\": [\"2\"]}", 1), WorldError{Line: 3, Field: "accounts[0].follows[0]", Reason: "already in friends"}},
+		{"favourite not followed", strings.Replace(ok, `"Bo"}`, "\"Bo\",\n \"favorites\": [\"1\"]}", 1), WorldError{Line: 4, Field: "accounts[1].favorites[0]", Reason: "not one of the friends or follows, or named twice"}},
+		{"recent player title", strings.Replace(ok, `"Bo"}`, "\"Bo\",\n \"recentPlayers\": [{\"xuid\": \"1\",\n \"titles\": [\"t\"]}]}", 1), WorldError{Line: 5, Field: "accounts[1].recentPlayers[0].titles[0]", Reason: "not a title ID (a decimal number below 2^32)"}},
+		{"achievement id", strings.Replace(ok, `"Bo"}`, "\"Bo\", \"titles\": [{\"titleId\": \"7\",\n \"achievements\": {\"9\": 100}}]}", 1), WorldError{Line: 4, Field: "accounts[1].titles[0].achievements.9", Reason: "not an achievement of the mock's titles (1 to 5)"}},
+		{"achievement percent", strings.Replace(ok, `"Bo"}`, "\"Bo\", \"titles\": [{\"titleId\": \"7\",\n \"achievements\": {\"1\": 101}}]}", 1), WorldError{Line: 4, Field: "accounts[1].titles[0].achievements.1", Reason: "progress is a percentage, 0 to 100"}},
+		{"last played", strings.Replace(ok, `"Bo"}`, "\"Bo\", \"titles\": [{\"titleId\": \"7\",\n \"lastPlayed\": \"yesterday\"}]}", 1), WorldError{Line: 4, Field: "accounts[1].titles[0].lastPlayed", Reason: "not an RFC 3339 time"}},
+		{"title twice", strings.Replace(ok, `"Bo"}`, "\"Bo\", \"titles\": [{\"titleId\": \"7\"},\n {\"titleId\": \"7\"}]}", 1), WorldError{Line: 4, Field: "accounts[1].titles[1].titleId", Reason: "named twice"}},
+		{"gamerscore below", strings.Replace(ok, `"Bo"}`, "\"Bo\",\n \"gamerscore\": 5, \"titles\": [{\"titleId\": \"7\", \"achievements\": {\"1\": 100}}]}", 1), WorldError{Line: 4, Field: "accounts[1].gamerscore", Reason: "below the 10 its unlocked achievements give, or above 100000000"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ReadWorld(strings.NewReader(tc.file))
+			var got *WorldError
+			if !errors.As(err, &got) {
+				t.Fatalf("error %v, want a *WorldError", err)
+			}
+			if !strings.HasPrefix(got.Reason, tc.want.Reason) {
+				t.Errorf("reason %q, want it to start %q", got.Reason, tc.want.Reason)
+			}
+			got.Reason = tc.want.Reason
+			if d := cmp.Diff(tc.want, *got); d != "" {
+				t.Errorf("(-want +got)\n%s", d)
+			}
+		})
+	}
+	if _, err := ReadWorld(strings.NewReader(ok)); err != nil {
+		t.Errorf("a good world: %v", err)
+	}
+	big := `{"accounts": [` + strings.Repeat(" ", MaxWorldBytes) + `]}`
+	if _, err := ReadWorld(strings.NewReader(big)); err == nil || !strings.Contains(err.Error(), "larger than") {
+		t.Errorf("a world over MaxWorldBytes: %v", err)
+	}
+}
+
+// TestWorldRefusedWhole: a world that cannot be changes nothing, from New,
+// SetWorld and the admin API alike.
+func TestWorldRefusedWhole(t *testing.T) {
+	bad := World{Accounts: []WorldAccount{{XUID: "1", Friends: []string{"2"}}}}
+	if _, err := New(Config{World: bad}); err == nil || !strings.Contains(err.Error(), "accounts[0].friends[0]") {
+		t.Errorf("New with a bad world: %v", err)
+	}
+	h := seeded(t)
+	before := h.World()
+	if err := h.SetWorld(bad); err == nil {
+		t.Error("SetWorld took a bad world")
+	}
+	if d := cmp.Diff(before, h.World()); d != "" {
+		t.Errorf("a refused world changed it (-before +after)\n%s", d)
+	}
+}
+
+// TestOneWorld: every service answers the same seeded world: the gamertag
+// XSTS claims is the profile's, the friends social lists are people hub's,
+// the title history lists the titles with achievements or stats, the stats
+// rank the leaderboard, the gamerscore sums the unlocks.
+func TestOneWorld(t *testing.T) {
+	h := seeded(t)
+	var x struct {
+		DisplayClaims struct {
+			Xui []struct {
+				Gtg string `json:"gtg"`
+			} `json:"xui"`
+		}
+	}
+	json.Unmarshal(signInFlow(t, h).xsts, &x)
+	var prof profileResponse
+	decodeJSON(t, as(t, h, ada, "GET", "https://profile.xboxlive.com/users/gt(aDA)/profile/settings?settings=Gamertag,Gamerscore,AccountTier", "2", ""), &prof)
+	var boProf profileResponse
+	decodeJSON(t, as(t, h, ada, "GET", "https://profile.xboxlive.com/users/xuid("+bo+")/profile/settings?settings=Gamerscore,AccountTier", "2", ""), &boProf)
+
+	var social struct {
+		People []person `json:"people"`
+	}
+	decodeJSON(t, as(t, h, ada, "GET", "https://social.xboxlive.com/users/me/people", "3", ""), &social)
+	var sum summary
+	decodeJSON(t, as(t, h, ada, "GET", "https://social.xboxlive.com/users/me/summary", "2", ""), &sum)
+	var hub, recent struct {
+		People []hubPerson `json:"people"`
+	}
+	decodeJSON(t, as(t, h, ada, "GET", "https://peoplehub.xboxlive.com/users/me/people/social/decoration/detail", "3", ""), &hub)
+	decodeJSON(t, as(t, h, ada, "GET", "https://peoplehub.xboxlive.com/users/me/people/recentplayers", "3", ""), &recent)
+
+	var history hubTitles
+	decodeJSON(t, as(t, h, ada, "GET", "https://titlehub.xboxlive.com/users/xuid("+ada+")/titles/titlehistory/decoration/achievement,titlehistory", "2", ""), &history)
+	var stats struct {
+		Lists []statList `json:"statlistscollection"`
+	}
+	decodeJSON(t, as(t, h, ada, "GET", "https://userstats.xboxlive.com/users/xuid("+ada+")/scids/"+SCID(title1)+"/stats/kills,deaths", "2", ""), &stats)
+	var board leaderboardAnswer
+	decodeJSON(t, as(t, h, ada, "GET", "https://leaderboards.xboxlive.com/scids/"+SCID(title1)+"/leaderboards/stat(kills)", "3", ""), &board)
+
+	type view struct {
+		XSTS, Profile          []string
+		Social, Hub            []string
+		Following, Followers   int
+		Recent                 []string
+		History, HistoryPlayed []string
+		Stats, Board           []string
+	}
+	got := view{XSTS: []string{x.DisplayClaims.Xui[0].Gtg}, Following: sum.TargetFollowingCount, Followers: sum.TargetFollowerCount}
+	for _, s := range append(prof.ProfileUsers[0].Settings, boProf.ProfileUsers[0].Settings...) {
+		got.Profile = append(got.Profile, s.Value)
+	}
+	for _, p := range social.People {
+		got.Social = append(got.Social, p.XUID+" friend="+boolText(p.IsFriend)+" favourite="+boolText(p.IsFavorite))
+	}
+	for _, p := range hub.People {
+		got.Hub = append(got.Hub, p.XUID+" "+p.Gamertag+" "+p.Detail.AccountTier+" "+p.GamerScore)
+	}
+	for _, p := range recent.People {
+		got.Recent = append(got.Recent, p.Gamertag+" "+strings.Join(p.RecentPlayer.Titles, ","))
+	}
+	for _, ti := range history.Titles {
+		got.History = append(got.History, ti.TitleID)
+		got.HistoryPlayed = append(got.HistoryPlayed, ti.TitleHistory.LastTimePlayed)
+	}
+	for _, s := range stats.Lists[0].Stats {
+		got.Stats = append(got.Stats, s.Name+"="+s.Value)
+	}
+	for _, r := range board.UserList {
+		got.Board = append(got.Board, r.Gamertag+"="+*r.Value)
+	}
+	want := view{
+		XSTS:      []string{"Ada"},
+		Profile:   []string{"Ada", "1500", "Gold", "20", "Silver"},
+		Social:    []string{bo + " friend=true favourite=true", cy + " friend=false favourite=false"},
+		Hub:       []string{bo + " Bo Silver 20", cy + " Cy Gold 0"},
+		Following: 2, Followers: 1,
+		Recent:        []string{"Cy " + title1},
+		History:       []string{"1234567890", "1717113201"},
+		HistoryPlayed: []string{"2025-06-01T18:30:00.0000000Z", defaultPlayed},
+		Stats:         []string{"kills=42"},
+		Board:         []string{"Bo=77", "Ada=42", "Cy=5"},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("the world as the services answer it (-want +got)\n%s", d)
+	}
+}
+
+func boolText(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}
+
+// TestResetWorld: progress and presence written after seeding go at a
+// reset; what the world seeded stays, and unlocks add to the seeded
+// gamerscore.
+func TestResetWorld(t *testing.T) {
+	h := seeded(t)
+	gamerscore := func() string {
+		var p profileResponse
+		decodeJSON(t, as(t, h, ada, "GET", "https://profile.xboxlive.com/users/me/profile/settings?settings=Gamerscore", "2", ""), &p)
+		return p.ProfileUsers[0].Settings[0].Value
+	}
+	scid := SCID(title1)
+	as(t, h, ada, "POST", "https://achievements.xboxlive.com/users/xuid("+ada+")/achievements/"+scid+"/update", "2",
+		`{"action":"progressUpdate","serviceConfigId":"`+scid+`","titleId":`+title1+`,"userId":"`+ada+`","achievements":[{"id":"2","percentComplete":100}]}`)
+	as(t, h, ada, "POST", "https://userpresence.xboxlive.com/users/xuid("+ada+")/devices/current/titles/current", "3", `{"state":"active"}`)
+	if g := gamerscore(); g != "1510" {
+		t.Errorf("after an unlock: gamerscore %s, want 1510", g)
+	}
+	if s := h.presenceOf(ada).State; s != "Online" {
+		t.Fatalf("presence after a write: %s", s)
+	}
+	h.ResetWorld()
+	if g, s := gamerscore(), h.presenceOf(ada).State; g != "1500" || s != "Offline" {
+		t.Errorf("after a reset: gamerscore %s and presence %s, want the seeded 1500 and Offline", g, s)
+	}
+	if p := h.progressOf(ada, title1); p["1"] != 100 || p["2"] != 40 {
+		t.Errorf("after a reset: progress %v, want the seeded 1: 100, 2: 40", p)
+	}
+	if err := h.SetWorld(World{}); err != nil {
+		t.Fatal(err)
+	}
+	if g := h.gamertagOf(ada); g != DefaultAccount.Gamertag {
+		t.Errorf("the default world again: gamertag %q, want %q", g, DefaultAccount.Gamertag)
+	}
+}
+
+func TestAdminWorld(t *testing.T) {
+	h := NewHandler()
+	srv := serveAll(t, h)
+	call := func(method, path, body string) (int, string) {
+		req, _ := http.NewRequest(method, srv.URL+AdminPrefix+path, strings.NewReader(body))
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	file, _ := os.ReadFile("testdata/world.json")
+	bad := bytes.Replace(file, []byte(`"tier": "Silver"`), []byte(`"tier": "Bronze"`), 1)
+	if code, body := call("PUT", "api/world", string(bad)); code != http.StatusBadRequest || !strings.Contains(body, "line 21: accounts[1].tier") {
+		t.Errorf("a bad world: %d %s, want 400 naming line 21 and the field", code, body)
+	}
+	if g := h.gamertagOf(ada); g != DefaultAccount.Gamertag {
+		t.Errorf("a refused world changed the gamertag to %q", g)
+	}
+	if code, body := call("PUT", "api/world", string(file)); code != http.StatusOK || !strings.Contains(body, `"gamertag":"Ada"`) {
+		t.Fatalf("seeding: %d %s", code, body)
+	}
+	if g := h.gamertagOf(ada); g != "Ada" {
+		t.Errorf("after seeding: gamertag %q, want Ada", g)
+	}
+	h.storePresence(presenceRecord{XUID: ada, State: "Online"})
+	if code, _ := call("POST", "api/world/reset", ""); code != http.StatusNoContent || h.presenceOf(ada).State != "Offline" {
+		t.Errorf("reset: %d, presence %s", code, h.presenceOf(ada).State)
+	}
+	if code, body := call("GET", "api/world", ""); code != http.StatusOK || !strings.Contains(body, `"Bo"`) {
+		t.Errorf("GET: %d %s", code, body)
+	}
+	if code, _ := call("DELETE", "api/world", ""); code != http.StatusNoContent || h.gamertagOf(ada) != DefaultAccount.Gamertag {
+		t.Errorf("DELETE: %d, gamertag %q", code, h.gamertagOf(ada))
+	}
+}
+
+// FuzzReadWorld: any input is refused with a *WorldError or read into a
+// world that writes back as the same world.
+func FuzzReadWorld(f *testing.F) {
+	file, _ := os.ReadFile("testdata/world.json")
+	f.Add(file)
+	f.Add([]byte(`{"accounts": [{"xuid": "1", "friends": ["2"]}]}`))
+	f.Add([]byte(`{"accounts": [{"xuid": "1", "titles": [{"titleId": "2", "achievements": {"01": 5}}]}]}`))
+	f.Add([]byte("{\"accounts\": [\n{\"xuid\": \"1\",\n\"gamertag\": \"\\u0000\"}]}"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		w, err := ReadWorld(bytes.NewReader(b))
+		if err != nil {
+			var we *WorldError
+			if !errors.As(err, &we) || len(err.Error()) > 400 {
+				t.Fatalf("error %T %q", err, err)
+			}
+			return
+		}
+		again, _ := json.Marshal(w)
+		w2, err := ReadWorld(bytes.NewReader(again))
+		if err != nil {
+			t.Fatalf("a world read back: %v", err)
+		}
+		if d := cmp.Diff(w, w2, cmpopts.EquateEmpty()); d != "" {
+			t.Fatalf("a world changed on the way back (-first +second)\n%s", d)
+		}
+	})
+}

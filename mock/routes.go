@@ -80,6 +80,7 @@ func routes() map[string][]route {
 		"smartmatch":         smartmatchRoutes(),
 		"privacy":            privacyRoutes(),
 		"reputation":         reputationRoutes(),
+		"usersearch":         usersearchRoutes(),
 	}
 }
 

@@ -695,3 +695,35 @@ func (h *Handler) recentPlayersOf(xuid string) []WorldEncounter {
 	}
 	return out
 }
+
+// searchGamertags returns up to n XUIDs of accounts whose gamertag holds
+// q (lower case): those whose gamertag starts with q first, then by
+// gamertag.
+func (h *Handler) searchGamertags(q string, n int) []string {
+	ix := h.world.Load()
+	type hit struct {
+		prefix bool
+		tag    string
+		xuid   string
+	}
+	var hits []hit
+	for tag, x := range ix.byTag {
+		if strings.Contains(tag, q) {
+			hits = append(hits, hit{strings.HasPrefix(tag, q), tag, x})
+		}
+	}
+	slices.SortFunc(hits, func(a, b hit) int {
+		if a.prefix != b.prefix {
+			if a.prefix {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.tag, b.tag)
+	})
+	out := make([]string, 0, min(n, len(hits)))
+	for _, h := range hits[:min(n, len(hits))] {
+		out = append(out, h.xuid)
+	}
+	return out
+}

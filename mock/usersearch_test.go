@@ -1,0 +1,78 @@
+package mock
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/xblgo/fgrl/internal/wiretest"
+)
+
+// recordedSuggest is the user search's answer as OpenXbox/xbox-webapi-python
+// records it (tests/data/responses/usersearch_live_search.json, its first
+// two results, the picture URLs shortened).
+const recordedSuggest = `{"results": [
+  {"text": "Tux", "result": {"id": "2533274895244106", "gamertag": "Tux", "displayPicUri": "http://images-eds.xboxlive.com/image?url=wHwb&format=png", "score": 0.0}},
+  {"text": "TuX Rose", "result": {"id": "2533274826466726", "gamertag": "TuX Rose", "displayPicUri": "http://images-eds.xboxlive.com/image?url=wHwb&format=png", "score": 0.0}}
+]}`
+
+// recordedProfileByGamertag is the profile service's answer to
+// GET /users/gt(e)/profile/settings as xbox-webapi-python records it
+// (tests/data/responses/profile_by_gamertag.json, the picture URL
+// shortened).
+const recordedProfileByGamertag = `{"profileUsers": [{"id": "2669321029139235", "hostId": "2669321029139235", "settings": [
+  {"id": "AppDisplayName", "value": "e"}, {"id": "Gamerscore", "value": "89410"}, {"id": "Gamertag", "value": "e"},
+  {"id": "PublicGamerpic", "value": "http://images-eds.xboxlive.com/image?url=z951"}, {"id": "XboxOneRep", "value": "GoodPlayer"}],
+  "isSponsoredUser": false}]}`
+
+// TestUserSearch: the search answers the world's accounts whose gamertag
+// holds the query, those starting with it first, in the recorded shape;
+// an empty query is refused.
+func TestUserSearch(t *testing.T) {
+	h := seeded(t)
+	r := as(t, h, ada, "GET", "https://usersearch.xboxlive.com/suggest?q=Y", "1", "")
+	if d := wiretest.ShapeDiff([]byte(recordedSuggest), []byte(r.body)); d != "" {
+		t.Errorf("(-recorded +mock)\n%s", d)
+	}
+	var got struct {
+		Results []suggestion `json:"results"`
+	}
+	decodeJSON(t, r, &got)
+	var tags []string
+	for _, s := range got.Results {
+		tags = append(tags, s.Result.Gamertag+" "+s.Result.ID)
+	}
+	if d := cmp.Diff([]string{"Cy " + cy}, tags); d != "" {
+		t.Errorf("q=Y (-want +got)\n%s", d)
+	}
+	tags = nil
+	decodeJSON(t, as(t, h, ada, "GET", "https://usersearch.xboxlive.com/suggest?q=a", "1", ""), &got)
+	for _, s := range got.Results {
+		tags = append(tags, s.Text)
+	}
+	if d := cmp.Diff([]string{"Ada"}, tags); d != "" {
+		t.Errorf("q=a (-want +got)\n%s", d)
+	}
+	if r := statsRequest(t, h, "GET", "https://usersearch.xboxlive.com/suggest?q=", "1", ""); r.status != 400 {
+		t.Errorf("an empty query: %d %s, want 400", r.status, r.body)
+	}
+}
+
+// TestProfileByGamertag: a profile addressed by gt(G) answers the account
+// with that gamertag, without case, in the recorded shape; a gamertag no
+// account has gets 404.
+func TestProfileByGamertag(t *testing.T) {
+	h := seeded(t)
+	r := as(t, h, ada, "GET", "https://profile.xboxlive.com/users/gt(bO)/profile/settings?settings=AppDisplayName,Gamerscore,Gamertag,PublicGamerpic,XboxOneRep", "2", "")
+	if d := wiretest.ShapeDiff([]byte(recordedProfileByGamertag), []byte(r.body)); d != "" {
+		t.Errorf("(-recorded +mock)\n%s", d)
+	}
+	if !strings.Contains(r.body, `"id":"`+bo+`"`) || !strings.Contains(r.body, `{"id":"Gamertag","value":"Bo"}`) {
+		t.Errorf("gt(bO): %s, want Bo's profile", r.body)
+	}
+	for _, seg := range []string{"gt(Nobody)", "gt()", "Bo"} {
+		if r := statsRequest(t, h, "GET", "https://profile.xboxlive.com/users/"+seg+"/profile/settings", "2", ""); r.status != 404 {
+			t.Errorf("%s: %d %s, want 404", seg, r.status, r.body)
+		}
+	}
+}

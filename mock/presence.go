@@ -3,6 +3,7 @@ package mock
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -14,6 +15,14 @@ import (
 // Tests/UnitTests/Tests/Services/PresenceTests.cpp (records, the set body)
 // and OpenXbox/xbox-webapi-python tests/data/responses/presence*.json
 // (offline records with lastSeen).
+//
+// A set answers X-Heartbeat-After: 300, as the service does (a recorded
+// Minecraft trace; XSAPI presence_service.cpp and published clients such
+// as df-mc/go-xsapi schedule their next write by it). A title that stops
+// writing goes offline: an Online record not renewed within twice that
+// (heartbeatExpiry) reads as Offline, last seen at its last write. A user
+// with no record is Offline, last seen in the most recent title of their
+// title history (none for a user who has played nothing).
 //
 // A set names a rich presence string by id from the title's configuration,
 // with token ids for its placeholders; the service renders the string. The
@@ -71,13 +80,38 @@ func presenceRoutes() []route {
 	}
 }
 
+// heartbeatAfter is the X-Heartbeat-After a presence write answers, in
+// seconds; heartbeatExpiry is how long an Online record lasts unrenewed.
+const (
+	heartbeatAfter  = 300
+	heartbeatExpiry = 2 * heartbeatAfter * time.Second
+)
+
 func (h *Handler) presenceOf(xuid string) presenceRecord {
 	h.state.mu.Lock()
-	defer h.state.mu.Unlock()
-	if p, ok := h.state.presence.get(xuid); ok {
+	p, ok := h.state.presence.get(xuid)
+	h.state.mu.Unlock()
+	if ok && p.State == "Online" && len(p.Devices) > 0 && len(p.Devices[0].Titles) > 0 {
+		t := p.Devices[0].Titles[0]
+		if at, err := time.Parse(time.RFC3339, t.LastModified); err == nil && h.cfg.now().Sub(at) > heartbeatExpiry {
+			return presenceRecord{XUID: xuid, State: "Offline", LastSeen: &lastSeen{DeviceType: deviceType,
+				TitleID: t.ID, TitleName: t.Name, Timestamp: xblTime(t.LastModified)}}
+		}
+	}
+	if ok {
 		return p
 	}
-	return presenceRecord{XUID: xuid, State: "Offline"}
+	rec := presenceRecord{XUID: xuid, State: "Offline"}
+	var last titleProgress
+	for _, t := range h.titlesPlayed(xuid) {
+		if t.lastPlayed >= last.lastPlayed { // one layout: strings order as times
+			last = t
+		}
+	}
+	if last.title != "" {
+		rec.LastSeen = &lastSeen{DeviceType: deviceType, TitleID: last.title, TitleName: "Title " + last.title, Timestamp: last.lastPlayed}
+	}
+	return rec
 }
 
 func serveGetPresence(h *Handler, c *call) {
@@ -174,6 +208,7 @@ func serveSetPresence(h *Handler, c *call) {
 	}
 	h.storePresence(presenceRecord{XUID: xuid, State: "Online",
 		Devices: []presenceDevice{{Type: deviceType, Titles: []presenceTitle{title}}}})
+	c.w.Header().Set("X-Heartbeat-After", strconv.Itoa(heartbeatAfter))
 	c.w.WriteHeader(http.StatusOK)
 }
 
@@ -181,7 +216,7 @@ func serveSetPresence(h *Handler, c *call) {
 // caller was last seen.
 func serveClearPresence(h *Handler, c *call) {
 	seen := &lastSeen{DeviceType: deviceType, TitleID: c.id.title, TitleName: "Title " + c.id.title,
-		Timestamp: h.cfg.now().UTC().Format(time.RFC3339Nano)}
+		Timestamp: h.cfg.now().UTC().Format("2006-01-02T15:04:05.0000000Z")}
 	h.storePresence(presenceRecord{XUID: c.id.xuid, State: "Offline", LastSeen: seen})
 	c.w.WriteHeader(http.StatusOK)
 }

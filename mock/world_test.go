@@ -9,6 +9,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -317,6 +319,35 @@ func FuzzReadWorld(f *testing.F) {
 		}
 		if d := cmp.Diff(w, w2, cmpopts.EquateEmpty()); d != "" {
 			t.Fatalf("a world changed on the way back (-first +second)\n%s", d)
+		}
+	})
+}
+
+// TestPresenceHeartbeat: a write answers X-Heartbeat-After: 300 and the
+// record lasts twice that unrenewed, then reads Offline, last seen at the
+// write; a user who never wrote is last seen in their latest title.
+func TestPresenceHeartbeat(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := seeded(t)
+		if p := h.presenceOf(ada); p.State != "Offline" || p.LastSeen == nil || p.LastSeen.TitleID != title1 ||
+			p.LastSeen.Timestamp != "2025-06-01T18:30:00.0000000Z" {
+			t.Errorf("before any write: %+v, want Offline, last seen in %s at 2025-06-01T18:30:00.0000000Z", p, title1)
+		}
+		if p := h.presenceOf("2533274799999999"); p.LastSeen != nil {
+			t.Errorf("a user who played nothing: last seen %+v, want none", p.LastSeen)
+		}
+		written := time.Now().UTC().Format("2006-01-02T15:04:05.0000000Z")
+		r := as(t, h, ada, "POST", "https://userpresence.xboxlive.com/users/xuid("+ada+")/devices/current/titles/current", "3", `{"state":"active"}`)
+		if hb := r.header.Get("X-Heartbeat-After"); hb != "300" {
+			t.Errorf("X-Heartbeat-After %q, want 300", hb)
+		}
+		time.Sleep(heartbeatExpiry)
+		if s := h.presenceOf(ada).State; s != "Online" {
+			t.Errorf("at the expiry: %s, want Online", s)
+		}
+		time.Sleep(time.Second)
+		if p := h.presenceOf(ada); p.State != "Offline" || p.LastSeen == nil || p.LastSeen.Timestamp != written {
+			t.Errorf("past the expiry: %+v, want Offline, last seen at %s", p, written)
 		}
 	})
 }

@@ -187,3 +187,55 @@ func checkTitle(a api, titleID string) error {
 	}
 	return nil
 }
+
+// TitleProgress is a title in a user's achievement history.
+type TitleProgress struct {
+	TitleID            uint32 `json:"titleId"`
+	Name               string `json:"name"`
+	ServiceConfigID    string `json:"serviceConfigId"`
+	TitleType          string `json:"titleType"`
+	Platform           string `json:"platform"`
+	LastUnlock         string `json:"lastUnlock"` // RFC 3339
+	EarnedAchievements int    `json:"earnedAchievements"`
+	CurrentGamerscore  int    `json:"currentGamerscore"`
+	MaxGamerscore      int    `json:"maxGamerscore"`
+}
+
+// GetAchievementHistory returns one page of the titles in which a user has
+// achievement progress (GET /users/xuid(X)/history/titles, contract 2).
+// maxItems 0 lets the service choose; pass the previous page's
+// ContinuationToken for the next. TotalCount is the service's
+// totalRecords.
+func (u *User) GetAchievementHistory(ctx context.Context, xuid string, maxItems int, continuationToken string) (Page[TitleProgress], error) {
+	a := achievementsAPI
+	a.name = "GetAchievementHistory"
+	if err := checkXUID(a, "xuid", xuid); err != nil {
+		return Page[TitleProgress]{}, err
+	}
+	if maxItems < 0 {
+		return Page[TitleProgress]{}, invalid(a, "maxItems may not be negative")
+	}
+	q := url.Values{}
+	if maxItems > 0 {
+		q.Set("maxItems", strconv.Itoa(maxItems))
+	}
+	if continuationToken != "" {
+		q.Set("continuationToken", continuationToken)
+	}
+	var out struct {
+		Titles     []TitleProgress `json:"titles"`
+		PagingInfo *struct {
+			ContinuationToken *string `json:"continuationToken"`
+			TotalRecords      int     `json:"totalRecords"`
+		} `json:"pagingInfo"`
+	}
+	status, err := u.call(ctx, a, "GET", userPath(xuid, "history", "titles"), q, nil, &out)
+	if err != nil {
+		return Page[TitleProgress]{}, err
+	}
+	if out.Titles == nil || out.PagingInfo == nil {
+		return Page[TitleProgress]{}, lacks(a, status, `"titles" and "pagingInfo"`)
+	}
+	return Page[TitleProgress]{Items: out.Titles, TotalCount: out.PagingInfo.TotalRecords,
+		ContinuationToken: deref(out.PagingInfo.ContinuationToken)}, nil
+}

@@ -3,8 +3,12 @@ package client
 import (
 	"context"
 	"fmt"
+	"net/url"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/xblgo/fgrl/hresult"
+	"github.com/xblgo/fgrl/internal/safetext"
 )
 
 var profileAPI = api{service: "profile", host: "profile.xboxlive.com", contract: "2", rule: "profile"}
@@ -27,16 +31,7 @@ func (u *User) GetProfiles(ctx context.Context, xuids, settings []string) ([]Pro
 	if err := checkXUIDs(a, "xuids", xuids, 1, 100); err != nil {
 		return nil, err
 	}
-	var out struct {
-		ProfileUsers []struct {
-			ID              string `json:"id"`
-			IsSponsoredUser bool   `json:"isSponsoredUser"`
-			Settings        []struct {
-				ID    string `json:"id"`
-				Value string `json:"value"`
-			} `json:"settings"`
-		} `json:"profileUsers"`
-	}
+	var out profileAnswer
 	if settings == nil {
 		settings = []string{}
 	}
@@ -51,6 +46,22 @@ func (u *User) GetProfiles(ctx context.Context, xuids, settings []string) ([]Pro
 	if out.ProfileUsers == nil {
 		return nil, lacks(a, status, `"profileUsers"`)
 	}
+	return out.profiles(), nil
+}
+
+// profileAnswer is the profile service's answer.
+type profileAnswer struct {
+	ProfileUsers []struct {
+		ID              string `json:"id"`
+		IsSponsoredUser bool   `json:"isSponsoredUser"`
+		Settings        []struct {
+			ID    string `json:"id"`
+			Value string `json:"value"`
+		} `json:"settings"`
+	} `json:"profileUsers"`
+}
+
+func (out *profileAnswer) profiles() []Profile {
 	profiles := make([]Profile, 0, len(out.ProfileUsers))
 	for _, pu := range out.ProfileUsers {
 		p := Profile{XUID: pu.ID, IsSponsoredUser: pu.IsSponsoredUser, Settings: make(map[string]string, len(pu.Settings))}
@@ -59,7 +70,7 @@ func (u *User) GetProfiles(ctx context.Context, xuids, settings []string) ([]Pro
 		}
 		profiles = append(profiles, p)
 	}
-	return profiles, nil
+	return profiles
 }
 
 // checkCount refuses, without sending, a list whose length the service
@@ -74,4 +85,28 @@ func checkCount(a api, what string, n, lo, hi int) error {
 
 func invalid(a api, msg string) error {
 	return &Error{code: hresult.E_INVALIDARG, Service: a.service, API: a.name, Message: msg}
+}
+
+// GetProfileByGamertag returns the named settings of the user whose
+// gamertag is gamertag (GET /users/gt(G)/profile/settings?settings=A,B): its
+// XUID is the way from a gamertag to a XUID.
+func (u *User) GetProfileByGamertag(ctx context.Context, gamertag string, settings []string) (Profile, error) {
+	a := profileAPI
+	a.name = "GetProfileByGamertag"
+	if g := strings.TrimSpace(gamertag); g == "" || g != gamertag || utf8.RuneCountInString(g) > 15 || !utf8.ValidString(g) {
+		return Profile{}, invalid(a, "gamertag "+safetext.Quote(gamertag, 40)+" is not 1 to 15 characters without outer spaces")
+	}
+	if err := checkCount(a, "settings", len(settings), 1, 100); err != nil {
+		return Profile{}, err
+	}
+	var out profileAnswer
+	q := url.Values{"settings": {strings.Join(settings, ",")}}
+	status, err := u.call(ctx, a, "GET", path("users", "gt("+gamertag+")", "profile", "settings"), q, nil, &out)
+	if err != nil {
+		return Profile{}, err
+	}
+	if len(out.ProfileUsers) != 1 {
+		return Profile{}, lacks(a, status, `one of "profileUsers"`)
+	}
+	return out.profiles()[0], nil
 }

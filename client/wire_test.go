@@ -155,6 +155,66 @@ var wireCases = []struct {
 		return nil, u.SubmitReputationFeedback(ctx, "2584878536129841", Feedback{Type: "CommsAbusiveVoice",
 			Text: "They called me a doodoo-head!", Session: &SessionRef{"372D829B-FA8E-471F-B696-07B61F09EC20", "CaptureFlag5", "Halo556932"}})
 	}, nil},
+	{"GetFriends", func(ctx context.Context, u *User) (any, error) {
+		p, err := u.GetFriends(ctx, "2669321029139235")
+		if err != nil || len(p) != 2 {
+			return p, err
+		}
+		return []any{p[0].XUID, p[0].Gamertag, p[0].GamerScore, p[0].PresenceState, p[0].IsFollowedByCaller, *p[0].Detail,
+			p[1].Gamertag, p[1].PresenceText, p[1].PresenceDetails, p[1].RecentPlayer}, nil
+	}, []any{"2533274812261808", "VolekTheFNDwarf", "70700", "Offline", true,
+		HubDetail{AccountTier: "Gold", Bio: "Lover of nerd culture & those who embrace it. 🇺🇸 | 🎮 gamer & collector | 🎲 d&d | 💪 fitness | 💻 twitch | ⚔️cosplay twitch.tv/volek_the_fn_dwarf",
+			Location: "Charlotte", Tenure: "12", FollowerCount: 50, FollowingCount: 34},
+		"Aeroset", "YouTube", []HubPresence{
+			{Device: "XboxOne", State: "Active", TitleID: "750323071", PresenceText: "Home"},
+			{Device: "XboxOne", State: "Active", TitleID: "122001257", PresenceText: "YouTube", IsPrimary: true}},
+		(*struct {
+			Titles []string `json:"titles"`
+			Text   string   `json:"text"`
+		})(nil)}},
+	{"GetRecentPlayers", func(ctx context.Context, u *User) (any, error) {
+		p, err := u.GetRecentPlayers(ctx)
+		if err != nil || len(p) != 1 {
+			return p, err
+		}
+		return []any{p[0].Gamertag, p[0].RecentPlayer.Titles, p[0].Detail == nil}, nil
+	}, []any{"VolekTheFNDwarf", []string{"1717113201"}, true}},
+	{"GetTitleHistory", func(ctx context.Context, u *User) (any, error) {
+		ts, err := u.GetTitleHistory(ctx, "2669321029139235", 5)
+		if err != nil || len(ts) != 5 {
+			return ts, err
+		}
+		t := ts[0]
+		return []any{len(ts), t.TitleID, t.Name, t.PFN, t.ServiceConfigID, t.Type, t.Devices, t.Achievement.TotalGamerscore, t.TitleHistory.LastTimePlayed,
+			ts[4].TitleID}, nil
+	}, []any{5, "1717113201", "Sea of Thieves", "Microsoft.SeaofThieves_8wekyb3d8bbwe", "00000000-0000-0000-0000-000066591171", "Game",
+		[]string{"PC", "XboxOne"}, 1000, "2018-03-27T01:16:10.0389446Z", "219630713"}},
+	{"GetTitle", func(ctx context.Context, u *User) (any, error) {
+		t, err := u.GetTitle(ctx, "1717113201")
+		if err != nil {
+			return nil, err
+		}
+		return []any{t.TitleID, t.Name, t.Achievement.CurrentAchievements, t.Achievement.CurrentGamerscore, t.Achievement.TotalGamerscore,
+			t.Achievement.ProgressPercentage, t.TitleHistory == nil}, nil
+	}, []any{"1717113201", "Sea of Thieves", 2, 15, 2740, 1.0, true}},
+	{"GetAchievementHistory", func(ctx context.Context, u *User) (any, error) {
+		p, err := u.GetAchievementHistory(ctx, "2669321029139235", 1, "")
+		if err != nil {
+			return nil, err
+		}
+		return []any{len(p.Items), p.Items[0], p.TotalCount, p.ContinuationToken}, nil
+	}, []any{32, TitleProgress{TitleID: 1331147, Name: "ESPN", ServiceConfigID: "054b0100-2668-415d-b546-f5f300144fcb", TitleType: "LiveApp",
+		Platform: "Durango", LastUnlock: "2013-11-16T15:37:26.8018568Z", EarnedAchievements: 1}, 125, "32"}},
+	{"SearchUsers", func(ctx context.Context, u *User) (any, error) {
+		r, err := u.SearchUsers(ctx, "tux")
+		if err != nil || len(r) != 8 {
+			return r, err
+		}
+		return []any{r[0].XUID, r[0].Gamertag, r[1].Gamertag, r[7].Gamertag}, nil
+	}, []any{"2533274895244106", "Tux", "TuX Rose", "Capitan Tux"}},
+	{"GetProfileByGamertag", func(ctx context.Context, u *User) (any, error) {
+		return u.GetProfileByGamertag(ctx, "e", []string{"Gamertag", "ModernGamertag", "ModernGamertagSuffix", "UniqueModernGamertag", "RealNameOverride", "Bio", "Location", "Gamerscore", "GameDisplayPicRaw", "TenureLevel", "AccountTier", "XboxOneRep", "PreferredColor", "Watermarks", "IsQuarantined"})
+	}, Profile{XUID: "2669321029139235", Settings: map[string]string{"Gamertag": "e", "ModernGamertag": "e", "ModernGamertagSuffix": "", "UniqueModernGamertag": "e", "RealNameOverride": "Eric Neustadter", "Bio": "ex-Xbox", "Location": "about.me/thevowel", "Gamerscore": "98096", "GameDisplayPicRaw": "https://images-eds-ssl.xboxlive.com/image?url=z951ykn43p4FqWbbFvR2Ec.8vbDhj8G2Xe7JngaTToBrrCmIEEXHC9UNrdJ6P7KIl_5PaIHeJ592LG1L.uCOWneEDBhHctvuC06CzW38LKNYiVGTXqxcsQqYGIrr8hFz&format=png", "TenureLevel": "18", "AccountTier": "Gold", "XboxOneRep": "Superstar", "PreferredColor": "http://dlassets.xboxlive.com/public/content/ppl/colors/00000.json", "Watermarks": "XboxOriginalTeam|XboxLiveLaunchTeam|LaunchTeam|NxeTeam|KinectTeam|XboxOneTeam|XboxNxoeTeam", "IsQuarantined": "0"}}},
 }
 
 func sessionField(doc json.RawMessage, k string) string {

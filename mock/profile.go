@@ -104,6 +104,7 @@ var profileValues = map[string]string{
 	"xboxonerep":           "GoodPlayer",
 	"preferredcolor":       "https://dlassets-ssl.xboxlive.com/public/content/ppl/colors/00000.json",
 	"location":             "", "bio": "", "watermarks": "", "realname": "", "realnameoverride": "",
+	"isquarantined": "0",
 }
 
 // nameSettings are the setting ids whose value is the gamertag.

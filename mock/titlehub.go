@@ -3,6 +3,7 @@ package mock
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -118,11 +119,24 @@ func (c *call) decorations() map[string]bool {
 	return d
 }
 
+// serveTitleHubHistory answers the titles the user played, the most
+// recently played first, at most maxItems (1 to 1000; all by default).
 func serveTitleHubHistory(h *Handler, c *call) {
 	xuid := c.user(c.params[0])
+	played := h.titlesPlayed(xuid)
+	n := len(played)
+	if s := c.query("maxItems"); s != "" {
+		var err error
+		if n, err = strconv.Atoi(s); err != nil || n < 1 || n > 1000 {
+			writeError(c.w, http.StatusBadRequest, "BadRequest", "maxItems must be 1 to 1000")
+			return
+		}
+	}
+	slices.SortStableFunc(played, func(a, b titleProgress) int { return strings.Compare(b.lastPlayed, a.lastPlayed) })
 	dec := c.decorations()
+	dec["titlehistory"] = true // a history always says when (titlehub_titlehistory.json)
 	titles := []hubTitle{}
-	for _, t := range h.titlesPlayed(xuid) {
+	for _, t := range played[:min(n, len(played))] {
 		titles = append(titles, h.hubTitleOf(t, dec))
 	}
 	writeJSON(c.w, http.StatusOK, hubTitles{&xuid, titles})

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"net/http"
+	"os"
 	"testing"
 
 	"github.com/xblgo/fgrl/internal/wiretest"
@@ -20,6 +21,34 @@ var wireHosts = map[string]string{
 	"GetStatLeaderboard": "leaderboards.xboxlive.com", "GetSession": "sessiondirectory.xboxlive.com",
 	"WriteSession": "sessiondirectory.xboxlive.com", "SendInvites": "sessiondirectory.xboxlive.com",
 	"CreateMatchTicket": "smartmatch.xboxlive.com", "SubmitReputationFeedback": "reputation.xboxlive.com",
+	"GetFriends": "peoplehub.xboxlive.com", "GetRecentPlayers": "peoplehub.xboxlive.com",
+	"GetTitleHistory": "titlehub.xboxlive.com", "GetTitle": "titlehub.xboxlive.com",
+	"GetAchievementHistory": "achievements.xboxlive.com", "SearchUsers": "usersearch.xboxlive.com",
+	"GetProfileByGamertag": "profile.xboxlive.com",
+}
+
+// wireAccount is the recordings' caller as they name it: 2669321029139235
+// is "e" (profile_batch.json, profile_by_gamertag.json).
+var wireAccount = Account{XUID: "2669321029139235", Gamertag: "e"}
+
+// inWireWorld are the exchanges answered from testdata/wire-world.json,
+// the world as the recordings describe it (the caller "e", a friend and
+// recent player "Major Nelson", gamertags holding "tux", two titles
+// played), so that their answers have something in them.
+var inWireWorld = map[string]bool{"GetFriends": true, "GetRecentPlayers": true, "GetTitleHistory": true,
+	"GetAchievementHistory": true, "SearchUsers": true, "GetProfileByGamertag": true}
+
+func wireWorld(t *testing.T) World {
+	f, err := os.Open("testdata/wire-world.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w, err := ReadWorld(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
 }
 
 // replayExchange sends x's request, as XSAPI sends it, to h.
@@ -55,7 +84,10 @@ func TestWireShapes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var c Config
+			c := Config{Account: &wireAccount}
+			if inWireWorld[name] {
+				c.World = wireWorld(t)
+			}
 			if x.Scid != "" {
 				c.SCIDs = map[string]string{x.Title: x.Scid}
 			}

@@ -13,7 +13,8 @@ import (
 // multiplayer_service.cpp; Tests/UnitTests/Tests/Services/TestResponses/
 // Multiplayer.json):
 // GET and PUT /serviceconfigs/{scid}/sessiontemplates/{template}/sessions/{name},
-// POST /handles (an invite) and POST /handles/query (search).
+// POST /handles (an invite or a search handle), POST /handles/query (a
+// search) and DELETE /handles/{id}.
 //
 // A PUT merges the write into the session: constants are set when the
 // session is created, properties' "system" and "custom" objects are merged
@@ -27,7 +28,8 @@ func mpsdRoutes() []route {
 	return []route{
 		{http.MethodGet, p, serveGetSession, "107"},
 		{http.MethodPut, p, servePutSession, "107"},
-		{http.MethodPost, pat("/handles"), serveCreateHandle, "107"},
+		{http.MethodPost, pat("/handles"), serveCreateHandle, "107 (invite; search)"},
+		{http.MethodDelete, pat("/handles/{}"), serveDeleteHandle, "107"},
 	}
 }
 
@@ -61,8 +63,21 @@ type inviteHandle struct {
 	SenderXuid       string         `json:"senderXuid"`
 }
 
-// serveCreateHandle creates an invite handle: 201 with the handle.
+// serveCreateHandle creates an invite handle (201 with the handle) or a
+// search handle (searchhandle.go), as the body's type says.
 func serveCreateHandle(h *Handler, c *call) {
+	var body json.RawMessage
+	if !c.decode(h, &body) {
+		return
+	}
+	var kind struct {
+		Type string `json:"type"`
+	}
+	json.Unmarshal(body, &kind)
+	if kind.Type == "search" {
+		serveCreateSearchHandle(h, c, body)
+		return
+	}
 	var req struct {
 		Type             string         `json:"type"`
 		SessionRef       sessionRef     `json:"sessionRef"`
@@ -70,7 +85,8 @@ func serveCreateHandle(h *Handler, c *call) {
 		InvitedXuid      string         `json:"invitedXuid"`
 		InviteAttributes map[string]any `json:"inviteAttributes"`
 	}
-	if !c.decode(h, &req) {
+	if json.Unmarshal(body, &req) != nil {
+		writeError(c.w, http.StatusBadRequest, "BadRequest", "the handle is not a JSON object of the invite's shape")
 		return
 	}
 	title, _ := req.InviteAttributes["titleId"].(string)
@@ -97,16 +113,6 @@ func serveCreateHandle(h *Handler, c *call) {
 func decimal(s string) bool {
 	_, err := strconv.ParseUint(s, 10, 64)
 	return err == nil
-}
-
-func serveHandleQuery(h *Handler, c *call) {
-	var req map[string]json.RawMessage
-	if !c.decode(h, &req) {
-		return
-	}
-	writeJSON(c.w, http.StatusOK, struct {
-		Results []json.RawMessage `json:"results"`
-	}{[]json.RawMessage{}})
 }
 
 func sessionKey(c *call) string {

@@ -232,8 +232,8 @@ func TestHandlesAndTickets(t *testing.T) {
 			}
 		})
 	}
-	if r := do(t, h, "POST", "https://sessiondirectory.xboxlive.com/handles/query?include=relatedInfo", tok, `{"type":"search"}`); r.status != 200 || r.body != `{"results":[]}` {
-		t.Errorf("query: %d %s", r.status, r.body)
+	if r := do(t, h, "POST", "https://sessiondirectory.xboxlive.com/handles/query?include=relatedInfo", tok, `{"type":"search"}`); r.status != 400 {
+		t.Errorf("a query naming no scid and template: %d %s, want 400", r.status, r.body)
 	}
 	var ticket struct {
 		TicketID string `json:"ticketId"`

@@ -16,6 +16,7 @@ type state struct {
 	presence boundedMap[presenceRecord]
 	progress boundedMap[map[string]int] // xuid + "/" + title: achievement id -> percent
 	sessions boundedMap[json.RawMessage]
+	handles  boundedMap[*searchHandle] // MPSD search handles by id
 }
 
 // DefaultMaxStateBytes is the default cap on the bytes of stored service
@@ -24,11 +25,12 @@ const DefaultMaxStateBytes = 64 << 20
 
 func newState(maxEntries int, maxBytes int64) *state {
 	maxEntries = max(1024, maxEntries)
-	per := max(maxBytes/3, 64<<10)
+	per := max(maxBytes/4, 64<<10)
 	return &state{
 		presence: newBounded[presenceRecord](maxEntries, per),
 		progress: newBounded[map[string]int](maxEntries, per),
 		sessions: newBounded[json.RawMessage](maxEntries, per),
+		handles:  newBounded[*searchHandle](maxEntries, per),
 	}
 }
 
@@ -100,6 +102,7 @@ func (s *state) clear() {
 	s.presence.clearAll()
 	s.progress.clearAll()
 	s.sessions.clearAll()
+	s.handles.clearAll()
 }
 
 func (b *boundedMap[V]) clearAll() {

@@ -24,7 +24,27 @@ type Achievement struct {
 	Description       string             `json:"description"`
 	LockedDescription string             `json:"lockedDescription"`
 	IsSecret          bool               `json:"isSecret"`
-	Rewards           []Reward           `json:"rewards"`
+	// AchievementType is "Persistent", or "Challenge" for one that can be
+	// unlocked only within its TimeWindow.
+	AchievementType string      `json:"achievementType"`
+	TimeWindow      *TimeWindow `json:"timeWindow"`
+	Rewards         []Reward    `json:"rewards"`
+	// Deeplink launches the title at the achievement (base64), "" when it
+	// has none.
+	Deeplink string `json:"deeplink"`
+}
+
+// TimeWindow is when a challenge can be unlocked (RFC 3339 times).
+type TimeWindow struct {
+	StartDate string `json:"startDate"`
+	EndDate   string `json:"endDate"`
+}
+
+// MediaAsset is an image an achievement or reward shows.
+type MediaAsset struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+	URL  string `json:"url"`
 }
 
 // TitleAssociation names a title an achievement belongs to.
@@ -47,10 +67,14 @@ type Requirement struct {
 	Target  string `json:"target"`
 }
 
-// Reward is what unlocking gives, such as 10 "Gamerscore".
+// Reward is what unlocking gives, such as 10 "Gamerscore" or an "InApp"
+// item with its name, description and image.
 type Reward struct {
-	Value string `json:"value"`
-	Type  string `json:"type"`
+	Value       string      `json:"value"`
+	Type        string      `json:"type"`
+	Name        string      `json:"name"`
+	Description string      `json:"description"`
+	MediaAsset  *MediaAsset `json:"mediaAsset"`
 }
 
 // Percent returns the progress from 0 to 100: 100 once achieved, otherwise

@@ -98,7 +98,7 @@ var wireCases = []struct {
 		return []any{a.ID, a.Name, a.ProgressState, a.Percent(), a.TitleAssociations, a.Rewards, a.Progression.TimeUnlocked,
 			b.ID, b.ProgressState, b.Percent(), b.Progression.Requirements[0].Current, p.ContinuationToken}, nil
 	}, []any{"5", "Your Team is Your Weapon", "Achieved", 100, []TitleAssociation{{"Halo 5: Guardians", 219630713}},
-		[]Reward{{"10", "Gamerscore"}}, "2015-10-26T18:11:03.6689508Z", "9", "NotStarted", 0, "", "2"}},
+		[]Reward{{Value: "10", Type: "Gamerscore"}}, "2015-10-26T18:11:03.6689508Z", "9", "NotStarted", 0, "", "2"}},
 	{"GetAchievement", func(ctx context.Context, u *User) (any, error) {
 		a, err := u.GetAchievement(ctx, "2669321029139235", "1370999B-FCA2-4C53-8EC5-73493BCB67E5", "3")
 		return []any{a.ID, a.ServiceConfigID, a.Name, a.ProgressState, a.Percent(), a.Progression.Requirements, a.Description}, err

@@ -2,6 +2,7 @@ package mock
 
 import (
 	"cmp"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -43,7 +44,7 @@ type achievement struct {
 	ProductID         string             `json:"productId"`
 	AchievementType   string             `json:"achievementType"`
 	ParticipationType string             `json:"participationType"`
-	TimeWindow        *struct{}          `json:"timeWindow"`
+	TimeWindow        *timeWindow        `json:"timeWindow"`
 	Rewards           []reward           `json:"rewards"`
 	EstimatedTime     string             `json:"estimatedTime"`
 	Deeplink          *string            `json:"deeplink"`
@@ -76,12 +77,18 @@ type mediaAsset struct {
 }
 
 type reward struct {
-	Name        *string   `json:"name"`
-	Description *string   `json:"description"`
-	Value       string    `json:"value"`
-	Type        string    `json:"type"`
-	MediaAsset  *struct{} `json:"mediaAsset"`
-	ValueType   string    `json:"valueType"`
+	Name        *string     `json:"name"`
+	Description *string     `json:"description"`
+	Value       string      `json:"value"`
+	Type        string      `json:"type"`
+	MediaAsset  *mediaAsset `json:"mediaAsset"`
+	ValueType   string      `json:"valueType"`
+}
+
+// timeWindow is when a challenge can be unlocked.
+type timeWindow struct {
+	StartDate string `json:"startDate"`
+	EndDate   string `json:"endDate"`
 }
 
 type pagingInfo struct {
@@ -161,7 +168,7 @@ func makeAchievement(title, scid, id string, pct int) achievement {
 		s := strconv.Itoa(pct)
 		current = &s
 	}
-	return achievement{
+	a := achievement{
 		ID: id, ServiceConfigID: scid, Name: "Achievement " + id,
 		TitleAssociations: []titleAssociation{{Name: "Title " + title, ID: uint32(tid)}},
 		ProgressState:     state,
@@ -177,6 +184,26 @@ func makeAchievement(title, scid, id string, pct int) achievement {
 		Rewards:       []reward{{Value: strconv.Itoa(achievementScore), Type: "Gamerscore", ValueType: "Int"}},
 		EstimatedTime: "00:00:00",
 	}
+	if id == challengeID {
+		challenge(&a, title)
+	}
+	return a
+}
+
+// challengeID is the achievement of every title that is a challenge, as
+// XSAPI's test answer has one (AchievementsTests.cpp): a time window, an
+// in-app reward with its name, description and media asset, and a deep
+// link.
+const challengeID = "5"
+
+func challenge(a *achievement, title string) {
+	name, desc := "Reward "+a.ID, "In-app reward for achievement "+a.ID+"."
+	a.AchievementType = "Challenge"
+	a.TimeWindow = &timeWindow{StartDate: "2024-01-01T00:00:00Z", EndDate: "2100-07-01T00:00:00Z"}
+	a.Rewards = append(a.Rewards, reward{Name: &name, Description: &desc, Value: "1", Type: "InApp", ValueType: "String",
+		MediaAsset: &mediaAsset{Name: "reward-" + a.ID + ".png", Type: "Icon", URL: "https://images-eds.xboxlive.com/image?url=mock-reward-" + a.ID}})
+	link := base64.StdEncoding.EncodeToString([]byte("ms-xbl-" + title + "://achievement/" + a.ID))
+	a.Deeplink = &link
 }
 
 // achievementsContract returns the contract version a request asks for:

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/xblgo/fgrl/internal/wiretest"
 )
 
@@ -90,5 +91,50 @@ func TestTitleHistory(t *testing.T) {
 	one := statsRequest(t, h, "GET", hist, "1", "")
 	if d := wiretest.ShapeDiff([]byte(recordedHistory360), []byte(one.body)); one.status != 200 || d != "" {
 		t.Errorf("contract 1 %d (-recorded +mock):\n%s", one.status, d)
+	}
+}
+
+// recordedChallenge is an achievement whose time window, deep link and
+// in-app reward carry values: the shape of xbox-webapi-python's
+// tests/data/responses/achievements_one_details.json (its first
+// achievement) with those fields as microsoft/xbox-live-api
+// Tests/UnitTests/Tests/Services/AchievementsTests.cpp's answer gives them
+// (timeWindow's startDate and endDate; a second, InApp reward with name,
+// description and mediaAsset; deeplink a string).
+const recordedChallenge = `{"achievements": [{"id": "39", "serviceConfigId": "1370999b-fca2-4c53-8ec5-73493bcb67e5", "name": "On My Mark",
+  "titleAssociations": [{"name": "Halo 5: Guardians", "id": 219630713}], "progressState": "NotStarted",
+  "progression": {"requirements": [{"id": "77f38077-80fc-4d29-9264-e712f311815d", "current": null, "target": "1", "operationType": "Sum",
+    "valueType": "Integer", "ruleParticipationType": "Individual"}], "timeUnlocked": "0001-01-01T00:00:00.0000000Z"},
+  "mediaAssets": [{"name": "e7c471bc.png", "type": "Icon", "url": "http://images-eds.xboxlive.com/image?url=z951"}],
+  "platforms": ["Durango"], "isSecret": false, "description": "Simultaneously assassinated two Elites in Blue Team co-op.",
+  "lockedDescription": "Simultaneously assassinate two Elites in Blue Team co-op.", "productId": "9a924f64-6ac5-4380-b249-8162269c15cc",
+  "achievementType": "Challenge", "participationType": "Individual",
+  "timeWindow": {"startDate": "2013-02-01T00:00:00Z", "endDate": "2100-07-01T00:00:00Z"},
+  "rewards": [{"name": null, "description": null, "value": "10", "type": "Gamerscore", "mediaAsset": null, "valueType": "Int"},
+    {"name": "Default Name for InAppReward", "description": "Default Description for InAppReward", "value": "1", "type": "InApp",
+     "valueType": "String", "mediaAsset": {"name": "Icon Name", "type": "Icon", "url": "http://www.xbox.com"}}],
+  "estimatedTime": "06:12:14", "deeplink": "aWFtYWRlZXBsaW5r", "isRevoked": false}],
+  "pagingInfo": {"continuationToken": null, "totalRecords": 1}}`
+
+// TestAchievementValues: each title's challenge has a time window, a deep
+// link and an in-app reward with values, in the recorded shape; the others
+// keep them null.
+func TestAchievementValues(t *testing.T) {
+	h := NewHandler()
+	r := do(t, h, "GET", "https://achievements.xboxlive.com/users/xuid("+xuid1+")/achievements/"+SCID(title1)+"/"+challengeID, Token(xuid1, title1), "")
+	if d := wiretest.ShapeDiff([]byte(recordedChallenge), []byte(r.body)); r.status != 200 || d != "" {
+		t.Errorf("%d (-recorded +mock)\n%s", r.status, d)
+	}
+	var list achievementList
+	decodeJSON(t, do(t, h, "GET", "https://achievements.xboxlive.com/users/xuid("+xuid1+")/achievements?titleId="+title1, Token(xuid1, title1), ""), &list)
+	var got []string
+	for _, a := range list.Achievements {
+		got = append(got, fmt.Sprintf("%s %s window=%v deeplink=%v rewards=%d", a.ID, a.AchievementType, a.TimeWindow != nil, a.Deeplink != nil, len(a.Rewards)))
+	}
+	want := []string{"1 Persistent window=false deeplink=false rewards=1", "2 Persistent window=false deeplink=false rewards=1",
+		"3 Persistent window=false deeplink=false rewards=1", "4 Persistent window=false deeplink=false rewards=1",
+		"5 Challenge window=true deeplink=true rewards=2"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want +got)\n%s", d)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -50,13 +51,14 @@ var wireCases = []struct {
 	want any
 }{
 	{"GetProfiles", func(ctx context.Context, u *User) (any, error) {
-		return u.GetProfiles(ctx, []string{"2669321029139235", "2584878536129841"}, []string{"Gamertag", "Gamerscore", "GameDisplayPicRaw"})
-	}, []Profile{
-		{XUID: "2669321029139235", Settings: map[string]string{"Gamertag": "e", "Gamerscore": "98096",
-			"GameDisplayPicRaw": "https://images-eds-ssl.xboxlive.com/image?url=z951ykn43p4FqWbbFvR2Ec&format=png"}},
-		{XUID: "2584878536129841", Settings: map[string]string{"Gamertag": "Major Nelson", "Gamerscore": "44003",
-			"GameDisplayPicRaw": "http://images-eds.xboxlive.com/image?url=wHwbXKif8cus8csoZ03RW3&format=png"}},
-	}},
+		ps, err := u.GetProfiles(ctx, []string{"2669321029139235", "2584878536129841"}, []string{"GameDisplayName", "AppDisplayName", "AppDisplayPicRaw", "Gamerscore", "Gamertag", "GameDisplayPicRaw", "AccountTier", "TenureLevel", "XboxOneRep", "PreferredColor", "Location", "Bio", "Watermarks", "RealName"})
+		var got []string
+		for _, p := range ps {
+			got = append(got, fmt.Sprintf("%s %d %s %s %s %s %s", p.XUID, len(p.Settings), p.Settings["Gamertag"], p.Settings["Gamerscore"], p.Settings["AccountTier"],
+				p.Settings["TenureLevel"], p.Settings["RealName"]))
+		}
+		return got, err
+	}, []string{"2669321029139235 14 e 98096 Gold 18 Eric Neustadter", "2584878536129841 14 Major Nelson 123757 Gold 16 Larry Hryb"}},
 	{"GetPresence", func(ctx context.Context, u *User) (any, error) { return u.GetPresence(ctx, "2669321029139235") },
 		Presence{XUID: "2669321029139235", State: "Online", Devices: []PresenceDevice{{Type: "PC", Titles: []PresenceTitle{{
 			ID: "219630713", Name: "DefaultTitle", Placement: "Full", State: "Active", LastModified: "2015-01-21T23:19:21Z",

@@ -12,7 +12,8 @@ import (
 // GET /users/{me|xuid(N)}/people?view=V&startIndex=S&maxItems=M answers
 // {"totalCount", "people": [...]}, the view one of All (the default),
 // Favorite, FriendList or LegacyXboxLiveFriends; GET /users/{user}/summary
-// (contract 2) sums the same relationships up. The privacy service:
+// (contract 2) sums the same relationships up; POST /users/{user}/people/xuids
+// lists the relationships with the XUIDs named. The privacy service:
 // GET /users/{me|xuid(N)}/permission/validate?setting=S&target=xuid(M)
 // (XSAPI PrivacyTests.cpp).
 
@@ -33,7 +34,40 @@ func socialRoutes() []route {
 	return []route{
 		{http.MethodGet, pat("/users/{user}/people"), servePeople, "3"},
 		{http.MethodGet, pat("/users/{user}/summary"), serveSummary, "2"},
+		{http.MethodPost, pat("/users/{user}/people/xuids"), servePeopleByXUIDs, "1"},
 	}
+}
+
+// servePeopleByXUIDs answers POST /users/{user}/people/xuids {"xuids": [...]}
+// (OpenXbox/xbox-webapi-csharp PeopleService, PeopleBatchRequest.json): the
+// user's relationships with those of the XUIDs it has one with, in the
+// order asked.
+func servePeopleByXUIDs(h *Handler, c *call) {
+	var req struct {
+		XUIDs []string `json:"xuids"`
+	}
+	if !c.decode(h, &req) {
+		return
+	}
+	if len(req.XUIDs) == 0 || len(req.XUIDs) > maxPeople {
+		writeError(c.w, http.StatusBadRequest, "BadRequest", "xuids must hold 1 to 1000 xuids")
+		return
+	}
+	mine := map[string]person{}
+	for _, p := range h.peopleOf(c.user(c.params[0])) {
+		mine[p.XUID] = p
+	}
+	people := []person{}
+	for _, x := range req.XUIDs {
+		if p, ok := mine[x]; ok {
+			people = append(people, p)
+			delete(mine, x)
+		}
+	}
+	writeJSON(c.w, http.StatusOK, struct {
+		TotalCount int      `json:"totalCount"`
+		People     []person `json:"people"`
+	}{len(people), people})
 }
 
 // summary is the social service's summary of a user's relationships, as

@@ -136,8 +136,11 @@ func serveTitleHubHistory(h *Handler, c *call) {
 	dec := c.decorations()
 	dec["titlehistory"] = true // a history always says when (titlehub_titlehistory.json)
 	titles := []hubTitle{}
+	streamable := false
 	for _, t := range played[:min(n, len(played))] {
-		titles = append(titles, h.hubTitleOf(t, dec))
+		ht := h.hubTitleOf(t, dec)
+		ht.GamePass, ht.IsStreamable = json.RawMessage("null"), &streamable // as the 2020-11 recording has them
+		titles = append(titles, ht)
 	}
 	writeJSON(c.w, http.StatusOK, hubTitles{&xuid, titles})
 }

@@ -39,13 +39,14 @@ async function main() {
   out.presence = await attempt(async () => (await p('userpresence').getCurrentUser()).state);
   out.summary = await attempt(async () => (await p('social').getFriends()).targetFollowingCount);
   out.friends = await attempt(async () => (await p('people').getFriends()).people.map((f) => [f.gamertag, typeof f.presenceDetails, typeof f.preferredColor]));
+  out.recent = await attempt(async () => (await p('people').recentPlayers()).people.map((f) => [f.gamertag, f.recentPlayer && f.recentPlayer.titles]));
   out.titleHistory = history.titles.map((t) => [t.titleId, t.achievement && t.achievement.currentGamerscore]);
   out.titleInfo = await attempt(async () => (await p('titlehub').getTitleId(title.titleId)).titles.map((t) => t.name));
   out.history = await attempt(async () => (await p('achievements').getTitleAchievements()).titles.map((t) => [String(t.titleId), t.currentGamerscore]));
   out.achievements = await attempt(async () => (await p('achievements').getTitleId(title.titleId)).achievements.length);
   out.history360 = await attempt(async () => (await p('achievements').getTitleAchievements360()).titles.length);
   out.achievements360 = await attempt(async () => (await p('achievements').getTitleId360(title.titleId)).achievements.length);
-  out.stats = await attempt(async () => (await p('userstats').getUserTitleStats(title.titleId)).statlistscollection[0].stats.map((s) => s.name));
+  out.stats = await attempt(async () => (await p('userstats').getUserTitleStats(title.titleId)).statlistscollection[0].stats.map((s) => [s.name, s.value]));
   print(out);
 }
 

@@ -4,9 +4,11 @@
 //
 // A Handler serves every host in the limits data, choosing the service by the
 // request's Host and the user and title from a token minted by Token. It
-// answers profile, presence, social, privacy, achievements, user stats,
-// leaderboards, MPSD, SmartMatch and reputation calls in the shapes the real
-// services answer (as XSAPI's tests and recorded answers show them; each
+// answers profile, presence, social, people hub, title hub, user search,
+// privacy, achievements, user stats, leaderboards, MPSD (sessions, invites
+// and search handles), SmartMatch and reputation calls in the shapes the real
+// services answer, from one World (accounts, relationships, titles,
+// progress, stats; Config.World, SetWorld), (as XSAPI's tests and recorded answers show them; each
 // shape is checked against a recording in mock/wire_test.go), and validates
 // request bodies as the services do: 400 for a body of the wrong shape, 403
 // for another title's service configuration. It

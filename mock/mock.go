@@ -7,13 +7,14 @@
 // answers profile, presence, social, people hub, title hub, user search,
 // privacy, achievements, user stats, leaderboards, MPSD (sessions, invites
 // and search handles), SmartMatch and reputation calls in the shapes the real
-// services answer, from one World (accounts, relationships, titles,
-// progress, stats; Config.World, SetWorld), (as XSAPI's tests and recorded answers show them; each
-// shape is checked against a recording in mock/wire_test.go), and validates
-// request bodies as the services do: 400 for a body of the wrong shape, 403
-// for another title's service configuration. It
-// applies FGRL to every request before routing, exactly as the Xbox services "Fine-Grained Rate Limiting" page describes it,
-// and answers 429 with Retry-After and the documented body. It needs no
+// services answer (as XSAPI's tests and recorded answers show them; each
+// shape is checked against a recording in mock/wire_test.go and
+// mock/recordings_test.go), from one World (accounts, relationships,
+// titles, progress, stats; Config.World, SetWorld), and validates request
+// bodies as the services do: 400 for a body of the wrong shape, 403 for
+// another title's service configuration. It applies FGRL to every request
+// before routing, exactly as the Xbox services "Fine-Grained Rate
+// Limiting" page describes it, and answers 429 with Retry-After and the documented body. It needs no
 // socket: a Handler is also an http.RoundTripper, so it can sit under a
 // transport in-process, including inside a testing/synctest bubble (it starts
 // no goroutines). NewServer puts it on a loopback port in the style of

@@ -76,6 +76,8 @@ func (p pattern) String() string {
 			b.WriteString("{user}")
 		case xuidSeg:
 			b.WriteString("xuid({n})")
+		case gtSeg:
+			b.WriteString("gt({})")
 		default:
 			b.WriteString(e.literal)
 		}

@@ -19,7 +19,7 @@ func TestEndpoints(t *testing.T) {
 	if got := len(eps) - len(signInEndpoints); got != routes {
 		t.Errorf("%d service endpoints listed for %d routes", got, routes)
 	}
-	fill := strings.NewReplacer("{user}", "me", "xuid({n})", "xuid(2533274791234567)", "{tenant}", "consumers", "{}", "x")
+	fill := strings.NewReplacer("gt({})", "gt(MockPlayer)", "{user}", "me", "xuid({n})", "xuid(2533274791234567)", "{tenant}", "consumers", "{}", "x")
 	for _, ep := range eps {
 		for _, host := range ep.Hosts {
 			if strings.Contains(host, "*") {

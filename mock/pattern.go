@@ -18,6 +18,7 @@ import (
 //	{}        any non-empty segment
 //	{user}    "me" or "xuid(N)", N a XUID; the whole segment
 //	xuid({n}) "xuid(N)"; the digits only
+//	gt({})    "gt(G)", G a gamertag; G only
 type pattern []element
 
 type element struct {
@@ -32,6 +33,7 @@ const (
 	anySeg
 	userSeg
 	xuidSeg
+	gtSeg
 )
 
 // maxParams bounds a pattern's captures: call keeps them in an array.
@@ -52,6 +54,8 @@ func pat(p string) pattern {
 			e = element{kind: userSeg}
 		case "xuid({n})":
 			e = element{kind: xuidSeg}
+		case "gt({})":
+			e = element{kind: gtSeg}
 		}
 		if e.kind != literal {
 			captures++
@@ -97,9 +101,25 @@ func (p pattern) match(path string, dst []string) ([]string, bool) {
 				return dst, false
 			}
 			dst = append(dst, n)
+		case gtSeg:
+			g, ok := gamertagOfSegment(seg)
+			if !ok {
+				return dst, false
+			}
+			dst = append(dst, g)
 		}
 	}
 	return dst, true
+}
+
+// gamertagOfSegment returns G of a segment "gt(G)" (any case), G not
+// empty.
+func gamertagOfSegment(seg string) (string, bool) {
+	const open = "gt("
+	if len(seg) < len(open)+2 || !strings.EqualFold(seg[:len(open)], open) || seg[len(seg)-1] != ')' {
+		return "", false
+	}
+	return seg[len(open) : len(seg)-1], true
 }
 
 // xuidDigits returns N of a segment "xuid(N)" (any case), N a XUID

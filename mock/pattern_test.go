@@ -13,6 +13,7 @@ import (
 // were written in before pattern, kept here as the reference.
 func oracle(p string) *regexp.Regexp {
 	r := strings.NewReplacer(
+		"gt({})", `gt\(([^/]+)\)`,
 		"{}", `([^/]+)`,
 		"{user}", `(me|xuid\(\d{1,20}\))`,
 		"xuid({n})", `xuid\((\d{1,20})\)`,
@@ -29,10 +30,10 @@ func oracleMatch(p string, re *regexp.Regexp, path string) []string {
 	if m == nil {
 		return nil
 	}
-	kinds := regexp.MustCompile(`\{\}|\{user\}|xuid\(\{n\}\)`).FindAllString(p, -1)
+	kinds := regexp.MustCompile(`gt\(\{\}\)|\{\}|\{user\}|xuid\(\{n\}\)`).FindAllString(p, -1)
 	for i, c := range m[1:] {
 		n := strings.TrimSuffix(strings.TrimPrefix(strings.ToLower(c), "xuid("), ")")
-		if kinds[i] != "{}" && n != "me" && xblid.CheckXUID(n) != nil {
+		if kinds[i] != "{}" && kinds[i] != "gt({})" && n != "me" && xblid.CheckXUID(n) != nil {
 			return nil
 		}
 	}
@@ -45,6 +46,7 @@ var patterns = []string{
 	"/serviceconfigs/{}/sessiontemplates/{}/sessions/{}",
 	"/handles",
 	"/users/xuid({n})/scids/{}/stats/{}",
+	"/users/gt({})/profile/settings",
 }
 
 func TestPatternMatch(t *testing.T) {
@@ -69,6 +71,9 @@ func TestPatternMatch(t *testing.T) {
 		{patterns[3], "/handles/query", nil},
 		{patterns[3], "", nil},
 		{patterns[0], "/users/xuid(18446744073709551616)/profile/settings", nil},
+		{patterns[5], "/users/GT(Major Nelson)/profile/settings", []string{"Major Nelson"}},
+		{patterns[5], "/users/gt()/profile/settings", nil},
+		{patterns[5], "/users/me/profile/settings", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
@@ -100,7 +105,7 @@ func TestPatternMalformed(t *testing.T) {
 
 // FuzzPatternMatch checks pattern against its regular expression.
 func FuzzPatternMatch(f *testing.F) {
-	for _, p := range []string{"/users/me/profile/settings", "/users/xuid(1)/achievements/a/b", "/handles", "/users/xUiD(00)/scids/x/stats/y,z"} {
+	for _, p := range []string{"/users/me/profile/settings", "/users/xuid(1)/achievements/a/b", "/handles", "/users/xUiD(00)/scids/x/stats/y,z", "/users/gt(a)/profile/settings"} {
 		f.Add(p)
 	}
 	res := make([]*regexp.Regexp, len(patterns))

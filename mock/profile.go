@@ -36,7 +36,7 @@ func profileRoutes() []route {
 	return []route{
 		{http.MethodGet, pat("/users/{user}/profile/settings"), serveProfile, "2"},
 		{http.MethodPost, pat("/users/batch/profile/settings"), serveProfileBatch, "2"},
-		{http.MethodGet, pat("/users/{}/profile/settings"), serveProfileByGamertag, "2 (gt(G))"},
+		{http.MethodGet, pat("/users/gt({})/profile/settings"), serveProfileByGamertag, "2"},
 	}
 }
 
@@ -47,21 +47,12 @@ func serveProfile(h *Handler, c *call) {
 
 // serveProfileByGamertag answers GET /users/gt(G)/profile/settings.
 func serveProfileByGamertag(h *Handler, c *call) {
-	xuid, ok := h.xuidOfSegment(c.params[0])
+	xuid, ok := h.xuidOfGamertag(c.params[0])
 	if !ok {
 		writeError(c.w, http.StatusNotFound, "NotFound", "no user has this gamertag")
 		return
 	}
 	writeJSON(c.w, http.StatusOK, profileResponse{[]profileUser{h.profileOf(xuid, splitList(c.query("settings")))}})
-}
-
-// xuidOfSegment reads a path segment gt(G), G a gamertag, and returns the
-// XUID of the account with that gamertag.
-func (h *Handler) xuidOfSegment(seg string) (string, bool) {
-	if len(seg) < 4 || !strings.EqualFold(seg[:3], "gt(") || !strings.HasSuffix(seg, ")") {
-		return "", false
-	}
-	return h.xuidOfGamertag(seg[3 : len(seg)-1])
 }
 
 func serveProfileBatch(h *Handler, c *call) {

@@ -84,23 +84,28 @@ func routes() map[string][]route {
 	}
 }
 
-// route serves an admitted request: 404 for an unknown path, 405 for a known
-// path with another method.
-func (h *Handler) route(w http.ResponseWriter, r *http.Request, rule *limits.Rule, id identity) {
+// match finds the route that serves c's request, with its captures in
+// c.params; nil when none does.
+func (h *Handler) match(c *call, rule *limits.Rule) *route {
+	for i, rt := range h.routes[rule.Service] {
+		params, ok := rt.path.match(c.r.URL.Path, c.buf[:0])
+		if ok && rt.method == c.r.Method {
+			c.params = params
+			return &h.routes[rule.Service][i]
+		}
+	}
+	return nil
+}
+
+// notServed answers a request no route serves: 405 with Allow for a known
+// path with another method, 404 otherwise.
+func (h *Handler) notServed(w http.ResponseWriter, r *http.Request, rule *limits.Rule) {
 	var allow []string
-	c := &call{w: w, r: r, id: id}
+	var buf [maxParams]string
 	for _, rt := range h.routes[rule.Service] {
-		params, ok := rt.path.match(r.URL.Path, c.buf[:0])
-		if !ok {
-			continue
-		}
-		if rt.method != r.Method {
+		if _, ok := rt.path.match(r.URL.Path, buf[:0]); ok {
 			allow = append(allow, rt.method)
-			continue
 		}
-		c.params = params
-		rt.serve(h, c)
-		return
 	}
 	if len(allow) > 0 {
 		w.Header().Set("Allow", strings.Join(allow, ", "))

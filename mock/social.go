@@ -34,6 +34,7 @@ func socialRoutes() []route {
 	return []route{
 		{http.MethodGet, pat("/users/{user}/people"), servePeople, "3"},
 		{http.MethodGet, pat("/users/{user}/summary"), serveSummary, "2"},
+		{http.MethodGet, pat("/users/gt({})/summary"), serveSummaryByGamertag, "2"},
 		{http.MethodPost, pat("/users/{user}/people/xuids"), servePeopleByXUIDs, "1"},
 	}
 }
@@ -93,8 +94,23 @@ const maxPeople = 1000
 // serveSummary answers the summary from the same relationships /people
 // lists: the target's counts are its own list's, and the caller's relation
 // to the target is the one the caller's list (or the target's) holds.
-func serveSummary(h *Handler, c *call) {
-	caller, target := c.id.xuid, c.user(c.params[0])
+func serveSummary(h *Handler, c *call) { h.summarize(c, c.user(c.params[0])) }
+
+// serveSummaryByGamertag answers GET /users/gt(G)/summary
+// (xbox-webapi-python get_friends_summary_by_gamertag,
+// people_summary_by_gamertag.json; xbox-webapi-csharp PeopleService): the
+// summary of the world's account with that gamertag, 404 for none.
+func serveSummaryByGamertag(h *Handler, c *call) {
+	target, ok := h.xuidOfGamertag(c.params[0])
+	if !ok {
+		writeError(c.w, http.StatusNotFound, "NotFound", "no user has this gamertag")
+		return
+	}
+	h.summarize(c, target)
+}
+
+func (h *Handler) summarize(c *call, target string) {
+	caller := c.id.xuid
 	s := summary{LegacyFriendStatus: "None", AvailablePeopleSlots: maxPeople - peoplePerUser, Watermark: "0"}
 	s.TargetFollowerCount = h.followerCount(target)
 	for _, p := range h.peopleOf(target) {

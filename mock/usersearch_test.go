@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/xblgo/fgrl/internal/wiretest"
+	"github.com/xblgo/fgrl/throttle"
 )
 
 // recordedSuggest is the user search's answer as OpenXbox/xbox-webapi-python
@@ -58,9 +59,9 @@ func TestUserSearch(t *testing.T) {
 	}
 }
 
-// TestProfileByGamertag: a profile addressed by gt(G) answers the account
-// with that gamertag, without case, in the recorded shape; a gamertag no
-// account has gets 404.
+// TestProfileByGamertag: a profile (and a social summary) addressed by
+// gt(G) answers the account with that gamertag, without case, in the
+// recorded shape; a gamertag no account has gets 404.
 func TestProfileByGamertag(t *testing.T) {
 	h := seeded(t)
 	r := as(t, h, ada, "GET", "https://profile.xboxlive.com/users/gt(bO)/profile/settings?settings=AppDisplayName,Gamerscore,Gamertag,PublicGamerpic,XboxOneRep", "2", "")
@@ -74,5 +75,17 @@ func TestProfileByGamertag(t *testing.T) {
 		if r := statsRequest(t, h, "GET", "https://profile.xboxlive.com/users/"+seg+"/profile/settings", "2", ""); r.status != 404 {
 			t.Errorf("%s: %d %s, want 404", seg, r.status, r.body)
 		}
+	}
+	var sum summary
+	decodeJSON(t, as(t, h, ada, "GET", "https://social.xboxlive.com/users/gt(CY)/summary", "2", ""), &sum)
+	if sum.TargetFollowerCount != 1 || !sum.IsCallerFollowingTarget || sum.IsTargetFollowingCaller {
+		t.Errorf("summary of gt(CY): %+v, want Ada following Cy, one way", sum)
+	}
+	if r := statsRequest(t, h, "GET", "https://social.xboxlive.com/users/gt(Nobody)/summary", "2", ""); r.status != 404 {
+		t.Errorf("summary of no one: %d %s, want 404", r.status, r.body)
+	}
+	// Only gt(G) is served: any other segment is not counted.
+	if k, err := h.Counts(throttle.Key{User: UserHash(xuid1), Title: title1, Scope: "profile"}); err != nil || k.Burst.Count != 2 {
+		t.Errorf("profile counted %d (%v), want 2: the two calls that name gt(G)", k.Burst.Count, err)
 	}
 }

@@ -274,6 +274,18 @@ func request(l *limits.Limits, e Event) (method, path, body string) {
 		return "GET", "/serviceconfigs/s/sessiontemplates/t/sessions/n", ""
 	case "mpsd-search-handle/read":
 		return "POST", "/handles/query", `{}`
+	case "smartmatch":
+		return "POST", "/serviceconfigs/s/hoppers/h", `{"giveUpDuration":30,"preserveSession":"never","ticketSessionRef":{"scid":"s","templateName":"t","name":"n"}}`
+	case "privacy":
+		return "GET", "/users/xuid(" + e.User + ")/permission/validate?setting=CommunicateUsingText&target=xuid(" + e.User + ")", ""
+	case "peoplehub":
+		return "GET", "/users/me/people/social", ""
+	case "titlehub":
+		return "GET", "/users/me/titles/titlehistory/decoration/achievement", ""
+	case "usersearch":
+		return "GET", "/suggest?q=Player", ""
+	case "reputation":
+		return "POST", "/users/xuid(" + e.User + ")/feedback", `{"sessionRef":null,"feedbackType":"PositiveSkilledPlayer","textReason":"","evidenceId":null}`
 	}
 	r, _ := l.ByScope(e.Service)
 	method, path = "GET", "/"

@@ -2,11 +2,14 @@ package sim
 
 import (
 	"context"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/xblgo/fgrl/limits"
+	"github.com/xblgo/fgrl/mock"
+	"github.com/xblgo/fgrl/throttle"
 )
 
 func TestWorkedExampleNaive(t *testing.T) {
@@ -132,4 +135,31 @@ func FuzzParsePattern(f *testing.F) {
 			t.Fatalf("accepted %q: %d calls ending at %v", in, p.Calls(), p.End())
 		}
 	})
+}
+
+// TestRequestsServed: the call the simulator makes for each scope of the
+// limits is one the mock serves (or, for a service the mock only counts,
+// counts), so every simulated call counts as it would at the service.
+func TestRequestsServed(t *testing.T) {
+	for _, rev := range limits.Revisions() {
+		l, err := limits.Revision(rev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := mock.Must(mock.New(mock.Config{Limits: l}))
+		for _, r := range l.Rules {
+			if r.Named || strings.Contains(r.Hosts[0], "*") {
+				continue
+			}
+			const user = "2533274790000001"
+			method, path, body := request(l, Event{Service: r.Scope(), User: user})
+			req := httptest.NewRequest(method, "https://"+r.Hosts[0]+path, strings.NewReader(body))
+			req.Header.Set("Authorization", mock.Token(user, "1234567890"))
+			h.ServeHTTP(httptest.NewRecorder(), req)
+			d, err := h.Counts(throttle.Key{User: mock.UserHash(user), Title: "1234567890", Scope: r.Scope()})
+			if err != nil || d.Sustain.Count != 1 {
+				t.Errorf("%s %s: %s %s counted %d (%v), want 1", rev, r.Scope(), method, path, d.Sustain.Count, err)
+			}
+		}
+	}
 }

@@ -184,17 +184,7 @@ func TestOneGamertag(t *testing.T) {
 		}
 		return p.ProfileUsers[0].Settings[0].Value
 	}
-	xstsGT := func() string {
-		var x struct {
-			DisplayClaims struct {
-				Xui []struct {
-					Gtg string `json:"gtg"`
-				} `json:"xui"`
-			}
-		}
-		json.Unmarshal(signInFlow(t, h).xsts, &x)
-		return x.DisplayClaims.Xui[0].Gtg
-	}
+	xstsGT := func() string { return xstsGamertag(t, h) }
 	if x, p := xstsGT(), profileGT(DefaultAccount.XUID); x != DefaultAccount.Gamertag || p != x {
 		t.Errorf("default account: XSTS says %q, profile %q; want %q from both", x, p, DefaultAccount.Gamertag)
 	}
@@ -205,4 +195,22 @@ func TestOneGamertag(t *testing.T) {
 	if p := profileGT("2533274790000042"); p != "Player0042" {
 		t.Errorf("a XUID with no account: profile %q, want Player0042", p)
 	}
+}
+
+// xstsGamertag signs in at h and returns the gamertag the XSTS token's
+// claims name.
+func xstsGamertag(t *testing.T, h *Handler) string {
+	t.Helper()
+	var x struct {
+		DisplayClaims struct {
+			Xui []struct {
+				Gtg string `json:"gtg"`
+			} `json:"xui"`
+		}
+	}
+	json.Unmarshal(signInFlow(t, h).xsts, &x)
+	if len(x.DisplayClaims.Xui) != 1 {
+		t.Fatalf("XSTS claims %+v", x)
+	}
+	return x.DisplayClaims.Xui[0].Gtg
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"io"
 	"net/http"
-	"os"
 	"testing"
 
 	"github.com/xblgo/fgrl/internal/wiretest"
@@ -37,19 +36,6 @@ var wireAccount = Account{XUID: "2669321029139235", Gamertag: "e"}
 // played), so that their answers have something in them.
 var inWireWorld = map[string]bool{"GetFriends": true, "GetRecentPlayers": true, "GetTitleHistory": true,
 	"GetAchievementHistory": true, "SearchUsers": true, "GetProfileByGamertag": true}
-
-func wireWorld(t *testing.T) World {
-	f, err := os.Open("testdata/wire-world.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	w, err := ReadWorld(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return w
-}
 
 // replayExchange sends x's request, as XSAPI sends it, to h.
 func replayExchange(t *testing.T, h *Handler, x *wiretest.Exchange) result {
@@ -86,7 +72,7 @@ func TestWireShapes(t *testing.T) {
 			}
 			c := Config{Account: &wireAccount}
 			if inWireWorld[name] {
-				c.World = wireWorld(t)
+				c.World = worldFile(t, "testdata/wire-world.json")
 			}
 			if x.Scid != "" {
 				c.SCIDs = map[string]string{x.Title: x.Scid}

@@ -26,7 +26,17 @@ const (
 
 func seeded(t testing.TB) *Handler {
 	t.Helper()
-	f, err := os.Open("testdata/world.json")
+	h, err := New(Config{World: worldFile(t, "testdata/world.json")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// worldFile reads a world file of testdata.
+func worldFile(t testing.TB, name string) World {
+	t.Helper()
+	f, err := os.Open(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,11 +45,7 @@ func seeded(t testing.TB) *Handler {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := New(Config{World: w})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
+	return w
 }
 
 // as sends a request as xuid in title1 with a contract version.
@@ -132,14 +138,7 @@ func TestWorldRefusedWhole(t *testing.T) {
 // rank the leaderboard, the gamerscore sums the unlocks.
 func TestOneWorld(t *testing.T) {
 	h := seeded(t)
-	var x struct {
-		DisplayClaims struct {
-			Xui []struct {
-				Gtg string `json:"gtg"`
-			} `json:"xui"`
-		}
-	}
-	json.Unmarshal(signInFlow(t, h).xsts, &x)
+	xsts := xstsGamertag(t, h)
 	var prof profileResponse
 	decodeJSON(t, as(t, h, ada, "GET", "https://profile.xboxlive.com/users/gt(aDA)/profile/settings?settings=Gamertag,Gamerscore,AccountTier", "2", ""), &prof)
 	var boProf profileResponse
@@ -174,7 +173,7 @@ func TestOneWorld(t *testing.T) {
 		History, HistoryPlayed []string
 		Stats, Board           []string
 	}
-	got := view{XSTS: []string{x.DisplayClaims.Xui[0].Gtg}, Following: sum.TargetFollowingCount, Followers: sum.TargetFollowerCount}
+	got := view{XSTS: []string{xsts}, Following: sum.TargetFollowingCount, Followers: sum.TargetFollowerCount}
 	for _, s := range append(prof.ProfileUsers[0].Settings, boProf.ProfileUsers[0].Settings...) {
 		got.Profile = append(got.Profile, s.Value)
 	}

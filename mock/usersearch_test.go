@@ -1,6 +1,7 @@
 package mock
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -87,5 +88,22 @@ func TestProfileByGamertag(t *testing.T) {
 	// Only gt(G) is served: any other segment is not counted.
 	if k, err := h.Counts(throttle.Key{User: UserHash(xuid1), Title: title1, Scope: "profile"}); err != nil || k.Burst.Count != 2 {
 		t.Errorf("profile counted %d (%v), want 2: the two calls that name gt(G)", k.Burst.Count, err)
+	}
+}
+
+// TestUnpublishedLimits: the services with no published limit (people
+// hub, title hub, user search) are counted at the trace analyzer's general
+// rule, 10 in 15 s: the 11th call is refused.
+func TestUnpublishedLimits(t *testing.T) {
+	for _, url := range []string{"https://peoplehub.xboxlive.com/users/me/people/social", "https://titlehub.xboxlive.com/users/me/titles/titlehistory/decoration/achievement",
+		"https://usersearch.xboxlive.com/suggest?q=Player"} {
+		h := NewHandler()
+		var codes []int
+		for range 11 {
+			codes = append(codes, statsRequest(t, h, "GET", url, "3", "").status)
+		}
+		if want := append(slices.Repeat([]int{200}, 10), 429); !slices.Equal(codes, want) {
+			t.Errorf("%s: %v, want %v", url, codes, want)
+		}
 	}
 }

@@ -1,10 +1,7 @@
 package mock
 
 import (
-	"bytes"
 	"cmp"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -93,129 +90,44 @@ const (
 	baseGamerscore   = 1250 // a derived account's gamerscore before its unlocks
 )
 
-// WorldError is what is wrong with a World: the field (such as
-// "accounts[1].friends[0]") and, for one read from JSON, the line it is
-// on (0 otherwise).
-type WorldError struct {
-	Line   int
-	Field  string
-	Reason string
-}
-
-func (e *WorldError) Error() string {
-	var b strings.Builder
-	b.WriteString("mock: world")
-	if e.Line > 0 {
-		fmt.Fprintf(&b, ": line %d", e.Line)
-	}
-	if e.Field != "" {
-		b.WriteString(": " + e.Field)
-	}
-	return b.String() + ": " + e.Reason
-}
-
-// ReadWorld reads a World from JSON (at most MaxWorldBytes) and checks it
-// as SetWorld does. What is wrong is a *WorldError naming the field and
-// the line.
+// ReadWorld reads a World from JSON or YAML (at most MaxWorldBytes) and
+// checks it as SetWorld does. What is wrong is a *FileError naming the
+// field and the line.
 func ReadWorld(r io.Reader) (World, error) {
-	data, err := io.ReadAll(io.LimitReader(r, MaxWorldBytes+1))
-	if err != nil {
-		return World{}, fmt.Errorf("mock: world: %w", err)
-	}
-	if len(data) > MaxWorldBytes {
-		return World{}, &WorldError{Reason: fmt.Sprintf("larger than %d bytes", MaxWorldBytes)}
-	}
 	var w World
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&w); err != nil {
-		return World{}, decodeWorldError(data, err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return World{}, &WorldError{Line: lineAt(data, dec.InputOffset()), Reason: "more after the world's object"}
-	}
-	if err := w.check(); err != nil {
-		var we *WorldError
-		if errors.As(err, &we) {
-			we.Line = lineAt(data, offsetOf(data, parseField(we.Field)))
-		}
+	if err := readFile(r, "world", MaxWorldBytes, &w, w.check); err != nil {
 		return World{}, err
 	}
 	return w, nil
 }
 
-// decodeWorldError turns the JSON decoder's error into a WorldError with
-// the line it is on.
-func decodeWorldError(data []byte, err error) error {
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &syn):
-		return &WorldError{Line: lineAt(data, syn.Offset), Reason: "not JSON: " + reasonOf(syn.Error())}
-	case errors.As(err, &typ):
-		return &WorldError{Line: lineAt(data, typ.Offset), Field: typ.Field,
-			Reason: fmt.Sprintf("a JSON %s where %s belongs", typ.Value, kindOf(typ.Type.String()))}
-	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		return &WorldError{Line: lineAt(data, int64(len(data))), Reason: "the file ends inside the world"}
-	}
-	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		name, _ = strconv.Unquote(name)
-		return &WorldError{Line: lineAt(data, int64(bytes.Index(data, []byte(strconv.Quote(name))))),
-			Field: safetext.Clip(name, 40), Reason: "no such field"}
-	}
-	return &WorldError{Reason: safetext.Clip(err.Error(), 120)}
-}
-
-// reasonOf is the decoder's reason up to the first input it quotes, so no
-// fragment of the input reaches the message.
-func reasonOf(msg string) string {
-	msg = strings.TrimPrefix(msg, "json: ")
-	if i := strings.IndexAny(msg, `'"`); i > 0 {
-		msg = strings.TrimSpace(msg[:i])
-	}
-	return msg
-}
-
-// kindOf names a Go type as a world file's reader knows it.
-func kindOf(goType string) string {
-	switch {
-	case strings.HasPrefix(goType, "int"):
-		return "a whole number"
-	case goType == "string":
-		return "a string"
-	case strings.HasPrefix(goType, "[]"):
-		return "a list"
-	}
-	return "an object"
-}
-
-// check reports the first thing wrong with w, as a *WorldError.
+// check reports the first thing wrong with w, as a *FileError.
 func (w *World) check() error {
 	if len(w.Accounts) > MaxWorldAccounts {
-		return &WorldError{Field: "accounts", Reason: fmt.Sprintf("more than %d accounts", MaxWorldAccounts)}
+		return &FileError{File: "world", Field: "accounts", Reason: fmt.Sprintf("more than %d accounts", MaxWorldAccounts)}
 	}
 	where := make(map[string]int, len(w.Accounts))
 	tags := make(map[string]int, len(w.Accounts))
 	for i, a := range w.Accounts {
 		f := fmt.Sprintf("accounts[%d]", i)
 		if xblid.CheckXUID(a.XUID) != nil {
-			return &WorldError{Field: f + ".xuid", Reason: "not a XUID (a decimal number below 2^64)"}
+			return &FileError{File: "world", Field: f + ".xuid", Reason: "not a XUID (a decimal number below 2^64)"}
 		}
 		if j, dup := where[a.XUID]; dup {
-			return &WorldError{Field: f + ".xuid", Reason: fmt.Sprintf("accounts[%d] has the same XUID", j)}
+			return &FileError{File: "world", Field: f + ".xuid", Reason: fmt.Sprintf("accounts[%d] has the same XUID", j)}
 		}
 		where[a.XUID] = i
 		if err := checkGamertag(a.Gamertag); err != "" {
-			return &WorldError{Field: f + ".gamertag", Reason: err}
+			return &FileError{File: "world", Field: f + ".gamertag", Reason: err}
 		}
 		if a.Gamertag != "" {
 			if j, dup := tags[strings.ToLower(a.Gamertag)]; dup {
-				return &WorldError{Field: f + ".gamertag", Reason: fmt.Sprintf("accounts[%d] has the same gamertag", j)}
+				return &FileError{File: "world", Field: f + ".gamertag", Reason: fmt.Sprintf("accounts[%d] has the same gamertag", j)}
 			}
 			tags[strings.ToLower(a.Gamertag)] = i
 		}
 		if a.Tier != "" && a.Tier != "Gold" && a.Tier != "Silver" {
-			return &WorldError{Field: f + ".tier", Reason: `want "Gold" or "Silver"`}
+			return &FileError{File: "world", Field: f + ".tier", Reason: `want "Gold" or "Silver"`}
 		}
 	}
 	for i, a := range w.Accounts {
@@ -253,7 +165,7 @@ func (a *WorldAccount) checkRelations(f string, where map[string]int) error {
 		xuids []string
 	}{{"friends", a.Friends}, {"follows", a.Follows}} {
 		if len(l.xuids) > maxPeople {
-			return &WorldError{Field: f + "." + l.name, Reason: fmt.Sprintf("more than %d people", maxPeople)}
+			return &FileError{File: "world", Field: f + "." + l.name, Reason: fmt.Sprintf("more than %d people", maxPeople)}
 		}
 		for j, x := range l.xuids {
 			ff := fmt.Sprintf("%s.%s[%d]", f, l.name, j)
@@ -261,23 +173,23 @@ func (a *WorldAccount) checkRelations(f string, where map[string]int) error {
 				return err
 			}
 			if prev, dup := seen[x]; dup {
-				return &WorldError{Field: ff, Reason: "already in " + prev}
+				return &FileError{File: "world", Field: ff, Reason: "already in " + prev}
 			}
 			seen[x] = l.name
 		}
 	}
 	if len(seen) > maxPeople {
-		return &WorldError{Field: f + ".follows", Reason: fmt.Sprintf("more than %d people followed", maxPeople)}
+		return &FileError{File: "world", Field: f + ".follows", Reason: fmt.Sprintf("more than %d people followed", maxPeople)}
 	}
 	favorite := make(map[string]bool, len(a.Favorites))
 	for j, x := range a.Favorites {
 		if _, ok := seen[x]; !ok || favorite[x] {
-			return &WorldError{Field: fmt.Sprintf("%s.favorites[%d]", f, j), Reason: "not one of the friends or follows, or named twice"}
+			return &FileError{File: "world", Field: fmt.Sprintf("%s.favorites[%d]", f, j), Reason: "not one of the friends or follows, or named twice"}
 		}
 		favorite[x] = true
 	}
 	if len(a.RecentPlayers) > maxPeople {
-		return &WorldError{Field: f + ".recentPlayers", Reason: fmt.Sprintf("more than %d people", maxPeople)}
+		return &FileError{File: "world", Field: f + ".recentPlayers", Reason: fmt.Sprintf("more than %d people", maxPeople)}
 	}
 	for j, e := range a.RecentPlayers {
 		ff := fmt.Sprintf("%s.recentPlayers[%d]", f, j)
@@ -285,11 +197,11 @@ func (a *WorldAccount) checkRelations(f string, where map[string]int) error {
 			return err
 		}
 		if len(e.Titles) > maxTitles {
-			return &WorldError{Field: ff + ".titles", Reason: fmt.Sprintf("more than %d titles", maxTitles)}
+			return &FileError{File: "world", Field: ff + ".titles", Reason: fmt.Sprintf("more than %d titles", maxTitles)}
 		}
 		for k, t := range e.Titles {
 			if xblid.CheckTitle(t) != nil {
-				return &WorldError{Field: fmt.Sprintf("%s.titles[%d]", ff, k), Reason: "not a title ID (a decimal number below 2^32)"}
+				return &FileError{File: "world", Field: fmt.Sprintf("%s.titles[%d]", ff, k), Reason: "not a title ID (a decimal number below 2^32)"}
 			}
 		}
 	}
@@ -300,11 +212,11 @@ func (a *WorldAccount) checkRelations(f string, where map[string]int) error {
 func (a *WorldAccount) checkOther(field, x string, where map[string]int) error {
 	switch _, ok := where[x]; {
 	case xblid.CheckXUID(x) != nil:
-		return &WorldError{Field: field, Reason: "not a XUID (a decimal number below 2^64)"}
+		return &FileError{File: "world", Field: field, Reason: "not a XUID (a decimal number below 2^64)"}
 	case x == a.XUID:
-		return &WorldError{Field: field, Reason: "the account itself"}
+		return &FileError{File: "world", Field: field, Reason: "the account itself"}
 	case !ok:
-		return &WorldError{Field: field, Reason: "no account of the world has this XUID"}
+		return &FileError{File: "world", Field: field, Reason: "no account of the world has this XUID"}
 	}
 	return nil
 }
@@ -312,144 +224,49 @@ func (a *WorldAccount) checkOther(field, x string, where map[string]int) error {
 // checkTitles checks an account's titles and its gamerscore against them.
 func (a *WorldAccount) checkTitles(f string) error {
 	if len(a.Titles) > maxTitles {
-		return &WorldError{Field: f + ".titles", Reason: fmt.Sprintf("more than %d titles", maxTitles)}
+		return &FileError{File: "world", Field: f + ".titles", Reason: fmt.Sprintf("more than %d titles", maxTitles)}
 	}
 	earned := 0
 	seen := make(map[string]bool, len(a.Titles))
 	for j, t := range a.Titles {
 		ff := fmt.Sprintf("%s.titles[%d]", f, j)
 		if xblid.CheckTitle(t.TitleID) != nil {
-			return &WorldError{Field: ff + ".titleId", Reason: "not a title ID (a decimal number below 2^32)"}
+			return &FileError{File: "world", Field: ff + ".titleId", Reason: "not a title ID (a decimal number below 2^32)"}
 		}
 		if seen[t.TitleID] {
-			return &WorldError{Field: ff + ".titleId", Reason: "named twice"}
+			return &FileError{File: "world", Field: ff + ".titleId", Reason: "named twice"}
 		}
 		seen[t.TitleID] = true
 		if t.LastPlayed != "" {
 			if _, err := time.Parse(time.RFC3339Nano, t.LastPlayed); err != nil {
-				return &WorldError{Field: ff + ".lastPlayed", Reason: "not an RFC 3339 time"}
+				return &FileError{File: "world", Field: ff + ".lastPlayed", Reason: "not an RFC 3339 time"}
 			}
 		}
 		for _, id := range slices.Sorted(maps.Keys(t.Achievements)) {
 			n, err := strconv.Atoi(id)
 			if err != nil || n < 1 || n > achievementsPerTitle || id != strconv.Itoa(n) {
-				return &WorldError{Field: ff + ".achievements." + safetext.Clip(id, 40), Reason: fmt.Sprintf("not an achievement of the mock's titles (1 to %d)", achievementsPerTitle)}
+				return &FileError{File: "world", Field: ff + ".achievements." + safetext.Clip(id, 40), Reason: fmt.Sprintf("not an achievement of the mock's titles (1 to %d)", achievementsPerTitle)}
 			}
 			if p := t.Achievements[id]; p < 0 || p > 100 {
-				return &WorldError{Field: ff + ".achievements." + id, Reason: "progress is a percentage, 0 to 100"}
+				return &FileError{File: "world", Field: ff + ".achievements." + id, Reason: "progress is a percentage, 0 to 100"}
 			}
 			if t.Achievements[id] == 100 {
 				earned += achievementScore
 			}
 		}
 		if len(t.Stats) > maxStatNames {
-			return &WorldError{Field: ff + ".stats", Reason: fmt.Sprintf("more than %d stats", maxStatNames)}
+			return &FileError{File: "world", Field: ff + ".stats", Reason: fmt.Sprintf("more than %d stats", maxStatNames)}
 		}
 		for name := range t.Stats {
 			if name == "" || len(name) > maxStatNameLen {
-				return &WorldError{Field: ff + ".stats", Reason: fmt.Sprintf("a stat's name is 1 to %d bytes", maxStatNameLen)}
+				return &FileError{File: "world", Field: ff + ".stats", Reason: fmt.Sprintf("a stat's name is 1 to %d bytes", maxStatNameLen)}
 			}
 		}
 	}
 	if g := a.Gamerscore; g != nil && (*g < earned || *g > maxGamerscore) {
-		return &WorldError{Field: f + ".gamerscore", Reason: fmt.Sprintf("below the %d its unlocked achievements give, or above %d", earned, maxGamerscore)}
+		return &FileError{File: "world", Field: f + ".gamerscore", Reason: fmt.Sprintf("below the %d its unlocked achievements give, or above %d", earned, maxGamerscore)}
 	}
 	return nil
-}
-
-// parseField splits a WorldError's field ("accounts[1].friends[0]") into
-// the path offsetOf walks: keys and indices.
-func parseField(f string) []any {
-	var path []any
-	for part := range strings.SplitSeq(f, ".") {
-		name, rest, _ := strings.Cut(part, "[")
-		if name != "" {
-			path = append(path, name)
-		}
-		for rest != "" {
-			idx, after, _ := strings.Cut(rest, "]")
-			n, _ := strconv.Atoi(idx)
-			path = append(path, n)
-			_, rest, _ = strings.Cut(after, "[")
-		}
-	}
-	return path
-}
-
-// offsetOf returns where in data (valid JSON) the value at path starts,
-// or its key for a value in an object; the nearest enclosing value's
-// where path goes further than data.
-func offsetOf(data []byte, path []any) int64 {
-	type frame struct {
-		obj, wantKey bool
-		key          string
-		idx          int
-		at           int64
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	var stack []frame
-	best := int64(0)
-	matches := func() int { // how many leading components of path the stack matches
-		for i, f := range stack {
-			if i >= len(path) || (f.obj && path[i] != any(f.key)) || (!f.obj && path[i] != any(f.idx)) {
-				return i
-			}
-		}
-		return len(stack)
-	}
-	done := func() {
-		if n := len(stack); n > 0 {
-			if stack[n-1].obj {
-				stack[n-1].wantKey = true
-			} else {
-				stack[n-1].idx++
-			}
-		}
-	}
-	for {
-		pos := dec.InputOffset()
-		tok, err := dec.Token()
-		if err != nil {
-			return best
-		}
-		n := len(stack)
-		if n > 0 && (tok == json.Delim('}') || tok == json.Delim(']')) {
-			stack = stack[:n-1]
-			done()
-			continue
-		}
-		if n > 0 && stack[n-1].obj && stack[n-1].wantKey {
-			stack[n-1].key, stack[n-1].wantKey, stack[n-1].at = tok.(string), false, pos
-			continue
-		}
-		if n > 0 && !stack[n-1].obj {
-			stack[n-1].at = pos
-		}
-		if m := matches(); n > 0 && m == n {
-			best = stack[n-1].at
-			if m == len(path) {
-				return best
-			}
-		}
-		switch tok {
-		case json.Delim('{'):
-			stack = append(stack, frame{obj: true, wantKey: true})
-		case json.Delim('['):
-			stack = append(stack, frame{})
-		default:
-			done()
-		}
-	}
-}
-
-// lineAt returns the line of data that the token at or after offset
-// starts on (1-based), skipping the separators before it.
-func lineAt(data []byte, offset int64) int {
-	off := int(min(max(offset, 0), int64(len(data))))
-	for off < len(data) && strings.IndexByte(" \t\r\n,:", data[off]) >= 0 {
-		off++
-	}
-	return 1 + bytes.Count(data[:off], []byte{'\n'})
 }
 
 // worldIndex is a checked World ready to answer from.
@@ -519,7 +336,7 @@ func (ix *worldIndex) relate() {
 // SetWorld replaces the mock's world with w and resets the services'
 // state to it: presence, sessions and achievement progress made since are
 // dropped. A zero World is the default one. It
-// answers a *WorldError, changing nothing, for a World that cannot be.
+// answers a *FileError, changing nothing, for a World that cannot be.
 func (h *Handler) SetWorld(w World) error {
 	if err := w.check(); err != nil {
 		return err

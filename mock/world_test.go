@@ -68,39 +68,45 @@ func TestReadWorldErrors(t *testing.T) {
 ]}`
 	for _, tc := range []struct {
 		name, file string
-		want       WorldError
+		want       FileError
 	}{
-		{"syntax", "{\"accounts\": [\n  {\"xuid\": \"1\"},\n  {\"xuid\" \"2\"}\n]}", WorldError{Line: 3, Reason: "not JSON: invalid character"}},
-		{"truncated", "{\"accounts\": [\n  {\"xuid\": \"1\"", WorldError{Line: 2, Reason: "the file ends inside the world"}},
-		{"unknown field", "{\"accounts\": [\n  {\"xuid\": \"1\",\n   \"gamertags\": \"x\"}]}", WorldError{Line: 3, Field: "gamertags", Reason: "no such field"}},
-		{"wrong type", "{\"accounts\": [\n  {\"xuid\": \"1\",\n   \"gamerscore\": \"lots\"}]}", WorldError{Line: 3, Field: "accounts.gamerscore", Reason: "a JSON string where a whole number belongs"}},
-		{"more after", ok + "\n{}", WorldError{Line: 5, Reason: "more after the world's object"}},
-		{"bad xuid", strings.Replace(ok, `"2"`, `"x2"`, 1), WorldError{Line: 3, Field: "accounts[1].xuid", Reason: "not a XUID (a decimal number below 2^64)"}},
-		{"same xuid", strings.Replace(ok, `"2"`, `"1"`, 1), WorldError{Line: 3, Field: "accounts[1].xuid", Reason: "accounts[0] has the same XUID"}},
-		{"same gamertag", strings.Replace(ok, `"Bo"`, `"ADA"`, 1), WorldError{Line: 3, Field: "accounts[1].gamertag", Reason: "accounts[0] has the same gamertag"}},
-		{"long gamertag", strings.Replace(ok, `"Bo"`, `"Bartholomew The Great"`, 1), WorldError{Line: 3, Field: "accounts[1].gamertag", Reason: "longer than 15 characters"}},
-		{"tier", strings.Replace(ok, `"Bo"}`, "\"Bo\",\n   \"tier\": \"Platinum\"}", 1), WorldError{Line: 4, Field: "accounts[1].tier", Reason: `want "Gold" or "Silver"`}},
-		{"friend unknown", strings.Replace(ok, `"Ada"}`, "\"Ada\",\n   \"friends\": [\"2\",\n     \"3\"]}", 1), WorldError{Line: 4, Field: "accounts[0].friends[1]", Reason: "no account of the world has this XUID"}},
-		{"friend self", strings.Replace(ok, `"Ada"}`, `"Ada", "friends": ["1"]}`, 1), WorldError{Line: 2, Field: "accounts[0].friends[0]", Reason: "the account itself"}},
-		{"friend and follow", strings.Replace(ok, `"Ada"}`, "\"Ada\", \"friends\": [\"2\"],\n \"follows\": [\"2\"]}", 1), WorldError{Line: 3, Field: "accounts[0].follows[0]", Reason: "already in friends"}},
-		{"favourite not followed", strings.Replace(ok, `"Bo"}`, "\"Bo\",\n \"favorites\": [\"1\"]}", 1), WorldError{Line: 4, Field: "accounts[1].favorites[0]", Reason: "not one of the friends or follows, or named twice"}},
-		{"recent player title", strings.Replace(ok, `"Bo"}`, "\"Bo\",\n \"recentPlayers\": [{\"xuid\": \"1\",\n \"titles\": [\"t\"]}]}", 1), WorldError{Line: 5, Field: "accounts[1].recentPlayers[0].titles[0]", Reason: "not a title ID (a decimal number below 2^32)"}},
-		{"achievement id", strings.Replace(ok, `"Bo"}`, "\"Bo\", \"titles\": [{\"titleId\": \"7\",\n \"achievements\": {\"9\": 100}}]}", 1), WorldError{Line: 4, Field: "accounts[1].titles[0].achievements.9", Reason: "not an achievement of the mock's titles (1 to 5)"}},
-		{"achievement percent", strings.Replace(ok, `"Bo"}`, "\"Bo\", \"titles\": [{\"titleId\": \"7\",\n \"achievements\": {\"1\": 101}}]}", 1), WorldError{Line: 4, Field: "accounts[1].titles[0].achievements.1", Reason: "progress is a percentage, 0 to 100"}},
-		{"last played", strings.Replace(ok, `"Bo"}`, "\"Bo\", \"titles\": [{\"titleId\": \"7\",\n \"lastPlayed\": \"yesterday\"}]}", 1), WorldError{Line: 4, Field: "accounts[1].titles[0].lastPlayed", Reason: "not an RFC 3339 time"}},
-		{"title twice", strings.Replace(ok, `"Bo"}`, "\"Bo\", \"titles\": [{\"titleId\": \"7\"},\n {\"titleId\": \"7\"}]}", 1), WorldError{Line: 4, Field: "accounts[1].titles[1].titleId", Reason: "named twice"}},
-		{"gamerscore below", strings.Replace(ok, `"Bo"}`, "\"Bo\",\n \"gamerscore\": 5, \"titles\": [{\"titleId\": \"7\", \"achievements\": {\"1\": 100}}]}", 1), WorldError{Line: 4, Field: "accounts[1].gamerscore", Reason: "below the 10 its unlocked achievements give, or above 100000000"}},
+		{"syntax", "{\"accounts\": [\n  {\"xuid\": \"1\"},\n  {\"xuid\" \"2\"}\n]}", FileError{Line: 3, Reason: "not JSON: invalid character"}},
+		{"truncated", "{\"accounts\": [\n  {\"xuid\": \"1\"", FileError{Line: 2, Reason: "the file ends inside the document"}},
+		{"unknown field", "{\"accounts\": [\n  {\"xuid\": \"1\",\n   \"gamertags\": \"x\"}]}", FileError{Line: 3, Field: "accounts[0].gamertags", Reason: "no such field"}},
+		{"wrong type", "{\"accounts\": [\n  {\"xuid\": \"1\",\n   \"gamerscore\": \"lots\"}]}", FileError{Line: 3, Field: "accounts[0].gamerscore", Reason: "a string where a whole number belongs"}},
+		{"more after", ok + "\n{}", FileError{Line: 5, Reason: "more after the document"}},
+		{"bad xuid", strings.Replace(ok, `"2"`, `"x2"`, 1), FileError{Line: 3, Field: "accounts[1].xuid", Reason: "not a XUID (a decimal number below 2^64)"}},
+		{"same xuid", strings.Replace(ok, `"2"`, `"1"`, 1), FileError{Line: 3, Field: "accounts[1].xuid", Reason: "accounts[0] has the same XUID"}},
+		{"same gamertag", strings.Replace(ok, `"Bo"`, `"ADA"`, 1), FileError{Line: 3, Field: "accounts[1].gamertag", Reason: "accounts[0] has the same gamertag"}},
+		{"long gamertag", strings.Replace(ok, `"Bo"`, `"Bartholomew The Great"`, 1), FileError{Line: 3, Field: "accounts[1].gamertag", Reason: "longer than 15 characters"}},
+		{"tier", strings.Replace(ok, `"Bo"}`, "\"Bo\",\n   \"tier\": \"Platinum\"}", 1), FileError{Line: 4, Field: "accounts[1].tier", Reason: `want "Gold" or "Silver"`}},
+		{"friend unknown", strings.Replace(ok, `"Ada"}`, "\"Ada\",\n   \"friends\": [\"2\",\n     \"3\"]}", 1), FileError{Line: 4, Field: "accounts[0].friends[1]", Reason: "no account of the world has this XUID"}},
+		{"friend self", strings.Replace(ok, `"Ada"}`, `"Ada", "friends": ["1"]}`, 1), FileError{Line: 2, Field: "accounts[0].friends[0]", Reason: "the account itself"}},
+		{"friend and follow", strings.Replace(ok, `"Ada"}`, "\"Ada\", \"friends\": [\"2\"],\n \"follows\": [\"2\"]}", 1), FileError{Line: 3, Field: "accounts[0].follows[0]", Reason: "already in friends"}},
+		{"favourite not followed", strings.Replace(ok, `"Bo"}`, "\"Bo\",\n \"favorites\": [\"1\"]}", 1), FileError{Line: 4, Field: "accounts[1].favorites[0]", Reason: "not one of the friends or follows, or named twice"}},
+		{"recent player title", strings.Replace(ok, `"Bo"}`, "\"Bo\",\n \"recentPlayers\": [{\"xuid\": \"1\",\n \"titles\": [\"t\"]}]}", 1), FileError{Line: 5, Field: "accounts[1].recentPlayers[0].titles[0]", Reason: "not a title ID (a decimal number below 2^32)"}},
+		{"achievement id", strings.Replace(ok, `"Bo"}`, "\"Bo\", \"titles\": [{\"titleId\": \"7\",\n \"achievements\": {\"9\": 100}}]}", 1), FileError{Line: 4, Field: "accounts[1].titles[0].achievements.9", Reason: "not an achievement of the mock's titles (1 to 5)"}},
+		{"achievement percent", strings.Replace(ok, `"Bo"}`, "\"Bo\", \"titles\": [{\"titleId\": \"7\",\n \"achievements\": {\"1\": 101}}]}", 1), FileError{Line: 4, Field: "accounts[1].titles[0].achievements.1", Reason: "progress is a percentage, 0 to 100"}},
+		{"last played", strings.Replace(ok, `"Bo"}`, "\"Bo\", \"titles\": [{\"titleId\": \"7\",\n \"lastPlayed\": \"yesterday\"}]}", 1), FileError{Line: 4, Field: "accounts[1].titles[0].lastPlayed", Reason: "not an RFC 3339 time"}},
+		{"title twice", strings.Replace(ok, `"Bo"}`, "\"Bo\", \"titles\": [{\"titleId\": \"7\"},\n {\"titleId\": \"7\"}]}", 1), FileError{Line: 4, Field: "accounts[1].titles[1].titleId", Reason: "named twice"}},
+		{"yaml unknown field", "accounts:\n  - xuid: \"1\"\n    gamertag: Ada\n  - xuid: \"2\"\n    gamertags: Bo\n", FileError{Line: 5, Field: "accounts[1].gamertags", Reason: "no such field"}},
+		{"yaml friend unknown", "accounts:\n  - xuid: \"1\"\n    friends:\n      - \"2\"\n      - \"3\"\n  - xuid: \"2\"\n", FileError{Line: 5, Field: "accounts[0].friends[1]", Reason: "no account of the world has this XUID"}},
+		{"yaml wrong type", "accounts:\n  - xuid: \"1\"\n    gamerscore: lots\n", FileError{Line: 3, Field: "accounts[0].gamerscore", Reason: "a string where a whole number belongs"}},
+		{"yaml syntax", "accounts:\n  - xuid: \"1\"\n\tgamertag: Ada\n", FileError{Line: 3, Reason: "not YAML: found character that cannot start any token"}},
+		{"yaml key twice", "accounts:\n  - xuid: \"1\"\n    xuid: \"2\"\n", FileError{Line: 3, Field: "accounts[0].xuid", Reason: "named twice"}},
+		{"gamerscore below", strings.Replace(ok, `"Bo"}`, "\"Bo\",\n \"gamerscore\": 5, \"titles\": [{\"titleId\": \"7\", \"achievements\": {\"1\": 100}}]}", 1), FileError{Line: 4, Field: "accounts[1].gamerscore", Reason: "below the 10 its unlocked achievements give, or above 100000000"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ReadWorld(strings.NewReader(tc.file))
-			var got *WorldError
+			var got *FileError
 			if !errors.As(err, &got) {
-				t.Fatalf("error %v, want a *WorldError", err)
+				t.Fatalf("error %v, want a *FileError", err)
 			}
 			if !strings.HasPrefix(got.Reason, tc.want.Reason) {
 				t.Errorf("reason %q, want it to start %q", got.Reason, tc.want.Reason)
 			}
 			got.Reason = tc.want.Reason
+			tc.want.File = "world"
 			if d := cmp.Diff(tc.want, *got); d != "" {
 				t.Errorf("(-want +got)\n%s", d)
 			}
@@ -294,7 +300,7 @@ func TestAdminWorld(t *testing.T) {
 	}
 }
 
-// FuzzReadWorld: any input is refused with a *WorldError or read into a
+// FuzzReadWorld: any input is refused with a *FileError or read into a
 // world that writes back as the same world.
 func FuzzReadWorld(f *testing.F) {
 	file, _ := os.ReadFile("testdata/world.json")
@@ -302,10 +308,12 @@ func FuzzReadWorld(f *testing.F) {
 	f.Add([]byte(`{"accounts": [{"xuid": "1", "friends": ["2"]}]}`))
 	f.Add([]byte(`{"accounts": [{"xuid": "1", "titles": [{"titleId": "2", "achievements": {"01": 5}}]}]}`))
 	f.Add([]byte("{\"accounts\": [\n{\"xuid\": \"1\",\n\"gamertag\": \"\\u0000\"}]}"))
+	f.Add([]byte("accounts:\n  - xuid: \"1\"\n    gamertag: Ada\n    friends: [\"2\"]\n  - xuid: \"2\"\n    titles:\n      - titleId: \"7\"\n        achievements: {1: 100}\n"))
+	f.Add([]byte("a: &x [1]\nb: *x\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		w, err := ReadWorld(bytes.NewReader(b))
 		if err != nil {
-			var we *WorldError
+			var we *FileError
 			if !errors.As(err, &we) || len(err.Error()) > 400 {
 				t.Fatalf("error %T %q", err, err)
 			}

@@ -79,7 +79,7 @@ it. --log-format json writes one JSON object a line; off logs nothing.
 `,
 	setup:   func() (*flag.FlagSet, runFunc) { o := new(mockOpts); return mockFlags(o), o.run },
 	choices: map[string][]string{"revision": limits.Revisions(), "retry-after": slices.Sorted(slices.Values(mock.RetryAfterModes())), "log-format": {"text", "json", "off"}},
-	files:   map[string][]string{"limits": {"json"}, "world": {"json"}, "redis-ca": {"pem", "crt"}, "ca-cert": {"pem", "crt"}, "ca-key": {"pem", "key"}, "ca-out": {"pem"}},
+	files:   map[string][]string{"limits": {"json"}, "world": {"json", "yaml", "yml"}, "redis-ca": {"pem", "crt"}, "ca-cert": {"pem", "crt"}, "ca-key": {"pem", "key"}, "ca-out": {"pem"}},
 }
 
 type mockOpts struct {
@@ -108,7 +108,7 @@ func mockFlags(o *mockOpts) *flag.FlagSet {
 	fs.StringVar(&o.redis, "redis", "", "keep the FGRL counts in this Redis (redis://host:port/db), shared by replicas")
 	fs.StringVar(&o.redisCA, "redis-ca", "", "PEM file of the CA that signs the Redis server's certificate (with a rediss:// URL)")
 	fs.BoolVar(&o.failOpen, "fail-open", false, "serve requests when Redis fails (default: answer 503)")
-	fs.StringVar(&o.world, "world", "", "seed the services' world from this JSON file (accounts, friends, titles, stats; see mock.World)")
+	fs.StringVar(&o.world, "world", "", "seed the services' world from this JSON or YAML file (accounts, friends, titles, stats; see mock.World)")
 	fs.BoolVar(&o.fallback, "fallback", false, "count hosts without a rule at 10 / 30 (the trace analyzer's assumption)")
 	fs.DurationVar(&o.latency, "latency", 0, "added latency per request")
 	fs.Float64Var(&o.errorRate, "error-rate", 0, "fraction of admitted requests answered 500 or 503")

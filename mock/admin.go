@@ -86,6 +86,14 @@ func (h *Handler) adminMux(metrics http.Handler) *http.ServeMux {
 		h.SetWorld(World{}) // the default world always checks
 		w.WriteHeader(http.StatusNoContent)
 	})
+	mux.HandleFunc("GET "+AdminPrefix+"api/script", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, h.Script())
+	})
+	mux.HandleFunc("PUT "+AdminPrefix+"api/script", h.apiSetScript)
+	mux.HandleFunc("DELETE "+AdminPrefix+"api/script", func(w http.ResponseWriter, _ *http.Request) {
+		h.SetScript(Script{}) // no script always checks
+		w.WriteHeader(http.StatusNoContent)
+	})
 	mux.HandleFunc("POST "+AdminPrefix+"api/world/reset", func(w http.ResponseWriter, _ *http.Request) {
 		h.ResetWorld()
 		w.WriteHeader(http.StatusNoContent)
@@ -272,6 +280,21 @@ func (h *Handler) apiSetWorld(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, h.World())
+}
+
+// apiSetScript sets the script in the request's body (JSON or YAML); a
+// script that cannot be is refused with 400 naming the line and field, the
+// script unchanged.
+func (h *Handler) apiSetScript(w http.ResponseWriter, r *http.Request) {
+	s, err := ReadScript(r.Body)
+	if err == nil {
+		err = h.SetScript(s)
+	}
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, apiError{err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, h.Script())
 }
 
 type apiError struct {

@@ -61,7 +61,8 @@ type Handler struct {
 	// its changes (readers load it without a lock).
 	world   atomic.Pointer[worldIndex]
 	worldMu sync.Mutex
-	live    liveFeed // the event streams' shared snapshot
+	script  atomic.Pointer[scriptState] // nil: no script
+	live    liveFeed                    // the event streams' shared snapshot
 }
 
 // New returns a Handler configured by c, or what is wrong with c.
@@ -80,6 +81,9 @@ func New(c Config) (*Handler, error) {
 	h.faults.Store(&f)
 	h.signIn.init()
 	h.world.Store(indexWorld(cfg.world))
+	if err := h.SetScript(cfg.script); err != nil {
+		return nil, err
+	}
 	if cfg.account != nil {
 		h.SetAccount(*cfg.account)
 	}
@@ -125,6 +129,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // serve answers r; when e is not nil it notes what it counted there.
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request, e *logEntry) {
+	if st := h.script.Load(); st != nil && len(st.script.Rules) > 0 && h.serveScripted(st, w, r, e) {
+		return
+	}
 	if host := strings.ToLower(hostOnly(r.Host)); isSignInHost(host) {
 		h.serveSignIn(w, r, host)
 		return

@@ -83,6 +83,9 @@ type Config struct {
 	// default, derived one); New refuses one that cannot be, as SetWorld
 	// does.
 	World World
+	// Script is answered before the mock's own behaviour (Handler.SetScript
+	// changes it later); New refuses one that cannot be.
+	Script Script
 }
 
 // config is a checked Config with its defaults filled in.
@@ -103,6 +106,7 @@ type config struct {
 	signInTitle   string
 	account       *Account
 	world         World
+	script        Script
 }
 
 // check returns c with its defaults, or what is wrong with it.
@@ -122,7 +126,7 @@ func (c Config) check() (config, error) {
 	r := config{limits: c.Limits, store: c.Store, maxKeys: c.MaxKeys, now: c.Now, legacy: map[string]bool{},
 		fallback: c.Fallback, publishers: maps.Clone(c.Publishers), scids: map[string]string{}, faults: c.Faults,
 		maxBody: cmp.Or(c.MaxBody, 1<<20), maxStateBytes: cmp.Or(c.MaxStateBytes, DefaultMaxStateBytes),
-		failOpen: c.FailOpen, logger: c.Logger, signInTitle: c.SignInTitle, account: c.Account, world: c.World}
+		failOpen: c.FailOpen, logger: c.Logger, signInTitle: c.SignInTitle, account: c.Account, world: c.World, script: c.Script}
 	if r.limits == nil {
 		r.limits = limits.Default()
 	}

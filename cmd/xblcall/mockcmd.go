@@ -31,7 +31,7 @@ import (
 
 var mockCommand = command{
 	summary: "serve the FGRL mock until interrupted",
-	usage:   "[--addr HOST:PORT] [--https HOST:PORT] [--ca-cert F --ca-key F] [--ca-out F] [--hosts] [--endpoints] [--redis URL] [--limits F] [--align] [--legacy TITLE,...] [--fallback] [--world F] [--log-format text|json|off] [--admin-token T] [--admin-host NAME]... [fault flags]",
+	usage:   "[--addr HOST:PORT] [--https HOST:PORT] [--ca-cert F --ca-key F] [--ca-out F] [--hosts] [--endpoints] [--redis URL] [--limits F] [--align] [--legacy TITLE,...] [--fallback] [--world F] [--script F] [--log-format text|json|off] [--admin-token T] [--admin-host NAME]... [fault flags]",
 	examples: `  xblcall mock --addr 127.0.0.1:8080
   curl -H "Host: profile.xboxlive.com" -H "Authorization: $(xblcall token --xuid 1 --title 2)" \
       http://127.0.0.1:8080/users/me/profile/settings
@@ -41,6 +41,7 @@ var mockCommand = command{
   HTTPS_PROXY=http://127.0.0.1:8080 curl --cacert ca.pem https://profile.xboxlive.com/...
   xblcall mock --hosts >> /etc/hosts                          # the names to point at the mock
   xblcall mock --world world.json                             # your accounts, friends, titles and stats
+  xblcall mock --script script.yaml                           # scripted answers before the mock's own
 
 Clients written for the real services reach the mock unchanged over HTTPS:
 its TLS certificate names every host it serves (xblcall mock --hosts) and
@@ -61,6 +62,7 @@ endpoints are on the same address: /metrics (Prometheus), the live page
   curl -X PUT -d '{"errorRate": 0.2, "retryAfter": "http-date"}' http://127.0.0.1:8080/_fgrl/api/faults
   curl -X PUT --data-binary @world.json http://127.0.0.1:8080/_fgrl/api/world  # seed the world
   curl -X POST http://127.0.0.1:8080/_fgrl/api/world/reset             # back to it, between tests
+  curl -X PUT --data-binary @script.yaml http://127.0.0.1:8080/_fgrl/api/script # answers in sequence
 
 Every service answers from one world: accounts with gamertags, gamerscore
 and tier, friends and follows, recent players, titles played with their
@@ -79,12 +81,12 @@ it. --log-format json writes one JSON object a line; off logs nothing.
 `,
 	setup:   func() (*flag.FlagSet, runFunc) { o := new(mockOpts); return mockFlags(o), o.run },
 	choices: map[string][]string{"revision": limits.Revisions(), "retry-after": slices.Sorted(slices.Values(mock.RetryAfterModes())), "log-format": {"text", "json", "off"}},
-	files:   map[string][]string{"limits": {"json"}, "world": {"json", "yaml", "yml"}, "redis-ca": {"pem", "crt"}, "ca-cert": {"pem", "crt"}, "ca-key": {"pem", "key"}, "ca-out": {"pem"}},
+	files:   map[string][]string{"limits": {"json"}, "world": {"json", "yaml", "yml"}, "script": {"json", "yaml", "yml"}, "redis-ca": {"pem", "crt"}, "ca-cert": {"pem", "crt"}, "ca-key": {"pem", "key"}, "ca-out": {"pem"}},
 }
 
 type mockOpts struct {
 	addr, limits, revision, legacy, retryAfter, redis, redisCA string
-	world                                                      string
+	world, script                                              string
 	logFormat                                                  string
 	align, fallback, failOpen                                  bool
 	latency                                                    time.Duration
@@ -108,6 +110,7 @@ func mockFlags(o *mockOpts) *flag.FlagSet {
 	fs.StringVar(&o.redis, "redis", "", "keep the FGRL counts in this Redis (redis://host:port/db), shared by replicas")
 	fs.StringVar(&o.redisCA, "redis-ca", "", "PEM file of the CA that signs the Redis server's certificate (with a rediss:// URL)")
 	fs.BoolVar(&o.failOpen, "fail-open", false, "serve requests when Redis fails (default: answer 503)")
+	fs.StringVar(&o.script, "script", "", "answer the requests a JSON or YAML script matches with its answers, in sequence (see mock.Script)")
 	fs.StringVar(&o.world, "world", "", "seed the services' world from this JSON or YAML file (accounts, friends, titles, stats; see mock.World)")
 	fs.BoolVar(&o.fallback, "fallback", false, "count hosts without a rule at 10 / 30 (the trace analyzer's assumption)")
 	fs.DurationVar(&o.latency, "latency", 0, "added latency per request")
@@ -162,6 +165,11 @@ func (o *mockOpts) config(e *env) (mock.Config, error) {
 	if o.world != "" {
 		if c.World, err = readWorld(o.world); err != nil {
 			return mock.Config{}, err
+		}
+	}
+	if o.script != "" {
+		if c.Script, err = mock.LoadScript(o.script); err != nil {
+			return mock.Config{}, &exitError{2, fmt.Errorf("--script %s: %v", o.script, strings.TrimPrefix(err.Error(), "mock: script: "))}
 		}
 	}
 	align := throttle.FirstRequest

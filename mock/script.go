@@ -1,0 +1,469 @@
+package mock
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/xblgo/fgrl/internal/safetext"
+)
+
+// Script is a test's scripted answers: each rule answers the requests it
+// matches with its answers in sequence, before the mock's own behaviour.
+// Rules are tried in order; the first that matches answers. Read one with
+// ReadScript or LoadScript (JSON or YAML), set it with Config.Script,
+// Handler.SetScript, the admin API (PUT /_fgrl/api/script) or xblcall mock
+// --script FILE.
+type Script struct {
+	Rules []ScriptRule `json:"rules"`
+}
+
+// ScriptRule answers the requests that match it.
+type ScriptRule struct {
+	// Name names the rule in what the mock saw (Call.Script); "" is
+	// "rules[i]".
+	Name  string      `json:"name,omitempty"`
+	Match ScriptMatch `json:"match"`
+	// Answers are played in sequence, one a matching request.
+	Answers []ScriptAnswer `json:"answers"`
+	// Then is what answers once the sequence is played: "repeat" (the
+	// last answer again; the default) or "mock" (the mock's own
+	// behaviour, as if the rule were not there).
+	Then string `json:"then,omitempty"`
+	// Count counts the scripted answers against FGRL as the service's own
+	// would be (a request past a limit is refused with 429 before the
+	// script answers); by default they are not counted.
+	Count bool `json:"count,omitempty"`
+}
+
+// ScriptMatch says which requests a rule answers; an empty field matches
+// anything. Method and host ignore case; the path is matched as sent,
+// exactly, by prefix, or by a pattern in the syntax of the mock's routes
+// ("/users/{user}/profile/settings": {} any segment, {user} me or
+// xuid(N), xuid({n}), gt({})), ignoring case.
+type ScriptMatch struct {
+	Method      string `json:"method,omitempty"`
+	Host        string `json:"host,omitempty"`
+	Path        string `json:"path,omitempty"`
+	PathPrefix  string `json:"pathPrefix,omitempty"`
+	PathPattern string `json:"pathPattern,omitempty"`
+	// Query names query parameters the request must carry, with these
+	// values.
+	Query map[string]string `json:"query,omitempty"`
+	// BodyContains is text the request's body must hold.
+	BodyContains string `json:"bodyContains,omitempty"`
+}
+
+// ScriptAnswer is one scripted answer: a status with headers and a body,
+// after a latency, or a network fault.
+type ScriptAnswer struct {
+	// Status is the answer's status (200 when 0).
+	Status  int               `json:"status,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+	// Body is the answer's body: a JSON object, array, number or literal
+	// is sent as JSON (Content-Type application/json), a JSON string as
+	// its text. BodyFile names a file to send instead, relative to the
+	// script's file (LoadScript only).
+	Body     json.RawMessage `json:"body,omitempty"`
+	BodyFile string          `json:"bodyFile,omitempty"`
+	// Latency delays the answer ("250ms", "2s").
+	Latency Duration `json:"latency,omitempty"`
+	// Fault answers with a network fault instead: "reset" (the connection
+	// closes without an answer), "hang" (no answer until the client gives
+	// up) or "truncate" (the body cut short and the connection closed).
+	Fault string `json:"fault,omitempty"`
+}
+
+// Duration is a time.Duration written as text ("250ms", "2m").
+type Duration time.Duration
+
+// MarshalText writes the duration as time.Duration does.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+// UnmarshalText reads a duration as time.ParseDuration does. Text that is
+// not one is kept as a duration that cannot be, which the script's check
+// refuses with the field and line (an error here could not name them).
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		v = time.Duration(badDuration)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// badDuration stands for text that is not a duration.
+const badDuration = Duration(math.MinInt64)
+
+// Bounds of a script.
+const (
+	// MaxScriptBytes bounds a script file, and the body files it names
+	// together.
+	MaxScriptBytes   = 16 << 20
+	maxScriptRules   = 1000
+	maxScriptAnswers = 1000
+	maxScriptLatency = 10 * time.Minute
+)
+
+var scriptFaults = []string{"reset", "hang", "truncate"}
+
+// ReadScript reads a Script from JSON or YAML (at most MaxScriptBytes)
+// and checks it as SetScript does. What is wrong is a *FileError naming
+// the field and the line. A body file needs LoadScript.
+func ReadScript(r io.Reader) (Script, error) {
+	var s Script
+	if err := readFile(r, "script", MaxScriptBytes, &s, s.check); err != nil {
+		return Script{}, err
+	}
+	for i, rl := range s.Rules {
+		for j, a := range rl.Answers {
+			if a.BodyFile != "" {
+				return Script{}, &FileError{File: "script", Field: fmt.Sprintf("rules[%d].answers[%d].bodyFile", i, j),
+					Reason: "a body file needs a script read from a file (LoadScript, xblcall mock --script)"}
+			}
+		}
+	}
+	return s, nil
+}
+
+// LoadScript reads a script file, JSON or YAML, and the body files its
+// answers name (relative to it), which become their bodies.
+func LoadScript(name string) (Script, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return Script{}, err
+	}
+	defer f.Close()
+	var s Script
+	if err := readFile(f, "script", MaxScriptBytes, &s, s.check); err != nil {
+		return Script{}, err
+	}
+	budget := MaxScriptBytes
+	for i := range s.Rules {
+		for j := range s.Rules[i].Answers {
+			a := &s.Rules[i].Answers[j]
+			if a.BodyFile == "" {
+				continue
+			}
+			b, err := readBounded(filepath.Join(filepath.Dir(name), a.BodyFile), budget)
+			if err != nil {
+				return Script{}, &FileError{File: "script", Field: fmt.Sprintf("rules[%d].answers[%d].bodyFile", i, j), Reason: err.Error()}
+			}
+			budget -= len(b)
+			a.Body, a.BodyFile = textBody(b), ""
+		}
+	}
+	return s, nil
+}
+
+// readBounded reads a file of at most limit bytes.
+func readBounded(name string, limit int) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open %s", safetext.Quote(filepath.Base(name), 60))
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
+	if err == nil && len(b) > limit {
+		err = fmt.Errorf("the script's body files are larger than %d bytes together", MaxScriptBytes)
+	}
+	return b, err
+}
+
+// textBody is a body file's bytes as an answer's Body: JSON as it is,
+// anything else as a JSON string of its text.
+func textBody(b []byte) json.RawMessage {
+	if json.Valid(b) {
+		return json.RawMessage(bytes.TrimSpace(b))
+	}
+	s, _ := json.Marshal(string(b))
+	return s
+}
+
+// check reports the first thing wrong with s, as a *FileError.
+func (s *Script) check() error {
+	if len(s.Rules) > maxScriptRules {
+		return &FileError{File: "script", Field: "rules", Reason: fmt.Sprintf("more than %d rules", maxScriptRules)}
+	}
+	for i, r := range s.Rules {
+		if err := r.check(fmt.Sprintf("rules[%d]", i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *ScriptRule) check(f string) error {
+	bad := func(field, reason string) error { return &FileError{File: "script", Field: f + field, Reason: reason} }
+	m := r.Match
+	switch n := btoi(m.Path != "") + btoi(m.PathPrefix != "") + btoi(m.PathPattern != ""); {
+	case n > 1:
+		return bad(".match", "name one of path, pathPrefix and pathPattern")
+	case m.Path != "" && !strings.HasPrefix(m.Path, "/"), m.PathPrefix != "" && !strings.HasPrefix(m.PathPrefix, "/"):
+		return bad(".match", "a path starts with /")
+	case m.PathPattern != "" && !validPattern(m.PathPattern):
+		return bad(".match.pathPattern", "not a path pattern such as /users/{user}/profile/settings")
+	case m.Method != "" && strings.ContainsAny(m.Method, " \t/"):
+		return bad(".match.method", "not an HTTP method")
+	case len(r.Answers) == 0:
+		return bad(".answers", "a rule needs an answer")
+	case len(r.Answers) > maxScriptAnswers:
+		return bad(".answers", fmt.Sprintf("more than %d answers", maxScriptAnswers))
+	case r.Then != "" && r.Then != "repeat" && r.Then != "mock":
+		return bad(".then", `want "repeat" or "mock"`)
+	}
+	for j, a := range r.Answers {
+		af := fmt.Sprintf(".answers[%d]", j)
+		switch {
+		case a.Status != 0 && (a.Status < 100 || a.Status > 599):
+			return bad(af+".status", "a status is 100 to 599")
+		case a.Fault != "" && !slices.Contains(scriptFaults, a.Fault):
+			return bad(af+".fault", `want "reset", "hang" or "truncate"`)
+		case a.Latency == badDuration:
+			return bad(af+".latency", `not a duration such as "250ms"`)
+		case a.Latency < 0 || time.Duration(a.Latency) > maxScriptLatency:
+			return bad(af+".latency", "a latency is 0 to 10m")
+		case len(a.Body) > 0 && a.BodyFile != "":
+			return bad(af, "name a body or a bodyFile, not both")
+		}
+		for k, v := range a.Headers {
+			if !validHeader(k, v) {
+				return bad(af+".headers", "a header name is a token and its value has no line break")
+			}
+		}
+	}
+	return nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// validPattern reports whether p parses as a route pattern.
+func validPattern(p string) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	pat(p)
+	return true
+}
+
+func validHeader(k, v string) bool {
+	if k == "" || strings.ContainsAny(k, " \t\r\n:()<>@,;\\\"/[]?={}") || strings.ContainsAny(v, "\r\n\x00") {
+		return false
+	}
+	return true
+}
+
+// scriptState is a set script with where each rule's sequence is.
+type scriptState struct {
+	script   Script
+	patterns []pattern // by rule, nil where the rule has none
+	mu       sync.Mutex
+	played   []int // answers played, by rule
+}
+
+func newScriptState(s Script) *scriptState {
+	st := &scriptState{script: s, patterns: make([]pattern, len(s.Rules)), played: make([]int, len(s.Rules))}
+	for i, r := range s.Rules {
+		if r.Match.PathPattern != "" {
+			st.patterns[i] = pat(r.Match.PathPattern)
+		}
+	}
+	return st
+}
+
+// SetScript replaces the script (a zero Script removes it); every rule's
+// sequence starts again. A script that cannot be is refused with a
+// *FileError, changing nothing.
+func (h *Handler) SetScript(s Script) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	for i, r := range s.Rules {
+		for j, a := range r.Answers {
+			if a.BodyFile != "" {
+				return &FileError{File: "script", Field: fmt.Sprintf("rules[%d].answers[%d].bodyFile", i, j), Reason: "a body file is read by LoadScript"}
+			}
+		}
+	}
+	h.script.Store(newScriptState(s))
+	return nil
+}
+
+// Script returns the script set (with no rules when none is).
+func (h *Handler) Script() Script {
+	if st := h.script.Load(); st != nil {
+		return st.script
+	}
+	return Script{Rules: []ScriptRule{}}
+}
+
+// find returns the first rule that matches r, whose body (as far as the
+// mock reads bodies) is body, and whether it answers: false once a "mock"
+// rule's sequence is played; -1 when none matches.
+func (st *scriptState) find(r *http.Request, body []byte) (int, bool) {
+	for i, rl := range st.script.Rules {
+		if st.matches(i, r, body) {
+			st.mu.Lock()
+			done := st.played[i] >= len(rl.Answers) && rl.Then == "mock"
+			st.mu.Unlock()
+			return i, !done
+		}
+	}
+	return -1, false
+}
+
+// next returns rule i's next answer and moves its sequence on.
+func (st *scriptState) next(i int) *ScriptAnswer {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	as := st.script.Rules[i].Answers
+	n := st.played[i]
+	st.played[i]++
+	return &as[min(n, len(as)-1)]
+}
+
+// readsBodies reports whether a rule matches on bodies.
+func (st *scriptState) readsBodies() bool {
+	for _, r := range st.script.Rules {
+		if r.Match.BodyContains != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// serveScripted answers r from the script when a rule matches it, and
+// reports whether it did. A counted rule's request is counted first, and
+// refused with 429 at a limit (its sequence does not move on).
+func (h *Handler) serveScripted(st *scriptState, w http.ResponseWriter, r *http.Request, e *logEntry) bool {
+	var body []byte
+	if st.readsBodies() && r.Body != nil {
+		body, _ = io.ReadAll(io.LimitReader(r.Body, h.cfg.maxBody))
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	i, answers := st.find(r, body)
+	if !answers {
+		return false
+	}
+	if st.script.Rules[i].Count {
+		if rule, known := h.cfg.limits.Match(r.Method, r.Host, r.URL.Path); known {
+			if id, err := parseToken(r.Header.Get("Authorization")); err == nil {
+				if e != nil {
+					e.scope, e.user, e.title = rule.Scope(), id.userhash, id.title
+				}
+				h.obs.scope(rule.Scope()).requests.Add(1)
+				if !h.admit(w, r, rule, id, e) {
+					return true
+				}
+			}
+		}
+	}
+	st.next(i).answer(w, r)
+	return true
+}
+
+func (st *scriptState) matches(i int, r *http.Request, body []byte) bool {
+	m := st.script.Rules[i].Match
+	switch {
+	case m.Method != "" && !strings.EqualFold(m.Method, r.Method),
+		m.Host != "" && !strings.EqualFold(m.Host, hostOnly(r.Host)),
+		m.Path != "" && r.URL.Path != m.Path,
+		m.PathPrefix != "" && !strings.HasPrefix(r.URL.Path, m.PathPrefix),
+		m.BodyContains != "" && !bytes.Contains(body, []byte(m.BodyContains)):
+		return false
+	}
+	if p := st.patterns[i]; p != nil {
+		var buf [maxParams]string
+		if _, ok := p.match(r.URL.Path, buf[:0]); !ok {
+			return false
+		}
+	}
+	if len(m.Query) > 0 {
+		q := r.URL.Query()
+		for k, v := range m.Query {
+			if !q.Has(k) || q.Get(k) != v {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// ruleName is how a rule is named in what the mock saw.
+func (st *scriptState) ruleName(i int) string {
+	if n := st.script.Rules[i].Name; n != "" {
+		return n
+	}
+	return "rules[" + strconv.Itoa(i) + "]"
+}
+
+// answer plays a scripted answer.
+func (a *ScriptAnswer) answer(w http.ResponseWriter, r *http.Request) {
+	if a.Latency > 0 || a.Fault == "hang" {
+		wait := time.Duration(a.Latency)
+		if a.Fault == "hang" {
+			wait = maxScriptLatency
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+			return
+		}
+		if a.Fault == "hang" {
+			panic(http.ErrAbortHandler)
+		}
+	}
+	if a.Fault == "reset" {
+		panic(http.ErrAbortHandler)
+	}
+	body, isJSON := a.body()
+	for k, v := range a.Headers {
+		w.Header().Set(k, v)
+	}
+	if isJSON && w.Header().Get("Content-Type") == "" {
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	}
+	status := a.Status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	if a.Fault == "truncate" {
+		tw := &truncWriter{ResponseWriter: w, code: status}
+		tw.Write(body)
+		tw.cut()
+		return
+	}
+	w.WriteHeader(status)
+	w.Write(body)
+}
+
+// body returns the answer's body and whether it is JSON.
+func (a *ScriptAnswer) body() ([]byte, bool) {
+	if len(a.Body) == 0 {
+		return nil, false
+	}
+	var s string
+	if a.Body[0] == '"' && json.Unmarshal(a.Body, &s) == nil {
+		return []byte(s), false
+	}
+	return a.Body, true
+}

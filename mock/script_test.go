@@ -1,0 +1,240 @@
+package mock
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/xblgo/fgrl/throttle"
+)
+
+const presenceURL = "https://userpresence.xboxlive.com/users/xuid(" + xuid1 + ")"
+
+// scriptFrom reads a script (JSON or YAML) or fails the test.
+func scriptFrom(t *testing.T, text string) Script {
+	t.Helper()
+	s, err := ReadScript(strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestScriptSequence: a three-answer sequence plays in order, then its
+// last answer repeats, or the mock's own behaviour resumes; other requests
+// are the mock's; scripted answers are not counted unless asked.
+func TestScriptSequence(t *testing.T) {
+	h := Must(New(Config{Script: scriptFrom(t, `
+rules:
+  - name: presence outage
+    match: {host: userpresence.xboxlive.com, method: GET, pathPattern: "/users/{user}"}
+    answers:
+      - {status: 503, headers: {Retry-After: "1"}}
+      - {status: 429, headers: {Retry-After: "30"}, body: {limitType: Rate}}
+      - {status: 200, body: {xuid: "1", state: Online}}
+  - match: {pathPrefix: /users/xuid(2533274799999999)/profile}
+    then: mock
+    answers: [{status: 500, body: "down"}]
+`)}))
+	var got []string
+	for range 5 {
+		r := do(t, h, "GET", presenceURL, Token(xuid1, title1), "")
+		got = append(got, r.header.Get("Retry-After")+" "+strings.TrimSpace(r.body)+" "+http.StatusText(r.status))
+	}
+	for range 2 {
+		r := do(t, h, "GET", "https://profile.xboxlive.com/users/xuid(2533274799999999)/profile/settings?settings=Gamertag", Token(xuid1, title1), "")
+		got = append(got, http.StatusText(r.status)+" "+r.header.Get("Content-Type"))
+	}
+	want := []string{"1  Service Unavailable", `30 {"limitType":"Rate"} Too Many Requests`, ` {"state":"Online","xuid":"1"} OK`,
+		` {"state":"Online","xuid":"1"} OK`, ` {"state":"Online","xuid":"1"} OK`,
+		"Internal Server Error ", "OK application/json; charset=utf-8"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want +got)\n%s", d)
+	}
+	presence, _ := h.Counts(throttle.Key{User: UserHash(xuid1), Title: title1, Scope: "presence/read"})
+	profile, _ := h.Counts(throttle.Key{User: UserHash(xuid1), Title: title1, Scope: "profile"})
+	if presence.Sustain.Count != 0 || profile.Sustain.Count != 1 {
+		t.Errorf("counted %d presence and %d profile calls, want 0 (scripted) and 1 (the mock's own)", presence.Sustain.Count, profile.Sustain.Count)
+	}
+}
+
+// TestScriptMatches: each kind of match, and a counted rule refused at the
+// limit before its sequence moves on.
+func TestScriptMatches(t *testing.T) {
+	h := Must(New(Config{Script: scriptFrom(t, `{"rules": [
+		{"match": {"method": "POST", "path": "/users/batch/profile/settings", "bodyContains": "\"Bio\""}, "answers": [{"status": 418}]},
+		{"match": {"query": {"settings": "Bio"}}, "answers": [{"status": 204}]},
+		{"match": {"host": "social.xboxlive.com"}, "count": true, "answers": [{"status": 201}, {"status": 202}]}
+	]}`)}))
+	tok := Token(xuid1, title1)
+	status := func(method, url, body string) int { return do(t, h, method, url, tok, body).status }
+	got := []int{
+		status("POST", "https://profile.xboxlive.com/users/batch/profile/settings", `{"userIds":["1"],"settings":["Bio"]}`),
+		status("POST", "https://profile.xboxlive.com/users/batch/profile/settings", `{"userIds":["1"],"settings":["Gamertag"]}`),
+		status("GET", "https://profile.xboxlive.com/users/me/profile/settings?settings=Bio", ""),
+		status("GET", "https://profile.xboxlive.com/users/me/profile/settings?settings=Gamertag", ""),
+	}
+	for range 11 {
+		got = append(got, status("GET", "https://social.xboxlive.com/users/me/people", ""))
+	}
+	want := []int{418, 200, 204, 200, 201, 202, 202, 202, 202, 202, 202, 202, 202, 202, 429}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want +got)\n%s", d)
+	}
+}
+
+// TestScriptFaults: latency, a reset, a hang until the client gives up and
+// a body cut short, inside a synctest bubble.
+func TestScriptFaults(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := Must(New(Config{Script: scriptFrom(t, `
+rules:
+  - match: {path: /slow}
+    answers: [{latency: 3s, body: {ok: true}}]
+  - match: {path: /reset}
+    answers: [{fault: reset}]
+  - match: {path: /hang}
+    answers: [{fault: hang}]
+  - match: {path: /cut}
+    answers: [{fault: truncate, body: {a: "0123456789"}}]
+`)}))
+		send := func(path string, timeout time.Duration) (string, time.Duration, error) {
+			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, "GET", "https://profile.xboxlive.com"+path, nil)
+			start := time.Now()
+			resp, err := h.RoundTrip(req)
+			if err != nil {
+				return "", time.Since(start), err
+			}
+			defer resp.Body.Close()
+			b, err := io.ReadAll(resp.Body)
+			return string(b), time.Since(start), err
+		}
+		if b, took, err := send("/slow", time.Minute); err != nil || took != 3*time.Second || b != `{"ok":true}` {
+			t.Errorf("latency: %q after %v, %v; want the body after 3s", b, took, err)
+		}
+		if _, _, err := send("/reset", time.Minute); err == nil {
+			t.Error("reset: answered")
+		}
+		if _, took, err := send("/hang", 20*time.Second); !errors.Is(err, context.DeadlineExceeded) || took != 20*time.Second {
+			t.Errorf("hang: %v after %v, want the client's deadline after 20s", err, took)
+		}
+		if b, _, err := send("/cut", time.Minute); err == nil || len(b) >= len(`{"a":"0123456789"}`) {
+			t.Errorf("truncate: %q, %v; want part of the body and an error", b, err)
+		}
+	})
+}
+
+// TestReadScriptErrors: a script that cannot be is refused with its line
+// and field, JSON or YAML.
+func TestReadScriptErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, file string
+		want       FileError
+	}{
+		{"no answers", "rules:\n  - match: {path: /x}\n    answers: []\n", FileError{Line: 3, Field: "rules[0].answers", Reason: "a rule needs an answer"}},
+		{"status", "rules:\n  - match: {path: /x}\n    answers:\n      - status: 200\n      - status: 99\n", FileError{Line: 5, Field: "rules[0].answers[1].status", Reason: "a status is 100 to 599"}},
+		{"fault", `{"rules": [{"match": {}, "answers": [{"fault": "explode"}]}]}`, FileError{Line: 1, Field: "rules[0].answers[0].fault", Reason: `want "reset", "hang" or "truncate"`}},
+		{"latency", "rules:\n  - match: {}\n    answers:\n      - latency: soon\n", FileError{Line: 4, Field: "rules[0].answers[0].latency", Reason: "not a duration"}},
+		{"two paths", "rules:\n  - match:\n      path: /a\n      pathPrefix: /b\n    answers: [{}]\n", FileError{Line: 2, Field: "rules[0].match", Reason: "name one of path, pathPrefix and pathPattern"}},
+		{"pattern", "rules:\n  - match: {pathPattern: \"users/{x}\"}\n    answers: [{}]\n", FileError{Line: 2, Field: "rules[0].match.pathPattern", Reason: "not a path pattern"}},
+		{"then", "rules:\n  - match: {}\n    then: stop\n    answers: [{}]\n", FileError{Line: 3, Field: "rules[0].then", Reason: `want "repeat" or "mock"`}},
+		{"unknown field", "rules:\n  - match: {}\n    answer: [{}]\n", FileError{Line: 3, Field: "rules[0].answer", Reason: "no such field"}},
+		{"header", "rules:\n  - match: {}\n    answers:\n      - headers: {\"Bad Name\": x}\n", FileError{Line: 4, Field: "rules[0].answers[0].headers", Reason: "a header name is a token"}},
+		{"body file", "rules:\n  - match: {}\n    answers: [{bodyFile: a.json}]\n", FileError{Field: "rules[0].answers[0].bodyFile", Reason: "a body file needs a script read from a file"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ReadScript(strings.NewReader(tc.file))
+			var got *FileError
+			if !errors.As(err, &got) {
+				t.Fatalf("error %v, want a *FileError", err)
+			}
+			if !strings.HasPrefix(got.Reason, tc.want.Reason) {
+				t.Errorf("reason %q, want it to start %q", got.Reason, tc.want.Reason)
+			}
+			got.Reason, tc.want.File = tc.want.Reason, "script"
+			if d := cmp.Diff(tc.want, *got); d != "" {
+				t.Errorf("(-want +got)\n%s", d)
+			}
+		})
+	}
+}
+
+// TestLoadScript: a script file's body files become its answers' bodies;
+// a missing one is refused.
+func TestLoadScript(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "people.json"), []byte(`{"people": []}`), 0o600)
+	os.WriteFile(filepath.Join(dir, "s.yaml"), []byte("rules:\n  - match: {path: /x}\n    answers: [{bodyFile: people.json}]\n"), 0o600)
+	s, err := LoadScript(filepath.Join(dir, "s.yaml"))
+	if err != nil || string(s.Rules[0].Answers[0].Body) != `{"people": []}` {
+		t.Fatalf("%+v, %v", s, err)
+	}
+	os.WriteFile(filepath.Join(dir, "bad.yaml"), []byte("rules:\n  - match: {path: /x}\n    answers: [{bodyFile: none.json}]\n"), 0o600)
+	if _, err := LoadScript(filepath.Join(dir, "bad.yaml")); err == nil || !strings.Contains(err.Error(), "rules[0].answers[0].bodyFile: cannot open") {
+		t.Errorf("a missing body file: %v", err)
+	}
+}
+
+// TestAdminScript: the admin API sets, shows and removes a script; a bad
+// one is refused with its line and changes nothing.
+func TestAdminScript(t *testing.T) {
+	h := NewHandler()
+	srv := serveAll(t, h)
+	call := func(method, body string) (int, string) {
+		req, _ := http.NewRequest(method, srv.URL+AdminPrefix+"api/script", strings.NewReader(body))
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	good := "rules:\n  - match: {host: profile.xboxlive.com}\n    answers: [{status: 503}]\n"
+	if code, body := call("PUT", good); code != 200 || !strings.Contains(body, `"status":503`) {
+		t.Fatalf("PUT: %d %s", code, body)
+	}
+	if code, body := call("PUT", "rules:\n  - match: {}\n    answers: [{status: 9}]\n"); code != 400 || !strings.Contains(body, "line 3: rules[0].answers[0].status") {
+		t.Errorf("a bad script: %d %s", code, body)
+	}
+	if r := do(t, h, "GET", profileURL, Token(xuid1, title1), ""); r.status != 503 {
+		t.Errorf("after a refused script: %d, want the first script's 503", r.status)
+	}
+	if code, _ := call("DELETE", ""); code != 204 {
+		t.Errorf("DELETE: %d", code)
+	}
+	if r := do(t, h, "GET", profileURL, Token(xuid1, title1), ""); r.status != 200 {
+		t.Errorf("after DELETE: %d, want the mock's 200", r.status)
+	}
+}
+
+// FuzzReadScript: any input is refused with a short *FileError or read
+// into a script that SetScript takes and that writes back as itself.
+func FuzzReadScript(f *testing.F) {
+	f.Add([]byte("rules:\n  - match: {pathPattern: \"/users/{user}\", query: {a: b}}\n    answers: [{status: 429, latency: 1s, body: {x: 1}}]\n"))
+	f.Add([]byte(`{"rules": [{"match": {"path": "/x"}, "then": "mock", "answers": [{"fault": "hang"}, {"body": "text"}]}]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, err := ReadScript(bytes.NewReader(b))
+		if err != nil {
+			var fe *FileError
+			if !errors.As(err, &fe) || len(err.Error()) > 400 {
+				t.Fatalf("error %T %q", err, err)
+			}
+			return
+		}
+		if err := NewHandler().SetScript(s); err != nil {
+			t.Fatalf("a script ReadScript took: %v", err)
+		}
+	})
+}

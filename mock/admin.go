@@ -376,6 +376,13 @@ type Metrics struct {
 	Keys        int                    // keys counted within the last sustain period that the mock lists
 	StoreKeys   int                    // keys the in-memory store holds, idle ones not yet dropped included; -1 with another store
 	StoreErrors int64                  // failures of the counts' store
+	// FaultSwitches counts the changes of the faults (SetFaults, the admin
+	// API); FaultsActive are the service faults in force now, by service;
+	// FaultsInjected the service faults answered, by scope and kind
+	// ("429", "500", "503", "reset", "latency").
+	FaultSwitches  int64
+	FaultsActive   map[string]int
+	FaultsInjected map[[2]string]int64
 }
 
 // Metrics returns the counters now.
@@ -384,7 +391,19 @@ func (h *Handler) Metrics() Metrics {
 	o.mu.Lock()
 	keys := len(o.keys)
 	o.mu.Unlock()
-	m := Metrics{Scopes: h.scopeCounts(), Keys: keys, StoreKeys: -1, StoreErrors: o.storeErrors.Load()}
+	m := Metrics{Scopes: h.scopeCounts(), Keys: keys, StoreKeys: -1, StoreErrors: o.storeErrors.Load(),
+		FaultSwitches: o.faultSwitches.Load(), FaultsActive: map[string]int{}, FaultsInjected: map[[2]string]int64{}}
+	now := h.cfg.now()
+	for _, sf := range h.faults.Load().Services {
+		if sf.Until.IsZero() || now.Before(sf.Until) {
+			m.FaultsActive[sf.Service]++
+		}
+	}
+	o.faults.Range(func(k, v any) bool {
+		scope, kind, _ := strings.Cut(k.(string), "\x00")
+		m.FaultsInjected[[2]string{scope, kind}] = v.(*atomic.Int64).Load()
+		return true
+	})
 	if s, ok := h.cfg.store.(*throttle.MemoryServerStore); ok {
 		m.StoreKeys = s.Len()
 	}

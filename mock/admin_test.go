@@ -120,7 +120,8 @@ func TestMetrics(t *testing.T) {
 	}
 	h.SetFaults(Faults{ErrorRate: 1, Seed: 2})
 	getProfile(t, srv) // still a 429: faults apply to admitted requests
-	want := Metrics{Scopes: map[string]ScopeCounts{"profile": {Requests: 13, Throttled: 3}}, Keys: 1, StoreKeys: 1}
+	want := Metrics{Scopes: map[string]ScopeCounts{"profile": {Requests: 13, Throttled: 3}}, Keys: 1, StoreKeys: 1,
+		FaultSwitches: 1, FaultsActive: map[string]int{}, FaultsInjected: map[[2]string]int64{}}
 	if diff := cmp.Diff(want, h.Metrics()); diff != "" {
 		t.Errorf("metrics (-want +got):\n%s", diff)
 	}

@@ -1,16 +1,24 @@
 package mock
 
 import (
+	"cmp"
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/xblgo/fgrl/limits"
+	"github.com/xblgo/fgrl/throttle"
 )
 
 // fault applies the configured faults to an admitted request. It reports
 // whether it has answered (or aborted) the request; otherwise it returns the
 // writer to serve it with, which may cut the answer short.
-func (h *Handler) fault(w http.ResponseWriter, r *http.Request, scope string) (http.ResponseWriter, bool) {
+func (h *Handler) fault(w http.ResponseWriter, r *http.Request, rule *limits.Rule) (http.ResponseWriter, bool) {
+	scope := rule.Scope()
 	f := h.faults.Load()
+	if done := h.serviceFault(w, r, rule, f); done {
+		return w, true
+	}
 	if f.Latency > 0 {
 		t := time.NewTimer(f.Latency)
 		select {
@@ -71,4 +79,61 @@ func (t *truncWriter) cut() {
 		f.Flush()
 	}
 	panic(http.ErrAbortHandler)
+}
+
+// serviceFault applies the first of the service faults in force for rule,
+// and reports whether it has answered (or aborted) the request.
+func (h *Handler) serviceFault(w http.ResponseWriter, r *http.Request, rule *limits.Rule, f *Faults) bool {
+	now := h.cfg.now()
+	for i := range f.Services {
+		sf := &f.Services[i]
+		if !sf.active(rule, now) || (sf.Rate > 0 && !h.roll(sf.Rate)) {
+			continue
+		}
+		if sf.Latency > 0 {
+			t := time.NewTimer(time.Duration(sf.Latency))
+			select {
+			case <-t.C:
+			case <-r.Context().Done():
+				t.Stop()
+				return true
+			}
+		}
+		kind := strconv.Itoa(sf.Status)
+		if sf.Reset {
+			kind = "reset"
+		} else if sf.Status == 0 {
+			kind = "latency"
+		}
+		h.obs.injected(rule.Scope(), kind)
+		switch {
+		case sf.Reset:
+			panic(http.ErrAbortHandler)
+		case sf.Status == http.StatusTooManyRequests:
+			wait := cmp.Or(time.Duration(sf.RetryAfter), 30*time.Second)
+			h.obs.scope(rule.Scope()).throttled.Add(1)
+			l := rule.Limit()
+			h.write429(w, rule, throttle.Decision{Limiter: throttle.Burst, RetryAfter: wait,
+				Burst: throttle.WindowState{Count: l.Burst + 1, Limit: l.Burst, Reset: wait}}, "{userId;titleId}", now)
+		case sf.Status != 0:
+			if sf.Status == http.StatusServiceUnavailable {
+				h.obs.scope(rule.Scope()).unavailable.Add(1)
+				if sf.RetryAfter > 0 {
+					h.setRetryAfter(w.Header(), time.Duration(sf.RetryAfter), now)
+				}
+			}
+			writeError(w, sf.Status, http.StatusText(sf.Status), "injected service fault")
+		default:
+			return false // latency only: the mock answers
+		}
+		return true
+	}
+	return false
+}
+
+// roll reports whether a fault of probability p happens now.
+func (h *Handler) roll(p float64) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.rng.Float64() < p
 }

@@ -34,11 +34,15 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/throttle"
@@ -108,6 +112,22 @@ func (h *Handler) SetFaults(f Faults) error {
 	if err := f.Check(); err != nil {
 		return err
 	}
+	now := h.cfg.now()
+	f.Services = slices.Clone(f.Services)
+	for i := range f.Services {
+		sf := &f.Services[i]
+		if _, ok := h.cfg.limits.ByScope(sf.Service); !ok && !h.hasService(sf.Service) {
+			return fmt.Errorf("mock: services[%d]: no rule has service or scope %s", i, safetext.Quote(sf.Service, 60))
+		}
+		if sf.For > 0 && sf.Until.IsZero() {
+			sf.Until = now.Add(time.Duration(sf.For)).UTC()
+		}
+	}
+	h.obs.faultSwitches.Add(1)
+	if h.cfg.logger != nil {
+		h.cfg.logger.Info("fgrl mock: faults set", "errorRate", f.ErrorRate, "resetRate", f.ResetRate, "truncateRate", f.TruncateRate,
+			"latency", f.Latency, "services", describeServiceFaults(f.Services))
+	}
 	h.mu.Lock()
 	if old := h.faults.Load(); old.Seed != f.Seed {
 		h.rng = rand.New(rand.NewPCG(f.Seed, f.Seed^0x9e3779b97f4a7c15))
@@ -169,7 +189,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, e *logEntry) {
 	if !h.admit(w, r, rule, id, e) {
 		return
 	}
-	w, done := h.fault(w, r, rule.Scope())
+	w, done := h.fault(w, r, rule)
 	if done {
 		return
 	}
@@ -205,4 +225,39 @@ func Must(h *Handler, err error) *Handler {
 		panic(err)
 	}
 	return h
+}
+
+// hasService reports whether a rule of the limits has service s.
+func (h *Handler) hasService(s string) bool {
+	for _, r := range h.cfg.limits.Rules {
+		if r.Service == s {
+			return true
+		}
+	}
+	return false
+}
+
+// describeServiceFaults writes service faults for the log, one phrase each.
+func describeServiceFaults(sfs []ServiceFault) string {
+	parts := make([]string, 0, len(sfs))
+	for _, sf := range sfs {
+		p := sf.Service + ":"
+		if sf.Status != 0 {
+			p += " " + strconv.Itoa(sf.Status)
+		}
+		if sf.Reset {
+			p += " reset"
+		}
+		if sf.Latency > 0 {
+			p += " +" + time.Duration(sf.Latency).String()
+		}
+		if sf.Rate > 0 {
+			p += fmt.Sprintf(" %.0f%%", 100*sf.Rate)
+		}
+		if !sf.Until.IsZero() {
+			p += " until " + sf.Until.Format(time.RFC3339)
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, "; ")
 }

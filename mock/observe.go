@@ -21,8 +21,10 @@ const (
 // scope counters, the keys seen lately, and the latest 429s. It costs an
 // atomic add and a map update per request, and runs no goroutine.
 type observatory struct {
-	scopes      sync.Map // scope → *scopeCounts
-	storeErrors atomic.Int64
+	scopes        sync.Map // scope → *scopeCounts
+	storeErrors   atomic.Int64
+	faultSwitches atomic.Int64 // SetFaults calls
+	faults        sync.Map     // scope + "\x00" + kind → *atomic.Int64: service faults injected
 
 	mu     sync.Mutex
 	keys   map[throttle.Key]keySeen
@@ -159,4 +161,15 @@ func (o *observatory) forget(k *throttle.Key) {
 		delete(o.keys, *k)
 		o.bytes -= keyBytes(*k)
 	}
+}
+
+// injected notes a service fault of kind ("429", "503", "reset", ...)
+// answered at scope.
+func (o *observatory) injected(scope, kind string) {
+	k := scope + "\x00" + kind
+	v, ok := o.faults.Load(k)
+	if !ok {
+		v, _ = o.faults.LoadOrStore(k, new(atomic.Int64))
+	}
+	v.(*atomic.Int64).Add(1)
 }

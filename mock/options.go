@@ -165,6 +165,38 @@ type Faults struct {
 	RetryAfter RetryAfterMode `json:"retryAfter"`
 	// Seed seeds the fault dice, so a run can be repeated.
 	Seed uint64 `json:"seed"`
+	// Services are faults of one service each, as an outage of that
+	// service alone: "presence answering 429 for two minutes".
+	Services []ServiceFault `json:"services,omitempty"`
+}
+
+// ServiceFault makes one service misbehave: for the requests to it (or to
+// one of its rules' scopes), a share of them or all, for a span of time or
+// until changed, it answers Status (429 with the documented body, 500 or
+// 503, with RetryAfter), after Latency, or resets the connection. The
+// request is counted by FGRL first, as every request is.
+type ServiceFault struct {
+	// Service is a rule's service ("presence") or scope
+	// ("presence/write").
+	Service string `json:"service"`
+	// Status is 429, 500 or 503; 0 answers as the mock would (after
+	// Latency, unless Reset).
+	Status int `json:"status,omitempty"`
+	// RetryAfter is the wait a 429 or 503 asks for (0: 30 s for 429, none
+	// for 503).
+	RetryAfter Duration `json:"retryAfter,omitempty"`
+	// Latency delays the answer.
+	Latency Duration `json:"latency,omitempty"`
+	// Reset closes the connection without an answer.
+	Reset bool `json:"reset,omitempty"`
+	// Rate is the share of the service's requests that get the fault; 0
+	// means all of them.
+	Rate float64 `json:"rate,omitempty"`
+	// For is how long the fault lasts from when it is set (0: until
+	// changed); Until is when it ends, which setting the faults works out
+	// from For.
+	For   Duration  `json:"for,omitempty"`
+	Until time.Time `json:"until,omitzero"`
 }
 
 // Check reports faults that cannot be: rates outside [0, 1] or adding up
@@ -178,7 +210,35 @@ func (f Faults) Check() error {
 	case int(f.RetryAfter) >= len(retryAfterNames):
 		return errors.New("mock: unknown Retry-After mode")
 	}
+	for i, sf := range f.Services {
+		if err := sf.check(); err != nil {
+			return fmt.Errorf("mock: services[%d]: %w", i, err)
+		}
+	}
 	return nil
+}
+
+func (sf *ServiceFault) check() error {
+	switch {
+	case sf.Service == "" || len(sf.Service) > 100:
+		return errors.New("name the service (such as presence) or a rule's scope (presence/write)")
+	case sf.Status != 0 && sf.Status != 429 && sf.Status != 500 && sf.Status != 503:
+		return errors.New("status is 429, 500 or 503")
+	case sf.Status == 0 && sf.Latency == 0 && !sf.Reset:
+		return errors.New("a fault needs a status, a latency or a reset")
+	case sf.Rate < 0 || sf.Rate > 1:
+		return errors.New("rate is a share, 0 to 1")
+	case sf.RetryAfter < 0 || sf.Latency < 0 || sf.For < 0 || time.Duration(sf.Latency) > maxScriptLatency:
+		return errors.New("retryAfter, latency and for are not negative, and latency is at most 10m")
+	case sf.RetryAfter == badDuration || sf.Latency == badDuration || sf.For == badDuration:
+		return errors.New(`a duration is written such as "2m" or "250ms"`)
+	}
+	return nil
+}
+
+// active reports whether the fault applies to a request for rule at now.
+func (sf *ServiceFault) active(rule *limits.Rule, now time.Time) bool {
+	return (sf.Service == rule.Service || sf.Service == rule.Scope()) && (sf.Until.IsZero() || now.Before(sf.Until))
 }
 
 // RetryAfterMode is how the mock writes Retry-After.

@@ -11,6 +11,7 @@ require (
 	github.com/cenkalti/backoff/v4 v4.3.0 // indirect
 	github.com/chromedp/cdproto v0.159.0 // indirect
 	github.com/go-json-experiment/json v1.27.2 // indirect
+	go.yaml.in/yaml/v3 v3.0.6 // indirect
 )
 
 replace github.com/xblgo/fgrl => ../

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -75,5 +76,52 @@ func TestLivePage(t *testing.T) {
 	}
 	if errs := scriptErrors(); len(errs) > 0 {
 		t.Errorf("script errors: %v", errs)
+	}
+}
+
+// TestLivePageOutage starts a presence outage from the live page's form:
+// the mock's faults hold it, the page shows it, and a bad service is
+// refused with the admin API's error on the page.
+func TestLivePageOutage(t *testing.T) {
+	ctx, scriptErrors := Start(t, 60*time.Second)
+	h := mock.NewHandler()
+	srv := httptest.NewServer(h.WithAdmin(mock.AdminAccess{}, nil))
+	defer srv.Close()
+	submit := func(service string) {
+		t.Helper()
+		if err := chromedp.Do(ctx,
+			chromedp.SetValue(chromedp.CSS(`#outage input[name=service]`), service),
+			chromedp.Click(chromedp.CSS(`#outage button`)),
+		); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/_fgrl/")); err != nil {
+		t.Fatal(err)
+	}
+	submit("presence")
+	shown := `document.getElementById('faults').textContent.includes('"service": "presence"') ? 'yes' : null`
+	if _, err := chromedp.Run(ctx, chromedp.Poll[string](shown, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+		t.Fatalf("the page never showed the outage: %v", err)
+	}
+	if f := h.Faults(); len(f.Services) != 1 || f.Services[0].Service != "presence" || f.Services[0].Status != 429 || f.Services[0].Until.IsZero() {
+		t.Errorf("faults after the form: %+v", f.Services)
+	}
+	submit("nobody")
+	refused := `document.getElementById('outagemsg').textContent.includes('no rule has service') ? 'yes' : null`
+	if _, err := chromedp.Run(ctx, chromedp.Poll[string](refused, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+		t.Errorf("a bad service was not refused on the page: %v", err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#endall`))); err != nil {
+		t.Fatal(err)
+	}
+	ended := `document.getElementById('outagemsg').textContent === 'set' ? 'yes' : null`
+	if _, err := chromedp.Run(ctx, chromedp.Poll[string](ended, chromedp.WithPollingTimeout(10*time.Second))); err != nil || len(h.Faults().Services) != 0 {
+		t.Errorf("ending the faults: %v, %+v", err, h.Faults().Services)
+	}
+	for _, e := range scriptErrors() {
+		if !strings.Contains(e, "status of 400") { // the refusal asked for
+			t.Errorf("script error: %v", e)
+		}
 	}
 }

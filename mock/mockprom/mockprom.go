@@ -49,10 +49,14 @@ var (
 	descKeys        = prometheus.NewDesc("fgrl_mock_keys", "Keys counted within the last sustain period that the mock lists.", nil, nil)
 	descStoreKeys   = prometheus.NewDesc("fgrl_mock_store_keys", "Keys the in-memory store holds, idle ones not yet dropped included.", nil, nil)
 	descStoreErrors = prometheus.NewDesc("fgrl_mock_store_errors_total", "Failures of the counts' store.", nil, nil)
+	descSwitches    = prometheus.NewDesc("fgrl_mock_fault_switches_total", "Changes of the faults in force (SetFaults, the admin API).", nil, nil)
+	descActive      = prometheus.NewDesc("fgrl_mock_service_faults", "Service faults in force now, by service or scope.", []string{"service"}, nil)
+	descInjected    = prometheus.NewDesc("fgrl_mock_service_faults_injected_total", "Service faults answered, by rule scope and kind (429, 500, 503, reset, latency).", []string{"scope", "kind"}, nil)
 )
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descRequests, descThrottled, descUnavailable, descKeys, descStoreKeys, descStoreErrors} {
+	for _, d := range []*prometheus.Desc{descRequests, descThrottled, descUnavailable, descKeys, descStoreKeys, descStoreErrors,
+		descSwitches, descActive, descInjected} {
 		ch <- d
 	}
 }
@@ -69,4 +73,11 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descStoreKeys, prometheus.GaugeValue, float64(m.StoreKeys))
 	}
 	ch <- prometheus.MustNewConstMetric(descStoreErrors, prometheus.CounterValue, float64(m.StoreErrors))
+	ch <- prometheus.MustNewConstMetric(descSwitches, prometheus.CounterValue, float64(m.FaultSwitches))
+	for service, n := range m.FaultsActive {
+		ch <- prometheus.MustNewConstMetric(descActive, prometheus.GaugeValue, float64(n), service)
+	}
+	for k, n := range m.FaultsInjected {
+		ch <- prometheus.MustNewConstMetric(descInjected, prometheus.CounterValue, float64(n), k[0], k[1])
+	}
 }

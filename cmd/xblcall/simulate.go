@@ -17,8 +17,8 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"github.com/xblgo/fgrl/analyze"
-	"github.com/xblgo/fgrl/cmd/xblcall/internal/har"
 	"github.com/xblgo/fgrl/cmd/xblcall/internal/sim"
+	"github.com/xblgo/fgrl/internal/har"
 	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/limits"
 )
@@ -152,7 +152,9 @@ func (t *harTrace) tap(next http.RoundTripper, now func() time.Time) http.RoundT
 }
 
 func (t *harTrace) write(c *analyze.Call) {
-	if err := t.w.Write(c); err != nil {
+	e := har.Entry{Time: c.Time, Duration: c.Duration, Method: c.Method, URL: c.URL, Authorization: c.Authorization,
+		RequestBody: c.RequestBody, Status: c.Status, RetryAfter: c.RetryAfter, ResponseBody: c.ResponseBody}
+	if err := t.w.Write(&e); err != nil {
 		t.mu.Lock()
 		t.err = cmp.Or(t.err, err)
 		t.mu.Unlock()

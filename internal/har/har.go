@@ -1,5 +1,6 @@
 // Package har writes HTTP Archive (HAR 1.2) traces, the format browsers,
-// Fiddler and proxies export, one entry at a time; analyze.ReadHAR reads
+// Fiddler and proxies export, one entry at a time, for xblcall simulate
+// --har and the mock's record of the calls it saw; analyze.ReadHAR reads
 // them. It never writes a token.
 package har
 

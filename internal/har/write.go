@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/xblgo/fgrl/analyze"
 	"github.com/xblgo/fgrl/internal/xblauth"
 )
 
@@ -32,9 +31,21 @@ func NewWriter(w io.Writer) *Writer {
 	return hw
 }
 
+// Entry is one call: its request and answer as recorded.
+type Entry struct {
+	Time          time.Time
+	Duration      time.Duration
+	Method, URL   string
+	Authorization string // written redacted
+	RequestBody   []byte
+	Status        int
+	RetryAfter    string
+	ResponseBody  []byte
+}
+
 // Write appends one call as an entry: its request and answer, the bodies
 // as recorded, the Authorization header redacted.
-func (hw *Writer) Write(c *analyze.Call) error {
+func (hw *Writer) Write(c *Entry) error {
 	b, err := json.Marshal(raw(c))
 	hw.mu.Lock()
 	defer hw.mu.Unlock()
@@ -73,7 +84,7 @@ func (hw *Writer) Close() error {
 	return hw.err
 }
 
-func raw(c *analyze.Call) rawEntry {
+func raw(c *Entry) rawEntry {
 	r := rawEntry{StartedDateTime: c.Time.UTC().Format(time.RFC3339Nano), Time: float64(c.Duration) / float64(time.Millisecond)}
 	r.Timings.Wait = r.Time
 	r.Request = rawRequest{Method: c.Method, URL: c.URL, HTTPVersion: "HTTP/1.1", Headers: []header{},

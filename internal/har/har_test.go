@@ -41,14 +41,14 @@ func TestRoundTrip(t *testing.T) {
 	var buf bytes.Buffer
 	w := NewWriter(&buf)
 	for i := range in {
-		if err := w.Write(&in[i]); err != nil {
+		if err := w.Write(entryOf(&in[i])); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Write(&in[0]); err == nil {
+	if err := w.Write(entryOf(&in[0])); err == nil {
 		t.Error("Write after Close succeeded")
 	}
 	if strings.Contains(buf.String(), "secret") {
@@ -72,7 +72,7 @@ func TestRecorderToFile(t *testing.T) {
 	defer srv.Close()
 	var buf bytes.Buffer
 	w := NewWriter(&buf)
-	rec := &analyze.Recorder{Now: func() time.Time { return t0 }, Add: func(c *analyze.Call) { w.Write(c) }}
+	rec := &analyze.Recorder{Now: func() time.Time { return t0 }, Add: func(c *analyze.Call) { w.Write(entryOf(c)) }}
 	req, _ := http.NewRequest("GET", srv.URL+"/x", nil)
 	req.Host = "profile.xboxlive.com"
 	req.Header.Set("Authorization", "XBL3.0 x=1;secret")
@@ -90,4 +90,10 @@ func TestRecorderToFile(t *testing.T) {
 	if diff := cmp.Diff(want, read(t, buf.Bytes()), cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("recorded (-want +got):\n%s", diff)
 	}
+}
+
+// entryOf is a recorded call as an entry.
+func entryOf(c *analyze.Call) *Entry {
+	return &Entry{Time: c.Time, Duration: c.Duration, Method: c.Method, URL: c.URL, Authorization: c.Authorization,
+		RequestBody: c.RequestBody, Status: c.Status, RetryAfter: c.RetryAfter, ResponseBody: c.ResponseBody}
 }

@@ -86,6 +86,13 @@ func (h *Handler) adminMux(metrics http.Handler) *http.ServeMux {
 		h.SetWorld(World{}) // the default world always checks
 		w.WriteHeader(http.StatusNoContent)
 	})
+	mux.HandleFunc("GET "+AdminPrefix+"api/calls", h.apiCalls)
+	mux.HandleFunc("GET "+AdminPrefix+"api/calls.har", h.apiCallsHAR)
+	mux.HandleFunc("DELETE "+AdminPrefix+"api/calls", func(w http.ResponseWriter, _ *http.Request) {
+		h.ForgetCalls()
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("POST "+AdminPrefix+"api/check", h.apiCheck)
 	mux.HandleFunc("GET "+AdminPrefix+"api/script", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, h.Script())
 	})
@@ -295,6 +302,48 @@ func (h *Handler) apiSetScript(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, h.Script())
+}
+
+func (h *Handler) apiCalls(w http.ResponseWriter, r *http.Request) {
+	f, err := callsQuery(r)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, apiError{err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, h.Calls(f))
+}
+
+func (h *Handler) apiCallsHAR(w http.ResponseWriter, r *http.Request) {
+	f, err := callsQuery(r)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, apiError{err.Error()})
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Disposition", `attachment; filename="fgrl-mock-calls.har"`)
+	h.WriteHAR(w, f)
+}
+
+// apiCheck runs Check with the options in the body: 200 when it passes,
+// 422 with the failures when it does not (so curl --fail fails).
+func (h *Handler) apiCheck(w http.ResponseWriter, r *http.Request) {
+	var o CheckOptions
+	dec := json.NewDecoder(io.LimitReader(r.Body, 64<<10))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&o); err != nil && err != io.EOF {
+		writeJSON(w, http.StatusBadRequest, apiError{"check: " + reasonOf(err.Error())})
+		return
+	}
+	res, err := h.Check(o)
+	if err != nil {
+		writeJSON(w, http.StatusInternalServerError, apiError{"check: " + safetext.Clip(err.Error(), 200)})
+		return
+	}
+	status := http.StatusOK
+	if !res.OK {
+		status = http.StatusUnprocessableEntity
+	}
+	writeJSON(w, status, res)
 }
 
 type apiError struct {

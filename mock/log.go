@@ -9,27 +9,13 @@ import (
 	"github.com/xblgo/fgrl/throttle"
 )
 
-// logEntry is what serve counted of one request, for Config.Logger.
+// logEntry is what serve learnt of one request, for Config.Logger and
+// the record of calls.
 type logEntry struct {
-	scope, user, title string
+	scope, user, title string // user: the userhash
+	xuid, script       string
 	d                  throttle.Decision
 	counted            bool
-}
-
-// serveLogged serves r and logs it, also when the answer is aborted.
-func (h *Handler) serveLogged(w http.ResponseWriter, r *http.Request) {
-	var e logEntry
-	lw := &statusWriter{ResponseWriter: w}
-	start := time.Now()
-	aborted := true
-	defer func() {
-		h.logRequest(r, &e, lw.status, aborted, time.Since(start))
-	}()
-	h.serve(lw, r, &e)
-	aborted = false
-	if lw.status == 0 {
-		lw.status = http.StatusOK
-	}
 }
 
 func (h *Handler) logRequest(r *http.Request, e *logEntry, status int, aborted bool, took time.Duration) {

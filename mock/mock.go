@@ -66,6 +66,7 @@ type Handler struct {
 	world   atomic.Pointer[worldIndex]
 	worldMu sync.Mutex
 	script  atomic.Pointer[scriptState] // nil: no script
+	calls   callLog
 	live    liveFeed                    // the event streams' shared snapshot
 }
 
@@ -138,13 +139,9 @@ func (h *Handler) SetFaults(f Faults) error {
 }
 
 // ServeHTTP counts the request against its user + title + service and
-// either refuses it (429) or serves it.
+// either refuses it (429) or serves it, and records it (Calls).
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if h.cfg.logger == nil {
-		h.serve(w, r, nil)
-		return
-	}
-	h.serveLogged(w, r)
+	h.serveObserved(w, r)
 }
 
 // serve answers r; when e is not nil it notes what it counted there.
@@ -183,7 +180,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, e *logEntry) {
 		}
 	}
 	if e != nil {
-		e.scope, e.user, e.title = rule.Scope(), id.userhash, id.title
+		e.scope, e.user, e.title, e.xuid = rule.Scope(), id.userhash, id.title, id.xuid
 	}
 	h.obs.scope(rule.Scope()).requests.Add(1)
 	if !h.admit(w, r, rule, id, e) {

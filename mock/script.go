@@ -362,17 +362,21 @@ func (h *Handler) serveScripted(st *scriptState, w http.ResponseWriter, r *http.
 	if !answers {
 		return false
 	}
-	if st.script.Rules[i].Count {
-		if rule, known := h.cfg.limits.Match(r.Method, r.Host, r.URL.Path); known {
-			if id, err := parseToken(r.Header.Get("Authorization")); err == nil {
-				if e != nil {
-					e.scope, e.user, e.title = rule.Scope(), id.userhash, id.title
-				}
-				h.obs.scope(rule.Scope()).requests.Add(1)
-				if !h.admit(w, r, rule, id, e) {
-					return true
-				}
-			}
+	rule, known := h.cfg.limits.Match(r.Method, r.Host, r.URL.Path)
+	id, err := parseToken(r.Header.Get("Authorization"))
+	if e != nil {
+		e.script = st.ruleName(i)
+		if known {
+			e.scope = rule.Scope()
+		}
+		if err == nil {
+			e.user, e.title, e.xuid = id.userhash, id.title, id.xuid
+		}
+	}
+	if st.script.Rules[i].Count && known && err == nil {
+		h.obs.scope(rule.Scope()).requests.Add(1)
+		if !h.admit(w, r, rule, id, e) {
+			return true
 		}
 	}
 	st.next(i).answer(w, r)

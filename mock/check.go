@@ -1,0 +1,127 @@
+package mock
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/xblgo/fgrl/analyze"
+	"github.com/xblgo/fgrl/internal/safetext"
+)
+
+// CheckOptions says what Check asserts of the calls the mock saw (those
+// since Since, when it is set).
+type CheckOptions struct {
+	// No429 fails when any call was answered 429: the code under test was
+	// throttled (XSAPI asserts on every 429 in a development sandbox).
+	No429 bool `json:"no429,omitempty"`
+	// Certify fails when the trace analyzer's rules fail what the mock saw
+	// (analyze's red verdict), with the failing findings.
+	Certify bool `json:"certify,omitempty"`
+	// Expect fails when a filter matches another number of calls.
+	Expect []Expectation  `json:"expect,omitempty"`
+	Since  time.Time      `json:"since,omitzero"`
+	Rules  *analyze.Rules `json:"-"` // the analyzer's rules (nil: the trace analyzer's own)
+}
+
+// Expectation is how many calls a filter should match.
+type Expectation struct {
+	CallFilter
+	Count int `json:"count"`
+}
+
+// CheckResult is Check's verdict: OK, or what failed, one line each.
+type CheckResult struct {
+	OK       bool     `json:"ok"`
+	Failures []string `json:"failures"`
+	// Report is the analyzer's, with Certify.
+	Report *analyze.Report `json:"report,omitempty"`
+}
+
+// maxCheckLines bounds the failures a check lists of one kind.
+const maxCheckLines = 20
+
+// Check asserts what opts asks of the calls the mock saw.
+func (h *Handler) Check(opts CheckOptions) (CheckResult, error) {
+	res := CheckResult{Failures: []string{}}
+	since := CallFilter{Since: opts.Since}
+	if opts.No429 {
+		f := since
+		f.Status = http.StatusTooManyRequests
+		throttled := h.Calls(f)
+		for i, c := range throttled {
+			if i == maxCheckLines {
+				res.Failures = append(res.Failures, fmt.Sprintf("429: and %d more", len(throttled)-i))
+				break
+			}
+			res.Failures = append(res.Failures, fmt.Sprintf("429: %s %s at %s (scope %s, Retry-After %s)",
+				c.Method, safetext.Clip(c.URL, 120), c.Time.Format(time.RFC3339Nano), c.Scope, c.RetryAfter))
+		}
+	}
+	for _, x := range opts.Expect {
+		f := x.CallFilter
+		if f.Since.IsZero() {
+			f.Since = opts.Since
+		}
+		if n := len(h.Calls(f)); n != x.Count {
+			res.Failures = append(res.Failures, fmt.Sprintf("expected %d calls %s, saw %d", x.Count, describeFilter(x.CallFilter), n))
+		}
+	}
+	if opts.Certify {
+		rep, err := h.certify(since, opts.Rules)
+		if err != nil {
+			return CheckResult{}, err
+		}
+		res.Report = rep
+		n := 0
+		for _, f := range rep.Findings {
+			if f.Level != analyze.Fail {
+				continue
+			}
+			if n++; n > maxCheckLines {
+				res.Failures = append(res.Failures, fmt.Sprintf("certification: and %d more failing findings", rep.Fails-maxCheckLines))
+				break
+			}
+			res.Failures = append(res.Failures, fmt.Sprintf("certification: %s %s: %s", f.Rule, f.Service, safetext.Clip(f.Reason, 200)))
+		}
+	}
+	res.OK = len(res.Failures) == 0
+	return res, nil
+}
+
+// certify runs the trace analyzer's rules over the calls f matches.
+func (h *Handler) certify(f CallFilter, rules *analyze.Rules) (*analyze.Report, error) {
+	calls := h.Calls(f)
+	in := make([]analyze.Call, 0, len(calls))
+	for i, c := range calls {
+		in = append(in, analyze.Call{Index: i, Time: c.Time, Duration: c.Duration, Method: c.Method, URL: c.URL, Status: c.Status,
+			RetryAfter: c.RetryAfter, RequestBody: c.body, Authorization: c.authorization()})
+	}
+	return analyze.Analyze(in, h.cfg.limits, rules)
+}
+
+// describeFilter writes a filter as a test's failure reads it.
+func describeFilter(f CallFilter) string {
+	var parts []string
+	add := func(name, v string) {
+		if v != "" {
+			parts = append(parts, name+"="+safetext.Clip(v, 80))
+		}
+	}
+	add("method", f.Method)
+	add("host", f.Host)
+	if f.PathPrefix != "" {
+		add("path", f.PathPrefix+"*")
+	}
+	add("scope", f.Scope)
+	add("xuid", f.XUID)
+	add("script", f.Script)
+	if f.Status != 0 {
+		add("status", fmt.Sprint(f.Status))
+	}
+	if len(parts) == 0 {
+		return "(any)"
+	}
+	return "(" + strings.Join(parts, " ") + ")"
+}

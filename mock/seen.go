@@ -1,0 +1,237 @@
+package mock
+
+import (
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/xblgo/fgrl/internal/har"
+	"github.com/xblgo/fgrl/internal/safetext"
+	"github.com/xblgo/fgrl/internal/xblauth"
+)
+
+// Call is a request the mock received, as a test asserts on it: Calls
+// lists them, the admin API serves them (/_fgrl/api/calls, and as HAR
+// /_fgrl/api/calls.har, which xblcall analyze reads).
+type Call struct {
+	Time   time.Time `json:"time"`
+	Method string    `json:"method"`
+	// URL is https://host/path?query as received (clipped to 1 KiB).
+	URL   string `json:"url"`
+	XUID  string `json:"xuid,omitempty"` // the token's user; "" without a token the mock minted
+	Title string `json:"title,omitempty"`
+	// Scope is the limits rule the request fell under ("presence/read").
+	Scope string `json:"scope,omitempty"`
+	// Status is the answer's status; 0 with Aborted, for a connection
+	// closed without an answer (a reset fault).
+	Status     int    `json:"status"`
+	Aborted    bool   `json:"aborted,omitempty"`
+	RetryAfter string `json:"retryAfter,omitempty"`
+	// Script is the scripted rule that answered ("" for the mock's own
+	// answer).
+	Script   string        `json:"script,omitempty"`
+	Duration time.Duration `json:"durationNs"`
+
+	userhash string
+	body     []byte // the request's body, up to maxCallBody
+}
+
+// Bounds of the record of calls: the latest maxCalls, and at most
+// maxCallsBytes of their URLs and bodies; older calls go first.
+const (
+	maxCalls      = 10_000
+	maxCallURL    = 1 << 10
+	maxCallBody   = 16 << 10
+	maxCallsBytes = 32 << 20
+)
+
+// callLog is the record of calls, a ring bounded in calls and bytes.
+type callLog struct {
+	mu      sync.Mutex
+	calls   []Call // oldest first
+	bytes   int
+	dropped int // calls no longer held
+}
+
+func (l *callLog) add(c Call) {
+	size := len(c.URL) + len(c.body) + 64
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for len(l.calls) > 0 && (len(l.calls) >= maxCalls || l.bytes+size > maxCallsBytes) {
+		l.bytes -= len(l.calls[0].URL) + len(l.calls[0].body) + 64
+		l.calls[0] = Call{}
+		l.calls = l.calls[1:]
+		l.dropped++
+	}
+	l.calls = append(l.calls, c)
+	l.bytes += size
+}
+
+// CallFilter picks calls; an empty field matches any.
+type CallFilter struct {
+	Method string `json:"method,omitempty"`
+	Host   string `json:"host,omitempty"`
+	// PathPrefix matches the start of the path.
+	PathPrefix string `json:"pathPrefix,omitempty"`
+	// Scope is a limits rule's scope ("presence/read") or service
+	// ("presence").
+	Scope  string    `json:"scope,omitempty"`
+	XUID   string    `json:"xuid,omitempty"`
+	Status int       `json:"status,omitempty"`
+	Script string    `json:"script,omitempty"` // "*": any scripted answer
+	Since  time.Time `json:"since,omitzero"`
+}
+
+func (f *CallFilter) match(c *Call) bool {
+	host, path := splitCallURL(c.URL)
+	service, _, _ := strings.Cut(c.Scope, "/")
+	switch {
+	case f.Method != "" && !strings.EqualFold(f.Method, c.Method),
+		f.Host != "" && !strings.EqualFold(f.Host, host),
+		f.PathPrefix != "" && !strings.HasPrefix(path, f.PathPrefix),
+		f.Scope != "" && f.Scope != c.Scope && f.Scope != service,
+		f.XUID != "" && f.XUID != c.XUID,
+		f.Status != 0 && f.Status != c.Status,
+		f.Script == "*" && c.Script == "",
+		f.Script != "" && f.Script != "*" && f.Script != c.Script,
+		!f.Since.IsZero() && c.Time.Before(f.Since):
+		return false
+	}
+	return true
+}
+
+// splitCallURL returns a recorded URL's host and path.
+func splitCallURL(u string) (host, path string) {
+	rest := strings.TrimPrefix(u, "https://")
+	host, path, _ = strings.Cut(rest, "/")
+	path, _, _ = strings.Cut("/"+path, "?")
+	return host, path
+}
+
+// Calls returns the calls received that f matches, oldest first (at most
+// the latest 10,000, and 32 MiB of their URLs and bodies).
+func (h *Handler) Calls(f CallFilter) []Call {
+	h.calls.mu.Lock()
+	defer h.calls.mu.Unlock()
+	out := []Call{}
+	for i := range h.calls.calls {
+		if c := &h.calls.calls[i]; f.match(c) {
+			out = append(out, *c)
+		}
+	}
+	return out
+}
+
+// ForgetCalls empties the record of calls, as a test does between cases.
+func (h *Handler) ForgetCalls() {
+	h.calls.mu.Lock()
+	defer h.calls.mu.Unlock()
+	h.calls.calls, h.calls.bytes, h.calls.dropped = nil, 0, 0
+}
+
+// WriteHAR writes the calls f matches as a HAR 1.2 document, which
+// xblcall analyze and analyze.ReadHAR read. Tokens are never written: the
+// Authorization header holds the userhash only.
+func (h *Handler) WriteHAR(w io.Writer, f CallFilter) error {
+	hw := har.NewWriter(w)
+	for _, c := range h.Calls(f) {
+		e := har.Entry{Time: c.Time, Duration: c.Duration, Method: c.Method, URL: c.URL, Status: c.Status,
+			RetryAfter: c.RetryAfter, RequestBody: c.body, Authorization: c.authorization()}
+		if err := hw.Write(&e); err != nil {
+			return err
+		}
+	}
+	return hw.Close()
+}
+
+// serveObserved serves r, then records it (and logs it with a Logger),
+// also when the answer is aborted.
+func (h *Handler) serveObserved(w http.ResponseWriter, r *http.Request) {
+	var e logEntry
+	sw := &statusWriter{ResponseWriter: w}
+	var body *capture
+	if r.Body != nil && r.Body != http.NoBody {
+		body = &capture{ReadCloser: r.Body}
+		r.Body = body
+	}
+	start := time.Now()
+	aborted := true
+	defer func() {
+		took := time.Since(start)
+		if h.cfg.logger != nil {
+			h.logRequest(r, &e, sw.status, aborted, took)
+		}
+		c := Call{Time: h.cfg.now().Add(-took).UTC(), Method: safetext.Cut(r.Method, 16),
+			URL:   safetext.Cut("https://"+hostOnly(r.Host)+r.URL.RequestURI(), maxCallURL),
+			XUID:  e.xuid, Title: e.title, Scope: e.scope, Status: sw.status, Aborted: aborted, Script: e.script,
+			RetryAfter: safetext.Cut(sw.Header().Get("Retry-After"), 64), Duration: took, userhash: e.user}
+		if aborted {
+			c.Status = 0
+		}
+		if body != nil {
+			c.body = body.b
+		}
+		h.calls.add(c)
+	}()
+	h.serve(sw, r, &e)
+	aborted = false
+	if sw.status == 0 {
+		sw.status = http.StatusOK
+	}
+}
+
+// capture keeps the first maxCallBody bytes a handler reads of a body.
+type capture struct {
+	io.ReadCloser
+	b []byte
+}
+
+func (c *capture) Read(p []byte) (int, error) {
+	n, err := c.ReadCloser.Read(p)
+	if room := maxCallBody - len(c.b); room > 0 {
+		c.b = append(c.b, p[:min(n, room)]...)
+	}
+	return n, err
+}
+
+// callsQuery reads a CallFilter from an admin request's query.
+func callsQuery(r *http.Request) (CallFilter, error) {
+	q := r.URL.Query()
+	f := CallFilter{Method: q.Get("method"), Host: q.Get("host"), PathPrefix: q.Get("path"), Scope: q.Get("scope"),
+		XUID: q.Get("xuid"), Script: q.Get("script")}
+	if s := q.Get("status"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 100 || n > 599 {
+			return f, errBadQuery("status", s)
+		}
+		f.Status = n
+	}
+	if s := q.Get("since"); s != "" {
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return f, errBadQuery("since", s)
+		}
+		f.Since = t
+	}
+	return f, nil
+}
+
+type queryError struct{ name, value string }
+
+func (e *queryError) Error() string {
+	return "calls: " + e.name + " " + safetext.Quote(e.value, 40) + " is not one (status: 100 to 599; since: an RFC 3339 time)"
+}
+
+func errBadQuery(name, value string) error { return &queryError{name, value} }
+
+// authorization is the call's Authorization as a trace may hold it: the
+// userhash the analyzer groups by, never the token (the mock keeps none).
+func (c *Call) authorization() string {
+	if c.userhash == "" {
+		return ""
+	}
+	return xblauth.Redact("XBL3.0 x=" + c.userhash + ";-")
+}

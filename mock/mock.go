@@ -67,7 +67,7 @@ type Handler struct {
 	worldMu sync.Mutex
 	script  atomic.Pointer[scriptState] // nil: no script
 	calls   callLog
-	live    liveFeed                    // the event streams' shared snapshot
+	live    liveFeed // the event streams' shared snapshot
 }
 
 // New returns a Handler configured by c, or what is wrong with c.

@@ -165,8 +165,8 @@ func (h *Handler) serveObserved(w http.ResponseWriter, r *http.Request) {
 			h.logRequest(r, &e, sw.status, aborted, took)
 		}
 		c := Call{Time: h.cfg.now().Add(-took).UTC(), Method: safetext.Cut(r.Method, 16),
-			URL:   safetext.Cut("https://"+hostOnly(r.Host)+r.URL.RequestURI(), maxCallURL),
-			XUID:  e.xuid, Title: e.title, Scope: e.scope, Status: sw.status, Aborted: aborted, Script: e.script,
+			URL:  safetext.Cut("https://"+hostOnly(r.Host)+r.URL.RequestURI(), maxCallURL),
+			XUID: e.xuid, Title: e.title, Scope: e.scope, Status: sw.status, Aborted: aborted, Script: e.script,
 			RetryAfter: safetext.Cut(sw.Header().Get("Retry-After"), 64), Duration: took, userhash: e.user}
 		if aborted {
 			c.Status = 0

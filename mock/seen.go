@@ -35,8 +35,9 @@ type Call struct {
 	Script   string        `json:"script,omitempty"`
 	Duration time.Duration `json:"durationNs"`
 
-	userhash string
-	body     []byte // the request's body, up to maxCallBody
+	userhash  string
+	host, uri string // URL's parts, joined when the call is read
+	body      []byte // the request's body, up to maxCallBody
 }
 
 // Bounds of the record of calls: the latest maxCalls, and at most
@@ -48,26 +49,43 @@ const (
 	maxCallsBytes = 32 << 20
 )
 
-// callLog is the record of calls, a ring bounded in calls and bytes.
+// callLog is the record of calls: a ring of maxCalls slots, the oldest
+// overwritten first, bounded in bytes too.
 type callLog struct {
 	mu      sync.Mutex
-	calls   []Call // oldest first
+	ring    []Call // allocated on the first call, maxCalls long
+	start   int    // the oldest call's slot
+	n       int    // calls held
 	bytes   int
 	dropped int // calls no longer held
 }
 
+func callSize(c *Call) int { return len(c.host) + len(c.uri) + len(c.body) + 64 }
+
 func (l *callLog) add(c Call) {
-	size := len(c.URL) + len(c.body) + 64
+	size := callSize(&c)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for len(l.calls) > 0 && (len(l.calls) >= maxCalls || l.bytes+size > maxCallsBytes) {
-		l.bytes -= len(l.calls[0].URL) + len(l.calls[0].body) + 64
-		l.calls[0] = Call{}
-		l.calls = l.calls[1:]
+	if l.ring == nil {
+		l.ring = make([]Call, maxCalls)
+	}
+	for l.n > 0 && (l.n == maxCalls || l.bytes+size > maxCallsBytes) {
+		l.bytes -= callSize(&l.ring[l.start])
+		l.ring[l.start] = Call{}
+		l.start = (l.start + 1) % maxCalls
+		l.n--
 		l.dropped++
 	}
-	l.calls = append(l.calls, c)
+	l.ring[(l.start+l.n)%maxCalls] = c
+	l.n++
 	l.bytes += size
+}
+
+// each calls f with every call held, oldest first. The caller holds mu.
+func (l *callLog) each(f func(c *Call)) {
+	for i := range l.n {
+		f(&l.ring[(l.start+i)%maxCalls])
+	}
 }
 
 // CallFilter picks calls; an empty field matches any.
@@ -117,11 +135,14 @@ func (h *Handler) Calls(f CallFilter) []Call {
 	h.calls.mu.Lock()
 	defer h.calls.mu.Unlock()
 	out := []Call{}
-	for i := range h.calls.calls {
-		if c := &h.calls.calls[i]; f.match(c) {
+	h.calls.each(func(c *Call) {
+		if c.URL == "" {
+			c.URL = safetext.Cut("https://"+c.host+c.uri, maxCallURL)
+		}
+		if f.match(c) {
 			out = append(out, *c)
 		}
-	}
+	})
 	return out
 }
 
@@ -129,7 +150,7 @@ func (h *Handler) Calls(f CallFilter) []Call {
 func (h *Handler) ForgetCalls() {
 	h.calls.mu.Lock()
 	defer h.calls.mu.Unlock()
-	h.calls.calls, h.calls.bytes, h.calls.dropped = nil, 0, 0
+	h.calls.ring, h.calls.start, h.calls.n, h.calls.bytes, h.calls.dropped = nil, 0, 0, 0, 0
 }
 
 // WriteHAR writes the calls f matches as a HAR 1.2 document, which
@@ -164,8 +185,12 @@ func (h *Handler) serveObserved(w http.ResponseWriter, r *http.Request) {
 		if h.cfg.logger != nil {
 			h.logRequest(r, &e, sw.status, aborted, took)
 		}
+		uri := r.RequestURI
+		if uri == "" || uri[0] != '/' {
+			uri = r.URL.RequestURI()
+		}
 		c := Call{Time: h.cfg.now().Add(-took).UTC(), Method: safetext.Cut(r.Method, 16),
-			URL:  safetext.Cut("https://"+hostOnly(r.Host)+r.URL.RequestURI(), maxCallURL),
+			host: safetext.Cut(hostOnly(r.Host), 256), uri: safetext.Cut(uri, maxCallURL),
 			XUID: e.xuid, Title: e.title, Scope: e.scope, Status: sw.status, Aborted: aborted, Script: e.script,
 			RetryAfter: safetext.Cut(sw.Header().Get("Retry-After"), 64), Duration: took, userhash: e.user}
 		if aborted {

@@ -70,6 +70,7 @@ var commands = map[string]command{
 	"whoami":   whoamiCommand,
 	"simulate": simulateCommand,
 	"analyze":  analyzeCommand,
+	"check":    checkCommand,
 }
 
 // exitError carries a specific exit status.

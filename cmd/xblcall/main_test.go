@@ -484,7 +484,7 @@ func TestCompletion(t *testing.T) {
 // example gives an xblcall command, is a flag of that command, spelt the
 // same way.
 func TestUsageSpellsFlags(t *testing.T) {
-	flagRE := regexp.MustCompile(`(?:^|[\s\[|(])(--[a-z][a-z-]*|-[A-Za-z])\b`)
+	flagRE := regexp.MustCompile(`(?:^|[\s\[|(])(--[a-z][a-z0-9-]*|-[A-Za-z])\b`)
 	callRE := regexp.MustCompile(`xblcall ([a-z]+)([^|;)&\n]*)`)
 	check := func(t *testing.T, name, text string) {
 		t.Helper()

@@ -3,8 +3,10 @@ package mock_test
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"time"
 
 	"github.com/xblgo/fgrl/mock"
@@ -77,4 +79,51 @@ func ExampleNew() {
 	_, err := mock.New(mock.Config{Faults: mock.Faults{ErrorRate: 0.8, ResetRate: 0.5}})
 	fmt.Println(err)
 	// Output: mock: fault rates must be fractions adding up to at most 1
+}
+
+// A script plays answers in sequence, then lets the mock answer.
+func ExampleReadScript() {
+	s, err := mock.ReadScript(strings.NewReader(`
+rules:
+  - match: {host: userpresence.xboxlive.com}
+    then: mock
+    answers: [{status: 503}, {status: 500}, {status: 200, body: {state: Away}}]
+`))
+	if err != nil {
+		panic(err)
+	}
+	h := mock.Must(mock.New(mock.Config{Script: s}))
+	for range 4 {
+		req, _ := http.NewRequest("GET", "https://userpresence.xboxlive.com/users/me", nil)
+		req.Header.Set("Authorization", mock.Token("2533274791234567", "1234567890"))
+		resp, _ := h.RoundTrip(req)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		fmt.Println(strings.TrimSpace(fmt.Sprint(resp.StatusCode, " ", string(b[:min(len(b), 30)]))))
+	}
+	// Output:
+	// 503
+	// 500
+	// 200 {"state":"Away"}
+	// 200 {"xuid":"2533274791234567","st
+}
+
+// An outage of one service: presence answers 429 for two minutes, and
+// the rest of the services as usual.
+func ExampleHandler_SetFaults() {
+	h := mock.NewHandler()
+	err := h.SetFaults(mock.Faults{Services: []mock.ServiceFault{{Service: "presence", Status: 429,
+		RetryAfter: mock.Duration(30 * time.Second), For: mock.Duration(2 * time.Minute)}}})
+	fmt.Println(err)
+	for _, url := range []string{"https://userpresence.xboxlive.com/users/me", "https://profile.xboxlive.com/users/me/profile/settings?settings=Gamertag"} {
+		req, _ := http.NewRequest("GET", url, nil)
+		req.Header.Set("Authorization", mock.Token("2533274791234567", "1234567890"))
+		resp, _ := h.RoundTrip(req)
+		resp.Body.Close()
+		fmt.Println(strings.TrimSpace(fmt.Sprint(resp.StatusCode, " ", resp.Header.Get("Retry-After"))))
+	}
+	// Output:
+	// <nil>
+	// 429 30
+	// 200
 }

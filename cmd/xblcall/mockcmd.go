@@ -63,6 +63,9 @@ endpoints are on the same address: /metrics (Prometheus), the live page
   curl -X PUT --data-binary @world.json http://127.0.0.1:8080/_fgrl/api/world  # seed the world
   curl -X POST http://127.0.0.1:8080/_fgrl/api/world/reset             # back to it, between tests
   curl -X PUT --data-binary @script.yaml http://127.0.0.1:8080/_fgrl/api/script # answers in sequence
+  curl -X PUT -d '{"services": [{"service": "presence", "status": 429, "for": "2m"}]}' http://127.0.0.1:8080/_fgrl/api/faults
+  curl http://127.0.0.1:8080/_fgrl/api/calls.har > calls.har   # what the mock saw; xblcall analyze reads it
+  xblcall check --no-429 --certify                              # exit 1 when the code under test failed
 
 Every service answers from one world: accounts with gamertags, gamerscore
 and tier, friends and follows, recent players, titles played with their

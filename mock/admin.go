@@ -1,6 +1,7 @@
 package mock
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/xblgo/fgrl/internal/safetext"
+	"github.com/xblgo/fgrl/internal/xblid"
 	"github.com/xblgo/fgrl/throttle"
 )
 
@@ -78,6 +80,10 @@ func (h *Handler) adminMux(metrics http.Handler) *http.ServeMux {
 		writeJSON(w, http.StatusOK, h.Faults())
 	})
 	mux.HandleFunc("PUT "+AdminPrefix+"api/faults", h.apiSetFaults)
+	mux.HandleFunc("DELETE "+AdminPrefix+"api/faults", func(w http.ResponseWriter, _ *http.Request) {
+		h.SetFaults(Faults{}) // no faults always check
+		w.WriteHeader(http.StatusNoContent)
+	})
 	mux.HandleFunc("GET "+AdminPrefix+"api/world", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, h.World())
 	})
@@ -251,6 +257,9 @@ func keyOf(r *http.Request) (throttle.Key, error) {
 		if k.User != "" {
 			return k, errors.New("give user (a userhash) or xuid, not both")
 		}
+		if err := xblid.CheckXUID(x); err != nil {
+			return k, fmt.Errorf("xuid: %w", err)
+		}
 		k.User = UserHash(x)
 	}
 	if k.User == "" || k.Title == "" || k.Scope == "" {
@@ -259,13 +268,28 @@ func keyOf(r *http.Request) (throttle.Key, error) {
 	return k, nil
 }
 
+// apiSetFaults changes the faults by the fields the body names; the others
+// keep their values (a list, services, is replaced whole when named).
 func (h *Handler) apiSetFaults(w http.ResponseWriter, r *http.Request) {
-	var f Faults
-	dec := json.NewDecoder(io.LimitReader(r.Body, 64<<10))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
-		writeJSON(w, http.StatusBadRequest, apiError{"faults: " + safetext.Clip(err.Error(), 200)})
+	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<10))
+	var named map[string]json.RawMessage
+	if err == nil {
+		err = json.Unmarshal(body, &named)
+	}
+	f := h.Faults()
+	old := f.Services
+	f.Services = nil
+	if err == nil {
+		dec := json.NewDecoder(bytes.NewReader(body))
+		dec.DisallowUnknownFields()
+		err = dec.Decode(&f)
+	}
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, apiError{"faults: " + reasonOf(err.Error())})
 		return
+	}
+	if _, ok := named["services"]; !ok {
+		f.Services = old
 	}
 	if err := h.SetFaults(f); err != nil {
 		writeJSON(w, http.StatusBadRequest, apiError{err.Error()})

@@ -92,7 +92,14 @@ func TestAdminAPI(t *testing.T) {
 	if s := getProfile(t, srv); s != 500 && s != 503 {
 		t.Errorf("with errorRate 1: status %d", s)
 	}
-	api(t, srv, "PUT", "/_fgrl/api/faults", `{}`, nil)
+	// A partial update changes what it names, and only that.
+	if code := api(t, srv, "PUT", "/_fgrl/api/faults", `{"seed": 9}`, &f); code != 200 || f.ErrorRate != 1 || f.Seed != 9 ||
+		f.RetryAfter != RetryAfterHTTPDate {
+		t.Errorf("a partial PUT: %d %+v, want errorRate and retryAfter kept", code, f)
+	}
+	if code := api(t, srv, "DELETE", "/_fgrl/api/faults", "", nil); code != 204 {
+		t.Errorf("DELETE faults: %d", code)
+	}
 	if s := getProfile(t, srv); s != 200 {
 		t.Errorf("faults cleared: status %d", s)
 	}
@@ -107,6 +114,9 @@ func TestAdminAPI(t *testing.T) {
 	}
 	if code := api(t, srv, "GET", "/_fgrl/api/keys?title=1", "", &e); code != 400 || !strings.Contains(e.Error, "needs user") {
 		t.Errorf("a key without a user: %d %q", code, e.Error)
+	}
+	if code := api(t, srv, "GET", "/_fgrl/api/keys?xuid=abc&title=1&scope=profile", "", &e); code != 400 || !strings.Contains(e.Error, "xuid") {
+		t.Errorf("a key with a bad xuid: %d %q", code, e.Error)
 	}
 }
 

@@ -82,6 +82,50 @@ func ReadHAR(r io.Reader, add func(*Call)) (Input, error) {
 	return in, nil
 }
 
+// HARLimits returns the limits data a HAR written by xblcall simulate
+// names (the log's _fgrlLimits field, before its entries), or nil when it
+// names none. It reads only up to the entries, at most maxLimitsScan bytes.
+func HARLimits(r io.Reader) ([]byte, error) {
+	dec := jsontext.NewDecoder(bufio.NewReader(io.LimitReader(r, maxLimitsScan)), jsontext.AllowDuplicateNames(true))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return nil, fmt.Errorf("%w: HAR: want an object holding \"log\"", ErrNotTrace)
+	}
+	for {
+		tok, err := dec.ReadToken()
+		if err != nil || tok.Kind() == '}' {
+			return nil, nil
+		}
+		if tok.String() != "log" {
+			if err := dec.SkipValue(); err != nil {
+				return nil, nil
+			}
+			continue
+		}
+		if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+			return nil, nil
+		}
+		for {
+			tok, err := dec.ReadToken()
+			if err != nil || tok.Kind() == '}' || tok.String() == "entries" {
+				return nil, nil
+			}
+			if tok.String() == "_fgrlLimits" {
+				v, err := dec.ReadValue()
+				if err != nil {
+					return nil, nil
+				}
+				return append([]byte(nil), v...), nil
+			}
+			if err := dec.SkipValue(); err != nil {
+				return nil, nil
+			}
+		}
+	}
+}
+
+// maxLimitsScan bounds what HARLimits reads.
+const maxLimitsScan = 2 << 20
+
 // cappedReader reads at most left bytes of r; past them it fails, and over
 // says it did.
 type cappedReader struct {

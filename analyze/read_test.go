@@ -207,7 +207,11 @@ func FuzzReadHAR(f *testing.F) {
 	f.Add([]byte(`{"log": {"entries": []}}`))
 	f.Add([]byte(`{"log": {"x": [1, {"y": 2}], "entries": [{}, 5, "s"]}}`))
 	f.Add([]byte(farApart)) // timestamps 294 years apart: once an overflow in the timeline
+	f.Add([]byte(`{"log": {"version": "1.2", "_fgrlLimits": {"revision": "x", "rules": []}, "entries": []}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
+		if raw, _ := HARLimits(bytes.NewReader(b)); raw != nil && !json.Valid(raw) {
+			t.Fatalf("HARLimits gave %q, not JSON", raw)
+		}
 		readHAR(t, string(b)) // both ways agree
 		a, _ := New(nil, nil)
 		in, err := ReadHAR(bytes.NewReader(b), func(c *Call) {
@@ -301,4 +305,23 @@ func FuzzParseRules(f *testing.F) {
 		}
 		a.Report()
 	})
+}
+
+// TestHARLimits: the limits a simulate trace names are read from before
+// its entries; a HAR that names none gives nil.
+func TestHARLimits(t *testing.T) {
+	for _, tc := range []struct{ har, want string }{
+		{`{"log": {"version": "1.2", "_fgrlLimits": {"revision": "2020+example"}, "entries": []}}`, `{"revision": "2020+example"}`},
+		{`{"log": {"entries": [], "_fgrlLimits": {"revision": "late"}}}`, ""},
+		{`{"log": {"version": "1.2", "entries": []}}`, ""},
+		{`{"other": 1, "log": {"_fgrlLimits": [1]}}`, "[1]"},
+	} {
+		got, err := HARLimits(strings.NewReader(tc.har))
+		if err != nil || string(got) != tc.want {
+			t.Errorf("%s: %q %v, want %q", tc.har, got, err, tc.want)
+		}
+	}
+	if _, err := HARLimits(strings.NewReader("[]")); !errors.Is(err, ErrNotTrace) {
+		t.Errorf("not a HAR: %v", err)
+	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -70,7 +71,7 @@ func analyzeFlags(o *analyzeOpts) *flag.FlagSet {
 	fs.BoolVar(&o.json, "json", false, "print the report as JSON (schema "+analyze.Schema+")")
 	fs.StringVar(&o.html, "html", "", "also write a self-contained HTML report to this file")
 	fs.StringVar(&o.rules, "rules", "", "rules data file (JSON; fields left out keep the trace analyzer's values)")
-	fs.StringVar(&o.revision, "revision", "2020", "built-in limits table")
+	fs.StringVar(&o.revision, "revision", "", "built-in limits table (default: the limits a trace of xblcall simulate names, else 2020)")
 	fs.StringVar(&o.limits, "limits", "", "limits data file")
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "list every finding with its evidence, and wider columns")
 	return fs
@@ -80,7 +81,11 @@ func (o *analyzeOpts) run(_ context.Context, e *env, args []string) error {
 	if len(args) == 0 {
 		return &exitError{2, errors.New("need a trace: a .har or .saz file, a directory of them, or - for standard input")}
 	}
-	lim, err := loadLimits(o.revision, o.limits)
+	paths, err := tracePaths(args)
+	if err != nil {
+		return &exitError{2, err}
+	}
+	lim, err := o.judgeBy(e, paths)
 	if err != nil {
 		return &exitError{2, err}
 	}
@@ -92,10 +97,6 @@ func (o *analyzeOpts) run(_ context.Context, e *env, args []string) error {
 		return &exitError{2, err}
 	}
 	a, err := analyze.New(lim, rules)
-	if err != nil {
-		return &exitError{2, err}
-	}
-	paths, err := tracePaths(args)
 	if err != nil {
 		return &exitError{2, err}
 	}
@@ -170,6 +171,49 @@ func tracePaths(args []string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// judgeBy returns the limits to judge by: --limits or --revision when
+// given, else the limits the traces of xblcall simulate name (all the same
+// ones), else the 2020 table.
+func (o *analyzeOpts) judgeBy(e *env, paths []string) (*limits.Limits, error) {
+	if o.limits != "" || o.revision != "" {
+		return loadLimits(cmp.Or(o.revision, "2020"), o.limits)
+	}
+	var named []byte
+	for _, p := range paths {
+		raw, err := traceLimits(p)
+		if err != nil || raw == nil {
+			continue
+		}
+		if named != nil && !bytes.Equal(named, raw) {
+			fmt.Fprintln(e.stderr, "the traces name different limits: judging by the 2020 table (--limits chooses)")
+			return loadLimits("2020", "")
+		}
+		named = raw
+	}
+	if named == nil {
+		return loadLimits("2020", "")
+	}
+	l, err := limits.Parse(named)
+	if err != nil {
+		return nil, fmt.Errorf("the limits a trace names: %w", err)
+	}
+	fmt.Fprintf(e.stderr, "judging by the limits the trace names (%s)\n", safetext.Clip(l.Revision, 60))
+	return l, nil
+}
+
+// traceLimits returns the limits a HAR file names, or nil.
+func traceLimits(p string) ([]byte, error) {
+	if p == "-" {
+		return nil, nil
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return analyze.HARLimits(f)
 }
 
 // readTrace reads one trace into a: a zip (a .saz) or a HAR, told apart by

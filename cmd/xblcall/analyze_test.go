@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/xblgo/fgrl/analyze"
 	"github.com/xblgo/fgrl/cmd/xblcall/internal/sim"
 	"github.com/xblgo/fgrl/limits"
@@ -226,5 +227,29 @@ func TestAnalyzeEndlessStdin(t *testing.T) {
 	code := run(t.Context(), []string{"analyze", "-"}, &o, &e, withStdin(&endlessInput{head: []byte("PK\x03\x04")}))
 	if code != 2 || !strings.Contains(e.String(), "a .saz on standard input over 1 MiB") {
 		t.Errorf("endless .saz: exit %d\n%s%s", code, o.String(), e.String())
+	}
+}
+
+// TestSimulateAnalyzeAgree: the README's demo as written, simulate --har
+// then analyze with no flags, judges the worked example by its own rule
+// (burst 30, sustain 100, the limits the HAR names), and every call the
+// mock served is a 200.
+func TestSimulateAnalyzeAgree(t *testing.T) {
+	trace := recordHAR(t, "naive")
+	code, out, errs := xblcall(t, "analyze", "--json", trace)
+	var rep analyze.Report
+	if code != 1 || json.Unmarshal([]byte(out), &rep) != nil || !strings.Contains(errs, "judging by the limits the trace names (2020+example)") {
+		t.Fatalf("exit %d: %.300s %s", code, out, errs)
+	}
+	g := rep.Groups[0]
+	if got := fmt.Sprint(g.Service, g.Calls, g.Server429s, g.Burst, g.Sustain); got != fmt.Sprint("example", 148, 53, 30, 100) {
+		t.Errorf("group %s, want the worked example's rule and figures", got)
+	}
+	f, _ := os.Open(trace)
+	defer f.Close()
+	statuses := map[int]int{}
+	analyze.ReadHAR(f, func(c *analyze.Call) { statuses[c.Status]++ })
+	if d := cmp.Diff(map[int]int{200: 95, 429: 53}, statuses); d != "" {
+		t.Errorf("statuses in the HAR (-want +got)\n%s", d)
 	}
 }

@@ -76,7 +76,7 @@ func (o *simulateOpts) run(ctx context.Context, e *env, args []string) error {
 	if err := checkWritable(o.svg, "--svg"); err != nil {
 		return err
 	}
-	trace, err := o.openHAR(len(clients))
+	trace, err := o.openHAR(len(clients), limits)
 	if err != nil {
 		return err
 	}
@@ -132,7 +132,7 @@ type harTrace struct {
 
 // openHAR creates the --har file before any work, so that a bad path fails
 // at once; nil when --har is not given.
-func (o *simulateOpts) openHAR(clients int) (*harTrace, error) {
+func (o *simulateOpts) openHAR(clients int, l *limits.Limits) (*harTrace, error) {
 	if o.har == "" {
 		return nil, nil
 	}
@@ -143,7 +143,18 @@ func (o *simulateOpts) openHAR(clients int) (*harTrace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--har: %w", err)
 	}
-	return &harTrace{f: f, w: har.NewWriter(f)}, nil
+	// The trace names its limits, so xblcall analyze judges it by them.
+	doc, err := json.Marshal(struct {
+		Revision string        `json:"revision"`
+		Source   string        `json:"source,omitempty"`
+		Fallback *limits.Rule  `json:"fallback,omitempty"`
+		Rules    []limits.Rule `json:"rules"`
+	}{l.Revision, l.Source, l.Fallback, l.Rules})
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &harTrace{f: f, w: har.NewWriterLimits(f, doc)}, nil
 }
 
 // tap records what reaches the simulated service (sim.Options.Base).

@@ -25,9 +25,21 @@ type Writer struct {
 }
 
 // NewWriter starts a HAR document on w.
-func NewWriter(w io.Writer) *Writer {
+func NewWriter(w io.Writer) *Writer { return NewWriterLimits(w, nil) }
+
+// NewWriterLimits starts a HAR document on w that names the limits data
+// its calls ran under (limits.Parse's format), as the log's _fgrlLimits
+// field before its entries, so xblcall analyze judges them by the same
+// rules (HAR 1.2 lets custom fields start with an underscore).
+func NewWriterLimits(w io.Writer, limits json.RawMessage) *Writer {
 	hw := &Writer{w: bufio.NewWriter(w)}
-	_, hw.err = hw.w.WriteString(`{"log":{"version":"1.2","creator":{"name":"fgrl","version":"0.1.0"},"entries":[`)
+	_, hw.err = hw.w.WriteString(`{"log":{"version":"1.2","creator":{"name":"fgrl","version":"0.1.0"},`)
+	if len(limits) > 0 && hw.err == nil && json.Valid(limits) {
+		hw.w.WriteString(`"_fgrlLimits":`)
+		hw.w.Write(limits)
+		hw.w.WriteByte(',')
+	}
+	_, hw.err = hw.w.WriteString(`"entries":[`)
 	return hw
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/xblgo/fgrl/limits"
+	"github.com/xblgo/fgrl/mock"
 )
 
 // ExampleUser is the user of the worked example.
@@ -38,3 +39,10 @@ func WorkedExample(base *limits.Limits) (Pattern, *limits.Limits, error) {
 	}
 	return p, l, nil
 }
+
+// exampleScript serves the worked example's host: the mock has no routes
+// for it, so a counted script answers each call it admits 200 with an
+// empty object (and FGRL refuses the rest with 429, as for any service).
+var exampleScript = mock.Script{Rules: []mock.ScriptRule{{Name: "example service",
+	Match: mock.ScriptMatch{Host: "example.xboxlive.com"}, Count: true,
+	Answers: []mock.ScriptAnswer{{Status: 200, Body: json.RawMessage(`{}`)}}}}}

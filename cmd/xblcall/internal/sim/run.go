@@ -90,7 +90,7 @@ func Run(ctx context.Context, p Pattern, o Options) (Result, error) {
 	}
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	v := NewVirtual(start)
-	h, err := mock.New(mock.Config{Limits: o.Limits, Now: v.Now})
+	h, err := mock.New(mock.Config{Limits: o.Limits, Now: v.Now, Script: exampleScript})
 	if err != nil {
 		return Result{}, err
 	}

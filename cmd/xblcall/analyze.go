@@ -26,7 +26,7 @@ import (
 var analyzeCommand = command{
 	summary: "find rate-limit problems in traces (HAR, Fiddler .saz), as the Xbox Live Trace Analyzer does",
 	usage:   "[--json] [--html FILE] [--rules F] [--revision R] [--limits F] [-v] TRACE...",
-	examples: `  xblcall analyze capture.har
+	examples: `  xblcall analyze examples/naive.har               # a trace of xblcall simulate, in the repository
   xblcall analyze --html report.html session.saz more.har
   xblcall analyze traces/                        # every .har and .saz in the directory
   xblcall analyze --json capture.har | jq '.findings[] | select(.level == "fail")'

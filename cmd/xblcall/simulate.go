@@ -28,7 +28,7 @@ var simulateCommand = command{
 	usage:   "[--pattern FILE] [--client naive|xsapi|fgrl|all] [--json] [--svg FILE] [--har FILE] [--revision R] [--limits F]",
 	examples: `  xblcall simulate                        # the FGRL documentation's worked example, plain client
   xblcall simulate --client all           # plain client, XSAPI retries and fgrl side by side
-  xblcall simulate --pattern calls.csv --client fgrl --svg calls.svg
+  xblcall simulate --pattern examples/calls.csv --client fgrl --svg calls.svg
   xblcall simulate --json | jq '.[0].rows'
   xblcall simulate --client naive --har naive.har && xblcall analyze naive.har
 

@@ -65,11 +65,17 @@ type loadReport struct {
 	Retries     int64          `json:"retries"`
 	Failed      int            `json:"failed"` // calls that ended in another error
 	FirstError  string         `json:"firstError,omitempty"`
-	Latency     latencySummary `json:"latencyNs"`
+	// Latency is of the served calls only: a local refusal or a 429 says
+	// nothing of how fast the service answers.
+	Latency latencySummary `json:"servedLatencyNs"`
 }
 
 type latencySummary struct {
-	Min, P50, P90, P99, Max time.Duration
+	Min time.Duration `json:"min"`
+	P50 time.Duration `json:"p50"`
+	P90 time.Duration `json:"p90"`
+	P99 time.Duration `json:"p99"`
+	Max time.Duration `json:"max"`
 }
 
 // tally is a load run's shared state.
@@ -83,10 +89,10 @@ func (t *tally) record(d time.Duration, status int, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.r.Completed++
-	t.latencies = append(t.latencies, d)
 	var te *transport.ThrottleError
 	switch {
 	case err == nil:
+		t.latencies = append(t.latencies, d)
 		t.r.Served++
 		if status >= 200 && status <= 299 {
 			t.r.OK++
@@ -104,6 +110,30 @@ func (t *tally) record(d time.Duration, status int, err error) {
 	}
 }
 
+// progressLines writes where the run is, every interval, until stop.
+func (t *tally) progressLines(w io.Writer, every time.Duration) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				t.mu.Lock()
+				r := t.r
+				t.mu.Unlock()
+				fmt.Fprintf(w, "calls %d/%d: %d served, %d refused locally, %d throttled, %d failed\n",
+					r.Completed, r.Calls, r.Served, r.Refused, r.Throttled, r.Failed)
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
+}
+
 // runLoad sends l.n copies of req through rt, l.c at a time, and reports.
 // auth, when set, gives each copy its Authorization (a sign-in's current
 // token).
@@ -114,7 +144,12 @@ func runLoad(ctx context.Context, e *env, t *transport.Transport, req *http.Requ
 	if l.rate > 0 {
 		lim = rate.NewLimiter(rate.Limit(l.rate), 1)
 	}
-	b := newBar(e.stderr, isTerminal(e.stderr), int64(l.n), "calls", "calls")
+	tty := isTerminal(e.stderr)
+	b := newBar(e.stderr, tty, int64(l.n), "calls", "calls")
+	if !tty { // a line a second, for a log or a pipe
+		stop := tl.progressLines(e.stderr, time.Second)
+		defer stop()
+	}
 	client := &http.Client{Transport: t}
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -217,7 +252,7 @@ func printLoad(w io.Writer, r *loadReport) error {
 		return err
 	}
 	l := r.Latency
-	fmt.Fprintf(w, "latency: min %v  p50 %v  p90 %v  p99 %v  max %v\n", round(l.Min), round(l.P50), round(l.P90), round(l.P99), round(l.Max))
+	fmt.Fprintf(w, "latency of served calls: min %v  p50 %v  p90 %v  p99 %v  max %v\n", round(l.Min), round(l.P50), round(l.P90), round(l.P99), round(l.Max))
 	fmt.Fprint(w, "status codes:")
 	for _, c := range slices.Sorted(maps.Keys(r.Statuses)) {
 		fmt.Fprintf(w, " %s x%d", c, r.Statuses[c])

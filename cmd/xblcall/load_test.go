@@ -39,8 +39,17 @@ func TestLoad(t *testing.T) {
 		if r.Waited == 0 || r.Latency.Min > r.Latency.P50 || r.Latency.P50 > r.Latency.P99 || r.Latency.P99 > r.Latency.Max {
 			t.Errorf("waits %d, latency %+v", r.Waited, r.Latency)
 		}
-		if errs != "" {
-			t.Errorf("stderr %q: a load run counts retries and waits, it does not print them", errs)
+		// Standard error is not a terminal: a progress line a second, and
+		// nothing else (retries and waits are counted, not printed).
+		progress := regexp.MustCompile(`^calls \d+/60: \d+ served, \d+ refused locally, \d+ throttled, \d+ failed$`)
+		lines := strings.Split(strings.TrimSpace(errs), "\n")
+		for _, l := range lines {
+			if !progress.MatchString(l) {
+				t.Errorf("stderr line %q is not a progress line", l)
+			}
+		}
+		if len(lines) < 2 {
+			t.Errorf("%d progress lines over a run of minutes, want one a second", len(lines))
 		}
 	})
 }

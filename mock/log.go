@@ -36,7 +36,7 @@ func (h *Handler) logRequest(r *http.Request, e *logEntry, status int, aborted b
 			slog.Int("burst", e.d.Burst.Count), slog.Int("burstLimit", e.d.Burst.Limit),
 			slog.Int("sustain", e.d.Sustain.Count), slog.Int("sustainLimit", e.d.Sustain.Limit))
 	}
-	attrs = append(attrs, slog.Duration("took", took))
+	attrs = append(attrs, slog.Float64("tookMs", float64(took.Microseconds())/1000)) // a unit in the name, in text and JSON
 	h.cfg.logger.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
 }
 

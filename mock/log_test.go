@@ -22,7 +22,7 @@ func logLines(t *testing.T, b *bytes.Buffer) []map[string]any {
 			t.Fatalf("%v: %q", err, line)
 		}
 		delete(m, "time")
-		delete(m, "took")
+		delete(m, "tookMs")
 		out = append(out, m)
 	}
 	return out

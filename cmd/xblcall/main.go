@@ -212,7 +212,7 @@ func commandHelp(w io.Writer, name string, cmd command, fs *flag.FlagSet) {
 	fmt.Fprintf(w, "usage: xblcall %s %s\n\n%s\n", name, cmd.usage, cmd.summary)
 	fmt.Fprintln(w, "\nFlags:")
 	// pflag writes a bool flag as --json[=true|false]; it is --json.
-	fmt.Fprint(w, strings.ReplaceAll(fs.FlagUsages(), "[=true|false]", ""))
+	fmt.Fprint(w, strings.ReplaceAll(fs.FlagUsages(), "[=true|false]", "             "))
 	if cmd.examples != "" {
 		fmt.Fprintf(w, "\nExamples:\n%s", cmd.examples)
 	}

@@ -14,6 +14,7 @@ package limits
 
 import (
 	"embed"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -214,12 +215,15 @@ var builtin embed.FS
 // Revisions lists the names of the built-in tables, oldest first.
 func Revisions() []string { return []string{"2020", "2022"} }
 
+// ErrUnknownRevision is Revision's error for a name it has no table of.
+var ErrUnknownRevision = errors.New("limits: unknown limits revision")
+
 // Revision returns a fresh copy of the built-in table of that name: "2020"
 // (the newest verified table, the default) or "2022" (the GDK revision).
 func Revision(name string) (*Limits, error) {
 	b, err := builtin.ReadFile("data/" + name + ".json")
 	if err != nil {
-		return nil, fmt.Errorf("limits: unknown limits revision %s (have %s)", safetext.Quote(name, 40), strings.Join(Revisions(), ", "))
+		return nil, fmt.Errorf("%w %s (have %s)", ErrUnknownRevision, safetext.Quote(name, 40), strings.Join(Revisions(), ", "))
 	}
 	l, err := Parse(b)
 	if err != nil {

@@ -180,6 +180,9 @@ func (o *callOpts) request(ctx context.Context, e *env, url string) (req *http.R
 	if err != nil {
 		return nil, nil, &exitError{2, err}
 	}
+	if (req.URL.Scheme != "https" && req.URL.Scheme != "http") || req.URL.Host == "" {
+		return nil, nil, &exitError{2, fmt.Errorf("the URL %s needs a scheme and a host, such as https://profile.xboxlive.com/...", safetext.Quote(url, 80))}
+	}
 	for _, h := range o.headers {
 		k, v, ok := strings.Cut(h, ":")
 		if !ok || strings.TrimSpace(k) == "" {

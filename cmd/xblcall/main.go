@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"os/signal"
@@ -24,7 +25,10 @@ import (
 
 	"github.com/spf13/cobra"
 	flag "github.com/spf13/pflag"
+	"github.com/xblgo/fgrl/analyze"
 	"github.com/xblgo/fgrl/internal/safetext"
+	"github.com/xblgo/fgrl/limits"
+	"github.com/xblgo/fgrl/mock"
 )
 
 func main() {
@@ -93,21 +97,42 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...f
 	root := newRoot(e)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
-	name := cmd.Name()
+	code := exitCode(ctx, err)
 	var ee *exitError
 	switch {
-	case err != nil && ctx.Err() != nil:
-		fmt.Fprintf(stderr, "xblcall %s: interrupted\n", name)
-		return 130
-	case err == nil:
-		return 0
+	case code == 130:
+		fmt.Fprintf(stderr, "xblcall %s: interrupted\n", cmd.Name())
 	case errors.As(err, &ee):
 		if ee.err != nil && ee.err.Error() != "" {
 			fmt.Fprintf(stderr, "%s: %s\n", cmd.CommandPath(), oneLine(ee.err))
 		}
-		return ee.code
+	case err != nil:
+		fmt.Fprintf(stderr, "%s: %v\n", cmd.CommandPath(), oneLine(err))
 	}
-	fmt.Fprintf(stderr, "%s: %v\n", cmd.CommandPath(), oneLine(err))
+	return code
+}
+
+// exitCode is the one place the CLI chooses its exit status: 0 for
+// success; 130 when interrupted; 2 for usage and flag errors and for
+// inputs that cannot be read or are malformed (a file that cannot be
+// opened, limits, worlds, scripts, patterns or traces that do not parse,
+// a bad URL); 1 for a failure of the work itself.
+func exitCode(ctx context.Context, err error) int {
+	var ee *exitError
+	var pe *fs.PathError
+	var le *limits.Error
+	var fe *mock.FileError
+	switch {
+	case err == nil:
+		return 0
+	case ctx.Err() != nil:
+		return 130
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.As(err, &pe), errors.As(err, &le), errors.As(err, &fe), errors.Is(err, limits.ErrUnknownRevision),
+		errors.Is(err, analyze.ErrNotTrace):
+		return 2
+	}
 	return 1
 }
 

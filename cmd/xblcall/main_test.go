@@ -109,9 +109,10 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"frob"}, 2, `unknown command "frob"`},
 		{[]string{"simulate", "--client", "curl"}, 2, `unknown client "curl"`},
 		{[]string{"simulate", "--nope"}, 2, "unknown flag: --nope"},
-		{[]string{"simulate", "--pattern", "/does/not/exist"}, 1, "no such file"},
+		{[]string{"simulate", "--pattern", "/does/not/exist"}, 2, "no such file"},
+		{[]string{"call", "profile.xboxlive.com/users/me/profile/settings"}, 2, "needs a scheme and a host"},
 		{[]string{"token"}, 2, "need --xuid and --title"},
-		{[]string{"limits", "--revision", "1999"}, 1, `unknown limits revision "1999"`},
+		{[]string{"limits", "--revision", "1999"}, 2, `unknown limits revision "1999"`},
 		{[]string{"call"}, 2, "need exactly one URL"},
 		{[]string{"call", "https://profile.xboxlive.com/"}, 2, "no token"},
 		{[]string{"analyze"}, 2, "need a trace"},
@@ -181,7 +182,7 @@ func TestLimits(t *testing.T) {
 	}
 	bad := filepath.Join(t.TempDir(), "bad.json")
 	os.WriteFile(bad, []byte(`{"rules": [{"service": "a", "hosts": ["a"], "burst": -1, "sustain": 1}]}`), 0o644)
-	if code, _, errs := xblcall(t, "limits", "--file", bad); code != 1 || !strings.Contains(errs, "rules[0].burst: must not be negative") {
+	if code, _, errs := xblcall(t, "limits", "--file", bad); code != 2 || !strings.Contains(errs, "rules[0].burst: must not be negative") {
 		t.Errorf("bad limits file: %d %q", code, errs)
 	}
 }
@@ -347,8 +348,8 @@ func TestSimulateHARErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"--client", "all", "--har", filepath.Join(t.TempDir(), "x.har")}, 2, "one client"},
-		{[]string{"--har", filepath.Join(t.TempDir(), "no", "such", "dir", "x.har")}, 1, "--har"},
-		{[]string{"--svg", filepath.Join(t.TempDir(), "no", "such", "dir", "x.svg")}, 1, "--svg"},
+		{[]string{"--har", filepath.Join(t.TempDir(), "no", "such", "dir", "x.har")}, 2, "--har"},
+		{[]string{"--svg", filepath.Join(t.TempDir(), "no", "such", "dir", "x.svg")}, 2, "--svg"},
 	} {
 		code, out, errs := xblcall(t, append([]string{"simulate"}, tt.args...)...)
 		if code != tt.code || !strings.Contains(errs, tt.want) || out != "" {

@@ -214,7 +214,7 @@ func (o *simulateOpts) load(e *env) (sim.Pattern, *limits.Limits, string, error)
 	}
 	p, err := sim.ParsePattern(r)
 	if err != nil {
-		return nil, nil, "", err
+		return nil, nil, "", &exitError{2, err} // malformed input
 	}
 	return p, limits, fmt.Sprintf("pattern %s: %d calls over %v", o.pattern, p.Calls(), p.End().Round(time.Second)), nil
 }

@@ -168,7 +168,9 @@ func newRoot(e *env) *cobra.Command {
 			usage(e.stdout)
 		case ok && c.Parent() == root:
 			commandHelp(e.stdout, c.Name(), cmd, c.Flags())
-		default: // cobra's own: completion
+		case c.Name() == "completion" && c.Parent() == root:
+			commandHelp(e.stdout, "completion", completionHelp, flag.NewFlagSet("completion", flag.ContinueOnError))
+		default: // cobra's own: completion's shells
 			defaultHelp(c, args)
 		}
 	})
@@ -234,13 +236,25 @@ func usage(w io.Writer) {
 }
 
 func commandHelp(w io.Writer, name string, cmd command, fs *flag.FlagSet) {
-	fmt.Fprintf(w, "usage: xblcall %s %s\n\n%s\n", name, cmd.usage, cmd.summary)
-	fmt.Fprintln(w, "\nFlags:")
-	// pflag writes a bool flag as --json[=true|false]; it is --json.
-	fmt.Fprint(w, strings.ReplaceAll(fs.FlagUsages(), "[=true|false]", "             "))
+	fmt.Fprintf(w, "usage: %s\n\n%s\n", strings.TrimSpace("xblcall "+name+" "+cmd.usage), cmd.summary)
+	if fs.HasFlags() {
+		fmt.Fprintln(w, "\nFlags:")
+		// pflag writes a bool flag as --json[=true|false]; it is --json.
+		fmt.Fprint(w, strings.ReplaceAll(fs.FlagUsages(), "[=true|false]", "             "))
+	}
 	if cmd.examples != "" {
 		fmt.Fprintf(w, "\nExamples:\n%s", cmd.examples)
 	}
+}
+
+// completionHelp is completion's help, in the others' style.
+var completionHelp = command{
+	usage:   "bash|zsh|fish|powershell",
+	summary: "print a shell completion script for an installed xblcall (go install ./cmd/xblcall)",
+	examples: `  source <(xblcall completion bash)                # this shell; add it to ~/.bashrc to keep it
+  xblcall completion zsh > "${fpath[1]}/_xblcall"
+  xblcall completion fish > ~/.config/fish/completions/xblcall.fish
+`,
 }
 
 // newFlagSet returns a flag set that reports errors instead of exiting.

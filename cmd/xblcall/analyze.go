@@ -27,9 +27,9 @@ var analyzeCommand = command{
 	summary: "find rate-limit problems in traces (HAR, Fiddler .saz), as the Xbox Live Trace Analyzer does",
 	usage:   "[--json] [--html FILE] [--rules F] [--revision R] [--limits F] [-v] TRACE...",
 	examples: `  xblcall analyze examples/naive.har               # a trace of xblcall simulate, in the repository
-  xblcall analyze --html report.html session.saz more.har
-  xblcall analyze traces/                        # every .har and .saz in the directory
-  xblcall analyze --json capture.har | jq '.findings[] | select(.level == "fail")'
+  xblcall analyze --html report.html examples/naive.har   # Fiddler .saz archives too
+  xblcall analyze examples/                      # every .har and .saz in the directory
+  xblcall analyze --json examples/naive.har | jq '.findings[] | select(.level == "fail")'
   xblcall simulate --client naive --har naive.har && xblcall analyze naive.har
 
 Calls are grouped per user (the Authorization userhash, named by gamertag and

@@ -19,7 +19,7 @@ var limitsCommand = command{
 	usage:   "[--json] [--wide] [--revision 2020|2022] [--file F]",
 	examples: `  xblcall limits
   xblcall limits --revision 2022 --json
-  xblcall limits --file my-limits.json --wide
+  xblcall limits --file examples/limits.json --wide    # a limits file in the repository
 
 BURST is per 15 s and SUSTAIN per 300 s, per user + title; PUB is the Store
 services' second sustain limit, per user + publisher; CERT is the calls per

@@ -4,7 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -47,7 +49,7 @@ func TestReadmeCommands(t *testing.T) {
 				continue
 			}
 			start := time.Now()
-			code, _, errs := xblcall(t, args...)
+			code, errs := xblcallOnce(t, args...)
 			t.Logf("%v %s", time.Since(start).Round(time.Millisecond), strings.TrimSpace(m[0]))
 			if code != want && !(want == 1 && code == 0) {
 				t.Errorf("%s: exit %d, want %d\n%s", strings.TrimSpace(m[0]), code, want, clip(errs))
@@ -58,4 +60,102 @@ func TestReadmeCommands(t *testing.T) {
 	if ran < 10 {
 		t.Errorf("ran %d README lines; the block has more", ran)
 	}
+}
+
+// TestHelpExamples runs the examples of every help page that can run here
+// as written (xblcall ARGS; a continued line joined; a pipe's other end, a
+// redirect and a comment left out): those of call --mock, limits, simulate,
+// analyze and token, from a fresh directory holding the repository's
+// examples. A line exits 0, or 1 where the demo is red (analyze of a naive
+// trace). Examples that serve, sign in, need a running mock or set shell
+// variables are left to their own tests.
+func TestHelpExamples(t *testing.T) {
+	root, _ := filepath.Abs("../..")
+	t.Chdir(t.TempDir())
+	os.Symlink(filepath.Join(root, "examples"), "examples")
+	ran := 0
+	for _, name := range []string{"call", "limits", "simulate", "analyze", "token"} {
+		text := strings.ReplaceAll(commands[name].examples, "\\\n", " ")
+		for _, line := range strings.Split(text, "\n") {
+			line = strings.TrimSpace(line)
+			if !strings.HasPrefix(line, "xblcall ") || strings.ContainsAny(line, "$`") {
+				continue
+			}
+			for _, part := range strings.Split(line, "&&") {
+				part = strings.TrimSpace(part)
+				for _, cut := range []string{" | ", " # ", " > "} {
+					part, _, _ = strings.Cut(part, cut)
+				}
+				args := shellWords(t, strings.TrimPrefix(part, "xblcall "))
+				if args[0] == "call" && !slices.Contains(args, "--mock") {
+					continue // a live service or a running mock
+				}
+				code, errs := xblcallOnce(t, args...)
+				red := args[0] == "analyze" // the traces at hand are the naive client's: red
+				if code != 0 && !(red && code == 1) {
+					t.Errorf("help %s: %s: exit %d\n%s", name, part, code, clip(errs))
+				}
+				ran++
+			}
+		}
+	}
+	if ran < 15 {
+		t.Errorf("ran %d help examples, want them all", ran)
+	}
+}
+
+// shellWords splits a command line as a shell does for plain words and
+// '...' or "..." quoting (no expansion).
+func shellWords(t *testing.T, s string) []string {
+	var words []string
+	var w strings.Builder
+	in, quote := false, byte(0)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote != 0 && c == quote:
+			quote = 0
+		case quote != 0:
+			w.WriteByte(c)
+		case c == '\'' || c == '"':
+			quote, in = c, true
+		case c == ' ' || c == '\t':
+			if in {
+				words = append(words, w.String())
+				w.Reset()
+				in = false
+			}
+		default:
+			w.WriteByte(c)
+			in = true
+		}
+	}
+	if quote != 0 {
+		t.Fatalf("unclosed quote in %q", s)
+	}
+	if in {
+		words = append(words, w.String())
+	}
+	return words
+}
+
+// documented holds the outcome of each documented load run so far, so a
+// line both the README and a help page give (call -n 200 runs for half a
+// minute of real time) runs once.
+var documented sync.Map // strings.Join(args, "\x00") -> [2]any{code, stderr}
+
+func xblcallOnce(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	if !slices.Contains(args, "-n") { // only a load run is slow; the others write files where they run
+		code, _, errs := xblcall(t, args...)
+		return code, errs
+	}
+	k := strings.Join(args, "\x00")
+	if v, ok := documented.Load(k); ok {
+		r := v.([2]any)
+		return r[0].(int), r[1].(string)
+	}
+	code, _, errs := xblcall(t, args...)
+	documented.Store(k, [2]any{code, errs})
+	return code, errs
 }

@@ -331,7 +331,7 @@ func printResponse(e *env, resp *http.Response, include bool) error {
 	if include {
 		fmt.Fprintf(e.stdout, "%s %s\n", safetext.Clip(resp.Proto, 16), safetext.Clip(resp.Status, 100))
 		for _, k := range slices.Sorted(maps.Keys(resp.Header)) {
-			fmt.Fprintf(e.stdout, "%s: %s\n", safetext.Clip(k, 100), safetext.Clip(strings.Join(resp.Header[k], ", "), 1000))
+			fmt.Fprintf(e.stdout, "%s: %s\n", safetext.Clip(headerName(k), 100), safetext.Clip(strings.Join(resp.Header[k], ", "), 1000))
 		}
 		fmt.Fprintln(e.stdout)
 	}
@@ -373,4 +373,16 @@ func (t *tracer) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	fmt.Fprintln(t.w)
 	return resp, nil
+}
+
+// spelled are header names as the services and their documents spell
+// them, where Go's canonical form differs (it reads "Ratelimit").
+var spelled = map[string]string{"Ratelimit": "RateLimit", "Ratelimit-Policy": "RateLimit-Policy", "Ms-Cv": "MS-CV"}
+
+// headerName is a received header's name as the services spell it.
+func headerName(k string) string {
+	if s, ok := spelled[k]; ok {
+		return s
+	}
+	return k
 }

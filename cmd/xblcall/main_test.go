@@ -189,7 +189,7 @@ func TestLimits(t *testing.T) {
 
 func TestCallMock(t *testing.T) {
 	code, out, errs := xblcall(t, "call", "--mock", "-i", "https://profile.xboxlive.com/users/me/profile/settings?settings=Gamertag")
-	if code != 0 || !strings.Contains(out, "200 OK") || !strings.Contains(out, "Ratelimit-Policy:") || !strings.Contains(out, "MockPlayer") {
+	if code != 0 || !strings.Contains(out, "200 OK") || !strings.Contains(out, "\nRateLimit-Policy: ") || !strings.Contains(out, "\nRateLimit: ") || !strings.Contains(out, "MockPlayer") {
 		t.Errorf("call: %d\n%s\n%s", code, out, errs)
 	}
 	code, out, errs = xblcall(t, "call", "--mock", "-v", "-d", `{"userIds":["1"],"settings":["Gamertag"]}`,
@@ -373,7 +373,7 @@ func TestCallLikeCurl(t *testing.T) {
 	})
 	t.Run("-i after the URL", func(t *testing.T) {
 		code, out, _ := xblcall(t, "call", profile, "--mock", "-i")
-		if code != 0 || !strings.HasPrefix(out, "HTTP/1.1 200 OK\n") || !strings.Contains(out, "Ratelimit-Policy:") {
+		if code != 0 || !strings.HasPrefix(out, "HTTP/1.1 200 OK\n") || !strings.Contains(out, "RateLimit-Policy:") {
 			t.Errorf("exit %d, stdout %q", code, out)
 		}
 	})

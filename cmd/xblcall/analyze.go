@@ -16,6 +16,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
 	flag "github.com/spf13/pflag"
 
 	"github.com/xblgo/fgrl/analyze"
@@ -23,10 +24,12 @@ import (
 	"github.com/xblgo/fgrl/limits"
 )
 
-var analyzeCommand = command{
-	summary: "find rate-limit problems in traces (HAR, Fiddler .saz), as the Xbox Live Trace Analyzer does",
-	usage:   "[--json] [--html FILE] [--rules F] [--revision R] [--limits F] [-v] TRACE...",
-	examples: `  xblcall analyze examples/naive.har               # a trace of xblcall simulate, in the repository
+func analyzeCommand(e *env) *cobra.Command {
+	o := new(analyzeOpts)
+	c := &cobra.Command{
+		Use:   "analyze [--json] [--html FILE] [--rules F] [--revision R] [--limits F] [-v] TRACE...",
+		Short: "find rate-limit problems in traces (HAR, Fiddler .saz), as the Xbox Live Trace Analyzer does",
+		Example: `  xblcall analyze examples/naive.har               # a trace of xblcall simulate, in the repository
   xblcall analyze --html report.html examples/naive.har   # Fiddler .saz archives too
   xblcall analyze examples/                      # every .har and .saz in the directory
   xblcall analyze --json examples/naive.har | jq '.findings[] | select(.level == "fail")'
@@ -55,10 +58,11 @@ Exit status 2 is a usage or input error: no trace, a file that is no trace,
 or traces holding no calls. One bad entry is skipped and named; a file cut
 short is analyzed up to the cut, with a warning.
 `,
-	setup:    func() (*flag.FlagSet, runFunc) { o := new(analyzeOpts); return analyzeFlags(o), o.run },
-	choices:  map[string][]string{"revision": limits.Revisions()},
-	files:    map[string][]string{"limits": {"json"}, "rules": {"json"}, "html": {"html"}},
-	argFiles: []string{"har", "saz"},
+		RunE: runE(e, o.run),
+	}
+	c.Flags().AddFlagSet(analyzeFlags(o))
+	complete(c, map[string][]string{"revision": limits.Revisions()}, map[string][]string{"limits": {"json"}, "rules": {"json"}, "html": {"html"}}, []string{"har", "saz"})
+	return c
 }
 
 type analyzeOpts struct {

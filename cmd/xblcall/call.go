@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
 	flag "github.com/spf13/pflag"
 
 	"github.com/xblgo/fgrl/client"
@@ -24,10 +25,12 @@ import (
 	"github.com/xblgo/fgrl/transport"
 )
 
-var callCommand = command{
-	summary: "call a service through the fgrl transport, curl-style",
-	usage:   "[-X METHOD] [-H 'K: V']... [-d BODY|@FILE|@-] [-i] [-v] [-s] [--retry-window D | --no-retry] [--timeout D] [--token T | --mock] [-n N [-c C] [--rate R] [--json]] URL",
-	examples: `  xblcall call --mock https://profile.xboxlive.com/users/me/profile/settings?settings=Gamertag
+func callCommand(e *env) *cobra.Command {
+	o := new(callOpts)
+	c := &cobra.Command{
+		Use:   "call [-X METHOD] [-H 'K: V']... [-d BODY|@FILE|@-] [-i] [-v] [-s] [--retry-window D | --no-retry] [--timeout D] [--token T | --mock] [-n N [-c C] [--rate R] [--json]] URL",
+		Short: "call a service through the fgrl transport, curl-style",
+		Example: `  xblcall call --mock https://profile.xboxlive.com/users/me/profile/settings?settings=Gamertag
   xblcall call --mock -X POST -d '{"userIds":["1"],"settings":["Gamertag"]}' \
       https://profile.xboxlive.com/users/batch/profile/settings
   XBL_TOKEN='XBL3.0 x=...;...' xblcall call -i -v https://userpresence.xboxlive.com/users/me
@@ -63,8 +66,11 @@ Exit status: 0 for a 2xx answer (a load run: no call failed with an error;
 refusals and 429s are results, not failures), 1 for any other answer or
 failure, 2 for a usage error, 130 when interrupted (Ctrl-C).
 `,
-	setup:   func() (*flag.FlagSet, runFunc) { o := new(callOpts); return callFlags(o), o.run },
-	choices: map[string][]string{"request": {"GET", "POST", "PUT", "DELETE"}},
+		RunE: runE(e, o.run),
+	}
+	c.Flags().AddFlagSet(callFlags(o))
+	complete(c, map[string][]string{"request": {"GET", "POST", "PUT", "DELETE"}}, nil, nil)
+	return c
 }
 
 type callOpts struct {

@@ -12,16 +12,19 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
 	flag "github.com/spf13/pflag"
 
 	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/mock"
 )
 
-var checkCommand = command{
-	summary: "assert what a running mock saw: no 429s, certification, call counts (exit 1 on failure)",
-	usage:   "[--mock URL] [--admin-token T] [--no-429] [--certify] [--expect '[METHOD ]HOST[/PATH]=N']... [--since TIME] [--json]",
-	examples: `  xblcall check --no-429 --certify                 # after a test run against xblcall mock
+func checkCommand(e *env) *cobra.Command {
+	o := new(checkOpts)
+	c := &cobra.Command{
+		Use:   "check [--mock URL] [--admin-token T] [--no-429] [--certify] [--expect '[METHOD ]HOST[/PATH]=N']... [--since TIME] [--json]",
+		Short: "assert what a running mock saw: no 429s, certification, call counts (exit 1 on failure)",
+		Example: `  xblcall check --no-429 --certify                 # after a test run against xblcall mock
   xblcall check --expect 'GET userpresence.xboxlive.com/users/=3'
   xblcall check --mock http://mock:8080 --admin-token "$ADMIN_TOKEN" --certify --json
 
@@ -30,7 +33,10 @@ each failure on a line, or the whole verdict with --json, and exits 1 when a
 check fails. --certify judges what the mock saw by the trace analyzer's rules
 (xblcall analyze), and prints its failing findings.
 `,
-	setup: func() (*flag.FlagSet, runFunc) { o := new(checkOpts); return checkFlags(o), o.run },
+		RunE: runE(e, o.run),
+	}
+	c.Flags().AddFlagSet(checkFlags(o))
+	return c
 }
 
 type checkOpts struct {

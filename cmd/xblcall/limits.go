@@ -8,16 +8,19 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/spf13/cobra"
 	flag "github.com/spf13/pflag"
 
 	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/limits"
 )
 
-var limitsCommand = command{
-	summary: "print the FGRL limits table",
-	usage:   "[--json] [--wide] [--revision 2020|2022] [--file F]",
-	examples: `  xblcall limits
+func limitsCommand(e *env) *cobra.Command {
+	o := new(limitsOpts)
+	c := &cobra.Command{
+		Use:   "limits [--json] [--wide] [--revision 2020|2022] [--file F]",
+		Short: "print the FGRL limits table",
+		Example: `  xblcall limits
   xblcall limits --revision 2022 --json
   xblcall limits --file examples/limits.json --wide    # a limits file in the repository
 
@@ -26,9 +29,11 @@ services' second sustain limit, per user + publisher; CERT is the calls per
 300 s at which a title fails certification. The table fits 100 columns,
 showing each rule's first host and path; --wide or --json shows them all.
 `,
-	setup:   func() (*flag.FlagSet, runFunc) { o := new(limitsOpts); return limitsFlags(o), o.run },
-	choices: map[string][]string{"revision": limits.Revisions()},
-	files:   map[string][]string{"file": {"json"}},
+		RunE: runE(e, o.run),
+	}
+	c.Flags().AddFlagSet(limitsFlags(o))
+	complete(c, map[string][]string{"revision": limits.Revisions()}, map[string][]string{"file": {"json"}}, nil)
+	return c
 }
 
 type limitsOpts struct {

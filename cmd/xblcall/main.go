@@ -6,7 +6,7 @@
 //
 //	xblcall <command> [flags] [args]
 //
-// Commands: call, limits, mock, token, simulate, analyze, help, completion.
+// Commands: analyze, call, check, limits, login, logout, mock, simulate, token, whoami (commandList, the one registry), help, completion.
 // Run "xblcall help <command>" for a command's flags and examples.
 package main
 
@@ -16,10 +16,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"maps"
 	"os"
 	"os/signal"
-	"slices"
 	"strings"
 	"syscall"
 
@@ -38,22 +36,6 @@ func main() {
 	os.Exit(code)
 }
 
-// command is one subcommand.
-type command struct {
-	summary  string
-	usage    string // flags and arguments
-	examples string
-	// setup returns the command's flags and the function that runs it with
-	// the arguments left once they are parsed.
-	setup func() (*flag.FlagSet, runFunc)
-	// choices are the values a flag takes, and files the extensions of the
-	// files a flag names, for shell completion.
-	choices map[string][]string
-	files   map[string][]string
-	// argFiles are the extensions of the files the arguments name.
-	argFiles []string
-}
-
 // runFunc runs a command with its positional arguments.
 type runFunc func(ctx context.Context, e *env, args []string) error
 
@@ -64,17 +46,32 @@ type env struct {
 	getenv         func(string) string
 }
 
-var commands = map[string]command{
-	"call":     callCommand,
-	"limits":   limitsCommand,
-	"mock":     mockCommand,
-	"token":    tokenCommand,
-	"login":    loginCommand,
-	"logout":   logoutCommand,
-	"whoami":   whoamiCommand,
-	"simulate": simulateCommand,
-	"analyze":  analyzeCommand,
-	"check":    checkCommand,
+// commandList builds the subcommands: the CLI's one registry.
+func commandList(e *env) []*cobra.Command {
+	return []*cobra.Command{analyzeCommand(e), callCommand(e), checkCommand(e), limitsCommand(e), loginCommand(e),
+		logoutCommand(e), mockCommand(e), simulateCommand(e), tokenCommand(e), whoamiCommand(e)}
+}
+
+// runE runs a command with the context cobra gives it.
+func runE(e *env, run runFunc) func(*cobra.Command, []string) error {
+	return func(c *cobra.Command, args []string) error { return run(c.Context(), e, args) }
+}
+
+// complete registers shell completion: the values a flag takes (choices),
+// the extensions of the files a flag names (files) and of the files the
+// arguments name (args).
+func complete(c *cobra.Command, choices, files map[string][]string, args []string) {
+	for name, values := range choices {
+		c.RegisterFlagCompletionFunc(name, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
+	}
+	for name, exts := range files {
+		c.MarkFlagFilename(name, exts...)
+	}
+	if args != nil {
+		c.ValidArgsFunction = func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+			return args, cobra.ShellCompDirectiveFilterFileExt
+		}
+	}
 }
 
 // exitError carries a specific exit status.
@@ -139,7 +136,8 @@ func exitCode(ctx context.Context, err error) int {
 // newRoot builds the command tree (spf13/cobra): parsing, help, and shell
 // completion ('xblcall completion bash').
 func newRoot(e *env) *cobra.Command {
-	root := &cobra.Command{
+	var root *cobra.Command
+	root = &cobra.Command{
 		Use:           "xblcall",
 		Short:         "call Xbox services without tripping their rate limits",
 		Args:          cobra.ArbitraryArgs, // an unknown command is ours to report
@@ -147,7 +145,7 @@ func newRoot(e *env) *cobra.Command {
 		SilenceUsage:  true,
 		RunE: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				usage(e.stderr)
+				usage(e.stderr, root)
 				return &exitError{2, nil}
 			}
 			return &exitError{2, fmt.Errorf("unknown command %q (run xblcall help)", safetext.Clip(args[0], 40))}
@@ -158,18 +156,23 @@ func newRoot(e *env) *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &exitError{2, fmt.Errorf("%v (run xblcall help %s)", err, c.Name())}
 	})
-	for _, n := range slices.Sorted(maps.Keys(commands)) {
-		root.AddCommand(subcommand(e, n, commands[n]))
+	for _, c := range commandList(e) {
+		c.Flags().SortFlags = false
+		root.AddCommand(c)
+	}
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "completion" {
+			c.Use, c.Short, c.Example = completionHelp.Use, completionHelp.Short, completionHelp.Example
+		}
 	}
 	defaultHelp := root.HelpFunc()
 	root.SetHelpFunc(func(c *cobra.Command, args []string) {
-		switch cmd, ok := commands[c.Name()]; {
+		switch {
 		case c == root:
-			usage(e.stdout)
-		case ok && c.Parent() == root:
-			commandHelp(e.stdout, c.Name(), cmd, c.Flags())
-		case c.Name() == "completion" && c.Parent() == root:
-			commandHelp(e.stdout, "completion", completionHelp, flag.NewFlagSet("completion", flag.ContinueOnError))
+			usage(e.stdout, root)
+		case c.Parent() == root:
+			commandHelp(e.stdout, c)
 		default: // cobra's own: completion's shells
 			defaultHelp(c, args)
 		}
@@ -179,7 +182,7 @@ func newRoot(e *env) *cobra.Command {
 		Short: "show a command's flags and examples",
 		RunE: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				usage(e.stdout)
+				usage(e.stdout, root)
 				return nil
 			}
 			c, _, err := root.Find(args)
@@ -192,66 +195,43 @@ func newRoot(e *env) *cobra.Command {
 	return root
 }
 
-// subcommand turns one of ours into a cobra command.
-func subcommand(e *env, name string, cmd command) *cobra.Command {
-	fs, runFn := cmd.setup()
-	c := &cobra.Command{
-		Use:   name + " " + cmd.usage,
-		Short: cmd.summary,
-		RunE: func(c *cobra.Command, args []string) error {
-			return runFn(c.Context(), e, args)
-		},
-	}
-	c.Flags().SortFlags = false
-	c.Flags().AddFlagSet(fs)
-	for flagName, values := range cmd.choices {
-		c.RegisterFlagCompletionFunc(flagName, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
-	}
-	for flagName, exts := range cmd.files {
-		c.MarkFlagFilename(flagName, exts...)
-	}
-	if cmd.argFiles != nil {
-		c.ValidArgsFunction = func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-			return cmd.argFiles, cobra.ShellCompDirectiveFilterFileExt
-		}
-	}
-	return c
-}
-
 // oneLine writes err on one line, escaped and clipped: an error can carry
 // text from a server or a trace.
 func oneLine(err error) string {
 	return safetext.Clip(strings.ReplaceAll(err.Error(), "\n", "; "), 2000)
 }
 
-func usage(w io.Writer) {
+func usage(w io.Writer, root *cobra.Command) {
 	fmt.Fprintln(w, "usage: xblcall <command> [flags] [args]")
 	fmt.Fprintln(w)
-	for _, n := range slices.Sorted(maps.Keys(commands)) {
-		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	for _, c := range root.Commands() {
+		if c.Name() != "help" {
+			fmt.Fprintf(w, "  %-10s %s\n", c.Name(), c.Short)
+		}
 	}
-	fmt.Fprintf(w, "  %-10s %s\n", "completion", "print a shell completion script: bash, zsh, fish or powershell")
 	fmt.Fprintln(w, "\nRun 'xblcall help <command>' for its flags and examples.")
 	fmt.Fprintln(w, "Exit status: 0 success, 1 failure (a red analysis too), 2 usage or input error, 130 interrupted.")
 }
 
-func commandHelp(w io.Writer, name string, cmd command, fs *flag.FlagSet) {
-	fmt.Fprintf(w, "usage: %s\n\n%s\n", strings.TrimSpace("xblcall "+name+" "+cmd.usage), cmd.summary)
-	if fs.HasFlags() {
+// commandHelp is the one help template: usage, summary, flags, examples.
+func commandHelp(w io.Writer, c *cobra.Command) {
+	fmt.Fprintf(w, "usage: xblcall %s\n\n%s\n", strings.TrimSpace(c.Use), c.Short)
+	if fs := c.LocalFlags(); fs.HasAvailableFlags() {
 		fmt.Fprintln(w, "\nFlags:")
 		// pflag writes a bool flag as --json[=true|false]; it is --json.
 		fmt.Fprint(w, strings.ReplaceAll(fs.FlagUsages(), "[=true|false]", "             "))
 	}
-	if cmd.examples != "" {
-		fmt.Fprintf(w, "\nExamples:\n%s", cmd.examples)
+	if c.Example != "" {
+		fmt.Fprintf(w, "\nExamples:\n%s", c.Example)
 	}
 }
 
-// completionHelp is completion's help, in the others' style.
-var completionHelp = command{
-	usage:   "bash|zsh|fish|powershell",
-	summary: "print a shell completion script for an installed xblcall (go install ./cmd/xblcall)",
-	examples: `  source <(xblcall completion bash)                # this shell; add it to ~/.bashrc to keep it
+// completionHelp is what cobra's completion command shows, in the
+// others' style.
+var completionHelp = cobra.Command{
+	Use:   "completion bash|zsh|fish|powershell",
+	Short: "print a shell completion script for an installed xblcall (go install ./cmd/xblcall)",
+	Example: `  source <(xblcall completion bash)                # this shell; add it to ~/.bashrc to keep it
   xblcall completion zsh > "${fpath[1]}/_xblcall"
   xblcall completion fish > ~/.config/fish/completions/xblcall.fish
 `,

@@ -487,13 +487,14 @@ func TestCompletion(t *testing.T) {
 func TestUsageSpellsFlags(t *testing.T) {
 	flagRE := regexp.MustCompile(`(?:^|[\s\[|(])(--[a-z][a-z0-9-]*|-[A-Za-z])\b`)
 	callRE := regexp.MustCompile(`xblcall ([a-z]+)([^|;)&\n]*)`)
+	root := newRoot(&env{stdout: io.Discard, stderr: io.Discard})
 	check := func(t *testing.T, name, text string) {
 		t.Helper()
-		cmd, ok := commands[name]
-		if !ok {
-			return // help, completion
+		cmd, _, err := root.Find([]string{name})
+		if err != nil || cmd == root || cmd.Name() == "help" || cmd.Name() == "completion" {
+			return
 		}
-		fs, _ := cmd.setup()
+		fs := cmd.Flags()
 		for _, m := range flagRE.FindAllStringSubmatch(text, -1) {
 			f := m[1]
 			if strings.HasPrefix(f, "--") && fs.Lookup(f[2:]) == nil || !strings.HasPrefix(f, "--") && fs.ShorthandLookup(f[1:]) == nil {
@@ -501,10 +502,10 @@ func TestUsageSpellsFlags(t *testing.T) {
 			}
 		}
 	}
-	for name, cmd := range commands {
-		t.Run(name, func(t *testing.T) {
-			check(t, name, cmd.usage)
-			examples := strings.ReplaceAll(cmd.examples, "\\\n", " ") // continued lines
+	for _, cmd := range root.Commands() {
+		t.Run(cmd.Name(), func(t *testing.T) {
+			check(t, cmd.Name(), cmd.Use)
+			examples := strings.ReplaceAll(cmd.Example, "\\\n", " ") // continued lines
 			for _, m := range callRE.FindAllStringSubmatch(examples, -1) {
 				check(t, m[1], m[2])
 			}

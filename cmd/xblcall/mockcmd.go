@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
 	flag "github.com/spf13/pflag"
 
 	"github.com/redis/go-redis/v9"
@@ -29,10 +30,12 @@ import (
 	"github.com/xblgo/fgrl/throttle/redisstore"
 )
 
-var mockCommand = command{
-	summary: "serve the FGRL mock until interrupted",
-	usage:   "[--addr HOST:PORT] [--https HOST:PORT] [--ca-cert F --ca-key F] [--ca-out F] [--hosts] [--endpoints] [--redis URL] [--limits F] [--align] [--legacy TITLE,...] [--fallback] [--world F] [--script F] [--log-format text|json|off] [--admin-token T] [--admin-host NAME]... [fault flags]",
-	examples: `  xblcall mock --addr 127.0.0.1:8080
+func mockCommand(e *env) *cobra.Command {
+	o := new(mockOpts)
+	c := &cobra.Command{
+		Use:   "mock [--addr HOST:PORT] [--https HOST:PORT] [--ca-cert F --ca-key F] [--ca-out F] [--hosts] [--endpoints] [--redis URL] [--limits F] [--align] [--legacy TITLE,...] [--fallback] [--world F] [--script F] [--log-format text|json|off] [--admin-token T] [--admin-host NAME]... [fault flags]",
+		Short: "serve the FGRL mock until interrupted",
+		Example: `  xblcall mock --addr 127.0.0.1:8080
   curl -H "Host: profile.xboxlive.com" -H "Authorization: $(xblcall token --xuid 1 --title 2)" \
       http://127.0.0.1:8080/users/me/profile/settings
   xblcall mock --error-rate 0.1 --latency 200ms --retry-after http-date
@@ -82,9 +85,11 @@ host, path, status and, for a counted request, its key (scope, userhash,
 title; never the token) with the burst and sustain counts and limits after
 it. --log-format json writes one JSON object a line; off logs nothing.
 `,
-	setup:   func() (*flag.FlagSet, runFunc) { o := new(mockOpts); return mockFlags(o), o.run },
-	choices: map[string][]string{"revision": limits.Revisions(), "retry-after": slices.Sorted(slices.Values(mock.RetryAfterModes())), "log-format": {"text", "json", "off"}},
-	files:   map[string][]string{"limits": {"json"}, "world": {"json", "yaml", "yml"}, "script": {"json", "yaml", "yml"}, "redis-ca": {"pem", "crt"}, "ca-cert": {"pem", "crt"}, "ca-key": {"pem", "key"}, "ca-out": {"pem"}},
+		RunE: runE(e, o.run),
+	}
+	c.Flags().AddFlagSet(mockFlags(o))
+	complete(c, map[string][]string{"revision": limits.Revisions(), "retry-after": slices.Sorted(slices.Values(mock.RetryAfterModes())), "log-format": {"text", "json", "off"}}, map[string][]string{"limits": {"json"}, "world": {"json", "yaml", "yml"}, "script": {"json", "yaml", "yml"}, "redis-ca": {"pem", "crt"}, "ca-cert": {"pem", "crt"}, "ca-key": {"pem", "key"}, "ca-out": {"pem"}}, nil)
+	return c
 }
 
 type mockOpts struct {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -74,8 +75,13 @@ func TestHelpExamples(t *testing.T) {
 	t.Chdir(t.TempDir())
 	os.Symlink(filepath.Join(root, "examples"), "examples")
 	ran := 0
+	cli := newRoot(&env{stdout: io.Discard, stderr: io.Discard})
 	for _, name := range []string{"call", "limits", "simulate", "analyze", "token"} {
-		text := strings.ReplaceAll(commands[name].examples, "\\\n", " ")
+		cmd, _, err := cli.Find([]string{name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.ReplaceAll(cmd.Example, "\\\n", " ")
 		for _, line := range strings.Split(text, "\n") {
 			line = strings.TrimSpace(line)
 			if !strings.HasPrefix(line, "xblcall ") || strings.ContainsAny(line, "$`") {

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/spf13/cobra"
 	flag "github.com/spf13/pflag"
 	"golang.org/x/oauth2"
 
@@ -37,19 +38,24 @@ mock) with the real host names in the Host header: the whole sign-in runs
 offline, and the stored sign-in remembers the address for 'call'.
 `
 
-var loginCommand = command{
-	summary:  "sign in to Xbox services with a Microsoft account (device code)",
-	usage:    "[--client-id ID] [--browser] [--relying-party RP] [--sandbox S] [--via http://127.0.0.1:PORT]",
-	examples: "  xblcall login --client-id 00000000-0000-0000-0000-000000000000\n  xblcall mock --addr 127.0.0.1:8080 &  xblcall login --via http://127.0.0.1:8080\n" + signInHelp,
-	setup:    func() (*flag.FlagSet, runFunc) { o := new(loginOpts); return loginFlags(o), o.run },
+func loginCommand(e *env) *cobra.Command {
+	o := new(loginOpts)
+	c := &cobra.Command{
+		Use:     "login [--client-id ID] [--browser] [--relying-party RP] [--sandbox S] [--via http://127.0.0.1:PORT]",
+		Short:   "sign in to Xbox services with a Microsoft account (device code)",
+		Example: "  xblcall login --client-id 00000000-0000-0000-0000-000000000000\n  xblcall mock --addr 127.0.0.1:8080 &  xblcall login --via http://127.0.0.1:8080\n" + signInHelp,
+		RunE:    runE(e, o.run),
+	}
+	c.Flags().AddFlagSet(loginFlags(o))
+	return c
 }
 
-var logoutCommand = command{
-	summary:  "forget the stored sign-in",
-	usage:    "",
-	examples: "  xblcall logout\n",
-	setup: func() (*flag.FlagSet, runFunc) {
-		return newFlagSet("logout"), func(_ context.Context, e *env, args []string) error {
+func logoutCommand(e *env) *cobra.Command {
+	c := &cobra.Command{
+		Use:     "logout",
+		Short:   "forget the stored sign-in",
+		Example: "  xblcall logout\n",
+		RunE: runE(e, func(_ context.Context, e *env, args []string) error {
 			if len(args) > 0 {
 				return &exitError{2, errors.New("logout takes no arguments")}
 			}
@@ -62,15 +68,22 @@ var logoutCommand = command{
 			}
 			fmt.Fprintln(e.stdout, "signed out")
 			return nil
-		}
-	},
+		}),
+	}
+	c.Flags().AddFlagSet(newFlagSet("logout"))
+	return c
 }
 
-var whoamiCommand = command{
-	summary:  "show who is signed in: XUID, gamertag, token expiry",
-	usage:    "[--json]",
-	examples: "  xblcall whoami\n  xblcall whoami --json | jq -r .xuid\n",
-	setup:    func() (*flag.FlagSet, runFunc) { o := new(whoamiOpts); return whoamiFlags(o), o.run },
+func whoamiCommand(e *env) *cobra.Command {
+	o := new(whoamiOpts)
+	c := &cobra.Command{
+		Use:     "whoami [--json]",
+		Short:   "show who is signed in: XUID, gamertag, token expiry",
+		Example: "  xblcall whoami\n  xblcall whoami --json | jq -r .xuid\n",
+		RunE:    runE(e, o.run),
+	}
+	c.Flags().AddFlagSet(whoamiFlags(o))
+	return c
 }
 
 type loginOpts struct {

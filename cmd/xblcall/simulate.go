@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
 	flag "github.com/spf13/pflag"
 
 	"github.com/xblgo/fgrl/analyze"
@@ -23,10 +24,12 @@ import (
 	"github.com/xblgo/fgrl/limits"
 )
 
-var simulateCommand = command{
-	summary: "replay a call pattern against the embedded mock in virtual time",
-	usage:   "[--pattern FILE] [--client naive|xsapi|fgrl|all] [--json] [--svg FILE] [--har FILE] [--revision R] [--limits F]",
-	examples: `  xblcall simulate                        # the FGRL documentation's worked example, plain client
+func simulateCommand(e *env) *cobra.Command {
+	o := new(simulateOpts)
+	c := &cobra.Command{
+		Use:   "simulate [--pattern FILE] [--client naive|xsapi|fgrl|all] [--json] [--svg FILE] [--har FILE] [--revision R] [--limits F]",
+		Short: "replay a call pattern against the embedded mock in virtual time",
+		Example: `  xblcall simulate                        # the FGRL documentation's worked example, plain client
   xblcall simulate --client all           # plain client, XSAPI retries and fgrl side by side
   xblcall simulate --pattern examples/calls.csv --client fgrl --svg calls.svg
   xblcall simulate --json | jq '.[0].rows'
@@ -38,9 +41,11 @@ service a scope from 'xblcall limits') or the same fields as a JSON array:
   0,profile,2533274791234567,40,10
   20,presence/write,2533274791234567,5
 `,
-	setup:   func() (*flag.FlagSet, runFunc) { o := new(simulateOpts); return simulateFlags(o), o.run },
-	choices: map[string][]string{"client": append(slices.Clone(sim.Clients), "all"), "revision": limits.Revisions()},
-	files:   map[string][]string{"pattern": {"csv", "json"}, "svg": {"svg"}, "har": {"har"}, "limits": {"json"}},
+		RunE: runE(e, o.run),
+	}
+	c.Flags().AddFlagSet(simulateFlags(o))
+	complete(c, map[string][]string{"client": append(slices.Clone(sim.Clients), "all"), "revision": limits.Revisions()}, map[string][]string{"pattern": {"csv", "json"}, "svg": {"svg"}, "har": {"har"}, "limits": {"json"}}, nil)
+	return c
 }
 
 type simulateOpts struct {

@@ -6,20 +6,26 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/spf13/cobra"
 	flag "github.com/spf13/pflag"
 
 	"github.com/xblgo/fgrl/internal/xblid"
 	"github.com/xblgo/fgrl/mock"
 )
 
-var tokenCommand = command{
-	summary: "print an Authorization value the mock accepts",
-	usage:   "--xuid XUID --title TITLE [--json]",
-	examples: `  xblcall token --xuid 2533274791234567 --title 1234567890
+func tokenCommand(e *env) *cobra.Command {
+	o := new(tokenOpts)
+	c := &cobra.Command{
+		Use:   "token --xuid XUID --title TITLE [--json]",
+		Short: "print an Authorization value the mock accepts",
+		Example: `  xblcall token --xuid 2533274791234567 --title 1234567890
   curl -H "Authorization: $(xblcall token --xuid 1 --title 2)" ...
   xblcall token --xuid 1 --title 2 --json | jq -r .userhash
 `,
-	setup: func() (*flag.FlagSet, runFunc) { o := new(tokenOpts); return tokenFlags(o), o.run },
+		RunE: runE(e, o.run),
+	}
+	c.Flags().AddFlagSet(tokenFlags(o))
+	return c
 }
 
 type tokenOpts struct {

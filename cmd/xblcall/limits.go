@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 	flag "github.com/spf13/pflag"
@@ -33,7 +35,116 @@ showing each rule's first host and path; --wide or --json shows them all.
 	}
 	c.Flags().AddFlagSet(limitsFlags(o))
 	complete(c, map[string][]string{"revision": limits.Revisions()}, map[string][]string{"file": {"json"}}, nil)
+	c.AddCommand(planCommand(e))
 	return c
+}
+
+func planCommand(e *env) *cobra.Command {
+	o := new(planOpts)
+	c := &cobra.Command{
+		Use:   "plan [--revision 2020|2022] [--file F] SCOPE:EVERY[:COUNT]...",
+		Short: "plan periodic calls: each scope's busiest windows, what is left of its limits, its fastest safe interval",
+		Example: `  xblcall limits plan social:10s                   # exactly the sustain limit: nothing left
+  xblcall limits plan presence/read:10s:3 profile:1m    # three lookups a tick: batch them
+
+A periodic call is a rule's scope (xblcall limits lists them), an interval
+and the calls of a tick (one user's). For each scope the planner counts the
+calls in the busiest 15 s and 300 s windows (windows start at a request, as
+the service's do), what is left of each limit (0: one more call is a 429),
+the fastest safe interval for the calls of a tick, and whether a batch call
+could carry them. Exit status 1 when a scope is over its limits.
+`,
+		RunE: runE(e, o.run),
+	}
+	c.Flags().AddFlagSet(planFlags(o))
+	complete(c, map[string][]string{"revision": limits.Revisions()}, map[string][]string{"file": {"json"}}, nil)
+	return c
+}
+
+type planOpts struct{ revision, file string }
+
+func planFlags(o *planOpts) *flag.FlagSet {
+	fs := newFlagSet("plan")
+	fs.StringVar(&o.revision, "revision", "2020", "built-in limits table")
+	fs.StringVar(&o.file, "file", "", "limits data file")
+	return fs
+}
+
+func (o *planOpts) run(_ context.Context, e *env, args []string) error {
+	if len(args) == 0 {
+		return &exitError{2, errors.New("name the periodic calls: SCOPE:EVERY[:COUNT], such as social:10s")}
+	}
+	l, err := loadLimits(o.revision, o.file)
+	if err != nil {
+		return err
+	}
+	var calls []limits.PeriodicCall
+	for _, a := range args {
+		c, err := parsePeriodic(a)
+		if err != nil {
+			return &exitError{2, err}
+		}
+		calls = append(calls, c)
+	}
+	rows, err := l.Plan(calls)
+	if err != nil {
+		return &exitError{2, err}
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SCOPE\tA TICK\tEVERY\tBURST (15 s)\tSUSTAIN (300 s)\tFASTEST SAFE\tVERDICT")
+	over := false
+	for _, r := range rows {
+		every := "mixed"
+		if r.Every > 0 {
+			every = r.Every.String()
+		}
+		fastest := "none: more calls a tick than a limit"
+		if r.Fastest > 0 {
+			fastest = r.Fastest.String()
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d/%d\t%d/%d\t%s\t%s\n", r.Scope, r.PerTick, every, r.BurstPeak, r.Burst, r.SustainPeak, r.Sustain, fastest, verdict(r))
+		over = over || !r.Safe()
+	}
+	tw.Flush()
+	if over {
+		return &exitError{1, errors.New("a scope's periodic calls are over its limits")}
+	}
+	return nil
+}
+
+// verdict says a plan row in words.
+func verdict(r limits.PlanRow) string {
+	v := "ok"
+	switch left := min(r.BurstLeft, r.SustainLeft); {
+	case left < 0:
+		v = fmt.Sprintf("over: %d calls too many", -left)
+	case left == 0:
+		v = "at a limit: one more call is a 429"
+	}
+	if r.Batch {
+		v += "; batch the calls of a tick"
+	}
+	return v
+}
+
+// parsePeriodic reads SCOPE:EVERY[:COUNT].
+func parsePeriodic(s string) (limits.PeriodicCall, error) {
+	bad := fmt.Errorf("%s: want SCOPE:EVERY[:COUNT], such as social:10s or presence/read:5s:3", safetext.Quote(s, 60))
+	parts := strings.Split(s, ":")
+	if len(parts) < 2 || len(parts) > 3 {
+		return limits.PeriodicCall{}, bad
+	}
+	every, err := time.ParseDuration(parts[1])
+	if err != nil || every <= 0 {
+		return limits.PeriodicCall{}, bad
+	}
+	c := limits.PeriodicCall{Scope: parts[0], Every: every, Count: 1}
+	if len(parts) == 3 {
+		if c.Count, err = strconv.Atoi(parts[2]); err != nil || c.Count < 1 {
+			return limits.PeriodicCall{}, bad
+		}
+	}
+	return c, nil
 }
 
 type limitsOpts struct {

@@ -171,7 +171,7 @@ func newRoot(e *env) *cobra.Command {
 		switch {
 		case c == root:
 			usage(e.stdout, root)
-		case c.Parent() == root:
+		case c.Parent() == root || c.Parent() != nil && c.Parent().Parent() == root && c.Parent().Name() != "completion":
 			commandHelp(e.stdout, c)
 		default: // cobra's own: completion's shells
 			defaultHelp(c, args)
@@ -215,7 +215,7 @@ func usage(w io.Writer, root *cobra.Command) {
 
 // commandHelp is the one help template: usage, summary, flags, examples.
 func commandHelp(w io.Writer, c *cobra.Command) {
-	fmt.Fprintf(w, "usage: xblcall %s\n\n%s\n", strings.TrimSpace(c.Use), c.Short)
+	fmt.Fprintf(w, "usage: %s\n\n%s\n", strings.TrimSpace(c.CommandPath()+strings.TrimPrefix(c.Use, c.Name())), c.Short)
 	if fs := c.LocalFlags(); fs.HasAvailableFlags() {
 		fmt.Fprintln(w, "\nFlags:")
 		// pflag writes a bool flag as --json[=true|false]; it is --json.

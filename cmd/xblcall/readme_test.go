@@ -76,8 +76,8 @@ func TestHelpExamples(t *testing.T) {
 	os.Symlink(filepath.Join(root, "examples"), "examples")
 	ran := 0
 	cli := newRoot(&env{stdout: io.Discard, stderr: io.Discard})
-	for _, name := range []string{"call", "limits", "simulate", "analyze", "token"} {
-		cmd, _, err := cli.Find([]string{name})
+	for _, name := range []string{"call", "limits", "limits plan", "simulate", "analyze", "token"} {
+		cmd, _, err := cli.Find(strings.Fields(name))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/xblgo/fgrl/limits"
@@ -159,6 +160,37 @@ func TestRequestsServed(t *testing.T) {
 			d, err := h.Counts(throttle.Key{User: mock.UserHash(user), Title: "1234567890", Scope: r.Scope()})
 			if err != nil || d.Sustain.Count != 1 {
 				t.Errorf("%s %s: %s %s counted %d (%v), want 1", rev, r.Scope(), method, path, d.Sustain.Count, err)
+			}
+		}
+	}
+}
+
+// TestPlannerMatchesSimulation: the poll planner's verdict is what the
+// service does. Polled at the planner's fastest safe interval for 20
+// minutes, a plain client collects no 429; a little faster, it does.
+func TestPlannerMatchesSimulation(t *testing.T) {
+	l := limits.Default()
+	for _, tc := range []struct {
+		scope string
+		count int
+	}{{"social", 1}, {"presence/read", 3}, {"profile", 2}} {
+		plan, err := l.Plan([]limits.PeriodicCall{{Scope: tc.scope, Every: time.Hour, Count: tc.count}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fastest := plan[0].Fastest
+		for _, every := range []time.Duration{fastest, fastest - fastest/20} {
+			var p Pattern
+			for at := time.Duration(0); at < 20*time.Minute; at += every {
+				p = append(p, Event{At: at, Service: tc.scope, User: ExampleUser, Count: tc.count})
+			}
+			res, err := Run(context.Background(), p, Options{Limits: l, Client: "naive"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			check, _ := l.Plan([]limits.PeriodicCall{{Scope: tc.scope, Every: every, Count: tc.count}})
+			if safe := check[0].Safe(); safe != (res.Server429s == 0) || (every == fastest) != safe {
+				t.Errorf("%s x%d every %v: the planner says safe=%v, the simulation saw %d 429s", tc.scope, tc.count, every, safe, res.Server429s)
 			}
 		}
 	}

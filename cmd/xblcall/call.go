@@ -187,7 +187,7 @@ func (o *callOpts) request(ctx context.Context, e *env, url string) (req *http.R
 		return nil, nil, &exitError{2, err}
 	}
 	if (req.URL.Scheme != "https" && req.URL.Scheme != "http") || req.URL.Host == "" {
-		return nil, nil, &exitError{2, fmt.Errorf("the URL %s needs a scheme and a host, such as https://profile.xboxlive.com/...", safetext.Quote(url, 80))}
+		return nil, nil, &exitError{2, fmt.Errorf("the URL %s needs a scheme and a host, such as https://profile.xboxlive.com/users/me", safetext.Quote(url, 80))}
 	}
 	for _, h := range o.headers {
 		k, v, ok := strings.Cut(h, ":")

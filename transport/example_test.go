@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/xblgo/fgrl/hresult"
 	"github.com/xblgo/fgrl/mock"
+	"github.com/xblgo/fgrl/throttle"
 	"github.com/xblgo/fgrl/transport"
 )
 
@@ -31,4 +33,31 @@ func Example() {
 		resp.Body.Close()
 	}
 	// Output: 11 true true
+}
+
+// A poller paced at the planner's interval (xblcall limits plan): the
+// ticker never ticks faster, and waits longer when the key's budget runs
+// low. Here social at an interval of 20 ms, three ticks.
+func ExampleTransport_NewTicker() {
+	tr := &transport.Transport{Base: mock.NewHandler(), TitleID: "1234567890"}
+	tk, err := tr.NewTicker(throttle.Key{User: mock.UserHash("2533274791234567"), Scope: "social"}, 20*time.Millisecond)
+	if err != nil {
+		panic(err)
+	}
+	defer tk.Stop()
+	client := &http.Client{Transport: tr}
+	for i := range 3 {
+		<-tk.C
+		req, _ := http.NewRequest("GET", "https://social.xboxlive.com/users/me/people", nil)
+		req.Header.Set("Authorization", mock.Token("2533274791234567", "1234567890"))
+		resp, err := client.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			fmt.Println("tick", i+1, resp.StatusCode)
+		}
+	}
+	// Output:
+	// tick 1 200
+	// tick 2 200
+	// tick 3 200
 }

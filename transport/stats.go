@@ -3,10 +3,12 @@ package transport
 import (
 	"cmp"
 	"context"
+	"net/http"
 	"sync/atomic"
 	"time"
 
 	"github.com/xblgo/fgrl/internal/safetext"
+	"github.com/xblgo/fgrl/internal/xblauth"
 	"github.com/xblgo/fgrl/throttle"
 )
 
@@ -46,4 +48,24 @@ func (t *Transport) Snapshot(k throttle.Key) (throttle.Snapshot, error) {
 	}
 	k.Title, k.Scope = cmp.Or(k.Title, t.TitleID), rule.Scope()
 	return t.budget.Snapshot(context.Background(), k, rule.Limit(), time.Now())
+}
+
+// BudgetLeft returns what is left, now, of the budget of the call that got
+// resp: the windows of its user and scope (what is used of burst and
+// sustain, their limits and when each frees a call), the server's
+// Retry-After deadline and the wait before the next call. An app reads it
+// after a call to pace the next ones; the mock's RateLimit headers say
+// the same from the service's side.
+func (t *Transport) BudgetLeft(resp *http.Response) (throttle.Snapshot, error) {
+	if resp == nil || resp.Request == nil {
+		return throttle.Snapshot{}, &usageError{"BudgetLeft needs a response of this transport"}
+	}
+	req := resp.Request
+	host := cmp.Or(req.Host, req.URL.Host)
+	rule, ok := t.ruleFor(req, host)
+	if !ok {
+		return throttle.Snapshot{}, &usageError{"no rule of the limits covers " + safetext.Quote(host, 64)}
+	}
+	uhs, _, _ := xblauth.Parse(headerFold(req.Header, "Authorization"))
+	return t.Snapshot(throttle.Key{User: uhs, Scope: rule.Scope()})
 }

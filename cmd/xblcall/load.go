@@ -146,9 +146,9 @@ func runLoad(ctx context.Context, e *env, t *transport.Transport, req *http.Requ
 	}
 	tty := isTerminal(e.stderr)
 	b := newBar(e.stderr, tty, int64(l.n), "calls", "calls")
+	stopProgress := func() {}
 	if !tty { // a line a second, for a log or a pipe
-		stop := tl.progressLines(e.stderr, time.Second)
-		defer stop()
+		stopProgress = tl.progressLines(e.stderr, time.Second)
 	}
 	client := &http.Client{Transport: t}
 	var next atomic.Int64
@@ -174,6 +174,7 @@ func runLoad(ctx context.Context, e *env, t *transport.Transport, req *http.Requ
 		})
 	}
 	wg.Wait()
+	stopProgress() // before the summary is written: no line reads it meanwhile
 	b.finish()
 	tl.r.Interrupted = ctx.Err() != nil
 	tl.r.Elapsed = time.Since(start)

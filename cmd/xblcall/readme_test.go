@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -164,4 +166,61 @@ func xblcallOnce(t *testing.T, args ...string) (int, string) {
 	code, _, errs := xblcall(t, args...)
 	documented.Store(k, [2]any{code, errs})
 	return code, errs
+}
+
+// TestReadmeAdminCalls runs every README line that calls a running mock's
+// admin API with curl, as written but for the port, against xblcall mock
+// started as the README starts it; the files they send are the
+// repository's (world.json: mock/testdata/world.json; script.yaml:
+// cmd/xblcall/testdata/rehearsal.yaml). Each must succeed (curl -f: no
+// 4xx or 5xx answer).
+func TestReadmeAdminCalls(t *testing.T) {
+	curl, err := exec.LookPath("curl")
+	if err != nil {
+		t.Skip("no curl on PATH")
+	}
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for name, src := range map[string]string{"world.json": "../../mock/testdata/world.json", "script.yaml": "testdata/rehearsal.yaml"} {
+		data, _ := os.ReadFile(src)
+		os.WriteFile(filepath.Join(dir, name), data, 0o600)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	printed := make(chan struct{})
+	out := &syncBuffer{printed: printed}
+	var errb syncBuffer
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, []string{"mock", "--addr", "127.0.0.1:0", "--log-format", "off"}, out, &errb) }()
+	select {
+	case <-printed:
+	case code := <-done:
+		t.Fatalf("mock exited %d: %q", code, errb.String())
+	}
+	s := out.String()
+	base := strings.Fields(s[strings.Index(s, "http://"):])[0]
+	text := strings.ReplaceAll(string(b), "\\\n", " ")
+	ran := 0
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "curl ") || !strings.Contains(line, "http://127.0.0.1:8080/_fgrl/") {
+			continue
+		}
+		line, _, _ = strings.Cut(line, " # ")
+		args := shellWords(t, strings.ReplaceAll(strings.TrimPrefix(line, "curl "), "http://127.0.0.1:8080", base))
+		cmd := exec.Command(curl, append([]string{"-sS", "-f", "-o", os.DevNull}, args...)...) // -f: a 4xx or 5xx fails
+		cmd.Dir = dir
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s: %v %s", line, err, msg)
+		}
+		ran++
+	}
+	if ran < 12 {
+		t.Errorf("ran %d README admin lines, want them all", ran)
+	}
+	cancel()
+	<-done
 }

@@ -61,8 +61,11 @@ func (c *call) init(t *Transport, req *http.Request) error {
 		c.key = throttle.Key{User: uhs, Title: t.TitleID, Scope: "host:" + strings.ToLower(host)}
 	}
 	rewindable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
-	c.retries = t.window() > 0 && rewindable && !noRetry(c.ctx)
+	c.retries = t.window() > 0 && rewindable && !noRetry(c.ctx) && !failFast(c.ctx)
 	c.timeout = attemptTimeout(t.window(), 0)
+	if longCall(c.ctx) {
+		c.timeout = LongCallTimeout
+	}
 	return nil
 }
 
@@ -136,12 +139,16 @@ func (c *call) remaining(now time.Time) time.Duration {
 }
 
 // maxWait returns the longest the call may wait before its next attempt: the
-// wait must end inside its retry window and before its context deadline.
+// wait must end inside its retry window (or the longer wait WithMaxWait
+// allows; none with FailFast) and before its context deadline.
 func (c *call) maxWait(now time.Time) time.Duration {
-	if c.t.window() == 0 {
+	if c.t.window() == 0 || failFast(c.ctx) {
 		return 0
 	}
 	w := c.remaining(now)
+	if d := maxWaitOf(c.ctx); d > 0 {
+		w = max(w, c.start.Add(d).Sub(now)) // the call's own policy (WithMaxWait)
+	}
 	if dl, ok := c.ctx.Deadline(); ok {
 		w = min(w, dl.Sub(now)-1)
 	}

@@ -1,6 +1,9 @@
 package transport
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 type noRetryKey struct{}
 
@@ -50,5 +53,62 @@ func BoundBody(ctx context.Context) context.Context {
 
 func boundBody(ctx context.Context) bool {
 	v, _ := ctx.Value(boundBodyKey{}).(bool)
+	return v
+}
+
+// Per-call policy: how long a call may wait for budget, and how long an
+// attempt may take.
+const (
+	// MaxPolicyWait caps WithMaxWait: a sustain window (300 s), the longest
+	// any budget of the limits needs to free a call.
+	MaxPolicyWait = 300 * time.Second
+	// LongCallTimeout is XSAPI's long HTTP timeout
+	// (XblContextSettingsSetLongHttpTimeout's default), for calls that
+	// move much data, such as title storage uploads.
+	LongCallTimeout = 5 * time.Minute
+)
+
+type maxWaitKey struct{}
+
+// WithMaxWait returns a context that lets the call wait for its budget (or
+// a server's Retry-After) up to d from its start, past the retry window:
+// a background job's "sleep until the limit resets" instead of a local
+// refusal. d is capped at MaxPolicyWait; the context's own deadline still
+// ends the call. Retries keep XSAPI's 20 s window.
+func WithMaxWait(ctx context.Context, d time.Duration) context.Context {
+	return context.WithValue(ctx, maxWaitKey{}, min(max(d, 0), MaxPolicyWait))
+}
+
+func maxWaitOf(ctx context.Context) time.Duration {
+	d, _ := ctx.Value(maxWaitKey{}).(time.Duration)
+	return d
+}
+
+type failFastKey struct{}
+
+// FailFast returns a context that makes the call never wait: a call the
+// budget or a cached Retry-After would hold is refused locally at once
+// (a *ThrottleError with Local), and a failed attempt is not retried, for
+// an interactive call that would rather show "try again" than stall.
+func FailFast(ctx context.Context) context.Context {
+	return context.WithValue(ctx, failFastKey{}, true)
+}
+
+func failFast(ctx context.Context) bool {
+	v, _ := ctx.Value(failFastKey{}).(bool)
+	return v
+}
+
+type longCallKey struct{}
+
+// LongCall returns a context that gives each attempt of the call XSAPI's
+// long timeout (LongCallTimeout, 5 min) instead of the 5 to 30 s of the
+// retry window, for calls that move much data (title storage uploads).
+func LongCall(ctx context.Context) context.Context {
+	return context.WithValue(ctx, longCallKey{}, true)
+}
+
+func longCall(ctx context.Context) bool {
+	v, _ := ctx.Value(longCallKey{}).(bool)
 	return v
 }

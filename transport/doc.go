@@ -58,4 +58,12 @@
 // That is its one seam for users. (Internally, the xblcall simulator
 // substitutes its own virtual clock through the request's context; the key
 // is unexported.) It never sleeps past the request's context deadline.
+//
+// A call may change those rules for itself through its context: NoRetry
+// (sent once, as XSAPI sends calls that are not idempotent), WithMaxWait
+// (wait for the budget or a Retry-After past the 20 s window, up to 300 s),
+// FailFast (never wait: refused locally at once, no retries), LongCall
+// (XSAPI's long 5-minute attempt timeout) and WithRule (count against a
+// named rule). After a call, BudgetLeft says what is left of its key's
+// budget; a Ticker paces a periodic call by it.
 package transport

@@ -268,7 +268,7 @@ func kindOf(goType string) string {
 		return "a whole number"
 	case strings.HasPrefix(goType, "float"):
 		return "a number"
-	case goType == "string", goType == "mock.Duration":
+	case goType == "string":
 		return "a string"
 	case goType == "bool":
 		return "true or false"

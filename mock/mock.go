@@ -85,7 +85,7 @@ func New(c Config) (*Handler, error) {
 	f := cfg.faults
 	h.faults.Store(&f)
 	h.signIn.init()
-	h.world.Store(indexWorld(cfg.world))
+	h.world.Store(indexWorld(cfg.world, len(cfg.world.Accounts) > 0))
 	if err := h.SetScript(cfg.script); err != nil {
 		return nil, err
 	}

@@ -274,6 +274,7 @@ func validHeader(k, v string) bool {
 type scriptState struct {
 	script   Script
 	patterns []pattern // by rule, nil where the rule has none
+	bodies   bool      // a rule matches on bodies: requests' bodies are read
 	mu       sync.Mutex
 	played   []int // answers played, by rule
 }
@@ -284,6 +285,7 @@ func newScriptState(s Script) *scriptState {
 		if r.Match.PathPattern != "" {
 			st.patterns[i] = pat(r.Match.PathPattern)
 		}
+		st.bodies = st.bodies || r.Match.BodyContains != ""
 	}
 	return st
 }
@@ -339,22 +341,12 @@ func (st *scriptState) next(i int) *ScriptAnswer {
 	return &as[min(n, len(as)-1)]
 }
 
-// readsBodies reports whether a rule matches on bodies.
-func (st *scriptState) readsBodies() bool {
-	for _, r := range st.script.Rules {
-		if r.Match.BodyContains != "" {
-			return true
-		}
-	}
-	return false
-}
-
 // serveScripted answers r from the script when a rule matches it, and
 // reports whether it did. A counted rule's request is counted first, and
 // refused with 429 at a limit (its sequence does not move on).
 func (h *Handler) serveScripted(st *scriptState, w http.ResponseWriter, r *http.Request, e *logEntry) bool {
 	var body []byte
-	if st.readsBodies() && r.Body != nil {
+	if st.bodies && r.Body != nil {
 		body, _ = io.ReadAll(io.LimitReader(r.Body, h.cfg.maxBody))
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	}

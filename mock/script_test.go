@@ -155,17 +155,7 @@ func TestReadScriptErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ReadScript(strings.NewReader(tc.file))
-			var got *FileError
-			if !errors.As(err, &got) {
-				t.Fatalf("error %v, want a *FileError", err)
-			}
-			if !strings.HasPrefix(got.Reason, tc.want.Reason) {
-				t.Errorf("reason %q, want it to start %q", got.Reason, tc.want.Reason)
-			}
-			got.Reason, tc.want.File = tc.want.Reason, "script"
-			if d := cmp.Diff(tc.want, *got); d != "" {
-				t.Errorf("(-want +got)\n%s", d)
-			}
+			checkFileError(t, err, tc.want, "script")
 		})
 	}
 }

@@ -1,6 +1,7 @@
 package mock
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -52,12 +53,11 @@ const (
 // callLog is the record of calls: a ring of maxCalls slots, the oldest
 // overwritten first, bounded in bytes too.
 type callLog struct {
-	mu      sync.Mutex
-	ring    []Call // allocated on the first call, maxCalls long
-	start   int    // the oldest call's slot
-	n       int    // calls held
-	bytes   int
-	dropped int // calls no longer held
+	mu    sync.Mutex
+	ring  []Call // allocated on the first call, maxCalls long
+	start int    // the oldest call's slot
+	n     int    // calls held
+	bytes int
 }
 
 func callSize(c *Call) int { return len(c.host) + len(c.uri) + len(c.body) + 64 }
@@ -74,7 +74,6 @@ func (l *callLog) add(c Call) {
 		l.ring[l.start] = Call{}
 		l.start = (l.start + 1) % maxCalls
 		l.n--
-		l.dropped++
 	}
 	l.ring[(l.start+l.n)%maxCalls] = c
 	l.n++
@@ -104,11 +103,11 @@ type CallFilter struct {
 }
 
 func (f *CallFilter) match(c *Call) bool {
-	host, path := splitCallURL(c.URL)
+	path, _, _ := strings.Cut(c.uri, "?")
 	service, _, _ := strings.Cut(c.Scope, "/")
 	switch {
 	case f.Method != "" && !strings.EqualFold(f.Method, c.Method),
-		f.Host != "" && !strings.EqualFold(f.Host, host),
+		f.Host != "" && !strings.EqualFold(f.Host, c.host),
 		f.PathPrefix != "" && !strings.HasPrefix(path, f.PathPrefix),
 		f.Scope != "" && f.Scope != c.Scope && f.Scope != service,
 		f.XUID != "" && f.XUID != c.XUID,
@@ -121,14 +120,6 @@ func (f *CallFilter) match(c *Call) bool {
 	return true
 }
 
-// splitCallURL returns a recorded URL's host and path.
-func splitCallURL(u string) (host, path string) {
-	rest := strings.TrimPrefix(u, "https://")
-	host, path, _ = strings.Cut(rest, "/")
-	path, _, _ = strings.Cut("/"+path, "?")
-	return host, path
-}
-
 // Calls returns the calls received that f matches, oldest first (at most
 // the latest 10,000, and 32 MiB of their URLs and bodies).
 func (h *Handler) Calls(f CallFilter) []Call {
@@ -136,11 +127,10 @@ func (h *Handler) Calls(f CallFilter) []Call {
 	defer h.calls.mu.Unlock()
 	out := []Call{}
 	h.calls.each(func(c *Call) {
-		if c.URL == "" {
-			c.URL = safetext.Cut("https://"+c.host+c.uri, maxCallURL)
-		}
 		if f.match(c) {
-			out = append(out, *c)
+			cp := *c
+			cp.URL = safetext.Cut("https://"+c.host+c.uri, maxCallURL)
+			out = append(out, cp)
 		}
 	})
 	return out
@@ -150,7 +140,7 @@ func (h *Handler) Calls(f CallFilter) []Call {
 func (h *Handler) ForgetCalls() {
 	h.calls.mu.Lock()
 	defer h.calls.mu.Unlock()
-	h.calls.ring, h.calls.start, h.calls.n, h.calls.bytes, h.calls.dropped = nil, 0, 0, 0, 0
+	h.calls.ring, h.calls.start, h.calls.n, h.calls.bytes = nil, 0, 0, 0
 }
 
 // WriteHAR writes the calls f matches as a HAR 1.2 document, which
@@ -230,27 +220,23 @@ func callsQuery(r *http.Request) (CallFilter, error) {
 	if s := q.Get("status"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 100 || n > 599 {
-			return f, errBadQuery("status", s)
+			return f, badQuery("status", s)
 		}
 		f.Status = n
 	}
 	if s := q.Get("since"); s != "" {
 		t, err := time.Parse(time.RFC3339Nano, s)
 		if err != nil {
-			return f, errBadQuery("since", s)
+			return f, badQuery("since", s)
 		}
 		f.Since = t
 	}
 	return f, nil
 }
 
-type queryError struct{ name, value string }
-
-func (e *queryError) Error() string {
-	return "calls: " + e.name + " " + safetext.Quote(e.value, 40) + " is not one (status: 100 to 599; since: an RFC 3339 time)"
+func badQuery(name, value string) error {
+	return fmt.Errorf("calls: %s %s is not one (status: 100 to 599; since: an RFC 3339 time)", name, safetext.Quote(value, 40))
 }
-
-func errBadQuery(name, value string) error { return &queryError{name, value} }
 
 // authorization is the call's Authorization as a trace may hold it: the
 // userhash the analyzer groups by, never the token (the mock keeps none).

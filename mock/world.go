@@ -280,12 +280,13 @@ type worldIndex struct {
 	titles    map[string]*WorldTitle   // by XUID + "/" + title ID
 }
 
-func indexWorld(w World) *worldIndex {
-	ix := &worldIndex{src: w, seeded: len(w.Accounts) > 0, accounts: map[string]*WorldAccount{},
+// indexWorld indexes w; seeded says whether it is closed (a seeded world)
+// or the default one, whose relationships are derived.
+func indexWorld(w World, seeded bool) *worldIndex {
+	ix := &worldIndex{src: w, seeded: seeded, accounts: map[string]*WorldAccount{},
 		byTag: map[string]string{}, people: map[string][]person{}, followers: map[string]int{}, titles: map[string]*WorldTitle{}}
-	if !ix.seeded {
-		d := WorldAccount{XUID: DefaultAccount.XUID, Gamertag: DefaultAccount.Gamertag}
-		ix.src.Accounts = []WorldAccount{d}
+	if len(w.Accounts) == 0 { // the default world's one account
+		ix.src.Accounts = []WorldAccount{{XUID: DefaultAccount.XUID, Gamertag: DefaultAccount.Gamertag}}
 	}
 	for i := range ix.src.Accounts {
 		a := &ix.src.Accounts[i]
@@ -343,7 +344,7 @@ func (h *Handler) SetWorld(w World) error {
 	}
 	h.worldMu.Lock()
 	defer h.worldMu.Unlock()
-	h.world.Store(indexWorld(w))
+	h.world.Store(indexWorld(w, len(w.Accounts) > 0))
 	h.resetState()
 	return nil
 }
@@ -387,12 +388,7 @@ func (h *Handler) setGamertag(xuid, gt string) {
 	} else {
 		w.Accounts = append(w.Accounts, WorldAccount{XUID: xuid, Gamertag: gt})
 	}
-	ix := indexWorld(w)
-	ix.seeded = h.world.Load().seeded
-	if !ix.seeded {
-		ix.people = map[string][]person{}
-	}
-	h.world.Store(ix)
+	h.world.Store(indexWorld(w, h.world.Load().seeded))
 }
 
 // account returns xuid's account in the world, nil for a XUID the world

@@ -98,18 +98,7 @@ func TestReadWorldErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ReadWorld(strings.NewReader(tc.file))
-			var got *FileError
-			if !errors.As(err, &got) {
-				t.Fatalf("error %v, want a *FileError", err)
-			}
-			if !strings.HasPrefix(got.Reason, tc.want.Reason) {
-				t.Errorf("reason %q, want it to start %q", got.Reason, tc.want.Reason)
-			}
-			got.Reason = tc.want.Reason
-			tc.want.File = "world"
-			if d := cmp.Diff(tc.want, *got); d != "" {
-				t.Errorf("(-want +got)\n%s", d)
-			}
+			checkFileError(t, err, tc.want, "world")
 		})
 	}
 	if _, err := ReadWorld(strings.NewReader(ok)); err != nil {
@@ -357,4 +346,21 @@ func TestPresenceHeartbeat(t *testing.T) {
 			t.Errorf("past the expiry: %+v, want Offline, last seen at %s", p, written)
 		}
 	})
+}
+
+// checkFileError fails t unless err is a *FileError naming file that
+// equals want, except that its reason need only start with want's.
+func checkFileError(t *testing.T, err error, want FileError, file string) {
+	t.Helper()
+	var got *FileError
+	if !errors.As(err, &got) {
+		t.Fatalf("error %v, want a *FileError", err)
+	}
+	if !strings.HasPrefix(got.Reason, want.Reason) {
+		t.Errorf("reason %q, want it to start %q", got.Reason, want.Reason)
+	}
+	got.Reason, want.File = want.Reason, file
+	if d := cmp.Diff(want, *got); d != "" {
+		t.Errorf("(-want +got)\n%s", d)
+	}
 }

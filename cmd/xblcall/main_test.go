@@ -255,29 +255,45 @@ func TestMockServesRedis(t *testing.T) {
 // testMockServes serves the mock, calls it once and returns what it wrote
 // on stderr.
 func testMockServes(t *testing.T, extra ...string) string {
+	url, stop := startMock(t, extra...)
+	code, body, errs := xblcall(t, "call", "-i", "--token", mock.Token("1", "2"), "-H", "Host: social.xboxlive.com", url+"/users/me/people")
+	c, stderr := stop()
+	if c != 0 {
+		t.Errorf("mock exit %d: %s", c, stderr)
+	}
+	if code != 0 || !strings.Contains(body, `"totalCount":12`) {
+		t.Errorf("call through the served mock: %d\n%s\n%s", code, body, errs)
+	}
+	return stderr
+}
+
+// startMock runs xblcall mock with args on a free loopback port and returns
+// the URL it prints and a stop function, which ends it and returns its exit
+// status and standard error. The mock is stopped at the end of the test if
+// stop was not called.
+func startMock(t *testing.T, args ...string) (string, func() (int, string)) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	printed := make(chan struct{})
 	out := &syncBuffer{printed: printed}
-	var errb syncBuffer
-	done := make(chan int)
-	go func() { done <- run(ctx, append([]string{"mock", "--addr", "127.0.0.1:0"}, extra...), out, &errb) }()
+	errb := &syncBuffer{}
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, append([]string{"mock", "--addr", "127.0.0.1:0"}, args...), out, errb) }()
 	select {
 	case <-printed:
 	case code := <-done:
 		cancel()
 		t.Fatalf("mock exited %d: %q", code, errb.String())
 	}
+	var once sync.Once
+	var code int
+	stop := func() (int, string) {
+		once.Do(func() { cancel(); code = <-done })
+		return code, errb.String()
+	}
+	t.Cleanup(func() { stop() })
 	s := out.String()
-	url := strings.Fields(s[strings.Index(s, "http://"):])[0]
-	code, body, errs := xblcall(t, "call", "-i", "--token", mock.Token("1", "2"), "-H", "Host: social.xboxlive.com", url+"/users/me/people")
-	cancel()
-	if c := <-done; c != 0 {
-		t.Errorf("mock exit %d: %s", c, errb.String())
-	}
-	if code != 0 || !strings.Contains(body, `"totalCount":12`) {
-		t.Errorf("call through the served mock: %d\n%s\n%s", code, body, errs)
-	}
-	return errb.String()
+	return strings.Fields(s[strings.Index(s, "http://"):])[0], stop
 }
 
 // syncBuffer is a goroutine-safe buffer; when printed is not nil it is

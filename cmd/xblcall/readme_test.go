@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"io"
 	"os"
 	"os/exec"
@@ -188,20 +187,7 @@ func TestReadmeAdminCalls(t *testing.T) {
 		data, _ := os.ReadFile(src)
 		os.WriteFile(filepath.Join(dir, name), data, 0o600)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	printed := make(chan struct{})
-	out := &syncBuffer{printed: printed}
-	var errb syncBuffer
-	done := make(chan int, 1)
-	go func() { done <- run(ctx, []string{"mock", "--addr", "127.0.0.1:0", "--log-format", "off"}, out, &errb) }()
-	select {
-	case <-printed:
-	case code := <-done:
-		t.Fatalf("mock exited %d: %q", code, errb.String())
-	}
-	s := out.String()
-	base := strings.Fields(s[strings.Index(s, "http://"):])[0]
+	base, _ := startMock(t, "--log-format", "off")
 	text := strings.ReplaceAll(string(b), "\\\n", " ")
 	ran := 0
 	for _, line := range strings.Split(text, "\n") {
@@ -221,6 +207,4 @@ func TestReadmeAdminCalls(t *testing.T) {
 	if ran < 12 {
 		t.Errorf("ran %d README admin lines, want them all", ran)
 	}
-	cancel()
-	<-done
 }

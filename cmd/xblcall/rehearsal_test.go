@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -25,22 +24,7 @@ func TestRehearsalFromNode(t *testing.T) {
 		}
 		t.Skip("no node on PATH")
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	printed := make(chan struct{})
-	out := &syncBuffer{printed: printed}
-	var errb syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"mock", "--addr", "127.0.0.1:0", "--log-format", "off", "--script", "testdata/rehearsal.yaml"}, out, &errb)
-	}()
-	select {
-	case <-printed:
-	case code := <-done:
-		t.Fatalf("mock exited %d: %q", code, errb.String())
-	}
-	s := out.String()
-	url := strings.Fields(s[strings.Index(s, "http://"):])[0]
+	url, _ := startMock(t, "--log-format", "off", "--script", "testdata/rehearsal.yaml")
 
 	cmd := exec.Command(node, "testdata/rehearse.mjs")
 	cmd.Env = append(os.Environ(), "FGRL_MOCK="+url, "FGRL_TOKEN="+mock.Token("2533274790000001", "1234567890"))
@@ -74,8 +58,6 @@ func TestRehearsalFromNode(t *testing.T) {
 	if code, verdict, _ := xblcall(t, "check", "--mock", url, "--expect", "userpresence.xboxlive.com=8", "--expect", "GET profile.xboxlive.com/users/me/=1"); code != 0 || strings.TrimSpace(verdict) != "ok" {
 		t.Errorf("xblcall check of counts: exit %d %q", code, verdict)
 	}
-	cancel()
-	<-done
 }
 
 // TestCheckUsage: xblcall check refuses what it cannot ask.

@@ -112,3 +112,21 @@ func longCall(ctx context.Context) bool {
 	v, _ := ctx.Value(longCallKey{}).(bool)
 	return v
 }
+
+type backgroundKey struct{}
+
+// Background returns a context that makes the call a background one: it
+// never takes the share of its key's burst and sustain kept for interactive
+// calls (Transport.InteractiveShare), and it books no future slot, so an
+// interactive call of the same user and service never queues behind it.
+// While its share is spent it waits (within its window, or WithMaxWait's)
+// and tries again, yielding to any call that came meanwhile. Calls are
+// interactive unless marked.
+func Background(ctx context.Context) context.Context {
+	return context.WithValue(ctx, backgroundKey{}, true)
+}
+
+func background(ctx context.Context) bool {
+	v, _ := ctx.Value(backgroundKey{}).(bool)
+	return v
+}

@@ -63,7 +63,9 @@
 // (sent once, as XSAPI sends calls that are not idempotent), WithMaxWait
 // (wait for the budget or a Retry-After past the 20 s window, up to 300 s),
 // FailFast (never wait: refused locally at once, no retries), LongCall
-// (XSAPI's long 5-minute attempt timeout) and WithRule (count against a
-// named rule). After a call, BudgetLeft says what is left of its key's
+// (XSAPI's long 5-minute attempt timeout), Background (a background call:
+// it never takes the share of the key's limits kept for interactive calls,
+// Transport.InteractiveShare, a quarter by default, and never queues ahead
+// of them) and WithRule (count against a named rule). After a call, BudgetLeft says what is left of its key's
 // budget; a Ticker paces a periodic call by it.
 package transport

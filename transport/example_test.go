@@ -1,9 +1,11 @@
 package transport_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/xblgo/fgrl/hresult"
@@ -60,4 +62,33 @@ func ExampleTransport_NewTicker() {
 	// tick 1 200
 	// tick 2 200
 	// tick 3 200
+}
+
+// A background job's calls leave a quarter of each key's limits to the
+// interactive calls of the same user and service: social allows 10 calls in
+// 15 s, and background calls stop at 7 (FailFast here, so the example does
+// not wait; a real job would wait with WithMaxWait).
+func ExampleBackground() {
+	client := &http.Client{Transport: &transport.Transport{Base: mock.NewHandler(), TitleID: "1234567890"}}
+	call := func(ctx context.Context) string {
+		req, _ := http.NewRequestWithContext(ctx, "GET", "https://social.xboxlive.com/users/me/people", nil)
+		req.Header.Set("Authorization", mock.Token("2533274791234567", "1234567890"))
+		resp, err := client.Do(req)
+		if err != nil {
+			return "refused"
+		}
+		resp.Body.Close()
+		return strconv.Itoa(resp.StatusCode)
+	}
+	job := transport.FailFast(transport.Background(context.Background()))
+	var got []string
+	for range 8 {
+		got = append(got, call(job))
+	}
+	fmt.Println("background:", got)
+	ctx := context.Background()
+	fmt.Println("interactive:", call(ctx), call(ctx), call(ctx))
+	// Output:
+	// background: [200 200 200 200 200 200 200 refused]
+	// interactive: 200 200 200
 }

@@ -2,7 +2,11 @@ package transport
 
 import (
 	"context"
+	"math"
 	"net/http"
+	"time"
+
+	"github.com/xblgo/fgrl/throttle"
 )
 
 // gate runs before every attempt: the Retry-After cache, then the budget.
@@ -43,6 +47,9 @@ func (c *call) gateCache() error {
 // Booking (rather than waking up to race for a slot) serves waiting calls in
 // turn.
 func (c *call) gateBudget() error {
+	if background(c.ctx) {
+		return c.gateBackground()
+	}
 	// The budget never fails: a shared store fails over to a local one.
 	a, _ := c.t.budget.Reserve(c.ctx, c.key, c.rule.Limit(), c.now, c.maxWait(c.now))
 	switch {
@@ -63,8 +70,56 @@ func (c *call) gateBudget() error {
 		c.emit(Event{Kind: EventShadowRefusal, Wait: a.Wait, Reason: "budget"})
 		return nil
 	}
-	c.emit(Event{Kind: EventLocalRefusal, Wait: a.Wait, Status: http.StatusTooManyRequests, Reason: "budget"})
-	return &ThrottleError{Status: http.StatusTooManyRequests, Wait: a.Wait, Local: true, Sent: c.attempts > 0, Scope: c.scope()}
+	return c.refuseBudget(a.Wait)
+}
+
+// refuseBudget refuses the call for its budget: the service would answer
+// 429 for wait yet.
+func (c *call) refuseBudget(wait time.Duration) error {
+	c.emit(Event{Kind: EventLocalRefusal, Wait: wait, Status: http.StatusTooManyRequests, Reason: "budget"})
+	return &ThrottleError{Status: http.StatusTooManyRequests, Wait: wait, Local: true, Sent: c.attempts > 0, Scope: c.scope()}
+}
+
+// gateBackground admits a background call only now, within the limits less
+// the interactive share, so it never holds a future slot an interactive
+// call would queue behind; while that share is spent it waits and asks
+// again (yielding to whoever came meanwhile), as long as its window and
+// deadline allow.
+func (c *call) gateBackground() error {
+	l := c.t.backgroundLimit(c.rule.Limit())
+	for {
+		a, _ := c.t.budget.Reserve(c.ctx, c.key, l, c.now, 0)
+		switch {
+		case a.Allowed:
+			return nil
+		case c.t.Shadow:
+			c.emit(Event{Kind: EventShadowRefusal, Wait: a.Wait, Reason: "budget"})
+			return nil
+		case !c.canWait(a.Wait):
+			return c.refuseBudget(a.Wait)
+		}
+		c.emit(Event{Kind: EventWait, Wait: a.Wait, Reason: "background"})
+		if err := c.sleep(a.Wait); err != nil {
+			return err
+		}
+		c.now = c.clk.Now()
+	}
+}
+
+// backgroundLimit is l less the share kept for interactive calls: each
+// limit loses its share rounded up, keeping at least one call.
+func (t *Transport) backgroundLimit(l throttle.Limit) throttle.Limit {
+	share := t.InteractiveShare
+	if share == 0 {
+		share = DefaultInteractiveShare
+	}
+	keep := func(n int) int {
+		if n <= 1 || share <= 0 {
+			return n
+		}
+		return n - min(int(math.Ceil(float64(n)*min(share, 1))), n-1)
+	}
+	return throttle.Limit{Burst: keep(l.Burst), Sustain: keep(l.Sustain)}
 }
 
 // cacheRetryAfter records an attempt's Retry-After for the key, marked "call

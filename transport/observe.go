@@ -23,7 +23,9 @@ const (
 	// "status 503", "status 429", "network error", "token refreshed".
 	EventRetry
 	// EventWait: the call waits Wait before an attempt. Reason is "budget"
-	// (the local budget) or "retry-after" (a cached Retry-After).
+	// (the local budget), "background" (a background call waits for its
+	// part of the budget, then asks again) or "retry-after" (a cached
+	// Retry-After).
 	EventWait
 	// EventLocalRefusal: the call is refused without sending. Wait is the
 	// Retry-After it gets; Reason is "budget" or "retry-after".

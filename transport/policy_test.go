@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -90,3 +91,60 @@ func TestLongCall(t *testing.T) {
 type roundTripperFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestPriorities: with a flood of background calls on the same user and
+// service, interactive calls go at once and the service answers no 429;
+// with no share kept, or the flood unmarked, the interactive call queues
+// behind the flood.
+func TestPriorities(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		share      float64
+		mark       bool
+		wantQueued bool
+	}{
+		{"background marked, default share", 0, true, false},
+		{"background marked, no share", -1, true, true},
+		{"flood unmarked", 0, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				tr := &transport.Transport{Base: mock.NewHandler(), TitleID: "1234567890", InteractiveShare: tc.share}
+				c := &http.Client{Transport: tr}
+				flood := transport.WithMaxWait(context.Background(), 2*time.Minute)
+				if tc.mark {
+					flood = transport.Background(flood)
+				}
+				statuses := make(chan int, 15)
+				for range 15 { // profile: burst 10 in 15 s, sustain 30 in 300 s
+					go func() { s, _ := profileCall(flood, c); statuses <- s }()
+				}
+				synctest.Wait()
+				time.Sleep(time.Second)
+				var waited []time.Duration // -1: refused, as it would wait past its window
+				for range 3 {              // the kept share of the burst: 3 of 10
+					start := time.Now()
+					if s, _ := profileCall(context.Background(), c); s != 200 {
+						waited = append(waited, -1)
+						continue
+					}
+					waited = append(waited, time.Since(start))
+				}
+				for range 15 {
+					if s := <-statuses; s != 200 {
+						t.Errorf("a background call ended %d", s)
+					}
+				}
+				if queued := waited[0] != 0; queued != tc.wantQueued {
+					t.Errorf("the interactive calls waited %v; want queued %v", waited, tc.wantQueued)
+				}
+				if !tc.wantQueued && (slices.Max(waited) != 0 || slices.Min(waited) != 0) {
+					t.Errorf("the interactive calls waited %v, want none", waited)
+				}
+				if n := tr.Stats().Server429s; n != 0 {
+					t.Errorf("the service answered %d 429s", n)
+				}
+			})
+		})
+	}
+}

@@ -16,6 +16,10 @@ import (
 // than trusted (a huge value would otherwise block a key for days).
 const MaxRetryAfter = 10 * time.Minute
 
+// DefaultInteractiveShare is the share of each limit a zero
+// Transport.InteractiveShare keeps for interactive calls.
+const DefaultInteractiveShare = 0.25
+
 // Defaults, from XSAPI.
 const (
 	DefaultRetryWindow = 20 * time.Second // from the first attempt
@@ -87,6 +91,12 @@ type Transport struct {
 	// throttle.DefaultMargin (1 s); negative means none, as in
 	// throttle.MemoryBudgetStore and redisstore.Store.
 	Margin time.Duration
+	// InteractiveShare is the share of each key's burst and sustain limits
+	// kept for interactive calls: background calls (Background) stop short
+	// of it. Each kept part is rounded up and leaves background calls at
+	// least one call per window. Zero means DefaultInteractiveShare (a
+	// quarter: social's 10 / 30 keeps 3 / 8); negative means none.
+	InteractiveShare float64
 	// DisableBudget turns the local budget off: the transport then only
 	// reacts to 429s, exactly like XSAPI.
 	DisableBudget bool

@@ -16,6 +16,8 @@
 //	fgrl.transport.server_429s     counter
 //	fgrl.transport.budget.errors   counter (fgrl.scope only): the shared store failed
 //	fgrl.transport.budget.fallbacks counter (fgrl.scope only): a local budget decided
+//	fgrl.transport.limits.learned  counter, + fgrl.period: burst, sustain: a 429 reported
+//	                               another limit than the data's (drift; transport.LearnedLimits)
 //
 // Never a user, token, userhash or XUID: they are personal data, and one
 // series per player would grow without bound.
@@ -32,6 +34,7 @@ package fgrlotel
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 
 	"go.opentelemetry.io/otel"
@@ -86,7 +89,7 @@ func Observer(opts ...Option) (func(context.Context, transport.Event), error) {
 }
 
 type recorder struct {
-	attempts, retries, refusals, shadow, server429s, storeErrors, fallbacks metric.Int64Counter
+	attempts, retries, refusals, shadow, server429s, storeErrors, fallbacks, learned metric.Int64Counter
 	waits                                                                   metric.Float64Histogram
 	sets                                                                    sync.Map // setKey → *options
 }
@@ -118,6 +121,7 @@ func newRecorder(m metric.Meter) (*recorder, error) {
 	r.server429s = counter("fgrl.transport.server_429s", "429 answers from the service")
 	r.storeErrors = counter("fgrl.transport.budget.errors", "Failures of the shared budget store")
 	r.fallbacks = counter("fgrl.transport.budget.fallbacks", "Budget decisions made locally while the shared store is out of use")
+	r.learned = counter("fgrl.transport.limits.learned", "Limits learned from 429 bodies that differ from the limits data (drift)")
 	var err error
 	r.waits, err = m.Float64Histogram("fgrl.transport.wait.duration", metric.WithUnit("s"),
 		metric.WithDescription("Waits before an attempt (the budget, a cached Retry-After)"),
@@ -162,6 +166,9 @@ func (r *recorder) observe(ctx context.Context, e transport.Event) {
 		r.storeErrors.Add(ctx, 1, r.attrs(&e, "", "").add...)
 	case transport.EventBudgetFallback:
 		r.fallbacks.Add(ctx, 1, r.attrs(&e, "", "").add...)
+	case transport.EventLimitLearned:
+		period, _, _ := strings.Cut(e.Reason, " ") // "burst 8 in 15 s (was 10)"
+		r.learned.Add(ctx, 1, r.attrs(&e, "fgrl.period", period).add...)
 	}
 	if span := trace.SpanFromContext(ctx); span.IsRecording() {
 		span.AddEvent("fgrl."+e.Kind.String(), trace.WithAttributes(spanAttrs(&e)...))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/xblgo/fgrl/limits"
 	"github.com/xblgo/fgrl/mock"
 	"github.com/xblgo/fgrl/transport"
 )
@@ -165,6 +167,28 @@ func TestSpans(t *testing.T) {
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("spans (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// TestLearnedMetric: a service that applies a burst of 6 where the table
+// says 10 shows as one fgrl.transport.limits.learned (drift) of the burst.
+func TestLearnedMetric(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		served, err := limits.Parse([]byte(`{"rules": [{"service": "profile", "hosts": ["profile.xboxlive.com"], "burst": 6, "sustain": 30}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, _ := mock.New(mock.Config{Limits: served})
+		reader := sdkmetric.NewManualReader()
+		tr := &transport.Transport{Base: h, TitleID: title}
+		Instrument(tr, WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))))
+		for range 7 {
+			get(t, &http.Client{Transport: tr}, context.Background(), profile)
+		}
+		want := "fgrl.transport.limits.learned{fgrl.class=read,fgrl.period=burst,fgrl.scope=profile} 1"
+		if got := sums(t, reader); !slices.Contains(got, want) {
+			t.Errorf("metrics %q lack %q", got, want)
 		}
 	})
 }

@@ -64,8 +64,9 @@ type MemoryBudgetStore struct {
 	// MaxKeys caps the keys held; 0 means DefaultMaxKeys.
 	MaxKeys int
 
-	once sync.Once
-	t    table[slidingLog, *slidingLog]
+	once    sync.Once
+	t       table[slidingLog, *slidingLog]
+	learned learnedLimits
 }
 
 func (b *MemoryBudgetStore) init() {

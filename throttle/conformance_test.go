@@ -11,4 +11,5 @@ func TestMemoryConformance(t *testing.T) {
 	storetest.ServerRule(t, func(a throttle.Align) throttle.ServerStore { return &throttle.MemoryServerStore{Align: a} })
 	t.Run("reset", func(t *testing.T) { storetest.Reset(t, &throttle.MemoryServerStore{}) })
 	storetest.BudgetRule(t, func() throttle.BudgetStore { return &throttle.MemoryBudgetStore{Margin: -1} }) // the timelines assume no margin
+	t.Run("learned", func(t *testing.T) { storetest.Learned(t, &throttle.MemoryBudgetStore{}) })
 }

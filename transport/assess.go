@@ -44,6 +44,11 @@ func (c *call) assess(resp *http.Response, err error) verdict {
 	if retryable(resp.StatusCode) {
 		a.read(c.clk)
 	}
+	var body *ratelimit.Body // a 429's, read for learning and the event
+	if resp.StatusCode == http.StatusTooManyRequests && (c.t.learning() || c.t.Observe != nil) {
+		body = peek429(resp)
+		c.learn(body)
+	}
 	c.feedback(&a)
 	if resp.StatusCode == http.StatusUnauthorized && c.t.RefreshToken != nil && !c.refreshed {
 		return c.refresh(resp)
@@ -59,11 +64,7 @@ func (c *call) assess(resp *http.Response, err error) verdict {
 		v.delay = max(v.delay, jitterUp(a.retryAfter))
 	}
 	if resp.StatusCode == http.StatusTooManyRequests {
-		e := Event{Kind: EventServer429, Status: 429, Wait: v.retryAfter}
-		if c.t.Observe != nil {
-			e.Body = peek429(resp)
-		}
-		c.emit(e)
+		c.emit(Event{Kind: EventServer429, Status: 429, Wait: v.retryAfter, Body: body})
 	}
 	if resp.StatusCode == http.StatusInternalServerError {
 		v.delay = max(v.delay, serverErrorWait)
@@ -99,7 +100,7 @@ func (a *reply) read(clk clock.Clock) {
 // It reads the clock only when there is something to record: a plain 200
 // from a service that sends no RateLimit headers costs nothing here.
 func (c *call) feedback(a *reply) {
-	if c.rule == nil || c.t.DisableBudget {
+	if c.limit == (throttle.Limit{}) || c.t.DisableBudget {
 		return
 	}
 	windows := ratelimit.ParseHeaders(a.resp.Header)
@@ -120,16 +121,16 @@ func (c *call) feedback(a *reply) {
 			limit = c.limitFor(w)
 		}
 		if used := limit - w.Remaining; used > 0 {
-			c.t.budget.Sync(ctx, c.key, c.rule.Limit(), now, w.Period, used, w.Reset)
+			c.t.budget.Sync(ctx, c.key, c.limit, now, w.Period, used, w.Reset)
 		}
 	}
 }
 
 func (c *call) limitFor(w ratelimit.Window) int {
 	if w.Period == throttle.Burst {
-		return c.rule.Burst
+		return c.limit.Burst
 	}
-	return c.rule.Sustain
+	return c.limit.Sustain
 }
 
 // refresh gets a new token after a 401 and asks for one immediate retry.

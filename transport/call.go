@@ -21,7 +21,8 @@ type call struct {
 	req   *http.Request
 	ctx   context.Context
 	key   throttle.Key
-	rule  *limits.Rule // nil for a host with no rule
+	rule  *limits.Rule   // nil for a host with no rule
+	limit throttle.Limit // the rule's, or learned (limitOf); zero: no budget
 	start time.Time
 	now   time.Time // read once per attempt, before its gate
 	clk   clock.Clock
@@ -54,12 +55,14 @@ func (c *call) init(t *Transport, req *http.Request) error {
 	clk := clock.From(req.Context())
 	now := clk.Now()
 	*c = call{t: t, req: req, ctx: req.Context(), start: now, now: now, clk: clk}
+	var table throttle.Limit
 	if rule, ok := t.ruleFor(req, host); ok {
-		c.rule = rule
+		c.rule, table = rule, rule.Limit()
 		c.key = throttle.Key{User: uhs, Title: t.TitleID, Scope: rule.Scope()}
 	} else {
 		c.key = throttle.Key{User: uhs, Title: t.TitleID, Scope: "host:" + strings.ToLower(host)}
 	}
+	c.limit = t.limitOf(c.ctx, c.key.Scope, table, now)
 	rewindable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
 	c.retries = t.window() > 0 && rewindable && !noRetry(c.ctx) && !failFast(c.ctx)
 	c.timeout = attemptTimeout(t.window(), 0)

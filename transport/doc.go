@@ -50,6 +50,9 @@
 //	                                         do not verify and unsupported schemes      certificate verify within 20 s
 //	timeout covers the whole response        covers the headers and the transport's     a Go caller may stream a large 200 body
 //	                                         own reads; a 200 body is the caller's      at its own pace
+//	a 429 body's limits are not used         maxRequests / periodInSeconds replace the  the service knows its limits; a host
+//	                                         data's limit for the scope (MaxLearnedLimit missing from the data, or a table that
+//	                                         caps them; shared through the store)       drifted, would collect a 429 per window
 //
 // # Time
 //

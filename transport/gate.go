@@ -15,7 +15,7 @@ func (c *call) gate() error {
 	if err := c.gateCache(); err != nil {
 		return err
 	}
-	if c.rule == nil || c.t.DisableBudget {
+	if c.limit == (throttle.Limit{}) || c.t.DisableBudget {
 		return nil
 	}
 	return c.gateBudget()
@@ -51,7 +51,7 @@ func (c *call) gateBudget() error {
 		return c.gateBackground()
 	}
 	// The budget never fails: a shared store fails over to a local one.
-	a, _ := c.t.budget.Reserve(c.ctx, c.key, c.rule.Limit(), c.now, c.maxWait(c.now))
+	a, _ := c.t.budget.Reserve(c.ctx, c.key, c.limit, c.now, c.maxWait(c.now))
 	switch {
 	case a.Allowed && a.Wait > 0:
 		c.emit(Event{Kind: EventWait, Wait: a.Wait, Reason: "budget"})
@@ -61,7 +61,7 @@ func (c *call) gateBudget() error {
 			// Cancelled while waiting: the call will not be sent, so its
 			// slot goes back, and the budget keeps counting what the service
 			// counts. The call's context is done: release without it.
-			c.t.budget.Release(context.WithoutCancel(c.ctx), c.key, c.rule.Limit(), a.Slot)
+			c.t.budget.Release(context.WithoutCancel(c.ctx), c.key, c.limit, a.Slot)
 		}
 		return err
 	case a.Allowed:
@@ -86,7 +86,7 @@ func (c *call) refuseBudget(wait time.Duration) error {
 // again (yielding to whoever came meanwhile), as long as its window and
 // deadline allow.
 func (c *call) gateBackground() error {
-	l := c.t.backgroundLimit(c.rule.Limit())
+	l := c.t.backgroundLimit(c.limit)
 	for {
 		a, _ := c.t.budget.Reserve(c.ctx, c.key, l, c.now, 0)
 		switch {

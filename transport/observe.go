@@ -45,10 +45,15 @@ const (
 	// EventRefreshFailed: after a 401, RefreshToken failed (Err) or gave
 	// no token; the call returns its 401.
 	EventRefreshFailed
+	// EventLimitLearned: a 429's body reported a limit for the call's
+	// scope other than the one it counted against; later calls count
+	// against it (Transport.LearnedLimits). Reason says which, such as
+	// "burst 8 in 15 s (was 10)". Once per change of a rule.
+	EventLimitLearned
 	numEventKinds
 )
 
-var eventNames = [numEventKinds]string{"", "attempt", "retry", "wait", "local_refusal", "shadow_refusal", "server_429", "budget_error", "budget_fallback", "refresh_failed"}
+var eventNames = [numEventKinds]string{"", "attempt", "retry", "wait", "local_refusal", "shadow_refusal", "server_429", "budget_error", "budget_fallback", "refresh_failed", "limit_learned"}
 
 // String returns the event's name: "attempt", "local_refusal", ...
 func (k EventKind) String() string {

@@ -21,6 +21,7 @@ type Stats struct {
 	Server429s     int64 // 429 answers received
 	ShadowRefusals int64 // calls the budget would have refused (Shadow mode)
 	BudgetErrors   int64 // failures of the shared budget store (calls then use a local one)
+	LimitsLearned  int64 // limits learned from 429 bodies that differ from the data (LearnedLimits lists them)
 }
 
 // counters counts each kind of event (Transport.emit).
@@ -33,6 +34,7 @@ func (t *Transport) Stats() Stats {
 		Attempts: s[EventAttempt].Load(), Retries: s[EventRetry].Load(), Waits: s[EventWait].Load(),
 		LocalRefusals: s[EventLocalRefusal].Load(), Server429s: s[EventServer429].Load(),
 		ShadowRefusals: s[EventShadowRefusal].Load(), BudgetErrors: s[EventBudgetError].Load(),
+		LimitsLearned: s[EventLimitLearned].Load(),
 	}
 }
 
@@ -47,7 +49,8 @@ func (t *Transport) Snapshot(k throttle.Key) (throttle.Snapshot, error) {
 		return throttle.Snapshot{}, &usageError{"no rule has scope " + safetext.Quote(k.Scope, 64)}
 	}
 	k.Title, k.Scope = cmp.Or(k.Title, t.TitleID), rule.Scope()
-	return t.budget.Snapshot(context.Background(), k, rule.Limit(), time.Now())
+	now := time.Now()
+	return t.budget.Snapshot(context.Background(), k, t.limitOf(context.Background(), k.Scope, rule.Limit(), now), now)
 }
 
 // BudgetLeft returns what is left, now, of the budget of the call that got

@@ -97,6 +97,14 @@ type Transport struct {
 	// least one call per window. Zero means DefaultInteractiveShare (a
 	// quarter: social's 10 / 30 keeps 3 / 8); negative means none.
 	InteractiveShare float64
+	// MaxLearnedLimit caps the limits learned from 429 bodies: a service's
+	// 429 reports the limit it applied (maxRequests in periodInSeconds), and
+	// when that differs from the limits data, or the data has no rule for
+	// the host, later calls of the scope count against the reported limit
+	// (Transport.LearnedLimits, Stats.LimitsLearned, an EventLimitLearned),
+	// shared through Budget when it is a throttle.LimitStore. Zero means
+	// DefaultMaxLearnedLimit; negative turns learning off.
+	MaxLearnedLimit int
 	// DisableBudget turns the local budget off: the transport then only
 	// reacts to 429s, exactly like XSAPI.
 	DisableBudget bool
@@ -124,11 +132,12 @@ type Transport struct {
 	// It must not block. Nil costs nothing.
 	Observe func(context.Context, Event)
 
-	once   sync.Once
-	budget throttle.BudgetStore
-	limits *limits.Limits
-	cache  raCache
-	stats  counters
+	once    sync.Once
+	budget  throttle.BudgetStore
+	limits  *limits.Limits
+	cache   raCache
+	stats   counters
+	learned learner
 }
 
 func (t *Transport) init() {

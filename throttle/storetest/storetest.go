@@ -6,6 +6,7 @@ package storetest
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -204,5 +205,45 @@ func Reset(t *testing.T, s interface {
 	}
 	if c2 := count(k2); c2 != 0 {
 		t.Errorf("after ResetAll: k2 counts %d, want 0", c2)
+	}
+}
+
+// Learned runs the learned-limits rule against a fresh LimitStore: a
+// window learned is kept, a later report replaces it, a report out of
+// bounds changes nothing, and at most throttle.MaxLearned scopes are kept.
+func Learned(t *testing.T, s throttle.LimitStore) {
+	t.Helper()
+	ctx := context.Background()
+	for _, l := range []struct {
+		scope string
+		p     throttle.Period
+		n     int
+	}{
+		{"profile", throttle.Burst, 8},
+		{"profile", throttle.Sustain, 40},
+		{"profile", throttle.Burst, 9}, // a later report replaces the first
+		{"host:example.com", throttle.Sustain, 20},
+		{"social", throttle.Burst, 0},                                     // out of bounds: nothing
+		{"social", throttle.Burst, throttle.MaxLimit + 1},                 // out of bounds
+		{"social", throttle.None, 5},                                      // no such window
+		{string(make([]byte, throttle.MaxScopeLen+1)), throttle.Burst, 5}, // scope too long
+	} {
+		if err := s.Learn(ctx, l.scope, l.p, l.n); err != nil {
+			t.Fatalf("Learn(%.20q, %v, %d): %v", l.scope, l.p, l.n, err)
+		}
+	}
+	got, err := s.Learned(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]throttle.Limit{"profile": {Burst: 9, Sustain: 40}, "host:example.com": {Sustain: 20}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Learned (-want +got):\n%s", diff)
+	}
+	for i := range throttle.MaxLearned {
+		s.Learn(ctx, "scope"+strconv.Itoa(i), throttle.Burst, 1)
+	}
+	if got, _ := s.Learned(ctx); len(got) != throttle.MaxLearned {
+		t.Errorf("after learning %d more scopes the store holds %d, want at most %d", throttle.MaxLearned, len(got), throttle.MaxLearned)
 	}
 }

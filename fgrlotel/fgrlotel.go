@@ -90,8 +90,8 @@ func Observer(opts ...Option) (func(context.Context, transport.Event), error) {
 
 type recorder struct {
 	attempts, retries, refusals, shadow, server429s, storeErrors, fallbacks, learned metric.Int64Counter
-	waits                                                                   metric.Float64Histogram
-	sets                                                                    sync.Map // setKey → *options
+	waits                                                                            metric.Float64Histogram
+	sets                                                                             sync.Map // setKey → *options
 }
 
 // options are one series' attributes, as the slices Add and Record take

@@ -71,3 +71,30 @@ func BenchmarkUsers(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCoalescedRead is a read answered from the read cache
+// (CoalesceReads, ReadCacheTTL) beside one sent through the transport, for
+// the same user and URL: what a repeated read costs once coalesced.
+func BenchmarkCoalescedRead(b *testing.B) {
+	for _, cached := range []bool{false, true} {
+		b.Run(map[bool]string{false: "sent", true: "cached"}[cached], func(b *testing.B) {
+			tr := &Transport{Base: okBase{}, TitleID: title, CoalesceReads: cached, ReadCacheTTL: 10 * time.Second}
+			clk := &stepClock{t: time.Unix(0, 0)}
+			ctx := clock.With(context.Background(), clk)
+			req, _ := http.NewRequestWithContext(ctx, "GET", profileURL, nil)
+			req.Header.Set("Authorization", "XBL3.0 x=1;t")
+			b.ReportAllocs()
+			for b.Loop() {
+				if !cached {
+					clk.t = clk.t.Add(11 * time.Second) // under profile's 30 per 300 s
+				}
+				resp, err := tr.RoundTrip(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		})
+	}
+}

@@ -92,3 +92,26 @@ func ExampleBackground() {
 	// background: [200 200 200 200 200 200 200 refused]
 	// interactive: 200 200 200
 }
+
+// With CoalesceReads, identical reads of one user made together share one
+// request, and with ReadCacheTTL a read repeated within it is answered from
+// memory: the second profile read here sends nothing.
+func Example_coalesceReads() {
+	tr := &transport.Transport{Base: mock.NewHandler(), TitleID: "1234567890", CoalesceReads: true, ReadCacheTTL: 5 * time.Second}
+	client := &http.Client{Transport: tr}
+	for range 2 {
+		req, _ := http.NewRequest("GET", "https://profile.xboxlive.com/users/me/profile/settings?settings=Gamertag", nil)
+		req.Header.Set("Authorization", mock.Token("2533274791234567", "1234567890"))
+		resp, err := client.Do(req)
+		if err != nil {
+			panic(err)
+		}
+		resp.Body.Close()
+		fmt.Println(resp.StatusCode)
+	}
+	fmt.Println("sent:", tr.Stats().Attempts, "coalesced:", tr.Stats().Coalesced)
+	// Output:
+	// 200
+	// 200
+	// sent: 1 coalesced: 1
+}

@@ -50,10 +50,14 @@ const (
 	// against it (Transport.LearnedLimits). Reason says which, such as
 	// "burst 8 in 15 s (was 10)". Once per change of a rule.
 	EventLimitLearned
+	// EventCoalesced: with CoalesceReads, a GET was answered without a
+	// request of its own: Reason "shared" (another call's request) or
+	// "cache" (ReadCacheTTL).
+	EventCoalesced
 	numEventKinds
 )
 
-var eventNames = [numEventKinds]string{"", "attempt", "retry", "wait", "local_refusal", "shadow_refusal", "server_429", "budget_error", "budget_fallback", "refresh_failed", "limit_learned"}
+var eventNames = [numEventKinds]string{"", "attempt", "retry", "wait", "local_refusal", "shadow_refusal", "server_429", "budget_error", "budget_fallback", "refresh_failed", "limit_learned", "coalesced"}
 
 // String returns the event's name: "attempt", "local_refusal", ...
 func (k EventKind) String() string {
@@ -101,7 +105,7 @@ func (t *Transport) emit(ctx context.Context, e Event, c *call) {
 	}
 	if t.Logger != nil {
 		level := slog.LevelInfo
-		if e.Kind == EventAttempt || e.Kind == EventBudgetFallback {
+		if e.Kind == EventAttempt || e.Kind == EventBudgetFallback || e.Kind == EventCoalesced {
 			level = slog.LevelDebug
 		}
 		if t.Logger.Enabled(ctx, level) {

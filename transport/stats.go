@@ -22,6 +22,7 @@ type Stats struct {
 	ShadowRefusals int64 // calls the budget would have refused (Shadow mode)
 	BudgetErrors   int64 // failures of the shared budget store (calls then use a local one)
 	LimitsLearned  int64 // limits learned from 429 bodies that differ from the data (LearnedLimits lists them)
+	Coalesced      int64 // GETs answered by another call's request or the read cache (CoalesceReads)
 }
 
 // counters counts each kind of event (Transport.emit).
@@ -34,7 +35,7 @@ func (t *Transport) Stats() Stats {
 		Attempts: s[EventAttempt].Load(), Retries: s[EventRetry].Load(), Waits: s[EventWait].Load(),
 		LocalRefusals: s[EventLocalRefusal].Load(), Server429s: s[EventServer429].Load(),
 		ShadowRefusals: s[EventShadowRefusal].Load(), BudgetErrors: s[EventBudgetError].Load(),
-		LimitsLearned: s[EventLimitLearned].Load(),
+		LimitsLearned: s[EventLimitLearned].Load(), Coalesced: s[EventCoalesced].Load(),
 	}
 }
 

@@ -105,6 +105,19 @@ type Transport struct {
 	// shared through Budget when it is a throttle.LimitStore. Zero means
 	// DefaultMaxLearnedLimit; negative turns learning off.
 	MaxLearnedLimit int
+	// CoalesceReads makes identical GETs of one user share one request:
+	// a GET (no body, no Range) for the same user (the userhash of its
+	// Authorization; never across users), title, URL, contract version,
+	// Accept and Accept-Language as one already under way waits for that
+	// one's answer, read in full (at most MaxCoalescedBody) and copied to
+	// each. The XLTA's repeated-call rule is what it saves: titles issue the
+	// same read many times at once. Stats.Coalesced counts the calls it
+	// answers without a request.
+	CoalesceReads bool
+	// ReadCacheTTL, with CoalesceReads, also keeps each 200 answer for this
+	// long (at most MaxReadCacheTTL, 10 s): the same read made again within
+	// it is answered from memory. Zero keeps nothing.
+	ReadCacheTTL time.Duration
 	// DisableBudget turns the local budget off: the transport then only
 	// reacts to 429s, exactly like XSAPI.
 	DisableBudget bool
@@ -138,6 +151,7 @@ type Transport struct {
 	cache   raCache
 	stats   counters
 	learned learner
+	reads   coalescer
 }
 
 func (t *Transport) init() {
@@ -177,6 +191,14 @@ func (t *Transport) window() time.Duration {
 // documentation describes.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	t.init()
+	if t.CoalesceReads && coalescable(req) {
+		return t.coalesce(req)
+	}
+	return t.roundTrip(req)
+}
+
+// roundTrip is RoundTrip without coalescing.
+func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 	req, dropped := dropCredentialsOnRedirect(req)
 	var c call
 	if err := c.init(t, req); err != nil {

@@ -60,6 +60,10 @@ var calls = []struct {
 		p, err := u.GetProfiles(ctx, []string{me, other}, []string{"Gamertag"})
 		return check(err, len(p) == 2 && p[1].Settings["Gamertag"] == "Player9999", "profiles", p)
 	}},
+	{"GetProfile", func(ctx context.Context, u *User) error {
+		p, err := u.GetProfile(ctx, other, []string{"Gamertag"})
+		return check(err, p.XUID == other && p.Settings["Gamertag"] == "Player9999", "profile", p)
+	}},
 	{"GetPresence", func(ctx context.Context, u *User) error {
 		p, err := u.GetPresence(ctx, other)
 		return check(err, p.XUID == other && p.State != "", "presence", p)

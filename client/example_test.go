@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"time"
 
 	"github.com/xblgo/fgrl/client"
 	"github.com/xblgo/fgrl/hresult"
@@ -61,4 +63,34 @@ func ExampleUser_AllAchievements() {
 	// 3 Achievement 3 NotStarted
 	// 4 Achievement 4 NotStarted
 	// 5 Achievement 5 NotStarted
+}
+
+// With a BatchWindow, single-user lookups one user makes together go out as
+// one batch call: three GetProfile calls here send one request.
+func ExampleConfig_batchWindow() {
+	tr := &transport.Transport{Base: mock.NewHandler(), TitleID: "1234567890"}
+	c, err := client.New(client.Config{
+		TitleID:     "1234567890",
+		Tokens:      client.StaticTokens{"2533274791234567": mock.Token("2533274791234567", "1234567890")},
+		Transport:   tr,
+		BatchWindow: 50 * time.Millisecond,
+	})
+	if err != nil {
+		panic(err)
+	}
+	me := c.As("2533274791234567")
+	var wg sync.WaitGroup
+	tags := make([]string, 3)
+	for i, xuid := range []string{"2533274790000001", "2533274790000002", "2533274790000003"} {
+		wg.Go(func() {
+			p, err := me.GetProfile(context.Background(), xuid, []string{"Gamertag"})
+			if err == nil {
+				tags[i] = p.Settings["Gamertag"]
+			}
+		})
+	}
+	wg.Wait()
+	fmt.Println(tags, "requests:", tr.Stats().Attempts)
+	// Output:
+	// [Player0001 Player0002 Player0003] requests: 1
 }

@@ -59,12 +59,20 @@ type RichPresence struct {
 	Params []string // token ids for the string's placeholders
 }
 
-// GetPresence returns one user's presence (GET /users/xuid(X)?level=all).
+// GetPresence returns one user's presence (GET /users/xuid(X)?level=all;
+// with Config.BatchWindow, one POST /users/batch for the lookups made
+// together).
 func (u *User) GetPresence(ctx context.Context, xuid string) (Presence, error) {
 	a := presenceAPI
 	a.name = "GetPresence"
 	if err := checkXUID(a, "xuid", xuid); err != nil {
 		return Presence{}, err
+	}
+	if w := u.c.cfg.BatchWindow; w > 0 {
+		return u.c.presences.lookup(ctx, u.xuid+"\x00presence", xuid, w, 1100, func(ctx context.Context, xuids []string) (map[string]Presence, error) {
+			all, err := u.getPresenceBatch(ctx, a, xuids)
+			return byXUID(all, func(p Presence) string { return p.XUID }), err
+		}, func() error { return lacks(a, 200, "the user's record in the batch answer") })
 	}
 	var p Presence
 	status, err := u.call(ctx, a, "GET", userPath(xuid), url.Values{"level": {"all"}}, nil, &p)
@@ -79,6 +87,11 @@ func (u *User) GetPresence(ctx context.Context, xuid string) (Presence, error) {
 func (u *User) GetPresenceBatch(ctx context.Context, xuids []string) ([]Presence, error) {
 	a := presenceAPI
 	a.name = "GetPresenceBatch"
+	return u.getPresenceBatch(ctx, a, xuids)
+}
+
+// getPresenceBatch is GetPresenceBatch for the API a names.
+func (u *User) getPresenceBatch(ctx context.Context, a api, xuids []string) ([]Presence, error) {
 	if err := checkXUIDs(a, "xuids", xuids, 1, 1100); err != nil {
 		return nil, err
 	}

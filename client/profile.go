@@ -28,6 +28,12 @@ type Profile struct {
 func (u *User) GetProfiles(ctx context.Context, xuids, settings []string) ([]Profile, error) {
 	a := profileAPI
 	a.name = "GetProfiles"
+	return u.getProfiles(ctx, a, xuids, settings)
+}
+
+// getProfiles is GetProfiles for the API a names (GetProfile's errors name
+// GetProfile).
+func (u *User) getProfiles(ctx context.Context, a api, xuids, settings []string) ([]Profile, error) {
 	if err := checkXUIDs(a, "xuids", xuids, 1, 100); err != nil {
 		return nil, err
 	}
@@ -85,6 +91,43 @@ func checkCount(a api, what string, n, lo, hi int) error {
 
 func invalid(a api, msg string) error {
 	return &Error{code: hresult.E_INVALIDARG, Service: a.service, API: a.name, Message: msg}
+}
+
+// GetProfile returns the named settings of one user: a GetProfiles of one,
+// or, with Config.BatchWindow, one GetProfiles for every GetProfile with
+// the same settings the acting user makes within the window.
+func (u *User) GetProfile(ctx context.Context, xuid string, settings []string) (Profile, error) {
+	a := profileAPI
+	a.name = "GetProfile"
+	if err := checkXUID(a, "xuid", xuid); err != nil {
+		return Profile{}, err
+	}
+	run := func(ctx context.Context, xuids []string) (map[string]Profile, error) {
+		all, err := u.getProfiles(ctx, a, xuids, settings)
+		return byXUID(all, func(p Profile) string { return p.XUID }), err
+	}
+	missing := func() error { return lacks(a, 200, "the user's record") }
+	if w := u.c.cfg.BatchWindow; w > 0 {
+		return u.c.profiles.lookup(ctx, u.xuid+"\x00"+strings.Join(settings, "\x00"), xuid, w, 100, run, missing)
+	}
+	got, err := run(ctx, []string{xuid})
+	if err != nil {
+		return Profile{}, err
+	}
+	p, ok := got[xuid]
+	if !ok {
+		return Profile{}, missing()
+	}
+	return p, nil
+}
+
+// byXUID indexes records by their XUID.
+func byXUID[T any](all []T, xuid func(T) string) map[string]T {
+	m := make(map[string]T, len(all))
+	for _, v := range all {
+		m[xuid(v)] = v
+	}
+	return m
 }
 
 // GetProfileByGamertag returns the named settings of the user whose

@@ -21,7 +21,6 @@ require (
 	go.uber.org/goleak v1.3.0
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/oauth2 v0.38.0
-	golang.org/x/sync v0.25.0
 	golang.org/x/term v0.44.0
 	golang.org/x/time v0.16.0
 )

@@ -11,8 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sync/singleflight"
-
 	"github.com/xblgo/fgrl/internal/clock"
 	"github.com/xblgo/fgrl/internal/xblauth"
 )
@@ -28,13 +26,22 @@ const (
 	MaxReadCacheTTL = 10 * time.Second
 )
 
-// coalescer shares identical GETs of one user (singleflight) and keeps
-// their 200 answers for ReadCacheTTL.
+// coalescer shares identical GETs of one user and keeps their 200 answers
+// for ReadCacheTTL. (golang.org/x/sync/singleflight would share them, but
+// its followers block where the simulator's virtual clock cannot see them;
+// here they wait through the call's clock.)
 type coalescer struct {
-	group singleflight.Group
-	mu    sync.Mutex
-	cache map[string]*shared
-	bytes int
+	mu      sync.Mutex
+	flights map[string]*flight // requests under way, by readKey
+	cache   map[string]*shared
+	bytes   int
+}
+
+// flight is one request under way that identical reads wait for.
+type flight struct {
+	done chan struct{} // closed when s or err is set
+	s    *shared
+	err  error
 }
 
 // shared is an answer read in full, for every caller that shares it.
@@ -52,39 +59,76 @@ func coalescable(req *http.Request) bool {
 
 // readKey names what an answer depends on: the user (the userhash of the
 // Authorization, never shared across users), the title, the URL and the
-// headers that choose a representation.
+// headers that choose a representation; and the call's policy (Background,
+// FailFast, WithMaxWait), so that no call waits on one that may wait
+// longer than it would: an interactive read never joins a background one.
 func (t *Transport) readKey(req *http.Request) string {
 	uhs, _, _ := xblauth.Parse(headerFold(req.Header, "Authorization"))
 	host := req.Host
 	if host == "" {
 		host = req.URL.Host
 	}
+	ctx := req.Context()
+	policy := fmt.Sprint(background(ctx), failFast(ctx), maxWaitOf(ctx))
 	return strings.Join([]string{uhs, t.TitleID, strings.ToLower(host), req.URL.RequestURI(),
-		req.Header.Get("X-Xbl-Contract-Version"), req.Header.Get("Accept"), req.Header.Get("Accept-Language")}, "\x00")
+		req.Header.Get("X-Xbl-Contract-Version"), req.Header.Get("Accept"), req.Header.Get("Accept-Language"), policy}, "\x00")
 }
 
 // coalesce answers req from the cache, from a request already under way for
 // the same user and URL, or by sending it and sharing the answer.
 func (t *Transport) coalesce(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
+	clk := clock.From(ctx)
 	key := t.readKey(req)
 	for {
-		if s := t.cached(key, clock.From(ctx).Now()); s != nil {
+		if s := t.cached(key, clk.Now()); s != nil {
 			t.emit(ctx, Event{Kind: EventCoalesced, Reason: "cache"}, nil)
 			return s.response(req), nil
 		}
-		v, err, joined := t.reads.group.Do(key, func() (any, error) { return t.fetch(req, key) })
-		if err != nil && joined && ctx.Err() == nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
-			continue // the call that sent it was cancelled; this one was not
-		}
-		if err != nil {
+		f, lead := t.join(key)
+		if lead {
+			f.s, f.err = t.fetch(req, key)
+			t.land(key, f)
+		} else if err := clock.Wait(ctx, clk, f.done); err != nil {
+			closeBody(req)
 			return nil, err
 		}
-		if joined {
+		if f.err != nil && !lead && ctx.Err() == nil && (errors.Is(f.err, context.Canceled) || errors.Is(f.err, context.DeadlineExceeded)) {
+			continue // the call that sent it was cancelled; this one was not
+		}
+		if f.err != nil {
+			return nil, f.err
+		}
+		if !lead {
 			t.emit(ctx, Event{Kind: EventCoalesced, Reason: "shared"}, nil)
 		}
-		return v.(*shared).response(req), nil
+		return f.s.response(req), nil
 	}
+}
+
+// join returns the flight under way for key, or a new one this call leads.
+func (t *Transport) join(key string) (*flight, bool) {
+	c := &t.reads
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if f := c.flights[key]; f != nil {
+		return f, false
+	}
+	if c.flights == nil {
+		c.flights = make(map[string]*flight)
+	}
+	f := &flight{done: make(chan struct{})}
+	c.flights[key] = f
+	return f, true
+}
+
+// land ends a flight: later reads send again (or find the cache).
+func (t *Transport) land(key string, f *flight) {
+	c := &t.reads
+	c.mu.Lock()
+	delete(c.flights, key)
+	c.mu.Unlock()
+	close(f.done)
 }
 
 // fetch sends req and reads its answer in full, caching a 200.

@@ -27,19 +27,22 @@ import (
 func simulateCommand(e *env) *cobra.Command {
 	o := new(simulateOpts)
 	c := &cobra.Command{
-		Use:   "simulate [--pattern FILE] [--client naive|xsapi|fgrl|all] [--json] [--svg FILE] [--har FILE] [--revision R] [--limits F]",
+		Use:   "simulate [--pattern FILE] [--client naive|xsapi|fgrl|all] [--coalesce] [--json] [--svg FILE] [--har FILE] [--revision R] [--limits F]",
 		Short: "replay a call pattern against the embedded mock in virtual time",
 		Example: `  xblcall simulate                        # the FGRL documentation's worked example, plain client
   xblcall simulate --client all           # plain client, XSAPI retries and fgrl side by side
   xblcall simulate --pattern examples/calls.csv --client fgrl --svg calls.svg
+  xblcall simulate --pattern examples/mixed.csv --client all --coalesce   # priorities, a poller, coalescing
   xblcall simulate --json | jq '.[0].rows'
   xblcall simulate --client naive --har naive.har && xblcall analyze naive.har
 
-A pattern is CSV (time,service,user,count[,spread]; times in seconds;
-service a scope from 'xblcall limits') or the same fields as a JSON array:
-  time,service,user,count,spread
+A pattern is CSV (time,service,user,count[,spread[,priority]]; times in
+seconds; service a scope from 'xblcall limits'; priority interactive, the
+default, or background) or the same fields as a JSON array:
+  time,service,user,count,spread,priority
   0,profile,2533274791234567,40,10
   20,presence/write,2533274791234567,5
+  0,profile,2533274792222222,24,60,background
 `,
 		RunE: runE(e, o.run),
 	}
@@ -50,7 +53,7 @@ service a scope from 'xblcall limits') or the same fields as a JSON array:
 
 type simulateOpts struct {
 	pattern, client, svg, har, revision, limits, title string
-	json                                               bool
+	json, coalesce                                     bool
 }
 
 func simulateFlags(o *simulateOpts) *flag.FlagSet {
@@ -63,6 +66,7 @@ func simulateFlags(o *simulateOpts) *flag.FlagSet {
 	fs.StringVar(&o.revision, "revision", "2020", "built-in limits table")
 	fs.StringVar(&o.limits, "limits", "", "limits data file (overrides --revision)")
 	fs.StringVar(&o.title, "title", "1234567890", "the title ID")
+	fs.BoolVar(&o.coalesce, "coalesce", false, "the fgrl client coalesces identical reads of a user (CoalesceReads, a 1 s read cache)")
 	return fs
 }
 
@@ -87,7 +91,7 @@ func (o *simulateOpts) run(ctx context.Context, e *env, args []string) error {
 	}
 	var results []sim.Result
 	for _, c := range clients {
-		opts := sim.Options{Limits: limits, Client: c, TitleID: o.title, Progress: progress(e, c)}
+		opts := sim.Options{Limits: limits, Client: c, TitleID: o.title, Coalesce: o.coalesce, Progress: progress(e, c)}
 		if trace != nil {
 			opts.Base = trace.tap
 		}
@@ -248,9 +252,23 @@ func printSimulation(w io.Writer, desc string, results []sim.Result) error {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "client\tcalls\tserved\tserver 429s\trefused locally\tfailed\t")
+	fmt.Fprintln(tw, "client\tcalls\tsent\tserved\tserver 429s\trefused locally\tfailed\t")
 	for _, r := range results {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t\n", r.Client, r.Calls, r.Served, r.Server429s, r.Refused, r.Failed)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t\n", r.Client, r.Calls, r.Sent, r.Served, r.Server429s, r.Refused, r.Failed)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if results[0].Background.Calls == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "\ndelay the client added (ms, virtual time), by priority:")
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "client\tinteractive calls\trefused\tp50\tp99\tmax\tbackground calls\trefused\tp50\tp99\tmax\t")
+	for _, r := range results {
+		i, b := r.Interactive, r.Background
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%.0f\t%.0f\t%d\t%d\t%.0f\t%.0f\t%.0f\t\n", r.Client,
+			i.Calls, i.Refused, i.P50Ms, i.P99Ms, i.MaxMs, b.Calls, b.Refused, b.P50Ms, b.P99Ms, b.MaxMs)
 	}
 	return tw.Flush()
 }

@@ -64,3 +64,24 @@ func (Real) Sleep(ctx context.Context, d time.Duration) error {
 
 // AfterFunc is time.AfterFunc.
 func (Real) AfterFunc(d time.Duration, f func()) Stopper { return time.AfterFunc(d, f) }
+
+// Waiter is a Clock on which a call must not block but through it: the
+// simulator's virtual clock advances only while every call sleeps in it.
+type Waiter interface {
+	// Wait returns when done is closed, or ctx.Err() when ctx ends first.
+	Wait(ctx context.Context, done <-chan struct{}) error
+}
+
+// Wait blocks until done is closed or ctx is done (returning ctx.Err()),
+// through c when c is a Waiter.
+func Wait(ctx context.Context, c Clock, done <-chan struct{}) error {
+	if w, ok := c.(Waiter); ok {
+		return w.Wait(ctx, done)
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -31,3 +31,31 @@ func TestRealAndFrom(t *testing.T) {
 		t.Error("Real stop failed")
 	}
 }
+
+// polling is a Waiter that records it was asked.
+type polling struct {
+	Real
+	asked bool
+}
+
+func (p *polling) Wait(ctx context.Context, done <-chan struct{}) error {
+	p.asked = true
+	return Wait(ctx, Real{}, done)
+}
+
+func TestWait(t *testing.T) {
+	done := make(chan struct{})
+	close(done)
+	if err := Wait(context.Background(), Real{}, done); err != nil {
+		t.Errorf("Wait on a closed channel: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := Wait(ctx, Real{}, make(chan struct{})); err != context.Canceled {
+		t.Errorf("Wait with a cancelled context: %v, want context.Canceled", err)
+	}
+	p := &polling{}
+	if err := Wait(context.Background(), p, done); err != nil || !p.asked {
+		t.Errorf("Wait through a Waiter: %v, asked %v", err, p.asked)
+	}
+}

@@ -16,17 +16,20 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/internal/xblid"
 )
 
 // Event is one line of a pattern: at At, User calls Service Count times,
-// spread evenly over Spread (all at once when zero).
+// spread evenly over Spread (all at once when zero), as interactive calls
+// or, with Background, as a background job's.
 type Event struct {
-	At      time.Duration
-	Service string // a scope of the limits data, such as "profile"
-	User    string // an xuid
-	Count   int
-	Spread  time.Duration
+	At         time.Duration
+	Service    string // a scope of the limits data, such as "profile"
+	User       string // an xuid
+	Count      int
+	Spread     time.Duration
+	Background bool // priority "background" (transport.Background); else "interactive"
 }
 
 // Pattern is a call pattern, in time order.
@@ -41,16 +44,18 @@ const (
 
 // jsonEvent is the JSON form: times in seconds.
 type jsonEvent struct {
-	Time    float64 `json:"time"`
-	Service string  `json:"service"`
-	User    string  `json:"user"`
-	Count   int     `json:"count"`
-	Spread  float64 `json:"spread"`
+	Time     float64 `json:"time"`
+	Service  string  `json:"service"`
+	User     string  `json:"user"`
+	Count    int     `json:"count"`
+	Spread   float64 `json:"spread"`
+	Priority string  `json:"priority"`
 }
 
 // ParsePattern reads a pattern: a JSON array of {"time", "service", "user",
-// "count", "spread"} objects (times in seconds), or CSV lines of
-// time,service,user,count[,spread] with an optional header line. Errors name
+// "count", "spread", "priority"} objects (times in seconds), or CSV lines of
+// time,service,user,count[,spread[,priority]] with an optional header line;
+// a priority is "interactive" (the default) or "background". Errors name
 // the line or element.
 func ParsePattern(r io.Reader) (Pattern, error) {
 	b, err := io.ReadAll(io.LimitReader(r, MaxPatternSize+1))
@@ -87,7 +92,7 @@ func parseJSON(b []byte) (Pattern, error) {
 		if err := dec.Decode(&e); err != nil {
 			return nil, fmt.Errorf("sim: pattern JSON element %d (from byte %d): %w", i, start, err)
 		}
-		ev, err := event(e.Time, e.Service, e.User, e.Count, e.Spread)
+		ev, err := event(e.Time, e.Service, e.User, e.Count, e.Spread, e.Priority)
 		if err != nil {
 			return nil, fmt.Errorf("sim: pattern JSON element %d (from byte %d): %w", i, start, err)
 		}
@@ -126,24 +131,30 @@ func parseCSV(b []byte) (Pattern, error) {
 }
 
 func csvEvent(rec []string) (Event, error) {
-	if len(rec) < 4 || len(rec) > 5 {
-		return Event{}, fmt.Errorf("want time,service,user,count[,spread], found %d fields", len(rec))
+	if len(rec) < 4 || len(rec) > 6 {
+		return Event{}, fmt.Errorf("want time,service,user,count[,spread[,priority]], found %d fields", len(rec))
 	}
 	at, err1 := strconv.ParseFloat(strings.TrimSpace(rec[0]), 64)
 	count, err2 := strconv.Atoi(strings.TrimSpace(rec[3]))
 	spread := 0.0
 	var err3 error
-	if len(rec) == 5 {
+	if len(rec) >= 5 && strings.TrimSpace(rec[4]) != "" {
 		spread, err3 = strconv.ParseFloat(strings.TrimSpace(rec[4]), 64)
 	}
 	if err := errors.Join(err1, err2, err3); err != nil {
 		return Event{}, fmt.Errorf("bad number: %w", err)
 	}
-	return event(at, strings.TrimSpace(rec[1]), strings.TrimSpace(rec[2]), count, spread)
+	priority := ""
+	if len(rec) == 6 {
+		priority = strings.TrimSpace(rec[5])
+	}
+	return event(at, strings.TrimSpace(rec[1]), strings.TrimSpace(rec[2]), count, spread, priority)
 }
 
-func event(at float64, service, user string, count int, spread float64) (Event, error) {
+func event(at float64, service, user string, count int, spread float64, priority string) (Event, error) {
 	switch {
+	case priority != "" && priority != "interactive" && priority != "background":
+		return Event{}, fmt.Errorf("priority %s is not interactive or background", safetext.Quote(priority, 40))
 	case math.IsNaN(at) || at < 0 || at > MaxSpan.Seconds():
 		return Event{}, fmt.Errorf("time %v is outside 0..%v s", at, MaxSpan.Seconds())
 	case math.IsNaN(spread) || spread < 0 || spread > MaxSpan.Seconds():
@@ -155,7 +166,7 @@ func event(at float64, service, user string, count int, spread float64) (Event, 
 	case count < 1 || count > MaxCalls:
 		return Event{}, fmt.Errorf("count %d is outside 1..%d", count, MaxCalls)
 	}
-	return Event{At: seconds(at), Service: service, User: user, Count: count, Spread: seconds(spread)}, nil
+	return Event{At: seconds(at), Service: service, User: user, Count: count, Spread: seconds(spread), Background: priority == "background"}, nil
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"slices"
 	"strings"
@@ -32,6 +33,10 @@ type Options struct {
 	Client string
 	// TitleID is the title calls are made for; empty means "1234567890".
 	TitleID string
+	// Coalesce makes the fgrl client coalesce identical reads of a user
+	// (transport.Transport.CoalesceReads) and keep their answers for a
+	// second (ReadCacheTTL).
+	Coalesce bool
 	// Progress, if set, is called as the virtual time advances.
 	Progress func(done, total time.Duration)
 	// Base, if set, wraps the mock: it receives each request the service
@@ -67,10 +72,49 @@ type Result struct {
 	Server429s int   `json:"server429s"`     // 429 answers the service sent, retries included
 	Refused    int   `json:"refusedLocally"` // calls the transport refused without an answer
 	Failed     int   `json:"failed"`         // calls that ended in another error
+	Sent       int   `json:"sent"`           // requests that reached the service, retries included
+	// Interactive and Background are the pattern's calls of each priority:
+	// how many the client refused, and how long they took, from when the
+	// pattern makes them to their end: the delay the client added (the
+	// simulated service answers at once).
+	Interactive Delay `json:"interactive"`
+	Background  Delay `json:"background"`
 	// BurstLimit and SustainLimit are the limits of the service the pattern
 	// calls most.
 	BurstLimit   int `json:"burstLimit"`
 	SustainLimit int `json:"sustainLimit"`
+}
+
+// Delay summarises how long calls took, in virtual milliseconds.
+type Delay struct {
+	Calls   int     `json:"calls"`
+	Refused int     `json:"refusedLocally"`
+	P50Ms   float64 `json:"p50Ms"`
+	P99Ms   float64 `json:"p99Ms"`
+	MaxMs   float64 `json:"maxMs"`
+	took    []time.Duration
+}
+
+func (d *Delay) add(took time.Duration, o outcome) {
+	d.Calls++
+	if o == refused {
+		d.Refused++
+	}
+	d.took = append(d.took, took)
+}
+
+// sum fills the percentiles (nearest rank) and lets the samples go.
+func (d *Delay) sum() {
+	if len(d.took) == 0 {
+		return
+	}
+	slices.Sort(d.took)
+	at := func(q float64) float64 {
+		i := min(len(d.took)-1, int(math.Ceil(q*float64(len(d.took))))-1)
+		return float64(d.took[max(i, 0)]) / float64(time.Millisecond)
+	}
+	d.P50Ms, d.P99Ms, d.MaxMs = at(0.50), at(0.99), at(1)
+	d.took = nil
 }
 
 // KeyResult is what the service saw of one key.
@@ -111,9 +155,16 @@ func Run(ctx context.Context, p Pattern, o Options) (Result, error) {
 	}
 	ctx = clock.With(ctx, r)
 	r.call = func(e *Event) {
+		start := v.Now()
 		outcome := call(ctx, rt, o, *e)
+		took := v.Now().Sub(start)
 		mu.Lock()
 		res.count(outcome)
+		if e.Background {
+			res.Background.add(took, outcome)
+		} else {
+			res.Interactive.add(took, outcome)
+		}
 		mu.Unlock()
 	}
 	v.Go(func() { feed(ctx, v, p, o, r.push) })
@@ -126,6 +177,11 @@ func Run(ctx context.Context, p Pattern, o Options) (Result, error) {
 	if len(res.Keys) > 0 {
 		res.Rows = res.Keys[0].Rows
 	}
+	for _, k := range res.Keys {
+		res.Sent += k.Requests
+	}
+	res.Interactive.sum()
+	res.Background.sum()
 	return res, ctx.Err()
 }
 
@@ -162,7 +218,11 @@ func (o *Options) client(base http.RoundTripper) http.RoundTripper {
 	case "xsapi":
 		return &transport.Transport{Base: base, Limits: o.Limits, TitleID: o.title(), DisableBudget: true}
 	case "fgrl":
-		return &transport.Transport{Base: base, Limits: o.Limits, TitleID: o.title()}
+		t := &transport.Transport{Base: base, Limits: o.Limits, TitleID: o.title()}
+		if o.Coalesce {
+			t.CoalesceReads, t.ReadCacheTTL = true, time.Second
+		}
+		return t
 	}
 	return base
 }
@@ -227,6 +287,9 @@ func call(ctx context.Context, rt http.RoundTripper, o Options, e Event) outcome
 		return failed
 	}
 	req.Header.Set("Authorization", mock.Token(e.User, o.title()))
+	if e.Background { // a background job: leaves the interactive share, waits up to 300 s for its budget
+		req = req.WithContext(transport.Background(transport.WithMaxWait(ctx, transport.MaxPolicyWait)))
+	}
 	resp, err := rt.RoundTrip(req)
 	var te *transport.ThrottleError
 	switch {

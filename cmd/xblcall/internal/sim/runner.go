@@ -114,6 +114,22 @@ func (r *runner) Sleep(ctx context.Context, d time.Duration) error {
 	return err
 }
 
+// Wait makes the runner a clock.Waiter: a call waiting for another's answer
+// (a coalesced read) polls for it in virtual time, from 1 ms up to 100 ms
+// apart, since virtual time advances only while every call sleeps.
+func (r *runner) Wait(ctx context.Context, done <-chan struct{}) error {
+	for d := time.Millisecond; ; d = min(2*d, 100*time.Millisecond) {
+		select {
+		case <-done:
+			return nil
+		default:
+		}
+		if err := r.Sleep(ctx, d); err != nil {
+			return err
+		}
+	}
+}
+
 // schedule is the pattern's calls in time order, merged across events:
 // events that overlap run at the same time, each call at its own instant.
 type schedule struct {

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -67,7 +68,7 @@ func TestParsePattern(t *testing.T) {
 		if err != nil {
 			t.Fatalf("ParsePattern(%q): %v", in, err)
 		}
-		want := Pattern{{0, "profile", "1", 10, 0}, {seconds(15.5), "profile", "2", 3, seconds(1.5)}}
+		want := Pattern{{0, "profile", "1", 10, 0, false}, {seconds(15.5), "profile", "2", 3, seconds(1.5), false}, {seconds(20), "social", "3", 2, 0, true}}
 		if diff := cmp.Diff(want, p); diff != "" {
 			t.Errorf("ParsePattern(%q) mismatch (-want +got):\n%s", in, diff)
 		}
@@ -78,7 +79,9 @@ func TestParsePattern(t *testing.T) {
 // from them and from the accepted forms.
 var patternErrorTests = []struct{ in, want string }{
 	{"", "sim: pattern is empty"},
-	{"0,profile,1", "sim: pattern line 1: want time,service,user,count[,spread], found 3 fields"},
+	{"0,profile,1", "sim: pattern line 1: want time,service,user,count[,spread[,priority]], found 3 fields"},
+	{"0,profile,1,2,0,later", `sim: pattern line 1: priority "later" is not interactive or background`},
+	{"0,profile,1,2,0,background,x", "sim: pattern line 1: want time,service,user,count[,spread[,priority]], found 7 fields"},
 	{"0,profile,1,x", "sim: pattern line 1: bad number"},
 	{"-1,profile,1,1", "sim: pattern line 1: time -1 is outside"},
 	{"0,,1,1", "sim: pattern line 1: service is empty"},
@@ -93,8 +96,8 @@ var patternErrorTests = []struct{ in, want string }{
 }
 
 var patternForms = []string{
-	"time,service,user,count,spread\n0,profile,1,10\n15.5,profile,2,3,1.5\n",
-	`[{"time":15.5,"service":"profile","user":"2","count":3,"spread":1.5},{"time":0,"service":"profile","user":"1","count":10}]`,
+	"time,service,user,count,spread,priority\n0,profile,1,10\n15.5,profile,2,3,1.5,interactive\n20,social,3,2,,background\n",
+	`[{"time":15.5,"service":"profile","user":"2","count":3,"spread":1.5},{"time":0,"service":"profile","user":"1","count":10},{"time":20,"service":"social","user":"3","count":2,"priority":"background"}]`,
 }
 
 func TestParsePatternErrors(t *testing.T) {
@@ -109,7 +112,7 @@ func TestParsePatternErrors(t *testing.T) {
 }
 
 func TestRunErrors(t *testing.T) {
-	p := Pattern{{0, "nope", "1", 1, 0}}
+	p := Pattern{{At: 0, Service: "nope", User: "1", Count: 1}}
 	if _, err := Run(context.Background(), p, Options{Limits: limits.Default(), Client: "naive"}); err == nil {
 		t.Error("unknown service accepted")
 	}
@@ -193,5 +196,56 @@ func TestPlannerMatchesSimulation(t *testing.T) {
 				t.Errorf("%s x%d every %v: the planner says safe=%v, the simulation saw %d 429s", tc.scope, tc.count, every, safe, res.Server429s)
 			}
 		}
+	}
+}
+
+// TestMixedWorkload: the shipped mixed workload (examples/mixed.csv)
+// through fgrl: no server 429 for any of it; with --coalesce fewer
+// requests for the same calls; and on the key a background job shares with
+// interactive reads, the interactive calls wait for nothing, where they
+// queue behind the job when it is not marked background.
+func TestMixedWorkload(t *testing.T) {
+	f, err := os.Open("../../../../examples/mixed.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := ParsePattern(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(p Pattern, coalesce bool) Result {
+		t.Helper()
+		res, err := Run(context.Background(), p, Options{Limits: limits.Default(), Client: "fgrl", Coalesce: coalesce})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	plain, coalesced := run(p, false), run(p, true)
+	for _, r := range []Result{plain, coalesced} {
+		if r.Server429s != 0 || r.Failed != 0 {
+			t.Errorf("coalesce %v: %d server 429s, %d failed; want none", r.Sent < plain.Sent, r.Server429s, r.Failed)
+		}
+	}
+	if coalesced.Sent >= plain.Sent || coalesced.Served < plain.Served {
+		t.Errorf("coalescing sent %d requests and served %d calls, without %d and %d: want fewer requests, no fewer served",
+			coalesced.Sent, coalesced.Served, plain.Sent, plain.Served)
+	}
+	var shared Pattern // the profile key: the job and the interactive reads
+	for _, e := range p {
+		if e.Service == "profile" {
+			shared = append(shared, e)
+		}
+	}
+	if r := run(shared, false); r.Interactive.MaxMs != 0 || r.Interactive.Refused != 0 || r.Interactive.Calls != 6 {
+		t.Errorf("interactive calls beside a background job: %+v, want 6 that wait for nothing", r.Interactive)
+	}
+	for i := range shared {
+		shared[i].Background = false
+	}
+	unmarked := run(shared, false)
+	if unmarked.Interactive.MaxMs == 0 && unmarked.Refused == 0 {
+		t.Errorf("with the job unmarked every call went at once (%+v); want the interactive ones queued or refused behind it", unmarked.Interactive)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/xblgo/fgrl/hresult"
+	"github.com/xblgo/fgrl/limits"
 	"github.com/xblgo/fgrl/mock"
 	"github.com/xblgo/fgrl/throttle"
 	"github.com/xblgo/fgrl/transport"
@@ -114,4 +115,29 @@ func Example_coalesceReads() {
 	// 200
 	// 200
 	// sent: 1 coalesced: 1
+}
+
+// A service that applies profile 6 / 30 where the limits data say 10 / 30:
+// its first 429's body (maxRequests 6 in 15 s) becomes the scope's burst,
+// and the transport refuses the next call locally instead of collecting
+// another 429.
+func ExampleTransport_LearnedLimits() {
+	served, _ := limits.Parse([]byte(`{"rules": [{"service": "profile", "hosts": ["profile.xboxlive.com"], "burst": 6, "sustain": 30}]}`))
+	h, _ := mock.New(mock.Config{Limits: served})
+	tr := &transport.Transport{Base: h, TitleID: "1234567890", RetryWindow: -1} // no waits in the example
+	client := &http.Client{Transport: tr}
+	for range 8 {
+		req, _ := http.NewRequest("GET", "https://profile.xboxlive.com/users/me/profile/settings?settings=Gamertag", nil)
+		req.Header.Set("Authorization", mock.Token("2533274791234567", "1234567890"))
+		if resp, err := client.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}
+	for _, l := range tr.LearnedLimits() {
+		fmt.Printf("%s: table %d / %d, learned burst %d\n", l.Scope, l.Table.Burst, l.Table.Sustain, l.Learned.Burst)
+	}
+	fmt.Println("server 429s:", tr.Stats().Server429s)
+	// Output:
+	// profile: table 10 / 30, learned burst 6
+	// server 429s: 1
 }

@@ -27,12 +27,13 @@ import (
 func simulateCommand(e *env) *cobra.Command {
 	o := new(simulateOpts)
 	c := &cobra.Command{
-		Use:   "simulate [--pattern FILE] [--client naive|xsapi|fgrl|all] [--coalesce] [--json] [--svg FILE] [--har FILE] [--revision R] [--limits F]",
+		Use:   "simulate [--pattern FILE] [--client naive|xsapi|fgrl|all] [--coalesce] [--service-limits F] [--json] [--svg FILE] [--har FILE] [--revision R] [--limits F]",
 		Short: "replay a call pattern against the embedded mock in virtual time",
 		Example: `  xblcall simulate                        # the FGRL documentation's worked example, plain client
   xblcall simulate --client all           # plain client, XSAPI retries and fgrl side by side
   xblcall simulate --pattern examples/calls.csv --client fgrl --svg calls.svg
   xblcall simulate --pattern examples/mixed.csv --client all --coalesce   # priorities, a poller, coalescing
+  xblcall simulate --pattern examples/calls.csv --client all --service-limits examples/drift.json   # fgrl learns drifted limits
   xblcall simulate --json | jq '.[0].rows'
   xblcall simulate --client naive --har naive.har && xblcall analyze naive.har
 
@@ -47,13 +48,13 @@ default, or background) or the same fields as a JSON array:
 		RunE: runE(e, o.run),
 	}
 	c.Flags().AddFlagSet(simulateFlags(o))
-	complete(c, map[string][]string{"client": append(slices.Clone(sim.Clients), "all"), "revision": limits.Revisions()}, map[string][]string{"pattern": {"csv", "json"}, "svg": {"svg"}, "har": {"har"}, "limits": {"json"}}, nil)
+	complete(c, map[string][]string{"client": append(slices.Clone(sim.Clients), "all"), "revision": limits.Revisions()}, map[string][]string{"pattern": {"csv", "json"}, "svg": {"svg"}, "har": {"har"}, "limits": {"json"}, "service-limits": {"json"}}, nil)
 	return c
 }
 
 type simulateOpts struct {
-	pattern, client, svg, har, revision, limits, title string
-	json, coalesce                                     bool
+	pattern, client, svg, har, revision, limits, title, service string
+	json, coalesce                                              bool
 }
 
 func simulateFlags(o *simulateOpts) *flag.FlagSet {
@@ -66,6 +67,7 @@ func simulateFlags(o *simulateOpts) *flag.FlagSet {
 	fs.StringVar(&o.revision, "revision", "2020", "built-in limits table")
 	fs.StringVar(&o.limits, "limits", "", "limits data file (overrides --revision)")
 	fs.StringVar(&o.title, "title", "1234567890", "the title ID")
+	fs.StringVar(&o.service, "service-limits", "", "limits data file the simulated service applies, when they drifted from the clients' (fgrl learns them from 429 bodies)")
 	fs.BoolVar(&o.coalesce, "coalesce", false, "the fgrl client coalesces identical reads of a user (CoalesceReads, a 1 s read cache)")
 	return fs
 }
@@ -82,6 +84,10 @@ func (o *simulateOpts) run(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	served, err := o.serviceLimits()
+	if err != nil {
+		return err
+	}
 	if err := checkWritable(o.svg, "--svg"); err != nil {
 		return err
 	}
@@ -91,7 +97,7 @@ func (o *simulateOpts) run(ctx context.Context, e *env, args []string) error {
 	}
 	var results []sim.Result
 	for _, c := range clients {
-		opts := sim.Options{Limits: limits, Client: c, TitleID: o.title, Coalesce: o.coalesce, Progress: progress(e, c)}
+		opts := sim.Options{Limits: limits, ServiceLimits: served, Client: c, TitleID: o.title, Coalesce: o.coalesce, Progress: progress(e, c)}
 		if trace != nil {
 			opts.Base = trace.tap
 		}
@@ -200,6 +206,18 @@ func clientList(s string) ([]string, error) {
 		return []string{s}, nil
 	}
 	return nil, &exitError{2, fmt.Errorf("unknown client %s (want naive, xsapi, fgrl or all)", safetext.Quote(s, 40))}
+}
+
+// serviceLimits returns the --service-limits file's limits; nil without it.
+func (o *simulateOpts) serviceLimits() (*limits.Limits, error) {
+	if o.service == "" {
+		return nil, nil
+	}
+	l, err := limits.LoadFile(o.service)
+	if err != nil {
+		return nil, fmt.Errorf("--service-limits: %w", err)
+	}
+	return l, nil
 }
 
 // load returns the pattern, its limits and a one-line description.

@@ -33,6 +33,11 @@ type Options struct {
 	Client string
 	// TitleID is the title calls are made for; empty means "1234567890".
 	TitleID string
+	// ServiceLimits are the limits the simulated service applies, when they
+	// differ from the clients' Limits (drift: the fgrl client learns them
+	// from the 429 bodies). Nil means Limits. The pattern's services are
+	// scopes of these.
+	ServiceLimits *limits.Limits
 	// Coalesce makes the fgrl client coalesce identical reads of a user
 	// (transport.Transport.CoalesceReads) and keep their answers for a
 	// second (ReadCacheTTL).
@@ -134,18 +139,19 @@ func Run(ctx context.Context, p Pattern, o Options) (Result, error) {
 	}
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	v := NewVirtual(start)
-	h, err := mock.New(mock.Config{Limits: o.Limits, Now: v.Now, Script: exampleScript})
+	svc := o.service()
+	h, err := mock.New(mock.Config{Limits: svc, Now: v.Now, Script: exampleScript})
 	if err != nil {
 		return Result{}, err
 	}
-	obs := &observer{h: h, now: v.Now, start: start, title: o.title(), limits: o.Limits}
+	obs := &observer{h: h, now: v.Now, start: start, title: o.title(), limits: svc}
 	var base http.RoundTripper = obs
 	if o.Base != nil {
 		base = o.Base(obs, v.Now)
 	}
 	rt := o.client(base)
 	res := Result{Client: o.Client, Calls: p.Calls()}
-	if r, ok := o.Limits.ByScope(busiest(p)); ok {
+	if r, ok := svc.ByScope(busiest(p)); ok {
 		res.BurstLimit, res.SustainLimit = r.Burst, r.Sustain
 	}
 	var mu sync.Mutex
@@ -192,6 +198,14 @@ func (o *Options) title() string {
 	return o.TitleID
 }
 
+// service returns the limits the simulated service applies.
+func (o *Options) service() *limits.Limits {
+	if o.ServiceLimits != nil {
+		return o.ServiceLimits
+	}
+	return o.Limits
+}
+
 func (o *Options) check(p Pattern) error {
 	if o.Limits == nil {
 		return errors.New("sim: no limits")
@@ -199,11 +213,12 @@ func (o *Options) check(p Pattern) error {
 	if !slices.Contains(Clients, o.Client) {
 		return fmt.Errorf("sim: unknown client %s (have %s)", safetext.Quote(o.Client, 40), strings.Join(Clients, ", "))
 	}
+	svc := o.service()
 	for _, e := range p {
-		if _, ok := o.Limits.ByScope(e.Service); !ok {
+		if _, ok := svc.ByScope(e.Service); !ok {
 			var scopes []string
-			for i := range o.Limits.Rules {
-				if sc := o.Limits.Rules[i].Scope(); !slices.Contains(scopes, sc) {
+			for i := range svc.Rules {
+				if sc := svc.Rules[i].Scope(); !slices.Contains(scopes, sc) {
 					scopes = append(scopes, sc)
 				}
 			}
@@ -276,12 +291,12 @@ func (r *Result) count(o outcome) {
 
 // call makes one call of e and classifies how it ended.
 func call(ctx context.Context, rt http.RoundTripper, o Options, e Event) outcome {
-	method, path, body := request(o.Limits, e)
+	method, path, body := request(o.service(), e)
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
 	}
-	rule, _ := o.Limits.ByScope(e.Service)
+	rule, _ := o.service().ByScope(e.Service)
 	req, err := http.NewRequestWithContext(ctx, method, "https://"+hostOf(rule)+path, rd)
 	if err != nil {
 		return failed

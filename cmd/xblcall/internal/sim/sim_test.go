@@ -249,3 +249,29 @@ func TestMixedWorkload(t *testing.T) {
 		t.Errorf("with the job unmarked every call went at once (%+v); want the interactive ones queued or refused behind it", unmarked.Interactive)
 	}
 }
+
+// TestServiceLimitsLearned: a service whose profile burst drifted from the
+// clients' table (examples/drift.json: 6, the table 10) answers bursts of
+// 8 profile reads 20 s apart. The fgrl client's first 429 teaches it the
+// limit, so it collects one; a plain client collects two a burst.
+func TestServiceLimitsLearned(t *testing.T) {
+	drift, err := limits.LoadFile("../../../../examples/drift.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p Pattern
+	for at := time.Duration(0); at < time.Minute; at += 20 * time.Second {
+		p = append(p, Event{At: at, Service: "profile", User: ExampleUser, Count: 8})
+	}
+	got := map[string]int{}
+	for _, c := range []string{"naive", "fgrl"} {
+		res, err := Run(context.Background(), p, Options{Limits: limits.Default(), ServiceLimits: drift, Client: c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[c] = res.Server429s
+	}
+	if diff := cmp.Diff(map[string]int{"naive": 6, "fgrl": 1}, got); diff != "" {
+		t.Errorf("server 429s (-want +got):\n%s", diff)
+	}
+}

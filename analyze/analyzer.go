@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"hash/maphash"
+	"slices"
 	"strings"
 	"time"
 
@@ -37,7 +38,8 @@ type Analyzer struct {
 	calls     int
 	urls      map[uint64]string
 	urlBytes  int
-	seed      maphash.Seed // of callKey
+	seed      maphash.Seed     // of callKey
+	shapes    map[string]int16 // a call's shape (shapeOf) -> its endpoint in the API map, -1 for none
 }
 
 type userInfo struct {
@@ -57,6 +59,7 @@ type group struct {
 	host  string
 	rule  *limits.Rule
 	recs  []rec
+	apis  []int16 // the endpoints of the API map its calls were, each once
 }
 
 // rec is what the rules need of one call.
@@ -82,7 +85,8 @@ func New(lim *limits.Limits, rules *Rules) (*Analyzer, error) {
 		return nil, err
 	}
 	return &Analyzer{limits: lim, rules: rules, users: map[string]int32{}, groups: map[groupKey]*group{},
-		notJudged: map[string]int{}, noToken: map[string]int{}, urls: map[uint64]string{}, seed: maphash.MakeSeed()}, nil
+		notJudged: map[string]int{}, noToken: map[string]int{}, urls: map[uint64]string{}, seed: maphash.MakeSeed(),
+		shapes: map[string]int16{}}, nil
 }
 
 // AddInput records what a reader made of a trace (its problems and any
@@ -134,6 +138,38 @@ func (a *Analyzer) Add(c *Call) {
 	r.key = callKey(a.seed, c)
 	a.keepURL(r.key, c.Method, host, p)
 	g.recs = append(g.recs, r)
+	if id := a.endpoint(c.Method, host, p); id >= 0 && !slices.Contains(g.apis, id) {
+		g.apis = append(g.apis, id)
+	}
+}
+
+// maxShapes bounds the call shapes whose endpoint the Analyzer remembers.
+const maxShapes = 4096
+
+// endpoint returns the API map's endpoint of a call, or -1: matched once
+// per shape of call (its method, host and path with runs of digits as one
+// '#', so a XUID or a title ID makes no new shape).
+func (a *Analyzer) endpoint(method, host, p string) int16 {
+	var buf [320]byte
+	b := append(append(append(buf[:0], method...), ' '), host...)
+	for i := 0; i < len(p) && len(b) < len(buf); i++ {
+		switch c := p[i]; {
+		case c >= '0' && c <= '9':
+			if b[len(b)-1] != '#' {
+				b = append(b, '#')
+			}
+		default:
+			b = append(b, c)
+		}
+	}
+	if id, ok := a.shapes[string(b)]; ok {
+		return id
+	}
+	id := int16(loadAPIMap().endpointOf(method, host, p))
+	if len(a.shapes) < maxShapes {
+		a.shapes[string(b)] = id
+	}
+	return id
 }
 
 func count(m map[string]int, host string) {

@@ -5,7 +5,8 @@
 //
 // A Go test can record its own traffic with a Recorder and assert that it
 // passes (see the example). xblcall analyze is this package on the command
-// line, with a text table, --json (the Report) and --html.
+// line, with a text table, --json (the Report), --html, and --format junit
+// or sarif.
 //
 // # What is judged
 //
@@ -56,6 +57,17 @@
 //     file has no console address, and the limits count per user.
 //   - in-game events (the trace analyzer's telemetry endpoint rules) are not
 //     read.
+//
+// # Reports for CI
+//
+// Every finding names the XSAPI functions that make its calls (Finding.APIs:
+// the GDK's C API, the C++ API in parentheses), from the trace analyzer's
+// endpoint-to-API map (Source/XboxLiveTraceAnalyzer.APIMap.csv), kept as
+// data in data/apimap.json. WriteJUnit writes the report as JUnit XML (a
+// suite per rule, a failure per failing finding, a skipped case per
+// warning) and WriteSARIF as SARIF 2.1.0 (a rule per analyzer rule with its
+// help, a result per finding located in its trace), the forms a CI system's
+// test page and code scanning read; RuleInfos holds the rules' help.
 //
 // # JSON
 //

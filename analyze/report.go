@@ -126,6 +126,12 @@ type Finding struct {
 	Evidence []Evidence `json:"evidence"`
 	// URL is the call repeated, polled or batched, when one is.
 	URL string `json:"url,omitempty"`
+	// APIs are the XSAPI functions that make the calls involved (the C API
+	// of the GDK, the C++ one in parentheses), from the trace analyzer's
+	// endpoint-to-API map: those of URL's endpoint when there is one, else
+	// of every endpoint the group called; a service's prefix ending in *
+	// when the map knows the host but not the endpoint.
+	APIs []string `json:"apis,omitempty"`
 }
 
 // Evidence is one call a finding involves.
@@ -161,10 +167,12 @@ func (a *Analyzer) Report() *Report {
 			rep.End = last
 		}
 	}
+	apis := apiNames{byURL: map[string][]string{}}
 	rep.Groups = make([]Group, 0, len(a.order))
 	judged := make([]*group, 0, len(a.order)) // beside rep.Groups
 	for _, g := range a.order {
 		gr, found := a.judge(g)
+		apis.name(g, found)
 		rep.Groups, judged = append(rep.Groups, gr), append(judged, g)
 		all = append(all, found...)
 	}

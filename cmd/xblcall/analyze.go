@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -27,19 +28,23 @@ import (
 func analyzeCommand(e *env) *cobra.Command {
 	o := new(analyzeOpts)
 	c := &cobra.Command{
-		Use:   "analyze [--json] [--html FILE] [--rules F] [--revision R] [--limits F] [-v] TRACE...",
+		Use:   "analyze [--format text|json|junit|sarif|html] [--html FILE] [--rules F] [--revision R] [--limits F] [-v] TRACE...",
 		Short: "find rate-limit problems in traces (HAR, Fiddler .saz), as the Xbox Live Trace Analyzer does",
 		Example: `  xblcall analyze examples/naive.har               # a trace of xblcall simulate, in the repository
   xblcall analyze --html report.html examples/naive.har   # Fiddler .saz archives too
   xblcall analyze examples/                      # every .har and .saz in the directory
   xblcall analyze --json examples/naive.har | jq '.findings[] | select(.level == "fail")'
+  xblcall analyze --format junit examples/naive.har > analyze.xml   # a CI test page: a failure per failing finding
+  xblcall analyze --format sarif examples/naive.har > analyze.sarif # code scanning (GitHub, Azure DevOps)
   xblcall simulate --client naive --har naive.har && xblcall analyze naive.har
 
 Calls are grouped per user (the Authorization userhash, named by gamertag and
 XUID where the trace shows them) and per service (a rule of the limits data).
 Only Xbox services are judged: hosts the limits name, and other *.xboxlive.com
 hosts at the limits' fallback rule; calls to other hosts are listed apart.
-Calls without a token are a finding of their own.
+Calls without a token are a finding of their own. Every finding names the
+XSAPI functions that make its calls (the C API, the C++ one in parentheses),
+from the trace analyzer's endpoint-to-API map.
 
 The rules (the trace analyzer's; --rules FILE changes them, see the analyze
 package doc): call-frequency, throttled-calls, burst, repeated-calls,
@@ -61,18 +66,23 @@ short is analyzed up to the cut, with a warning.
 		RunE: runE(e, o.run),
 	}
 	c.Flags().AddFlagSet(analyzeFlags(o))
-	complete(c, map[string][]string{"revision": limits.Revisions()}, map[string][]string{"limits": {"json"}, "rules": {"json"}, "html": {"html"}}, []string{"har", "saz"})
+	complete(c, map[string][]string{"revision": limits.Revisions(), "format": analyzeFormats}, map[string][]string{"limits": {"json"}, "rules": {"json"}, "html": {"html"}}, []string{"har", "saz"})
 	return c
 }
 
 type analyzeOpts struct {
-	json, verbose                 bool
-	revision, limits, rules, html string
+	json, verbose                         bool
+	revision, limits, rules, html, format string
 }
+
+// analyzeFormats are --format's values: what the report is written as on
+// standard output.
+var analyzeFormats = []string{"text", "json", "junit", "sarif", "html"}
 
 func analyzeFlags(o *analyzeOpts) *flag.FlagSet {
 	fs := newFlagSet("analyze")
-	fs.BoolVar(&o.json, "json", false, "print the report as JSON (schema "+analyze.Schema+")")
+	fs.BoolVar(&o.json, "json", false, "print the report as JSON (schema "+analyze.Schema+"); the same as --format json")
+	fs.StringVar(&o.format, "format", "text", "write the report to standard output as text, json, junit (JUnit XML: a failure per failing finding), sarif (SARIF 2.1.0, for code scanning) or html")
 	fs.StringVar(&o.html, "html", "", "also write a self-contained HTML report to this file")
 	fs.StringVar(&o.rules, "rules", "", "rules data file (JSON; fields left out keep the trace analyzer's values)")
 	fs.StringVar(&o.revision, "revision", "", "built-in limits table (default: the limits a trace of xblcall simulate names, else 2020)")
@@ -97,6 +107,12 @@ func (o *analyzeOpts) run(_ context.Context, e *env, args []string) error {
 	if err != nil {
 		return &exitError{2, err}
 	}
+	if o.json {
+		o.format = "json"
+	}
+	if !slices.Contains(analyzeFormats, o.format) {
+		return &exitError{2, fmt.Errorf("--format %s: want %s", safetext.Quote(o.format, 40), strings.Join(analyzeFormats, ", "))}
+	}
 	if err := checkWritable(o.html, "--html"); err != nil {
 		return &exitError{2, err}
 	}
@@ -118,11 +134,18 @@ func (o *analyzeOpts) run(_ context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	if o.json {
+	switch o.format {
+	case "json":
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
 		err = enc.Encode(rep)
-	} else {
+	case "junit":
+		err = rep.WriteJUnit(e.stdout)
+	case "sarif":
+		err = rep.WriteSARIF(e.stdout)
+	case "html":
+		err = rep.WriteHTML(e.stdout)
+	default:
 		err = printReport(e.stdout, rep, o.verbose)
 	}
 	if err != nil {

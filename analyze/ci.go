@@ -1,0 +1,319 @@
+package analyze
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/xblgo/fgrl/internal/safetext"
+)
+
+// RuleInfo describes one rule for the reports CI systems read: a short
+// description and the help a reader needs to fix what it found.
+type RuleInfo struct {
+	ID    string
+	Short string
+	Help  string
+}
+
+// RuleInfos are the rules, in the order reports list them.
+var RuleInfos = []RuleInfo{
+	{RuleCallFrequency, "Calls to a service past its burst or sustain limit, or near it",
+		"A user's calls to one service within 15 s (burst) or 300 s (sustain) reached or neared the service's limit; at the certification figure within 300 s the title fails. Spread the calls out, cache answers, batch users into one call, or pace calls with a local budget (fgrl's transport)."},
+	{RuleThrottledCalls, "429 answers, and calls sent before Retry-After passed",
+		"The service answered 429 Too Many Requests. One 429 is a warning; 429s in a row, or calls sent before the 429's Retry-After passed, fail: after a 429 a title must wait the Retry-After before calling the service again (XSAPI's fail-fast cache does)."},
+	{RuleBurst, "Many calls to a service within a short window",
+		"Calls came in a burst. Spread them, or merge them into batch calls."},
+	{RuleRepeatedCalls, "The same call again within a short window",
+		"The same method, URL and body were sent again soon after: cache the answer, or share one request between the callers (fgrl's CoalesceReads)."},
+	{RulePolling, "Identical calls at a steady interval",
+		"A call is polled. Subscribe to changes (real-time activity) where the service offers it, or poll at the planner's safe interval (xblcall limits plan)."},
+	{RuleSmallBatch, "Batch calls listing few users",
+		"A batch call listed fewer users than it could: gather the users and make one call (fgrl's client.Config.BatchWindow)."},
+	{RuleBatchFrequency, "Batch calls made often that one call could make",
+		"Several batch calls within a short window listed users one call could hold: merge them."},
+	{RuleNoToken, "Calls without an Authorization header",
+		"Calls to a judged service carried no XBL token, so whose calls they are cannot be told and they are not counted."},
+}
+
+// JUnit's shape, as the Jenkins JUnit schema (junit-10.xsd) declares it.
+type (
+	junitSuites struct {
+		XMLName  xml.Name     `xml:"testsuites"`
+		Name     string       `xml:"name,attr"`
+		Tests    int          `xml:"tests,attr"`
+		Failures int          `xml:"failures,attr"`
+		Errors   int          `xml:"errors,attr"`
+		Suites   []junitSuite `xml:"testsuite"`
+	}
+	junitSuite struct {
+		Name      string      `xml:"name,attr"`
+		Tests     int         `xml:"tests,attr"`
+		Failures  int         `xml:"failures,attr"`
+		Errors    int         `xml:"errors,attr"`
+		Skipped   int         `xml:"skipped,attr"`
+		Timestamp string      `xml:"timestamp,attr,omitempty"`
+		Cases     []junitCase `xml:"testcase"`
+	}
+	junitCase struct {
+		Name      string        `xml:"name,attr"`
+		ClassName string        `xml:"classname,attr"`
+		Failure   *junitOutcome `xml:"failure,omitempty"`
+		Skipped   *junitOutcome `xml:"skipped,omitempty"`
+	}
+	junitOutcome struct {
+		Type    string `xml:"type,attr"`
+		Message string `xml:"message,attr"`
+		Text    string `xml:",chardata"`
+	}
+)
+
+// WriteJUnit writes the report as JUnit XML for a CI system's test page: a
+// test suite per rule, a test case per finding (a failing finding a
+// failure, a warning a skipped case whose message says so), and a passing
+// case for a rule that found nothing. The exit status of xblcall analyze
+// does not change with the format.
+func (r *Report) WriteJUnit(w io.Writer) error {
+	doc := junitSuites{Name: "xblcall analyze"}
+	for _, ri := range RuleInfos {
+		s := junitSuite{Name: ri.ID}
+		if !r.Start.IsZero() {
+			s.Timestamp = r.Start.UTC().Format("2006-01-02T15:04:05")
+		}
+		for i := range r.Findings {
+			f := &r.Findings[i]
+			if f.Rule != ri.ID {
+				continue
+			}
+			out := &junitOutcome{Type: f.Level, Message: safetext.Clip(f.Reason, 300), Text: findingText(f, ri)}
+			c := junitCase{Name: caseName(f), ClassName: "xblcall.analyze." + cmpOr(f.Service, f.Host)}
+			if f.Level == Fail {
+				c.Failure = out
+				s.Failures++
+			} else {
+				out.Message = "warning: " + out.Message
+				c.Skipped = out
+				s.Skipped++
+			}
+			s.Cases = append(s.Cases, c)
+		}
+		if len(s.Cases) == 0 {
+			s.Cases = append(s.Cases, junitCase{Name: ri.ID + ": no finding", ClassName: "xblcall.analyze"})
+		}
+		s.Tests = len(s.Cases)
+		doc.Tests += s.Tests
+		doc.Failures += s.Failures
+		doc.Suites = append(doc.Suites, s)
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// caseName names a finding's test case: who, which service, when.
+func caseName(f *Finding) string {
+	who := f.User
+	if who == "" {
+		who = "no user"
+	}
+	return fmt.Sprintf("%s %s at %s", safetext.Clip(who, 60), cmpOr(f.Service, f.Host), f.Time.UTC().Format(time.RFC3339))
+}
+
+// findingText is a finding's details, for a person reading a CI page.
+func findingText(f *Finding, ri RuleInfo) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\nuser: %s\nservice: %s (%s)\ncalls: %d\n", safetext.Clip(f.Reason, 300), safetext.Clip(f.User, 80), f.Service, f.Host, f.Calls)
+	if f.URL != "" {
+		fmt.Fprintf(&b, "call: %s\n", safetext.Clip(f.URL, 220))
+	}
+	if len(f.APIs) > 0 {
+		fmt.Fprintf(&b, "XSAPI: %s\n", strings.Join(f.APIs, ", "))
+	}
+	for _, e := range f.Evidence {
+		fmt.Fprintf(&b, "  entry %d at %s: status %d\n", e.Index, e.Time.UTC().Format(time.RFC3339Nano), e.Status)
+	}
+	fmt.Fprintf(&b, "help: %s\n", ri.Help)
+	return b.String()
+}
+
+// SARIF's shape (2.1.0), the parts this report fills.
+type (
+	sarifLog struct {
+		Schema  string     `json:"$schema"`
+		Version string     `json:"version"`
+		Runs    []sarifRun `json:"runs"`
+	}
+	sarifRun struct {
+		Tool      sarifTool       `json:"tool"`
+		Artifacts []sarifArtifact `json:"artifacts,omitempty"`
+		Results   []sarifResult   `json:"results"`
+	}
+	sarifTool struct {
+		Driver sarifDriver `json:"driver"`
+	}
+	sarifDriver struct {
+		Name           string      `json:"name"`
+		InformationURI string      `json:"informationUri"`
+		Rules          []sarifRule `json:"rules"`
+	}
+	sarifRule struct {
+		ID               string            `json:"id"`
+		Name             string            `json:"name"`
+		ShortDescription sarifText         `json:"shortDescription"`
+		FullDescription  sarifText         `json:"fullDescription"`
+		Help             sarifText         `json:"help"`
+		Default          sarifRuleDefaults `json:"defaultConfiguration"`
+	}
+	sarifRuleDefaults struct {
+		Level string `json:"level"`
+	}
+	sarifText struct {
+		Text string `json:"text"`
+	}
+	sarifArtifact struct {
+		Location sarifArtifactLocation `json:"location"`
+	}
+	sarifArtifactLocation struct {
+		URI   string `json:"uri"`
+		Index int    `json:"index"`
+	}
+	sarifResult struct {
+		RuleID              string            `json:"ruleId"`
+		RuleIndex           int               `json:"ruleIndex"`
+		Level               string            `json:"level"`
+		Message             sarifText         `json:"message"`
+		Locations           []sarifLocation   `json:"locations,omitempty"`
+		PartialFingerprints map[string]string `json:"partialFingerprints"`
+		Properties          map[string]any    `json:"properties"`
+	}
+	sarifLocation struct {
+		Physical *sarifPhysical `json:"physicalLocation,omitempty"`
+		Logical  []sarifLogical `json:"logicalLocations"`
+	}
+	sarifPhysical struct {
+		Artifact sarifArtifactLocation `json:"artifactLocation"`
+	}
+	sarifLogical struct {
+		Name               string `json:"name"`
+		FullyQualifiedName string `json:"fullyQualifiedName"`
+		Kind               string `json:"kind"`
+	}
+)
+
+// WriteSARIF writes the report as a SARIF 2.1.0 log for code scanning: a
+// rule per analyzer rule (its id, description and help), a result per
+// finding (error for a failing one, warning for a warning) located in the
+// trace it came from and at its service, with the XSAPI functions, user,
+// calls and entries in its properties.
+func (r *Report) WriteSARIF(w io.Writer) error {
+	run := sarifRun{Tool: sarifTool{Driver: sarifDriver{Name: "xblcall analyze", InformationURI: "https://github.com/xblgo/fgrl"}}, Results: []sarifResult{}}
+	index := map[string]int{}
+	for i, ri := range RuleInfos {
+		index[ri.ID] = i
+		level := "warning"
+		if ri.ID == RuleCallFrequency || ri.ID == RuleThrottledCalls {
+			level = "error" // the rules that can fail certification
+		}
+		run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, sarifRule{ID: ri.ID, Name: ruleName(ri.ID),
+			ShortDescription: sarifText{ri.Short}, FullDescription: sarifText{ri.Help}, Help: sarifText{ri.Help}, Default: sarifRuleDefaults{level}})
+	}
+	for i, in := range r.Inputs {
+		run.Artifacts = append(run.Artifacts, sarifArtifact{Location: sarifArtifactLocation{URI: artifactURI(in.Name), Index: i}})
+	}
+	for i := range r.Findings {
+		f := &r.Findings[i]
+		level := "warning"
+		if f.Level == Fail {
+			level = "error"
+		}
+		loc := sarifLocation{Logical: []sarifLogical{{Name: cmpOr(f.Service, f.Host), FullyQualifiedName: f.Host + "/" + cmpOr(f.Service, f.Host), Kind: "resource"}}}
+		if in := r.inputOf(f); in >= 0 {
+			loc.Physical = &sarifPhysical{Artifact: sarifArtifactLocation{URI: artifactURI(r.Inputs[in].Name), Index: in}}
+		}
+		var entries []int
+		for _, e := range f.Evidence {
+			entries = append(entries, e.Index)
+		}
+		h := fnv.New64a()
+		fmt.Fprint(h, f.Rule, "\x00", f.User, "\x00", f.Service, "\x00", f.Time.UnixNano())
+		msg := safetext.Clip(f.Reason, 300)
+		if len(f.APIs) > 0 {
+			msg += " (XSAPI: " + strings.Join(f.APIs, ", ") + ")"
+		}
+		run.Results = append(run.Results, sarifResult{RuleID: f.Rule, RuleIndex: index[f.Rule], Level: level,
+			Message: sarifText{msg}, Locations: []sarifLocation{loc},
+			PartialFingerprints: map[string]string{"fgrlFinding/v1": strconv.FormatUint(h.Sum64(), 16)},
+			Properties: map[string]any{"user": f.User, "service": f.Service, "host": f.Host, "calls": f.Calls,
+				"time": f.Time.UTC().Format(time.RFC3339Nano), "apis": nonNil(f.APIs), "entries": nonNilInts(entries), "url": f.URL}})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(sarifLog{Schema: "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json", Version: "2.1.0", Runs: []sarifRun{run}})
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func nonNilInts(s []int) []int {
+	if s == nil {
+		return []int{}
+	}
+	return s
+}
+
+// ruleName is a rule id as SARIF names it: "call-frequency" is
+// "CallFrequency".
+func ruleName(id string) string {
+	var b strings.Builder
+	for _, p := range strings.Split(id, "-") {
+		if p != "" {
+			b.WriteString(strings.ToUpper(p[:1]) + p[1:])
+		}
+	}
+	return b.String()
+}
+
+// artifactURI is a trace's name as a relative URI (a path with forward
+// slashes); "-" (standard input) stays as it is.
+func artifactURI(name string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(name, "\\", "/"), " ", "%20")
+}
+
+// inputOf returns the index of the input a finding's first call came from,
+// or -1.
+func (r *Report) inputOf(f *Finding) int {
+	if len(f.Evidence) == 0 {
+		return -1
+	}
+	at := f.Evidence[0].Index
+	for i, in := range r.Inputs {
+		if at < in.Calls {
+			return i
+		}
+		at -= in.Calls
+	}
+	return -1
+}

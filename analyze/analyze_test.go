@@ -260,7 +260,7 @@ func TestParseRules(t *testing.T) {
 	if r.Burst.Size != 5 || time.Duration(r.Burst.Window) != time.Second || r.Repeat.Window != DefaultRules().Repeat.Window || len(r.Batches) != 5 {
 		t.Errorf("rules %+v: want the burst changed, the rest the defaults", r)
 	}
-	if !r.judged("a.example.net") || r.judged("example.net") || r.judged("a.example.org") {
+	if !r.Judged("a.example.net") || r.Judged("example.net") || r.Judged("a.example.org") {
 		t.Error("services patterns")
 	}
 	for in, want := range map[string]string{

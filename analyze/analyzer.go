@@ -112,7 +112,7 @@ func (a *Analyzer) Add(c *Call) {
 	switch {
 	case ok:
 		scope = rule.Scope()
-	case a.rules.judged(host) && a.limits.Fallback != nil:
+	case a.rules.Judged(host) && a.limits.Fallback != nil:
 		rule, scope = a.limits.Fallback, "host:"+host
 	default:
 		count(a.notJudged, host)

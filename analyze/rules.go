@@ -177,7 +177,9 @@ func (r *Rules) check() error {
 }
 
 // judged reports whether host is one of the services judged.
-func (r *Rules) judged(host string) bool {
+// Judged reports whether calls to host are judged when the limits data has
+// no rule for it: whether a pattern of Services matches it.
+func (r *Rules) Judged(host string) bool {
 	for _, s := range r.Services {
 		if hostMatch(s, host) {
 			return true

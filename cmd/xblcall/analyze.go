@@ -21,6 +21,7 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"github.com/xblgo/fgrl/analyze"
+	"github.com/xblgo/fgrl/analyze/whatif"
 	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/limits"
 )
@@ -36,6 +37,7 @@ func analyzeCommand(e *env) *cobra.Command {
   xblcall analyze --json examples/naive.har | jq '.findings[] | select(.level == "fail")'
   xblcall analyze --format junit examples/naive.har > analyze.xml   # a CI test page: a failure per failing finding
   xblcall analyze --format sarif examples/naive.har > analyze.sarif # code scanning (GitHub, Azure DevOps)
+  xblcall analyze --what-if examples/naive.har       # the same calls through fgrl: 429s avoided, delays, verdict after
   xblcall simulate --client naive --har naive.har && xblcall analyze naive.har
 
 Calls are grouped per user (the Authorization userhash, named by gamertag and
@@ -71,7 +73,7 @@ short is analyzed up to the cut, with a warning.
 }
 
 type analyzeOpts struct {
-	json, verbose                         bool
+	json, verbose, whatIf                 bool
 	revision, limits, rules, html, format string
 }
 
@@ -88,10 +90,11 @@ func analyzeFlags(o *analyzeOpts) *flag.FlagSet {
 	fs.StringVar(&o.revision, "revision", "", "built-in limits table (default: the limits a trace of xblcall simulate names, else 2020)")
 	fs.StringVar(&o.limits, "limits", "", "limits data file")
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "list every finding with its evidence, and wider columns")
+	fs.BoolVar(&o.whatIf, "what-if", false, "replay the traces' calls through the fgrl transport against the mock, in virtual time, and compare: 429s, delays, refusals and the verdict, before and after (text or --format json)")
 	return fs
 }
 
-func (o *analyzeOpts) run(_ context.Context, e *env, args []string) error {
+func (o *analyzeOpts) run(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 {
 		return &exitError{2, errors.New("need a trace: a .har or .saz file, a directory of them, or - for standard input")}
 	}
@@ -115,6 +118,9 @@ func (o *analyzeOpts) run(_ context.Context, e *env, args []string) error {
 	}
 	if err := checkWritable(o.html, "--html"); err != nil {
 		return &exitError{2, err}
+	}
+	if o.whatIf {
+		return o.runWhatIf(ctx, e, paths, lim, rules)
 	}
 	a, err := analyze.New(lim, rules)
 	if err != nil {
@@ -155,6 +161,59 @@ func (o *analyzeOpts) run(_ context.Context, e *env, args []string) error {
 		return &exitError{1, fmt.Errorf("verdict red: %d findings fail certification", rep.Fails)}
 	}
 	return nil
+}
+
+// runWhatIf is --what-if: the traces replayed through fgrl, side by side
+// with what they recorded. The exit status is the trace's, as without it.
+func (o *analyzeOpts) runWhatIf(ctx context.Context, e *env, paths []string, lim *limits.Limits, rules *analyze.Rules) error {
+	if o.format != "text" && o.format != "json" {
+		return &exitError{2, fmt.Errorf("--what-if writes text or json, not %s", o.format)}
+	}
+	r, err := whatif.New(lim, rules)
+	if err != nil {
+		return &exitError{2, err}
+	}
+	for _, p := range paths {
+		if err := readTrace(e, p, r); err != nil {
+			return &exitError{2, fmt.Errorf("%s: %w", safetext.Clip(p, 200), err)}
+		}
+	}
+	res, err := r.Run(ctx)
+	if err != nil {
+		return &exitError{2, err}
+	}
+	if o.format == "json" {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(res)
+	} else {
+		err = printWhatIf(e.stdout, res, lim)
+	}
+	if err != nil {
+		return err
+	}
+	if res.Before.Verdict == analyze.Red {
+		return &exitError{1, fmt.Errorf("the traces' verdict is red (with fgrl: %s)", res.After.Verdict)}
+	}
+	return nil
+}
+
+// printWhatIf prints the what-if side by side, a row per service.
+func printWhatIf(w io.Writer, res *whatif.Result, lim *limits.Limits) error {
+	fmt.Fprintf(w, "what-if: %d calls of the traces replayed through the fgrl transport against the mock (limits %s, virtual time)\n\n", res.Calls, lim.Revision)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "service\tcalls\t429s in the trace\t429s with fgrl\tdelayed\trefused locally\tdelay p50 (ms)\tp99\tmax\t")
+	var t429, f429 int
+	for _, s := range res.Services {
+		t429, f429 = t429+s.Trace429s, f429+s.Fgrl429s
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%.0f\t%.0f\t%.0f\t\n", safetext.Clip(s.Service, 60), s.Calls, s.Trace429s, s.Fgrl429s, s.Delayed, s.Refused, s.P50Ms, s.P99Ms, s.MaxMs)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\n429s: %d in the traces, %d with fgrl (%d avoided)\nverdict: %s in the traces (%d failing, %d warnings), %s with fgrl (%d failing, %d warnings)\n",
+		t429, f429, t429-f429, res.Before.Verdict, res.Before.Fails, res.Before.Warnings, res.After.Verdict, res.After.Fails, res.After.Warnings)
+	return err
 }
 
 func (o *analyzeOpts) loadRules() (*analyze.Rules, error) {
@@ -246,7 +305,14 @@ func traceLimits(p string) ([]byte, error) {
 // readTrace reads one trace into a: a zip (a .saz) or a HAR, told apart by
 // their first bytes. A file is read as it is; standard input through a
 // buffer.
-func readTrace(e *env, p string, a *analyze.Analyzer) error {
+// traceSink takes a trace's calls: an analyze.Analyzer, or a
+// whatif.Replayer for --what-if.
+type traceSink interface {
+	Add(*analyze.Call)
+	AddInput(analyze.Input)
+}
+
+func readTrace(e *env, p string, a traceSink) error {
 	var in analyze.Input
 	var err error
 	if p == "-" {
@@ -271,7 +337,7 @@ func readTrace(e *env, p string, a *analyze.Analyzer) error {
 	return nil
 }
 
-func readTraceFile(p string, a *analyze.Analyzer) (analyze.Input, error) {
+func readTraceFile(p string, a traceSink) (analyze.Input, error) {
 	f, err := os.Open(p)
 	if err != nil {
 		return analyze.Input{}, err
@@ -292,7 +358,7 @@ func isZip(head []byte) bool { return bytes.Equal(head, []byte("PK\x03\x04")) }
 
 // readSAZ reads a zip from standard input, through a temporary file, as zip
 // needs to seek, at most maxStdinSAZ bytes of it.
-func readSAZ(r io.Reader, a *analyze.Analyzer) (analyze.Input, error) {
+func readSAZ(r io.Reader, a traceSink) (analyze.Input, error) {
 	f, err := os.CreateTemp("", "xblcall-*.saz")
 	if err != nil {
 		return analyze.Input{}, err
@@ -314,7 +380,7 @@ func readSAZ(r io.Reader, a *analyze.Analyzer) (analyze.Input, error) {
 var maxStdinSAZ int64 = analyze.MaxTraceBytes
 
 // readSAZFile reads the zip f.
-func readSAZFile(f *os.File, a *analyze.Analyzer) (analyze.Input, error) {
+func readSAZFile(f *os.File, a traceSink) (analyze.Input, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return analyze.Input{}, err

@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/xblgo/fgrl/analyze"
-	"github.com/xblgo/fgrl/cmd/xblcall/internal/sim"
+	"github.com/xblgo/fgrl/internal/sim"
 	"github.com/xblgo/fgrl/limits"
 	"github.com/xblgo/fgrl/mock"
 )
@@ -251,5 +251,36 @@ func TestSimulateAnalyzeAgree(t *testing.T) {
 	analyze.ReadHAR(f, func(c *analyze.Call) { statuses[c.Status]++ })
 	if d := cmp.Diff(map[int]int{200: 95, 429: 53}, statuses); d != "" {
 		t.Errorf("statuses in the HAR (-want +got)\n%s", d)
+	}
+}
+
+// TestAnalyzeWhatIf: the naive client's trace of the worked example,
+// replayed through fgrl: its 53 429s become none, the verdict goes from red
+// to yellow, and the exit status stays the trace's (1); JSON carries the
+// same; a CI format is refused with --what-if.
+func TestAnalyzeWhatIf(t *testing.T) {
+	code, out, errs := xblcall(t, "analyze", "--what-if", "../../examples/naive.har")
+	for _, want := range []string{"429s: 53 in the traces, 0 with fgrl (53 avoided)", "verdict: red in the traces (4 failing", "yellow with fgrl (0 failing"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--what-if printed no %q:\n%s", want, out)
+		}
+	}
+	if code != 1 {
+		t.Errorf("exit %d, want 1 (the trace is red): %s", code, errs)
+	}
+	code, out, _ = xblcall(t, "analyze", "--what-if", "--format", "json", "../../examples/naive.har")
+	var res struct {
+		Before, After struct{ Verdict string }
+		Services      []struct {
+			Service             string
+			Trace429s, Fgrl429s int
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 1 || res.Before.Verdict != "red" || res.After.Verdict != "yellow" ||
+		len(res.Services) != 1 || res.Services[0].Trace429s != 53 || res.Services[0].Fgrl429s != 0 {
+		t.Errorf("--what-if --format json: exit %d, %v, %+v", code, err, res)
+	}
+	if code, _, errs := xblcall(t, "analyze", "--what-if", "--format", "junit", "../../examples/naive.har"); code != 2 || !strings.Contains(errs, "--what-if writes text or json") {
+		t.Errorf("--what-if --format junit: exit %d, %q; want 2", code, errs)
 	}
 }

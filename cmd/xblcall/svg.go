@@ -7,7 +7,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/xblgo/fgrl/cmd/xblcall/internal/sim"
+	"github.com/xblgo/fgrl/internal/sim"
 	"github.com/xblgo/fgrl/throttle"
 )
 

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/xblgo/fgrl/cmd/xblcall/internal/sim"
+	"github.com/xblgo/fgrl/internal/sim"
 )
 
 func TestNiceStep(t *testing.T) {

@@ -38,6 +38,10 @@ type Options struct {
 	// from the 429 bodies). Nil means Limits. The pattern's services are
 	// scopes of these.
 	ServiceLimits *limits.Limits
+	// AnswerAll makes the simulated service answer every call it counts
+	// 200 with an empty object, whatever its route: a replayed trace calls
+	// endpoints the mock may not serve, and only the counts matter.
+	AnswerAll bool
 	// Coalesce makes the fgrl client coalesce identical reads of a user
 	// (transport.Transport.CoalesceReads) and keep their answers for a
 	// second (ReadCacheTTL).
@@ -84,6 +88,9 @@ type Result struct {
 	// simulated service answers at once).
 	Interactive Delay `json:"interactive"`
 	Background  Delay `json:"background"`
+	// Services are the calls per service (the events' Service), with the
+	// 429s the service answered them.
+	Services []ServiceResult `json:"services"`
 	// BurstLimit and SustainLimit are the limits of the service the pattern
 	// calls most.
 	BurstLimit   int `json:"burstLimit"`
@@ -122,6 +129,15 @@ func (d *Delay) sum() {
 	d.took = nil
 }
 
+// ServiceResult is what became of the calls to one service.
+type ServiceResult struct {
+	Service    string `json:"service"`
+	Served     int    `json:"served"`
+	Server429s int    `json:"server429s"` // 429 answers, retries included
+	Delayed    int    `json:"delayed"`    // calls that took longer than the service's answer (waited)
+	Delay      Delay  `json:"delay"`      // every call: how many, refused, how long they took
+}
+
 // KeyResult is what the service saw of one key.
 type KeyResult struct {
 	User     string `json:"user"`  // the pattern's user (an XUID)
@@ -140,7 +156,11 @@ func Run(ctx context.Context, p Pattern, o Options) (Result, error) {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	v := NewVirtual(start)
 	svc := o.service()
-	h, err := mock.New(mock.Config{Limits: svc, Now: v.Now, Script: exampleScript})
+	script := exampleScript
+	if o.AnswerAll {
+		script = answerAll
+	}
+	h, err := mock.New(mock.Config{Limits: svc, Now: v.Now, Script: script})
 	if err != nil {
 		return Result{}, err
 	}
@@ -155,6 +175,7 @@ func Run(ctx context.Context, p Pattern, o Options) (Result, error) {
 		res.BurstLimit, res.SustainLimit = r.Burst, r.Sustain
 	}
 	var mu sync.Mutex
+	services := map[string]*ServiceResult{}
 	r := &runner{v: v}
 	if o.onRunner != nil {
 		o.onRunner(r)
@@ -170,6 +191,18 @@ func Run(ctx context.Context, p Pattern, o Options) (Result, error) {
 			res.Background.add(took, outcome)
 		} else {
 			res.Interactive.add(took, outcome)
+		}
+		s := services[e.Service]
+		if s == nil {
+			s = &ServiceResult{Service: e.Service}
+			services[e.Service] = s
+		}
+		s.Delay.add(took, outcome)
+		if outcome == served {
+			s.Served++
+		}
+		if took > 0 {
+			s.Delayed++
 		}
 		mu.Unlock()
 	}
@@ -188,6 +221,18 @@ func Run(ctx context.Context, p Pattern, o Options) (Result, error) {
 	}
 	res.Interactive.sum()
 	res.Background.sum()
+	for _, k := range res.Keys {
+		if s := services[k.Scope]; s != nil {
+			for _, row := range k.Rows {
+				s.Server429s += row.Throttled
+			}
+		}
+	}
+	for _, s := range services {
+		s.Delay.sum()
+		res.Services = append(res.Services, *s)
+	}
+	slices.SortFunc(res.Services, func(a, b ServiceResult) int { return strings.Compare(a.Service, b.Service) })
 	return res, ctx.Err()
 }
 
@@ -215,7 +260,7 @@ func (o *Options) check(p Pattern) error {
 	}
 	svc := o.service()
 	for _, e := range p {
-		if _, ok := svc.ByScope(e.Service); !ok {
+		if _, ok := svc.ByScope(e.Service); !ok && e.Req == nil {
 			var scopes []string
 			for i := range svc.Rules {
 				if sc := svc.Rules[i].Scope(); !slices.Contains(scopes, sc) {
@@ -291,13 +336,12 @@ func (r *Result) count(o outcome) {
 
 // call makes one call of e and classifies how it ended.
 func call(ctx context.Context, rt http.RoundTripper, o Options, e Event) outcome {
-	method, path, body := request(o.service(), e)
+	method, url, body := request(o.service(), e)
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
 	}
-	rule, _ := o.service().ByScope(e.Service)
-	req, err := http.NewRequestWithContext(ctx, method, "https://"+hostOf(rule)+path, rd)
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
 	if err != nil {
 		return failed
 	}
@@ -331,8 +375,19 @@ func hostOf(r *limits.Rule) string {
 	return strings.ReplaceAll(r.Hosts[0], "*", "x")
 }
 
-// request returns a realistic call for a service scope.
-func request(l *limits.Limits, e Event) (method, path, body string) {
+// request returns the event's call: its recorded request, or a realistic
+// call for its service scope.
+func request(l *limits.Limits, e Event) (method, url, body string) {
+	if e.Req != nil {
+		return e.Req.Method, e.Req.URL, ""
+	}
+	rule, _ := l.ByScope(e.Service)
+	method, path, body := serviceCall(l, e)
+	return method, "https://" + hostOf(rule) + path, body
+}
+
+// serviceCall returns a realistic call for a service scope.
+func serviceCall(l *limits.Limits, e Event) (method, path, body string) {
 	switch e.Service {
 	case "profile":
 		return "GET", "/users/me/profile/settings?settings=Gamertag", ""

@@ -68,7 +68,7 @@ func TestParsePattern(t *testing.T) {
 		if err != nil {
 			t.Fatalf("ParsePattern(%q): %v", in, err)
 		}
-		want := Pattern{{0, "profile", "1", 10, 0, false}, {seconds(15.5), "profile", "2", 3, seconds(1.5), false}, {seconds(20), "social", "3", 2, 0, true}}
+		want := Pattern{{0, "profile", "1", 10, 0, false, nil}, {seconds(15.5), "profile", "2", 3, seconds(1.5), false, nil}, {seconds(20), "social", "3", 2, 0, true, nil}}
 		if diff := cmp.Diff(want, p); diff != "" {
 			t.Errorf("ParsePattern(%q) mismatch (-want +got):\n%s", in, diff)
 		}
@@ -156,7 +156,7 @@ func TestRequestsServed(t *testing.T) {
 				continue
 			}
 			const user = "2533274790000001"
-			method, path, body := request(l, Event{Service: r.Scope(), User: user})
+			method, path, body := serviceCall(l, Event{Service: r.Scope(), User: user})
 			req := httptest.NewRequest(method, "https://"+r.Hosts[0]+path, strings.NewReader(body))
 			req.Header.Set("Authorization", mock.Token(user, "1234567890"))
 			h.ServeHTTP(httptest.NewRecorder(), req)
@@ -205,7 +205,7 @@ func TestPlannerMatchesSimulation(t *testing.T) {
 // interactive reads, the interactive calls wait for nothing, where they
 // queue behind the job when it is not marked background.
 func TestMixedWorkload(t *testing.T) {
-	f, err := os.Open("../../../../examples/mixed.csv")
+	f, err := os.Open("../../examples/mixed.csv")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +255,7 @@ func TestMixedWorkload(t *testing.T) {
 // 8 profile reads 20 s apart. The fgrl client's first 429 teaches it the
 // limit, so it collects one; a plain client collects two a burst.
 func TestServiceLimitsLearned(t *testing.T) {
-	drift, err := limits.LoadFile("../../../../examples/drift.json")
+	drift, err := limits.LoadFile("../../examples/drift.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,6 +30,15 @@ type Event struct {
 	Count      int
 	Spread     time.Duration
 	Background bool // priority "background" (transport.Background); else "interactive"
+	// Req, when set, is the request to make (a replayed trace's call)
+	// instead of the service's usual one; Service then only names it.
+	Req *Request
+}
+
+// Request is a call a trace recorded: its method and URL. Its body is not
+// replayed: the service counts calls, not bodies (Options.AnswerAll).
+type Request struct {
+	Method, URL string
 }
 
 // Pattern is a call pattern, in time order.

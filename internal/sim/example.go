@@ -40,6 +40,11 @@ func WorkedExample(base *limits.Limits) (Pattern, *limits.Limits, error) {
 	return p, l, nil
 }
 
+// answerAll answers every call the mock counts 200 with an empty object
+// (Options.AnswerAll).
+var answerAll = mock.Script{Rules: []mock.ScriptRule{{Name: "every call",
+	Count: true, Answers: []mock.ScriptAnswer{{Status: 200, Body: json.RawMessage(`{}`)}}}}}
+
 // exampleScript serves the worked example's host: the mock has no routes
 // for it, so a counted script answers each call it admits 200 with an
 // empty object (and FGRL refuses the rest with 429, as for any service).

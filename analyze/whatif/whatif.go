@@ -1,0 +1,232 @@
+// Package whatif replays a trace's calls through the fgrl transport, in
+// virtual time, against the mock applying the same limits, and reports
+// what the transport would have changed: the service's 429s in the trace
+// beside those with fgrl, the calls it would have delayed or refused
+// locally and how long it would have held them, per service, and the trace
+// analyzer's verdict before and after.
+//
+// It is a sibling of package analyze, which judges traffic by the limits
+// and the rules alone and never imports the transport or the mock; this
+// package is where the two meet. xblcall analyze --what-if is it on the
+// command line.
+//
+//	r, _ := whatif.New(nil, nil)           // the 2020 limits, the trace analyzer's rules
+//	in, err := analyze.ReadHAR(f, r.Add)
+//	r.AddInput(in)
+//	res, err := r.Run(ctx)                 // res.Before.Verdict, res.After.Verdict, res.Services
+//
+// Each user of the trace calls at the recorded times (relative to its first
+// call); a call's body is not replayed (the service counts calls, not
+// bodies), and the simulated service answers every call it admits. Calls
+// the analyzer does not judge (hosts outside the limits and rules, calls
+// without a token) are not replayed. The replay is deterministic.
+package whatif
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/xblgo/fgrl/analyze"
+	"github.com/xblgo/fgrl/internal/sim"
+	"github.com/xblgo/fgrl/internal/xblauth"
+	"github.com/xblgo/fgrl/limits"
+)
+
+// MaxURLBytes bounds the distinct URLs a Replayer keeps, in bytes; past
+// it, a call's URL is kept without its query (the service counts by path).
+const MaxURLBytes = 256 << 20
+
+// Replayer gathers a trace's calls (Add, as analyze.Analyzer does) and
+// replays them (Run). It is not safe for concurrent use.
+type Replayer struct {
+	lim    *limits.Limits
+	rules  *analyze.Rules
+	before *analyze.Analyzer
+	calls  []call
+	users  map[string]int // userhash -> index, a XUID of its own in the replay
+	reqs   map[string]*sim.Request
+	bytes  int
+	trace  map[string]*Service // by service scope
+}
+
+// call is what the replay needs of one call: when, who, what.
+type call struct {
+	at      int64 // Unix nanoseconds
+	user    int32
+	service string
+	req     *sim.Request
+}
+
+// New returns a Replayer judging and replaying under lim (nil: the 2020
+// table) and rules (nil: the trace analyzer's).
+func New(lim *limits.Limits, rules *analyze.Rules) (*Replayer, error) {
+	if lim == nil {
+		lim = limits.Default()
+	}
+	if rules == nil {
+		rules = analyze.DefaultRules()
+	}
+	before, err := analyze.New(lim, rules)
+	if err != nil {
+		return nil, err
+	}
+	return &Replayer{lim: lim, rules: rules, before: before, users: map[string]int{}, reqs: map[string]*sim.Request{},
+		trace: map[string]*Service{}}, nil
+}
+
+// AddInput records what a reader made of a trace (analyze.Analyzer.AddInput).
+func (r *Replayer) AddInput(in analyze.Input) { r.before.AddInput(in) }
+
+// Add takes one call of the trace. It keeps no reference to c.
+func (r *Replayer) Add(c *analyze.Call) {
+	r.before.Add(c)
+	if len(r.calls) >= analyze.MaxCalls {
+		return
+	}
+	host, path, ok := splitURL(c.URL)
+	if !ok {
+		return
+	}
+	scope := ""
+	if rule, ok := r.lim.Match(c.Method, host, path); ok {
+		scope = rule.Scope()
+	} else if r.lim.Fallback != nil && r.rules.Judged(host) {
+		scope = "host:" + host
+	} else {
+		return // not judged: not replayed
+	}
+	uhs, _, err := xblauth.Parse(c.Authorization)
+	if err != nil {
+		return // no token: whose call it is cannot be told
+	}
+	u, ok := r.users[uhs]
+	if !ok {
+		u = len(r.users)
+		r.users[uhs] = u
+	}
+	s := r.service(scope)
+	s.Calls++
+	if c.Status == 429 {
+		s.Trace429s++
+	}
+	r.calls = append(r.calls, call{at: c.Time.UnixNano(), user: int32(u), service: s.Service, req: r.request(c.Method, c.URL)})
+}
+
+func (r *Replayer) service(scope string) *Service {
+	s := r.trace[scope]
+	if s == nil {
+		s = &Service{Service: scope}
+		r.trace[scope] = s
+	}
+	return s
+}
+
+// request interns a call's method and URL, within MaxURLBytes.
+func (r *Replayer) request(method, raw string) *sim.Request {
+	k := method + " " + raw
+	if q, ok := r.reqs[k]; ok {
+		return q
+	}
+	if r.bytes+len(k) > MaxURLBytes {
+		if i := strings.IndexAny(raw, "?#"); i >= 0 {
+			raw = raw[:i]
+		}
+		return &sim.Request{Method: method, URL: raw}
+	}
+	q := &sim.Request{Method: method, URL: raw}
+	r.reqs[k] = q
+	r.bytes += 2*len(k) + 64
+	return q
+}
+
+// Service is what became of one service's calls.
+type Service struct {
+	Service   string `json:"service"`
+	Calls     int    `json:"calls"`     // in the trace
+	Trace429s int    `json:"trace429s"` // 429 answers in the trace
+	// With fgrl: the service's 429s (retries included), the calls the
+	// transport held before sending, the calls it refused without
+	// sending, and how long it held the calls (milliseconds).
+	Fgrl429s int     `json:"fgrl429s"`
+	Delayed  int     `json:"delayed"`
+	Refused  int     `json:"refusedLocally"`
+	P50Ms    float64 `json:"delayP50Ms"`
+	P99Ms    float64 `json:"delayP99Ms"`
+	MaxMs    float64 `json:"delayMaxMs"`
+}
+
+// Result is the what-if: the reports of the trace and of what the service
+// saw with fgrl, and the calls per service.
+type Result struct {
+	Before   *analyze.Report `json:"before"`
+	After    *analyze.Report `json:"after"`
+	Calls    int             `json:"calls"`    // calls replayed
+	Services []Service       `json:"services"` // by service scope
+}
+
+// Run replays the calls added so far through the fgrl transport and
+// returns the what-if. It fails when the trace held no call to replay.
+func (r *Replayer) Run(ctx context.Context) (*Result, error) {
+	before := r.before.Report()
+	if len(r.calls) == 0 {
+		return nil, errors.New("whatif: the traces hold no call of a judged service with a token")
+	}
+	slices.SortStableFunc(r.calls, func(a, b call) int { return int(min(max(a.at-b.at, -1), 1)) })
+	start := r.calls[0].at
+	p := make(sim.Pattern, len(r.calls))
+	for i, c := range r.calls {
+		p[i] = sim.Event{At: time.Duration(c.at - start), Service: c.service, User: xuid(int(c.user)), Count: 1, Req: c.req}
+	}
+	after, err := analyze.New(r.lim, r.rules)
+	if err != nil {
+		return nil, err
+	}
+	var mu sync.Mutex
+	tap := func(next http.RoundTripper, now func() time.Time) http.RoundTripper {
+		return &analyze.Recorder{Base: next, Now: now, Add: func(c *analyze.Call) {
+			mu.Lock()
+			after.Add(c)
+			mu.Unlock()
+		}}
+	}
+	res, err := sim.Run(ctx, p, sim.Options{Limits: r.lim, Client: "fgrl", AnswerAll: true, Base: tap})
+	if err != nil {
+		return nil, err
+	}
+	out := &Result{Before: before, After: after.Report(), Calls: len(r.calls)}
+	for _, s := range res.Services {
+		t := r.service(s.Service)
+		t.Fgrl429s, t.Delayed, t.Refused = s.Server429s, s.Delayed, s.Delay.Refused
+		t.P50Ms, t.P99Ms, t.MaxMs = s.Delay.P50Ms, s.Delay.P99Ms, s.Delay.MaxMs
+	}
+	for _, s := range r.trace {
+		out.Services = append(out.Services, *s)
+	}
+	sort.Slice(out.Services, func(i, j int) bool { return out.Services[i].Service < out.Services[j].Service })
+	return out, nil
+}
+
+// xuid is the replay's XUID for the i-th user of the trace.
+func xuid(i int) string { return strconv.Itoa(2533274800000000 + i) }
+
+// splitURL returns an http(s) URL's host (lower case, without port) and
+// path.
+func splitURL(raw string) (host, path string, ok bool) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", "", false
+	}
+	path = u.EscapedPath()
+	if path == "" {
+		path = "/"
+	}
+	return strings.ToLower(u.Hostname()), path, true
+}

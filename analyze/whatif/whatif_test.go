@@ -1,0 +1,86 @@
+package whatif_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/xblgo/fgrl/analyze"
+	"github.com/xblgo/fgrl/analyze/whatif"
+)
+
+var t0 = time.Date(2026, 3, 1, 20, 0, 0, 0, time.UTC)
+
+// ignored429s is a trace written for this test: a title reads one user's
+// presence 40 times in 8 s, the service answers the last 10 with 429 and
+// Retry-After 15, and the title goes on calling; it also reads a profile
+// once and calls a CDN.
+func ignored429s() []analyze.Call {
+	var calls []analyze.Call
+	for i := range 40 {
+		c := analyze.Call{Index: len(calls), Time: t0.Add(time.Duration(i) * 200 * time.Millisecond), Method: "GET",
+			URL: "https://userpresence.xboxlive.com/users/xuid(2533274791234567)", Authorization: "XBL3.0 x=111;REDACTED", Status: 200}
+		if i >= 30 {
+			c.Status, c.RetryAfter = 429, "15"
+		}
+		calls = append(calls, c)
+	}
+	calls = append(calls,
+		analyze.Call{Index: len(calls), Time: t0.Add(9 * time.Second), Method: "POST", URL: "https://profile.xboxlive.com/users/batch/profile/settings",
+			Authorization: "XBL3.0 x=111;REDACTED", Status: 200, RequestBody: []byte(`{"userIds":["1","2"],"settings":["Gamertag"]}`)},
+		analyze.Call{Index: len(calls) + 1, Time: t0.Add(9 * time.Second), Method: "GET", URL: "https://assets.example.com/a.png", Status: 200})
+	return calls
+}
+
+// TestIgnored429s: through fgrl the trace's 10 429s become none: the
+// transport holds the 10 calls past the burst window (by up to about 10 s)
+// instead, and the verdict goes from red to not red; the profile read and
+// the CDN call change nothing.
+func TestIgnored429s(t *testing.T) {
+	r, err := whatif.New(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := ignored429s()
+	for i := range calls {
+		r.Add(&calls[i])
+	}
+	r.AddInput(analyze.Input{Name: "ignored429s.har", Calls: len(calls)})
+	res, err := r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Before.Verdict != analyze.Red || res.After.Verdict == analyze.Red || res.After.ByRule[analyze.RuleThrottledCalls] != 0 {
+		t.Errorf("verdict %s before, %s after (%v); want red, then no 429 finding", res.Before.Verdict, res.After.Verdict, res.After.ByRule)
+	}
+	got := res.Services
+	for i := range got { // the delays' exact figures are the transport's; their bounds are checked below
+		if got[i].MaxMs > 12000 || (got[i].Delayed > 0) != (got[i].MaxMs > 0) {
+			t.Errorf("%s: delays %+v", got[i].Service, got[i])
+		}
+		got[i].P50Ms, got[i].P99Ms, got[i].MaxMs = 0, 0, 0
+	}
+	want := []whatif.Service{
+		{Service: "presence/read", Calls: 40, Trace429s: 10, Fgrl429s: 0, Delayed: 10},
+		{Service: "profile", Calls: 1},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("services (-want +got):\n%s", diff)
+	}
+	t.Logf("verdict %s -> %s; %+v", res.Before.Verdict, res.After.Verdict, res.Services)
+	if res.Calls != 41 {
+		t.Errorf("replayed %d calls, want 41 (the CDN call is not judged)", res.Calls)
+	}
+}
+
+// TestEmpty: a trace with no call to replay is an error, not an empty
+// what-if.
+func TestEmpty(t *testing.T) {
+	r, _ := whatif.New(nil, nil)
+	r.Add(&analyze.Call{Time: t0, Method: "GET", URL: "https://assets.example.com/a.png", Status: 200})
+	if _, err := r.Run(context.Background()); err == nil {
+		t.Error("a trace of no judged call replayed")
+	}
+}

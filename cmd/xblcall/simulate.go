@@ -18,9 +18,9 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"github.com/xblgo/fgrl/analyze"
-	"github.com/xblgo/fgrl/internal/sim"
 	"github.com/xblgo/fgrl/internal/har"
 	"github.com/xblgo/fgrl/internal/safetext"
+	"github.com/xblgo/fgrl/internal/sim"
 	"github.com/xblgo/fgrl/limits"
 )
 

@@ -38,8 +38,15 @@ type Analyzer struct {
 	calls     int
 	urls      map[uint64]string
 	urlBytes  int
-	seed      maphash.Seed     // of callKey
-	shapes    map[string]int16 // a call's shape (shapeOf) -> its endpoint in the API map, -1 for none
+	seed      maphash.Seed          // of callKey
+	shapes    map[string]int16      // a call's shape (shapeOf) -> its endpoint in the API map, -1 for none
+	samples   map[string]*sampleUse // PlayFab calls for a sample title ID, by ID
+}
+
+// sampleUse is the PlayFab calls made for one sample title ID.
+type sampleUse struct {
+	calls    int
+	evidence []Evidence
 }
 
 type userInfo struct {
@@ -71,6 +78,7 @@ type rec struct {
 	status int16
 	users  int16 // users a batch call lists; -1 when not a batch call
 	batch  int8  // 1 + index of the batch rule; 0 for none
+	social bool  // Social Manager's call: exempt from polling, repeated-call and small-batch
 }
 
 // New returns an Analyzer judging calls under lim (nil: the built-in 2020
@@ -86,7 +94,7 @@ func New(lim *limits.Limits, rules *Rules) (*Analyzer, error) {
 	}
 	return &Analyzer{limits: lim, rules: rules, users: map[string]int32{}, groups: map[groupKey]*group{},
 		notJudged: map[string]int{}, noToken: map[string]int{}, urls: map[uint64]string{}, seed: maphash.MakeSeed(),
-		shapes: map[string]int16{}}, nil
+		shapes: map[string]int16{}, samples: map[string]*sampleUse{}}, nil
 }
 
 // AddInput records what a reader made of a trace (its problems and any
@@ -107,12 +115,14 @@ func (a *Analyzer) Add(c *Call) {
 		a.realtime++ // real-time activity: a subscription socket, not calls
 		return
 	}
+	a.sampleTitle(c, host)
 	rule, ok := a.limits.Match(c.Method, host, p)
 	scope := ""
+	own := a.rules.UserAgent != "" && c.UserAgent == a.rules.UserAgent
 	switch {
 	case ok:
 		scope = rule.Scope()
-	case a.rules.Judged(host) && a.limits.Fallback != nil:
+	case (a.rules.Judged(host) || own) && a.limits.Fallback != nil:
 		rule, scope = a.limits.Fallback, "host:"+host
 	default:
 		count(a.notJudged, host)
@@ -126,7 +136,8 @@ func (a *Analyzer) Add(c *Call) {
 	u := a.user(uhs)
 	a.learnIdentity(u, host, p, c)
 	g := a.group(u, scope, host, rule)
-	r := rec{at: c.Time.UnixNano(), index: int32(a.offset + c.Index), status: int16(c.Status), ra: -1, users: -1}
+	r := rec{at: c.Time.UnixNano(), index: int32(a.offset + c.Index), status: int16(c.Status), ra: -1, users: -1,
+		social: strings.Contains(c.UserAgent, "SocialManager")}
 	if c.Status == 429 {
 		if d, ok := ratelimit.ParseRetryAfter(c.RetryAfter, c.Time, 24*time.Hour); ok {
 			r.ra = int32(d / time.Second)
@@ -140,6 +151,30 @@ func (a *Analyzer) Add(c *Call) {
 	g.recs = append(g.recs, r)
 	if id := a.endpoint(c.Method, host, p); id >= 0 && !slices.Contains(g.apis, id) {
 		g.apis = append(g.apis, id)
+	}
+}
+
+// sampleTitle notes a PlayFab call for a sample title ID: to
+// <id>.playfabapi.com with a User-Agent naming PlayFab.
+func (a *Analyzer) sampleTitle(c *Call, host string) {
+	id, ok := strings.CutSuffix(host, ".playfabapi.com")
+	if !ok || strings.Contains(id, ".") || !strings.Contains(c.UserAgent, "PlayFab") {
+		return
+	}
+	for _, s := range a.rules.SampleTitleIDs {
+		if !strings.EqualFold(s, id) {
+			continue
+		}
+		u := a.samples[strings.ToUpper(s)]
+		if u == nil {
+			u = &sampleUse{}
+			a.samples[strings.ToUpper(s)] = u
+		}
+		u.calls++
+		if len(u.evidence) < maxEvidence {
+			u.evidence = append(u.evidence, Evidence{Index: a.offset + c.Index, Time: c.Time.UTC(), Status: c.Status})
+		}
+		return
 	}
 }
 

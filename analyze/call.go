@@ -27,11 +27,18 @@ type Call struct {
 	// Authorization is the request's Authorization value. Only its userhash
 	// is read; the token is never kept or printed.
 	Authorization string
-	Status        int    // 0 when no answer was recorded
-	RetryAfter    string // the answer's Retry-After, as sent
-	RequestBody   []byte // at most MaxBody bytes
-	ResponseBody  []byte // at most MaxBody bytes
+	// UserAgent is the request's User-Agent (at most MaxUserAgent bytes):
+	// Social Manager's calls, PlayFab's and a title's own (Rules.UserAgent)
+	// are told by it.
+	UserAgent    string
+	Status       int    // 0 when no answer was recorded
+	RetryAfter   string // the answer's Retry-After, as sent
+	RequestBody  []byte // at most MaxBody bytes
+	ResponseBody []byte // at most MaxBody bytes
 }
+
+// MaxUserAgent bounds the User-Agent a Call keeps.
+const MaxUserAgent = 512
 
 // clipBody returns b cut to MaxBody bytes.
 func clipBody(b []byte) []byte {

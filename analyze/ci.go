@@ -37,6 +37,8 @@ var RuleInfos = []RuleInfo{
 		"A batch call listed fewer users than it could: gather the users and make one call (fgrl's client.Config.BatchWindow)."},
 	{RuleBatchFrequency, "Batch calls made often that one call could make",
 		"Several batch calls within a short window listed users one call could hold: merge them."},
+	{RuleSampleTitleID, "PlayFab calls for a sample title ID (certification warning XR-003)",
+		"The title calls PlayFab with one of the sample title IDs of the SDK samples: a submitted title must use its own title ID (XR-003, Title Quality for Submission)."},
 	{RuleNoToken, "Calls without an Authorization header",
 		"Calls to a judged service carried no XBL token, so whose calls they are cannot be told and they are not counted."},
 }

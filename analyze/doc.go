@@ -37,6 +37,18 @@
 //   - batch-frequency: batch calls within 2 s of the first of a run warn
 //     (one call could have carried them all).
 //   - no-token: calls to a judged host without Authorization warn.
+//   - sample-title-id: PlayFab calls (a User-Agent naming PlayFab) to
+//     <id>.playfabapi.com for one of Rules.SampleTitleIDs (the SDK samples'
+//     title IDs) warn: the certification warning XR-003, Title Quality for
+//     Submission (the trace analyzer's TitleId rule).
+//
+// Social Manager's calls (a User-Agent naming SocialManager, as XSAPI's
+// Social Manager sends) are exempt from polling, repeated-calls and
+// small-batch, as the trace analyzer exempts them (its PR #47): Social
+// Manager paces itself. Rules.UserAgent (xblcall analyze --user-agent) names
+// a title's own User-Agent: its calls are judged whatever their host, so a
+// title's own services are analyzed too (the trace analyzer's custom user
+// agent).
 //
 // The verdict is red when any finding fails, yellow when there are only
 // warnings, green when there is no finding.

@@ -228,7 +228,7 @@ func seekEntries(dec *jsontext.Decoder) error {
 	return nil
 }
 
-var authorization, retryAfter = []byte("Authorization"), []byte("Retry-After")
+var authorization, retryAfter, userAgent = []byte("Authorization"), []byte("Retry-After"), []byte("User-Agent")
 
 // harReader decodes entries into one reused Call.
 type harReader struct {
@@ -302,8 +302,8 @@ func (f *requestFields) field(key []byte) error {
 	case "url":
 		return h.str(&h.c.URL)
 	case "headers":
-		h.hdr.want = authorization
-		return headers(h.dec, &h.hdr, &h.c.Authorization)
+		h.hdr.want, h.hdr.to = [2][]byte{authorization, userAgent}, [2]*string{&h.c.Authorization, &h.c.UserAgent}
+		return headers(h.dec, &h.hdr)
 	case "postData":
 		return object(h.dec, (*postDataFields)(h))
 	}
@@ -328,8 +328,8 @@ func (f *responseFields) field(key []byte) error {
 		}
 		return err
 	case "headers":
-		h.hdr.want = retryAfter
-		return headers(h.dec, &h.hdr, &h.c.RetryAfter)
+		h.hdr.want, h.hdr.to = [2][]byte{retryAfter, nil}, [2]*string{&h.c.RetryAfter, nil}
+		return headers(h.dec, &h.hdr)
 	case "content":
 		h.encoding = ""
 		err := object(h.dec, (*contentFields)(h))
@@ -423,10 +423,10 @@ func unquote(buf []byte, v jsontext.Value) []byte {
 // the value of the header named want.
 type headerFields struct {
 	dec     *jsontext.Decoder
-	want    []byte
-	to      *string
-	named   bool // the name has been read
-	match   bool // and it is want
+	want    [2][]byte  // the header names wanted (want[1] may be nil)
+	to      [2]*string // where each one's value goes
+	named   bool       // the name has been read
+	match   int        // and it is want[match]; -1 for none
 	early   []byte
 	isEarly bool // early holds a value read before its name
 	nameBuf [64]byte
@@ -440,12 +440,18 @@ func (f *headerFields) field(key []byte) error {
 		if err != nil {
 			return err
 		}
-		f.named, f.match = true, bytes.EqualFold(unquote(f.nameBuf[:0], v), f.want)
-		if f.match && f.isEarly {
+		name := unquote(f.nameBuf[:0], v)
+		f.named, f.match = true, -1
+		for i, w := range f.want {
+			if w != nil && bytes.EqualFold(name, w) {
+				f.match = i
+			}
+		}
+		if f.match >= 0 && f.isEarly {
 			return f.set(f.early)
 		}
 		return nil
-	case string(key) == "value" && dec.PeekKind() == '"' && (!f.named || f.match):
+	case string(key) == "value" && dec.PeekKind() == '"' && (!f.named || f.match >= 0):
 		v, err := dec.ReadValue()
 		if err != nil {
 			return err
@@ -461,23 +467,27 @@ func (f *headerFields) field(key []byte) error {
 
 func (f *headerFields) set(v jsontext.Value) error {
 	b, err := jsontext.AppendUnquote(nil, v)
-	*f.to = string(b)
+	if f.want[f.match] == nil || !bytes.Equal(f.want[f.match], userAgent) || len(b) <= MaxUserAgent {
+		*f.to[f.match] = string(b)
+	} else {
+		*f.to[f.match] = string(b[:MaxUserAgent])
+	}
 	return err
 }
 
 // headers walks a HAR headers array ([{"name": ..., "value": ...}]) and
-// stores in *to the value of the header f.want names; the other values are
-// skipped unread.
-func headers(dec *jsontext.Decoder, f *headerFields, to *string) error {
+// stores the values of the headers f.want names where f.to says; the other
+// values are skipped unread.
+func headers(dec *jsontext.Decoder, f *headerFields) error {
 	if dec.PeekKind() != '[' {
 		return dec.SkipValue()
 	}
 	if _, err := dec.ReadToken(); err != nil {
 		return err
 	}
-	f.dec, f.to = dec, to
+	f.dec = dec
 	for dec.PeekKind() != ']' {
-		f.named, f.match, f.isEarly = false, false, false
+		f.named, f.match, f.isEarly = false, -1, false
 		if err := object(dec, f); err != nil {
 			return err
 		}

@@ -277,6 +277,9 @@ func (j *judging) repeats() {
 		}
 	}
 	for _, r := range j.g.recs {
+		if r.social {
+			continue // Social Manager's: exempt (the trace analyzer's PR #47)
+		}
 		set := open[r.key]
 		if len(set) > 0 && gap(set[0].at, r.at) < window {
 			open[r.key] = append(set, r)
@@ -300,6 +303,9 @@ func (j *judging) polling() {
 	byKey := map[uint64][]rec{}
 	var keys []uint64
 	for _, r := range j.g.recs {
+		if r.social {
+			continue // Social Manager's: exempt
+		}
 		if byKey[r.key] == nil {
 			keys = append(keys, r.key)
 		}
@@ -335,7 +341,7 @@ func (j *judging) batches() {
 				continue
 			}
 			calls = append(calls, r)
-			if r.users >= 0 && int(r.users) < b.MinUsers {
+			if r.users >= 0 && int(r.users) < b.MinUsers && !r.social { // Social Manager's: exempt
 				small = append(small, r)
 			}
 		}

@@ -3,6 +3,7 @@ package analyze
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -29,6 +30,7 @@ const (
 	RuleSmallBatch     = "small-batch"
 	RuleBatchFrequency = "batch-frequency"
 	RuleNoToken        = "no-token"
+	RuleSampleTitleID  = "sample-title-id"
 )
 
 // Schema names the JSON shape of a Report; it changes only when a field
@@ -175,6 +177,11 @@ func (a *Analyzer) Report() *Report {
 		apis.name(g, found)
 		rep.Groups, judged = append(rep.Groups, gr), append(judged, g)
 		all = append(all, found...)
+	}
+	for id, u := range a.samples {
+		all = append(all, Finding{Rule: RuleSampleTitleID, Level: Warn, Host: strings.ToLower(id) + ".playfabapi.com", Time: u.evidence[0].Time,
+			Calls: u.calls, Evidence: u.evidence,
+			Reason: fmt.Sprintf("%s to PlayFab for the sample title ID %s: certification warning XR-003 (Title Quality for Submission): use the title's own ID", plural(u.calls, "call"), id)})
 	}
 	for host, n := range a.noToken {
 		all = append(all, Finding{Rule: RuleNoToken, Level: Warn, Host: host, Calls: n,

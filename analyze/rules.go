@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -35,6 +36,20 @@ type Rules struct {
 	Polling PollingRule `json:"polling"`
 	// Batches are the batch calls whose size and frequency are checked.
 	Batches []BatchRule `json:"batches"`
+	// SampleTitleIDs are the sample title IDs (hexadecimal) a title must
+	// not ship with: PlayFab calls (a User-Agent naming PlayFab) to
+	// <id>.playfabapi.com for one of them are a sample-title-id finding,
+	// the certification warning XR-003 (the trace analyzer's TitleId rule).
+	SampleTitleIDs []string `json:"sampleTitleIds"`
+	// UserAgent, when set, is a title's own User-Agent: its calls are
+	// judged whatever their host, by the limits' rule or else their
+	// fallback (the trace analyzer's custom user agent, for a title's own
+	// services).
+	UserAgent string `json:"userAgent"`
+	// Events: Size or more in-game events within Window are an
+	// events-burst finding (the trace analyzer's BurstDetection rule for
+	// inGameEvents).
+	Events BurstRule `json:"events"`
 }
 
 // BurstRule is the BurstDetection rule.
@@ -102,11 +117,13 @@ func DefaultRules() *Rules {
 		return BatchRule{Host: host, Path: path, Field: field, MinUsers: 2, Window: Duration(2 * time.Second)}
 	}
 	r := &Rules{
-		Services:  []string{"*.xboxlive.com"},
-		NearLimit: 0.9,
-		Burst:     BurstRule{Window: Duration(2 * time.Second), Size: 3},
-		Repeat:    RepeatRule{Window: Duration(5 * time.Second)},
-		Polling:   PollingRule{Tolerance: 0.01, MinCalls: 5, MaxGap: Duration(time.Hour)},
+		Services:       []string{"*.xboxlive.com"},
+		NearLimit:      0.9,
+		Burst:          BurstRule{Window: Duration(2 * time.Second), Size: 3},
+		Repeat:         RepeatRule{Window: Duration(5 * time.Second)},
+		Polling:        PollingRule{Tolerance: 0.01, MinCalls: 5, MaxGap: Duration(time.Hour)},
+		SampleTitleIDs: []string{"86E2", "9AD5D", "78E25", "99DA", "63C80"},
+		Events:         BurstRule{Window: Duration(5 * time.Second), Size: 10},
 		Batches: []BatchRule{
 			batch("userstats.xboxlive.com", `/batch`, "requestedusers"),
 			batch("profile.xboxlive.com", `/users/batch/profile/settings`, "userIds"),
@@ -155,6 +172,17 @@ func (r *Rules) check() error {
 	}
 	if r.Burst.Window <= 0 || r.Burst.Size < 2 {
 		bad("burst: want a positive window and a size of at least 2")
+	}
+	if r.Events.Window <= 0 || r.Events.Size < 2 {
+		bad("events: want a positive window and a size of at least 2")
+	}
+	for _, id := range r.SampleTitleIDs {
+		if _, err := strconv.ParseUint(id, 16, 64); err != nil || len(id) > 16 {
+			bad("sampleTitleIds: %q is not a hexadecimal title ID", clip(id))
+		}
+	}
+	if len(r.UserAgent) > MaxUserAgent {
+		bad("userAgent: longer than %d bytes", MaxUserAgent)
 	}
 	if r.Repeat.Window <= 0 {
 		bad("repeat: want a positive window")

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/internal/xblauth"
 )
 
@@ -148,6 +149,7 @@ func (s *sazSession) request(c *Call) string {
 	if a := req.Header.Get("Authorization"); a != "" {
 		c.Authorization = xblauth.Redact(a) // the token is never kept
 	}
+	c.UserAgent = safetext.Cut(req.Header.Get("User-Agent"), MaxUserAgent)
 	c.RequestBody, _ = io.ReadAll(io.LimitReader(req.Body, MaxBody))
 	return ""
 }

@@ -50,7 +50,9 @@ from the trace analyzer's endpoint-to-API map.
 
 The rules (the trace analyzer's; --rules FILE changes them, see the analyze
 package doc): call-frequency, throttled-calls, burst, repeated-calls,
-polling, small-batch, batch-frequency, no-token.
+polling, small-batch, batch-frequency, sample-title-id (PlayFab calls for a
+sample title ID: certification warning XR-003), no-token. Social Manager's
+calls are exempt from polling, repeated-calls and small-batch.
 
   red     a finding fails: a 300 s span reaches the rule's certification
           figure (printed per service in the CERT column: the limits data's,
@@ -74,7 +76,7 @@ short is analyzed up to the cut, with a warning.
 
 type analyzeOpts struct {
 	json, verbose, whatIf                 bool
-	revision, limits, rules, html, format string
+	revision, limits, rules, html, format, userAgent string
 }
 
 // analyzeFormats are --format's values: what the report is written as on
@@ -90,6 +92,7 @@ func analyzeFlags(o *analyzeOpts) *flag.FlagSet {
 	fs.StringVar(&o.revision, "revision", "", "built-in limits table (default: the limits a trace of xblcall simulate names, else 2020)")
 	fs.StringVar(&o.limits, "limits", "", "limits data file")
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "list every finding with its evidence, and wider columns")
+	fs.StringVar(&o.userAgent, "user-agent", "", "a title's own User-Agent: its calls are judged whatever their host (the limits' fallback rule where the limits have none), for a title's own services")
 	fs.BoolVar(&o.whatIf, "what-if", false, "replay the traces' calls through the fgrl transport against the mock, in virtual time, and compare: 429s, delays, refusals and the verdict, before and after (text or --format json)")
 	return fs
 }
@@ -109,6 +112,12 @@ func (o *analyzeOpts) run(ctx context.Context, e *env, args []string) error {
 	rules, err := o.loadRules()
 	if err != nil {
 		return &exitError{2, err}
+	}
+	if o.userAgent != "" {
+		if len(o.userAgent) > analyze.MaxUserAgent {
+			return &exitError{2, fmt.Errorf("--user-agent: longer than %d bytes", analyze.MaxUserAgent)}
+		}
+		rules.UserAgent = o.userAgent
 	}
 	if o.json {
 		o.format = "json"

@@ -284,3 +284,24 @@ func TestAnalyzeWhatIf(t *testing.T) {
 		t.Errorf("--what-if --format junit: exit %d, %q; want 2", code, errs)
 	}
 }
+
+// TestAnalyzeUserAgent: a trace of a title's own service (40 calls in 4 s
+// with the title's User-Agent) is not judged by default, and is with
+// --user-agent naming it: the fallback rule's call-frequency finding.
+func TestAnalyzeUserAgent(t *testing.T) {
+	var entries []string
+	for i := range 40 {
+		entries = append(entries, fmt.Sprintf(`{"startedDateTime":"2026-03-01T20:00:%02d.%dZ","request":{"method":"GET","url":"https://api.mygame.example.com/matches",
+		"headers":[{"name":"User-Agent","value":"MyGame/1.0"},{"name":"Authorization","value":"XBL3.0 x=1;t"}]},"response":{"status":200}}`, i/10, i%10))
+	}
+	file := filepath.Join(t.TempDir(), "own.har")
+	os.WriteFile(file, []byte(`{"log":{"entries":[`+strings.Join(entries, ",")+`]}}`), 0o600)
+	_, out, _ := xblcall(t, "analyze", "--format", "json", file)
+	var plain, own struct{ Judged int }
+	json.Unmarshal([]byte(out), &plain)
+	_, out, _ = xblcall(t, "analyze", "--format", "json", "--user-agent", "MyGame/1.0", file)
+	json.Unmarshal([]byte(out), &own)
+	if plain.Judged != 0 || own.Judged != 40 {
+		t.Errorf("judged %d calls without --user-agent and %d with it; want 0 and 40", plain.Judged, own.Judged)
+	}
+}

@@ -75,7 +75,7 @@ short is analyzed up to the cut, with a warning.
 }
 
 type analyzeOpts struct {
-	json, verbose, whatIf                 bool
+	json, verbose, whatIf                            bool
 	revision, limits, rules, html, format, userAgent string
 }
 

@@ -26,21 +26,23 @@ type Analyzer struct {
 	limits *limits.Limits
 	rules  *Rules
 
-	users     map[string]int32
-	userInfo  []userInfo
-	groups    map[groupKey]*group
-	order     []*group
-	notJudged map[string]int
-	noToken   map[string]int
-	realtime  int
-	inputs    []Input
-	offset    int // added to Call.Index, across inputs
-	calls     int
-	urls      map[uint64]string
-	urlBytes  int
-	seed      maphash.Seed          // of callKey
-	shapes    map[string]int16      // a call's shape (shapeOf) -> its endpoint in the API map, -1 for none
-	samples   map[string]*sampleUse // PlayFab calls for a sample title ID, by ID
+	users      map[string]int32
+	userInfo   []userInfo
+	groups     map[groupKey]*group
+	order      []*group
+	notJudged  map[string]int
+	noToken    map[string]int
+	realtime   int
+	inputs     []Input
+	offset     int // added to Call.Index, across inputs
+	calls      int
+	urls       map[uint64]string
+	urlBytes   int
+	seed       maphash.Seed          // of callKey
+	shapes     map[string]int16      // a call's shape (shapeOf) -> its endpoint in the API map, -1 for none
+	samples    map[string]*sampleUse // PlayFab calls for a sample title ID, by ID
+	events     map[int32][]rec       // in-game events by user (-1: no token), at their own times
+	eventCount int
 }
 
 // sampleUse is the PlayFab calls made for one sample title ID.
@@ -116,6 +118,11 @@ func (a *Analyzer) Add(c *Call) {
 		return
 	}
 	a.sampleTitle(c, host)
+	if eventsHost(host) {
+		a.addEvents(c, host) // uploads of in-game events: the events are judged, not the uploads
+		count(a.notJudged, host)
+		return
+	}
 	rule, ok := a.limits.Match(c.Method, host, p)
 	scope := ""
 	own := a.rules.UserAgent != "" && c.UserAgent == a.rules.UserAgent

@@ -37,6 +37,8 @@ var RuleInfos = []RuleInfo{
 		"A batch call listed fewer users than it could: gather the users and make one call (fgrl's client.Config.BatchWindow)."},
 	{RuleBatchFrequency, "Batch calls made often that one call could make",
 		"Several batch calls within a short window listed users one call could hold: merge them."},
+	{RuleEventsBurst, "Many in-game events within a short window",
+		"A title sent 10 or more in-game events within 5 s (the trace analyzer's limit for in-game events): send fewer, or aggregate them into one event."},
 	{RuleSampleTitleID, "PlayFab calls for a sample title ID (certification warning XR-003)",
 		"The title calls PlayFab with one of the sample title IDs of the SDK samples: a submitted title must use its own title ID (XR-003, Title Quality for Submission)."},
 	{RuleNoToken, "Calls without an Authorization header",

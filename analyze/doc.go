@@ -37,6 +37,14 @@
 //   - batch-frequency: batch calls within 2 s of the first of a run warn
 //     (one call could have carried them all).
 //   - no-token: calls to a judged host without Authorization warn.
+//   - events-burst: 10 or more of a user's in-game events within 5 s warn
+//     (the trace analyzer's BurstDetection of inGameEvents; Rules.Events).
+//     Events are read from the uploads that carry them: Common Schema 2.1
+//     JSON lines to *.data.microsoft.com (a title's event is named
+//     "Microsoft.XboxLive.T" and 8 characters, or the XCE bridge's) and
+//     Common Schema 1.0 '|' lines to data-vef.xboxlive.com (at least 12
+//     fields, the second "{Publisher}_{TitleId}.{Event}", the third the
+//     time); the uploads are listed apart, not judged as calls.
 //   - sample-title-id: PlayFab calls (a User-Agent naming PlayFab) to
 //     <id>.playfabapi.com for one of Rules.SampleTitleIDs (the SDK samples'
 //     title IDs) warn: the certification warning XR-003, Title Quality for
@@ -67,8 +75,9 @@
 //     every small call as evidence, not one finding per call.
 //   - findings are per user and service, not per console address: a HAR
 //     file has no console address, and the limits count per user.
-//   - in-game events (the trace analyzer's telemetry endpoint rules) are not
-//     read.
+//   - in-game events are grouped per user (the upload's token), not per
+//     console; the uploads' other fields (dimensions, multiplayer round
+//     ids) are not read.
 //
 // # Reports for CI
 //

@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"encoding/json"
+	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
@@ -208,6 +209,10 @@ func FuzzReadHAR(f *testing.F) {
 	f.Add([]byte(`{"log": {"x": [1, {"y": 2}], "entries": [{}, 5, "s"]}}`))
 	f.Add([]byte(farApart)) // timestamps 294 years apart: once an overflow in the timeline
 	f.Add([]byte(`{"log": {"version": "1.2", "_fgrlLimits": {"revision": "x", "rules": []}, "entries": []}}`))
+	f.Add([]byte(`{"log": {"entries": [{"startedDateTime": "2026-03-01T20:00:00Z", "request": {"method": "POST", "url": "https://data-vef.xboxlive.com/x",
+		"postData": {"text": "1|ABCD_1A2B3C4D.E|2026-03-01T20:00:00Z|a|b|c|d|e|f|g|h|i\n{\"name\":\"Microsoft.XboxLive.T1a2b3c4d.E\",\"time\":\"x\"}"}}, "response": {"status": 200}},
+		{"startedDateTime": "2026-03-01T20:00:01Z", "request": {"method": "POST", "url": "https://86e2.playfabapi.com/Client/x",
+		"headers": [{"name": "User-Agent", "value": "PlayFab Agent"}]}, "response": {"status": 200}}]}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if raw, _ := HARLimits(bytes.NewReader(b)); raw != nil && !json.Valid(raw) {
 			t.Fatalf("HARLimits gave %q, not JSON", raw)
@@ -245,6 +250,14 @@ func report(t *testing.T, a *Analyzer) *Report {
 	}
 	if err := rep.WriteHTML(io.Discard); err != nil {
 		t.Fatal(err)
+	}
+	var x bytes.Buffer
+	if err := rep.WriteJUnit(&x); err != nil || xml.Unmarshal(x.Bytes(), new(junitSuites)) != nil {
+		t.Fatalf("JUnit: %v\n%s", err, x.Bytes())
+	}
+	x.Reset()
+	if err := rep.WriteSARIF(&x); err != nil || !json.Valid(x.Bytes()) {
+		t.Fatalf("SARIF: %v\n%s", err, x.Bytes())
 	}
 	return rep
 }

@@ -31,6 +31,7 @@ const (
 	RuleBatchFrequency = "batch-frequency"
 	RuleNoToken        = "no-token"
 	RuleSampleTitleID  = "sample-title-id"
+	RuleEventsBurst    = "events-burst"
 )
 
 // Schema names the JSON shape of a Report; it changes only when a field
@@ -178,6 +179,7 @@ func (a *Analyzer) Report() *Report {
 		rep.Groups, judged = append(rep.Groups, gr), append(judged, g)
 		all = append(all, found...)
 	}
+	all = append(all, a.eventFindings()...)
 	for id, u := range a.samples {
 		all = append(all, Finding{Rule: RuleSampleTitleID, Level: Warn, Host: strings.ToLower(id) + ".playfabapi.com", Time: u.evidence[0].Time,
 			Calls: u.calls, Evidence: u.evidence,

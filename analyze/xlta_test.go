@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -95,5 +96,51 @@ func TestHARUserAgent(t *testing.T) {
 	}
 	if len(got) != 2 || got[0].UserAgent != "XboxServicesAPI c SocialManager" || got[0].Authorization != "XBL3.0 x=1;REDACTED" || len(got[1].UserAgent) != MaxUserAgent {
 		t.Errorf("calls %+v", got)
+	}
+}
+
+// TestEventsBurst: in-game events read from the uploads that carry them
+// (Common Schema 2.1 JSON lines to *.data.microsoft.com, Common Schema 1.0
+// '|' lines to data-vef.xboxlive.com): 10 or more of a user's events
+// within 5 s are one events-burst finding, 9 are none, lines that are not
+// a title's events count for nothing, and the uploads are not judged as
+// calls.
+func TestEventsBurst(t *testing.T) {
+	cs2 := func(n int, name string) []byte {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, `{"name":"%s","time":"2026-03-01T20:00:0%d.%d00Z","data":{"baseData":{}}}`+"\n", name, i/10, i%10*3)
+		}
+		return []byte(b.String())
+	}
+	cs1 := func(n int) []byte {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, "1|ABCD_1A2B3C4D.PlayerSessionStart|2026-03-01T20:00:0%d.%dZ|a|b|c|d|e|f|g|h|i\n", i/3, i%3*3)
+		}
+		return []byte(b.String())
+	}
+	for _, tc := range []struct {
+		name string
+		host string
+		body []byte
+		want map[string]int
+	}{
+		{"cs2.1, 12 events in 3.3 s", "vortex.data.microsoft.com", cs2(12, "Microsoft.XboxLive.T1a2b3c4d.PlayerSessionStart"), map[string]int{"events-burst/warn": 1}},
+		{"cs2.1, 9 events", "vortex.data.microsoft.com", cs2(9, "Microsoft.XboxLive.T1a2b3c4d.PlayerSessionStart"), map[string]int{}},
+		{"cs2.1, the system's events", "vortex.data.microsoft.com", cs2(12, "Microsoft.Windows.Shell.Launch"), map[string]int{}},
+		{"cs1.0, 10 events in 3 s", "data-vef.xboxlive.com", cs1(10), map[string]int{"events-burst/warn": 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var tr trace
+			tr.add(0, "POST", "https://"+tc.host+"/collect/v1", "1", 200).RequestBody = tc.body
+			rep := tr.report(t)
+			if diff := cmp.Diff(tc.want, rules(rep)); diff != "" {
+				t.Errorf("findings (-want +got):\n%s", diff)
+			}
+			if rep.Judged != 0 || len(rep.NotJudged) != 1 {
+				t.Errorf("the upload was judged as a call: judged %d, not judged %v", rep.Judged, rep.NotJudged)
+			}
+		})
 	}
 }

@@ -118,6 +118,10 @@ func (a *Analyzer) Add(c *Call) {
 		return
 	}
 	a.sampleTitle(c, host)
+	if c.InGameEvent != "" {
+		a.addEvent(c)
+		return
+	}
 	if eventsHost(host) {
 		a.addEvents(c, host) // uploads of in-game events: the events are judged, not the uploads
 		count(a.notJudged, host)

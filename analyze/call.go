@@ -30,7 +30,10 @@ type Call struct {
 	// UserAgent is the request's User-Agent (at most MaxUserAgent bytes):
 	// Social Manager's calls, PlayFab's and a title's own (Rules.UserAgent)
 	// are told by it.
-	UserAgent    string
+	UserAgent string
+	// InGameEvent names an in-game event a data file recorded as a row
+	// (ReadData): the call is that event, at Time, not a service call.
+	InGameEvent  string
 	Status       int    // 0 when no answer was recorded
 	RetryAfter   string // the answer's Retry-After, as sent
 	RequestBody  []byte // at most MaxBody bytes

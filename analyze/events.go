@@ -52,6 +52,22 @@ func (a *Analyzer) addEvents(c *Call, host string) {
 	}
 }
 
+// addEvent keeps an in-game event a data file recorded as a row.
+func (a *Analyzer) addEvent(c *Call) {
+	user := int32(-1)
+	if uhs, _, err := xblauth.Parse(c.Authorization); err == nil {
+		user = a.user(uhs)
+	}
+	if a.eventCount >= MaxEvents {
+		return
+	}
+	a.eventCount++
+	if a.events == nil {
+		a.events = map[int32][]rec{}
+	}
+	a.events[user] = append(a.events[user], rec{at: c.Time.UnixNano(), index: int32(a.offset + c.Index), status: int16(c.Status)})
+}
+
 // eventTime returns the time of one upload line when it is a title's
 // in-game event.
 func eventTime(line []byte, cs1 bool) (time.Time, bool) {

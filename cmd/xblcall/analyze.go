@@ -30,10 +30,11 @@ func analyzeCommand(e *env) *cobra.Command {
 	o := new(analyzeOpts)
 	c := &cobra.Command{
 		Use:   "analyze [--format text|json|junit|sarif|html] [--html FILE] [--rules F] [--revision R] [--limits F] [-v] TRACE...",
-		Short: "find rate-limit problems in traces (HAR, Fiddler .saz), as the Xbox Live Trace Analyzer does",
+		Short: "find rate-limit problems in traces (HAR, Fiddler .saz, the trace analyzer's CSV and JSON data), as the Xbox Live Trace Analyzer does",
 		Example: `  xblcall analyze examples/naive.har               # a trace of xblcall simulate, in the repository
   xblcall analyze --html report.html examples/naive.har   # Fiddler .saz archives too
   xblcall analyze examples/                      # every .har and .saz in the directory
+  xblcall analyze examples/xlta-data.csv         # the trace analyzer's data files (its -data): v1509/v1510 CSV, or JSON
   xblcall analyze --json examples/naive.har | jq '.findings[] | select(.level == "fail")'
   xblcall analyze --format junit examples/naive.har > analyze.xml   # a CI test page: a failure per failing finding
   xblcall analyze --format sarif examples/naive.har > analyze.sarif # code scanning (GitHub, Azure DevOps)
@@ -326,10 +327,13 @@ func readTrace(e *env, p string, a traceSink) error {
 	var err error
 	if p == "-" {
 		br := bufio.NewReaderSize(e.stdin, 64<<10)
-		head, _ := br.Peek(4)
-		if isZip(head) {
+		head, _ := br.Peek(8)
+		switch {
+		case isZip(head):
 			in, err = readSAZ(br, a)
-		} else {
+		case isData(head):
+			in, err = analyze.ReadData(br, a.Add)
+		default:
 			in, err = analyze.ReadHAR(br, a.Add)
 		}
 	} else {
@@ -352,7 +356,7 @@ func readTraceFile(p string, a traceSink) (analyze.Input, error) {
 		return analyze.Input{}, err
 	}
 	defer f.Close()
-	head := make([]byte, 4)
+	head := make([]byte, 8)
 	n, _ := io.ReadFull(f, head)
 	if isZip(head[:n]) {
 		return readSAZFile(f, a)
@@ -360,10 +364,21 @@ func readTraceFile(p string, a traceSink) (analyze.Input, error) {
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return analyze.Input{}, err
 	}
+	if isData(head[:n]) {
+		return analyze.ReadData(f, a.Add)
+	}
 	return analyze.ReadHAR(f, a.Add)
 }
 
-func isZip(head []byte) bool { return bytes.Equal(head, []byte("PK\x03\x04")) }
+func isZip(head []byte) bool { return bytes.HasPrefix(head, []byte("PK\x03\x04")) }
+
+// isData reports whether a file is one of the trace analyzer's data files:
+// a CSV starting with its version ("v1509", "v1510") or a JSON array of
+// endpoints (a HAR is an object).
+func isData(head []byte) bool {
+	head = bytes.TrimLeft(head, "\ufeff \t\r\n")
+	return bytes.HasPrefix(head, []byte("v15")) || bytes.HasPrefix(head, []byte("["))
+}
 
 // readSAZ reads a zip from standard input, through a temporary file, as zip
 // needs to seek, at most maxStdinSAZ bytes of it.

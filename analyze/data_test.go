@@ -1,0 +1,112 @@
+package analyze
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// fileTimeJSON is t as the logger's JSON writes a ReqTimeUTC: the bits of
+// its Windows file time read as a double.
+func fileTimeJSON(t time.Time) string {
+	return strconv.FormatFloat(math.Float64frombits(uint64(t.UnixNano()/100+fileTimeEpoch)), 'g', -1, 64)
+}
+
+// TestReadData: the trace analyzer's data files, in both its forms, on
+// traces written for this test: examples/xlta-data.csv (v1510: presence
+// writes answered 429 and ignored, and a burst of in-game events) and the
+// same as JSON. Each call keeps its time, method (IsGet), user (its
+// XboxUserId), User-Agent and Retry-After, and both analyses find the
+// same.
+func TestReadData(t *testing.T) {
+	f, err := os.Open("../examples/xlta-data.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var csvCalls []Call
+	in, err := ReadData(f, func(c *Call) { csvCalls = append(csvCalls, *c) })
+	if err != nil || in.Calls != 18 || in.ProblemCount != 0 {
+		t.Fatalf("CSV: %v, %+v", err, in)
+	}
+	first := csvCalls[0]
+	if first.Method != "POST" || first.Authorization != "XBL3.0 x=2533274791234567;REDACTED" || !strings.HasPrefix(first.UserAgent, "XboxServicesAPI/") ||
+		!first.Time.Equal(time.Date(2026, 3, 1, 20, 0, 0, 0, time.UTC)) || csvCalls[3].Status != 429 || csvCalls[3].RetryAfter != "15" || csvCalls[17].InGameEvent != "PlayerSessionStart" {
+		t.Errorf("CSV calls: %+v ... %+v", first, csvCalls[17])
+	}
+	var doc strings.Builder
+	doc.WriteString(`[{"Endpoint": "userpresence.xboxlive.com", "Calls": [`)
+	for i, c := range csvCalls[:6] {
+		fmt.Fprintf(&doc, `%s{"Uri": %q, "XboxUserId": "2533274791234567", "RequestHeaders": %q, "ResponseHeaders": "Retry-After: %s", "HttpStatusCode": %d, "ReqTimeUTC": %s, "IsGet": false}`,
+			map[bool]string{true: "", false: ","}[i == 0], c.URL, "User-Agent: "+c.UserAgent, c.RetryAfter, c.Status, fileTimeJSON(c.Time))
+	}
+	doc.WriteString(`]}, {"Endpoint": "inGameEvents"`)
+	for _, c := range csvCalls[6:] {
+		fmt.Fprintf(&doc, `, "Call": {"XboxUserId": "2533274791234567", "IsInGameEvent": "True", "EventName": "PlayerSessionStart", "ReqTimeUTC": %s}`, fileTimeJSON(c.Time))
+	}
+	doc.WriteString(`}]`)
+	var jsonCalls []Call
+	in, err = ReadData(strings.NewReader(doc.String()), func(c *Call) { jsonCalls = append(jsonCalls, *c) })
+	if err != nil || in.Calls != 18 || in.ProblemCount != 0 {
+		t.Fatalf("JSON: %v, %+v\n%s", err, in, doc.String())
+	}
+	findings := func(calls []Call) map[string]int {
+		rep, err := Analyze(calls, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rules(rep)
+	}
+	want := map[string]int{"throttled-calls/fail": 2, "call-frequency/warn": 1, "burst/warn": 1, "repeated-calls/warn": 1, "polling/warn": 1, "events-burst/warn": 1}
+	for name, calls := range map[string][]Call{"CSV": csvCalls, "JSON": jsonCalls} {
+		if diff := cmp.Diff(want, findings(calls)); diff != "" {
+			t.Errorf("%s findings (-want +got):\n%s", name, diff)
+		}
+	}
+}
+
+// TestReadDataErrors: what is no data file is refused with ErrNotTrace; a
+// row that is no call is named and skipped.
+func TestReadDataErrors(t *testing.T) {
+	for _, bad := range []string{"", "{}", "v1", "hello"} {
+		if _, err := ReadData(strings.NewReader(bad), func(*Call) {}); err == nil {
+			t.Errorf("ReadData(%q) accepted", bad)
+		}
+	}
+	in, err := ReadData(strings.NewReader("v1510\nheader\n\"a\",\"b\"\n\"h\",\"https://h/\",\"1\",\"\",\"\",\"\",\"\",\"\",\"200\",\"1\",\"not a time\",\"true\"\n"), func(*Call) {})
+	if err != nil || in.Calls != 0 || in.ProblemCount != 2 {
+		t.Errorf("rows that are no calls: %v %+v", err, in)
+	}
+	in, err = ReadData(strings.NewReader(`[{"Endpoint": "h", "Calls": [{"Uri": "https://h/", "ReqTimeUTC": 1e300}, 5]}]`), func(*Call) {})
+	if err != nil || in.Calls != 0 || in.ProblemCount != 2 {
+		t.Errorf("JSON calls that are no calls: %v %+v", err, in)
+	}
+}
+
+func FuzzReadData(f *testing.F) {
+	b, _ := os.ReadFile("../examples/xlta-data.csv")
+	f.Add(b)
+	f.Add([]byte(`[{"Endpoint": "userpresence.xboxlive.com", "Calls": [{"Uri": "https://userpresence.xboxlive.com/users/xuid(1)", "XboxUserId": "1", "ReqTimeUTC": ` + fileTimeJSON(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)) + `, "IsGet": true}]}]`))
+	f.Add([]byte("v1509\n\n\"\"\"\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		a, _ := New(nil, nil)
+		in, err := ReadData(bytes.NewReader(b), func(c *Call) {
+			if c.Time.IsZero() || c.URL == "" && c.InGameEvent == "" {
+				t.Fatalf("bad call %+v", c)
+			}
+			a.Add(c)
+		})
+		if err == nil && in.Calls > len(b) {
+			t.Fatalf("%d calls from %d bytes", in.Calls, len(b))
+		}
+		a.AddInput(in)
+		report(t, a)
+	})
+}

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -152,9 +151,7 @@ func (o *analyzeOpts) run(ctx context.Context, e *env, args []string) error {
 	}
 	switch o.format {
 	case "json":
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(rep)
+		err = printJSON(e.stdout, rep)
 	case "junit":
 		err = rep.WriteJUnit(e.stdout)
 	case "sarif":
@@ -193,9 +190,7 @@ func (o *analyzeOpts) runWhatIf(ctx context.Context, e *env, paths []string, lim
 		return &exitError{2, err}
 	}
 	if o.format == "json" {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(res)
+		err = printJSON(e.stdout, res)
 	} else {
 		err = printWhatIf(e.stdout, res, lim)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -180,9 +179,7 @@ func (o *limitsOpts) run(_ context.Context, e *env, args []string) error {
 		return err
 	}
 	if o.json {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(struct {
+		return printJSON(e.stdout, struct {
 			Revision string        `json:"revision"`
 			Source   string        `json:"source,omitempty"`
 			Fallback *limits.Rule  `json:"fallback,omitempty"`

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -183,9 +182,7 @@ func runLoad(ctx context.Context, e *env, t *transport.Transport, req *http.Requ
 	tl.r.Latency = summarize(tl.latencies)
 	var err error
 	if asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(tl.r)
+		err = printJSON(e.stdout, tl.r)
 	} else {
 		err = printLoad(e.stdout, &tl.r)
 	}

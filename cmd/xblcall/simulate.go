@@ -116,9 +116,7 @@ func (o *simulateOpts) run(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	if o.json {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(results)
+		return printJSON(e.stdout, results)
 	}
 	return printSimulation(e.stdout, desc, results)
 }

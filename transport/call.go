@@ -22,7 +22,8 @@ type call struct {
 	ctx   context.Context
 	key   throttle.Key
 	rule  *limits.Rule   // nil for a host with no rule
-	limit throttle.Limit // the rule's, or learned (limitOf); zero: no budget
+	full  throttle.Limit // the rule's, or learned (limitOf); zero: no budget
+	limit throttle.Limit // full cut to LimitShare: what the budget allows
 	start time.Time
 	now   time.Time // read once per attempt, before its gate
 	clk   clock.Clock
@@ -62,7 +63,8 @@ func (c *call) init(t *Transport, req *http.Request) error {
 	} else {
 		c.key = throttle.Key{User: uhs, Title: t.TitleID, Scope: "host:" + strings.ToLower(host)}
 	}
-	c.limit = t.limitOf(c.ctx, c.key.Scope, table, now)
+	c.full = t.limitOf(c.ctx, c.key.Scope, table, now)
+	c.limit = t.share(c.full)
 	rewindable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
 	c.retries = t.window() > 0 && rewindable && !noRetry(c.ctx) && !failFast(c.ctx)
 	c.timeout = attemptTimeout(t.window(), 0)

@@ -72,6 +72,8 @@
 // of them) and WithRule (count against a named rule). After a call,
 // BudgetLeft says what is left of its key's budget; a Ticker paces a
 // periodic call by it. A 429's body teaches the transport the service's
-// limit (MaxLearnedLimit, LearnedLimits). CoalesceReads (with an optional
+// limit (MaxLearnedLimit, LearnedLimits); LimitShare keeps every window
+// within a share of its limits (0.9: clear of the trace analyzer's
+// warnings). CoalesceReads (with an optional
 // ReadCacheTTL) makes identical GETs of one user share one request.
 package transport

@@ -143,9 +143,9 @@ func (c *call) learn(b *ratelimit.Body) {
 	default:
 		return // a window the accounting does not know
 	}
-	n, was := min(b.MaxRequests, c.t.ceiling()), &c.limit.Burst
+	n, was := min(b.MaxRequests, c.t.ceiling()), &c.full.Burst
 	if p == throttle.Sustain {
-		was = &c.limit.Sustain
+		was = &c.full.Sustain
 	}
 	if n == *was {
 		return
@@ -164,6 +164,7 @@ func (c *call) learn(b *ratelimit.Body) {
 		m[scope] = l
 	})
 	*was = n
+	c.limit = c.t.share(c.full)
 	if !changed {
 		return // another call learned it first
 	}

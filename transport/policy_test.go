@@ -148,3 +148,26 @@ func TestPriorities(t *testing.T) {
 		})
 	}
 }
+
+// TestLimitShare: with LimitShare 0.9 the budget lets 9 of profile's 10
+// calls a burst go (the 10th is refused where it would wait), as the trace
+// analyzer wants a window to hold at most 90 % of a limit; without it, 10.
+func TestLimitShare(t *testing.T) {
+	for _, tc := range []struct {
+		share float64
+		want  int
+	}{{0, 10}, {0.9, 9}, {0.01, 1}} {
+		synctest.Test(t, func(t *testing.T) {
+			c := &http.Client{Transport: &transport.Transport{Base: mock.NewHandler(), TitleID: "1234567890", LimitShare: tc.share}}
+			served := 0
+			for range 12 {
+				if s, _ := profileCall(transport.FailFast(context.Background()), c); s == 200 {
+					served++
+				}
+			}
+			if served != tc.want {
+				t.Errorf("share %v: %d calls served at once, want %d", tc.share, served, tc.want)
+			}
+		})
+	}
+}

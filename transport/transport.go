@@ -91,6 +91,12 @@ type Transport struct {
 	// throttle.DefaultMargin (1 s); negative means none, as in
 	// throttle.MemoryBudgetStore and redisstore.Store.
 	Margin time.Duration
+	// LimitShare is the share of each limit (burst and sustain, after any
+	// learned from the service) the budget lets calls use, rounded down and
+	// at least one call: zero means all of it. The Xbox Live Trace Analyzer
+	// warns when a window holds more than 90 % of a limit, so 0.9 keeps a
+	// title clear of its warnings (xblcall analyze --what-if replays so).
+	LimitShare float64
 	// InteractiveShare is the share of each key's burst and sustain limits
 	// kept for interactive calls: background calls (Background) stop short
 	// of it. Each kept part is rounded up and leaves background calls at
@@ -185,6 +191,20 @@ func (t *Transport) window() time.Duration {
 		return 0
 	}
 	return t.RetryWindow
+}
+
+// share is l cut to LimitShare.
+func (t *Transport) share(l throttle.Limit) throttle.Limit {
+	if t.LimitShare <= 0 || t.LimitShare >= 1 {
+		return l
+	}
+	cut := func(n int) int {
+		if n <= 0 {
+			return n
+		}
+		return max(1, int(float64(n)*t.LimitShare))
+	}
+	return throttle.Limit{Burst: cut(l.Burst), Sustain: cut(l.Sustain)}
 }
 
 // RoundTrip sends req, waiting, retrying or refusing as the type's

@@ -16,7 +16,10 @@
 //	res, err := r.Run(ctx)                 // res.Before.Verdict, res.After.Verdict, res.Services
 //
 // Each user of the trace calls at the recorded times (relative to its first
-// call); a call's body is not replayed (the service counts calls, not
+// call), through a transport that keeps every window within the share of
+// its limits the analyzer warns past (Rules.NearLimit, 90 %:
+// transport.Transport.LimitShare), so what the title could fix by pacing
+// comes out clean; a call's body is not replayed (the service counts calls, not
 // bodies), and the simulated service answers every call it admits. Calls
 // the analyzer does not judge (hosts outside the limits and rules, calls
 // without a token) are not replayed. The replay is deterministic.
@@ -197,7 +200,7 @@ func (r *Replayer) Run(ctx context.Context) (*Result, error) {
 			mu.Unlock()
 		}}
 	}
-	res, err := sim.Run(ctx, p, sim.Options{Limits: r.lim, Client: "fgrl", AnswerAll: true, Base: tap})
+	res, err := sim.Run(ctx, p, sim.Options{Limits: r.lim, Client: "fgrl", AnswerAll: true, Base: tap, LimitShare: r.rules.NearLimit})
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package whatif_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -54,7 +55,7 @@ func replay(t *testing.T) *whatif.Result {
 }
 
 // TestIgnored429s: through fgrl the trace's 10 429s become none: the
-// transport holds the 10 calls past the burst window (by up to about 10 s)
+// transport holds the 13 calls past 90 % of the burst (by up to about 10 s)
 // instead, and the verdict goes from red to not red; the profile read and
 // the CDN call change nothing. A second replay gives the same figures.
 func TestIgnored429s(t *testing.T) {
@@ -73,7 +74,7 @@ func TestIgnored429s(t *testing.T) {
 		got[i].P50Ms, got[i].P99Ms, got[i].MaxMs = 0, 0, 0
 	}
 	want := []whatif.Service{
-		{Service: "presence/read", Calls: 40, Trace429s: 10, Fgrl429s: 0, Delayed: 10},
+		{Service: "presence/read", Calls: 40, Trace429s: 10, Fgrl429s: 0, Delayed: 13}, // past 27 of the 30 a burst allows (LimitShare 0.9)
 		{Service: "profile", Calls: 1},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -91,5 +92,36 @@ func TestEmpty(t *testing.T) {
 	r.Add(&analyze.Call{Time: t0, Method: "GET", URL: "https://assets.example.com/a.png", Status: 200})
 	if _, err := r.Run(context.Background()); err == nil {
 		t.Error("a trace of no judged call replayed")
+	}
+}
+
+// TestTurnsGreen: a title looks one player's profile up every 1.4 s for
+// ten minutes, past profile's 30 calls in 300 s: the service answers 429
+// once a window's 30 are spent and the title goes on calling (red). Through
+// fgrl the calls past 27 a window wait or are refused locally, the service
+// answers no 429, and the analyzer finds nothing: green.
+func TestTurnsGreen(t *testing.T) {
+	r, _ := whatif.New(nil, nil)
+	window, inWindow := 0, 0
+	for i := range 430 {
+		at := time.Duration(i) * 1400 * time.Millisecond
+		if w := int(at / (300 * time.Second)); w != window {
+			window, inWindow = w, 0
+		}
+		inWindow++
+		c := analyze.Call{Index: i, Time: t0.Add(at), Method: "GET", Status: 200, Authorization: "XBL3.0 x=111;REDACTED",
+			URL: "https://profile.xboxlive.com/users/xuid(" + strconv.Itoa(2533274790000000+i) + ")/profile/settings?settings=Gamertag"}
+		if inWindow > 30 {
+			c.Status, c.RetryAfter = 429, "10"
+		}
+		r.Add(&c)
+	}
+	res, err := r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Before.Verdict != analyze.Red || res.After.Verdict != analyze.Green || res.Services[0].Fgrl429s != 0 || res.Services[0].Trace429s == 0 {
+		t.Errorf("verdict %s (%v) then %s (%v); services %+v; want red, then green with no 429",
+			res.Before.Verdict, res.Before.ByRule, res.After.Verdict, res.After.ByRule, res.Services)
 	}
 }

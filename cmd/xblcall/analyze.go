@@ -37,7 +37,7 @@ func analyzeCommand(e *env) *cobra.Command {
   xblcall analyze --json examples/naive.har | jq '.findings[] | select(.level == "fail")'
   xblcall analyze --format junit examples/naive.har > analyze.xml   # a CI test page: a failure per failing finding
   xblcall analyze --format sarif examples/naive.har > analyze.sarif # code scanning (GitHub, Azure DevOps)
-  xblcall analyze --what-if examples/naive.har       # the same calls through fgrl: 429s avoided, delays, verdict after
+  xblcall analyze --what-if examples/ignored429s.har # the same calls through fgrl: 429s avoided, delays, verdict after
   xblcall simulate --client naive --har naive.har && xblcall analyze naive.har
 
 Calls are grouped per user (the Authorization userhash, named by gamertag and

@@ -38,6 +38,8 @@ type Options struct {
 	// from the 429 bodies). Nil means Limits. The pattern's services are
 	// scopes of these.
 	ServiceLimits *limits.Limits
+	// LimitShare is the fgrl client's transport.Transport.LimitShare.
+	LimitShare float64
 	// AnswerAll makes the simulated service answer every call it counts
 	// 200 with an empty object, whatever its route: a replayed trace calls
 	// endpoints the mock may not serve, and only the counts matter.
@@ -278,7 +280,7 @@ func (o *Options) client(base http.RoundTripper) http.RoundTripper {
 	case "xsapi":
 		return &transport.Transport{Base: base, Limits: o.Limits, TitleID: o.title(), DisableBudget: true}
 	case "fgrl":
-		t := &transport.Transport{Base: base, Limits: o.Limits, TitleID: o.title()}
+		t := &transport.Transport{Base: base, Limits: o.Limits, TitleID: o.title(), LimitShare: o.LimitShare}
 		if o.Coalesce {
 			t.CoalesceReads, t.ReadCacheTTL = true, time.Second
 		}

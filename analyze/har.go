@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/internal/xblauth"
 )
 
@@ -191,13 +192,11 @@ func shortErr(err error) string {
 	// The decoder quotes the bad input as far as it has read it (a token's
 	// fragment, a character whole or its first byte), which depends on how
 	// the input arrived; the reason and the place do not.
-	if i := strings.IndexAny(reason, "'\"`"); i > 0 {
-		reason = strings.TrimSpace(reason[:i])
-	}
+	reason = safetext.Reason(reason, 60)
 	if se != nil && se.ByteOffset > 0 {
 		reason = fmt.Sprintf("%s, at byte %d", reason, se.ByteOffset)
 	}
-	return clip(reason)
+	return reason
 }
 
 // seekEntries moves dec into the log.entries array, skipping other values.

@@ -254,11 +254,7 @@ func valueAfterKey(data []byte, at int64) int64 {
 // reasonOf is a decoder's reason up to the first input it quotes, so no
 // fragment of the input reaches the message.
 func reasonOf(msg string) string {
-	msg = strings.TrimPrefix(msg, "json: ")
-	if i := strings.IndexAny(msg, "'\"`"); i > 0 {
-		msg = strings.TrimSpace(msg[:i])
-	}
-	return safetext.Clip(msg, 120)
+	return safetext.Reason(strings.TrimPrefix(msg, "json: "), 120)
 }
 
 // kindOf names a Go type as a file's reader knows it.

@@ -9,6 +9,7 @@ package safetext
 
 import (
 	"strconv"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -79,4 +80,15 @@ func maxOf(a, b int) int {
 		return a
 	}
 	return b
+}
+
+// Reason returns a decoder's error message without the input it quotes
+// (from the first quote on, since how much of the bad input a decoder
+// quotes depends on how it arrived, and the input is not the reader's to
+// print), clipped as Clip clips.
+func Reason(msg string, max int) string {
+	if i := strings.IndexAny(msg, "'\"`"); i > 0 {
+		msg = strings.TrimSpace(msg[:i])
+	}
+	return Clip(msg, max)
 }

@@ -89,3 +89,17 @@ func FuzzClip(f *testing.F) {
 		}
 	})
 }
+
+func TestReason(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`invalid character 'x' looking for beginning of value`, "invalid character"},
+		{"cannot unmarshal string \"\x1b[31mred\" into int", "cannot unmarshal string"},
+		{"unexpected end of input", "unexpected end of input"},
+		{"'starts with a quote'", `'starts with a quote'`},
+		{"control \x1b[2J in the reason", `control \x1b[2J in the reason`},
+	} {
+		if got := Reason(tc.in, 60); got != tc.want {
+			t.Errorf("Reason(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -21,20 +21,24 @@ type batcher[T any] struct {
 
 // batch is one batch call being gathered, then made.
 type batch[T any] struct {
-	xuids []string
-	seen  map[string]bool
-	done  chan struct{}
-	once  sync.Once
-	got   map[string]T
-	err   error
+	xuids  []string
+	seen   map[string]bool
+	done   chan struct{}
+	once   sync.Once
+	got    map[string]T
+	status int // the batch answer's
+	err    error
 }
+
+// batchRun makes a batch call: the records by XUID and the answer's status.
+type batchRun[T any] func(context.Context, []string) (map[string]T, int, error)
 
 // lookup adds xuid to the batch open under key (opening one, which goes out
 // after window or at max XUIDs), waits for it, and returns xuid's record.
 // run makes the batch call; missing is the error for a XUID its answer
-// lacks.
+// (of that status) lacks.
 func (b *batcher[T]) lookup(ctx context.Context, key, xuid string, window time.Duration, max int,
-	run func(context.Context, []string) (map[string]T, error), missing func() error) (T, error) {
+	run batchRun[T], missing func(status int) error) (T, error) {
 	b.mu.Lock()
 	if b.open == nil {
 		b.open = make(map[string]*batch[T])
@@ -67,21 +71,21 @@ func (b *batcher[T]) lookup(ctx context.Context, key, xuid string, window time.D
 	}
 	v, ok := p.got[xuid]
 	if !ok {
-		return zero, missing()
+		return zero, missing(p.status)
 	}
 	return v, nil
 }
 
 // send makes p's batch call once, whichever of its timer and its filling up
 // comes first; once it is out of the open map, no lookup joins it.
-func (b *batcher[T]) send(ctx context.Context, key string, p *batch[T], run func(context.Context, []string) (map[string]T, error)) {
+func (b *batcher[T]) send(ctx context.Context, key string, p *batch[T], run batchRun[T]) {
 	b.mu.Lock()
 	if b.open[key] == p {
 		delete(b.open, key)
 	}
 	b.mu.Unlock()
 	p.once.Do(func() {
-		p.got, p.err = run(ctx, p.xuids)
+		p.got, p.status, p.err = run(ctx, p.xuids)
 		close(p.done)
 	})
 }

@@ -157,7 +157,8 @@ func (u *User) GetTitleHistory(ctx context.Context, xuid string, maxItems int) (
 		return nil, err
 	}
 	q := url.Values{"maxItems": {strconv.Itoa(maxItems)}}
-	return u.titles(ctx, a, userPath(xuid, "titles", "titlehistory", "decoration", titleDecorations), q)
+	ts, _, err := u.titles(ctx, a, userPath(xuid, "titles", "titlehistory", "decoration", titleDecorations), q)
+	return ts, err
 }
 
 // GetTitle returns a title with the acting user's progress in it
@@ -171,28 +172,29 @@ func (u *User) GetTitle(ctx context.Context, titleID string) (Title, error) {
 	if err := checkTitle(a, titleID); err != nil {
 		return Title{}, err
 	}
-	ts, err := u.titles(ctx, a, userPath(u.xuid, "titles", "titleid("+titleID+")", "decoration", titleDecorations), nil)
+	ts, status, err := u.titles(ctx, a, userPath(u.xuid, "titles", "titleid("+titleID+")", "decoration", titleDecorations), nil)
 	if err != nil {
 		return Title{}, err
 	}
 	if len(ts) != 1 {
-		return Title{}, lacks(a, 200, "one title")
+		return Title{}, lacks(a, status, "one title")
 	}
 	return ts[0], nil
 }
 
-func (u *User) titles(ctx context.Context, a api, p reqPath, q url.Values) ([]Title, error) {
+// titles gets a list of titles, with the answer's status.
+func (u *User) titles(ctx context.Context, a api, p reqPath, q url.Values) ([]Title, int, error) {
 	var out struct {
 		Titles []Title `json:"titles"`
 	}
 	status, err := u.call(ctx, a, "GET", p, q, nil, &out)
 	if err != nil {
-		return nil, err
+		return nil, status, err
 	}
 	if out.Titles == nil {
-		return nil, lacks(a, status, `"titles"`)
+		return nil, status, lacks(a, status, `"titles"`)
 	}
-	return out.Titles, nil
+	return out.Titles, status, nil
 }
 
 // UserSearchResult is one account a user search found.

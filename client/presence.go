@@ -69,10 +69,10 @@ func (u *User) GetPresence(ctx context.Context, xuid string) (Presence, error) {
 		return Presence{}, err
 	}
 	if w := u.c.cfg.BatchWindow; w > 0 {
-		return u.c.presences.lookup(ctx, u.xuid+"\x00presence", xuid, w, 1100, func(ctx context.Context, xuids []string) (map[string]Presence, error) {
-			all, err := u.getPresenceBatch(ctx, a, xuids)
-			return byXUID(all, func(p Presence) string { return p.XUID }), err
-		}, func() error { return lacks(a, 200, "the user's record in the batch answer") })
+		return u.c.presences.lookup(ctx, u.xuid+"\x00presence", xuid, w, 1100, func(ctx context.Context, xuids []string) (map[string]Presence, int, error) {
+			all, status, err := u.getPresenceBatch(ctx, a, xuids)
+			return byXUID(all, func(p Presence) string { return p.XUID }), status, err
+		}, func(status int) error { return lacks(a, status, "the user's record in the batch answer") })
 	}
 	var p Presence
 	status, err := u.call(ctx, a, "GET", userPath(xuid), url.Values{"level": {"all"}}, nil, &p)
@@ -87,13 +87,15 @@ func (u *User) GetPresence(ctx context.Context, xuid string) (Presence, error) {
 func (u *User) GetPresenceBatch(ctx context.Context, xuids []string) ([]Presence, error) {
 	a := presenceAPI
 	a.name = "GetPresenceBatch"
-	return u.getPresenceBatch(ctx, a, xuids)
+	ps, _, err := u.getPresenceBatch(ctx, a, xuids)
+	return ps, err
 }
 
-// getPresenceBatch is GetPresenceBatch for the API a names.
-func (u *User) getPresenceBatch(ctx context.Context, a api, xuids []string) ([]Presence, error) {
+// getPresenceBatch is GetPresenceBatch for the API a names, with the
+// answer's status.
+func (u *User) getPresenceBatch(ctx context.Context, a api, xuids []string) ([]Presence, int, error) {
 	if err := checkXUIDs(a, "xuids", xuids, 1, 1100); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	in := struct {
 		Users            []string `json:"users"`
@@ -104,9 +106,9 @@ func (u *User) getPresenceBatch(ctx context.Context, a api, xuids []string) ([]P
 	var out []Presence
 	status, err := u.call(ctx, a, "POST", path("users", "batch"), nil, in, &out)
 	if err == nil && out == nil {
-		return nil, lacks(a, status, "a list of presence records")
+		return nil, status, lacks(a, status, "a list of presence records")
 	}
-	return out, err
+	return out, status, err
 }
 
 // SetPresence sets the acting user's presence in the title: active or not,

@@ -28,14 +28,15 @@ type Profile struct {
 func (u *User) GetProfiles(ctx context.Context, xuids, settings []string) ([]Profile, error) {
 	a := profileAPI
 	a.name = "GetProfiles"
-	return u.getProfiles(ctx, a, xuids, settings)
+	ps, _, err := u.getProfiles(ctx, a, xuids, settings)
+	return ps, err
 }
 
 // getProfiles is GetProfiles for the API a names (GetProfile's errors name
-// GetProfile).
-func (u *User) getProfiles(ctx context.Context, a api, xuids, settings []string) ([]Profile, error) {
+// GetProfile), with the answer's status.
+func (u *User) getProfiles(ctx context.Context, a api, xuids, settings []string) ([]Profile, int, error) {
 	if err := checkXUIDs(a, "xuids", xuids, 1, 100); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	var out profileAnswer
 	if settings == nil {
@@ -47,12 +48,12 @@ func (u *User) getProfiles(ctx context.Context, a api, xuids, settings []string)
 	}{xuids, settings}
 	status, err := u.call(ctx, a, "POST", path("users", "batch", "profile", "settings"), nil, in, &out)
 	if err != nil {
-		return nil, err
+		return nil, status, err
 	}
 	if out.ProfileUsers == nil {
-		return nil, lacks(a, status, `"profileUsers"`)
+		return nil, status, lacks(a, status, `"profileUsers"`)
 	}
-	return out.profiles(), nil
+	return out.profiles(), status, nil
 }
 
 // profileAnswer is the profile service's answer.
@@ -102,21 +103,21 @@ func (u *User) GetProfile(ctx context.Context, xuid string, settings []string) (
 	if err := checkXUID(a, "xuid", xuid); err != nil {
 		return Profile{}, err
 	}
-	run := func(ctx context.Context, xuids []string) (map[string]Profile, error) {
-		all, err := u.getProfiles(ctx, a, xuids, settings)
-		return byXUID(all, func(p Profile) string { return p.XUID }), err
+	run := func(ctx context.Context, xuids []string) (map[string]Profile, int, error) {
+		all, status, err := u.getProfiles(ctx, a, xuids, settings)
+		return byXUID(all, func(p Profile) string { return p.XUID }), status, err
 	}
-	missing := func() error { return lacks(a, 200, "the user's record") }
+	missing := func(status int) error { return lacks(a, status, "the user's record") }
 	if w := u.c.cfg.BatchWindow; w > 0 {
 		return u.c.profiles.lookup(ctx, u.xuid+"\x00"+strings.Join(settings, "\x00"), xuid, w, 100, run, missing)
 	}
-	got, err := run(ctx, []string{xuid})
+	got, status, err := run(ctx, []string{xuid})
 	if err != nil {
 		return Profile{}, err
 	}
 	p, ok := got[xuid]
 	if !ok {
-		return Profile{}, missing()
+		return Profile{}, missing(status)
 	}
 	return p, nil
 }

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"cmp"
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
@@ -95,7 +96,7 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 				continue
 			}
 			out := &junitOutcome{Type: f.Level, Message: safetext.Clip(f.Reason, 300), Text: findingText(f, ri)}
-			c := junitCase{Name: caseName(f), ClassName: "xblcall.analyze." + cmpOr(f.Service, f.Host)}
+			c := junitCase{Name: caseName(f), ClassName: "xblcall.analyze." + cmp.Or(f.Service, f.Host)}
 			if f.Level == Fail {
 				c.Failure = out
 				s.Failures++
@@ -126,20 +127,13 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 	return err
 }
 
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
 // caseName names a finding's test case: who, which service, when.
 func caseName(f *Finding) string {
 	who := f.User
 	if who == "" {
 		who = "no user"
 	}
-	return fmt.Sprintf("%s %s at %s", safetext.Clip(who, 60), cmpOr(f.Service, f.Host), f.Time.UTC().Format(time.RFC3339))
+	return fmt.Sprintf("%s %s at %s", safetext.Clip(who, 60), cmp.Or(f.Service, f.Host), f.Time.UTC().Format(time.RFC3339))
 }
 
 // findingText is a finding's details, for a person reading a CI page.
@@ -249,7 +243,7 @@ func (r *Report) WriteSARIF(w io.Writer) error {
 		if f.Level == Fail {
 			level = "error"
 		}
-		loc := sarifLocation{Logical: []sarifLogical{{Name: cmpOr(f.Service, f.Host), FullyQualifiedName: f.Host + "/" + cmpOr(f.Service, f.Host), Kind: "resource"}}}
+		loc := sarifLocation{Logical: []sarifLogical{{Name: cmp.Or(f.Service, f.Host), FullyQualifiedName: f.Host + "/" + cmp.Or(f.Service, f.Host), Kind: "resource"}}}
 		if in := r.inputOf(f); in >= 0 {
 			loc.Physical = &sarifPhysical{Artifact: sarifArtifactLocation{URI: artifactURI(r.Inputs[in].Name), Index: in}}
 		}
@@ -267,23 +261,17 @@ func (r *Report) WriteSARIF(w io.Writer) error {
 			Message: sarifText{msg}, Locations: []sarifLocation{loc},
 			PartialFingerprints: map[string]string{"fgrlFinding/v1": strconv.FormatUint(h.Sum64(), 16)},
 			Properties: map[string]any{"user": f.User, "service": f.Service, "host": f.Host, "calls": f.Calls,
-				"time": f.Time.UTC().Format(time.RFC3339Nano), "apis": nonNil(f.APIs), "entries": nonNilInts(entries), "url": f.URL}})
+				"time": f.Time.UTC().Format(time.RFC3339Nano), "apis": nonNil(f.APIs), "entries": nonNil(entries), "url": f.URL}})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(sarifLog{Schema: "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json", Version: "2.1.0", Runs: []sarifRun{run}})
 }
 
-func nonNil(s []string) []string {
+// nonNil is s, or an empty slice for nil (JSON [] rather than null).
+func nonNil[T any](s []T) []T {
 	if s == nil {
-		return []string{}
-	}
-	return s
-}
-
-func nonNilInts(s []int) []int {
-	if s == nil {
-		return []int{}
+		return []T{}
 	}
 	return s
 }

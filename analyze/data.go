@@ -3,6 +3,7 @@ package analyze
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -68,7 +69,7 @@ func (d *dataCall) call(c *Call, i int) string {
 		c.URL = "https://" + d.Host + "/" + strings.TrimPrefix(c.URL, "/")
 	}
 	if d.IsInGameEvent {
-		c.InGameEvent = cmpOr(d.EventName, "event")
+		c.InGameEvent = cmp.Or(d.EventName, "event")
 		if c.URL == "" {
 			c.URL = "https://inGameEvents/"
 		}
@@ -220,7 +221,7 @@ func readDataJSON(r *bufio.Reader, add func(*Call)) (Input, error) {
 					i++
 					continue
 				}
-				dc := dataCall{Host: cmpOr(j.Host, host), Uri: j.Uri, XboxUserId: j.XboxUserId, RequestHeaders: j.RequestHeaders,
+				dc := dataCall{Host: cmp.Or(j.Host, host), Uri: j.Uri, XboxUserId: j.XboxUserId, RequestHeaders: j.RequestHeaders,
 					RequestBody: j.RequestBody, ResponseHeaders: j.ResponseHeaders, ResponseBody: j.ResponseBody, EventName: j.EventName,
 					HttpStatusCode: j.HttpStatusCode.String(), ElapsedCallTimeMs: j.ElapsedCallTimeMs.String(),
 					IsGet: truthy(j.IsGet), IsInGameEvent: truthy(j.IsInGameEvent)}

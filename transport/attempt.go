@@ -68,7 +68,7 @@ func (c *call) since(t time.Time) time.Duration {
 // the body is the caller's, bounded by the request's own context, unless
 // the request asked for BoundBody.
 func (c *call) handOver(resp *http.Response) *http.Response {
-	if c.att != nil && !boundBody(c.ctx) {
+	if c.att != nil && !c.pol.boundBody {
 		c.att.timer.Stop()
 	}
 	if resp.Request == nil { // so that a redirect it asks for can tell the host it came from

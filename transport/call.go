@@ -27,6 +27,7 @@ type call struct {
 	start time.Time
 	now   time.Time // read once per attempt, before its gate
 	clk   clock.Clock
+	pol   policy // what the request's context asks (read once)
 
 	retries   bool          // the request may be retried at all
 	timeout   time.Duration // each attempt's, computed once (attemptTimeout)
@@ -55,9 +56,9 @@ func (c *call) init(t *Transport, req *http.Request) error {
 	uhs, _, _ := xblauth.Parse(auth) // no token: the key's user is ""
 	clk := clock.From(req.Context())
 	now := clk.Now()
-	*c = call{t: t, req: req, ctx: req.Context(), start: now, now: now, clk: clk}
+	*c = call{t: t, req: req, ctx: req.Context(), start: now, now: now, clk: clk, pol: policyOf(req.Context())}
 	var table throttle.Limit
-	if rule, ok := t.ruleFor(req, host); ok {
+	if rule, ok := t.ruleFor(req, host, c.pol.rule); ok {
 		c.rule, table = rule, rule.Limit()
 		c.key = throttle.Key{User: uhs, Title: t.TitleID, Scope: rule.Scope()}
 	} else {
@@ -66,9 +67,9 @@ func (c *call) init(t *Transport, req *http.Request) error {
 	c.full = t.limitOf(c.ctx, c.key.Scope, table, now)
 	c.limit = t.share(c.full)
 	rewindable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
-	c.retries = t.window() > 0 && rewindable && !noRetry(c.ctx) && !failFast(c.ctx)
+	c.retries = t.window() > 0 && rewindable && !c.pol.noRetry && !c.pol.failFast
 	c.timeout = attemptTimeout(t.window(), 0)
-	if longCall(c.ctx) {
+	if c.pol.longCall {
 		c.timeout = LongCallTimeout
 	}
 	return nil
@@ -82,11 +83,11 @@ func attemptTimeout(window, elapsed time.Duration) time.Duration {
 	return min(max(window-elapsed, minAttemptTimeout), maxAttemptTimeout)
 }
 
-// ruleFor returns the rule req counts against: the one its context names
-// (WithRule) when that rule covers its host, else the one its method, host
-// and path match.
-func (t *Transport) ruleFor(req *http.Request, host string) (*limits.Rule, bool) {
-	if scope := namedRule(req.Context()); scope != "" {
+// ruleFor returns the rule req counts against: the one of scope, which its
+// context names (WithRule), when that rule covers its host, else the one
+// its method, host and path match.
+func (t *Transport) ruleFor(req *http.Request, host, scope string) (*limits.Rule, bool) {
+	if scope != "" {
 		if r, ok := t.limits.ByScope(scope); ok && r.CoversHost(host) {
 			return r, true
 		}
@@ -147,11 +148,11 @@ func (c *call) remaining(now time.Time) time.Duration {
 // wait must end inside its retry window (or the longer wait WithMaxWait
 // allows; none with FailFast) and before its context deadline.
 func (c *call) maxWait(now time.Time) time.Duration {
-	if c.t.window() == 0 || failFast(c.ctx) {
+	if c.t.window() == 0 || c.pol.failFast {
 		return 0
 	}
 	w := c.remaining(now)
-	if d := maxWaitOf(c.ctx); d > 0 {
+	if d := c.pol.maxWait; d > 0 {
 		w = max(w, c.start.Add(d).Sub(now)) // the call's own policy (WithMaxWait)
 	}
 	if dl, ok := c.ctx.Deadline(); ok {

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -32,8 +33,8 @@ const (
 // here they wait through the call's clock.)
 type coalescer struct {
 	mu      sync.Mutex
-	flights map[string]*flight // requests under way, by readKey
-	cache   map[string]*shared
+	flights map[readKey]*flight // requests under way, by readKey
+	cache   map[readKey]*shared
 	bytes   int
 }
 
@@ -62,16 +63,23 @@ func coalescable(req *http.Request) bool {
 // headers that choose a representation; and the call's policy (Background,
 // FailFast, WithMaxWait), so that no call waits on one that may wait
 // longer than it would: an interactive read never joins a background one.
-func (t *Transport) readKey(req *http.Request) string {
+type readKey struct {
+	user, title, host, uri, contract, accept, language string
+	background, failFast                               bool
+	maxWait                                            time.Duration
+}
+
+func (t *Transport) readKeyOf(req *http.Request) readKey {
 	uhs, _, _ := xblauth.Parse(headerFold(req.Header, "Authorization"))
-	host := req.Host
-	if host == "" {
-		host = req.URL.Host
-	}
-	ctx := req.Context()
-	policy := fmt.Sprint(background(ctx), failFast(ctx), maxWaitOf(ctx))
-	return strings.Join([]string{uhs, t.TitleID, strings.ToLower(host), req.URL.RequestURI(),
-		req.Header.Get("X-Xbl-Contract-Version"), req.Header.Get("Accept"), req.Header.Get("Accept-Language"), policy}, "\x00")
+	p := policyOf(req.Context())
+	return readKey{user: uhs, title: t.TitleID, host: strings.ToLower(cmp.Or(req.Host, req.URL.Host)), uri: req.URL.RequestURI(),
+		contract: req.Header.Get("X-Xbl-Contract-Version"), accept: req.Header.Get("Accept"), language: req.Header.Get("Accept-Language"),
+		background: p.background, failFast: p.failFast, maxWait: p.maxWait}
+}
+
+// size is the bytes k holds, for the cache's bound.
+func (k readKey) size() int {
+	return 64 + len(k.user) + len(k.title) + len(k.host) + len(k.uri) + len(k.contract) + len(k.accept) + len(k.language)
 }
 
 // coalesce answers req from the cache, from a request already under way for
@@ -79,7 +87,7 @@ func (t *Transport) readKey(req *http.Request) string {
 func (t *Transport) coalesce(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	clk := clock.From(ctx)
-	key := t.readKey(req)
+	key := t.readKeyOf(req)
 	for {
 		if s := t.cached(key, clk.Now()); s != nil {
 			t.emit(ctx, Event{Kind: EventCoalesced, Reason: "cache"}, nil)
@@ -90,8 +98,7 @@ func (t *Transport) coalesce(req *http.Request) (*http.Response, error) {
 			f.s, f.err = t.fetch(req, key)
 			t.land(key, f)
 		} else if err := clock.Wait(ctx, clk, f.done); err != nil {
-			closeBody(req)
-			return nil, err
+			return nil, err // a coalescable request has no body to close
 		}
 		if f.err != nil && !lead && ctx.Err() == nil && (errors.Is(f.err, context.Canceled) || errors.Is(f.err, context.DeadlineExceeded)) {
 			continue // the call that sent it was cancelled; this one was not
@@ -107,7 +114,7 @@ func (t *Transport) coalesce(req *http.Request) (*http.Response, error) {
 }
 
 // join returns the flight under way for key, or a new one this call leads.
-func (t *Transport) join(key string) (*flight, bool) {
+func (t *Transport) join(key readKey) (*flight, bool) {
 	c := &t.reads
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -115,7 +122,7 @@ func (t *Transport) join(key string) (*flight, bool) {
 		return f, false
 	}
 	if c.flights == nil {
-		c.flights = make(map[string]*flight)
+		c.flights = make(map[readKey]*flight)
 	}
 	f := &flight{done: make(chan struct{})}
 	c.flights[key] = f
@@ -123,7 +130,7 @@ func (t *Transport) join(key string) (*flight, bool) {
 }
 
 // land ends a flight: later reads send again (or find the cache).
-func (t *Transport) land(key string, f *flight) {
+func (t *Transport) land(key readKey, f *flight) {
 	c := &t.reads
 	c.mu.Lock()
 	delete(c.flights, key)
@@ -132,7 +139,7 @@ func (t *Transport) land(key string, f *flight) {
 }
 
 // fetch sends req and reads its answer in full, caching a 200.
-func (t *Transport) fetch(req *http.Request, key string) (*shared, error) {
+func (t *Transport) fetch(req *http.Request, key readKey) (*shared, error) {
 	resp, err := t.roundTrip(req)
 	if err != nil {
 		return nil, err
@@ -166,7 +173,7 @@ func (s *shared) response(req *http.Request) *http.Response {
 	return &r
 }
 
-func (t *Transport) cached(key string, now time.Time) *shared {
+func (t *Transport) cached(key readKey, now time.Time) *shared {
 	c := &t.reads
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -179,24 +186,24 @@ func (t *Transport) cached(key string, now time.Time) *shared {
 
 // store caches s; when the cache is full it first drops what has expired
 // at now, and if it is still full s is not kept.
-func (t *Transport) store(key string, s *shared, now time.Time) {
+func (t *Transport) store(key readKey, s *shared, now time.Time) {
 	c := &t.reads
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.cache == nil {
-		c.cache = make(map[string]*shared)
+		c.cache = make(map[readKey]*shared)
 	}
 	if old := c.cache[key]; old != nil {
 		delete(c.cache, key)
-		c.bytes -= len(key) + len(old.body)
+		c.bytes -= key.size() + len(old.body)
 	}
-	size := len(key) + len(s.body)
+	size := key.size() + len(s.body)
 	full := func() bool { return len(c.cache) >= maxCachedEntries || c.bytes+size > maxCachedBytes }
 	if full() {
 		for k, old := range c.cache {
 			if !now.Before(old.until) {
 				delete(c.cache, k)
-				c.bytes -= len(k) + len(old.body)
+				c.bytes -= k.size() + len(old.body)
 			}
 		}
 	}

@@ -5,22 +5,13 @@ import (
 	"time"
 )
 
-type noRetryKey struct{}
-
 // NoRetry returns a context that makes the transport send its request once,
 // without retries, as XSAPI does for calls that are not idempotent (write
 // session, send invites, create match ticket, reputation feedback). The
 // budget and the Retry-After cache still apply.
 func NoRetry(ctx context.Context) context.Context {
-	return context.WithValue(ctx, noRetryKey{}, true)
+	return withPolicy(ctx, func(p *policy) { p.noRetry = true })
 }
-
-func noRetry(ctx context.Context) bool {
-	v, _ := ctx.Value(noRetryKey{}).(bool)
-	return v
-}
-
-type ruleKey struct{}
 
 // WithRule returns a context that makes the transport count its request
 // against the limits rule whose Scope is scope (such as
@@ -32,15 +23,8 @@ type ruleKey struct{}
 // not cover the request's host, path matching decides, as it does for a
 // request without this context.
 func WithRule(ctx context.Context, scope string) context.Context {
-	return context.WithValue(ctx, ruleKey{}, scope)
+	return withPolicy(ctx, func(p *policy) { p.rule = scope })
 }
-
-func namedRule(ctx context.Context) string {
-	s, _ := ctx.Value(ruleKey{}).(string)
-	return s
-}
-
-type boundBodyKey struct{}
 
 // BoundBody returns a context that makes the per-attempt timeout cover the
 // whole response, body included, as XSAPI's does, for a caller that reads
@@ -48,12 +32,7 @@ type boundBodyKey struct{}
 // stops when the headers arrive and a 200 body streams at the caller's pace,
 // bounded only by the request's own context.
 func BoundBody(ctx context.Context) context.Context {
-	return context.WithValue(ctx, boundBodyKey{}, true)
-}
-
-func boundBody(ctx context.Context) bool {
-	v, _ := ctx.Value(boundBodyKey{}).(bool)
-	return v
+	return withPolicy(ctx, func(p *policy) { p.boundBody = true })
 }
 
 // Per-call policy: how long a call may wait for budget, and how long an
@@ -68,52 +47,29 @@ const (
 	LongCallTimeout = 5 * time.Minute
 )
 
-type maxWaitKey struct{}
-
 // WithMaxWait returns a context that lets the call wait for its budget (or
 // a server's Retry-After) up to d from its start, past the retry window:
 // a background job's "sleep until the limit resets" instead of a local
 // refusal. d is capped at MaxPolicyWait; the context's own deadline still
 // ends the call. Retries keep XSAPI's 20 s window.
 func WithMaxWait(ctx context.Context, d time.Duration) context.Context {
-	return context.WithValue(ctx, maxWaitKey{}, min(max(d, 0), MaxPolicyWait))
+	return withPolicy(ctx, func(p *policy) { p.maxWait = min(max(d, 0), MaxPolicyWait) })
 }
-
-func maxWaitOf(ctx context.Context) time.Duration {
-	d, _ := ctx.Value(maxWaitKey{}).(time.Duration)
-	return d
-}
-
-type failFastKey struct{}
 
 // FailFast returns a context that makes the call never wait: a call the
 // budget or a cached Retry-After would hold is refused locally at once
 // (a *ThrottleError with Local), and a failed attempt is not retried, for
 // an interactive call that would rather show "try again" than stall.
 func FailFast(ctx context.Context) context.Context {
-	return context.WithValue(ctx, failFastKey{}, true)
+	return withPolicy(ctx, func(p *policy) { p.failFast = true })
 }
-
-func failFast(ctx context.Context) bool {
-	v, _ := ctx.Value(failFastKey{}).(bool)
-	return v
-}
-
-type longCallKey struct{}
 
 // LongCall returns a context that gives each attempt of the call XSAPI's
 // long timeout (LongCallTimeout, 5 min) instead of the 5 to 30 s of the
 // retry window, for calls that move much data (title storage uploads).
 func LongCall(ctx context.Context) context.Context {
-	return context.WithValue(ctx, longCallKey{}, true)
+	return withPolicy(ctx, func(p *policy) { p.longCall = true })
 }
-
-func longCall(ctx context.Context) bool {
-	v, _ := ctx.Value(longCallKey{}).(bool)
-	return v
-}
-
-type backgroundKey struct{}
 
 // Background returns a context that makes the call a background one: it
 // never takes the share of its key's burst and sustain kept for interactive
@@ -123,10 +79,28 @@ type backgroundKey struct{}
 // and tries again, yielding to any call that came meanwhile. Calls are
 // interactive unless marked.
 func Background(ctx context.Context) context.Context {
-	return context.WithValue(ctx, backgroundKey{}, true)
+	return withPolicy(ctx, func(p *policy) { p.background = true })
 }
 
-func background(ctx context.Context) bool {
-	v, _ := ctx.Value(backgroundKey{}).(bool)
-	return v
+// policy is everything a request's context asks of its call (the options
+// above), one value under one key: a call reads it once.
+type policy struct {
+	noRetry, boundBody, failFast, longCall, background bool
+	maxWait                                            time.Duration
+	rule                                               string // WithRule's scope
+}
+
+type policyKey struct{}
+
+// policyOf returns the policy ctx carries; the zero policy when none.
+func policyOf(ctx context.Context) policy {
+	p, _ := ctx.Value(policyKey{}).(policy)
+	return p
+}
+
+// withPolicy returns ctx with its policy changed by set.
+func withPolicy(ctx context.Context, set func(*policy)) context.Context {
+	p := policyOf(ctx)
+	set(&p)
+	return context.WithValue(ctx, policyKey{}, p)
 }

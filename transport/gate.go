@@ -113,13 +113,10 @@ func (t *Transport) backgroundLimit(l throttle.Limit) throttle.Limit {
 	if share == 0 {
 		share = DefaultInteractiveShare
 	}
-	keep := func(n int) int {
-		if n <= 1 || share <= 0 {
-			return n
-		}
-		return n - min(int(math.Ceil(float64(n)*min(share, 1))), n-1)
+	if share <= 0 {
+		return l
 	}
-	return throttle.Limit{Burst: keep(l.Burst), Sustain: keep(l.Sustain)}
+	return perWindow(l, func(n int) int { return n - min(int(math.Ceil(float64(n)*min(share, 1))), n-1) })
 }
 
 // cacheRetryAfter records an attempt's Retry-After for the key, marked "call

@@ -198,13 +198,17 @@ func (t *Transport) share(l throttle.Limit) throttle.Limit {
 	if t.LimitShare <= 0 || t.LimitShare >= 1 {
 		return l
 	}
-	cut := func(n int) int {
-		if n <= 0 {
-			return n
+	return perWindow(l, func(n int) int { return max(1, int(float64(n)*t.LimitShare)) })
+}
+
+// perWindow applies f to each limit of l that is set (a zero is no limit).
+func perWindow(l throttle.Limit, f func(int) int) throttle.Limit {
+	for _, n := range []*int{&l.Burst, &l.Sustain} {
+		if *n > 0 {
+			*n = f(*n)
 		}
-		return max(1, int(float64(n)*t.LimitShare))
 	}
-	return throttle.Limit{Burst: cut(l.Burst), Sustain: cut(l.Sustain)}
+	return l
 }
 
 // RoundTrip sends req, waiting, retrying or refusing as the type's

@@ -96,7 +96,7 @@ func New(lim *limits.Limits, rules *Rules) (*Analyzer, error) {
 	}
 	return &Analyzer{limits: lim, rules: rules, users: map[string]int32{}, groups: map[groupKey]*group{},
 		notJudged: map[string]int{}, noToken: map[string]int{}, urls: map[uint64]string{}, seed: maphash.MakeSeed(),
-		shapes: map[string]int16{}, samples: map[string]*sampleUse{}}, nil
+		shapes: map[string]int16{}, samples: map[string]*sampleUse{}, events: map[int32][]rec{}}, nil
 }
 
 // AddInput records what a reader made of a trace (its problems and any

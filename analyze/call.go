@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/internal/xblauth"
 )
 
@@ -42,6 +43,9 @@ type Call struct {
 
 // MaxUserAgent bounds the User-Agent a Call keeps.
 const MaxUserAgent = 512
+
+// clipUserAgent is a User-Agent as a Call keeps it: every reader's one cut.
+func clipUserAgent(s string) string { return safetext.Cut(s, MaxUserAgent) }
 
 // clipBody returns b cut to MaxBody bytes.
 func clipBody(b []byte) []byte {

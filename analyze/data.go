@@ -79,10 +79,7 @@ func (d *dataCall) call(c *Call, i int) string {
 	} else if d.XboxUserId != "" && len(d.XboxUserId) <= 64 {
 		c.Authorization = "XBL3.0 x=" + d.XboxUserId + ";REDACTED" // the user, named by XUID
 	}
-	c.UserAgent = headerValue(d.RequestHeaders, "User-Agent")
-	if len(c.UserAgent) > MaxUserAgent {
-		c.UserAgent = c.UserAgent[:MaxUserAgent]
-	}
+	c.UserAgent = clipUserAgent(headerValue(d.RequestHeaders, "User-Agent"))
 	c.RetryAfter = headerValue(d.ResponseHeaders, "Retry-After")
 	c.Status, _ = strconv.Atoi(strings.TrimSpace(d.HttpStatusCode))
 	if ms, err := strconv.ParseFloat(strings.TrimSpace(d.ElapsedCallTimeMs), 64); err == nil && ms >= 0 && ms < 1e9 {
@@ -134,7 +131,7 @@ func readDataCSV(r *bufio.Reader, add func(*Call)) (Input, error) {
 		}
 		d := dataCall{Host: rec[0], Uri: rec[1], XboxUserId: rec[2], RequestHeaders: rec[4], RequestBody: rec[5], ResponseHeaders: rec[6],
 			ResponseBody: rec[7], HttpStatusCode: rec[8], ElapsedCallTimeMs: rec[9], IsGet: strings.EqualFold(rec[11], "true")}
-		d.ReqTime, _ = parseDataTime(rec[10])
+		d.ReqTime, _ = parseLoggedTime(rec[10])
 		if len(rec) > 17 {
 			d.IsInGameEvent, d.EventName = strings.EqualFold(rec[16], "true"), rec[17]
 		}
@@ -147,9 +144,11 @@ func readDataCSV(r *bufio.Reader, add func(*Call)) (Input, error) {
 	}
 }
 
-// parseDataTime reads a CSV ReqTimeUTC: an ISO 8601 time.
-func parseDataTime(s string) (time.Time, bool) {
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.9999999", "2006-01-02 15:04:05.9999999"} {
+// parseLoggedTime reads a time as the console's loggers write it (a data
+// file's ReqTimeUTC, an in-game event's time): ISO 8601, with or without a
+// zone, or .NET's invariant form.
+func parseLoggedTime(s string) (time.Time, bool) {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.9999999", "2006-01-02 15:04:05.9999999", "1/2/2006 3:04:05 PM"} {
 		if t, err := time.Parse(layout, strings.TrimSpace(s)); err == nil {
 			return t.UTC(), true
 		}

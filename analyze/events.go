@@ -35,37 +35,32 @@ func eventsHost(host string) bool {
 
 // addEvents keeps the in-game events an upload call carries, per user.
 func (a *Analyzer) addEvents(c *Call, host string) {
-	user := int32(-1)
-	if uhs, _, err := xblauth.Parse(c.Authorization); err == nil {
-		user = a.user(uhs)
-	}
+	user := a.eventUser(c)
 	for line := range bytes.SplitSeq(c.RequestBody, []byte("\n")) {
-		at, ok := eventTime(bytes.TrimSpace(line), host == "data-vef.xboxlive.com")
-		if !ok || a.eventCount >= MaxEvents {
-			continue
+		if at, ok := eventTime(bytes.TrimSpace(line), host == "data-vef.xboxlive.com"); ok {
+			a.keepEvent(user, at, c)
 		}
-		a.eventCount++
-		if a.events == nil {
-			a.events = map[int32][]rec{}
-		}
-		a.events[user] = append(a.events[user], rec{at: at.UnixNano(), index: int32(a.offset + c.Index), status: int16(c.Status)})
 	}
 }
 
 // addEvent keeps an in-game event a data file recorded as a row.
-func (a *Analyzer) addEvent(c *Call) {
-	user := int32(-1)
+func (a *Analyzer) addEvent(c *Call) { a.keepEvent(a.eventUser(c), c.Time, c) }
+
+// eventUser is the user of an upload or event: its token's, or -1.
+func (a *Analyzer) eventUser(c *Call) int32 {
 	if uhs, _, err := xblauth.Parse(c.Authorization); err == nil {
-		user = a.user(uhs)
+		return a.user(uhs)
 	}
+	return -1
+}
+
+// keepEvent keeps one event of call c at at, within MaxEvents.
+func (a *Analyzer) keepEvent(user int32, at time.Time, c *Call) {
 	if a.eventCount >= MaxEvents {
 		return
 	}
 	a.eventCount++
-	if a.events == nil {
-		a.events = map[int32][]rec{}
-	}
-	a.events[user] = append(a.events[user], rec{at: c.Time.UnixNano(), index: int32(a.offset + c.Index), status: int16(c.Status)})
+	a.events[user] = append(a.events[user], rec{at: at.UnixNano(), index: int32(a.offset + c.Index), status: int16(c.Status)})
 }
 
 // eventTime returns the time of one upload line when it is a title's
@@ -80,7 +75,7 @@ func eventTime(line []byte, cs1 bool) (time.Time, bool) {
 		if !ok || !cs1Name.MatchString(name) {
 			return time.Time{}, false
 		}
-		return parseEventTime(fields[2])
+		return parseLoggedTime(fields[2])
 	}
 	var ev struct{ Name, Time string }
 	if len(line) == 0 || line[0] != '{' || json.Unmarshal(line, &ev) != nil {
@@ -89,16 +84,7 @@ func eventTime(line []byte, cs1 bool) (time.Time, bool) {
 	if !cs2Name.MatchString(ev.Name) && !strings.HasPrefix(ev.Name, "Microsoft.Xbox.XceBridge") {
 		return time.Time{}, false
 	}
-	return parseEventTime(ev.Time)
-}
-
-func parseEventTime(s string) (time.Time, bool) {
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.9999999", "2006-01-02 15:04:05.9999999", "1/2/2006 3:04:05 PM"} {
-		if t, err := time.Parse(layout, strings.TrimSpace(s)); err == nil {
-			return t, true
-		}
-	}
-	return time.Time{}, false
+	return parseLoggedTime(ev.Time)
 }
 
 // eventFindings is the events burst rule: Size or more of a user's in-game

@@ -263,6 +263,7 @@ func (h *harReader) entry(dec *jsontext.Decoder, i int) (c *Call, bad string, er
 	if h.c.Authorization != "" {
 		h.c.Authorization = xblauth.Redact(h.c.Authorization) // the token is never kept
 	}
+	h.c.UserAgent = clipUserAgent(h.c.UserAgent)
 	return &h.c, "", nil
 }
 
@@ -466,11 +467,7 @@ func (f *headerFields) field(key []byte) error {
 
 func (f *headerFields) set(v jsontext.Value) error {
 	b, err := jsontext.AppendUnquote(nil, v)
-	if f.want[f.match] == nil || !bytes.Equal(f.want[f.match], userAgent) || len(b) <= MaxUserAgent {
-		*f.to[f.match] = string(b)
-	} else {
-		*f.to[f.match] = string(b[:MaxUserAgent])
-	}
+	*f.to[f.match] = string(b)
 	return err
 }
 

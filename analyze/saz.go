@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/internal/xblauth"
 )
 
@@ -149,7 +148,7 @@ func (s *sazSession) request(c *Call) string {
 	if a := req.Header.Get("Authorization"); a != "" {
 		c.Authorization = xblauth.Redact(a) // the token is never kept
 	}
-	c.UserAgent = safetext.Cut(req.Header.Get("User-Agent"), MaxUserAgent)
+	c.UserAgent = clipUserAgent(req.Header.Get("User-Agent"))
 	c.RequestBody, _ = io.ReadAll(io.LimitReader(req.Body, MaxBody))
 	return ""
 }

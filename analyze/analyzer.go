@@ -127,15 +127,8 @@ func (a *Analyzer) Add(c *Call) {
 		count(a.notJudged, host)
 		return
 	}
-	rule, ok := a.limits.Match(c.Method, host, p)
-	scope := ""
-	own := a.rules.UserAgent != "" && c.UserAgent == a.rules.UserAgent
-	switch {
-	case ok:
-		scope = rule.Scope()
-	case (a.rules.Judged(host) || own) && a.limits.Fallback != nil:
-		rule, scope = a.limits.Fallback, "host:"+host
-	default:
+	rule, scope, ok := a.ruleOf(c, host, p)
+	if !ok {
 		count(a.notJudged, host)
 		return
 	}
@@ -187,6 +180,36 @@ func (a *Analyzer) sampleTitle(c *Call, host string) {
 		}
 		return
 	}
+}
+
+// ruleOf returns the rule a call to host and path p is judged by, and its
+// scope: the limits' rule, else their fallback for a host the rules judge
+// or a call with the title's own User-Agent; false for a call listed apart.
+func (a *Analyzer) ruleOf(c *Call, host, p string) (*limits.Rule, string, bool) {
+	if rule, ok := a.limits.Match(c.Method, host, p); ok {
+		return rule, rule.Scope(), true
+	}
+	own := a.rules.UserAgent != "" && c.UserAgent == a.rules.UserAgent
+	if (a.rules.Judged(host) || own) && a.limits.Fallback != nil {
+		return a.limits.Fallback, "host:" + host, true
+	}
+	return nil, "", false
+}
+
+// Judged returns the service scope c is judged under, as Add judges it,
+// and its user's userhash; false for a call Add lists apart or does not
+// count as a call: a real-time socket, an in-game event or its upload, a
+// host neither the limits nor the rules judge, a call without a token.
+func (a *Analyzer) Judged(c *Call) (scope, userhash string, ok bool) {
+	scheme, host, p := splitURL(c.URL)
+	if scheme == "ws" || scheme == "wss" || strings.HasPrefix(host, "rta.") || c.InGameEvent != "" || eventsHost(host) {
+		return "", "", false
+	}
+	if _, scope, ok = a.ruleOf(c, host, p); !ok {
+		return "", "", false
+	}
+	userhash, _, err := xblauth.Parse(c.Authorization)
+	return scope, userhash, err == nil
 }
 
 // maxShapes bounds the call shapes whose endpoint the Analyzer remembers.

@@ -29,7 +29,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/url"
 	"slices"
 	"sort"
 	"strconv"
@@ -39,7 +38,6 @@ import (
 
 	"github.com/xblgo/fgrl/analyze"
 	"github.com/xblgo/fgrl/internal/sim"
-	"github.com/xblgo/fgrl/internal/xblauth"
 	"github.com/xblgo/fgrl/limits"
 )
 
@@ -94,21 +92,9 @@ func (r *Replayer) Add(c *analyze.Call) {
 	if len(r.calls) >= analyze.MaxCalls {
 		return
 	}
-	host, path, ok := splitURL(c.URL)
+	scope, uhs, ok := r.before.Judged(c)
 	if !ok {
-		return
-	}
-	scope := ""
-	if rule, ok := r.lim.Match(c.Method, host, path); ok {
-		scope = rule.Scope()
-	} else if r.lim.Fallback != nil && r.rules.Judged(host) {
-		scope = "host:" + host
-	} else {
 		return // not judged: not replayed
-	}
-	uhs, _, err := xblauth.Parse(c.Authorization)
-	if err != nil {
-		return // no token: whose call it is cannot be told
 	}
 	u, ok := r.users[uhs]
 	if !ok {
@@ -219,17 +205,3 @@ func (r *Replayer) Run(ctx context.Context) (*Result, error) {
 
 // xuid is the replay's XUID for the i-th user of the trace.
 func xuid(i int) string { return strconv.Itoa(2533274800000000 + i) }
-
-// splitURL returns an http(s) URL's host (lower case, without port) and
-// path.
-func splitURL(raw string) (host, path string, ok bool) {
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", "", false
-	}
-	path = u.EscapedPath()
-	if path == "" {
-		path = "/"
-	}
-	return strings.ToLower(u.Hostname()), path, true
-}

@@ -25,6 +25,13 @@ const (
 	MaxScopeLen = 256  // bytes
 )
 
+// Learnable reports whether a LimitStore keeps a learned limit: a limit
+// of 1 to MaxLimit, of the burst or the sustain window, for a scope of at
+// most MaxScopeLen bytes.
+func Learnable(scope string, p Period, limit int) bool {
+	return limit > 0 && limit <= MaxLimit && len(scope) <= MaxScopeLen && (p == Burst || p == Sustain)
+}
+
 // learnedLimits is a bounded map of learned limits, safe for concurrent use.
 type learnedLimits struct {
 	mu sync.Mutex
@@ -33,7 +40,7 @@ type learnedLimits struct {
 
 // learn sets p's limit of scope, within the bounds.
 func (l *learnedLimits) learn(scope string, p Period, limit int) {
-	if limit <= 0 || limit > MaxLimit || len(scope) > MaxScopeLen || (p != Burst && p != Sustain) {
+	if !Learnable(scope, p, limit) {
 		return
 	}
 	l.mu.Lock()

@@ -18,6 +18,9 @@ if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 or redis.call('HLEN', KEYS[1]) <
 end
 return 0`)
 
+// fieldPeriods are the windows a learned-limits field's prefix names.
+var fieldPeriods = map[string]throttle.Period{"b": throttle.Burst, "s": throttle.Sustain}
+
 // learnedKey is the hash of learned limits: field "b:" or "s:" + scope.
 func (s *Store) learnedKey() string {
 	prefix := s.Prefix
@@ -30,7 +33,7 @@ func (s *Store) learnedKey() string {
 // Learn records the limit of one window of a scope as a service reported
 // it, for every transport on the store (throttle.LimitStore).
 func (s *Store) Learn(ctx context.Context, scope string, p throttle.Period, limit int) error {
-	if limit <= 0 || limit > throttle.MaxLimit || len(scope) > throttle.MaxScopeLen || (p != throttle.Burst && p != throttle.Sustain) {
+	if !throttle.Learnable(scope, p, limit) {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.timeout())
@@ -59,21 +62,16 @@ func (s *Store) Learned(ctx context.Context) (map[string]throttle.Limit, error) 
 	out := make(map[string]throttle.Limit)
 	for f, v := range fields {
 		n, err := strconv.Atoi(v)
-		kind, scope, ok := strings.Cut(f, ":")
-		if err != nil || !ok || n <= 0 || n > throttle.MaxLimit || len(scope) > throttle.MaxScopeLen {
-			continue
-		}
+		kind, scope, _ := strings.Cut(f, ":")
+		p := fieldPeriods[kind]
 		l, known := out[scope]
-		if !known && len(out) >= throttle.MaxLearned {
+		if err != nil || !throttle.Learnable(scope, p, n) || !known && len(out) >= throttle.MaxLearned {
 			continue
 		}
-		switch kind {
-		case "b":
+		if p == throttle.Burst {
 			l.Burst = n
-		case "s":
+		} else {
 			l.Sustain = n
-		default:
-			continue
 		}
 		out[scope] = l
 	}

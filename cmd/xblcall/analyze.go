@@ -135,10 +135,8 @@ func (o *analyzeOpts) run(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return &exitError{2, err}
 	}
-	for _, p := range paths {
-		if err := readTrace(e, p, a); err != nil {
-			return &exitError{2, fmt.Errorf("%s: %w", safetext.Clip(p, 200), err)}
-		}
+	if err := readTraces(e, paths, a); err != nil {
+		return err
 	}
 	rep := a.Report()
 	if rep.Calls == 0 {
@@ -180,10 +178,8 @@ func (o *analyzeOpts) runWhatIf(ctx context.Context, e *env, paths []string, lim
 	if err != nil {
 		return &exitError{2, err}
 	}
-	for _, p := range paths {
-		if err := readTrace(e, p, r); err != nil {
-			return &exitError{2, fmt.Errorf("%s: %w", safetext.Clip(p, 200), err)}
-		}
+	if err := readTraces(e, paths, r); err != nil {
+		return err
 	}
 	res, err := r.Run(ctx)
 	if err != nil {
@@ -315,6 +311,17 @@ func traceLimits(p string) ([]byte, error) {
 type traceSink interface {
 	Add(*analyze.Call)
 	AddInput(analyze.Input)
+}
+
+// readTraces reads every trace into a; an unreadable one is an input error
+// (exit 2) naming it.
+func readTraces(e *env, paths []string, a traceSink) error {
+	for _, p := range paths {
+		if err := readTrace(e, p, a); err != nil {
+			return &exitError{2, fmt.Errorf("%s: %w", safetext.Clip(p, 200), err)}
+		}
+	}
+	return nil
 }
 
 func readTrace(e *env, p string, a traceSink) error {

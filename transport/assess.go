@@ -14,12 +14,13 @@ import (
 
 // verdict is what to do after an attempt.
 type verdict struct {
-	retry      bool          // retryable; mayRetry decides
-	again      bool          // retry at once, unconditionally (401 refresh)
-	delay      time.Duration // wait before the retry
-	retryAfter time.Duration // the response's Retry-After, if any
-	cacheUntil time.Time     // when set: cache the status until then
-	status     int           // the status to cache
+	retry      bool            // retryable; mayRetry decides
+	again      bool            // retry at once, unconditionally (401 refresh)
+	delay      time.Duration   // wait before the retry
+	retryAfter time.Duration   // the response's Retry-After, if any
+	cacheUntil time.Time       // when set: cache the status until then
+	status     int             // the status to cache
+	body       *ratelimit.Body // a 429's, when assess read it (learning or Observe)
 }
 
 // retryable reports whether XSAPI retries a status.
@@ -57,7 +58,7 @@ func (c *call) assess(resp *http.Response, err error) verdict {
 		return verdict{}
 	}
 	now := a.now
-	v := verdict{retry: true, delay: c.backoff()}
+	v := verdict{retry: true, delay: c.backoff(), body: body}
 	if a.hasRetryAfter {
 		v.retryAfter = a.retryAfter
 		v.cacheUntil, v.status = now.Add(a.retryAfter), resp.StatusCode
@@ -184,7 +185,13 @@ func (c *call) finish(resp *http.Response, err error, v verdict) (*http.Response
 	if wait == 0 {
 		wait = v.delay // no usable Retry-After: suggest the backoff XSAPI would wait
 	}
-	return nil, &ThrottleError{Status: 429, Wait: wait, Sent: true, Scope: c.scope(), Body: readBody(resp)}
+	body := v.body
+	if body == nil {
+		body = readBody(resp)
+	} else {
+		resp.Body.Close() // assess read and parsed it already
+	}
+	return nil, &ThrottleError{Status: 429, Wait: wait, Sent: true, Scope: c.scope(), Body: body}
 }
 
 func (c *call) scope() string {

@@ -26,8 +26,10 @@
 package whatif
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"sort"
@@ -51,19 +53,12 @@ type Replayer struct {
 	lim    *limits.Limits
 	rules  *analyze.Rules
 	before *analyze.Analyzer
-	calls  []call
-	users  map[string]int // userhash -> index, a XUID of its own in the replay
+	events sim.Pattern // the calls to replay, At from base (Run makes the first 0)
+	base   time.Time
+	users  map[string]string // userhash -> a XUID of its own in the replay
 	reqs   map[string]*sim.Request
 	bytes  int
 	trace  map[string]*Service // by service scope
-}
-
-// call is what the replay needs of one call: when, who, what.
-type call struct {
-	at      int64 // Unix nanoseconds
-	user    int32
-	service string
-	req     *sim.Request
 }
 
 // New returns a Replayer judging and replaying under lim (nil: the 2020
@@ -79,7 +74,7 @@ func New(lim *limits.Limits, rules *analyze.Rules) (*Replayer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Replayer{lim: lim, rules: rules, before: before, users: map[string]int{}, reqs: map[string]*sim.Request{},
+	return &Replayer{lim: lim, rules: rules, before: before, users: map[string]string{}, reqs: map[string]*sim.Request{},
 		trace: map[string]*Service{}}, nil
 }
 
@@ -89,7 +84,7 @@ func (r *Replayer) AddInput(in analyze.Input) { r.before.AddInput(in) }
 // Add takes one call of the trace. It keeps no reference to c.
 func (r *Replayer) Add(c *analyze.Call) {
 	r.before.Add(c)
-	if len(r.calls) >= analyze.MaxCalls {
+	if len(r.events) >= analyze.MaxCalls {
 		return
 	}
 	scope, uhs, ok := r.before.Judged(c)
@@ -98,7 +93,7 @@ func (r *Replayer) Add(c *analyze.Call) {
 	}
 	u, ok := r.users[uhs]
 	if !ok {
-		u = len(r.users)
+		u = xuid(len(r.users))
 		r.users[uhs] = u
 	}
 	s := r.service(scope)
@@ -106,7 +101,10 @@ func (r *Replayer) Add(c *analyze.Call) {
 	if c.Status == 429 {
 		s.Trace429s++
 	}
-	r.calls = append(r.calls, call{at: c.Time.UnixNano(), user: int32(u), service: s.Service, req: r.request(c.Method, c.URL)})
+	if len(r.events) == 0 {
+		r.base = c.Time
+	}
+	r.events = append(r.events, sim.Event{At: c.Time.Sub(r.base), Service: s.Service, User: u, Count: 1, Req: r.request(c.Method, c.URL)})
 }
 
 func (r *Replayer) service(scope string) *Service {
@@ -165,14 +163,19 @@ type Result struct {
 // returns the what-if. It fails when the trace held no call to replay.
 func (r *Replayer) Run(ctx context.Context) (*Result, error) {
 	before := r.before.Report()
-	if len(r.calls) == 0 {
+	if len(r.events) == 0 {
 		return nil, errors.New("whatif: the traces hold no call of a judged service with a token")
 	}
-	slices.SortStableFunc(r.calls, func(a, b call) int { return int(min(max(a.at-b.at, -1), 1)) })
-	start := r.calls[0].at
-	p := make(sim.Pattern, len(r.calls))
-	for i, c := range r.calls {
-		p[i] = sim.Event{At: time.Duration(c.at - start), Service: c.service, User: xuid(int(c.user)), Count: 1, Req: c.req}
+	p := r.events
+	slices.SortStableFunc(p, func(a, b sim.Event) int { return cmp.Compare(a.At, b.At) })
+	if p[len(p)-1].At/2-p[0].At/2 > sim.MaxSpan/2 { // halves: no overflow
+		return nil, fmt.Errorf("whatif: the traces' calls span more than %v, the longest replay", sim.MaxSpan)
+	}
+	if start := p[0].At; start != 0 { // a call earlier than the first added
+		for i := range p {
+			p[i].At -= start
+		}
+		r.base = r.base.Add(start)
 	}
 	after, err := analyze.New(r.lim, r.rules)
 	if err != nil {
@@ -190,7 +193,7 @@ func (r *Replayer) Run(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &Result{Before: before, After: after.Report(), Calls: len(r.calls)}
+	out := &Result{Before: before, After: after.Report(), Calls: len(r.events)}
 	for _, s := range res.Services {
 		t := r.service(s.Service)
 		t.Fgrl429s, t.Delayed, t.Refused = s.Server429s, s.Delayed, s.Delay.Refused

@@ -3,6 +3,7 @@ package whatif_test
 import (
 	"context"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -123,5 +124,17 @@ func TestTurnsGreen(t *testing.T) {
 	if res.Before.Verdict != analyze.Red || res.After.Verdict != analyze.Green || res.Services[0].Fgrl429s != 0 || res.Services[0].Trace429s == 0 {
 		t.Errorf("verdict %s (%v) then %s (%v); services %+v; want red, then green with no 429",
 			res.Before.Verdict, res.Before.ByRule, res.After.Verdict, res.After.ByRule, res.Services)
+	}
+}
+
+// TestSpanBounded: calls centuries apart (a trace the analyzer reads) are
+// no replay: a clear error, not an overflow.
+func TestSpanBounded(t *testing.T) {
+	r, _ := whatif.New(nil, nil)
+	for _, at := range []time.Time{time.Date(1823, 3, 1, 0, 0, 0, 0, time.UTC), time.Date(2117, 3, 1, 0, 0, 0, 0, time.UTC)} {
+		r.Add(&analyze.Call{Time: at, Method: "GET", URL: "https://profile.xboxlive.com/users/me/profile/settings", Authorization: "XBL3.0 x=1;REDACTED", Status: 200})
+	}
+	if _, err := r.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "span more than") {
+		t.Errorf("a replay of 294 years: %v", err)
 	}
 }

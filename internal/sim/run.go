@@ -134,7 +134,6 @@ func (d *Delay) sum() {
 // ServiceResult is what became of the calls to one service.
 type ServiceResult struct {
 	Service    string `json:"service"`
-	Served     int    `json:"served"`
 	Server429s int    `json:"server429s"` // 429 answers, retries included
 	Delayed    int    `json:"delayed"`    // calls that took longer than the service's answer (waited)
 	Delay      Delay  `json:"delay"`      // every call: how many, refused, how long they took
@@ -200,9 +199,6 @@ func Run(ctx context.Context, p Pattern, o Options) (Result, error) {
 			services[e.Service] = s
 		}
 		s.Delay.add(took, outcome)
-		if outcome == served {
-			s.Served++
-		}
 		if took > 0 {
 			s.Delayed++
 		}
@@ -210,9 +206,12 @@ func Run(ctx context.Context, p Pattern, o Options) (Result, error) {
 	}
 	v.Go(func() { feed(ctx, v, p, o, r.push) })
 	v.Wait()
-	users := map[string]string{}
+	users, seen := map[string]string{}, map[string]bool{} // userhash -> xuid
 	for _, e := range p {
-		users[mock.UserHash(e.User)] = e.User
+		if !seen[e.User] {
+			seen[e.User] = true
+			users[mock.UserHash(e.User)] = e.User
+		}
 	}
 	res.Keys, res.Server429s = obs.results(users)
 	if len(res.Keys) > 0 {

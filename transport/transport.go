@@ -111,18 +111,31 @@ type Transport struct {
 	// shared through Budget when it is a throttle.LimitStore. Zero means
 	// DefaultMaxLearnedLimit; negative turns learning off.
 	MaxLearnedLimit int
-	// CoalesceReads makes identical GETs of one user share one request:
-	// a GET (no body, no Range) for the same user (the userhash of its
-	// Authorization; never across users), title, URL, contract version,
-	// Accept and Accept-Language as one already under way waits for that
-	// one's answer, read in full (at most MaxCoalescedBody) and copied to
-	// each. The XLTA's repeated-call rule is what it saves: titles issue the
-	// same read many times at once. Stats.Coalesced counts the calls it
-	// answers without a request.
+	// CoalesceReads makes identical GETs share one request: a GET (no
+	// body, no Range) with the same credentials (the whole Authorization,
+	// Signature and Cookie values, compared as a SHA-256 digest: never
+	// across users, nor across two tokens of one user), title, URL,
+	// contract version, Accept, Accept-Encoding and Accept-Language, and
+	// the same per-call policy (NoRetry, FailFast, WithMaxWait, LongCall,
+	// Background, WithRule), as one that started less than 5 s ago waits
+	// for that one's answer, read in full (at most MaxCoalescedBody) under
+	// its attempt timeout and copied to each. A call whose credentials the
+	// transport cannot read (no XBL3.0 Authorization, or one given twice)
+	// always sends its own. A caller waits for another's answer no longer
+	// than its own call could take (ErrSharedReadTimeout), and never past
+	// its context. An answer that varies on another header (Vary), or that
+	// came to a token renewed by RefreshToken, stays its caller's. The
+	// XLTA's repeated-call rule is what it saves: titles issue the same
+	// read many times at once. Stats.Coalesced counts the calls it answers
+	// without a request.
 	CoalesceReads bool
 	// ReadCacheTTL, with CoalesceReads, also keeps each 200 answer for this
-	// long (at most MaxReadCacheTTL, 10 s): the same read made again within
-	// it is answered from memory. Zero keeps nothing.
+	// long (at most MaxReadCacheTTL, 10 s, and at most its Cache-Control
+	// max-age): the same read with the same credentials made again within
+	// it is answered from memory. An answer with Set-Cookie or Cache-Control
+	// no-store or no-cache is not kept. The cache holds at most 4,096
+	// answers and 64 MiB, counting bodies, headers and keys. Zero keeps
+	// nothing.
 	ReadCacheTTL time.Duration
 	// DisableBudget turns the local budget off: the transport then only
 	// reacts to 429s, exactly like XSAPI.
@@ -215,22 +228,32 @@ func perWindow(l throttle.Limit, f func(int) int) throttle.Limit {
 // documentation describes.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	t.init()
-	if t.CoalesceReads && coalescable(req) {
-		return t.coalesce(req)
+	if t.CoalesceReads {
+		if key, ok := t.readKeyOf(req); ok {
+			return t.coalesce(req, key)
+		}
 	}
 	return t.roundTrip(req)
 }
 
 // roundTrip is RoundTrip without coalescing.
 func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
+	resp, _, err := t.do(req)
+	return resp, err
+}
+
+// do is roundTrip that also reports whether the answer came to a renewed
+// token (RefreshToken) rather than to the request's own.
+func (t *Transport) do(req *http.Request) (_ *http.Response, renewed bool, _ error) {
 	req, dropped := dropCredentialsOnRedirect(req)
 	var c call
 	if err := c.init(t, req); err != nil {
 		closeBody(req)
-		return nil, err
+		return nil, false, err
 	}
 	c.refreshed = dropped // a 401 from another host gets no token
-	return c.run()
+	resp, err := c.run()
+	return resp, c.auth != "", err
 }
 
 func closeBody(req *http.Request) {

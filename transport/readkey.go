@@ -1,0 +1,93 @@
+package transport
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/binary"
+	"net/http"
+	"strings"
+
+	"github.com/xblgo/fgrl/internal/xblauth"
+)
+
+// readKey names what an answer depends on: the credentials it was sent
+// with (a digest, never the secret), the title, the URL and the headers
+// that choose a representation. In a flight's key, the call's policy too:
+// a call joins only one that would wait, retry and time out as it would
+// itself. A cached answer is kept under the key with a zero policy: it is
+// answered without waiting, whatever the policy.
+type readKey struct {
+	cred                                                   [sha256.Size]byte
+	title, host, uri, contract, accept, language, encoding string
+	pol                                                    policy
+}
+
+// sharedHeaders are the request headers a readKey holds besides the
+// credentials: an answer that varies on any other (Vary) is not shared.
+var sharedHeaders = []string{"Accept", "Accept-Encoding", "Accept-Language", "X-Xbl-Contract-Version", "Authorization", "Signature", "Cookie"}
+
+// readKeyOf returns req's key, and false when req may not share an answer:
+// it is not a plain GET (a body, a Range, a redirect being followed), or
+// the transport cannot read its credentials (credentialsOf).
+func (t *Transport) readKeyOf(req *http.Request) (readKey, bool) {
+	if req.Method != http.MethodGet || (req.Body != nil && req.Body != http.NoBody) || req.Response != nil || headerFold(req.Header, "Range") != "" {
+		return readKey{}, false
+	}
+	cred, ok := credentialsOf(req.Header)
+	if !ok {
+		return readKey{}, false
+	}
+	pol := policyOf(req.Context())
+	pol.boundBody = false // a shared answer is always read in full under the attempt timeout
+	return readKey{cred: cred, title: t.TitleID, host: strings.ToLower(cmp.Or(req.Host, req.URL.Host)), uri: req.URL.RequestURI(),
+		contract: headerFold(req.Header, "X-Xbl-Contract-Version"), accept: headerFold(req.Header, "Accept"),
+		language: headerFold(req.Header, "Accept-Language"), encoding: headerFold(req.Header, "Accept-Encoding"), pol: pol}, true
+}
+
+// credentialsOf returns a SHA-256 digest of the credentials h carries (the
+// whole Authorization, Signature and Cookie values), and false when the
+// transport cannot read them: an Authorization that is not one "XBL3.0
+// x=<userhash>;<token>", or a credential header given more than once
+// (under several spellings of its name, or with several values), which a
+// server could read otherwise than the transport does.
+func credentialsOf(h http.Header) ([sha256.Size]byte, bool) {
+	var vals [3][]string // Authorization, Signature, Cookie
+	for k, vs := range h {
+		for i, name := range []string{"Authorization", "Signature", "Cookie"} {
+			if strings.EqualFold(k, name) {
+				vals[i] = append(vals[i], vs...)
+			}
+		}
+	}
+	if len(vals[0]) != 1 || len(vals[1]) > 1 || len(vals[2]) > 1 {
+		return [sha256.Size]byte{}, false
+	}
+	if _, _, err := xblauth.Parse(vals[0][0]); err != nil {
+		return [sha256.Size]byte{}, false
+	}
+	d := sha256.New()
+	for _, vs := range vals {
+		var n [8]byte
+		binary.LittleEndian.PutUint64(n[:], uint64(len(vs)))
+		d.Write(n[:])
+		for _, v := range vs {
+			binary.LittleEndian.PutUint64(n[:], uint64(len(v)))
+			d.Write(n[:])
+			d.Write([]byte(v))
+		}
+	}
+	var sum [sha256.Size]byte
+	d.Sum(sum[:0])
+	return sum, true
+}
+
+// cacheKey is k for the read cache: without the policy.
+func (k readKey) cacheKey() readKey {
+	k.pol = policy{}
+	return k
+}
+
+// size is the bytes k holds, for the cache's bound.
+func (k readKey) size() int {
+	return 128 + len(k.title) + len(k.host) + len(k.uri) + len(k.contract) + len(k.accept) + len(k.language) + len(k.encoding) + len(k.pol.rule)
+}

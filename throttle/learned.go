@@ -3,81 +3,176 @@ package throttle
 import (
 	"context"
 	"sync"
+	"time"
 )
 
-// LimitStore is implemented by a BudgetStore that also shares the limits
+// LimitStore is implemented by a BudgetStore that also keeps the limits
 // clients learn from the services' 429 bodies (maxRequests in
 // periodInSeconds), so that the transports of a fleet on one store learn a
-// limit once. MemoryBudgetStore and redisstore.Store implement it.
+// limit once. MemoryBudgetStore and redisstore.Store implement it, with
+// the rule Learn describes.
 type LimitStore interface {
-	// Learn records the limit of one window of a scope as a service
-	// reported it. Limits of more than MaxLearned scopes, or of a scope
-	// longer than MaxScopeLen bytes, are not kept.
-	Learn(ctx context.Context, scope string, p Period, limit int) error
-	// Learned returns the limits learned so far by scope; a window not
-	// learned is 0.
-	Learned(ctx context.Context) (map[string]Limit, error)
+	// Learn records r, one 429 body's report. The first report of a limit
+	// for a scope's window is a candidate; a report of the same limit from
+	// another user, or from the same user a period or more after the
+	// candidate, confirms it (a lone report may be one key's fault, or one
+	// replica's): the limit is then in force for every key of the scope
+	// until LearnedFor after the last report of it. A report out of bounds
+	// (Learnable) changes nothing. Learn returns the window's limit in force
+	// after r, or a zero Learned when none is.
+	Learn(ctx context.Context, r Report) (Learned, error)
+	// Learned returns the limits in force at now: at most both windows of
+	// MaxLearned scopes.
+	Learned(ctx context.Context, now time.Time) ([]Learned, error)
 }
 
 // Bounds on learned limits, so a hostile service cannot grow them.
 const (
 	MaxLearned  = 1024 // scopes
-	MaxScopeLen = 256  // bytes
+	MaxScopeLen = 256  // bytes, of a scope and of a report's user
+	// LearnedFor is how long a learned limit, or a candidate, lasts after
+	// the last report of it: two sustain windows.
+	LearnedFor = 2 * SustainPeriod
 )
 
-// Learnable reports whether a LimitStore keeps a learned limit: a limit
-// of 1 to MaxLimit, of the burst or the sustain window, for a scope of at
-// most MaxScopeLen bytes.
-func Learnable(scope string, p Period, limit int) bool {
-	return limit > 0 && limit <= MaxLimit && len(scope) <= MaxScopeLen && (p == Burst || p == Sustain)
+// Report is a service's report of the limit it applied to one window of a
+// scope, as a 429 body gives it.
+type Report struct {
+	Scope  string
+	Period Period // Burst or Sustain
+	Limit  int
+	// User tells the reporting key's user from others (the transport
+	// passes a digest of the userhash, never a token).
+	User string
+	At   time.Time
 }
 
-// learnedLimits is a bounded map of learned limits, safe for concurrent use.
+// Learned is a limit in force for one window of a scope until Until.
+type Learned struct {
+	Scope  string
+	Period Period
+	Limit  int
+	Until  time.Time
+}
+
+// Learnable reports whether a LimitStore takes r: a limit of 1 to
+// MaxLimit, of the burst or the sustain window, for a scope and a user of
+// at most MaxScopeLen bytes.
+func Learnable(r Report) bool {
+	return r.Limit > 0 && r.Limit <= MaxLimit && len(r.Scope) <= MaxScopeLen && len(r.User) <= MaxScopeLen && (r.Period == Burst || r.Period == Sustain)
+}
+
+// learnedRecord is what a LimitStore keeps for one window of a scope: the
+// limit in force and its end, and the candidate waiting to be confirmed.
+// redisstore's learn.lua keeps the same record by the same rule.
+type learnedRecord struct {
+	Limit    int // in force until Until; 0 for none
+	Until    time.Time
+	Cand     int // the candidate's limit; 0 for none
+	CandUser string
+	CandAt   time.Time
+}
+
+// apply records r (of r.Period's window) and reports whether anything is
+// left to keep.
+func (rec *learnedRecord) apply(r Report) bool {
+	rec.expire(r.At)
+	switch {
+	case rec.Limit == r.Limit: // the limit in force, reported again
+		rec.Until = r.At.Add(LearnedFor)
+	case rec.Cand == r.Limit && (rec.CandUser != r.User || r.At.Sub(rec.CandAt) >= r.Period.Duration()):
+		rec.Limit, rec.Until, rec.Cand, rec.CandUser = r.Limit, r.At.Add(LearnedFor), 0, ""
+	case rec.Cand == r.Limit: // the same key's again, in the candidate's window
+	default:
+		rec.Cand, rec.CandUser, rec.CandAt = r.Limit, r.User, r.At
+	}
+	return rec.live(r.At)
+}
+
+// expire drops what has lasted LearnedFor at now.
+func (rec *learnedRecord) expire(now time.Time) {
+	if rec.Limit != 0 && !now.Before(rec.Until) {
+		rec.Limit, rec.Until = 0, time.Time{}
+	}
+	if rec.Cand != 0 && !now.Before(rec.CandAt.Add(LearnedFor)) {
+		rec.Cand, rec.CandUser, rec.CandAt = 0, "", time.Time{}
+	}
+}
+
+// live reports whether rec holds anything at now.
+func (rec *learnedRecord) live(now time.Time) bool {
+	rec.expire(now)
+	return rec.Limit != 0 || rec.Cand != 0
+}
+
+// window names one window of a scope.
+type window struct {
+	scope string
+	p     Period
+}
+
+// learnedLimits is a bounded map of learned records, safe for concurrent
+// use: at most 2 × MaxLearned windows (the expired ones go first when it
+// is full).
 type learnedLimits struct {
 	mu sync.Mutex
-	m  map[string]Limit
+	m  map[window]*learnedRecord
 }
 
-// learn sets p's limit of scope, within the bounds.
-func (l *learnedLimits) learn(scope string, p Period, limit int) {
-	if !Learnable(scope, p, limit) {
-		return
+func (l *learnedLimits) learn(r Report) Learned {
+	if !Learnable(r) {
+		return Learned{}
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	v, ok := l.m[scope]
-	if !ok && len(l.m) >= MaxLearned {
-		return
+	w := window{r.Scope, r.Period}
+	rec := l.m[w]
+	if rec == nil {
+		if len(l.m) >= 2*MaxLearned {
+			for k, old := range l.m {
+				if !old.live(r.At) {
+					delete(l.m, k)
+				}
+			}
+			if len(l.m) >= 2*MaxLearned {
+				return Learned{}
+			}
+		}
+		if l.m == nil {
+			l.m = make(map[window]*learnedRecord)
+		}
+		rec = &learnedRecord{}
+		l.m[w] = rec
 	}
-	if l.m == nil {
-		l.m = make(map[string]Limit)
+	if !rec.apply(r) {
+		delete(l.m, w)
 	}
-	if p == Burst {
-		v.Burst = limit
-	} else {
-		v.Sustain = limit
+	if rec.Limit == 0 {
+		return Learned{}
 	}
-	l.m[scope] = v
+	return Learned{Scope: r.Scope, Period: r.Period, Limit: rec.Limit, Until: rec.Until}
 }
 
-// all returns a copy of the map.
-func (l *learnedLimits) all() map[string]Limit {
+func (l *learnedLimits) inForce(now time.Time) []Learned {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	out := make(map[string]Limit, len(l.m))
-	for k, v := range l.m {
-		out[k] = v
+	var out []Learned
+	for w, rec := range l.m {
+		rec.expire(now)
+		if rec.Limit != 0 {
+			out = append(out, Learned{Scope: w.scope, Period: w.p, Limit: rec.Limit, Until: rec.Until})
+		}
 	}
 	return out
 }
 
-// Learn records a learned limit. It never returns an error.
-func (b *MemoryBudgetStore) Learn(_ context.Context, scope string, p Period, limit int) error {
-	b.learned.learn(scope, p, limit)
-	return nil
+// Learn records a report (LimitStore). It never returns an error.
+func (b *MemoryBudgetStore) Learn(_ context.Context, r Report) (Learned, error) {
+	return b.learned.learn(r), nil
 }
 
-// Learned returns the learned limits. It never returns an error.
-func (b *MemoryBudgetStore) Learned(context.Context) (map[string]Limit, error) {
-	return b.learned.all(), nil
+// Learned returns the limits in force at now (LimitStore). It never
+// returns an error.
+func (b *MemoryBudgetStore) Learned(_ context.Context, now time.Time) ([]Learned, error) {
+	return b.learned.inForce(now), nil
 }

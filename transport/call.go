@@ -22,7 +22,8 @@ type call struct {
 	ctx   context.Context
 	key   throttle.Key
 	rule  *limits.Rule   // nil for a host with no rule
-	full  throttle.Limit // the rule's, or learned (limitOf); zero: no budget
+	table throttle.Limit // the rule's (zero: no rule)
+	full  throttle.Limit // table, or learned (limitOf); zero: no budget
 	limit throttle.Limit // full cut to LimitShare: what the budget allows
 	start time.Time
 	now   time.Time // read once per attempt, before its gate
@@ -57,14 +58,13 @@ func (c *call) init(t *Transport, req *http.Request) error {
 	clk := clock.From(req.Context())
 	now := clk.Now()
 	*c = call{t: t, req: req, ctx: req.Context(), start: now, now: now, clk: clk, pol: policyOf(req.Context())}
-	var table throttle.Limit
 	if rule, ok := t.ruleFor(req, host, c.pol.rule); ok {
-		c.rule, table = rule, rule.Limit()
+		c.rule, c.table = rule, rule.Limit()
 		c.key = throttle.Key{User: uhs, Title: t.TitleID, Scope: rule.Scope()}
 	} else {
 		c.key = throttle.Key{User: uhs, Title: t.TitleID, Scope: "host:" + strings.ToLower(host)}
 	}
-	c.full = t.limitOf(c.ctx, c.key.Scope, table, now)
+	c.full = t.limitOf(c.ctx, c.key, c.table, now)
 	c.limit = t.share(c.full)
 	rewindable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
 	c.retries = t.window() > 0 && rewindable && !c.pol.noRetry && !c.pol.failFast

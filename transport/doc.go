@@ -51,8 +51,12 @@
 //	timeout covers the whole response        covers the headers and the transport's     a Go caller may stream a large 200 body
 //	                                         own reads; a 200 body is the caller's      at its own pace
 //	a 429 body's limits are not used         maxRequests / periodInSeconds replace the  the service knows its limits; a host
-//	                                         data's limit for the scope (MaxLearnedLimit missing from the data, or a table that
-//	                                         caps them; shared through the store)       drifted, would collect a 429 per window
+//	                                         data's limit: for the key that saw it,     missing from the data, or a table that
+//	                                         then, confirmed by another user or window, drifted, would collect a 429 per window;
+//	                                         for the scope (shared through the store);  one body may be one key's fault, so
+//	                                         between a tenth of the data's limit and    one key's report never moves the rest,
+//	                                         MaxLearnedLimit; for two sustain windows   and a report lasts only while 429s
+//	                                         after the last report                      confirm it
 //
 // # Time
 //
@@ -74,6 +78,6 @@
 // periodic call by it. A 429's body teaches the transport the service's
 // limit (MaxLearnedLimit, LearnedLimits); LimitShare keeps every window
 // within a share of its limits (0.9: clear of the trace analyzer's
-// warnings). CoalesceReads (with an optional
-// ReadCacheTTL) makes identical GETs of one user share one request.
+// warnings). CoalesceReads (with an optional ReadCacheTTL) makes identical
+// GETs with the same credentials share one request.
 package transport

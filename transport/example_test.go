@@ -118,26 +118,40 @@ func Example_coalesceReads() {
 }
 
 // A service that applies profile 6 / 30 where the limits data say 10 / 30:
-// its first 429's body (maxRequests 6 in 15 s) becomes the scope's burst,
-// and the transport refuses the next call locally instead of collecting
-// another 429.
+// a user's first 429 body (maxRequests 6 in 15 s) becomes that user's
+// burst, and the transport refuses the user's next call locally instead of
+// collecting another 429. When a second user's 429 reports the same limit,
+// it is confirmed for every user of the scope.
 func ExampleTransport_LearnedLimits() {
 	served, _ := limits.Parse([]byte(`{"rules": [{"service": "profile", "hosts": ["profile.xboxlive.com"], "burst": 6, "sustain": 30}]}`))
 	h, _ := mock.New(mock.Config{Limits: served})
 	tr := &transport.Transport{Base: h, TitleID: "1234567890", RetryWindow: -1} // no waits in the example
 	client := &http.Client{Transport: tr}
-	for range 8 {
-		req, _ := http.NewRequest("GET", "https://profile.xboxlive.com/users/me/profile/settings?settings=Gamertag", nil)
-		req.Header.Set("Authorization", mock.Token("2533274791234567", "1234567890"))
-		if resp, err := client.Do(req); err == nil {
-			resp.Body.Close()
+	calls := func(xuid string, n int) {
+		for range n {
+			req, _ := http.NewRequest("GET", "https://profile.xboxlive.com/users/me/profile/settings?settings=Gamertag", nil)
+			req.Header.Set("Authorization", mock.Token(xuid, "1234567890"))
+			if resp, err := client.Do(req); err == nil {
+				resp.Body.Close()
+			}
 		}
 	}
-	for _, l := range tr.LearnedLimits() {
-		fmt.Printf("%s: table %d / %d, learned burst %d\n", l.Scope, l.Table.Burst, l.Table.Sustain, l.Learned.Burst)
+	show := func() {
+		for _, l := range tr.LearnedLimits() {
+			who := "every user"
+			if l.User != "" {
+				who = "one user"
+			}
+			fmt.Printf("%s %s for %s: %d (table %d)\n", l.Scope, l.Period, who, l.Learned, l.Table)
+		}
 	}
+	calls("2533274791234567", 8)
+	show()
+	calls("2533274797654321", 8)
+	show()
 	fmt.Println("server 429s:", tr.Stats().Server429s)
 	// Output:
-	// profile: table 10 / 30, learned burst 6
-	// server 429s: 1
+	// profile burst for one user: 6 (table 10)
+	// profile burst for every user: 6 (table 10)
+	// server 429s: 2
 }

@@ -2,9 +2,12 @@ package transport
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"maps"
 	"sort"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -17,47 +20,119 @@ import (
 // believed, and far below what would switch the budget off.
 const DefaultMaxLearnedLimit = 1000
 
-// learnedRefresh is how often a transport reads the limits its shared store
-// learned from other transports.
+// learnedRefresh is how often a transport reads the limits its store has
+// in force (those other transports confirmed, and the ends of its own).
 const learnedRefresh = 10 * time.Second
 
-// learner holds the limits a Transport learned from 429 bodies, by scope:
-// copied on write, so a call reads them without a lock.
+// maxKeyLimits bounds the limits learned for one key each, awaiting
+// confirmation.
+const maxKeyLimits = 4096
+
+// learner holds what a Transport learned from 429 bodies: the limits in
+// force for whole scopes (confirmed, as its LimitStore keeps them), copied
+// on write so that a call reads them without a lock; and the limits of
+// single keys awaiting confirmation.
 type learner struct {
-	m      atomic.Pointer[map[string]throttle.Limit]
-	readAt atomic.Int64 // unix ns after which the shared store is read again
+	scopes atomic.Pointer[map[scopeWindow]throttle.Learned]
+	readAt atomic.Int64 // unix ns after which the store is read again
+
+	mu    sync.Mutex
+	keys  map[keyWindow]throttle.Learned // at most maxKeyLimits
+	nkeys atomic.Int32
+
+	// local is the LimitStore when Budget is not one, and stands in for
+	// Budget while it fails.
+	local throttle.MemoryBudgetStore
 }
 
-// LearnedLimit is a limit the transport learned from a service's 429 body
-// (maxRequests in periodInSeconds) where the limits data had none or
-// another: drift from the published table.
+type scopeWindow struct {
+	scope string
+	p     throttle.Period
+}
+
+type keyWindow struct {
+	key throttle.Key
+	p   throttle.Period
+}
+
+// LearnedLimit is a limit the transport learned from a service's 429
+// bodies (maxRequests in periodInSeconds) for one window, where the limits
+// data had none or another: drift from the published table. A limit one
+// key's 429 reported applies to that key alone (User) until a report of
+// the same limit from another user, or from a later window, confirms it
+// for the whole scope; either lasts throttle.LearnedFor (two sustain
+// windows) after the last report of it.
 type LearnedLimit struct {
-	Scope   string         // the rule's scope, or "host:" and the host for a host the data lacks
-	Table   throttle.Limit // the limits data's (zero: none)
-	Learned throttle.Limit // what the service reported (a window not reported is 0)
+	Scope   string // the rule's scope, or "host:" and the host for a host the data lacks
+	User    string // the userhash of the one key it applies to; "" once confirmed, for every key
+	Period  throttle.Period
+	Table   int // the limits data's (0: none)
+	Learned int
+	Until   time.Time
 }
 
-// LearnedLimits returns the limits learned so far, by scope, with the
-// table's beside them.
+// LearnedLimits returns the limits learned and in force now, the
+// confirmed ones first, by scope and window.
 func (t *Transport) LearnedLimits() []LearnedLimit {
 	t.init()
+	now := time.Now()
 	var out []LearnedLimit
-	for scope, l := range t.learnedMap() {
-		var table throttle.Limit
-		if r, ok := t.limits.ByScope(scope); ok {
-			table = r.Limit()
+	for w, l := range t.scopeMap() {
+		if now.Before(l.Until) {
+			out = append(out, LearnedLimit{Scope: w.scope, Period: w.p, Table: t.tableOf(w.scope, w.p), Learned: l.Limit, Until: l.Until})
 		}
-		out = append(out, LearnedLimit{Scope: scope, Table: table, Learned: l})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Scope < out[j].Scope })
+	t.learned.mu.Lock()
+	for w, l := range t.learned.keys {
+		if now.Before(l.Until) {
+			out = append(out, LearnedLimit{Scope: w.key.Scope, User: w.key.User, Period: w.p, Table: t.tableOf(w.key.Scope, w.p), Learned: l.Limit, Until: l.Until})
+		}
+	}
+	t.learned.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if (a.User == "") != (b.User == "") {
+			return a.User == ""
+		}
+		if a.Scope != b.Scope {
+			return a.Scope < b.Scope
+		}
+		if a.User != b.User {
+			return a.User < b.User
+		}
+		return a.Period < b.Period
+	})
 	return out
 }
 
-func (t *Transport) learnedMap() map[string]throttle.Limit {
-	if m := t.learned.m.Load(); m != nil {
+func (t *Transport) scopeMap() map[scopeWindow]throttle.Learned {
+	if m := t.learned.scopes.Load(); m != nil {
 		return *m
 	}
 	return nil
+}
+
+// tableOf is the limits data's limit of a scope's window (0: none).
+func (t *Transport) tableOf(scope string, p throttle.Period) int {
+	if r, ok := t.limits.ByScope(scope); ok {
+		return windowOf(r.Limit(), p)
+	}
+	return 0
+}
+
+func windowOf(l throttle.Limit, p throttle.Period) int {
+	if p == throttle.Burst {
+		return l.Burst
+	}
+	return l.Sustain
+}
+
+func setWindow(l *throttle.Limit, p throttle.Period, n int) {
+	if p == throttle.Burst {
+		l.Burst = n
+	} else {
+		l.Sustain = n
+	}
 }
 
 // learning reports whether the transport learns limits.
@@ -70,66 +145,94 @@ func (t *Transport) ceiling() int {
 	return t.MaxLearnedLimit
 }
 
-// limitOf returns the limit a key of scope counts against: the table's
-// (zero for none) with each learned window in its place.
-func (t *Transport) limitOf(ctx context.Context, scope string, table throttle.Limit, now time.Time) throttle.Limit {
+// limitStore is where learned limits are kept: Budget when it is a
+// throttle.LimitStore (shared with the fleet), else the transport's own.
+func (t *Transport) limitStore() throttle.LimitStore {
+	if ls, ok := t.Budget.(throttle.LimitStore); ok {
+		return ls
+	}
+	return &t.learned.local
+}
+
+// limitOf returns the limit key counts against: the table's (zero for
+// none) with each window learned for its scope, or for key alone, in its
+// place.
+func (t *Transport) limitOf(ctx context.Context, key throttle.Key, table throttle.Limit, now time.Time) throttle.Limit {
 	if !t.learning() {
 		return table
 	}
-	t.readShared(ctx, now)
-	l, ok := t.learnedMap()[scope]
-	if !ok {
-		return table
+	t.refreshLearned(ctx, now)
+	l := table
+	scopes := t.scopeMap()
+	for _, p := range []throttle.Period{throttle.Burst, throttle.Sustain} {
+		if w, ok := scopes[scopeWindow{key.Scope, p}]; ok && now.Before(w.Until) {
+			setWindow(&l, p, w.Limit)
+		}
 	}
-	if l.Burst > 0 {
-		table.Burst = l.Burst
+	if t.learned.nkeys.Load() == 0 {
+		return l
 	}
-	if l.Sustain > 0 {
-		table.Sustain = l.Sustain
+	t.learned.mu.Lock()
+	defer t.learned.mu.Unlock()
+	for _, p := range []throttle.Period{throttle.Burst, throttle.Sustain} {
+		if w, ok := t.learned.keys[keyWindow{key, p}]; ok && now.Before(w.Until) {
+			setWindow(&l, p, w.Limit)
+		}
 	}
-	return table
+	return l
 }
 
-// readShared merges what the shared store learned, at most every
-// learnedRefresh; one call reads it, the others go on.
-func (t *Transport) readShared(ctx context.Context, now time.Time) {
-	ls, ok := t.Budget.(throttle.LimitStore)
+// refreshLearned reads the limits the store has in force, at most every
+// learnedRefresh (one call reads, the others go on), and drops the key
+// limits that have lasted their time; each limit that ends is an
+// EventLimitLearned.
+func (t *Transport) refreshLearned(ctx context.Context, now time.Time) {
 	next := t.learned.readAt.Load()
-	if !ok || now.UnixNano() < next || !t.learned.readAt.CompareAndSwap(next, now.Add(learnedRefresh).UnixNano()) {
+	if now.UnixNano() < next || !t.learned.readAt.CompareAndSwap(next, now.Add(learnedRefresh).UnixNano()) {
 		return
 	}
-	shared, err := ls.Learned(context.WithoutCancel(ctx))
-	if err != nil || len(shared) == 0 {
-		return
-	}
-	t.setLearned(func(m map[string]throttle.Limit) {
-		for scope, l := range shared {
-			if _, ok := m[scope]; ok || len(m) < throttle.MaxLearned {
-				m[scope] = throttle.Limit{Burst: min(l.Burst, t.ceiling()), Sustain: min(l.Sustain, t.ceiling())}
+	ctx = context.WithoutCancel(ctx)
+	if in, err := t.limitStore().Learned(ctx, now); err == nil {
+		m := make(map[scopeWindow]throttle.Learned, len(in))
+		for _, l := range in {
+			l.Limit = min(l.Limit, t.ceiling())
+			m[scopeWindow{l.Scope, l.Period}] = l
+		}
+		for w, old := range t.scopeMap() {
+			if _, ok := m[w]; !ok && old.Until.After(now.Add(-learnedRefresh)) {
+				t.emit(ctx, Event{Kind: EventLimitLearned, Scope: w.scope, Reason: fmt.Sprintf("%s %d expired for the scope: %s", w.p, old.Limit, t.tableText(w.scope, w.p))}, nil)
 			}
 		}
-	})
-}
-
-// setLearned applies edit to a copy of the learned limits and publishes it.
-func (t *Transport) setLearned(edit func(map[string]throttle.Limit)) {
-	for {
-		old := t.learned.m.Load()
-		m := make(map[string]throttle.Limit)
-		if old != nil {
-			maps.Copy(m, *old)
-		}
-		edit(m)
-		if t.learned.m.CompareAndSwap(old, &m) {
-			return
+		t.learned.scopes.Store(&m)
+	}
+	if t.learned.nkeys.Load() == 0 {
+		return
+	}
+	t.learned.mu.Lock()
+	defer t.learned.mu.Unlock()
+	for w, l := range t.learned.keys {
+		if !now.Before(l.Until) {
+			delete(t.learned.keys, w)
+			t.emit(ctx, Event{Kind: EventLimitLearned, Scope: w.key.Scope, Reason: fmt.Sprintf("%s %d expired for one user: %s", w.p, l.Limit, t.tableText(w.key.Scope, w.p))}, nil)
 		}
 	}
+	t.learned.nkeys.Store(int32(len(t.learned.keys)))
 }
 
-// learn takes the limit a 429's body reports for the call's key when it
-// differs from the one the call counted against: kept (up to the ceiling)
-// for every later call of the scope, shared through the budget store, and
-// reported once as an EventLimitLearned.
+func (t *Transport) tableText(scope string, p throttle.Period) string {
+	if n := t.tableOf(scope, p); n > 0 {
+		return fmt.Sprintf("the limits data's %d", n)
+	}
+	return "none in the limits data"
+}
+
+// learn takes the limit a 429's body reports for the call's key. A limit
+// other than the one the call counted against, or the learned one in force
+// reported again, goes to the limit store as a throttle.Report: until
+// another user's report, or one from a later window, confirms it there it
+// applies to this key alone; confirmed, to every key of the scope. It is
+// kept within a tenth of the table's limit and the ceiling. Each change is
+// one EventLimitLearned carrying the body.
 func (c *call) learn(b *ratelimit.Body) {
 	if b == nil || b.MaxRequests <= 0 || !c.t.learning() || len(c.key.Scope) > throttle.MaxScopeLen {
 		return
@@ -143,39 +246,103 @@ func (c *call) learn(b *ratelimit.Body) {
 	default:
 		return // a window the accounting does not know
 	}
-	n, was := min(b.MaxRequests, c.t.ceiling()), &c.full.Burst
-	if p == throttle.Sustain {
-		was = &c.full.Sustain
+	table, was := windowOf(c.table, p), windowOf(c.full, p)
+	n := min(max(b.MaxRequests, (table+9)/10), c.t.ceiling()) // the floor: a tenth of the table's, rounded up
+	if n == was && was == table {
+		return // no drift, and nothing learned to keep alive
 	}
-	if n == *was {
-		return
+	now := c.clk.Now()
+	r := throttle.Report{Scope: c.key.Scope, Period: p, Limit: n, User: userDigest(c.key.User), At: now}
+	ctx := context.WithoutCancel(c.ctx)
+	in, err := c.t.limitStore().Learn(ctx, r)
+	if err != nil {
+		c.emit(Event{Kind: EventBudgetError, Err: err, Reason: "learn"})
+		in, _ = c.t.learned.local.Learn(ctx, r)
 	}
-	old, scope, changed := *was, c.key.Scope, false
-	c.t.setLearned(func(m map[string]throttle.Limit) {
-		l, ok := m[scope]
-		if !ok && len(m) >= throttle.MaxLearned {
-			return
-		}
-		if p == throttle.Burst {
-			changed, l.Burst = l.Burst != n, n
-		} else {
-			changed, l.Sustain = l.Sustain != n, n
-		}
-		m[scope] = l
-	})
-	*was = n
+	var what string
+	if in.Limit == n {
+		what = c.t.setScope(c.key.Scope, p, in, now)
+	} else {
+		what = c.t.setKey(keyWindow{c.key, p}, throttle.Learned{Scope: c.key.Scope, Period: p, Limit: n, Until: now.Add(throttle.LearnedFor)}, now)
+	}
+	setWindow(&c.full, p, n)
 	c.limit = c.t.share(c.full)
-	if !changed {
-		return // another call learned it first
-	}
-	if ls, ok := c.t.Budget.(throttle.LimitStore); ok {
-		if err := ls.Learn(context.WithoutCancel(c.ctx), scope, p, n); err != nil {
-			c.emit(Event{Kind: EventBudgetError, Err: err, Reason: "learn"})
-		}
+	if what == "" {
+		return // nothing changed: kept alive
 	}
 	was0 := "none in the limits data"
-	if old > 0 {
-		was0 = fmt.Sprintf("was %d", old)
+	if table > 0 {
+		was0 = fmt.Sprintf("the limits data's %d", table)
 	}
-	c.emit(Event{Kind: EventLimitLearned, Reason: fmt.Sprintf("%s %d in %d s (%s)", p, n, b.PeriodInSeconds, was0)})
+	c.emit(Event{Kind: EventLimitLearned, Body: b, Reason: fmt.Sprintf("%s %d in %d s %s (%s)", p, n, b.PeriodInSeconds, what, was0)})
+}
+
+// setScope puts a confirmed limit in force for every key of its scope and
+// drops the key limits it replaces; it says what changed, or "" for
+// nothing (the same limit, kept alive).
+func (t *Transport) setScope(scope string, p throttle.Period, in throttle.Learned, now time.Time) string {
+	w := scopeWindow{scope, p}
+	in.Limit = min(in.Limit, t.ceiling())
+	var changed bool
+	for {
+		old := t.learned.scopes.Load()
+		m := make(map[scopeWindow]throttle.Learned)
+		if old != nil {
+			maps.Copy(m, *old)
+		}
+		prev, ok := m[w]
+		changed = !ok || prev.Limit != in.Limit || !now.Before(prev.Until)
+		if !ok && len(m) >= 2*throttle.MaxLearned {
+			return ""
+		}
+		m[w] = in
+		if t.learned.scopes.CompareAndSwap(old, &m) {
+			break
+		}
+	}
+	t.learned.mu.Lock()
+	for k := range t.learned.keys {
+		if k.key.Scope == scope && k.p == p {
+			delete(t.learned.keys, k)
+		}
+	}
+	t.learned.nkeys.Store(int32(len(t.learned.keys)))
+	t.learned.mu.Unlock()
+	if !changed {
+		return ""
+	}
+	return "for every user of the scope (confirmed)"
+}
+
+// setKey puts a limit in force for one key until it is confirmed; it says
+// what changed, or "" for nothing.
+func (t *Transport) setKey(w keyWindow, l throttle.Learned, now time.Time) string {
+	t.learned.mu.Lock()
+	defer t.learned.mu.Unlock()
+	prev, ok := t.learned.keys[w]
+	if !ok && len(t.learned.keys) >= maxKeyLimits {
+		for k, old := range t.learned.keys {
+			if !now.Before(old.Until) {
+				delete(t.learned.keys, k)
+			}
+		}
+		if len(t.learned.keys) >= maxKeyLimits {
+			return ""
+		}
+	}
+	if t.learned.keys == nil {
+		t.learned.keys = make(map[keyWindow]throttle.Learned)
+	}
+	t.learned.keys[w] = l
+	t.learned.nkeys.Store(int32(len(t.learned.keys)))
+	if ok && prev.Limit == l.Limit && now.Before(prev.Until) {
+		return ""
+	}
+	return "for this user until another confirms it"
+}
+
+// userDigest tells users apart in a limit store without naming them.
+func userDigest(user string) string {
+	d := sha256.Sum256([]byte(user))
+	return hex.EncodeToString(d[:8])
 }

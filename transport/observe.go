@@ -45,10 +45,14 @@ const (
 	// EventRefreshFailed: after a 401, RefreshToken failed (Err) or gave
 	// no token; the call returns its 401.
 	EventRefreshFailed
-	// EventLimitLearned: a 429's body reported a limit for the call's
-	// scope other than the one it counted against; later calls count
-	// against it (Transport.LearnedLimits). Reason says which, such as
-	// "burst 8 in 15 s (was 10)". Once per change of a rule.
+	// EventLimitLearned: a learned limit changed (Transport.LearnedLimits).
+	// A 429's body (Body) reported a limit other than the one the call
+	// counted against: Reason says which and for whom, such as "burst 6 in
+	// 15 s for this user until another confirms it (the limits data's 10)"
+	// or "... for every user of the scope (confirmed) ..."; or a learned
+	// limit ended, with no 429 to confirm it for throttle.LearnedFor (Body
+	// nil, Reason "burst 6 expired for the scope: the limits data's 10").
+	// Once per change.
 	EventLimitLearned
 	// EventCoalesced: with CoalesceReads, a GET was answered without a
 	// request of its own: Reason "shared" (another call's request) or

@@ -51,7 +51,7 @@ func (t *Transport) Snapshot(k throttle.Key) (throttle.Snapshot, error) {
 	}
 	k.Title, k.Scope = cmp.Or(k.Title, t.TitleID), rule.Scope()
 	now := time.Now()
-	return t.budget.Snapshot(context.Background(), k, t.share(t.limitOf(context.Background(), k.Scope, rule.Limit(), now)), now)
+	return t.budget.Snapshot(context.Background(), k, t.share(t.limitOf(context.Background(), k, rule.Limit(), now)), now)
 }
 
 // BudgetLeft returns what is left, now, of the budget of the call that got

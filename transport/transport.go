@@ -106,9 +106,14 @@ type Transport struct {
 	// MaxLearnedLimit caps the limits learned from 429 bodies: a service's
 	// 429 reports the limit it applied (maxRequests in periodInSeconds), and
 	// when that differs from the limits data, or the data has no rule for
-	// the host, later calls of the scope count against the reported limit
-	// (Transport.LearnedLimits, Stats.LimitsLearned, an EventLimitLearned),
-	// shared through Budget when it is a throttle.LimitStore. Zero means
+	// the host, later calls of that key count against the reported limit;
+	// once another user's 429, or one from a later window, reports the same
+	// limit, every key of the scope does (Transport.LearnedLimits,
+	// Stats.LimitsLearned, an EventLimitLearned per change). A learned limit
+	// is never below a tenth of the data's, and lasts throttle.LearnedFor
+	// (two sustain windows) after the last 429 that reported it. Reports
+	// and confirmed limits are kept in Budget when it is a
+	// throttle.LimitStore, shared with every transport on it. Zero means
 	// DefaultMaxLearnedLimit; negative turns learning off.
 	MaxLearnedLimit int
 	// CoalesceReads makes identical GETs share one request: a GET (no

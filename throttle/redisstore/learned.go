@@ -2,26 +2,32 @@ package redisstore
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/xblgo/fgrl/throttle"
 )
 
-// learnScript sets one field of the learned-limits hash unless the hash
-// already holds limits of throttle.MaxLearned scopes (two fields each).
-var learnScript = redis.NewScript(`
-if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 or redis.call('HLEN', KEYS[1]) < tonumber(ARGV[3]) then
-  redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-end
-return 0`)
+var (
+	//go:embed learn.lua
+	learnSrc string
+	//go:embed learned.lua
+	learnedSrc string
+	// learnScript applies one report to its window's record;
+	// learnedScript lists the limits in force. Both read the clock as the
+	// decisions do (common.lua).
+	learnScript   = redis.NewScript(commonSrc + learnSrc)
+	learnedScript = redis.NewScript(commonSrc + learnedSrc)
+)
 
 // fieldPeriods are the windows a learned-limits field's prefix names.
 var fieldPeriods = map[string]throttle.Period{"b": throttle.Burst, "s": throttle.Sustain}
 
-// learnedKey is the hash of learned limits: field "b:" or "s:" + scope.
+// learnedKey is the hash of learned records: field "b:" or "s:" + scope.
 func (s *Store) learnedKey() string {
 	prefix := s.Prefix
 	if prefix == "" {
@@ -30,50 +36,52 @@ func (s *Store) learnedKey() string {
 	return prefix + ":{learned}"
 }
 
-// Learn records the limit of one window of a scope as a service reported
-// it, for every transport on the store (throttle.LimitStore).
-func (s *Store) Learn(ctx context.Context, scope string, p throttle.Period, limit int) error {
-	if !throttle.Learnable(scope, p, limit) {
-		return nil
+// Learn records one 429 body's report for every transport on the store
+// (throttle.LimitStore), by the rule throttle.LimitStore.Learn describes,
+// in one script run. At most throttle.MaxLearned scopes are kept (two
+// windows each); the hash expires throttle.LearnedFor after its last
+// report, as every record in it does.
+func (s *Store) Learn(ctx context.Context, r throttle.Report) (throttle.Learned, error) {
+	if !throttle.Learnable(r) {
+		return throttle.Learned{}, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.timeout())
 	defer cancel()
-	field := "s:" + scope
-	if p == throttle.Burst {
-		field = "b:" + scope
+	field := "s:" + r.Scope
+	if r.Period == throttle.Burst {
+		field = "b:" + r.Scope
 	}
-	err := learnScript.Run(ctx, s.Client, []string{s.learnedKey()}, field, limit, 2*throttle.MaxLearned).Err()
-	if err != nil && err != redis.Nil {
-		return fmt.Errorf("%w: learn: %w", ErrUnavailable, err)
+	v, err := learnScript.Run(ctx, s.Client, []string{s.learnedKey()}, field, r.Limit, r.User, s.now(r.At),
+		r.Period.Duration().Microseconds(), throttle.LearnedFor.Microseconds(), 2*throttle.MaxLearned).Int64Slice()
+	if err != nil {
+		return throttle.Learned{}, fmt.Errorf("%w: learn: %w", ErrUnavailable, err)
 	}
-	return nil
+	if len(v) != 2 || v[0] <= 0 {
+		return throttle.Learned{}, nil
+	}
+	return throttle.Learned{Scope: r.Scope, Period: r.Period, Limit: int(v[0]), Until: time.UnixMicro(v[1])}, nil
 }
 
-// Learned returns the limits learned so far by scope (throttle.LimitStore).
-// Fields it cannot read are skipped; at most throttle.MaxLearned scopes are
-// returned.
-func (s *Store) Learned(ctx context.Context) (map[string]throttle.Limit, error) {
+// Learned returns the limits in force at now (throttle.LimitStore); with
+// CallerTime unset, at Redis's now. Records it cannot read are skipped; at
+// most both windows of throttle.MaxLearned scopes are returned.
+func (s *Store) Learned(ctx context.Context, now time.Time) ([]throttle.Learned, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout())
 	defer cancel()
-	fields, err := s.Client.HGetAll(ctx, s.learnedKey()).Result()
-	if err != nil {
+	v, err := learnedScript.Run(ctx, s.Client, []string{s.learnedKey()}, s.now(now)).StringSlice()
+	if err != nil && err != redis.Nil {
 		return nil, fmt.Errorf("%w: learned: %w", ErrUnavailable, err)
 	}
-	out := make(map[string]throttle.Limit)
-	for f, v := range fields {
-		n, err := strconv.Atoi(v)
-		kind, scope, _ := strings.Cut(f, ":")
-		p := fieldPeriods[kind]
-		l, known := out[scope]
-		if err != nil || !throttle.Learnable(scope, p, n) || !known && len(out) >= throttle.MaxLearned {
+	var out []throttle.Learned
+	for i := 0; i+2 < len(v); i += 3 {
+		kind, scope, _ := strings.Cut(v[i], ":")
+		n, err1 := strconv.Atoi(v[i+1])
+		until, err2 := strconv.ParseInt(v[i+2], 10, 64)
+		r := throttle.Report{Scope: scope, Period: fieldPeriods[kind], Limit: n}
+		if err1 != nil || err2 != nil || !throttle.Learnable(r) || len(out) >= 2*throttle.MaxLearned {
 			continue
 		}
-		if p == throttle.Burst {
-			l.Burst = n
-		} else {
-			l.Sustain = n
-		}
-		out[scope] = l
+		out = append(out, throttle.Learned{Scope: scope, Period: r.Period, Limit: n, Until: time.UnixMicro(until)})
 	}
 	return out, nil
 }

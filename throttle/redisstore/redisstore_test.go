@@ -26,7 +26,7 @@ func TestConformance(t *testing.T) {
 		return &Store{Client: c, Align: a, CallerTime: true, Prefix: "conf" + string(rune('a'+n))}
 	})
 	storetest.BudgetRule(t, func() throttle.BudgetStore { return &Store{Client: c, CallerTime: true, Prefix: "budget", Margin: -1} })
-	t.Run("learned", func(t *testing.T) { storetest.Learned(t, &Store{Client: c, Prefix: "learned"}) })
+	t.Run("learned", func(t *testing.T) { storetest.Learned(t, &Store{Client: c, Prefix: "learned", CallerTime: true}) })
 	t.Run("reset", func(t *testing.T) {
 		other := &Store{Client: c, CallerTime: true, Prefix: "other"}
 		k := throttle.Key{User: "u", Title: "t", Scope: "x"}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/xblgo/fgrl/throttle"
 )
 
@@ -208,42 +209,91 @@ func Reset(t *testing.T, s interface {
 	}
 }
 
-// Learned runs the learned-limits rule against a fresh LimitStore: a
-// window learned is kept, a later report replaces it, a report out of
-// bounds changes nothing, and at most throttle.MaxLearned scopes are kept.
+// Learned runs the learned-limits rule (throttle.LimitStore.Learn) against
+// a fresh LimitStore: a lone report is a candidate, the same limit from
+// another user or another window confirms it, a confirmed limit lasts
+// throttle.LearnedFor after its last report (and a candidate as long),
+// reports out of bounds change nothing, and at most both windows of
+// throttle.MaxLearned scopes are kept.
 func Learned(t *testing.T, s throttle.LimitStore) {
 	t.Helper()
 	ctx := context.Background()
-	for _, l := range []struct {
+	const b, su = throttle.Burst, throttle.Sustain
+	for i, st := range []struct {
 		scope string
 		p     throttle.Period
 		n     int
+		user  string
+		at    float64
+		want  int     // the limit in force after the report
+		until float64 // and its end
 	}{
-		{"profile", throttle.Burst, 8},
-		{"profile", throttle.Sustain, 40},
-		{"profile", throttle.Burst, 9}, // a later report replaces the first
-		{"host:example.com", throttle.Sustain, 20},
-		{"social", throttle.Burst, 0},                                     // out of bounds: nothing
-		{"social", throttle.Burst, throttle.MaxLimit + 1},                 // out of bounds
-		{"social", throttle.None, 5},                                      // no such window
-		{string(make([]byte, throttle.MaxScopeLen+1)), throttle.Burst, 5}, // scope too long
+		{"profile", b, 6, "a", 0, 0, 0},   // a candidate
+		{"profile", b, 6, "a", 1, 0, 0},   // the same key in the same window: still one
+		{"profile", b, 6, "b", 2, 6, 602}, // another user confirms it
+		{"profile", b, 6, "a", 100, 6, 700},
+		{"profile", b, 5, "c", 101, 6, 700}, // another limit: a candidate beside it
+		{"profile", su, 20, "a", 0, 0, 0},
+		{"profile", su, 20, "a", 299, 0, 0},
+		{"profile", su, 20, "a", 300, 20, 900}, // the same user, another window
+		{"social", b, 7, "a", 0, 0, 0},
+		{"social", b, 8, "b", 1, 0, 0}, // another limit replaces the candidate
+		{"social", b, 7, "c", 2, 0, 0},
+		{"social", b, 7, "a", 3, 7, 603},
+		{"achievements", b, 5, "a", 0, 0, 0},
+		{"achievements", b, 5, "b", 600, 0, 0}, // the candidate lasted LearnedFor: a new one
+		{"achievements", b, 5, "b", 601, 0, 0},
+		{"achievements", b, 5, "a", 602, 5, 1202},
+		{"bounds", b, 0, "a", 0, 0, 0},
+		{"bounds", b, 0, "b", 1, 0, 0},
+		{"bounds", b, throttle.MaxLimit + 1, "a", 2, 0, 0},
+		{"bounds", b, throttle.MaxLimit + 1, "b", 3, 0, 0},
+		{"bounds", throttle.None, 5, "a", 4, 0, 0},
+		{"bounds", throttle.None, 5, "b", 5, 0, 0},
+		{string(make([]byte, throttle.MaxScopeLen+1)), b, 5, "a", 6, 0, 0},
+		{string(make([]byte, throttle.MaxScopeLen+1)), b, 5, "b", 7, 0, 0},
 	} {
-		if err := s.Learn(ctx, l.scope, l.p, l.n); err != nil {
-			t.Fatalf("Learn(%.20q, %v, %d): %v", l.scope, l.p, l.n, err)
+		got, err := s.Learn(ctx, throttle.Report{Scope: st.scope, Period: st.p, Limit: st.n, User: st.user, At: at(st.at)})
+		if err != nil {
+			t.Fatalf("step %d: Learn: %v", i, err)
+		}
+		if got.Limit != st.want || st.want != 0 && !got.Until.Equal(at(st.until)) {
+			t.Errorf("step %d: Learn(%.20q, %v, %d, %s, %vs) = %d until %v, want %d until %v", i, st.scope, st.p, st.n, st.user, st.at, got.Limit, got.Until, st.want, at(st.until))
 		}
 	}
-	got, err := s.Learned(ctx)
-	if err != nil {
-		t.Fatal(err)
+	for _, q := range []struct {
+		at   float64
+		want []throttle.Learned
+	}{
+		{602, []throttle.Learned{{Scope: "profile", Period: b, Limit: 6, Until: at(700)}, {Scope: "profile", Period: su, Limit: 20, Until: at(900)}, {Scope: "social", Period: b, Limit: 7, Until: at(603)}, {Scope: "achievements", Period: b, Limit: 5, Until: at(1202)}}},
+		{700, []throttle.Learned{{Scope: "profile", Period: su, Limit: 20, Until: at(900)}, {Scope: "achievements", Period: b, Limit: 5, Until: at(1202)}}},
+		{1202, nil},
+	} {
+		got, err := s.Learned(ctx, at(q.at))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(q.want, got, cmpopts.SortSlices(func(a, b throttle.Learned) bool {
+			return a.Scope < b.Scope || a.Scope == b.Scope && a.Period < b.Period
+		}), cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("Learned at %vs (-want +got):\n%s", q.at, diff)
+		}
 	}
-	want := map[string]throttle.Limit{"profile": {Burst: 9, Sustain: 40}, "host:example.com": {Sustain: 20}}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("Learned (-want +got):\n%s", diff)
+	confirm := func(scope string, sec float64) {
+		for _, p := range []throttle.Period{b, su} {
+			for _, u := range []string{"a", "b"} {
+				s.Learn(ctx, throttle.Report{Scope: scope, Period: p, Limit: 1, User: u, At: at(sec)})
+			}
+		}
 	}
-	for i := range throttle.MaxLearned {
-		s.Learn(ctx, "scope"+strconv.Itoa(i), throttle.Burst, 1)
+	for i := range throttle.MaxLearned + 10 {
+		confirm("scope"+strconv.Itoa(i), 2000)
 	}
-	if got, _ := s.Learned(ctx); len(got) != throttle.MaxLearned {
-		t.Errorf("after learning %d more scopes the store holds %d, want at most %d", throttle.MaxLearned, len(got), throttle.MaxLearned)
+	if got, _ := s.Learned(ctx, at(2000)); len(got) > 2*throttle.MaxLearned || len(got) < 2*throttle.MaxLearned-20 {
+		t.Errorf("after learning both windows of %d scopes the store holds %d, want at most %d", throttle.MaxLearned+10, len(got), 2*throttle.MaxLearned)
+	}
+	confirm("later", 2600) // every other record has lasted its time: room again
+	if got, _ := s.Learned(ctx, at(2600)); len(got) != 2 || got[0].Scope != "later" {
+		t.Errorf("once the full store's records have lasted their time, a new one is kept: got %d records, want the 2 of scope later", len(got))
 	}
 }

@@ -25,7 +25,7 @@ import (
 //	fgrl_transport_budget_errors_total    failures of the shared budget store
 //	fgrl_transport_coalesced_total        reads answered without a request (CoalesceReads)
 //	fgrl_transport_limits_learned_total   limits learned from 429 bodies (drift)
-//	fgrl_transport_limit{scope,period,source}  each learned limit (source "learned") beside the data's ("table", 0: none)
+//	fgrl_transport_limit{scope,period,source}  each limit learned for a whole scope (source "learned") beside the data's ("table", 0: none)
 //
 // Several transports need a Collector each, registered with a
 // prometheus.WrapRegistererWith label that tells them apart.
@@ -46,7 +46,7 @@ var (
 		{"coalesced", "Reads answered by another call's request or the read cache."},
 		{"limits_learned", "Limits learned from 429 bodies that differ from the limits data (drift)."},
 	}
-	descLimit = prometheus.NewDesc("fgrl_transport_limit", "A limit the transport learned from a 429 body (source learned) beside the limits data's (source table; 0: none), by scope and period.",
+	descLimit = prometheus.NewDesc("fgrl_transport_limit", "A limit the transport learned and confirmed from 429 bodies (source learned) beside the limits data's (source table; 0: none), by scope and period.",
 		[]string{"scope", "period", "source"}, nil)
 )
 
@@ -73,15 +73,10 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descs[name], prometheus.CounterValue, float64(v))
 	}
 	for _, l := range c.t.LearnedLimits() {
-		for _, w := range []struct {
-			period         string
-			learned, table int
-		}{{"burst", l.Learned.Burst, l.Table.Burst}, {"sustain", l.Learned.Sustain, l.Table.Sustain}} {
-			if w.learned == 0 {
-				continue // not learned: nothing drifted
-			}
-			ch <- prometheus.MustNewConstMetric(descLimit, prometheus.GaugeValue, float64(w.learned), l.Scope, w.period, "learned")
-			ch <- prometheus.MustNewConstMetric(descLimit, prometheus.GaugeValue, float64(w.table), l.Scope, w.period, "table")
+		if l.User != "" {
+			continue // one user's, awaiting confirmation: not the scope's limit (and a label per user would grow without bound)
 		}
+		ch <- prometheus.MustNewConstMetric(descLimit, prometheus.GaugeValue, float64(l.Learned), l.Scope, l.Period.String(), "learned")
+		ch <- prometheus.MustNewConstMetric(descLimit, prometheus.GaugeValue, float64(l.Table), l.Scope, l.Period.String(), "table")
 	}
 }

@@ -71,7 +71,7 @@ type readKey struct {
 
 func (t *Transport) readKeyOf(req *http.Request) readKey {
 	uhs, _, _ := xblauth.Parse(headerFold(req.Header, "Authorization"))
-	p := policyOf(req.Context())
+	p := PolicyOf(req.Context())
 	return readKey{user: uhs, title: t.TitleID, host: strings.ToLower(cmp.Or(req.Host, req.URL.Host)), uri: req.URL.RequestURI(),
 		contract: req.Header.Get("X-Xbl-Contract-Version"), accept: req.Header.Get("Accept"), language: req.Header.Get("Accept-Language"),
 		background: p.background, failFast: p.failFast, maxWait: p.maxWait}

@@ -64,8 +64,14 @@ type Config struct {
 	// users; POST /users/batch, up to 1100), as the trace analyzer's
 	// small-batch rule asks: a few milliseconds turn many calls into one.
 	// Each lookup waits for its batch at most the window (capped at
-	// MaxBatchWindow); lookups of different acting users never share one.
-	// Zero: every lookup is its own call.
+	// MaxBatchWindow). A batch merges only lookups of one acting user whose
+	// contexts carry the same transport policy (transport.PolicyOf: a
+	// FailFast lookup never waits for a retry made for a patient one, nor
+	// is a patient one refused for a FailFast one). Each lookup returns at
+	// its own deadline or cancellation; the batch call runs until the
+	// latest deadline of its lookups, with the first one's context values,
+	// and is cancelled once none of them is waiting (not sent at all when
+	// all left within the window). Zero: every lookup is its own call.
 	BatchWindow time.Duration
 }
 

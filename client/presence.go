@@ -69,7 +69,7 @@ func (u *User) GetPresence(ctx context.Context, xuid string) (Presence, error) {
 		return Presence{}, err
 	}
 	if w := u.c.cfg.BatchWindow; w > 0 {
-		return u.c.presences.lookup(ctx, u.xuid+"\x00presence", xuid, w, 1100, func(ctx context.Context, xuids []string) (map[string]Presence, int, error) {
+		return u.c.presences.lookup(ctx, u.xuid, "presence", xuid, w, 1100, func(ctx context.Context, xuids []string) (map[string]Presence, int, error) {
 			all, status, err := u.getPresenceBatch(ctx, a, xuids)
 			return byXUID(all, func(p Presence) string { return p.XUID }), status, err
 		}, func(status int) error { return lacks(a, status, "the user's record in the batch answer") })

@@ -109,7 +109,7 @@ func (u *User) GetProfile(ctx context.Context, xuid string, settings []string) (
 	}
 	missing := func(status int) error { return lacks(a, status, "the user's record") }
 	if w := u.c.cfg.BatchWindow; w > 0 {
-		return u.c.profiles.lookup(ctx, u.xuid+"\x00"+strings.Join(settings, "\x00"), xuid, w, 100, run, missing)
+		return u.c.profiles.lookup(ctx, u.xuid, settingsKind(settings), xuid, w, 100, run, missing)
 	}
 	got, status, err := run(ctx, []string{xuid})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/throttle"
 )
 
@@ -49,46 +50,93 @@ func (p PlanRow) Safe() bool { return p.BurstLeft >= 0 && p.SustainLeft >= 0 }
 // batchable are the scopes whose services take several users in one call.
 var batchable = map[string]bool{"profile": true, "presence/read": true, "stats-read": true, "peoplehub": true}
 
+// Bounds of a plan: Plan refuses periodic calls outside them, so that
+// every figure of a row fits in 32 bits and no product overflows.
+const (
+	// MinPlanInterval is the shortest interval a periodic call may have:
+	// 300,000 ticks in a sustain window.
+	MinPlanInterval = time.Millisecond
+	// MaxPlanInterval is the longest: a week, one tick in any window.
+	MaxPlanInterval = 7 * 24 * time.Hour
+	// MaxPlanCount is the most calls a tick: the highest limit a rule may
+	// have (throttle.MaxLimit).
+	MaxPlanCount = throttle.MaxLimit
+	// MaxPlanPeak is the most calls a scope's periodic calls may make in
+	// its busiest sustain window (300 s).
+	MaxPlanPeak = 1_000_000_000
+)
+
 // Plan answers, for a set of periodic calls of one user, each scope's
 // busiest windows, what is left of its limits and its fastest safe
-// interval: the poll planner (xblcall limits plan).
+// interval: the poll planner (xblcall limits plan). It refuses calls
+// outside the bounds above, naming the bound.
 func (l *Limits) Plan(calls []PeriodicCall) ([]PlanRow, error) {
 	by := map[string][]PeriodicCall{}
 	for i, c := range calls {
-		if c.Every <= 0 || c.Count < 1 {
-			return nil, fmt.Errorf("limits: plan: call %d: an interval above 0 and a count of 1 or more", i)
+		switch {
+		case c.Every < MinPlanInterval || c.Every > MaxPlanInterval:
+			return nil, fmt.Errorf("limits: plan: call %d: an interval of %v: want %v to %v", i, c.Every, MinPlanInterval, MaxPlanInterval)
+		case c.Count < 1 || c.Count > MaxPlanCount:
+			return nil, fmt.Errorf("limits: plan: call %d: a count of %d: want 1 to %d calls a tick", i, c.Count, MaxPlanCount)
 		}
 		if _, ok := l.ByScope(c.Scope); !ok {
-			return nil, fmt.Errorf("limits: plan: call %d: no rule has scope %q", i, c.Scope)
+			return nil, fmt.Errorf("limits: plan: call %d: no rule has scope %s", i, safetext.Quote(c.Scope, 60))
 		}
 		by[c.Scope] = append(by[c.Scope], c)
 	}
 	rows := make([]PlanRow, 0, len(by))
 	for scope, cs := range by {
 		r, _ := l.ByScope(scope)
-		lim := r.Limit()
-		row := PlanRow{Scope: scope, Burst: lim.Burst, Sustain: lim.Sustain, Every: cs[0].Every}
-		for _, c := range cs {
-			row.PerTick += c.Count
-			row.BurstPeak += c.Count * ticksIn(throttle.BurstPeriod, c.Every)
-			row.SustainPeak += c.Count * ticksIn(throttle.SustainPeriod, c.Every)
-			if c.Every != row.Every {
-				row.Every = 0
-			}
-			row.Batch = row.Batch || batchable[scope] && c.Count > 1
+		row, err := plan(scope, r.Limit(), cs)
+		if err != nil {
+			return nil, err
 		}
-		row.BurstLeft, row.SustainLeft = left(lim.Burst, row.BurstPeak), left(lim.Sustain, row.SustainPeak)
-		row.Fastest = fastest(row.PerTick, lim)
 		rows = append(rows, row)
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].Scope < rows[j].Scope })
 	return rows, nil
 }
 
+// plan is one scope's row. Its sums are of 64-bit products under
+// MaxPlanCount x ceil(300 s / MinPlanInterval) = 3e10 each, stopped once
+// past MaxPlanPeak: none overflows.
+func plan(scope string, lim throttle.Limit, cs []PeriodicCall) (PlanRow, error) {
+	row := PlanRow{Scope: scope, Burst: lim.Burst, Sustain: lim.Sustain, Every: cs[0].Every}
+	var perTick, burst, sustain int64
+	for _, c := range cs {
+		n := int64(c.Count)
+		perTick += n
+		burst += n * ticksIn(throttle.BurstPeriod, c.Every)
+		sustain += n * ticksIn(throttle.SustainPeriod, c.Every) // the largest of the three
+		if sustain > MaxPlanPeak {
+			return PlanRow{}, fmt.Errorf("limits: plan: scope %s: its calls in the busiest %v window pass %d, the most a plan may make",
+				safetext.Quote(scope, 60), throttle.SustainPeriod, MaxPlanPeak)
+		}
+		if c.Every != row.Every {
+			row.Every = 0
+		}
+		row.Batch = row.Batch || batchable[scope] && c.Count > 1
+	}
+	row.PerTick, row.BurstPeak, row.SustainPeak = int(perTick), int(burst), int(sustain)
+	row.BurstLeft, row.SustainLeft = left(lim.Burst, row.BurstPeak), left(lim.Sustain, row.SustainPeak)
+	row.Fastest = fastest(row.PerTick, lim)
+	return row, nil
+}
+
 // ticksIn is how many ticks every apart fit in a window of length w that
 // starts at one: ceil(w / every).
-func ticksIn(w, every time.Duration) int {
-	return int((w + every - 1) / every)
+func ticksIn(w, every time.Duration) int64 {
+	return int64(ceilDiv(w, every))
+}
+
+// ceilDiv is ceil(a / b) for positive a and b, without the overflow of
+// (a + b - 1) / b.
+func ceilDiv(a, b time.Duration) time.Duration {
+	q := a / b
+	if a%b != 0 {
+		q++
+	}
+	return q
 }
 
 // left is what is left of a limit (none: no limit, as much as asked).
@@ -115,7 +163,7 @@ func fastest(k int, l throttle.Limit) time.Duration {
 		if m == 0 {
 			return 0
 		}
-		t = max(t, (w.period+time.Duration(m)-1)/time.Duration(m))
+		t = max(t, ceilDiv(w.period, time.Duration(m)))
 	}
 	return (t + time.Millisecond - 1).Truncate(time.Millisecond) // a millisecond more never hurts
 }

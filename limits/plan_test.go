@@ -1,10 +1,14 @@
 package limits
 
 import (
+	"math"
+	"math/big"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/xblgo/fgrl/throttle"
 )
 
 // TestPlan: the poll planner's verdicts on the 2020 table. Social every
@@ -44,4 +48,113 @@ func TestPlan(t *testing.T) {
 			t.Errorf("Plan(%v) took it", bad)
 		}
 	}
+}
+
+// TestPlanBounds: Plan refuses intervals, counts and peaks outside its
+// bounds, naming the bound, and takes the calls at them; before the
+// bounds, a count of 2^63-1 every 1 ns planned a peak of -15e9 calls and
+// the verdict "ok", and an interval near 2^63 ns overflowed ceil(w/every).
+func TestPlanBounds(t *testing.T) {
+	l := Default()
+	for _, tc := range []struct {
+		name  string
+		calls []PeriodicCall
+		want  string // the error; "" when taken
+	}{
+		{"every 1 ns", []PeriodicCall{{"social", time.Nanosecond, 1}}, "limits: plan: call 0: an interval of 1ns: want 1ms to 168h0m0s"},
+		{"every 0", []PeriodicCall{{"social", 0, 1}}, "limits: plan: call 0: an interval of 0s: want 1ms to 168h0m0s"},
+		{"every -1 s", []PeriodicCall{{"social", -time.Second, 1}}, "limits: plan: call 0: an interval of -1s: want 1ms to 168h0m0s"},
+		{"every 2^63-1 ns", []PeriodicCall{{"social", math.MaxInt64, 1}}, "limits: plan: call 0: an interval of 2562047h47m16.854775807s: want 1ms to 168h0m0s"},
+		{"every 1 ms", []PeriodicCall{{"social", MinPlanInterval, 1}}, ""},
+		{"every week", []PeriodicCall{{"social", MaxPlanInterval, 1}}, ""},
+		{"a week and 1 ns", []PeriodicCall{{"social", MaxPlanInterval + 1, 1}}, "limits: plan: call 0: an interval of 168h0m0.000000001s: want 1ms to 168h0m0s"},
+		{"count 0", []PeriodicCall{{"social", time.Second, 0}}, "limits: plan: call 0: a count of 0: want 1 to 100000 calls a tick"},
+		{"count 2^63-1", []PeriodicCall{{"social", time.Second, math.MaxInt}}, "limits: plan: call 0: a count of 9223372036854775807: want 1 to 100000 calls a tick"},
+		{"count 100000 every 1 s", []PeriodicCall{{"social", time.Second, MaxPlanCount}}, ""},
+		{"count 100001, the second call", []PeriodicCall{{"profile", time.Second, 1}, {"social", time.Second, MaxPlanCount + 1}}, "limits: plan: call 1: a count of 100001: want 1 to 100000 calls a tick"},
+		{"a peak of 3e10 (100000 every 1 ms)", []PeriodicCall{{"social", MinPlanInterval, MaxPlanCount}},
+			`limits: plan: scope "social": its calls in the busiest 5m0s window pass 1000000000, the most a plan may make`},
+		{"a peak of exactly 1e9 (3333 every 1 ms, 100000 every 300 s)", []PeriodicCall{
+			{"social", MinPlanInterval, 3333}, {"social", 300 * time.Second, MaxPlanCount}}, ""},
+		{"one call past the peak", []PeriodicCall{
+			{"social", MinPlanInterval, 3333}, {"social", 300 * time.Second, MaxPlanCount}, {"social", MaxPlanInterval, 1}},
+			`limits: plan: scope "social": its calls in the busiest 5m0s window pass 1000000000, the most a plan may make`},
+		{"an unknown scope, clipped and escaped", []PeriodicCall{{"\x1b[2J" + strings.Repeat("x", 100), time.Second, 1}},
+			`limits: plan: call 0: no rule has scope "\x1b[2Jxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx..."`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := l.Plan(tc.calls)
+			if got := errText(err); got != tc.want {
+				t.Errorf("Plan(%v):\n got %s\nwant %s", tc.calls, got, tc.want)
+			}
+		})
+	}
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// FuzzPlan: for any two periodic calls of one scope and one of another,
+// Plan either refuses them, and then one is outside a bound, or its rows
+// hold the exact figures (computed in arbitrary precision), each within
+// MaxPlanPeak, the burst peak within the sustain peak.
+func FuzzPlan(f *testing.F) {
+	f.Add(int64(10*time.Second), 1, int64(time.Minute), 3, int64(time.Second), 2)
+	f.Add(int64(1), math.MaxInt, int64(math.MaxInt64), 1, int64(-1), 0)
+	f.Add(int64(time.Millisecond), 3333, int64(300*time.Second), 100000, int64(time.Millisecond), 100000)
+	l := Default()
+	f.Fuzz(func(t *testing.T, e1 int64, n1 int, e2 int64, n2 int, e3 int64, n3 int) {
+		calls := []PeriodicCall{{"social", time.Duration(e1), n1}, {"social", time.Duration(e2), n2}, {"profile", time.Duration(e3), n3}}
+		inBounds := true
+		for _, c := range calls {
+			inBounds = inBounds && c.Every >= MinPlanInterval && c.Every <= MaxPlanInterval && c.Count >= 1 && c.Count <= MaxPlanCount
+		}
+		exact := map[string][3]*big.Int{} // per tick, burst peak, sustain peak
+		if inBounds {
+			for _, c := range calls {
+				sums, ok := exact[c.Scope]
+				if !ok {
+					sums = [3]*big.Int{new(big.Int), new(big.Int), new(big.Int)}
+					exact[c.Scope] = sums
+				}
+				n := big.NewInt(int64(c.Count))
+				sums[0].Add(sums[0], n)
+				for i, w := range []time.Duration{throttle.BurstPeriod, throttle.SustainPeriod} {
+					ticks := new(big.Int).Add(big.NewInt(int64(w)), big.NewInt(int64(c.Every)-1))
+					ticks.Quo(ticks, big.NewInt(int64(c.Every)))
+					sums[i+1].Add(sums[i+1], ticks.Mul(ticks, n))
+				}
+			}
+		}
+		over := false
+		for _, sums := range exact {
+			over = over || sums[2].Cmp(big.NewInt(MaxPlanPeak)) > 0
+		}
+		rows, err := l.Plan(calls)
+		if err != nil {
+			if inBounds && !over {
+				t.Fatalf("Plan(%v) refused calls within the bounds: %v", calls, err)
+			}
+			return
+		}
+		if !inBounds || over {
+			t.Fatalf("Plan(%v) took calls outside the bounds: %+v", calls, rows)
+		}
+		for _, r := range rows {
+			sums := exact[r.Scope]
+			got := [3]int{r.PerTick, r.BurstPeak, r.SustainPeak}
+			for i := range got {
+				if !sums[i].IsInt64() || int64(got[i]) != sums[i].Int64() {
+					t.Errorf("%s: figure %d is %d, want %v", r.Scope, i, got[i], sums[i])
+				}
+			}
+			if r.BurstPeak > r.SustainPeak || r.SustainPeak > MaxPlanPeak || r.BurstLeft != r.Burst-r.BurstPeak || r.SustainLeft != r.Sustain-r.SustainPeak {
+				t.Errorf("row out of shape: %+v", r)
+			}
+		}
+	})
 }

@@ -78,7 +78,7 @@ func ExampleHandler_WithAdmin() {
 func ExampleNew() {
 	_, err := mock.New(mock.Config{Faults: mock.Faults{ErrorRate: 0.8, ResetRate: 0.5}})
 	fmt.Println(err)
-	// Output: mock: fault rates must be fractions adding up to at most 1
+	// Output: mock: fault rates must be fractions from 0 to 1 adding up to at most 1 (error 0.8, reset 0.5, truncate 0)
 }
 
 // A script plays answers in sequence, then lets the mock answer.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -410,7 +411,14 @@ func TestConfigErrors(t *testing.T) {
 		{"negative MaxKeys", Config{MaxKeys: -1}, "must not be negative"},
 		{"negative MaxBody", Config{MaxBody: -1}, "must not be negative"},
 		{"fault rates past 1", Config{Faults: Faults{ErrorRate: 0.6, ResetRate: 0.6}}, "fault rates"},
+		{"an error rate of NaN", Config{Faults: Faults{ErrorRate: math.NaN()}}, "fault rates must be fractions from 0 to 1 adding up to at most 1 (error NaN, reset 0, truncate 0)"},
+		{"a reset rate of +Inf", Config{Faults: Faults{ResetRate: math.Inf(1)}}, "(error 0, reset +Inf, truncate 0)"},
+		{"a truncate rate of NaN beside an error rate", Config{Faults: Faults{ErrorRate: 0.5, TruncateRate: math.NaN()}}, "(error 0.5, reset 0, truncate NaN)"},
+		{"a service fault's rate of NaN", Config{Faults: Faults{Services: []ServiceFault{{Service: "social", Status: 500, Rate: math.NaN()}}}}, "services[0]: rate is a share, 0 to 1"},
 		{"negative latency", Config{Faults: Faults{Latency: -time.Second}}, "latency"},
+		{"a legacy title that is not a title ID", Config{LegacyTitles: []string{"1234567890", " 12"}},
+			`mock: LegacyTitles[1]: " 12" is not a title ID (a decimal number that fits in 32 bits)`},
+		{"a legacy title past 32 bits", Config{LegacyTitles: []string{"4294967296"}}, `mock: LegacyTitles[0]: "4294967296" is not a title ID`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

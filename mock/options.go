@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/xblgo/fgrl/internal/safetext"
+	"github.com/xblgo/fgrl/internal/xblid"
 	"github.com/xblgo/fgrl/limits"
 	"github.com/xblgo/fgrl/throttle"
 )
@@ -38,7 +39,8 @@ type Config struct {
 	// virtual and no clock is needed.
 	Now func() time.Time
 	// LegacyTitles are exempt from FGRL, as titles that shipped before May
-	// 2016 are.
+	// 2016 are: title IDs in decimal, as tokens carry them (New refuses
+	// anything else).
 	LegacyTitles []string
 	// Fallback serves hosts that have no rule with the limits data's
 	// fallback rule (10 / 30, what the trace analyzer assumes), answering
@@ -123,6 +125,11 @@ func (c Config) check() (config, error) {
 	if err := c.World.check(); err != nil {
 		return config{}, err
 	}
+	for i, t := range c.LegacyTitles {
+		if err := xblid.CheckTitle(t); err != nil {
+			return config{}, fmt.Errorf("mock: LegacyTitles[%d]: %w", i, err)
+		}
+	}
 	r := config{limits: c.Limits, store: c.Store, maxKeys: c.MaxKeys, now: c.Now, legacy: map[string]bool{},
 		fallback: c.Fallback, publishers: maps.Clone(c.Publishers), scids: map[string]string{}, faults: c.Faults,
 		maxBody: cmp.Or(c.MaxBody, 1<<20), maxStateBytes: cmp.Or(c.MaxStateBytes, DefaultMaxStateBytes),
@@ -199,12 +206,14 @@ type ServiceFault struct {
 	Until time.Time `json:"until,omitzero"`
 }
 
-// Check reports faults that cannot be: rates outside [0, 1] or adding up
-// past 1, a negative latency, an unknown Retry-After mode.
+// Check reports faults that cannot be: rates outside [0, 1] (NaN and the
+// infinities included) or adding up past 1, a negative latency, an unknown
+// Retry-After mode.
 func (f Faults) Check() error {
 	switch {
-	case f.ErrorRate < 0 || f.ResetRate < 0 || f.TruncateRate < 0 || f.ErrorRate+f.ResetRate+f.TruncateRate > 1:
-		return errors.New("mock: fault rates must be fractions adding up to at most 1")
+	case !fraction(f.ErrorRate) || !fraction(f.ResetRate) || !fraction(f.TruncateRate) || !fraction(f.ErrorRate+f.ResetRate+f.TruncateRate):
+		return fmt.Errorf("mock: fault rates must be fractions from 0 to 1 adding up to at most 1 (error %v, reset %v, truncate %v)",
+			f.ErrorRate, f.ResetRate, f.TruncateRate)
 	case f.Latency < 0:
 		return errors.New("mock: fault latency must not be negative")
 	case int(f.RetryAfter) >= len(retryAfterNames):
@@ -218,6 +227,10 @@ func (f Faults) Check() error {
 	return nil
 }
 
+// fraction reports whether x is a share from 0 to 1; NaN and the
+// infinities are not.
+func fraction(x float64) bool { return x >= 0 && x <= 1 }
+
 func (sf *ServiceFault) check() error {
 	switch {
 	case sf.Service == "" || len(sf.Service) > 100:
@@ -226,7 +239,7 @@ func (sf *ServiceFault) check() error {
 		return errors.New("status is 429, 500 or 503")
 	case sf.Status == 0 && sf.Latency == 0 && !sf.Reset:
 		return errors.New("a fault needs a status, a latency or a reset")
-	case sf.Rate < 0 || sf.Rate > 1:
+	case !fraction(sf.Rate):
 		return errors.New("rate is a share, 0 to 1")
 	case sf.RetryAfter < 0 || sf.Latency < 0 || sf.For < 0 || time.Duration(sf.Latency) > maxScriptLatency:
 		return errors.New("retryAfter, latency and for are not negative, and latency is at most 10m")

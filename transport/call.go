@@ -28,7 +28,7 @@ type call struct {
 	start time.Time
 	now   time.Time // read once per attempt, before its gate
 	clk   clock.Clock
-	pol   policy // what the request's context asks (read once)
+	pol   Policy // what the request's context asks (read once)
 
 	retries   bool          // the request may be retried at all
 	timeout   time.Duration // each attempt's, computed once (attemptTimeout)
@@ -57,7 +57,7 @@ func (c *call) init(t *Transport, req *http.Request) error {
 	uhs, _, _ := xblauth.Parse(auth) // no token: the key's user is ""
 	clk := clock.From(req.Context())
 	now := clk.Now()
-	*c = call{t: t, req: req, ctx: req.Context(), start: now, now: now, clk: clk, pol: policyOf(req.Context())}
+	*c = call{t: t, req: req, ctx: req.Context(), start: now, now: now, clk: clk, pol: PolicyOf(req.Context())}
 	if rule, ok := t.ruleFor(req, host, c.pol.rule); ok {
 		c.rule, c.table = rule, rule.Limit()
 		c.key = throttle.Key{User: uhs, Title: t.TitleID, Scope: rule.Scope()}

@@ -119,7 +119,7 @@ func follow(ctx context.Context, clk clock.Clock, d time.Duration, f *flight) er
 // followBound is the longest a call of policy p takes when it sends
 // itself: its waits (the retry window, or WithMaxWait's longer bound) and
 // then one attempt.
-func (t *Transport) followBound(p policy) time.Duration {
+func (t *Transport) followBound(p Policy) time.Duration {
 	wait := t.window()
 	if p.failFast || p.noRetry {
 		wait = 0
@@ -165,7 +165,7 @@ func (t *Transport) land(key readKey, f *flight) {
 // it when it may be kept. The body is read in full under the attempt
 // timeout (BoundBody) and the leader's context.
 func (t *Transport) lead(req *http.Request, key readKey, f *flight) (*http.Response, error) {
-	resp, renewed, err := t.do(req.WithContext(withPolicy(req.Context(), func(p *policy) { p.boundBody = true })))
+	resp, renewed, err := t.do(req.WithContext(withPolicy(req.Context(), func(p *Policy) { p.boundBody = true })))
 	if err != nil {
 		f.err, f.cancelled = err, req.Context().Err() != nil
 		return nil, err

@@ -10,7 +10,7 @@ import (
 // session, send invites, create match ticket, reputation feedback). The
 // budget and the Retry-After cache still apply.
 func NoRetry(ctx context.Context) context.Context {
-	return withPolicy(ctx, func(p *policy) { p.noRetry = true })
+	return withPolicy(ctx, func(p *Policy) { p.noRetry = true })
 }
 
 // WithRule returns a context that makes the transport count its request
@@ -23,7 +23,7 @@ func NoRetry(ctx context.Context) context.Context {
 // not cover the request's host, path matching decides, as it does for a
 // request without this context.
 func WithRule(ctx context.Context, scope string) context.Context {
-	return withPolicy(ctx, func(p *policy) { p.rule = scope })
+	return withPolicy(ctx, func(p *Policy) { p.rule = scope })
 }
 
 // BoundBody returns a context that makes the per-attempt timeout cover the
@@ -32,7 +32,7 @@ func WithRule(ctx context.Context, scope string) context.Context {
 // stops when the headers arrive and a 200 body streams at the caller's pace,
 // bounded only by the request's own context.
 func BoundBody(ctx context.Context) context.Context {
-	return withPolicy(ctx, func(p *policy) { p.boundBody = true })
+	return withPolicy(ctx, func(p *Policy) { p.boundBody = true })
 }
 
 // Per-call policy: how long a call may wait for budget, and how long an
@@ -53,7 +53,7 @@ const (
 // refusal. d is capped at MaxPolicyWait; the context's own deadline still
 // ends the call. Retries keep XSAPI's 20 s window.
 func WithMaxWait(ctx context.Context, d time.Duration) context.Context {
-	return withPolicy(ctx, func(p *policy) { p.maxWait = min(max(d, 0), MaxPolicyWait) })
+	return withPolicy(ctx, func(p *Policy) { p.maxWait = min(max(d, 0), MaxPolicyWait) })
 }
 
 // FailFast returns a context that makes the call never wait: a call the
@@ -61,14 +61,14 @@ func WithMaxWait(ctx context.Context, d time.Duration) context.Context {
 // (a *ThrottleError with Local), and a failed attempt is not retried, for
 // an interactive call that would rather show "try again" than stall.
 func FailFast(ctx context.Context) context.Context {
-	return withPolicy(ctx, func(p *policy) { p.failFast = true })
+	return withPolicy(ctx, func(p *Policy) { p.failFast = true })
 }
 
 // LongCall returns a context that gives each attempt of the call XSAPI's
 // long timeout (LongCallTimeout, 5 min) instead of the 5 to 30 s of the
 // retry window, for calls that move much data (title storage uploads).
 func LongCall(ctx context.Context) context.Context {
-	return withPolicy(ctx, func(p *policy) { p.longCall = true })
+	return withPolicy(ctx, func(p *Policy) { p.longCall = true })
 }
 
 // Background returns a context that makes the call a background one: it
@@ -79,12 +79,17 @@ func LongCall(ctx context.Context) context.Context {
 // and tries again, yielding to any call that came meanwhile. Calls are
 // interactive unless marked.
 func Background(ctx context.Context) context.Context {
-	return withPolicy(ctx, func(p *policy) { p.background = true })
+	return withPolicy(ctx, func(p *Policy) { p.background = true })
 }
 
-// policy is everything a request's context asks of its call (the options
-// above), one value under one key: a call reads it once.
-type policy struct {
+// Policy is everything a request's context asks of its call: what the
+// options above set, one value under one context key, which a call reads
+// once. It is comparable: two calls whose contexts carry equal Policies are
+// treated alike, which is what code merging several callers' calls into one
+// request must know (the client merges lookups into a batch only when their
+// Policies are equal). The zero value is the policy of a context that sets
+// none.
+type Policy struct {
 	noRetry, boundBody, failFast, longCall, background bool
 	maxWait                                            time.Duration
 	rule                                               string // WithRule's scope
@@ -92,15 +97,15 @@ type policy struct {
 
 type policyKey struct{}
 
-// policyOf returns the policy ctx carries; the zero policy when none.
-func policyOf(ctx context.Context) policy {
-	p, _ := ctx.Value(policyKey{}).(policy)
+// PolicyOf returns the Policy ctx carries; the zero Policy when none.
+func PolicyOf(ctx context.Context) Policy {
+	p, _ := ctx.Value(policyKey{}).(Policy)
 	return p
 }
 
 // withPolicy returns ctx with its policy changed by set.
-func withPolicy(ctx context.Context, set func(*policy)) context.Context {
-	p := policyOf(ctx)
+func withPolicy(ctx context.Context, set func(*Policy)) context.Context {
+	p := PolicyOf(ctx)
 	set(&p)
 	return context.WithValue(ctx, policyKey{}, p)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/xblgo/fgrl/mock"
 )
@@ -51,5 +52,37 @@ func TestWithRule(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// otherKey is a context key of another package's.
+type otherKey struct{}
+
+// TestPolicyOf: contexts that ask the same of their call carry equal
+// Policies, and contexts that ask anything different do not, so that code
+// merging calls (the client's batches) can tell them apart.
+func TestPolicyOf(t *testing.T) {
+	bg := context.Background()
+	tests := []struct {
+		name string
+		a, b context.Context
+		same bool
+	}{
+		{"none", bg, context.WithValue(bg, otherKey{}, 1), true},
+		{"FailFast twice", FailFast(bg), FailFast(FailFast(bg)), true},
+		{"options in either order", Background(NoRetry(bg)), NoRetry(Background(bg)), true},
+		{"waits capped alike", WithMaxWait(bg, time.Hour), WithMaxWait(bg, MaxPolicyWait), true},
+		{"FailFast or not", FailFast(bg), bg, false},
+		{"NoRetry or not", NoRetry(bg), bg, false},
+		{"LongCall or not", LongCall(bg), bg, false},
+		{"Background or not", Background(bg), bg, false},
+		{"BoundBody or not", BoundBody(bg), bg, false},
+		{"other waits", WithMaxWait(bg, time.Second), WithMaxWait(bg, 2*time.Second), false},
+		{"other rules", WithRule(bg, "profile"), WithRule(bg, "presence"), false},
+	}
+	for _, tt := range tests {
+		if got := PolicyOf(tt.a) == PolicyOf(tt.b); got != tt.same {
+			t.Errorf("%s: PolicyOf(a) == PolicyOf(b) is %v, want %v", tt.name, got, tt.same)
+		}
 	}
 }

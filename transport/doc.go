@@ -73,7 +73,8 @@
 // (XSAPI's long 5-minute attempt timeout), Background (a background call:
 // it never takes the share of the key's limits kept for interactive calls,
 // Transport.InteractiveShare, a quarter by default, and never queues ahead
-// of them) and WithRule (count against a named rule). After a call,
+// of them) and WithRule (count against a named rule); PolicyOf reads them
+// back as one comparable value, for code that merges calls. After a call,
 // BudgetLeft says what is left of its key's budget; a Ticker paces a
 // periodic call by it. A 429's body teaches the transport the service's
 // limit (MaxLearnedLimit, LearnedLimits); LimitShare keeps every window

@@ -19,7 +19,7 @@ import (
 type readKey struct {
 	cred                                                   [sha256.Size]byte
 	title, host, uri, contract, accept, language, encoding string
-	pol                                                    policy
+	pol                                                    Policy
 }
 
 // sharedHeaders are the request headers a readKey holds besides the
@@ -37,7 +37,7 @@ func (t *Transport) readKeyOf(req *http.Request) (readKey, bool) {
 	if !ok {
 		return readKey{}, false
 	}
-	pol := policyOf(req.Context())
+	pol := PolicyOf(req.Context())
 	pol.boundBody = false // a shared answer is always read in full under the attempt timeout
 	return readKey{cred: cred, title: t.TitleID, host: strings.ToLower(cmp.Or(req.Host, req.URL.Host)), uri: req.URL.RequestURI(),
 		contract: headerFold(req.Header, "X-Xbl-Contract-Version"), accept: headerFold(req.Header, "Accept"),
@@ -83,7 +83,7 @@ func credentialsOf(h http.Header) ([sha256.Size]byte, bool) {
 
 // cacheKey is k for the read cache: without the policy.
 func (k readKey) cacheKey() readKey {
-	k.pol = policy{}
+	k.pol = Policy{}
 	return k
 }
 

@@ -256,8 +256,8 @@ func TestCoalescedReadsEnd(t *testing.T) {
 			synctest.Wait()
 			start := time.Now()
 			_, err := readAs(context.Background(), tr, nil)
-			if !errors.Is(err, ErrSharedReadTimeout) || time.Since(start) != tr.followBound(policy{}) {
-				t.Errorf("the follower got %v after %v, want ErrSharedReadTimeout after %v", err, time.Since(start), tr.followBound(policy{}))
+			if !errors.Is(err, ErrSharedReadTimeout) || time.Since(start) != tr.followBound(Policy{}) {
+				t.Errorf("the follower got %v after %v, want ErrSharedReadTimeout after %v", err, time.Since(start), tr.followBound(Policy{}))
 			}
 			close(release)
 			wg.Wait()

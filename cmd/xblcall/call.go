@@ -182,12 +182,12 @@ func (o *callOpts) request(ctx context.Context, e *env, url string) (req *http.R
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
+	if _, err := checkURL("the URL", url); err != nil {
+		return nil, nil, err
+	}
 	req, err = http.NewRequestWithContext(ctx, method, url, rd)
 	if err != nil {
 		return nil, nil, &exitError{2, err}
-	}
-	if (req.URL.Scheme != "https" && req.URL.Scheme != "http") || req.URL.Host == "" {
-		return nil, nil, &exitError{2, fmt.Errorf("the URL %s needs a scheme and a host, such as https://profile.xboxlive.com/users/me", safetext.Quote(url, 80))}
 	}
 	for _, h := range o.headers {
 		k, v, ok := strings.Cut(h, ":")

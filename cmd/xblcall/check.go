@@ -61,6 +61,9 @@ func (o *checkOpts) run(ctx context.Context, e *env, args []string) error {
 	if len(args) > 0 {
 		return &exitError{2, errors.New("check takes no arguments")}
 	}
+	if _, err := checkURL("--mock", o.mockURL); err != nil {
+		return err
+	}
 	opts := mock.CheckOptions{No429: o.no429, Certify: o.certify}
 	if !o.no429 && !o.certify && len(o.expect) == 0 {
 		return &exitError{2, errors.New("name a check: --no-429, --certify or --expect")}

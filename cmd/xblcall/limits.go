@@ -126,20 +126,22 @@ func verdict(r limits.PlanRow) string {
 	return v
 }
 
-// parsePeriodic reads SCOPE:EVERY[:COUNT].
+// parsePeriodic reads SCOPE:EVERY[:COUNT]; limits.Plan checks the values
+// against its bounds, which the syntax error names too.
 func parsePeriodic(s string) (limits.PeriodicCall, error) {
-	bad := fmt.Errorf("%s: want SCOPE:EVERY[:COUNT], such as social:10s or presence/read:5s:3", safetext.Quote(s, 60))
+	bad := fmt.Errorf("%s: want SCOPE:EVERY[:COUNT], EVERY %v to %v and COUNT 1 to %d, such as social:10s or presence/read:5s:3",
+		safetext.Quote(s, 60), limits.MinPlanInterval, limits.MaxPlanInterval, limits.MaxPlanCount)
 	parts := strings.Split(s, ":")
 	if len(parts) < 2 || len(parts) > 3 {
 		return limits.PeriodicCall{}, bad
 	}
 	every, err := time.ParseDuration(parts[1])
-	if err != nil || every <= 0 {
+	if err != nil {
 		return limits.PeriodicCall{}, bad
 	}
 	c := limits.PeriodicCall{Scope: parts[0], Every: every, Count: 1}
 	if len(parts) == 3 {
-		if c.Count, err = strconv.Atoi(parts[2]); err != nil || c.Count < 1 {
+		if c.Count, err = strconv.Atoi(parts[2]); err != nil {
 			return limits.PeriodicCall{}, bad
 		}
 	}

@@ -111,7 +111,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"simulate", "--nope"}, 2, "unknown flag: --nope"},
 		{[]string{"simulate", "--pattern", "/does/not/exist"}, 2, "no such file"},
 		{[]string{"simulate", "--service-limits", "/does/not/exist"}, 2, "--service-limits: limits: open /does/not/exist"},
-		{[]string{"call", "profile.xboxlive.com/users/me/profile/settings"}, 2, "needs a scheme and a host"},
+		{[]string{"call", "profile.xboxlive.com/users/me/profile/settings"}, 2, "the scheme must be http or https"},
 		{[]string{"token"}, 2, "need --xuid and --title"},
 		{[]string{"limits", "--revision", "1999"}, 2, `unknown limits revision "1999"`},
 		{[]string{"call"}, 2, "need exactly one URL"},

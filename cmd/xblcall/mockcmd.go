@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -23,6 +24,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/logging"
 	"github.com/xblgo/fgrl/internal/safetext"
+	"github.com/xblgo/fgrl/internal/xblid"
 	"github.com/xblgo/fgrl/limits"
 	"github.com/xblgo/fgrl/mock"
 	"github.com/xblgo/fgrl/mock/mockprom"
@@ -114,7 +116,7 @@ func mockFlags(o *mockOpts) *flag.FlagSet {
 	fs.StringVar(&o.limits, "limits", "", "limits data file")
 	fs.StringVar(&o.revision, "revision", "2020", "built-in limits table")
 	fs.BoolVar(&o.align, "align", false, "align windows to the clock instead of the first request")
-	fs.StringVar(&o.legacy, "legacy", "", "comma-separated legacy title IDs, exempt from FGRL")
+	fs.StringVar(&o.legacy, "legacy", "", "comma-separated legacy title IDs (decimal), exempt from FGRL")
 	fs.StringVar(&o.redis, "redis", "", "keep the FGRL counts in this Redis (redis://host:port/db), shared by replicas")
 	fs.StringVar(&o.redisCA, "redis-ca", "", "PEM file of the CA that signs the Redis server's certificate (with a rediss:// URL)")
 	fs.BoolVar(&o.failOpen, "fail-open", false, "serve requests when Redis fails (default: answer 503)")
@@ -153,6 +155,14 @@ func (o *mockOpts) logger(w io.Writer) (*slog.Logger, error) {
 
 // config is the mock's Config from the flags.
 func (o *mockOpts) config(e *env) (mock.Config, error) {
+	if err := checkAddr("--addr", o.addr, true); err != nil {
+		return mock.Config{}, err
+	}
+	if o.https != "" {
+		if err := checkAddr("--https", o.https, true); err != nil {
+			return mock.Config{}, err
+		}
+	}
 	limits, err := loadLimits(o.revision, o.limits)
 	if err != nil {
 		return mock.Config{}, err
@@ -197,6 +207,11 @@ func (o *mockOpts) config(e *env) (mock.Config, error) {
 	}
 	if o.legacy != "" {
 		c.LegacyTitles = strings.Split(o.legacy, ",")
+		for _, t := range c.LegacyTitles {
+			if err := xblid.CheckTitle(t); err != nil {
+				return mock.Config{}, &exitError{2, fmt.Errorf("--legacy: %w", err)}
+			}
+		}
 	}
 	return c, nil
 }
@@ -218,9 +233,17 @@ func readWorld(name string) (mock.World, error) {
 
 // redisStore connects to --redis (with --redis-ca's CA for rediss://).
 func (o *mockOpts) redisStore(align throttle.Align) (*redisstore.Store, error) {
+	if _, err := url.Parse(o.redis); err != nil { // go-redis's error would quote the URL, password and all
+		return nil, &exitError{2, fmt.Errorf("--redis: not a URL: %s", parseError(err))}
+	}
 	ro, err := redis.ParseURL(o.redis)
 	if err != nil {
 		return nil, &exitError{2, fmt.Errorf("--redis: %v", err)}
+	}
+	if ro.Network == "tcp" {
+		if err := checkAddr("--redis: the address", ro.Addr, false); err != nil {
+			return nil, err
+		}
 	}
 	if o.redisCA != "" {
 		if ro.TLSConfig == nil {

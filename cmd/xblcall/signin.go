@@ -313,12 +313,12 @@ func viaTransport(via string, base http.RoundTripper) (http.RoundTripper, error)
 
 // parseVia checks a --via address: http(s) to a loopback host.
 func parseVia(via string) (*url.URL, error) {
-	u, err := url.Parse(via)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("--via %q: want http://127.0.0.1:PORT", safetext.Clip(via, 100))
+	u, err := checkURL("--via", via)
+	if err != nil {
+		return nil, err
 	}
 	if ip := net.ParseIP(u.Hostname()); u.Hostname() != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return nil, fmt.Errorf("--via %q: only a loopback address (a mock on this machine)", safetext.Clip(via, 100))
+		return nil, &exitError{2, fmt.Errorf("--via %s: only a loopback address (a mock on this machine)", safetext.Quote(u.Redacted(), 100))}
 	}
 	return u, nil
 }

@@ -2,7 +2,11 @@ package mock
 
 import (
 	"bytes"
+	"io"
 	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -141,4 +145,69 @@ func TestCheck(t *testing.T) {
 		t.Fatalf("HAR: %v", err)
 	}
 	resp.Body.Close()
+}
+
+// TestCallsBoundedInBytes: the heap the record of calls holds stays within
+// the bytes it counts, and those within maxCallsBytes, whatever the
+// requests carry: request lines of 256 KiB with an Authorization of 16 KiB
+// (over loopback, so that net/http parses them), or bodies of 64 KiB.
+func TestCallsBoundedInBytes(t *testing.T) {
+	pad := strings.Repeat("a", 256<<10)
+	tests := []struct {
+		name string
+		n    int
+		send func(t *testing.T, h *Handler, srv *httptest.Server, i int)
+	}{
+		{"huge request lines and Authorization", 300, func(t *testing.T, h *Handler, srv *httptest.Server, i int) {
+			// The token after 16,000 spaces: the userhash parsed out of it is
+			// a substring of the whole header.
+			req, _ := http.NewRequest("GET", srv.URL+"/users/me/profile/settings?settings=Gamertag&pad="+pad, nil)
+			req.Host = "profile.xboxlive.com"
+			tok := Token(xuid1, title1)
+			req.Header.Set("Authorization", "XBL3.0"+strings.Repeat(" ", 16000)+strings.TrimPrefix(tok, "XBL3.0"))
+			resp, err := srv.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}},
+		{"huge bodies", 3000, func(t *testing.T, h *Handler, _ *httptest.Server, i int) {
+			body := `{"userIds": ["1"], "settings": ["Gamertag"], "pad": "` + pad[:64<<10] + `"}`
+			do(t, h, "POST", "https://profile.xboxlive.com/users/batch/profile/settings", Token(strconv.Itoa(2533274790000000+i), title1), body)
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := NewHandler()
+			srv := httptest.NewServer(h)
+			defer srv.Close()
+			for i := range tt.n {
+				tt.send(t, h, srv, i)
+			}
+			srv.CloseClientConnections()
+			with := heapAfterGC()
+			h.calls.mu.Lock()
+			counted, held := h.calls.bytes, h.calls.n
+			h.calls.mu.Unlock()
+			h.ForgetCalls()
+			heap := int(with) - int(heapAfterGC())
+			t.Logf("%d calls hold %d bytes of heap, counted as %d", held, heap, counted)
+			if counted > maxCallsBytes {
+				t.Errorf("%d calls counted as %d bytes, over the bound %d", held, counted, maxCallsBytes)
+			}
+			if slack := 64 << 10; heap > counted+slack {
+				t.Errorf("%d calls hold %d bytes of heap, counted as %d", held, heap, counted)
+			}
+		})
+	}
+}
+
+// heapAfterGC returns the heap in use once garbage is collected.
+func heapAfterGC() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
 }

@@ -22,7 +22,9 @@ import (
 type Call struct {
 	Time   time.Time `json:"time"`
 	Method string    `json:"method"`
-	// URL is https://host/path?query as received (clipped to 1 KiB).
+	// URL is https://host/path?query as received (clipped to 1 KiB), with
+	// the query's credentials redacted (codes, tokens, secrets; every value
+	// a sign-in service is sent but the public ones).
 	URL   string `json:"url"`
 	XUID  string `json:"xuid,omitempty"` // the token's user; "" without a token the mock minted
 	Title string `json:"title,omitempty"`
@@ -153,8 +155,9 @@ func (h *Handler) ForgetCalls() {
 }
 
 // WriteHAR writes the calls f matches as a HAR 1.2 document, which
-// xblcall analyze and analyze.ReadHAR read. Tokens are never written: the
-// Authorization header holds the userhash only.
+// xblcall analyze and analyze.ReadHAR read. No secret is written: the
+// Authorization header holds the userhash only, and URLs and the sign-in
+// services' bodies are redacted as the record keeps them.
 func (h *Handler) WriteHAR(w io.Writer, f CallFilter) error {
 	hw := har.NewWriter(w)
 	for _, c := range h.Calls(f) {
@@ -201,18 +204,22 @@ func (h *Handler) serveObserved(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// newCall is the record of one request, made in one place: every string it
-// keeps cut to its bound and copied into one allocation, and the body
-// copied, so that a call holds no part of the request alive (the method is
-// a substring of the whole request line, the userhash of the whole
-// Authorization header) and callSize counts all it holds. status is 0 for
-// an aborted answer.
+// newCall is the record of one request, made in one place. It keeps no
+// secret: the query's credentials and a sign-in service's body are
+// redacted (xblauth.RedactParams, RedactBody), and of the headers only the
+// userhash is kept. Every string it keeps is cut to its bound and copied
+// into one allocation, and the body copied, so that a call holds no part
+// of the request alive (the method is a substring of the whole request
+// line, the userhash of the whole Authorization header) and callSize
+// counts all it holds. status is 0 for an aborted answer.
 func newCall(r *http.Request, e *logEntry, at time.Time, took time.Duration, status int, retryAfter string, body []byte) Call {
 	uri := r.RequestURI
 	if uri == "" || uri[0] != '/' {
 		uri = r.URL.RequestURI()
 	}
-	fields := [...]string{safetext.Cut(r.Method, 16), safetext.Cut(hostOnly(r.Host), 256), safetext.Cut(uri, maxCallURL),
+	host := safetext.Cut(hostOnly(r.Host), 256)
+	uri = safetext.Cut(xblauth.RedactParams(host, safetext.Cut(uri, maxCallURL)), maxCallURL)
+	fields := [...]string{safetext.Cut(r.Method, 16), host, uri,
 		safetext.Cut(e.xuid, 64), safetext.Cut(e.title, 64), safetext.Cut(e.scope, 256), safetext.Cut(e.script, 256),
 		safetext.Cut(retryAfter, 64), safetext.Cut(e.user, 64)}
 	n := 0
@@ -227,7 +234,7 @@ func newCall(r *http.Request, e *logEntry, at time.Time, took time.Duration, sta
 	}
 	return Call{Time: at, Method: fields[0], host: fields[1], uri: fields[2], XUID: fields[3], Title: fields[4], Scope: fields[5],
 		Script: fields[6], RetryAfter: fields[7], userhash: fields[8], Status: status, Aborted: status == 0, Duration: took,
-		body: bytes.Clone(body), textCap: text.Cap()}
+		body: bytes.Clone(xblauth.RedactBody(host, body)), textCap: text.Cap()}
 }
 
 // capture keeps the first maxCallBody bytes a handler reads of a body.

@@ -2,9 +2,14 @@ package mock
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"runtime"
 	"strconv"
 	"strings"
@@ -210,4 +215,117 @@ func heapAfterGC() uint64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return m.HeapAlloc
+}
+
+// TestCallsHoldNoSecret signs in every way the mock serves (the device code
+// flow, the identity platform's code flow with PKCE, login.live.com's code
+// flow with the browser landing on the desktop redirect, a refresh, a
+// client secret, the user and XSTS tokens), then calls a service with
+// credentials in its headers and query, and exports the record every way:
+// Calls, WriteHAR, the admin API's calls and calls.har, the live page's
+// snapshot, the log. No code, token, ticket, secret or state is in any.
+func TestCallsHoldNoSecret(t *testing.T) {
+	var logs bytes.Buffer
+	h := Must(New(Config{Logger: slog.New(slog.NewJSONHandler(&logs, nil))}))
+	var secrets []string
+	secret := func(s ...string) {
+		for _, v := range s {
+			if len(v) < 8 {
+				t.Fatalf("a secret too short to look for: %q", v)
+			}
+			secrets = append(secrets, v)
+		}
+	}
+	form := "application/x-www-form-urlencoded"
+
+	a := signInFlow(t, h)
+	var dc struct {
+		DeviceCode string `json:"device_code"`
+		UserCode   string `json:"user_code"`
+	}
+	var ms struct {
+		AccessToken  string `json:"access_token"`
+		RefreshToken string `json:"refresh_token"`
+	}
+	var ut, xsts struct{ Token string }
+	for _, x := range []struct {
+		b []byte
+		v any
+	}{{a.deviceCode, &dc}, {a.msToken, &ms}, {a.userToken, &ut}, {a.xsts, &xsts}} {
+		if err := json.Unmarshal(x.b, x.v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	secret(dc.DeviceCode, dc.UserCode, ms.AccessToken, ms.RefreshToken, ut.Token, xsts.Token)
+
+	// The identity platform's code flow: the code goes to a loopback
+	// redirect, the exchange carries it with its verifier.
+	verifier := "verifier-SECRET-0123456789-0123456789-0123456789"
+	sum := sha256.Sum256([]byte(verifier))
+	q := url.Values{"client_id": {"c"}, "redirect_uri": {"http://localhost:5000/cb"}, "response_type": {"code"},
+		"code_challenge": {base64.RawURLEncoding.EncodeToString(sum[:])}, "code_challenge_method": {"S256"}, "state": {"state-SECRET-1"}}
+	resp := send(t, h, mustRequest("GET", "https://login.microsoftonline.com/consumers/oauth2/v2.0/authorize?"+q.Encode()))
+	loc, _ := url.Parse(resp.header.Get("Location"))
+	msCode := loc.Query().Get("code")
+	if status, b := post(t, h, "https://login.microsoftonline.com/consumers/oauth2/v2.0/token", form, url.Values{"grant_type": {"authorization_code"},
+		"client_id": {"c"}, "code": {msCode}, "code_verifier": {verifier}, "redirect_uri": {"http://localhost:5000/cb"}}.Encode()); status != 200 {
+		t.Fatalf("the identity platform's code exchange: %d %s", status, b)
+	}
+	secret(verifier, "state-SECRET-1", msCode)
+
+	// login.live.com: the browser lands on the desktop redirect, a page of
+	// login.live.com itself, with the code in its URL.
+	_, back := liveAuthorizeAt(t, h, msaClient, redirectURI, "state-SECRET-2")
+	code := back.Get("code")
+	do(t, h, "GET", redirectURI+"?code="+url.QueryEscape(code)+"&state=state-SECRET-2", "", "")
+	_, _, live := liveTokenAt(t, h, url.Values{"grant_type": {"authorization_code"}, "client_id": {msaClient}, "code": {code},
+		"redirect_uri": {redirectURI}, "client_secret": {"client-SECRET-3"}})
+	_, _, again := liveTokenAt(t, h, url.Values{"grant_type": {"refresh_token"}, "client_id": {msaClient}, "refresh_token": {live.RefreshToken}})
+	if userToken(t, h, "t="+again.AccessToken) != 200 {
+		t.Fatal("the user token for login.live.com's access token")
+	}
+	post(t, h, "https://login.live.com/ppsecure/post.srf", form, "login=ada%40example.com&passwd=password-SECRET-4&PPFT=ppft-SECRET-5")
+	secret(code, "state-SECRET-2", "client-SECRET-3", live.AccessToken, live.RefreshToken, again.AccessToken, again.RefreshToken,
+		"password-SECRET-4", "ppft-SECRET-5")
+
+	// A service call with the XSTS token, a signature, a cookie and a token
+	// in its query.
+	req := mustRequest("GET", profileURL+"&access_token=query-SECRET-6")
+	uhs := UserHash(DefaultAccount.XUID)
+	req.Header.Set("Authorization", "XBL3.0 x="+uhs+";"+xsts.Token)
+	req.Header.Set("Signature", "signature-SECRET-7")
+	req.Header.Set("Cookie", "session=cookie-SECRET-8")
+	send(t, h, req)
+	secret("query-SECRET-6", "signature-SECRET-7", "cookie-SECRET-8")
+
+	exports := map[string][]byte{"the log": logs.Bytes()}
+	exports["Calls"], _ = json.Marshal(h.Calls(CallFilter{}))
+	var har bytes.Buffer
+	if err := h.WriteHAR(&har, CallFilter{}); err != nil {
+		t.Fatal(err)
+	}
+	exports["WriteHAR"] = har.Bytes()
+	srv := serveAll(t, h)
+	for _, path := range []string{"/_fgrl/api/calls", "/_fgrl/api/calls.har"} {
+		r, err := srv.Client().Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exports[path], _ = io.ReadAll(r.Body)
+		r.Body.Close()
+	}
+	exports["the live page's snapshot"], _ = h.snapshotJSON(t.Context())
+	for name, b := range exports {
+		for _, s := range secrets {
+			if bytes.Contains(b, []byte(s)) || bytes.Contains(b, []byte(url.QueryEscape(s))) {
+				t.Errorf("%s holds the secret %.24q...", name, s)
+			}
+		}
+	}
+	for _, want := range []string{"grant_type=authorization_code", `oauth20_desktop.srf?code=REDACTED\u0026state=REDACTED`,
+		`\"RpsTicket\":\"REDACTED\"`, "access_token=REDACTED", "XBL3.0 x=" + uhs + ";REDACTED"} {
+		if !bytes.Contains(har.Bytes(), []byte(want)) {
+			t.Errorf("the HAR lacks %q: it should still say what was called", want)
+		}
+	}
 }

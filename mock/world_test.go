@@ -95,6 +95,7 @@ func TestReadWorldErrors(t *testing.T) {
 		{"yaml syntax", "accounts:\n  - xuid: \"1\"\n\tgamertag: Ada\n", FileError{Line: 3, Reason: "not YAML: found character that cannot start any token"}},
 		{"yaml key twice", "accounts:\n  - xuid: \"1\"\n    xuid: \"2\"\n", FileError{Line: 3, Field: "accounts[0].xuid", Reason: "named twice"}},
 		{"app without a client ID", strings.Replace(ok, "]}", "],\n\"apps\": [{\"redirectUris\": [\"https://x.example/\"]}]}", 1), FileError{Line: 5, Field: "apps[0].clientId", Reason: "a client ID is 1 to 128 printable characters, no space"}},
+		{"app unknown field", strings.Replace(ok, "]}", "],\n\"apps\": [{\"clientId\": \"a\",\n \"redirectUri\": \"https://x.example/\"}]}", 1), FileError{Line: 6, Field: "apps[0].redirectUri", Reason: "no such field"}},
 		{"app twice", strings.Replace(ok, "]}", "],\n\"apps\": [{\"clientId\": \"a\", \"redirectUris\": [\"https://x.example/\"]},\n{\"clientId\": \"A\", \"redirectUris\": [\"https://x.example/\"]}]}", 1), FileError{Line: 6, Field: "apps[1].clientId", Reason: "apps[0] has the same client ID"}},
 		{"app without redirect URIs", strings.Replace(ok, "]}", "],\n\"apps\": [{\"clientId\": \"a\"}]}", 1), FileError{Line: 5, Field: "apps[0].redirectUris", Reason: "1 to 64 redirect URIs"}},
 		{"redirect URI relative", strings.Replace(ok, "]}", "],\n\"apps\": [{\"clientId\": \"a\", \"redirectUris\": [\"https://x.example/\",\n \"/cb\"]}]}", 1), FileError{Line: 6, Field: "apps[0].redirectUris[1]", Reason: "not an absolute URI without a fragment, of at most 2048 bytes"}},

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"bytes"
+	"cmp"
 	"io"
 	"net/http"
 	"sync"
@@ -57,7 +58,10 @@ func clipBody(b []byte) []byte {
 
 // Recorder is an http.RoundTripper that records each call it passes to Base,
 // for a Go test that asserts its traffic passes the analysis, or for a
-// trace file (Add writing each call). It is safe for concurrent use.
+// trace file (Add writing each call). It keeps no secret: the token of the
+// Authorization header, credentials in URLs and the sign-in services'
+// codes, tokens and tickets are redacted, as a HAR file the module writes
+// holds them. It is safe for concurrent use.
 type Recorder struct {
 	// Base sends the requests; nil means http.DefaultTransport.
 	Base http.RoundTripper
@@ -86,16 +90,15 @@ func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	if r.Now != nil {
 		now = r.Now
 	}
-	c := &Call{Time: now(), Method: req.Method, URL: req.URL.String(),
+	host := cmp.Or(req.Host, req.URL.Host)
+	u := *req.URL
+	u.Host = host
+	c := &Call{Time: now(), Method: req.Method, URL: xblauth.RedactURL(u.String()),
 		Authorization: xblauth.Redact(req.Header.Get("Authorization"))}
-	if req.Host != "" && req.Host != req.URL.Host {
-		u := *req.URL
-		u.Host = req.Host
-		c.URL = u.String()
-	}
 	if req.GetBody != nil {
 		if body, err := req.GetBody(); err == nil {
-			c.RequestBody, _ = io.ReadAll(io.LimitReader(body, MaxBody))
+			b, _ := io.ReadAll(io.LimitReader(body, MaxBody))
+			c.RequestBody = xblauth.RedactBody(host, b)
 			body.Close()
 		}
 	}
@@ -111,7 +114,7 @@ func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	c.Status = resp.StatusCode
 	c.RetryAfter = resp.Header.Get("Retry-After")
-	resp.Body = &tee{ReadCloser: resp.Body, c: c, r: r, now: now}
+	resp.Body = &tee{ReadCloser: resp.Body, c: c, r: r, now: now, host: host}
 	return resp, nil
 }
 
@@ -135,6 +138,7 @@ type tee struct {
 	c    *Call
 	r    *Recorder
 	now  func() time.Time
+	host string
 	buf  bytes.Buffer
 	once sync.Once
 }
@@ -150,7 +154,7 @@ func (t *tee) Read(p []byte) (int, error) {
 func (t *tee) Close() error {
 	err := t.ReadCloser.Close()
 	t.once.Do(func() {
-		t.c.ResponseBody = t.buf.Bytes()
+		t.c.ResponseBody = xblauth.RedactBody(t.host, t.buf.Bytes())
 		t.c.Duration = t.now().Sub(t.c.Time)
 		t.r.add(t.c)
 	})

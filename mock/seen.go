@@ -1,6 +1,7 @@
 package mock
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/xblgo/fgrl/internal/har"
 	"github.com/xblgo/fgrl/internal/safetext"
@@ -20,7 +22,9 @@ import (
 type Call struct {
 	Time   time.Time `json:"time"`
 	Method string    `json:"method"`
-	// URL is https://host/path?query as received (clipped to 1 KiB).
+	// URL is https://host/path?query as received (clipped to 1 KiB), with
+	// the query's credentials redacted (codes, tokens, secrets; every value
+	// a sign-in service is sent but the public ones).
 	URL   string `json:"url"`
 	XUID  string `json:"xuid,omitempty"` // the token's user; "" without a token the mock minted
 	Title string `json:"title,omitempty"`
@@ -39,15 +43,18 @@ type Call struct {
 	userhash  string
 	host, uri string // URL's parts, joined when the call is read
 	body      []byte // the request's body, up to maxCallBody
+	textCap   int    // the bytes of the one allocation its strings are parts of
 }
 
 // Bounds of the record of calls: the latest maxCalls, and at most
-// maxCallsBytes of their URLs and bodies; older calls go first.
+// maxCallsBytes in all (its slots, and every string and body its calls
+// keep); older calls go first.
 const (
 	maxCalls      = 10_000
 	maxCallURL    = 1 << 10
 	maxCallBody   = 16 << 10
 	maxCallsBytes = 32 << 20
+	ringBytes     = maxCalls * int(unsafe.Sizeof(Call{}))
 )
 
 // callLog is the record of calls: a ring of maxCalls slots, the oldest
@@ -57,10 +64,13 @@ type callLog struct {
 	ring  []Call // allocated on the first call, maxCalls long
 	start int    // the oldest call's slot
 	n     int    // calls held
-	bytes int
+	bytes int    // the ring's slots, and what the calls held keep besides
 }
 
-func callSize(c *Call) int { return len(c.host) + len(c.uri) + len(c.body) + 64 }
+// callSize is the heap c holds beyond its slot in the ring: its text, one
+// allocation of which every string it keeps is a part (newCall), and its
+// body.
+func callSize(c *Call) int { return c.textCap + cap(c.body) }
 
 func (l *callLog) add(c Call) {
 	size := callSize(&c)
@@ -68,6 +78,7 @@ func (l *callLog) add(c Call) {
 	defer l.mu.Unlock()
 	if l.ring == nil {
 		l.ring = make([]Call, maxCalls)
+		l.bytes = ringBytes
 	}
 	for l.n > 0 && (l.n == maxCalls || l.bytes+size > maxCallsBytes) {
 		l.bytes -= callSize(&l.ring[l.start])
@@ -121,7 +132,7 @@ func (f *CallFilter) match(c *Call) bool {
 }
 
 // Calls returns the calls received that f matches, oldest first (at most
-// the latest 10,000, and 32 MiB of their URLs and bodies).
+// the latest 10,000, within 32 MiB of heap in all).
 func (h *Handler) Calls(f CallFilter) []Call {
 	h.calls.mu.Lock()
 	defer h.calls.mu.Unlock()
@@ -144,8 +155,9 @@ func (h *Handler) ForgetCalls() {
 }
 
 // WriteHAR writes the calls f matches as a HAR 1.2 document, which
-// xblcall analyze and analyze.ReadHAR read. Tokens are never written: the
-// Authorization header holds the userhash only.
+// xblcall analyze and analyze.ReadHAR read. No secret is written: the
+// Authorization header holds the userhash only, and URLs and the sign-in
+// services' bodies are redacted as the record keeps them.
 func (h *Handler) WriteHAR(w io.Writer, f CallFilter) error {
 	hw := har.NewWriter(w)
 	for _, c := range h.Calls(f) {
@@ -175,27 +187,54 @@ func (h *Handler) serveObserved(w http.ResponseWriter, r *http.Request) {
 		if h.cfg.logger != nil {
 			h.logRequest(r, &e, sw.status, aborted, took)
 		}
-		uri := r.RequestURI
-		if uri == "" || uri[0] != '/' {
-			uri = r.URL.RequestURI()
-		}
-		c := Call{Time: h.cfg.now().Add(-took).UTC(), Method: safetext.Cut(r.Method, 16),
-			host: safetext.Cut(hostOnly(r.Host), 256), uri: safetext.Cut(uri, maxCallURL),
-			XUID: e.xuid, Title: e.title, Scope: e.scope, Status: sw.status, Aborted: aborted, Script: e.script,
-			RetryAfter: safetext.Cut(sw.Header().Get("Retry-After"), 64), Duration: took, userhash: e.user}
+		status := sw.status
 		if aborted {
-			c.Status = 0
+			status = 0
 		}
+		var b []byte
 		if body != nil {
-			c.body = body.b
+			b = body.b
 		}
-		h.calls.add(c)
+		h.calls.add(newCall(r, &e, h.cfg.now().Add(-took).UTC(), took, status, sw.Header().Get("Retry-After"), b))
 	}()
 	h.serve(sw, r, &e)
 	aborted = false
 	if sw.status == 0 {
 		sw.status = http.StatusOK
 	}
+}
+
+// newCall is the record of one request, made in one place. It keeps no
+// secret: the query's credentials and a sign-in service's body are
+// redacted (xblauth.RedactParams, RedactBody), and of the headers only the
+// userhash is kept. Every string it keeps is cut to its bound and copied
+// into one allocation, and the body copied, so that a call holds no part
+// of the request alive (the method is a substring of the whole request
+// line, the userhash of the whole Authorization header) and callSize
+// counts all it holds. status is 0 for an aborted answer.
+func newCall(r *http.Request, e *logEntry, at time.Time, took time.Duration, status int, retryAfter string, body []byte) Call {
+	uri := r.RequestURI
+	if uri == "" || uri[0] != '/' {
+		uri = r.URL.RequestURI()
+	}
+	host := safetext.Cut(hostOnly(r.Host), 256)
+	uri = safetext.Cut(xblauth.RedactParams(host, safetext.Cut(uri, maxCallURL)), maxCallURL)
+	fields := [...]string{safetext.Cut(r.Method, 16), host, uri,
+		safetext.Cut(e.xuid, 64), safetext.Cut(e.title, 64), safetext.Cut(e.scope, 256), safetext.Cut(e.script, 256),
+		safetext.Cut(retryAfter, 64), safetext.Cut(e.user, 64)}
+	n := 0
+	for _, f := range fields {
+		n += len(f)
+	}
+	var text strings.Builder
+	text.Grow(n)
+	for i, f := range fields {
+		text.WriteString(f)
+		fields[i] = text.String()[text.Len()-len(f):]
+	}
+	return Call{Time: at, Method: fields[0], host: fields[1], uri: fields[2], XUID: fields[3], Title: fields[4], Scope: fields[5],
+		Script: fields[6], RetryAfter: fields[7], userhash: fields[8], Status: status, Aborted: status == 0, Duration: took,
+		body: bytes.Clone(xblauth.RedactBody(host, body)), textCap: text.Cap()}
 }
 
 // capture keeps the first maxCallBody bytes a handler reads of a body.

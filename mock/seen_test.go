@@ -2,7 +2,16 @@ package mock
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -141,4 +150,182 @@ func TestCheck(t *testing.T) {
 		t.Fatalf("HAR: %v", err)
 	}
 	resp.Body.Close()
+}
+
+// TestCallsBoundedInBytes: the heap the record of calls holds stays within
+// the bytes it counts, and those within maxCallsBytes, whatever the
+// requests carry: request lines of 256 KiB with an Authorization of 16 KiB
+// (over loopback, so that net/http parses them), or bodies of 20 KiB.
+func TestCallsBoundedInBytes(t *testing.T) {
+	pad := strings.Repeat("a", 256<<10)
+	tests := []struct {
+		name string
+		n    int
+		send func(t *testing.T, h *Handler, srv *httptest.Server, i int)
+	}{
+		{"huge request lines and Authorization", 300, func(t *testing.T, h *Handler, srv *httptest.Server, i int) {
+			// The token after 16,000 spaces: the userhash parsed out of it is
+			// a substring of the whole header.
+			req, _ := http.NewRequest("GET", srv.URL+"/users/me/profile/settings?settings=Gamertag&pad="+pad, nil)
+			req.Host = "profile.xboxlive.com"
+			tok := Token(xuid1, title1)
+			req.Header.Set("Authorization", "XBL3.0"+strings.Repeat(" ", 16000)+strings.TrimPrefix(tok, "XBL3.0"))
+			resp, err := srv.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}},
+		{"huge bodies", 3000, func(t *testing.T, h *Handler, _ *httptest.Server, i int) {
+			body := `{"userIds": ["1"], "settings": ["Gamertag"], "pad": "` + pad[:20<<10] + `"}`
+			do(t, h, "POST", "https://profile.xboxlive.com/users/batch/profile/settings", Token(strconv.Itoa(2533274790000000+i), title1), body)
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := NewHandler()
+			srv := httptest.NewServer(h)
+			defer srv.Close()
+			for i := range tt.n {
+				tt.send(t, h, srv, i)
+			}
+			srv.CloseClientConnections()
+			with := heapAfterGC()
+			h.calls.mu.Lock()
+			counted, held := h.calls.bytes, h.calls.n
+			h.calls.mu.Unlock()
+			h.ForgetCalls()
+			heap := int(with) - int(heapAfterGC())
+			t.Logf("%d calls hold %d bytes of heap, counted as %d", held, heap, counted)
+			if counted > maxCallsBytes {
+				t.Errorf("%d calls counted as %d bytes, over the bound %d", held, counted, maxCallsBytes)
+			}
+			if slack := 64 << 10; heap > counted+slack {
+				t.Errorf("%d calls hold %d bytes of heap, counted as %d", held, heap, counted)
+			}
+		})
+	}
+}
+
+// heapAfterGC returns the heap in use once garbage is collected.
+func heapAfterGC() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// TestCallsHoldNoSecret signs in every way the mock serves (the device code
+// flow, the identity platform's code flow with PKCE, login.live.com's code
+// flow with the browser landing on the desktop redirect, a refresh, a
+// client secret, the user and XSTS tokens), then calls a service with
+// credentials in its headers and query, and exports the record every way:
+// Calls, WriteHAR, the admin API's calls and calls.har, the live page's
+// snapshot, the log. No code, token, ticket, secret or state is in any.
+func TestCallsHoldNoSecret(t *testing.T) {
+	var logs bytes.Buffer
+	h := Must(New(Config{Logger: slog.New(slog.NewJSONHandler(&logs, nil))}))
+	var secrets []string
+	secret := func(s ...string) {
+		for _, v := range s {
+			if len(v) < 8 {
+				t.Fatalf("a secret too short to look for: %q", v)
+			}
+			secrets = append(secrets, v)
+		}
+	}
+	form := "application/x-www-form-urlencoded"
+
+	a := signInFlow(t, h)
+	var dc struct {
+		DeviceCode string `json:"device_code"`
+		UserCode   string `json:"user_code"`
+	}
+	var ms struct {
+		AccessToken  string `json:"access_token"`
+		RefreshToken string `json:"refresh_token"`
+	}
+	var ut, xsts struct{ Token string }
+	for _, x := range []struct {
+		b []byte
+		v any
+	}{{a.deviceCode, &dc}, {a.msToken, &ms}, {a.userToken, &ut}, {a.xsts, &xsts}} {
+		if err := json.Unmarshal(x.b, x.v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	secret(dc.DeviceCode, dc.UserCode, ms.AccessToken, ms.RefreshToken, ut.Token, xsts.Token)
+
+	// The identity platform's code flow: the code goes to a loopback
+	// redirect, the exchange carries it with its verifier.
+	verifier := "verifier-SECRET-0123456789-0123456789-0123456789"
+	sum := sha256.Sum256([]byte(verifier))
+	q := url.Values{"client_id": {"c"}, "redirect_uri": {"http://localhost:5000/cb"}, "response_type": {"code"},
+		"code_challenge": {base64.RawURLEncoding.EncodeToString(sum[:])}, "code_challenge_method": {"S256"}, "state": {"state-SECRET-1"}}
+	resp := send(t, h, mustRequest("GET", "https://login.microsoftonline.com/consumers/oauth2/v2.0/authorize?"+q.Encode()))
+	loc, _ := url.Parse(resp.header.Get("Location"))
+	msCode := loc.Query().Get("code")
+	if status, b := post(t, h, "https://login.microsoftonline.com/consumers/oauth2/v2.0/token", form, url.Values{"grant_type": {"authorization_code"},
+		"client_id": {"c"}, "code": {msCode}, "code_verifier": {verifier}, "redirect_uri": {"http://localhost:5000/cb"}}.Encode()); status != 200 {
+		t.Fatalf("the identity platform's code exchange: %d %s", status, b)
+	}
+	secret(verifier, "state-SECRET-1", msCode)
+
+	// login.live.com: the browser lands on the desktop redirect, a page of
+	// login.live.com itself, with the code in its URL.
+	_, back := liveAuthorizeAt(t, h, msaClient, redirectURI, "state-SECRET-2")
+	code := back.Get("code")
+	do(t, h, "GET", redirectURI+"?code="+url.QueryEscape(code)+"&state=state-SECRET-2", "", "")
+	_, _, live := liveTokenAt(t, h, url.Values{"grant_type": {"authorization_code"}, "client_id": {msaClient}, "code": {code},
+		"redirect_uri": {redirectURI}, "client_secret": {"client-SECRET-3"}})
+	_, _, again := liveTokenAt(t, h, url.Values{"grant_type": {"refresh_token"}, "client_id": {msaClient}, "refresh_token": {live.RefreshToken}})
+	if userToken(t, h, "t="+again.AccessToken) != 200 {
+		t.Fatal("the user token for login.live.com's access token")
+	}
+	post(t, h, "https://login.live.com/ppsecure/post.srf", form, "login=ada%40example.com&passwd=password-SECRET-4&PPFT=ppft-SECRET-5")
+	secret(code, "state-SECRET-2", "client-SECRET-3", live.AccessToken, live.RefreshToken, again.AccessToken, again.RefreshToken,
+		"password-SECRET-4", "ppft-SECRET-5")
+
+	// A service call with the XSTS token, a signature, a cookie and a token
+	// in its query.
+	req := mustRequest("GET", profileURL+"&access_token=query-SECRET-6")
+	uhs := UserHash(DefaultAccount.XUID)
+	req.Header.Set("Authorization", "XBL3.0 x="+uhs+";"+xsts.Token)
+	req.Header.Set("Signature", "signature-SECRET-7")
+	req.Header.Set("Cookie", "session=cookie-SECRET-8")
+	send(t, h, req)
+	secret("query-SECRET-6", "signature-SECRET-7", "cookie-SECRET-8")
+
+	exports := map[string][]byte{"the log": logs.Bytes()}
+	exports["Calls"], _ = json.Marshal(h.Calls(CallFilter{}))
+	var har bytes.Buffer
+	if err := h.WriteHAR(&har, CallFilter{}); err != nil {
+		t.Fatal(err)
+	}
+	exports["WriteHAR"] = har.Bytes()
+	srv := serveAll(t, h)
+	for _, path := range []string{"/_fgrl/api/calls", "/_fgrl/api/calls.har"} {
+		r, err := srv.Client().Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exports[path], _ = io.ReadAll(r.Body)
+		r.Body.Close()
+	}
+	exports["the live page's snapshot"], _ = h.snapshotJSON(t.Context())
+	for name, b := range exports {
+		for _, s := range secrets {
+			if bytes.Contains(b, []byte(s)) || bytes.Contains(b, []byte(url.QueryEscape(s))) {
+				t.Errorf("%s holds the secret %.24q...", name, s)
+			}
+		}
+	}
+	for _, want := range []string{"grant_type=authorization_code", `oauth20_desktop.srf?code=REDACTED\u0026state=REDACTED`,
+		`\"RpsTicket\":\"REDACTED\"`, "access_token=REDACTED", "XBL3.0 x=" + uhs + ";REDACTED"} {
+		if !bytes.Contains(har.Bytes(), []byte(want)) {
+			t.Errorf("the HAR lacks %q: it should still say what was called", want)
+		}
+	}
 }

@@ -58,14 +58,14 @@ const (
 )
 
 // signIn is the mock's sign-in state: the account that approves the next
-// device code, the accounts by XUID, and the device codes polled once.
+// device code, the accounts by XUID, and the one-time codes issued.
 type signIn struct {
 	mu       sync.Mutex
 	key      [32]byte
 	account  Account
 	accounts map[string]Account
-	polled   map[string]bool // device codes polled once, and login.live.com codes used
-	serial   atomic.Uint64   // the XSTS tokens minted so far
+	codes    oneTime       // authorization and device codes (codes.go)
+	serial   atomic.Uint64 // the XSTS tokens minted so far
 }
 
 func (s *signIn) init() {
@@ -73,7 +73,6 @@ func (s *signIn) init() {
 		rand.Read(s.key[:])
 		s.account = DefaultAccount
 		s.accounts = map[string]Account{DefaultAccount.XUID: DefaultAccount}
-		s.polled = map[string]bool{}
 	}
 }
 
@@ -170,7 +169,7 @@ func (h *Handler) deviceCode(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := h.cfg.now()
-	code := h.mint("dc", h.signingIn(), now.Add(deviceCodeLife))
+	code := h.mintCode("dc", h.signingIn(), now.Add(deviceCodeLife))
 	user := strings.ToUpper(code[len(code)-8:len(code)-4] + "-" + code[len(code)-4:])
 	writeJSON(w, http.StatusOK, map[string]any{
 		"device_code": code, "user_code": user, "verification_uri": "https://microsoft.com/devicelogin",
@@ -188,22 +187,23 @@ func (h *Handler) oauthToken(w http.ResponseWriter, r *http.Request) {
 	var xuid string
 	switch form.Get("grant_type") {
 	case "urn:ietf:params:oauth:grant-type:device_code":
-		code := form.Get("device_code")
-		x, ok := h.check(code, "dc", now)
-		if !ok {
-			oauthError(w, "expired_token", "the device code is unknown or has expired")
+		// The first poll finds the user yet to enter the code, the second
+		// approved; a code redeemed is gone, as one expired.
+		x, polled, ok := h.presentCode(form.Get("device_code"), "dc", now)
+		switch {
+		case !ok || polled > 1:
+			oauthError(w, "expired_token", "the device code is unknown, has expired, or was redeemed")
 			return
-		}
-		if !h.seenBefore(code) { // the user has not entered the code yet
+		case polled == 0:
 			oauthError(w, "authorization_pending", "waiting for the user to enter the code")
 			return
 		}
 		xuid = x
 	case "authorization_code":
 		sum := sha256.Sum256([]byte(form.Get("code_verifier")))
-		x, ok := h.check(form.Get("code"), "code-"+base64.RawURLEncoding.EncodeToString(sum[:]), now)
-		if !ok {
-			oauthError(w, "invalid_grant", "the code is unknown, has expired, or does not match the code_verifier")
+		x, used, ok := h.presentCode(form.Get("code"), "code-"+base64.RawURLEncoding.EncodeToString(sum[:]), now)
+		if !ok || used > 0 {
+			oauthError(w, "invalid_grant", "the code is unknown, has expired, was used, or does not match the code_verifier")
 			return
 		}
 		xuid = x
@@ -223,25 +223,6 @@ func (h *Handler) oauthToken(w http.ResponseWriter, r *http.Request) {
 		"ext_expires_in": int(accessTokenLife / time.Second),
 		"access_token":   h.mint("ac", xuid, now.Add(accessTokenLife)), "refresh_token": h.mint("rt", xuid, now.Add(refreshTokenLife)),
 	})
-}
-
-// seenBefore reports whether a one-time value (a device code polled, a
-// login.live.com code exchanged) was seen before, and notes that it was:
-// the first poll of a device code is pending, as when the user has yet to
-// enter it, and a code exchanges once. At 10,000 values the record starts
-// afresh, bounding its memory.
-func (h *Handler) seenBefore(code string) bool {
-	s := &h.signIn
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.polled[code] {
-		return true
-	}
-	if len(s.polled) >= 10_000 {
-		clear(s.polled)
-	}
-	s.polled[code] = true
-	return false
 }
 
 func (h *Handler) userAuthenticate(w http.ResponseWriter, r *http.Request) {
@@ -355,20 +336,21 @@ func oauthError(w http.ResponseWriter, code, desc string) {
 }
 
 // authorize is the page a browser opens: the mock approves at once, as the
-// current account, and redirects to the client's loopback address with a
-// code bound to its PKCE challenge.
+// current account, and redirects to a redirect URI the client registered,
+// or a loopback address (redirectTo), with a one-time code bound to its
+// PKCE challenge.
 func (h *Handler) authorize(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	redirect, err := url.Parse(q.Get("redirect_uri"))
-	if err != nil || redirect.Scheme != "http" || (redirect.Hostname() != "localhost" && redirect.Hostname() != "127.0.0.1") {
-		oauthError(w, "invalid_request", "redirect_uri must be a loopback http:// address")
-		return
-	}
 	if q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" || q.Get("client_id") == "" {
 		oauthError(w, "invalid_request", "client_id and an S256 code_challenge are required")
 		return
 	}
-	code := h.mint("code-"+q.Get("code_challenge"), h.signingIn(), h.cfg.now().Add(10*time.Minute))
+	redirect, ok := h.redirectTo(q.Get("client_id"), q.Get("redirect_uri"))
+	if !ok {
+		oauthError(w, "invalid_request", badRedirect)
+		return
+	}
+	code := h.mintCode("code-"+q.Get("code_challenge"), h.signingIn(), h.cfg.now().Add(10*time.Minute))
 	redirectWith(w, r, redirect, "code", code, "state", q.Get("state"))
 }
 
@@ -388,102 +370,4 @@ func redirectWith(w http.ResponseWriter, r *http.Request, u *url.URL, pairs ...s
 	}
 	u.RawQuery = q.Encode()
 	http.Redirect(w, r, u.String(), http.StatusFound)
-}
-
-// liveCodeLife bounds a login.live.com authorization code, which is also
-// good for one exchange only.
-const liveCodeLife = 5 * time.Minute
-
-// liveAuthorize is login.live.com's authorization page: the mock approves at
-// once, as the current account, and redirects to redirect_uri with a code
-// (bound to the client ID and the redirect URI, as the real service binds
-// it) and the state.
-func (h *Handler) liveAuthorize(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	redirect, err := url.Parse(q.Get("redirect_uri"))
-	switch {
-	case q.Get("client_id") == "":
-		oauthError(w, "invalid_request", "The request must contain a client_id.")
-		return
-	case err != nil || (redirect.Scheme != "https" && redirect.Scheme != "http") || redirect.Host == "":
-		oauthError(w, "invalid_request", "The provided value for the input parameter 'redirect_uri' is not valid.")
-		return
-	case q.Get("response_type") != "code":
-		oauthError(w, "unsupported_response_type", "The mock answers response_type=code only.")
-		return
-	}
-	code := h.mint(liveCodeKind(q.Get("client_id"), redirect.String()), h.signingIn(), h.cfg.now().Add(liveCodeLife))
-	if st := q.Get("state"); st != "" {
-		redirectWith(w, r, redirect, "code", code, "state", st)
-		return
-	}
-	redirectWith(w, r, redirect, "code", code)
-}
-
-// liveCodeKind is the token kind of a code for a client ID and redirect
-// URI: a code only exchanges with both.
-func liveCodeKind(clientID, redirectURI string) string {
-	sum := sha256.Sum256([]byte(clientID + "\x00" + redirectURI))
-	return "lc-" + base64.RawURLEncoding.EncodeToString(sum[:12])
-}
-
-// liveToken is login.live.com's token endpoint, with the authorization_code
-// and refresh_token grants, answering in the recorded shape
-// (OpenXbox/xbox-webapi-python tests/data/responses/auth_oauth2_token.json).
-// A code is good for one exchange; a refresh token until it expires.
-func (h *Handler) liveToken(w http.ResponseWriter, r *http.Request) {
-	form, ok := readForm(w, r)
-	if !ok {
-		return
-	}
-	clientID := form.Get("client_id")
-	if clientID == "" {
-		oauthError(w, "invalid_request", "The request must contain a client_id.")
-		return
-	}
-	now := h.cfg.now()
-	var xuid string
-	switch form.Get("grant_type") {
-	case "authorization_code":
-		code := form.Get("code")
-		x, ok := h.check(code, liveCodeKind(clientID, form.Get("redirect_uri")), now)
-		if !ok || h.seenBefore(code) {
-			oauthError(w, "invalid_grant", "The provided value for the 'code' parameter is not valid.")
-			return
-		}
-		xuid = x
-	case "refresh_token":
-		x, ok := h.check(form.Get("refresh_token"), "lr-"+liveClientKind(clientID), now)
-		if !ok {
-			oauthError(w, "invalid_grant", "The provided value for the input parameter 'refresh_token' or 'assertion' is not valid.")
-			return
-		}
-		xuid = x
-	default:
-		oauthError(w, "unsupported_grant_type", "The provided value for the input parameter 'grant_type' is not valid.")
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{
-		"token_type": "bearer", "expires_in": int(accessTokenLife / time.Second),
-		"scope":         cmp.Or(form.Get("scope"), "service::user.auth.xboxlive.com::MBI_SSL"),
-		"access_token":  h.mint("la-"+liveClientKind(clientID), xuid, now.Add(accessTokenLife)),
-		"refresh_token": h.mint("lr-"+liveClientKind(clientID), xuid, now.Add(refreshTokenLife)),
-		"user_id":       liveUserID(xuid),
-	})
-}
-
-// liveClientKind is "d" for an Azure app's client ID (a GUID), whose
-// tokens go to the user token service as "d=<token>", and "t" for a
-// Microsoft account client ID ("t=<token>").
-func liveClientKind(clientID string) string {
-	if len(clientID) == 36 && strings.Count(clientID, "-") == 4 {
-		return "d"
-	}
-	return "t"
-}
-
-// liveUserID is the account's ID as login.live.com gives it: 16 hex digits.
-func liveUserID(xuid string) string {
-	sum := sha256.Sum256([]byte("cid:" + xuid))
-	return fmt.Sprintf("%x", sum[:8])
 }

@@ -30,8 +30,14 @@ import (
 // with accounts, from Config.World, Handler.SetWorld, the admin API or
 // xblcall mock --world) is closed: its accounts hold exactly what it says,
 // and any other XUID has a derived gamertag and nothing else.
+//
+// Apps are the applications registered with the sign-in services, which
+// send a code only to a redirect URI the client registered (or to a
+// loopback address): PublishedApps, and a World's own, which replace a
+// published app of the same client ID.
 type World struct {
 	Accounts []WorldAccount `json:"accounts"`
+	Apps     []WorldApp     `json:"apps,omitempty"`
 }
 
 // WorldAccount is one user of a seeded World.
@@ -138,7 +144,7 @@ func (w *World) check() error {
 			return err
 		}
 	}
-	return nil
+	return checkApps(w.Apps)
 }
 
 // checkGamertag returns what is wrong with a gamertag, or "".
@@ -278,13 +284,15 @@ type worldIndex struct {
 	people    map[string][]person      // a seeded world's relationships by XUID
 	followers map[string]int           // a seeded world's follower counts by XUID
 	titles    map[string]*WorldTitle   // by XUID + "/" + title ID
+	apps      map[string][]string      // redirect URIs by lower-case client ID (indexApps)
 }
 
 // indexWorld indexes w; seeded says whether it is closed (a seeded world)
 // or the default one, whose relationships are derived.
 func indexWorld(w World, seeded bool) *worldIndex {
 	ix := &worldIndex{src: w, seeded: seeded, accounts: map[string]*WorldAccount{},
-		byTag: map[string]string{}, people: map[string][]person{}, followers: map[string]int{}, titles: map[string]*WorldTitle{}}
+		byTag: map[string]string{}, people: map[string][]person{}, followers: map[string]int{}, titles: map[string]*WorldTitle{},
+		apps: indexApps(w.Apps)}
 	if len(w.Accounts) == 0 { // the default world's one account
 		ix.src.Accounts = []WorldAccount{{XUID: DefaultAccount.XUID, Gamertag: DefaultAccount.Gamertag}}
 	}
@@ -354,7 +362,7 @@ func (h *Handler) SetWorld(w World) error {
 func (h *Handler) World() World {
 	ix := h.world.Load()
 	if !ix.seeded {
-		return World{Accounts: []WorldAccount{}}
+		return World{Accounts: []WorldAccount{}, Apps: ix.src.Apps}
 	}
 	return ix.src
 }

@@ -94,6 +94,12 @@ func TestReadWorldErrors(t *testing.T) {
 		{"yaml wrong type", "accounts:\n  - xuid: \"1\"\n    gamerscore: lots\n", FileError{Line: 3, Field: "accounts[0].gamerscore", Reason: "a string where a whole number belongs"}},
 		{"yaml syntax", "accounts:\n  - xuid: \"1\"\n\tgamertag: Ada\n", FileError{Line: 3, Reason: "not YAML: found character that cannot start any token"}},
 		{"yaml key twice", "accounts:\n  - xuid: \"1\"\n    xuid: \"2\"\n", FileError{Line: 3, Field: "accounts[0].xuid", Reason: "named twice"}},
+		{"app without a client ID", strings.Replace(ok, "]}", "],\n\"apps\": [{\"redirectUris\": [\"https://x.example/\"]}]}", 1), FileError{Line: 5, Field: "apps[0].clientId", Reason: "a client ID is 1 to 128 printable characters, no space"}},
+		{"app unknown field", strings.Replace(ok, "]}", "],\n\"apps\": [{\"clientId\": \"a\",\n \"redirectUri\": \"https://x.example/\"}]}", 1), FileError{Line: 6, Field: "apps[0].redirectUri", Reason: "no such field"}},
+		{"app twice", strings.Replace(ok, "]}", "],\n\"apps\": [{\"clientId\": \"a\", \"redirectUris\": [\"https://x.example/\"]},\n{\"clientId\": \"A\", \"redirectUris\": [\"https://x.example/\"]}]}", 1), FileError{Line: 6, Field: "apps[1].clientId", Reason: "apps[0] has the same client ID"}},
+		{"app without redirect URIs", strings.Replace(ok, "]}", "],\n\"apps\": [{\"clientId\": \"a\"}]}", 1), FileError{Line: 5, Field: "apps[0].redirectUris", Reason: "1 to 64 redirect URIs"}},
+		{"redirect URI relative", strings.Replace(ok, "]}", "],\n\"apps\": [{\"clientId\": \"a\", \"redirectUris\": [\"https://x.example/\",\n \"/cb\"]}]}", 1), FileError{Line: 6, Field: "apps[0].redirectUris[1]", Reason: "not an absolute URI without a fragment, of at most 2048 bytes"}},
+		{"redirect URI with a fragment", strings.Replace(ok, "]}", "],\n\"apps\": [{\"clientId\": \"a\", \"redirectUris\": [\"https://x.example/#f\"]}]}", 1), FileError{Line: 5, Field: "apps[0].redirectUris[0]", Reason: "not an absolute URI without a fragment, of at most 2048 bytes"}},
 		{"gamerscore below", strings.Replace(ok, `"Bo"}`, "\"Bo\",\n \"gamerscore\": 5, \"titles\": [{\"titleId\": \"7\", \"achievements\": {\"1\": 100}}]}", 1), FileError{Line: 4, Field: "accounts[1].gamerscore", Reason: "below the 10 its unlocked achievements give, or above 100000000"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -299,6 +305,8 @@ func FuzzReadWorld(f *testing.F) {
 	f.Add([]byte("{\"accounts\": [\n{\"xuid\": \"1\",\n\"gamertag\": \"\\u0000\"}]}"))
 	f.Add([]byte("accounts:\n  - xuid: \"1\"\n    gamertag: Ada\n    friends: [\"2\"]\n  - xuid: \"2\"\n    titles:\n      - titleId: \"7\"\n        achievements: {1: 100}\n"))
 	f.Add([]byte("a: &x [1]\nb: *x\n"))
+	f.Add([]byte(`{"accounts": [], "apps": [{"clientId": "a", "redirectUris": ["ms-xal-a://auth", "http://localhost/cb"]}]}`))
+	f.Add([]byte("apps:\n  - clientId: A\n    redirectUris: [\"https://x.example/cb\"]\n  - clientId: a\n    redirectUris: []\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		w, err := ReadWorld(bytes.NewReader(b))
 		if err != nil {

@@ -74,8 +74,9 @@ endpoints are on the same address: /metrics (Prometheus), the live page
 
 Every service answers from one world: accounts with gamertags, gamerscore
 and tier, friends and follows, recent players, titles played with their
-achievement progress and stats (mock.World documents the file). Without
---world it is the default one: every XUID exists with twelve friends.
+achievement progress and stats, and the apps whose redirect URIs sign-in
+sends codes to (mock.World documents the file). Without --world it is the
+default one: every XUID exists with twelve friends.
 
 The admin endpoints answer only to this machine: requests from other peers
 need --admin-token (made and printed at start when --addr is not a loopback
@@ -121,7 +122,7 @@ func mockFlags(o *mockOpts) *flag.FlagSet {
 	fs.StringVar(&o.redisCA, "redis-ca", "", "PEM file of the CA that signs the Redis server's certificate (with a rediss:// URL)")
 	fs.BoolVar(&o.failOpen, "fail-open", false, "serve requests when Redis fails (default: answer 503)")
 	fs.StringVar(&o.script, "script", "", "answer the requests a JSON or YAML script matches with its answers, in sequence (see mock.Script)")
-	fs.StringVar(&o.world, "world", "", "seed the services' world from this JSON or YAML file (accounts, friends, titles, stats; see mock.World)")
+	fs.StringVar(&o.world, "world", "", "seed the services' world from this JSON or YAML file (accounts, friends, titles, stats, sign-in apps; see mock.World)")
 	fs.BoolVar(&o.fallback, "fallback", false, "count hosts without a rule at 10 / 30 (the trace analyzer's assumption)")
 	fs.DurationVar(&o.latency, "latency", 0, "added latency per request")
 	fs.Float64Var(&o.errorRate, "error-rate", 0, "fraction of admitted requests answered 500 or 503")

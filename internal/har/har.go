@@ -1,7 +1,8 @@
 // Package har writes HTTP Archive (HAR 1.2) traces, the format browsers,
 // Fiddler and proxies export, one entry at a time, for xblcall simulate
 // --har and the mock's record of the calls it saw; analyze.ReadHAR reads
-// them. It never writes a token.
+// them. It never writes a secret: tokens, codes, tickets and the sign-in
+// services' bodies are redacted (xblauth).
 package har
 
 // The wire format, as much of HAR 1.2 as is written here.

@@ -97,3 +97,49 @@ func entryOf(c *analyze.Call) *Entry {
 	return &Entry{Time: c.Time, Duration: c.Duration, Method: c.Method, URL: c.URL, Authorization: c.Authorization,
 		RequestBody: c.RequestBody, Status: c.Status, RetryAfter: c.RetryAfter, ResponseBody: c.ResponseBody}
 }
+
+// TestWriterRedactsSecrets: whatever an entry holds, the HAR holds no
+// secret: a sign-in service's code in the URL, its form body's refresh
+// token and client secret, its answer's tokens, and a token in a service's
+// query.
+func TestWriterRedactsSecrets(t *testing.T) {
+	in := []analyze.Call{
+		{Time: t0, Method: "GET", URL: "https://login.live.com/oauth20_desktop.srf?code=SECRET1&lc=1033", Status: 200},
+		{Time: t0, Method: "POST", URL: "https://login.live.com/oauth20_token.srf", Status: 200,
+			RequestBody:  []byte("grant_type=refresh_token&client_id=c&refresh_token=SECRET2&client_secret=SECRET3"),
+			ResponseBody: []byte(`{"token_type": "bearer", "expires_in": 3600, "access_token": "SECRET4", "refresh_token": "SECRET5"}`)},
+		{Time: t0, Method: "POST", URL: "https://xsts.auth.xboxlive.com/xsts/authorize", Status: 200,
+			RequestBody:  []byte(`{"RelyingParty": "http://xboxlive.com", "Properties": {"UserTokens": ["SECRET6"]}}`),
+			ResponseBody: []byte(`{"Token": "SECRET7", "DisplayClaims": {"xui": [{"uhs": "123"}]}}`)},
+		{Time: t0, Method: "GET", URL: "https://profile.xboxlive.com/users/me?access_token=SECRET8", Status: 200},
+	}
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	for i := range in {
+		if err := w.Write(entryOf(&in[i])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), "SECRET") {
+		t.Fatalf("the HAR holds a secret:\n%s", buf.String())
+	}
+	got := read(t, buf.Bytes())
+	want := []string{
+		"https://login.live.com/oauth20_desktop.srf?code=REDACTED&lc=REDACTED",
+		"https://login.live.com/oauth20_token.srf grant_type=refresh_token&client_id=c&refresh_token=REDACTED&client_secret=REDACTED " +
+			`{"token_type":"bearer","expires_in":3600,"access_token":"REDACTED","refresh_token":"REDACTED"}`,
+		`https://xsts.auth.xboxlive.com/xsts/authorize {"RelyingParty":"http://xboxlive.com","Properties":{"UserTokens":["REDACTED"]}} ` +
+			`{"Token":"REDACTED","DisplayClaims":{"xui":[{"uhs":"123"}]}}`,
+		"https://profile.xboxlive.com/users/me?access_token=REDACTED",
+	}
+	var gotText []string
+	for _, c := range got {
+		gotText = append(gotText, strings.TrimSpace(c.URL+" "+string(c.RequestBody)+" "+string(c.ResponseBody)))
+	}
+	if diff := cmp.Diff(want, gotText); diff != "" {
+		t.Errorf("read back (-want +got):\n%s", diff)
+	}
+}

@@ -13,9 +13,10 @@ import (
 )
 
 // Writer writes a HAR 1.2 document one entry at a time, so a trace of any
-// length takes constant memory. Close ends the document. Sensitive headers
-// are written redacted whatever the entry holds. A Writer is safe for
-// concurrent use.
+// length takes constant memory. Close ends the document. Secrets are
+// written redacted whatever the entry holds: the Authorization header, and
+// in URLs and bodies what xblauth redacts. A Writer is safe for concurrent
+// use.
 type Writer struct {
 	mu     sync.Mutex
 	w      *bufio.Writer
@@ -55,8 +56,8 @@ type Entry struct {
 	ResponseBody  []byte
 }
 
-// Write appends one call as an entry: its request and answer, the bodies
-// as recorded, the Authorization header redacted.
+// Write appends one call as an entry: its request and answer as recorded,
+// with every secret redacted (raw).
 func (hw *Writer) Write(c *Entry) error {
 	b, err := json.Marshal(raw(c))
 	hw.mu.Lock()
@@ -96,23 +97,31 @@ func (hw *Writer) Close() error {
 	return hw.err
 }
 
+// raw is an entry as written: its URL and bodies redacted (xblauth's
+// RedactURL and RedactBody: credentials in the query, and the sign-in
+// services' secrets), the Authorization header too.
 func raw(c *Entry) rawEntry {
 	r := rawEntry{StartedDateTime: c.Time.UTC().Format(time.RFC3339Nano), Time: float64(c.Duration) / float64(time.Millisecond)}
 	r.Timings.Wait = r.Time
-	r.Request = rawRequest{Method: c.Method, URL: c.URL, HTTPVersion: "HTTP/1.1", Headers: []header{},
-		QueryString: []header{}, Cookies: []header{}, HeadersSize: -1, BodySize: len(c.RequestBody)}
+	var host string
 	if u, err := url.Parse(c.URL); err == nil {
-		r.Request.Headers = append(r.Request.Headers, header{"Host", u.Host})
+		host = u.Host
+	}
+	reqBody, respBody := xblauth.RedactBody(host, c.RequestBody), xblauth.RedactBody(host, c.ResponseBody)
+	r.Request = rawRequest{Method: c.Method, URL: xblauth.RedactURL(c.URL), HTTPVersion: "HTTP/1.1", Headers: []header{},
+		QueryString: []header{}, Cookies: []header{}, HeadersSize: -1, BodySize: len(reqBody)}
+	if host != "" {
+		r.Request.Headers = append(r.Request.Headers, header{"Host", host})
 	}
 	if c.Authorization != "" {
 		r.Request.Headers = append(r.Request.Headers, header{"Authorization", xblauth.Redact(c.Authorization)})
 	}
-	if len(c.RequestBody) > 0 {
-		r.Request.PostData = &postData{MimeType: "application/json", Text: string(c.RequestBody)}
+	if len(reqBody) > 0 {
+		r.Request.PostData = &postData{MimeType: "application/json", Text: string(reqBody)}
 	}
 	r.Response = rawResponse{Status: c.Status, HTTPVersion: "HTTP/1.1", Headers: []header{}, Cookies: []header{},
-		Content:     content{Size: len(c.ResponseBody), MimeType: "application/json", Text: string(c.ResponseBody)},
-		HeadersSize: -1, BodySize: len(c.ResponseBody)}
+		Content:     content{Size: len(respBody), MimeType: "application/json", Text: string(respBody)},
+		HeadersSize: -1, BodySize: len(respBody)}
 	if c.RetryAfter != "" {
 		r.Response.Headers = append(r.Response.Headers, header{"Retry-After", c.RetryAfter})
 	}

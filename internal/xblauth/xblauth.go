@@ -1,5 +1,7 @@
 // Package xblauth reads and redacts Xbox Live Authorization headers of the
-// form "XBL3.0 x=<userhash>;<token>".
+// form "XBL3.0 x=<userhash>;<token>", and says what of a recorded call is a
+// secret: credentials in URLs, and the sign-in services' codes, tokens and
+// tickets (RedactParams, RedactBody).
 package xblauth
 
 import (

@@ -123,6 +123,7 @@ func (l *learnedLimits) learn(r Report) Learned {
 	if !Learnable(r) {
 		return Learned{}
 	}
+	r.At = r.At.Truncate(time.Microsecond) // as redisstore reads it: one rule, one result
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	w := window{r.Scope, r.Period}
@@ -154,6 +155,7 @@ func (l *learnedLimits) learn(r Report) Learned {
 }
 
 func (l *learnedLimits) inForce(now time.Time) []Learned {
+	now = now.Truncate(time.Microsecond)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []Learned

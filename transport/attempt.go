@@ -49,6 +49,9 @@ func (c *call) send() (*http.Response, error) {
 		return nil, err
 	}
 	c.emit(Event{Kind: EventAttempt, Status: resp.StatusCode, Duration: c.since(sent)})
+	if resp.Body == nil { // as http.Client reads it: an empty body (golang.org/issue/38095)
+		resp.Body = http.NoBody
+	}
 	if a != nil {
 		resp.Body = &attemptBody{ReadCloser: resp.Body, a: a}
 	}

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/xblgo/fgrl/internal/clock"
@@ -19,6 +19,9 @@ const (
 	MaxCoalescedBody = 16 << 20 // bytes of one shared answer
 	maxCachedEntries = 4096
 	maxCachedBytes   = 64 << 20
+	// maxBufferedBytes bounds the answers being read to be shared, over
+	// all flights at once; past it an answer is not shared.
+	maxBufferedBytes = 64 << 20
 	// MaxReadCacheTTL caps ReadCacheTTL: the cache is for calls made
 	// together, not for data that changes (presence, sessions).
 	MaxReadCacheTTL = 10 * time.Second
@@ -41,15 +44,19 @@ type coalescer struct {
 	mu      sync.Mutex
 	flights map[readKey]*flight // requests under way, by readKey
 	cache   map[readKey]*shared // by readKey.cacheKey
+	order   []cacheRef          // the cache's entries in the order stored
 	bytes   int
+
+	buffered atomic.Int64 // bytes being read by leaders (maxBufferedBytes)
 }
 
 // flight is one request under way that identical reads wait for.
 type flight struct {
-	start time.Time
-	done  chan struct{} // closed when s or err is set
-	s     *shared       // nil when the answer is not for the followers
-	err   error
+	start    time.Time
+	deadline time.Time     // the leader's context's; zero for none
+	done     chan struct{} // closed when the leader's call ends
+	s        *shared       // nil when the answer is not for the followers
+	err      error
 	// cancelled: the leader's own context ended, so its err is not the
 	// followers' answer.
 	cancelled bool
@@ -57,7 +64,7 @@ type flight struct {
 
 // shared is an answer read in full, for every caller that shares it.
 type shared struct {
-	resp  *http.Response // status, proto and header; no body
+	resp  *http.Response // status, proto, header and trailer; no body, no request
 	body  []byte
 	until time.Time // in the cache until then
 	size  int       // bytes held, headers included
@@ -79,11 +86,9 @@ func (t *Transport) coalesce(req *http.Request, key readKey) (*http.Response, er
 			t.emit(ctx, Event{Kind: EventCoalesced, Reason: "cache"}, nil)
 			return s.response(req), nil
 		}
-		f, lead := t.join(key, now)
+		f, lead := t.join(key, now, req)
 		if lead {
-			resp, err := t.lead(req, key, f)
-			t.land(key, f)
-			return resp, err
+			return t.lead(req, key, f)
 		}
 		if err := follow(ctx, clk, bound.Sub(now), f); err != nil {
 			return nil, err
@@ -91,6 +96,8 @@ func (t *Transport) coalesce(req *http.Request, key readKey) (*http.Response, er
 		switch {
 		case f.cancelled && ctx.Err() == nil:
 			continue // the call that sent it was cancelled; this one was not
+		case !f.final() && outlasts(ctx, f.deadline):
+			return t.roundTrip(req) // the leader ran out of time this call has: it tries itself
 		case f.err != nil:
 			return nil, f.err
 		case f.s == nil: // an answer for the leader alone: send this call's own
@@ -99,6 +106,22 @@ func (t *Transport) coalesce(req *http.Request, key readKey) (*http.Response, er
 		t.emit(ctx, Event{Kind: EventCoalesced, Reason: "shared"}, nil)
 		return f.s.response(req), nil
 	}
+}
+
+// final reports whether the flight ended in an answer that more time
+// would not have changed: a status XSAPI does not retry.
+func (f *flight) final() bool {
+	return f.err == nil && (f.s == nil || !retryable(f.s.resp.StatusCode))
+}
+
+// outlasts reports whether ctx allows more time than a deadline (zero for
+// none).
+func outlasts(ctx context.Context, deadline time.Time) bool {
+	if deadline.IsZero() {
+		return false
+	}
+	own, ok := ctx.Deadline()
+	return !ok || own.After(deadline)
 }
 
 // follow waits for f to land, at most d, and never past ctx.
@@ -117,8 +140,8 @@ func follow(ctx context.Context, clk clock.Clock, d time.Duration, f *flight) er
 }
 
 // followBound is the longest a call of policy p takes when it sends
-// itself: its waits (the retry window, or WithMaxWait's longer bound) and
-// then one attempt.
+// itself: its waits (the retry window, or WithMaxWait's longer bound), then
+// one attempt, and one more after a token refresh.
 func (t *Transport) followBound(p Policy) time.Duration {
 	wait := t.window()
 	if p.failFast || p.noRetry {
@@ -129,12 +152,15 @@ func (t *Transport) followBound(p Policy) time.Duration {
 	if p.longCall {
 		timeout = LongCallTimeout
 	}
+	if t.RefreshToken != nil {
+		timeout *= 2
+	}
 	return wait + timeout
 }
 
 // join returns the flight under way for key, or a new one this call leads.
 // A flight older than maxJoinAge takes no one: the new call leads its own.
-func (t *Transport) join(key readKey, now time.Time) (*flight, bool) {
+func (t *Transport) join(key readKey, now time.Time, req *http.Request) (*flight, bool) {
 	c := &t.reads
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -145,6 +171,7 @@ func (t *Transport) join(key readKey, now time.Time) (*flight, bool) {
 		c.flights = make(map[readKey]*flight)
 	}
 	f := &flight{start: now, done: make(chan struct{})}
+	f.deadline, _ = req.Context().Deadline()
 	c.flights[key] = f // replaces a stale one, whose followers keep waiting for it
 	return f, true
 }
@@ -163,25 +190,35 @@ func (t *Transport) land(key readKey, f *flight) {
 // lead sends req for the flight f and returns the leader's own answer; it
 // gives the followers a copy of it (f.s) when it may be shared, and caches
 // it when it may be kept. The body is read in full under the attempt
-// timeout (BoundBody) and the leader's context.
-func (t *Transport) lead(req *http.Request, key readKey, f *flight) (*http.Response, error) {
+// timeout (BoundBody) and the leader's context. The flight lands however
+// the call ends, a panic included.
+func (t *Transport) lead(req *http.Request, key readKey, f *flight) (_ *http.Response, err error) {
+	defer t.land(key, f)
+	defer func() {
+		if err != nil {
+			f.err, f.cancelled = err, req.Context().Err() != nil
+		}
+	}()
 	resp, renewed, err := t.do(req.WithContext(withPolicy(req.Context(), func(p *Policy) { p.boundBody = true })))
 	if err != nil {
-		f.err, f.cancelled = err, req.Context().Err() != nil
 		return nil, err
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxCoalescedBody+1))
-	if err == nil && len(body) > MaxCoalescedBody {
-		err = fmt.Errorf("transport: a coalesced answer is over %d bytes", MaxCoalescedBody)
-	}
+	body, whole, err := t.reads.buffer(resp.Body)
 	if err != nil {
-		f.err, f.cancelled = err, req.Context().Err() != nil
+		resp.Body.Close()
 		return nil, err
 	}
+	if !whole { // too large to share: the leader reads the rest as it comes
+		resp.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(body), resp.Body), resp.Body}
+		return resp, nil
+	}
+	resp.Body.Close()
 	head := *resp
-	head.Body, head.Header = nil, resp.Header.Clone()
-	s := &shared{resp: &head, body: body, size: len(body) + headerBytes(head.Header) + key.size()}
+	head.Body, head.Request, head.Header, head.Trailer = nil, nil, resp.Header.Clone(), resp.Trailer.Clone()
+	s := &shared{resp: &head, body: body, size: len(body) + headerBytes(head.Header) + headerBytes(head.Trailer) + key.size()}
 	// An answer to a renewed token is not the answer to the token the
 	// followers and the cache's later callers hold: it stays the leader's.
 	if !renewed && shareable(resp.Header) {
@@ -195,10 +232,36 @@ func (t *Transport) lead(req *http.Request, key readKey, f *flight) (*http.Respo
 	return s.response(req), nil
 }
 
+// buffer reads body into memory, at most MaxCoalescedBody bytes and within
+// maxBufferedBytes over every flight reading at once; whole says it read
+// all of it.
+func (c *coalescer) buffer(body io.Reader) (_ []byte, whole bool, _ error) {
+	const chunk = 64 << 10
+	var b bytes.Buffer
+	var held int64
+	defer func() { c.buffered.Add(-held) }()
+	for b.Len() <= MaxCoalescedBody {
+		if c.buffered.Add(chunk) > maxBufferedBytes {
+			c.buffered.Add(-chunk)
+			return b.Bytes(), false, nil
+		}
+		held += chunk
+		_, err := io.CopyN(&b, body, chunk)
+		if err == io.EOF {
+			return b.Bytes(), true, nil
+		}
+		if err != nil {
+			return nil, false, err
+		}
+	}
+	return b.Bytes(), false, nil
+}
+
 // response is a caller's own copy of the shared answer.
 func (s *shared) response(req *http.Request) *http.Response {
 	r := *s.resp
-	r.Header = s.resp.Header.Clone()
+	r.Header, r.Trailer = s.resp.Header.Clone(), s.resp.Trailer.Clone()
+	r.TransferEncoding = append([]string(nil), s.resp.TransferEncoding...)
 	r.Body = io.NopCloser(bytes.NewReader(s.body))
 	r.ContentLength = int64(len(s.body))
 	r.Request = req

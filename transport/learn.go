@@ -146,12 +146,25 @@ func (t *Transport) ceiling() int {
 }
 
 // limitStore is where learned limits are kept: Budget when it is a
-// throttle.LimitStore (shared with the fleet), else the transport's own.
-func (t *Transport) limitStore() throttle.LimitStore {
-	if ls, ok := t.Budget.(throttle.LimitStore); ok {
-		return ls
+// throttle.LimitStore (shared with the fleet) and its failover is not
+// standing in for it at now, else the transport's own.
+func (t *Transport) limitStore(now time.Time) throttle.LimitStore {
+	ls, ok := t.Budget.(throttle.LimitStore)
+	if f, isFailover := t.budget.(*failover); !ok || isFailover && !f.use(now) {
+		return &t.learned.local
 	}
-	return &t.learned.local
+	return ls
+}
+
+// clamp keeps a limit learned for a window whose table limit is table (0:
+// none) within its bounds: at least a tenth of the table's, rounded up, and
+// above the table's at most the ceiling.
+func (t *Transport) clamp(table, n int) int {
+	n = max(n, (table+9)/10, 1)
+	if n > table {
+		n = min(n, max(t.ceiling(), table))
+	}
+	return n
 }
 
 // limitOf returns the limit key counts against: the table's (zero for
@@ -183,23 +196,23 @@ func (t *Transport) limitOf(ctx context.Context, key throttle.Key, table throttl
 }
 
 // refreshLearned reads the limits the store has in force, at most every
-// learnedRefresh (one call reads, the others go on), and drops the key
-// limits that have lasted their time; each limit that ends is an
-// EventLimitLearned.
+// learnedRefresh (one call reads, the others go on), within the call's
+// context, and drops the key limits that have lasted their time; each
+// limit that ends is an EventLimitLearned. A read that fails keeps what
+// the transport has (each limit still ends at its Until).
 func (t *Transport) refreshLearned(ctx context.Context, now time.Time) {
 	next := t.learned.readAt.Load()
 	if now.UnixNano() < next || !t.learned.readAt.CompareAndSwap(next, now.Add(learnedRefresh).UnixNano()) {
 		return
 	}
-	ctx = context.WithoutCancel(ctx)
-	if in, err := t.limitStore().Learned(ctx, now); err == nil {
+	if in, err := t.limitStore(now).Learned(ctx, now); err == nil {
 		m := make(map[scopeWindow]throttle.Learned, len(in))
 		for _, l := range in {
-			l.Limit = min(l.Limit, t.ceiling())
+			l.Limit = t.clamp(t.tableOf(l.Scope, l.Period), l.Limit)
 			m[scopeWindow{l.Scope, l.Period}] = l
 		}
 		for w, old := range t.scopeMap() {
-			if _, ok := m[w]; !ok && old.Until.After(now.Add(-learnedRefresh)) {
+			if _, ok := m[w]; !ok {
 				t.emit(ctx, Event{Kind: EventLimitLearned, Scope: w.scope, Reason: fmt.Sprintf("%s %d expired for the scope: %s", w.p, old.Limit, t.tableText(w.scope, w.p))}, nil)
 			}
 		}
@@ -247,17 +260,19 @@ func (c *call) learn(b *ratelimit.Body) {
 		return // a window the accounting does not know
 	}
 	table, was := windowOf(c.table, p), windowOf(c.full, p)
-	n := min(max(b.MaxRequests, (table+9)/10), c.t.ceiling()) // the floor: a tenth of the table's, rounded up
+	n := c.t.clamp(table, b.MaxRequests)
 	if n == was && was == table {
 		return // no drift, and nothing learned to keep alive
 	}
 	now := c.clk.Now()
 	r := throttle.Report{Scope: c.key.Scope, Period: p, Limit: n, User: userDigest(c.key.User), At: now}
-	ctx := context.WithoutCancel(c.ctx)
-	in, err := c.t.limitStore().Learn(ctx, r)
+	// Within the call's context: a shared store that is slow or gone costs
+	// the call no more than its own deadline, and the local store keeps
+	// the report.
+	in, err := c.t.limitStore(now).Learn(c.ctx, r)
 	if err != nil {
 		c.emit(Event{Kind: EventBudgetError, Err: err, Reason: "learn"})
-		in, _ = c.t.learned.local.Learn(ctx, r)
+		in, _ = c.t.learned.local.Learn(c.ctx, r)
 	}
 	var what string
 	if in.Limit == n {
@@ -282,7 +297,7 @@ func (c *call) learn(b *ratelimit.Body) {
 // nothing (the same limit, kept alive).
 func (t *Transport) setScope(scope string, p throttle.Period, in throttle.Learned, now time.Time) string {
 	w := scopeWindow{scope, p}
-	in.Limit = min(in.Limit, t.ceiling())
+	in.Limit = t.clamp(t.tableOf(scope, p), in.Limit)
 	var changed bool
 	for {
 		old := t.learned.scopes.Load()

@@ -50,7 +50,7 @@ var ignoreUntil = cmpopts.IgnoreFields(transport.LearnedLimit{}, "Until")
 // says 10 / 30 (or has no rule for the host); one user's first 429 body
 // (maxRequests 6 in 15 s) becomes that user's burst, and 30 calls then
 // collect that one 429. Without learning every burst of 10 collects one;
-// the ceiling caps what is learned.
+// the ceiling caps what is learned above the table, and only that.
 func TestLearnedLimits(t *testing.T) {
 	noProfile, err := limits.Parse([]byte(`{"rules": [{"service": "social", "hosts": ["social.xboxlive.com"], "burst": 10, "sustain": 30}]}`))
 	if err != nil {
@@ -67,7 +67,8 @@ func TestLearnedLimits(t *testing.T) {
 	}{
 		{"table differs", 6, nil, 0, 1, []transport.LearnedLimit{{Scope: "profile", User: uhs, Period: throttle.Burst, Table: 10, Learned: 6}}},
 		{"host not in the table", 6, noProfile, 0, 1, []transport.LearnedLimit{{Scope: "host:profile.xboxlive.com", User: uhs, Period: throttle.Burst, Learned: 6}}},
-		{"ceiling", 6, nil, 5, 1, []transport.LearnedLimit{{Scope: "profile", User: uhs, Period: throttle.Burst, Table: 10, Learned: 5}}},
+		{"ceiling", 6, noProfile, 5, 1, []transport.LearnedLimit{{Scope: "host:profile.xboxlive.com", User: uhs, Period: throttle.Burst, Learned: 5}}},
+		{"a ceiling below the table lowers nothing", 6, nil, 5, 1, []transport.LearnedLimit{{Scope: "profile", User: uhs, Period: throttle.Burst, Table: 10, Learned: 6}}},
 		{"learning off", 6, nil, -1, 4, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

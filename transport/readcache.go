@@ -10,7 +10,7 @@ import (
 // shareable reports whether an answer may go to other callers with the
 // same key: it does not vary on a request header the key does not hold.
 func shareable(h http.Header) bool {
-	for _, v := range h.Values("Vary") {
+	for _, v := range headerValues(h, "Vary") {
 		for name := range strings.SplitSeq(v, ",") {
 			name = strings.TrimSpace(name)
 			if name == "" {
@@ -33,10 +33,10 @@ func shareable(h http.Header) bool {
 // keeping (no-store, no-cache) or keeps for less (max-age). "private" is
 // kept: the cache is one user's (a key holds the credentials).
 func cacheTTL(resp *http.Response, ttl time.Duration) time.Duration {
-	if ttl <= 0 || resp.StatusCode != http.StatusOK || len(resp.Header.Values("Set-Cookie")) > 0 {
+	if ttl <= 0 || resp.StatusCode != http.StatusOK || len(headerValues(resp.Header, "Set-Cookie")) > 0 {
 		return 0
 	}
-	for _, v := range resp.Header.Values("Cache-Control") {
+	for _, v := range headerValues(resp.Header, "Cache-Control") {
 		for d := range strings.SplitSeq(v, ",") {
 			name, arg, _ := strings.Cut(strings.TrimSpace(d), "=")
 			switch strings.ToLower(name) {
@@ -54,6 +54,18 @@ func cacheTTL(resp *http.Response, ttl time.Duration) time.Duration {
 	return ttl
 }
 
+// headerValues returns the values of the header name in h, whatever the
+// case its key is spelt in (a base RoundTripper may build a map by hand).
+func headerValues(h http.Header, name string) []string {
+	var vs []string
+	for k, v := range h {
+		if strings.EqualFold(k, name) {
+			vs = append(vs, v...)
+		}
+	}
+	return vs
+}
+
 // headerBytes is what h holds, names and values, with a slice's overhead
 // for each.
 func headerBytes(h http.Header) int {
@@ -67,6 +79,13 @@ func headerBytes(h http.Header) int {
 	return n
 }
 
+// cacheRef is one entry of the cache's order: its key and its end when
+// stored (an entry replaced since has another end).
+type cacheRef struct {
+	key   readKey
+	until time.Time
+}
+
 func (t *Transport) cached(key readKey, now time.Time) *shared {
 	c := &t.reads
 	c.mu.Lock()
@@ -78,9 +97,12 @@ func (t *Transport) cached(key readKey, now time.Time) *shared {
 	return s
 }
 
-// store caches s under key; when the cache is full it first drops what has
-// expired at now, and if it is still full s is not kept. Every byte an
-// entry holds counts (s.size: body, headers and key).
+// store caches s under key, unless the cache is still full once the
+// entries that have expired at now are gone. Every byte an entry holds
+// counts (s.size: body, headers and key). Entries leave in the order they
+// came (every TTL is at most MaxReadCacheTTL, so the oldest end first, or
+// within MaxReadCacheTTL of it): each store costs O(1) amortized, never a
+// scan of the cache.
 func (t *Transport) store(key readKey, s *shared, now time.Time) {
 	c := &t.reads
 	c.mu.Lock()
@@ -92,17 +114,38 @@ func (t *Transport) store(key readKey, s *shared, now time.Time) {
 		delete(c.cache, key)
 		c.bytes -= old.size
 	}
-	full := func() bool { return len(c.cache) >= maxCachedEntries || c.bytes+s.size > maxCachedBytes }
-	if full() {
-		for k, old := range c.cache {
-			if !now.Before(old.until) {
-				delete(c.cache, k)
-				c.bytes -= old.size
+	c.expire(now)
+	if len(c.cache) >= maxCachedEntries || c.bytes+s.size > maxCachedBytes {
+		return
+	}
+	c.cache[key] = s
+	c.bytes += s.size
+	c.order = append(c.order, cacheRef{key, s.until})
+}
+
+// expire drops the entries that have expired at now, oldest first, and the
+// order's references to entries replaced or dropped. Requires c.mu held.
+func (c *coalescer) expire(now time.Time) {
+	i := 0
+	for ; i < len(c.order); i++ {
+		ref := c.order[i]
+		s := c.cache[ref.key]
+		if s != nil && s.until.Equal(ref.until) {
+			if now.Before(ref.until) {
+				break
 			}
+			delete(c.cache, ref.key)
+			c.bytes -= s.size
 		}
 	}
-	if !full() {
-		c.cache[key] = s
-		c.bytes += s.size
+	c.order = c.order[i:]
+	if len(c.order) > 2*maxCachedEntries { // references to replaced entries: keep the live ones
+		live := c.order[:0]
+		for _, ref := range c.order {
+			if s := c.cache[ref.key]; s != nil && s.until.Equal(ref.until) {
+				live = append(live, ref)
+			}
+		}
+		c.order = append([]cacheRef(nil), live...)
 	}
 }

@@ -17,9 +17,9 @@ import (
 // itself. A cached answer is kept under the key with a zero policy: it is
 // answered without waiting, whatever the policy.
 type readKey struct {
-	cred                                                   [sha256.Size]byte
-	title, host, uri, contract, accept, language, encoding string
-	pol                                                    Policy
+	cred                                                                    [sha256.Size]byte
+	title, scheme, urlHost, host, uri, contract, accept, language, encoding string
+	pol                                                                     Policy
 }
 
 // sharedHeaders are the request headers a readKey holds besides the
@@ -27,10 +27,11 @@ type readKey struct {
 var sharedHeaders = []string{"Accept", "Accept-Encoding", "Accept-Language", "X-Xbl-Contract-Version", "Authorization", "Signature", "Cookie"}
 
 // readKeyOf returns req's key, and false when req may not share an answer:
-// it is not a plain GET (a body, a Range, a redirect being followed), or
-// the transport cannot read its credentials (credentialsOf).
+// it is not a plain GET (a body, a Range, a conditional or no-cache
+// request, a redirect being followed), or the transport cannot read its
+// credentials (credentialsOf).
 func (t *Transport) readKeyOf(req *http.Request) (readKey, bool) {
-	if req.Method != http.MethodGet || (req.Body != nil && req.Body != http.NoBody) || req.Response != nil || headerFold(req.Header, "Range") != "" {
+	if req.Method != http.MethodGet || (req.Body != nil && req.Body != http.NoBody) || req.Response != nil || !plainRead(req.Header) {
 		return readKey{}, false
 	}
 	cred, ok := credentialsOf(req.Header)
@@ -39,9 +40,24 @@ func (t *Transport) readKeyOf(req *http.Request) (readKey, bool) {
 	}
 	pol := PolicyOf(req.Context())
 	pol.boundBody = false // a shared answer is always read in full under the attempt timeout
-	return readKey{cred: cred, title: t.TitleID, host: strings.ToLower(cmp.Or(req.Host, req.URL.Host)), uri: req.URL.RequestURI(),
+	return readKey{cred: cred, title: t.TitleID, scheme: strings.ToLower(req.URL.Scheme), urlHost: strings.ToLower(req.URL.Host),
+		host: strings.ToLower(cmp.Or(req.Host, req.URL.Host)), uri: req.URL.RequestURI(),
 		contract: headerFold(req.Header, "X-Xbl-Contract-Version"), accept: headerFold(req.Header, "Accept"),
 		language: headerFold(req.Header, "Accept-Language"), encoding: headerFold(req.Header, "Accept-Encoding"), pol: pol}, true
+}
+
+// plainRead reports whether h asks for the resource as it is: no Range, no
+// condition (If-*: a 304 or 412 answers only the call that asked), and no
+// Cache-Control or Pragma of its own (a caller that asks for a fresh
+// answer gets one).
+func plainRead(h http.Header) bool {
+	for k := range h {
+		if len(k) > 3 && strings.EqualFold(k[:3], "if-") || strings.EqualFold(k, "Range") ||
+			strings.EqualFold(k, "Cache-Control") || strings.EqualFold(k, "Pragma") {
+			return false
+		}
+	}
+	return true
 }
 
 // credentialsOf returns a SHA-256 digest of the credentials h carries (the
@@ -89,5 +105,5 @@ func (k readKey) cacheKey() readKey {
 
 // size is the bytes k holds, for the cache's bound.
 func (k readKey) size() int {
-	return 128 + len(k.title) + len(k.host) + len(k.uri) + len(k.contract) + len(k.accept) + len(k.language) + len(k.encoding) + len(k.pol.rule)
+	return 128 + len(k.title) + len(k.scheme) + len(k.urlHost) + len(k.host) + len(k.uri) + len(k.contract) + len(k.accept) + len(k.language) + len(k.encoding) + len(k.pol.rule)
 }

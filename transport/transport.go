@@ -117,22 +117,26 @@ type Transport struct {
 	// DefaultMaxLearnedLimit; negative turns learning off.
 	MaxLearnedLimit int
 	// CoalesceReads makes identical GETs share one request: a GET (no
-	// body, no Range) with the same credentials (the whole Authorization,
-	// Signature and Cookie values, compared as a SHA-256 digest: never
-	// across users, nor across two tokens of one user), title, URL,
-	// contract version, Accept, Accept-Encoding and Accept-Language, and
-	// the same per-call policy (NoRetry, FailFast, WithMaxWait, LongCall,
-	// Background, WithRule), as one that started less than 5 s ago waits
-	// for that one's answer, read in full (at most MaxCoalescedBody) under
-	// its attempt timeout and copied to each. A call whose credentials the
-	// transport cannot read (no XBL3.0 Authorization, or one given twice)
-	// always sends its own. A caller waits for another's answer no longer
-	// than its own call could take (ErrSharedReadTimeout), and never past
-	// its context. An answer that varies on another header (Vary), or that
-	// came to a token renewed by RefreshToken, stays its caller's. The
-	// XLTA's repeated-call rule is what it saves: titles issue the same
-	// read many times at once. Stats.Coalesced counts the calls it answers
-	// without a request.
+	// body, no Range, no If-* condition, no Cache-Control or Pragma of its
+	// own) to the same scheme, host and URL, with the same credentials (the
+	// whole Authorization, Signature and Cookie values, compared as a
+	// SHA-256 digest: never across users, nor across two tokens of one
+	// user), title, contract version, Accept, Accept-Encoding and
+	// Accept-Language, and the same per-call policy (NoRetry, FailFast,
+	// WithMaxWait, LongCall, Background, WithRule), as one that started
+	// less than 5 s ago waits for that one's answer, read in full (at most
+	// MaxCoalescedBody, and 64 MiB over all answers being read at once)
+	// under its attempt timeout and copied to each. A call whose
+	// credentials the transport cannot read (no XBL3.0 Authorization, or one
+	// given twice) always sends its own. A caller waits for another's
+	// answer no longer than its own call could take (ErrSharedReadTimeout),
+	// and never past its context; a caller whose deadline is later than the
+	// one it waited for sends its own when that one ended in an error or a
+	// status XSAPI retries. An answer too large to read in full, one that
+	// varies on another header (Vary), or one that came to a token renewed
+	// by RefreshToken stays its caller's. The XLTA's repeated-call rule is
+	// what it saves: titles issue the same read many times at once.
+	// Stats.Coalesced counts the calls it answers without a request.
 	CoalesceReads bool
 	// ReadCacheTTL, with CoalesceReads, also keeps each 200 answer for this
 	// long (at most MaxReadCacheTTL, 10 s, and at most its Cache-Control

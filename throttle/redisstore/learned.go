@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -45,14 +46,14 @@ func (s *Store) Learn(ctx context.Context, r throttle.Report) (throttle.Learned,
 	if !throttle.Learnable(r) {
 		return throttle.Learned{}, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.timeout())
-	defer cancel()
 	field := "s:" + r.Scope
 	if r.Period == throttle.Burst {
 		field = "b:" + r.Scope
 	}
-	v, err := learnScript.Run(ctx, s.Client, []string{s.learnedKey()}, field, r.Limit, r.User, s.now(r.At),
-		r.Period.Duration().Microseconds(), throttle.LearnedFor.Microseconds(), 2*throttle.MaxLearned).Int64Slice()
+	v, err := bounded(ctx, s, func(ctx context.Context) ([]int64, error) {
+		return learnScript.Run(ctx, s.Client, []string{s.learnedKey()}, field, r.Limit, r.User, s.now(r.At),
+			r.Period.Duration().Microseconds(), throttle.LearnedFor.Microseconds(), 2*throttle.MaxLearned).Int64Slice()
+	})
 	if err != nil {
 		return throttle.Learned{}, fmt.Errorf("%w: learn: %w", ErrUnavailable, err)
 	}
@@ -66,10 +67,14 @@ func (s *Store) Learn(ctx context.Context, r throttle.Report) (throttle.Learned,
 // CallerTime unset, at Redis's now. Records it cannot read are skipped; at
 // most both windows of throttle.MaxLearned scopes are returned.
 func (s *Store) Learned(ctx context.Context, now time.Time) ([]throttle.Learned, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.timeout())
-	defer cancel()
-	v, err := learnedScript.Run(ctx, s.Client, []string{s.learnedKey()}, s.now(now)).StringSlice()
-	if err != nil && err != redis.Nil {
+	v, err := bounded(ctx, s, func(ctx context.Context) ([]string, error) {
+		v, err := learnedScript.Run(ctx, s.Client, []string{s.learnedKey()}, s.now(now)).StringSlice()
+		if err == redis.Nil {
+			err = nil
+		}
+		return v, err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("%w: learned: %w", ErrUnavailable, err)
 	}
 	var out []throttle.Learned
@@ -84,4 +89,44 @@ func (s *Store) Learned(ctx context.Context, now time.Time) ([]throttle.Learned,
 		out = append(out, throttle.Learned{Scope: scope, Period: r.Period, Limit: n, Until: time.UnixMicro(until)})
 	}
 	return out, nil
+}
+
+// bounded runs f within the store's timeout and ctx, on the node that
+// holds the learned limits: while decisions find that node down it fails
+// at once, and a client that ignores context deadlines runs f in a
+// goroutine the store stops waiting for (as exec does). Only decisions
+// mark a node down or up: learned limits are read and written too seldom
+// to judge it by.
+func bounded[T any](ctx context.Context, s *Store, f func(context.Context) (T, error)) (T, error) {
+	var zero T
+	if s.Client == nil {
+		return zero, errors.New("no client")
+	}
+	n, err := s.node(ctx, s.learnedKey())
+	if err != nil {
+		return zero, err
+	}
+	if n.downUntil.Load() != 0 { // a decision probes it, not this
+		return zero, errors.New("the node is down")
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.timeout())
+	defer cancel()
+	if honoursDeadlines(s.Client) {
+		return f(ctx)
+	}
+	type answer struct {
+		v   T
+		err error
+	}
+	out := make(chan answer, 1)
+	go func() {
+		v, err := f(ctx)
+		out <- answer{v, err}
+	}()
+	select {
+	case a := <-out:
+		return a.v, a.err
+	case <-ctx.Done():
+		return zero, ctx.Err()
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/xblgo/fgrl/hresult"
+	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/ratelimit"
 )
 
@@ -100,5 +101,8 @@ func parse429(b []byte, readErr error) *ratelimit.Body {
 	if err != nil {
 		return nil
 	}
+	// The service's text goes on to errors, logs and span attributes:
+	// clipped and escaped here, once.
+	body.LimitType, body.DebugMessage = safetext.Clip(body.LimitType, 64), safetext.Clip(body.DebugMessage, 200)
 	return &body
 }

@@ -1,0 +1,109 @@
+package mock
+
+import (
+	"bytes"
+	"strings"
+)
+
+// hostileFile is a file made to cost its reader: deep, long, wide or
+// wrong many times over.
+type hostileFile struct {
+	name string
+	file string // "world" or "script"
+	data []byte
+}
+
+// read reads the file as ReadWorld or ReadScript does.
+func (f hostileFile) read() error {
+	var err error
+	if f.file == "world" {
+		_, err = ReadWorld(bytes.NewReader(f.data))
+	} else {
+		_, err = ReadScript(bytes.NewReader(f.data))
+	}
+	return err
+}
+
+// readSource reads the file as readFile does, and returns the source.
+func (f hostileFile) readSource() (*source, error) {
+	var s source
+	if f.file == "world" {
+		var w World
+		return &s, s.read(f.data, "world", &w, w.check)
+	}
+	var sc Script
+	return &s, s.read(f.data, "script", &sc, sc.check)
+}
+
+// hostileFiles returns files of about n bytes (at most n, at least n/2)
+// of every shape the readers must refuse in time linear in n.
+func hostileFiles(n int) []hostileFile {
+	// fill repeats unit, then closes with tail, within n bytes.
+	fill := func(head, unit, sep, tail string) []byte {
+		k := max(1, (n-len(head)-len(tail))/(len(unit)+len(sep)))
+		var b bytes.Buffer
+		b.Grow(n)
+		b.WriteString(head)
+		for i := range k {
+			if i > 0 {
+				b.WriteString(sep)
+			}
+			b.WriteString(unit)
+		}
+		b.WriteString(tail)
+		return b.Bytes()
+	}
+	deep := func(open, inner, close string, depth int) string {
+		return strings.Repeat(open, depth) + inner + strings.Repeat(close, depth)
+	}
+	// A script whose first answer's body holds the units and whose last
+	// answer is wrong: the error is found after the whole file.
+	body := func(unit string) []byte {
+		return fill(`{"rules": [{"match": {}, "answers": [{"body": [`, unit, ",", `]}, {"status": 9}]}]}`)
+	}
+	yamlBody := func(unit string) []byte {
+		return fill("rules:\n  - match: {}\n    answers:\n      - body:\n", "          - "+unit+"\n", "", "      - status: 9\n")
+	}
+	// Deeper as the file is longer, within encoding/json's and yaml.v3's
+	// own bound of 10000 levels.
+	depth := min(n/16, 5000)
+	return []hostileFile{
+		{"json deep arrays, unclosed", "script", fill(`{"rules": `, "[", "", "")},
+		{"json deep arrays", "script", body(deep("[", "", "]", depth))},
+		{"json deep objects", "script", body(deep(`{"a":`, "1", "}", depth))},
+		{"json many errors", "world", fill(`{"accounts": [`, `{"xuid": "x", "tier": 1, "no": 2}`, ",", `]}`)},
+		{"json error at the end", "script", body(`{"a": [1, "b", {"c": null}]}`)},
+		{"json huge string", "world", fill(`{"accounts": [{"xuid": "`, "1", "", `"}]}`)},
+		{"json huge escaped string", "world", fill(`{"accounts": [{"xuid": "1", "gamertag": "`, `\u0041`, "", `"}]}`)},
+		{"json huge key", "world", fill(`{"`, "k", "", `": 1}`)},
+		{"json many keys", "world", fill(`{"accounts": [{"xuid": "1", "titles": [{"titleId": "1", "achievements": {`, `"1": 1`, ",", `, "9": 1}}]}]}`)},
+		{"json long line", "world", fill(`{"accounts": [{"xuid": "1"`, " ", "", `, "tier": "x"}]}`)},
+		{"json many lines", "world", fill(`{"accounts": [{"xuid": "1"`, "\n", "", `, "tier": "x"}]}`)},
+		{"yaml deep flow sequences", "script", yamlBody(deep("[", "", "]", depth))},
+		{"yaml deep flow mappings", "script", yamlBody(deep("{a: ", "1", "}", depth))},
+		{"yaml deep block sequences", "script", yamlBody(strings.Repeat("- ", depth) + "1")},
+		{"yaml many errors", "world", fill("accounts:\n", "  - xuid: x\n    tier: 1\n    no: 2\n", "", "")},
+		{"yaml error at the end", "script", yamlBody("{a: [1, b, {c: null}]}")},
+		{"yaml huge string", "world", fill("accounts:\n  - xuid: \"", "1", "", "\"\n")},
+		{"yaml huge keys", "script", nestedKeys(n)},
+		{"yaml many keys", "script", yamlBody("{a: 1, b: 2, c: 3, d: 4, e: 5, f: 6}")},
+		{"yaml long line", "script", fill("rules:\n  - match: {}\n    answers:\n      - body: [", "1", ", ", "]\n      - status: 9\n")},
+		{"yaml many lines", "world", fill("accounts:\n  - xuid: \"1\"\n", "#\n", "", "    tier: x\n")},
+	}
+}
+
+// nestedKeys is a script whose first answer's body nests 50 mappings,
+// each under an explicit key of about n/64 bytes, and whose last answer
+// is wrong.
+func nestedKeys(n int) []byte {
+	const levels = 50
+	key := strings.Repeat("k", n/64)
+	var b bytes.Buffer
+	b.WriteString("rules:\n  - match: {}\n    answers:\n      - body:\n")
+	for i := range levels {
+		indent := strings.Repeat("  ", 5+i)
+		b.WriteString(indent + "? " + key + "\n" + indent + ":\n")
+	}
+	b.WriteString(strings.Repeat("  ", 5+levels) + "1\n      - status: 9\n")
+	return b.Bytes()
+}

@@ -13,32 +13,35 @@ const (
 	// request before it is closed: longer than the 90 s a Go client keeps
 	// an idle connection, so that the client closes first.
 	DefaultIdleTimeout = 2 * time.Minute
+	// DefaultHeaderTimeout is how long a TLS handshake, and the reading of
+	// a request's header, may take.
+	DefaultHeaderTimeout = 10 * time.Second
 	// DefaultMaxConns is how many connections a listener keeps open at
 	// once.
 	DefaultMaxConns = 1024
-	// headerTimeout bounds the wait for a request's header (and a TLS
-	// handshake) when IdleTimeout is longer.
-	headerTimeout = 10 * time.Second
 )
 
-// ConnLimits bounds the connections of a server of the mock (Server.Conns,
-// and xblcall mock's --idle-timeout and --max-conns): an idle one is closed and
-// only so many are open at once, so that clients that leave connections
-// open, or open many, cannot take a mock's descriptors and goroutines.
-// The zero value is the defaults.
+// ConnLimits bounds the connections of a server of the mock (Server.Conns;
+// xblcall mock's --idle-timeout, --header-timeout and --max-conns): an idle
+// one is closed and only so many are open at once, so that clients that
+// leave connections open, or open many, cannot take a mock's descriptors
+// and goroutines. A field that is not positive means its default.
 type ConnLimits struct {
-	// IdleTimeout closes a connection that waits this long for a request:
-	// a keep-alive connection between requests (an HTTP/2 one with no
-	// stream), a CONNECT tunnel the same way, and a new connection, or a
-	// tunnel, that has not sent its first request's header (or finished
-	// its TLS handshake) within IdleTimeout or 10 s, whichever is
-	// shorter. A request being served is never cut short. 0 means
-	// DefaultIdleTimeout.
+	// IdleTimeout closes a connection that waits this long for its next
+	// request: a keep-alive connection between requests (an HTTP/2 one
+	// with no stream), a CONNECT tunnel the same way. A request being
+	// served is never cut short. DefaultIdleTimeout by default.
 	IdleTimeout time.Duration
+	// HeaderTimeout closes a connection (or a tunnel) whose TLS handshake,
+	// or the header of a request, takes longer: from when it opened for
+	// the first request, from its first byte for the next. So a
+	// connection that never sends a request is closed after it.
+	// DefaultHeaderTimeout by default.
+	HeaderTimeout time.Duration
 	// MaxConns bounds the connections open at once on each listener, a
 	// CONNECT tunnel counting as the connection it came in on; past it the
-	// next connection waits, unaccepted, until one closes. 0 means
-	// DefaultMaxConns.
+	// next connection waits, unaccepted, until one closes. DefaultMaxConns
+	// by default.
 	MaxConns int
 }
 
@@ -46,21 +49,22 @@ type ConnLimits struct {
 // serves CONNECT tunnels another took over (as xblcall mock's TLS server
 // does) needs them too.
 func (l ConnLimits) SetTimeouts(srv *http.Server) {
-	idle := l.IdleTimeout
-	if idle <= 0 {
-		idle = DefaultIdleTimeout
-	}
-	srv.IdleTimeout, srv.ReadHeaderTimeout = idle, min(idle, headerTimeout)
+	srv.IdleTimeout, srv.ReadHeaderTimeout = positive(l.IdleTimeout, DefaultIdleTimeout), positive(l.HeaderTimeout, DefaultHeaderTimeout)
 }
 
 // Listener returns ln accepting at most l.MaxConns connections open at
 // once: Accept waits for one to close. Closing it ends that wait.
 func (l ConnLimits) Listener(ln net.Listener) net.Listener {
-	n := l.MaxConns
-	if n <= 0 {
-		n = DefaultMaxConns
-	}
+	n := positive(l.MaxConns, DefaultMaxConns)
 	return &limitListener{Listener: ln, slots: make(chan struct{}, n), done: make(chan struct{})}
+}
+
+// positive returns v, or def when v is not positive.
+func positive[T int | time.Duration](v, def T) T {
+	if v > 0 {
+		return v
+	}
+	return def
 }
 
 // limitListener accepts at most cap(slots) connections open at once.

@@ -88,9 +88,9 @@ func TestConnsWait(t *testing.T) {
 
 // TestIdleConnectionsClosed: a client's keep-alive connection left idle
 // after a request is closed by the server after Conns.IdleTimeout, over
-// HTTP/1.1, HTTPS and HTTP/2; so is a connection that never sends a
-// request, or never starts its TLS handshake. The test waits for the close
-// at most 5 s.
+// HTTP/1.1, HTTPS and HTTP/2; a connection that never sends a request, or
+// never starts its TLS handshake, after Conns.HeaderTimeout. The test waits
+// for the close at most 5 s.
 func TestIdleConnectionsClosed(t *testing.T) {
 	for _, tc := range []struct {
 		name         string
@@ -104,7 +104,11 @@ func TestIdleConnectionsClosed(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := NewUnstartedServer(nil)
-			s.Conns.IdleTimeout = 100 * time.Millisecond
+			if tc.req {
+				s.Conns.IdleTimeout = 100 * time.Millisecond
+			} else {
+				s.Conns.HeaderTimeout = 100 * time.Millisecond
+			}
 			if tc.tls {
 				s.StartTLS()
 			} else {

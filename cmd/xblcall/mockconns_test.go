@@ -16,33 +16,36 @@ import (
 
 // TestMockIdleConnections: with --idle-timeout 100ms, xblcall mock closes
 // a keep-alive connection idle after a request, on the plain port and the
-// TLS port, and a CONNECT tunnel idle after a request or before its TLS
-// handshake. The test waits for each close at most 5 s.
+// TLS port, and a CONNECT tunnel idle after a request; with
+// --header-timeout 100ms, a tunnel that never starts its TLS handshake.
+// The test waits for each close at most 5 s.
 func TestMockIdleConnections(t *testing.T) {
 	caFile := filepath.Join(t.TempDir(), "ca.pem")
-	out, _ := servedMock(t, "--addr", "127.0.0.1:0", "--https", "127.0.0.1:0", "--ca-out", caFile, "--log-format", "off", "--idle-timeout", "100ms")
-	plain, tlsAddr := addrAfter(t, out.String(), "http://"), addrAfter(t, out.String(), "https://")
-	tlsConfig := &tls.Config{RootCAs: trusting(t, caFile), ServerName: "profile.xboxlive.com", NextProtos: []string{"http/1.1"}}
+	tlsConfig := func(t *testing.T) *tls.Config {
+		return &tls.Config{RootCAs: trusting(t, caFile), ServerName: "profile.xboxlive.com", NextProtos: []string{"http/1.1"}}
+	}
 	for _, tc := range []struct {
 		name string
+		flag string // set to 100ms
 		// open returns a connection ready for a request, or nil for one
 		// left idle before it.
-		open func(t *testing.T) net.Conn
+		open func(t *testing.T, plain, tlsAddr string) net.Conn
 	}{
-		{"plain keep-alive", func(t *testing.T) net.Conn { return dialT(t, plain) }},
-		{"TLS keep-alive", func(t *testing.T) net.Conn {
-			return handshake(t, dialT(t, tlsAddr), tlsConfig)
+		{"plain keep-alive", "--idle-timeout", func(t *testing.T, plain, _ string) net.Conn { return dialT(t, plain) }},
+		{"TLS keep-alive", "--idle-timeout", func(t *testing.T, _, tlsAddr string) net.Conn {
+			return handshake(t, dialT(t, tlsAddr), tlsConfig(t))
 		}},
-		{"CONNECT tunnel", func(t *testing.T) net.Conn {
-			return handshake(t, connectT(t, plain), tlsConfig)
+		{"CONNECT tunnel", "--idle-timeout", func(t *testing.T, plain, _ string) net.Conn {
+			return handshake(t, connectT(t, plain), tlsConfig(t))
 		}},
-		{"CONNECT tunnel before its handshake", func(t *testing.T) net.Conn {
+		{"CONNECT tunnel before its handshake", "--header-timeout", func(t *testing.T, plain, _ string) net.Conn {
 			waitClosed(t, connectT(t, plain))
 			return nil
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := tc.open(t)
+			out, _ := servedMock(t, "--addr", "127.0.0.1:0", "--https", "127.0.0.1:0", "--ca-out", caFile, "--log-format", "off", tc.flag, "100ms")
+			c := tc.open(t, addrAfter(t, out.String(), "http://"), addrAfter(t, out.String(), "https://"))
 			if c == nil {
 				return
 			}
@@ -79,9 +82,10 @@ func TestMockMaxConns(t *testing.T) {
 	resp.Body.Close()
 }
 
-// TestMockConnFlags: --idle-timeout and --max-conns must be positive.
+// TestMockConnFlags: --idle-timeout, --header-timeout and --max-conns must
+// be positive.
 func TestMockConnFlags(t *testing.T) {
-	for _, args := range [][]string{{"--idle-timeout", "0s"}, {"--max-conns", "-1"}} {
+	for _, args := range [][]string{{"--idle-timeout", "0s"}, {"--header-timeout", "-1s"}, {"--max-conns", "-1"}} {
 		var out, errb strings.Builder
 		if code := run(t.Context(), append([]string{"mock", "--addr", "127.0.0.1:0"}, args...), &out, &errb); code != 2 || !strings.Contains(errb.String(), "must be positive") {
 			t.Errorf("%v: exit %d, %q; want 2 and the rule", args, code, errb.String())

@@ -90,8 +90,8 @@ func (w *jsonWalk) next() {
 	}
 }
 
-// step is the last component of the path to the current value: its key
-// in an object, its index in an array.
+// step returns the d-th component of the current value's path: a key in
+// an object, an index in an array.
 func (w *jsonWalk) step(d int) any {
 	if f := w.stack[d]; f.obj {
 		return unquote(f.key)
@@ -179,7 +179,7 @@ func (s *source) offsetOf(path []any) int {
 	best, on := 0, 0 // on: how many of the current value's containers are on path
 	s.scanned += w.walk(func() bool {
 		switch d := len(w.stack); {
-		case d < on: // past the deepest container on path: nothing more is
+		case d < on: // out of the deepest container on path: nothing later is on it
 			return false
 		case d > on || d > 0 && !w.isStep(d-1, path[d-1]):
 			return true

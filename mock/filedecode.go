@@ -2,11 +2,13 @@ package mock
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -18,8 +20,10 @@ import (
 // The files the mock reads (a world, a script) are JSON or YAML, read
 // strictly: an unknown field, a value of the wrong type or one that cannot
 // be is refused whole with the line and the field. YAML is turned into
-// JSON and read by the same decoder, with a map from each field to its
-// YAML line, so both forms say the same thing.
+// JSON and read by the same decoder, marked with the YAML line of each
+// value, so both forms say the same thing. Either form nests at most
+// maxNesting levels, and reading a file takes time and memory linear in
+// its length (RELIABILITY.md has the figures).
 
 // FileError is what is wrong with a file the mock reads: which file
 // ("world", "script"), the field (such as "accounts[1].friends[0]") and,
@@ -54,32 +58,49 @@ func readFile(r io.Reader, file string, limit int, v any, check func() error) er
 	if len(data) > limit {
 		return &FileError{File: file, Reason: fmt.Sprintf("larger than %d bytes", limit)}
 	}
-	src := source{json: data}
+	var s source
+	return s.read(data, file, v, check)
+}
+
+// source is a file as JSON and, for one written in YAML, the YAML line of
+// each of its values. Reading one takes time and memory linear in its
+// length: it is decoded once, and an error's field and line cost a few
+// walks through it.
+type source struct {
+	json  []byte
+	yaml  bool
+	marks []lineMark // YAML only: where each value and key is in the JSON, in order
+	// scanned counts the bytes the walks and line counts read, for the
+	// test that they stay in proportion to the file.
+	scanned int
+}
+
+// lineMark says that the JSON from at on was written from YAML line line.
+// Both fit in 32 bits: the JSON of a file of MaxWorldBytes is at most six
+// times as long (a character escaped as \u0000).
+type lineMark struct{ at, line int32 }
+
+// read reads data, JSON or YAML, strictly into v, then runs check.
+func (s *source) read(data []byte, file string, v any, check func() error) error {
+	s.json = data
 	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) > 0 && t[0] != '{' && t[0] != '[' {
-		if err := src.fromYAML(data); err != nil {
+		if err := s.fromYAML(data); err != nil {
 			err.File = file
 			return err
 		}
 	}
-	if err := src.decode(v); err != nil {
+	if err := s.decode(v); err != nil {
 		err.File = file
 		return err
 	}
 	if err := check(); err != nil {
 		var fe *FileError
 		if errors.As(err, &fe) {
-			fe.File, fe.Line = file, src.line(parseField(fe.Field))
+			fe.File, fe.Line = file, s.line(parseField(fe.Field))
 		}
 		return err
 	}
 	return nil
-}
-
-// source is a file as JSON, and for one written in YAML the line of each
-// field.
-type source struct {
-	json  []byte
-	lines map[string]int // YAML only: field path -> line
 }
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
@@ -96,104 +117,55 @@ func (s *source) fromYAML(data []byte) *FileError {
 		}
 		return fe
 	}
-	s.lines = map[string]int{}
-	v, err := s.walk(&doc, nil, 0)
-	if err != nil {
+	w := yamlWriter{json: make([]byte, 0, len(data))}
+	if err := w.value(&doc, 0); err != nil {
 		return err
 	}
-	b, jerr := json.Marshal(v)
-	if jerr != nil {
-		return &FileError{Reason: "not a document of JSON's kinds"}
-	}
-	s.json = b
+	s.json, s.yaml, s.marks = w.json, true, w.marks
 	return nil
 }
 
-// maxNesting bounds how deep a file's values nest.
+// maxNesting bounds how deep a file's values nest, in JSON and in YAML:
+// the document's value is at depth 1, a value in it at depth 2.
 const maxNesting = 64
 
-// walk returns the JSON value of a YAML node and notes each field's line.
-func (s *source) walk(n *yaml.Node, path []any, depth int) (any, *FileError) {
-	if depth > maxNesting {
-		return nil, &FileError{Line: n.Line, Reason: "nested too deep"}
-	}
-	s.lines[fieldOf(path)] = n.Line
-	switch n.Kind {
-	case yaml.DocumentNode:
-		if len(n.Content) == 0 {
-			return nil, nil
-		}
-		return s.walk(n.Content[0], path, depth+1)
-	case yaml.AliasNode:
-		return nil, &FileError{Line: n.Line, Field: fieldOf(path), Reason: "aliases are not read"}
-	case yaml.SequenceNode:
-		out := make([]any, 0, len(n.Content))
-		for i, c := range n.Content {
-			v, err := s.walk(c, append(path, i), depth+1)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, v)
-		}
-		return out, nil
-	case yaml.MappingNode:
-		out := make(map[string]any, len(n.Content)/2)
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k := n.Content[i].Value
-			if _, dup := out[k]; dup {
-				return nil, &FileError{Line: n.Content[i].Line, Field: fieldOf(append(path, k)), Reason: "named twice"}
-			}
-			v, err := s.walk(n.Content[i+1], append(path, k), depth+1)
-			if err != nil {
-				return nil, err
-			}
-			s.lines[fieldOf(append(path, k))] = n.Content[i].Line
-			out[k] = v
-		}
-		return out, nil
-	}
-	var v any
-	if err := n.Decode(&v); err != nil {
-		return nil, &FileError{Line: n.Line, Field: fieldOf(path), Reason: "not a value"}
-	}
-	if _, isMap := v.(map[string]any); isMap {
-		return nil, &FileError{Line: n.Line, Field: fieldOf(path), Reason: "not a value"}
-	}
-	return v, nil
-}
+// line returns the line of the value at path: in YAML its key's, or its
+// own in a list; in JSON where it starts.
+func (s *source) line(path []any) int { return s.lineAt(s.offsetOf(path)) }
 
-// line returns the line of the field at path: in YAML its own, in JSON
-// where its value starts.
-func (s *source) line(path []any) int {
-	if s.lines != nil {
-		for ; ; path = path[:len(path)-1] {
-			if l, ok := s.lines[fieldOf(path)]; ok || len(path) == 0 {
-				return l
-			}
+// lineAt returns the line of what starts at off in the source's JSON: in
+// YAML the line it was written from; in JSON the line its token starts
+// on, past the separators before it.
+func (s *source) lineAt(off int) int {
+	if s.yaml {
+		i, _ := slices.BinarySearchFunc(s.marks, off, func(m lineMark, off int) int { return cmp.Compare(int(m.at), off+1) })
+		if i == 0 {
+			return 0
 		}
+		return int(s.marks[i-1].line)
 	}
-	return lineAt(s.json, offsetOf(s.json, path))
+	off = min(max(off, 0), len(s.json))
+	for off < len(s.json) && strings.IndexByte(" \t\r\n,:", s.json[off]) >= 0 {
+		off++
+	}
+	s.scanned += off
+	return 1 + bytes.Count(s.json[:off], []byte{'\n'})
 }
 
 // decode reads the source's JSON strictly into v.
 func (s *source) decode(v any) *FileError {
+	if at := s.tooDeep(); at >= 0 {
+		return &FileError{Line: s.lineAt(at), Reason: "nested too deep"}
+	}
 	dec := json.NewDecoder(bytes.NewReader(s.json))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return s.decodeError(err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return &FileError{Line: s.lineOfOffset(dec.InputOffset()), Reason: "more after the document"}
+		return &FileError{Line: s.lineAt(int(dec.InputOffset())), Reason: "more after the document"}
 	}
 	return nil
-}
-
-// lineOfOffset returns the line of what starts at a JSON offset.
-func (s *source) lineOfOffset(off int64) int {
-	if s.lines != nil {
-		return s.line(pathAt(s.json, off))
-	}
-	return lineAt(s.json, off)
 }
 
 // decodeError turns the JSON decoder's error into a FileError with the
@@ -203,20 +175,19 @@ func (s *source) decodeError(err error) *FileError {
 	var typ *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &syn):
-		return &FileError{Line: s.lineOfOffset(syn.Offset), Reason: "not JSON: " + reasonOf(syn.Error())}
+		return &FileError{Line: s.lineAt(int(syn.Offset)), Reason: "not JSON: " + reasonOf(syn.Error())}
 	case errors.As(err, &typ):
-		path := pathAt(s.json, typ.Offset)
+		path := s.pathAt(int(typ.Offset))
 		path = path[:keysUpTo(path, strings.Count(typ.Field, ".")+1)]
-		return &FileError{Line: s.line(path), Field: fieldOf(path),
+		return &FileError{Line: s.line(path), Field: fieldText(path),
 			Reason: fmt.Sprintf("a %s where %s belongs", typ.Value, kindOf(typ.Type.String()))}
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		return &FileError{Line: lineAt(s.json, int64(len(s.json))), Reason: "the file ends inside the document"}
+		return &FileError{Line: s.lineAt(len(s.json)), Reason: "the file ends inside the document"}
 	}
 	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 		name, _ = strconv.Unquote(name)
-		at := int64(bytes.Index(s.json, []byte(strconv.Quote(name))))
-		path := pathAt(s.json, valueAfterKey(s.json, at))
-		return &FileError{Line: s.line(path), Field: safetext.Clip(fieldOf(path), 80), Reason: "no such field"}
+		path := s.keyPath(name)
+		return &FileError{Line: s.line(path), Field: fieldText(path), Reason: "no such field"}
 	}
 	return &FileError{Reason: safetext.Clip(err.Error(), 120)}
 }
@@ -232,23 +203,6 @@ func keysUpTo(path []any, n int) int {
 		}
 	}
 	return len(path)
-}
-
-// valueAfterKey returns the offset of the value after the key at at.
-func valueAfterKey(data []byte, at int64) int64 {
-	if at < 0 {
-		return 0
-	}
-	i := int(at) + 1
-	for i < len(data) && data[i] != '"' {
-		if data[i] == '\\' {
-			i++
-		}
-		i++
-	}
-	for i++; i < len(data) && strings.IndexByte(" \t\r\n:", data[i]) >= 0; i++ {
-	}
-	return int64(i)
 }
 
 // reasonOf is a decoder's reason up to the first input it quotes, so no
@@ -273,6 +227,10 @@ func kindOf(goType string) string {
 	}
 	return "an object"
 }
+
+// fieldText is a path as a field for an error: clipped and escaped, since
+// a file's keys may be long, or hold escape codes.
+func fieldText(path []any) string { return safetext.Clip(fieldOf(path), 120) }
 
 // fieldOf writes a path as a field: keys joined by dots, indices in
 // brackets ("accounts[1].friends[0]").
@@ -309,122 +267,4 @@ func parseField(f string) []any {
 		}
 	}
 	return path
-}
-
-// jsonFrame is a container being walked: an object (its current key) or
-// an array (its current index), and where its current value starts.
-type jsonFrame struct {
-	obj, wantKey bool
-	key          string
-	idx          int
-	at           int64
-}
-
-// walkJSON calls visit with the path and start offset of every value of
-// data (valid JSON), in order, until visit returns false.
-func walkJSON(data []byte, visit func(path []any, at int64) bool) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	var stack []jsonFrame
-	done := func() {
-		if n := len(stack); n > 0 {
-			if stack[n-1].obj {
-				stack[n-1].wantKey = true
-			} else {
-				stack[n-1].idx++
-			}
-		}
-	}
-	path := func() []any {
-		p := make([]any, 0, len(stack))
-		for _, f := range stack {
-			if f.obj {
-				p = append(p, f.key)
-			} else {
-				p = append(p, f.idx)
-			}
-		}
-		return p
-	}
-	for {
-		pos := dec.InputOffset()
-		tok, err := dec.Token()
-		if err != nil {
-			return
-		}
-		n := len(stack)
-		if n > 0 && (tok == json.Delim('}') || tok == json.Delim(']')) {
-			stack = stack[:n-1]
-			done()
-			continue
-		}
-		if n > 0 && stack[n-1].obj && stack[n-1].wantKey {
-			stack[n-1].key, stack[n-1].wantKey, stack[n-1].at = tok.(string), false, pos
-			continue
-		}
-		if n > 0 && !stack[n-1].obj {
-			stack[n-1].at = pos
-		}
-		at := pos
-		if n > 0 {
-			at = stack[n-1].at
-		}
-		if !visit(path(), at) {
-			return
-		}
-		switch tok {
-		case json.Delim('{'):
-			stack = append(stack, jsonFrame{obj: true, wantKey: true})
-		case json.Delim('['):
-			stack = append(stack, jsonFrame{})
-		default:
-			done()
-		}
-	}
-}
-
-// offsetOf returns where in data the value at path starts (its key, for a
-// value in an object); the nearest enclosing value's where path goes
-// further than data.
-func offsetOf(data []byte, path []any) int64 {
-	best := int64(0)
-	walkJSON(data, func(p []any, at int64) bool {
-		if len(p) <= len(path) && samePath(p, path[:len(p)]) {
-			best = at
-			return len(p) < len(path)
-		}
-		return true
-	})
-	return best
-}
-
-// pathAt returns the path of the last value that starts before off.
-func pathAt(data []byte, off int64) []any {
-	var last []any
-	walkJSON(data, func(p []any, at int64) bool {
-		if at >= off {
-			return false
-		}
-		last = p
-		return true
-	})
-	return last
-}
-
-func samePath(a, b []any) bool {
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return len(a) == len(b)
-}
-
-// lineAt returns the line of data that the token at or after offset
-// starts on (1-based), skipping the separators before it.
-func lineAt(data []byte, offset int64) int {
-	off := int(min(max(offset, 0), int64(len(data))))
-	for off < len(data) && strings.IndexByte(" \t\r\n,:", data[off]) >= 0 {
-		off++
-	}
-	return 1 + bytes.Count(data[:off], []byte{'\n'})
 }

@@ -18,7 +18,8 @@
 // socket: a Handler is also an http.RoundTripper, so it can sit under a
 // transport in-process, including inside a testing/synctest bubble (it starts
 // no goroutines). NewServer puts it on a loopback port in the style of
-// httptest.Server.
+// httptest.Server, closing idle connections and bounding how many are open
+// (ConnLimits).
 //
 // Time: the mock reads the time from Config.Now (time.Now by
 // default, which testing/synctest makes virtual); its fault latency waits on

@@ -54,8 +54,9 @@ rules:
 		r := do(t, h, "GET", "https://profile.xboxlive.com/users/xuid(2533274799999999)/profile/settings?settings=Gamertag", Token(xuid1, title1), "")
 		got = append(got, http.StatusText(r.status)+" "+r.header.Get("Content-Type"))
 	}
-	want := []string{"1  Service Unavailable", `30 {"limitType":"Rate"} Too Many Requests`, ` {"state":"Online","xuid":"1"} OK`,
-		` {"state":"Online","xuid":"1"} OK`, ` {"state":"Online","xuid":"1"} OK`,
+	// A YAML body keeps its keys in the order written, as a JSON one does.
+	want := []string{"1  Service Unavailable", `30 {"limitType":"Rate"} Too Many Requests`, ` {"xuid":"1","state":"Online"} OK`,
+		` {"xuid":"1","state":"Online"} OK`, ` {"xuid":"1","state":"Online"} OK`,
 		"Internal Server Error ", "OK application/json; charset=utf-8"}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("(-want +got)\n%s", d)

@@ -10,16 +10,22 @@ import (
 )
 
 // Server is a Handler listening on a loopback port, in the style of
-// httptest.Server.
+// httptest.Server. Its connections are bounded (Conns): by default an idle
+// one closes after DefaultIdleTimeout (2 minutes) and at most
+// DefaultMaxConns (1024) are open at once.
 type Server struct {
 	// URL is the base URL of the server, "http://127.0.0.1:port" (https://
-	// for NewTLSServer).
+	// for StartTLS), set by Start or StartTLS.
 	URL string
 	// Handler is the mock the server serves; use it for Counts.
 	Handler *Handler
-	// CA signs the TLS server's certificate (NewTLSServer); nil for plain
+	// CA signs the TLS server's certificate (StartTLS); nil for plain
 	// HTTP.
 	CA *CA
+	// Conns bounds the server's connections; set it between
+	// NewUnstartedServer and Start (a short IdleTimeout, in a test of how a
+	// client reconnects).
+	Conns ConnLimits
 
 	srv *httptest.Server
 }
@@ -27,11 +33,9 @@ type Server struct {
 // NewServer starts and returns a mock server serving h, or the default
 // mock (NewHandler()) when h is nil. The caller must Close it.
 func NewServer(h *Handler) *Server {
-	if h == nil {
-		h = NewHandler()
-	}
-	srv := httptest.NewServer(h)
-	return &Server{URL: srv.URL, Handler: h, srv: srv}
+	s := NewUnstartedServer(h)
+	s.Start()
+	return s
 }
 
 // NewTLSServer starts and returns a mock server serving h (nil: the
@@ -41,21 +45,45 @@ func NewServer(h *Handler) *Server {
 // CA, as a client configured with the CA's PEM would. The caller must Close
 // it.
 func NewTLSServer(h *Handler) *Server {
+	s := NewUnstartedServer(h)
+	s.StartTLS()
+	return s
+}
+
+// NewUnstartedServer returns a mock server serving h (nil: the default
+// mock), listening but not serving until Start or StartTLS, so that its
+// Conns can be set. The caller must Close it.
+func NewUnstartedServer(h *Handler) *Server {
 	if h == nil {
 		h = NewHandler()
 	}
+	return &Server{Handler: h, srv: httptest.NewUnstartedServer(h)}
+}
+
+// Start serves plain HTTP.
+func (s *Server) Start() {
+	s.Conns.SetTimeouts(s.srv.Config)
+	s.srv.Listener = s.Conns.Listener(s.srv.Listener)
+	s.srv.Start()
+	s.URL = s.srv.URL
+}
+
+// StartTLS serves HTTPS with a certificate naming every host the Handler
+// answers, signed by a fresh CA (CA).
+func (s *Server) StartTLS() {
 	ca, err := NewCA()
 	if err != nil {
-		panic("mock: NewTLSServer: " + err.Error())
+		panic("mock: StartTLS: " + err.Error())
 	}
-	cfg, err := ca.TLSConfig(h.Hosts())
+	cfg, err := ca.TLSConfig(s.Handler.Hosts())
 	if err != nil {
-		panic("mock: NewTLSServer: " + err.Error())
+		panic("mock: StartTLS: " + err.Error())
 	}
-	srv := httptest.NewUnstartedServer(h)
-	srv.TLS = cfg
-	srv.StartTLS()
-	return &Server{URL: srv.URL, Handler: h, CA: ca, srv: srv}
+	s.srv.TLS, s.CA = cfg, ca
+	s.Conns.SetTimeouts(s.srv.Config)
+	s.srv.Listener = s.Conns.Listener(s.srv.Listener)
+	s.srv.StartTLS()
+	s.URL = s.srv.URL
 }
 
 // Close shuts the server down and blocks until its requests have finished.

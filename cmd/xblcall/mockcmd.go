@@ -35,7 +35,7 @@ import (
 func mockCommand(e *env) *cobra.Command {
 	o := new(mockOpts)
 	c := &cobra.Command{
-		Use:   "mock [--addr HOST:PORT] [--https HOST:PORT] [--ca-cert F --ca-key F] [--ca-out F] [--hosts] [--endpoints] [--redis URL] [--limits F] [--align] [--legacy TITLE,...] [--fallback] [--world F] [--script F] [--log-format text|json|off] [--admin-token T] [--admin-host NAME]... [fault flags]",
+		Use:   "mock [--addr HOST:PORT] [--https HOST:PORT] [--ca-cert F --ca-key F] [--ca-out F] [--hosts] [--endpoints] [--redis URL] [--limits F] [--align] [--legacy TITLE,...] [--fallback] [--world F] [--script F] [--log-format text|json|off] [--admin-token T] [--admin-host NAME]... [--idle-timeout D] [--header-timeout D] [--max-conns N] [fault flags]",
 		Short: "serve the FGRL mock until interrupted",
 		Example: `  xblcall mock --addr 127.0.0.1:8080
   curl -H "Host: profile.xboxlive.com" -H "Authorization: $(xblcall token --xuid 1 --title 2)" \
@@ -55,6 +55,10 @@ clients to trust; --ca-cert and --ca-key keep one across runs). Point the
 names at the mock (a hosts file, a container's --add-host) and use the
 --https port, or use the plain port as an HTTPS proxy (CONNECT), which
 answers only the hosts served and never opens a connection elsewhere.
+A connection idle for --idle-timeout (2m) is closed, a keep-alive one or a
+CONNECT tunnel alike, as is one that has not sent its request header (or
+finished its TLS handshake) within --header-timeout (10s); each port keeps
+at most --max-conns (1024) open: the next waits until one closes.
 Sign-in works as against the real services: login.live.com
 (oauth20_authorize.srf, oauth20_token.srf), login.microsoftonline.com,
 user.auth.xboxlive.com and xsts.auth.xboxlive.com.
@@ -107,6 +111,7 @@ type mockOpts struct {
 	adminHosts                                                 []string
 	https, caCert, caKey, caOut                                string
 	hosts, endpoints                                           bool
+	conns                                                      mock.ConnLimits
 
 	store *redisstore.Store // set by options when --redis is given
 }
@@ -136,6 +141,9 @@ func mockFlags(o *mockOpts) *flag.FlagSet {
 	fs.StringVar(&o.caCert, "ca-cert", "", "PEM file of the CA that signs the TLS certificate (with --ca-key; default: a new CA each run)")
 	fs.StringVar(&o.caKey, "ca-key", "", "PEM file of that CA's private key, readable by its owner only")
 	fs.StringVar(&o.caOut, "ca-out", "", "write the CA certificate (PEM) to this file, for clients to trust")
+	fs.DurationVar(&o.conns.IdleTimeout, "idle-timeout", mock.DefaultIdleTimeout, "close a connection (keep-alive, or a CONNECT tunnel) that waits this long for a request")
+	fs.DurationVar(&o.conns.HeaderTimeout, "header-timeout", mock.DefaultHeaderTimeout, "close a connection whose TLS handshake or request header takes longer (one that sends nothing, among them)")
+	fs.IntVar(&o.conns.MaxConns, "max-conns", mock.DefaultMaxConns, "connections open at once on each port; past it the next waits for one to close")
 	fs.BoolVar(&o.hosts, "hosts", false, "print a hosts-file line (127.0.0.1 <host>) for every host served, and exit")
 	fs.BoolVar(&o.endpoints, "endpoints", false, "print every call the mock answers (host, method, path, contract version) as a Markdown table, and exit")
 	return fs
@@ -331,6 +339,9 @@ func (o *mockOpts) run(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
+	if o.conns.IdleTimeout <= 0 || o.conns.HeaderTimeout <= 0 || o.conns.MaxConns <= 0 {
+		return &exitError{2, errors.New("--idle-timeout, --header-timeout and --max-conns must be positive")}
+	}
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return err
@@ -353,13 +364,22 @@ func (o *mockOpts) run(ctx context.Context, e *env, args []string) error {
 	handler := h.WithAdmin(access, mockprom.Handler(h))
 	proxied := newConnListener(ln.Addr())
 	defer proxied.Close()
-	srv := &http.Server{Handler: connectProxy(h, handler, proxied, e.stderr), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10,
+	srv := &http.Server{Handler: connectProxy(h, handler, proxied, e.stderr), MaxHeaderBytes: 64 << 10,
 		BaseContext: func(net.Listener) context.Context { return base }}
 	srv.RegisterOnShutdown(endStreams)
 	// The TLS server: --https's port and the CONNECT tunnels. A handshake
 	// that names a host the mock does not serve is logged on stderr.
-	tlsSrv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10,
+	tlsSrv := &http.Server{Handler: handler, MaxHeaderBytes: 64 << 10,
 		BaseContext: func(net.Listener) context.Context { return base }, ErrorLog: log.New(e.stderr, "", 0)}
+	// Both close idle connections, the tunnels the TLS server took over
+	// among them; each port keeps at most --max-conns open, a tunnel
+	// counting on the plain port it came in on.
+	o.conns.SetTimeouts(srv)
+	o.conns.SetTimeouts(tlsSrv)
+	ln = o.conns.Listener(ln)
+	if tlsLn != nil {
+		tlsLn = o.conns.Listener(tlsLn)
+	}
 	fmt.Fprintf(e.stdout, "fgrl mock serving Xbox services at http://%s (send the real host name in the Host header)\n", ln.Addr())
 	if tlsLn != nil {
 		fmt.Fprintf(e.stdout, "and at https://%s for every host xblcall mock --hosts lists\n", tlsLn.Addr())

@@ -47,6 +47,13 @@ func (e *FileError) Error() string {
 	return b.String() + ": " + e.Reason
 }
 
+// MaxYAMLBytes bounds a file written in YAML (a world, a script): the YAML
+// parser holds a file's whole tree, about a hundred bytes for each byte
+// read, so a larger file would take seconds and gigabytes to refuse.
+// Files in JSON are read as they stream and may be as large as their
+// kind's bound (MaxWorldBytes, MaxScriptBytes).
+const MaxYAMLBytes = 1 << 20
+
 // readFile reads r, JSON or YAML of at most limit bytes, strictly into v,
 // then runs check, which reports a *FileError naming a field. Every error
 // is a *FileError of file, with the line where it can be told.
@@ -84,6 +91,9 @@ type lineMark struct{ at, line int32 }
 func (s *source) read(data []byte, file string, v any, check func() error) error {
 	s.json = data
 	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) > 0 && t[0] != '{' && t[0] != '[' {
+		if len(data) > MaxYAMLBytes {
+			return &FileError{File: file, Reason: fmt.Sprintf("YAML larger than %d bytes: write a file this large in JSON", MaxYAMLBytes)}
+		}
 		if err := s.fromYAML(data); err != nil {
 			err.File = file
 			return err

@@ -100,6 +100,7 @@ func TestReadWorldErrors(t *testing.T) {
 		{"app without redirect URIs", strings.Replace(ok, "]}", "],\n\"apps\": [{\"clientId\": \"a\"}]}", 1), FileError{Line: 5, Field: "apps[0].redirectUris", Reason: "1 to 64 redirect URIs"}},
 		{"redirect URI relative", strings.Replace(ok, "]}", "],\n\"apps\": [{\"clientId\": \"a\", \"redirectUris\": [\"https://x.example/\",\n \"/cb\"]}]}", 1), FileError{Line: 6, Field: "apps[0].redirectUris[1]", Reason: "not an absolute URI without a fragment, of at most 2048 bytes"}},
 		{"redirect URI with a fragment", strings.Replace(ok, "]}", "],\n\"apps\": [{\"clientId\": \"a\", \"redirectUris\": [\"https://x.example/#f\"]}]}", 1), FileError{Line: 5, Field: "apps[0].redirectUris[0]", Reason: "not an absolute URI without a fragment, of at most 2048 bytes"}},
+		{"YAML too large", "accounts:\n" + strings.Repeat("  - xuid: \"1\"\n", MaxYAMLBytes/14), FileError{Reason: "YAML larger than 1048576 bytes: write a file this large in JSON"}},
 		{"gamerscore below", strings.Replace(ok, `"Bo"}`, "\"Bo\",\n \"gamerscore\": 5, \"titles\": [{\"titleId\": \"7\", \"achievements\": {\"1\": 100}}]}", 1), FileError{Line: 4, Field: "accounts[1].gamerscore", Reason: "below the 10 its unlocked achievements give, or above 100000000"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -61,17 +61,15 @@ func (t *table[V, P]) get(h uint64, now int64) P {
 }
 
 // sweep deletes idle entries among up to n random ones. Requires t.mu held.
-func (t *table[V, P]) sweep(now int64, n int) (deleted int) {
+func (t *table[V, P]) sweep(now int64, n int) {
 	for h, v := range t.m {
 		if P(v).idle(now) {
 			delete(t.m, h)
-			deleted++
 		}
 		if n--; n == 0 {
 			break
 		}
 	}
-	return deleted
 }
 
 // makeRoom frees at least one slot in a full table. Requires t.mu held.

@@ -53,8 +53,10 @@ local function budget(log, meta, A)
     redis.call('ZADD', log, at, string.format('%d', id))
   end
 
+  -- The bound is formatted as an integer: concatenated, a number becomes
+  -- 14 significant digits, and microseconds since 1970 have 16.
   local function count(span)
-    return redis.call('ZCOUNT', log, '(' .. (now - span), '+inf')
+    return redis.call('ZCOUNT', log, string.format('(%d', now - span), '+inf')
   end
 
   if op == 1 then -- reserve
@@ -62,13 +64,17 @@ local function budget(log, meta, A)
     if at - now > tonumber(A[6]) then
       return {0, at - now, blocked}
     end
+    local wait = at - now
+    -- An admission stamped before the newest (callers' clocks racing) is
+    -- recorded as the newest, which can only make the budget stricter; the
+    -- caller need not wait for the other's clock.
     local newest = redis.call('ZRANGE', log, -1, -1, 'WITHSCORES')
     if newest[2] then at = math.max(at, tonumber(newest[2])) end
     local id = A[7] or error('budget: reserve needs an admission id')
     add(at, id)
     redis.call('ZREMRANGEBYRANK', log, 0, -(cap + 1))
     expire(at)
-    return {1, at - now, 0, id}
+    return {1, wait, 0, id}
   elseif op == 2 then -- release
     return {redis.call('ZREM', log, string.format('%d', A[6]))}
   elseif op == 3 then -- block

@@ -12,11 +12,10 @@ import (
 
 const sample = "./testdata/sample"
 
-// TestMutate: every form of the sample compiles as a mutant (the compiler
-// refuses none), and each mutant gets the status its tests give it; the
-// constant declaration, the array length, the string concatenation and the
-// comparison of a named boolean type are not edited.
-func TestMutate(t *testing.T) {
+// mutateSample tests the sample's mutants once for the tests that judge
+// them.
+func mutateSample(t *testing.T) result {
+	t.Helper()
 	p, err := load(sample, "")
 	if err != nil {
 		t.Fatal(err)
@@ -25,11 +24,25 @@ func TestMutate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if refused != 0 {
-		t.Errorf("the compiler refused %d mutants, want 0", refused)
+	return result{p.path, p.mutated(), ms, refused}
+}
+
+// TestMutate: every form of the sample compiles as a mutant (the compiler
+// refuses none), and each mutant gets the status its tests give it; the
+// constant declaration, the array length, the string concatenation and the
+// comparison of a named boolean type are not edited. The verdict over them
+// follows the accepted list: a survivor fails the run unless accepted; an
+// accepted entry that names no mutant fails it too (the list stays exact),
+// while one that names a mutant killed this run is only warned of (a test
+// that depends on timing may have failed under load); a score below -min
+// fails it.
+func TestMutate(t *testing.T) {
+	r := mutateSample(t)
+	if r.refused != 0 {
+		t.Errorf("the compiler refused %d mutants, want 0", r.refused)
 	}
 	got := map[string]string{}
-	for _, m := range ms {
+	for _, m := range r.ms {
 		got[strings.TrimPrefix(m.key(), "internal/mutagen/testdata/sample/sample.go: ")] = m.status.String()
 	}
 	want := map[string]string{
@@ -53,49 +66,64 @@ func TestMutate(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("mutants (-want +got):\n%s", diff)
 	}
+
+	const maxAccepted = "internal/mutagen/testdata/sample/sample.go: Max: if a [>] b { -> >=\n\tequal values: either is the maximum\n"
+	const lessAccepted = "internal/mutagen/testdata/sample/sample.go: Less: func Less(a, b int) bool { return a [<] b } -> <=\n\tnot so\n"
+	tests := []struct {
+		name     string
+		accepted string
+		min      float64
+		fails    []string // texts the failures hold, in order
+	}{
+		{"the survivor accepted", maxAccepted, 90, nil},
+		{"the survivor not accepted", "", 90, []string{"survived: internal/mutagen/testdata/sample/sample.go: Max: if a [>] b { -> >="}},
+		{"an acceptance of a mutant killed (warned)", maxAccepted + lessAccepted, 90, nil},
+		{"an acceptance of no mutant", maxAccepted + "internal/mutagen/testdata/sample/sample.go: Less: return a [<] b -> <=\n\tnot so\n", 90,
+			[]string{"accepted, but no such mutant (its line changed, or went): internal/mutagen/testdata/sample/sample.go: Less:"}},
+		{"a score below the least", maxAccepted, 95, []string{"sample: score 92.9 % is below 95 %"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			acc, err := parseAccepted(strings.NewReader(tt.accepted), "accepted.txt")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			fails := judge(&out, []result{r}, acc, options{min: tt.min})
+			if len(fails) != len(tt.fails) {
+				t.Fatalf("failures %q, want %d; output:\n%s", fails, len(tt.fails), out.String())
+			}
+			for i, f := range tt.fails {
+				if !strings.Contains(fails[i], f) {
+					t.Errorf("failure %d = %q, want it to hold %q", i, fails[i], f)
+				}
+			}
+		})
+	}
 }
 
-// TestRun: the verdict over a package and the two tables. A survivor fails
-// the run unless accepted; an accepted entry that matches no survivor fails
-// it too (the list stays exact); a score below -min fails it; an edit must
-// be caught by the test its entry names.
-func TestRun(t *testing.T) {
-	const maxAccepted = "internal/mutagen/testdata/sample/sample.go: Max: if a [>] b { -> >=\n\tequal values: either is the maximum\n"
+// TestRunEdits: an edit must be caught by the test its entry names, and
+// its text found once in its file.
+func TestRunEdits(t *testing.T) {
 	tests := []struct {
-		name            string
-		accepted, edits string
-		min             float64
-		fails           []string // texts the output's FAIL lines hold, in order
+		name, edits string
+		fails       []string
 	}{
-		{"the survivor accepted", maxAccepted, "", 90, nil},
-		{"the survivor not accepted", "", "", 90, []string{"survived: internal/mutagen/testdata/sample/sample.go: Max: if a [>] b { -> >="}},
-		{"an acceptance of nothing", maxAccepted + "internal/mutagen/testdata/sample/sample.go: Less: func Less(a, b int) bool { return a [<] b } -> <=\n\tnot so\n", "", 90,
-			[]string{"accepted but not a survivor (killed now, or its line changed): internal/mutagen/testdata/sample/sample.go: Less:"}},
-		{"a score below the least", maxAccepted, "", 95, []string{"sample: score 92.9 % is below 95 %"}},
-		{"an edit caught", maxAccepted, "run: ^ExampleGreet$\ninternal/mutagen/testdata/sample/greeting.txt: hello -> jello\n\tcaught by: ExampleGreet\n", 90, nil},
-		{"an edit caught by another test than named", maxAccepted, "run: .\ninternal/mutagen/testdata/sample/greeting.txt: hello -> jello\n\tcaught by: TestSample\n", 90,
+		{"an edit caught", "run: ^ExampleGreet$\ninternal/mutagen/testdata/sample/greeting.txt: hello -> jello\n\tcaught by: ExampleGreet\n", nil},
+		{"an edit caught by another test than named", "run: .\ninternal/mutagen/testdata/sample/greeting.txt: hello -> jello\n\tcaught by: TestSample\n",
 			[]string{"greeting.txt: hello -> jello: not caught by TestSample (failed: ExampleGreet)"}},
-		{"an edit of text not in the file", maxAccepted, "run: .\ninternal/mutagen/testdata/sample/greeting.txt: bye -> hi\n\tcaught by: ExampleGreet\n", 90,
+		{"an edit of text not in the file", "run: .\ninternal/mutagen/testdata/sample/greeting.txt: bye -> hi\n\tcaught by: ExampleGreet\n",
 			[]string{`"bye" occurs 0 times, want once`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := t.TempDir()
-			o := options{targets: []string{sample}, min: tt.min, workers: 2}
-			o.accepted = write(t, dir, "accepted.txt", tt.accepted)
-			if tt.edits != "" {
-				o.edits = write(t, dir, "edits.txt", tt.edits)
-			}
 			var out bytes.Buffer
-			err := run(o, &out)
-			var fails []string
-			for _, l := range strings.Split(out.String(), "\n") {
-				if f, ok := strings.CutPrefix(l, "FAIL: "); ok {
-					fails = append(fails, f)
-				}
+			fails, err := runEdits(write(t, t.TempDir(), "edits.txt", tt.edits), 2, &out)
+			if err != nil {
+				t.Fatal(err)
 			}
-			if (err != nil) != (len(tt.fails) > 0) || len(fails) != len(tt.fails) {
-				t.Fatalf("run = %v, want %d failures; output:\n%s", err, len(tt.fails), out.String())
+			if len(fails) != len(tt.fails) {
+				t.Fatalf("failures %q, want %d; output:\n%s", fails, len(tt.fails), out.String())
 			}
 			for i, f := range tt.fails {
 				if !strings.Contains(fails[i], f) {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // The kinds of edits, as go-gremlins names its default mutators.
@@ -62,7 +63,8 @@ type mutant struct {
 	text      string // the source line, trimmed, the operator in brackets
 	nth       int    // its rank among the mutants of fn with the same text and edit
 	status    status
-	by        string // what killed it
+	by        string        // what killed it
+	took      time.Duration // to run its tests
 }
 
 // key names a mutant in a way that survives lines moving: file, function,

@@ -120,10 +120,11 @@ func TestRedisDown(t *testing.T) {
 		t.Errorf("with Redis down: %v, want ErrUnavailable", err)
 	}
 	// The node is left alone for a second: a call within it fails without
-	// trying to connect.
+	// trying to connect (go-redis's own pool also stops dialling for a
+	// while, so the error, the circuit's, is what tells the two apart).
 	before := dials.Load()
-	if _, err := s.Reserve(context.Background(), k, throttle.Limit{Burst: 1}, time.Now(), 0); !errors.Is(err, ErrUnavailable) {
-		t.Errorf("Reserve with Redis down: %v, want ErrUnavailable", err)
+	if _, err := s.Reserve(context.Background(), k, throttle.Limit{Burst: 1}, time.Now(), 0); !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "Redis is down") {
+		t.Errorf("Reserve with Redis down: %v, want ErrUnavailable from the store's circuit", err)
 	}
 	if n := dials.Load() - before; n != 0 {
 		t.Errorf("Reserve right after a failure dialled Redis %d times, want 0 (the node is left alone for a second)", n)
@@ -268,6 +269,28 @@ func TestResetAllEscapesPrefix(t *testing.T) {
 	}
 }
 
+// TestResetAllPages: ResetAll deletes more keys than one SCAN page holds,
+// and no other prefix's.
+func TestResetAllPages(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client()
+	ctx := context.Background()
+	pipe := c.Pipeline()
+	for i := range 3 * resetBatch {
+		pipe.Set(ctx, "mine:{"+strconv.Itoa(i)+"}:s", "x", 0)
+	}
+	pipe.Set(ctx, "other:{0}:s", "x", 0)
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := (&Store{Client: c, Prefix: "mine"}).ResetAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if keys, err := c.Keys(ctx, "*").Result(); err != nil || len(keys) != 1 || keys[0] != "other:{0}:s" {
+		t.Errorf("keys left: %d (%v), want only other:{0}:s", len(keys), err)
+	}
+}
+
 // TestReleaseAfterStateLoss: a slot booked before Redis lost the key's
 // state (here FLUSHALL, as a restart without persistence or a failover to a
 // lagging replica) released afterwards frees none of the admissions booked
@@ -303,5 +326,36 @@ func TestReleaseAfterStateLoss(t *testing.T) {
 	}
 	if a, err := s.Reserve(ctx, k, l, now, 0); err != nil || a.Allowed {
 		t.Errorf("a 4th call admitted against a burst of 3 (%+v, %v): an old slot's release freed a new one", a, err)
+	}
+}
+
+// TestLearnedPerPrefix: stores with different prefixes keep their learned
+// limits apart, the default prefix's included.
+func TestLearnedPerPrefix(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client()
+	ctx := context.Background()
+	stores := []*Store{{Client: c}, {Client: c, Prefix: "a"}, {Client: c, Prefix: "b"}}
+	for i, s := range stores {
+		if err := s.Learn(ctx, "profile", throttle.Burst, 10+i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, s := range stores {
+		got, err := s.Learned(ctx)
+		if err != nil || len(got) != 1 || got["profile"].Burst != 10+i {
+			t.Errorf("prefix %q: Learned = %v, %v; want its own burst %d", s.Prefix, got, err, 10+i)
+		}
+	}
+}
+
+// TestAdmissionIDs: an admission's id is never zero (a Slot of zero means
+// nothing was booked) nor negative, and stays below 2^52 - MaxLimit, so that
+// a double carries it and a sync's run of ids from it exactly.
+func TestAdmissionIDs(t *testing.T) {
+	for range 1000 {
+		if id := admissionID(); id < 1 || id >= 1<<52-throttle.MaxLimit {
+			t.Fatalf("admissionID() = %d, want it in [1, 2^52 - %d)", id, throttle.MaxLimit)
+		}
 	}
 }

@@ -3,7 +3,8 @@ package limits
 import (
 	"fmt"
 	"math"
-	"sort"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/xblgo/fgrl/throttle"
@@ -81,7 +82,7 @@ func (l *Limits) Plan(calls []PeriodicCall) ([]PlanRow, error) {
 		row.Fastest = fastest(row.PerTick, lim)
 		rows = append(rows, row)
 	}
-	sort.Slice(rows, func(i, j int) bool { return rows[i].Scope < rows[j].Scope })
+	slices.SortFunc(rows, func(a, b PlanRow) int { return strings.Compare(a.Scope, b.Scope) })
 	return rows, nil
 }
 
@@ -101,7 +102,9 @@ func left(limit, peak int) int {
 
 // fastest is the shortest interval at which k calls a tick fit both
 // windows: a window of w and limit n takes floor(n/k) ticks, so ticks at
-// least w / floor(n/k) apart.
+// least w / floor(n/k) apart, rounded up to the millisecond (w is whole
+// seconds and floor(n/k) at most MaxLimit, so the nanoseconds the division
+// drops never carry the result past a millisecond).
 func fastest(k int, l throttle.Limit) time.Duration {
 	var t time.Duration
 	for _, w := range []struct {
@@ -115,7 +118,7 @@ func fastest(k int, l throttle.Limit) time.Duration {
 		if m == 0 {
 			return 0
 		}
-		t = max(t, (w.period+time.Duration(m)-1)/time.Duration(m))
+		t = max(t, w.period/time.Duration(m))
 	}
 	return (t + time.Millisecond - 1).Truncate(time.Millisecond) // a millisecond more never hurts
 }

@@ -103,7 +103,9 @@ func TestMutate(t *testing.T) {
 }
 
 // TestRunEdits: an edit must be caught by the test its entry names, and
-// its text found once in its file.
+// its text found once in its file. An edit of an embedded file is in the
+// text the package reads as it initialises (sample's hello); an edit of
+// any other file gets a test binary of its own.
 func TestRunEdits(t *testing.T) {
 	tests := []struct {
 		name, edits string
@@ -112,6 +114,7 @@ func TestRunEdits(t *testing.T) {
 		{"an edit caught", "run: ^ExampleGreet$\ninternal/mutagen/testdata/sample/greeting.txt: hello -> jello\n\tcaught by: ExampleGreet\n", nil},
 		{"an edit caught by another test than named", "run: .\ninternal/mutagen/testdata/sample/greeting.txt: hello -> jello\n\tcaught by: TestSample\n",
 			[]string{"greeting.txt: hello -> jello: not caught by TestSample (failed: ExampleGreet)"}},
+		{"an edit of a file not embedded (a binary of its own)", "run: ^TestSample$\ninternal/mutagen/testdata/sample/sample.go: return -x -> return x\n\tcaught by: TestSample\n", nil},
 		{"an edit of text not in the file", "run: .\ninternal/mutagen/testdata/sample/greeting.txt: bye -> hi\n\tcaught by: ExampleGreet\n",
 			[]string{`"bye" occurs 0 times, want once`}},
 	}

@@ -5,6 +5,7 @@ package sample
 
 import (
 	_ "embed"
+	"strings"
 	"time"
 )
 
@@ -16,6 +17,10 @@ var table [size + 1]int
 
 //go:embed greeting.txt
 var greeting string
+
+// hello is greeting as the package initialises: an edit of greeting.txt
+// must be in it.
+var hello = strings.TrimSpace(greeting)
 
 type flag bool
 
@@ -49,7 +54,7 @@ func Half(d time.Duration) time.Duration { return d / 2 }
 func Odd(n int) bool { return n%2 == 1 }
 
 // Greet concatenates strings, which is not edited.
-func Greet(name string) string { return greeting + name }
+func Greet(name string) string { return hello + " " + name }
 
 // Positive converts a comparison to a named boolean type, which is not
 // edited.

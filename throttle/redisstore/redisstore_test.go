@@ -86,6 +86,9 @@ func TestTwoStoresOneLimit(t *testing.T) {
 	}
 }
 
+// TestKeysExpire: a key's structures expire with its windows, plus a
+// second: the server rule's with its sustain window, the budget's with its
+// newest admission's sustain span (margin included).
 func TestKeysExpire(t *testing.T) {
 	srv := redistest.Start(t)
 	c := srv.Client()
@@ -93,11 +96,38 @@ func TestKeysExpire(t *testing.T) {
 	k := throttle.Key{User: "u", Title: "t", Scope: "s"}
 	s.Take(context.Background(), k, throttle.Limit{Burst: 1, Sustain: 1}, time.Now())
 	ttl, err := c.PTTL(context.Background(), s.key(k, "s")).Result()
-	if err != nil || ttl <= 299*time.Second || ttl > 302*time.Second {
-		t.Errorf("PTTL = %v, %v; want about the sustain period", ttl, err)
+	if err != nil || ttl <= 300*time.Second || ttl > 301*time.Second {
+		t.Errorf("PTTL = %v, %v; want the sustain period and a second", ttl, err)
+	}
+	s.Reserve(context.Background(), k, throttle.Limit{Burst: 1, Sustain: 1}, time.Now(), 0)
+	ttl, err = c.PTTL(context.Background(), s.key(k, "log")).Result()
+	if err != nil || ttl <= 301*time.Second || ttl > 302*time.Second {
+		t.Errorf("PTTL of the budget = %v, %v; want the sustain period, the margin and a second", ttl, err)
 	}
 	if a, b := s.key(k, "log"), s.key(k, "meta"); a[:len(a)-3] != b[:len(b)-4] {
 		t.Errorf("keys %q and %q do not share a hash tag", a, b)
+	}
+}
+
+// TestRedisClock: without CallerTime, decisions take Redis's clock (TIME,
+// in microseconds): the window a decision opens is the one a store given
+// that instant as its now sees.
+func TestRedisClock(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client()
+	ctx := context.Background()
+	k := throttle.Key{User: "u", Title: "t", Scope: "clock"}
+	l := throttle.Limit{Burst: 5, Sustain: 50}
+	before, err := c.Time(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (&Store{Client: c}).Take(ctx, k, l, time.Time{}); err != nil { // its now is not read
+		t.Fatal(err)
+	}
+	d, err := (&Store{Client: c, CallerTime: true}).Peek(ctx, k, l, before.Add(10*time.Second))
+	if err != nil || d.Burst.Count != 1 || d.Burst.Reset < 5*time.Second || d.Burst.Reset >= 6*time.Second {
+		t.Errorf("Peek 10 s after Redis's clock = %+v, %v; want the window opened then, 5 s left", d, err)
 	}
 }
 

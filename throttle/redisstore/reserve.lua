@@ -22,9 +22,11 @@ local function budget(log, meta, A)
   if now == 0 then now = redisNow() end
   local cap = math.min(math.max(bl, sl, 1), 100000)
 
-  -- Entries at or before this can no longer affect a decision.
+  -- Entries at or before this can no longer affect a decision; nor can
+  -- more than the larger limit's, for an operation that brings the limits
+  -- (a block brings none: the admissions it finds still count after it).
   redis.call('ZREMRANGEBYSCORE', log, '-inf', now - SP - margin)
-  redis.call('ZREMRANGEBYRANK', log, 0, -(cap + 1))
+  if op ~= 3 then redis.call('ZREMRANGEBYRANK', log, 0, -(cap + 1)) end
 
   local function kth(k) -- the k-th most recent admission
     local r = redis.call('ZRANGE', log, -k, -k, 'WITHSCORES')
@@ -86,7 +88,7 @@ local function budget(log, meta, A)
   elseif op == 4 then -- sync
     local period, used, reset = tonumber(A[6]), tonumber(A[7]), tonumber(A[8])
     local first = A[9] or error('budget: sync needs a first admission id')
-    if period <= 0 or used <= 0 or reset <= 0 or reset > period then return {} end
+    if reset <= 0 or reset > period then return {} end
     local start = now + reset - period
     local missing = math.min(used - count(now - start + 1000000 + 1), cap)
     for i = 1, missing do add(start, first + i - 1) end

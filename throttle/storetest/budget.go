@@ -97,6 +97,26 @@ var budgetCases = []budgetCase{
 		snapshot(t, s, k, l, 30, throttle.Snapshot{Burst: throttle.WindowState{Limit: 2}, Sustain: throttle.WindowState{Limit: 3}})
 		reserves(t, s, k, l, []reserve{{30, 0, true, 0}})
 	}},
+	{"a block keeps the admissions", -1, func(t *testing.T, s throttle.BudgetStore, k throttle.Key) {
+		// A server's Retry-After refuses calls for a while; the calls the
+		// budget admitted before it still count when it ends.
+		l := throttle.Limit{Burst: 2, Sustain: 3}
+		reserves(t, s, k, l, []reserve{{0, 0, true, 0}, {1, 0, true, 0}})
+		if err := s.Block(context.Background(), k, at(1), at(5)); err != nil {
+			t.Fatal(err)
+		}
+		reserves(t, s, k, l, []reserve{{5, 0, false, 10 * time.Second}})
+	}},
+	{"a block ending as the budget frees a slot", -1, func(t *testing.T, s throttle.BudgetStore, k throttle.Key) {
+		// The wait is the budget's own, not reported as the server's.
+		l := throttle.Limit{Burst: 1, Sustain: 10}
+		reserves(t, s, k, l, []reserve{{0, 0, true, 0}})
+		s.Block(context.Background(), k, at(0), at(15))
+		a, err := s.Reserve(context.Background(), k, l, at(1), 0)
+		if err != nil || a.Allowed || a.Blocked || a.Wait != 14*time.Second {
+			t.Errorf("reserve = %+v, %v; want refused for 14s, not blocked", a, err)
+		}
+	}},
 	{"snapshot at the spans' edges", -1, func(t *testing.T, s throttle.BudgetStore, k throttle.Key) {
 		l := throttle.Limit{Burst: 10, Sustain: 30}
 		reserves(t, s, k, l, []reserve{{0, 0, true, 0}, {1, 0, true, 0}})
@@ -127,6 +147,7 @@ var budgetCases = []budgetCase{
 			Wait:    5 * time.Second,
 		})
 		sync(t, s, k, l, 1, throttle.Burst, 2, 5*time.Second) // a report of fewer changes nothing
+		sync(t, s, k, l, 1, throttle.None, 20, 5*time.Second) // nor one of no window
 		snapshot(t, s, k, l, 1, throttle.Snapshot{
 			Burst:   throttle.WindowState{Count: 10, Limit: 10, Reset: 5 * time.Second},
 			Sustain: throttle.WindowState{Count: 10, Limit: 30, Reset: 290 * time.Second},

@@ -57,9 +57,9 @@ func load(pattern, filter string) (*pkg, error) {
 		return nil, fmt.Errorf("%s: file filter: %w", pattern, err)
 	}
 	var listed struct {
-		ImportPath, Dir, Name, Root string
-		Module                      *struct{ Dir string }
-		GoFiles                     []string
+		ImportPath, Dir, Name string
+		Module                *struct{ Dir string }
+		GoFiles               []string
 	}
 	out, err := goCmd("list", "-json=ImportPath,Dir,Name,GoFiles,Module", pattern)
 	if err != nil {

@@ -168,9 +168,9 @@ func report(w io.Writer, path string, ms []*mutant, refused int, acc []*acceptan
 			fmt.Fprintf(w, "%-8s %s %s (%.1f s)\n", m.status, m.where(), m.by, m.took.Seconds())
 		}
 	}
-	score := 100.0
-	if nKilled+nLived > 0 {
-		score = 100 * float64(nKilled) / float64(nKilled+nLived)
+	score := 100.0 // no mutants at all; with mutants, none reached scores 0
+	if len(ms) > 0 {
+		score = 100 * float64(nKilled) / float64(max(nKilled+nLived, 1))
 	}
 	fmt.Fprintf(w, "%s: %d mutants, %d reached by its tests: %d killed (%d by a timeout), %d survived (%d accepted as equivalent); score %.1f %%",
 		path, len(ms), nKilled+nLived, nKilled, nTimedOut, nLived, nAccepted, score)

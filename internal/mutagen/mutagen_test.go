@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,6 +82,11 @@ func TestMutate(t *testing.T) {
 		{"an acceptance of no mutant", maxAccepted + "internal/mutagen/testdata/sample/sample.go: Less: return a [<] b -> <=\n\tnot so\n", 90,
 			[]string{"accepted, but no such mutant (its line changed, or went): internal/mutagen/testdata/sample/sample.go: Less:"}},
 		{"a score below the least", maxAccepted, 95, []string{"sample: score 92.9 % is below 95 %"}},
+	}
+	// A package whose tests reach none of its mutants scores 0, not 100.
+	untested := result{path: "untested", ms: []*mutant{{status: notReached}}}
+	if fails := judge(io.Discard, []result{untested}, nil, options{min: 90}); len(fails) != 1 || !strings.Contains(fails[0], "score 0.0 %") {
+		t.Errorf("a package whose tests reach no mutant: failures %q, want a score of 0", fails)
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

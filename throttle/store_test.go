@@ -256,6 +256,24 @@ func TestTableEvictsLeastRecent(t *testing.T) {
 	}
 }
 
+// TestTableDropsIdleFirst: a full table drops an idle key rather than
+// evict an active one, whichever of its sweep and its eviction finds it.
+func TestTableDropsIdleFirst(t *testing.T) {
+	l := Limit{Burst: 5, Sustain: 5}
+	for trial := range 20 {
+		s := MemoryServerStore{MaxKeys: 3}
+		s.take(Key{"idle", "t", "p"}, l, t0)
+		s.take(Key{"b", "t", "p"}, l, t7)
+		s.take(Key{"c", "t", "p"}, l, t7)
+		s.take(Key{"d", "t", "p"}, l, t8) // the first key's windows ended at 300 s
+		for _, k := range []string{"b", "c", "d"} {
+			if d, _ := s.Peek(ctx, Key{k, "t", "p"}, l, t8); d.Burst.Count != 1 {
+				t.Fatalf("trial %d: %s's burst count %d, want 1 (the idle key dropped, not an active one)", trial, k, d.Burst.Count)
+			}
+		}
+	}
+}
+
 // TestTableEvictsFromASample: a full table examines a sample of 32 keys for
 // the one to evict, not every key: with a million keys, a new one costs
 // the same. So the least recent of 1,000 is seldom the one evicted.

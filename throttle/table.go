@@ -76,12 +76,12 @@ func (t *table[V, P]) sweep(now int64, n int) {
 func (t *table[V, P]) makeRoom(now int64) {
 	const sample = 32
 	var oldest uint64
-	oldestAt, n, deleted := int64(0), 0, 0
+	oldestAt, n, freed := int64(0), 0, false
 	for h, v := range t.m {
 		switch {
 		case P(v).idle(now):
 			delete(t.m, h)
-			deleted++
+			freed = true
 		case n == 0 || P(v).last() < oldestAt:
 			oldest, oldestAt = h, P(v).last()
 		}
@@ -89,7 +89,7 @@ func (t *table[V, P]) makeRoom(now int64) {
 			break
 		}
 	}
-	if deleted == 0 {
+	if !freed {
 		delete(t.m, oldest)
 	}
 }

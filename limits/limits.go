@@ -195,18 +195,13 @@ func (l *Limits) ByScope(scope string) (*Rule, bool) {
 }
 
 // normalizeHost strips a port and a trailing dot and lowers the case, without
-// allocating when nothing needs lowering.
+// allocating when nothing needs lowering (strings.ToLower returns ASCII
+// text without capitals as it is).
 func normalizeHost(h string) string {
 	if i := strings.LastIndexByte(h, ':'); i >= 0 && !strings.Contains(h[i:], "]") {
 		h = h[:i]
 	}
-	h = strings.TrimSuffix(h, ".")
-	for i := 0; i < len(h); i++ {
-		if 'A' <= h[i] && h[i] <= 'Z' {
-			return strings.ToLower(h)
-		}
-	}
-	return h
+	return strings.ToLower(strings.TrimSuffix(h, "."))
 }
 
 //go:embed data/*.json

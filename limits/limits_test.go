@@ -143,6 +143,10 @@ func TestRevisions(t *testing.T) {
 }
 
 func TestRuleDerived(t *testing.T) {
+	// A rule made by hand, not loaded, works out its scope too.
+	if got := (&Rule{Service: "stats", Class: "write"}).Scope(); got != "stats/write" {
+		t.Errorf("Scope of a rule not loaded = %q, want stats/write", got)
+	}
 	l := Default()
 	c, _ := l.ByScope("collections")
 	if c.PublisherSustain != 200 || !c.Store || c.PublisherScope() != "collections#publisher" {
@@ -189,6 +193,10 @@ func TestParseErrors(t *testing.T) {
 			`limits: line 1 col 12: rules[0].paths[0]: "x" does not start with '/'`},
 		{"scope clash", `{"rules": [{"service": "a", "hosts": ["a"], "sustain": 1}, {"service": "a", "hosts": ["b"], "sustain": 2}]}`,
 			`limits: rules[1]: scope "a" has other limits than rules[0]`},
+		{"the second rule, after a comma and spaces", "{\"rules\": [{\"service\": \"a\", \"hosts\": [\"a\"], \"sustain\": 1},  \t{\"service\": \"b\"}]}",
+			"limits: line 1 col 62: rules[1].hosts: missing"},
+		{"a type error after spaces", "{\"rules\": [{\"service\": \"a\", \"hosts\": [\"a\"], \"sustain\":  \t\"1\"}]}",
+			"limits: line 1 col 58: rules[0].sustain: want int, found string"},
 		{"trailing", `{"rules": []} {}`, "limits: line 1 col 15: invalid character '{' after top-level value"},
 		{"truncated", `{"rules": [{"service": "a"`, "limits: line 1 col 27: unexpected end of data"},
 	}
@@ -212,6 +220,89 @@ func TestParseTooLarge(t *testing.T) {
 	big := `{"rules": [], "source": "` + strings.Repeat("x", MaxSize) + `"}`
 	if _, err := Load(strings.NewReader(big)); err == nil || !strings.Contains(err.Error(), "larger than") {
 		t.Errorf("Load(huge) = %v, want a size error", err)
+	}
+	doc := `{"rules": [{"service": "a", "hosts": ["a.com"], "sustain": 1}]}`
+	exact := doc + strings.Repeat(" ", MaxSize-len(doc))
+	if _, err := Load(strings.NewReader(exact)); err != nil {
+		t.Errorf("Load of exactly MaxSize bytes: %v", err)
+	}
+	if _, err := Load(strings.NewReader(exact + " ")); err == nil {
+		t.Error("Load of MaxSize+1 bytes succeeded")
+	}
+}
+
+// TestParseBounds: the bounds on a rule are inclusive: limits of exactly
+// MaxLimit and host names of exactly 253 bytes are taken, one more is not;
+// every letter and digit may be in a host name.
+func TestParseBounds(t *testing.T) {
+	rule := func(fields string) string {
+		return `{"rules": [{"service": "a", ` + fields + `}]}`
+	}
+	host := strings.Repeat("a", 249) + ".com" // 253 bytes
+	tests := []struct {
+		name, data string
+		ok         bool
+	}{
+		{"burst MaxLimit", rule(`"hosts": ["a.com"], "burst": 100000`), true},
+		{"burst over", rule(`"hosts": ["a.com"], "burst": 100001`), false},
+		{"sustain MaxLimit", rule(`"hosts": ["a.com"], "sustain": 100000`), true},
+		{"publisher sustain MaxLimit", rule(`"hosts": ["a.com"], "sustain": 1, "publisherSustain": 100000`), true},
+		{"publisher sustain over", rule(`"hosts": ["a.com"], "sustain": 1, "publisherSustain": 100001`), false},
+		{"a host of 253 bytes", rule(`"hosts": ["` + host + `"], "sustain": 1`), true},
+		{"a host of 254 bytes", rule(`"hosts": ["a` + host + `"], "sustain": 1`), false},
+		{"every letter and digit", rule(`"hosts": ["abcdefghijklmnopqrstuvwxyz0123456789-*.ABCXYZ"], "sustain": 1`), true},
+		{"an underscore", rule(`"hosts": ["a_b.com"], "sustain": 1`), false},
+		{"a slash", rule(`"hosts": ["a/b.com"], "sustain": 1`), false},
+		{"a colon", rule(`"hosts": ["a:b"], "sustain": 1`), false},
+	}
+	for _, tt := range tests {
+		if _, err := Parse([]byte(tt.data)); (err == nil) != tt.ok {
+			t.Errorf("%s: Parse = %v, want success %v", tt.name, err, tt.ok)
+		}
+	}
+}
+
+// TestSharedScopeLimits: rules that share a scope share a counter, so they
+// must agree on every limit and on the Store setting; rules that agree may
+// share it.
+func TestSharedScopeLimits(t *testing.T) {
+	const first = `{"service": "a", "hosts": ["a.com"], "burst": 10, "sustain": 30, "publisherSustain": 200, "store": true}`
+	tests := []struct {
+		name, second string
+		ok           bool
+	}{
+		{"the same limits", `{"service": "a", "hosts": ["b.com"], "burst": 10, "sustain": 30, "publisherSustain": 200, "store": true}`, true},
+		{"another burst", `{"service": "a", "hosts": ["b.com"], "burst": 11, "sustain": 30, "publisherSustain": 200, "store": true}`, false},
+		{"another sustain", `{"service": "a", "hosts": ["b.com"], "burst": 10, "sustain": 31, "publisherSustain": 200, "store": true}`, false},
+		{"another publisher sustain", `{"service": "a", "hosts": ["b.com"], "burst": 10, "sustain": 30, "publisherSustain": 201, "store": true}`, false},
+		{"not the Store", `{"service": "a", "hosts": ["b.com"], "burst": 10, "sustain": 30, "publisherSustain": 200}`, false},
+	}
+	for _, tt := range tests {
+		_, err := Parse([]byte(`{"rules": [` + first + `, ` + tt.second + `]}`))
+		if (err == nil) != tt.ok {
+			t.Errorf("%s: Parse = %v, want success %v", tt.name, err, tt.ok)
+		}
+	}
+}
+
+// TestNormalizeHost: a port and a trailing dot go and capitals are lowered,
+// an IPv6 literal's brackets kept.
+func TestNormalizeHost(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"Profile.XboxLive.com:443", "profile.xboxlive.com"},
+		{"social.xboxlive.com.", "social.xboxlive.com"},
+		{"AZ.example", "az.example"},
+		{"[::1]:443", "[::1]"},
+		{"[::1]", "[::1]"},
+		{":443", ""},
+	} {
+		if got := normalizeHost(tt.in); got != tt.want {
+			t.Errorf("normalizeHost(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	l := Default()
+	if allocs := testing.AllocsPerRun(100, func() { l.Match("GET", "social.xboxlive.com", "/users/me/people") }); allocs != 0 {
+		t.Errorf("Match of a lower-case host: %v allocations, want 0", allocs)
 	}
 }
 
@@ -249,6 +340,12 @@ func TestGlobMatch(t *testing.T) {
 		{"club*.xboxlive.com", "clubhub.xboxlive.com", true},
 		{"club*.xboxlive.com", "club.xboxlive.com", true},
 		{"club*.xboxlive.com", "social.xboxlive.com", false},
+		{"ab", "xb", false}, // no star to fall back on
+		{"ab", "ax", false},
+		{"A", "a", true}, // 'A' and 'Z', the ends of the capitals, fold
+		{"z*", "Zoo", true},
+		{"[", "{", false}, // the bytes around them do not
+		{"@", "`", false},
 	}
 	for _, tt := range tests {
 		if got := globMatch(tt.pattern, tt.s); got != tt.want {

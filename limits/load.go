@@ -168,9 +168,7 @@ func (p *parser) syntax() error {
 func valueStart(raw []byte, end int64) int64 {
 	end = min(max(end, 0), int64(len(raw)))
 	i := bytes.LastIndexAny(raw[:end], ":[,")
-	for i++; i < int(end) && strings.IndexByte(" \t\r\n", raw[i]) >= 0; i++ {
-	}
-	return int64(i)
+	return end - int64(len(bytes.TrimLeft(raw[i+1:end], " \t\r\n")))
 }
 
 // rule decodes and validates one rule.
@@ -233,11 +231,11 @@ func (p *parser) wrap(err error, off int64, field string) error {
 	return p.errAt(p.skipSpace(off), field, strings.TrimPrefix(err.Error(), "json: "))
 }
 
+// skipSpace returns the offset of the first byte at or after off that is
+// neither white space nor a separator.
 func (p *parser) skipSpace(off int64) int64 {
-	for off < int64(len(p.data)) && strings.IndexByte(" \t\r\n,:", p.data[off]) >= 0 {
-		off++
-	}
-	return off
+	rest := p.data[min(max(off, 0), int64(len(p.data))):]
+	return int64(len(p.data) - len(bytes.TrimLeft(rest, " \t\r\n,:")))
 }
 
 func (p *parser) errAt(off int64, field, msg string) error {

@@ -3,7 +3,8 @@ package limits
 import (
 	"fmt"
 	"math"
-	"sort"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/xblgo/fgrl/internal/safetext"
@@ -93,7 +94,7 @@ func (l *Limits) Plan(calls []PeriodicCall) ([]PlanRow, error) {
 		}
 		rows = append(rows, row)
 	}
-	sort.Slice(rows, func(i, j int) bool { return rows[i].Scope < rows[j].Scope })
+	slices.SortFunc(rows, func(a, b PlanRow) int { return strings.Compare(a.Scope, b.Scope) })
 	return rows, nil
 }
 
@@ -149,7 +150,9 @@ func left(limit, peak int) int {
 
 // fastest is the shortest interval at which k calls a tick fit both
 // windows: a window of w and limit n takes floor(n/k) ticks, so ticks at
-// least w / floor(n/k) apart.
+// least w / floor(n/k) apart, rounded up to the millisecond (w is whole
+// seconds and floor(n/k) at most MaxLimit, so the nanoseconds the division
+// drops never carry the result past a millisecond).
 func fastest(k int, l throttle.Limit) time.Duration {
 	var t time.Duration
 	for _, w := range []struct {

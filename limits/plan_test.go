@@ -43,6 +43,18 @@ func TestPlan(t *testing.T) {
 			}
 		})
 	}
+	// A rule without a burst limit (the Store services') is limited by its
+	// sustain limit alone: zero means no limit, not none allowed.
+	store, err := Parse([]byte(`{"rules": [{"service": "inventory", "hosts": ["inventory.xboxlive.com"], "sustain": 100}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := store.Plan([]PeriodicCall{{"inventory", 5 * time.Second, 2}})
+	want := []PlanRow{{Scope: "inventory", PerTick: 2, Every: 5 * time.Second, BurstPeak: 6, SustainPeak: 120, Sustain: 100,
+		BurstLeft: math.MaxInt32, SustainLeft: -20, Fastest: 6 * time.Second}}
+	if d := cmp.Diff(want, got); err != nil || d != "" {
+		t.Errorf("a sustain-only rule: %v (-want +got)\n%s", err, d)
+	}
 	for _, bad := range [][]PeriodicCall{{{"social", 0, 1}}, {{"social", time.Second, 0}}, {{"nope", time.Second, 1}}} {
 		if _, err := l.Plan(bad); err == nil {
 			t.Errorf("Plan(%v) took it", bad)

@@ -59,7 +59,7 @@ type flexInt int
 
 func (f *flexInt) UnmarshalJSON(b []byte) error {
 	s := string(b)
-	if len(s) >= 2 && s[0] == '"' {
+	if strings.HasPrefix(s, `"`) {
 		uq, err := strconv.Unquote(s)
 		if err != nil {
 			return err

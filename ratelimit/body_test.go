@@ -25,6 +25,10 @@ func TestParseBody(t *testing.T) {
 			Body{MaxRequests: 100, PeriodInSeconds: 300, LimitType: "Rate",
 				DebugMessage: "The rate limit of 100 operations in 300 seconds has been exceeded for aspect {userId;titleId}.",
 				Aspect:       "{userId;titleId}"}},
+		{"zeros", `{"version":1,"currentRequests":0,"maxRequests":"0","periodInSeconds":0}`, Body{Version: 1}},
+		{"store, zeros", "The rate limit of 0 operations in 0 seconds has been exceeded for aspect a.",
+			Body{LimitType: "Rate", DebugMessage: "The rate limit of 0 operations in 0 seconds has been exceeded for aspect a.", Aspect: "a"}},
+		{"exactly MaxBodySize bytes", `{"maxRequests":10}` + strings.Repeat(" ", MaxBodySize-len(`{"maxRequests":10}`)), Body{MaxRequests: 10}},
 	}
 	for _, tt := range tests {
 		got, err := ParseBody([]byte(tt.in))
@@ -44,7 +48,10 @@ func TestParseBodyErrors(t *testing.T) {
 		`{"maxRequests": 99999999999999999999}`, `[]`, `hello`,
 		"The rate limit of x operations in 300 seconds has been exceeded for aspect a.",
 		"The rate limit of -1 operations in 300 seconds has been exceeded for aspect a.",
+		"The rate limit of 1 operations in -300 seconds has been exceeded for aspect a.",
 		`{"a":"` + strings.Repeat("x", MaxBodySize) + `"}`,
+		`{"maxRequests":10}` + strings.Repeat(" ", MaxBodySize+1-len(`{"maxRequests":10}`)), // a byte over
+		`{"maxRequests":"-1"}`, `{"maxRequests":""}`,
 	} {
 		if _, err := ParseBody([]byte(in)); !errors.Is(err, ErrBody) {
 			t.Errorf("ParseBody(%.40q) = %v, want ErrBody", in, err)

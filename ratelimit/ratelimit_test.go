@@ -2,7 +2,9 @@ package ratelimit
 
 import (
 	"context"
+	"math"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,6 +33,8 @@ func TestParseRetryAfter(t *testing.T) {
 		{now.Add(90 * time.Second).Format(http.TimeFormat), 90 * time.Second, true},
 		{now.Add(-time.Hour).Format(http.TimeFormat), 0, true},
 		{now.Add(48 * time.Hour).Format(http.TimeFormat), limit, true},
+		{"600", limit, true},
+		{"601", limit, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -40,13 +44,27 @@ func TestParseRetryAfter(t *testing.T) {
 			}
 		})
 	}
+	// A cap between whole seconds: the whole seconds under it read as
+	// themselves, anything above as the cap.
+	for _, tt := range []struct {
+		in   string
+		want time.Duration
+	}{{"10", 10 * time.Second}, {"11", 10500 * time.Millisecond}} {
+		if got, ok := ParseRetryAfter(tt.in, now, 10500*time.Millisecond); got != tt.want || !ok {
+			t.Errorf("ParseRetryAfter(%q, cap 10.5s) = %v, %v; want %v, true", tt.in, got, ok, tt.want)
+		}
+	}
 }
 
 func TestRetryAfter(t *testing.T) {
 	for _, tt := range []struct {
 		d    time.Duration
 		want string
-	}{{0, "0"}, {-time.Second, "0"}, {time.Nanosecond, "1"}, {time.Second, "1"}, {1500 * time.Millisecond, "2"}, {300 * time.Second, "300"}} {
+	}{
+		{0, "0"}, {-time.Second, "0"}, {-1500 * time.Millisecond, "0"}, {-time.Nanosecond, "0"},
+		{time.Nanosecond, "1"}, {time.Second, "1"}, {1500 * time.Millisecond, "2"}, {300 * time.Second, "300"},
+		{math.MaxInt64, "9223372037"}, // 292 years, rounded up without overflowing
+	} {
 		if got := RetryAfter(tt.d); got != tt.want {
 			t.Errorf("RetryAfter(%v) = %q, want %q", tt.d, got, tt.want)
 		}
@@ -72,6 +90,25 @@ func TestHeadersRoundTrip(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, ParseHeaders(h)); diff != "" {
 		t.Errorf("ParseHeaders(SetHeaders(d)) mismatch (-want +got):\n%s", diff)
+	}
+	// Bounds: a value of at most 1 KiB, numbers of at most 2^30.
+	item := `"burst";r=1073741824;t=10`
+	for _, tt := range []struct {
+		name, state string
+		want        int // windows read
+	}{
+		{"a value of exactly 1 KiB", strings.Repeat(" ", 1024-len(item)) + item, 1},
+		{"a byte over", strings.Repeat(" ", 1025-len(item)) + item, 0},
+		{"a number over 2^30", `"burst";r=1073741825;t=10`, 0},
+	} {
+		if got := ParseHeaders(http.Header{"Ratelimit": {tt.state}}); len(got) != tt.want {
+			t.Errorf("%s: ParseHeaders read %d windows, want %d", tt.name, len(got), tt.want)
+		}
+	}
+	// Without RateLimit-Policy, a window's limit is unknown: -1.
+	noPolicy := []Window{{Period: throttle.Burst, Limit: -1, Remaining: 7, Reset: 12 * time.Second}}
+	if diff := cmp.Diff(noPolicy, ParseHeaders(http.Header{"Ratelimit": {`"burst";r=7;t=12`}})); diff != "" {
+		t.Errorf("ParseHeaders without a policy mismatch (-want +got):\n%s", diff)
 	}
 	empty := http.Header{}
 	SetHeaders(empty, throttle.Decision{})

@@ -20,10 +20,11 @@ func RetryAfterDate(at time.Time) string { return at.UTC().Format(http.TimeForma
 
 // CeilSeconds returns d in whole seconds, rounded up; 0 for d <= 0.
 func CeilSeconds(d time.Duration) int64 {
-	if d <= 0 {
-		return 0
+	s := int64(d / time.Second)
+	if d%time.Second > 0 {
+		s++
 	}
-	return int64((d + time.Second - 1) / time.Second)
+	return max(s, 0)
 }
 
 // ParseRetryAfter reads a Retry-After value: integer seconds or an

@@ -14,13 +14,10 @@ const DefaultMargin = time.Second
 // MarginOr returns the margin a configured value means: m when positive,
 // DefaultMargin for zero, none for a negative m.
 func MarginOr(m time.Duration) time.Duration {
-	switch {
-	case m == 0:
+	if m == 0 {
 		return DefaultMargin
-	case m < 0:
-		return 0
 	}
-	return m
+	return max(m, 0)
 }
 
 // BudgetStore holds client budgets for many keys. A budget admits a call at

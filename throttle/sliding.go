@@ -142,23 +142,17 @@ func capFor(l Limit) int { return min(max(l.Burst, l.Sustain, 1), MaxLimit) }
 func (s *slidingLog) fit(l Limit) {
 	want, size := capFor(l), len(s.times)
 	switch {
-	case size == want, size < want && int(s.n) < size:
-		return
 	case size == 0:
 		s.times = s.first[:] // one admission: no allocation yet
-	case size < want:
+	case size > want, size < want && int(s.n) == size: // shrink, or grow a full ring by doubling
 		s.resize(min(want, max(4, 2*size)))
-	default:
-		s.resize(want)
 	}
 }
 
 // resize reallocates the ring to size, keeping the newest admissions.
 func (s *slidingLog) resize(size int) {
 	all := s.ordered()
-	if len(all) > size {
-		all = all[len(all)-size:]
-	}
+	all = all[max(0, len(all)-size):]
 	if size == 1 {
 		s.times = s.first[:]
 	} else {
@@ -196,7 +190,7 @@ func (s *slidingLog) count(t, span int64) int {
 // budget only ever becomes stricter.
 func (s *slidingLog) Sync(now time.Time, l Limit, p Period, used int, reset time.Duration) {
 	d := p.Duration()
-	if d == 0 || used <= 0 || reset <= 0 || reset > d {
+	if d == 0 || reset <= 0 || reset > d {
 		return
 	}
 	t := now.UnixNano()

@@ -39,13 +39,143 @@ func TestSlidingTimeline(t *testing.T) {
 	})
 }
 
+// TestSlidingMargin: the margin lengthens both periods, the sustain
+// period's too: without it, callers would be refused at the service's
+// sustain limit by the second their requests take to be counted.
 func TestSlidingMargin(t *testing.T) {
+	tests := []struct {
+		name  string
+		l     Limit
+		steps []admit
+	}{
+		{"burst", Limit{Burst: 1, Sustain: 10}, []admit{
+			{t0, true, 0},
+			{t4, false, time.Second},
+			{t0.Add(16 * time.Second), true, 0},
+		}},
+		{"sustain", Limit{Burst: 10, Sustain: 1}, []admit{
+			{t0, true, 0},
+			{t8, false, time.Second},
+			{t8.Add(time.Second), true, 0},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var s slidingLog
+			runSliding(t, &s, tt.l, time.Second, tt.steps)
+		})
+	}
+}
+
+// TestSlidingOneLimit: a budget with a zero burst limit (the Store
+// services' per-publisher counter) or a zero sustain limit counts only the
+// other limit; zero means no limit, not "refuse".
+func TestSlidingOneLimit(t *testing.T) {
+	tests := []struct {
+		name  string
+		l     Limit
+		steps []admit
+	}{
+		{"sustain only", Limit{Sustain: 2}, []admit{
+			{t0, true, 0},
+			{t0, true, 0},
+			{t1, false, 299 * time.Second},
+		}},
+		{"burst only", Limit{Burst: 2}, []admit{
+			{t0, true, 0},
+			{t0, true, 0},
+			{t1, false, 14 * time.Second},
+			{t4, true, 0},
+			{t4, true, 0},
+			{t8, true, 0},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var s slidingLog
+			runSliding(t, &s, tt.l, 0, tt.steps)
+		})
+	}
+}
+
+// TestSlidingOutOfOrder: callers whose clocks race admit out of order; an
+// admission stamped before the newest is counted as the newest, so the
+// budget only becomes stricter and its spans stay ordered.
+func TestSlidingOutOfOrder(t *testing.T) {
 	var s slidingLog
-	runSliding(t, &s, Limit{Burst: 1, Sustain: 10}, time.Second, []admit{
-		{t0, true, 0},
-		{t4, false, time.Second},
-		{t0.Add(16 * time.Second), true, 0},
-	})
+	l := Limit{Burst: 2, Sustain: 10}
+	s.Admit(t2, l, 0)
+	s.Admit(t1, l, 0) // another caller, its clock a second behind
+	at := t0.Add(16500 * time.Millisecond)
+	snap := s.Snapshot(at, l, 0)
+	// Both count at 2 s: both are in the burst span (1.5 s, 16.5 s].
+	if snap.Burst.Count != 2 || snap.Wait != 500*time.Millisecond {
+		t.Errorf("Snapshot(16.5s) = %+v, want 2 counted and a 500ms wait", snap)
+	}
+}
+
+// TestSlidingRelease: every booked slot can be given back, the oldest
+// included, and a budget emptied that way admits again.
+func TestSlidingRelease(t *testing.T) {
+	var s slidingLog
+	l := Limit{Burst: 3, Sustain: 10}
+	var slots []int64
+	for _, at := range []time.Time{t0, t1, t2} {
+		slots = append(slots, s.Admit(at, l, 0).Slot)
+	}
+	if a := s.Admit(t2, l, 0); a.Allowed {
+		t.Fatalf("a 4th call admitted under a burst of 3: %+v", a)
+	}
+	for i, slot := range slots { // oldest first
+		if !s.Release(slot) {
+			t.Errorf("Release(slot %d) = false, want true", i)
+		}
+	}
+	if s.Release(slots[0]) {
+		t.Error("a slot released twice")
+	}
+	for i := range 3 {
+		if a := s.Admit(t2, l, 0); !a.Allowed {
+			t.Errorf("Admit %d after every slot was given back = %+v, want allowed", i, a)
+		}
+	}
+}
+
+// TestSlidingSteadyState: a key whose ring holds what its limit needs
+// admits without allocating.
+func TestSlidingSteadyState(t *testing.T) {
+	var s slidingLog
+	l := Limit{Burst: 4, Sustain: 4}
+	now := t0
+	admit := func() {
+		if a := s.Admit(now, l, 0); !a.Allowed {
+			t.Fatalf("Admit(%v) = %+v", now.Sub(t0), a)
+		}
+		now = now.Add(SustainPeriod)
+	}
+	for range 4 {
+		admit()
+	}
+	if allocs := testing.AllocsPerRun(100, admit); allocs != 0 {
+		t.Errorf("Admit into a full ring of the limit's size: %v allocations, want 0", allocs)
+	}
+}
+
+// TestSlidingShrinks: when a key's limit drops, its ring shrinks to what
+// the new limit needs at the next admission: a budget keeps at most
+// max(Burst, Sustain) timestamps.
+func TestSlidingShrinks(t *testing.T) {
+	var s slidingLog
+	for range 5 {
+		s.Admit(t0, Limit{Burst: 10, Sustain: 10}, 0)
+	}
+	if got := len(s.times); got != 8 {
+		t.Fatalf("ring of %d after 5 admissions, want 8 (1, 4, 8)", got)
+	}
+	s.Admit(t0, Limit{Burst: 6, Sustain: 6}, 0)
+	if got := len(s.times); got != 6 {
+		t.Errorf("ring of %d after the limit dropped to 6, want 6", got)
+	}
 }
 
 func TestSlidingBlock(t *testing.T) {
@@ -60,28 +190,13 @@ func TestSlidingBlock(t *testing.T) {
 	if a := s.Admit(t0.Add(20*time.Second), l, 0); !a.Allowed {
 		t.Errorf("Admit at deadline = %+v, want allowed", a)
 	}
-}
-
-func TestSlidingSync(t *testing.T) {
-	var s slidingLog
-	l := Limit{Burst: 10, Sustain: 30}
-	s.Admit(t0, l, 0)
-	// The server says 10 burst requests are counted in a window that ends in 5 s.
-	s.Sync(t1, l, Burst, 10, 5*time.Second)
-	snap := s.Snapshot(t1, l, 0)
-	if snap.Burst.Count != 10 || snap.Wait != 5*time.Second {
-		t.Errorf("after Sync: %+v, want 10 counted and a 5s wait", snap)
-	}
-	// A report of fewer requests changes nothing.
-	s.Sync(t1, l, Burst, 1, 5*time.Second)
-	if got := s.Snapshot(t1, l, 0).Burst.Count; got != 10 {
-		t.Errorf("after a smaller report: count %d, want 10", got)
-	}
-	// Nonsense reports are ignored.
-	s.Sync(t1, l, Burst, 1<<30, time.Hour)
-	s.Sync(t1, l, None, 5, time.Second)
-	if got := s.Snapshot(t1, l, 0).Sustain.Count; got != 10 {
-		t.Errorf("after nonsense reports: sustain count %d, want 10", got)
+	// A block that ends when the local count frees a slot: the wait is the
+	// count's, not reported as the server's.
+	var tie slidingLog
+	tie.Admit(t0, Limit{Burst: 1, Sustain: 10}, 0)
+	tie.Block(t4)
+	if a := tie.Admit(t1, Limit{Burst: 1, Sustain: 10}, 0); a.Allowed || a.Blocked || a.Wait != 14*time.Second {
+		t.Errorf("Admit when block and burst end together = %+v, want refused for 14s, not blocked", a)
 	}
 }
 
@@ -188,18 +303,5 @@ func TestSlidingReserve(t *testing.T) {
 		if a.Allowed != st.allowed || a.Wait != st.wait {
 			t.Errorf("step %d: Reserve = %+v, want allowed %v wait %v", i, a, st.allowed, st.wait)
 		}
-	}
-}
-
-// TestSlidingSyncRounding: a report whose reset was rounded up to whole
-// seconds does not double-count the call that produced it.
-func TestSlidingSyncRounding(t *testing.T) {
-	var s slidingLog
-	l := Limit{Burst: 10, Sustain: 30}
-	s.Admit(t0, l, 0)
-	// The server counted it 3 ms later and reports 1 used, reset 15 s (14.997 s rounded up).
-	s.Sync(t0.Add(5*time.Millisecond), l, Burst, 1, 15*time.Second)
-	if got := s.Snapshot(t1, l, 0).Burst.Count; got != 1 {
-		t.Errorf("count after an echo of our own call = %d, want 1", got)
 	}
 }

@@ -61,29 +61,27 @@ func (t *table[V, P]) get(h uint64, now int64) P {
 }
 
 // sweep deletes idle entries among up to n random ones. Requires t.mu held.
-func (t *table[V, P]) sweep(now int64, n int) (deleted int) {
+func (t *table[V, P]) sweep(now int64, n int) {
 	for h, v := range t.m {
 		if P(v).idle(now) {
 			delete(t.m, h)
-			deleted++
 		}
 		if n--; n == 0 {
 			break
 		}
 	}
-	return deleted
 }
 
 // makeRoom frees at least one slot in a full table. Requires t.mu held.
 func (t *table[V, P]) makeRoom(now int64) {
 	const sample = 32
 	var oldest uint64
-	oldestAt, n, deleted := int64(0), 0, 0
+	oldestAt, n, freed := int64(0), 0, false
 	for h, v := range t.m {
 		switch {
 		case P(v).idle(now):
 			delete(t.m, h)
-			deleted++
+			freed = true
 		case n == 0 || P(v).last() < oldestAt:
 			oldest, oldestAt = h, P(v).last()
 		}
@@ -91,7 +89,7 @@ func (t *table[V, P]) makeRoom(now int64) {
 			break
 		}
 	}
-	if deleted == 0 {
+	if !freed {
 		delete(t.m, oldest)
 	}
 }

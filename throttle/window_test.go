@@ -75,6 +75,25 @@ func TestWindowsClockAligned(t *testing.T) {
 	})
 }
 
+// TestWindowsAtTheEpoch: a key's first window opens at its first request
+// even within a period of the Unix epoch, where a simulation's virtual
+// clock may start.
+func TestWindowsAtTheEpoch(t *testing.T) {
+	l := Limit{Burst: 1, Sustain: 2}
+	var w fixedWindows
+	for i, tk := range []take{
+		{time.Unix(5, 0), true, 1, 1, None, 0},
+		{time.Unix(19, 0), false, 2, 2, Burst, time.Second}, // window [5 s, 20 s)
+		{time.Unix(20, 0), false, 1, 3, Sustain, 285 * time.Second},
+	} {
+		d := w.Take(tk.t, l, FirstRequest)
+		got := take{tk.t, d.Allowed, d.Burst.Count, d.Sustain.Count, d.Limiter, d.RetryAfter}
+		if diff := cmp.Diff(tk, got, cmp.AllowUnexported(take{})); diff != "" {
+			t.Errorf("step %d mismatch (-want +got):\n%s", i, diff)
+		}
+	}
+}
+
 func TestWindowsBurstEndsLast(t *testing.T) {
 	// Sustain window opened long before the burst window: when both are over
 	// and the burst window ends last, it is the limiter.

@@ -16,14 +16,17 @@ import (
 
 // Clip returns s with every control character, escape and invalid byte
 // written as a Go escape (\x1b, \n, \u2028, \xff) and clipped to at most
-// max bytes, ending in "..." when clipped. Printable text, including
-// non-ASCII letters, is kept as it is. A max below 4 means 4.
-func Clip(s string, max int) string {
-	max = maxOf(max, 4)
-	if len(s) <= max && plain(s) {
+// limit bytes: when the escaped text is longer, the longest run of its
+// whole characters and escapes that leaves room for "...", then "...".
+// Printable text, including non-ASCII letters, is kept as it is. A limit
+// below 4 means 4.
+func Clip(s string, limit int) string {
+	limit = max(limit, 4)
+	if len(s) <= limit && plain(s) {
 		return s
 	}
-	b := make([]byte, 0, min(len(s), max)+8)
+	b := make([]byte, 0, min(len(s), limit)+8)
+	keep := 0 // the bytes of b that leave room for "..."
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		var piece string
@@ -36,29 +39,33 @@ func Clip(s string, max int) string {
 		default:
 			piece = s[i : i+size]
 		}
-		if len(b)+len(piece) > max-3 && i+size < len(s) || len(b)+len(piece) > max {
-			return string(append(b, "..."...))
+		if len(b)+len(piece) > limit {
+			return string(append(b[:keep], "..."...))
 		}
 		b = append(b, piece...)
+		if len(b) <= limit-3 {
+			keep = len(b)
+		}
 		i += size
 	}
 	return string(b)
 }
 
-// Quote returns s cut to max bytes (Cut) and quoted as strconv.Quote does:
-// escaped, in double quotes, for an argument in an error message. The
-// result is at most 4*max+2 bytes.
-func Quote(s string, max int) string { return strconv.Quote(Cut(s, max)) }
+// Quote returns s cut to limit bytes (Cut) and quoted as strconv.Quote
+// does: escaped, in double quotes, for an argument in an error message.
+// The result is at most 4*limit+2 bytes.
+func Quote(s string, limit int) string { return strconv.Quote(Cut(s, limit)) }
 
-// Cut returns s cut to at most max bytes at a character boundary, ending in
-// "..." when cut; a max below 4 means 4. It escapes nothing: it is for text
-// kept as data, which whatever shows it escapes.
-func Cut(s string, max int) string {
-	max = maxOf(max, 4)
-	if len(s) <= max {
+// Cut returns s cut to at most limit bytes at a character boundary, ending
+// in "..." when cut; a limit below 4 means 4. It escapes nothing: it is for
+// text kept as data, which whatever shows it escapes. In invalid UTF-8 it
+// cuts before the bytes that continue a character, if any start one.
+func Cut(s string, limit int) string {
+	limit = max(limit, 4)
+	if len(s) <= limit {
 		return s
 	}
-	i := max - 3
+	i := limit - 3
 	for i > 0 && !utf8.RuneStart(s[i]) {
 		i--
 	}
@@ -75,20 +82,13 @@ func plain(s string) bool {
 	return true
 }
 
-func maxOf(a, b int) int {
-	if a > b {
-		return a
-	}
-	return b
-}
-
 // Reason returns a decoder's error message without the input it quotes
 // (from the first quote on, since how much of the bad input a decoder
 // quotes depends on how it arrived, and the input is not the reader's to
 // print), clipped as Clip clips.
-func Reason(msg string, max int) string {
+func Reason(msg string, limit int) string {
 	if i := strings.IndexAny(msg, "'\"`"); i > 0 {
 		msg = strings.TrimSpace(msg[:i])
 	}
-	return Clip(msg, max)
+	return Clip(msg, limit)
 }

@@ -23,6 +23,12 @@ func TestClip(t *testing.T) {
 		{"clipped", strings.Repeat("x", 300), 200, strings.Repeat("x", 197) + "..."},
 		{"clipped inside an escape", strings.Repeat("\x1b", 100), 10, `\x1b...`},
 		{"clip keeps runes whole", strings.Repeat("é", 10), 7, "éé..."},
+		{"plain, an exact fit", "0123456789", 10, "0123456789"},
+		{"escaped, an exact fit", "abc\n", 5, `abc\n`},
+		{"escaped, a byte short of the limit", "ab\ncd", 7, `ab\ncd`},
+		{"escaped, a byte over", "ab\ncdef", 7, `ab\n...`},
+		{"only invalid bytes", "\xff\xfe", 40, `\xff\xfe`},
+		{"only a backslash", `\`, 40, `\\`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -30,6 +36,16 @@ func TestClip(t *testing.T) {
 				t.Errorf("Clip(%q, %d) = %q, want %q", tt.in, tt.max, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestClipPlainAllocatesNothing: printable text within the limit, an exact
+// fit included, comes back as it is, without a copy.
+func TestClipPlainAllocatesNothing(t *testing.T) {
+	for _, s := range []string{"slow down", "0123456789", "débit"} {
+		if allocs := testing.AllocsPerRun(100, func() { Clip(s, 10) }); allocs != 0 {
+			t.Errorf("Clip(%q, 10): %v allocations, want 0", s, allocs)
+		}
 	}
 }
 
@@ -45,6 +61,8 @@ func TestCutAndQuote(t *testing.T) {
 		{"a\x1b[2J", 40, "a\x1b[2J", `"a\x1b[2J"`},       // Cut keeps, Quote escapes
 		{"a\nb", 40, "a\nb", `"a\nb"`},
 		{"\xff", 40, "\xff", `"\xff"`},
+		{"exact", 5, "exact", `"exact"`},
+		{"\x80\x80\x80\x80\x80\x80", 5, "...", `"..."`}, // invalid UTF-8: no character starts before the cut
 	}
 	for _, tt := range tests {
 		if got := Cut(tt.in, tt.max); got != tt.cut {
@@ -60,11 +78,11 @@ func FuzzClip(f *testing.F) {
 	for _, s := range []string{"plain", "\x1b[2J", "a\xffb", strings.Repeat("é", 100)} {
 		f.Add(s, 20)
 	}
-	f.Fuzz(func(t *testing.T, s string, max int) {
-		max = max % 1000
-		got := Clip(s, max)
-		if len(got) > maxOf(max, 4) {
-			t.Fatalf("Clip(%q, %d) = %q, longer than the budget", s, max, got)
+	f.Fuzz(func(t *testing.T, s string, limit int) {
+		limit = limit % 1000
+		got := Clip(s, limit)
+		if len(got) > max(limit, 4) {
+			t.Fatalf("Clip(%q, %d) = %q, longer than the budget", s, limit, got)
 		}
 		if !utf8.ValidString(got) {
 			t.Fatalf("Clip(%q) = %q is not valid UTF-8", s, got)
@@ -74,14 +92,14 @@ func FuzzClip(f *testing.F) {
 				t.Fatalf("Clip(%q) = %q holds a control character", s, got)
 			}
 		}
-		cut := Cut(s, max)
-		if len(cut) > maxOf(max, 4) || utf8.ValidString(s) && !utf8.ValidString(cut) {
-			t.Fatalf("Cut(%q, %d) = %q: over the budget or a split character", s, max, cut)
+		cut := Cut(s, limit)
+		if len(cut) > max(limit, 4) || utf8.ValidString(s) && !utf8.ValidString(cut) {
+			t.Fatalf("Cut(%q, %d) = %q: over the budget or a split character", s, limit, cut)
 		}
 		if !strings.HasPrefix(s, strings.TrimSuffix(cut, "...")) {
-			t.Fatalf("Cut(%q, %d) = %q is not a prefix", s, max, cut)
+			t.Fatalf("Cut(%q, %d) = %q is not a prefix", s, limit, cut)
 		}
-		q := Quote(s, max)
+		q := Quote(s, limit)
 		for _, r := range q {
 			if r < 0x20 || r == 0x7f {
 				t.Fatalf("Quote(%q) = %q holds a control character", s, q)

@@ -63,9 +63,9 @@ type script struct {
 const maxPerCommand = 64
 
 // run runs j, batched with whatever else is queued, and returns its result.
-// A wait is bounded by the batches ahead of j, each bounded by the store's
-// timeout.
-func (b *batcher) run(s *Store, n *node, j *job) ([]int64, error) {
+// exec sends a batch and settles its jobs (Store.exec, for a node). A wait
+// is bounded by the batches ahead of j, each bounded by the store's timeout.
+func (b *batcher) run(j *job, exec func(batch []*job)) ([]int64, error) {
 	j.wake = make(chan []*job, 1)
 	b.mu.Lock()
 	b.pending = append(b.pending, j)
@@ -80,15 +80,15 @@ func (b *batcher) run(s *Store, n *node, j *job) ([]int64, error) {
 			return j.res, j.err
 		}
 	}
-	b.lead(s, n, batch)
+	b.lead(batch, exec)
 	return j.res, j.err
 }
 
-// lead sends a batch as one pipeline, then hands whatever queued meanwhile
-// to its oldest caller as the next batch; the queue is taken whole at once,
-// so no job is in two batches.
-func (b *batcher) lead(s *Store, n *node, batch []*job) {
-	s.exec(n, batch)
+// lead sends a batch, then hands whatever queued meanwhile to its oldest
+// caller as the next batch; the queue is taken whole at once, so no job is
+// in two batches.
+func (b *batcher) lead(batch []*job, exec func(batch []*job)) {
+	exec(batch)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if len(b.pending) == 0 {
@@ -126,7 +126,7 @@ func (s *Store) exec(n *node, batch []*job) {
 			}
 		}
 	}
-	if len(res) > 0 && res[0].down {
+	if res[0].down { // a batch holds at least one job
 		n.failed()
 	} else {
 		n.ok()
@@ -143,20 +143,19 @@ type result struct {
 // command is one script run carrying some of a batch's decisions.
 type command struct {
 	script *script
-	jobs   []int  // indices into the batch
-	tag    string // the hash tag of its first decision's keys
-	mixed  bool   // its decisions have more than one hash tag
+	jobs   []int // indices into the batch
 	keys   []string
 	args   []any
 	cmd    *redis.Cmd
 }
 
-// commands groups a batch's decisions into script runs. On a single server
-// any keys may share a run; a Cluster or Ring spreads keys over servers, so
-// there only decisions on one key's structures (one hash tag) share a run.
-// So does a plain client once its server has refused a run's keys as
-// crossing slots (CROSSSLOT: a Cluster node, or a proxy in front of shards).
-func (s *Store) commands(batch []*job) []*command {
+// commands groups a batch's decisions into script runs, and reports whether
+// a run may hold keys of several hash tags. On a single server any keys may
+// share a run; a Cluster or Ring spreads keys over servers, so there only
+// decisions on one key's structures (one hash tag) share a run. So does a
+// plain client once its server has refused a run's keys as crossing slots
+// (CROSSSLOT: a Cluster node, or a proxy in front of shards).
+func (s *Store) commands(batch []*job) ([]*command, bool) {
 	_, single := s.Client.(*redis.Client)
 	single = single && !s.perTag.Load()
 	type group struct {
@@ -166,21 +165,19 @@ func (s *Store) commands(batch []*job) []*command {
 	open := make(map[group]*command)
 	var cmds []*command
 	for i, j := range batch {
-		tag := hashTag(j.keys[0])
 		g := group{script: j.script}
 		if !single {
-			g.tag = tag
+			g.tag = hashTag(j.keys[0])
 		}
 		c := open[g]
 		if c == nil || len(c.jobs) == maxPerCommand {
-			c = &command{script: j.script, tag: tag}
+			c = &command{script: j.script}
 			open[g] = c
 			cmds = append(cmds, c)
 		}
-		c.mixed = c.mixed || tag != c.tag
 		c.jobs = append(c.jobs, i)
 	}
-	return cmds
+	return cmds, single
 }
 
 // hashTag returns the part of key between its first braces.
@@ -192,10 +189,11 @@ func hashTag(key string) string {
 
 // send queues c's script run on pipe.
 func (c *command) send(ctx context.Context, pipe redis.Pipeliner, batch []*job) {
-	c.keys = make([]string, 0, len(c.jobs)*c.script.keys)
-	for _, i := range c.jobs {
-		c.keys = append(c.keys, batch[i].keys...)
-		c.args = append(c.args, batch[i].args)
+	c.keys = make([]string, len(c.jobs)*c.script.keys)
+	c.args = make([]any, len(c.jobs))
+	for k, i := range c.jobs {
+		copy(c.keys[k*c.script.keys:], batch[i].keys)
+		c.args[k] = batch[i].args
 	}
 	c.cmd = c.script.EvalSha(ctx, pipe, c.keys, c.args...)
 }
@@ -203,7 +201,7 @@ func (c *command) send(ctx context.Context, pipe redis.Pipeliner, batch []*job) 
 // pipeline sends the batch's script runs as one pipeline. Scripts Redis does
 // not know yet (NOSCRIPT) are retried with EVAL, which loads them.
 func (s *Store) pipeline(ctx context.Context, batch []*job) []result {
-	cmds := s.commands(batch)
+	cmds, crossing := s.commands(batch)
 	pipe := s.Client.Pipeline()
 	for _, c := range cmds {
 		c.send(ctx, pipe, batch)
@@ -216,7 +214,7 @@ func (s *Store) pipeline(ctx context.Context, batch []*job) []result {
 		if err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
 			res, err = c.script.Eval(ctx, s.Client, c.keys, c.args...).Text()
 		}
-		if err != nil && c.mixed && strings.HasPrefix(err.Error(), "CROSSSLOT") {
+		if err != nil && crossing && strings.HasPrefix(err.Error(), "CROSSSLOT") {
 			s.perTag.Store(true) // a proxy or Cluster node behind a plain client: batch per key from now on
 			crossed = append(crossed, c.jobs...)
 			continue
@@ -234,7 +232,7 @@ func (s *Store) pipeline(ctx context.Context, batch []*job) []result {
 			}
 		}
 	}
-	if len(crossed) > 0 { // once more, one hash tag per run
+	if len(crossed) > 0 { // once more, one hash tag per run (perTag is set: no run crosses again)
 		sub := make([]*job, len(crossed))
 		for k, i := range crossed {
 			sub[k] = batch[i]
@@ -250,9 +248,9 @@ func (s *Store) pipeline(ctx context.Context, batch []*job) []result {
 // doubles, which hold every integer they are given exactly (all are below
 // 2^53: limits, microseconds, counts).
 func pack(v ...int64) []byte {
-	b := make([]byte, 0, 8*len(v))
-	for _, x := range v {
-		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(float64(x)))
+	b := make([]byte, 8*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(float64(x)))
 	}
 	return b
 }
@@ -270,6 +268,10 @@ func split(res string, jobs []int, out []result) error {
 		res = res[8:]
 		whole := h == math.Trunc(h)
 		switch {
+		case whole && h < 0 && -h <= float64(len(res)):
+			n := int(-h)
+			out[i].err = fmt.Errorf("%w: %s", ErrUnavailable, safetext.Clip(res[:n], maxScriptError))
+			res = res[min((n+7)/8*8, len(res)):]
 		case whole && h >= 0 && h <= float64(len(res)/8):
 			v := make([]int64, int(h))
 			for j := range v {
@@ -277,10 +279,6 @@ func split(res string, jobs []int, out []result) error {
 				v[j], res = int64(x), res[8:]
 			}
 			out[i].res = v
-		case whole && h < 0 && -h <= float64(len(res)):
-			n := int(-h)
-			out[i].err = fmt.Errorf("%w: %s", ErrUnavailable, safetext.Clip(res[:n], maxScriptError))
-			res = res[min((n+7)/8*8, len(res)):]
 		default:
 			return fmt.Errorf("the script answered %d of %d decisions, then %v", k, len(jobs), h)
 		}

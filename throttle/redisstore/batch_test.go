@@ -4,10 +4,15 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
+	"net"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -46,6 +51,7 @@ func TestSplit(t *testing.T) {
 		{"one failed, one decided", failure("WRONGTYPE Operation") + answer(1, 5), 2, [][]int64{nil, {5}}, []string{"WRONGTYPE Operation", ""}, ""},
 		{"a message of whole doubles", failure("12345678") + answer(0), 2, [][]int64{nil, {}}, []string{"12345678", ""}, ""},
 		{"a message with an escape", failure("bad\x1b[2J"), 1, [][]int64{nil}, []string{`bad\x1b[2J`}, ""},
+		{"a message that fills the answer", failure("12345678"), 1, [][]int64{nil}, []string{"12345678"}, ""},
 		{"a decision missing", answer(1, 5), 2, nil, nil, "answered 1 of 2 decisions"},
 		{"a count beyond the answer", answer(4, 1, 2), 1, nil, nil, "answered 0 of 1"},
 		{"a message beyond the answer", answer(-100) + "short", 1, nil, nil, "answered 0 of 1"},
@@ -129,13 +135,17 @@ func TestPackRoundTrip(t *testing.T) {
 }
 
 // TestCommands: on one server a batch's decisions share script runs of at
-// most maxPerCommand, one script per run; on a Cluster only decisions with
-// one hash tag share a run.
+// most maxPerCommand, one script per run, and runs may cross hash tags; on
+// a Cluster, or a server that refused a run across slots, only decisions
+// with one hash tag share a run.
 func TestCommands(t *testing.T) {
 	single := &Store{Client: redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})}
 	cluster := &Store{Client: redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}})}
+	proxied := &Store{Client: redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})}
+	proxied.perTag.Store(true)
 	defer single.Client.Close()
 	defer cluster.Client.Close()
+	defer proxied.Client.Close()
 	takes := func(n int, tag func(i int) string) []*job {
 		var b []*job
 		for i := range n {
@@ -148,26 +158,32 @@ func TestCommands(t *testing.T) {
 	mixed := append(takes(3, distinct), &job{script: budgetScript, keys: []string{"fgrl:{b}:log", "fgrl:{b}:meta"}})
 	mixed = append(mixed, takes(2, same)...)
 	tests := []struct {
-		name  string
-		store *Store
-		batch []*job
-		want  [][]int
+		name     string
+		store    *Store
+		batch    []*job
+		want     [][]int
+		crossing bool
 	}{
-		{"single, one decision", single, takes(1, distinct), [][]int{{0}}},
-		{"single, 150 decisions", single, takes(150, distinct), [][]int{seq(0, 64), seq(64, 128), seq(128, 150)}},
-		{"single, two scripts", single, mixed, [][]int{{0, 1, 2, 4, 5}, {3}}},
-		{"cluster, distinct tags", cluster, takes(3, distinct), [][]int{{0}, {1}, {2}}},
-		{"cluster, one tag", cluster, takes(3, same), [][]int{{0, 1, 2}}},
-		{"cluster, two scripts", cluster, mixed, [][]int{{0}, {1}, {2}, {3}, {4, 5}}},
+		{"single, one decision", single, takes(1, distinct), [][]int{{0}}, true},
+		{"single, 150 decisions", single, takes(150, distinct), [][]int{seq(0, 64), seq(64, 128), seq(128, 150)}, true},
+		{"single, two scripts", single, mixed, [][]int{{0, 1, 2, 4, 5}, {3}}, true},
+		{"cluster, distinct tags", cluster, takes(3, distinct), [][]int{{0}, {1}, {2}}, false},
+		{"cluster, one tag", cluster, takes(3, same), [][]int{{0, 1, 2}}, false},
+		{"cluster, two scripts", cluster, mixed, [][]int{{0}, {1}, {2}, {3}, {4, 5}}, false},
+		{"single, after a run was refused across slots", proxied, mixed, [][]int{{0}, {1}, {2}, {3}, {4, 5}}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got [][]int
-			for _, c := range tt.store.commands(tt.batch) {
+			cmds, crossing := tt.store.commands(tt.batch)
+			for _, c := range cmds {
 				got = append(got, c.jobs)
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("commands (-want +got):\n%s", diff)
+			}
+			if crossing != tt.crossing {
+				t.Errorf("runs may cross hash tags: %v, want %v", crossing, tt.crossing)
 			}
 		})
 	}
@@ -273,5 +289,77 @@ func TestScriptRefusesMalformedArguments(t *testing.T) {
 				t.Errorf("script = %v, want an error saying %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestBatcher: however many callers decide at once, a node runs at most
+// maxInFlight (2) batches at a time; callers arriving meanwhile queue, and
+// the queue goes whole, as one batch, to its oldest caller. Every job is
+// settled, once.
+func TestBatcher(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var b batcher
+		release := make(chan struct{})
+		var mu sync.Mutex
+		var batches [][]*job
+		exec := func(batch []*job) {
+			mu.Lock()
+			batches = append(batches, batch)
+			mu.Unlock()
+			<-release
+			settle(batch, make([]result, len(batch)))
+		}
+		jobs := make([]*job, 10)
+		var wg sync.WaitGroup
+		for i := range jobs {
+			jobs[i] = &job{}
+			wg.Go(func() { b.run(jobs[i], exec) })
+			synctest.Wait() // callers arrive in turn
+		}
+		if len(batches) != maxInFlight || len(b.pending) != len(jobs)-maxInFlight {
+			t.Errorf("with every batch held up: %d batches running and %d callers queued, want %d and %d", len(batches), len(b.pending), maxInFlight, len(jobs)-maxInFlight)
+		}
+		close(release)
+		wg.Wait()
+		var sizes []int
+		for _, batch := range batches {
+			sizes = append(sizes, len(batch))
+		}
+		if diff := cmp.Diff([]int{1, 1, 8}, sizes); diff != "" {
+			t.Errorf("batch sizes (-want +got):\n%s", diff)
+		}
+		if b.leaders != 0 || len(b.pending) != 0 {
+			t.Errorf("after every job: %d leaders, %d queued; want none", b.leaders, len(b.pending))
+		}
+	})
+}
+
+// redisError is an answer Redis gave that was an error (go-redis's own
+// type for them is internal).
+type redisError string
+
+func (e redisError) Error() string { return string(e) }
+func (redisError) RedisError()     {}
+
+// TestUnreachable: a node is marked down when it was not reached or did not
+// answer, not when it answered with an error (a script's, or a refused
+// password, which retrying sooner cannot fix either) or with nothing.
+func TestUnreachable(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"no error", nil, false},
+		{"no value", redis.Nil, false},
+		{"an error answered", redisError("WRONGPASS invalid username-password pair"), false},
+		{"an error answered, wrapped", fmt.Errorf("script: %w", redisError("BUSY")), false},
+		{"connection refused", &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}, true},
+		{"no answer in time", context.DeadlineExceeded, true},
+	}
+	for _, tt := range tests {
+		if got := unreachable(tt.err); got != tt.want {
+			t.Errorf("%s: unreachable(%v) = %v, want %v", tt.name, tt.err, got, tt.want)
+		}
 	}
 }

@@ -23,7 +23,9 @@ func TestClusterConformance(t *testing.T) {
 		n++
 		return &Store{Client: c, Align: a, CallerTime: true, Prefix: "conf" + string(rune('a'+n))}
 	})
-	storetest.BudgetRule(t, func() throttle.BudgetStore { return &Store{Client: c, CallerTime: true, Prefix: "budget", Margin: -1} })
+	storetest.BudgetRule(t, func(margin time.Duration) throttle.BudgetStore {
+		return &Store{Client: c, CallerTime: true, Prefix: "budget", Margin: margin}
+	})
 	t.Run("learned", func(t *testing.T) { storetest.Learned(t, &Store{Client: c, Prefix: "learned", CallerTime: true}) })
 	t.Run("reset", func(t *testing.T) { storetest.Reset(t, &Store{Client: c, CallerTime: true, Prefix: "reset"}) })
 }

@@ -20,7 +20,6 @@ end
 -- another type: WRONGTYPE) fails alone, not the batch it came in.
 local function frame(ok, r)
   if ok then
-    if #r == 0 then return struct.pack('<d', 0) end
     return struct.pack('<d' .. string.rep('d', #r), #r, unpack(r))
   end
   local msg = type(r) == 'table' and tostring(r.err) or tostring(r)

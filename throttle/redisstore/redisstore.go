@@ -142,7 +142,7 @@ func (s *Store) run(ctx context.Context, sc *script, keys []string, args []byte)
 	if err := n.admit(); err != nil {
 		return nil, err
 	}
-	return n.batch.run(s, n, &job{script: sc, keys: keys, args: args})
+	return n.batch.run(&job{script: sc, keys: keys, args: args}, func(batch []*job) { s.exec(n, batch) })
 }
 
 func us(n int64) time.Duration { return time.Duration(n) * time.Microsecond }
@@ -267,7 +267,7 @@ func (s *Store) Reset(ctx context.Context, k throttle.Key) error {
 	return s.Client.Del(ctx, s.key(k, "s"), s.key(k, "log"), s.key(k, "meta")).Err()
 }
 
-// resetBatch is the keys ResetAll scans and deletes per round trip.
+// resetBatch is the keys ResetAll asks SCAN for per round trip.
 const resetBatch = 500
 
 // globEscape escapes the characters SCAN's MATCH pattern treats as glob
@@ -284,38 +284,30 @@ func globEscape(s string) string {
 }
 
 // ResetAll forgets every key under the store's Prefix, on every node of a
-// cluster, in rounds of resetBatch keys.
+// cluster, a SCAN page at a time.
 func (s *Store) ResetAll(ctx context.Context) error {
 	prefix := s.Prefix
 	if prefix == "" {
 		prefix = "fgrl"
 	}
 	del := func(ctx context.Context, c *redis.Client) error {
-		iter := c.Scan(ctx, 0, globEscape(prefix)+":{*", resetBatch).Iterator()
-		var keys []string
-		flush := func() error { // one DEL per key: a cluster node refuses a DEL across slots
-			pipe := c.Pipeline()
+		var cursor uint64
+		for {
+			keys, next, err := c.Scan(ctx, cursor, globEscape(prefix)+":{*", resetBatch).Result()
+			if err != nil {
+				return err
+			}
+			pipe := c.Pipeline() // one DEL per key: a cluster node refuses a DEL across slots
 			for _, k := range keys {
 				pipe.Del(ctx, k)
 			}
-			keys = keys[:0]
-			_, err := pipe.Exec(ctx)
-			return err
-		}
-		for iter.Next(ctx) {
-			if keys = append(keys, iter.Val()); len(keys) == resetBatch {
-				if err := flush(); err != nil {
-					return err
-				}
+			if _, err := pipe.Exec(ctx); err != nil {
+				return err
+			}
+			if cursor = next; cursor == 0 {
+				return nil
 			}
 		}
-		if err := iter.Err(); err != nil {
-			return err
-		}
-		if len(keys) > 0 {
-			return flush()
-		}
-		return nil
 	}
 	if cc, ok := s.Client.(*redis.ClusterClient); ok {
 		return cc.ForEachMaster(ctx, del)

@@ -25,7 +25,9 @@ func TestConformance(t *testing.T) {
 		n++
 		return &Store{Client: c, Align: a, CallerTime: true, Prefix: "conf" + string(rune('a'+n))}
 	})
-	storetest.BudgetRule(t, func() throttle.BudgetStore { return &Store{Client: c, CallerTime: true, Prefix: "budget", Margin: -1} })
+	storetest.BudgetRule(t, func(margin time.Duration) throttle.BudgetStore {
+		return &Store{Client: c, CallerTime: true, Prefix: "budget", Margin: margin}
+	})
 	t.Run("learned", func(t *testing.T) { storetest.Learned(t, &Store{Client: c, Prefix: "learned", CallerTime: true}) })
 	t.Run("reset", func(t *testing.T) {
 		other := &Store{Client: c, CallerTime: true, Prefix: "other"}
@@ -84,6 +86,9 @@ func TestTwoStoresOneLimit(t *testing.T) {
 	}
 }
 
+// TestKeysExpire: a key's structures expire with its windows, plus a
+// second: the server rule's with its sustain window, the budget's with its
+// newest admission's sustain span (margin included).
 func TestKeysExpire(t *testing.T) {
 	srv := redistest.Start(t)
 	c := srv.Client()
@@ -91,11 +96,38 @@ func TestKeysExpire(t *testing.T) {
 	k := throttle.Key{User: "u", Title: "t", Scope: "s"}
 	s.Take(context.Background(), k, throttle.Limit{Burst: 1, Sustain: 1}, time.Now())
 	ttl, err := c.PTTL(context.Background(), s.key(k, "s")).Result()
-	if err != nil || ttl <= 299*time.Second || ttl > 302*time.Second {
-		t.Errorf("PTTL = %v, %v; want about the sustain period", ttl, err)
+	if err != nil || ttl <= 300*time.Second || ttl > 301*time.Second {
+		t.Errorf("PTTL = %v, %v; want the sustain period and a second", ttl, err)
+	}
+	s.Reserve(context.Background(), k, throttle.Limit{Burst: 1, Sustain: 1}, time.Now(), 0)
+	ttl, err = c.PTTL(context.Background(), s.key(k, "log")).Result()
+	if err != nil || ttl <= 301*time.Second || ttl > 302*time.Second {
+		t.Errorf("PTTL of the budget = %v, %v; want the sustain period, the margin and a second", ttl, err)
 	}
 	if a, b := s.key(k, "log"), s.key(k, "meta"); a[:len(a)-3] != b[:len(b)-4] {
 		t.Errorf("keys %q and %q do not share a hash tag", a, b)
+	}
+}
+
+// TestRedisClock: without CallerTime, decisions take Redis's clock (TIME,
+// in microseconds): the window a decision opens is the one a store given
+// that instant as its now sees.
+func TestRedisClock(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client()
+	ctx := context.Background()
+	k := throttle.Key{User: "u", Title: "t", Scope: "clock"}
+	l := throttle.Limit{Burst: 5, Sustain: 50}
+	before, err := c.Time(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (&Store{Client: c}).Take(ctx, k, l, time.Time{}); err != nil { // its now is not read
+		t.Fatal(err)
+	}
+	d, err := (&Store{Client: c, CallerTime: true}).Peek(ctx, k, l, before.Add(10*time.Second))
+	if err != nil || d.Burst.Count != 1 || d.Burst.Reset < 5*time.Second || d.Burst.Reset >= 6*time.Second {
+		t.Errorf("Peek 10 s after Redis's clock = %+v, %v; want the window opened then, 5 s left", d, err)
 	}
 }
 
@@ -118,10 +150,11 @@ func TestRedisDown(t *testing.T) {
 		t.Errorf("with Redis down: %v, want ErrUnavailable", err)
 	}
 	// The node is left alone for a second: a call within it fails without
-	// trying to connect.
+	// trying to connect (go-redis's own pool also stops dialling for a
+	// while, so the error, the circuit's, is what tells the two apart).
 	before := dials.Load()
-	if _, err := s.Reserve(context.Background(), k, throttle.Limit{Burst: 1}, time.Now(), 0); !errors.Is(err, ErrUnavailable) {
-		t.Errorf("Reserve with Redis down: %v, want ErrUnavailable", err)
+	if _, err := s.Reserve(context.Background(), k, throttle.Limit{Burst: 1}, time.Now(), 0); !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "Redis is down") {
+		t.Errorf("Reserve with Redis down: %v, want ErrUnavailable from the store's circuit", err)
 	}
 	if n := dials.Load() - before; n != 0 {
 		t.Errorf("Reserve right after a failure dialled Redis %d times, want 0 (the node is left alone for a second)", n)
@@ -266,6 +299,28 @@ func TestResetAllEscapesPrefix(t *testing.T) {
 	}
 }
 
+// TestResetAllPages: ResetAll deletes more keys than one SCAN page holds,
+// and no other prefix's.
+func TestResetAllPages(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client()
+	ctx := context.Background()
+	pipe := c.Pipeline()
+	for i := range 3 * resetBatch {
+		pipe.Set(ctx, "mine:{"+strconv.Itoa(i)+"}:s", "x", 0)
+	}
+	pipe.Set(ctx, "other:{0}:s", "x", 0)
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := (&Store{Client: c, Prefix: "mine"}).ResetAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if keys, err := c.Keys(ctx, "*").Result(); err != nil || len(keys) != 1 || keys[0] != "other:{0}:s" {
+		t.Errorf("keys left: %d (%v), want only other:{0}:s", len(keys), err)
+	}
+}
+
 // TestReleaseAfterStateLoss: a slot booked before Redis lost the key's
 // state (here FLUSHALL, as a restart without persistence or a failover to a
 // lagging replica) released afterwards frees none of the admissions booked
@@ -301,5 +356,39 @@ func TestReleaseAfterStateLoss(t *testing.T) {
 	}
 	if a, err := s.Reserve(ctx, k, l, now, 0); err != nil || a.Allowed {
 		t.Errorf("a 4th call admitted against a burst of 3 (%+v, %v): an old slot's release freed a new one", a, err)
+	}
+}
+
+// TestLearnedPerPrefix: stores with different prefixes keep their learned
+// limits apart, the default prefix's included.
+func TestLearnedPerPrefix(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client()
+	ctx := context.Background()
+	stores := []*Store{{Client: c}, {Client: c, Prefix: "a"}, {Client: c, Prefix: "b"}}
+	now := time.Now()
+	for i, s := range stores {
+		for _, u := range []string{"u1", "u2"} { // confirmed: in force
+			if _, err := s.Learn(ctx, throttle.Report{Scope: "profile", Period: throttle.Burst, Limit: 10 + i, User: u, At: now}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for i, s := range stores {
+		got, err := s.Learned(ctx, now)
+		if err != nil || len(got) != 1 || got[0].Limit != 10+i {
+			t.Errorf("prefix %q: Learned = %v, %v; want its own burst %d", s.Prefix, got, err, 10+i)
+		}
+	}
+}
+
+// TestAdmissionIDs: an admission's id is never zero (a Slot of zero means
+// nothing was booked) nor negative, and stays below 2^52 - MaxLimit, so that
+// a double carries it and a sync's run of ids from it exactly.
+func TestAdmissionIDs(t *testing.T) {
+	for range 1000 {
+		if id := admissionID(); id < 1 || id >= 1<<52-throttle.MaxLimit {
+			t.Fatalf("admissionID() = %d, want it in [1, 2^52 - %d)", id, throttle.MaxLimit)
+		}
 	}
 }

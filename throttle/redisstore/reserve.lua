@@ -22,9 +22,11 @@ local function budget(log, meta, A)
   if now == 0 then now = redisNow() end
   local cap = math.min(math.max(bl, sl, 1), 100000)
 
-  -- Entries at or before this can no longer affect a decision.
+  -- Entries at or before this can no longer affect a decision; nor can
+  -- more than the larger limit's, for an operation that brings the limits
+  -- (a block brings none: the admissions it finds still count after it).
   redis.call('ZREMRANGEBYSCORE', log, '-inf', now - SP - margin)
-  redis.call('ZREMRANGEBYRANK', log, 0, -(cap + 1))
+  if op ~= 3 then redis.call('ZREMRANGEBYRANK', log, 0, -(cap + 1)) end
 
   local function kth(k) -- the k-th most recent admission
     local r = redis.call('ZRANGE', log, -k, -k, 'WITHSCORES')
@@ -53,8 +55,10 @@ local function budget(log, meta, A)
     redis.call('ZADD', log, at, string.format('%d', id))
   end
 
+  -- The bound is formatted as an integer: concatenated, a number becomes
+  -- 14 significant digits, and microseconds since 1970 have 16.
   local function count(span)
-    return redis.call('ZCOUNT', log, '(' .. (now - span), '+inf')
+    return redis.call('ZCOUNT', log, string.format('(%d', now - span), '+inf')
   end
 
   if op == 1 then -- reserve
@@ -62,13 +66,17 @@ local function budget(log, meta, A)
     if at - now > tonumber(A[6]) then
       return {0, at - now, blocked}
     end
+    local wait = at - now
+    -- An admission stamped before the newest (callers' clocks racing) is
+    -- recorded as the newest, which can only make the budget stricter; the
+    -- caller need not wait for the other's clock.
     local newest = redis.call('ZRANGE', log, -1, -1, 'WITHSCORES')
     if newest[2] then at = math.max(at, tonumber(newest[2])) end
     local id = A[7] or error('budget: reserve needs an admission id')
     add(at, id)
     redis.call('ZREMRANGEBYRANK', log, 0, -(cap + 1))
     expire(at)
-    return {1, at - now, 0, id}
+    return {1, wait, 0, id}
   elseif op == 2 then -- release
     return {redis.call('ZREM', log, string.format('%d', A[6]))}
   elseif op == 3 then -- block
@@ -80,7 +88,7 @@ local function budget(log, meta, A)
   elseif op == 4 then -- sync
     local period, used, reset = tonumber(A[6]), tonumber(A[7]), tonumber(A[8])
     local first = A[9] or error('budget: sync needs a first admission id')
-    if period <= 0 or used <= 0 or reset <= 0 or reset > period then return {} end
+    if reset <= 0 or reset > period then return {} end
     local start = now + reset - period
     local missing = math.min(used - count(now - start + 1000000 + 1), cap)
     for i = 1, missing do add(start, first + i - 1) end

@@ -1,12 +1,15 @@
 // Package storetest is a conformance suite for throttle stores: any
 // ServerStore or BudgetStore must pass the same timelines as the in-memory
 // ones. Stores that keep their own clock must be run with the caller's time
-// (redisstore.Store.CallerTime).
+// (redisstore.Store.CallerTime). Each case is a subtest named after the
+// behaviour it checks, so that a failure, or a mutant of a store the suite
+// kills, names the rule that broke.
 package storetest
 
 import (
 	"context"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,15 +31,16 @@ type take struct {
 }
 
 // ServerRule runs the server-rule timelines against stores made by newStore
-// (one per timeline).
+// (one per timeline), as subtests of "server".
 func ServerRule(t *testing.T, newStore func(align throttle.Align) throttle.ServerStore) {
 	tests := []struct {
 		name  string
 		align throttle.Align
 		limit throttle.Limit
+		start time.Time // the instant at 0 s; t0 when zero
 		takes []take
 	}{
-		{"burst then sustain", throttle.FirstRequest, throttle.Limit{Burst: 2, Sustain: 3}, []take{
+		{"burst then sustain", throttle.FirstRequest, throttle.Limit{Burst: 2, Sustain: 3}, time.Time{}, []take{
 			{0, true, 1, 1, throttle.None, 0},
 			{1, true, 2, 2, throttle.None, 0},
 			{2, false, 3, 3, throttle.Burst, 13 * time.Second},
@@ -45,126 +49,64 @@ func ServerRule(t *testing.T, newStore func(align throttle.Align) throttle.Serve
 			{299, false, 1, 6, throttle.Sustain, time.Second},
 			{300, true, 2, 1, throttle.None, 0},
 		}},
-		{"window opens at the first request", throttle.FirstRequest, throttle.Limit{Burst: 1, Sustain: 100}, []take{
+		{"window opens at the first request", throttle.FirstRequest, throttle.Limit{Burst: 1, Sustain: 100}, time.Time{}, []take{
 			{1, true, 1, 1, throttle.None, 0},
 			{15, false, 2, 2, throttle.Burst, time.Second},
 			{16, true, 1, 3, throttle.None, 0},
 		}},
-		{"clock aligned", throttle.ClockAligned, throttle.Limit{Burst: 1, Sustain: 100}, []take{
+		{"clock aligned", throttle.ClockAligned, throttle.Limit{Burst: 1, Sustain: 100}, time.Time{}, []take{
 			{1, true, 1, 1, throttle.None, 0},
 			{14, false, 2, 2, throttle.Burst, time.Second},
 			{15, true, 1, 3, throttle.None, 0},
 		}},
-		{"sustain only", throttle.FirstRequest, throttle.Limit{Sustain: 2}, []take{
+		{"sustain only", throttle.FirstRequest, throttle.Limit{Sustain: 2}, time.Time{}, []take{
 			{0, true, 1, 1, throttle.None, 0},
 			{0, true, 2, 2, throttle.None, 0},
 			{0, false, 3, 3, throttle.Sustain, 300 * time.Second},
 		}},
+		{"burst only", throttle.FirstRequest, throttle.Limit{Burst: 2}, time.Time{}, []take{
+			{0, true, 1, 1, throttle.None, 0},
+			{0, true, 2, 2, throttle.None, 0},
+			{1, false, 3, 3, throttle.Burst, 14 * time.Second},
+			{15, true, 1, 4, throttle.None, 0},
+		}},
+		{"both over, the burst window ending last", throttle.FirstRequest, throttle.Limit{Burst: 1, Sustain: 1}, time.Time{}, []take{
+			{0, true, 1, 1, throttle.None, 0},
+			{290, false, 1, 2, throttle.Sustain, 10 * time.Second}, // burst window [290, 305)
+			{291, false, 2, 3, throttle.Burst, 14 * time.Second},
+		}},
+		{"first window near the Unix epoch", throttle.FirstRequest, throttle.Limit{Burst: 1, Sustain: 2}, time.Unix(0, 0), []take{
+			{5, true, 1, 1, throttle.None, 0},
+			{19, false, 2, 2, throttle.Burst, time.Second}, // window [5 s, 20 s)
+			{20, false, 1, 3, throttle.Sustain, 285 * time.Second},
+		}},
 	}
 	ctx := context.Background()
 	for _, tt := range tests {
-		s := newStore(tt.align)
-		k := throttle.Key{User: "u-" + tt.name, Title: "t", Scope: "s"}
-		for i, tk := range tt.takes {
-			d, err := s.Take(ctx, k, tt.limit, at(tk.at))
-			if err != nil {
-				t.Fatalf("%s step %d: %v", tt.name, i, err)
+		t.Run("server/"+tt.name, func(t *testing.T) {
+			start := tt.start
+			if start.IsZero() {
+				start = t0
 			}
-			got := take{tk.at, d.Allowed, d.Burst.Count, d.Sustain.Count, d.Limiter, d.RetryAfter}
-			if diff := cmp.Diff(tk, got, cmp.AllowUnexported(take{})); diff != "" {
-				t.Errorf("%s step %d mismatch (-want +got):\n%s", tt.name, i, diff)
+			when := func(s float64) time.Time { return start.Add(time.Duration(s * float64(time.Second))) }
+			s := newStore(tt.align)
+			k := throttle.Key{User: "u-" + tt.name, Title: "t", Scope: "s"}
+			for i, tk := range tt.takes {
+				d, err := s.Take(ctx, k, tt.limit, when(tk.at))
+				if err != nil {
+					t.Fatalf("step %d: %v", i, err)
+				}
+				got := take{tk.at, d.Allowed, d.Burst.Count, d.Sustain.Count, d.Limiter, d.RetryAfter}
+				if diff := cmp.Diff(tk, got, cmp.AllowUnexported(take{})); diff != "" {
+					t.Errorf("step %d mismatch (-want +got):\n%s", i, diff)
+				}
 			}
-		}
-		d, err := s.Peek(ctx, k, tt.limit, at(tt.takes[len(tt.takes)-1].at))
-		last := tt.takes[len(tt.takes)-1]
-		if err != nil || d.Burst.Count != last.burst || d.Sustain.Count != last.sustain {
-			t.Errorf("%s: Peek = %+v, %v; want the last counts", tt.name, d, err)
-		}
-	}
-}
-
-type reserve struct {
-	at      float64
-	maxWait time.Duration
-	allowed bool
-	wait    time.Duration
-}
-
-// BudgetRule runs the client-budget timelines against stores made by newStore.
-func BudgetRule(t *testing.T, newStore func() throttle.BudgetStore) {
-	ctx := context.Background()
-	l := throttle.Limit{Burst: 2, Sustain: 3}
-	s := newStore()
-	k := throttle.Key{User: "u", Title: "t", Scope: "budget"}
-	for i, r := range []reserve{
-		{0, 0, true, 0},
-		{1, 0, true, 0},
-		{2, 0, false, 13 * time.Second},
-		{2, 20 * time.Second, true, 13 * time.Second}, // booked at 15 s
-		{16, 0, false, 284 * time.Second},             // sustain: 3 in (16-300, 16]
-		{300, 0, true, 0},
-	} {
-		a, err := s.Reserve(ctx, k, l, at(r.at), r.maxWait)
-		got := reserve{r.at, r.maxWait, a.Allowed, a.Wait}
-		if err != nil {
-			t.Fatalf("reserve %d: %v", i, err)
-		}
-		if diff := cmp.Diff(r, got, cmp.AllowUnexported(reserve{})); diff != "" {
-			t.Errorf("reserve %d mismatch (-want +got):\n%s", i, diff)
-		}
-	}
-	// A block wins over the budget, and an earlier one never shortens it.
-	k2 := throttle.Key{User: "u2", Title: "t", Scope: "budget"}
-	s.Block(ctx, k2, at(0), at(30))
-	s.Block(ctx, k2, at(0), at(10))
-	a, err := s.Reserve(ctx, k2, l, at(1), 0)
-	if err != nil || a.Allowed || !a.Blocked || a.Wait != 29*time.Second {
-		t.Errorf("reserve while blocked = %+v, %v", a, err)
-	}
-	// Sync records what the service counted.
-	k3 := throttle.Key{User: "u3", Title: "t", Scope: "budget"}
-	big := throttle.Limit{Burst: 10, Sustain: 30}
-	s.Reserve(ctx, k3, big, at(0), 0)
-	if err := s.Sync(ctx, k3, big, at(1), throttle.Burst, 10, 5*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	snap, err := s.Snapshot(ctx, k3, big, at(1))
-	if err != nil || snap.Burst.Count != 10 || snap.Wait != 5*time.Second || snap.Sustain.Count != 10 {
-		t.Errorf("after Sync: %+v, %v", snap, err)
-	}
-	snap, err = s.Snapshot(ctx, k2, l, at(1))
-	if err != nil || !snap.BlockedUntil.Equal(at(30)) {
-		t.Errorf("blocked snapshot: %+v, %v", snap, err)
-	}
-	release(t, s)
-}
-
-// release: a booked slot given back no longer counts; an unknown slot
-// changes nothing.
-func release(t *testing.T, s throttle.BudgetStore) {
-	ctx := context.Background()
-	l := throttle.Limit{Burst: 2, Sustain: 3}
-	k := throttle.Key{User: "u4", Title: "t", Scope: "budget"}
-	s.Reserve(ctx, k, l, at(0), 0)
-	s.Reserve(ctx, k, l, at(1), 0)
-	booked, err := s.Reserve(ctx, k, l, at(2), 20*time.Second) // waits for 15 s
-	if err != nil || !booked.Allowed || booked.Slot == 0 {
-		t.Fatalf("booking = %+v, %v", booked, err)
-	}
-	if err := s.Release(ctx, k, l, booked.Slot+1000); err != nil {
-		t.Fatal(err)
-	}
-	if snap, _ := s.Snapshot(ctx, k, l, at(20)); snap.Sustain.Count != 3 {
-		t.Errorf("an unknown slot released something: sustain count %d, want 3", snap.Sustain.Count)
-	}
-	if err := s.Release(ctx, k, l, booked.Slot); err != nil {
-		t.Fatal(err)
-	}
-	if snap, _ := s.Snapshot(ctx, k, l, at(20)); snap.Sustain.Count != 2 {
-		t.Errorf("after Release: sustain count %d, want 2", snap.Sustain.Count)
-	}
-	if a, _ := s.Reserve(ctx, k, l, at(20), 0); !a.Allowed {
-		t.Errorf("the released slot is not free again: %+v", a)
+			last := tt.takes[len(tt.takes)-1]
+			d, err := s.Peek(ctx, k, tt.limit, when(last.at))
+			if err != nil || d.Burst.Count != last.burst || d.Sustain.Count != last.sustain {
+				t.Errorf("Peek = %+v, %v; want the last counts", d, err)
+			}
+		})
 	}
 }
 
@@ -207,6 +149,9 @@ func Reset(t *testing.T, s interface {
 	if c2 := count(k2); c2 != 0 {
 		t.Errorf("after ResetAll: k2 counts %d, want 0", c2)
 	}
+	if err := s.ResetAll(ctx); err != nil {
+		t.Errorf("ResetAll of an empty store: %v", err)
+	}
 }
 
 // Learned runs the learned-limits rule (throttle.LimitStore.Learn) against
@@ -219,6 +164,7 @@ func Learned(t *testing.T, s throttle.LimitStore) {
 	t.Helper()
 	ctx := context.Background()
 	const b, su = throttle.Burst, throttle.Sustain
+	longest := strings.Repeat("s", throttle.MaxScopeLen) // the bounds themselves are in
 	for i, st := range []struct {
 		scope string
 		p     throttle.Period
@@ -244,6 +190,10 @@ func Learned(t *testing.T, s throttle.LimitStore) {
 		{"achievements", b, 5, "b", 600, 0, 0}, // the candidate lasted LearnedFor: a new one
 		{"achievements", b, 5, "b", 601, 0, 0},
 		{"achievements", b, 5, "a", 602, 5, 1202},
+		{"largest", su, throttle.MaxLimit, "a", 0, 0, 0},
+		{"largest", su, throttle.MaxLimit, "b", 1, throttle.MaxLimit, 601},
+		{longest, b, 1, "a", 0, 0, 0},
+		{longest, b, 1, "b", 1, 1, 601},
 		{"bounds", b, 0, "a", 0, 0, 0},
 		{"bounds", b, 0, "b", 1, 0, 0},
 		{"bounds", b, throttle.MaxLimit + 1, "a", 2, 0, 0},

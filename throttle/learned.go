@@ -59,7 +59,7 @@ type Learned struct {
 // MaxLimit, of the burst or the sustain window, for a scope and a user of
 // at most MaxScopeLen bytes.
 func Learnable(r Report) bool {
-	return r.Limit > 0 && r.Limit <= MaxLimit && len(r.Scope) <= MaxScopeLen && len(r.User) <= MaxScopeLen && (r.Period == Burst || r.Period == Sustain)
+	return r.Limit >= 1 && r.Limit <= MaxLimit && len(r.Scope) <= MaxScopeLen && len(r.User) <= MaxScopeLen && (r.Period == Burst || r.Period == Sustain)
 }
 
 // learnedRecord is what a LimitStore keeps for one window of a scope: the
@@ -129,15 +129,16 @@ func (l *learnedLimits) learn(r Report) Learned {
 	w := window{r.Scope, r.Period}
 	rec := l.m[w]
 	if rec == nil {
-		if len(l.m) >= 2*MaxLearned {
+		full := func() bool { return len(l.m) >= 2*MaxLearned }
+		if full() {
 			for k, old := range l.m {
 				if !old.live(r.At) {
 					delete(l.m, k)
 				}
 			}
-			if len(l.m) >= 2*MaxLearned {
-				return Learned{}
-			}
+		}
+		if full() {
+			return Learned{}
 		}
 		if l.m == nil {
 			l.m = make(map[window]*learnedRecord)

@@ -2,27 +2,13 @@ package redisstore
 
 import (
 	"context"
-	_ "embed"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/xblgo/fgrl/throttle"
-)
-
-var (
-	//go:embed learn.lua
-	learnSrc string
-	//go:embed learned.lua
-	learnedSrc string
-	// learnScript applies one report to its window's record;
-	// learnedScript lists the limits in force. Both read the clock as the
-	// decisions do (common.lua).
-	learnScript   = redis.NewScript(commonSrc + learnSrc)
-	learnedScript = redis.NewScript(commonSrc + learnedSrc)
 )
 
 // fieldPeriods are the windows a learned-limits field's prefix names.
@@ -68,17 +54,13 @@ func (s *Store) Learn(ctx context.Context, r throttle.Report) (throttle.Learned,
 // most both windows of throttle.MaxLearned scopes are returned.
 func (s *Store) Learned(ctx context.Context, now time.Time) ([]throttle.Learned, error) {
 	v, err := bounded(ctx, s, func(ctx context.Context) ([]string, error) {
-		v, err := learnedScript.Run(ctx, s.Client, []string{s.learnedKey()}, s.now(now)).StringSlice()
-		if err == redis.Nil {
-			err = nil
-		}
-		return v, err
+		return learnedScript.Run(ctx, s.Client, []string{s.learnedKey()}, s.now(now)).StringSlice()
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: learned: %w", ErrUnavailable, err)
 	}
 	var out []throttle.Learned
-	for i := 0; i+2 < len(v); i += 3 {
+	for i := 0; i+3 <= len(v); i += 3 {
 		kind, scope, _ := strings.Cut(v[i], ":")
 		n, err1 := strconv.Atoi(v[i+1])
 		until, err2 := strconv.ParseInt(v[i+2], 10, 64)

@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 
@@ -82,5 +83,58 @@ func TestLearnedStoresAgreeToTheMicrosecond(t *testing.T) {
 	}
 	if got[0] != got[1] {
 		t.Errorf("the same user's report 100 ns short of a window after its candidate: redisstore puts %d in force for the scope, the memory store %d", got[0], got[1])
+	}
+}
+
+// TestLearnedBoundedWhateverTheHashHolds: Learned returns at most both
+// windows of throttle.MaxLearned scopes even when the hash holds more (a
+// hash written by something other than Learn, whose script keeps to the
+// bound), and skips fields it cannot read.
+func TestLearnedBoundedWhateverTheHashHolds(t *testing.T) {
+	srv := redistest.Start(t)
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer c.Close()
+	s := &Store{Client: c, Prefix: "flood"}
+	ctx := context.Background()
+	until := time.Now().Add(time.Hour).UnixMicro()
+	fields := []any{"b:junk", "not a record", "x:wrong-kind", "5:" + strconv.FormatInt(until, 10) + ":0:0:"}
+	for i := range 2*throttle.MaxLearned + 100 {
+		fields = append(fields, "b:scope"+strconv.Itoa(i), "5:"+strconv.FormatInt(until, 10)+":0:0:")
+	}
+	if err := c.HSet(ctx, s.learnedKey(), fields...).Err(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Learned(ctx, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2*throttle.MaxLearned {
+		t.Errorf("Learned returned %d limits from a hash of %d fields, want the bound, %d", len(got), len(fields)/2, 2*throttle.MaxLearned)
+	}
+	for _, l := range got {
+		if l.Period != throttle.Burst || l.Limit != 5 {
+			t.Errorf("a limit read from a field it cannot read: %+v", l)
+			break
+		}
+	}
+}
+
+// TestLearnedHashExpires: the hash of learned limits expires a minute after
+// its records would all have ended (throttle.LearnedFor after the last
+// report), so a fleet that stops learning leaves nothing in Redis.
+func TestLearnedHashExpires(t *testing.T) {
+	srv := redistest.Start(t)
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer c.Close()
+	s := &Store{Client: c, Prefix: "ttl"}
+	if _, err := s.Learn(context.Background(), throttle.Report{Scope: "profile", Period: throttle.Burst, Limit: 5, User: "a", At: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	ttl, err := c.PTTL(context.Background(), s.learnedKey()).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ttl < throttle.LearnedFor || ttl > throttle.LearnedFor+time.Minute {
+		t.Errorf("the learned hash expires in %v, want between LearnedFor (%v) and a minute more", ttl, throttle.LearnedFor)
 	}
 }

@@ -51,6 +51,10 @@ var (
 	takeSrc string
 	//go:embed reserve.lua
 	budgetSrc string
+	//go:embed learn.lua
+	learnSrc string
+	//go:embed learned.lua
+	learnedSrc string
 )
 
 // Store is a throttle.ServerStore and a throttle.BudgetStore in Redis. Set
@@ -85,10 +89,17 @@ type Store struct {
 var ErrUnavailable = errors.New("redisstore: redis unavailable")
 
 // One Script per Lua source: it holds the source and its SHA1, and Run sends
-// EVALSHA, loading the script only when Redis does not have it yet.
+// EVALSHA, loading the script only when Redis does not have it yet. They are
+// made here, after every source above is read, so that a test binary that
+// edits the sources at initialisation (internal/mutagen's edits of the
+// scripts) has done so first. learnScript applies one report of a learned
+// limit; learnedScript lists the limits in force; both read the clock as
+// the decisions do (common.lua).
 var (
-	takeScript   = &script{redis.NewScript(commonSrc + takeSrc), 1}
-	budgetScript = &script{redis.NewScript(commonSrc + budgetSrc), 2}
+	takeScript    = &script{redis.NewScript(commonSrc + takeSrc), 1}
+	budgetScript  = &script{redis.NewScript(commonSrc + budgetSrc), 2}
+	learnScript   = redis.NewScript(commonSrc + learnSrc)
+	learnedScript = redis.NewScript(commonSrc + learnedSrc)
 )
 
 // key returns the Redis key of k for a structure; the tag in braces is a

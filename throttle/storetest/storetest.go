@@ -194,6 +194,10 @@ func Learned(t *testing.T, s throttle.LimitStore) {
 		{"largest", su, throttle.MaxLimit, "b", 1, throttle.MaxLimit, 601},
 		{longest, b, 1, "a", 0, 0, 0},
 		{longest, b, 1, "b", 1, 1, 601},
+		{"user bounds", b, 2, strings.Repeat("u", throttle.MaxScopeLen), 0, 0, 0},
+		{"user bounds", b, 2, strings.Repeat("v", throttle.MaxScopeLen), 1, 2, 601},
+		{"long user", b, 3, strings.Repeat("u", throttle.MaxScopeLen+1), 0, 0, 0},
+		{"long user", b, 3, strings.Repeat("v", throttle.MaxScopeLen+1), 1, 0, 0},
 		{"bounds", b, 0, "a", 0, 0, 0},
 		{"bounds", b, 0, "b", 1, 0, 0},
 		{"bounds", b, throttle.MaxLimit + 1, "a", 2, 0, 0},
@@ -207,7 +211,7 @@ func Learned(t *testing.T, s throttle.LimitStore) {
 		if err != nil {
 			t.Fatalf("step %d: Learn: %v", i, err)
 		}
-		if got.Limit != st.want || st.want != 0 && !got.Until.Equal(at(st.until)) {
+		if got.Limit != st.want || st.want != 0 && !got.Until.Equal(at(st.until)) || st.want == 0 && got != (throttle.Learned{}) {
 			t.Errorf("step %d: Learn(%.20q, %v, %d, %s, %vs) = %d until %v, want %d until %v", i, st.scope, st.p, st.n, st.user, st.at, got.Limit, got.Until, st.want, at(st.until))
 		}
 	}

@@ -118,7 +118,7 @@ func (c *call) feedback(a *reply) {
 	}
 	for _, w := range windows {
 		limit := w.Limit
-		if limit < 0 {
+		if limit <= 0 { // no limit reported (or a limit of none): the one the call counts against
 			limit = c.limitFor(w)
 		}
 		if used := limit - w.Remaining; used > 0 {

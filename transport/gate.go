@@ -110,11 +110,11 @@ func (c *call) gateBackground() error {
 // limit loses its share rounded up, keeping at least one call.
 func (t *Transport) backgroundLimit(l throttle.Limit) throttle.Limit {
 	share := t.InteractiveShare
-	if share == 0 {
-		share = DefaultInteractiveShare
-	}
-	if share <= 0 {
+	switch {
+	case share < 0:
 		return l
+	case share == 0:
+		share = DefaultInteractiveShare
 	}
 	return perWindow(l, func(n int) int { return n - min(int(math.Ceil(float64(n)*min(share, 1))), n-1) })
 }

@@ -1,0 +1,333 @@
+package analyze
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/xblgo/fgrl/internal/safetext"
+)
+
+// The JSON readers (HAR and data files) stream: jsontext holds one token
+// at a time, but a whole one, so a token's size is bounded before the
+// decoder sees it: a jsonCutter passes the text on with each string cut to
+// its first maxString bytes and each run of whitespace to maxSpace, and
+// refuses a number or literal over maxBare bytes (no writer makes one).
+// What a reader keeps of a string is then at most maxString bytes, and its
+// memory does not grow with the input.
+const (
+	// maxString is enough for a body's MaxBody bytes however escaped
+	// (\u0041 is 6 bytes for 1), and for any URL or header a trace holds.
+	maxString = 6 * MaxBody
+	maxSpace  = 1 << 10
+	maxBare   = 1 << 10
+)
+
+// errBareToken is a number or literal longer than maxBare bytes.
+var errBareToken = errors.New("a number or literal over 1 KiB")
+
+// jsonDecoder returns a decoder of the JSON text r holds, through a
+// jsonCutter (which maps the decoder's byte offsets back to r's). Invalid
+// UTF-8 and lone surrogates in strings are read (as U+FFFD), not errors.
+func jsonDecoder(r io.Reader) (*jsontext.Decoder, *jsonCutter) {
+	cut := &jsonCutter{r: r}
+	return jsontext.NewDecoder(cut, jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true)), cut
+}
+
+// Lexical states of a jsonCutter.
+const (
+	cutOutside = iota // between tokens
+	cutString         // in a string
+	cutEscape         // after a backslash in a string
+	cutHex            // in the 4 digits of \u (hex counts them)
+	cutDrop           // dropping the rest of a long string
+	cutDropEsc        // after a backslash, dropping
+)
+
+// jsonCutter is the reader in front of a JSON decoder: see maxString. It
+// passes on what r holds, less the bytes it drops, and records where it
+// dropped them so that an offset in what it passed on maps back to one in
+// r (orig).
+type jsonCutter struct {
+	r       io.Reader
+	state   uint8
+	hex     uint8
+	run     int   // bytes of the current string, or whitespace run, passed on
+	bare    int   // bytes of the current number or literal
+	in, out int64 // bytes read from r, and passed on
+	cuts    []cut // in order of at; the first may be a base left by forget
+	err     error
+}
+
+// cut records that, before output offset at, total bytes of r had been
+// dropped.
+type cut struct{ at, total int64 }
+
+func (c *jsonCutter) Read(p []byte) (int, error) {
+	for c.err == nil {
+		n, err := c.r.Read(p)
+		w := c.filter(p[:n])
+		if err != nil && c.err == nil {
+			c.err = err
+		}
+		if w > 0 {
+			return w, nil
+		}
+	}
+	return 0, c.err
+}
+
+// filter filters p in place and returns the bytes kept.
+func (c *jsonCutter) filter(p []byte) int {
+	w := 0
+	for i := 0; i < len(p); {
+		// Runs of a string's plain bytes, kept or dropped, go at once.
+		if c.state == cutString || c.state == cutDrop {
+			j, end := i, len(p)
+			if c.state == cutString {
+				end = min(end, i+max(maxString-c.run, 0))
+			}
+			for j < end && p[j] != '"' && p[j] != '\\' {
+				j++
+			}
+			if c.state == cutString {
+				w += copy(p[w:], p[i:j])
+				c.out += int64(j - i)
+				c.run += j - i
+			} else {
+				c.drop(j - i)
+			}
+			if i = j; i == len(p) || c.state == cutString && c.run < maxString && j == end {
+				continue
+			}
+		}
+		if c.step(p[i]) {
+			p[w] = p[i]
+			w++
+			c.out++
+		} else if c.err != nil {
+			c.in += int64(i)
+			return w
+		} else {
+			c.drop(1)
+		}
+		i++
+	}
+	c.in += int64(len(p))
+	return w
+}
+
+// step moves c past byte b and reports whether b is kept.
+func (c *jsonCutter) step(b byte) bool {
+	switch c.state {
+	case cutOutside:
+		switch b {
+		case ' ', '\t', '\r', '\n':
+			c.bare = 0
+			c.run++
+			return c.run <= maxSpace
+		case '"':
+			c.state, c.run, c.bare = cutString, 0, 0
+		case '{', '}', '[', ']', ',', ':':
+			c.run, c.bare = 0, 0
+		default:
+			c.run = 0
+			if c.bare++; c.bare > maxBare {
+				c.err = errBareToken
+				return false
+			}
+		}
+	case cutString:
+		switch {
+		case b == '"':
+			c.state, c.run = cutOutside, 0
+			return true
+		case c.run >= maxString && b&0xC0 != 0x80: // cut at a character's start
+			c.state = cutDrop
+			if b == '\\' {
+				c.state = cutDropEsc
+			}
+			return false
+		case b == '\\':
+			c.state = cutEscape
+		}
+		c.run++
+	case cutEscape:
+		c.state = cutString
+		if b == 'u' {
+			c.state, c.hex = cutHex, 4
+		}
+		c.run++
+	case cutHex:
+		if c.hex--; c.hex == 0 {
+			c.state = cutString
+		}
+		c.run++
+	case cutDrop:
+		switch b {
+		case '"':
+			c.state, c.run = cutOutside, 0
+			return true
+		case '\\':
+			c.state = cutDropEsc
+		}
+		return false
+	case cutDropEsc:
+		c.state = cutDrop
+		return false
+	}
+	return true
+}
+
+// drop records n bytes dropped at the current output offset.
+func (c *jsonCutter) drop(n int) {
+	if n == 0 {
+		return
+	}
+	if k := len(c.cuts); k > 0 && c.cuts[k-1].at == c.out {
+		c.cuts[k-1].total += int64(n)
+		return
+	}
+	var total int64
+	if k := len(c.cuts); k > 0 {
+		total = c.cuts[k-1].total
+	}
+	c.cuts = append(c.cuts, cut{c.out, total + int64(n)})
+}
+
+// orig maps an offset in what c passed on to the offset in r.
+func (c *jsonCutter) orig(off int64) int64 {
+	i := sort.Search(len(c.cuts), func(i int) bool { return c.cuts[i].at > off })
+	if i == 0 {
+		return off
+	}
+	return off + c.cuts[i-1].total
+}
+
+// forget lets c forget the cuts before output offset off (keeping what
+// they add up to), once no offset before it will be asked for: at most the
+// cuts of one entry are kept.
+func (c *jsonCutter) forget(off int64) {
+	i := sort.Search(len(c.cuts), func(i int) bool { return c.cuts[i].at > off })
+	if i > 1 {
+		c.cuts = append(c.cuts[:0], c.cuts[i-1:]...)
+	}
+}
+
+// errOffset returns where in r the decoder's error err happened: the
+// offset it names, else (the input's end, a read error) as far as r was
+// read.
+func (c *jsonCutter) errOffset(err error) int64 {
+	var se *jsontext.SyntacticError
+	if errors.As(err, &se) && se.ByteOffset > 0 && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return c.orig(se.ByteOffset)
+	}
+	return c.in
+}
+
+// startOffset returns where in r the value dec peeked at starts.
+func (c *jsonCutter) startOffset(dec *jsontext.Decoder) int64 {
+	ub := dec.UnreadBuffer()
+	return c.orig(dec.InputOffset() + int64(len(ub)-len(bytes.TrimLeft(ub, " \t\r\n,:"))))
+}
+
+// shortErr is a decoder's error, short: its reason without the fragment of
+// input it quotes.
+func shortErr(err error) string {
+	switch {
+	case err == nil, errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "unexpected end of file"
+	case errors.Is(err, errBareToken):
+		return errBareToken.Error()
+	}
+	reason := err.Error()
+	var se *jsontext.SyntacticError
+	if errors.As(err, &se) && se.Err != nil {
+		reason = se.Err.Error()
+	}
+	// The decoder quotes the bad input as far as it has read it (a token's
+	// fragment, a character whole or its first byte), which depends on how
+	// the input arrived; the reason does not.
+	return safetext.Reason(reason, 60)
+}
+
+// A fielder reads or skips the value of one key of an object.
+type fielder interface{ field(key []byte) error }
+
+// object calls f.field for each key of the object dec is at, which must read
+// or skip the value; a value that is not an object is skipped. The key is
+// valid only during the call (it is not copied: keys are read without
+// allocating).
+func object(dec *jsontext.Decoder, f fielder) error {
+	if dec.PeekKind() != '{' {
+		return dec.SkipValue()
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return err
+	}
+	var buf [32]byte
+	for dec.PeekKind() != '}' {
+		v, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		if err := f.field(unquote(buf[:0], v)); err != nil {
+			return err
+		}
+	}
+	_, err := dec.ReadToken()
+	return err
+}
+
+// unquote returns the text of the JSON string v: a slice of v when it has no
+// escapes, else unquoted into buf. Invalid UTF-8 and lone surrogates, which
+// the decoder lets through, read as U+FFFD (AppendUnquote's error says only
+// that).
+func unquote(buf []byte, v jsontext.Value) []byte {
+	if len(v) >= 2 && bytes.IndexByte(v, '\\') < 0 {
+		return v[1 : len(v)-1]
+	}
+	b, _ := jsontext.AppendUnquote(buf, v)
+	return b
+}
+
+// readString reads a string value, unquoted, into *b (reusing it); any
+// other value is skipped and leaves *b empty.
+func readString(dec *jsontext.Decoder, b *[]byte) error {
+	*b = (*b)[:0]
+	if dec.PeekKind() != '"' {
+		return dec.SkipValue()
+	}
+	v, err := dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	*b, _ = jsontext.AppendUnquote(*b, v) // see unquote
+	return nil
+}
+
+// number reads a number value; any other value is skipped and reads as 0.
+func number(dec *jsontext.Decoder) (float64, error) {
+	if dec.PeekKind() != '0' {
+		return 0, dec.SkipValue()
+	}
+	v, err := dec.ReadValue()
+	if err != nil {
+		return 0, err
+	}
+	f, _ := strconv.ParseFloat(string(v), 64)
+	return f, nil
+}
+
+// stopReason says why a JSON reader stopped at entry i on err.
+func stopReason(err error, i int, what string) string {
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return fmt.Sprintf("the file ends inside %s %d", what, i)
+	}
+	return fmt.Sprintf("%s %d is not valid JSON (%s)", what, i, shortErr(err))
+}

@@ -34,8 +34,8 @@ func readDataCSV(r *bufio.Reader, add func(*Call)) (Input, error) {
 	var c Call
 	i := 0
 	for ; rows.next(); i++ {
-		if rows.cut {
-			in.stop(i, rows.start, "the file ends inside row %d, in a quoted field", i)
+		if rows.cut || !rows.eol && header >= 12 && rows.n < header {
+			in.stop(i, rows.start, "the file ends inside row %d", i)
 			return in, nil
 		}
 		if i == MaxCalls {
@@ -90,6 +90,7 @@ type csvRows struct {
 	start  int64 // where the row read last starts
 	fields [maxFields][]byte
 	n      int   // fields of the row read last
+	eol    bool  // it ended with a line end
 	cut    bool  // the text ended inside a quoted field
 	err    error // a read error other than io.EOF
 }
@@ -110,7 +111,7 @@ const (
 // next reads the next row into s.fields and s.n; false at the end of the
 // text, or at a read error (s.err: the partial row is not given).
 func (s *csvRows) next() bool {
-	s.n, s.cut = 0, false
+	s.n, s.cut, s.eol = 0, false, true
 	s.fields[0] = s.fields[0][:0]
 	state := csvRowStart
 	for {
@@ -127,6 +128,7 @@ func (s *csvRows) next() bool {
 				s.cut = true
 			}
 			s.endField()
+			s.eol = false
 			return true
 		}
 		s.off++
@@ -137,11 +139,9 @@ func (s *csvRows) next() bool {
 			case '\n': // an empty line
 			case '\r':
 				state = csvRowCR
-			case '"':
-				s.start, state = s.off-1, csvQuoted
 			default:
-				s.start, state = s.off-1, csvBare
-				s.add(b)
+				s.start, state = s.off-1, csvField
+				goto again
 			}
 		case csvRowCR:
 			if b == '\n' {

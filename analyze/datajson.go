@@ -120,12 +120,12 @@ func (d *dataJSON) call() error {
 	}
 	off := d.cut.startOffset(dec)
 	d.cut.forget(dec.InputOffset())
-	i := d.i
-	d.i++
 	d.f.reset(dec)
 	if err := object(dec, &d.f); err != nil {
-		return err
+		return err // where reading stops: at call d.i
 	}
+	i := d.i
+	d.i++
 	if d.f.bad != "" {
 		d.in.problem(i, off, "not a call: %s", d.f.bad)
 		return nil

@@ -155,6 +155,7 @@ func TestCSVRowsAsEncodingCSV(t *testing.T) {
 	for _, in := range []string{
 		"a,b\nc,d", "a,b\r\nc,d\r\n", "\n\n a,b\n\r\n,\n", `"a""b","c` + "\n" + `d",e`, `"a"b,c"` + "\n", `a"b,"c"d"` + "\n", "\"a\r\nb\"\r\n",
 		"a\rb,c\r", "\"a\", \"b\"\n", `"abc`, `"ab"` + "\r" + `x"` + "\n", `""` + "\n" + `"""",""""""`, strings.Repeat("f,", 30) + "\n",
+		`"` + strings.Repeat(`x""y`+"\r\n", 50_000) + `",z` + "\n" + strings.Repeat("ab\rc", 60_000) + ",d\r\n", // fields past maxField and buffers
 	} {
 		sameRowsAsEncodingCSV(t, []byte(in))
 	}

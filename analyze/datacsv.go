@@ -115,6 +115,9 @@ func (s *csvRows) next() bool {
 	s.fields[0] = s.fields[0][:0]
 	state := csvRowStart
 	for {
+		if (state == csvQuoted || state == csvBare) && s.plain(state == csvQuoted) {
+			continue
+		}
 		b, err := s.r.ReadByte()
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
@@ -226,6 +229,29 @@ func (s *csvRows) next() bool {
 			goto again
 		}
 	}
+}
+
+// plain reads the run of buffered bytes that go into the field being read
+// as they are (none that ends a field, a row or a quoted run), and reports
+// whether there was one.
+func (s *csvRows) plain(quoted bool) bool {
+	buf, _ := s.r.Peek(s.r.Buffered())
+	k := 0
+	for ; k < len(buf); k++ {
+		if c := buf[k]; c == '"' || c == '\r' || !quoted && (c == ',' || c == '\n') {
+			break
+		}
+	}
+	if k == 0 {
+		return false
+	}
+	if s.n < maxFields {
+		f := s.fields[s.n]
+		s.fields[s.n] = append(f, buf[:min(k, maxField-len(f))]...)
+	}
+	s.r.Discard(k)
+	s.off += int64(k)
+	return true
 }
 
 // add appends b to the field being read, within maxField and maxFields.

@@ -88,13 +88,11 @@ func (c *jsonCutter) filter(p []byte) int {
 	for i := 0; i < len(p); {
 		// Runs of a string's plain bytes, kept or dropped, go at once.
 		if c.state == cutString || c.state == cutDrop {
-			j, end := i, len(p)
+			end := len(p)
 			if c.state == cutString {
 				end = min(end, i+max(maxString-c.run, 0))
 			}
-			for j < end && p[j] != '"' && p[j] != '\\' {
-				j++
-			}
+			j := i + plainRun(p[i:end])
 			if c.state == cutString {
 				w += copy(p[w:], p[i:j])
 				c.out += int64(j - i)
@@ -120,6 +118,18 @@ func (c *jsonCutter) filter(p []byte) int {
 	}
 	c.in += int64(len(p))
 	return w
+}
+
+// plainRun returns how many bytes of a string's text p starts with that
+// neither end it nor start an escape.
+func plainRun(p []byte) int {
+	if q := bytes.IndexByte(p, '"'); q >= 0 {
+		p = p[:q]
+	}
+	if e := bytes.IndexByte(p, '\\'); e >= 0 {
+		return e
+	}
+	return len(p)
 }
 
 // step moves c past byte b and reports whether b is kept.

@@ -2,6 +2,8 @@ package analyze
 
 import (
 	"encoding/base64"
+	"fmt"
+	"io"
 	"strings"
 	"testing"
 )
@@ -10,7 +12,9 @@ import (
 // whitespace and a long number, and that offsets past what was cut map
 // back to the input: a string is cut at a character's start (a character
 // or escape at the cut kept whole, an escaped quote past it no end), the
-// whitespace shortened, the number refused.
+// whitespace shortened, the number refused; read whole, and with a read
+// ending just before, at and after the cut. (TestReadHARChunks reads
+// traces 3 bytes at a time.)
 func TestJSONCutter(t *testing.T) {
 	long := strings.Repeat("x", maxString+100)
 	tests := []struct {
@@ -28,27 +32,31 @@ func TestJSONCutter(t *testing.T) {
 		{"a long number", `["a", ` + strings.Repeat("1", maxBare+1) + `]`, "a", strings.Repeat("1", maxBare+1)[maxBare:] + "]", "a number or literal over 1 KiB"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			dec, cut := jsonDecoder(&smallReads{strings.NewReader(tt.in)})
-			dec.ReadToken() // [
-			var got []byte
-			err := readString(dec, &got)
-			for err == nil && dec.PeekKind() != ']' {
-				err = dec.SkipValue()
-			}
-			if string(got) != tt.want {
-				t.Errorf("read %d bytes %.20q..., want %d", len(got), got, len(tt.want))
-			}
-			if tt.errAt == "" {
-				if err != nil || cut.out >= int64(len(tt.in)) {
-					t.Errorf("%v; %d of %d bytes passed on", err, cut.out, len(tt.in))
+		// Read whole, and in two reads split about where the string is cut.
+		for _, split := range []int{len(tt.in), 2 + maxString - 1, 2 + maxString, 2 + maxString + 1} {
+			t.Run(fmt.Sprintf("%s, split at %d", tt.name, split), func(t *testing.T) {
+				split = min(split, len(tt.in))
+				dec, cut := jsonDecoder(io.MultiReader(strings.NewReader(tt.in[:split]), strings.NewReader(tt.in[split:])))
+				dec.ReadToken() // [
+				var got []byte
+				err := readString(dec, &got)
+				for err == nil && dec.PeekKind() != ']' {
+					err = dec.SkipValue()
 				}
-				return
-			}
-			if at, want := cut.errOffset(err), int64(strings.LastIndex(tt.in, tt.errAt)); at != want || shortErr(err) != tt.reason {
-				t.Errorf("error %q at byte %d; want %q at %d", shortErr(err), at, tt.reason, want)
-			}
-		})
+				if string(got) != tt.want {
+					t.Errorf("read %d bytes %.20q..., want %d", len(got), got, len(tt.want))
+				}
+				if tt.errAt == "" {
+					if err != nil || cut.out >= int64(len(tt.in)) {
+						t.Errorf("%v; %d of %d bytes passed on", err, cut.out, len(tt.in))
+					}
+					return
+				}
+				if at, want := cut.errOffset(err), int64(strings.LastIndex(tt.in, tt.errAt)); at != want || shortErr(err) != tt.reason {
+					t.Errorf("error %q at byte %d; want %q at %d", shortErr(err), at, tt.reason, want)
+				}
+			})
+		}
 	}
 }
 
@@ -62,7 +70,7 @@ func TestReadHARLongStrings(t *testing.T) {
 	har := harHead + `{"startedDateTime": "2026-03-01T20:00:00Z", "request": {"method": "POST", "url": "` + url + `",
 		"headers": [{"name": "User-Agent", "value": "` + strings.Repeat("a", maxString+1) + `"}], "postData": {"text": "` + body + `"}},
 		"response": {"status": 200, "content": {"text": "` + text + `", "encoding": "base64"}}}, ` + harOK(1) + `]}}`
-	calls, in, err := readHAR(t, har)
+	calls, in, err := readHARWith(strings.NewReader(har))
 	if err != nil || len(calls) != 2 || !in.Complete() {
 		t.Fatalf("%v: %d calls, %+v", err, len(calls), in)
 	}

@@ -17,7 +17,9 @@ type CheckOptions struct {
 	// throttled (XSAPI asserts on every 429 in a development sandbox).
 	No429 bool `json:"no429,omitempty"`
 	// Certify fails when the trace analyzer's rules fail what the mock saw
-	// (analyze's red verdict), with the failing findings.
+	// (analyze's red verdict), with the failing findings; and when the
+	// record of calls (the latest 10,000) dropped calls made since Since,
+	// which could not be judged (analyze's incomplete verdict).
 	Certify bool `json:"certify,omitempty"`
 	// Expect fails when a filter matches another number of calls.
 	Expect []Expectation  `json:"expect,omitempty"`

@@ -62,12 +62,12 @@ calls are exempt from polling, repeated-calls and small-batch.
           it, a single 429, bursts, repeats, polling, small or frequent
           batches, calls without a token. Exit status 0.
   green   no finding. Exit status 0.
-
-  incomplete  a trace was not read whole: a file cut short or not valid
-          past some entry, over the limits of one trace, an entry that is
-          no call (skipped), a corrupt .saz entry. The calls read are
-          analyzed and listed, but what was not read may fail. Exit status 2,
-          naming the first entry and byte not read.
+  incomplete
+          a trace was not read whole: a file cut short, or not valid past
+          some entry, or over the bound of one trace; an entry that is no
+          call; a corrupt .saz file. The calls read are judged and listed,
+          but what was not read may fail. Exit status 2, naming the trace,
+          the entry and the byte.
 
 Exit status 2 is also a usage or input error: no trace, a file that is no
 trace, or traces holding no calls.

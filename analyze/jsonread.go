@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -35,7 +36,7 @@ var errBareToken = errors.New("a number or literal over 1 KiB")
 // jsonCutter (which maps the decoder's byte offsets back to r's). Invalid
 // UTF-8 and lone surrogates in strings are read (as U+FFFD), not errors.
 func jsonDecoder(r io.Reader) (*jsontext.Decoder, *jsonCutter) {
-	cut := &jsonCutter{r: r}
+	cut := &jsonCutter{r: bufio.NewReaderSize(r, 64<<10)} // the decoder's reads are small
 	return jsontext.NewDecoder(cut, jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true)), cut
 }
 
@@ -82,43 +83,104 @@ func (c *jsonCutter) Read(p []byte) (int, error) {
 	return 0, c.err
 }
 
-// filter filters p in place and returns the bytes kept.
+// filter filters p in place and returns the bytes kept: what quick passes
+// on whole, and the rest a unit at a time (a string's run and what ends
+// it, an escape, what lies between two quotes), looked at byte by byte.
 func (c *jsonCutter) filter(p []byte) int {
-	w := 0
-	for i := 0; i < len(p); {
-		// Runs of a string's plain bytes, kept or dropped, go at once.
-		if c.state == cutString || c.state == cutDrop {
-			end := len(p)
-			if c.state == cutString {
-				end = min(end, i+max(maxString-c.run, 0))
+	w, i := 0, 0
+	for i < len(p) {
+		if n := c.quick(p[i:]); n > 0 {
+			if w != i {
+				copy(p[w:], p[i:i+n])
 			}
-			j := i + plainRun(p[i:end])
-			if c.state == cutString {
-				w += copy(p[w:], p[i:j])
-				c.out += int64(j - i)
-				c.run += j - i
+			w, i = w+n, i+n
+			continue
+		}
+		for i < len(p) {
+			// Runs of a string's plain bytes, kept or dropped, go at once.
+			if c.state == cutString || c.state == cutDrop {
+				end := len(p)
+				if c.state == cutString {
+					end = min(end, i+max(maxString-c.run, 0))
+				}
+				j := i + plainRun(p[i:end])
+				if c.state == cutString {
+					w += copy(p[w:], p[i:j])
+					c.out += int64(j - i)
+					c.run += j - i
+				} else {
+					c.drop(j - i)
+				}
+				if i = j; i == len(p) || c.state == cutString && c.run < maxString && j == end {
+					continue
+				}
+			}
+			b, prev := p[i], c.state
+			if c.step(b) {
+				p[w] = b
+				w++
+				c.out++
+			} else if c.err != nil {
+				c.in += int64(i)
+				return w
 			} else {
-				c.drop(j - i)
+				c.drop(1)
 			}
-			if i = j; i == len(p) || c.state == cutString && c.run < maxString && j == end {
-				continue
+			i++
+			if (b == '"' || prev == cutEscape || prev == cutHex) && (c.state == cutString || c.state == cutOutside) {
+				break // past a quote or an escape: quick may go on
 			}
 		}
-		if c.step(p[i]) {
-			p[w] = p[i]
-			w++
-			c.out++
-		} else if c.err != nil {
-			c.in += int64(i)
-			return w
-		} else {
-			c.drop(1)
-		}
-		i++
 	}
 	c.in += int64(len(p))
 	return w
 }
+
+// quick passes on the longest start of p that needs no byte looked at but
+// its quotes, and returns its length: before the first backslash, up to a
+// quote, none of its runs between quotes long enough to reach a bound
+// (every block of quickBlock bytes holds a quote, so no run is
+// 2*quickBlock long).
+func (c *jsonCutter) quick(p []byte) int {
+	if c.state != cutOutside && c.state != cutString {
+		return 0
+	}
+	if e := bytes.IndexByte(p, '\\'); e >= 0 {
+		p = p[:e]
+	}
+	first := bytes.IndexByte(p, '"')
+	if first < 0 || c.state == cutString && c.run+first >= maxString || c.state == cutOutside && max(c.run, c.bare)+first >= 2*quickBlock {
+		return 0
+	}
+	n := len(p)
+	for b := first + 1; b+quickBlock <= len(p); b += quickBlock {
+		if bytes.IndexByte(p[b:b+quickBlock], '"') < 0 {
+			n = b
+			break
+		}
+	}
+	last := bytes.LastIndexByte(p[:n], '"')
+	if n < len(p) { // a long run follows: stop at the quote before it
+		n = last + 1
+	}
+	if bytes.Count(p[:n], []byte{'"'})%2 == 1 {
+		c.state = cutString + cutOutside - c.state
+	}
+	tail := p[last+1 : n]
+	c.run, c.bare = len(tail), 0
+	if c.state == cutOutside { // its runs, as step counts them
+		c.run = 0
+		for _, b := range tail {
+			c.step(b)
+		}
+	}
+	c.out += int64(n)
+	return n
+}
+
+// quickBlock is what quick checks holds a quote: twice it is at most
+// maxSpace and maxBare.
+const quickBlock = 512
 
 // plainRun returns how many bytes of a string's text p starts with that
 // neither end it nor start an escape.

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"bytes"
 	"encoding/base64"
 	"fmt"
 	"io"
@@ -83,5 +84,44 @@ func TestReadHARLongStrings(t *testing.T) {
 	want := Problem{0, int64(len(head) + maxBare), "entry 0 is not valid JSON (a number or literal over 1 KiB)"}
 	if err != nil || in.Stop == nil || *in.Stop != want {
 		t.Errorf("a long number where an entry is: %v, %v; want %v", err, in.Stop, want)
+	}
+}
+
+// TestJSONCutterQuick: the cutter is in the same state, having passed on
+// the same bytes, whether it takes its input in chunks (quick passes most
+// of each on without looking at each byte) or a byte at a time (each byte
+// looked at): strings short and long, escapes, runs of whitespace and
+// numbers near the bounds, and a number past them.
+func TestJSONCutterQuick(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("[")
+	for i := range 400 {
+		fmt.Fprintf(&b, `{"k%d": "%s", "e": "a\"b\\u00e9%s", "n": %s,%s"s": %q},`, i, strings.Repeat("v", i*i%3000), strings.Repeat("w", i%700),
+			strings.Repeat("7", i*7%maxBare+1), strings.Repeat(" ", i*13%(2*maxSpace)), strings.Repeat("x", i*977%(maxString/8)))
+	}
+	b.WriteString(`"` + strings.Repeat("y", maxString+3) + `", ` + strings.Repeat("9", maxBare+5) + "]")
+	in := []byte(b.String())
+	chunked, bytewise := &jsonCutter{}, &jsonCutter{}
+	state := func(c *jsonCutter) string {
+		return fmt.Sprint(c.state, c.run, c.bare, c.hex, c.out, c.in, c.err, c.cuts)
+	}
+	for at := 0; at < len(in) && chunked.err == nil; at += 4093 {
+		chunk := in[at:min(at+4093, len(in))]
+		cp := bytes.Clone(chunk)
+		kept := string(cp[:chunked.filter(cp)])
+		var each []byte
+		for i := range chunk {
+			if bytewise.err != nil {
+				break
+			}
+			one := []byte{chunk[i]}
+			each = append(each, one[:bytewise.filter(one)]...)
+		}
+		if kept != string(each) || state(chunked) != state(bytewise) {
+			t.Fatalf("at byte %d: in chunks %.60q..., state %.200s; a byte at a time %.60q..., state %.200s", at, kept, state(chunked), each, state(bytewise))
+		}
+	}
+	if chunked.err != errBareToken || chunked.in != int64(bytes.LastIndexByte(in, '9')-4) {
+		t.Errorf("stopped on %v at byte %d; want the long number refused at byte %d", chunked.err, chunked.in, bytes.LastIndexByte(in, '9')-4)
 	}
 }

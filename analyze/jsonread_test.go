@@ -97,7 +97,7 @@ func TestJSONCutterQuick(t *testing.T) {
 	b.WriteString("[")
 	for i := range 400 {
 		fmt.Fprintf(&b, `{"k%d": "%s", "e": "a\"b\\u00e9%s", "n": %s,%s"s": %q},`, i, strings.Repeat("v", i*i%3000), strings.Repeat("w", i%700),
-			strings.Repeat("7", i*7%maxBare+1), strings.Repeat(" ", i*13%(2*maxSpace)), strings.Repeat("x", i*977%(maxString/8)))
+			strings.Repeat("7", i*7%maxBare+1), strings.Repeat(" ", i*13%(2*maxSpace)), strings.Repeat("x", i*977%5000))
 	}
 	b.WriteString(`"` + strings.Repeat("y", maxString+3) + `", ` + strings.Repeat("9", maxBare+5) + "]")
 	in := []byte(b.String())

@@ -26,8 +26,12 @@ import (
 // method is GET when IsGet says so and POST otherwise (the logs record no
 // other); the user is the call's XboxUserId (the logs keep no token: an
 // Authorization naming it stands in); a recorded in-game event
-// (IsInGameEvent) is passed with its InGameEvent name. Bounds and problems
-// as ReadHAR's.
+// (IsInGameEvent) is passed with its InGameEvent name. Bounds, problems
+// and where reading stops as ReadHAR's; a JSON string is read to its first
+// 384 KiB and a CSV field to its first 128 KiB. A CSV row of fewer than 12
+// fields, or more than the header's (a quote left open joins rows), is no
+// call; a file that ends inside a row (in a quoted field, or short of the
+// header's fields without a line end) stops there.
 func ReadData(r io.Reader, add func(*Call)) (Input, error) {
 	cr := &cappedReader{r: r, left: maxTraceBytes}
 	br := bufio.NewReaderSize(cr, 64<<10)

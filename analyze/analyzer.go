@@ -3,6 +3,7 @@ package analyze
 import (
 	"cmp"
 	"encoding/json"
+	"fmt"
 	"hash/maphash"
 	"slices"
 	"strings"
@@ -43,6 +44,11 @@ type Analyzer struct {
 	samples    map[string]*sampleUse // PlayFab calls for a sample title ID, by ID
 	events     map[int32][]rec       // in-game events by user (-1: no token), at their own times
 	eventCount int
+	// over is the first call of the input being read not judged whole,
+	// past maxCalls calls or maxEvents events (overN counts them).
+	over                *Problem
+	overN               int
+	maxCalls, maxEvents int // MaxCalls and MaxEvents, lowered by tests
 }
 
 // sampleUse is the PlayFab calls made for one sample title ID.
@@ -96,19 +102,50 @@ func New(lim *limits.Limits, rules *Rules) (*Analyzer, error) {
 	}
 	return &Analyzer{limits: lim, rules: rules, users: map[string]int32{}, groups: map[groupKey]*group{},
 		notJudged: map[string]int{}, noToken: map[string]int{}, urls: map[uint64]string{}, seed: maphash.MakeSeed(),
-		shapes: map[string]int16{}, samples: map[string]*sampleUse{}, events: map[int32][]rec{}}, nil
+		shapes: map[string]int16{}, samples: map[string]*sampleUse{}, events: map[int32][]rec{}, maxCalls: MaxCalls, maxEvents: MaxEvents}, nil
 }
 
-// AddInput records what a reader made of a trace (its problems and any
-// truncation) and moves the call indexes of the next trace past its calls.
+// AddInput records what a reader made of a trace (its problems and where
+// it stopped) and moves the call indexes of the next trace past its calls.
+// Calls of the trace the Analyzer could not judge (past MaxCalls or
+// MaxEvents) are where the trace stopped, if the reader had not.
 func (a *Analyzer) AddInput(in Input) {
+	if p := a.overProblem(); p != nil && in.Stop == nil {
+		in.Truncated, in.Stop = p.Reason, p
+	} else if p != nil {
+		in.problem(p.Index, p.Offset, "%s", p.Reason)
+	}
+	a.over, a.overN = nil, 0
 	a.inputs = append(a.inputs, in)
 	a.offset = a.calls
 }
 
+// passOver notes that c is not judged whole: past the bound of what.
+func (a *Analyzer) passOver(c *Call, what string, bound int) {
+	if a.overN++; a.over == nil {
+		off := c.Offset
+		if off == 0 {
+			off = -1 // not read from a trace
+		}
+		a.over = &Problem{Index: c.Index, Offset: off, Reason: fmt.Sprintf("the analysis holds at most %d %s", bound, what)}
+	}
+}
+
+// overProblem returns the first call not judged since the last input, if
+// any, its reason counting them all.
+func (a *Analyzer) overProblem() *Problem {
+	if a.over == nil {
+		return nil
+	}
+	p := *a.over
+	p.Reason = fmt.Sprintf("%s: %d from here on not judged", p.Reason, a.overN)
+	return &p
+}
+
 // Add analyzes one call. It keeps no reference to c.
 func (a *Analyzer) Add(c *Call) {
-	if a.calls >= MaxCalls {
+	if a.calls >= a.maxCalls {
+		a.passOver(c, "calls", a.maxCalls)
 		return
 	}
 	a.calls++

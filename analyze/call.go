@@ -22,6 +22,7 @@ const MaxBody = 64 << 10
 // Add returns.
 type Call struct {
 	Index    int           // position in its trace, from 0
+	Offset   int64         // the byte of its trace where its entry starts (0 when not read from one)
 	Time     time.Time     // when the request started
 	Duration time.Duration // until the answer ended; 0 when unknown
 	Method   string

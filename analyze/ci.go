@@ -44,6 +44,8 @@ var RuleInfos = []RuleInfo{
 		"The title calls PlayFab with one of the sample title IDs of the SDK samples: a submitted title must use its own title ID (XR-003, Title Quality for Submission)."},
 	{RuleNoToken, "Calls without an Authorization header",
 		"Calls to a judged service carried no XBL token, so whose calls they are cannot be told and they are not counted."},
+	{RuleIncomplete, "A trace not read whole",
+		"A trace could not be read to its end, or some of its entries could not be read as calls (the report names the first entry and byte): the calls read are judged, but the verdict is incomplete, as what was not read may fail. Repair or re-export the trace."},
 }
 
 // JUnit's shape, as the Jenkins JUnit schema (junit-10.xsd) declares it.
@@ -69,6 +71,7 @@ type (
 		Name      string        `xml:"name,attr"`
 		ClassName string        `xml:"classname,attr"`
 		Failure   *junitOutcome `xml:"failure,omitempty"`
+		Error     *junitOutcome `xml:"error,omitempty"`
 		Skipped   *junitOutcome `xml:"skipped,omitempty"`
 	}
 	junitOutcome struct {
@@ -81,14 +84,18 @@ type (
 // WriteJUnit writes the report as JUnit XML for a CI system's test page: a
 // test suite per rule, a test case per finding (a failing finding a
 // failure, a warning a skipped case whose message says so), and a passing
-// case for a rule that found nothing. The exit status of xblcall analyze
-// does not change with the format.
+// case for a rule that found nothing; in the incomplete-trace suite, a
+// case per trace, an error for one not read whole. The exit status of
+// xblcall analyze does not change with the format.
 func (r *Report) WriteJUnit(w io.Writer) error {
 	doc := junitSuites{Name: "xblcall analyze"}
 	for _, ri := range RuleInfos {
 		s := junitSuite{Name: ri.ID}
 		if !r.Start.IsZero() {
 			s.Timestamp = r.Start.UTC().Format("2006-01-02T15:04:05")
+		}
+		if ri.ID == RuleIncomplete {
+			r.junitInputs(&s, ri)
 		}
 		for i := range r.Findings {
 			f := &r.Findings[i]
@@ -113,6 +120,7 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 		s.Tests = len(s.Cases)
 		doc.Tests += s.Tests
 		doc.Failures += s.Failures
+		doc.Errors += s.Errors
 		doc.Suites = append(doc.Suites, s)
 	}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
@@ -125,6 +133,20 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// junitInputs adds a case per trace to s: an error for one not read whole.
+func (r *Report) junitInputs(s *junitSuite, ri RuleInfo) {
+	for _, in := range r.Inputs {
+		c := junitCase{Name: safetext.Clip(in.Name, 200) + ": read whole", ClassName: "xblcall.analyze.inputs"}
+		if gap := in.Gap(); gap != nil {
+			c.Name = safetext.Clip(in.Name, 200) + ": not read whole"
+			c.Error = &junitOutcome{Type: Incomplete, Message: safetext.Clip(gap.String(), 300),
+				Text: fmt.Sprintf("%s\n%d calls read, %d entries not read as calls\nhelp: %s\n", safetext.Clip(gap.String(), 300), in.Calls, in.ProblemCount, ri.Help)}
+			s.Errors++
+		}
+		s.Cases = append(s.Cases, c)
+	}
 }
 
 // caseName names a finding's test case: who, which service, when.
@@ -161,9 +183,18 @@ type (
 		Runs    []sarifRun `json:"runs"`
 	}
 	sarifRun struct {
-		Tool      sarifTool       `json:"tool"`
-		Artifacts []sarifArtifact `json:"artifacts,omitempty"`
-		Results   []sarifResult   `json:"results"`
+		Tool        sarifTool         `json:"tool"`
+		Invocations []sarifInvocation `json:"invocations"`
+		Artifacts   []sarifArtifact   `json:"artifacts,omitempty"`
+		Results     []sarifResult     `json:"results"`
+	}
+	sarifInvocation struct {
+		ExecutionSuccessful bool                `json:"executionSuccessful"`
+		Notifications       []sarifNotification `json:"toolExecutionNotifications,omitempty"`
+	}
+	sarifNotification struct {
+		Level   string    `json:"level"`
+		Message sarifText `json:"message"`
 	}
 	sarifTool struct {
 		Driver sarifDriver `json:"driver"`
@@ -209,6 +240,10 @@ type (
 	}
 	sarifPhysical struct {
 		Artifact sarifArtifactLocation `json:"artifactLocation"`
+		Region   *sarifRegion          `json:"region,omitempty"`
+	}
+	sarifRegion struct {
+		ByteOffset int64 `json:"byteOffset"`
 	}
 	sarifLogical struct {
 		Name               string `json:"name"`
@@ -221,21 +256,30 @@ type (
 // rule per analyzer rule (its id, description and help), a result per
 // finding (error for a failing one, warning for a warning) located in the
 // trace it came from and at its service, with the XSAPI functions, user,
-// calls and entries in its properties.
+// calls and entries in its properties. A trace not read whole is an error
+// result of the incomplete-trace rule at the byte where it was not, and
+// an error notification of a run that did not succeed.
 func (r *Report) WriteSARIF(w io.Writer) error {
 	run := sarifRun{Tool: sarifTool{Driver: sarifDriver{Name: "xblcall analyze", InformationURI: "https://github.com/xblgo/fgrl"}}, Results: []sarifResult{}}
 	index := map[string]int{}
 	for i, ri := range RuleInfos {
 		index[ri.ID] = i
 		level := "warning"
-		if ri.ID == RuleCallFrequency || ri.ID == RuleThrottledCalls {
-			level = "error" // the rules that can fail certification
+		if ri.ID == RuleCallFrequency || ri.ID == RuleThrottledCalls || ri.ID == RuleIncomplete {
+			level = "error" // the rules that can fail certification, and a trace not read
 		}
 		run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, sarifRule{ID: ri.ID, Name: ruleName(ri.ID),
 			ShortDescription: sarifText{ri.Short}, FullDescription: sarifText{ri.Help}, Help: sarifText{ri.Help}, Default: sarifRuleDefaults{level}})
 	}
+	run.Invocations = []sarifInvocation{{ExecutionSuccessful: true}}
 	for i, in := range r.Inputs {
 		run.Artifacts = append(run.Artifacts, sarifArtifact{Location: sarifArtifactLocation{URI: artifactURI(in.Name), Index: i}})
+		if gap := in.Gap(); gap != nil {
+			run.Results = append(run.Results, r.sarifIncomplete(i, *gap, index[RuleIncomplete]))
+			run.Invocations[0].ExecutionSuccessful = false
+			run.Invocations[0].Notifications = append(run.Invocations[0].Notifications, sarifNotification{Level: "error",
+				Message: sarifText{safetext.Clip(in.Name, 200) + " was not read whole: " + safetext.Clip(gap.String(), 300)}})
+		}
 	}
 	for i := range r.Findings {
 		f := &r.Findings[i]
@@ -266,6 +310,22 @@ func (r *Report) WriteSARIF(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(sarifLog{Schema: "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json", Version: "2.1.0", Runs: []sarifRun{run}})
+}
+
+// sarifIncomplete is the result for input in not read whole, at gap.
+func (r *Report) sarifIncomplete(in int, gap Problem, rule int) sarifResult {
+	name := r.Inputs[in].Name
+	phys := &sarifPhysical{Artifact: sarifArtifactLocation{URI: artifactURI(name), Index: in}}
+	if gap.Offset >= 0 {
+		phys.Region = &sarifRegion{ByteOffset: gap.Offset}
+	}
+	h := fnv.New64a()
+	fmt.Fprint(h, RuleIncomplete, "\x00", name, "\x00", gap.Index)
+	return sarifResult{RuleID: RuleIncomplete, RuleIndex: rule, Level: "error",
+		Message:             sarifText{safetext.Clip(name, 200) + " was not read whole: " + safetext.Clip(gap.String(), 300)},
+		Locations:           []sarifLocation{{Physical: phys, Logical: []sarifLogical{}}},
+		PartialFingerprints: map[string]string{"fgrlFinding/v1": strconv.FormatUint(h.Sum64(), 16)},
+		Properties:          map[string]any{"entry": gap.Index, "offset": gap.Offset, "calls": r.Inputs[in].Calls, "problems": r.Inputs[in].ProblemCount}}
 }
 
 // nonNil is s, or an empty slice for nil (JSON [] rather than null).

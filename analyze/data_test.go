@@ -1,10 +1,13 @@
 package analyze
 
 import (
+	"bufio"
 	"bytes"
+	"encoding/csv"
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -95,7 +98,12 @@ func FuzzReadData(f *testing.F) {
 	f.Add(b)
 	f.Add([]byte(`[{"Endpoint": "userpresence.xboxlive.com", "Calls": [{"Uri": "https://userpresence.xboxlive.com/users/xuid(1)", "XboxUserId": "1", "ReqTimeUTC": ` + fileTimeJSON(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)) + `, "IsGet": true}]}]`))
 	f.Add([]byte("v1509\n\n\"\"\"\n"))
+	// Invalid UTF-8, and files cut short: in a quoted field, in a call.
+	f.Add([]byte("v1510\nh\n\"h\xff\",\"https://h/\xc3\",\"1\",\"\",\"User-Agent: \xed\xa0\x80\",\"\",\"\",\"\",\"429\",\"1\",\"2026-03-01T20:00:00Z\",\"true\"\n"))
+	f.Add(b[:len(b)/2])
+	f.Add([]byte(`[{"Endpoint": "h", "Calls": [{"Uri": "https://h/` + "\xff" + `", "RequestBody": "\ud800", "ReqTimeUTC": ` + fileTimeJSON(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)) + `}, {"Uri": "ht`))
 	f.Fuzz(func(t *testing.T, b []byte) {
+		sameRowsAsEncodingCSV(t, b)
 		a, _ := New(nil, nil)
 		in, err := ReadData(bytes.NewReader(b), func(c *Call) {
 			if c.Time.IsZero() || c.URL == "" && c.InGameEvent == "" {
@@ -107,6 +115,48 @@ func FuzzReadData(f *testing.F) {
 			t.Fatalf("%d calls from %d bytes", in.Calls, len(b))
 		}
 		a.AddInput(in)
-		report(t, a)
+		checkGap(t, in, int64(len(b)), report(t, a))
 	})
+}
+
+// sameRowsAsEncodingCSV fails t unless the data files' CSV reader reads
+// b's rows as encoding/csv does with LazyQuotes: the same fields (their
+// first maxFields, each cut to maxField bytes) and as many.
+func sameRowsAsEncodingCSV(t *testing.T, b []byte) {
+	t.Helper()
+	want := csv.NewReader(bytes.NewReader(b))
+	want.FieldsPerRecord, want.LazyQuotes = -1, true
+	rows := &csvRows{r: bufio.NewReader(bytes.NewReader(b))}
+	for i := 0; ; i++ {
+		rec, err := want.Read()
+		more := rows.next()
+		if err != nil || !more {
+			if err == nil || more {
+				t.Fatalf("row %d: encoding/csv %v, %q; the reader %v", i, err, rec, more)
+			}
+			return
+		}
+		got := make([]string, min(rows.n, maxFields))
+		for j := range got {
+			got[j] = string(rows.fields[j])
+		}
+		for j := range rec {
+			rec[j] = rec[j][:min(len(rec[j]), maxField)]
+		}
+		if rows.n != len(rec) || !slices.Equal(got, rec[:len(got)]) {
+			t.Fatalf("row %d: %d fields %q, encoding/csv %d: %q", i, rows.n, got, len(rec), rec)
+		}
+	}
+}
+
+// TestCSVRowsAsEncodingCSV: quotes doubled, left open and lazy, line ends
+// in and out of fields, empty lines: the rows are encoding/csv's.
+func TestCSVRowsAsEncodingCSV(t *testing.T) {
+	for _, in := range []string{
+		"a,b\nc,d", "a,b\r\nc,d\r\n", "\n\n a,b\n\r\n,\n", `"a""b","c` + "\n" + `d",e`, `"a"b,c"` + "\n", `a"b,"c"d"` + "\n", "\"a\r\nb\"\r\n",
+		"a\rb,c\r", "\"a\", \"b\"\n", `"abc`, `"ab"` + "\r" + `x"` + "\n", `""` + "\n" + `"""",""""""`, strings.Repeat("f,", 30) + "\n",
+		`"` + strings.Repeat(`x""y`+"\r\n", 50_000) + `",z` + "\n" + strings.Repeat("ab\rc", 60_000) + ",d\r\n", // fields past maxField and buffers
+	} {
+		sameRowsAsEncodingCSV(t, []byte(in))
+	}
 }

@@ -59,7 +59,21 @@
 // agent).
 //
 // The verdict is red when any finding fails, yellow when there are only
-// warnings, green when there is no finding.
+// warnings, green when there is no finding; and incomplete, whatever the
+// calls read, when a trace was not read whole (Input.Complete): it ended
+// or broke off inside an entry, went past MaxTraceBytes or MaxCalls, or
+// held entries that could not be read as calls (each reader's doc says
+// which). What was not read may fail, so no gate passes it; the Input
+// names the entry and the byte (Input.Gap). One bad byte is no such gap:
+// invalid UTF-8 in a string reads as U+FFFD.
+//
+// # Memory
+//
+// Readers stream: what they hold does not grow with the input; what grows
+// is the analysis's record of each call. A string of a JSON trace is read
+// to its first 384 KiB and a field of a CSV to its first 128 KiB (a body
+// is kept to MaxBody bytes); a .saz's zip directory is read streaming.
+// RELIABILITY.md gives the heap per input byte of each kind of input.
 //
 // The parameters are data (Rules; ParseRules reads them as JSON) and the
 // defaults are the trace analyzer's (microsoft/xbox-live-trace-analyzer,
@@ -86,9 +100,11 @@
 // endpoint-to-API map (Source/XboxLiveTraceAnalyzer.APIMap.csv), kept as
 // data in data/apimap.json. WriteJUnit writes the report as JUnit XML (a
 // suite per rule, a failure per failing finding, a skipped case per
-// warning) and WriteSARIF as SARIF 2.1.0 (a rule per analyzer rule with its
-// help, a result per finding located in its trace), the forms a CI system's
-// test page and code scanning read; RuleInfos holds the rules' help.
+// warning, an error per trace not read whole) and WriteSARIF as SARIF 2.1.0
+// (a rule per analyzer rule with its help, a result per finding located in
+// its trace, an error result at the byte of a trace not read whole), the
+// forms a CI system's test page and code scanning read; RuleInfos holds the
+// rules' help.
 //
 // # JSON
 //

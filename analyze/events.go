@@ -56,7 +56,8 @@ func (a *Analyzer) eventUser(c *Call) int32 {
 
 // keepEvent keeps one event of call c at at, within MaxEvents.
 func (a *Analyzer) keepEvent(user int32, at time.Time, c *Call) {
-	if a.eventCount >= MaxEvents {
+	if a.eventCount >= a.maxEvents {
+		a.passOver(c, "in-game events", a.maxEvents)
 		return
 	}
 	a.eventCount++

@@ -1,84 +1,41 @@
 package analyze
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/internal/xblauth"
 )
-
-// MaxCalls bounds the calls read from one trace.
-const MaxCalls = 4_000_000
-
-// Input is what a reader made of one trace.
-type Input struct {
-	Name  string `json:"name"`
-	Calls int    `json:"calls"` // calls passed on
-	// Problems are the entries skipped, each with its index and reason
-	// (the first maxProblems; ProblemCount counts them all).
-	Problems     []Problem `json:"problems,omitempty"`
-	ProblemCount int       `json:"problemCount"`
-	// Truncated says why reading stopped before the end, when it did: the
-	// calls read until then are analyzed.
-	Truncated string `json:"truncated,omitempty"`
-}
-
-// Problem is one entry a reader skipped.
-type Problem struct {
-	Index  int    `json:"index"`
-	Reason string `json:"reason"`
-}
-
-const maxProblems = 100
-
-func (in *Input) problem(i int, format string, args ...any) {
-	in.ProblemCount++
-	if len(in.Problems) < maxProblems {
-		in.Problems = append(in.Problems, Problem{i, clip(fmt.Sprintf(format, args...))})
-	}
-}
-
-// ErrNotTrace is returned when the input is not a trace of the kind read.
-var ErrNotTrace = errors.New("not a trace")
-
-// MaxTraceBytes bounds the bytes read of one trace: what follows is not
-// read, and Input.Truncated says so.
-const MaxTraceBytes = 4 << 30
-
-// maxTraceBytes is MaxTraceBytes, lowered by tests.
-var maxTraceBytes int64 = MaxTraceBytes
 
 // ReadHAR reads a HAR 1.2 trace (what browsers, Fiddler and proxies
 // export), streaming, and passes each entry to add as a Call (reused: add
 // must copy what it keeps), its Authorization redacted, in trace order. An
 // entry that lacks a method, URL or start time is skipped and named in
-// Input.Problems; a file cut short, or longer than MaxTraceBytes or
-// MaxCalls entries, yields the calls before the cut and Input.Truncated.
-// The error is for input that is no HAR at all.
+// Input.Problems; a file cut short or not valid JSON past some entry, or
+// longer than MaxTraceBytes or MaxCalls entries, yields the calls before
+// and Input.Stop. Either way the trace is not Complete. A string is read
+// to its first 384 KiB (a body to its first MaxBody bytes); invalid UTF-8
+// in it reads as U+FFFD. The error is for input that is no HAR at all.
 func ReadHAR(r io.Reader, add func(*Call)) (Input, error) {
 	in := Input{}
 	cr := &cappedReader{r: r, left: maxTraceBytes}
-	dec := jsontext.NewDecoder(bufio.NewReaderSize(cr, 256<<10), jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
+	dec, cut := jsonDecoder(cr)
 	if err := seekEntries(dec); err != nil {
 		if cr.over {
 			return in, fmt.Errorf("%w: HAR: no entries within its first %d MiB", ErrNotTrace, maxTraceBytes>>20)
 		}
 		return in, fmt.Errorf("%w: HAR: %v", ErrNotTrace, err)
 	}
-	in.Truncated = decodeEntries(dec, 0, MaxCalls, func(c *Call) { in.Calls++; add(c) },
-		func(i int, reason string) { in.problem(i, "%s", reason) })
+	decodeEntries(dec, cut, &in, func(c *Call) { in.Calls++; add(c) })
 	if cr.over {
-		in.Truncated = fmt.Sprintf("stopped after %d MiB, the most one trace may hold", maxTraceBytes>>20)
+		in.stop(in.Calls+in.ProblemCount, cut.in, "%s", overLimit())
 	}
 	return in, nil
 }
@@ -87,7 +44,7 @@ func ReadHAR(r io.Reader, add func(*Call)) (Input, error) {
 // names (the log's _fgrlLimits field, before its entries), or nil when it
 // names none. It reads only up to the entries, at most maxLimitsScan bytes.
 func HARLimits(r io.Reader) ([]byte, error) {
-	dec := jsontext.NewDecoder(bufio.NewReader(io.LimitReader(r, maxLimitsScan)), jsontext.AllowDuplicateNames(true))
+	dec, _ := jsonDecoder(io.LimitReader(r, maxLimitsScan))
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return nil, fmt.Errorf("%w: HAR: want an object holding \"log\"", ErrNotTrace)
 	}
@@ -127,76 +84,37 @@ func HARLimits(r io.Reader) ([]byte, error) {
 // maxLimitsScan bounds what HARLimits reads.
 const maxLimitsScan = 2 << 20
 
-// cappedReader reads at most left bytes of r; past them it fails, and over
-// says it did.
-type cappedReader struct {
-	r    io.Reader
-	left int64
-	over bool
-}
-
-var errCapped = errors.New("trace over its byte limit")
-
-func (c *cappedReader) Read(p []byte) (int, error) {
-	if c.left <= 0 {
-		if n, _ := c.r.Read(p[:min(len(p), 1)]); n > 0 { // the input goes on
-			c.over = true
-			return 0, errCapped
-		}
-		return 0, io.EOF
-	}
-	n, err := c.r.Read(p[:min(int64(len(p)), c.left)])
-	c.left -= int64(n)
-	return n, err
-}
-
-// decodeEntries decodes the entries dec is at (inside the entries array),
-// numbering them from first, until the array ends or limit entries have
-// been read (a negative limit: no limit); each becomes a call or a problem.
-// It returns why it stopped early, or "".
-func decodeEntries(dec *jsontext.Decoder, first, limit int, call func(*Call), problem func(i int, reason string)) string {
+// decodeEntries decodes the entries dec is at (inside the entries array)
+// until the array ends or MaxCalls entries have been read; each becomes a
+// call or a problem of in, and where it stops early is in's Stop.
+func decodeEntries(dec *jsontext.Decoder, cut *jsonCutter, in *Input, call func(*Call)) {
 	var h harReader
-	for i := first; ; i++ {
-		switch dec.PeekKind() {
-		case ']':
-			return ""
-		case 0:
-			return fmt.Sprintf("the file ends inside entry %d", i)
-		}
-		if i-first == limit {
-			return fmt.Sprintf("stopped after %d entries", limit)
-		}
-		c, bad, err := h.entry(dec, i)
+	for i := 0; ; i++ {
+		kind := dec.PeekKind()
+		off := cut.startOffset(dec)
+		cut.forget(dec.InputOffset())
 		switch {
-		case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
-			return fmt.Sprintf("the file ends inside entry %d", i)
+		case kind == ']':
+			return
+		case kind == 0:
+			_, err := dec.ReadToken()
+			in.stop(i, cut.errOffset(err), "%s", stopReason(err, i, "entry"))
+			return
+		case i == MaxCalls:
+			in.stop(i, off, "stopped after %d entries, the most one trace may hold", MaxCalls)
+			return
+		}
+		c, bad, err := h.entry(dec, i, off)
+		switch {
 		case err != nil:
-			return fmt.Sprintf("entry %d is not valid JSON (%v)", i, shortErr(err))
+			in.stop(i, cut.errOffset(err), "%s", stopReason(err, i, "entry"))
+			return
 		case bad != "":
-			problem(i, bad)
+			in.problem(i, off, "%s", bad)
 		default:
 			call(c)
 		}
 	}
-}
-
-func shortErr(err error) string {
-	if err == nil || errors.Is(err, io.EOF) {
-		return "unexpected end of file"
-	}
-	reason := err.Error()
-	var se *jsontext.SyntacticError
-	if errors.As(err, &se) && se.Err != nil {
-		reason = se.Err.Error()
-	}
-	// The decoder quotes the bad input as far as it has read it (a token's
-	// fragment, a character whole or its first byte), which depends on how
-	// the input arrived; the reason and the place do not.
-	reason = safetext.Reason(reason, 60)
-	if se != nil && se.ByteOffset > 0 {
-		reason = fmt.Sprintf("%s, at byte %d", reason, se.ByteOffset)
-	}
-	return reason
 }
 
 // seekEntries moves dec into the log.entries array, skipping other values.
@@ -241,8 +159,8 @@ type harReader struct {
 
 // entry reads one entry. bad is why a well-formed entry is skipped; err is
 // a syntax error, after which the stream cannot go on.
-func (h *harReader) entry(dec *jsontext.Decoder, i int) (c *Call, bad string, err error) {
-	h.c = Call{Index: i}
+func (h *harReader) entry(dec *jsontext.Decoder, i int, off int64) (c *Call, bad string, err error) {
+	h.c = Call{Index: i, Offset: off}
 	h.dec = dec
 	h.started, h.reqBody, h.respBody = "", h.reqBody[:0], h.respBody[:0]
 	if dec.PeekKind() != '{' {
@@ -313,7 +231,7 @@ func (f *requestFields) field(key []byte) error {
 func (f *postDataFields) field(key []byte) error {
 	h := (*harReader)(f)
 	if string(key) == "text" {
-		return h.bytes(&h.reqBody)
+		return readString(h.dec, &h.reqBody)
 	}
 	return h.dec.SkipValue()
 }
@@ -334,11 +252,7 @@ func (f *responseFields) field(key []byte) error {
 		h.encoding = ""
 		err := object(h.dec, (*contentFields)(h))
 		if err == nil && strings.EqualFold(h.encoding, "base64") {
-			n, derr := base64.StdEncoding.Decode(h.respBody, h.respBody)
-			if derr != nil {
-				n = 0 // an undecodable body is no body
-			}
-			h.respBody = h.respBody[:n]
+			h.respBody = decodeBase64(h.respBody)
 		}
 		return err
 	}
@@ -349,7 +263,7 @@ func (f *contentFields) field(key []byte) error {
 	h := (*harReader)(f)
 	switch string(key) {
 	case "text":
-		return h.bytes(&h.respBody)
+		return readString(h.dec, &h.respBody)
 	case "encoding":
 		return h.str(&h.encoding)
 	}
@@ -358,65 +272,11 @@ func (f *contentFields) field(key []byte) error {
 
 // str reads a string value into *s; any other value is skipped.
 func (h *harReader) str(s *string) error {
-	if err := h.bytes(&h.text); err != nil {
+	if err := readString(h.dec, &h.text); err != nil {
 		return err
 	}
 	*s = string(h.text)
 	return nil
-}
-
-// bytes reads a string value, unquoted, into *b (reusing it); any other
-// value is skipped and leaves *b empty.
-func (h *harReader) bytes(b *[]byte) error {
-	dec := h.dec
-	*b = (*b)[:0]
-	if dec.PeekKind() != '"' {
-		return dec.SkipValue()
-	}
-	v, err := dec.ReadValue()
-	if err != nil {
-		return err
-	}
-	*b, err = jsontext.AppendUnquote(*b, v)
-	return err
-}
-
-// A fielder reads or skips the value of one key of an object.
-type fielder interface{ field(key []byte) error }
-
-// object calls f.field for each key of the object dec is at, which must read
-// or skip the value; a value that is not an object is skipped. The key is
-// valid only during the call (it is not copied: keys are read without
-// allocating).
-func object(dec *jsontext.Decoder, f fielder) error {
-	if dec.PeekKind() != '{' {
-		return dec.SkipValue()
-	}
-	if _, err := dec.ReadToken(); err != nil {
-		return err
-	}
-	var buf [32]byte
-	for dec.PeekKind() != '}' {
-		v, err := dec.ReadValue()
-		if err != nil {
-			return err
-		}
-		if err := f.field(unquote(buf[:0], v)); err != nil {
-			return err
-		}
-	}
-	_, err := dec.ReadToken()
-	return err
-}
-
-// unquote returns the text of the JSON string v: a slice of v when it has no
-// escapes, else unquoted into buf.
-func unquote(buf []byte, v jsontext.Value) []byte {
-	if len(v) >= 2 && bytes.IndexByte(v, '\\') < 0 {
-		return v[1 : len(v)-1]
-	}
-	b, _ := jsontext.AppendUnquote(buf, v)
-	return b
 }
 
 // headerFields reads one header object of a HAR headers array, keeping
@@ -466,9 +326,8 @@ func (f *headerFields) field(key []byte) error {
 }
 
 func (f *headerFields) set(v jsontext.Value) error {
-	b, err := jsontext.AppendUnquote(nil, v)
-	*f.to[f.match] = string(b)
-	return err
+	*f.to[f.match] = string(unquote(nil, v))
+	return nil
 }
 
 // headers walks a HAR headers array ([{"name": ..., "value": ...}]) and
@@ -492,15 +351,13 @@ func headers(dec *jsontext.Decoder, f *headerFields) error {
 	return err
 }
 
-// number reads a number value; any other value is skipped and reads as 0.
-func number(dec *jsontext.Decoder) (float64, error) {
-	if dec.PeekKind() != '0' {
-		return 0, dec.SkipValue()
+// decodeBase64 decodes a body's base64 text in place: an undecodable body
+// is no body, but a text cut at maxString (a body far longer than MaxBody)
+// is decoded up to the cut.
+func decodeBase64(b []byte) []byte {
+	n, err := base64.StdEncoding.Decode(b, b)
+	if err != nil && len(b) < maxString/2 { // \/ is the one escape base64 text has
+		n = 0
 	}
-	v, err := dec.ReadValue()
-	if err != nil {
-		return 0, err
-	}
-	f, _ := strconv.ParseFloat(string(v), 64)
-	return f, nil
+	return b[:n]
 }

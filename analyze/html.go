@@ -16,16 +16,23 @@ const htmlGroups = 40
 // WriteHTML writes the report as one self-contained HTML page: no network,
 // no external file. It shows the verdict, a timeline per user and service
 // with its limits drawn on it, and the findings as a table that can be
-// filtered by level and rule. Text from the traces is escaped.
+// filtered by level and rule. A trace not read whole is a banner at the
+// top, naming where. Text from the traces is escaped.
 func (r *Report) WriteHTML(w io.Writer) error {
 	return pageTemplate.Execute(w, r.page())
 }
 
 type page struct {
 	R         *Report
+	Gaps      []gapView // the traces not read whole
 	Groups    []timelineView
 	MoreDrawn int
 	Rules     []string
+}
+
+type gapView struct {
+	Name, Where, Stop string // Stop: where reading stopped, after problems
+	More              int    // problems after the first
 }
 
 type timelineView struct {
@@ -62,6 +69,15 @@ const (
 func (r *Report) page() page {
 	p := page{R: r}
 	p.Rules = slices.Sorted(maps.Keys(r.ByRule))
+	for _, in := range r.Inputs {
+		if gap := in.Gap(); gap != nil {
+			v := gapView{Name: in.Name, Where: gap.String(), More: max(in.ProblemCount-1, 0)}
+			if in.Stop != nil && in.ProblemCount > 0 {
+				v.Stop = in.Stop.String()
+			}
+			p.Gaps = append(p.Gaps, v)
+		}
+	}
 	for i, g := range r.Groups {
 		if i == htmlGroups {
 			p.MoreDrawn = len(r.Groups) - i
@@ -146,14 +162,17 @@ var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 <style>
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}
 .verdict{display:inline-block;padding:4px 12px;border-radius:4px;color:#fff;font-weight:bold;text-transform:uppercase}
-.red{background:#c0392b}.yellow{background:#d4a017}.green{background:#2e8b57}
+.red{background:#c0392b}.yellow{background:#d4a017}.green{background:#2e8b57}.incomplete{background:#444}
+.banner{border:2px solid #c0392b;background:#fdecea;padding:8px 12px;border-radius:4px}
 table{border-collapse:collapse;margin:8px 0;width:100%}td{overflow-wrap:anywhere}td,th{border-bottom:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}
 th{background:#f4f4f4}td:nth-child(3){white-space:nowrap}td.n{text-align:right}tr.fail td.level{color:#c0392b;font-weight:bold}tr.warn td.level{color:#b07d00}
 svg{display:block;margin:4px 0 16px}h2{margin-top:28px}.muted{color:#666}
 </style></head><body>
 <h1>Trace analysis <span class="verdict {{.R.Verdict}}" id="verdict">{{.R.Verdict}}</span></h1>
+{{if .Gaps}}<div class="banner" id="incomplete"><b>Not read whole:</b> the calls read are judged below, but what was not read may fail, so the verdict is incomplete.<ul>
+{{range .Gaps}}<li>{{.Name}}: {{.Where}}{{if .More}}; {{.More}} more entries not read as calls{{end}}{{if .Stop}}; reading stopped at {{.Stop}}{{end}}</li>{{end}}</ul></div>{{end}}
 <p id="summary">{{.R.Fails}} failures, {{.R.Warnings}} warnings. {{.R.Calls}} calls read, {{.R.Judged}} judged in {{len .R.Groups}} user and service groups; limits {{.R.Limits}}; from {{time .R.Start}} to {{time .R.End}} UTC.</p>
-<p class="muted">Red: a finding fails (a 300 s span at the certification figure, 429s in a row, calls before Retry-After passed). Yellow: warnings only. Green: no finding.</p>
+<p class="muted">Red: a finding fails (a 300 s span at the certification figure, 429s in a row, calls before Retry-After passed). Yellow: warnings only. Green: no finding. Incomplete: a trace was not read whole.</p>
 <ul>{{range .R.Inputs}}<li>{{.Name}}: {{.Calls}} calls{{if .ProblemCount}}, {{.ProblemCount}} entries skipped{{end}}{{if .Truncated}}, <b>read in part</b>: {{.Truncated}}{{end}}</li>{{end}}
 {{if .R.NotJudged}}<li>Not judged (not Xbox services): {{range $i, $h := .R.NotJudged}}{{if $i}}, {{end}}{{$h.Host}} {{$h.Calls}}{{end}}</li>{{end}}
 {{if .R.NoToken}}<li>Without a token: {{range $i, $h := .R.NoToken}}{{if $i}}, {{end}}{{$h.Host}} {{$h.Calls}}{{end}}</li>{{end}}</ul>

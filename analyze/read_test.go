@@ -59,7 +59,7 @@ func TestReadHAR(t *testing.T) {
 	if err != nil || inp.Calls != 1 || inp.ProblemCount != 0 {
 		t.Fatalf("%v %+v", err, inp)
 	}
-	want := []Call{{Time: at(0.5), Duration: 12500 * time.Microsecond, Method: "POST",
+	want := []Call{{Offset: int64(strings.Index(in, `{"startedDateTime"`)), Time: at(0.5), Duration: 12500 * time.Microsecond, Method: "POST",
 		URL: "https://profile.xboxlive.com/users/batch/profile/settings", Authorization: "XBL3.0 x=9;REDACTED",
 		Status: 429, RetryAfter: "3", RequestBody: []byte(`{"userIds":["1"]}`), ResponseBody: []byte(`{}`)}}
 	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })); diff != "" {
@@ -82,7 +82,7 @@ func TestReadHARBadInput(t *testing.T) {
 	}{
 		{"bad entries skipped", `{"log": {"entries": [` + entry + `, {"startedDateTime": "yesterday", "request": {"method": "GET", "url": "u"}},
 			{"startedDateTime": "2026-03-01T20:00:00Z", "request": {}}, 5, ` + entry + `]}}`, 2,
-			[]Problem{{1, `startedDateTime "yesterday" is not an ISO 8601 time`}, {2, "the request has no method or url"}, {3, "not an object"}}, "", ""},
+			[]Problem{{1, 0, `startedDateTime "yesterday" is not an ISO 8601 time`}, {2, 0, "the request has no method or url"}, {3, 0, "not an object"}}, "", ""},
 		{"cut short", `{"log": {"entries": [` + entry + `, ` + entry[:40], 1, nil, "the file ends inside entry 1", ""},
 		{"bad JSON mid-file", `{"log": {"entries": [` + entry + `, {"x": tru}]}}`, 1, nil, "entry 1 is not valid JSON", ""},
 		{"empty", `{"log": {"entries": []}}`, 0, nil, "", ""},
@@ -104,7 +104,7 @@ func TestReadHARBadInput(t *testing.T) {
 				(tt.truncated == "") != (in.Truncated == "") {
 				t.Errorf("err %v, %d calls, input %+v; want %d calls, truncated %q", err, len(calls), in, tt.calls, tt.truncated)
 			}
-			if diff := cmp.Diff(tt.problems, in.Problems, cmpopts.EquateEmpty()); diff != "" {
+			if diff := cmp.Diff(tt.problems, in.Problems, cmpopts.EquateEmpty(), cmpopts.IgnoreFields(Problem{}, "Offset")); diff != "" {
 				t.Errorf("problems (-want +got):\n%s", diff)
 			}
 		})
@@ -162,10 +162,10 @@ func TestReadSAZ(t *testing.T) {
 		{Index: 2, Time: at(2), Method: "GET", URL: "https://social.xboxlive.com/users/me/people",
 			Authorization: "XBL3.0 x=7;REDACTED", Status: 200},
 	}
-	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty(), cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })); diff != "" {
+	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty(), cmpopts.IgnoreFields(Call{}, "Offset"), cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })); diff != "" {
 		t.Errorf("calls (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]Problem{{3, "session 11: no timers (N_m.xml)"}}, in.Problems); diff != "" || in.Calls != 2 {
+	if diff := cmp.Diff([]Problem{{3, 0, "session 11: no timers (N_m.xml)"}}, in.Problems, cmpopts.IgnoreFields(Problem{}, "Offset")); diff != "" || in.Calls != 2 {
 		t.Errorf("%d calls; problems (-want +got):\n%s", in.Calls, diff)
 	}
 	if _, err := ReadSAZ(strings.NewReader("PK"), 2, func(*Call) {}); !errors.Is(err, ErrNotTrace) {
@@ -213,6 +213,12 @@ func FuzzReadHAR(f *testing.F) {
 		"postData": {"text": "1|ABCD_1A2B3C4D.E|2026-03-01T20:00:00Z|a|b|c|d|e|f|g|h|i\n{\"name\":\"Microsoft.XboxLive.T1a2b3c4d.E\",\"time\":\"x\"}"}}, "response": {"status": 200}},
 		{"startedDateTime": "2026-03-01T20:00:01Z", "request": {"method": "POST", "url": "https://86e2.playfabapi.com/Client/x",
 		"headers": [{"name": "User-Agent", "value": "PlayFab Agent"}]}, "response": {"status": 200}}]}}`))
+	// Invalid UTF-8 and a lone surrogate, read as U+FFFD; and a trace cut
+	// short, in a string and between entries.
+	f.Add([]byte("{\"log\": {\"entries\": [{\"startedDateTime\": \"2026-03-01T20:00:00Z\", \"request\": {\"method\": \"GET\", \"url\": \"https://a/\xff\"," +
+		"\"headers\": [{\"name\": \"User-Agent\", \"value\": \"\xc3\"}]}, \"response\": {\"status\": 429, \"content\": {\"text\": \"\\ud800\\u00\"}}}]}}"))
+	f.Add([]byte(`{"log": {"entries": [{"startedDateTime": "2026-03-01T20:00:00Z", "request": {"method": "GET", "url": "https://a`))
+	f.Add([]byte(`{"log": {"entries": [{"startedDateTime": "2026-03-01T20:00:00Z", "request": {"method": "GET", "url": "https://a/"}},`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if raw, _ := HARLimits(bytes.NewReader(b)); raw != nil && !json.Valid(raw) {
 			t.Fatalf("HARLimits gave %q, not JSON", raw)
@@ -229,8 +235,22 @@ func FuzzReadHAR(f *testing.F) {
 			t.Fatalf("%d calls from %d bytes", in.Calls, len(b))
 		}
 		a.AddInput(in)
-		report(t, a)
+		checkGap(t, in, int64(len(b)), report(t, a))
 	})
+}
+
+// checkGap fails t unless in names where it was not read whole (an entry,
+// and a byte within the size bytes read) exactly when it was not, and
+// rep's verdict is incomplete exactly then.
+func checkGap(t *testing.T, in Input, size int64, rep *Report) {
+	t.Helper()
+	gap := in.Gap()
+	if in.Complete() != (gap == nil) || gap != nil && (gap.Index < 0 || gap.Offset < 0 || gap.Offset > size) {
+		t.Fatalf("input %+v: gap %v within %d bytes", in, gap, size)
+	}
+	if (rep.Verdict == Incomplete) == in.Complete() {
+		t.Fatalf("verdict %s on an input complete: %v", rep.Verdict, in.Complete())
+	}
 }
 
 // farApart is a HAR of two calls by one user 294 years apart.
@@ -284,6 +304,13 @@ func FuzzReadSAZ(f *testing.F) {
 	f.Add("GET / HTTP/1.0\r\n\r\n", "garbage", "<Session/>", "")
 	f.Add("GET https://profile.xboxlive.com/users/me/profile/settings HTTP/1.1\r\nHost: p\r\nAuthorization: XBL3.0 x=1;t\r\n\r\n",
 		"HTTP/1.1 200 OK\r\n\r\n", timers("1823-03-01T20:00:00Z"), timers("2117-03-01T20:00:00Z"))
+	// Invalid UTF-8; and the request a .saz of its own, whole and cut short.
+	f.Add("GET https://a/\xff HTTP/1.1\r\nHost: p\r\nUser-Agent: \xc3\r\n\r\n", "HTTP/1.1 429 \xff\r\nRetry-After: 1\r\n\r\n\xed\xa0\x80", timers("2026-03-01T20:00:00Z"), "")
+	whole := saz(f, map[string]string{"raw/1_c.txt": "GET https://a/ HTTP/1.1\r\nHost: a\r\n\r\n", "raw/1_m.xml": timers("2026-03-01T20:00:00Z")})
+	b := make([]byte, whole.Size())
+	whole.ReadAt(b, 0)
+	f.Add(string(b), "", "", "")
+	f.Add(string(b[:len(b)-10]), "", "", "")
 	f.Fuzz(func(t *testing.T, c, s, m, m2 string) {
 		// Two sessions, the same request and answer at two times.
 		r := saz(t, map[string]string{"raw/1_c.txt": c, "raw/1_s.txt": s, "raw/1_m.xml": m,
@@ -294,7 +321,13 @@ func FuzzReadSAZ(f *testing.F) {
 			t.Fatalf("%v %+v", err, in)
 		}
 		a.AddInput(in)
-		report(t, a)
+		checkGap(t, in, r.Size(), report(t, a))
+		// c read as a .saz: each session takes a 46-byte directory record
+		// at least; a directory that cannot be read is no trace.
+		in, err = ReadSAZ(strings.NewReader(c), int64(len(c)), func(*Call) {})
+		if err != nil && !errors.Is(err, ErrNotTrace) || err == nil && in.Calls+in.ProblemCount > len(c)/46 {
+			t.Fatalf("%v %+v from %d bytes", err, in, len(c))
+		}
 	})
 }
 

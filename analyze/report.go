@@ -2,16 +2,21 @@ package analyze
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 )
 
-// Verdicts, as the trace analyzer colours them.
+// Verdicts, as the trace analyzer colours them, and Incomplete.
 const (
 	Green  = "green"  // no finding
 	Yellow = "yellow" // warnings only: the title passes, with work to do
 	Red    = "red"    // a failure: certification would fail
+	// Incomplete is the verdict on traces not read whole (Input.Complete),
+	// whatever the calls read: what was not read may fail. It passes no
+	// gate.
+	Incomplete = "incomplete"
 )
 
 // Finding levels.
@@ -32,6 +37,10 @@ const (
 	RuleNoToken        = "no-token"
 	RuleSampleTitleID  = "sample-title-id"
 	RuleEventsBurst    = "events-burst"
+	// RuleIncomplete is no rule of the calls but of the traces: one not
+	// read whole (Input.Complete). Reports for CI list it with the rules,
+	// as an error; it makes no Finding.
+	RuleIncomplete = "incomplete-trace"
 )
 
 // Schema names the JSON shape of a Report; it changes only when a field
@@ -42,7 +51,7 @@ const Schema = "fgrl.analyze/v1"
 // documented --json output (see the package doc).
 type Report struct {
 	Schema  string `json:"schema"`
-	Verdict string `json:"verdict"` // green, yellow or red
+	Verdict string `json:"verdict"` // green, yellow, red, or incomplete
 	// Fails and Warnings count the findings of each level; Findings holds
 	// the first MaxFindings of them, failures first, then by time.
 	Fails    int       `json:"fails"`
@@ -152,8 +161,11 @@ const MaxTimelines = htmlGroups
 
 // Report analyzes what was added and returns the report.
 func (a *Analyzer) Report() *Report {
-	rep := &Report{Schema: Schema, Inputs: a.inputs, Calls: a.calls, Realtime: a.realtime,
+	rep := &Report{Schema: Schema, Inputs: slices.Clip(a.inputs), Calls: a.calls, Realtime: a.realtime,
 		ByRule: map[string]int{}, Limits: a.limits.Revision, Rules: a.rules}
+	if p := a.overProblem(); p != nil { // calls added past a bound, with no input after them
+		rep.Inputs = append(rep.Inputs, Input{Name: "calls added", Truncated: p.Reason, Stop: p})
+	}
 	rep.NotJudged, rep.NoToken = hostCounts(a.notJudged), hostCounts(a.noToken)
 	if rep.Inputs == nil {
 		rep.Inputs = []Input{}
@@ -213,6 +225,11 @@ func (a *Analyzer) Report() *Report {
 		g.Bucket, g.Timeline, g.Throttled = timeline(judged[i].recs, rep.Start, rep.End)
 	}
 	rep.Verdict = verdict(rep.Fails, rep.Warnings)
+	for _, in := range rep.Inputs {
+		if !in.Complete() {
+			rep.Verdict = Incomplete
+		}
+	}
 	return rep
 }
 

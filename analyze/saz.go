@@ -1,15 +1,15 @@
 package analyze
 
 import (
-	"archive/zip"
 	"bufio"
+	"cmp"
 	"compress/gzip"
 	"encoding/xml"
 	"fmt"
 	"io"
 	"net/http"
 	"path"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -26,52 +26,44 @@ const maxSessionFile = 1 << 20
 // session N, raw/N_c.txt (the request as sent), raw/N_s.txt (the answer)
 // and raw/N_m.xml (its timers). Each session becomes a Call, in session
 // order, its time Fiddler's ClientBeginRequest. A session that lacks a
-// request or a start time, or is a CONNECT tunnel, is skipped and named in
-// Input.Problems (tunnels are not counted as problems).
+// request or a start time, whose answer is not an HTTP response, or whose
+// files the zip cannot give back whole (a corrupt entry, a bad checksum) is
+// skipped and named in Input.Problems, and the trace is not Complete; a
+// CONNECT tunnel is passed over. Of each file, the first 1 MiB is read
+// (checked against its checksum when that is all of it).
 func ReadSAZ(r io.ReaderAt, size int64, add func(*Call)) (Input, error) {
 	in := Input{}
-	z, err := zip.NewReader(r, size)
+	var files []zipFile
+	err := zipDirectory(r, size, func(name []byte, zf zipFile) {
+		if n, kind, ok := sazName(string(name)); ok {
+			zf.n, zf.kind = n, kind
+			files = append(files, zf)
+		}
+	})
 	if err != nil {
 		return in, fmt.Errorf("%w: SAZ: %v", ErrNotTrace, err)
 	}
-	sessions := map[int]*sazSession{}
-	for _, f := range z.File {
-		n, kind, ok := sazName(f.Name)
-		if !ok {
-			continue
-		}
-		s := sessions[n]
-		if s == nil {
-			if len(sessions) == MaxCalls {
-				in.Truncated = fmt.Sprintf("stopped after %d sessions", MaxCalls)
-				break
-			}
-			s = &sazSession{}
-			sessions[n] = s
-		}
-		switch kind {
-		case 'c':
-			s.c = f
-		case 's':
-			s.s = f
-		case 'm':
-			s.m = f
-		}
-	}
-	if len(sessions) == 0 {
+	if len(files) == 0 {
 		return in, fmt.Errorf("%w: SAZ: no raw/N_c.txt sessions in the archive", ErrNotTrace)
 	}
-	order := make([]int, 0, len(sessions))
-	for n := range sessions {
-		order = append(order, n)
-	}
-	sort.Ints(order)
-	for i, n := range order {
-		c, bad := sessions[n].call(i)
+	slices.SortStableFunc(files, func(a, b zipFile) int { return cmp.Compare(a.n, b.n) })
+	o, br := &zipOpener{r: r}, bufio.NewReader(nil)
+	for i := 0; len(files) > 0; i++ {
+		s := sazSession{o: o, br: br}
+		n := files[0].n
+		for len(files) > 0 && files[0].n == n {
+			s.set(&files[0])
+			files = files[1:]
+		}
+		if i == MaxCalls {
+			in.stop(i, s.offset(), "stopped after %d sessions, the most one trace may hold", MaxCalls)
+			break
+		}
+		c, bad := s.call(i)
 		switch {
-		case bad == "tunnel":
+		case bad == tunnel:
 		case bad != "":
-			in.problem(i, "session %d: %s", n, bad)
+			in.problem(i, s.offset(), "session %d: %s", n, bad)
 		default:
 			in.Calls++
 			add(c)
@@ -80,7 +72,33 @@ func ReadSAZ(r io.ReaderAt, size int64, add func(*Call)) (Input, error) {
 	return in, nil
 }
 
-type sazSession struct{ c, s, m *zip.File }
+// sazSession is one session's files.
+type sazSession struct {
+	o       *zipOpener
+	br      *bufio.Reader // reused for each file
+	c, s, m *zipFile
+}
+
+func (s *sazSession) set(f *zipFile) {
+	switch f.kind {
+	case 'c':
+		s.c = f
+	case 's':
+		s.s = f
+	case 'm':
+		s.m = f
+	}
+}
+
+// offset is where the session's first file starts in the zip.
+func (s *sazSession) offset() int64 {
+	for _, f := range []*zipFile{s.c, s.s, s.m} {
+		if f != nil {
+			return int64(min(f.offset, 1<<62))
+		}
+	}
+	return -1
+}
 
 // sazName parses "raw/12_c.txt" into 12 and 'c'.
 func sazName(name string) (int, byte, bool) {
@@ -108,34 +126,73 @@ func (s *sazSession) call(i int) (*Call, string) {
 	if s.c == nil {
 		return nil, "no request (N_c.txt)"
 	}
-	c := &Call{Index: i}
-	if bad := s.request(c); bad != "" {
+	c := &Call{Index: i, Offset: s.offset()}
+	if bad := s.read(s.c, "c.txt", func(r *bufio.Reader) string { return sazRequest(r, c) }); bad != "" {
 		return nil, bad
 	}
 	if s.m == nil {
 		return nil, "no timers (N_m.xml)"
 	}
-	if bad := s.timers(c); bad != "" {
+	if bad := s.read(s.m, "m.xml", func(r *bufio.Reader) string { return sazTimers(r, c) }); bad != "" {
 		return nil, bad
 	}
 	if s.s != nil {
-		s.response(c) // an unreadable answer is a call without one
+		if bad := s.read(s.s, "s.txt", func(r *bufio.Reader) string { return sazResponse(r, c) }); bad != "" {
+			return nil, bad
+		}
 	}
 	return c, ""
 }
 
-func (s *sazSession) request(c *Call) string {
-	rc, err := s.c.Open()
+// read reads f's first maxSessionFile bytes through read, then the rest of
+// them, and returns why f could not be read: the zip's reason (a corrupt
+// file, a bad checksum), which comes first, or read's.
+func (s *sazSession) read(f *zipFile, name string, read func(*bufio.Reader) string) string {
+	name = fmt.Sprintf("%d_%s", f.n, name)
+	r, err := s.o.open(f)
 	if err != nil {
-		return "request: " + err.Error()
+		return name + ": " + err.Error()
 	}
-	defer rc.Close()
-	req, err := http.ReadRequest(bufio.NewReader(io.LimitReader(rc, maxSessionFile)))
+	zr := &errReader{r: r}
+	lr := io.LimitReader(zr, maxSessionFile)
+	s.br.Reset(lr)
+	bad := read(s.br)
+	io.Copy(io.Discard, lr)
+	if zr.err != nil {
+		return name + ": " + zr.err.Error()
+	}
+	if bad != "" && bad != tunnel {
+		return name + ": " + bad
+	}
+	return bad
+}
+
+// tunnel is the reason sazRequest gives a CONNECT tunnel: passed over,
+// not a problem.
+const tunnel = "tunnel"
+
+// errReader keeps the first error of r other than io.EOF.
+type errReader struct {
+	r   io.Reader
+	err error
+}
+
+func (e *errReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil && err != io.EOF && e.err == nil {
+		e.err = err
+	}
+	return n, err
+}
+
+// sazRequest reads the request as sent into c.
+func sazRequest(r *bufio.Reader, c *Call) string {
+	req, err := http.ReadRequest(r)
 	if err != nil {
-		return "request: " + err.Error()
+		return err.Error()
 	}
 	if req.Method == http.MethodConnect {
-		return "tunnel"
+		return tunnel
 	}
 	u := *req.URL
 	if u.Host == "" {
@@ -153,15 +210,15 @@ func (s *sazSession) request(c *Call) string {
 	return ""
 }
 
-func (s *sazSession) response(c *Call) {
-	rc, err := s.s.Open()
-	if err != nil {
-		return
+// sazResponse reads the answer into c: an empty file is a session without
+// one.
+func sazResponse(r *bufio.Reader, c *Call) string {
+	if _, err := r.Peek(1); err == io.EOF {
+		return ""
 	}
-	defer rc.Close()
-	resp, err := http.ReadResponse(bufio.NewReader(io.LimitReader(rc, maxSessionFile)), nil)
+	resp, err := http.ReadResponse(r, nil)
 	if err != nil {
-		return
+		return err.Error()
 	}
 	c.Status, c.RetryAfter = resp.StatusCode, resp.Header.Get("Retry-After")
 	body := io.Reader(resp.Body)
@@ -171,22 +228,19 @@ func (s *sazSession) response(c *Call) {
 		}
 	}
 	c.ResponseBody, _ = io.ReadAll(io.LimitReader(body, MaxBody))
+	return ""
 }
 
-func (s *sazSession) timers(c *Call) string {
-	rc, err := s.m.Open()
-	if err != nil {
-		return "timers: " + err.Error()
-	}
-	defer rc.Close()
+// sazTimers reads the session's timers into c.
+func sazTimers(r *bufio.Reader, c *Call) string {
 	var m struct {
 		Timers struct {
 			Begin string `xml:"ClientBeginRequest,attr"`
 			Done  string `xml:"ClientDoneResponse,attr"`
 		} `xml:"SessionTimers"`
 	}
-	if err := xml.NewDecoder(io.LimitReader(rc, maxSessionFile)).Decode(&m); err != nil {
-		return "timers: " + err.Error()
+	if err := xml.NewDecoder(r).Decode(&m); err != nil {
+		return err.Error()
 	}
 	t, err := time.Parse(time.RFC3339Nano, m.Timers.Begin)
 	if err != nil {

@@ -17,7 +17,9 @@ type CheckOptions struct {
 	// throttled (XSAPI asserts on every 429 in a development sandbox).
 	No429 bool `json:"no429,omitempty"`
 	// Certify fails when the trace analyzer's rules fail what the mock saw
-	// (analyze's red verdict), with the failing findings.
+	// (analyze's red verdict), with the failing findings; and when the
+	// record of calls (the latest 10,000) dropped calls made since Since,
+	// which could not be judged (analyze's incomplete verdict).
 	Certify bool `json:"certify,omitempty"`
 	// Expect fails when a filter matches another number of calls.
 	Expect []Expectation  `json:"expect,omitempty"`
@@ -74,6 +76,9 @@ func (h *Handler) Check(opts CheckOptions) (CheckResult, error) {
 			return CheckResult{}, err
 		}
 		res.Report = rep
+		if gap := rep.Inputs[0].Gap(); gap != nil {
+			res.Failures = append(res.Failures, "certification: incomplete: "+gap.Reason)
+		}
 		n := 0
 		for _, f := range rep.Findings {
 			if f.Level != analyze.Fail {
@@ -90,15 +95,29 @@ func (h *Handler) Check(opts CheckOptions) (CheckResult, error) {
 	return res, nil
 }
 
-// certify runs the trace analyzer's rules over the calls f matches.
+// certify runs the trace analyzer's rules over the calls f matches. When
+// the record of calls dropped some of them (it keeps the latest 10,000),
+// the verdict is incomplete: the record is one input, stopped at its
+// start.
 func (h *Handler) certify(f CallFilter, rules *analyze.Rules) (*analyze.Report, error) {
+	a, err := analyze.New(h.cfg.limits, rules)
+	if err != nil {
+		return nil, err
+	}
 	calls := h.Calls(f)
-	in := make([]analyze.Call, 0, len(calls))
+	dropped := h.droppedSince(f.Since) // after: a call dropped meanwhile fails the check, not passes it
 	for i, c := range calls {
-		in = append(in, analyze.Call{Index: i, Time: c.Time, Duration: c.Duration, Method: c.Method, URL: c.URL, Status: c.Status,
+		a.Add(&analyze.Call{Index: i, Time: c.Time, Duration: c.Duration, Method: c.Method, URL: c.URL, Status: c.Status,
 			RetryAfter: c.RetryAfter, RequestBody: c.body, Authorization: c.authorization()})
 	}
-	return analyze.Analyze(in, h.cfg.limits, rules)
+	in := analyze.Input{Name: "the mock's record of calls", Calls: len(calls)}
+	if dropped > 0 {
+		in.Truncated = fmt.Sprintf("the record keeps the latest %d calls (%d MiB): calls made in the window checked were dropped (%d in all)",
+			maxCalls, maxCallsBytes>>20, dropped)
+		in.Stop = &analyze.Problem{Index: 0, Offset: -1, Reason: in.Truncated}
+	}
+	a.AddInput(in)
+	return a.Report(), nil
 }
 
 // describeFilter writes a filter as a test's failure reads it.

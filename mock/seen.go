@@ -65,6 +65,10 @@ type callLog struct {
 	start int    // the oldest call's slot
 	n     int    // calls held
 	bytes int    // the ring's slots, and what the calls held keep besides
+	// dropped counts the calls overwritten; latestDropped is the latest
+	// time among them, so that a check knows whether its window is whole.
+	dropped       int
+	latestDropped time.Time
 }
 
 // callSize is the heap c holds beyond its slot in the ring: its text, one
@@ -81,7 +85,11 @@ func (l *callLog) add(c Call) {
 		l.bytes = ringBytes
 	}
 	for l.n > 0 && (l.n == maxCalls || l.bytes+size > maxCallsBytes) {
-		l.bytes -= callSize(&l.ring[l.start])
+		old := &l.ring[l.start]
+		l.bytes -= callSize(old)
+		if l.dropped++; old.Time.After(l.latestDropped) {
+			l.latestDropped = old.Time
+		}
 		l.ring[l.start] = Call{}
 		l.start = (l.start + 1) % maxCalls
 		l.n--
@@ -152,6 +160,19 @@ func (h *Handler) ForgetCalls() {
 	h.calls.mu.Lock()
 	defer h.calls.mu.Unlock()
 	h.calls.ring, h.calls.start, h.calls.n, h.calls.bytes = nil, 0, 0, 0
+	h.calls.dropped, h.calls.latestDropped = 0, time.Time{}
+}
+
+// droppedSince returns how many calls the record dropped, when one of
+// them was made at or after since (any, for a zero since): the record of
+// the calls since then is not whole.
+func (h *Handler) droppedSince(since time.Time) int {
+	h.calls.mu.Lock()
+	defer h.calls.mu.Unlock()
+	if h.calls.dropped == 0 || !since.IsZero() && h.calls.latestDropped.Before(since) {
+		return 0
+	}
+	return h.calls.dropped
 }
 
 // WriteHAR writes the calls f matches as a HAR 1.2 document, which

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/xblgo/fgrl/analyze"
@@ -327,5 +329,32 @@ func TestCallsHoldNoSecret(t *testing.T) {
 		if !bytes.Contains(har.Bytes(), []byte(want)) {
 			t.Errorf("the HAR lacks %q: it should still say what was called", want)
 		}
+	}
+}
+
+// TestCheckFailsClosed: when the record of calls dropped calls made in the
+// window a check certifies (it keeps the latest 10,000), the verdict is
+// incomplete and the check fails, though the calls it still holds pass;
+// since a time after the dropped calls, it passes. Before, the two 429s in
+// a row dropped from the record were never judged: it passed.
+func TestCheckFailsClosed(t *testing.T) {
+	h := NewHandler()
+	t0 := time.Date(2026, 3, 1, 20, 0, 0, 0, time.UTC)
+	for i := range maxCalls + 2 {
+		c := Call{Time: t0.Add(time.Duration(i) * time.Second), Method: "GET", host: "profile.xboxlive.com", uri: "/users/me/profile/settings",
+			Scope: "profile", Status: 200, userhash: fmt.Sprint("u", i)}
+		if i < 2 { // dropped: 429s in a row, the record's oldest
+			c.Status, c.RetryAfter, c.userhash = 429, "60", "throttled"
+		}
+		h.calls.add(c)
+	}
+	res, err := h.Check(CheckOptions{Certify: true})
+	if err != nil || res.OK || res.Report.Verdict != analyze.Incomplete || len(res.Failures) != 1 ||
+		!strings.HasPrefix(res.Failures[0], "certification: incomplete: the record keeps the latest 10000 calls") {
+		t.Errorf("calls dropped: %v, %+v; want a failure, the verdict incomplete", err, res.Failures)
+	}
+	res, err = h.Check(CheckOptions{Certify: true, Since: t0.Add(2 * time.Second)})
+	if err != nil || !res.OK || res.Report.Verdict != analyze.Green {
+		t.Errorf("since the dropped calls: %v, %+v", err, res.Failures)
 	}
 }

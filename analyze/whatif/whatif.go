@@ -79,6 +79,8 @@ func New(lim *limits.Limits, rules *analyze.Rules) (*Replayer, error) {
 }
 
 // AddInput records what a reader made of a trace (analyze.Analyzer.AddInput).
+// A trace not read whole makes both verdicts Incomplete: the replay is of
+// the calls read.
 func (r *Replayer) AddInput(in analyze.Input) { r.before.AddInput(in) }
 
 // Add takes one call of the trace. It keeps no reference to c.
@@ -180,6 +182,9 @@ func (r *Replayer) Run(ctx context.Context) (*Result, error) {
 	after, err := analyze.New(r.lim, r.rules)
 	if err != nil {
 		return nil, err
+	}
+	for _, in := range before.Inputs { // the traces, as read (and judged: past MaxCalls)
+		after.AddInput(in)
 	}
 	var mu sync.Mutex
 	tap := func(next http.RoundTripper, now func() time.Time) http.RoundTripper {

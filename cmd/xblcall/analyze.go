@@ -62,10 +62,15 @@ calls are exempt from polling, repeated-calls and small-batch.
           it, a single 429, bursts, repeats, polling, small or frequent
           batches, calls without a token. Exit status 0.
   green   no finding. Exit status 0.
+  incomplete
+          a trace was not read whole: a file cut short, or not valid past
+          some entry, or over the bound of one trace; an entry that is no
+          call; a corrupt .saz file. The calls read are judged and listed,
+          but what was not read may fail. Exit status 2, naming the trace,
+          the entry and the byte.
 
-Exit status 2 is a usage or input error: no trace, a file that is no trace,
-or traces holding no calls. One bad entry is skipped and named; a file cut
-short is analyzed up to the cut, with a warning.
+Exit status 2 is also a usage or input error: no trace, a file that is no
+trace, or traces holding no calls.
 `,
 		RunE: runE(e, o.run),
 	}
@@ -139,7 +144,7 @@ func (o *analyzeOpts) run(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	rep := a.Report()
-	if rep.Calls == 0 {
+	if rep.Calls == 0 && rep.Verdict != analyze.Incomplete {
 		return &exitError{2, errors.New("the traces hold no calls")}
 	}
 	if o.html != "" {
@@ -162,10 +167,31 @@ func (o *analyzeOpts) run(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if rep.Verdict == analyze.Red {
+	switch rep.Verdict {
+	case analyze.Incomplete:
+		return &exitError{2, incomplete(rep.Inputs)}
+	case analyze.Red:
 		return &exitError{1, fmt.Errorf("verdict red: %d findings fail certification", rep.Fails)}
 	}
 	return nil
+}
+
+// incomplete is the error of a verdict on traces not read whole, naming
+// the first and where.
+func incomplete(inputs []analyze.Input) error {
+	var first string
+	n := 0
+	for _, in := range inputs {
+		if gap := in.Gap(); gap != nil {
+			if n++; n == 1 {
+				first = safetext.Clip(in.Name, 200) + ": " + safetext.Clip(gap.String(), 300)
+			}
+		}
+	}
+	if n > 1 {
+		first += fmt.Sprintf(" (and %d more traces)", n-1)
+	}
+	return fmt.Errorf("verdict incomplete: not read whole: %s", first)
 }
 
 // runWhatIf is --what-if: the traces replayed through fgrl, side by side
@@ -193,7 +219,10 @@ func (o *analyzeOpts) runWhatIf(ctx context.Context, e *env, paths []string, lim
 	if err != nil {
 		return err
 	}
-	if res.Before.Verdict == analyze.Red {
+	switch res.Before.Verdict {
+	case analyze.Incomplete:
+		return &exitError{2, incomplete(res.Before.Inputs)}
+	case analyze.Red:
 		return &exitError{1, fmt.Errorf("the traces' verdict is red (with fgrl: %s)", res.After.Verdict)}
 	}
 	return nil
@@ -211,6 +240,11 @@ func printWhatIf(w io.Writer, res *whatif.Result, lim *limits.Limits) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for _, in := range res.Before.Inputs {
+		if gap := in.Gap(); gap != nil {
+			fmt.Fprintf(w, "\nINCOMPLETE: %s: not read whole: %s", safetext.Clip(in.Name, 60), safetext.Clip(gap.String(), 200))
+		}
 	}
 	_, err := fmt.Fprintf(w, "\n429s: %d in the traces, %d with fgrl (%d avoided)\nverdict: %s in the traces (%d failing, %d warnings), %s with fgrl (%d failing, %d warnings)\n",
 		t429, f429, t429-f429, res.Before.Verdict, res.Before.Fails, res.Before.Warnings, res.After.Verdict, res.After.Fails, res.After.Warnings)
@@ -445,12 +479,13 @@ func printReport(w io.Writer, rep *analyze.Report, verbose bool) error {
 	for _, in := range rep.Inputs {
 		fmt.Fprintf(w, "%s: %d calls", cell(in.Name, 60), in.Calls)
 		if in.ProblemCount > 0 {
-			fmt.Fprintf(w, ", %d entries skipped (the first: entry %d, %s)", in.ProblemCount, in.Problems[0].Index,
-				cell(in.Problems[0].Reason, 40))
+			fmt.Fprintf(w, ", %d entries skipped (the first: %s)", in.ProblemCount, cell(in.Problems[0].String(), 50))
 		}
 		fmt.Fprintln(w)
-		if in.Truncated != "" {
-			fmt.Fprintf(w, "  warning: read in part: %s\n", cell(in.Truncated, 80))
+		if in.Stop != nil {
+			fmt.Fprintf(w, "  INCOMPLETE: read in part: %s\n", cell(in.Stop.String(), 70))
+		} else if in.Truncated != "" {
+			fmt.Fprintf(w, "  INCOMPLETE: read in part: %s\n", cell(in.Truncated, 70))
 		}
 	}
 	fmt.Fprintf(w, "judged %d calls in %d user-service groups\n", rep.Judged, len(rep.Groups))
@@ -475,6 +510,10 @@ func printReport(w io.Writer, rep *analyze.Report, verbose bool) error {
 		}
 	}
 	printFindings(w, rep, verbose, cell)
+	if rep.Verdict == analyze.Incomplete {
+		fmt.Fprintf(w, "\nverdict INCOMPLETE: the traces were not read whole; among the calls read, %d failures, %d warnings\n", rep.Fails, rep.Warnings)
+		return nil
+	}
 	fmt.Fprintf(w, "\nverdict %s: %d failures, %d warnings\n", strings.ToUpper(rep.Verdict), rep.Fails, rep.Warnings)
 	return nil
 }

@@ -139,12 +139,15 @@ func TestAnalyzeExitCodes(t *testing.T) {
 	}
 }
 
-// TestAnalyzeInputs: a directory of a HAR and a SAZ, standard input, a bad
-// entry and a file cut short.
+// TestAnalyzeInputs: a directory of a HAR and a SAZ, and standard input,
+// are read; a bad entry and a file cut short make the verdict incomplete
+// (exit 2), naming the entry and the byte.
 func TestAnalyzeInputs(t *testing.T) {
 	dir := t.TempDir()
-	b, _ := json.Marshal(map[string]any{"log": map[string]any{"entries": []any{
-		entry(0, "https://social.xboxlive.com/users/me/people", "1", 200, ""), map[string]any{"startedDateTime": "never"}}}})
+	good := entry(0, "https://social.xboxlive.com/users/me/people", "1", 200, "")
+	clean, _ := json.Marshal(map[string]any{"log": map[string]any{"entries": []any{good}}})
+	b, _ := json.Marshal(map[string]any{"log": map[string]any{"entries": []any{good, map[string]any{"startedDateTime": "never"}}}})
+	bad := bytes.LastIndex(b, []byte(`{"startedDateTime":"never"}`))
 	os.WriteFile(filepath.Join(dir, "a.har"), b, 0o644)
 	var z bytes.Buffer
 	zw := zip.NewWriter(&z)
@@ -160,25 +163,30 @@ func TestAnalyzeInputs(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "b.saz"), z.Bytes(), 0o644)
 	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("x"), 0o644)
 	code, out, errs := xblcall(t, "analyze", dir)
-	for _, want := range []string{"a.har: 1 calls, 1 entries skipped (the first: entry 1, startedDateTime", "b.saz: 1 calls", "judged 2 calls in 2"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("exit %d: output lacks %q:\n%s%s", code, want, out, errs)
+	for _, want := range []string{fmt.Sprintf("a.har: 1 calls, 1 entries skipped (the first: entry 1 at byte %d: startedDateTime", bad), "b.saz: 1 calls",
+		"judged 2 calls in 2", "verdict INCOMPLETE", fmt.Sprintf("a.har: entry 1 at byte %d: startedDateTime \"never\" is not an ISO 8601 time", bad)} {
+		if code != 2 || !strings.Contains(out+errs, want) {
+			t.Errorf("exit %d, want 2 and %q in:\n%s%s", code, want, out, errs)
 		}
 	}
 	cut := filepath.Join(dir, "cut.har")
 	os.WriteFile(cut, b[:len(b)-30], 0o644)
-	if code, out, _ := xblcall(t, "analyze", cut); code != 0 || !strings.Contains(out, "warning: read in part: the file ends inside entry 1") {
-		t.Errorf("cut file: exit %d\n%s", code, out)
+	if code, out, _ := xblcall(t, "analyze", cut); code != 2 ||
+		!strings.Contains(out, fmt.Sprintf("INCOMPLETE: read in part: entry 1 at byte %d: the file ends inside entry 1", len(b)-30)) {
+		t.Errorf("cut file: exit %d, want 2\n%s", code, out)
 	}
-	for name, data := range map[string][]byte{"HAR": b, "SAZ": z.Bytes()} {
+	for name, tc := range map[string]struct {
+		data []byte
+		code int
+	}{"HAR": {clean, 0}, "SAZ": {z.Bytes(), 0}, "HAR with a bad entry": {b, 2}} {
 		stdin := filepath.Join(t.TempDir(), "in")
-		os.WriteFile(stdin, data, 0o644)
+		os.WriteFile(stdin, tc.data, 0o644)
 		f, _ := os.Open(stdin)
 		var o, e bytes.Buffer
 		code := run(t.Context(), []string{"analyze", "-"}, &o, &e, withStdin(f))
 		f.Close()
-		if code != 0 || !strings.Contains(o.String(), "standard input: 1 calls") {
-			t.Errorf("%s on stdin: exit %d\n%s%s", name, code, o.String(), e.String())
+		if code != tc.code || !strings.Contains(o.String(), "standard input: 1 calls") {
+			t.Errorf("%s on stdin: exit %d, want %d\n%s%s", name, code, tc.code, o.String(), e.String())
 		}
 	}
 }

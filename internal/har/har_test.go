@@ -23,6 +23,7 @@ func read(t *testing.T, b []byte) []analyze.Call {
 	in, err := analyze.ReadHAR(bytes.NewReader(b), func(c *analyze.Call) {
 		cp := *c
 		cp.RequestBody, cp.ResponseBody = bytes.Clone(c.RequestBody), bytes.Clone(c.ResponseBody)
+		cp.Offset = 0 // where its entry starts in the HAR, not a part of the call written
 		out = append(out, cp)
 	})
 	if err != nil || in.ProblemCount > 0 || in.Truncated != "" {

@@ -20,7 +20,7 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"github.com/xblgo/fgrl/analyze"
-	"github.com/xblgo/fgrl/analyze/whatif"
+	"github.com/xblgo/fgrl/whatif"
 	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/limits"
 )

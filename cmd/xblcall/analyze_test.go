@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/xblgo/fgrl/analyze"
-	"github.com/xblgo/fgrl/internal/sim"
+	"github.com/xblgo/fgrl/replay"
 	"github.com/xblgo/fgrl/limits"
 	"github.com/xblgo/fgrl/mock"
 )
@@ -31,7 +31,7 @@ func recordHAR(t *testing.T, client string, args ...string) string {
 // exampleLimits writes the worked example's limits to a file for --limits.
 func exampleLimits(t *testing.T) string {
 	t.Helper()
-	_, l, err := sim.WorkedExample(limits.Default())
+	_, l, err := replay.WorkedExample(limits.Default())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestAnalyzeRecordedTrace(t *testing.T) {
 	limitsFile := exampleLimits(t)
 	trace := recordHAR(t, "naive")
 	b, _ := os.ReadFile(trace)
-	if tok := mock.Token(sim.ExampleUser, "1234567890"); bytes.Contains(b, []byte(tok[strings.Index(tok, ";")+1:])) {
+	if tok := mock.Token(replay.ExampleUser, "1234567890"); bytes.Contains(b, []byte(tok[strings.Index(tok, ";")+1:])) {
 		t.Fatal("the HAR holds a token")
 	}
 	code, out, errs := xblcall(t, "analyze", "--json", "--limits", limitsFile, trace)

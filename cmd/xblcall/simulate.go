@@ -20,7 +20,7 @@ import (
 	"github.com/xblgo/fgrl/analyze"
 	"github.com/xblgo/fgrl/internal/har"
 	"github.com/xblgo/fgrl/internal/safetext"
-	"github.com/xblgo/fgrl/internal/sim"
+	"github.com/xblgo/fgrl/replay"
 	"github.com/xblgo/fgrl/limits"
 )
 
@@ -48,7 +48,7 @@ default, or background) or the same fields as a JSON array:
 		RunE: runE(e, o.run),
 	}
 	c.Flags().AddFlagSet(simulateFlags(o))
-	complete(c, map[string][]string{"client": append(slices.Clone(sim.Clients), "all"), "revision": limits.Revisions()}, map[string][]string{"pattern": {"csv", "json"}, "svg": {"svg"}, "har": {"har"}, "limits": {"json"}, "service-limits": {"json"}}, nil)
+	complete(c, map[string][]string{"client": append(slices.Clone(replay.Clients), "all"), "revision": limits.Revisions()}, map[string][]string{"pattern": {"csv", "json"}, "svg": {"svg"}, "har": {"har"}, "limits": {"json"}, "service-limits": {"json"}}, nil)
 	return c
 }
 
@@ -95,13 +95,13 @@ func (o *simulateOpts) run(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var results []sim.Result
+	var results []replay.Result
 	for _, c := range clients {
-		opts := sim.Options{Limits: limits, ServiceLimits: served, Client: c, TitleID: o.title, Coalesce: o.coalesce, Progress: progress(e, c)}
+		opts := replay.Options{Limits: limits, ServiceLimits: served, Client: c, TitleID: o.title, Coalesce: o.coalesce, Progress: progress(e, c)}
 		if trace != nil {
 			opts.Base = trace.tap
 		}
-		res, err := sim.Run(ctx, p, opts)
+		res, err := replay.Run(ctx, p, opts)
 		if err != nil {
 			return err
 		}
@@ -170,7 +170,7 @@ func (o *simulateOpts) openHAR(clients int, l *limits.Limits) (*harTrace, error)
 	return &harTrace{f: f, w: har.NewWriterLimits(f, doc)}, nil
 }
 
-// tap records what reaches the simulated service (sim.Options.Base).
+// tap records what reaches the simulated service (replay.Options.Base).
 func (t *harTrace) tap(next http.RoundTripper, now func() time.Time) http.RoundTripper {
 	return &analyze.Recorder{Base: next, Now: now, Add: t.write}
 }
@@ -198,9 +198,9 @@ func (t *harTrace) close() error {
 
 func clientList(s string) ([]string, error) {
 	if s == "all" {
-		return sim.Clients, nil
+		return replay.Clients, nil
 	}
-	if slices.Contains(sim.Clients, s) {
+	if slices.Contains(replay.Clients, s) {
 		return []string{s}, nil
 	}
 	return nil, &exitError{2, fmt.Errorf("unknown client %s (want naive, xsapi, fgrl or all)", safetext.Quote(s, 40))}
@@ -219,13 +219,13 @@ func (o *simulateOpts) serviceLimits() (*limits.Limits, error) {
 }
 
 // load returns the pattern, its limits and a one-line description.
-func (o *simulateOpts) load(e *env) (sim.Pattern, *limits.Limits, string, error) {
+func (o *simulateOpts) load(e *env) (replay.Pattern, *limits.Limits, string, error) {
 	limits, err := loadLimits(o.revision, o.limits)
 	if err != nil {
 		return nil, nil, "", err
 	}
 	if o.pattern == "" {
-		p, l, err := sim.WorkedExample(limits)
+		p, l, err := replay.WorkedExample(limits)
 		return p, l, "The FGRL documentation's worked example: one user, burst 30 / 15 s, sustain 100 / 300 s", err
 	}
 	var r io.Reader = e.stdin
@@ -237,7 +237,7 @@ func (o *simulateOpts) load(e *env) (sim.Pattern, *limits.Limits, string, error)
 		defer f.Close()
 		r = f
 	}
-	p, err := sim.ParsePattern(r)
+	p, err := replay.ParsePattern(r)
 	if err != nil {
 		return nil, nil, "", &exitError{2, err} // malformed input
 	}
@@ -248,7 +248,7 @@ func (o *simulateOpts) load(e *env) (sim.Pattern, *limits.Limits, string, error)
 // a summary row.
 const tablesPerClient = 5
 
-func printSimulation(w io.Writer, desc string, results []sim.Result) error {
+func printSimulation(w io.Writer, desc string, results []replay.Result) error {
 	fmt.Fprintln(w, desc)
 	for _, r := range results {
 		for i, k := range r.Keys {
@@ -291,7 +291,7 @@ func printSimulation(w io.Writer, desc string, results []sim.Result) error {
 
 // printKeyTable prints what the service saw of one key, its rule in the
 // header.
-func printKeyTable(w io.Writer, client string, k sim.KeyResult) error {
+func printKeyTable(w io.Writer, client string, k replay.KeyResult) error {
 	fmt.Fprintf(w, "\nclient %s, user %s, %s (burst %d / 15 s, sustain %d / 300 s):\n", client, k.User, k.Scope, k.Burst, k.Sustain)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "interval (s)\trequests\tburst count\tsustain count\tthrottled\tlimit\t")
@@ -304,7 +304,7 @@ func printKeyTable(w io.Writer, client string, k sim.KeyResult) error {
 
 // printKeySummary prints one row per key: what reached the service and
 // what it throttled.
-func printKeySummary(w io.Writer, r sim.Result) error {
+func printKeySummary(w io.Writer, r replay.Result) error {
 	fmt.Fprintf(w, "\nclient %s, every key:\n", r.Client)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "user\tscope\trequests\tthrottled\t")

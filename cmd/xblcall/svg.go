@@ -7,7 +7,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/xblgo/fgrl/internal/sim"
+	"github.com/xblgo/fgrl/replay"
 	"github.com/xblgo/fgrl/throttle"
 )
 
@@ -32,7 +32,7 @@ const (
 // sustain limit as a step line that drops where a window resets. Long runs
 // are aggregated into at most 240 buckets, each showing its busiest
 // interval, so a 24-hour pattern stays readable.
-func writeSVG(name string, results []sim.Result, desc string) error {
+func writeSVG(name string, results []replay.Result, desc string) error {
 	c := chart{end: int(throttle.BurstPeriod / time.Second)}
 	for _, r := range results {
 		for _, k := range r.Keys {
@@ -91,7 +91,7 @@ func (c *chart) finish() []byte {
 
 // key draws one key's panel: its title, then the burst plot and the
 // sustain plot over the same time axis.
-func (c *chart) key(client string, k sim.KeyResult) {
+func (c *chart) key(client string, k replay.KeyResult) {
 	b := bucketize(k, c.end)
 	throttled := 0
 	for _, r := range k.Rows {
@@ -115,11 +115,11 @@ func (c *chart) key(client string, k sim.KeyResult) {
 type buckets struct {
 	size int // intervals per bucket
 	end  int // seconds on the time axis
-	peak []sim.Row
+	peak []replay.Row
 	sust []int // up to the key's last interval: after it, its count is unknown
 }
 
-func bucketize(k sim.KeyResult, end int) buckets {
+func bucketize(k replay.KeyResult, end int) buckets {
 	secs := int(throttle.BurstPeriod / time.Second)
 	intervals := (end + secs - 1) / secs
 	size := 1
@@ -131,7 +131,7 @@ func bucketize(k sim.KeyResult, end int) buckets {
 	if len(k.Rows) > 0 {
 		last = min((k.Rows[len(k.Rows)-1].End/secs+size-1)/size, n)
 	}
-	b := buckets{size: size, end: n * size * secs, peak: make([]sim.Row, n), sust: make([]int, last)}
+	b := buckets{size: size, end: n * size * secs, peak: make([]replay.Row, n), sust: make([]int, last)}
 	for _, r := range k.Rows {
 		lo, hi := r.Start/secs/size, (r.End/secs-1)/size
 		if lo >= n {

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/xblgo/fgrl/internal/sim"
+	"github.com/xblgo/fgrl/replay"
 )
 
 func TestNiceStep(t *testing.T) {
@@ -63,7 +63,7 @@ func TestSpan(t *testing.T) {
 // sustain count, and that the sustain line stops at the key's last row.
 func TestBucketize(t *testing.T) {
 	const day = 86400
-	k := sim.KeyResult{Rows: []sim.Row{
+	k := replay.KeyResult{Rows: []replay.Row{
 		{Start: 0, End: 15, Requests: 3, SustainCount: 3},
 		{Start: 15, End: 30, Requests: 9, Throttled: 2, SustainCount: 12},
 		{Start: 30, End: 3600, SustainCount: 12}, // idle

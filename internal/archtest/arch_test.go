@@ -169,6 +169,20 @@ func TestLeanImports(t *testing.T) {
 	}
 }
 
+// TestAnalyzerStandsAlone: the analyzer, and everything under it, judges
+// traffic by the limits data and the trace analyzer's rules alone: it
+// imports neither the transport nor the mock (the what-if, which runs
+// both, sits above it in package whatif), nor any package that does.
+func TestAnalyzerStandsAlone(t *testing.T) {
+	for _, p := range list(t, "-deps", module+"/analyze/...") {
+		for _, banned := range []string{module + "/transport", module + "/mock", module + "/replay", module + "/client"} {
+			if p.ImportPath == banned || strings.HasPrefix(p.ImportPath, banned+"/") {
+				t.Errorf("go list -deps ./analyze/... holds %s", p.ImportPath)
+			}
+		}
+	}
+}
+
 // TestFuzzTable: RELIABILITY.md's table of fuzz targets names every fuzz
 // target of the module's test files, as package.FuzzName, and no other.
 func TestFuzzTable(t *testing.T) {

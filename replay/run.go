@@ -1,4 +1,4 @@
-package sim
+package replay
 
 import (
 	"context"
@@ -155,7 +155,7 @@ func Run(ctx context.Context, p Pattern, o Options) (Result, error) {
 		return Result{}, err
 	}
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	v := NewVirtual(start)
+	v := clock.NewVirtual(start)
 	svc := o.service()
 	script := exampleScript
 	if o.AnswerAll {
@@ -290,7 +290,7 @@ func (o *Options) client(base http.RoundTripper) http.RoundTripper {
 
 // feed starts each of the pattern's calls at its virtual time; overlapping
 // events run at the same time.
-func feed(ctx context.Context, v *Virtual, p Pattern, o Options, start func(*Event)) {
+func feed(ctx context.Context, v *clock.Virtual, p Pattern, o Options, start func(*Event)) {
 	sched := newSchedule(p)
 	var at time.Duration
 	end := p.End()

@@ -1,4 +1,4 @@
-package sim
+package replay
 
 import (
 	"context"
@@ -205,7 +205,7 @@ func TestPlannerMatchesSimulation(t *testing.T) {
 // interactive reads, the interactive calls wait for nothing, where they
 // queue behind the job when it is not marked background.
 func TestMixedWorkload(t *testing.T) {
-	f, err := os.Open("../../examples/mixed.csv")
+	f, err := os.Open("../examples/mixed.csv")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +268,7 @@ func TestMixedWorkload(t *testing.T) {
 // 8 profile reads 20 s apart. The fgrl client's first 429 teaches it the
 // limit, so it collects one; a plain client collects two a burst.
 func TestServiceLimitsLearned(t *testing.T) {
-	drift, err := limits.LoadFile("../../examples/drift.json")
+	drift, err := limits.LoadFile("../examples/drift.json")
 	if err != nil {
 		t.Fatal(err)
 	}

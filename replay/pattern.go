@@ -1,7 +1,10 @@
-// Package sim replays call patterns against the mock in virtual time, through
-// a plain client, XSAPI-style retries or the fgrl transport, and reports what
-// the service saw per 15 s interval.
-package sim
+// Package replay replays calls against the mock in virtual time, through a
+// plain client, XSAPI-style retries or the fgrl transport: call patterns
+// (xblcall simulate) and a trace's recorded calls (package whatif), and
+// reports what the service saw per 15 s interval. It sits beside the CLI,
+// above the transport and the mock it runs; package analyze never imports
+// it.
+package replay
 
 import (
 	"bytes"

@@ -5,9 +5,9 @@
 // locally and how long it would have held them, per service, and the trace
 // analyzer's verdict before and after.
 //
-// It is a sibling of package analyze, which judges traffic by the limits
-// and the rules alone and never imports the transport or the mock; this
-// package is where the two meet. xblcall analyze --what-if is it on the
+// It sits above package analyze, which judges traffic by the limits and
+// the rules alone and never imports the transport or the mock; this
+// package, with package replay, is where the two meet. xblcall analyze --what-if is it on the
 // command line.
 //
 //	r, _ := whatif.New(nil, nil)           // the 2020 limits, the trace analyzer's rules
@@ -39,8 +39,8 @@ import (
 	"time"
 
 	"github.com/xblgo/fgrl/analyze"
-	"github.com/xblgo/fgrl/internal/sim"
 	"github.com/xblgo/fgrl/limits"
+	"github.com/xblgo/fgrl/replay"
 )
 
 // MaxURLBytes bounds the distinct URLs a Replayer keeps, in bytes; past
@@ -53,10 +53,10 @@ type Replayer struct {
 	lim    *limits.Limits
 	rules  *analyze.Rules
 	before *analyze.Analyzer
-	events sim.Pattern // the calls to replay, At from base (Run makes the first 0)
+	events replay.Pattern // the calls to replay, At from base (Run makes the first 0)
 	base   time.Time
 	users  map[string]string // userhash -> a XUID of its own in the replay
-	reqs   map[string]*sim.Request
+	reqs   map[string]*replay.Request
 	bytes  int
 	trace  map[string]*Service // by service scope
 }
@@ -74,7 +74,7 @@ func New(lim *limits.Limits, rules *analyze.Rules) (*Replayer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Replayer{lim: lim, rules: rules, before: before, users: map[string]string{}, reqs: map[string]*sim.Request{},
+	return &Replayer{lim: lim, rules: rules, before: before, users: map[string]string{}, reqs: map[string]*replay.Request{},
 		trace: map[string]*Service{}}, nil
 }
 
@@ -106,7 +106,7 @@ func (r *Replayer) Add(c *analyze.Call) {
 	if len(r.events) == 0 {
 		r.base = c.Time
 	}
-	r.events = append(r.events, sim.Event{At: c.Time.Sub(r.base), Service: s.Service, User: u, Count: 1, Req: r.request(c.Method, c.URL)})
+	r.events = append(r.events, replay.Event{At: c.Time.Sub(r.base), Service: s.Service, User: u, Count: 1, Req: r.request(c.Method, c.URL)})
 }
 
 func (r *Replayer) service(scope string) *Service {
@@ -119,7 +119,7 @@ func (r *Replayer) service(scope string) *Service {
 }
 
 // request interns a call's method and URL, within MaxURLBytes.
-func (r *Replayer) request(method, raw string) *sim.Request {
+func (r *Replayer) request(method, raw string) *replay.Request {
 	k := method + " " + raw
 	if q, ok := r.reqs[k]; ok {
 		return q
@@ -128,9 +128,9 @@ func (r *Replayer) request(method, raw string) *sim.Request {
 		if i := strings.IndexAny(raw, "?#"); i >= 0 {
 			raw = raw[:i]
 		}
-		return &sim.Request{Method: method, URL: raw}
+		return &replay.Request{Method: method, URL: raw}
 	}
-	q := &sim.Request{Method: method, URL: raw}
+	q := &replay.Request{Method: method, URL: raw}
 	r.reqs[k] = q
 	r.bytes += 2*len(k) + 64
 	return q
@@ -169,9 +169,9 @@ func (r *Replayer) Run(ctx context.Context) (*Result, error) {
 		return nil, errors.New("whatif: the traces hold no call of a judged service with a token")
 	}
 	p := r.events
-	slices.SortStableFunc(p, func(a, b sim.Event) int { return cmp.Compare(a.At, b.At) })
-	if p[len(p)-1].At/2-p[0].At/2 > sim.MaxSpan/2 { // halves: no overflow
-		return nil, fmt.Errorf("whatif: the traces' calls span more than %v, the longest replay", sim.MaxSpan)
+	slices.SortStableFunc(p, func(a, b replay.Event) int { return cmp.Compare(a.At, b.At) })
+	if p[len(p)-1].At/2-p[0].At/2 > replay.MaxSpan/2 { // halves: no overflow
+		return nil, fmt.Errorf("whatif: the traces' calls span more than %v, the longest replay", replay.MaxSpan)
 	}
 	if start := p[0].At; start != 0 { // a call earlier than the first added
 		for i := range p {
@@ -194,7 +194,7 @@ func (r *Replayer) Run(ctx context.Context) (*Result, error) {
 			mu.Unlock()
 		}}
 	}
-	res, err := sim.Run(ctx, p, sim.Options{Limits: r.lim, Client: "fgrl", AnswerAll: true, Base: tap, LimitShare: r.rules.NearLimit})
+	res, err := replay.Run(ctx, p, replay.Options{Limits: r.lim, Client: "fgrl", AnswerAll: true, Base: tap, LimitShare: r.rules.NearLimit})
 	if err != nil {
 		return nil, err
 	}

@@ -1,12 +1,10 @@
-package sim
+package clock
 
 import (
 	"container/heap"
 	"context"
 	"sync"
 	"time"
-
-	"github.com/xblgo/fgrl/internal/clock"
 )
 
 // Virtual is a discrete-event clock for simulations. Goroutines that take
@@ -110,7 +108,7 @@ func (v *Virtual) Sleep(ctx context.Context, d time.Duration) error {
 
 // AfterFunc calls f, in a new participant, once the virtual time has
 // advanced by d.
-func (v *Virtual) AfterFunc(d time.Duration, f func()) clock.Stopper {
+func (v *Virtual) AfterFunc(d time.Duration, f func()) Stopper {
 	v.mu.Lock()
 	w := v.push(d, f)
 	v.mu.Unlock()

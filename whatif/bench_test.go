@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/xblgo/fgrl/analyze"
-	"github.com/xblgo/fgrl/analyze/whatif"
+	"github.com/xblgo/fgrl/whatif"
 )
 
 // BenchmarkReplay replays a trace through fgrl: FGRL_BENCH_REPLAY_CALLS

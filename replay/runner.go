@@ -1,4 +1,4 @@
-package sim
+package replay
 
 import (
 	"container/heap"
@@ -17,7 +17,7 @@ import (
 // goroutines grow with the calls waiting at once, not with the calls made.
 // The queue holds one item per event and instant, not one per call.
 type runner struct {
-	v    *Virtual
+	v    *clock.Virtual
 	call func(e *Event)
 
 	mu      sync.Mutex

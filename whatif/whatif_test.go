@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/xblgo/fgrl/analyze"
-	"github.com/xblgo/fgrl/analyze/whatif"
+	"github.com/xblgo/fgrl/whatif"
 )
 
 var t0 = time.Date(2026, 3, 1, 20, 0, 0, 0, time.UTC)

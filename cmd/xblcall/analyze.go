@@ -20,9 +20,9 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"github.com/xblgo/fgrl/analyze"
-	"github.com/xblgo/fgrl/whatif"
 	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/limits"
+	"github.com/xblgo/fgrl/whatif"
 )
 
 func analyzeCommand(e *env) *cobra.Command {

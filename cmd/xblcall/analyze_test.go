@@ -12,9 +12,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/xblgo/fgrl/analyze"
-	"github.com/xblgo/fgrl/replay"
 	"github.com/xblgo/fgrl/limits"
 	"github.com/xblgo/fgrl/mock"
+	"github.com/xblgo/fgrl/replay"
 )
 
 // recordHAR replays the worked example with client through 'xblcall

@@ -20,8 +20,8 @@ import (
 	"github.com/xblgo/fgrl/analyze"
 	"github.com/xblgo/fgrl/internal/har"
 	"github.com/xblgo/fgrl/internal/safetext"
-	"github.com/xblgo/fgrl/replay"
 	"github.com/xblgo/fgrl/limits"
+	"github.com/xblgo/fgrl/replay"
 )
 
 func simulateCommand(e *env) *cobra.Command {

@@ -103,3 +103,30 @@ func TestAttackRefreshTokenBoundToClient(t *testing.T) {
 		}
 	})
 }
+
+// TestAttackDeviceCodeBoundToClient: a device code is polled for by the
+// client it was issued to (RFC 8628 §3.4: the token request carries the
+// client_id of a public client, and RFC 6749 §3.2.1 has the server check
+// the grant was issued to it); the mock's identity platform hands the
+// tokens to whatever client_id polls, or none.
+func TestAttackDeviceCodeBoundToClient(t *testing.T) {
+	h := NewHandler()
+	_, b := post(t, h, "https://login.microsoftonline.com/consumers/oauth2/v2.0/devicecode", "application/x-www-form-urlencoded", "client_id=game-a")
+	var dc struct {
+		DeviceCode string `json:"device_code"`
+	}
+	if err := json.Unmarshal(b, &dc); err != nil || dc.DeviceCode == "" {
+		t.Fatalf("device code: %s", b)
+	}
+	poll := func() (int, []byte) {
+		return post(t, h, identityToken, "application/x-www-form-urlencoded", url.Values{
+			"grant_type": {"urn:ietf:params:oauth:grant-type:device_code"}, "client_id": {"other-app"}, "device_code": {dc.DeviceCode}}.Encode())
+	}
+	poll() // authorization_pending
+	status, b := poll()
+	var tok liveTokens
+	json.Unmarshal(b, &tok)
+	if tok.AccessToken != "" {
+		t.Errorf("game-a's device code redeemed by other-app: %d %s; want an error", status, b)
+	}
+}

@@ -23,8 +23,9 @@ type Call struct {
 	Time   time.Time `json:"time"`
 	Method string    `json:"method"`
 	// URL is https://host/path?query as received (clipped to 1 KiB), with
-	// the query's credentials redacted (codes, tokens, secrets; every value
-	// a sign-in service is sent but the public ones).
+	// the query's credentials redacted (codes, tokens, secrets, tickets,
+	// signatures, however the target is read; every value a sign-in
+	// service is sent but the public ones).
 	URL   string `json:"url"`
 	XUID  string `json:"xuid,omitempty"` // the token's user; "" without a token the mock minted
 	Title string `json:"title,omitempty"`
@@ -156,8 +157,8 @@ func (h *Handler) ForgetCalls() {
 
 // WriteHAR writes the calls f matches as a HAR 1.2 document, which
 // xblcall analyze and analyze.ReadHAR read. No secret is written: the
-// Authorization header holds the userhash only, and URLs and the sign-in
-// services' bodies are redacted as the record keeps them.
+// Authorization header holds the userhash only, and URLs and bodies are
+// redacted as the record keeps them.
 func (h *Handler) WriteHAR(w io.Writer, f CallFilter) error {
 	hw := har.NewWriter(w)
 	for _, c := range h.Calls(f) {
@@ -205,9 +206,11 @@ func (h *Handler) serveObserved(w http.ResponseWriter, r *http.Request) {
 }
 
 // newCall is the record of one request, made in one place. It keeps no
-// secret: the query's credentials and a sign-in service's body are
-// redacted (xblauth.RedactParams, RedactBody), and of the headers only the
-// userhash is kept. Every string it keeps is cut to its bound and copied
+// secret: the query's credentials and the body's are redacted
+// (xblauth.RedactParams, RedactBody: at a sign-in host every value but the
+// public ones, elsewhere every parameter and field named a credential,
+// the rest of the data kept), and of the headers only the userhash is
+// kept. Every string it keeps is cut to its bound and copied
 // into one allocation, and the body copied, so that a call holds no part
 // of the request alive (the method is a substring of the whole request
 // line, the userhash of the whole Authorization header) and callSize

@@ -323,7 +323,7 @@ func TestCallsHoldNoSecret(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"grant_type=authorization_code", `oauth20_desktop.srf?code=REDACTED\u0026state=REDACTED`,
-		`\"RpsTicket\":\"REDACTED\"`, "access_token=REDACTED", "XBL3.0 x=" + uhs + ";REDACTED"} {
+		`\"RpsTicket\": \"REDACTED\"`, "access_token=REDACTED", "XBL3.0 x=" + uhs + ";REDACTED"} {
 		if !bytes.Contains(har.Bytes(), []byte(want)) {
 			t.Errorf("the HAR lacks %q: it should still say what was called", want)
 		}

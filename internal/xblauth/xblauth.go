@@ -47,17 +47,41 @@ func Parse(h string) (userhash, token string, err error) {
 }
 
 // Redact returns h with the token replaced, keeping the scheme and userhash
-// so logs still say whose call it was: "XBL3.0 x=<userhash>;REDACTED". Any
-// value that does not parse is replaced whole.
+// so logs still say whose call it was: "XBL3.0 x=<userhash>;REDACTED". A
+// value that does not parse, or whose userhash is not one (UserHash), is
+// replaced whole: what precedes the ';' may be a token sent in the
+// userhash's place.
 func Redact(h string) string {
 	if h == "" {
 		return ""
 	}
 	uhs, _, err := Parse(h)
-	if err != nil {
-		return "REDACTED"
+	if err != nil || !UserHash(uhs) {
+		return Redacted
 	}
-	return "XBL3.0 x=" + uhs + ";REDACTED"
+	return "XBL3.0 x=" + uhs + ";" + Redacted
+}
+
+// MaxUserHash bounds a userhash Redact keeps: the decimal digits of a
+// 64-bit number.
+const MaxUserHash = 20
+
+// UserHash reports whether s looks like a userhash: 1 to MaxUserHash
+// decimal digits, as the user token and XSTS services claim them ("uhs":
+// "1674471606081042789" in the sign-in recorded in OpenXbox/xbox-webapi-python,
+// tests/data/cassettes/full_auth.json) and as mock.UserHash makes them. Parse takes any userhash without a
+// space or ';', so that a call is keyed by whatever its client sends;
+// what a record or a log keeps is this one only.
+func UserHash(s string) bool {
+	if s == "" || len(s) > MaxUserHash {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // Sensitive reports whether a header's value must never be logged.

@@ -11,8 +11,9 @@ import (
 	"testing"
 )
 
-// Attacks on the mock's record of calls by an outside reviewer; each test
-// fails on the code as it stands.
+// The record of calls keeps no credential a request carries outside the
+// places TestCallsHoldNoSecret covers: named in a query, after a '#', or
+// in a service's body.
 
 // exportsOf returns every export of h's record of calls: Calls as JSON,
 // WriteHAR, and the admin API's calls and calls.har.
@@ -64,24 +65,23 @@ func serveRaw(t *testing.T, h *Handler, host, target string) {
 	h.ServeHTTP(httptest.NewRecorder(), req)
 }
 
-// TestAttackRecordKeepsNamedCredentialsInQuery: at a service host the
-// record redacts only the query parameters secretParam names, so the
+// TestRecordRedactsNamedCredentialsInQuery: at a service host the
 // credentials the promise names (an Authorization, a Signature, an
 // RpsTicket, a user token), sent as query parameters, are recorded and
-// exported whole.
-func TestAttackRecordKeepsNamedCredentialsInQuery(t *testing.T) {
+// exported redacted, as every parameter xblauth names a credential is.
+func TestRecordRedactsNamedCredentialsInQuery(t *testing.T) {
 	h := NewHandler()
 	serveRaw(t, h, "profile.xboxlive.com", "/users/me/profile/settings?settings=Gamertag&Authorization=XBL3.0%20x%3D1%3Bauth-SECRET-1"+
 		"&Signature=sig-SECRET-2&RpsTicket=t%3Drps-SECRET-3&UserToken=usertoken-SECRET-4")
 	noSecretIn(t, exportsOf(t, h), "auth-SECRET-1", "sig-SECRET-2", "rps-SECRET-3", "usertoken-SECRET-4")
 }
 
-// TestAttackRecordKeepsQueryAfterHash: net/http reads a request-target
+// TestRecordRedactsQueryAfterHash: net/http reads a request-target
 // "/p#?access_token=X" as path "/p#" and query "access_token=X" (its
 // ParseRequestURI assumes no fragment), so the service sees the token;
-// RedactParams reads the same text as a fragment whose one name is
-// "?access_token", no secret, and the record keeps the token.
-func TestAttackRecordKeepsQueryAfterHash(t *testing.T) {
+// the record reads the target as net/http does (and as a URL with a
+// fragment), and keeps the token under neither reading.
+func TestRecordRedactsQueryAfterHash(t *testing.T) {
 	h := NewHandler()
 	target := "/users/me/profile/settings#?access_token=frag-SECRET-1&settings=Gamertag"
 	req, _ := http.ReadRequest(bufio.NewReader(strings.NewReader("GET " + target + " HTTP/1.1\r\nHost: profile.xboxlive.com\r\n\r\n")))
@@ -92,16 +92,17 @@ func TestAttackRecordKeepsQueryAfterHash(t *testing.T) {
 	noSecretIn(t, exportsOf(t, h), "frag-SECRET-1")
 }
 
-// TestAttackRecordKeepsBodySecretsOutsideSignIn: a request body at an
-// xboxlive.com host that is not *.auth.xboxlive.com or sisu.xboxlive.com
-// is recorded and exported verbatim, so the XSTS token an xCloud client
-// posts to {offering}.gssv-play-prod.xboxlive.com/v2/login/user ({"token":
-// ..., "offeringId": "xhome"}, as the public xCloud clients send it), or
-// an OAuth form posted to any service host, reaches calls.har, although
-// the same names in a query (token, access_token) are redacted on every
-// host. A test that scripts the login answer (bodyContains) makes the
-// mock read, and so record, every body.
-func TestAttackRecordKeepsBodySecretsOutsideSignIn(t *testing.T) {
+// TestRecordRedactsServiceBodies: a request body at an xboxlive.com host
+// that is not a sign-in host (*.auth.xboxlive.com, sisu.xboxlive.com) is
+// recorded with its credentials redacted and its data kept: the XSTS
+// token an xCloud client posts to
+// {offering}.gssv-play-prod.xboxlive.com/v2/login/user ({"token": ...,
+// "offeringId": "xhome"}, as the public xCloud clients send it), or an
+// access_token beside a profile batch's users, never reach Calls or
+// calls.har, as the same names in a query do not. A test that scripts the
+// login answer (bodyContains) makes the mock read, and so record, every
+// body.
+func TestRecordRedactsServiceBodies(t *testing.T) {
 	s, err := ReadScript(strings.NewReader(`{"rules": [{"match": {"host": "xhome.gssv-play-prod.xboxlive.com",
 		"path": "/v2/login/user", "bodyContains": "offeringId"}, "answers": [{"body": {"gsToken": "g", "durationInSeconds": 14400}}]}]}`))
 	if err != nil {
@@ -112,5 +113,11 @@ func TestAttackRecordKeepsBodySecretsOutsideSignIn(t *testing.T) {
 		`{"token": "xsts-SECRET-1", "offeringId": "xhome"}`)
 	do(t, h, "POST", "https://profile.xboxlive.com/users/batch/profile/settings", Token(xuid1, title1),
 		`{"userIds": ["2533274791234567"], "settings": ["Gamertag"], "access_token": "access-SECRET-2"}`)
-	noSecretIn(t, exportsOf(t, h), "xsts-SECRET-1", "access-SECRET-2")
+	exports := exportsOf(t, h)
+	noSecretIn(t, exports, "xsts-SECRET-1", "access-SECRET-2")
+	for _, want := range []string{`\"offeringId\": \"xhome\"`, `\"settings\": [\"Gamertag\"]`, `\"token\": \"REDACTED\"`} {
+		if !bytes.Contains(exports["WriteHAR"], []byte(want)) {
+			t.Errorf("the HAR lacks %s: it should still say what was sent", want)
+		}
+	}
 }

@@ -15,14 +15,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestAttackBatchKeepsALeftCallersSettings: a profile batch is made with
-// the closure of the lookup that opened it, settings slice and all, even
-// after that lookup left (its context ended) and its caller, owning the
-// slice again, reused it. Another lookup still waiting in the batch, which
-// asked for Gamertag, is then sent, and answered, with the settings the
-// first caller wrote later: its own request is not the one it made (and
-// under -race the write and the batch's read are a data race).
-func TestAttackBatchKeepsALeftCallersSettings(t *testing.T) {
+// TestBatchSendsWhatItsKeyNames: a profile batch is sent with the settings
+// its key names, in a list of its own, not the settings slice of the
+// lookup that opened it: once that lookup left (its context ended), its
+// caller owns the slice again and may reuse it, and another lookup still
+// waiting in the batch, which asked for Gamertag, is sent and answered
+// with Gamertag (under -race, the caller's write and the batch's read
+// would otherwise race).
+func TestBatchSendsWhatItsKeyNames(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var mu sync.Mutex
 		var sent [][]string
@@ -90,4 +90,20 @@ func TestAttackBatchKeepsALeftCallersSettings(t *testing.T) {
 			t.Errorf("settings sent (-want +got):\n%s", diff)
 		}
 	})
+}
+
+// TestKindSettings: a profile batch's kind names its settings back, any
+// names whatever they hold (':' and digits included), as a list of its own.
+func TestKindSettings(t *testing.T) {
+	for _, settings := range [][]string{
+		{},
+		{"Gamertag"},
+		{"Gamertag", "GameDisplayPicRaw", "Gamerscore"},
+		{"1:x", ":", "", "12:ab", "Gamertag\x00Gamerscore"},
+	} {
+		got := kindSettings(settingsKind(settings))
+		if diff := cmp.Diff(settings, got); diff != "" {
+			t.Errorf("kindSettings(settingsKind(%q)) mismatch (-want +got):\n%s", settings, diff)
+		}
+	}
 }

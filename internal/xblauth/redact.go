@@ -70,8 +70,8 @@ func wholeName(n string) bool { return n == "displayclaims" }
 // 7636, RFC 7521), the Xbox token services' tickets and tokens (RpsTicket,
 // UserToken(s), DeviceToken, TitleToken, XSTS tokens, as xbox-webapi-python
 // and the xCloud clients send them: {"token": ..., "offeringId": ...}), a
-// request's Authorization and Signature, and anything named like a token,
-// secret, password, ticket, key or signature. The public names of the
+// request's Authorization, Signature and cookies, and anything named like
+// a token, secret, password, ticket, credential or API key. The public names of the
 // sign-in services (token_type, TokenType) are not, nor continuationToken,
 // the services' page cursor, which they hand out with every page.
 func credentialName(n string) bool {
@@ -79,13 +79,13 @@ func credentialName(n string) bool {
 		return false
 	}
 	switch n {
-	case "code", "device_code", "user_code", "code_verifier", "sig", "pwd", "passwd", "cookie", "assertion", "client_assertion":
+	case "code", "device_code", "user_code", "code_verifier", "sig", "pwd", "passwd", "assertion", "client_assertion":
 		return true
 	}
 	if strings.HasPrefix(n, "xsts") {
 		return true
 	}
-	for _, part := range [...]string{"token", "secret", "password", "ticket", "authorization", "signature",
+	for _, part := range [...]string{"token", "secret", "password", "ticket", "authorization", "signature", "cookie",
 		"apikey", "api_key", "api-key", "credential"} {
 		if strings.Contains(n, part) {
 			return true

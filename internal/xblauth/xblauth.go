@@ -84,11 +84,11 @@ func UserHash(s string) bool {
 	return true
 }
 
-// Sensitive reports whether a header's value must never be logged.
-func Sensitive(name string) bool {
-	return strings.EqualFold(name, "Authorization") || strings.EqualFold(name, "Signature") ||
-		strings.EqualFold(name, "Proxy-Authorization") || strings.EqualFold(name, "Cookie")
-}
+// Sensitive reports whether a header's value must never be logged:
+// Authorization, Signature, Cookie, Proxy-Authorization, and any header
+// named like a credential (X-Api-Key, X-Auth-Token: the rule of the
+// records of calls, for a query's parameters and a body's fields).
+func Sensitive(name string) bool { return credentialName(strings.ToLower(name)) }
 
 // ServiceDomain is the domain whose hosts take tokens for the Xbox relying
 // party (http://xboxlive.com).

@@ -122,3 +122,18 @@ func BenchmarkParse(b *testing.B) {
 		Parse(h)
 	}
 }
+
+func TestSensitive(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		want bool
+	}{
+		{"Authorization", true}, {"signature", true}, {"Cookie", true}, {"Proxy-Authorization", true},
+		{"X-Api-Key", true}, {"X-Auth-Token", true}, {"Set-Cookie", true},
+		{"Accept", false}, {"x-xbl-contract-version", false}, {"Content-Type", false}, {"User-Agent", false},
+	} {
+		if got := Sensitive(tt.name); got != tt.want {
+			t.Errorf("Sensitive(%q) = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

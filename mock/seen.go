@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -66,6 +67,8 @@ type callLog struct {
 	start int    // the oldest call's slot
 	n     int    // calls held
 	bytes int    // the ring's slots, and what the calls held keep besides
+
+	exports atomic.Int32 // exports being served (exportCalls)
 }
 
 // callSize is the heap c holds beyond its slot in the ring: its text, one
@@ -135,17 +138,48 @@ func (f *CallFilter) match(c *Call) bool {
 // Calls returns the calls received that f matches, oldest first (at most
 // the latest 10,000, within 32 MiB of heap in all).
 func (h *Handler) Calls(f CallFilter) []Call {
-	h.calls.mu.Lock()
-	defer h.calls.mu.Unlock()
 	out := []Call{}
+	h.calls.mu.Lock()
 	h.calls.each(func(c *Call) {
 		if f.match(c) {
-			cp := *c
-			cp.URL = safetext.Cut("https://"+c.host+c.uri, maxCallURL)
-			out = append(out, cp)
+			out = append(out, *c)
 		}
 	})
+	h.calls.mu.Unlock()
+	for i := range out { // outside the lock, which every request takes
+		out[i].URL = safetext.Cut("https://"+out[i].host+out[i].uri, maxCallURL)
+	}
 	return out
+}
+
+// maxExports bounds the exports of the record (/_fgrl/api/calls and
+// calls.har) served at once: each holds its own copy of the calls it lists
+// (up to the record's 32 MiB, and 10,000 URLs of up to 1 KiB) until its
+// client has read it all, so slow clients could otherwise hold that many
+// times over.
+const maxExports = 4
+
+// exportCalls serves the calls a request's query picks, as JSON or HAR;
+// beyond maxExports at once, 503.
+func (h *Handler) exportCalls(w http.ResponseWriter, r *http.Request, har bool) {
+	f, err := callsQuery(r)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, apiError{err.Error()})
+		return
+	}
+	if h.calls.exports.Add(1) > maxExports {
+		h.calls.exports.Add(-1)
+		writeJSON(w, http.StatusServiceUnavailable, apiError{fmt.Sprintf("%d exports of the calls are being read already; retry once one ends", maxExports)})
+		return
+	}
+	defer h.calls.exports.Add(-1)
+	if !har {
+		writeJSON(w, http.StatusOK, h.Calls(f))
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Disposition", `attachment; filename="fgrl-mock-calls.har"`)
+	h.WriteHAR(w, f)
 }
 
 // ForgetCalls empties the record of calls, as a test does between cases.

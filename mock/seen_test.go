@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -327,5 +328,60 @@ func TestCallsHoldNoSecret(t *testing.T) {
 		if !bytes.Contains(har.Bytes(), []byte(want)) {
 			t.Errorf("the HAR lacks %q: it should still say what was called", want)
 		}
+	}
+}
+
+// stalledWriter is a client reading an export slowly: its first Write
+// says so on started, and every Write waits for release.
+type stalledWriter struct {
+	header  http.Header
+	status  int
+	started chan<- struct{}
+	release <-chan struct{}
+	once    sync.Once
+}
+
+func (s *stalledWriter) Header() http.Header { return s.header }
+func (s *stalledWriter) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+}
+func (s *stalledWriter) Write(p []byte) (int, error) {
+	s.once.Do(func() { s.started <- struct{}{} })
+	<-s.release
+	return len(p), nil
+}
+
+// TestCallExportsBounded: at most maxExports exports of the record are
+// served at once, each holding its copy of the calls until its client has
+// read it; one more gets 503, and once one ends another is served.
+func TestCallExportsBounded(t *testing.T) {
+	h := NewHandler()
+	do(t, h, "GET", profileURL, Token(xuid1, title1), "")
+	started, release := make(chan struct{}), make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range maxExports {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h.exportCalls(&stalledWriter{header: http.Header{}, started: started, release: release},
+				httptest.NewRequest("GET", AdminPrefix+"api/calls", nil), i%2 == 0)
+		}()
+		<-started
+	}
+	for _, har := range []bool{false, true} {
+		w := httptest.NewRecorder()
+		h.exportCalls(w, httptest.NewRequest("GET", AdminPrefix+"api/calls", nil), har)
+		if w.Code != http.StatusServiceUnavailable {
+			t.Errorf("export %d (HAR %v) with %d being read: %d %s, want 503", maxExports+1, har, maxExports, w.Code, w.Body)
+		}
+	}
+	close(release)
+	wg.Wait()
+	w := httptest.NewRecorder()
+	h.exportCalls(w, httptest.NewRequest("GET", AdminPrefix+"api/calls", nil), false)
+	if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), "profile.xboxlive.com") {
+		t.Errorf("an export once the others ended: %d %s", w.Code, w.Body)
 	}
 }

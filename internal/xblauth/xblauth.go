@@ -1,7 +1,8 @@
 // Package xblauth reads and redacts Xbox Live Authorization headers of the
-// form "XBL3.0 x=<userhash>;<token>", and says what of a recorded call is a
-// secret: credentials in URLs, and the sign-in services' codes, tokens and
-// tickets (RedactParams, RedactBody).
+// form "XBL3.0 x=<userhash>;<token>", and says what of a recorded or
+// printed call is a secret: a URL's user info, the credentials in URLs and
+// bodies at any host, and every value the sign-in services are sent but
+// the public ones (RedactURL, RedactParams, RedactBody, Sensitive).
 package xblauth
 
 import (

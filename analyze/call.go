@@ -60,9 +60,10 @@ func clipBody(b []byte) []byte {
 // Recorder is an http.RoundTripper that records each call it passes to Base,
 // for a Go test that asserts its traffic passes the analysis, or for a
 // trace file (Add writing each call). It keeps no secret: the token of the
-// Authorization header, credentials in URLs and the sign-in services'
-// codes, tokens and tickets are redacted, as a HAR file the module writes
-// holds them. It is safe for concurrent use.
+// Authorization header, a URL's user info, credentials in URLs and bodies,
+// and the sign-in services' codes, tokens and tickets are redacted
+// (xblauth), as a HAR file the module writes holds them. It is safe for
+// concurrent use.
 type Recorder struct {
 	// Base sends the requests; nil means http.DefaultTransport.
 	Base http.RoundTripper

@@ -15,7 +15,7 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 
 // TestRecorderKeepsNoSecret: the calls a Recorder keeps hold no sign-in
 // secret: neither the refresh token and client secret sent, nor the tokens
-// answered, nor a code in a URL.
+// answered, nor a code, a token or a password in a URL.
 func TestRecorderKeepsNoSecret(t *testing.T) {
 	rec := &Recorder{Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		return &http.Response{StatusCode: 200, Header: http.Header{}, Request: r,
@@ -24,6 +24,7 @@ func TestRecorderKeepsNoSecret(t *testing.T) {
 	for _, req := range []*http.Request{
 		mustRequest(t, "POST", "https://login.live.com/oauth20_token.srf", "grant_type=refresh_token&refresh_token=SECRET3&client_secret=SECRET4"),
 		mustRequest(t, "GET", "https://login.live.com/oauth20_desktop.srf?code=SECRET5", ""),
+		mustRequest(t, "GET", "https://u:SECRET6@profile.xboxlive.com/users/me?access_token=SECRET7", ""),
 	} {
 		resp, err := rec.RoundTrip(req)
 		if err != nil {
@@ -36,10 +37,11 @@ func TestRecorderKeepsNoSecret(t *testing.T) {
 	for _, c := range rec.Calls() {
 		got = append(got, c.URL+" "+string(c.RequestBody)+" "+string(c.ResponseBody))
 	}
-	answer := `{"token_type":"bearer","access_token":"REDACTED","refresh_token":"REDACTED"}`
+	answer := `{"token_type": "bearer", "access_token": "REDACTED", "refresh_token": "REDACTED"}`
 	want := []string{
 		"https://login.live.com/oauth20_token.srf grant_type=refresh_token&refresh_token=REDACTED&client_secret=REDACTED " + answer,
 		"https://login.live.com/oauth20_desktop.srf?code=REDACTED  " + answer,
+		"https://profile.xboxlive.com/users/me?access_token=REDACTED  " + answer,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("recorded (-want +got):\n%s", diff)

@@ -26,10 +26,24 @@ const MaxBatchWindow = 100 * time.Millisecond
 // context: the batch call runs until the latest deadline of the lookups in
 // it, and is cancelled once none of them waits (or, before it is sent, not
 // made at all).
+//
+// What a batch sends is its own: call is the batcher's, set by New, and
+// builds the request from the batch key and the batch's own list of XUIDs,
+// never from a lookup's closure or arguments, which its caller owns again
+// once the lookup returns (a settings slice reused by a caller whose
+// lookup left must not change the request another lookup waits for).
 type batcher[T any] struct {
+	call    batchCall[T]
+	missing func(status int) error // the error for a XUID an answer of that status lacks
+	limit   int                    // XUIDs a batch holds at most
+
 	mu   sync.Mutex
 	open map[batchKey]*batch[T] // batches gathering lookups; requires mu
 }
+
+// batchCall makes the batch call of key's acting user and kind for xuids:
+// the records by XUID and the answer's status.
+type batchCall[T any] func(ctx context.Context, key batchKey, xuids []string) (map[string]T, int, error)
 
 // batchKey names the batch a lookup may join.
 type batchKey struct {
@@ -48,6 +62,22 @@ func settingsKind(settings []string) string {
 		b.WriteString(s)
 	}
 	return b.String()
+}
+
+// kindSettings is settingsKind's inverse: the settings a profile batch's
+// kind names, a list of its own.
+func kindSettings(kind string) []string {
+	settings := []string{}
+	for kind != "" {
+		n, rest, _ := strings.Cut(kind, ":")
+		l, err := strconv.Atoi(n)
+		if err != nil || l < 0 || l > len(rest) {
+			break // not settingsKind's: no kind of a lookup
+		}
+		settings = append(settings, rest[:l])
+		kind = rest[l:]
+	}
+	return settings
 }
 
 // batch is one batch call being gathered, then made.
@@ -70,17 +100,12 @@ type batch[T any] struct {
 	err    error
 }
 
-// batchRun makes a batch call: the records by XUID and the answer's status.
-type batchRun[T any] func(context.Context, []string) (map[string]T, int, error)
-
 // lookup adds xuid to the batch of the acting user, kind and ctx's policy
-// (opening one, which goes out after window or at limit XUIDs), waits for
-// it until ctx is done, and returns xuid's record. run makes the batch
-// call; missing is the error for a XUID its answer (of that status) lacks.
-func (b *batcher[T]) lookup(ctx context.Context, user, kind, xuid string, window time.Duration, limit int,
-	run batchRun[T], missing func(status int) error) (T, error) {
+// (opening one, which goes out after window or at the batcher's limit of
+// XUIDs), waits for it until ctx is done, and returns xuid's record.
+func (b *batcher[T]) lookup(ctx context.Context, user, kind, xuid string, window time.Duration) (T, error) {
 	key := batchKey{user: user, kind: kind, policy: transport.PolicyOf(ctx)}
-	p := b.join(ctx, key, xuid, window, limit, run)
+	p := b.join(ctx, key, xuid, window)
 	var zero T
 	select {
 	case <-p.done:
@@ -93,15 +118,14 @@ func (b *batcher[T]) lookup(ctx context.Context, user, kind, xuid string, window
 	}
 	v, ok := p.got[xuid]
 	if !ok {
-		return zero, missing(p.status)
+		return zero, b.missing(p.status)
 	}
 	return v, nil
 }
 
 // join adds xuid and ctx's deadline to the batch open under key, opening
 // one if none is, and sends it now if that fills it.
-func (b *batcher[T]) join(ctx context.Context, key batchKey, xuid string, window time.Duration, limit int,
-	run batchRun[T]) *batch[T] {
+func (b *batcher[T]) join(ctx context.Context, key batchKey, xuid string, window time.Duration) *batch[T] {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.open == nil {
@@ -112,7 +136,7 @@ func (b *batcher[T]) join(ctx context.Context, key batchKey, xuid string, window
 		p = &batch[T]{seen: map[string]bool{}, done: make(chan struct{})}
 		p.ctx, p.cancel = context.WithCancel(context.WithoutCancel(ctx))
 		b.open[key] = p
-		p.timer = time.AfterFunc(window, func() { b.fire(key, p, run) })
+		p.timer = time.AfterFunc(window, func() { b.fire(key, p) })
 	}
 	p.waiting++
 	if dl, ok := ctx.Deadline(); !ok {
@@ -124,16 +148,16 @@ func (b *batcher[T]) join(ctx context.Context, key batchKey, xuid string, window
 		p.seen[xuid] = true
 		p.xuids = append(p.xuids, xuid)
 	}
-	if len(p.xuids) >= limit {
+	if len(p.xuids) >= b.limit {
 		ctx, cancel := b.seal(key, p)
-		go p.send(ctx, cancel, run)
+		go b.send(ctx, cancel, key, p)
 	}
 	return p
 }
 
 // fire ends p's window: p goes out unless it filled up first or every
 // lookup in it left.
-func (b *batcher[T]) fire(key batchKey, p *batch[T], run batchRun[T]) {
+func (b *batcher[T]) fire(key batchKey, p *batch[T]) {
 	b.mu.Lock()
 	if p.sent {
 		b.mu.Unlock()
@@ -141,7 +165,7 @@ func (b *batcher[T]) fire(key batchKey, p *batch[T], run batchRun[T]) {
 	}
 	ctx, cancel := b.seal(key, p)
 	b.mu.Unlock()
-	p.send(ctx, cancel, run)
+	b.send(ctx, cancel, key, p)
 }
 
 // seal takes p out of the open map, so that no lookup joins it, and
@@ -178,9 +202,10 @@ func (b *batcher[T]) leave(key batchKey, p *batch[T]) {
 	p.cancel()
 }
 
-// send makes p's batch call under ctx and hands its answer to the lookups.
-func (p *batch[T]) send(ctx context.Context, cancel context.CancelFunc, run batchRun[T]) {
-	p.got, p.status, p.err = run(ctx, p.xuids)
+// send makes p's batch call, key's, under ctx and hands its answer to the
+// lookups. p.xuids is fixed once p is sealed.
+func (b *batcher[T]) send(ctx context.Context, cancel context.CancelFunc, key batchKey, p *batch[T]) {
+	p.got, p.status, p.err = b.call(ctx, key, p.xuids)
 	cancel()
 	p.cancel()
 	close(p.done)

@@ -112,6 +112,8 @@ func New(cfg Config) (*Client, error) {
 		endpoints: make(map[string]*url.URL, len(cfg.Endpoints)),
 		userAgent: "fgrl/" + Version + " (XboxServicesAPI-compatible; title " + cfg.TitleID + ")",
 	}
+	c.profiles.call, c.profiles.missing, c.profiles.limit = c.profileBatch, missingProfile, 100
+	c.presences.call, c.presences.missing, c.presences.limit = c.presenceBatch, missingPresence, 1100
 	for host, base := range cfg.Endpoints {
 		u, err := url.Parse(base)
 		if err != nil || u.Scheme == "" || u.Host == "" {

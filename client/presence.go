@@ -69,10 +69,7 @@ func (u *User) GetPresence(ctx context.Context, xuid string) (Presence, error) {
 		return Presence{}, err
 	}
 	if w := u.c.cfg.BatchWindow; w > 0 {
-		return u.c.presences.lookup(ctx, u.xuid, "presence", xuid, w, 1100, func(ctx context.Context, xuids []string) (map[string]Presence, int, error) {
-			all, status, err := u.getPresenceBatch(ctx, a, xuids)
-			return byXUID(all, func(p Presence) string { return p.XUID }), status, err
-		}, func(status int) error { return lacks(a, status, "the user's record in the batch answer") })
+		return u.c.presences.lookup(ctx, u.xuid, "presence", xuid, w)
 	}
 	var p Presence
 	status, err := u.call(ctx, a, "GET", userPath(xuid), url.Values{"level": {"all"}}, nil, &p)
@@ -80,6 +77,23 @@ func (u *User) GetPresence(ctx context.Context, xuid string) (Presence, error) {
 		return Presence{}, lacks(a, status, `"xuid" and "state"`)
 	}
 	return p, err
+}
+
+// presenceBatch is the presence batcher's call: one GetPresenceBatch,
+// under GetPresence's name, for key's acting user.
+func (c *Client) presenceBatch(ctx context.Context, key batchKey, xuids []string) (map[string]Presence, int, error) {
+	a := presenceAPI
+	a.name = "GetPresence"
+	all, status, err := c.As(key.user).getPresenceBatch(ctx, a, xuids)
+	return byXUID(all, func(p Presence) string { return p.XUID }), status, err
+}
+
+// missingPresence is GetPresence's error for a batch answer of status
+// without the user's record.
+func missingPresence(status int) error {
+	a := presenceAPI
+	a.name = "GetPresence"
+	return lacks(a, status, "the user's record in the batch answer")
 }
 
 // GetPresenceBatch returns the presence of 1 to 1100 users

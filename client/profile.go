@@ -103,24 +103,38 @@ func (u *User) GetProfile(ctx context.Context, xuid string, settings []string) (
 	if err := checkXUID(a, "xuid", xuid); err != nil {
 		return Profile{}, err
 	}
-	run := func(ctx context.Context, xuids []string) (map[string]Profile, int, error) {
-		all, status, err := u.getProfiles(ctx, a, xuids, settings)
-		return byXUID(all, func(p Profile) string { return p.XUID }), status, err
-	}
-	missing := func(status int) error { return lacks(a, status, "the user's record") }
 	if w := u.c.cfg.BatchWindow; w > 0 {
-		return u.c.profiles.lookup(ctx, u.xuid, settingsKind(settings), xuid, w, 100, run, missing)
+		return u.c.profiles.lookup(ctx, u.xuid, settingsKind(settings), xuid, w)
 	}
-	got, status, err := run(ctx, []string{xuid})
+	all, status, err := u.getProfiles(ctx, a, []string{xuid}, settings)
 	if err != nil {
 		return Profile{}, err
 	}
-	p, ok := got[xuid]
+	p, ok := byXUID(all, profileXUID)[xuid]
 	if !ok {
-		return Profile{}, missing(status)
+		return Profile{}, missingProfile(status)
 	}
 	return p, nil
 }
+
+// profileBatch is the profile batcher's call: one GetProfiles, under
+// GetProfile's name, for key's acting user and the settings its kind names.
+func (c *Client) profileBatch(ctx context.Context, key batchKey, xuids []string) (map[string]Profile, int, error) {
+	a := profileAPI
+	a.name = "GetProfile"
+	all, status, err := c.As(key.user).getProfiles(ctx, a, xuids, kindSettings(key.kind))
+	return byXUID(all, profileXUID), status, err
+}
+
+// missingProfile is GetProfile's error for an answer of status without
+// the user's record.
+func missingProfile(status int) error {
+	a := profileAPI
+	a.name = "GetProfile"
+	return lacks(a, status, "the user's record")
+}
+
+func profileXUID(p Profile) string { return p.XUID }
 
 // byXUID indexes records by their XUID.
 func byXUID[T any](all []T, xuid func(T) string) map[string]T {

@@ -92,8 +92,8 @@ func (h *Handler) adminMux(metrics http.Handler) *http.ServeMux {
 		h.SetWorld(World{}) // the default world always checks
 		w.WriteHeader(http.StatusNoContent)
 	})
-	mux.HandleFunc("GET "+AdminPrefix+"api/calls", h.apiCalls)
-	mux.HandleFunc("GET "+AdminPrefix+"api/calls.har", h.apiCallsHAR)
+	mux.HandleFunc("GET "+AdminPrefix+"api/calls", func(w http.ResponseWriter, r *http.Request) { h.exportCalls(w, r, false) })
+	mux.HandleFunc("GET "+AdminPrefix+"api/calls.har", func(w http.ResponseWriter, r *http.Request) { h.exportCalls(w, r, true) })
 	mux.HandleFunc("DELETE "+AdminPrefix+"api/calls", func(w http.ResponseWriter, _ *http.Request) {
 		h.ForgetCalls()
 		w.WriteHeader(http.StatusNoContent)
@@ -326,26 +326,6 @@ func (h *Handler) apiSetScript(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, h.Script())
-}
-
-func (h *Handler) apiCalls(w http.ResponseWriter, r *http.Request) {
-	f, err := callsQuery(r)
-	if err != nil {
-		writeJSON(w, http.StatusBadRequest, apiError{err.Error()})
-		return
-	}
-	writeJSON(w, http.StatusOK, h.Calls(f))
-}
-
-func (h *Handler) apiCallsHAR(w http.ResponseWriter, r *http.Request) {
-	f, err := callsQuery(r)
-	if err != nil {
-		writeJSON(w, http.StatusBadRequest, apiError{err.Error()})
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Disposition", `attachment; filename="fgrl-mock-calls.har"`)
-	h.WriteHAR(w, f)
 }
 
 // apiCheck runs Check with the options in the body: 200 when it passes,

@@ -1,6 +1,8 @@
 package mock
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"strconv"
 	"strings"
 	"time"
@@ -52,33 +54,84 @@ func (o *oneTime) present(n uint64) (before uint8, ok bool) {
 	return before, true
 }
 
-// mintCode mints a one-time code of kind for xuid, valid until exp: a
-// token whose kind carries the code's serial ("lc-...~42").
-func (h *Handler) mintCode(kind, xuid string, exp time.Time) string {
+// Codes and refresh tokens are bound to what they were issued for, as
+// RFC 6749 asks (4.1.3: a code is redeemed only by the client it was
+// issued to, at the redirect URI it was sent to; 6: a refresh token only
+// by its client; RFC 8628 3.4 with RFC 6749 3.2.1: a device code is polled
+// for by its client) and as the Microsoft identity platform says of its
+// refresh tokens ("bound to a combination of user and client"). Each
+// value bound is a bindTag in the token's kind, under its signature.
+
+// bindTagLen is the length of a bindTag.
+const bindTagLen = 12
+
+// bindTag is a value a code or token is bound to (a client ID, a redirect
+// URI, a PKCE challenge) as its kind holds it: 9 bytes of its SHA-256 in
+// base64url, free of the '.' and '~' a token's parts are split at.
+func bindTag(v string) string {
+	sum := sha256.Sum256([]byte(v))
+	return base64.RawURLEncoding.EncodeToString(sum[:9])
+}
+
+// boundKind is the kind of a token bound to values: prefix, '-', and a
+// bindTag of each.
+func boundKind(prefix string, values ...string) string {
+	var b strings.Builder
+	b.Grow(len(prefix) + 1 + bindTagLen*len(values))
+	b.WriteString(prefix + "-")
+	for _, v := range values {
+		b.WriteString(bindTag(v))
+	}
+	return b.String()
+}
+
+// mintCode mints a one-time code for xuid, valid until exp, bound to
+// values (boundKind): a token whose kind carries the code's serial
+// ("lc-...~42").
+func (h *Handler) mintCode(prefix, xuid string, exp time.Time, values ...string) string {
 	s := &h.signIn
 	s.mu.Lock()
 	n := s.codes.issue()
 	s.mu.Unlock()
-	return h.mint(kind+"~"+strconv.FormatUint(n, 10), xuid, exp)
+	return h.mint(boundKind(prefix, values...)+"~"+strconv.FormatUint(n, 10), xuid, exp)
 }
 
-// presentCode checks a one-time code of kind minted by this mock and not
-// expired at now, notes that it was presented, and returns its XUID and
-// how often it was presented before (0 the first time). ok is false for
-// anything else, or a code beyond the window.
-func (h *Handler) presentCode(code, kind string, now time.Time) (xuid string, before uint8, ok bool) {
+// codeCheck is what presentCode found of a code.
+type codeCheck struct {
+	xuid string
+	// unknown: not a code of the kind this mock minted, expired, or issued
+	// more than codeWindow codes ago.
+	unknown bool
+	// unbound is 1 + the index of the first value given that the code was
+	// not issued for; 0 when it was issued for all.
+	unbound int
+	before  uint8 // how often it was presented before (0 the first time)
+}
+
+// presentCode checks a one-time code of prefix minted by this mock, not
+// expired at now and issued for values (in mintCode's order), and if it
+// is, notes that it was presented. A code presented with other values is
+// not noted: its client may still redeem it.
+func (h *Handler) presentCode(code, prefix string, now time.Time, values ...string) codeCheck {
 	k, _, _ := strings.Cut(code, ".")
 	base, serial, found := strings.Cut(k, "~")
 	n, err := strconv.ParseUint(serial, 10, 64)
-	if !found || base != kind || err != nil {
-		return "", 0, false
+	tags, ok := strings.CutPrefix(base, prefix+"-")
+	if !found || !ok || err != nil || len(tags) != bindTagLen*len(values) {
+		return codeCheck{unknown: true}
 	}
-	if xuid, ok = h.check(code, k, now); !ok {
-		return "", 0, false
+	xuid, ok := h.check(code, k, now)
+	if !ok {
+		return codeCheck{unknown: true}
+	}
+	for i, v := range values {
+		if tags[i*bindTagLen:(i+1)*bindTagLen] != bindTag(v) {
+			return codeCheck{xuid: xuid, unbound: i + 1}
+		}
 	}
 	s := &h.signIn
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	before, ok = s.codes.present(n)
-	return xuid, before, ok
+	before, ok := s.codes.present(n)
+	return codeCheck{xuid: xuid, unknown: !ok, before: before}
 }

@@ -3,7 +3,6 @@ package mock
 import (
 	"cmp"
 	"crypto/sha256"
-	"encoding/base64"
 	"fmt"
 	"net/http"
 	"strings"
@@ -47,7 +46,7 @@ func (h *Handler) liveAuthorize(w http.ResponseWriter, r *http.Request) {
 		oauthError(w, "unsupported_response_type", "The mock answers response_type=code only.")
 		return
 	}
-	code := h.mintCode(liveCodeKind(clientID, raw), h.signingIn(), h.cfg.now().Add(liveCodeLife))
+	code := h.mintCode("lc", h.signingIn(), h.cfg.now().Add(liveCodeLife), clientID, raw)
 	if st := q.Get("state"); st != "" {
 		redirectWith(w, r, redirect, "code", code, "state", st)
 		return
@@ -55,17 +54,12 @@ func (h *Handler) liveAuthorize(w http.ResponseWriter, r *http.Request) {
 	redirectWith(w, r, redirect, "code", code)
 }
 
-// liveCodeKind is the token kind of a code for a client ID and redirect
-// URI: a code only exchanges with both.
-func liveCodeKind(clientID, redirectURI string) string {
-	sum := sha256.Sum256([]byte(clientID + "\x00" + redirectURI))
-	return "lc-" + base64.RawURLEncoding.EncodeToString(sum[:12])
-}
-
 // liveToken is login.live.com's token endpoint, with the authorization_code
 // and refresh_token grants, answering in the recorded shape
 // (OpenXbox/xbox-webapi-python tests/data/responses/auth_oauth2_token.json).
-// A code is good for one exchange; a refresh token until it expires.
+// A code is good for one exchange, by the client it was issued to, at
+// the redirect URI it was sent to; a refresh token until it expires, for
+// its client only (codes.go).
 func (h *Handler) liveToken(w http.ResponseWriter, r *http.Request) {
 	form, ok := readForm(w, r)
 	if !ok {
@@ -80,14 +74,14 @@ func (h *Handler) liveToken(w http.ResponseWriter, r *http.Request) {
 	var xuid string
 	switch form.Get("grant_type") {
 	case "authorization_code":
-		x, used, ok := h.presentCode(form.Get("code"), liveCodeKind(clientID, form.Get("redirect_uri")), now)
-		if !ok || used > 0 {
+		c := h.presentCode(form.Get("code"), "lc", now, clientID, form.Get("redirect_uri"))
+		if c.unknown || c.unbound > 0 || c.before > 0 {
 			oauthError(w, "invalid_grant", "The provided value for the 'code' parameter is not valid.")
 			return
 		}
-		xuid = x
+		xuid = c.xuid
 	case "refresh_token":
-		x, ok := h.check(form.Get("refresh_token"), "lr-"+liveClientKind(clientID), now)
+		x, ok := h.check(form.Get("refresh_token"), boundKind("lr", clientID), now)
 		if !ok {
 			oauthError(w, "invalid_grant", "The provided value for the input parameter 'refresh_token' or 'assertion' is not valid.")
 			return
@@ -101,7 +95,7 @@ func (h *Handler) liveToken(w http.ResponseWriter, r *http.Request) {
 		"token_type": "bearer", "expires_in": int(accessTokenLife / time.Second),
 		"scope":         cmp.Or(form.Get("scope"), "service::user.auth.xboxlive.com::MBI_SSL"),
 		"access_token":  h.mint("la-"+liveClientKind(clientID), xuid, now.Add(accessTokenLife)),
-		"refresh_token": h.mint("lr-"+liveClientKind(clientID), xuid, now.Add(refreshTokenLife)),
+		"refresh_token": h.mint(boundKind("lr", clientID), xuid, now.Add(refreshTokenLife)),
 		"user_id":       liveUserID(xuid),
 	})
 }

@@ -199,7 +199,8 @@ var codeFlows = []struct {
 		return loc.Query().Get("code")
 	}, func(t *testing.T, h *Handler, code string) string {
 		_, b := post(t, h, "https://login.microsoftonline.com/consumers/oauth2/v2.0/token", "application/x-www-form-urlencoded",
-			url.Values{"grant_type": {"authorization_code"}, "client_id": {"c"}, "code": {code}, "code_verifier": {pkceVerifier}}.Encode())
+			url.Values{"grant_type": {"authorization_code"}, "client_id": {"c"}, "code": {code}, "code_verifier": {pkceVerifier},
+				"redirect_uri": {azureRedirect}}.Encode())
 		var tok liveTokens
 		json.Unmarshal(b, &tok)
 		return tok.Error

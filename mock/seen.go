@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -23,8 +24,9 @@ type Call struct {
 	Time   time.Time `json:"time"`
 	Method string    `json:"method"`
 	// URL is https://host/path?query as received (clipped to 1 KiB), with
-	// the query's credentials redacted (codes, tokens, secrets; every value
-	// a sign-in service is sent but the public ones).
+	// the query's credentials redacted (codes, tokens, secrets, tickets,
+	// signatures, however the target is read; every value a sign-in
+	// service is sent but the public ones).
 	URL   string `json:"url"`
 	XUID  string `json:"xuid,omitempty"` // the token's user; "" without a token the mock minted
 	Title string `json:"title,omitempty"`
@@ -69,6 +71,8 @@ type callLog struct {
 	// time among them, so that a check knows whether its window is whole.
 	dropped       int
 	latestDropped time.Time
+
+	exports atomic.Int32 // exports being served (exportCalls)
 }
 
 // callSize is the heap c holds beyond its slot in the ring: its text, one
@@ -142,17 +146,48 @@ func (f *CallFilter) match(c *Call) bool {
 // Calls returns the calls received that f matches, oldest first (at most
 // the latest 10,000, within 32 MiB of heap in all).
 func (h *Handler) Calls(f CallFilter) []Call {
-	h.calls.mu.Lock()
-	defer h.calls.mu.Unlock()
 	out := []Call{}
+	h.calls.mu.Lock()
 	h.calls.each(func(c *Call) {
 		if f.match(c) {
-			cp := *c
-			cp.URL = safetext.Cut("https://"+c.host+c.uri, maxCallURL)
-			out = append(out, cp)
+			out = append(out, *c)
 		}
 	})
+	h.calls.mu.Unlock()
+	for i := range out { // outside the lock, which every request takes
+		out[i].URL = safetext.Cut("https://"+out[i].host+out[i].uri, maxCallURL)
+	}
 	return out
+}
+
+// maxExports bounds the exports of the record (/_fgrl/api/calls and
+// calls.har) served at once: each holds its own copy of the calls it lists
+// (up to the record's 32 MiB, and 10,000 URLs of up to 1 KiB) until its
+// client has read it all, so slow clients could otherwise hold that many
+// times over.
+const maxExports = 4
+
+// exportCalls serves the calls a request's query picks, as JSON or HAR;
+// beyond maxExports at once, 503.
+func (h *Handler) exportCalls(w http.ResponseWriter, r *http.Request, har bool) {
+	f, err := callsQuery(r)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, apiError{err.Error()})
+		return
+	}
+	if h.calls.exports.Add(1) > maxExports {
+		h.calls.exports.Add(-1)
+		writeJSON(w, http.StatusServiceUnavailable, apiError{fmt.Sprintf("%d exports of the calls are being read already; retry once one ends", maxExports)})
+		return
+	}
+	defer h.calls.exports.Add(-1)
+	if !har {
+		writeJSON(w, http.StatusOK, h.Calls(f))
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Disposition", `attachment; filename="fgrl-mock-calls.har"`)
+	h.WriteHAR(w, f)
 }
 
 // ForgetCalls empties the record of calls, as a test does between cases.
@@ -177,8 +212,8 @@ func (h *Handler) droppedSince(since time.Time) int {
 
 // WriteHAR writes the calls f matches as a HAR 1.2 document, which
 // xblcall analyze and analyze.ReadHAR read. No secret is written: the
-// Authorization header holds the userhash only, and URLs and the sign-in
-// services' bodies are redacted as the record keeps them.
+// Authorization header holds the userhash only, and URLs and bodies are
+// redacted as the record keeps them.
 func (h *Handler) WriteHAR(w io.Writer, f CallFilter) error {
 	hw := har.NewWriter(w)
 	for _, c := range h.Calls(f) {
@@ -226,9 +261,11 @@ func (h *Handler) serveObserved(w http.ResponseWriter, r *http.Request) {
 }
 
 // newCall is the record of one request, made in one place. It keeps no
-// secret: the query's credentials and a sign-in service's body are
-// redacted (xblauth.RedactParams, RedactBody), and of the headers only the
-// userhash is kept. Every string it keeps is cut to its bound and copied
+// secret: the query's credentials and the body's are redacted
+// (xblauth.RedactParams, RedactBody: at a sign-in host every value but the
+// public ones, elsewhere every parameter and field named a credential,
+// the rest of the data kept), and of the headers only the userhash is
+// kept. Every string it keeps is cut to its bound and copied
 // into one allocation, and the body copied, so that a call holds no part
 // of the request alive (the method is a substring of the whole request
 // line, the userhash of the whole Authorization header) and callSize

@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -157,7 +158,8 @@ func TestCheck(t *testing.T) {
 // TestCallsBoundedInBytes: the heap the record of calls holds stays within
 // the bytes it counts, and those within maxCallsBytes, whatever the
 // requests carry: request lines of 256 KiB with an Authorization of 16 KiB
-// (over loopback, so that net/http parses them), or bodies of 20 KiB.
+// (over loopback, so that net/http parses them), or bodies of 20 KiB (cut
+// at 16 KiB).
 func TestCallsBoundedInBytes(t *testing.T) {
 	pad := strings.Repeat("a", 256<<10)
 	tests := []struct {
@@ -180,7 +182,9 @@ func TestCallsBoundedInBytes(t *testing.T) {
 			resp.Body.Close()
 		}},
 		{"huge bodies", 3000, func(t *testing.T, h *Handler, _ *httptest.Server, i int) {
-			body := `{"userIds": ["1"], "settings": ["Gamertag"], "pad": "` + pad[:20<<10] + `"}`
+			// Many short strings, so that the record's redaction, which keeps
+			// the whole tokens of a body cut at 16 KiB, keeps nearly 16 KiB.
+			body := `{"userIds": ["1"], "settings": ["Gamertag"], "pad": [` + strings.Repeat(`"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", `, 600) + `"a"]}`
 			do(t, h, "POST", "https://profile.xboxlive.com/users/batch/profile/settings", Token(strconv.Itoa(2533274790000000+i), title1), body)
 		}},
 	}
@@ -325,7 +329,7 @@ func TestCallsHoldNoSecret(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"grant_type=authorization_code", `oauth20_desktop.srf?code=REDACTED\u0026state=REDACTED`,
-		`\"RpsTicket\":\"REDACTED\"`, "access_token=REDACTED", "XBL3.0 x=" + uhs + ";REDACTED"} {
+		`\"RpsTicket\": \"REDACTED\"`, "access_token=REDACTED", "XBL3.0 x=" + uhs + ";REDACTED"} {
 		if !bytes.Contains(har.Bytes(), []byte(want)) {
 			t.Errorf("the HAR lacks %q: it should still say what was called", want)
 		}
@@ -356,5 +360,60 @@ func TestCheckFailsClosed(t *testing.T) {
 	res, err = h.Check(CheckOptions{Certify: true, Since: t0.Add(2 * time.Second)})
 	if err != nil || !res.OK || res.Report.Verdict != analyze.Green {
 		t.Errorf("since the dropped calls: %v, %+v", err, res.Failures)
+	}
+}
+
+// stalledWriter is a client reading an export slowly: its first Write
+// says so on started, and every Write waits for release.
+type stalledWriter struct {
+	header  http.Header
+	status  int
+	started chan<- struct{}
+	release <-chan struct{}
+	once    sync.Once
+}
+
+func (s *stalledWriter) Header() http.Header { return s.header }
+func (s *stalledWriter) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+}
+func (s *stalledWriter) Write(p []byte) (int, error) {
+	s.once.Do(func() { s.started <- struct{}{} })
+	<-s.release
+	return len(p), nil
+}
+
+// TestCallExportsBounded: at most maxExports exports of the record are
+// served at once, each holding its copy of the calls until its client has
+// read it; one more gets 503, and once one ends another is served.
+func TestCallExportsBounded(t *testing.T) {
+	h := NewHandler()
+	do(t, h, "GET", profileURL, Token(xuid1, title1), "")
+	started, release := make(chan struct{}), make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range maxExports {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h.exportCalls(&stalledWriter{header: http.Header{}, started: started, release: release},
+				httptest.NewRequest("GET", AdminPrefix+"api/calls", nil), i%2 == 0)
+		}()
+		<-started
+	}
+	for _, har := range []bool{false, true} {
+		w := httptest.NewRecorder()
+		h.exportCalls(w, httptest.NewRequest("GET", AdminPrefix+"api/calls", nil), har)
+		if w.Code != http.StatusServiceUnavailable {
+			t.Errorf("export %d (HAR %v) with %d being read: %d %s, want 503", maxExports+1, har, maxExports, w.Code, w.Body)
+		}
+	}
+	close(release)
+	wg.Wait()
+	w := httptest.NewRecorder()
+	h.exportCalls(w, httptest.NewRequest("GET", AdminPrefix+"api/calls", nil), false)
+	if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), "profile.xboxlive.com") {
+		t.Errorf("an export once the others ended: %d %s", w.Code, w.Body)
 	}
 }

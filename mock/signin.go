@@ -164,12 +164,13 @@ func (h *Handler) deviceCode(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if form.Get("client_id") == "" {
+	clientID := form.Get("client_id")
+	if clientID == "" {
 		oauthError(w, "invalid_request", "client_id is required")
 		return
 	}
 	now := h.cfg.now()
-	code := h.mintCode("dc", h.signingIn(), now.Add(deviceCodeLife))
+	code := h.mintCode("dc", h.signingIn(), now.Add(deviceCodeLife), clientID)
 	user := strings.ToUpper(code[len(code)-8:len(code)-4] + "-" + code[len(code)-4:])
 	writeJSON(w, http.StatusOK, map[string]any{
 		"device_code": code, "user_code": user, "verification_uri": "https://microsoft.com/devicelogin",
@@ -178,39 +179,73 @@ func (h *Handler) deviceCode(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// The identity platform's descriptions of the grants it refuses, with
+// their AADSTS codes (Microsoft Entra's "authentication and authorization
+// error codes" reference; the wording as the service answers it, quoted
+// in public issue threads: AzureAD/microsoft-identity-web#1435,
+// PartnerCenterSamples/Reseller-Web-Application#73,
+// BingAds/BingAds-Python-SDK#279). Each comes with error invalid_grant.
+const (
+	aadBadGrant    = "AADSTS70000: Provided grant is invalid or malformed."
+	aadBadReply    = "AADSTS50011: The reply address does not match the reply address provided when requesting Authorization code."
+	aadBadVerifier = "AADSTS501481: The Code_Verifier does not match the code_challenge supplied in the authorization request."
+	aadRedeemed    = "AADSTS54005: OAuth2 Authorization code was already redeemed, please retry with a new valid code or use an existing refresh token."
+	aadBadRefresh  = "AADSTS70000: The provided value for the input parameter 'refresh_token' or 'assertion' is not valid."
+)
+
+// oauthToken is the identity platform's token endpoint. Every grant is
+// bound to the client it was issued to: a code also to its redirect URI
+// and PKCE challenge, a device code to the client that asked for it, a
+// refresh token to its client. What another client presents, or a client
+// without its client_id, is invalid_grant.
 func (h *Handler) oauthToken(w http.ResponseWriter, r *http.Request) {
 	form, ok := readForm(w, r)
 	if !ok {
 		return
 	}
 	now := h.cfg.now()
+	clientID := form.Get("client_id")
 	var xuid string
 	switch form.Get("grant_type") {
 	case "urn:ietf:params:oauth:grant-type:device_code":
 		// The first poll finds the user yet to enter the code, the second
 		// approved; a code redeemed is gone, as one expired.
-		x, polled, ok := h.presentCode(form.Get("device_code"), "dc", now)
+		c := h.presentCode(form.Get("device_code"), "dc", now, clientID)
 		switch {
-		case !ok || polled > 1:
+		case c.unbound > 0:
+			oauthError(w, "invalid_grant", aadBadGrant)
+			return
+		case c.unknown || c.before > 1:
 			oauthError(w, "expired_token", "the device code is unknown, has expired, or was redeemed")
 			return
-		case polled == 0:
+		case c.before == 0:
 			oauthError(w, "authorization_pending", "waiting for the user to enter the code")
 			return
 		}
-		xuid = x
+		xuid = c.xuid
 	case "authorization_code":
 		sum := sha256.Sum256([]byte(form.Get("code_verifier")))
-		x, used, ok := h.presentCode(form.Get("code"), "code-"+base64.RawURLEncoding.EncodeToString(sum[:]), now)
-		if !ok || used > 0 {
-			oauthError(w, "invalid_grant", "the code is unknown, has expired, was used, or does not match the code_verifier")
+		c := h.presentCode(form.Get("code"), "code", now, clientID, form.Get("redirect_uri"), base64.RawURLEncoding.EncodeToString(sum[:]))
+		var refusal string
+		switch {
+		case c.unknown, c.unbound == 1: // another client's, or no code of this mock's
+			refusal = aadBadGrant
+		case c.unbound == 2:
+			refusal = aadBadReply
+		case c.unbound == 3:
+			refusal = aadBadVerifier
+		case c.before > 0:
+			refusal = aadRedeemed
+		}
+		if refusal != "" {
+			oauthError(w, "invalid_grant", refusal)
 			return
 		}
-		xuid = x
+		xuid = c.xuid
 	case "refresh_token":
-		x, ok := h.check(form.Get("refresh_token"), "rt", now)
+		x, ok := h.check(form.Get("refresh_token"), boundKind("rt", clientID), now)
 		if !ok {
-			oauthError(w, "invalid_grant", "the refresh token is unknown or has expired")
+			oauthError(w, "invalid_grant", aadBadRefresh)
 			return
 		}
 		xuid = x
@@ -221,7 +256,7 @@ func (h *Handler) oauthToken(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{
 		"token_type": "Bearer", "scope": "XboxLive.signin offline_access", "expires_in": int(accessTokenLife / time.Second),
 		"ext_expires_in": int(accessTokenLife / time.Second),
-		"access_token":   h.mint("ac", xuid, now.Add(accessTokenLife)), "refresh_token": h.mint("rt", xuid, now.Add(refreshTokenLife)),
+		"access_token":   h.mint("ac", xuid, now.Add(accessTokenLife)), "refresh_token": h.mint(boundKind("rt", clientID), xuid, now.Add(refreshTokenLife)),
 	})
 }
 
@@ -337,8 +372,8 @@ func oauthError(w http.ResponseWriter, code, desc string) {
 
 // authorize is the page a browser opens: the mock approves at once, as the
 // current account, and redirects to a redirect URI the client registered,
-// or a loopback address (redirectTo), with a one-time code bound to its
-// PKCE challenge.
+// or a loopback address (redirectTo), with a one-time code bound to the
+// client, that redirect URI and the PKCE challenge.
 func (h *Handler) authorize(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	if q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" || q.Get("client_id") == "" {
@@ -350,7 +385,7 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request) {
 		oauthError(w, "invalid_request", badRedirect)
 		return
 	}
-	code := h.mintCode("code-"+q.Get("code_challenge"), h.signingIn(), h.cfg.now().Add(10*time.Minute))
+	code := h.mintCode("code", h.signingIn(), h.cfg.now().Add(10*time.Minute), q.Get("client_id"), q.Get("redirect_uri"), q.Get("code_challenge"))
 	redirectWith(w, r, redirect, "code", code, "state", q.Get("state"))
 }
 

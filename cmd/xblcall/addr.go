@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/xblgo/fgrl/internal/safetext"
+	"github.com/xblgo/fgrl/internal/xblauth"
 )
 
 // Addresses and URLs the flags and arguments name are checked before use:
@@ -36,12 +37,12 @@ func checkAddr(what, addr string, listen bool) error {
 
 // checkURL parses a URL xblcall sends requests to (call's URL, --via,
 // check --mock): http or https, with a host, and a port from 1 to 65535
-// if it names one. An error quotes the URL without its password, and
-// not at all when it does not parse (its text may hold one).
+// if it names one. An error shows the URL as shownURL does, and not at all
+// when it does not parse (notAURL).
 func checkURL(what, raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, &exitError{2, fmt.Errorf("%s: not a URL: %s", what, parseError(err))}
+		return nil, notAURL(what, raw, err)
 	}
 	reason := ""
 	switch {
@@ -53,18 +54,96 @@ func checkURL(what, raw string) (*url.URL, error) {
 		reason = checkPort(u.Port(), false)
 	}
 	if reason = cmp.Or(reason, checkHost(u.Hostname(), false)); reason != "" {
-		return nil, &exitError{2, fmt.Errorf("%s %s: %s", what, safetext.Quote(u.Redacted(), 100), reason)}
+		return nil, &exitError{2, fmt.Errorf("%s \"%s\": %s", what, shownURL(raw), reason)}
 	}
 	return u, nil
 }
 
-// parseError is what url.Parse found wrong, without the URL it quotes.
-func parseError(err error) string {
+// maxShownURL bounds a URL as xblcall prints it.
+const maxShownURL = 200
+
+// shownURL is a URL as xblcall prints it, anywhere (errors, -v's trace):
+// without its user info, the credentials in its query and fragment
+// REDACTED (xblauth.RedactURL, the rule of the records of calls), escaped
+// and clipped. A URL that does not parse keeps neither what may be user
+// info nor its query.
+func shownURL(raw string) string { return safetext.Clip(xblauth.RedactURL(raw), maxShownURL) }
+
+// notAURL is the usage error for a URL that does not parse, in words that
+// quote none of it: url.Parse's messages quote parts of the text (the
+// "port" they find is a password's end when the password holds '/', '?'
+// or '#', which end the authority).
+func notAURL(what, raw string, err error) error {
+	return &exitError{2, fmt.Errorf("%s: not a URL: %s", what, urlProblem(raw, err))}
+}
+
+// urlProblem says what url.Parse found wrong with raw, in xblcall's words
+// (read from the start of its message, the part that quotes nothing).
+func urlProblem(raw string, err error) string {
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
-	return safetext.Clip(err.Error(), 100)
+	msg := err.Error()
+	var reason string
+	switch {
+	case strings.HasPrefix(msg, "missing protocol scheme"), strings.HasPrefix(msg, "first path segment in URL cannot contain colon"):
+		reason = "want a scheme, such as https://"
+	case strings.HasPrefix(msg, "invalid port"):
+		reason = "the port is not a number"
+	case strings.HasPrefix(msg, "invalid URL escape"):
+		reason = "a '%' is not followed by two hex digits"
+	case strings.HasPrefix(msg, "invalid character"):
+		reason = "the host holds a character a host name cannot"
+	case strings.HasPrefix(msg, "net/url: invalid control character"):
+		reason = "it holds a control character"
+	case strings.HasPrefix(msg, "net/url: invalid userinfo"):
+		reason = "the user name or password holds a character that must be percent-encoded"
+	default:
+		reason = "it does not parse"
+	}
+	if atAfterAuthority(raw) {
+		reason += userinfoHint
+	}
+	return reason
+}
+
+// userinfoHint is what a URL with an '@' after its authority may have got
+// wrong.
+const userinfoHint = " (a '/', '?', '#' or '@' in a user name or password must be percent-encoded)"
+
+// atAfterAuthority reports whether raw holds an '@' after the end of its
+// authority (the first '/', '?' or '#' after "//"): the end of a password
+// that holds one of those unescaped, which the URL's parsers read as the
+// host's port, the path or the query.
+func atAfterAuthority(raw string) bool {
+	_, rest, ok := strings.Cut(raw, "//")
+	end := strings.IndexAny(rest, "/?#")
+	return ok && end >= 0 && strings.Contains(rest[end:], "@")
+}
+
+// scrubURLs rewrites, in place, every *url.Error in err's chain as xblcall
+// prints a URL: its URL as shownURL shows it, and a parse error's words as
+// urlProblem says them. net/http's errors quote the request's URL (with
+// its user name and its query whole), and url.Parse's quote parts of the
+// text. An error wrapping one writes its message when made, so each
+// http.Client's error is scrubbed where it is returned, before anything
+// wraps it; every error xblcall prints passes here again (oneLine).
+func scrubURLs(err error) {
+	if ue, ok := err.(*url.Error); ok {
+		if ue.Op == "parse" {
+			ue.Err = errors.New(urlProblem(ue.URL, ue.Err))
+		}
+		ue.URL = shownURL(ue.URL)
+	}
+	switch e := err.(type) {
+	case interface{ Unwrap() error }:
+		scrubURLs(e.Unwrap())
+	case interface{ Unwrap() []error }:
+		for _, e := range e.Unwrap() {
+			scrubURLs(e)
+		}
+	}
 }
 
 // checkPort returns what is wrong with a port, or "".

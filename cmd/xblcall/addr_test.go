@@ -51,13 +51,16 @@ func TestBadInputsExit2(t *testing.T) {
 		{"mock: --redis port 99999, password kept", []string{"mock", "--addr", "127.0.0.1:0", "--redis", "redis://u:s3cret@127.0.0.1:99999/0"},
 			`xblcall mock: --redis: the address "127.0.0.1:99999": the port must be a number from 1 to 65535`},
 		{"mock: --redis malformed, password kept", []string{"mock", "--redis", "redis://u:s3cret@127.0.0.1:bad/0", "--hosts"},
-			`xblcall mock: --redis: not a URL: invalid port ":bad" after host`},
+			`xblcall mock: --redis: not a URL: the port is not a number`},
+		{"mock: --redis with a password of digits and '/', password kept", []string{"mock", "--redis", "redis://u:123/s3cret@127.0.0.1:6379/0", "--hosts"},
+			`xblcall mock: --redis: not a Redis URL: want redis://[[USER]:PASSWORD@]HOST:PORT[/DB] or rediss://... ` +
+				`(a '/', '?', '#' or '@' in a user name or password must be percent-encoded)`},
 		{"call: the URL's port 99999", []string{"call", "--token", "x", "http://127.0.0.1:99999/users/me"},
 			`xblcall call: the URL "http://127.0.0.1:99999/users/me": the port must be a number from 1 to 65535`},
 		{"call: the URL without a scheme", []string{"call", "--mock", "127.0.0.1:8080/users/me"},
-			"xblcall call: the URL: not a URL: first path segment in URL cannot contain colon"},
+			"xblcall call: the URL: not a URL: want a scheme, such as https://"},
 		{"call: --via port 0, password kept", []string{"call", "--token", "x", "--via", "http://u:s3cret@127.0.0.1:0", "https://profile.xboxlive.com/users/me"},
-			`xblcall call: --via "http://u:xxxxx@127.0.0.1:0": the port must be a number from 1 to 65535`},
+			`xblcall call: --via "http://127.0.0.1:0": the port must be a number from 1 to 65535`},
 		{"login: --via port 99999", []string{"login", "--via", "http://127.0.0.1:99999"},
 			`xblcall login: --via "http://127.0.0.1:99999": the port must be a number from 1 to 65535`},
 		{"check: --mock port 99999", []string{"check", "--no-429", "--mock", "http://127.0.0.1:99999"},
@@ -124,5 +127,69 @@ func TestCheckAddrAndURL(t *testing.T) {
 		if _, err := checkURL("the URL", tc.url); (err == nil) != tc.ok {
 			t.Errorf("checkURL(%q) = %v, want ok %v", tc.url, err, tc.ok)
 		}
+	}
+}
+
+// secretNotPrinted runs xblcall with args and fails t when its output
+// holds secret.
+func secretNotPrinted(t *testing.T, args []string, secret string) {
+	t.Helper()
+	code, out, errs := xblcall(t, args...)
+	if strings.Contains(out+errs, secret) {
+		t.Errorf("xblcall %q (exit %d) printed %q:\n%s%s", args, code, secret, out, errs)
+	}
+}
+
+// TestMalformedRedisURLPrintsNoPassword: url.Parse's "invalid port" error
+// quotes the text after the last ':' of the authority, which is the
+// password when it holds '/', '?' or '#' (common in generated passwords:
+// the authority ends there); xblcall says what is wrong in its own words
+// (urlProblem), quoting nothing of the URL.
+func TestMalformedRedisURLPrintsNoPassword(t *testing.T) {
+	for _, tc := range []struct{ name, url, secret string }{
+		{"a password with '/'", "redis://:hunter2-SECRET/x@127.0.0.1:6379/0", "hunter2-SECRET"},
+		{"a password with '#'", "redis://default:pw-SECRET#x@127.0.0.1:6379/0", "pw-SECRET"},
+		{"a password with '?'", "rediss://default:pw-SECRET?x@127.0.0.1:6379/0", "pw-SECRET"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			secretNotPrinted(t, []string{"mock", "--redis", tc.url, "--hosts"}, tc.secret)
+		})
+	}
+}
+
+// TestSecretsNeverPrinted: a password in a URL (check --mock, the call's
+// URL) and a token (in a call's query, in a -H value) are printed by no
+// error or trace path: every URL xblcall prints goes through shownURL (no
+// user info, the query's credentials REDACTED), net/http's errors too
+// (scrubURLs), and a -H that is not 'Name: value' is named by its place,
+// never quoted:
+//   - check --mock: a connection failure;
+//   - call -v: the trace of each attempt;
+//   - call: a usage error for a URL out of bounds;
+//   - call -H: a header without ':', or with a name that is not one.
+func TestSecretsNeverPrinted(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		secret string
+	}{
+		{"check --mock: a password, nobody listening", []string{"check", "--no-429", "--mock", "http://admin:s3cret-SECRET@127.0.0.1:1"}, "s3cret-SECRET"},
+		{"call -v: the URL's password", []string{"call", "--mock", "-v",
+			"https://u:s3cret-SECRET@profile.xboxlive.com/users/me/profile/settings?settings=Gamertag"}, "s3cret-SECRET"},
+		{"call -v: a token in the query", []string{"call", "--mock", "-v",
+			"https://profile.xboxlive.com/users/me/profile/settings?settings=Gamertag&access_token=tok-SECRET"}, "tok-SECRET"},
+		{"call: a token in the query of a URL out of bounds", []string{"call", "--token", "x",
+			"https://profile.xboxlive.com:99999/users/me?access_token=tok-SECRET"}, "tok-SECRET"},
+		{"call -H: a header without ':'", []string{"call", "--mock", "-H", "Authorization XBL3.0 x=1;tok-SECRET",
+			"https://profile.xboxlive.com/users/me/profile/settings?settings=Gamertag"}, "tok-SECRET"},
+		{"call -H: a header whose name is not one", []string{"call", "--mock", "-H", "Authorization XBL3.0 x=1;tok-SECRET:x",
+			"https://profile.xboxlive.com/users/me/profile/settings?settings=Gamertag"}, "tok-SECRET"},
+		{"call -v: a credential in a header named like one", []string{"call", "--mock", "-v", "-H", "X-Api-Key: key-SECRET",
+			"https://profile.xboxlive.com/users/me/profile/settings?settings=Gamertag"}, "key-SECRET"},
+		{"call: nobody listening, a token in the query", []string{"call", "--token", "x", "--no-retry",
+			"http://u:s3cret-SECRET@127.0.0.1:1/users/me?access_token=tok-SECRET"}, "SECRET"},
+		{"check --mock: a token in the query, nobody listening", []string{"check", "--no-429", "--mock", "http://127.0.0.1:1/?access_token=tok-SECRET"}, "tok-SECRET"},
+	} {
+		t.Run(tc.name, func(t *testing.T) { secretNotPrinted(t, tc.args, tc.secret) })
 	}
 }

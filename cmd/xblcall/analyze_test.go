@@ -192,12 +192,14 @@ func TestAnalyzeInputs(t *testing.T) {
 }
 
 // TestAnalyzeTextFits: the table and findings fit 100 columns whatever the
-// trace's names, and text from the trace is escaped.
+// trace's names, and text from the trace is escaped; a userhash that is not
+// one (escape codes in its place) is not kept at all.
 func TestAnalyzeTextFits(t *testing.T) {
 	long := strings.Repeat("x", 300)
 	var calls []map[string]any
 	for i := range 30 {
-		calls = append(calls, entry(float64(i)*0.2, "https://"+long[:60]+".xboxlive.com/"+long, "\x1b[2J\x1b]0;pwned\x07"+long, 429, "9"))
+		calls = append(calls, entry(float64(i)*0.2, "https://"+long[:60]+".xboxlive.com/"+long, "2533274791234567", 429, "9"),
+			entry(float64(i)*0.2, "https://"+long[:60]+".xboxlive.com/\x1b[2J"+long, "\x1b[2J\x1b]0;pwned\x07"+long, 200, ""))
 	}
 	code, out, errs := xblcall(t, "analyze", harOf(t, calls))
 	if code != 1 || strings.ContainsAny(out+errs, "\x1b\x07") {

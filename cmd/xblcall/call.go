@@ -159,6 +159,7 @@ func (o *callOpts) run(ctx context.Context, e *env, args []string) error {
 	}
 	resp, err := (&http.Client{Transport: o.transport(e)}).Do(req)
 	if err != nil {
+		scrubURLs(err) // before describe writes its message
 		return describe(err)
 	}
 	defer resp.Body.Close()
@@ -189,10 +190,13 @@ func (o *callOpts) request(ctx context.Context, e *env, url string) (req *http.R
 	if err != nil {
 		return nil, nil, &exitError{2, err}
 	}
-	for _, h := range o.headers {
+	for i, h := range o.headers {
 		k, v, ok := strings.Cut(h, ":")
-		if !ok || strings.TrimSpace(k) == "" {
-			return nil, nil, &exitError{2, fmt.Errorf("header %s is not 'Name: value'", safetext.Quote(h, 64))}
+		if !ok || !headerNameOK(strings.TrimSpace(k)) {
+			// Not even the name is shown: without a ':' or a name, what
+			// the text holds is unknown, and may be a credential.
+			return nil, nil, &exitError{2, fmt.Errorf("-H #%d is not 'Name: value' with a header name (letters, digits and !#$%%&'*+-.^_`|~); "+
+				"its text is not shown, as it may hold a credential", i+1)}
 		}
 		if strings.EqualFold(strings.TrimSpace(k), "Host") {
 			req.Host = strings.TrimSpace(v) // net/http sends req.Host, not a Host header
@@ -330,7 +334,7 @@ func describe(err error) error {
 		}
 		return fmt.Errorf("%v: %s; Retry-After %v", te.HRESULT(), who, te.Wait)
 	}
-	return fmt.Errorf("%v: %v", hresult.Of(err), err)
+	return fmt.Errorf("%v: %w", hresult.Of(err), err)
 }
 
 func printResponse(e *env, resp *http.Response, include bool) error {
@@ -351,6 +355,20 @@ func printResponse(e *env, resp *http.Response, include bool) error {
 	return nil
 }
 
+// headerNameOK reports whether k is a header's name: one or more of
+// RFC 9110's token characters.
+func headerNameOK(k string) bool {
+	if k == "" {
+		return false
+	}
+	for _, c := range []byte(k) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
 // tracer prints each attempt with its headers, sensitive ones redacted.
 type tracer struct {
 	base http.RoundTripper
@@ -358,19 +376,19 @@ type tracer struct {
 }
 
 func (t *tracer) RoundTrip(req *http.Request) (*http.Response, error) {
-	fmt.Fprintf(t.w, "> %s %s\n", req.Method, req.URL)
+	fmt.Fprintf(t.w, "> %s %s\n", safetext.Clip(req.Method, 16), shownURL(req.URL.String()))
 	for _, k := range slices.Sorted(maps.Keys(req.Header)) {
 		v := strings.Join(req.Header[k], ", ")
 		if k == "Authorization" {
 			v = xblauth.Redact(v)
 		} else if xblauth.Sensitive(k) {
-			v = "REDACTED"
+			v = xblauth.Redacted
 		}
-		fmt.Fprintf(t.w, "> %s: %s\n", k, v)
+		fmt.Fprintf(t.w, "> %s: %s\n", safetext.Clip(k, 100), safetext.Clip(v, 1000))
 	}
 	resp, err := t.base.RoundTrip(req)
 	if err != nil {
-		fmt.Fprintf(t.w, "< error: %s\n", safetext.Clip(err.Error(), 500))
+		fmt.Fprintf(t.w, "< error: %s\n", safetext.Clip(oneLine(err), 500))
 		return nil, err
 	}
 	fmt.Fprintf(t.w, "< %s", safetext.Clip(resp.Status, 100))

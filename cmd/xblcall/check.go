@@ -61,7 +61,8 @@ func (o *checkOpts) run(ctx context.Context, e *env, args []string) error {
 	if len(args) > 0 {
 		return &exitError{2, errors.New("check takes no arguments")}
 	}
-	if _, err := checkURL("--mock", o.mockURL); err != nil {
+	base, err := checkURL("--mock", o.mockURL)
+	if err != nil {
 		return err
 	}
 	opts := mock.CheckOptions{No429: o.no429, Certify: o.certify}
@@ -82,7 +83,7 @@ func (o *checkOpts) run(ctx context.Context, e *env, args []string) error {
 		}
 		opts.Since = t
 	}
-	res, raw, err := o.post(ctx, opts)
+	res, raw, err := o.post(ctx, base.JoinPath(mock.AdminPrefix, "api", "check").String(), opts)
 	if err != nil {
 		return err
 	}
@@ -101,21 +102,22 @@ func (o *checkOpts) run(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-// post asks the mock's admin API for the verdict.
-func (o *checkOpts) post(ctx context.Context, opts mock.CheckOptions) (mock.CheckResult, []byte, error) {
+// post asks the mock's admin API at endpoint for the verdict.
+func (o *checkOpts) post(ctx context.Context, endpoint string, opts mock.CheckOptions) (mock.CheckResult, []byte, error) {
 	body, _ := json.Marshal(opts)
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, "POST", strings.TrimSuffix(o.mockURL, "/")+mock.AdminPrefix+"api/check", bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, "POST", endpoint, bytes.NewReader(body))
 	if err != nil {
-		return mock.CheckResult{}, nil, &exitError{2, fmt.Errorf("--mock: %v", err)}
+		return mock.CheckResult{}, nil, notAURL("--mock", o.mockURL, err)
 	}
 	if o.token != "" {
 		req.Header.Set("Authorization", "Bearer "+o.token)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return mock.CheckResult{}, nil, fmt.Errorf("the mock at %s: %v", safetext.Clip(o.mockURL, 100), err)
+		scrubURLs(err)
+		return mock.CheckResult{}, nil, fmt.Errorf("the mock at %s: %w", shownURL(o.mockURL), err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))

@@ -242,12 +242,19 @@ func readWorld(name string) (mock.World, error) {
 
 // redisStore connects to --redis (with --redis-ca's CA for rediss://).
 func (o *mockOpts) redisStore(align throttle.Align) (*redisstore.Store, error) {
-	if _, err := url.Parse(o.redis); err != nil { // go-redis's error would quote the URL, password and all
-		return nil, &exitError{2, fmt.Errorf("--redis: not a URL: %s", parseError(err))}
+	// Neither url.Parse's error nor go-redis's is printed: they quote parts
+	// of the URL, a password among them when it holds '/', '?' or '#'
+	// (redis://u:123/x@host reads as host u, port 123, database "x@host").
+	if _, err := url.Parse(o.redis); err != nil {
+		return nil, notAURL("--redis", o.redis, err)
 	}
 	ro, err := redis.ParseURL(o.redis)
-	if err != nil {
-		return nil, &exitError{2, fmt.Errorf("--redis: %v", err)}
+	if err != nil || atAfterAuthority(o.redis) {
+		reason := "want redis://[[USER]:PASSWORD@]HOST:PORT[/DB] or rediss://..."
+		if atAfterAuthority(o.redis) {
+			reason += userinfoHint
+		}
+		return nil, &exitError{2, fmt.Errorf("--redis: not a Redis URL: %s", reason)}
 	}
 	if ro.Network == "tcp" {
 		if err := checkAddr("--redis: the address", ro.Addr, false); err != nil {

@@ -318,7 +318,7 @@ func parseVia(via string) (*url.URL, error) {
 		return nil, err
 	}
 	if ip := net.ParseIP(u.Hostname()); u.Hostname() != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return nil, &exitError{2, fmt.Errorf("--via %s: only a loopback address (a mock on this machine)", safetext.Quote(u.Redacted(), 100))}
+		return nil, &exitError{2, fmt.Errorf("--via \"%s\": only a loopback address (a mock on this machine)", shownURL(via))}
 	}
 	return u, nil
 }

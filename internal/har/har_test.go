@@ -131,9 +131,9 @@ func TestWriterRedactsSecrets(t *testing.T) {
 	want := []string{
 		"https://login.live.com/oauth20_desktop.srf?code=REDACTED&lc=REDACTED",
 		"https://login.live.com/oauth20_token.srf grant_type=refresh_token&client_id=c&refresh_token=REDACTED&client_secret=REDACTED " +
-			`{"token_type":"bearer","expires_in":3600,"access_token":"REDACTED","refresh_token":"REDACTED"}`,
-		`https://xsts.auth.xboxlive.com/xsts/authorize {"RelyingParty":"http://xboxlive.com","Properties":{"UserTokens":["REDACTED"]}} ` +
-			`{"Token":"REDACTED","DisplayClaims":{"xui":[{"uhs":"123"}]}}`,
+			`{"token_type": "bearer", "expires_in": 3600, "access_token": "REDACTED", "refresh_token": "REDACTED"}`,
+		`https://xsts.auth.xboxlive.com/xsts/authorize {"RelyingParty": "http://xboxlive.com", "Properties": {"UserTokens": ["REDACTED"]}} ` +
+			`{"Token": "REDACTED", "DisplayClaims": {"xui": [{"uhs": "123"}]}}`,
 		"https://profile.xboxlive.com/users/me?access_token=REDACTED",
 	}
 	var gotText []string
@@ -142,5 +142,35 @@ func TestWriterRedactsSecrets(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, gotText); diff != "" {
 		t.Errorf("read back (-want +got):\n%s", diff)
+	}
+}
+
+// TestWriterDropsURLPasswordsAndForgedUserhashes: secrets an entry holds
+// where no secret belongs are written redacted too: a password in the
+// URL's user info (analyze.Recorder builds its URL with url.URL.String,
+// which keeps it) is dropped, and a token written where the userhash goes
+// ("XBL3.0 x=<token>;...") replaces the whole header, since only a
+// userhash (xblauth.UserHash: 1 to 20 digits) is kept.
+func TestWriterDropsURLPasswordsAndForgedUserhashes(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		entry  Entry
+		secret string
+	}{
+		{"a password in the URL", Entry{Time: t0, Method: "GET", URL: "https://u:pw-SECRET@profile.xboxlive.com/users/me", Status: 200}, "pw-SECRET"},
+		{"a token in the userhash's place", Entry{Time: t0, Method: "GET", URL: "https://profile.xboxlive.com/users/me",
+			Authorization: "XBL3.0 x=eyJ-token-SECRET;x", Status: 200}, "eyJ-token-SECRET"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			w := NewWriter(&b)
+			if err := w.Write(&tc.entry); err != nil {
+				t.Fatal(err)
+			}
+			w.Close()
+			if bytes.Contains(b.Bytes(), []byte(tc.secret)) {
+				t.Errorf("the HAR holds %q:\n%s", tc.secret, b.Bytes())
+			}
+		})
 	}
 }

@@ -1,24 +1,23 @@
 package xblauth
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"io"
 	"net/url"
 	"strings"
 )
 
-// What a record of calls (the mock's, a HAR file, analyze.Recorder) may
-// keep of a call is decided here, in one place: RedactParams for its URL,
-// RedactBody for its bodies, Redact and Sensitive for its headers.
+// What a record of calls (the mock's, a HAR file, analyze.Recorder) or a
+// command's output may keep of a call is decided here, in one place:
+// RedactParams and RedactURL for its URL, RedactBody for its bodies,
+// Redact and Sensitive for its headers.
 //
 // The sign-in services are judged by what is public, so that a field they
 // add tomorrow is a secret until named here: every value is replaced but
 // those publicName and wholeName keep (and the numbers, booleans and nulls
-// of JSON, which carry no credential). Elsewhere only the parameters
-// secretParam names are. What cannot be read as a form or JSON, on a
-// sign-in host, is replaced whole.
+// of JSON, which carry no credential unless credentialName names their
+// field). What cannot be read as a form or JSON, on a sign-in host, is
+// replaced whole. Elsewhere the data is what the record is for, and only
+// the values of parameters and fields credentialName names are replaced,
+// at any depth.
 
 // Redacted is what a secret is replaced with.
 const Redacted = "REDACTED"
@@ -61,18 +60,36 @@ func publicName(n string) bool {
 	return false
 }
 
-// wholeName reports whether a sign-in service's field (named in lower
-// case) is kept whole: the gamertag, XUID and userhash an answer claims.
+// wholeName reports whether a field (named in lower case) is kept whole:
+// the gamertag, XUID and userhash a sign-in answer claims.
 func wholeName(n string) bool { return n == "displayclaims" }
 
-// secretParam reports whether a query parameter (named in lower case) is
-// redacted on any host: OAuth 2.0's credentials, wherever a client sends
-// them.
-func secretParam(n string) bool {
+// credentialName reports whether a parameter or field (named in lower
+// case) holds a credential on any host, wherever a client sends it: OAuth
+// 2.0's codes, tokens, secrets, verifiers and assertions (RFC 6749, RFC
+// 7636, RFC 7521), the Xbox token services' tickets and tokens (RpsTicket,
+// UserToken(s), DeviceToken, TitleToken, XSTS tokens, as xbox-webapi-python
+// and the xCloud clients send them: {"token": ..., "offeringId": ...}), a
+// request's Authorization, Signature and cookies, and anything named like
+// a token, secret, password, ticket, credential or API key. The public names of the
+// sign-in services (token_type, TokenType) are not, nor continuationToken,
+// the services' page cursor, which they hand out with every page.
+func credentialName(n string) bool {
+	if publicName(n) || n == "continuationtoken" {
+		return false
+	}
 	switch n {
-	case "access_token", "refresh_token", "id_token", "code", "device_code", "user_code", "client_secret",
-		"code_verifier", "password", "assertion", "client_assertion", "token":
+	case "code", "device_code", "user_code", "code_verifier", "sig", "pwd", "passwd", "assertion", "client_assertion":
 		return true
+	}
+	if strings.HasPrefix(n, "xsts") {
+		return true
+	}
+	for _, part := range [...]string{"token", "secret", "password", "ticket", "authorization", "signature", "cookie",
+		"apikey", "api_key", "api-key", "credential"} {
+		if strings.Contains(n, part) {
+			return true
+		}
 	}
 	return false
 }
@@ -82,65 +99,125 @@ func secretParam(n string) bool {
 // not the form or JSON it looks like, and it is replaced whole.
 const maxName = 64
 
-// RedactParams returns ref (a URL, or a request URI: path?query#fragment)
-// with the values of its query and fragment parameters that may be secret
-// replaced by Redacted: every one but those publicName keeps at a sign-in
-// host, and those secretParam names elsewhere. A sign-in host's query or fragment that is not
-// a form is replaced whole. ref comes back unchanged, with no allocation,
-// when there is nothing to replace.
+// isName reports whether s is what a form or JSON field of the sign-in
+// services is named like: 1 to maxName letters, digits, '_', '-' or '.'.
+func isName(s string) bool {
+	if s == "" || len(s) > maxName {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// RedactParams returns ref (a request target as a server reads it, a URL,
+// or a request URI: path?query#fragment) with the values of its query and
+// fragment parameters that may be secret replaced by Redacted: every one
+// but those publicName keeps at a sign-in host, and those credentialName
+// names elsewhere. A sign-in host's query or fragment that is not a form is
+// replaced whole. ref comes back unchanged, with no allocation, when there
+// is nothing to replace.
+//
+// ref is read both as net/http's server reads a request target
+// (url.ParseRequestURI: no fragment; the query is everything after the
+// first '?', a '#' included) and as a URL (the fragment after the first
+// '#'), and redacted under both: the text between a '#' and the first '?'
+// after it is a form, and so is everything after the first '?', split at
+// '&', ';' and '#'.
 func RedactParams(host, ref string) string {
 	i := strings.IndexAny(ref, "?#")
 	if i < 0 {
 		return ref
 	}
 	signIn := SignInHost(host)
-	base, query, frag := ref[:i], "", ""
-	hasQuery, hasFrag := ref[i] == '?', ref[i] == '#'
-	if hasQuery {
-		query, frag, hasFrag = strings.Cut(ref[i+1:], "#")
+	frag, query, hasFrag, hasQuery := "", "", ref[i] == '#', ref[i] == '?'
+	rest := ref[i+1:]
+	if hasFrag {
+		frag, query, hasQuery = strings.Cut(rest, "?")
 	} else {
-		frag = ref[i+1:]
+		query = rest
 	}
-	q, qChanged := redactForm(query, signIn)
-	f, fChanged := redactForm(frag, signIn)
-	if !qChanged && !fChanged {
+	f, fChanged := redactForm(frag, signIn, urlSeparators)
+	q, qChanged := redactForm(query, signIn, urlSeparators)
+	if !fChanged && !qChanged {
 		return ref
 	}
 	var b strings.Builder
 	b.Grow(len(ref) + 2*len(Redacted))
-	b.WriteString(base)
-	if hasQuery {
-		b.WriteString("?" + q)
-	}
+	b.WriteString(ref[:i])
 	if hasFrag {
 		b.WriteString("#" + f)
+	}
+	if hasQuery {
+		b.WriteString("?" + q)
 	}
 	return b.String()
 }
 
-// RedactURL is RedactParams for a URL, at its own host. A URL that does not
-// parse has its query and fragment replaced whole.
+// The separators of a form's pairs: in a body, '&' and ';' (the ';' that
+// net/url refuses, since a server of another language may take it); in a
+// URL, also '#', so that the pairs a URL parser reads after a fragment's
+// '#' are judged as well as those net/http reads as the query.
+const (
+	bodySeparators = "&;"
+	urlSeparators  = "&;#"
+)
+
+// RedactURL returns rawURL as a record or a command's output may show it:
+// without its user info (a password, or a token given as the user name),
+// and with RedactParams' redaction at its own host. A URL that does not
+// parse loses what may be user info (everything after "//" up to its last
+// '@', which may have ended an unescaped password's '/', '?' or '#') and
+// its query and fragment whole. rawURL comes back unchanged, with no
+// allocation, when it holds none of '@', '?' and '#'.
 func RedactURL(rawURL string) string {
-	i := strings.IndexAny(rawURL, "?#")
-	if i < 0 {
+	if !strings.ContainsAny(rawURL, "@?#") {
 		return rawURL
 	}
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return rawURL[:i+1] + Redacted
+		s := rawURL
+		if i := strings.Index(s, "//"); i >= 0 {
+			if at := strings.LastIndexByte(s[i:], '@'); at >= 0 {
+				s = s[:i+2] + s[i+at+1:]
+			}
+		}
+		if i := strings.IndexAny(s, "?#"); i >= 0 {
+			s = s[:i+1] + Redacted
+		}
+		return s
+	}
+	if u.User != nil {
+		// The authority starts after the scheme's "//" and, as url.Parse
+		// reads it, ends at the first '/', '?' or '#'; its user info ends at
+		// its last '@'.
+		start := 0
+		if u.Scheme != "" {
+			start = len(u.Scheme) + 1
+		}
+		start += 2
+		end := strings.IndexAny(rawURL[start:], "/?#")
+		if end < 0 {
+			end = len(rawURL) - start
+		}
+		at := strings.LastIndexByte(rawURL[start:start+end], '@')
+		rawURL = rawURL[:start] + rawURL[start+at+1:]
 	}
 	return RedactParams(u.Host, rawURL)
 }
 
-// redactForm returns a form's text (name=value pairs split by & or ;) with
-// its secret values replaced, and whether anything was. At a sign-in host
-// a form holding a pair that is not name=value, or a name that is not one,
-// is replaced whole.
-func redactForm(form string, signIn bool) (string, bool) {
+// redactForm returns a form's text (name=value pairs split by any byte of
+// seps) with its secret values replaced, and whether anything was. At a
+// sign-in host a form holding a pair that is not name=value, or a name
+// that is not one, is replaced whole.
+func redactForm(form string, signIn bool, seps string) (string, bool) {
 	var b strings.Builder
 	changed := false
 	for start := 0; start < len(form); {
-		end := strings.IndexAny(form[start:], "&;")
+		end := strings.IndexAny(form[start:], seps)
 		if end < 0 {
 			end = len(form)
 		} else {
@@ -190,130 +267,5 @@ func pairSecret(name string, hasValue, signIn bool) (secret, whole bool) {
 	if err != nil {
 		n = name
 	}
-	return secretParam(strings.ToLower(n)), false
-}
-
-// isName reports whether s is what a form or JSON field of the sign-in
-// services is named like: 1 to maxName letters, digits, '_', '-' or '.'.
-func isName(s string) bool {
-	if s == "" || len(s) > maxName {
-		return false
-	}
-	for _, c := range []byte(s) {
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.') {
-			return false
-		}
-	}
-	return true
-}
-
-// RedactBody returns a request's or an answer's body as a record may keep
-// it: at a sign-in host, a form or a JSON document with every value
-// replaced by Redacted but those publicName and wholeName keep (and JSON's
-// numbers, booleans and nulls), and anything else (cut short, not JSON,
-// not a form) replaced whole; elsewhere body itself. An empty body stays
-// empty.
-func RedactBody(host string, body []byte) []byte {
-	t := bytes.TrimSpace(body)
-	if len(t) == 0 || !SignInHost(host) {
-		return body
-	}
-	if t[0] == '{' || t[0] == '[' {
-		if out, err := redactJSON(t); err == nil {
-			return out
-		}
-		return []byte(Redacted)
-	}
-	out, _ := redactForm(string(t), true)
-	return []byte(out)
-}
-
-// frame is one object or array being rewritten by redactJSON.
-type frame struct {
-	object bool
-	n      int // the tokens written in it (names and values)
-	// For an object, whether the value of the name just read is public
-	// (publicName) or kept whole (wholeName); for an array, whether its
-	// values are public.
-	public, whole bool
-}
-
-// redactJSON rewrites a JSON document token by token, in its order: every
-// string value is replaced but those of publicName fields (and of their
-// arrays), and those inside a wholeName field; objects are walked, each
-// field judged by its own name. A name that is not one (isName) fails it.
-func redactJSON(doc []byte) ([]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(doc))
-	dec.UseNumber()
-	var out bytes.Buffer
-	out.Grow(len(doc))
-	var stack []frame
-	keepWhole := 0 // the depth of the wholeName value being copied, 0 outside one
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		d, delim := tok.(json.Delim)
-		if delim && (d == '}' || d == ']') {
-			stack = stack[:len(stack)-1]
-			if len(stack) < keepWhole {
-				keepWhole = 0
-			}
-			out.WriteByte(byte(d))
-			if len(stack) > 0 {
-				stack[len(stack)-1].n++
-			}
-			continue
-		}
-		var top *frame
-		if len(stack) > 0 {
-			top = &stack[len(stack)-1]
-			if top.n > 0 && (!top.object || top.n%2 == 0) {
-				out.WriteByte(',')
-			}
-		}
-		if top != nil && top.object && top.n%2 == 0 { // a field's name
-			name, _ := tok.(string)
-			if !isName(name) {
-				return nil, errors.New("xblauth: a field not named like one")
-			}
-			lower := strings.ToLower(name)
-			top.public, top.whole = publicName(lower), wholeName(lower)
-			writeJSON(&out, name)
-			out.WriteByte(':')
-			top.n++
-			continue
-		}
-		public := keepWhole > 0 || top != nil && top.public
-		if delim {
-			if keepWhole == 0 && top != nil && top.object && top.whole {
-				keepWhole = len(stack) + 1
-			}
-			stack = append(stack, frame{object: d == '{', public: d == '[' && public})
-			out.WriteByte(byte(d))
-			continue
-		}
-		if _, ok := tok.(string); ok && !public {
-			tok = Redacted
-		}
-		writeJSON(&out, tok)
-		if top != nil {
-			top.n++
-		}
-	}
-	if len(stack) != 0 {
-		return nil, io.ErrUnexpectedEOF
-	}
-	return out.Bytes(), nil
-}
-
-// writeJSON appends v as JSON; v is a token's string, json.Number, bool or
-// nil, which always encode.
-func writeJSON(out *bytes.Buffer, v any) {
-	b, _ := json.Marshal(v)
-	out.Write(b)
+	return credentialName(strings.ToLower(n)), false
 }

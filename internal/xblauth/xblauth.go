@@ -1,7 +1,8 @@
 // Package xblauth reads and redacts Xbox Live Authorization headers of the
-// form "XBL3.0 x=<userhash>;<token>", and says what of a recorded call is a
-// secret: credentials in URLs, and the sign-in services' codes, tokens and
-// tickets (RedactParams, RedactBody).
+// form "XBL3.0 x=<userhash>;<token>", and says what of a recorded or
+// printed call is a secret: a URL's user info, the credentials in URLs and
+// bodies at any host, and every value the sign-in services are sent but
+// the public ones (RedactURL, RedactParams, RedactBody, Sensitive).
 package xblauth
 
 import (
@@ -47,24 +48,48 @@ func Parse(h string) (userhash, token string, err error) {
 }
 
 // Redact returns h with the token replaced, keeping the scheme and userhash
-// so logs still say whose call it was: "XBL3.0 x=<userhash>;REDACTED". Any
-// value that does not parse is replaced whole.
+// so logs still say whose call it was: "XBL3.0 x=<userhash>;REDACTED". A
+// value that does not parse, or whose userhash is not one (UserHash), is
+// replaced whole: what precedes the ';' may be a token sent in the
+// userhash's place.
 func Redact(h string) string {
 	if h == "" {
 		return ""
 	}
 	uhs, _, err := Parse(h)
-	if err != nil {
-		return "REDACTED"
+	if err != nil || !UserHash(uhs) {
+		return Redacted
 	}
-	return "XBL3.0 x=" + uhs + ";REDACTED"
+	return "XBL3.0 x=" + uhs + ";" + Redacted
 }
 
-// Sensitive reports whether a header's value must never be logged.
-func Sensitive(name string) bool {
-	return strings.EqualFold(name, "Authorization") || strings.EqualFold(name, "Signature") ||
-		strings.EqualFold(name, "Proxy-Authorization") || strings.EqualFold(name, "Cookie")
+// MaxUserHash bounds a userhash Redact keeps: the decimal digits of a
+// 64-bit number.
+const MaxUserHash = 20
+
+// UserHash reports whether s looks like a userhash: 1 to MaxUserHash
+// decimal digits, as the user token and XSTS services claim them ("uhs":
+// "1674471606081042789" in the sign-in recorded in OpenXbox/xbox-webapi-python,
+// tests/data/cassettes/full_auth.json) and as mock.UserHash makes them. Parse takes any userhash without a
+// space or ';', so that a call is keyed by whatever its client sends;
+// what a record or a log keeps is this one only.
+func UserHash(s string) bool {
+	if s == "" || len(s) > MaxUserHash {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
+
+// Sensitive reports whether a header's value must never be logged:
+// Authorization, Signature, Cookie, Proxy-Authorization, and any header
+// named like a credential (X-Api-Key, X-Auth-Token: the rule of the
+// records of calls, for a query's parameters and a body's fields).
+func Sensitive(name string) bool { return credentialName(strings.ToLower(name)) }
 
 // ServiceDomain is the domain whose hosts take tokens for the Xbox relying
 // party (http://xboxlive.com).

@@ -65,13 +65,23 @@ func TestServiceHost(t *testing.T) {
 	}
 }
 
+// redactTests are Redact's cases; FuzzParse starts from them too.
+var redactTests = []struct{ in, want string }{
+	{"XBL3.0 x=123;secret", "XBL3.0 x=123;REDACTED"},
+	{"XBL3.0 x=1674471606081042789;secret", "XBL3.0 x=1674471606081042789;REDACTED"}, // a recorded userhash (UserHash)
+	{"XBL3.0 x=12345678901234567890;secret", "XBL3.0 x=12345678901234567890;REDACTED"},
+	{"Bearer secret", "REDACTED"},
+	{"", ""},
+	// What precedes the ';' is kept only if it is a userhash: a token sent
+	// in its place is not.
+	{"XBL3.0 x=eyJ-token-secret;x", "REDACTED"},
+	{"XBL3.0 x=123456789012345678901;secret", "REDACTED"},
+	{"XBL3.0 x=12a;secret", "REDACTED"},
+	{"XBL3.0 x=\x1b[2J;secret", "REDACTED"},
+}
+
 func TestRedact(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"XBL3.0 x=123;secret", "XBL3.0 x=123;REDACTED"},
-		{"Bearer secret", "REDACTED"},
-		{"", ""},
-	}
-	for _, tt := range tests {
+	for _, tt := range redactTests {
 		if got := Redact(tt.in); got != tt.want {
 			t.Errorf("Redact(%q) = %q, want %q", tt.in, got, tt.want)
 		}
@@ -82,7 +92,16 @@ func FuzzParse(f *testing.F) {
 	for _, tt := range parseTests {
 		f.Add(tt.in)
 	}
+	for _, tt := range redactTests {
+		f.Add(tt.in)
+	}
 	f.Fuzz(func(t *testing.T, h string) {
+		if r := Redact(h); r != "" && r != Redacted {
+			uhs, tok, ok := strings.Cut(strings.TrimPrefix(r, "XBL3.0 x="), ";")
+			if !ok || !UserHash(uhs) || tok != Redacted || !strings.HasPrefix(r, "XBL3.0 x=") {
+				t.Fatalf("Redact(%q) = %q: keeps more than a userhash", h, r)
+			}
+		}
 		uhs, tok, err := Parse(h)
 		if err != nil {
 			if uhs != "" || tok != "" {
@@ -101,5 +120,20 @@ func BenchmarkParse(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		Parse(h)
+	}
+}
+
+func TestSensitive(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		want bool
+	}{
+		{"Authorization", true}, {"signature", true}, {"Cookie", true}, {"Proxy-Authorization", true},
+		{"X-Api-Key", true}, {"X-Auth-Token", true}, {"Set-Cookie", true},
+		{"Accept", false}, {"x-xbl-contract-version", false}, {"Content-Type", false}, {"User-Agent", false},
+	} {
+		if got := Sensitive(tt.name); got != tt.want {
+			t.Errorf("Sensitive(%q) = %v, want %v", tt.name, got, tt.want)
+		}
 	}
 }

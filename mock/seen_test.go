@@ -346,9 +346,9 @@ func TestCheckFailsClosed(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 20, 0, 0, 0, time.UTC)
 	for i := range maxCalls + 2 {
 		c := Call{Time: t0.Add(time.Duration(i) * time.Second), Method: "GET", host: "profile.xboxlive.com", uri: "/users/me/profile/settings",
-			Scope: "profile", Status: 200, userhash: fmt.Sprint("u", i)}
+			Scope: "profile", Status: 200, userhash: fmt.Sprint(100000 + i)}
 		if i < 2 { // dropped: 429s in a row, the record's oldest
-			c.Status, c.RetryAfter, c.userhash = 429, "60", "throttled"
+			c.Status, c.RetryAfter, c.userhash = 429, "60", "99"
 		}
 		h.calls.add(c)
 	}

@@ -182,7 +182,7 @@ func TestBatchLookupsKeepTheirOwnCall(t *testing.T) {
 	const window = 5 * time.Millisecond
 	plain := func(ctx context.Context) (context.Context, context.CancelFunc) { return ctx, func() {} }
 	failFast := func(ctx context.Context) (context.Context, context.CancelFunc) {
-		return transport.FailFast(ctx), func() {}
+		return transport.WithPolicy(ctx, transport.Policy{FailFast: true}), func() {}
 	}
 	within := func(d time.Duration) func(context.Context) (context.Context, context.CancelFunc) {
 		return func(ctx context.Context) (context.Context, context.CancelFunc) { return context.WithTimeout(ctx, d) }

@@ -82,13 +82,9 @@ func (u *User) request(ctx context.Context, a api, method string, p reqPath, q u
 		}
 		body = bytes.NewReader(b)
 	}
-	ctx = transport.BoundBody(ctx) // the attempt timeout covers reading the answer, as XSAPI's does
-	if a.once {
-		ctx = transport.NoRetry(ctx)
-	}
-	if a.rule != "" {
-		ctx = transport.WithRule(ctx, a.rule)
-	}
+	// The attempt timeout covers reading the answer, as XSAPI's does; a
+	// call that is not idempotent is sent once; the call names its rule.
+	ctx = transport.WithPolicy(ctx, transport.Policy{BoundBody: true, NoRetry: a.once, Rule: a.rule})
 	req, err := http.NewRequestWithContext(ctx, method, "https://"+a.host+"/", body)
 	if err != nil {
 		return nil, &Error{code: hresult.E_INVALIDARG, Service: a.service, API: a.name, Err: err}

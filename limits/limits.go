@@ -55,7 +55,7 @@ type Rule struct {
 	// Named marks a rule that path matching never picks, because its
 	// requests share method, host and path with another call's (creating a
 	// search handle and sending an invite are both POST /handles). A request
-	// counts against it only when it names it (transport.WithRule).
+	// counts against it only when it names it (transport.Policy.Rule).
 	Named bool `json:"named,omitempty"`
 	// Note says where a figure comes from when it is not the published table,
 	// such as a host with no published rule.

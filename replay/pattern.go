@@ -32,7 +32,7 @@ type Event struct {
 	User       string // an xuid
 	Count      int
 	Spread     time.Duration
-	Background bool // priority "background" (transport.Background); else "interactive"
+	Background bool // priority "background" (transport.Policy.Priority); else "interactive"
 	// Req, when set, is the request to make (a replayed trace's call)
 	// instead of the service's usual one; Service then only names it.
 	Req *Request

@@ -348,7 +348,7 @@ func call(ctx context.Context, rt http.RoundTripper, o Options, e Event) outcome
 	}
 	req.Header.Set("Authorization", mock.Token(e.User, o.title()))
 	if e.Background { // a background job: leaves the interactive share, waits up to 300 s for its budget
-		req = req.WithContext(transport.Background(transport.WithMaxWait(ctx, transport.MaxPolicyWait)))
+		req = req.WithContext(transport.WithPolicy(ctx, transport.Policy{MaxWait: transport.MaxPolicyWait, Priority: transport.Background}))
 	}
 	resp, err := rt.RoundTrip(req)
 	var te *transport.ThrottleError

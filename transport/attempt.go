@@ -71,7 +71,7 @@ func (c *call) since(t time.Time) time.Duration {
 // the body is the caller's, bounded by the request's own context, unless
 // the request asked for BoundBody.
 func (c *call) handOver(resp *http.Response) *http.Response {
-	if c.att != nil && !c.pol.boundBody {
+	if c.att != nil && !c.pol.BoundBody {
 		c.att.timer.Stop()
 	}
 	if resp.Request == nil { // so that a redirect it asks for can tell the host it came from

@@ -57,8 +57,8 @@ func (c *call) init(t *Transport, req *http.Request) error {
 	uhs, _, _ := xblauth.Parse(auth) // no token: the key's user is ""
 	clk := clock.From(req.Context())
 	now := clk.Now()
-	*c = call{t: t, req: req, ctx: req.Context(), start: now, now: now, clk: clk, pol: PolicyOf(req.Context())}
-	if rule, ok := t.ruleFor(req, host, c.pol.rule); ok {
+	*c = call{t: t, req: req, ctx: req.Context(), start: now, now: now, clk: clk, pol: t.policyFor(req.Context())}
+	if rule, ok := t.ruleFor(req, host, c.pol.Rule); ok {
 		c.rule, c.table = rule, rule.Limit()
 		c.key = throttle.Key{User: uhs, Title: t.TitleID, Scope: rule.Scope()}
 	} else {
@@ -67,10 +67,10 @@ func (c *call) init(t *Transport, req *http.Request) error {
 	c.full = t.limitOf(c.ctx, c.key, c.table, now)
 	c.limit = t.share(c.full)
 	rewindable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
-	c.retries = t.window() > 0 && rewindable && !c.pol.noRetry && !c.pol.failFast
+	c.retries = t.window() > 0 && rewindable && !c.pol.NoRetry && !c.pol.FailFast
 	c.timeout = attemptTimeout(t.window(), 0)
-	if c.pol.longCall {
-		c.timeout = LongCallTimeout
+	if c.pol.AttemptTimeout > 0 {
+		c.timeout = c.pol.AttemptTimeout
 	}
 	return nil
 }
@@ -84,7 +84,7 @@ func attemptTimeout(window, elapsed time.Duration) time.Duration {
 }
 
 // ruleFor returns the rule req counts against: the one of scope, which its
-// context names (WithRule), when that rule covers its host, else the one
+// policy names (Policy.Rule), when that rule covers its host, else the one
 // its method, host and path match.
 func (t *Transport) ruleFor(req *http.Request, host, scope string) (*limits.Rule, bool) {
 	if scope != "" {
@@ -145,15 +145,15 @@ func (c *call) remaining(now time.Time) time.Duration {
 }
 
 // maxWait returns the longest the call may wait before its next attempt: the
-// wait must end inside its retry window (or the longer wait WithMaxWait
+// wait must end inside its retry window (or the longer wait Policy.MaxWait
 // allows; none with FailFast) and before its context deadline.
 func (c *call) maxWait(now time.Time) time.Duration {
-	if c.t.window() == 0 || c.pol.failFast {
+	if c.t.window() == 0 || c.pol.FailFast {
 		return 0
 	}
 	w := c.remaining(now)
-	if d := c.pol.maxWait; d > 0 {
-		w = max(w, c.start.Add(d).Sub(now)) // the call's own policy (WithMaxWait)
+	if d := c.pol.MaxWait; d > 0 {
+		w = max(w, c.start.Add(d).Sub(now)) // the call's own policy (Policy.MaxWait)
 	}
 	if dl, ok := c.ctx.Deadline(); ok {
 		w = min(w, dl.Sub(now)-1)

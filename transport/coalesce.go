@@ -140,17 +140,17 @@ func follow(ctx context.Context, clk clock.Clock, d time.Duration, f *flight) er
 }
 
 // followBound is the longest a call of policy p takes when it sends
-// itself: its waits (the retry window, or WithMaxWait's longer bound), then
+// itself: its waits (the retry window, or Policy.MaxWait's longer bound), then
 // one attempt, and one more after a token refresh.
 func (t *Transport) followBound(p Policy) time.Duration {
 	wait := t.window()
-	if p.failFast || p.noRetry {
+	if p.FailFast || p.NoRetry {
 		wait = 0
 	}
-	wait = max(wait, p.maxWait)
+	wait = max(wait, p.MaxWait)
 	timeout := attemptTimeout(t.window(), 0)
-	if p.longCall {
-		timeout = LongCallTimeout
+	if p.AttemptTimeout > 0 {
+		timeout = p.AttemptTimeout
 	}
 	if t.RefreshToken != nil {
 		timeout *= 2
@@ -199,7 +199,7 @@ func (t *Transport) lead(req *http.Request, key readKey, f *flight) (_ *http.Res
 			f.err, f.cancelled = err, req.Context().Err() != nil
 		}
 	}()
-	resp, renewed, err := t.do(req.WithContext(withPolicy(req.Context(), func(p *Policy) { p.boundBody = true })))
+	resp, renewed, err := t.do(req.WithContext(WithPolicy(req.Context(), Policy{BoundBody: true})))
 	if err != nil {
 		return nil, err
 	}

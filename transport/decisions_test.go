@@ -109,7 +109,7 @@ func TestBackgroundKeepsOneCall(t *testing.T) {
 			base := &statusBase{status: 200}
 			tr := &Transport{Base: base, TitleID: "1234567890", InteractiveShare: tc.share, RetryWindow: -1}
 			for range 15 {
-				req, _ := http.NewRequestWithContext(Background(context.Background()), "GET", "https://social.xboxlive.com/users/me/people", nil)
+				req, _ := http.NewRequestWithContext(WithPolicy(context.Background(), Policy{Priority: Background}), "GET", "https://social.xboxlive.com/users/me/people", nil)
 				req.Header.Set("Authorization", "XBL3.0 x=1111;token-a")
 				if resp, err := tr.RoundTrip(req); err == nil {
 					resp.Body.Close()
@@ -134,7 +134,7 @@ func TestBackgroundWaitsThenAsksAgain(t *testing.T) {
 		var wg sync.WaitGroup
 		for range 20 {
 			wg.Go(func() {
-				req, _ := http.NewRequestWithContext(Background(WithMaxWait(context.Background(), time.Minute)), "GET", "https://social.xboxlive.com/users/me/people", nil)
+				req, _ := http.NewRequestWithContext(WithPolicy(context.Background(), Policy{MaxWait: time.Minute, Priority: Background}), "GET", "https://social.xboxlive.com/users/me/people", nil)
 				req.Header.Set("Authorization", "XBL3.0 x=1111;token-a")
 				if resp, err := tr.RoundTrip(req); err == nil {
 					resp.Body.Close()

@@ -66,15 +66,16 @@
 // substitutes its own virtual clock through the request's context; the key
 // is unexported.) It never sleeps past the request's context deadline.
 //
-// A call may change those rules for itself through its context: NoRetry
-// (sent once, as XSAPI sends calls that are not idempotent), WithMaxWait
-// (wait for the budget or a Retry-After past the 20 s window, up to 300 s),
-// FailFast (never wait: refused locally at once, no retries), LongCall
-// (XSAPI's long 5-minute attempt timeout), Background (a background call:
-// it never takes the share of the key's limits kept for interactive calls,
+// One Policy says how a call is treated, Transport.Policy by default and
+// WithPolicy per call, field by field: MaxWait (wait for the budget or a
+// Retry-After past the 20 s window, up to 300 s), FailFast (never wait:
+// refused locally at once, no retries), NoRetry (sent once, as XSAPI sends
+// calls that are not idempotent), AttemptTimeout (LongCallTimeout is
+// XSAPI's long 5-minute one), Priority (a Background call never takes the
+// share of the key's limits kept for interactive calls,
 // Transport.InteractiveShare, a quarter by default, and never queues ahead
-// of them) and WithRule (count against a named rule); PolicyOf reads them
-// back as one comparable value, for code that merges calls. After a call,
+// of them), Rule (count against a named rule) and BoundBody; PolicyOf reads
+// a context's back as one comparable value, for code that merges calls. After a call,
 // BudgetLeft says what is left of its key's budget; a Ticker paces a
 // periodic call by it. A 429's body teaches the transport the service's
 // limit (MaxLearnedLimit, LearnedLimits); LimitShare keeps every window

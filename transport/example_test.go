@@ -68,7 +68,7 @@ func ExampleTransport_NewTicker() {
 // A background job's calls leave a quarter of each key's limits to the
 // interactive calls of the same user and service: social allows 10 calls in
 // 15 s, and background calls stop at 7 (FailFast here, so the example does
-// not wait; a real job would wait with WithMaxWait).
+// not wait; a real job would wait with Policy.MaxWait).
 func ExampleBackground() {
 	client := &http.Client{Transport: &transport.Transport{Base: mock.NewHandler(), TitleID: "1234567890"}}
 	call := func(ctx context.Context) string {
@@ -81,7 +81,7 @@ func ExampleBackground() {
 		resp.Body.Close()
 		return strconv.Itoa(resp.StatusCode)
 	}
-	job := transport.FailFast(transport.Background(context.Background()))
+	job := transport.WithPolicy(context.Background(), transport.Policy{Priority: transport.Background, FailFast: true})
 	var got []string
 	for range 8 {
 		got = append(got, call(job))

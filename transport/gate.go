@@ -47,7 +47,7 @@ func (c *call) gateCache() error {
 // Booking (rather than waking up to race for a slot) serves waiting calls in
 // turn.
 func (c *call) gateBudget() error {
-	if c.pol.background {
+	if c.pol.Priority == Background {
 		return c.gateBackground()
 	}
 	// The budget never fails: a shared store fails over to a local one.

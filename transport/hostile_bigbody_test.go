@@ -23,7 +23,7 @@ func TestLargeReadStreamsWhenCoalescing(t *testing.T) {
 				return &http.Response{StatusCode: 200, Header: http.Header{}, Request: r, ContentLength: size, Body: io.NopCloser(io.LimitReader(zeros{}, size))}, nil
 			})
 			tr := &Transport{Base: base, TitleID: "1234567890", CoalesceReads: coalesce}
-			req, _ := http.NewRequestWithContext(LongCall(context.Background()), "GET", "https://titlestorage.xboxlive.com/global/scids/00000000-0000-0000-0000-000000000000/data/big.bin,binary", nil)
+			req, _ := http.NewRequestWithContext(WithPolicy(context.Background(), Policy{AttemptTimeout: LongCallTimeout}), "GET", "https://titlestorage.xboxlive.com/global/scids/00000000-0000-0000-0000-000000000000/data/big.bin,binary", nil)
 			req.Header.Set("Authorization", "XBL3.0 x=1111;token-a")
 			resp, err := tr.RoundTrip(req)
 			var n int64

@@ -37,7 +37,7 @@ func TestLearnedReadWithinTheCall(t *testing.T) {
 			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
 		})
 		tr := &Transport{Base: base, TitleID: "1234567890", Budget: slowLimitStore{&throttle.MemoryBudgetStore{}}}
-		ctx, cancel := context.WithTimeout(FailFast(context.Background()), 20*time.Millisecond)
+		ctx, cancel := context.WithTimeout(WithPolicy(context.Background(), Policy{FailFast: true}), 20*time.Millisecond)
 		defer cancel()
 		start := time.Now()
 		readAs(ctx, tr, nil)

@@ -46,7 +46,7 @@ func TestNilBodyIsEmpty(t *testing.T) {
 // Observe hook, its Logger or RefreshToken; an http.Server recovers a
 // handler's panic and goes on), the flight never lands: each follower
 // waits out its whole bound (40 s by default; 5 min 20 s with LongCall or
-// WithMaxWait) before ErrSharedReadTimeout, and the flight stays in the
+// Policy.MaxWait) before ErrSharedReadTimeout, and the flight stays in the
 // map.
 func TestLeaderPanicLandsItsFlight(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {

@@ -76,7 +76,7 @@ func TestLearnedLimits(t *testing.T) {
 				h := servedProfile(t, tc.served)
 				tr := &transport.Transport{Base: h, TitleID: "1234567890", Limits: tc.limits, MaxLearnedLimit: tc.ceiling}
 				c := &http.Client{Transport: tr}
-				ctx := transport.WithMaxWait(context.Background(), 5*time.Minute)
+				ctx := transport.WithPolicy(context.Background(), transport.Policy{MaxWait: 5 * time.Minute})
 				for range 30 { // a 429 15 s long is not retried in XSAPI's 20 s window: the call ends in it
 					profileCall(ctx, c)
 				}

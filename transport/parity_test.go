@@ -103,7 +103,7 @@ func TestOneWaiterWhenTheCallerDoesNotRetry(t *testing.T) {
 			return respond(r, 200, ""), nil
 		})
 		tr := &Transport{Base: base, TitleID: title, DisableBudget: true}
-		if _, err := get(t, tr, NoRetry(context.Background()), profileURL, xuid1); err == nil {
+		if _, err := get(t, tr, WithPolicy(context.Background(), Policy{NoRetry: true}), profileURL, xuid1); err == nil {
 			t.Fatal("a call sent once got no 429")
 		}
 		waiter := make(chan error, 1)
@@ -153,7 +153,7 @@ func TestAttemptTimeoutOncePerCall(t *testing.T) {
 					return &http.Response{StatusCode: status, Header: http.Header{}, Body: body, Request: r}, nil
 				})
 				tr := &Transport{Base: base, TitleID: title, DisableBudget: true, RetryWindow: tt.window}
-				req, _ := http.NewRequestWithContext(BoundBody(context.Background()), "GET", profileURL, nil)
+				req, _ := http.NewRequestWithContext(WithPolicy(context.Background(), Policy{BoundBody: true}), "GET", profileURL, nil)
 				req.Header.Set("Authorization", mock.Token(xuid1, title))
 				if resp, err := tr.RoundTrip(req); err == nil {
 					io.ReadAll(resp.Body)
@@ -287,7 +287,7 @@ func TestRefreshHonoursSendOnce(t *testing.T) {
 		attempts  int
 	}{
 		{"retryable call: refresh and resend once", context.Background(), 0, 1, 2},
-		{"sent once (NoRetry): no refresh, no resend", NoRetry(context.Background()), 0, 0, 1},
+		{"sent once (NoRetry): no refresh, no resend", WithPolicy(context.Background(), Policy{NoRetry: true}), 0, 0, 1},
 		{"retries off: no refresh, no resend", context.Background(), -1, 0, 1},
 	}
 	for _, tt := range tests {

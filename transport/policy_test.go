@@ -27,7 +27,7 @@ func profileCall(ctx context.Context, c *http.Client) (int, error) {
 }
 
 // TestPerCallPolicy: with the sustain budget spent, a call is refused
-// locally by default, and waits for the window with WithMaxWait; with the
+// locally by default, and waits for the window with Policy.MaxWait; with the
 // burst spent, FailFast refuses at once where a call would wait.
 func TestPerCallPolicy(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -44,9 +44,9 @@ func TestPerCallPolicy(t *testing.T) {
 			t.Errorf("default, sustain spent: %v after %v, want a local refusal at once", err, time.Since(start))
 		}
 		start = time.Now()
-		s, err := profileCall(transport.WithMaxWait(ctx, 5*time.Minute), c)
+		s, err := profileCall(transport.WithPolicy(ctx, transport.Policy{MaxWait: 5 * time.Minute}), c)
 		if waited := time.Since(start); s != 200 || waited < 200*time.Second || waited > 300*time.Second {
-			t.Errorf("WithMaxWait(5m): %d %v after %v, want 200 once the 300 s window frees a call", s, err, waited)
+			t.Errorf("MaxWait 5m: %d %v after %v, want 200 once the 300 s window frees a call", s, err, waited)
 		}
 	})
 	synctest.Test(t, func(t *testing.T) {
@@ -56,7 +56,7 @@ func TestPerCallPolicy(t *testing.T) {
 		}
 		start := time.Now()
 		var te *transport.ThrottleError
-		if _, err := profileCall(transport.FailFast(context.Background()), c); !errors.As(err, &te) || !te.Local || time.Since(start) != 0 {
+		if _, err := profileCall(transport.WithPolicy(context.Background(), transport.Policy{FailFast: true}), c); !errors.As(err, &te) || !te.Local || time.Since(start) != 0 {
 			t.Errorf("FailFast, burst spent: %v after %v, want a local refusal at once", err, time.Since(start))
 		}
 		if s, _ := profileCall(context.Background(), c); s != 200 {
@@ -78,11 +78,11 @@ func TestLongCall(t *testing.T) {
 			}
 		})
 		c := &http.Client{Transport: &transport.Transport{Base: slow, TitleID: "1234567890", DisableBudget: true}}
-		if _, err := profileCall(transport.NoRetry(context.Background()), c); err == nil {
+		if _, err := profileCall(transport.WithPolicy(context.Background(), transport.Policy{NoRetry: true}), c); err == nil {
 			t.Error("a one-minute answer arrived within the default attempt timeout")
 		}
 		start := time.Now()
-		if s, err := profileCall(transport.LongCall(transport.NoRetry(context.Background())), c); s != 200 || time.Since(start) != time.Minute {
+		if s, err := profileCall(transport.WithPolicy(context.Background(), transport.Policy{NoRetry: true, AttemptTimeout: transport.LongCallTimeout}), c); s != 200 || time.Since(start) != time.Minute {
 			t.Errorf("LongCall: %d %v after %v, want 200 after a minute", s, err, time.Since(start))
 		}
 	})
@@ -111,9 +111,9 @@ func TestPriorities(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				tr := &transport.Transport{Base: mock.NewHandler(), TitleID: "1234567890", InteractiveShare: tc.share}
 				c := &http.Client{Transport: tr}
-				flood := transport.WithMaxWait(context.Background(), 2*time.Minute)
+				flood := transport.WithPolicy(context.Background(), transport.Policy{MaxWait: 2 * time.Minute})
 				if tc.mark {
-					flood = transport.Background(flood)
+					flood = transport.WithPolicy(flood, transport.Policy{Priority: transport.Background})
 				}
 				statuses := make(chan int, 15)
 				for range 15 { // profile: burst 10 in 15 s, sustain 30 in 300 s
@@ -161,7 +161,7 @@ func TestLimitShare(t *testing.T) {
 			c := &http.Client{Transport: &transport.Transport{Base: mock.NewHandler(), TitleID: "1234567890", LimitShare: tc.share}}
 			served := 0
 			for range 12 {
-				if s, _ := profileCall(transport.FailFast(context.Background()), c); s == 200 {
+				if s, _ := profileCall(transport.WithPolicy(context.Background(), transport.Policy{FailFast: true}), c); s == 200 {
 					served++
 				}
 			}

@@ -38,8 +38,8 @@ func (t *Transport) readKeyOf(req *http.Request) (readKey, bool) {
 	if !ok {
 		return readKey{}, false
 	}
-	pol := PolicyOf(req.Context())
-	pol.boundBody = false // a shared answer is always read in full under the attempt timeout
+	pol := t.policyFor(req.Context())
+	pol.BoundBody = false // a shared answer is always read in full under the attempt timeout
 	return readKey{cred: cred, title: t.TitleID, scheme: strings.ToLower(req.URL.Scheme), urlHost: strings.ToLower(req.URL.Host),
 		host: strings.ToLower(cmp.Or(req.Host, req.URL.Host)), uri: req.URL.RequestURI(),
 		contract: headerFold(req.Header, "X-Xbl-Contract-Version"), accept: headerFold(req.Header, "Accept"),
@@ -105,5 +105,5 @@ func (k readKey) cacheKey() readKey {
 
 // size is the bytes k holds, for the cache's bound.
 func (k readKey) size() int {
-	return 128 + len(k.title) + len(k.scheme) + len(k.urlHost) + len(k.host) + len(k.uri) + len(k.contract) + len(k.accept) + len(k.language) + len(k.encoding) + len(k.pol.rule)
+	return 128 + len(k.title) + len(k.scheme) + len(k.urlHost) + len(k.host) + len(k.uri) + len(k.contract) + len(k.accept) + len(k.language) + len(k.encoding) + len(k.pol.Rule)
 }

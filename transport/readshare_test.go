@@ -99,10 +99,12 @@ func TestReadsSharedOnlyWithTheSameCredentials(t *testing.T) {
 		{"no Authorization", func(h http.Header) { h.Del("Authorization") }, func(h http.Header) { h.Del("Authorization") }, nil, 2},
 		{"not XBL3.0", token("Bearer abc"), token("Bearer abc"), nil, 2},
 		{"Authorization twice", func(h http.Header) { h["authorization"] = []string{"XBL3.0 x=2222;other"} }, func(h http.Header) { h["authorization"] = []string{"XBL3.0 x=2222;other"} }, nil, 2},
-		{"NoRetry joins no retrying call", same, same, NoRetry, 2},
-		{"LongCall joins no short call", same, same, LongCall, 2},
-		{"WithMaxWait joins no shorter wait", same, same, func(ctx context.Context) context.Context { return WithMaxWait(ctx, time.Minute) }, 2},
-		{"WithRule joins no other rule", same, same, func(ctx context.Context) context.Context { return WithRule(ctx, "presence") }, 2},
+		{"NoRetry joins no retrying call", same, same, func(ctx context.Context) context.Context { return WithPolicy(ctx, Policy{NoRetry: true}) }, 2},
+		{"a long attempt timeout joins no short one", same, same, func(ctx context.Context) context.Context {
+			return WithPolicy(ctx, Policy{AttemptTimeout: LongCallTimeout})
+		}, 2},
+		{"MaxWait joins no shorter wait", same, same, func(ctx context.Context) context.Context { return WithPolicy(ctx, Policy{MaxWait: time.Minute}) }, 2},
+		{"Rule joins no other rule", same, same, func(ctx context.Context) context.Context { return WithPolicy(ctx, Policy{Rule: "presence"}) }, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {

@@ -178,7 +178,7 @@ func TestNoRetry(t *testing.T) {
 			ctx  context.Context
 		}{
 			{"window disabled", &Transport{RetryWindow: -1, DisableBudget: true}, context.Background()},
-			{"context opt-out", &Transport{DisableBudget: true}, NoRetry(context.Background())},
+			{"context opt-out", &Transport{DisableBudget: true}, WithPolicy(context.Background(), Policy{NoRetry: true})},
 		}
 		for _, tt := range tests {
 			s := &script{answers: []func(http.ResponseWriter){answer(503, "")}}

@@ -98,7 +98,7 @@ func TestStalled200BodyIsTheCallers(t *testing.T) {
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
 				if bound {
-					ctx = BoundBody(ctx)
+					ctx = WithPolicy(ctx, Policy{BoundBody: true})
 				}
 				req, _ := http.NewRequestWithContext(ctx, "GET", profileURL, nil)
 				req.Header.Set("Authorization", mock.Token(xuid1, title))

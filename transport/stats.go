@@ -66,7 +66,7 @@ func (t *Transport) BudgetLeft(resp *http.Response) (throttle.Snapshot, error) {
 	}
 	req := resp.Request
 	host := cmp.Or(req.Host, req.URL.Host)
-	rule, ok := t.ruleFor(req, host, PolicyOf(req.Context()).rule)
+	rule, ok := t.ruleFor(req, host, t.policyFor(req.Context()).Rule)
 	if !ok {
 		return throttle.Snapshot{}, &usageError{"no rule of the limits covers " + safetext.Quote(host, 64)}
 	}

@@ -79,6 +79,11 @@ type Transport struct {
 	// XSAPI's window of 0: no retries and no budget waits, and each attempt
 	// times out after 5 s.
 	RetryWindow time.Duration
+	// Policy is how calls are treated unless their context says otherwise
+	// (WithPolicy, field by field): how long they may wait for their
+	// budget, whether they are retried, each attempt's timeout, their
+	// priority. The zero Policy is XSAPI's.
+	Policy Policy
 	// Budget holds the budgets. Share one store between Transports on
 	// purpose (a throttle.MemoryBudgetStore in one process, a redisstore.Store across a
 	// fleet) to give them one budget per key. While it fails, the transport
@@ -122,8 +127,8 @@ type Transport struct {
 	// whole Authorization, Signature and Cookie values, compared as a
 	// SHA-256 digest: never across users, nor across two tokens of one
 	// user), title, contract version, Accept, Accept-Encoding and
-	// Accept-Language, and the same per-call policy (NoRetry, FailFast,
-	// WithMaxWait, LongCall, Background, WithRule), as one that started
+	// Accept-Language, and the same policy (Policy: waits, retries,
+	// attempt timeout, priority, rule), as one that started
 	// less than 5 s ago waits for that one's answer, read in full (at most
 	// MaxCoalescedBody, and 64 MiB over all answers being read at once)
 	// under its attempt timeout and copied to each. A call whose

@@ -28,7 +28,7 @@ import (
 func callCommand(e *env) *cobra.Command {
 	o := new(callOpts)
 	c := &cobra.Command{
-		Use:   "call [-X METHOD] [-H 'K: V']... [-d BODY|@FILE|@-] [-i] [-v] [-s] [--retry-window D | --no-retry] [--timeout D] [--token T | --mock] [-n N [-c C] [--rate R] [--json]] URL",
+		Use:   "call [-X METHOD] [-H 'K: V']... [-d BODY|@FILE|@-] [-i] [-v] [-s] [--retry-window D] [--max-wait D | --fail-fast] [--no-retry] [--attempt-timeout D] [--background] [--rule SCOPE] [--timeout D] [--token T | --mock] [-n N [-c C] [--rate R] [--json]] URL",
 		Short: "call a service through the fgrl transport, curl-style",
 		Example: `  xblcall call --mock https://profile.xboxlive.com/users/me/profile/settings?settings=Gamertag
   xblcall call --mock -X POST -d '{"userIds":["1"],"settings":["Gamertag"]}' \
@@ -77,8 +77,10 @@ type callOpts struct {
 	method, data, token, xuid, title string
 	headers                          headerList
 	include, verbose, mock, silent   bool
-	noRetry, json                    bool
+	json                             bool
 	retryWindow, timeout             time.Duration
+	policy                           transport.Policy // --max-wait, --fail-fast, --no-retry, --attempt-timeout, --background, --rule
+	background                       bool
 	load                             loadOpts
 	via                              string
 	signIn                           *client.SignIn // the stored sign-in, when it gave the token
@@ -100,7 +102,12 @@ func callFlags(o *callOpts) *flag.FlagSet {
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "trace each attempt, wait and budget decision on stderr")
 	fs.BoolVarP(&o.silent, "silent", "s", false, "print no retry or wait lines on stderr")
 	fs.DurationVar(&o.retryWindow, "retry-window", transport.DefaultRetryWindow, "retry within this long after the first attempt (XSAPI's window)")
-	fs.BoolVar(&o.noRetry, "no-retry", false, "send once: no retries and no budget waits")
+	fs.DurationVar(&o.policy.MaxWait, "max-wait", 0, "wait for the budget or a Retry-After up to this long from the call's start, past the retry window (Policy.MaxWait, at most 5m)")
+	fs.BoolVar(&o.policy.FailFast, "fail-fast", false, "never wait: refused locally at once, no retries (Policy.FailFast)")
+	fs.BoolVar(&o.policy.NoRetry, "no-retry", false, "send once: no retries; the budget may still hold the call (Policy.NoRetry)")
+	fs.DurationVar(&o.policy.AttemptTimeout, "attempt-timeout", 0, "each attempt's timeout (Policy.AttemptTimeout; 0: XSAPI's, 5 to 30 s; at most 5m)")
+	fs.BoolVar(&o.background, "background", false, "a background call: leaves each limit's interactive share alone (Policy.Priority)")
+	fs.StringVar(&o.policy.Rule, "rule", "", "count against the limits rule of this scope (Policy.Rule), not the one the path matches")
 	fs.DurationVar(&o.timeout, "timeout", 0, "give up on the whole call after this long (0: the retry window decides)")
 	fs.StringVar(&o.token, "token", "", "Authorization value (XBL3.0 x=<userhash>;<token>)")
 	fs.BoolVar(&o.mock, "mock", false, "answer with the embedded mock instead of the network")
@@ -121,8 +128,8 @@ func (o *callOpts) run(ctx context.Context, e *env, args []string) error {
 	if err := checkIDs(o.xuid, o.title); err != nil {
 		return err
 	}
-	if o.retryWindow <= 0 || o.timeout < 0 {
-		return &exitError{2, errors.New("--retry-window must be positive and --timeout not negative")}
+	if o.retryWindow <= 0 || o.timeout < 0 || o.policy.MaxWait < 0 || o.policy.AttemptTimeout < 0 {
+		return &exitError{2, errors.New("--retry-window must be positive, and --timeout, --max-wait and --attempt-timeout not negative")}
 	}
 	if err := o.load.check(); err != nil {
 		return &exitError{2, err}
@@ -297,13 +304,13 @@ func (o *callOpts) transport(e *env) *transport.Transport {
 	case o.via != "":
 		base, _ = viaTransport(o.via, http.DefaultTransport) // checked in run
 	}
-	t := &transport.Transport{Base: base, TitleID: o.title, RetryWindow: o.retryWindow,
+	if o.background {
+		o.policy.Priority = transport.Background
+	}
+	t := &transport.Transport{Base: base, TitleID: o.title, RetryWindow: o.retryWindow, Policy: o.policy,
 		Raw429: !o.load.on() && (o.include || o.verbose)} // a 429 is then printed with its headers and body
 	if o.signIn != nil { // a 401: sign in again, once for all the calls refused with the same token
 		t.RefreshToken = o.signIn.RefreshToken
-	}
-	if o.noRetry {
-		t.RetryWindow = -1
 	}
 	if o.verbose {
 		t.Base = &tracer{base: base, w: e.stderr}

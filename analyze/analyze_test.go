@@ -304,7 +304,7 @@ func TestSplitURL(t *testing.T) {
 
 var update = flag.Bool("update", false, "rewrite testdata/report.json")
 
-// TestReportJSON pins the --json schema (fgrl.analyze/v1): a field renamed,
+// TestReportJSON pins the --json schema (fgrl.analyze/v2): a field renamed,
 // dropped or changed in meaning must come with a new Schema.
 func TestReportJSON(t *testing.T) {
 	var tr trace

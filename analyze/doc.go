@@ -108,10 +108,11 @@
 //
 // # JSON
 //
-// Report's JSON form is stable under Schema "fgrl.analyze/v1": fields may
+// Report's JSON form is stable under Schema "fgrl.analyze/v2": fields may
 // be added, but none changes meaning or goes away without a new schema
-// name. Durations are in nanoseconds (fields ending in Ns) and times in RFC
-// 3339.
+// name. Durations are Go duration strings ("1.5s"; throttle.Duration) and
+// times RFC 3339. (v2: v1's avgGapNs and minGapNs, integer nanoseconds,
+// are avgGap and minGap.)
 package analyze
 
 import "github.com/xblgo/fgrl/limits"

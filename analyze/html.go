@@ -7,6 +7,8 @@ import (
 	"maps"
 	"slices"
 	"time"
+
+	"github.com/xblgo/fgrl/throttle"
 )
 
 // htmlGroups bounds the timelines the page draws (the busiest groups); the
@@ -154,7 +156,7 @@ func niceDuration(d time.Duration) time.Duration {
 var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"time": func(t time.Time) string { return t.Format("2006-01-02 15:04:05.000") },
 	"f1":   func(f float64) string { return fmt.Sprintf("%.1f", f) },
-	"dur":  func(d time.Duration) string { return d.Round(time.Millisecond).String() },
+	"dur":  func(d throttle.Duration) string { return time.Duration(d).Round(time.Millisecond).String() },
 	"span": func(a, b time.Time) string { return b.Sub(a).Round(time.Millisecond).String() },
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">

@@ -65,8 +65,8 @@ func (a *Analyzer) stats(g *group, gr *Group) {
 		}
 	}
 	if len(recs) > 1 {
-		gr.MinGap = time.Duration(minGap)
-		gr.AvgGap = time.Duration(gap(recs[0].at, recs[len(recs)-1].at) / int64(len(recs)-1))
+		gr.MinGap = throttle.Duration(minGap)
+		gr.AvgGap = throttle.Duration(gap(recs[0].at, recs[len(recs)-1].at) / int64(len(recs)-1))
 	}
 	gr.PeakBurst = peak(recs, throttle.BurstPeriod)
 	gr.PeakSustain = peak(recs, throttle.SustainPeriod)

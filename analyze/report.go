@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/xblgo/fgrl/throttle"
 )
 
 // Verdicts, as the trace analyzer colours them, and Incomplete.
@@ -45,7 +47,7 @@ const (
 
 // Schema names the JSON shape of a Report; it changes only when a field
 // changes meaning or goes away.
-const Schema = "fgrl.analyze/v1"
+const Schema = "fgrl.analyze/v2"
 
 // Report is the analysis of one or more traces. Its JSON form is the
 // documented --json output (see the package doc).
@@ -104,16 +106,16 @@ type Group struct {
 	Calls         int `json:"calls"`
 	Server429s    int `json:"server429s"`
 	// PeakBurst and PeakSustain are the most calls in any 15 s and 300 s.
-	PeakBurst   int           `json:"peakBurst"`
-	PeakSustain int           `json:"peakSustain"`
-	First       time.Time     `json:"first"`
-	Last        time.Time     `json:"last"`
-	AvgGap      time.Duration `json:"avgGapNs"`
-	MinGap      time.Duration `json:"minGapNs"`
-	Duplicates  int           `json:"duplicates"` // calls identical to an earlier one
-	Fails       int           `json:"fails"`
-	Warnings    int           `json:"warnings"`
-	Verdict     string        `json:"verdict"`
+	PeakBurst   int               `json:"peakBurst"`
+	PeakSustain int               `json:"peakSustain"`
+	First       time.Time         `json:"first"`
+	Last        time.Time         `json:"last"`
+	AvgGap      throttle.Duration `json:"avgGap"`
+	MinGap      throttle.Duration `json:"minGap"`
+	Duplicates  int               `json:"duplicates"` // calls identical to an earlier one
+	Fails       int               `json:"fails"`
+	Warnings    int               `json:"warnings"`
+	Verdict     string            `json:"verdict"`
 	// Timeline counts the calls (and the 429s among them) per Bucket from
 	// the report's Start: the HTML report draws it. Only the MaxTimelines
 	// busiest groups have one (at most 400 buckets each), so that a trace

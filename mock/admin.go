@@ -123,12 +123,11 @@ func IsAdmin(r *http.Request) bool {
 // KeyCounts is one key's counts, as the admin API and the live page give
 // them.
 type KeyCounts struct {
-	User     string               `json:"user"` // the userhash
-	Title    string               `json:"title"`
-	Scope    string               `json:"scope"`
-	Burst    throttle.WindowState `json:"burst"`
-	Sustain  throttle.WindowState `json:"sustain"`
-	LastSeen time.Time            `json:"lastSeen,omitzero"`
+	User  string `json:"user"` // the userhash
+	Title string `json:"title"`
+	Scope string `json:"scope"`
+	throttle.Counts
+	LastSeen time.Time `json:"lastSeen,omitzero"`
 }
 
 // Snapshot is what the live page shows: the keys counted lately (the
@@ -176,7 +175,7 @@ func (h *Handler) Snapshot(ctx context.Context) Snapshot {
 			continue
 		}
 		s.Keys = append(s.Keys, KeyCounts{User: k.key.User, Title: k.key.Title, Scope: k.key.Scope,
-			Burst: d.Burst, Sustain: d.Sustain, LastSeen: k.last.UTC()})
+			Counts: d.Counts, LastSeen: k.last.UTC()})
 	}
 	return s
 }
@@ -207,7 +206,7 @@ func (h *Handler) apiKeys(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, apiError{err.Error()})
 		return
 	}
-	writeJSON(w, http.StatusOK, KeyCounts{User: k.User, Title: k.Title, Scope: k.Scope, Burst: d.Burst, Sustain: d.Sustain})
+	writeJSON(w, http.StatusOK, KeyCounts{User: k.User, Title: k.Title, Scope: k.Scope, Counts: d.Counts})
 }
 
 func (h *Handler) apiReset(w http.ResponseWriter, r *http.Request) {

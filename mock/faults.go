@@ -113,8 +113,11 @@ func (h *Handler) serviceFault(w http.ResponseWriter, r *http.Request, rule *lim
 			wait := cmp.Or(time.Duration(sf.RetryAfter), 30*time.Second)
 			h.obs.scope(rule.Scope()).throttled.Add(1)
 			l := rule.Limit()
-			h.write429(w, rule, throttle.Decision{Limiter: throttle.Burst, RetryAfter: wait,
-				Burst: throttle.WindowState{Count: l.Burst + 1, Limit: l.Burst, Reset: wait}}, "{userId;titleId}", now)
+			h.write429(w, rule, throttle.Decision{
+				Counts:     throttle.Counts{Burst: throttle.WindowState{Count: l.Burst + 1, Limit: l.Burst, Reset: wait}},
+				Limiter:    throttle.Burst,
+				RetryAfter: wait,
+			}, "{userId;titleId}", now)
 		case sf.Status != 0:
 			if sf.Status == http.StatusServiceUnavailable {
 				h.obs.scope(rule.Scope()).unavailable.Add(1)

@@ -9,14 +9,6 @@ import (
 	"github.com/xblgo/fgrl/throttle"
 )
 
-// Window is one window a RateLimit header reports.
-type Window struct {
-	Period    throttle.Period
-	Limit     int // from RateLimit-Policy (q), or -1 when absent
-	Remaining int
-	Reset     time.Duration
-}
-
 // SetHeaders writes d's windows as RateLimit-Policy and RateLimit headers,
 // an extension in the style of the IETF RateLimit header fields draft:
 //
@@ -63,37 +55,52 @@ func appendName(b []byte, p throttle.Period) []byte {
 }
 
 // ParseHeaders reads RateLimit and RateLimit-Policy headers as SetHeaders
-// writes them. Unknown names and malformed items are skipped; at most two
-// windows are returned. A value over 1 KiB is ignored.
-func ParseHeaders(h http.Header) []Window {
+// writes them, as a key's counts: for each window reported, its limit
+// (RateLimit-Policy's q, or l's when the policy names none, or names 0),
+// what is used of it (the limit less the requests remaining, at least 0)
+// and when it ends. A window not reported is the zero WindowState; ok says
+// whether any was. Unknown names and malformed items are skipped; a value
+// over 1 KiB is ignored.
+func ParseHeaders(h http.Header, l throttle.Limit) (c throttle.Counts, ok bool) {
 	// Canonical keys, read directly: Get would allocate to canonicalize them.
 	state := first(h["Ratelimit"])
 	if state == "" || len(state) > 1024 {
-		return nil
+		return throttle.Counts{}, false
 	}
-	limits := map[throttle.Period]int{}
+	var limits throttle.Counts // the policy's q, as Limit
 	for _, item := range strings.Split(first(h["Ratelimit-Policy"]), ",") {
-		if p, params, ok := rateItem(item); ok {
-			if q, ok := params["q"]; ok {
-				limits[p] = q
+		if p, params, good := rateItem(item); good {
+			if q, has := params["q"]; has {
+				window(&limits, p).Limit = q
 			}
 		}
 	}
-	var out []Window
 	for _, item := range strings.Split(state, ",") {
-		p, params, ok := rateItem(item)
+		p, params, good := rateItem(item)
 		r, okR := params["r"]
 		t, okT := params["t"]
-		if !ok || !okR || !okT || len(out) == 2 {
+		if !good || !okR || !okT {
 			continue
 		}
-		q, okQ := limits[p]
-		if !okQ {
-			q = -1
+		limit := window(&limits, p).Limit
+		if limit <= 0 { // no limit reported (or a limit of none): the caller's
+			limit = l.Burst
+			if p == throttle.Sustain {
+				limit = l.Sustain
+			}
 		}
-		out = append(out, Window{Period: p, Limit: q, Remaining: r, Reset: time.Duration(t) * time.Second})
+		*window(&c, p) = throttle.WindowState{Count: max(limit-r, 0), Limit: limit, Reset: time.Duration(t) * time.Second}
+		ok = true
 	}
-	return out
+	return c, ok
+}
+
+// window returns c's window of period p (Burst or Sustain).
+func window(c *throttle.Counts, p throttle.Period) *throttle.WindowState {
+	if p == throttle.Burst {
+		return &c.Burst
+	}
+	return &c.Sustain
 }
 
 // rateItem parses one `"name";k=v;k=v` item.

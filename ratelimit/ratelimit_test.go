@@ -76,39 +76,47 @@ func TestRetryAfter(t *testing.T) {
 
 func TestHeadersRoundTrip(t *testing.T) {
 	d := throttle.Decision{
-		Burst:   throttle.WindowState{Count: 3, Limit: 10, Reset: 11500 * time.Millisecond},
-		Sustain: throttle.WindowState{Count: 33, Limit: 30, Reset: 290 * time.Second},
+		Counts: throttle.Counts{Burst: throttle.WindowState{Count: 3, Limit: 10, Reset: 11500 * time.Millisecond}, Sustain: throttle.WindowState{Count: 33, Limit: 30, Reset: 290 * time.Second}},
 	}
 	h := http.Header{}
 	SetHeaders(h, d)
 	if got, want := h.Get("RateLimit"), `"burst";r=7;t=12, "sustain";r=0;t=290`; got != want {
 		t.Errorf("RateLimit = %q, want %q", got, want)
 	}
-	want := []Window{
-		{Period: throttle.Burst, Limit: 10, Remaining: 7, Reset: 12 * time.Second},
-		{Period: throttle.Sustain, Limit: 30, Remaining: 0, Reset: 290 * time.Second},
+	// Read back as counts: what is used of each limit (a count over its
+	// limit reads as the limit: r is never below 0), the reset rounded up.
+	want := throttle.Counts{
+		Burst:   throttle.WindowState{Count: 3, Limit: 10, Reset: 12 * time.Second},
+		Sustain: throttle.WindowState{Count: 30, Limit: 30, Reset: 290 * time.Second},
 	}
-	if diff := cmp.Diff(want, ParseHeaders(h)); diff != "" {
-		t.Errorf("ParseHeaders(SetHeaders(d)) mismatch (-want +got):\n%s", diff)
+	if got, ok := ParseHeaders(h, throttle.Limit{}); !ok || got != want {
+		t.Errorf("ParseHeaders(SetHeaders(d)) = %+v, %v; want %+v", got, ok, want)
 	}
 	// Bounds: a value of at most 1 KiB, numbers of at most 2^30.
 	item := `"burst";r=1073741824;t=10`
 	for _, tt := range []struct {
 		name, state string
-		want        int // windows read
+		want        bool // a window read
 	}{
-		{"a value of exactly 1 KiB", strings.Repeat(" ", 1024-len(item)) + item, 1},
-		{"a byte over", strings.Repeat(" ", 1025-len(item)) + item, 0},
-		{"a number over 2^30", `"burst";r=1073741825;t=10`, 0},
+		{"a value of exactly 1 KiB", strings.Repeat(" ", 1024-len(item)) + item, true},
+		{"a byte over", strings.Repeat(" ", 1025-len(item)) + item, false},
+		{"a number over 2^30", `"burst";r=1073741825;t=10`, false},
 	} {
-		if got := ParseHeaders(http.Header{"Ratelimit": {tt.state}}); len(got) != tt.want {
-			t.Errorf("%s: ParseHeaders read %d windows, want %d", tt.name, len(got), tt.want)
+		if _, ok := ParseHeaders(http.Header{"Ratelimit": {tt.state}}, throttle.Limit{Burst: 10}); ok != tt.want {
+			t.Errorf("%s: ParseHeaders read a window: %v, want %v", tt.name, ok, tt.want)
 		}
 	}
-	// Without RateLimit-Policy, a window's limit is unknown: -1.
-	noPolicy := []Window{{Period: throttle.Burst, Limit: -1, Remaining: 7, Reset: 12 * time.Second}}
-	if diff := cmp.Diff(noPolicy, ParseHeaders(http.Header{"Ratelimit": {`"burst";r=7;t=12`}})); diff != "" {
-		t.Errorf("ParseHeaders without a policy mismatch (-want +got):\n%s", diff)
+	// Without RateLimit-Policy (or with a limit of 0), a window's limit is
+	// the caller's.
+	for _, policy := range []string{"", `"burst";q=0;w=15`} {
+		h := http.Header{"Ratelimit": {`"burst";r=7;t=12`}}
+		if policy != "" {
+			h["Ratelimit-Policy"] = []string{policy}
+		}
+		want := throttle.Counts{Burst: throttle.WindowState{Count: 3, Limit: 10, Reset: 12 * time.Second}}
+		if got, ok := ParseHeaders(h, throttle.Limit{Burst: 10, Sustain: 30}); !ok || got != want {
+			t.Errorf("ParseHeaders with policy %q = %+v, %v; want %+v", policy, got, ok, want)
+		}
 	}
 	empty := http.Header{}
 	SetHeaders(empty, throttle.Decision{})
@@ -172,9 +180,9 @@ func FuzzRetryAfterRoundTrip(f *testing.F) {
 	})
 }
 
-// FuzzHeadersRoundTrip: arbitrary header values never give more than two
-// windows or negative fields; and any decision's headers read back as its
-// windows.
+// FuzzHeadersRoundTrip: arbitrary header values never give negative fields
+// or counts over their limits; and any decision's headers read back as its
+// counts.
 func FuzzHeadersRoundTrip(f *testing.F) {
 	f.Add(`"burst";r=7;t=12, "sustain";r=27;t=290`, `"burst";q=10;w=15, "sustain";q=30;w=300`, 3, 10, 33, 30)
 	f.Add(`"burst";r=-1;t=x`, ``, 0, 0, 0, 0)
@@ -182,28 +190,28 @@ func FuzzHeadersRoundTrip(f *testing.F) {
 		h := http.Header{}
 		h.Set("RateLimit", state)
 		h.Set("RateLimit-Policy", policy)
-		ws := ParseHeaders(h)
-		if len(ws) > 2 {
-			t.Fatalf("%d windows", len(ws))
-		}
-		for _, w := range ws {
-			if w.Remaining < 0 || w.Reset < 0 || w.Period == throttle.None {
+		c, _ := ParseHeaders(h, throttle.Limit{Burst: 10, Sustain: 30})
+		for _, w := range []throttle.WindowState{c.Burst, c.Sustain} {
+			if w.Count < 0 || w.Limit < 0 || w.Reset < 0 || w.Count > w.Limit {
 				t.Fatalf("bad window %+v from %q", w, state)
 			}
 		}
 		small := func(n int) int { return min(max(n, 0)%100_000, throttle.MaxLimit) }
 		d := throttle.Decision{
-			Burst:   throttle.WindowState{Count: small(bc), Limit: small(bl), Reset: 5 * time.Second},
-			Sustain: throttle.WindowState{Count: small(sc), Limit: small(sl), Reset: 200 * time.Second},
+			Counts: throttle.Counts{Burst: throttle.WindowState{Count: small(bc), Limit: small(bl), Reset: 5 * time.Second}, Sustain: throttle.WindowState{Count: small(sc), Limit: small(sl), Reset: 200 * time.Second}},
 		}
 		h = http.Header{}
 		SetHeaders(h, d)
-		for _, w := range ParseHeaders(h) {
-			s := d.Burst
-			if w.Period == throttle.Sustain {
-				s = d.Sustain
+		got, _ := ParseHeaders(h, throttle.Limit{})
+		for _, p := range []throttle.Period{throttle.Burst, throttle.Sustain} {
+			w, s := got.Window(p), d.Window(p)
+			if s.Limit == 0 { // not written
+				if w != (throttle.WindowState{}) {
+					t.Fatalf("%v: read %+v, written none", p, w)
+				}
+				continue
 			}
-			if w.Limit != s.Limit || w.Remaining != max(0, s.Limit-s.Count) || w.Reset != s.Reset {
+			if w.Limit != s.Limit || w.Count != min(s.Count, s.Limit) || w.Reset != s.Reset {
 				t.Fatalf("window %+v does not read back from %+v", w, s)
 			}
 		}

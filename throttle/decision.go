@@ -1,21 +1,66 @@
 package throttle
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
-// WindowState describes one window of a key at the time of a decision. Its
-// JSON (the mock's admin API) is {"count", "limit", "resetNs"}.
+// WindowState describes one window of a key: what it has counted, its
+// limit and when it ends. Its JSON is {"count", "limit", "reset"}, reset
+// a Duration ("12s").
 type WindowState struct {
-	Count int           `json:"count"`   // requests counted in the window, this one included
-	Limit int           `json:"limit"`   // the limit; 0 means none
-	Reset time.Duration `json:"resetNs"` // time until the window ends
+	Count int           // requests counted in the window (at a decision, this one included)
+	Limit int           // the limit; 0 means none
+	Reset time.Duration // time until the window ends
+}
+
+type windowJSON struct {
+	Count int      `json:"count"`
+	Limit int      `json:"limit"`
+	Reset Duration `json:"reset"`
+}
+
+// MarshalJSON writes w as {"count", "limit", "reset"}.
+func (w WindowState) MarshalJSON() ([]byte, error) {
+	return json.Marshal(windowJSON{w.Count, w.Limit, Duration(w.Reset)})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (w *WindowState) UnmarshalJSON(b []byte) error {
+	var j windowJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*w = WindowState{j.Count, j.Limit, time.Duration(j.Reset)}
+	return nil
+}
+
+// Counts are a key's two windows. It is the one shape of a key's counts:
+// a decision (Decision), a budget (Snapshot), the mock's admin API and the
+// RateLimit headers (ratelimit.ParseHeaders) all give them so. Its JSON is
+// {"burst": ..., "sustain": ...}.
+type Counts struct {
+	Burst   WindowState `json:"burst"`
+	Sustain WindowState `json:"sustain"`
+}
+
+// Window returns the window of period p (the zero WindowState for None).
+func (c Counts) Window(p Period) WindowState {
+	switch p {
+	case Burst:
+		return c.Burst
+	case Sustain:
+		return c.Sustain
+	}
+	return WindowState{}
 }
 
 // Decision is the outcome of counting one request.
 type Decision struct {
+	// Counts are both windows after counting the request.
+	Counts
 	// Allowed reports whether the request is served.
 	Allowed bool
-	// Burst and Sustain are both windows after counting the request.
-	Burst, Sustain WindowState
 	// Limiter is the limit that refused the request: None when allowed; when
 	// both limits are over, the one whose window ends last.
 	Limiter Period
@@ -29,20 +74,13 @@ type Decision struct {
 // Limiter. It is the one place that works this out: a store that keeps the
 // windows elsewhere (redisstore's script) reports the counts and calls it.
 func Decide(burstOver, sustainOver bool, burst, sustain WindowState) Decision {
-	d := Decision{Allowed: !burstOver && !sustainOver, Burst: burst, Sustain: sustain}
+	d := Decision{Counts: Counts{Burst: burst, Sustain: sustain}, Allowed: !burstOver && !sustainOver}
 	if !d.Allowed {
 		d.Limiter = Sustain
 		if burstOver && (!sustainOver || burst.Reset > sustain.Reset) {
 			d.Limiter = Burst
 		}
-		d.RetryAfter = d.window(d.Limiter).Reset
+		d.RetryAfter = d.Window(d.Limiter).Reset
 	}
 	return d
-}
-
-func (d *Decision) window(p Period) WindowState {
-	if p == Burst {
-		return d.Burst
-	}
-	return d.Sustain
 }

@@ -28,7 +28,7 @@ func TestDecide(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := Decide(tt.burstOver, tt.sustainOver, w(tt.burst), w(tt.sustain))
-			want := Decision{Allowed: tt.limiter == None, Burst: w(tt.burst), Sustain: w(tt.sustain), Limiter: tt.limiter, RetryAfter: tt.retry}
+			want := Decision{Counts: Counts{Burst: w(tt.burst), Sustain: w(tt.sustain)}, Allowed: tt.limiter == None, Limiter: tt.limiter, RetryAfter: tt.retry}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("Decide mismatch (-want +got):\n%s", diff)
 			}

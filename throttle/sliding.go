@@ -213,9 +213,10 @@ func (s *slidingLog) Sync(now time.Time, l Limit, p Period, used int, reset time
 
 // Snapshot describes the budget at now for l.
 type Snapshot struct {
-	// Burst and Sustain hold the admissions in the sliding span ending at
-	// now, the limit, and the time until the oldest of them leaves the span.
-	Burst, Sustain WindowState
+	// Counts hold, for each window, the admissions in the sliding span
+	// ending at now, the limit, and the time until the oldest of them
+	// leaves the span.
+	Counts
 	// BlockedUntil is the server's Retry-After deadline, or the zero Time.
 	BlockedUntil time.Time
 	// Wait is the time until the next call may go; 0 means now.
@@ -227,9 +228,8 @@ func (s *slidingLog) Snapshot(now time.Time, l Limit, margin time.Duration) Snap
 	t := now.UnixNano()
 	at, _ := s.earliest(t, l, int64(margin))
 	snap := Snapshot{
-		Burst:   s.window(t, l.Burst, int64(BurstPeriod+margin)),
-		Sustain: s.window(t, l.Sustain, int64(SustainPeriod+margin)),
-		Wait:    time.Duration(at - t),
+		Counts: Counts{Burst: s.window(t, l.Burst, int64(BurstPeriod+margin)), Sustain: s.window(t, l.Sustain, int64(SustainPeriod+margin))},
+		Wait:   time.Duration(at - t),
 	}
 	if s.blocked > t {
 		snap.BlockedUntil = time.Unix(0, s.blocked)

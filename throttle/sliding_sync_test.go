@@ -73,23 +73,22 @@ func TestSlidingSnapshot(t *testing.T) {
 		want   Snapshot
 	}{
 		{"inside both spans", t2, time.Second, Snapshot{
-			Burst:        WindowState{Count: 2, Limit: 10, Reset: 14 * time.Second},
-			Sustain:      WindowState{Count: 2, Limit: 30, Reset: 299 * time.Second},
-			BlockedUntil: t0.Add(30 * time.Second), Wait: 28 * time.Second,
+			Counts:       Counts{Burst: WindowState{Count: 2, Limit: 10, Reset: 14 * time.Second}, Sustain: WindowState{Count: 2, Limit: 30, Reset: 299 * time.Second}},
+			BlockedUntil: t0.Add(30 * time.Second),
+			Wait:         28 * time.Second,
 		}},
 		{"the first at the burst span's edge", t4, 0, Snapshot{
-			Burst:        WindowState{Count: 1, Limit: 10, Reset: time.Second},
-			Sustain:      WindowState{Count: 2, Limit: 30, Reset: 285 * time.Second},
-			BlockedUntil: t0.Add(30 * time.Second), Wait: 15 * time.Second,
+			Counts:       Counts{Burst: WindowState{Count: 1, Limit: 10, Reset: time.Second}, Sustain: WindowState{Count: 2, Limit: 30, Reset: 285 * time.Second}},
+			BlockedUntil: t0.Add(30 * time.Second),
+			Wait:         15 * time.Second,
 		}},
 		{"the margin keeps it", t4, time.Second, Snapshot{
-			Burst:        WindowState{Count: 2, Limit: 10, Reset: time.Second},
-			Sustain:      WindowState{Count: 2, Limit: 30, Reset: 286 * time.Second},
-			BlockedUntil: t0.Add(30 * time.Second), Wait: 15 * time.Second,
+			Counts:       Counts{Burst: WindowState{Count: 2, Limit: 10, Reset: time.Second}, Sustain: WindowState{Count: 2, Limit: 30, Reset: 286 * time.Second}},
+			BlockedUntil: t0.Add(30 * time.Second),
+			Wait:         15 * time.Second,
 		}},
 		{"at the block's deadline", t0.Add(30 * time.Second), 0, Snapshot{
-			Sustain: WindowState{Count: 2, Limit: 30, Reset: 270 * time.Second},
-			Burst:   WindowState{Limit: 10},
+			Counts: Counts{Sustain: WindowState{Count: 2, Limit: 30, Reset: 270 * time.Second}, Burst: WindowState{Limit: 10}},
 		}},
 	}
 	for _, tt := range tests {

@@ -84,10 +84,9 @@ func rollOne(start *int64, count *int32, t, period int64, a Align) {
 
 func (w *fixedWindows) decision(t int64, l Limit) Decision {
 	return Decision{
-		Burst: WindowState{Count: int(w.burstCount), Limit: l.Burst,
-			Reset: time.Duration(w.burstStart + int64(BurstPeriod) - t)},
-		Sustain: WindowState{Count: int(w.sustainCount), Limit: l.Sustain,
-			Reset: time.Duration(w.sustainStart + int64(SustainPeriod) - t)},
+		Counts: Counts{Burst: WindowState{Count: int(w.burstCount), Limit: l.Burst,
+			Reset: time.Duration(w.burstStart + int64(BurstPeriod) - t)}, Sustain: WindowState{Count: int(w.sustainCount), Limit: l.Sustain,
+			Reset: time.Duration(w.sustainStart + int64(SustainPeriod) - t)}},
 	}
 }
 

@@ -104,9 +104,9 @@ func (c *call) feedback(a *reply) {
 	if c.limit == (throttle.Limit{}) || c.t.DisableBudget {
 		return
 	}
-	windows := ratelimit.ParseHeaders(a.resp.Header)
+	counts, reported := ratelimit.ParseHeaders(a.resp.Header, c.limit)
 	blocked := a.resp.StatusCode == http.StatusTooManyRequests && a.hasRetryAfter // 429 is retryable: a is read
-	if len(windows) == 0 && !blocked {
+	if !reported && !blocked {
 		return
 	}
 	a.read(c.clk)
@@ -116,22 +116,11 @@ func (c *call) feedback(a *reply) {
 	if blocked {
 		c.t.budget.Block(ctx, c.key, now, now.Add(a.retryAfter))
 	}
-	for _, w := range windows {
-		limit := w.Limit
-		if limit <= 0 { // no limit reported (or a limit of none): the one the call counts against
-			limit = c.limitFor(w)
-		}
-		if used := limit - w.Remaining; used > 0 {
-			c.t.budget.Sync(ctx, c.key, c.limit, now, w.Period, used, w.Reset)
+	for _, p := range []throttle.Period{throttle.Burst, throttle.Sustain} {
+		if w := counts.Window(p); w.Count > 0 {
+			c.t.budget.Sync(ctx, c.key, c.limit, now, p, w.Count, w.Reset)
 		}
 	}
-}
-
-func (c *call) limitFor(w ratelimit.Window) int {
-	if w.Period == throttle.Burst {
-		return c.limit.Burst
-	}
-	return c.limit.Sustain
 }
 
 // refresh gets a new token after a 401 and asks for one immediate retry.

@@ -526,7 +526,7 @@ func printGroupStats(w io.Writer, rep *analyze.Report, cell func(string, int) st
 	fmt.Fprintln(tw, "SERVICE\tUSER\tCALLS\tAVG GAP\tMIN GAP\tDUPLICATES\tSPAN\t")
 	for _, g := range rep.Groups {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%v\t%v\t%d\t%v\t\n", cell(g.Service, 18), cell(g.User, 22), g.Calls,
-			g.AvgGap.Round(time.Millisecond), g.MinGap.Round(time.Millisecond), g.Duplicates, g.Last.Sub(g.First).Round(time.Millisecond))
+			time.Duration(g.AvgGap).Round(time.Millisecond), time.Duration(g.MinGap).Round(time.Millisecond), g.Duplicates, g.Last.Sub(g.First).Round(time.Millisecond))
 	}
 	tw.Flush()
 }

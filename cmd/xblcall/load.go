@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/xblgo/fgrl/throttle"
 	"github.com/xblgo/fgrl/transport"
 )
 
@@ -48,33 +49,33 @@ func (l loadOpts) check() error {
 // loadReport is what a load run saw. It is printed as a table or, with
 // --json, as this object.
 type loadReport struct {
-	Calls       int            `json:"calls"`     // asked for (-n)
-	Completed   int            `json:"completed"` // ended: fewer than Calls when interrupted
-	Interrupted bool           `json:"interrupted,omitempty"`
-	Concurrency int            `json:"concurrency"`
-	Rate        float64        `json:"rate,omitempty"` // calls a second asked for; 0: as fast as answered
-	Elapsed     time.Duration  `json:"elapsedNs"`
-	Served      int            `json:"served"`         // calls that ended in an answer other than 429
-	OK          int            `json:"ok"`             // of those, 2xx
-	Statuses    map[string]int `json:"statuses"`       // final status codes
-	Waited      int64          `json:"waits"`          // waits before an attempt (budget or Retry-After)
-	Refused     int            `json:"refusedLocally"` // calls the budget refused without an answer
-	Throttled   int            `json:"throttled"`      // calls that ended in the service's 429
-	Server429s  int64          `json:"server429s"`     // 429 answers received, retries included
-	Retries     int64          `json:"retries"`
-	Failed      int            `json:"failed"` // calls that ended in another error
-	FirstError  string         `json:"firstError,omitempty"`
+	Calls       int               `json:"calls"`     // asked for (-n)
+	Completed   int               `json:"completed"` // ended: fewer than Calls when interrupted
+	Interrupted bool              `json:"interrupted,omitempty"`
+	Concurrency int               `json:"concurrency"`
+	Rate        float64           `json:"rate,omitempty"` // calls a second asked for; 0: as fast as answered
+	Elapsed     throttle.Duration `json:"elapsed"`
+	Served      int               `json:"served"`         // calls that ended in an answer other than 429
+	OK          int               `json:"ok"`             // of those, 2xx
+	Statuses    map[string]int    `json:"statuses"`       // final status codes
+	Waited      int64             `json:"waits"`          // waits before an attempt (budget or Retry-After)
+	Refused     int               `json:"refusedLocally"` // calls the budget refused without an answer
+	Throttled   int               `json:"throttled"`      // calls that ended in the service's 429
+	Server429s  int64             `json:"server429s"`     // 429 answers received, retries included
+	Retries     int64             `json:"retries"`
+	Failed      int               `json:"failed"` // calls that ended in another error
+	FirstError  string            `json:"firstError,omitempty"`
 	// Latency is of the served calls only: a local refusal or a 429 says
 	// nothing of how fast the service answers.
-	Latency latencySummary `json:"servedLatencyNs"`
+	Latency latencySummary `json:"servedLatency"`
 }
 
 type latencySummary struct {
-	Min time.Duration `json:"min"`
-	P50 time.Duration `json:"p50"`
-	P90 time.Duration `json:"p90"`
-	P99 time.Duration `json:"p99"`
-	Max time.Duration `json:"max"`
+	Min throttle.Duration `json:"min"`
+	P50 throttle.Duration `json:"p50"`
+	P90 throttle.Duration `json:"p90"`
+	P99 throttle.Duration `json:"p99"`
+	Max throttle.Duration `json:"max"`
 }
 
 // tally is a load run's shared state.
@@ -176,7 +177,7 @@ func runLoad(ctx context.Context, e *env, t *transport.Transport, req *http.Requ
 	stopProgress() // before the summary is written: no line reads it meanwhile
 	b.finish()
 	tl.r.Interrupted = ctx.Err() != nil
-	tl.r.Elapsed = time.Since(start)
+	tl.r.Elapsed = throttle.Duration(time.Since(start))
 	st := t.Stats()
 	tl.r.Waited, tl.r.Server429s, tl.r.Retries = st.Waits, st.Server429s, st.Retries
 	tl.r.Latency = summarize(tl.latencies)
@@ -226,8 +227,8 @@ func summarize(d []time.Duration) latencySummary {
 		return latencySummary{}
 	}
 	slices.Sort(d)
-	at := func(p float64) time.Duration { return d[min(int(p*float64(len(d))), len(d)-1)] }
-	return latencySummary{Min: d[0], P50: at(0.50), P90: at(0.90), P99: at(0.99), Max: d[len(d)-1]}
+	at := func(p float64) throttle.Duration { return throttle.Duration(d[min(int(p*float64(len(d))), len(d)-1)]) }
+	return latencySummary{Min: at(0), P50: at(0.50), P90: at(0.90), P99: at(0.99), Max: at(1)}
 }
 
 func printLoad(w io.Writer, r *loadReport) error {
@@ -238,8 +239,8 @@ func printLoad(w io.Writer, r *loadReport) error {
 	if r.Interrupted {
 		fmt.Fprintf(w, "interrupted: %d of %d calls ended\n", r.Completed, r.Calls)
 	}
-	fmt.Fprintf(w, "%d calls in %v (%.1f/s), %d at a time, %s\n", r.Completed, round(r.Elapsed),
-		float64(r.Completed)/max(r.Elapsed.Seconds(), 1e-9), r.Concurrency, pace)
+	fmt.Fprintf(w, "%d calls in %v (%.1f/s), %d at a time, %s\n", r.Completed, round(time.Duration(r.Elapsed)),
+		float64(r.Completed)/max(time.Duration(r.Elapsed).Seconds(), 1e-9), r.Concurrency, pace)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "  served\t%d\tanswered (%d with 2xx)\n", r.Served, r.OK)
 	fmt.Fprintf(tw, "  waited\t%d\twaits for the budget or a Retry-After before an attempt\n", r.Waited)
@@ -251,7 +252,7 @@ func printLoad(w io.Writer, r *loadReport) error {
 		return err
 	}
 	l := r.Latency
-	fmt.Fprintf(w, "latency of served calls: min %v  p50 %v  p90 %v  p99 %v  max %v\n", round(l.Min), round(l.P50), round(l.P90), round(l.P99), round(l.Max))
+	fmt.Fprintf(w, "latency of served calls: min %v  p50 %v  p90 %v  p99 %v  max %v\n", round(time.Duration(l.Min)), round(time.Duration(l.P50)), round(time.Duration(l.P90)), round(time.Duration(l.P99)), round(time.Duration(l.Max)))
 	fmt.Fprint(w, "status codes:")
 	for _, c := range slices.Sorted(maps.Keys(r.Statuses)) {
 		fmt.Fprintf(w, " %s x%d", c, r.Statuses[c])

@@ -76,9 +76,8 @@ var budgetCases = []budgetCase{
 		l := throttle.Limit{Burst: 2, Sustain: 10}
 		reserves(t, s, k, l, []reserve{{2, 0, true, 0}, {1, 0, true, 0}}) // racing clocks
 		snapshot(t, s, k, l, 16.5, throttle.Snapshot{
-			Burst:   throttle.WindowState{Count: 2, Limit: 2, Reset: 500 * time.Millisecond},
-			Sustain: throttle.WindowState{Count: 2, Limit: 10, Reset: 285500 * time.Millisecond},
-			Wait:    500 * time.Millisecond,
+			Counts: throttle.Counts{Burst: throttle.WindowState{Count: 2, Limit: 2, Reset: 500 * time.Millisecond}, Sustain: throttle.WindowState{Count: 2, Limit: 10, Reset: 285500 * time.Millisecond}},
+			Wait:   500 * time.Millisecond,
 		})
 	}},
 	{"block", -1, func(t *testing.T, s throttle.BudgetStore, k throttle.Key) {
@@ -91,10 +90,11 @@ var budgetCases = []budgetCase{
 			t.Errorf("reserve while blocked = %+v, %v; want refused, blocked, 29s", a, err)
 		}
 		snapshot(t, s, k, l, 1, throttle.Snapshot{
-			Burst: throttle.WindowState{Limit: 2}, Sustain: throttle.WindowState{Limit: 3},
-			BlockedUntil: at(30), Wait: 29 * time.Second,
+			Counts:       throttle.Counts{Burst: throttle.WindowState{Limit: 2}, Sustain: throttle.WindowState{Limit: 3}},
+			BlockedUntil: at(30),
+			Wait:         29 * time.Second,
 		})
-		snapshot(t, s, k, l, 30, throttle.Snapshot{Burst: throttle.WindowState{Limit: 2}, Sustain: throttle.WindowState{Limit: 3}})
+		snapshot(t, s, k, l, 30, throttle.Snapshot{Counts: throttle.Counts{Burst: throttle.WindowState{Limit: 2}, Sustain: throttle.WindowState{Limit: 3}}})
 		reserves(t, s, k, l, []reserve{{30, 0, true, 0}})
 	}},
 	{"a block keeps the admissions", -1, func(t *testing.T, s throttle.BudgetStore, k throttle.Key) {
@@ -121,20 +121,20 @@ var budgetCases = []budgetCase{
 		l := throttle.Limit{Burst: 10, Sustain: 30}
 		reserves(t, s, k, l, []reserve{{0, 0, true, 0}, {1, 0, true, 0}})
 		snapshot(t, s, k, l, 2, throttle.Snapshot{
-			Burst:   throttle.WindowState{Count: 2, Limit: 10, Reset: 13 * time.Second},
-			Sustain: throttle.WindowState{Count: 2, Limit: 30, Reset: 298 * time.Second},
+			Counts: throttle.Counts{Burst: throttle.WindowState{Count: 2, Limit: 10, Reset: 13 * time.Second}, Sustain: throttle.WindowState{Count: 2, Limit: 30, Reset: 298 * time.Second}},
 		})
-		snapshot(t, s, k, l, 15, throttle.Snapshot{ // the first leaves the burst span (0, 15]
-			Burst:   throttle.WindowState{Count: 1, Limit: 10, Reset: time.Second},
-			Sustain: throttle.WindowState{Count: 2, Limit: 30, Reset: 285 * time.Second},
+		snapshot(t, s, k, l, 15, throttle.Snapshot{
+			Counts: throttle.Counts{
+				Burst:   throttle.WindowState{Count: 1, Limit: 10, Reset: time.Second}, // the first leaves the burst span (0, 15]
+				Sustain: throttle.WindowState{Count: 2, Limit: 30, Reset: 285 * time.Second},
+			},
 		})
 	}},
 	{"snapshot with a margin", time.Second, func(t *testing.T, s throttle.BudgetStore, k throttle.Key) {
 		l := throttle.Limit{Burst: 10, Sustain: 30}
 		reserves(t, s, k, l, []reserve{{0, 0, true, 0}, {1, 0, true, 0}})
 		snapshot(t, s, k, l, 15, throttle.Snapshot{
-			Burst:   throttle.WindowState{Count: 2, Limit: 10, Reset: time.Second},
-			Sustain: throttle.WindowState{Count: 2, Limit: 30, Reset: 286 * time.Second},
+			Counts: throttle.Counts{Burst: throttle.WindowState{Count: 2, Limit: 10, Reset: time.Second}, Sustain: throttle.WindowState{Count: 2, Limit: 30, Reset: 286 * time.Second}},
 		})
 	}},
 	{"sync records what the service counted", -1, func(t *testing.T, s throttle.BudgetStore, k throttle.Key) {
@@ -142,39 +142,35 @@ var budgetCases = []budgetCase{
 		reserves(t, s, k, l, []reserve{{0, 0, true, 0}})
 		sync(t, s, k, l, 1, throttle.Burst, 10, 5*time.Second)
 		snapshot(t, s, k, l, 1, throttle.Snapshot{
-			Burst:   throttle.WindowState{Count: 10, Limit: 10, Reset: 5 * time.Second},
-			Sustain: throttle.WindowState{Count: 10, Limit: 30, Reset: 290 * time.Second},
-			Wait:    5 * time.Second,
+			Counts: throttle.Counts{Burst: throttle.WindowState{Count: 10, Limit: 10, Reset: 5 * time.Second}, Sustain: throttle.WindowState{Count: 10, Limit: 30, Reset: 290 * time.Second}},
+			Wait:   5 * time.Second,
 		})
 		sync(t, s, k, l, 1, throttle.Burst, 2, 5*time.Second) // a report of fewer changes nothing
 		sync(t, s, k, l, 1, throttle.None, 20, 5*time.Second) // nor one of no window
 		snapshot(t, s, k, l, 1, throttle.Snapshot{
-			Burst:   throttle.WindowState{Count: 10, Limit: 10, Reset: 5 * time.Second},
-			Sustain: throttle.WindowState{Count: 10, Limit: 30, Reset: 290 * time.Second},
-			Wait:    5 * time.Second,
+			Counts: throttle.Counts{Burst: throttle.WindowState{Count: 10, Limit: 10, Reset: 5 * time.Second}, Sustain: throttle.WindowState{Count: 10, Limit: 30, Reset: 290 * time.Second}},
+			Wait:   5 * time.Second,
 		})
 	}},
 	{"sync of a window that opens now", -1, func(t *testing.T, s throttle.BudgetStore, k throttle.Key) {
 		l := throttle.Limit{Burst: 10, Sustain: 30}
 		sync(t, s, k, l, 0, throttle.Burst, 10, throttle.BurstPeriod)
 		snapshot(t, s, k, l, 0, throttle.Snapshot{
-			Burst:   throttle.WindowState{Count: 10, Limit: 10, Reset: 15 * time.Second},
-			Sustain: throttle.WindowState{Count: 10, Limit: 30, Reset: 300 * time.Second},
-			Wait:    15 * time.Second,
+			Counts: throttle.Counts{Burst: throttle.WindowState{Count: 10, Limit: 10, Reset: 15 * time.Second}, Sustain: throttle.WindowState{Count: 10, Limit: 30, Reset: 300 * time.Second}},
+			Wait:   15 * time.Second,
 		})
 	}},
 	{"sync of a window that has ended", time.Second, func(t *testing.T, s throttle.BudgetStore, k throttle.Key) {
 		l := throttle.Limit{Burst: 10, Sustain: 30}
 		sync(t, s, k, l, 20, throttle.Burst, 10, 0)
-		snapshot(t, s, k, l, 20, throttle.Snapshot{Burst: throttle.WindowState{Limit: 10}, Sustain: throttle.WindowState{Limit: 30}})
+		snapshot(t, s, k, l, 20, throttle.Snapshot{Counts: throttle.Counts{Burst: throttle.WindowState{Limit: 10}, Sustain: throttle.WindowState{Limit: 30}}})
 	}},
 	{"sync leaves out admissions older than the window", -1, func(t *testing.T, s throttle.BudgetStore, k throttle.Key) {
 		l := throttle.Limit{Burst: 10, Sustain: 30}
 		reserves(t, s, k, l, []reserve{{0, 0, true, 0}})
 		sync(t, s, k, l, 20, throttle.Burst, 3, 10*time.Second) // the window opened at 15 s
 		snapshot(t, s, k, l, 20, throttle.Snapshot{
-			Burst:   throttle.WindowState{Count: 3, Limit: 10, Reset: 10 * time.Second},
-			Sustain: throttle.WindowState{Count: 4, Limit: 30, Reset: 280 * time.Second},
+			Counts: throttle.Counts{Burst: throttle.WindowState{Count: 3, Limit: 10, Reset: 10 * time.Second}, Sustain: throttle.WindowState{Count: 4, Limit: 30, Reset: 280 * time.Second}},
 		})
 	}},
 	{"sync counts an admission a second before the window", -1, func(t *testing.T, s throttle.BudgetStore, k throttle.Key) {
@@ -184,8 +180,7 @@ var budgetCases = []budgetCase{
 		reserves(t, s, k, l, []reserve{{0, 0, true, 0}})
 		sync(t, s, k, l, 1, throttle.Burst, 1, throttle.BurstPeriod)
 		snapshot(t, s, k, l, 1, throttle.Snapshot{
-			Burst:   throttle.WindowState{Count: 1, Limit: 10, Reset: 14 * time.Second},
-			Sustain: throttle.WindowState{Count: 1, Limit: 30, Reset: 299 * time.Second},
+			Counts: throttle.Counts{Burst: throttle.WindowState{Count: 1, Limit: 10, Reset: 14 * time.Second}, Sustain: throttle.WindowState{Count: 1, Limit: 30, Reset: 299 * time.Second}},
 		})
 	}},
 	{"release", -1, release},

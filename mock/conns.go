@@ -1,6 +1,7 @@
 package mock
 
 import (
+	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -19,13 +20,18 @@ const (
 	// DefaultMaxConns is how many connections a listener keeps open at
 	// once.
 	DefaultMaxConns = 1024
+	// DefaultBodyTimeout is how long a request's body may send nothing
+	// before its connection is closed.
+	DefaultBodyTimeout = 10 * time.Second
 )
 
 // ConnLimits bounds the connections of a server of the mock (Server.Conns;
-// xblcall mock's --idle-timeout, --header-timeout and --max-conns): an idle
-// one is closed and only so many are open at once, so that clients that
-// leave connections open, or open many, cannot take a mock's descriptors
-// and goroutines. A field that is not positive means its default.
+// xblcall mock's --idle-timeout, --header-timeout, --body-timeout and
+// --max-conns): an idle one is closed, one whose request stalls is closed,
+// and only so many are open at once, so that clients that leave
+// connections open, stall them or open many cannot take a mock's
+// descriptors and goroutines. A field that is not positive means its
+// default.
 type ConnLimits struct {
 	// IdleTimeout closes a connection that waits this long for its next
 	// request: a keep-alive connection between requests (an HTTP/2 one
@@ -38,6 +44,12 @@ type ConnLimits struct {
 	// connection that never sends a request is closed after it.
 	// DefaultHeaderTimeout by default.
 	HeaderTimeout time.Duration
+	// BodyTimeout closes a connection whose request body sends nothing for
+	// this long: a header that declares a body which never comes, or one
+	// that stops half-way (each byte that arrives restarts the time).
+	// Answers are never cut short, so a live page's event stream stays
+	// open. DefaultBodyTimeout by default.
+	BodyTimeout time.Duration
 	// MaxConns bounds the connections open at once on each listener, a
 	// CONNECT tunnel counting as the connection it came in on; past it the
 	// next connection waits, unaccepted, until one closes. DefaultMaxConns
@@ -45,11 +57,52 @@ type ConnLimits struct {
 	MaxConns int
 }
 
-// SetTimeouts sets srv's idle and header timeouts to l's. A server that
-// serves CONNECT tunnels another took over (as xblcall mock's TLS server
-// does) needs them too.
-func (l ConnLimits) SetTimeouts(srv *http.Server) {
+// Apply sets srv's idle and header timeouts to l's, and wraps its Handler
+// so that a request's body is read within BodyTimeout. A server that serves
+// CONNECT tunnels another took over (as xblcall mock's TLS server does)
+// needs it too.
+func (l ConnLimits) Apply(srv *http.Server) {
 	srv.IdleTimeout, srv.ReadHeaderTimeout = positive(l.IdleTimeout, DefaultIdleTimeout), positive(l.HeaderTimeout, DefaultHeaderTimeout)
+	srv.Handler = bodyDeadline{next: srv.Handler, d: positive(l.BodyTimeout, DefaultBodyTimeout)}
+}
+
+// bodyDeadline reads a request's body under a read deadline of d that each
+// byte read pushes back, and hands the server its own body back when the
+// handler returns: net/http then answers at once a request whose large
+// body was left unread, or that awaited 100-continue, and what it drains
+// of a small one is drained under the deadline too. A request without a
+// body gets no deadline, so that answers streamed for long (a live page)
+// are not cut.
+type bodyDeadline struct {
+	next http.Handler
+	d    time.Duration
+}
+
+func (b bodyDeadline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Body == nil || r.Body == http.NoBody || r.Method == http.MethodConnect {
+		b.next.ServeHTTP(w, r)
+		return
+	}
+	rc := http.NewResponseController(w)
+	rc.SetReadDeadline(time.Now().Add(b.d)) // an error: a writer that cannot (a recorder), nothing to bound
+	own := r.Body
+	r.Body = &pushedBody{ReadCloser: own, push: func() { rc.SetReadDeadline(time.Now().Add(b.d)) }}
+	defer func() { r.Body = own }()
+	b.next.ServeHTTP(w, r)
+}
+
+// pushedBody calls push after each read that brought bytes.
+type pushedBody struct {
+	io.ReadCloser
+	push func()
+}
+
+func (p *pushedBody) Read(b []byte) (int, error) {
+	n, err := p.ReadCloser.Read(b)
+	if n > 0 {
+		p.push()
+	}
+	return n, err
 }
 
 // Listener returns ln accepting at most l.MaxConns connections open at

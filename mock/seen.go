@@ -233,8 +233,12 @@ func (h *Handler) serveObserved(w http.ResponseWriter, r *http.Request) {
 	sw := &statusWriter{ResponseWriter: w}
 	var body *capture
 	if r.Body != nil && r.Body != http.NoBody {
-		body = &capture{ReadCloser: r.Body}
+		own := r.Body
+		body = &capture{ReadCloser: own}
 		r.Body = body
+		// The server's own body back when the handler returns, so that
+		// net/http tells what was left unread (ConnLimits.Apply).
+		defer func() { r.Body = own }()
 	}
 	start := time.Now()
 	aborted := true

@@ -62,7 +62,7 @@ func NewUnstartedServer(h *Handler) *Server {
 
 // Start serves plain HTTP.
 func (s *Server) Start() {
-	s.Conns.SetTimeouts(s.srv.Config)
+	s.Conns.Apply(s.srv.Config)
 	s.srv.Listener = s.Conns.Listener(s.srv.Listener)
 	s.srv.Start()
 	s.URL = s.srv.URL
@@ -80,7 +80,7 @@ func (s *Server) StartTLS() {
 		panic("mock: StartTLS: " + err.Error())
 	}
 	s.srv.TLS, s.CA = cfg, ca
-	s.Conns.SetTimeouts(s.srv.Config)
+	s.Conns.Apply(s.srv.Config)
 	s.srv.Listener = s.Conns.Listener(s.srv.Listener)
 	s.srv.StartTLS()
 	s.URL = s.srv.URL

@@ -35,7 +35,7 @@ import (
 func mockCommand(e *env) *cobra.Command {
 	o := new(mockOpts)
 	c := &cobra.Command{
-		Use:   "mock [--addr HOST:PORT] [--https HOST:PORT] [--ca-cert F --ca-key F] [--ca-out F] [--hosts] [--endpoints] [--redis URL] [--limits F] [--align] [--legacy TITLE,...] [--fallback] [--world F] [--script F] [--log-format text|json|off] [--admin-token T] [--admin-host NAME]... [--idle-timeout D] [--header-timeout D] [--max-conns N] [fault flags]",
+		Use:   "mock [--addr HOST:PORT] [--https HOST:PORT] [--ca-cert F --ca-key F] [--ca-out F] [--hosts] [--endpoints] [--redis URL] [--limits F] [--align] [--legacy TITLE,...] [--fallback] [--world F] [--script F] [--log-format text|json|off] [--admin-token T] [--admin-host NAME]... [--idle-timeout D] [--header-timeout D] [--body-timeout D] [--max-conns N] [fault flags]",
 		Short: "serve the FGRL mock until interrupted",
 		Example: `  xblcall mock --addr 127.0.0.1:8080
   curl -H "Host: profile.xboxlive.com" -H "Authorization: $(xblcall token --xuid 1 --title 2)" \
@@ -57,8 +57,9 @@ names at the mock (a hosts file, a container's --add-host) and use the
 answers only the hosts served and never opens a connection elsewhere.
 A connection idle for --idle-timeout (2m) is closed, a keep-alive one or a
 CONNECT tunnel alike, as is one that has not sent its request header (or
-finished its TLS handshake) within --header-timeout (10s); each port keeps
-at most --max-conns (1024) open: the next waits until one closes.
+finished its TLS handshake) within --header-timeout (10s), or whose request
+body sends nothing for --body-timeout (10s); each port keeps at most
+--max-conns (1024) open: the next waits until one closes.
 Sign-in works as against the real services: login.live.com
 (oauth20_authorize.srf, oauth20_token.srf), login.microsoftonline.com,
 user.auth.xboxlive.com and xsts.auth.xboxlive.com.
@@ -143,6 +144,7 @@ func mockFlags(o *mockOpts) *flag.FlagSet {
 	fs.StringVar(&o.caOut, "ca-out", "", "write the CA certificate (PEM) to this file, for clients to trust")
 	fs.DurationVar(&o.conns.IdleTimeout, "idle-timeout", mock.DefaultIdleTimeout, "close a connection (keep-alive, or a CONNECT tunnel) that waits this long for a request")
 	fs.DurationVar(&o.conns.HeaderTimeout, "header-timeout", mock.DefaultHeaderTimeout, "close a connection whose TLS handshake or request header takes longer (one that sends nothing, among them)")
+	fs.DurationVar(&o.conns.BodyTimeout, "body-timeout", mock.DefaultBodyTimeout, "close a connection whose request body sends nothing for this long")
 	fs.IntVar(&o.conns.MaxConns, "max-conns", mock.DefaultMaxConns, "connections open at once on each port; past it the next waits for one to close")
 	fs.BoolVar(&o.hosts, "hosts", false, "print a hosts-file line (127.0.0.1 <host>) for every host served, and exit")
 	fs.BoolVar(&o.endpoints, "endpoints", false, "print every call the mock answers (host, method, path, contract version) as a Markdown table, and exit")
@@ -346,8 +348,8 @@ func (o *mockOpts) run(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	if o.conns.IdleTimeout <= 0 || o.conns.HeaderTimeout <= 0 || o.conns.MaxConns <= 0 {
-		return &exitError{2, errors.New("--idle-timeout, --header-timeout and --max-conns must be positive")}
+	if o.conns.IdleTimeout <= 0 || o.conns.HeaderTimeout <= 0 || o.conns.BodyTimeout <= 0 || o.conns.MaxConns <= 0 {
+		return &exitError{2, errors.New("--idle-timeout, --header-timeout, --body-timeout and --max-conns must be positive")}
 	}
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
@@ -381,8 +383,8 @@ func (o *mockOpts) run(ctx context.Context, e *env, args []string) error {
 	// Both close idle connections, the tunnels the TLS server took over
 	// among them; each port keeps at most --max-conns open, a tunnel
 	// counting on the plain port it came in on.
-	o.conns.SetTimeouts(srv)
-	o.conns.SetTimeouts(tlsSrv)
+	o.conns.Apply(srv)
+	o.conns.Apply(tlsSrv)
 	ln = o.conns.Listener(ln)
 	if tlsLn != nil {
 		tlsLn = o.conns.Listener(tlsLn)

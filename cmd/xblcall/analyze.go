@@ -28,7 +28,7 @@ import (
 func analyzeCommand(e *env) *cobra.Command {
 	o := new(analyzeOpts)
 	c := &cobra.Command{
-		Use:   "analyze [--format text|json|junit|sarif|html] [--html FILE] [--rules F] [--revision R] [--limits F] [-v] TRACE...",
+		Use:   "analyze TRACE...",
 		Short: "find rate-limit problems in traces (HAR, Fiddler .saz, the trace analyzer's CSV and JSON data), as the Xbox Live Trace Analyzer does",
 		Example: `  xblcall analyze examples/naive.har               # a trace of xblcall simulate, in the repository
   xblcall analyze --html report.html examples/naive.har   # Fiddler .saz archives too

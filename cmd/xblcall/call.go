@@ -28,7 +28,7 @@ import (
 func callCommand(e *env) *cobra.Command {
 	o := new(callOpts)
 	c := &cobra.Command{
-		Use:   "call [-X METHOD] [-H 'K: V']... [-d BODY|@FILE|@-] [-i] [-v] [-s] [--retry-window D] [--max-wait D | --fail-fast] [--no-retry] [--attempt-timeout D] [--background] [--rule SCOPE] [--timeout D] [--token T | --mock] [-n N [-c C] [--rate R] [--json]] URL",
+		Use:   "call URL",
 		Short: "call a service through the fgrl transport, curl-style",
 		Example: `  xblcall call --mock https://profile.xboxlive.com/users/me/profile/settings?settings=Gamertag
   xblcall call --mock -X POST -d '{"userIds":["1"],"settings":["Gamertag"]}' \

@@ -22,7 +22,7 @@ import (
 func checkCommand(e *env) *cobra.Command {
 	o := new(checkOpts)
 	c := &cobra.Command{
-		Use:   "check [--mock URL] [--admin-token T] [--no-429] [--certify] [--expect '[METHOD ]HOST[/PATH]=N']... [--since TIME] [--json]",
+		Use:   "check",
 		Short: "assert what a running mock saw: no 429s, certification, call counts (exit 1 on failure)",
 		Example: `  xblcall check --no-429 --certify                 # after a test run against xblcall mock
   xblcall check --expect 'GET userpresence.xboxlive.com/users/=3'

@@ -19,7 +19,7 @@ import (
 func limitsCommand(e *env) *cobra.Command {
 	o := new(limitsOpts)
 	c := &cobra.Command{
-		Use:   "limits [--json] [--wide] [--revision 2020|2022] [--file F]",
+		Use:   "limits",
 		Short: "print the FGRL limits table",
 		Example: `  xblcall limits
   xblcall limits --revision 2022 --json
@@ -41,7 +41,7 @@ showing each rule's first host and path; --wide or --json shows them all.
 func planCommand(e *env) *cobra.Command {
 	o := new(planOpts)
 	c := &cobra.Command{
-		Use:   "plan [--revision 2020|2022] [--file F] SCOPE:EVERY[:COUNT]...",
+		Use:   "plan SCOPE:EVERY[:COUNT]...",
 		Short: "plan periodic calls: each scope's busiest windows, what is left of its limits, its fastest safe interval",
 		Example: `  xblcall limits plan social:10s                   # exactly the sustain limit: nothing left
   xblcall limits plan presence/read:10s:3 profile:1m    # three lookups a tick: batch them
@@ -174,7 +174,7 @@ func loadLimits(revision, file string) (*limits.Limits, error) {
 
 func (o *limitsOpts) run(_ context.Context, e *env, args []string) error {
 	if len(args) > 0 {
-		return &exitError{2, errors.New("limits takes no arguments")}
+		return &exitError{2, fmt.Errorf("unknown command %q: limits takes no arguments but its command plan (run xblcall help limits)", safetext.Clip(args[0], 40))}
 	}
 	l, err := loadLimits(o.revision, o.file)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"io/fs"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -45,6 +46,7 @@ type env struct {
 	stdout, stderr io.Writer
 	stdin          io.Reader
 	getenv         func(string) string
+	exit           int // a status the help asks for (the help of a command that does not exist)
 }
 
 // commandList builds the subcommands: the CLI's one registry.
@@ -96,6 +98,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...f
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
 	code := exitCode(ctx, err)
+	if code == 0 {
+		code = e.exit
+	}
 	var ee *exitError
 	switch {
 	case code == 130:
@@ -155,8 +160,10 @@ func newRoot(e *env) *cobra.Command {
 	root.SetOut(e.stdout)
 	root.SetErr(e.stderr)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &exitError{2, fmt.Errorf("%v (run xblcall help %s)", err, c.Name())}
+		return &exitError{2, fmt.Errorf("%v (run %s)", err, helpFor(c))}
 	})
+	root.Version = version()
+	root.SetVersionTemplate("xblcall {{.Version}}\n")
 	for _, c := range commandList(e) {
 		c.Flags().SortFlags = false
 		root.AddCommand(c)
@@ -170,6 +177,10 @@ func newRoot(e *env) *cobra.Command {
 	defaultHelp := root.HelpFunc()
 	root.SetHelpFunc(func(c *cobra.Command, args []string) {
 		switch {
+		case c == root && unknownCommand(root, args) != "":
+			// xblcall nosuch --help: the command does not exist.
+			fmt.Fprintf(e.stderr, "xblcall: unknown command %q (run xblcall help)\n", safetext.Clip(unknownCommand(root, args), 40))
+			e.exit = 2
 		case c == root:
 			usage(e.stdout, root)
 		case c.Parent() == root || c.Parent() != nil && c.Parent().Parent() == root && c.Parent().Name() != "completion":
@@ -203,21 +214,85 @@ func oneLine(err error) string {
 	return safetext.Clip(strings.ReplaceAll(err.Error(), "\n", "; "), 2000)
 }
 
+// helpFor is the command that shows c's help: "xblcall help limits plan".
+func helpFor(c *cobra.Command) string {
+	if !c.HasParent() {
+		return "xblcall help"
+	}
+	return "xblcall help " + strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" ")
+}
+
+// unknownCommand returns the first argument that names no command of
+// root's, or "": a flag, or a command, is not one.
+func unknownCommand(root *cobra.Command, args []string) string {
+	for _, a := range args {
+		if strings.HasPrefix(a, "-") {
+			continue
+		}
+		if c, _, err := root.Find([]string{a}); err != nil || c == root {
+			return a
+		}
+		return ""
+	}
+	return ""
+}
+
+// version is the module's version and the commit it was built from, as the
+// build recorded them ("(devel)" for go run and go build in a checkout).
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(unknown)"
+	}
+	v := bi.Main.Version
+	for _, s := range bi.Settings {
+		switch {
+		case s.Key == "vcs.revision" && len(s.Value) >= 12:
+			v += " " + s.Value[:12]
+		case s.Key == "vcs.modified" && s.Value == "true":
+			v += " (modified)"
+		}
+	}
+	return v
+}
+
 func usage(w io.Writer, root *cobra.Command) {
 	fmt.Fprintln(w, "usage: xblcall <command> [flags] [args]")
 	fmt.Fprintln(w)
 	for _, c := range root.Commands() {
-		if c.Name() != "help" {
-			fmt.Fprintf(w, "  %-10s %s\n", c.Name(), c.Short)
+		if c.Name() == "help" {
+			continue
+		}
+		fmt.Fprintf(w, "  %-12s %s\n", c.Name(), c.Short)
+		for _, sub := range c.Commands() { // every command is listed: limits plan too
+			if sub.Name() != "help" && c.Name() != "completion" {
+				fmt.Fprintf(w, "  %-12s %s\n", c.Name()+" "+sub.Name(), sub.Short)
+			}
 		}
 	}
 	fmt.Fprintln(w, "\nRun 'xblcall help <command>' for its flags and examples.")
 	fmt.Fprintln(w, "Exit status: 0 success, 1 failure (a red analysis too), 2 usage or input error, 130 interrupted.")
 }
 
-// commandHelp is the one help template: usage, summary, flags, examples.
+// commandHelp is the one help template: usage (the command's path, [flags]
+// when it has any, and its arguments: Use holds the name and the
+// arguments only, the flags come from the flag set), summary, flags,
+// subcommands, examples.
 func commandHelp(w io.Writer, c *cobra.Command) {
-	fmt.Fprintf(w, "usage: %s\n\n%s\n", strings.TrimSpace(c.CommandPath()+strings.TrimPrefix(c.Use, c.Name())), c.Short)
+	line := c.CommandPath()
+	if c.HasAvailableLocalFlags() {
+		line += " [flags]"
+	}
+	if _, args, ok := strings.Cut(c.Use, " "); ok {
+		line += " " + args
+	}
+	fmt.Fprintf(w, "usage: %s\n\n%s\n", line, c.Short)
+	if subs := c.Commands(); len(subs) > 0 {
+		fmt.Fprintln(w, "\nCommands:")
+		for _, sub := range subs {
+			fmt.Fprintf(w, "  %-10s %s (%s)\n", sub.Name(), sub.Short, helpFor(sub))
+		}
+	}
 	if fs := c.LocalFlags(); fs.HasAvailableFlags() {
 		fmt.Fprintln(w, "\nFlags:")
 		// pflag writes a bool flag as --json[=true|false]; it is --json.

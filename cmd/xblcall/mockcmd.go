@@ -35,7 +35,7 @@ import (
 func mockCommand(e *env) *cobra.Command {
 	o := new(mockOpts)
 	c := &cobra.Command{
-		Use:   "mock [--addr HOST:PORT] [--https HOST:PORT] [--ca-cert F --ca-key F] [--ca-out F] [--hosts] [--endpoints] [--redis URL] [--limits F] [--align] [--legacy TITLE,...] [--fallback] [--world F] [--script F] [--log-format text|json|off] [--admin-token T] [--admin-host NAME]... [--idle-timeout D] [--header-timeout D] [--body-timeout D] [--max-conns N] [fault flags]",
+		Use:   "mock",
 		Short: "serve the FGRL mock until interrupted",
 		Example: `  xblcall mock --addr 127.0.0.1:8080
   curl -H "Host: profile.xboxlive.com" -H "Authorization: $(xblcall token --xuid 1 --title 2)" \

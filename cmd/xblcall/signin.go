@@ -41,7 +41,7 @@ offline, and the stored sign-in remembers the address for 'call'.
 func loginCommand(e *env) *cobra.Command {
 	o := new(loginOpts)
 	c := &cobra.Command{
-		Use:     "login [--client-id ID] [--browser] [--relying-party RP] [--sandbox S] [--via http://127.0.0.1:PORT]",
+		Use:     "login",
 		Short:   "sign in to Xbox services with a Microsoft account (device code)",
 		Example: "  xblcall login --client-id 00000000-0000-0000-0000-000000000000\n  xblcall mock --addr 127.0.0.1:8080 &  xblcall login --via http://127.0.0.1:8080\n" + signInHelp,
 		RunE:    runE(e, o.run),
@@ -77,7 +77,7 @@ func logoutCommand(e *env) *cobra.Command {
 func whoamiCommand(e *env) *cobra.Command {
 	o := new(whoamiOpts)
 	c := &cobra.Command{
-		Use:     "whoami [--json]",
+		Use:     "whoami",
 		Short:   "show who is signed in: XUID, gamertag, token expiry",
 		Example: "  xblcall whoami\n  xblcall whoami --json | jq -r .xuid\n",
 		RunE:    runE(e, o.run),

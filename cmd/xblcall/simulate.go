@@ -27,7 +27,7 @@ import (
 func simulateCommand(e *env) *cobra.Command {
 	o := new(simulateOpts)
 	c := &cobra.Command{
-		Use:   "simulate [--pattern FILE] [--client naive|xsapi|fgrl|all] [--coalesce] [--service-limits F] [--json] [--svg FILE] [--har FILE] [--revision R] [--limits F]",
+		Use:   "simulate",
 		Short: "replay a call pattern against the embedded mock in virtual time",
 		Example: `  xblcall simulate                        # the FGRL documentation's worked example, plain client
   xblcall simulate --client all           # plain client, XSAPI retries and fgrl side by side

@@ -16,7 +16,7 @@ import (
 func tokenCommand(e *env) *cobra.Command {
 	o := new(tokenOpts)
 	c := &cobra.Command{
-		Use:   "token --xuid XUID --title TITLE [--json]",
+		Use:   "token",
 		Short: "print an Authorization value the mock accepts",
 		Example: `  xblcall token --xuid 2533274791234567 --title 1234567890
   curl -H "Authorization: $(xblcall token --xuid 1 --title 2)" ...

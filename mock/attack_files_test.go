@@ -1,8 +1,10 @@
 package mock
 
 import (
+	"errors"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // Attacks on the strict reading of world and script files (filedecode.go,
@@ -30,6 +32,32 @@ func TestAttackEmptyObjectsAllocatePerByte(t *testing.T) {
 			got := float64(allocated(t, f)) / float64(len(f.data))
 			if limit := perByte[strings.HasPrefix(f.name, "yaml")]; got > limit {
 				t.Errorf("%d bytes allocated %.0f bytes a byte, want at most %.0f", len(f.data), got, limit)
+			}
+		})
+	}
+}
+
+// TestAttackLongNumberErrorBounded: encoding/json's UnmarshalTypeError
+// carries the number as written ("number 999..."), and decodeError puts it
+// in the reason unclipped: a 100,000-digit number where a whole number
+// belongs makes an error of 100 KB (16 MB for a file at the bound),
+// answered whole by the admin API's 400.
+func TestAttackLongNumberErrorBounded(t *testing.T) {
+	long := strings.Repeat("9", 100_000)
+	for _, tc := range []struct{ name, file, text string }{
+		{"world gamerscore", "world", `{"accounts": [{"xuid": "1", "gamerscore": ` + long + `}]}`},
+		{"world stat", "world", `{"accounts": [{"xuid": "1", "titles": [{"titleId": "1", "stats": {"k": ` + long + `}}]}]}`},
+		{"script status", "script", `{"rules": [{"answers": [{"status": ` + long + `}]}]}`},
+		{"fraction where a whole number belongs", "script", `{"rules": [{"answers": [{"status": 1.` + long + `}]}]}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := hostileFile{file: tc.file, data: []byte(tc.text)}.read()
+			var fe *FileError
+			if !errors.As(err, &fe) {
+				t.Fatalf("%v, want a *FileError", err)
+			}
+			if msg := err.Error(); len(msg) > 400 || strings.ContainsFunc(msg, unicode.IsControl) {
+				t.Errorf("error of %d bytes %s, want at most 400", len(msg), safeHead(msg))
 			}
 		})
 	}

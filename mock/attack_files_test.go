@@ -63,3 +63,62 @@ func TestAttackLongNumberErrorBounded(t *testing.T) {
 	}
 }
 
+// TestAttackDuplicateKeysRefused: YAML refuses a key named twice, but
+// encoding/json keeps the last of two keys silently, and matches a field's
+// name without case, by Unicode folding ("ſ", U+017F, folds to "s"). So a
+// JSON file may name a field twice, and a YAML one too, in another case:
+// what a reader (or grep) of the file sees first is not what the mock
+// reads.
+func TestAttackDuplicateKeysRefused(t *testing.T) {
+	for _, tc := range []struct{ name, file, text string }{
+		{"json xuid twice", "world", `{"accounts": [{"xuid": "1", "xuid": "2"}]}`},
+		{"json accounts twice", "world", `{"accounts": [{"xuid": "1"}], "accounts": []}`},
+		{"json xuid and XUID", "world", `{"accounts": [{"xuid": "1", "XUID": "2"}]}`},
+		{"json status twice", "script", `{"rules": [{"answers": [{"status": 200, "status": 503}]}]}`},
+		{"yaml xuid and XUID", "world", "accounts:\n  - xuid: \"1\"\n    XUID: \"2\"\n"},
+		{"yaml status and ſtatus (U+017F)", "script", "rules:\n  - answers:\n      - status: 200\n        ſtatus: 503\n"},
+		{"yaml rules and Rules", "script", "rules:\n  - answers: [{status: 200}]\nRules:\n  - answers: [{status: 503}]\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := hostileFile{file: tc.file, data: []byte(tc.text)}.read()
+			var fe *FileError
+			if !errors.As(err, &fe) {
+				t.Errorf("accepted (%v), want a *FileError: the field is named twice", err)
+			}
+		})
+	}
+}
+
+// TestAttackErrorLineAndField: an error names the line and field of what
+// is wrong. The walk that finds them reads the file differently from the
+// decoder: it names the first key of a name anywhere in the file (an
+// answer's body among them), the first of two keys the decoder kept the
+// last of, and counts lines by "\n" only.
+func TestAttackErrorLineAndField(t *testing.T) {
+	for _, tc := range []struct {
+		name, file, text string
+		want             FileError
+	}{
+		{"unknown field whose name is a key of an earlier body", "script",
+			"{\"rules\": [\n{\"answers\": [{\"body\": {\"nmae\": 1}}]},\n{\"nmae\": \"x\", \"answers\": [{}]}\n]}",
+			FileError{Line: 3, Field: "rules[1].nmae", Reason: "no such field"}},
+		{"unknown field whose name is an earlier header", "script",
+			"{\"rules\": [\n{\"answers\": [{\"headers\": {\"then2\": \"1\"}}]},\n{\"then2\": \"x\", \"answers\": [{}]}\n]}",
+			FileError{Line: 3, Field: "rules[1].then2", Reason: "no such field"}},
+		{"the second of two xuid keys is the bad one", "world",
+			"{\"accounts\": [{\"xuid\": \"1\",\n\"xuid\": \"x\"}]}",
+			FileError{Line: 2, Field: "accounts[0].xuid", Reason: "not a XUID"}},
+		{"the second of two accounts lists is the bad one", "world",
+			"{\"accounts\": [{\"xuid\": \"1\"}, {\"xuid\": \"2\"}],\n\"accounts\": [{\"xuid\": \"3\"}, {\"xuid\": \"y\"}]}",
+			FileError{Line: 2, Field: "accounts[1].xuid", Reason: "not a XUID"}},
+		{"lines ended by CR", "world",
+			"{\"accounts\": [\r{\"xuid\": \"1\"},\r{\"xuid\": \"x\"}]}",
+			FileError{Line: 3, Field: "accounts[1].xuid", Reason: "not a XUID"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := hostileFile{file: tc.file, data: []byte(tc.text)}.read()
+			checkFileError(t, err, tc.want, tc.file)
+		})
+	}
+}
+

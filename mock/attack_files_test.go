@@ -122,3 +122,24 @@ func TestAttackErrorLineAndField(t *testing.T) {
 	}
 }
 
+// TestAttackYAMLSecondDocumentRefused: yaml.Unmarshal reads a stream's
+// first document and never parses the rest, so a world or script of two
+// documents is accepted with the second dropped unread, malformed or not,
+// where JSON refuses anything after the document ("more after the
+// document").
+func TestAttackYAMLSecondDocumentRefused(t *testing.T) {
+	for _, tc := range []struct{ name, file, text string }{
+		{"world, a malformed second document", "world", "accounts:\n  - xuid: \"1\"\n---\naccounts: [oops\n"},
+		{"world, the accounts in the second", "world", "---\naccounts: []\n---\naccounts:\n  - xuid: \"1\"\n    gamertag: Eve\n"},
+		{"script, the rule in the second", "script", "rules: []\n---\nrules:\n  - answers: [{status: 503}]\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := hostileFile{file: tc.file, data: []byte(tc.text)}.read()
+			var fe *FileError
+			if !errors.As(err, &fe) {
+				t.Errorf("accepted (%v), want a *FileError: more after the document", err)
+			}
+		})
+	}
+}
+

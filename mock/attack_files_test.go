@@ -1,10 +1,14 @@
 package mock
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/google/go-cmp/cmp"
+	"go.yaml.in/yaml/v3"
 )
 
 // Attacks on the strict reading of world and script files (filedecode.go,
@@ -143,3 +147,109 @@ func TestAttackYAMLSecondDocumentRefused(t *testing.T) {
 	}
 }
 
+// TestAttackYAMLJSONDiffersFromYAMLv3: FuzzYAMLJSON's property (the JSON
+// written for YAML holds what yaml.v3 itself decodes) fails for a merge
+// key, written as a member named "<<" (sent so in a script's body), and
+// for an alias used as a key, written as the anchor's name where yaml.v3
+// reads the anchored value; an alias is to be refused ("aliases are not
+// read"), but one in a key is not looked at.
+func TestAttackYAMLJSONDiffersFromYAMLv3(t *testing.T) {
+	for _, tc := range []struct{ name, text string }{
+		{"merge key", "a: {<<: {x: 1}, b: 2}\n"},
+		{"alias as a key", "a: &x k\n*x : 1\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var s source
+			if err := s.fromYAML([]byte(tc.text)); err != nil {
+				return // refused: fine
+			}
+			var want any
+			if err := yaml.Unmarshal([]byte(tc.text), &want); err != nil {
+				t.Fatal(err)
+			}
+			wantJSON, _ := json.Marshal(want)
+			var got, again any
+			json.Unmarshal(s.json, &got)
+			json.Unmarshal(wantJSON, &again)
+			if d := cmp.Diff(again, got); d != "" {
+				t.Errorf("JSON differs from yaml.v3's (-yaml.v3 +ours)\n%s", d)
+			}
+		})
+	}
+	t.Run("alias key sets a field", func(t *testing.T) {
+		w, err := ReadWorld(strings.NewReader("accounts:\n  - xuid: &gamertag \"1\"\n    *gamertag : Eve\n"))
+		var fe *FileError
+		if !errors.As(err, &fe) {
+			t.Errorf("accepted as %+v, want a *FileError: aliases are not read", w.Accounts)
+		}
+	})
+}
+
+// TestAttackYAMLScalarKeptAsWritten: a plain scalar YAML resolves as a
+// timestamp is written as RFC 3339 text, so a string field holds other
+// text than the file's (yaml.v3 itself, decoding into a string, keeps it
+// as written): a rule matching ?since=2024-01-01 never matches, a header
+// is sent rewritten, a gamertag is refused as too long. Binary data is
+// rewritten the same way, its invalid UTF-8 replaced, so the gamertag
+// check's "not UTF-8" never sees it.
+func TestAttackYAMLScalarKeptAsWritten(t *testing.T) {
+	t.Run("query value", func(t *testing.T) {
+		text := "rules:\n  - match: {query: {since: 2024-01-01}}\n    answers: [{status: 200}]\n"
+		s, err := ReadScript(strings.NewReader(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var native Script
+		if err := yaml.Unmarshal([]byte(text), &native); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := s.Rules[0].Match.Query["since"], native.Rules[0].Match.Query["since"]; got != want {
+			t.Errorf("query since = %q, want %q (as written, as yaml.v3 reads it)", got, want)
+		}
+	})
+	t.Run("header value", func(t *testing.T) {
+		s, err := ReadScript(strings.NewReader("rules:\n  - answers: [{headers: {X-Day: 2024-01-01}}]\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := s.Rules[0].Answers[0].Headers["X-Day"], "2024-01-01"; got != want {
+			t.Errorf("header = %q, want %q", got, want)
+		}
+	})
+	t.Run("gamertag", func(t *testing.T) {
+		w, err := ReadWorld(strings.NewReader("accounts:\n  - xuid: \"1\"\n    gamertag: 2001-02-03\n"))
+		if err != nil {
+			t.Fatalf("%v, want the gamertag 2001-02-03 (10 characters)", err)
+		}
+		if got := w.Accounts[0].Gamertag; got != "2001-02-03" {
+			t.Errorf("gamertag %q, want 2001-02-03", got)
+		}
+	})
+	t.Run("binary gamertag", func(t *testing.T) {
+		w, err := ReadWorld(strings.NewReader("accounts:\n  - xuid: \"1\"\n    gamertag: !!binary /w==\n"))
+		var fe *FileError
+		if !errors.As(err, &fe) {
+			t.Errorf("accepted as %q, want refused: the gamertag is the byte 0xff, not UTF-8", w.Accounts[0].Gamertag)
+		}
+	})
+}
+
+// TestAttackSameXUIDTwice: a world's accounts are one a XUID, a title is
+// named once in an account, but both are compared as text: "1" and "01"
+// (and "0001") are the same decimal number, each a XUID to CheckXUID, and
+// are taken as two accounts; "7" and "07" as two titles.
+func TestAttackSameXUIDTwice(t *testing.T) {
+	for _, tc := range []struct{ name, text string }{
+		{"accounts 1 and 01", `{"accounts": [{"xuid": "1"}, {"xuid": "01"}]}`},
+		{"a friend that is the account itself", `{"accounts": [{"xuid": "1", "friends": ["01"]}, {"xuid": "01"}]}`},
+		{"titles 7 and 07", `{"accounts": [{"xuid": "1", "titles": [{"titleId": "7"}, {"titleId": "07"}]}]}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, err := ReadWorld(strings.NewReader(tc.text))
+			var fe *FileError
+			if !errors.As(err, &fe) {
+				t.Errorf("accepted as %+v, want a *FileError: the same XUID or title twice", w.Accounts)
+			}
+		})
+	}
+}

@@ -3,6 +3,8 @@ package mock
 import (
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"unicode"
@@ -64,6 +66,23 @@ func TestAttackLongNumberErrorBounded(t *testing.T) {
 				t.Errorf("error of %d bytes %s, want at most 400", len(msg), safeHead(msg))
 			}
 		})
+	}
+}
+
+// TestAttackLongNumberAdminAnswer: the admin API answers a refused world
+// with its error whole: a 1,000,000-digit gamerscore makes a 400 of 1 MB.
+func TestAttackLongNumberAdminAnswer(t *testing.T) {
+	srv := serveAll(t, NewHandler())
+	file := `{"accounts": [{"xuid": "1", "gamerscore": ` + strings.Repeat("9", 1_000_000) + `}]}`
+	req, _ := http.NewRequest("PUT", srv.URL+AdminPrefix+"api/world", strings.NewReader(file))
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusBadRequest || len(b) > 1000 {
+		t.Errorf("answer %d of %d bytes %s, want 400 of at most 1000", resp.StatusCode, len(b), safeHead(string(b)))
 	}
 }
 

@@ -272,3 +272,26 @@ func TestAttackSameXUIDTwice(t *testing.T) {
 		})
 	}
 }
+
+// TestAttackScriptHeaderChecked: validHeader refuses a few separators in
+// a header's name and line breaks and NUL in its value, and its reason
+// says "a header name is a token", but a name with a control character
+// or a non-ASCII letter passes (net/http then drops the header without a
+// word), and so does a value with other control characters (written as
+// it is, so that a Go client fails the whole answer: "malformed MIME
+// header line").
+func TestAttackScriptHeaderChecked(t *testing.T) {
+	for _, tc := range []struct{ name, text string }{
+		{"control character in a name", `{"rules": [{"answers": [{"headers": {"X-\u0001": "v"}}]}]}`},
+		{"non-ASCII name", `{"rules": [{"answers": [{"headers": {"Xé": "v"}}]}]}`},
+		{"control characters in a value", `{"rules": [{"answers": [{"headers": {"X-A": "a\u0001\u007fb"}}]}]}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := ReadScript(strings.NewReader(tc.text))
+			var fe *FileError
+			if !errors.As(err, &fe) {
+				t.Errorf("accepted as %+v, want a *FileError: not a header net/http writes", s.Rules[0].Answers[0].Headers)
+			}
+		})
+	}
+}

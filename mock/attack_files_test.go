@@ -290,7 +290,7 @@ func TestAttackScriptHeaderChecked(t *testing.T) {
 			s, err := ReadScript(strings.NewReader(tc.text))
 			var fe *FileError
 			if !errors.As(err, &fe) {
-				t.Errorf("accepted as %+v, want a *FileError: not a header net/http writes", s.Rules[0].Answers[0].Headers)
+				t.Errorf("accepted as %q, want a *FileError: not a header net/http writes", s.Rules[0].Answers[0].Headers)
 			}
 		})
 	}

@@ -25,9 +25,9 @@ import (
 	"github.com/spf13/cobra"
 	flag "github.com/spf13/pflag"
 	"github.com/xblgo/fgrl/analyze"
+	"github.com/xblgo/fgrl/datafile"
 	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/limits"
-	"github.com/xblgo/fgrl/mock"
 )
 
 func main() {
@@ -119,7 +119,7 @@ func exitCode(ctx context.Context, err error) int {
 	var ee *exitError
 	var pe *fs.PathError
 	var le *limits.Error
-	var fe *mock.FileError
+	var de *datafile.Error
 	switch {
 	case err == nil:
 		return 0
@@ -127,7 +127,7 @@ func exitCode(ctx context.Context, err error) int {
 		return 130
 	case errors.As(err, &ee):
 		return ee.code
-	case errors.As(err, &pe), errors.As(err, &le), errors.As(err, &fe), errors.Is(err, limits.ErrUnknownRevision),
+	case errors.As(err, &pe), errors.As(err, &le), errors.As(err, &de), errors.Is(err, limits.ErrUnknownRevision),
 		errors.Is(err, analyze.ErrNotTrace):
 		return 2
 	}

@@ -118,8 +118,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"call", "https://profile.xboxlive.com/"}, 2, "no token"},
 		{[]string{"analyze"}, 2, "need a trace"},
 		{[]string{"mock", "--retry-after", "later"}, 2, `unknown --retry-after "later"`},
-		{[]string{"mock", "--world", "testdata/world-bad.json"}, 2, "--world testdata/world-bad.json: line 3: accounts[0].friends[0]: no account of the world has this XUID"},
-		{[]string{"mock", "--world", "testdata/none.json"}, 2, "--world: open testdata/none.json: no such file"},
+		{[]string{"mock", "--world", "testdata/world-bad.json"}, 2, "--world: testdata/world-bad.json: line 3: accounts[0].friends[0]: no account of the world has this XUID"},
+		{[]string{"mock", "--world", "testdata/none.json"}, 2, "--world: testdata/none.json: cannot open: no such file"},
 	}
 	for _, tt := range tests {
 		code, _, errs := xblcall(t, tt.args...)

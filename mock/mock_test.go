@@ -100,7 +100,7 @@ func TestThrottle429(t *testing.T) {
 
 // TestWorkedExample replays the worked example of the Xbox services "Fine-Grained Rate Limiting" page with burst 30 / sustain 100.
 func TestWorkedExample(t *testing.T) {
-	limits, err := limits.Parse([]byte(`{"rules": [{"service": "profile", "hosts": ["profile.xboxlive.com"], "burst": 30, "sustain": 100}]}`))
+	limits, err := limits.Read(strings.NewReader(`{"rules": [{"service": "profile", "hosts": ["profile.xboxlive.com"], "burst": 30, "sustain": 100}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -268,7 +268,7 @@ func TestMixedWorkload(t *testing.T) {
 // 8 profile reads 20 s apart. The fgrl client's first 429 teaches it the
 // limit, so it collects one; a plain client collects two a burst.
 func TestServiceLimitsLearned(t *testing.T) {
-	drift, err := limits.LoadFile("../examples/drift.json")
+	drift, err := limits.Load("../examples/drift.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -316,7 +316,7 @@ func (o *analyzeOpts) judgeBy(e *env, paths []string) (*limits.Limits, error) {
 	if named == nil {
 		return loadLimits("2020", "")
 	}
-	l, err := limits.Parse(named)
+	l, err := limits.Read(bytes.NewReader(named))
 	if err != nil {
 		return nil, fmt.Errorf("the limits a trace names: %w", err)
 	}

@@ -118,7 +118,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...f
 func exitCode(ctx context.Context, err error) int {
 	var ee *exitError
 	var pe *fs.PathError
-	var le *limits.Error
 	var de *datafile.Error
 	switch {
 	case err == nil:
@@ -127,7 +126,7 @@ func exitCode(ctx context.Context, err error) int {
 		return 130
 	case errors.As(err, &ee):
 		return ee.code
-	case errors.As(err, &pe), errors.As(err, &le), errors.As(err, &de), errors.Is(err, limits.ErrUnknownRevision),
+	case errors.As(err, &pe), errors.As(err, &de), errors.Is(err, limits.ErrUnknownRevision),
 		errors.Is(err, analyze.ErrNotTrace):
 		return 2
 	}

@@ -110,7 +110,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"simulate", "--client", "curl"}, 2, `unknown client "curl"`},
 		{[]string{"simulate", "--nope"}, 2, "unknown flag: --nope"},
 		{[]string{"simulate", "--pattern", "/does/not/exist"}, 2, "no such file"},
-		{[]string{"simulate", "--service-limits", "/does/not/exist"}, 2, "--service-limits: limits: open /does/not/exist"},
+		{[]string{"simulate", "--service-limits", "/does/not/exist"}, 2, "--service-limits: /does/not/exist: cannot open: no such file"},
 		{[]string{"call", "profile.xboxlive.com/users/me/profile/settings"}, 2, "the scheme must be http or https"},
 		{[]string{"token"}, 2, "need --xuid and --title"},
 		{[]string{"limits", "--revision", "1999"}, 2, `unknown limits revision "1999"`},
@@ -177,7 +177,7 @@ func TestLimits(t *testing.T) {
 		}
 	}
 	code, out, _ = xblcall(t, "limits", "--json")
-	l, err := limits.Parse([]byte(out))
+	l, err := limits.Read(strings.NewReader(out))
 	if code != 0 || err != nil || len(l.Rules) != len(limits.Default().Rules) {
 		t.Errorf("limits --json does not round-trip: %v", err)
 	}

@@ -211,7 +211,7 @@ func (o *simulateOpts) serviceLimits() (*limits.Limits, error) {
 	if o.service == "" {
 		return nil, nil
 	}
-	l, err := limits.LoadFile(o.service)
+	l, err := limits.Load(o.service)
 	if err != nil {
 		return nil, fmt.Errorf("--service-limits: %w", err)
 	}

@@ -143,7 +143,11 @@ func jsonKindName(k jsontext.Kind) string {
 	return ""
 }
 
-var textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+var (
+	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+	jsonUnmarshaler = reflect.TypeFor[interface{ UnmarshalJSON([]byte) error }]()
+	jsonReader      = reflect.TypeFor[json.UnmarshalerFrom]()
+)
 
 // goKindName names what a Go type is read from, as an error says it; ""
 // for a type that reads itself from JSON.
@@ -154,7 +158,10 @@ func goKindName(t reflect.Type) string {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if reflect.PointerTo(t).Implements(textUnmarshaler) {
+	switch p := reflect.PointerTo(t); {
+	case p.Implements(jsonUnmarshaler), p.Implements(jsonReader):
+		return ""
+	case p.Implements(textUnmarshaler):
 		return "a string"
 	}
 	switch t.Kind() {

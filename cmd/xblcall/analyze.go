@@ -112,7 +112,7 @@ func (o *analyzeOpts) run(ctx context.Context, e *env, args []string) error {
 	}
 	lim, err := o.judgeBy(e, paths)
 	if err != nil {
-		return &exitError{2, err}
+		return err
 	}
 	rules, err := o.loadRules()
 	if err != nil {

@@ -112,9 +112,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...f
 
 // exitCode is the one place the CLI chooses its exit status: 0 for
 // success; 130 when interrupted; 2 for usage and flag errors and for
-// inputs that cannot be read or are malformed (a file that cannot be
-// opened, limits, worlds, scripts, patterns or traces that do not parse,
-// a bad URL); 1 for a failure of the work itself.
+// inputs that cannot be read or are malformed: any data file (limits, a
+// world, a script, rules, a pattern: a *datafile.Error, which names the
+// file, line and field), a file that cannot be opened, a trace that is
+// none, a bad URL; 1 for a failure of the work itself.
 func exitCode(ctx context.Context, err error) int {
 	var ee *exitError
 	var pe *fs.PathError

@@ -58,6 +58,10 @@ type Kind struct {
 	// most members an array or object there may have. A longer list is
 	// refused with its line before anything is decoded.
 	Lists map[string]int
+	// Totals bounds lists as Lists does, but all the lists at a pointer
+	// together: the most members they may have in all
+	// ("/rules/*/answers": every rule's answers).
+	Totals map[string]int
 	// Text, when set, reads a file that is not JSON into v instead of
 	// YAML (a pattern's CSV). What is wrong is an *Error naming the line.
 	Text func(data []byte, v any) error
@@ -128,7 +132,7 @@ func (s *source) read(k *Kind, v any, check func() error) *Error {
 	switch c := firstChar(s.json); {
 	case c == '{' || c == '[':
 	case c == 0 && k.Text == nil:
-		return &Error{Reason: "empty"}
+		return &Error{Reason: "empty: no document"}
 	case k.Text != nil:
 		if err := k.Text(s.json, v); err != nil {
 			return asError(err)
@@ -142,7 +146,7 @@ func (s *source) read(k *Kind, v any, check func() error) *Error {
 			return err
 		}
 	}
-	if err := s.scan(boundsOf(k.Lists)); err != nil {
+	if err := s.scan(boundsOf(k.Lists, k.Totals)); err != nil {
 		return err
 	}
 	// The scan refused a name twice in an object: the decoder need not
@@ -198,10 +202,11 @@ type source struct {
 	walked int
 }
 
-// boundsOf compiles a kind's Lists into a tree of pointer steps.
-func boundsOf(lists map[string]int) *bound {
+// boundsOf compiles a kind's Lists and Totals into a tree of pointer
+// steps.
+func boundsOf(lists, totals map[string]int) *bound {
 	root := &bound{}
-	for p, n := range lists {
+	at := func(p string) *bound {
 		b := root
 		for tok := range jsontext.Pointer(p).Tokens() {
 			if b.next == nil {
@@ -212,16 +217,24 @@ func boundsOf(lists map[string]int) *bound {
 			}
 			b = b.next[tok]
 		}
-		b.max = n
+		return b
+	}
+	for p, n := range lists {
+		at(p).max = n
+	}
+	for p, n := range totals {
+		at(p).total = n
 	}
 	return root
 }
 
-// bound is a step of the Lists' pointers: the most members a list there
-// may have (0: no bound), and the steps below it, by member name or "*".
+// bound is a step of the pointers of Lists and Totals: the most members a
+// list there may have, and all of them together (0: no bound), the
+// members read so far in all, and the steps below it, by member name or
+// "*".
 type bound struct {
-	max  int
-	next map[string]*bound
+	max, total, seen int
+	next             map[string]*bound
 }
 
 // child returns the bound of the member name of what b bounds (an index

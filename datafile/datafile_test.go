@@ -49,7 +49,7 @@ func (d *testDuration) UnmarshalText(b []byte) error {
 // testKind bounds testDoc's lists of objects and maps, as a kind must.
 var testKind = Kind{Name: "test", MaxBytes: 16 << 20, Lists: map[string]int{
 	"/items": 1000, "/items/*/tags": 100, "/items/*/stats": 100, "/items/*/query": 100,
-}}
+}, Totals: map[string]int{"/items/*/tags": 150}}
 
 // check is testDoc's own check: an item's id is a decimal number.
 func (d *testDoc) check() error {

@@ -44,16 +44,17 @@ type Error struct {
 // most 400 bytes), since a file's keys and values may be long or hold
 // escape codes.
 func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString(safetext.Clip(e.File, 120))
+	parts := make([]string, 0, 4)
+	if e.File != "" {
+		parts = append(parts, safetext.Clip(e.File, 120))
+	}
 	if e.Line > 0 {
-		fmt.Fprintf(&b, ": line %d", e.Line)
+		parts = append(parts, fmt.Sprintf("line %d", e.Line))
 	}
 	if e.Field != "" {
-		b.WriteString(": " + safetext.Clip(e.Field, 120))
+		parts = append(parts, safetext.Clip(e.Field, 120))
 	}
-	b.WriteString(": " + safetext.Clip(e.Reason, 120))
-	return b.String()
+	return strings.Join(append(parts, safetext.Clip(e.Reason, 120)), ": ")
 }
 
 // Unwrap returns Err.

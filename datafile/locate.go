@@ -17,7 +17,8 @@ import (
 // value on it starts. It reads the JSON once, up to the value, skipping
 // whatever is off the path whole.
 func (s *source) locate(path []string) (int, string) {
-	dec := jsontext.NewDecoder(bytes.NewBuffer(s.json))
+	// The scan has checked the names: the decoder need not keep them.
+	dec := jsontext.NewDecoder(bytes.NewBuffer(s.json), jsontext.AllowDuplicateNames(true))
 	defer func() { s.walked += int(dec.InputOffset()) }()
 	at, field := 0, make([]byte, 0, 64)
 	for i, step := range path {
@@ -85,20 +86,24 @@ func (s *source) toName(dec *jsontext.Decoder, step string, at *int) bool {
 	return false
 }
 
-// appendNames writes names after a field, joined by dots.
+// appendNames writes names after a field, joined by dots, each cut to
+// maxField bytes: a key of a file may be megabytes long.
 func appendNames(field []byte, names []string) []byte {
 	for _, n := range names {
 		if len(field) > 0 {
 			field = append(field, '.')
 		}
-		field = append(field, n...)
+		field = append(field, safetext.Cut(n, maxField)...)
 	}
 	return field
 }
 
-// fieldText bounds a field kept in an Error: a key of a file may be
-// megabytes long (Error clips what it prints further, and escapes it).
-func fieldText(field []byte) string { return safetext.Cut(string(field), 1024) }
+// maxField bounds a field kept in an Error (Error clips what it prints
+// further, and escapes it).
+const maxField = 1024
+
+// fieldText is a field as an Error keeps it.
+func fieldText(field []byte) string { return safetext.Cut(string(field), maxField) }
 
 // fieldOf writes a JSON Pointer as a field: a member of an array (kind
 // of the container the i-th step is in is '[') as an index in brackets,

@@ -62,16 +62,20 @@ func (s *source) scan(root *bound) *Error {
 		case in == 0:
 			b = root
 		case up == nil:
-		case container == '[':
-			if up.max > 0 && n > int64(up.max) {
-				return s.listError(dec, before, kinds, up.max)
-			}
-			b = up.child("*")
 		default:
-			if up.max > 0 && (n+1)/2 > int64(up.max) {
-				return s.listError(dec, before, kinds, up.max)
+			members := n // an array's; an object's names and values count apart
+			if container == '{' {
+				members = (n + 1) / 2
 			}
-			b = up.child(name)
+			if up.seen++; up.max > 0 && members > int64(up.max) {
+				return s.listError(dec, before, kinds, fmt.Sprintf("more than %d entries", up.max))
+			}
+			if up.total > 0 && up.seen > up.total {
+				return s.listError(dec, before, kinds, fmt.Sprintf("more than %d entries in all the lists like it", up.total))
+			}
+			if b = up.child("*"); container == '{' {
+				b = up.child(name)
+			}
 		}
 		if kind == '{' || kind == '[' {
 			bounds = append(bounds[:in+1], b)
@@ -86,12 +90,12 @@ func (s *source) scanError(dec *jsontext.Decoder, before int64, kinds func(int) 
 	return &Error{Line: s.line(at), Field: fieldOf(dec.StackPointer(), func(d int) jsontext.Kind { return kinds(d + 1) }), Reason: reason}
 }
 
-// listError is the error of a list's first member past its bound: the
+// listError is the error of a list's first member past a bound: the
 // list's field, and the member's line.
-func (s *source) listError(dec *jsontext.Decoder, before int64, kinds func(int) jsontext.Kind, max int) *Error {
+func (s *source) listError(dec *jsontext.Decoder, before int64, kinds func(int) jsontext.Kind, reason string) *Error {
 	at := skipSeparators(s.json, int(before))
 	list := dec.StackPointer().Parent() // the pointer names the member just read
-	return &Error{Line: s.line(at), Field: fieldOf(list, func(d int) jsontext.Kind { return kinds(d + 1) }), Reason: fmt.Sprintf("more than %d entries", max)}
+	return &Error{Line: s.line(at), Field: fieldOf(list, func(d int) jsontext.Kind { return kinds(d + 1) }), Reason: reason}
 }
 
 // skipSeparators returns where the token after off starts: past white

@@ -55,10 +55,10 @@ func field(err error) string {
 	return ""
 }
 
-// TestListsBounded: a list longer than its kind's bound is refused at its
-// first member past the bound, with that member's line and the list's
-// field, in JSON and in YAML; a list of the bound's length, and one with
-// no bound, are read.
+// TestListsBounded: a list longer than its kind's bound, or lists longer
+// together than their bound in all, are refused at the first member past
+// the bound, with that member's line and the list's field, in JSON and in
+// YAML; a list of the bound's length, and one with no bound, are read.
 func TestListsBounded(t *testing.T) {
 	items := func(n int, sep, item string) string {
 		return `{"items": [` + strings.TrimSuffix(strings.Repeat(item+sep, n), sep) + `]}`
@@ -88,6 +88,9 @@ func TestListsBounded(t *testing.T) {
 		{"a tag past the bound", tags(101), Error{Line: 1, Field: "items[1].tags", Reason: "more than 100 entries"}},
 		{"stats at the bound", stats(100), Error{}},
 		{"a stat past the bound", stats(101), Error{Line: 101, Field: "items[0].stats", Reason: "more than 100 entries"}},
+		{"tags at the bound in all", `{"items": [{"id": "1", "tags": [` + list(`"t"`, 100) + `]}, {"id": "2", "tags": [` + list(`"t"`, 50) + `]}]}`, Error{}},
+		{"a tag past the bound in all", "{\"items\": [{\"id\": \"1\", \"tags\": [" + list(`"t"`, 100) + "]},\n{\"id\": \"2\", \"tags\": [" + list(`"t"`, 51) + "]}]}",
+			Error{Line: 2, Field: "items[1].tags", Reason: "more than 150 entries in all the lists like it"}},
 		{"a long list with no bound", `{"items": [{"id": "1", "body": [` + strings.Repeat("{},", 5000) + `{}]}]}`, Error{}},
 		{"yaml items past the bound", "items:\n" + strings.Repeat("- {}\n", 1001), Error{Line: 1002, Field: "items", Reason: "more than 1000 entries"}},
 		{"yaml flow items past the bound", "items: [" + strings.Repeat("{},\n", 1000) + "{}]\n", Error{Line: 1001, Field: "items", Reason: "more than 1000 entries"}},
@@ -104,3 +107,6 @@ func TestListsBounded(t *testing.T) {
 		})
 	}
 }
+
+// list is n units, comma separated.
+func list(unit string, n int) string { return strings.TrimSuffix(strings.Repeat(unit+",", n), ",") }

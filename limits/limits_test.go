@@ -173,7 +173,7 @@ func TestReadErrors(t *testing.T) {
 		data string
 		want string
 	}{
-		{"empty", ``, "limits: empty"},
+		{"empty", ``, "limits: empty: no document"},
 		{"not object", `[]`, "limits: line 1: a list where an object belongs"},
 		{"syntax", "{\n  \"rules\": [\n    {\"service\": \"a\",,}\n  ]\n}", "limits: line 3: rules[0]: not JSON: invalid character"},
 		{"no rules", `{"revision": "x"}`, "limits: line 1: rules: missing"},

@@ -105,7 +105,8 @@ const (
 	// together.
 	MaxScriptBytes   = 16 << 20
 	maxScriptRules   = 1000
-	maxScriptAnswers = 1000
+	maxScriptAnswers = 1000   // a rule's
+	maxAnswersInAll  = 10_000 // all the rules' together
 	maxScriptLatency = 10 * time.Minute
 )
 

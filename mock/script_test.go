@@ -163,6 +163,22 @@ func TestReadScriptErrors(t *testing.T) {
 	}
 }
 
+// TestAnswersBoundedInAll: a script holds at most 10,000 answers in all
+// its rules (each at most 1,000): a file is refused at the first answer
+// past them, before it is decoded, and a Script made in Go by SetScript.
+func TestAnswersBoundedInAll(t *testing.T) {
+	rule := `{"answers": [` + strings.TrimSuffix(strings.Repeat(`{"status": 200},`, maxScriptAnswers), ",") + `]}`
+	file := `{"rules": [` + strings.TrimSuffix(strings.Repeat(rule+",\n", maxAnswersInAll/maxScriptAnswers+1), ",\n") + `]}`
+	_, err := ReadScript(strings.NewReader(file))
+	checkDataError(t, err, datafile.Error{Line: 11, Field: "rules[10].answers", Reason: "more than 10000 entries in all the lists like it"}, "script")
+	var s Script
+	for range maxAnswersInAll/maxScriptAnswers + 1 {
+		s.Rules = append(s.Rules, ScriptRule{Answers: make([]ScriptAnswer, maxScriptAnswers)})
+	}
+	err = NewHandler().SetScript(s)
+	checkDataError(t, err, datafile.Error{Field: "rules[10].answers", Reason: "more than 10000 answers in all the rules"}, "script")
+}
+
 // TestLoadScript: a script file's body files become its answers' bodies;
 // a missing one is refused.
 func TestLoadScript(t *testing.T) {

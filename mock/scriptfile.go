@@ -25,7 +25,7 @@ import (
 var scriptFile = datafile.Kind{Name: "script", MaxBytes: MaxScriptBytes, Lists: map[string]int{
 	"/rules":           maxScriptRules,
 	"/rules/*/answers": maxScriptAnswers,
-}}
+}, Totals: map[string]int{"/rules/*/answers": maxAnswersInAll}}
 
 var scriptFaults = []string{"reset", "hang", "truncate"}
 
@@ -138,9 +138,13 @@ func (s *Script) check() error {
 	if len(s.Rules) > maxScriptRules {
 		return scriptError("rules", fmt.Sprintf("more than %d rules", maxScriptRules))
 	}
+	answers := 0
 	for i, r := range s.Rules {
 		if err := r.check(fmt.Sprintf("rules[%d]", i)); err != nil {
 			return err
+		}
+		if answers += len(r.Answers); answers > maxAnswersInAll {
+			return scriptError(fmt.Sprintf("rules[%d].answers", i), fmt.Sprintf("more than %d answers in all the rules", maxAnswersInAll))
 		}
 	}
 	return nil

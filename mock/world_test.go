@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -312,6 +313,30 @@ func TestWorldIDsHaveOneSpelling(t *testing.T) {
 			checkDataError(t, err, tc.want, "world")
 		})
 	}
+}
+
+// TestTitlesBoundedInAll: a world's accounts hold at most 100,000 titles
+// in all, and as many recent players (each at most 1,000): a file is
+// refused at the first past them, before it is decoded, and a World made
+// in Go by SetWorld.
+func TestTitlesBoundedInAll(t *testing.T) {
+	for _, list := range []string{"titles", "recentPlayers"} {
+		t.Run(list, func(t *testing.T) {
+			account := `{"` + list + `": [` + strings.TrimSuffix(strings.Repeat("{},", maxTitles), ",") + `]}`
+			file := `{"accounts": [` + strings.TrimSuffix(strings.Repeat(account+",\n", maxInAll/maxTitles+1), ",\n") + `]}`
+			_, err := ReadWorld(strings.NewReader(file))
+			checkDataError(t, err, datafile.Error{Line: 101, Field: "accounts[100]." + list, Reason: "more than 100000 entries in all the lists like it"}, "world")
+		})
+	}
+	w := World{}
+	for i := range maxInAll/maxTitles + 1 {
+		a := WorldAccount{XUID: strconv.Itoa(i + 1)}
+		for j := range maxTitles {
+			a.Titles = append(a.Titles, WorldTitle{TitleID: strconv.Itoa(j + 1)})
+		}
+		w.Accounts = append(w.Accounts, a)
+	}
+	checkDataError(t, NewHandler().SetWorld(w), datafile.Error{Field: "accounts[100].titles", Reason: "more than 100000 titles in all the accounts"}, "world")
 }
 
 // FuzzReadWorld: any input is refused with a *datafile.Error or read into a

@@ -31,7 +31,14 @@ var worldFile = datafile.Kind{Name: "world", MaxBytes: MaxWorldBytes, Lists: map
 	"/accounts/*/titles/*/stats":         maxStatNames,
 	"/apps":                              maxApps,
 	"/apps/*/redirectUris":               maxRedirectURIs,
+}, Totals: map[string]int{
+	"/accounts/*/titles":        maxInAll,
+	"/accounts/*/recentPlayers": maxInAll,
 }}
+
+// maxInAll bounds the titles of all a world's accounts together, and
+// their recent players.
+const maxInAll = 100_000
 
 // ReadWorld reads a World from a world file, JSON or YAML (at most
 // MaxWorldBytes), and checks it as SetWorld does. What is wrong is a
@@ -88,12 +95,21 @@ func (w *World) check() error {
 			return worldError(f+".tier", `want "Gold" or "Silver"`)
 		}
 	}
+	titles, players := 0, 0
 	for i, a := range w.Accounts {
-		if err := a.checkRelations(fmt.Sprintf("accounts[%d]", i), where); err != nil {
+		f := fmt.Sprintf("accounts[%d]", i)
+		if err := a.checkRelations(f, where); err != nil {
 			return err
 		}
-		if err := a.checkTitles(fmt.Sprintf("accounts[%d]", i)); err != nil {
+		if err := a.checkTitles(f); err != nil {
 			return err
+		}
+		titles, players = titles+len(a.Titles), players+len(a.RecentPlayers)
+		switch {
+		case titles > maxInAll:
+			return worldError(f+".titles", fmt.Sprintf("more than %d titles in all the accounts", maxInAll))
+		case players > maxInAll:
+			return worldError(f+".recentPlayers", fmt.Sprintf("more than %d recent players in all the accounts", maxInAll))
 		}
 	}
 	return checkApps(w.Apps)

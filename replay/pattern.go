@@ -149,10 +149,12 @@ func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Se
 // checked as it is read so that an error names its line.
 func readCSV(data []byte, v any) error {
 	events := v.(*[]fileEvent)
+	*events = make([]fileEvent, 0, min(bytes.Count(data, []byte{'\n'})+1, MaxEvents))
 	cr := csv.NewReader(bytes.NewReader(data))
 	cr.FieldsPerRecord = -1
 	cr.TrimLeadingSpace = true
 	cr.Comment = '#'
+	cr.ReuseRecord = true // its fields are strings of their own
 	for first := true; ; first = false {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {

@@ -26,7 +26,7 @@ func (s *source) scan(root *bound) *Error {
 		return k
 	}
 	// bounds[d] bounds what the container at depth d holds; nil where no
-	// pointer of Lists goes.
+	// pointer of Lists or Totals goes.
 	bounds := []*bound{nil}
 	var name string // the last member name read in a bounded object
 	for {

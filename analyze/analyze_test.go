@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/xblgo/fgrl/datafile"
 	"github.com/xblgo/fgrl/limits"
 )
 
@@ -252,37 +254,42 @@ func TestFindingsBounded(t *testing.T) {
 	}
 }
 
-func TestParseRules(t *testing.T) {
-	r, err := ParseRules([]byte(`{"burst": {"window": "1s", "size": 5}, "services": ["*.xboxlive.com", "*.example.net"]}`))
+// TestReadRules: fields left out keep the defaults, nested ones too;
+// what is wrong is named with its line and field.
+func TestReadRules(t *testing.T) {
+	r, err := ReadRules(strings.NewReader(`{"burst": {"size": 5}, "services": ["*.xboxlive.com", "*.example.net"]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Burst.Size != 5 || time.Duration(r.Burst.Window) != time.Second || r.Repeat.Window != DefaultRules().Repeat.Window || len(r.Batches) != 5 {
-		t.Errorf("rules %+v: want the burst changed, the rest the defaults", r)
+	if r.Burst.Size != 5 || r.Burst.Window != DefaultRules().Burst.Window || r.Repeat.Window != DefaultRules().Repeat.Window || len(r.Batches) != 5 {
+		t.Errorf("rules %+v: want the burst's size changed, the rest the defaults", r)
 	}
 	if !r.Judged("a.example.net") || r.Judged("example.net") || r.Judged("a.example.org") {
 		t.Error("services patterns")
 	}
+	if r, err := ReadRules(strings.NewReader("batches:\n  - {host: h, path: /b, field: f, minUsers: 1}\nrepeat: {window: 1500}\n")); err != nil ||
+		len(r.Batches) != 1 || time.Duration(r.Repeat.Window) != 1500*time.Millisecond {
+		t.Errorf("YAML rules, a window in milliseconds: %+v, %v; want one batch and 1.5s", r, err)
+	}
 	for in, want := range map[string]string{
-		`{"burst": {"size": 1}}`:                      "burst: want a positive window and a size of at least 2",
-		`{"nearLimit": 2}`:                            "nearLimit 2",
-		`{"batches": [{"host": "h", "path": "("}]}`:   "batches[0]: path",
-		`{"polling": {"minCalls": 2}}`:                "polling",
-		`{"bogus": 1}`:                                "unknown field",
-		`{"repeat": {"window": "soon"}}`:              "time: invalid duration",
-		`{"services": ["a/b"]}`:                       `services: "a/b" is not a host pattern`,
-		`[`:                                           "rules:",
-		`{"burst": {"window": 1500, "size": 2}} junk`: "", // numbers are milliseconds; trailing data is ignored by Decode
+		`{"burst": {"size": 1}}`: "rules: line 1: burst.size: want at least 2",
+		`{"nearLimit": 2}`:       "rules: line 1: nearLimit: 2: want a fraction in (0, 1]",
+		"{\"batches\": [{\"host\": \"h\",\n \"path\": \"(\"}]}":      "rules: line 2: batches[0].path: not a regular expression: missing closing )",
+		`{"polling": {"minCalls": 2}}`:                               "rules: line 1: polling.minCalls: want at least 3",
+		"{\n\"bogus\": 1}":                                           "rules: line 2: bogus: no such field",
+		`{"Burst": {"size": 3}}`:                                     "rules: line 1: Burst: no such field",
+		`{"repeat": {"window": "soon"}}`:                             "rules: line 1: repeat.window: not a duration such as 2s or 1h",
+		`{"repeat": {"window": true}}`:                               "rules: line 1: repeat.window: a duration is a string such as 2s, or a number of milliseconds",
+		`{"services": ["a/b"]}`:                                      `rules: line 1: services[0]: a/b is not a host pattern`,
+		`{"sampleTitleIds": ["86E2", "xyz"]}`:                        `rules: line 1: sampleTitleIds[1]: xyz is not a hexadecimal title ID`,
+		`[`:                                                          "rules: line 1: the file ends inside the document",
+		`{"burst": {"window": 1500, "size": 2}} junk`:                "rules: line 1: not JSON: invalid character",
+		`{"batches": [` + strings.Repeat(`{},`, MaxBatches) + `{}]}`: "rules: line 1: batches: more than 100 entries",
 	} {
-		_, err := ParseRules([]byte(in))
-		if want == "" {
-			if err != nil {
-				t.Errorf("ParseRules(%s) = %v", in, err)
-			}
-			continue
-		}
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("ParseRules(%s) = %v, want %q", in, err, want)
+		_, err := ReadRules(strings.NewReader(in))
+		var de *datafile.Error
+		if !errors.As(err, &de) || err.Error() != want {
+			t.Errorf("ReadRules(%.60s) = %v, want %q", in, err, want)
 		}
 	}
 }

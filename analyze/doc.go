@@ -75,10 +75,10 @@
 // is kept to MaxBody bytes); a .saz's zip directory is read streaming.
 // RELIABILITY.md gives the heap per input byte of each kind of input.
 //
-// The parameters are data (Rules; ParseRules reads them as JSON) and the
-// defaults are the trace analyzer's (microsoft/xbox-live-trace-analyzer,
-// Source/XboxLiveTraceAnalyzer.Rules.json, Source/Rules/*.cs). Where this
-// package deliberately differs:
+// The parameters are data (Rules; ReadRules and LoadRules read them, JSON
+// or YAML) and the defaults are the trace analyzer's
+// (microsoft/xbox-live-trace-analyzer, Source/XboxLiveTraceAnalyzer.Rules.json,
+// Source/Rules/*.cs). Where this package deliberately differs:
 //
 //   - burst uses the rule's fixed size; the trace analyzer raises it to the
 //     trace's own average rate plus two deviations, so a busier trace hides

@@ -14,6 +14,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/xblgo/fgrl/datafile"
 )
 
 // readHAR reads a HAR text whole and in 3-byte reads, fails the test when
@@ -331,17 +333,24 @@ func FuzzReadSAZ(f *testing.F) {
 	})
 }
 
-func FuzzParseRules(f *testing.F) {
+// FuzzReadRules: rules ReadRules reads, New takes too, and they analyze
+// a trace; what it refuses is a *datafile.Error of at most 400 bytes.
+func FuzzReadRules(f *testing.F) {
 	f.Add([]byte(`{"burst": {"window": "1s", "size": 5}, "batches": [{"host": "h", "path": "/b", "field": "f", "minUsers": 2}]}`))
 	f.Add([]byte(`{"polling": {"tolerance": 0.5, "minCalls": 3, "maxGap": 100}}`))
+	f.Add([]byte("services: [\"*.example.net\"]\nevents: {window: 1s, size: 3}\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		r, err := ParseRules(b)
+		r, err := ReadRules(bytes.NewReader(b))
 		if err != nil {
+			var de *datafile.Error
+			if !errors.As(err, &de) || len(err.Error()) > 400 {
+				t.Fatalf("ReadRules error %T %q, want a *datafile.Error of at most 400 bytes", err, err)
+			}
 			return
 		}
 		a, err := New(nil, r)
 		if err != nil {
-			t.Fatalf("ParseRules accepted rules New refuses: %v", err)
+			t.Fatalf("ReadRules read rules New refuses: %v", err)
 		}
 		var tr trace
 		tr.add(0, "POST", "https://profile.xboxlive.com/users/batch/profile/settings", "1", 429)

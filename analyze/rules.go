@@ -1,16 +1,17 @@
 package analyze
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"path"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/xblgo/fgrl/datafile"
 	"github.com/xblgo/fgrl/internal/safetext"
 )
 
@@ -97,14 +98,17 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &s); err != nil {
 		var ms float64
 		if json.Unmarshal(b, &ms) != nil {
-			return fmt.Errorf("a duration is a string such as \"2s\" or a number of milliseconds, not %.40s", b)
+			return errors.New("a duration is a string such as 2s, or a number of milliseconds")
 		}
 		*d = Duration(ms * float64(time.Millisecond))
 		return nil
 	}
 	v, err := time.ParseDuration(s)
+	if err != nil {
+		return errors.New("not a duration such as 2s or 1h")
+	}
 	*d = Duration(v)
-	return err
+	return nil
 }
 
 // DefaultRules returns the trace analyzer's rules: every *.xboxlive.com
@@ -138,70 +142,112 @@ func DefaultRules() *Rules {
 	return r
 }
 
-// MaxRulesSize bounds a rules file.
-const MaxRulesSize = 1 << 20
+// Bounds of a rules file.
+const (
+	// MaxRulesSize bounds a rules file.
+	MaxRulesSize = 1 << 20
+	// MaxBatches bounds the batch rules: each is a regular expression
+	// compiled once per analysis.
+	MaxBatches = 100
+)
 
-// ParseRules reads rules from JSON. Fields left out keep DefaultRules'
-// values; "batches", when given, replaces the default list.
-func ParseRules(b []byte) (*Rules, error) {
-	if len(b) > MaxRulesSize {
-		return nil, fmt.Errorf("analyze: rules over %d bytes", MaxRulesSize)
-	}
-	r := DefaultRules()
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(r); err != nil {
-		return nil, fmt.Errorf("analyze: rules: %w", err)
-	}
-	if err := r.check(); err != nil {
+// rulesFile is the kind of a rules file.
+var rulesFile = datafile.Kind{Name: "rules", MaxBytes: MaxRulesSize, Lists: map[string]int{"/batches": MaxBatches}}
+
+// ReadRules reads rules from a rules file, JSON or YAML (at most
+// MaxRulesSize), and checks them as New does. Fields left out keep
+// DefaultRules' values; "batches", when given, replaces the default list.
+// What is wrong is a *datafile.Error naming the line and field.
+func ReadRules(r io.Reader) (*Rules, error) {
+	rules := DefaultRules()
+	if err := rulesFile.Read(r, rules, rules.check); err != nil {
 		return nil, err
 	}
-	return r, nil
+	return rules, nil
 }
 
+// LoadRules reads the named rules file as ReadRules reads one; its errors
+// name the file.
+func LoadRules(name string) (*Rules, error) {
+	rules := DefaultRules()
+	if err := rulesFile.Load(name, rules, rules.check); err != nil {
+		return nil, err
+	}
+	return rules, nil
+}
+
+// rulesError is what is wrong with rules, at field.
+func rulesError(field, reason string) error {
+	return &datafile.Error{File: "rules", Field: field, Reason: reason}
+}
+
+// check reports the first thing wrong with r, as a *datafile.Error, and
+// compiles the batches' paths.
 func (r *Rules) check() error {
-	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("analyze: rules: "+format, args...)) }
-	for _, s := range r.Services {
-		if _, err := path.Match(s, "x"); err != nil || s == "" || strings.ContainsAny(s, "/ ") {
-			bad("services: %q is not a host pattern", clip(s))
-		}
+	if err := r.checkLimits(); err != nil {
+		return err
 	}
-	if r.NearLimit <= 0 || r.NearLimit > 1 {
-		bad("nearLimit %v: want a fraction in (0, 1]", r.NearLimit)
-	}
-	if r.Burst.Window <= 0 || r.Burst.Size < 2 {
-		bad("burst: want a positive window and a size of at least 2")
-	}
-	if r.Events.Window <= 0 || r.Events.Size < 2 {
-		bad("events: want a positive window and a size of at least 2")
-	}
-	for _, id := range r.SampleTitleIDs {
-		if _, err := strconv.ParseUint(id, 16, 64); err != nil || len(id) > 16 {
-			bad("sampleTitleIds: %q is not a hexadecimal title ID", clip(id))
-		}
-	}
-	if len(r.UserAgent) > MaxUserAgent {
-		bad("userAgent: longer than %d bytes", MaxUserAgent)
-	}
-	if r.Repeat.Window <= 0 {
-		bad("repeat: want a positive window")
-	}
-	if p := r.Polling; p.Tolerance < 0 || p.Tolerance >= 1 || p.MinCalls < 3 || p.MaxGap <= 0 {
-		bad("polling: want a tolerance in [0, 1), at least 3 calls and a positive maxGap")
+	if len(r.Batches) > MaxBatches {
+		return rulesError("batches", fmt.Sprintf("more than %d batch rules", MaxBatches))
 	}
 	for i := range r.Batches {
 		b := &r.Batches[i]
+		f := fmt.Sprintf("batches[%d]", i)
 		re, err := regexp.Compile(`^(?:` + b.Path + `)$`)
 		switch {
 		case err != nil:
-			bad("batches[%d]: path: %v", i, err)
-		case b.Host == "" || b.Field == "" || b.MinUsers < 1 || b.Window < 0:
-			bad("batches[%d]: want a host, a field, minUsers of at least 1 and a window not negative", i)
+			why := safetext.Reason(strings.TrimPrefix(err.Error(), "error parsing regexp: "), 80)
+			return rulesError(f+".path", "not a regular expression: "+strings.TrimRight(why, ": "))
+		case b.Host == "":
+			return rulesError(f+".host", "missing")
+		case b.Field == "":
+			return rulesError(f+".field", "missing")
+		case b.MinUsers < 1:
+			return rulesError(f+".minUsers", "want at least 1")
+		case b.Window < 0:
+			return rulesError(f+".window", "want a duration not negative")
 		}
 		b.re = re
 	}
-	return errors.Join(errs...)
+	return nil
+}
+
+// checkLimits checks every rule but the batches.
+func (r *Rules) checkLimits() error {
+	for i, s := range r.Services {
+		if _, err := path.Match(s, "x"); err != nil || s == "" || strings.ContainsAny(s, "/ ") {
+			return rulesError(fmt.Sprintf("services[%d]", i), clip(s)+" is not a host pattern")
+		}
+	}
+	for i, id := range r.SampleTitleIDs {
+		if _, err := strconv.ParseUint(id, 16, 64); err != nil || len(id) > 16 {
+			return rulesError(fmt.Sprintf("sampleTitleIds[%d]", i), clip(id)+" is not a hexadecimal title ID")
+		}
+	}
+	p := r.Polling
+	switch {
+	case r.NearLimit <= 0 || r.NearLimit > 1:
+		return rulesError("nearLimit", fmt.Sprintf("%v: want a fraction in (0, 1]", r.NearLimit))
+	case r.Burst.Window <= 0:
+		return rulesError("burst.window", "want a positive duration")
+	case r.Burst.Size < 2:
+		return rulesError("burst.size", "want at least 2")
+	case r.Events.Window <= 0:
+		return rulesError("events.window", "want a positive duration")
+	case r.Events.Size < 2:
+		return rulesError("events.size", "want at least 2")
+	case len(r.UserAgent) > MaxUserAgent:
+		return rulesError("userAgent", fmt.Sprintf("longer than %d bytes", MaxUserAgent))
+	case r.Repeat.Window <= 0:
+		return rulesError("repeat.window", "want a positive duration")
+	case p.Tolerance < 0 || p.Tolerance >= 1:
+		return rulesError("polling.tolerance", fmt.Sprintf("%v: want a fraction in [0, 1)", p.Tolerance))
+	case p.MinCalls < 3:
+		return rulesError("polling.minCalls", "want at least 3")
+	case p.MaxGap <= 0:
+		return rulesError("polling.maxGap", "want a positive duration")
+	}
+	return nil
 }
 
 // judged reports whether host is one of the services judged.

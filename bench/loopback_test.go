@@ -41,7 +41,7 @@ func loopbackContenders(b *testing.B) []loopbackContender {
 		io.WriteString(w, "{}")
 	}))
 	b.Cleanup(srv.Close)
-	lim, err := limits.Parse([]byte(`{"rules": [{"service": "profile", "hosts": ["127.0.0.1"], "burst": 100000, "sustain": 100000}]}`))
+	lim, err := limits.Read(strings.NewReader(`{"rules": [{"service": "profile", "hosts": ["127.0.0.1"], "burst": 100000, "sustain": 100000}]}`))
 	if err != nil {
 		b.Fatal(err)
 	}

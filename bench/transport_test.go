@@ -60,7 +60,7 @@ func runReqs(b *testing.B, rt http.RoundTripper, reqs []*http.Request) {
 // succeeds at once is its ns/op minus base's. fgrl's budget uses limits high
 // enough (100000 per window, benchUsers users) never to wait during a run.
 func BenchmarkNoRetry(b *testing.B) {
-	limits, err := limits.Parse([]byte(`{"rules": [{"service": "profile", "hosts": ["profile.xboxlive.com"], "burst": 100000, "sustain": 100000}]}`))
+	limits, err := limits.Read(strings.NewReader(`{"rules": [{"service": "profile", "hosts": ["profile.xboxlive.com"], "burst": 100000, "sustain": 100000}]}`))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -58,7 +58,7 @@ func TestBatchWindow(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				roomy, err := limits.Parse([]byte(`{"rules": [{"service": "profile", "hosts": ["profile.xboxlive.com"], "burst": 1000, "sustain": 1000},
+				roomy, err := limits.Read(strings.NewReader(`{"rules": [{"service": "profile", "hosts": ["profile.xboxlive.com"], "burst": 1000, "sustain": 1000},
 					{"service": "presence", "hosts": ["userpresence.xboxlive.com"], "burst": 1000, "sustain": 1000}]}`))
 				if err != nil {
 					t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 
 	"go.opentelemetry.io/otel/metric/noop"
@@ -21,7 +22,7 @@ import (
 // provider (OpenTelemetry's default), and the SDK recording metrics and
 // span events on a sampled span.
 func BenchmarkObserve(b *testing.B) {
-	lim, err := limits.Parse([]byte(`{"rules": [{"service": "profile", "hosts": ["profile.xboxlive.com"], "burst": 100000, "sustain": 100000}]}`))
+	lim, err := limits.Read(strings.NewReader(`{"rules": [{"service": "profile", "hosts": ["profile.xboxlive.com"], "burst": 100000, "sustain": 100000}]}`))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -175,7 +175,7 @@ func TestSpans(t *testing.T) {
 // says 10 shows as one fgrl.transport.limits.learned (drift) of the burst.
 func TestLearnedMetric(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		served, err := limits.Parse([]byte(`{"rules": [{"service": "profile", "hosts": ["profile.xboxlive.com"], "burst": 6, "sustain": 30}]}`))
+		served, err := limits.Read(strings.NewReader(`{"rules": [{"service": "profile", "hosts": ["profile.xboxlive.com"], "burst": 6, "sustain": 30}]}`))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,11 +1,17 @@
 package limits
 
 import (
+	"bytes"
+	"errors"
 	"os"
 	"testing"
+
+	"github.com/xblgo/fgrl/datafile"
 )
 
-func FuzzParse(f *testing.F) {
+// FuzzRead: limits data is read into sane rules, or refused with a
+// *datafile.Error of at most 400 bytes.
+func FuzzRead(f *testing.F) {
 	for _, name := range []string{"data/2020.json", "data/2022.json"} {
 		b, err := os.ReadFile(name)
 		if err != nil {
@@ -15,11 +21,13 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add([]byte(`{"rules": [{"service": "a", "hosts": ["a*"], "paths": ["/x/*"], "sustain": 1}]}`))
 	f.Add([]byte(`{"rules": [{"service": "a",,}]}`))
+	f.Add([]byte("rules:\n  - {service: a, hosts: [a.com], burst: 1, sustain: 2}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		l, err := Parse(data)
+		l, err := Read(bytes.NewReader(data))
 		if err != nil {
-			if _, ok := err.(*Error); !ok {
-				t.Fatalf("Parse error %T is not a *Error: %v", err, err)
+			var de *datafile.Error
+			if !errors.As(err, &de) || len(err.Error()) > 400 {
+				t.Fatalf("Read error %T %q, want a *datafile.Error of at most 400 bytes", err, err)
 			}
 			return
 		}

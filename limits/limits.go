@@ -2,8 +2,7 @@
 // Xbox services as data: which requests each rule covers (host, method,
 // path) and its burst, sustain and certification figures. The limits are
 // announced as subject to change, so they are data a user can replace
-// (Parse, Load, LoadFile), with the published tables built in (Revision,
-// Default).
+// (Read, Load), with the published tables built in (Revision, Default).
 //
 // Sources: the "Fine-Grained Rate Limiting" page of the Xbox services
 // documentation (the 2020 table and the 2022 GDK revision) and, for hosts
@@ -13,6 +12,7 @@
 package limits
 
 import (
+	"bytes"
 	"embed"
 	"errors"
 	"fmt"
@@ -220,7 +220,7 @@ func Revision(name string) (*Limits, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w %s (have %s)", ErrUnknownRevision, safetext.Quote(name, 40), strings.Join(Revisions(), ", "))
 	}
-	l, err := Parse(b)
+	l, err := Read(bytes.NewReader(b))
 	if err != nil {
 		return nil, fmt.Errorf("limits: built-in revision %s: %w", name, err)
 	}

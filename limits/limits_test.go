@@ -2,11 +2,17 @@ package limits
 
 import (
 	"errors"
-	"github.com/xblgo/fgrl/throttle"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/xblgo/fgrl/datafile"
+	"github.com/xblgo/fgrl/throttle"
 )
 
 func TestMatch(t *testing.T) {
@@ -161,80 +167,77 @@ func TestRuleDerived(t *testing.T) {
 	}
 }
 
-func TestParseErrors(t *testing.T) {
+func TestReadErrors(t *testing.T) {
 	tests := []struct {
 		name string
 		data string
 		want string
 	}{
-		{"empty", ``, "limits: line 1 col 1: unexpected end of data"},
-		{"not object", `[]`, `limits: line 1 col 1: want '{', found [`},
-		{"syntax", "{\n  \"rules\": [\n    {\"service\": \"a\",,}\n  ]\n}",
-			"limits: line 3 col 21: invalid character ',' looking for beginning of object key string"},
-		{"no rules", `{"revision": "x"}`, "limits: rules: missing"},
-		{"unknown top key", "{\n\"rulez\": []}", `limits: line 2 col 1: rulez: unknown key`},
-		{"unknown rule key", "{\"rules\": [\n {\"service\": \"a\", \"hosts\": [\"a.com\"], \"brust\": 1}]}",
-			`limits: line 2 col 2: rules[0]: unknown field "brust"`},
-		{"type", "{\"rules\": [\n{\"service\": \"a\", \"hosts\": [\"a.com\"], \"burst\": \"ten\"}]}",
-			"limits: line 2 col 47: rules[0].burst: want int, found string"},
-		{"negative", "{\"rules\": [\n{\"service\": \"a\", \"hosts\": [\"a.com\"], \"burst\": -1, \"sustain\": 3}]}",
-			"limits: line 2 col 1: rules[0].burst: must not be negative"},
-		{"huge", `{"rules": [{"service": "a", "hosts": ["a.com"], "sustain": 100001}]}`,
-			"limits: line 1 col 12: rules[0].sustain: must be at most 100000"},
-		{"zero", `{"rules": [{"service": "a", "hosts": ["a.com"]}]}`,
-			"limits: line 1 col 12: rules[0].sustain: burst and sustain are both zero"},
-		{"no hosts", `{"rules": [{"service": "a", "sustain": 1}]}`,
-			"limits: line 1 col 12: rules[0].hosts: missing"},
-		{"bad host", `{"rules": [{"service": "a", "hosts": ["a b"], "sustain": 1}]}`,
-			`limits: line 1 col 12: rules[0].hosts[0]: "a b" is not a host name or pattern`},
-		{"bad method", `{"rules": [{"service": "a", "hosts": ["a"], "methods": ["FETCH"], "sustain": 1}]}`,
-			`limits: line 1 col 12: rules[0].methods[0]: "FETCH" is not an HTTP method`},
-		{"bad path", `{"rules": [{"service": "a", "hosts": ["a"], "paths": ["x"], "sustain": 1}]}`,
-			`limits: line 1 col 12: rules[0].paths[0]: "x" does not start with '/'`},
-		{"scope clash", `{"rules": [{"service": "a", "hosts": ["a"], "sustain": 1}, {"service": "a", "hosts": ["b"], "sustain": 2}]}`,
-			`limits: rules[1]: scope "a" has other limits than rules[0]`},
-		{"the second rule, after a comma and spaces", "{\"rules\": [{\"service\": \"a\", \"hosts\": [\"a\"], \"sustain\": 1},  \t{\"service\": \"b\"}]}",
-			"limits: line 1 col 62: rules[1].hosts: missing"},
-		{"a type error after spaces", "{\"rules\": [{\"service\": \"a\", \"hosts\": [\"a\"], \"sustain\":  \t\"1\"}]}",
-			"limits: line 1 col 58: rules[0].sustain: want int, found string"},
-		{"trailing", `{"rules": []} {}`, "limits: line 1 col 15: invalid character '{' after top-level value"},
-		{"truncated", `{"rules": [{"service": "a"`, "limits: line 1 col 27: unexpected end of data"},
+		{"empty", ``, "limits: empty: no document"},
+		{"not object", `[]`, "limits: line 1: a list where an object belongs"},
+		{"syntax", "{\n  \"rules\": [\n    {\"service\": \"a\",,}\n  ]\n}", "limits: line 3: rules[0]: not JSON: invalid character"},
+		{"no rules", `{"revision": "x"}`, "limits: line 1: rules: missing"},
+		{"unknown top key", "{\n\"rulez\": []}", `limits: line 2: rulez: no such field`},
+		{"unknown rule key", "{\"rules\": [\n {\"service\": \"a\", \"hosts\": [\"a.com\"], \"brust\": 1}]}", `limits: line 2: rules[0].brust: no such field`},
+		{"a key in another case", "{\"rules\": [\n {\"service\": \"a\", \"hosts\": [\"a.com\"], \"Burst\": 1}]}", `limits: line 2: rules[0].Burst: no such field`},
+		{"a key twice", "{\"rules\": [\n {\"service\": \"a\", \"hosts\": [\"a.com\"], \"burst\": -1,\n \"burst\": 1}]}", `limits: line 3: rules[0].burst: named twice`},
+		{"type", "{\"rules\": [\n{\"service\": \"a\", \"hosts\": [\"a.com\"], \"burst\": \"ten\"}]}", "limits: line 2: rules[0].burst: a string where a whole number belongs"},
+		{"a long number", `{"rules": [{"service": "a", "hosts": ["a.com"], "burst": ` + strings.Repeat("9", 10000) + `}]}`, "limits: line 1: rules[0].burst: a number out of range for this field"},
+		{"negative", "{\"rules\": [\n{\"service\": \"a\", \"hosts\": [\"a.com\"], \"burst\": -1, \"sustain\": 3}]}", "limits: line 2: rules[0].burst: must not be negative"},
+		{"huge", `{"rules": [{"service": "a", "hosts": ["a.com"], "sustain": 100001}]}`, "limits: line 1: rules[0].sustain: must be at most 100000"},
+		{"zero", `{"rules": [{"service": "a", "hosts": ["a.com"]}]}`, "limits: line 1: rules[0].sustain: burst and sustain are both zero"},
+		{"no hosts", `{"rules": [{"service": "a", "sustain": 1}]}`, "limits: line 1: rules[0].hosts: missing"},
+		{"bad host", "{\"rules\": [{\"service\": \"a\",\n \"hosts\": [\"a b\"], \"sustain\": 1}]}", `limits: line 2: rules[0].hosts[0]: "a b" is not a host name or pattern`},
+		{"bad method", `{"rules": [{"service": "a", "hosts": ["a"], "methods": ["FETCH"], "sustain": 1}]}`, `limits: line 1: rules[0].methods[0]: "FETCH" is not an HTTP method`},
+		{"bad path", `{"rules": [{"service": "a", "hosts": ["a"], "paths": ["x"], "sustain": 1}]}`, `limits: line 1: rules[0].paths[0]: "x" does not start with '/'`},
+		{"bad fallback", "{\"rules\": [],\n \"fallback\": {\"service\": \"a\", \"sustain\": -1}}", `limits: line 2: fallback.sustain: must not be negative`},
+		{"scope clash", "{\"rules\": [{\"service\": \"a\", \"hosts\": [\"a\"], \"sustain\": 1},\n {\"service\": \"a\", \"hosts\": [\"b\"], \"sustain\": 2}]}",
+			`limits: line 2: rules[1]: scope "a" has other limits than rules[0]`},
+		{"the second rule, after a comma, spaces and a CR", "{\"rules\": [{\"service\": \"a\", \"hosts\": [\"a\"], \"sustain\": 1},  \t\r{\"service\": \"b\"}]}",
+			"limits: line 2: rules[1].hosts: missing"},
+		{"trailing", "{\"rules\": []}\n{}", "limits: line 2: more after the document"},
+		{"truncated", "{\"rules\": [{\"service\":\n \"a\"", "limits: line 2: rules[0]: the file ends inside the document"},
+		{"a rule past MaxRules", `{"rules": [` + strings.Repeat("{},\n", MaxRules) + `{}]}`, "limits: line 4097: rules: more than 4096 entries"},
+		{"yaml", "rules:\n  - service: a\n    hosts: [a.com]\n    burst: -1\n", "limits: line 4: rules[0].burst: must not be negative"},
 	}
 	for _, tt := range tests {
-		_, err := Parse([]byte(tt.data))
+		_, err := read(tt.data)
 		if err == nil {
-			t.Errorf("%s: Parse succeeded, want %q", tt.name, tt.want)
+			t.Errorf("%s: Read succeeded, want %q", tt.name, tt.want)
 			continue
 		}
-		var le *Error
-		if !errors.As(err, &le) {
-			t.Errorf("%s: error %T is not a *Error", tt.name, err)
+		var de *datafile.Error
+		if !errors.As(err, &de) {
+			t.Errorf("%s: error %T is not a *datafile.Error", tt.name, err)
 		}
 		if err.Error() != tt.want {
-			t.Errorf("%s: Parse error\n got %q\nwant %q", tt.name, err.Error(), tt.want)
+			t.Errorf("%s: Read error\n got %q\nwant %q", tt.name, err.Error(), tt.want)
 		}
 	}
 }
 
-func TestParseTooLarge(t *testing.T) {
+func TestReadTooLarge(t *testing.T) {
 	big := `{"rules": [], "source": "` + strings.Repeat("x", MaxSize) + `"}`
-	if _, err := Load(strings.NewReader(big)); err == nil || !strings.Contains(err.Error(), "larger than") {
-		t.Errorf("Load(huge) = %v, want a size error", err)
+	if _, err := read(big); err == nil || !strings.Contains(err.Error(), "larger than") {
+		t.Errorf("Read(huge) = %v, want a size error", err)
 	}
 	doc := `{"rules": [{"service": "a", "hosts": ["a.com"], "sustain": 1}]}`
 	exact := doc + strings.Repeat(" ", MaxSize-len(doc))
-	if _, err := Load(strings.NewReader(exact)); err != nil {
-		t.Errorf("Load of exactly MaxSize bytes: %v", err)
+	if _, err := read(exact); err != nil {
+		t.Errorf("Read of exactly MaxSize bytes: %v", err)
 	}
-	if _, err := Load(strings.NewReader(exact + " ")); err == nil {
-		t.Error("Load of MaxSize+1 bytes succeeded")
+	if _, err := read(exact + " "); err == nil {
+		t.Error("Read of MaxSize+1 bytes succeeded")
 	}
 }
 
-// TestParseBounds: the bounds on a rule are inclusive: limits of exactly
+// read reads limits data from text.
+func read(text string) (*Limits, error) { return Read(strings.NewReader(text)) }
+
+// TestReadBounds: the bounds on a rule are inclusive: limits of exactly
 // MaxLimit and host names of exactly 253 bytes are taken, one more is not;
 // every letter and digit may be in a host name.
-func TestParseBounds(t *testing.T) {
+func TestReadBounds(t *testing.T) {
 	rule := func(fields string) string {
 		return `{"rules": [{"service": "a", ` + fields + `}]}`
 	}
@@ -256,8 +259,8 @@ func TestParseBounds(t *testing.T) {
 		{"a colon", rule(`"hosts": ["a:b"], "sustain": 1`), false},
 	}
 	for _, tt := range tests {
-		if _, err := Parse([]byte(tt.data)); (err == nil) != tt.ok {
-			t.Errorf("%s: Parse = %v, want success %v", tt.name, err, tt.ok)
+		if _, err := read(tt.data); (err == nil) != tt.ok {
+			t.Errorf("%s: Read = %v, want success %v", tt.name, err, tt.ok)
 		}
 	}
 }
@@ -278,9 +281,9 @@ func TestSharedScopeLimits(t *testing.T) {
 		{"not the Store", `{"service": "a", "hosts": ["b.com"], "burst": 10, "sustain": 30, "publisherSustain": 200}`, false},
 	}
 	for _, tt := range tests {
-		_, err := Parse([]byte(`{"rules": [` + first + `, ` + tt.second + `]}`))
+		_, err := read(`{"rules": [` + first + `, ` + tt.second + `]}`)
 		if (err == nil) != tt.ok {
-			t.Errorf("%s: Parse = %v, want success %v", tt.name, err, tt.ok)
+			t.Errorf("%s: Read = %v, want success %v", tt.name, err, tt.ok)
 		}
 	}
 }
@@ -306,10 +309,10 @@ func TestNormalizeHost(t *testing.T) {
 	}
 }
 
-func TestParseCustom(t *testing.T) {
-	l, err := Parse([]byte(`{"revision": "mine", "rules": [
+func TestReadCustom(t *testing.T) {
+	l, err := read(`{"revision": "mine", "rules": [
 		{"service": "svc", "hosts": ["*.example.com"], "burst": 1, "sustain": 2},
-		{"service": "exact", "hosts": ["a.example.com"], "burst": 3, "sustain": 4}]}`))
+		{"service": "exact", "hosts": ["a.example.com"], "burst": 3, "sustain": 4}]}`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,5 +354,24 @@ func TestGlobMatch(t *testing.T) {
 		if got := globMatch(tt.pattern, tt.s); got != tt.want {
 			t.Errorf("globMatch(%q, %q) = %v, want %v", tt.pattern, tt.s, got, tt.want)
 		}
+	}
+}
+
+// TestLoad: Load reads a file as Read reads data, and its errors name the
+// file, one that cannot be opened among them.
+func TestLoad(t *testing.T) {
+	dir := t.TempDir()
+	good, bad := filepath.Join(dir, "good.yaml"), filepath.Join(dir, "bad.json")
+	os.WriteFile(good, []byte("revision: mine\nrules:\n  - {service: a, hosts: [a.com], burst: 1, sustain: 2}\n"), 0o600)
+	os.WriteFile(bad, []byte("{\"rules\": [\n{\"service\": \"a\"}]}"), 0o600)
+	if l, err := Load(good); err != nil || l.Revision != "mine" || len(l.Rules) != 1 {
+		t.Errorf("Load(%s) = %+v, %v", good, l, err)
+	}
+	if _, err := Load(bad); fmt.Sprint(err) != bad+": line 2: rules[0].hosts: missing" {
+		t.Errorf("Load(%s) = %v", bad, err)
+	}
+	var de *datafile.Error
+	if _, err := Load(filepath.Join(dir, "none.json")); !errors.As(err, &de) || !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Load of a missing file = %v, want a *datafile.Error that is fs.ErrNotExist", err)
 	}
 }

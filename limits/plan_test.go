@@ -45,7 +45,7 @@ func TestPlan(t *testing.T) {
 	}
 	// A rule without a burst limit (the Store services') is limited by its
 	// sustain limit alone: zero means no limit, not none allowed.
-	store, err := Parse([]byte(`{"rules": [{"service": "inventory", "hosts": ["inventory.xboxlive.com"], "sustain": 100}]}`))
+	store, err := read(`{"rules": [{"service": "inventory", "hosts": ["inventory.xboxlive.com"], "sustain": 100}]}`)
 	if err != nil {
 		t.Fatal(err)
 	}

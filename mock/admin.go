@@ -284,7 +284,7 @@ func (h *Handler) apiSetFaults(w http.ResponseWriter, r *http.Request) {
 		err = dec.Decode(&f)
 	}
 	if err != nil {
-		writeJSON(w, http.StatusBadRequest, apiError{"faults: " + reasonOf(err.Error())})
+		writeJSON(w, http.StatusBadRequest, apiError{"faults: " + decodeReason(err)})
 		return
 	}
 	if _, ok := named["services"]; !ok {
@@ -334,7 +334,7 @@ func (h *Handler) apiCheck(w http.ResponseWriter, r *http.Request) {
 	dec := json.NewDecoder(io.LimitReader(r.Body, 64<<10))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&o); err != nil && err != io.EOF {
-		writeJSON(w, http.StatusBadRequest, apiError{"check: " + reasonOf(err.Error())})
+		writeJSON(w, http.StatusBadRequest, apiError{"check: " + decodeReason(err)})
 		return
 	}
 	res, err := h.Check(o)
@@ -471,4 +471,10 @@ func (h *Handler) scopeCounts() map[string]ScopeCounts {
 		return true
 	})
 	return m
+}
+
+// decodeReason is a JSON decoder's error up to the first input it quotes,
+// so no fragment of a request's body reaches the answer.
+func decodeReason(err error) string {
+	return safetext.Reason(strings.TrimPrefix(err.Error(), "json: "), 120)
 }

@@ -120,6 +120,24 @@ func TestAdminAPI(t *testing.T) {
 	}
 }
 
+// TestAdminRefusalBounded: the admin API answers a refused world with its
+// error, which quoted a number as written: a 1,000,000-digit gamerscore
+// made a 400 of 1 MB.
+func TestAdminRefusalBounded(t *testing.T) {
+	srv := serveAll(t, NewHandler())
+	file := `{"accounts": [{"xuid": "1", "gamerscore": ` + strings.Repeat("9", 1_000_000) + `}]}`
+	req, _ := http.NewRequest("PUT", srv.URL+AdminPrefix+"api/world", strings.NewReader(file))
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusBadRequest || len(b) > 1000 {
+		t.Errorf("answer %d of %d bytes %.200q, want 400 of at most 1000", resp.StatusCode, len(b), b)
+	}
+}
+
 // TestMetrics: the counters that /metrics (package mockprom) exports:
 // requests, 429s and 503s per scope, keys, store keys and errors.
 func TestMetrics(t *testing.T) {

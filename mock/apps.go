@@ -92,29 +92,29 @@ func loopbackRedirect(u *url.URL) bool {
 }
 
 // checkApps reports the first thing wrong with a World's apps, as a
-// *FileError.
+// *datafile.Error.
 func checkApps(apps []WorldApp) error {
 	if len(apps) > maxApps {
-		return &FileError{File: "world", Field: "apps", Reason: fmt.Sprintf("more than %d apps", maxApps)}
+		return worldError("apps", fmt.Sprintf("more than %d apps", maxApps))
 	}
 	where := make(map[string]int, len(apps))
 	for i, a := range apps {
 		f := fmt.Sprintf("apps[%d]", i)
 		id := strings.ToLower(a.ClientID)
 		if a.ClientID == "" || len(a.ClientID) > maxClientID || strings.IndexFunc(a.ClientID, func(r rune) bool { return !unicode.IsPrint(r) || r == ' ' }) >= 0 {
-			return &FileError{File: "world", Field: f + ".clientId", Reason: fmt.Sprintf("a client ID is 1 to %d printable characters, no space", maxClientID)}
+			return worldError(f+".clientId", fmt.Sprintf("a client ID is 1 to %d printable characters, no space", maxClientID))
 		}
 		if j, dup := where[id]; dup {
-			return &FileError{File: "world", Field: f + ".clientId", Reason: fmt.Sprintf("apps[%d] has the same client ID", j)}
+			return worldError(f+".clientId", fmt.Sprintf("apps[%d] has the same client ID", j))
 		}
 		where[id] = i
 		if len(a.RedirectURIs) == 0 || len(a.RedirectURIs) > maxRedirectURIs {
-			return &FileError{File: "world", Field: f + ".redirectUris", Reason: fmt.Sprintf("1 to %d redirect URIs", maxRedirectURIs)}
+			return worldError(f+".redirectUris", fmt.Sprintf("1 to %d redirect URIs", maxRedirectURIs))
 		}
 		for j, r := range a.RedirectURIs {
 			if u, err := url.Parse(r); err != nil || u.Scheme == "" || strings.Contains(r, "#") || len(r) > maxRedirectURI {
-				return &FileError{File: "world", Field: fmt.Sprintf("%s.redirectUris[%d]", f, j),
-					Reason: fmt.Sprintf("not an absolute URI without a fragment, of at most %d bytes", maxRedirectURI)}
+				return worldError(fmt.Sprintf("%s.redirectUris[%d]", f, j),
+					fmt.Sprintf("not an absolute URI without a fragment, of at most %d bytes", maxRedirectURI))
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -69,7 +70,7 @@ func BenchmarkServeHTTPRefused(b *testing.B) {
 }
 
 func bigLimits(b *testing.B) *limits.Limits {
-	l, err := limits.Parse([]byte(`{"rules": [{"service": "profile", "hosts": ["profile.xboxlive.com"], "burst": 100000, "sustain": 100000}]}`))
+	l, err := limits.Read(strings.NewReader(`{"rules": [{"service": "profile", "hosts": ["profile.xboxlive.com"], "burst": 100000, "sustain": 100000}]}`))
 	if err != nil {
 		b.Fatal(err)
 	}

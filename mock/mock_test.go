@@ -100,7 +100,7 @@ func TestThrottle429(t *testing.T) {
 
 // TestWorkedExample replays the worked example of the Xbox services "Fine-Grained Rate Limiting" page with burst 30 / sustain 100.
 func TestWorkedExample(t *testing.T) {
-	limits, err := limits.Parse([]byte(`{"rules": [{"service": "profile", "hosts": ["profile.xboxlive.com"], "burst": 30, "sustain": 100}]}`))
+	limits, err := limits.Read(strings.NewReader(`{"rules": [{"service": "profile", "hosts": ["profile.xboxlive.com"], "burst": 30, "sustain": 100}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -417,7 +417,7 @@ func TestConfigErrors(t *testing.T) {
 		{"a service fault's rate of NaN", Config{Faults: Faults{Services: []ServiceFault{{Service: "social", Status: 500, Rate: math.NaN()}}}}, "services[0]: rate is a share, 0 to 1"},
 		{"negative latency", Config{Faults: Faults{Latency: -time.Second}}, "latency"},
 		{"a legacy title that is not a title ID", Config{LegacyTitles: []string{"1234567890", " 12"}},
-			`mock: LegacyTitles[1]: " 12" is not a title ID (a decimal number that fits in 32 bits)`},
+			`mock: LegacyTitles[1]: " 12" is not a title ID (a decimal number that fits in 32 bits, with no leading zero)`},
 		{"a legacy title past 32 bits", Config{LegacyTitles: []string{"4294967296"}}, `mock: LegacyTitles[0]: "4294967296" is not a title ID`},
 	}
 	for _, tt := range tests {

@@ -57,7 +57,7 @@ func TestPublishedRecordings(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			h := Must(New(Config{World: worldFile(t, "testdata/wire-world.json")}))
+			h := Must(New(Config{World: loadWorld(t, "testdata/wire-world.json")}))
 			presence := `{"state":"active"}`
 			if r := as(t, h, me, "POST", "https://userpresence.xboxlive.com/users/xuid("+me+")/devices/current/titles/current", "3", presence); r.status != 200 {
 				t.Fatal(r.body)

@@ -3,19 +3,13 @@ package mock
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"math"
 	"net/http"
-	"os"
-	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/xblgo/fgrl/internal/safetext"
 )
 
 // Script is a test's scripted answers: each rule answers the requests it
@@ -73,7 +67,7 @@ type ScriptAnswer struct {
 	// Body is the answer's body: a JSON object, array, number or literal
 	// is sent as JSON (Content-Type application/json), a JSON string as
 	// its text. BodyFile names a file to send instead, relative to the
-	// script's file (LoadScript only).
+	// script's file and within its directory (LoadScript only).
 	Body     json.RawMessage `json:"body,omitempty"`
 	BodyFile string          `json:"bodyFile,omitempty"`
 	// Latency delays the answer ("250ms", "2s").
@@ -111,164 +105,10 @@ const (
 	// together.
 	MaxScriptBytes   = 16 << 20
 	maxScriptRules   = 1000
-	maxScriptAnswers = 1000
+	maxScriptAnswers = 1000   // a rule's
+	maxAnswersInAll  = 10_000 // all the rules' together
 	maxScriptLatency = 10 * time.Minute
 )
-
-var scriptFaults = []string{"reset", "hang", "truncate"}
-
-// ReadScript reads a Script from JSON or YAML (at most MaxScriptBytes)
-// and checks it as SetScript does. What is wrong is a *FileError naming
-// the field and the line. A body file needs LoadScript.
-func ReadScript(r io.Reader) (Script, error) {
-	var s Script
-	if err := readFile(r, "script", MaxScriptBytes, &s, s.check); err != nil {
-		return Script{}, err
-	}
-	for i, rl := range s.Rules {
-		for j, a := range rl.Answers {
-			if a.BodyFile != "" {
-				return Script{}, &FileError{File: "script", Field: fmt.Sprintf("rules[%d].answers[%d].bodyFile", i, j),
-					Reason: "a body file needs a script read from a file (LoadScript, xblcall mock --script)"}
-			}
-		}
-	}
-	return s, nil
-}
-
-// LoadScript reads a script file, JSON or YAML, and the body files its
-// answers name (relative to it), which become their bodies.
-func LoadScript(name string) (Script, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return Script{}, err
-	}
-	defer f.Close()
-	var s Script
-	if err := readFile(f, "script", MaxScriptBytes, &s, s.check); err != nil {
-		return Script{}, err
-	}
-	budget := MaxScriptBytes
-	for i := range s.Rules {
-		for j := range s.Rules[i].Answers {
-			a := &s.Rules[i].Answers[j]
-			if a.BodyFile == "" {
-				continue
-			}
-			b, err := readBounded(filepath.Join(filepath.Dir(name), a.BodyFile), budget)
-			if err != nil {
-				return Script{}, &FileError{File: "script", Field: fmt.Sprintf("rules[%d].answers[%d].bodyFile", i, j), Reason: err.Error()}
-			}
-			budget -= len(b)
-			a.Body, a.BodyFile = textBody(b), ""
-		}
-	}
-	return s, nil
-}
-
-// readBounded reads a file of at most limit bytes.
-func readBounded(name string, limit int) ([]byte, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, fmt.Errorf("cannot open %s", safetext.Quote(filepath.Base(name), 60))
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
-	if err == nil && len(b) > limit {
-		err = fmt.Errorf("the script's body files are larger than %d bytes together", MaxScriptBytes)
-	}
-	return b, err
-}
-
-// textBody is a body file's bytes as an answer's Body: JSON as it is,
-// anything else as a JSON string of its text.
-func textBody(b []byte) json.RawMessage {
-	if json.Valid(b) {
-		return json.RawMessage(bytes.TrimSpace(b))
-	}
-	s, _ := json.Marshal(string(b))
-	return s
-}
-
-// check reports the first thing wrong with s, as a *FileError.
-func (s *Script) check() error {
-	if len(s.Rules) > maxScriptRules {
-		return &FileError{File: "script", Field: "rules", Reason: fmt.Sprintf("more than %d rules", maxScriptRules)}
-	}
-	for i, r := range s.Rules {
-		if err := r.check(fmt.Sprintf("rules[%d]", i)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (r *ScriptRule) check(f string) error {
-	bad := func(field, reason string) error { return &FileError{File: "script", Field: f + field, Reason: reason} }
-	m := r.Match
-	switch n := btoi(m.Path != "") + btoi(m.PathPrefix != "") + btoi(m.PathPattern != ""); {
-	case n > 1:
-		return bad(".match", "name one of path, pathPrefix and pathPattern")
-	case m.Path != "" && !strings.HasPrefix(m.Path, "/"), m.PathPrefix != "" && !strings.HasPrefix(m.PathPrefix, "/"):
-		return bad(".match", "a path starts with /")
-	case m.PathPattern != "" && !validPattern(m.PathPattern):
-		return bad(".match.pathPattern", "not a path pattern such as /users/{user}/profile/settings")
-	case m.Method != "" && strings.ContainsAny(m.Method, " \t/"):
-		return bad(".match.method", "not an HTTP method")
-	case len(r.Answers) == 0:
-		return bad(".answers", "a rule needs an answer")
-	case len(r.Answers) > maxScriptAnswers:
-		return bad(".answers", fmt.Sprintf("more than %d answers", maxScriptAnswers))
-	case r.Then != "" && r.Then != "repeat" && r.Then != "mock":
-		return bad(".then", `want "repeat" or "mock"`)
-	}
-	for j, a := range r.Answers {
-		af := fmt.Sprintf(".answers[%d]", j)
-		switch {
-		case a.Status != 0 && (a.Status < 100 || a.Status > 599):
-			return bad(af+".status", "a status is 100 to 599")
-		case a.Fault != "" && !slices.Contains(scriptFaults, a.Fault):
-			return bad(af+".fault", `want "reset", "hang" or "truncate"`)
-		case a.Latency == badDuration:
-			return bad(af+".latency", `not a duration such as "250ms"`)
-		case a.Latency < 0 || time.Duration(a.Latency) > maxScriptLatency:
-			return bad(af+".latency", "a latency is 0 to 10m")
-		case len(a.Body) > 0 && a.BodyFile != "":
-			return bad(af, "name a body or a bodyFile, not both")
-		}
-		for k, v := range a.Headers {
-			if !validHeader(k, v) {
-				return bad(af+".headers", "a header name is a token and its value has no line break")
-			}
-		}
-	}
-	return nil
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// validPattern reports whether p parses as a route pattern.
-func validPattern(p string) (ok bool) {
-	defer func() {
-		if recover() != nil {
-			ok = false
-		}
-	}()
-	pat(p)
-	return true
-}
-
-func validHeader(k, v string) bool {
-	if k == "" || strings.ContainsAny(k, " \t\r\n:()<>@,;\\\"/[]?={}") || strings.ContainsAny(v, "\r\n\x00") {
-		return false
-	}
-	return true
-}
 
 // scriptState is a set script with where each rule's sequence is.
 type scriptState struct {
@@ -292,17 +132,13 @@ func newScriptState(s Script) *scriptState {
 
 // SetScript replaces the script (a zero Script removes it); every rule's
 // sequence starts again. A script that cannot be is refused with a
-// *FileError, changing nothing.
+// *datafile.Error, changing nothing.
 func (h *Handler) SetScript(s Script) error {
 	if err := s.check(); err != nil {
 		return err
 	}
-	for i, r := range s.Rules {
-		for j, a := range r.Answers {
-			if a.BodyFile != "" {
-				return &FileError{File: "script", Field: fmt.Sprintf("rules[%d].answers[%d].bodyFile", i, j), Reason: "a body file is read by LoadScript"}
-			}
-		}
+	if err := s.noBodyFile("a body file is read by LoadScript"); err != nil {
+		return err
 	}
 	h.script.Store(newScriptState(s))
 	return nil

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/xblgo/fgrl/datafile"
 	"github.com/xblgo/fgrl/throttle"
 )
 
@@ -141,24 +143,40 @@ rules:
 func TestReadScriptErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name, file string
-		want       FileError
+		want       datafile.Error
 	}{
-		{"no answers", "rules:\n  - match: {path: /x}\n    answers: []\n", FileError{Line: 3, Field: "rules[0].answers", Reason: "a rule needs an answer"}},
-		{"status", "rules:\n  - match: {path: /x}\n    answers:\n      - status: 200\n      - status: 99\n", FileError{Line: 5, Field: "rules[0].answers[1].status", Reason: "a status is 100 to 599"}},
-		{"fault", `{"rules": [{"match": {}, "answers": [{"fault": "explode"}]}]}`, FileError{Line: 1, Field: "rules[0].answers[0].fault", Reason: `want "reset", "hang" or "truncate"`}},
-		{"latency", "rules:\n  - match: {}\n    answers:\n      - latency: soon\n", FileError{Line: 4, Field: "rules[0].answers[0].latency", Reason: "not a duration"}},
-		{"two paths", "rules:\n  - match:\n      path: /a\n      pathPrefix: /b\n    answers: [{}]\n", FileError{Line: 2, Field: "rules[0].match", Reason: "name one of path, pathPrefix and pathPattern"}},
-		{"pattern", "rules:\n  - match: {pathPattern: \"users/{x}\"}\n    answers: [{}]\n", FileError{Line: 2, Field: "rules[0].match.pathPattern", Reason: "not a path pattern"}},
-		{"then", "rules:\n  - match: {}\n    then: stop\n    answers: [{}]\n", FileError{Line: 3, Field: "rules[0].then", Reason: `want "repeat" or "mock"`}},
-		{"unknown field", "rules:\n  - match: {}\n    answer: [{}]\n", FileError{Line: 3, Field: "rules[0].answer", Reason: "no such field"}},
-		{"header", "rules:\n  - match: {}\n    answers:\n      - headers: {\"Bad Name\": x}\n", FileError{Line: 4, Field: "rules[0].answers[0].headers", Reason: "a header name is a token"}},
-		{"body file", "rules:\n  - match: {}\n    answers: [{bodyFile: a.json}]\n", FileError{Field: "rules[0].answers[0].bodyFile", Reason: "a body file needs a script read from a file"}},
+		{"no answers", "rules:\n  - match: {path: /x}\n    answers: []\n", datafile.Error{Line: 3, Field: "rules[0].answers", Reason: "a rule needs an answer"}},
+		{"status", "rules:\n  - match: {path: /x}\n    answers:\n      - status: 200\n      - status: 99\n", datafile.Error{Line: 5, Field: "rules[0].answers[1].status", Reason: "a status is 100 to 599"}},
+		{"fault", `{"rules": [{"match": {}, "answers": [{"fault": "explode"}]}]}`, datafile.Error{Line: 1, Field: "rules[0].answers[0].fault", Reason: `want "reset", "hang" or "truncate"`}},
+		{"latency", "rules:\n  - match: {}\n    answers:\n      - latency: soon\n", datafile.Error{Line: 4, Field: "rules[0].answers[0].latency", Reason: "not a duration"}},
+		{"two paths", "rules:\n  - match:\n      path: /a\n      pathPrefix: /b\n    answers: [{}]\n", datafile.Error{Line: 2, Field: "rules[0].match", Reason: "name one of path, pathPrefix and pathPattern"}},
+		{"pattern", "rules:\n  - match: {pathPattern: \"users/{x}\"}\n    answers: [{}]\n", datafile.Error{Line: 2, Field: "rules[0].match.pathPattern", Reason: "not a path pattern"}},
+		{"then", "rules:\n  - match: {}\n    then: stop\n    answers: [{}]\n", datafile.Error{Line: 3, Field: "rules[0].then", Reason: `want "repeat" or "mock"`}},
+		{"unknown field", "rules:\n  - match: {}\n    answer: [{}]\n", datafile.Error{Line: 3, Field: "rules[0].answer", Reason: "no such field"}},
+		{"header", "rules:\n  - match: {}\n    answers:\n      - headers: {\"Bad Name\": x}\n", datafile.Error{Line: 4, Field: "rules[0].answers[0].headers", Reason: "a header's name is a token"}},
+		{"body file", "rules:\n  - match: {}\n    answers: [{bodyFile: a.json}]\n", datafile.Error{Line: 3, Field: "rules[0].answers[0].bodyFile", Reason: "a body file needs a script read from a file"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ReadScript(strings.NewReader(tc.file))
-			checkFileError(t, err, tc.want, "script")
+			checkDataError(t, err, tc.want, "script")
 		})
 	}
+}
+
+// TestAnswersBoundedInAll: a script holds at most 10,000 answers in all
+// its rules (each at most 1,000): a file is refused at the first answer
+// past them, before it is decoded, and a Script made in Go by SetScript.
+func TestAnswersBoundedInAll(t *testing.T) {
+	rule := `{"answers": [` + strings.TrimSuffix(strings.Repeat(`{"status": 200},`, maxScriptAnswers), ",") + `]}`
+	file := `{"rules": [` + strings.TrimSuffix(strings.Repeat(rule+",\n", maxAnswersInAll/maxScriptAnswers+1), ",\n") + `]}`
+	_, err := ReadScript(strings.NewReader(file))
+	checkDataError(t, err, datafile.Error{Line: 11, Field: "rules[10].answers", Reason: "more than 10000 entries in all the lists like it"}, "script")
+	var s Script
+	for range maxAnswersInAll/maxScriptAnswers + 1 {
+		s.Rules = append(s.Rules, ScriptRule{Answers: make([]ScriptAnswer, maxScriptAnswers)})
+	}
+	err = NewHandler().SetScript(s)
+	checkDataError(t, err, datafile.Error{Field: "rules[10].answers", Reason: "more than 10000 answers in all the rules"}, "script")
 }
 
 // TestLoadScript: a script file's body files become its answers' bodies;
@@ -174,6 +192,87 @@ func TestLoadScript(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "bad.yaml"), []byte("rules:\n  - match: {path: /x}\n    answers: [{bodyFile: none.json}]\n"), 0o600)
 	if _, err := LoadScript(filepath.Join(dir, "bad.yaml")); err == nil || !strings.Contains(err.Error(), "rules[0].answers[0].bodyFile: cannot open") {
 		t.Errorf("a missing body file: %v", err)
+	}
+}
+
+// TestBodyFileStaysInTheScriptsDirectory: a body file is named relative to
+// the script's directory, and must be in it. LoadScript joined the name to
+// the directory as it was, so "../" climbed out of it: a script taken from
+// elsewhere (a fixture, a bug report) run with xblcall mock --script served
+// any file the user could read (~/.ssh, a sign-in file's refresh token,
+// /proc/self/environ) as an answer's body, to anyone who reached the mock.
+func TestBodyFileStaysInTheScriptsDirectory(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"scripts", "scripts/sub", "private"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	secret := filepath.Join(dir, "private", "secret")
+	os.WriteFile(secret, []byte("refresh-token-of-the-user"), 0o600)
+	os.WriteFile(filepath.Join(dir, "scripts", "sub", "ok.json"), []byte(`{"ok": true}`), 0o600)
+	if err := os.Symlink(secret, filepath.Join(dir, "scripts", "link")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, bodyFile string
+		ok             bool
+	}{
+		{"parent directory", "../private/secret", false},
+		{"down and back up", "sub/../../private/secret", false},
+		{"an absolute path", secret, false},
+		{"a link out of the directory", "link", false},
+		{"down and back up, staying in", "sub/../sub/ok.json", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			script := filepath.Join(dir, "scripts", "s.yaml")
+			os.WriteFile(script, []byte("rules:\n  - answers: [{bodyFile: \""+tc.bodyFile+"\"}]\n"), 0o600)
+			s, err := LoadScript(script)
+			if tc.ok {
+				if err != nil || string(s.Rules[0].Answers[0].Body) != `{"ok": true}` {
+					t.Errorf("%+v, %v; want the body read", s, err)
+				}
+				return
+			}
+			checkDataError(t, err, datafile.Error{Line: 2, Field: "rules[0].answers[0].bodyFile", Reason: "cannot open"}, script)
+		})
+	}
+}
+
+// TestScriptHeadersAreWhatNetHTTPWrites: a header's name is an RFC 9110
+// token and its value holds no control character but tab, and no two
+// names differ only in case. The check refused a few separators in a name
+// and line breaks and NUL in a value, so a name with a control character
+// or a non-ASCII letter passed (net/http then drops the header without a
+// word), and so did a value with other control characters (written as it
+// is, so that a Go client fails the whole answer: "malformed MIME header
+// line"); of two names in two cases net/http wrote either.
+func TestScriptHeadersAreWhatNetHTTPWrites(t *testing.T) {
+	for _, tc := range []struct {
+		name, text string
+		ok         bool
+	}{
+		{"control character in a name", `{"rules": [{"answers": [{"headers": {"X-\u0001": "v"}}]}]}`, false},
+		{"non-ASCII name", `{"rules": [{"answers": [{"headers": {"Xé": "v"}}]}]}`, false},
+		{"control characters in a value", `{"rules": [{"answers": [{"headers": {"X-A": "a\u0001\u007fb"}}]}]}`, false},
+		{"a line break in a value", `{"rules": [{"answers": [{"headers": {"X-A": "a\r\nSet-Cookie: x"}}]}]}`, false},
+		{"one name in two cases", `{"rules": [{"answers": [{"headers": {"Retry-After": "1", "retry-after": "9"}}]}]}`, false},
+		{"a method that is no token", `{"rules": [{"match": {"method": "GE T"}, "answers": [{}]}]}`, false},
+		{"every token character, a tab and non-ASCII text", `{"rules": [{"answers": [{"headers": {"X-!#$%&'*+-.^_` + "`" + `|~09az": "a\tb é"}}]}]}`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := ReadScript(strings.NewReader(tc.text))
+			if tc.ok {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			var e *datafile.Error
+			if !errors.As(err, &e) || !strings.HasPrefix(e.Field, "rules[0]") {
+				t.Errorf("accepted as %+v (%v), want a *datafile.Error: not a header net/http writes", s.Rules, err)
+			}
+		})
 	}
 }
 
@@ -210,7 +309,7 @@ func TestAdminScript(t *testing.T) {
 	}
 }
 
-// FuzzReadScript: any input is refused with a short *FileError or read
+// FuzzReadScript: any input is refused with a short *datafile.Error or read
 // into a script that SetScript takes and that writes back as itself.
 func FuzzReadScript(f *testing.F) {
 	f.Add([]byte("rules:\n  - match: {pathPattern: \"/users/{user}\", query: {a: b}}\n    answers: [{status: 429, latency: 1s, body: {x: 1}}]\n"))
@@ -218,7 +317,7 @@ func FuzzReadScript(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		s, err := ReadScript(bytes.NewReader(b))
 		if err != nil {
-			var fe *FileError
+			var fe *datafile.Error
 			if !errors.As(err, &fe) || len(err.Error()) > 400 {
 				t.Fatalf("error %T %q", err, err)
 			}

@@ -72,7 +72,7 @@ func TestWireShapes(t *testing.T) {
 			}
 			c := Config{Account: &wireAccount}
 			if inWireWorld[name] {
-				c.World = worldFile(t, "testdata/wire-world.json")
+				c.World = loadWorld(t, "testdata/wire-world.json")
 			}
 			if x.Scid != "" {
 				c.SCIDs = map[string]string{x.Title: x.Scid}

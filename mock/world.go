@@ -2,18 +2,10 @@ package mock
 
 import (
 	"cmp"
-	"fmt"
-	"io"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
-
-	"github.com/xblgo/fgrl/internal/safetext"
-	"github.com/xblgo/fgrl/internal/xblid"
 )
 
 // World is the people the mock's services answer about: accounts with
@@ -96,185 +88,6 @@ const (
 	baseGamerscore   = 1250 // a derived account's gamerscore before its unlocks
 )
 
-// ReadWorld reads a World from JSON or YAML (at most MaxWorldBytes) and
-// checks it as SetWorld does. What is wrong is a *FileError naming the
-// field and the line.
-func ReadWorld(r io.Reader) (World, error) {
-	var w World
-	if err := readFile(r, "world", MaxWorldBytes, &w, w.check); err != nil {
-		return World{}, err
-	}
-	return w, nil
-}
-
-// check reports the first thing wrong with w, as a *FileError.
-func (w *World) check() error {
-	if len(w.Accounts) > MaxWorldAccounts {
-		return &FileError{File: "world", Field: "accounts", Reason: fmt.Sprintf("more than %d accounts", MaxWorldAccounts)}
-	}
-	where := make(map[string]int, len(w.Accounts))
-	tags := make(map[string]int, len(w.Accounts))
-	for i, a := range w.Accounts {
-		f := fmt.Sprintf("accounts[%d]", i)
-		if xblid.CheckXUID(a.XUID) != nil {
-			return &FileError{File: "world", Field: f + ".xuid", Reason: "not a XUID (a decimal number below 2^64)"}
-		}
-		if j, dup := where[a.XUID]; dup {
-			return &FileError{File: "world", Field: f + ".xuid", Reason: fmt.Sprintf("accounts[%d] has the same XUID", j)}
-		}
-		where[a.XUID] = i
-		if err := checkGamertag(a.Gamertag); err != "" {
-			return &FileError{File: "world", Field: f + ".gamertag", Reason: err}
-		}
-		if a.Gamertag != "" {
-			if j, dup := tags[strings.ToLower(a.Gamertag)]; dup {
-				return &FileError{File: "world", Field: f + ".gamertag", Reason: fmt.Sprintf("accounts[%d] has the same gamertag", j)}
-			}
-			tags[strings.ToLower(a.Gamertag)] = i
-		}
-		if a.Tier != "" && a.Tier != "Gold" && a.Tier != "Silver" {
-			return &FileError{File: "world", Field: f + ".tier", Reason: `want "Gold" or "Silver"`}
-		}
-	}
-	for i, a := range w.Accounts {
-		if err := a.checkRelations(fmt.Sprintf("accounts[%d]", i), where); err != nil {
-			return err
-		}
-		if err := a.checkTitles(fmt.Sprintf("accounts[%d]", i)); err != nil {
-			return err
-		}
-	}
-	return checkApps(w.Apps)
-}
-
-// checkGamertag returns what is wrong with a gamertag, or "".
-func checkGamertag(gt string) string {
-	switch {
-	case !utf8.ValidString(gt):
-		return "not UTF-8"
-	case utf8.RuneCountInString(gt) > maxGamertag:
-		return fmt.Sprintf("longer than %d characters", maxGamertag)
-	case strings.IndexFunc(gt, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0:
-		return "holds a character that is not printable"
-	case gt != strings.TrimSpace(gt):
-		return "starts or ends with a space"
-	}
-	return ""
-}
-
-// checkRelations checks an account's friends, follows, favourites and
-// recent players: other accounts of the world (where), each named once.
-func (a *WorldAccount) checkRelations(f string, where map[string]int) error {
-	seen := map[string]string{}
-	for _, l := range []struct {
-		name  string
-		xuids []string
-	}{{"friends", a.Friends}, {"follows", a.Follows}} {
-		if len(l.xuids) > maxPeople {
-			return &FileError{File: "world", Field: f + "." + l.name, Reason: fmt.Sprintf("more than %d people", maxPeople)}
-		}
-		for j, x := range l.xuids {
-			ff := fmt.Sprintf("%s.%s[%d]", f, l.name, j)
-			if err := a.checkOther(ff, x, where); err != nil {
-				return err
-			}
-			if prev, dup := seen[x]; dup {
-				return &FileError{File: "world", Field: ff, Reason: "already in " + prev}
-			}
-			seen[x] = l.name
-		}
-	}
-	if len(seen) > maxPeople {
-		return &FileError{File: "world", Field: f + ".follows", Reason: fmt.Sprintf("more than %d people followed", maxPeople)}
-	}
-	favorite := make(map[string]bool, len(a.Favorites))
-	for j, x := range a.Favorites {
-		if _, ok := seen[x]; !ok || favorite[x] {
-			return &FileError{File: "world", Field: fmt.Sprintf("%s.favorites[%d]", f, j), Reason: "not one of the friends or follows, or named twice"}
-		}
-		favorite[x] = true
-	}
-	if len(a.RecentPlayers) > maxPeople {
-		return &FileError{File: "world", Field: f + ".recentPlayers", Reason: fmt.Sprintf("more than %d people", maxPeople)}
-	}
-	for j, e := range a.RecentPlayers {
-		ff := fmt.Sprintf("%s.recentPlayers[%d]", f, j)
-		if err := a.checkOther(ff+".xuid", e.XUID, where); err != nil {
-			return err
-		}
-		if len(e.Titles) > maxTitles {
-			return &FileError{File: "world", Field: ff + ".titles", Reason: fmt.Sprintf("more than %d titles", maxTitles)}
-		}
-		for k, t := range e.Titles {
-			if xblid.CheckTitle(t) != nil {
-				return &FileError{File: "world", Field: fmt.Sprintf("%s.titles[%d]", ff, k), Reason: "not a title ID (a decimal number below 2^32)"}
-			}
-		}
-	}
-	return nil
-}
-
-// checkOther checks that x names another account of the world.
-func (a *WorldAccount) checkOther(field, x string, where map[string]int) error {
-	switch _, ok := where[x]; {
-	case xblid.CheckXUID(x) != nil:
-		return &FileError{File: "world", Field: field, Reason: "not a XUID (a decimal number below 2^64)"}
-	case x == a.XUID:
-		return &FileError{File: "world", Field: field, Reason: "the account itself"}
-	case !ok:
-		return &FileError{File: "world", Field: field, Reason: "no account of the world has this XUID"}
-	}
-	return nil
-}
-
-// checkTitles checks an account's titles and its gamerscore against them.
-func (a *WorldAccount) checkTitles(f string) error {
-	if len(a.Titles) > maxTitles {
-		return &FileError{File: "world", Field: f + ".titles", Reason: fmt.Sprintf("more than %d titles", maxTitles)}
-	}
-	earned := 0
-	seen := make(map[string]bool, len(a.Titles))
-	for j, t := range a.Titles {
-		ff := fmt.Sprintf("%s.titles[%d]", f, j)
-		if xblid.CheckTitle(t.TitleID) != nil {
-			return &FileError{File: "world", Field: ff + ".titleId", Reason: "not a title ID (a decimal number below 2^32)"}
-		}
-		if seen[t.TitleID] {
-			return &FileError{File: "world", Field: ff + ".titleId", Reason: "named twice"}
-		}
-		seen[t.TitleID] = true
-		if t.LastPlayed != "" {
-			if _, err := time.Parse(time.RFC3339Nano, t.LastPlayed); err != nil {
-				return &FileError{File: "world", Field: ff + ".lastPlayed", Reason: "not an RFC 3339 time"}
-			}
-		}
-		for _, id := range slices.Sorted(maps.Keys(t.Achievements)) {
-			n, err := strconv.Atoi(id)
-			if err != nil || n < 1 || n > achievementsPerTitle || id != strconv.Itoa(n) {
-				return &FileError{File: "world", Field: ff + ".achievements." + safetext.Clip(id, 40), Reason: fmt.Sprintf("not an achievement of the mock's titles (1 to %d)", achievementsPerTitle)}
-			}
-			if p := t.Achievements[id]; p < 0 || p > 100 {
-				return &FileError{File: "world", Field: ff + ".achievements." + id, Reason: "progress is a percentage, 0 to 100"}
-			}
-			if t.Achievements[id] == 100 {
-				earned += achievementScore
-			}
-		}
-		if len(t.Stats) > maxStatNames {
-			return &FileError{File: "world", Field: ff + ".stats", Reason: fmt.Sprintf("more than %d stats", maxStatNames)}
-		}
-		for name := range t.Stats {
-			if name == "" || len(name) > maxStatNameLen {
-				return &FileError{File: "world", Field: ff + ".stats", Reason: fmt.Sprintf("a stat's name is 1 to %d bytes", maxStatNameLen)}
-			}
-		}
-	}
-	if g := a.Gamerscore; g != nil && (*g < earned || *g > maxGamerscore) {
-		return &FileError{File: "world", Field: f + ".gamerscore", Reason: fmt.Sprintf("below the %d its unlocked achievements give, or above %d", earned, maxGamerscore)}
-	}
-	return nil
-}
-
 // worldIndex is a checked World ready to answer from.
 type worldIndex struct {
 	src       World
@@ -345,7 +158,7 @@ func (ix *worldIndex) relate() {
 // SetWorld replaces the mock's world with w and resets the services'
 // state to it: presence, sessions and achievement progress made since are
 // dropped. A zero World is the default one. It
-// answers a *FileError, changing nothing, for a World that cannot be.
+// answers a *datafile.Error, changing nothing, for a World that cannot be.
 func (h *Handler) SetWorld(w World) error {
 	if err := w.check(); err != nil {
 		return err

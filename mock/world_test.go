@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -14,6 +15,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/xblgo/fgrl/datafile"
 )
 
 // The world of testdata/world.json: Ada (the default account's XUID) is
@@ -26,22 +29,17 @@ const (
 
 func seeded(t testing.TB) *Handler {
 	t.Helper()
-	h, err := New(Config{World: worldFile(t, "testdata/world.json")})
+	h, err := New(Config{World: loadWorld(t, "testdata/world.json")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return h
 }
 
-// worldFile reads a world file of testdata.
-func worldFile(t testing.TB, name string) World {
+// loadWorld reads a world file of testdata.
+func loadWorld(t testing.TB, name string) World {
 	t.Helper()
-	f, err := os.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	w, err := ReadWorld(f)
+	w, err := LoadWorld(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,44 +66,44 @@ func TestReadWorldErrors(t *testing.T) {
 ]}`
 	for _, tc := range []struct {
 		name, file string
-		want       FileError
+		want       datafile.Error
 	}{
-		{"syntax", "{\"accounts\": [\n  {\"xuid\": \"1\"},\n  {\"xuid\" \"2\"}\n]}", FileError{Line: 3, Reason: "not JSON: invalid character"}},
-		{"truncated", "{\"accounts\": [\n  {\"xuid\": \"1\"", FileError{Line: 2, Reason: "the file ends inside the document"}},
-		{"unknown field", "{\"accounts\": [\n  {\"xuid\": \"1\",\n   \"gamertags\": \"x\"}]}", FileError{Line: 3, Field: "accounts[0].gamertags", Reason: "no such field"}},
-		{"wrong type", "{\"accounts\": [\n  {\"xuid\": \"1\",\n   \"gamerscore\": \"lots\"}]}", FileError{Line: 3, Field: "accounts[0].gamerscore", Reason: "a string where a whole number belongs"}},
-		{"more after", ok + "\n{}", FileError{Line: 5, Reason: "more after the document"}},
-		{"bad xuid", strings.Replace(ok, `"2"`, `"x2"`, 1), FileError{Line: 3, Field: "accounts[1].xuid", Reason: "not a XUID (a decimal number below 2^64)"}},
-		{"same xuid", strings.Replace(ok, `"2"`, `"1"`, 1), FileError{Line: 3, Field: "accounts[1].xuid", Reason: "accounts[0] has the same XUID"}},
-		{"same gamertag", strings.Replace(ok, `"Bo"`, `"ADA"`, 1), FileError{Line: 3, Field: "accounts[1].gamertag", Reason: "accounts[0] has the same gamertag"}},
-		{"long gamertag", strings.Replace(ok, `"Bo"`, `"Bartholomew The Great"`, 1), FileError{Line: 3, Field: "accounts[1].gamertag", Reason: "longer than 15 characters"}},
-		{"tier", strings.Replace(ok, `"Bo"}`, "\"Bo\",\n   \"tier\": \"Platinum\"}", 1), FileError{Line: 4, Field: "accounts[1].tier", Reason: `want "Gold" or "Silver"`}},
-		{"friend unknown", strings.Replace(ok, `"Ada"}`, "\"Ada\",\n   \"friends\": [\"2\",\n     \"3\"]}", 1), FileError{Line: 4, Field: "accounts[0].friends[1]", Reason: "no account of the world has this XUID"}},
-		{"friend self", strings.Replace(ok, `"Ada"}`, `"Ada", "friends": ["1"]}`, 1), FileError{Line: 2, Field: "accounts[0].friends[0]", Reason: "the account itself"}},
-		{"friend and follow", strings.Replace(ok, `"Ada"}`, "\"Ada\", \"friends\": [\"2\"],\n \"follows\": [\"2\"]}", 1), FileError{Line: 3, Field: "accounts[0].follows[0]", Reason: "already in friends"}},
-		{"favourite not followed", strings.Replace(ok, `"Bo"}`, "\"Bo\",\n \"favorites\": [\"1\"]}", 1), FileError{Line: 4, Field: "accounts[1].favorites[0]", Reason: "not one of the friends or follows, or named twice"}},
-		{"recent player title", strings.Replace(ok, `"Bo"}`, "\"Bo\",\n \"recentPlayers\": [{\"xuid\": \"1\",\n \"titles\": [\"t\"]}]}", 1), FileError{Line: 5, Field: "accounts[1].recentPlayers[0].titles[0]", Reason: "not a title ID (a decimal number below 2^32)"}},
-		{"achievement id", strings.Replace(ok, `"Bo"}`, "\"Bo\", \"titles\": [{\"titleId\": \"7\",\n \"achievements\": {\"9\": 100}}]}", 1), FileError{Line: 4, Field: "accounts[1].titles[0].achievements.9", Reason: "not an achievement of the mock's titles (1 to 5)"}},
-		{"achievement percent", strings.Replace(ok, `"Bo"}`, "\"Bo\", \"titles\": [{\"titleId\": \"7\",\n \"achievements\": {\"1\": 101}}]}", 1), FileError{Line: 4, Field: "accounts[1].titles[0].achievements.1", Reason: "progress is a percentage, 0 to 100"}},
-		{"last played", strings.Replace(ok, `"Bo"}`, "\"Bo\", \"titles\": [{\"titleId\": \"7\",\n \"lastPlayed\": \"yesterday\"}]}", 1), FileError{Line: 4, Field: "accounts[1].titles[0].lastPlayed", Reason: "not an RFC 3339 time"}},
-		{"title twice", strings.Replace(ok, `"Bo"}`, "\"Bo\", \"titles\": [{\"titleId\": \"7\"},\n {\"titleId\": \"7\"}]}", 1), FileError{Line: 4, Field: "accounts[1].titles[1].titleId", Reason: "named twice"}},
-		{"yaml unknown field", "accounts:\n  - xuid: \"1\"\n    gamertag: Ada\n  - xuid: \"2\"\n    gamertags: Bo\n", FileError{Line: 5, Field: "accounts[1].gamertags", Reason: "no such field"}},
-		{"yaml friend unknown", "accounts:\n  - xuid: \"1\"\n    friends:\n      - \"2\"\n      - \"3\"\n  - xuid: \"2\"\n", FileError{Line: 5, Field: "accounts[0].friends[1]", Reason: "no account of the world has this XUID"}},
-		{"yaml wrong type", "accounts:\n  - xuid: \"1\"\n    gamerscore: lots\n", FileError{Line: 3, Field: "accounts[0].gamerscore", Reason: "a string where a whole number belongs"}},
-		{"yaml syntax", "accounts:\n  - xuid: \"1\"\n\tgamertag: Ada\n", FileError{Line: 3, Reason: "not YAML: found character that cannot start any token"}},
-		{"yaml key twice", "accounts:\n  - xuid: \"1\"\n    xuid: \"2\"\n", FileError{Line: 3, Field: "accounts[0].xuid", Reason: "named twice"}},
-		{"app without a client ID", strings.Replace(ok, "]}", "],\n\"apps\": [{\"redirectUris\": [\"https://x.example/\"]}]}", 1), FileError{Line: 5, Field: "apps[0].clientId", Reason: "a client ID is 1 to 128 printable characters, no space"}},
-		{"app unknown field", strings.Replace(ok, "]}", "],\n\"apps\": [{\"clientId\": \"a\",\n \"redirectUri\": \"https://x.example/\"}]}", 1), FileError{Line: 6, Field: "apps[0].redirectUri", Reason: "no such field"}},
-		{"app twice", strings.Replace(ok, "]}", "],\n\"apps\": [{\"clientId\": \"a\", \"redirectUris\": [\"https://x.example/\"]},\n{\"clientId\": \"A\", \"redirectUris\": [\"https://x.example/\"]}]}", 1), FileError{Line: 6, Field: "apps[1].clientId", Reason: "apps[0] has the same client ID"}},
-		{"app without redirect URIs", strings.Replace(ok, "]}", "],\n\"apps\": [{\"clientId\": \"a\"}]}", 1), FileError{Line: 5, Field: "apps[0].redirectUris", Reason: "1 to 64 redirect URIs"}},
-		{"redirect URI relative", strings.Replace(ok, "]}", "],\n\"apps\": [{\"clientId\": \"a\", \"redirectUris\": [\"https://x.example/\",\n \"/cb\"]}]}", 1), FileError{Line: 6, Field: "apps[0].redirectUris[1]", Reason: "not an absolute URI without a fragment, of at most 2048 bytes"}},
-		{"redirect URI with a fragment", strings.Replace(ok, "]}", "],\n\"apps\": [{\"clientId\": \"a\", \"redirectUris\": [\"https://x.example/#f\"]}]}", 1), FileError{Line: 5, Field: "apps[0].redirectUris[0]", Reason: "not an absolute URI without a fragment, of at most 2048 bytes"}},
-		{"YAML too large", "accounts:\n" + strings.Repeat("  - xuid: \"1\"\n", MaxYAMLBytes/14), FileError{Reason: "YAML larger than 1048576 bytes: write a file this large in JSON"}},
-		{"gamerscore below", strings.Replace(ok, `"Bo"}`, "\"Bo\",\n \"gamerscore\": 5, \"titles\": [{\"titleId\": \"7\", \"achievements\": {\"1\": 100}}]}", 1), FileError{Line: 4, Field: "accounts[1].gamerscore", Reason: "below the 10 its unlocked achievements give, or above 100000000"}},
+		{"syntax", "{\"accounts\": [\n  {\"xuid\": \"1\"},\n  {\"xuid\" \"2\"}\n]}", datafile.Error{Line: 3, Field: "accounts[1].xuid", Reason: "not JSON: invalid character"}},
+		{"truncated", "{\"accounts\": [\n  {\"xuid\": \"1\"", datafile.Error{Line: 2, Field: "accounts[0]", Reason: "the file ends inside the document"}},
+		{"unknown field", "{\"accounts\": [\n  {\"xuid\": \"1\",\n   \"gamertags\": \"x\"}]}", datafile.Error{Line: 3, Field: "accounts[0].gamertags", Reason: "no such field"}},
+		{"wrong type", "{\"accounts\": [\n  {\"xuid\": \"1\",\n   \"gamerscore\": \"lots\"}]}", datafile.Error{Line: 3, Field: "accounts[0].gamerscore", Reason: "a string where a whole number belongs"}},
+		{"more after", ok + "\n{}", datafile.Error{Line: 5, Reason: "more after the document"}},
+		{"bad xuid", strings.Replace(ok, `"2"`, `"x2"`, 1), datafile.Error{Line: 3, Field: "accounts[1].xuid", Reason: "not a XUID (a decimal number that fits in 64 bits, with no leading zero)"}},
+		{"same xuid", strings.Replace(ok, `"2"`, `"1"`, 1), datafile.Error{Line: 3, Field: "accounts[1].xuid", Reason: "accounts[0] has the same XUID"}},
+		{"same gamertag", strings.Replace(ok, `"Bo"`, `"ADA"`, 1), datafile.Error{Line: 3, Field: "accounts[1].gamertag", Reason: "accounts[0] has the same gamertag"}},
+		{"long gamertag", strings.Replace(ok, `"Bo"`, `"Bartholomew The Great"`, 1), datafile.Error{Line: 3, Field: "accounts[1].gamertag", Reason: "longer than 15 characters"}},
+		{"tier", strings.Replace(ok, `"Bo"}`, "\"Bo\",\n   \"tier\": \"Platinum\"}", 1), datafile.Error{Line: 4, Field: "accounts[1].tier", Reason: `want "Gold" or "Silver"`}},
+		{"friend unknown", strings.Replace(ok, `"Ada"}`, "\"Ada\",\n   \"friends\": [\"2\",\n     \"3\"]}", 1), datafile.Error{Line: 4, Field: "accounts[0].friends[1]", Reason: "no account of the world has this XUID"}},
+		{"friend self", strings.Replace(ok, `"Ada"}`, `"Ada", "friends": ["1"]}`, 1), datafile.Error{Line: 2, Field: "accounts[0].friends[0]", Reason: "the account itself"}},
+		{"friend and follow", strings.Replace(ok, `"Ada"}`, "\"Ada\", \"friends\": [\"2\"],\n \"follows\": [\"2\"]}", 1), datafile.Error{Line: 3, Field: "accounts[0].follows[0]", Reason: "already in friends"}},
+		{"favourite not followed", strings.Replace(ok, `"Bo"}`, "\"Bo\",\n \"favorites\": [\"1\"]}", 1), datafile.Error{Line: 4, Field: "accounts[1].favorites[0]", Reason: "not one of the friends or follows, or named twice"}},
+		{"recent player title", strings.Replace(ok, `"Bo"}`, "\"Bo\",\n \"recentPlayers\": [{\"xuid\": \"1\",\n \"titles\": [\"t\"]}]}", 1), datafile.Error{Line: 5, Field: "accounts[1].recentPlayers[0].titles[0]", Reason: "not a title ID (a decimal number that fits in 32 bits, with no leading zero)"}},
+		{"achievement id", strings.Replace(ok, `"Bo"}`, "\"Bo\", \"titles\": [{\"titleId\": \"7\",\n \"achievements\": {\"9\": 100}}]}", 1), datafile.Error{Line: 4, Field: "accounts[1].titles[0].achievements.9", Reason: "not an achievement of the mock's titles (1 to 5)"}},
+		{"achievement percent", strings.Replace(ok, `"Bo"}`, "\"Bo\", \"titles\": [{\"titleId\": \"7\",\n \"achievements\": {\"1\": 101}}]}", 1), datafile.Error{Line: 4, Field: "accounts[1].titles[0].achievements.1", Reason: "progress is a percentage, 0 to 100"}},
+		{"last played", strings.Replace(ok, `"Bo"}`, "\"Bo\", \"titles\": [{\"titleId\": \"7\",\n \"lastPlayed\": \"yesterday\"}]}", 1), datafile.Error{Line: 4, Field: "accounts[1].titles[0].lastPlayed", Reason: "not an RFC 3339 time"}},
+		{"title twice", strings.Replace(ok, `"Bo"}`, "\"Bo\", \"titles\": [{\"titleId\": \"7\"},\n {\"titleId\": \"7\"}]}", 1), datafile.Error{Line: 4, Field: "accounts[1].titles[1].titleId", Reason: "named twice"}},
+		{"yaml unknown field", "accounts:\n  - xuid: \"1\"\n    gamertag: Ada\n  - xuid: \"2\"\n    gamertags: Bo\n", datafile.Error{Line: 5, Field: "accounts[1].gamertags", Reason: "no such field"}},
+		{"yaml friend unknown", "accounts:\n  - xuid: \"1\"\n    friends:\n      - \"2\"\n      - \"3\"\n  - xuid: \"2\"\n", datafile.Error{Line: 5, Field: "accounts[0].friends[1]", Reason: "no account of the world has this XUID"}},
+		{"yaml wrong type", "accounts:\n  - xuid: \"1\"\n    gamerscore: lots\n", datafile.Error{Line: 3, Field: "accounts[0].gamerscore", Reason: "a string where a whole number belongs"}},
+		{"yaml syntax", "accounts:\n  - xuid: \"1\"\n\tgamertag: Ada\n", datafile.Error{Line: 3, Reason: "not YAML: found character that cannot start any token"}},
+		{"yaml key twice", "accounts:\n  - xuid: \"1\"\n    xuid: \"2\"\n", datafile.Error{Line: 3, Field: "accounts[0].xuid", Reason: "named twice"}},
+		{"app without a client ID", strings.Replace(ok, "]}", "],\n\"apps\": [{\"redirectUris\": [\"https://x.example/\"]}]}", 1), datafile.Error{Line: 5, Field: "apps[0].clientId", Reason: "a client ID is 1 to 128 printable characters, no space"}},
+		{"app unknown field", strings.Replace(ok, "]}", "],\n\"apps\": [{\"clientId\": \"a\",\n \"redirectUri\": \"https://x.example/\"}]}", 1), datafile.Error{Line: 6, Field: "apps[0].redirectUri", Reason: "no such field"}},
+		{"app twice", strings.Replace(ok, "]}", "],\n\"apps\": [{\"clientId\": \"a\", \"redirectUris\": [\"https://x.example/\"]},\n{\"clientId\": \"A\", \"redirectUris\": [\"https://x.example/\"]}]}", 1), datafile.Error{Line: 6, Field: "apps[1].clientId", Reason: "apps[0] has the same client ID"}},
+		{"app without redirect URIs", strings.Replace(ok, "]}", "],\n\"apps\": [{\"clientId\": \"a\"}]}", 1), datafile.Error{Line: 5, Field: "apps[0].redirectUris", Reason: "1 to 64 redirect URIs"}},
+		{"redirect URI relative", strings.Replace(ok, "]}", "],\n\"apps\": [{\"clientId\": \"a\", \"redirectUris\": [\"https://x.example/\",\n \"/cb\"]}]}", 1), datafile.Error{Line: 6, Field: "apps[0].redirectUris[1]", Reason: "not an absolute URI without a fragment, of at most 2048 bytes"}},
+		{"redirect URI with a fragment", strings.Replace(ok, "]}", "],\n\"apps\": [{\"clientId\": \"a\", \"redirectUris\": [\"https://x.example/#f\"]}]}", 1), datafile.Error{Line: 5, Field: "apps[0].redirectUris[0]", Reason: "not an absolute URI without a fragment, of at most 2048 bytes"}},
+		{"YAML too large", "accounts:\n" + strings.Repeat("  - xuid: \"1\"\n", datafile.MaxYAMLBytes/14), datafile.Error{Reason: "YAML larger than 1048576 bytes: write a file this large in JSON"}},
+		{"gamerscore below", strings.Replace(ok, `"Bo"}`, "\"Bo\",\n \"gamerscore\": 5, \"titles\": [{\"titleId\": \"7\", \"achievements\": {\"1\": 100}}]}", 1), datafile.Error{Line: 4, Field: "accounts[1].gamerscore", Reason: "below the 10 its unlocked achievements give, or above 100000000"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ReadWorld(strings.NewReader(tc.file))
-			checkFileError(t, err, tc.want, "world")
+			checkDataError(t, err, tc.want, "world")
 		})
 	}
 	if _, err := ReadWorld(strings.NewReader(ok)); err != nil {
@@ -296,7 +294,52 @@ func TestAdminWorld(t *testing.T) {
 	}
 }
 
-// FuzzReadWorld: any input is refused with a *FileError or read into a
+// TestWorldIDsHaveOneSpelling: a world's accounts are one a XUID and a
+// title is named once in an account, but both were compared as text: "1"
+// and "01" (and "0001"), the same decimal number and each a XUID, were two
+// accounts; "7" and "07" two titles. A XUID or title ID is written with no
+// leading zero (internal/xblid).
+func TestWorldIDsHaveOneSpelling(t *testing.T) {
+	for _, tc := range []struct {
+		name, text string
+		want       datafile.Error
+	}{
+		{"accounts 1 and 01", `{"accounts": [{"xuid": "1"}, {"xuid": "01"}]}`, datafile.Error{Line: 1, Field: "accounts[1].xuid", Reason: "not a XUID"}},
+		{"a friend that is the account itself", `{"accounts": [{"xuid": "1", "friends": ["01"]}]}`, datafile.Error{Line: 1, Field: "accounts[0].friends[0]", Reason: "not a XUID"}},
+		{"titles 7 and 07", `{"accounts": [{"xuid": "1", "titles": [{"titleId": "7"}, {"titleId": "07"}]}]}`, datafile.Error{Line: 1, Field: "accounts[0].titles[1].titleId", Reason: "not a title ID"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ReadWorld(strings.NewReader(tc.text))
+			checkDataError(t, err, tc.want, "world")
+		})
+	}
+}
+
+// TestTitlesBoundedInAll: a world's accounts hold at most 100,000 titles
+// in all, and as many recent players (each at most 1,000): a file is
+// refused at the first past them, before it is decoded, and a World made
+// in Go by SetWorld.
+func TestTitlesBoundedInAll(t *testing.T) {
+	for _, list := range []string{"titles", "recentPlayers"} {
+		t.Run(list, func(t *testing.T) {
+			account := `{"` + list + `": [` + strings.TrimSuffix(strings.Repeat("{},", maxTitles), ",") + `]}`
+			file := `{"accounts": [` + strings.TrimSuffix(strings.Repeat(account+",\n", maxInAll/maxTitles+1), ",\n") + `]}`
+			_, err := ReadWorld(strings.NewReader(file))
+			checkDataError(t, err, datafile.Error{Line: 101, Field: "accounts[100]." + list, Reason: "more than 100000 entries in all the lists like it"}, "world")
+		})
+	}
+	w := World{}
+	for i := range maxInAll/maxTitles + 1 {
+		a := WorldAccount{XUID: strconv.Itoa(i + 1)}
+		for j := range maxTitles {
+			a.Titles = append(a.Titles, WorldTitle{TitleID: strconv.Itoa(j + 1)})
+		}
+		w.Accounts = append(w.Accounts, a)
+	}
+	checkDataError(t, NewHandler().SetWorld(w), datafile.Error{Field: "accounts[100].titles", Reason: "more than 100000 titles in all the accounts"}, "world")
+}
+
+// FuzzReadWorld: any input is refused with a *datafile.Error or read into a
 // world that writes back as the same world.
 func FuzzReadWorld(f *testing.F) {
 	file, _ := os.ReadFile("testdata/world.json")
@@ -311,7 +354,7 @@ func FuzzReadWorld(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		w, err := ReadWorld(bytes.NewReader(b))
 		if err != nil {
-			var we *FileError
+			var we *datafile.Error
 			if !errors.As(err, &we) || len(err.Error()) > 400 {
 				t.Fatalf("error %T %q", err, err)
 			}
@@ -357,13 +400,13 @@ func TestPresenceHeartbeat(t *testing.T) {
 	})
 }
 
-// checkFileError fails t unless err is a *FileError naming file that
+// checkDataError fails t unless err is a *datafile.Error naming file that
 // equals want, except that its reason need only start with want's.
-func checkFileError(t *testing.T, err error, want FileError, file string) {
+func checkDataError(t *testing.T, err error, want datafile.Error, file string) {
 	t.Helper()
-	var got *FileError
+	var got *datafile.Error
 	if !errors.As(err, &got) {
-		t.Fatalf("error %v, want a *FileError", err)
+		t.Fatalf("error %v, want a *datafile.Error", err)
 	}
 	if !strings.HasPrefix(got.Reason, want.Reason) {
 		t.Errorf("reason %q, want it to start %q", got.Reason, want.Reason)

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"bytes"
 	"encoding/json"
 
 	"github.com/xblgo/fgrl/limits"
@@ -29,7 +30,7 @@ func WorkedExample(base *limits.Limits) (Pattern, *limits.Limits, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	l, err := limits.Parse(b)
+	l, err := limits.Read(bytes.NewReader(b))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -9,7 +9,6 @@ package replay
 import (
 	"bytes"
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xblgo/fgrl/datafile"
 	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/internal/xblid"
 )
@@ -50,12 +50,17 @@ type Pattern []Event
 // Bounds on patterns, so a hostile file cannot make a run unbounded.
 const (
 	MaxPatternSize = 4 << 20
-	MaxCalls       = 2_000_000
-	MaxSpan        = 7 * 24 * time.Hour
+	// MaxEvents bounds a pattern's lines (CSV) or elements (JSON).
+	MaxEvents = 100_000
+	MaxCalls  = 2_000_000
+	MaxSpan   = 7 * 24 * time.Hour
 )
 
-// jsonEvent is the JSON form: times in seconds.
-type jsonEvent struct {
+// patternFile is the kind of a pattern's file: JSON, or else CSV.
+var patternFile = datafile.Kind{Name: "pattern", MaxBytes: MaxPatternSize, Lists: map[string]int{"": MaxEvents}, Text: readCSV}
+
+// fileEvent is an event as a file writes it: times in seconds.
+type fileEvent struct {
 	Time     float64 `json:"time"`
 	Service  string  `json:"service"`
 	User     string  `json:"user"`
@@ -64,138 +69,147 @@ type jsonEvent struct {
 	Priority string  `json:"priority"`
 }
 
-// ParsePattern reads a pattern: a JSON array of {"time", "service", "user",
-// "count", "spread", "priority"} objects (times in seconds), or CSV lines of
+// ReadPattern reads a pattern of at most MaxPatternSize bytes: a JSON
+// array of {"time", "service", "user", "count", "spread", "priority"}
+// objects (times in seconds), or CSV lines of
 // time,service,user,count[,spread[,priority]] with an optional header line;
-// a priority is "interactive" (the default) or "background". Errors name
-// the line or element.
-func ParsePattern(r io.Reader) (Pattern, error) {
-	b, err := io.ReadAll(io.LimitReader(r, MaxPatternSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("sim: reading pattern: %w", err)
-	}
-	if len(b) > MaxPatternSize {
-		return nil, fmt.Errorf("sim: pattern larger than %d bytes", MaxPatternSize)
-	}
+// a priority is "interactive" (the default) or "background". What is
+// wrong is a *datafile.Error naming the line and the field.
+func ReadPattern(r io.Reader) (Pattern, error) {
+	var events []fileEvent
 	var p Pattern
-	if t := bytes.TrimSpace(b); len(t) > 0 && t[0] == '[' {
-		p, err = parseJSON(t)
-	} else {
-		p, err = parseCSV(b)
-	}
-	if err != nil {
+	if err := patternFile.Read(r, &events, func() (err error) { p, err = patternOf(events); return err }); err != nil {
 		return nil, err
-	}
-	return p, p.check()
-}
-
-// parseJSON reads the array one element at a time, so an error names the
-// element and the byte offset where it was found.
-func parseJSON(b []byte) (Pattern, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
-		return nil, fmt.Errorf("sim: pattern JSON: want an array of events at byte %d", dec.InputOffset())
-	}
-	var p Pattern
-	for i := 0; dec.More(); i++ {
-		var e jsonEvent
-		start := dec.InputOffset() // where the element (or the comma before it) starts
-		if err := dec.Decode(&e); err != nil {
-			return nil, fmt.Errorf("sim: pattern JSON element %d (from byte %d): %w", i, start, err)
-		}
-		ev, err := event(e.Time, e.Service, e.User, e.Count, e.Spread, e.Priority)
-		if err != nil {
-			return nil, fmt.Errorf("sim: pattern JSON element %d (from byte %d): %w", i, start, err)
-		}
-		p = append(p, ev)
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, fmt.Errorf("sim: pattern JSON: unterminated array at byte %d", dec.InputOffset())
 	}
 	return p, nil
 }
 
-func parseCSV(b []byte) (Pattern, error) {
-	cr := csv.NewReader(bytes.NewReader(b))
-	cr.FieldsPerRecord = -1
-	cr.TrimLeadingSpace = true
-	cr.Comment = '#'
+// LoadPattern reads the named pattern file as ReadPattern reads one; its
+// errors name the file.
+func LoadPattern(name string) (Pattern, error) {
+	var events []fileEvent
 	var p Pattern
-	for line := 1; ; line++ {
-		rec, err := cr.Read()
-		if errors.Is(err, io.EOF) {
-			return p, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("sim: pattern CSV: %w", err)
-		}
-		if line == 1 && strings.EqualFold(strings.TrimSpace(rec[0]), "time") {
-			continue // header
-		}
-		ev, err := csvEvent(rec)
-		if err != nil {
-			l, _ := cr.FieldPos(0)
-			return nil, fmt.Errorf("sim: pattern line %d: %w", l, err)
-		}
-		p = append(p, ev)
+	if err := patternFile.Load(name, &events, func() (err error) { p, err = patternOf(events); return err }); err != nil {
+		return nil, err
 	}
+	return p, nil
 }
 
-func csvEvent(rec []string) (Event, error) {
-	if len(rec) < 4 || len(rec) > 6 {
-		return Event{}, fmt.Errorf("want time,service,user,count[,spread[,priority]], found %d fields", len(rec))
-	}
-	at, err1 := strconv.ParseFloat(strings.TrimSpace(rec[0]), 64)
-	count, err2 := strconv.Atoi(strings.TrimSpace(rec[3]))
-	spread := 0.0
-	var err3 error
-	if len(rec) >= 5 && strings.TrimSpace(rec[4]) != "" {
-		spread, err3 = strconv.ParseFloat(strings.TrimSpace(rec[4]), 64)
-	}
-	if err := errors.Join(err1, err2, err3); err != nil {
-		return Event{}, fmt.Errorf("bad number: %w", err)
-	}
-	priority := ""
-	if len(rec) == 6 {
-		priority = strings.TrimSpace(rec[5])
-	}
-	return event(at, strings.TrimSpace(rec[1]), strings.TrimSpace(rec[2]), count, spread, priority)
+// patternError is what is wrong with a pattern, at field.
+func patternError(line int, field, reason string) error {
+	return &datafile.Error{File: "pattern", Line: line, Field: field, Reason: reason}
 }
 
-func event(at float64, service, user string, count int, spread float64, priority string) (Event, error) {
+// patternOf checks events and returns them as a pattern, in time order.
+func patternOf(events []fileEvent) (Pattern, error) {
+	if len(events) == 0 {
+		return nil, patternError(0, "", "empty: no event")
+	}
+	if len(events) > MaxEvents {
+		return nil, patternError(0, "", fmt.Sprintf("more than %d events", MaxEvents))
+	}
+	p := make(Pattern, len(events))
+	total := 0
+	for i, e := range events {
+		ev, field, reason := e.event()
+		if reason != "" {
+			return nil, patternError(0, fmt.Sprintf("[%d].%s", i, field), reason)
+		}
+		if total += ev.Count; total > MaxCalls {
+			return nil, patternError(0, "", fmt.Sprintf("the pattern makes more than %d calls", MaxCalls))
+		}
+		p[i] = ev
+	}
+	sort.SliceStable(p, func(i, j int) bool { return p[i].At < p[j].At })
+	return p, nil
+}
+
+// event returns e as an Event, or the field at fault and why.
+func (e fileEvent) event() (ev Event, field, reason string) {
 	switch {
-	case priority != "" && priority != "interactive" && priority != "background":
-		return Event{}, fmt.Errorf("priority %s is not interactive or background", safetext.Quote(priority, 40))
-	case math.IsNaN(at) || at < 0 || at > MaxSpan.Seconds():
-		return Event{}, fmt.Errorf("time %v is outside 0..%v s", at, MaxSpan.Seconds())
-	case math.IsNaN(spread) || spread < 0 || spread > MaxSpan.Seconds():
-		return Event{}, fmt.Errorf("spread %v is outside 0..%v s", spread, MaxSpan.Seconds())
-	case service == "":
-		return Event{}, errors.New("service is empty")
-	case xblid.CheckXUID(user) != nil:
-		return Event{}, fmt.Errorf("user: %w", xblid.CheckXUID(user))
-	case count < 1 || count > MaxCalls:
-		return Event{}, fmt.Errorf("count %d is outside 1..%d", count, MaxCalls)
+	case e.Priority != "" && e.Priority != "interactive" && e.Priority != "background":
+		return Event{}, "priority", safetext.Quote(e.Priority, 40) + " is not interactive or background"
+	case math.IsNaN(e.Time) || e.Time < 0 || e.Time > MaxSpan.Seconds():
+		return Event{}, "time", fmt.Sprintf("%v is outside 0..%v s", e.Time, MaxSpan.Seconds())
+	case math.IsNaN(e.Spread) || e.Spread < 0 || e.Spread > MaxSpan.Seconds():
+		return Event{}, "spread", fmt.Sprintf("%v is outside 0..%v s", e.Spread, MaxSpan.Seconds())
+	case e.Service == "":
+		return Event{}, "service", "empty"
+	case xblid.CheckXUID(e.User) != nil:
+		return Event{}, "user", xblid.CheckXUID(e.User).Error()
+	case e.Count < 1 || e.Count > MaxCalls:
+		return Event{}, "count", fmt.Sprintf("%d is outside 1..%d", e.Count, MaxCalls)
 	}
-	return Event{At: seconds(at), Service: service, User: user, Count: count, Spread: seconds(spread), Background: priority == "background"}, nil
+	return Event{At: seconds(e.Time), Service: e.Service, User: e.User, Count: e.Count, Spread: seconds(e.Spread), Background: e.Priority == "background"}, "", ""
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
-// check sorts p and bounds its total calls.
-func (p Pattern) check() error {
-	if len(p) == 0 {
-		return errors.New("sim: pattern is empty")
+// readCSV reads a pattern's CSV form into v, a *[]fileEvent, each line
+// checked as it is read so that an error names its line.
+func readCSV(data []byte, v any) error {
+	events := v.(*[]fileEvent)
+	*events = make([]fileEvent, 0, min(bytes.Count(data, []byte{'\n'})+1, MaxEvents))
+	cr := csv.NewReader(bytes.NewReader(data))
+	cr.FieldsPerRecord = -1
+	cr.TrimLeadingSpace = true
+	cr.Comment = '#'
+	cr.ReuseRecord = true // its fields are strings of their own
+	for first := true; ; first = false {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		var pe *csv.ParseError
+		if errors.As(err, &pe) {
+			return patternError(pe.Line, "", "not CSV: "+pe.Err.Error())
+		}
+		if err != nil {
+			return patternError(0, "", "not CSV: "+err.Error())
+		}
+		line, _ := cr.FieldPos(0)
+		if first && strings.EqualFold(strings.TrimSpace(rec[0]), "time") {
+			continue // header
+		}
+		if len(*events) == MaxEvents {
+			return patternError(line, "", fmt.Sprintf("more than %d events", MaxEvents))
+		}
+		e, field, reason := csvEvent(rec)
+		if reason == "" {
+			_, field, reason = e.event()
+		}
+		if reason != "" {
+			return patternError(line, field, reason)
+		}
+		*events = append(*events, e)
 	}
-	sort.SliceStable(p, func(i, j int) bool { return p[i].At < p[j].At })
-	total := 0
-	for _, e := range p {
-		if total += e.Count; total > MaxCalls {
-			return fmt.Errorf("sim: pattern makes more than %d calls", MaxCalls)
+}
+
+// csvEvent reads a CSV line as an event, or says which field is wrong.
+func csvEvent(rec []string) (e fileEvent, field, reason string) {
+	if len(rec) < 4 || len(rec) > 6 {
+		return e, "", fmt.Sprintf("want time,service,user,count[,spread[,priority]], found %d fields", len(rec))
+	}
+	for i := range rec {
+		rec[i] = strings.TrimSpace(rec[i])
+	}
+	e = fileEvent{Service: rec[1], User: rec[2]}
+	var err error
+	if e.Time, err = strconv.ParseFloat(rec[0], 64); err != nil {
+		return e, "time", "not a number"
+	}
+	if e.Count, err = strconv.Atoi(rec[3]); err != nil {
+		return e, "count", "not a whole number"
+	}
+	if len(rec) >= 5 && rec[4] != "" {
+		if e.Spread, err = strconv.ParseFloat(rec[4], 64); err != nil {
+			return e, "spread", "not a number"
 		}
 	}
-	return nil
+	if len(rec) == 6 {
+		e.Priority = rec[5]
+	}
+	return e, "", ""
 }
 
 // Calls returns the number of calls p makes.

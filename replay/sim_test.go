@@ -2,13 +2,15 @@ package replay
 
 import (
 	"context"
+	"errors"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/xblgo/fgrl/datafile"
 	"github.com/xblgo/fgrl/limits"
 	"github.com/xblgo/fgrl/mock"
 	"github.com/xblgo/fgrl/throttle"
@@ -62,37 +64,45 @@ func TestClients(t *testing.T) {
 
 func throttledCalls(r Result) int { return r.Calls - r.Served - r.Refused - r.Failed }
 
-func TestParsePattern(t *testing.T) {
+func TestReadPattern(t *testing.T) {
 	for _, in := range patternForms {
-		p, err := ParsePattern(strings.NewReader(in))
+		p, err := ReadPattern(strings.NewReader(in))
 		if err != nil {
-			t.Fatalf("ParsePattern(%q): %v", in, err)
+			t.Fatalf("ReadPattern(%q): %v", in, err)
 		}
 		want := Pattern{{0, "profile", "1", 10, 0, false, nil}, {seconds(15.5), "profile", "2", 3, seconds(1.5), false, nil}, {seconds(20), "social", "3", 2, 0, true, nil}}
 		if diff := cmp.Diff(want, p); diff != "" {
-			t.Errorf("ParsePattern(%q) mismatch (-want +got):\n%s", in, diff)
+			t.Errorf("ReadPattern(%q) mismatch (-want +got):\n%s", in, diff)
 		}
 	}
 }
 
-// patternErrorTests are ParsePattern's refusals; FuzzParsePattern starts
+// patternErrorTests are ReadPattern's refusals; FuzzReadPattern starts
 // from them and from the accepted forms.
 var patternErrorTests = []struct{ in, want string }{
-	{"", "sim: pattern is empty"},
-	{"0,profile,1", "sim: pattern line 1: want time,service,user,count[,spread[,priority]], found 3 fields"},
-	{"0,profile,1,2,0,later", `sim: pattern line 1: priority "later" is not interactive or background`},
-	{"0,profile,1,2,0,background,x", "sim: pattern line 1: want time,service,user,count[,spread[,priority]], found 7 fields"},
-	{"0,profile,1,x", "sim: pattern line 1: bad number"},
-	{"-1,profile,1,1", "sim: pattern line 1: time -1 is outside"},
-	{"0,,1,1", "sim: pattern line 1: service is empty"},
-	{"0,profile,a b,1", `sim: pattern line 1: user: "a b" is not a XUID`},
-	{"0,profile,xuid(1),1", `sim: pattern line 1: user: "xuid(1)" is not a XUID`},
-	{"0,profile,1,0", "sim: pattern line 1: count 0 is outside"},
-	{"0,profile,1,2000000\n0,profile,1,2000000", "sim: pattern makes more than"},
-	{`[{"time":0,"service":"p","user":"1","count":1,"extra":1}]`, `sim: pattern JSON element 0 (from byte 1): json: unknown field "extra"`},
-	{`[{"time":"x"}]`, "sim: pattern JSON element 0"},
-	{`[{"time":0,"service":"p","user":"1","count":1},{"time":0,"service":"p","user":"a","count":1}]`, `sim: pattern JSON element 1 (from byte 46): user: "a" is not a XUID`},
-	{`[{"time":0,"service":"p","user":"1","count":1}`, "sim: pattern JSON: unterminated array"},
+	{"", "pattern: empty: no event"},
+	{"0,profile,1", "pattern: line 1: want time,service,user,count[,spread[,priority]], found 3 fields"},
+	{"0,profile,1,2\n0,profile,1,2,0,later", `pattern: line 2: priority: "later" is not interactive or background`},
+	{"0,profile,1,2,0,background,x", "pattern: line 1: want time,service,user,count[,spread[,priority]], found 7 fields"},
+	{"0,profile,1,x", "pattern: line 1: count: not a whole number"},
+	{"0,profile,1,1,soon", "pattern: line 1: spread: not a number"},
+	{"-1,profile,1,1", "pattern: line 1: time: -1 is outside 0..604800 s"},
+	{"NaN,profile,1,1", "pattern: line 1: time: NaN is outside 0..604800 s"},
+	{"0,,1,1", "pattern: line 1: service: empty"},
+	{"0,profile,a b,1", `pattern: line 1: user: "a b" is not a XUID`},
+	{"0,profile,xuid(1),1", `pattern: line 1: user: "xuid(1)" is not a XUID`},
+	{"0,profile,01,1", `pattern: line 1: user: "01" is not a XUID`},
+	{"0,profile,1,0", "pattern: line 1: count: 0 is outside 1..2000000"},
+	{"0,profile,1,\"2", "pattern: line 1: not CSV: extraneous or missing"},
+	{"0,profile,1,2000000\n0,profile,1,2000000", "pattern: the pattern makes more than 2000000 calls"},
+	{strings.Repeat("0,p,1,1\n", MaxEvents+1), "pattern: line 100001: more than 100000 events"},
+	{`[{"time":0,"service":"p","user":"1","count":1,"extra":1}]`, "pattern: line 1: [0].extra: no such field"},
+	{`[{"time":0,"service":"p","user":"1","count":1,"count":2}]`, "pattern: line 1: [0].count: named twice"},
+	{`[{"time":"x"}]`, "pattern: line 1: [0].time: a string where a number belongs"},
+	{"[{\"time\":0,\"service\":\"p\",\"user\":\"1\",\"count\":1},\n{\"time\":0,\"service\":\"p\",\"user\":\"a\",\"count\":1}]", `pattern: line 2: [1].user: "a" is not a XUID`},
+	{`[{"time":0,"service":"p","user":"1","count":1}`, "pattern: line 1: the file ends inside the document"},
+	{"[" + strings.Repeat("{},\n", MaxEvents) + "{}]", "pattern: line 100001: more than 100000 entries"},
+	{"[]", "pattern: empty: no event"},
 }
 
 var patternForms = []string{
@@ -100,12 +110,13 @@ var patternForms = []string{
 	`[{"time":15.5,"service":"profile","user":"2","count":3,"spread":1.5},{"time":0,"service":"profile","user":"1","count":10},{"time":20,"service":"social","user":"3","count":2,"priority":"background"}]`,
 }
 
-func TestParsePatternErrors(t *testing.T) {
+func TestReadPatternErrors(t *testing.T) {
 	for _, tt := range patternErrorTests {
 		t.Run(tt.want, func(t *testing.T) {
-			_, err := ParsePattern(strings.NewReader(tt.in))
-			if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
-				t.Errorf("ParsePattern(%q) = %v, want %q...", tt.in, err, tt.want)
+			_, err := ReadPattern(strings.NewReader(tt.in))
+			var de *datafile.Error
+			if !errors.As(err, &de) || !strings.HasPrefix(err.Error(), tt.want) {
+				t.Errorf("ReadPattern(%.60q) = %v, want a *datafile.Error %q...", tt.in, err, tt.want)
 			}
 		})
 	}
@@ -122,17 +133,25 @@ func TestRunErrors(t *testing.T) {
 	}
 }
 
-func FuzzParsePattern(f *testing.F) {
+// FuzzReadPattern: a pattern read is bounded in calls and span; what is
+// refused is a *datafile.Error of at most 400 bytes.
+func FuzzReadPattern(f *testing.F) {
 	for _, in := range patternForms {
 		f.Add(in)
 	}
 	for _, tt := range patternErrorTests {
-		f.Add(tt.in)
+		if len(tt.in) < 4<<10 { // the long ones only slow the mutator down
+			f.Add(tt.in)
+		}
 	}
 	f.Add("0,profile,1,1,NaN")
 	f.Fuzz(func(t *testing.T, in string) {
-		p, err := ParsePattern(strings.NewReader(in))
+		p, err := ReadPattern(strings.NewReader(in))
 		if err != nil {
+			var de *datafile.Error
+			if !errors.As(err, &de) || len(err.Error()) > 400 {
+				t.Fatalf("ReadPattern error %T %q, want a *datafile.Error of at most 400 bytes", err, err)
+			}
 			return
 		}
 		if p.Calls() < 1 || p.Calls() > MaxCalls || p.End() < 0 || p.End() > 2*MaxSpan {
@@ -205,12 +224,7 @@ func TestPlannerMatchesSimulation(t *testing.T) {
 // interactive reads, the interactive calls wait for nothing, where they
 // queue behind the job when it is not marked background.
 func TestMixedWorkload(t *testing.T) {
-	f, err := os.Open("../examples/mixed.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	p, err := ParsePattern(f)
+	p, err := LoadPattern("../examples/mixed.csv")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +282,7 @@ func TestMixedWorkload(t *testing.T) {
 // 8 profile reads 20 s apart. The fgrl client's first 429 teaches it the
 // limit, so it collects one; a plain client collects two a burst.
 func TestServiceLimitsLearned(t *testing.T) {
-	drift, err := limits.LoadFile("../examples/drift.json")
+	drift, err := limits.Load("../examples/drift.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -116,7 +117,7 @@ func TestRateLimitResync(t *testing.T) {
 // sustain 100) through the transport: the service that refused 53 of 148
 // calls refuses none, because the budget holds back or refuses them first.
 func TestWorkedExampleThroughTransport(t *testing.T) {
-	limits, err := limits.Parse([]byte(`{"rules": [{"service": "profile", "hosts": ["profile.xboxlive.com"], "burst": 30, "sustain": 100}]}`))
+	limits, err := limits.Read(strings.NewReader(`{"rules": [{"service": "profile", "hosts": ["profile.xboxlive.com"], "burst": 30, "sustain": 100}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}

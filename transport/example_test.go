@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/xblgo/fgrl/hresult"
@@ -123,7 +124,7 @@ func Example_coalesceReads() {
 // collecting another 429. When a second user's 429 reports the same limit,
 // it is confirmed for every user of the scope.
 func ExampleTransport_LearnedLimits() {
-	served, _ := limits.Parse([]byte(`{"rules": [{"service": "profile", "hosts": ["profile.xboxlive.com"], "burst": 6, "sustain": 30}]}`))
+	served, _ := limits.Read(strings.NewReader(`{"rules": [{"service": "profile", "hosts": ["profile.xboxlive.com"], "burst": 6, "sustain": 30}]}`))
 	h, _ := mock.New(mock.Config{Limits: served})
 	tr := &transport.Transport{Base: h, TitleID: "1234567890", RetryWindow: -1} // no waits in the example
 	client := &http.Client{Transport: tr}

@@ -22,7 +22,7 @@ import (
 // table says 10 / 30.
 func servedProfile(t *testing.T, burst int) *mock.Handler {
 	t.Helper()
-	served, err := limits.Parse([]byte(`{"rules": [{"service": "profile", "hosts": ["profile.xboxlive.com"], "burst": ` + strconv.Itoa(burst) + `, "sustain": 30}]}`))
+	served, err := limits.Read(strings.NewReader(`{"rules": [{"service": "profile", "hosts": ["profile.xboxlive.com"], "burst": ` + strconv.Itoa(burst) + `, "sustain": 30}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ var ignoreUntil = cmpopts.IgnoreFields(transport.LearnedLimit{}, "Until")
 // collect that one 429. Without learning every burst of 10 collects one;
 // the ceiling caps what is learned above the table, and only that.
 func TestLearnedLimits(t *testing.T) {
-	noProfile, err := limits.Parse([]byte(`{"rules": [{"service": "social", "hosts": ["social.xboxlive.com"], "burst": 10, "sustain": 30}]}`))
+	noProfile, err := limits.Read(strings.NewReader(`{"rules": [{"service": "social", "hosts": ["social.xboxlive.com"], "burst": 10, "sustain": 30}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestLearnedLimits(t *testing.T) {
 // table (2 where it says 100) lowers the limit to a tenth of the table's,
 // never below.
 func TestLearnedFloor(t *testing.T) {
-	table, _ := limits.Parse([]byte(`{"rules": [{"service": "profile", "hosts": ["profile.xboxlive.com"], "burst": 100, "sustain": 300}]}`))
+	table, _ := limits.Read(strings.NewReader(`{"rules": [{"service": "profile", "hosts": ["profile.xboxlive.com"], "burst": 100, "sustain": 300}]}`))
 	synctest.Test(t, func(t *testing.T) {
 		tr := &transport.Transport{Base: servedProfile(t, 2), TitleID: "1234567890", Limits: table, RetryWindow: -1}
 		for range 3 {

@@ -93,7 +93,7 @@ func analyzeFlags(o *analyzeOpts) *flag.FlagSet {
 	fs.BoolVar(&o.json, "json", false, "print the report as JSON (schema "+analyze.Schema+"); the same as --format json")
 	fs.StringVar(&o.format, "format", "text", "write the report to standard output as text, json, junit (JUnit XML: a failure per failing finding), sarif (SARIF 2.1.0, for code scanning) or html")
 	fs.StringVar(&o.html, "html", "", "also write a self-contained HTML report to this file")
-	fs.StringVar(&o.rules, "rules", "", "rules data file (JSON; fields left out keep the trace analyzer's values)")
+	fs.StringVar(&o.rules, "rules", "", "rules data file (JSON or YAML; fields left out keep the trace analyzer's values)")
 	fs.StringVar(&o.revision, "revision", "", "built-in limits table (default: the limits a trace of xblcall simulate names, else 2020)")
 	fs.StringVar(&o.limits, "limits", "", "limits data file")
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "list every finding with its evidence, and wider columns")
@@ -112,11 +112,11 @@ func (o *analyzeOpts) run(ctx context.Context, e *env, args []string) error {
 	}
 	lim, err := o.judgeBy(e, paths)
 	if err != nil {
-		return &exitError{2, err}
+		return err
 	}
 	rules, err := o.loadRules()
 	if err != nil {
-		return &exitError{2, err}
+		return err
 	}
 	if o.userAgent != "" {
 		if len(o.userAgent) > analyze.MaxUserAgent {
@@ -255,11 +255,11 @@ func (o *analyzeOpts) loadRules() (*analyze.Rules, error) {
 	if o.rules == "" {
 		return analyze.DefaultRules(), nil
 	}
-	b, err := os.ReadFile(o.rules)
+	rules, err := analyze.LoadRules(o.rules)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--rules: %w", err)
 	}
-	return analyze.ParseRules(b)
+	return rules, nil
 }
 
 // tracePaths expands directories into the .har and .saz files they hold.
@@ -316,7 +316,7 @@ func (o *analyzeOpts) judgeBy(e *env, paths []string) (*limits.Limits, error) {
 	if named == nil {
 		return loadLimits("2020", "")
 	}
-	l, err := limits.Parse(named)
+	l, err := limits.Read(bytes.NewReader(named))
 	if err != nil {
 		return nil, fmt.Errorf("the limits a trace names: %w", err)
 	}

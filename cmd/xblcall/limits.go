@@ -167,7 +167,7 @@ func limitsFlags(o *limitsOpts) *flag.FlagSet {
 // loadLimits returns the limits a command was asked for.
 func loadLimits(revision, file string) (*limits.Limits, error) {
 	if file != "" {
-		return limits.LoadFile(file)
+		return limits.Load(file)
 	}
 	return limits.Revision(revision)
 }

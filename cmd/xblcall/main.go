@@ -26,9 +26,9 @@ import (
 	"github.com/spf13/cobra"
 	flag "github.com/spf13/pflag"
 	"github.com/xblgo/fgrl/analyze"
+	"github.com/xblgo/fgrl/datafile"
 	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/limits"
-	"github.com/xblgo/fgrl/mock"
 )
 
 func main() {
@@ -117,14 +117,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...f
 
 // exitCode is the one place the CLI chooses its exit status: 0 for
 // success; 130 when interrupted; 2 for usage and flag errors and for
-// inputs that cannot be read or are malformed (a file that cannot be
-// opened, limits, worlds, scripts, patterns or traces that do not parse,
-// a bad URL); 1 for a failure of the work itself.
+// inputs that cannot be read or are malformed: any data file (limits, a
+// world, a script, rules, a pattern: a *datafile.Error, which names the
+// file, line and field), a file that cannot be opened, a trace that is
+// none, a bad URL; 1 for a failure of the work itself.
 func exitCode(ctx context.Context, err error) int {
 	var ee *exitError
 	var pe *fs.PathError
-	var le *limits.Error
-	var fe *mock.FileError
+	var de *datafile.Error
 	switch {
 	case err == nil:
 		return 0
@@ -132,7 +132,7 @@ func exitCode(ctx context.Context, err error) int {
 		return 130
 	case errors.As(err, &ee):
 		return ee.code
-	case errors.As(err, &pe), errors.As(err, &le), errors.As(err, &fe), errors.Is(err, limits.ErrUnknownRevision),
+	case errors.As(err, &pe), errors.As(err, &de), errors.Is(err, limits.ErrUnknownRevision),
 		errors.Is(err, analyze.ErrNotTrace):
 		return 2
 	}

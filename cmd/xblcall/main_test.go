@@ -110,7 +110,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"simulate", "--client", "curl"}, 2, `unknown client "curl"`},
 		{[]string{"simulate", "--nope"}, 2, "unknown flag: --nope"},
 		{[]string{"simulate", "--pattern", "/does/not/exist"}, 2, "no such file"},
-		{[]string{"simulate", "--service-limits", "/does/not/exist"}, 2, "--service-limits: limits: open /does/not/exist"},
+		{[]string{"simulate", "--service-limits", "/does/not/exist"}, 2, "--service-limits: /does/not/exist: cannot open: no such file"},
 		{[]string{"call", "profile.xboxlive.com/users/me/profile/settings"}, 2, "the scheme must be http or https"},
 		{[]string{"token"}, 2, "need --xuid and --title"},
 		{[]string{"limits", "--revision", "1999"}, 2, `unknown limits revision "1999"`},
@@ -118,14 +118,58 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"call", "https://profile.xboxlive.com/"}, 2, "no token"},
 		{[]string{"analyze"}, 2, "need a trace"},
 		{[]string{"mock", "--retry-after", "later"}, 2, `unknown --retry-after "later"`},
-		{[]string{"mock", "--world", "testdata/world-bad.json"}, 2, "--world testdata/world-bad.json: line 3: accounts[0].friends[0]: no account of the world has this XUID"},
-		{[]string{"mock", "--world", "testdata/none.json"}, 2, "--world: open testdata/none.json: no such file"},
+		{[]string{"mock", "--world", "testdata/world-bad.json"}, 2, "--world: testdata/world-bad.json: line 3: accounts[0].friends[0]: no account of the world has this XUID"},
+		{[]string{"mock", "--world", "testdata/none.json"}, 2, "--world: testdata/none.json: cannot open: no such file"},
 	}
 	for _, tt := range tests {
 		code, _, errs := xblcall(t, tt.args...)
 		if code != tt.code || !strings.Contains(errs, tt.err) || strings.Count(strings.TrimSpace(errs), "\n") > 0 && tt.args != nil {
 			t.Errorf("xblcall %v: exit %d, stderr %q; want %d and %q on one line", tt.args, code, errs, tt.code, tt.err)
 		}
+	}
+}
+
+// TestDataFileErrorsExit2: whatever the kind of data file and the flag
+// that names it, what is wrong with it exits 2 (exitCode, on the one
+// *datafile.Error) and says the file, line and field.
+func TestDataFileErrorsExit2(t *testing.T) {
+	dir := t.TempDir()
+	file := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	lim := file("limits.json", "{\"rules\": [\n  {\"service\": \"a\", \"burst\": 1}]}")
+	rules := file("rules.yaml", "burst:\n  size: 1\n")
+	pattern := file("pattern.csv", "0,profile,2533274791234567,1\n5,profile,x,1\n")
+	patternJSON := file("pattern.json", "[{\"time\": 0, \"service\": \"profile\", \"user\": \"1\",\n  \"count\": 1, \"cuont\": 2}]")
+	world := file("world.yaml", "accounts:\n  - xuid: \"1\"\n    friends: [\"2\"]\n")
+	script := file("script.yaml", "rules:\n  - answers:\n      - status: 9\n")
+	trace := "../../examples/naive.har"
+	for _, tc := range []struct {
+		args []string
+		want string // the whole of stderr
+	}{
+		{[]string{"limits", "--file", lim}, "xblcall limits: " + lim + ": line 2: rules[0].hosts: missing"},
+		{[]string{"simulate", "--limits", lim}, "xblcall simulate: " + lim + ": line 2: rules[0].hosts: missing"},
+		{[]string{"simulate", "--service-limits", lim}, "xblcall simulate: --service-limits: " + lim + ": line 2: rules[0].hosts: missing"},
+		{[]string{"analyze", "--limits", lim, trace}, "xblcall analyze: " + lim + ": line 2: rules[0].hosts: missing"},
+		{[]string{"mock", "--limits", lim, "--hosts"}, "xblcall mock: " + lim + ": line 2: rules[0].hosts: missing"},
+		{[]string{"analyze", "--rules", rules, "--revision", "2020", trace}, "xblcall analyze: --rules: " + rules + ": line 2: burst.size: want at least 2"},
+		{[]string{"simulate", "--pattern", pattern}, "xblcall simulate: --pattern: " + pattern + `: line 2: user: "x" is not a XUID (a decimal number that fits in 64 bits, with no leading zero)`},
+		{[]string{"simulate", "--pattern", patternJSON}, "xblcall simulate: --pattern: " + patternJSON + ": line 2: [0].cuont: no such field"},
+		{[]string{"mock", "--world", world, "--hosts"}, "xblcall mock: --world: " + world + ": line 3: accounts[0].friends[0]: no account of the world has this XUID"},
+		{[]string{"mock", "--script", script, "--hosts"}, "xblcall mock: --script: " + script + ": line 3: rules[0].answers[0].status: a status is 100 to 599"},
+		{[]string{"mock", "--script", filepath.Join(dir, "none.yaml"), "--hosts"}, "xblcall mock: --script: " + filepath.Join(dir, "none.yaml") + ": cannot open: no such file or directory"},
+	} {
+		t.Run(strings.Join(tc.args[:2], " "), func(t *testing.T) {
+			code, out, errs := xblcall(t, tc.args...)
+			if code != 2 || errs != tc.want+"\n" || out != "" {
+				t.Errorf("xblcall %q: exit %d, stdout %q\n got %q\nwant %q (exit 2)", tc.args, code, out, errs, tc.want+"\n")
+			}
+		})
 	}
 }
 
@@ -177,7 +221,7 @@ func TestLimits(t *testing.T) {
 		}
 	}
 	code, out, _ = xblcall(t, "limits", "--json")
-	l, err := limits.Parse([]byte(out))
+	l, err := limits.Read(strings.NewReader(out))
 	if code != 0 || err != nil || len(l.Rules) != len(limits.Default().Rules) {
 		t.Errorf("limits --json does not round-trip: %v", err)
 	}

@@ -198,7 +198,7 @@ func (o *mockOpts) config(e *env) (mock.Config, error) {
 	}
 	if o.script != "" {
 		if c.Script, err = mock.LoadScript(o.script); err != nil {
-			return mock.Config{}, &exitError{2, fmt.Errorf("--script %s: %v", o.script, strings.TrimPrefix(err.Error(), "mock: script: "))}
+			return mock.Config{}, fmt.Errorf("--script: %w", err)
 		}
 	}
 	align := throttle.FirstRequest
@@ -227,17 +227,12 @@ func (o *mockOpts) config(e *env) (mock.Config, error) {
 	return c, nil
 }
 
-// readWorld reads --world's file; what is wrong with it is a usage error
-// naming the file, line and field.
+// readWorld reads --world's file; what is wrong with it is a
+// *datafile.Error naming the file, line and field.
 func readWorld(name string) (mock.World, error) {
-	f, err := os.Open(name)
+	w, err := mock.LoadWorld(name)
 	if err != nil {
-		return mock.World{}, &exitError{2, fmt.Errorf("--world: %v", err)}
-	}
-	defer f.Close()
-	w, err := mock.ReadWorld(f)
-	if err != nil {
-		return mock.World{}, &exitError{2, fmt.Errorf("--world %s: %v", name, strings.TrimPrefix(err.Error(), "mock: world: "))}
+		return mock.World{}, fmt.Errorf("--world: %w", err)
 	}
 	return w, nil
 }

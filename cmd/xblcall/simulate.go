@@ -211,7 +211,7 @@ func (o *simulateOpts) serviceLimits() (*limits.Limits, error) {
 	if o.service == "" {
 		return nil, nil
 	}
-	l, err := limits.LoadFile(o.service)
+	l, err := limits.Load(o.service)
 	if err != nil {
 		return nil, fmt.Errorf("--service-limits: %w", err)
 	}
@@ -228,18 +228,14 @@ func (o *simulateOpts) load(e *env) (replay.Pattern, *limits.Limits, string, err
 		p, l, err := replay.WorkedExample(limits)
 		return p, l, "The FGRL documentation's worked example: one user, burst 30 / 15 s, sustain 100 / 300 s", err
 	}
-	var r io.Reader = e.stdin
-	if o.pattern != "-" {
-		f, err := os.Open(o.pattern)
-		if err != nil {
-			return nil, nil, "", err
-		}
-		defer f.Close()
-		r = f
+	var p replay.Pattern
+	if o.pattern == "-" {
+		p, err = replay.ReadPattern(e.stdin)
+	} else {
+		p, err = replay.LoadPattern(o.pattern)
 	}
-	p, err := replay.ParsePattern(r)
 	if err != nil {
-		return nil, nil, "", &exitError{2, err} // malformed input
+		return nil, nil, "", fmt.Errorf("--pattern: %w", err)
 	}
 	return p, limits, fmt.Sprintf("pattern %s: %d calls over %v", o.pattern, p.Calls(), p.End().Round(time.Second)), nil
 }

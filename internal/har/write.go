@@ -29,7 +29,7 @@ type Writer struct {
 func NewWriter(w io.Writer) *Writer { return NewWriterLimits(w, nil) }
 
 // NewWriterLimits starts a HAR document on w that names the limits data
-// its calls ran under (limits.Parse's format), as the log's _fgrlLimits
+// its calls ran under (limits.Read's format), as the log's _fgrlLimits
 // field before its entries, so xblcall analyze judges them by the same
 // rules (HAR 1.2 lets custom fields start with an underscore).
 func NewWriterLimits(w io.Writer, limits json.RawMessage) *Writer {

@@ -1,6 +1,7 @@
 // Package xblid checks the identifiers Xbox services take: XUIDs (decimal,
-// 64-bit) and title IDs (decimal, 32-bit). Errors quote the bad value,
-// escaped and clipped.
+// 64-bit) and title IDs (decimal, 32-bit), each written one way only, with
+// no leading zero, so that one number is one identifier ("1" and "01" are
+// not two accounts). Errors quote the bad value, escaped and clipped.
 package xblid
 
 import (
@@ -13,8 +14,8 @@ import (
 // ErrXUID and ErrTitle are wrapped by every error CheckXUID and CheckTitle
 // return.
 var (
-	ErrXUID  = errors.New("not a XUID (a decimal number that fits in 64 bits)")
-	ErrTitle = errors.New("not a title ID (a decimal number that fits in 32 bits)")
+	ErrXUID  = errors.New("not a XUID (a decimal number that fits in 64 bits, with no leading zero)")
+	ErrTitle = errors.New("not a title ID (a decimal number that fits in 32 bits, with no leading zero)")
 )
 
 // CheckXUID reports whether s is a XUID.
@@ -25,8 +26,9 @@ func CheckTitle(s string) error { return check(s, 32, ErrTitle) }
 
 func check(s string, bits int, kind error) error {
 	// ParseUint in base 10 takes decimal digits only: no sign, space,
-	// underscore or prefix; it also refuses "" and what does not fit.
-	if _, err := strconv.ParseUint(s, 10, bits); err != nil {
+	// underscore or prefix; it also refuses "" and what does not fit. A
+	// leading zero would make a second spelling of a number.
+	if _, err := strconv.ParseUint(s, 10, bits); err != nil || len(s) > 1 && s[0] == '0' {
 		return &Error{Value: s, Kind: kind}
 	}
 	return nil

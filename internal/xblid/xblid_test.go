@@ -22,6 +22,11 @@ var tests = []struct {
 	{"xuid(1)", false, false},
 	{" 1", false, false},
 	{strings.Repeat("9", 30), false, false},
+	{"0", true, true},
+	{"01", false, false},
+	{"0001", false, false},
+	{"02533274791234567", false, false},
+	{"00", false, false},
 }
 
 func TestCheck(t *testing.T) {

@@ -23,7 +23,7 @@ import (
 // and the drift of the burst beside the table's; a limit of one user alone
 // is not a series.
 func TestCollector(t *testing.T) {
-	served, err := limits.Parse([]byte(`{"rules": [{"service": "profile", "hosts": ["profile.xboxlive.com"], "burst": 6, "sustain": 30}]}`))
+	served, err := limits.Read(strings.NewReader(`{"rules": [{"service": "profile", "hosts": ["profile.xboxlive.com"], "burst": 6, "sustain": 30}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}

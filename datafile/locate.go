@@ -1,0 +1,157 @@
+package datafile
+
+import (
+	"bytes"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/xblgo/fgrl/internal/safetext"
+)
+
+// locate returns where the value at path (names and indices, as text)
+// starts in the source's JSON (at its name, in an object) and path written
+// as a field; where path goes further than the JSON, where the deepest
+// value on it starts. It reads the JSON once, up to the value, skipping
+// whatever is off the path whole.
+func (s *source) locate(path []string) (int, string) {
+	// The scan has checked the names: the decoder need not keep them.
+	dec := jsontext.NewDecoder(bytes.NewBuffer(s.json), jsontext.AllowDuplicateNames(true))
+	defer func() { s.walked += int(dec.InputOffset()) }()
+	at, field := 0, make([]byte, 0, 64)
+	for i, step := range path {
+		kind := dec.PeekKind()
+		if kind != '{' && kind != '[' {
+			return at, fieldText(appendNames(field, path[i:]))
+		}
+		if _, err := dec.ReadToken(); err != nil {
+			return at, fieldText(appendNames(field, path[i:]))
+		}
+		var found bool
+		if kind == '[' {
+			found = s.toIndex(dec, step, &at)
+			field = append(append(append(field, '['), step...), ']')
+		} else {
+			found = s.toName(dec, step, &at)
+			field = appendNames(field, path[i:i+1])
+		}
+		if !found {
+			return at, fieldText(appendNames(field, path[i+1:]))
+		}
+	}
+	return at, fieldText(field)
+}
+
+// toIndex moves dec, in an array, to its element at index step, and sets
+// *at to where it starts; it reports whether there is one.
+func (s *source) toIndex(dec *jsontext.Decoder, step string, at *int) bool {
+	idx, err := strconv.Atoi(step)
+	if err != nil || idx < 0 {
+		return false
+	}
+	for i := 0; ; i++ {
+		if k := dec.PeekKind(); k == ']' || k == 0 {
+			return false
+		}
+		if i == idx {
+			*at = skipSeparators(s.json, int(dec.InputOffset()))
+			return true
+		}
+		if dec.SkipValue() != nil {
+			return false
+		}
+	}
+}
+
+// toName moves dec, in an object, to the value of its member named step,
+// and sets *at to where the member's name starts; it reports whether there
+// is one.
+func (s *source) toName(dec *jsontext.Decoder, step string, at *int) bool {
+	for dec.PeekKind() == '"' {
+		start := skipSeparators(s.json, int(dec.InputOffset()))
+		name, err := dec.ReadToken()
+		if err != nil {
+			return false
+		}
+		if name.String() == step {
+			*at = start
+			return true
+		}
+		if dec.SkipValue() != nil {
+			return false
+		}
+	}
+	return false
+}
+
+// appendNames writes names after a field, joined by dots, each cut to
+// maxField bytes: a key of a file may be megabytes long.
+func appendNames(field []byte, names []string) []byte {
+	for _, n := range names {
+		if len(field) > 0 {
+			field = append(field, '.')
+		}
+		field = append(field, safetext.Cut(n, maxField)...)
+	}
+	return field
+}
+
+// maxField bounds a field kept in an Error (Error clips what it prints
+// further, and escapes it).
+const maxField = 1024
+
+// fieldText is a field as an Error keeps it.
+func fieldText(field []byte) string { return safetext.Cut(string(field), maxField) }
+
+// fieldOf writes a JSON Pointer as a field: a member of an array (kind
+// of the container the i-th step is in is '[') as an index in brackets,
+// any other as a name after a dot.
+func fieldOf(p jsontext.Pointer, kind func(i int) jsontext.Kind) string {
+	var b []byte
+	i := 0
+	for tok := range p.Tokens() {
+		if kind(i) == '[' {
+			b = append(append(append(b, '['), tok...), ']')
+		} else {
+			b = appendNames(b, []string{tok})
+		}
+		i++
+	}
+	return fieldText(b)
+}
+
+// stepsOf splits a field ("accounts[1].friends[0]") into its names and
+// indices.
+func stepsOf(field string) []string {
+	var steps []string
+	for part := range strings.SplitSeq(field, ".") {
+		name, rest, _ := strings.Cut(part, "[")
+		if name != "" {
+			steps = append(steps, name)
+		}
+		for rest != "" {
+			idx, after, _ := strings.Cut(rest, "]")
+			steps = append(steps, idx)
+			_, rest, _ = strings.Cut(after, "[")
+		}
+	}
+	return steps
+}
+
+// line returns the line of what starts at off in the source's JSON: for
+// YAML, the line it was written from; for JSON, 1 and one for each line
+// break before it (a LF, a CRLF or a bare CR), counted once.
+func (s *source) line(off int) int {
+	if s.yaml {
+		i := sort.Search(len(s.marks), func(i int) bool { return int(s.marks[i].at) > off })
+		if i == 0 {
+			return 0
+		}
+		return int(s.marks[i-1].line)
+	}
+	text := s.json[:min(max(off, 0), len(s.json))]
+	s.walked += len(text)
+	return 1 + bytes.Count(text, []byte{'\n'}) + bytes.Count(text, []byte{'\r'}) - bytes.Count(text, []byte("\r\n"))
+}

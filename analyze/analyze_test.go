@@ -267,9 +267,9 @@ func TestReadRules(t *testing.T) {
 	if !r.Judged("a.example.net") || r.Judged("example.net") || r.Judged("a.example.org") {
 		t.Error("services patterns")
 	}
-	if r, err := ReadRules(strings.NewReader("batches:\n  - {host: h, path: /b, field: f, minUsers: 1}\nrepeat: {window: 1500}\n")); err != nil ||
+	if r, err := ReadRules(strings.NewReader("batches:\n  - {host: h, path: /b, field: f, minUsers: 1}\nrepeat: {window: 1.5s}\n")); err != nil ||
 		len(r.Batches) != 1 || time.Duration(r.Repeat.Window) != 1500*time.Millisecond {
-		t.Errorf("YAML rules, a window in milliseconds: %+v, %v; want one batch and 1.5s", r, err)
+		t.Errorf("YAML rules, a window of 1.5s: %+v, %v; want one batch and 1.5s", r, err)
 	}
 	for in, want := range map[string]string{
 		`{"burst": {"size": 1}}`: "rules: line 1: burst.size: want at least 2",
@@ -278,12 +278,13 @@ func TestReadRules(t *testing.T) {
 		`{"polling": {"minCalls": 2}}`:                               "rules: line 1: polling.minCalls: want at least 3",
 		"{\n\"bogus\": 1}":                                           "rules: line 2: bogus: no such field",
 		`{"Burst": {"size": 3}}`:                                     "rules: line 1: Burst: no such field",
-		`{"repeat": {"window": "soon"}}`:                             "rules: line 1: repeat.window: not a duration such as 2s or 1h",
-		`{"repeat": {"window": true}}`:                               "rules: line 1: repeat.window: a duration is a string such as 2s, or a number of milliseconds",
+		`{"repeat": {"window": "soon"}}`:                             "rules: line 1: repeat.window: not a duration such as 1.5s or 2m",
+		`{"repeat": {"window": true}}`:                               "rules: line 1: repeat.window: a duration is a string such as 1.5s or 2m",
+		`{"repeat": {"window": 1500}}`:                               "rules: line 1: repeat.window: a duration is a string such as 1.5s or 2m",
 		`{"services": ["a/b"]}`:                                      `rules: line 1: services[0]: a/b is not a host pattern`,
 		`{"sampleTitleIds": ["86E2", "xyz"]}`:                        `rules: line 1: sampleTitleIds[1]: xyz is not a hexadecimal title ID`,
 		`[`:                                                          "rules: line 1: the file ends inside the document",
-		`{"burst": {"window": 1500, "size": 2}} junk`:                "rules: line 1: not JSON: invalid character",
+		`{"burst": {"window": "1.5s", "size": 2}} junk`:              "rules: line 1: not JSON: invalid character",
 		`{"batches": [` + strings.Repeat(`{},`, MaxBatches) + `{}]}`: "rules: line 1: batches: more than 100 entries",
 	} {
 		_, err := ReadRules(strings.NewReader(in))

@@ -111,8 +111,8 @@
 // Report's JSON form is stable under Schema "fgrl.analyze/v2": fields may
 // be added, but none changes meaning or goes away without a new schema
 // name. Durations are Go duration strings ("1.5s"; throttle.Duration) and
-// times RFC 3339. (v2: v1's avgGapNs and minGapNs, integer nanoseconds,
-// are avgGap and minGap.)
+// times RFC 3339. (v2: v1's avgGapNs, minGapNs and bucketNs, integer
+// nanoseconds, are avgGap, minGap and bucket.)
 package analyze
 
 import "github.com/xblgo/fgrl/limits"

@@ -97,7 +97,7 @@ func (r *Report) timelineView(g Group) timelineView {
 	for _, c := range g.Timeline {
 		peak = max(peak, c)
 	}
-	v.HasLimit = g.Bucket == 15*time.Second && g.Burst > 0
+	v.HasLimit = time.Duration(g.Bucket) == 15*time.Second && g.Burst > 0
 	if v.HasLimit {
 		peak = max(peak, g.Burst)
 	}
@@ -125,19 +125,19 @@ func (r *Report) timelineView(g Group) timelineView {
 		if span <= 0 {
 			return tlLeft
 		}
-		return tlLeft + plotW*float64(t.Sub(r.Start))/float64(time.Duration(n)*g.Bucket)
+		return tlLeft + plotW*float64(t.Sub(r.Start))/float64(time.Duration(n)*time.Duration(g.Bucket))
 	}
 	for _, f := range r.Findings {
 		if f.Service == g.Service && f.User == g.User && len(v.Marks) < 200 {
 			v.Marks = append(v.Marks, mark{sx(f.Time), f.Level, f.Rule + ": " + f.Reason})
 		}
 	}
-	total := time.Duration(n) * g.Bucket
+	total := time.Duration(n) * time.Duration(g.Bucket)
 	step := niceDuration(total / 6)
 	for d := time.Duration(0); d <= total; d += step {
 		v.Ticks = append(v.Ticks, tick{sx(r.Start.Add(d)), tlHeight, tlHeight + 4, tlHeight + 16, "+" + d.String()})
 	}
-	v.BucketText = fmt.Sprintf("calls per %v", g.Bucket)
+	v.BucketText = fmt.Sprintf("calls per %v", time.Duration(g.Bucket))
 	v.LimitText = fmt.Sprintf("burst %d / 15 s, sustain %d / 300 s, certification %d / 300 s", g.Burst, g.Sustain, g.Certification)
 	return v
 }

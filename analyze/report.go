@@ -120,9 +120,9 @@ type Group struct {
 	// the report's Start: the HTML report draws it. Only the MaxTimelines
 	// busiest groups have one (at most 400 buckets each), so that a trace
 	// of many users costs no timeline per user.
-	Bucket    time.Duration `json:"bucketNs,omitzero"`
-	Timeline  []int         `json:"timeline,omitempty"`
-	Throttled []int         `json:"throttled,omitempty"`
+	Bucket    throttle.Duration `json:"bucket,omitzero"`
+	Timeline  []int             `json:"timeline,omitempty"`
+	Throttled []int             `json:"throttled,omitempty"`
 }
 
 // Finding is one thing a rule found.
@@ -224,7 +224,8 @@ func (a *Analyzer) Report() *Report {
 	sort.Stable(busiestFirst{rep.Groups, judged})
 	for i := range rep.Groups[:min(len(rep.Groups), MaxTimelines)] {
 		g := &rep.Groups[i]
-		g.Bucket, g.Timeline, g.Throttled = timeline(judged[i].recs, rep.Start, rep.End)
+		bucket, tl, th := timeline(judged[i].recs, rep.Start, rep.End)
+		g.Bucket, g.Timeline, g.Throttled = throttle.Duration(bucket), tl, th
 	}
 	rep.Verdict = verdict(rep.Fails, rep.Warnings)
 	for _, in := range rep.Inputs {

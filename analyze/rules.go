@@ -1,8 +1,6 @@
 package analyze
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"path"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/xblgo/fgrl/datafile"
 	"github.com/xblgo/fgrl/internal/safetext"
+	"github.com/xblgo/fgrl/throttle"
 )
 
 // Rules are the analysis's parameters, data like the limits: which hosts
@@ -55,20 +54,20 @@ type Rules struct {
 
 // BurstRule is the BurstDetection rule.
 type BurstRule struct {
-	Window Duration `json:"window"`
-	Size   int      `json:"size"`
+	Window throttle.Duration `json:"window"`
+	Size   int               `json:"size"`
 }
 
 // RepeatRule is the RepeatedCalls rule.
 type RepeatRule struct {
-	Window Duration `json:"window"`
+	Window throttle.Duration `json:"window"`
 }
 
 // PollingRule is the PollingDetection rule.
 type PollingRule struct {
-	Tolerance float64  `json:"tolerance"`
-	MinCalls  int      `json:"minCalls"`
-	MaxGap    Duration `json:"maxGap"`
+	Tolerance float64           `json:"tolerance"`
+	MinCalls  int               `json:"minCalls"`
+	MaxGap    throttle.Duration `json:"maxGap"`
 }
 
 // BatchRule names a batch call: its host, a path pattern (a regular
@@ -76,39 +75,13 @@ type PollingRule struct {
 // listing the users. Calls listing fewer than MinUsers are small batches;
 // calls within Window of the first of a run could have been one call.
 type BatchRule struct {
-	Host     string   `json:"host"`
-	Path     string   `json:"path"`
-	Field    string   `json:"field"`
-	MinUsers int      `json:"minUsers"`
-	Window   Duration `json:"window"`
+	Host     string            `json:"host"`
+	Path     string            `json:"path"`
+	Field    string            `json:"field"`
+	MinUsers int               `json:"minUsers"`
+	Window   throttle.Duration `json:"window"`
 
 	re *regexp.Regexp
-}
-
-// Duration is a time.Duration written in JSON as a Go duration string
-// ("2s", "1h").
-type Duration time.Duration
-
-// MarshalJSON writes d as "2s".
-func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
-
-// UnmarshalJSON reads "2s" (or a number of milliseconds).
-func (d *Duration) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		var ms float64
-		if json.Unmarshal(b, &ms) != nil {
-			return errors.New("a duration is a string such as 2s, or a number of milliseconds")
-		}
-		*d = Duration(ms * float64(time.Millisecond))
-		return nil
-	}
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		return errors.New("not a duration such as 2s or 1h")
-	}
-	*d = Duration(v)
-	return nil
 }
 
 // DefaultRules returns the trace analyzer's rules: every *.xboxlive.com
@@ -118,16 +91,16 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 // between batches.
 func DefaultRules() *Rules {
 	batch := func(host, path, field string) BatchRule {
-		return BatchRule{Host: host, Path: path, Field: field, MinUsers: 2, Window: Duration(2 * time.Second)}
+		return BatchRule{Host: host, Path: path, Field: field, MinUsers: 2, Window: throttle.Duration(2 * time.Second)}
 	}
 	r := &Rules{
 		Services:       []string{"*.xboxlive.com"},
 		NearLimit:      0.9,
-		Burst:          BurstRule{Window: Duration(2 * time.Second), Size: 3},
-		Repeat:         RepeatRule{Window: Duration(5 * time.Second)},
-		Polling:        PollingRule{Tolerance: 0.01, MinCalls: 5, MaxGap: Duration(time.Hour)},
+		Burst:          BurstRule{Window: throttle.Duration(2 * time.Second), Size: 3},
+		Repeat:         RepeatRule{Window: throttle.Duration(5 * time.Second)},
+		Polling:        PollingRule{Tolerance: 0.01, MinCalls: 5, MaxGap: throttle.Duration(time.Hour)},
 		SampleTitleIDs: []string{"86E2", "9AD5D", "78E25", "99DA", "63C80"},
-		Events:         BurstRule{Window: Duration(5 * time.Second), Size: 10},
+		Events:         BurstRule{Window: throttle.Duration(5 * time.Second), Size: 10},
 		Batches: []BatchRule{
 			batch("userstats.xboxlive.com", `/batch`, "requestedusers"),
 			batch("profile.xboxlive.com", `/users/batch/profile/settings`, "userIds"),

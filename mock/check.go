@@ -107,7 +107,7 @@ func (h *Handler) certify(f CallFilter, rules *analyze.Rules) (*analyze.Report, 
 	calls := h.Calls(f)
 	dropped := h.droppedSince(f.Since) // after: a call dropped meanwhile fails the check, not passes it
 	for i, c := range calls {
-		a.Add(&analyze.Call{Index: i, Time: c.Time, Duration: c.Duration, Method: c.Method, URL: c.URL, Status: c.Status,
+		a.Add(&analyze.Call{Index: i, Time: c.Time, Duration: time.Duration(c.Duration), Method: c.Method, URL: c.URL, Status: c.Status,
 			RetryAfter: c.RetryAfter, RequestBody: c.body, Authorization: c.authorization()})
 	}
 	in := analyze.Input{Name: "the mock's record of calls", Calls: len(calls)}

@@ -113,7 +113,7 @@ rules:
 func ExampleHandler_SetFaults() {
 	h := mock.NewHandler()
 	err := h.SetFaults(mock.Faults{Services: []mock.ServiceFault{{Service: "presence", Status: 429,
-		RetryAfter: mock.Duration(30 * time.Second), For: mock.Duration(2 * time.Minute)}}})
+		RetryAfter: throttle.Duration(30 * time.Second), For: throttle.Duration(2 * time.Minute)}}})
 	fmt.Println(err)
 	for _, url := range []string{"https://userpresence.xboxlive.com/users/me", "https://profile.xboxlive.com/users/me/profile/settings?settings=Gamertag"} {
 		req, _ := http.NewRequest("GET", url, nil)

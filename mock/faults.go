@@ -20,7 +20,7 @@ func (h *Handler) fault(w http.ResponseWriter, r *http.Request, rule *limits.Rul
 		return w, true
 	}
 	if f.Latency > 0 {
-		t := time.NewTimer(f.Latency)
+		t := time.NewTimer(time.Duration(f.Latency))
 		select {
 		case <-t.C:
 		case <-r.Context().Done():

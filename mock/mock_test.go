@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/xblgo/fgrl/limits"
 	"github.com/xblgo/fgrl/ratelimit"
 	"github.com/xblgo/fgrl/throttle"
@@ -265,7 +266,7 @@ func TestFallback(t *testing.T) {
 
 func TestFaults(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := Must(New(Config{Faults: Faults{ErrorRate: 1, Latency: 2 * time.Second}}))
+		h := Must(New(Config{Faults: Faults{ErrorRate: 1, Latency: throttle.Duration(2 * time.Second)}}))
 		start := time.Now()
 		a := do(t, h, "GET", profileURL, Token(xuid1, title1), "")
 		b := do(t, h, "GET", profileURL, Token(xuid1, title1), "")
@@ -415,7 +416,7 @@ func TestConfigErrors(t *testing.T) {
 		{"a reset rate of +Inf", Config{Faults: Faults{ResetRate: math.Inf(1)}}, "(error 0, reset +Inf, truncate 0)"},
 		{"a truncate rate of NaN beside an error rate", Config{Faults: Faults{ErrorRate: 0.5, TruncateRate: math.NaN()}}, "(error 0.5, reset 0, truncate NaN)"},
 		{"a service fault's rate of NaN", Config{Faults: Faults{Services: []ServiceFault{{Service: "social", Status: 500, Rate: math.NaN()}}}}, "services[0]: rate is a share, 0 to 1"},
-		{"negative latency", Config{Faults: Faults{Latency: -time.Second}}, "latency"},
+		{"negative latency", Config{Faults: Faults{Latency: throttle.Duration(-time.Second)}}, "latency"},
 		{"a legacy title that is not a title ID", Config{LegacyTitles: []string{"1234567890", " 12"}},
 			`mock: LegacyTitles[1]: " 12" is not a title ID (a decimal number that fits in 32 bits, with no leading zero)`},
 		{"a legacy title past 32 bits", Config{LegacyTitles: []string{"4294967296"}}, `mock: LegacyTitles[0]: "4294967296" is not a title ID`},

@@ -45,12 +45,12 @@ type keySeen struct {
 // Throttled is a 429 the mock answered, as the live page and the admin API
 // list them.
 type Throttled struct {
-	Time   time.Time `json:"time"`
-	User   string    `json:"user"` // the userhash
-	Title  string    `json:"title"`
-	Scope  string    `json:"scope"`
-	Limit  string    `json:"limit"` // "burst", "sustain" or "both"
-	WaitNs int64     `json:"retryAfterNs"`
+	Time       time.Time         `json:"time"`
+	User       string            `json:"user"` // the userhash
+	Title      string            `json:"title"`
+	Scope      string            `json:"scope"`
+	Limit      string            `json:"limit"` // "burst", "sustain" or "both"
+	RetryAfter throttle.Duration `json:"retryAfter"`
 }
 
 func (o *observatory) scope(s string) *scopeCounts {
@@ -108,7 +108,7 @@ func (o *observatory) throttle(k throttle.Key, d throttle.Decision, now time.Tim
 	}
 	o.scope(k.Scope).throttled.Add(1)
 	o.mu.Lock()
-	o.recent[o.next] = Throttled{Time: now.UTC(), User: k.User, Title: k.Title, Scope: k.Scope, Limit: limit, WaitNs: int64(d.RetryAfter)}
+	o.recent[o.next] = Throttled{Time: now.UTC(), User: k.User, Title: k.Title, Scope: k.Scope, Limit: limit, RetryAfter: throttle.Duration(d.RetryAfter)}
 	o.next = (o.next + 1) % recentCap
 	o.total++
 	o.mu.Unlock()

@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"math"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/xblgo/fgrl/throttle"
 )
 
 // Script is a test's scripted answers: each rule answers the requests it
@@ -71,33 +72,12 @@ type ScriptAnswer struct {
 	Body     json.RawMessage `json:"body,omitempty"`
 	BodyFile string          `json:"bodyFile,omitempty"`
 	// Latency delays the answer ("250ms", "2s").
-	Latency Duration `json:"latency,omitempty"`
+	Latency throttle.Duration `json:"latency,omitempty"`
 	// Fault answers with a network fault instead: "reset" (the connection
 	// closes without an answer), "hang" (no answer until the client gives
 	// up) or "truncate" (the body cut short and the connection closed).
 	Fault string `json:"fault,omitempty"`
 }
-
-// Duration is a time.Duration written as text ("250ms", "2m").
-type Duration time.Duration
-
-// MarshalText writes the duration as time.Duration does.
-func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
-
-// UnmarshalText reads a duration as time.ParseDuration does. Text that is
-// not one is kept as a duration that cannot be, which the script's check
-// refuses with the field and line (an error here could not name them).
-func (d *Duration) UnmarshalText(b []byte) error {
-	v, err := time.ParseDuration(string(b))
-	if err != nil {
-		v = time.Duration(badDuration)
-	}
-	*d = Duration(v)
-	return nil
-}
-
-// badDuration stands for text that is not a duration.
-const badDuration = Duration(math.MinInt64)
 
 // Bounds of a script.
 const (

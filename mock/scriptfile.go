@@ -176,8 +176,6 @@ func (r *ScriptRule) check(f string) error {
 			return bad(af+".status", "a status is 100 to 599")
 		case a.Fault != "" && !slices.Contains(scriptFaults, a.Fault):
 			return bad(af+".fault", `want "reset", "hang" or "truncate"`)
-		case a.Latency == badDuration:
-			return bad(af+".latency", `not a duration such as "250ms"`)
 		case a.Latency < 0 || time.Duration(a.Latency) > maxScriptLatency:
 			return bad(af+".latency", "a latency is 0 to 10m")
 		case len(a.Body) > 0 && a.BodyFile != "":

@@ -15,6 +15,7 @@ import (
 	"github.com/xblgo/fgrl/internal/har"
 	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/internal/xblauth"
+	"github.com/xblgo/fgrl/throttle"
 )
 
 // Call is a request the mock received, as a test asserts on it: Calls
@@ -39,8 +40,8 @@ type Call struct {
 	RetryAfter string `json:"retryAfter,omitempty"`
 	// Script is the scripted rule that answered ("" for the mock's own
 	// answer).
-	Script   string        `json:"script,omitempty"`
-	Duration time.Duration `json:"durationNs"`
+	Script   string            `json:"script,omitempty"`
+	Duration throttle.Duration `json:"duration"`
 
 	userhash  string
 	host, uri string // URL's parts, joined when the call is read
@@ -217,7 +218,7 @@ func (h *Handler) droppedSince(since time.Time) int {
 func (h *Handler) WriteHAR(w io.Writer, f CallFilter) error {
 	hw := har.NewWriter(w)
 	for _, c := range h.Calls(f) {
-		e := har.Entry{Time: c.Time, Duration: c.Duration, Method: c.Method, URL: c.URL, Status: c.Status,
+		e := har.Entry{Time: c.Time, Duration: time.Duration(c.Duration), Method: c.Method, URL: c.URL, Status: c.Status,
 			RetryAfter: c.RetryAfter, RequestBody: c.body, Authorization: c.authorization()}
 		if err := hw.Write(&e); err != nil {
 			return err
@@ -295,7 +296,7 @@ func newCall(r *http.Request, e *logEntry, at time.Time, took time.Duration, sta
 		fields[i] = text.String()[text.Len()-len(f):]
 	}
 	return Call{Time: at, Method: fields[0], host: fields[1], uri: fields[2], XUID: fields[3], Title: fields[4], Scope: fields[5],
-		Script: fields[6], RetryAfter: fields[7], userhash: fields[8], Status: status, Aborted: status == 0, Duration: took,
+		Script: fields[6], RetryAfter: fields[7], userhash: fields[8], Status: status, Aborted: status == 0, Duration: throttle.Duration(took),
 		body: bytes.Clone(xblauth.RedactBody(host, body)), textCap: text.Cap()}
 }
 

@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/xblgo/fgrl/ratelimit"
+	"github.com/xblgo/fgrl/throttle"
 )
 
 // TestServiceFaults: a two-minute presence read outage answers 429 with the
@@ -23,7 +25,7 @@ func TestServiceFaults(t *testing.T) {
 		var log bytes.Buffer
 		h := Must(New(Config{Logger: slog.New(slog.NewTextHandler(&log, nil))}))
 		outage := Faults{Services: []ServiceFault{
-			{Service: "presence/read", Status: 429, RetryAfter: Duration(30 * time.Second), For: Duration(2 * time.Minute)},
+			{Service: "presence/read", Status: 429, RetryAfter: throttle.Duration(30 * time.Second), For: throttle.Duration(2 * time.Minute)},
 			{Service: "presence/write", Status: 503},
 		}}
 		if err := h.SetFaults(outage); err != nil {
@@ -79,7 +81,7 @@ func TestServiceFaultShare(t *testing.T) {
 		if failed < 70 || failed > 130 {
 			t.Errorf("%d of 400 failed, want about 100", failed)
 		}
-		h.SetFaults(Faults{Services: []ServiceFault{{Service: "privacy", Reset: true}, {Service: "profile", Latency: Duration(5 * time.Second)}}})
+		h.SetFaults(Faults{Services: []ServiceFault{{Service: "privacy", Reset: true}, {Service: "profile", Latency: throttle.Duration(5 * time.Second)}}})
 		if _, err := h.RoundTrip(mustRequest("GET", "https://privacy.xboxlive.com/users/me/permission/validate?setting=x&target=xuid(2)")); err == nil {
 			t.Error("privacy answered through a reset")
 		}
@@ -103,7 +105,7 @@ func TestAdminServiceFaults(t *testing.T) {
 	srv := serveAll(t, h)
 	var f Faults
 	if code := api(t, srv, "PUT", "/_fgrl/api/faults", `{"services": [{"service": "presence", "status": 429, "retryAfter": "30s", "for": "2m"}]}`, &f); code != 200 ||
-		len(f.Services) != 1 || f.Services[0].Until.IsZero() || f.Services[0].RetryAfter != Duration(30*time.Second) {
+		len(f.Services) != 1 || f.Services[0].Until.IsZero() || f.Services[0].RetryAfter != throttle.Duration(30*time.Second) {
 		t.Fatalf("PUT: %d %+v", code, f)
 	}
 	var e apiError

@@ -3,7 +3,6 @@ package throttle
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 )
 
@@ -26,11 +25,11 @@ func (d Duration) MarshalJSON() ([]byte, error) {
 func (d *Duration) UnmarshalJSON(b []byte) error {
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
-		return errors.New(`a duration is a string such as "1.5s" or "2m"`)
+		return errors.New("a duration is a string such as 1.5s or 2m")
 	}
 	v, err := time.ParseDuration(s)
 	if err != nil {
-		return fmt.Errorf(`%q is not a duration such as "1.5s" or "2m"`, s)
+		return errors.New("not a duration such as 1.5s or 2m")
 	}
 	*d = Duration(v)
 	return nil

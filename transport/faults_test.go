@@ -59,7 +59,7 @@ func TestFaultsNothingLost(t *testing.T) {
 
 func faultRound(t *testing.T, mode mock.RetryAfterMode, seed uint64) {
 	const users, calls, timeout = 40, 8, 25 * time.Second
-	h := mock.Must(mock.New(mock.Config{Faults: mock.Faults{Latency: 300 * time.Millisecond, ErrorRate: 0.25,
+	h := mock.Must(mock.New(mock.Config{Faults: mock.Faults{Latency: throttle.Duration(300 * time.Millisecond), ErrorRate: 0.25,
 		ResetRate: 0.1, TruncateRate: 0.1, RetryAfter: mode, Seed: seed}}))
 	sent := &counting{base: h}
 	tr := &Transport{Base: sent, TitleID: title}

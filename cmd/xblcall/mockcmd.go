@@ -23,6 +23,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/logging"
+
 	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/internal/xblid"
 	"github.com/xblgo/fgrl/limits"
@@ -182,7 +183,7 @@ func (o *mockOpts) config(e *env) (mock.Config, error) {
 	if err != nil {
 		return mock.Config{}, &exitError{2, fmt.Errorf("unknown --retry-after %s", safetext.Quote(o.retryAfter, 40))}
 	}
-	faults := mock.Faults{Latency: o.latency, ErrorRate: o.errorRate, ResetRate: o.resetRate, RetryAfter: mode, Seed: o.seed}
+	faults := mock.Faults{Latency: throttle.Duration(o.latency), ErrorRate: o.errorRate, ResetRate: o.resetRate, RetryAfter: mode, Seed: o.seed}
 	if err := faults.Check(); err != nil {
 		return mock.Config{}, &exitError{2, err}
 	}

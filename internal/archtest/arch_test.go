@@ -82,7 +82,8 @@ type pkg struct {
 	ImportPath, Dir           string
 	Imports                   []string
 	TestImports, XTestImports []string
-	TestGoFiles, XTestGoFiles []string
+	GoFiles, TestGoFiles      []string
+	XTestGoFiles              []string
 }
 
 func list(t *testing.T, args ...string) []pkg {
@@ -178,6 +179,24 @@ func TestAnalyzerStandsAlone(t *testing.T) {
 		for _, banned := range []string{module + "/transport", module + "/mock", module + "/replay", module + "/client"} {
 			if p.ImportPath == banned || strings.HasPrefix(p.ImportPath, banned+"/") {
 				t.Errorf("go list -deps ./analyze/... holds %s", p.ImportPath)
+			}
+		}
+	}
+}
+
+// TestOneDurationEncoding: no JSON the module writes or reads carries a
+// duration as integer nanoseconds: every duration field is a
+// throttle.Duration ("1.5s"), so no struct tag names a key ending in Ns.
+func TestOneDurationEncoding(t *testing.T) {
+	tag := regexp.MustCompile("json:\"[A-Za-z]*Ns[\",]")
+	for _, p := range list(t, module+"/...") {
+		for _, f := range slices.Concat(p.GoFiles, p.TestGoFiles, p.XTestGoFiles) {
+			src, err := os.ReadFile(filepath.Join(p.Dir, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if loc := tag.Find(src); loc != nil {
+				t.Errorf("%s/%s: %s: a duration in integer nanoseconds", p.ImportPath, f, loc)
 			}
 		}
 	}

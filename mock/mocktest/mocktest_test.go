@@ -12,6 +12,7 @@ import (
 
 	"github.com/xblgo/fgrl/mock"
 	"github.com/xblgo/fgrl/mock/mocktest"
+	"github.com/xblgo/fgrl/throttle"
 	"github.com/xblgo/fgrl/transport"
 )
 
@@ -77,7 +78,7 @@ rules:
 func TestPresenceOutage(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		outage := mock.Faults{Services: []mock.ServiceFault{{Service: "presence", Status: 429,
-			RetryAfter: mock.Duration(30 * time.Second), For: mock.Duration(2 * time.Minute)}}}
+			RetryAfter: throttle.Duration(30 * time.Second), For: throttle.Duration(2 * time.Minute)}}}
 		// Code that honours Retry-After: the transport.
 		h := mock.Must(mock.New(mock.Config{Faults: outage}))
 		h.SetFaults(outage) // starts the two minutes now

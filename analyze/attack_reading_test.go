@@ -1,0 +1,251 @@
+package analyze
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Attacks on the readers: traces that hold two 429s in a row (red) which
+// a reader does not see, yet reports as read whole (Input.Complete), so
+// that the verdict is green or yellow. The promise: a trace that cannot be
+// read whole is never green or yellow.
+
+// attackVerdict reads a trace with read and returns the report's verdict
+// and the input.
+func attackVerdict(t *testing.T, read func(add func(*Call)) (Input, error)) (string, Input) {
+	t.Helper()
+	a, _ := New(nil, nil)
+	in, err := read(a.Add)
+	if err != nil {
+		return "error: " + err.Error(), in
+	}
+	a.AddInput(in)
+	return a.Report().Verdict, in
+}
+
+// TestAttackHARReadsOnlyTheFirstEntries: ReadHAR stops at the end of the
+// first log.entries array and reads nothing after it, so a second
+// "entries" (or "log") member, which JSON.parse, Python's json and Go's
+// encoding/json all take in place of the first (the last duplicate wins),
+// a second JSON document, trailing garbage, or a file cut right after the
+// array are neither read nor noticed: a trace whose 429s are there is
+// green and complete.
+func TestAttackHARReadsOnlyTheFirstEntries(t *testing.T) {
+	red := har429(1, "") + ",\n" + har429(2, "")
+	tests := []struct{ name, har string }{
+		{"a second entries array", harHead + harOK(0) + `], "entries": [` + red + "]}}"},
+		{"a second log object", `{"log": {"entries": [` + harOK(0) + `]}, "log": {"entries": [` + red + "]}}"},
+		{"a second JSON document", harHead + harOK(0) + "]}}\n" + harHead + red + "]}}"},
+		{"garbage after the entries", harHead + harOK(0) + `], "pages": [` + red + ` {{{ not json`},
+		{"the file cut right after the entries", harHead + harOK(0) + "]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			verdict, in := attackVerdict(t, func(add func(*Call)) (Input, error) { return ReadHAR(strings.NewReader(tt.har), add) })
+			if verdict == Green || verdict == Yellow {
+				t.Errorf("verdict %s, input read whole: %v (%+v); want red or incomplete", verdict, in.Complete(), in)
+			}
+		})
+	}
+}
+
+// TestAttackHARStatusNotANumber: a status the reader cannot take as a
+// number (the string "429", a number out of range) reads as 0, with no
+// problem: the 429s in a row are a yellow trace read whole. A HAR viewer
+// shows 429 (the string), so the entry holds a status the analysis threw
+// away unsaid.
+func TestAttackHARStatusNotANumber(t *testing.T) {
+	red := harHead + har429(1, "") + ",\n" + har429(2, "") + "]}}"
+	for _, status := range []string{`"429"`, `429e400`, `[429]`} {
+		t.Run(status, func(t *testing.T) {
+			har := strings.ReplaceAll(red, `"status": 429`, `"status": `+status)
+			verdict, in := attackVerdict(t, func(add func(*Call)) (Input, error) { return ReadHAR(strings.NewReader(har), add) })
+			if verdict == Green || verdict == Yellow {
+				t.Errorf("verdict %s, read whole %v; want red, or incomplete naming the entry", verdict, in.Complete())
+			}
+		})
+	}
+}
+
+// TestAttackHARHeaderValueBeforeItsNames: a header object whose value
+// comes before two "name" members ({"value": TOKEN, "name": "User-Agent",
+// "name": "Authorization"}): JSON.parse reads it as the Authorization
+// header (the last name); ReadHAR keeps the value, unredacted, as the
+// call's User-Agent. The promise: Authorization is always redacted.
+func TestAttackHARHeaderValueBeforeItsNames(t *testing.T) {
+	const token = "XBL3.0 x=1;eyJTHE-SECRET-TOKEN"
+	e := `{"startedDateTime": "2026-03-01T20:00:00Z", "request": {"method": "GET", "url": "https://social.xboxlive.com/users/me/people",
+		"headers": [{"value": "` + token + `", "name": "User-Agent", "name": "Authorization"}]}, "response": {"status": 200}}`
+	var got []Call
+	if _, err := ReadHAR(strings.NewReader(harHead+e+"]}}"), func(c *Call) { got = append(got, *c) }); err != nil || len(got) != 1 {
+		t.Fatalf("%v, %d calls", err, len(got))
+	}
+	if s := fmt.Sprintf("%+v", got[0]); strings.Contains(s, "SECRET-TOKEN") {
+		t.Errorf("the call holds the token: %s", s)
+	}
+}
+
+// stored writes a zip of files (stored) in order and returns it.
+func stored(t *testing.T, files [][2]string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	z := zip.NewWriter(&buf)
+	for _, f := range files {
+		w, err := z.CreateHeader(&zip.FileHeader{Name: f[0], Method: zip.Store})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write([]byte(f[1]))
+	}
+	if err := z.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// sazFiles is session name's three files: the request, answer and
+// timers at second s.
+func sazFiles(name, req, resp string, s int) [][2]string {
+	return [][2]string{{"raw/" + name + "_c.txt", req}, {"raw/" + name + "_s.txt", resp},
+		{"raw/" + name + "_m.xml", timers(at(float64(s)).Format(time.RFC3339))}}
+}
+
+// TestAttackSAZDirectoryReadAsFarAsItsSize: the end record's directory
+// size is made to cover the first session's three headers only. The
+// directory still holds all nine (archive/zip, which reads the directory
+// by its count, and so Fiddler's zip library, list them); ReadSAZ reads as
+// far as the size says and passes the two 429s over unsaid: green.
+func TestAttackSAZDirectoryReadAsFarAsItsSize(t *testing.T) {
+	b := stored(t, append(append(sazFiles("1", sazGet, saz200, 0), sazFiles("2", sazPut, saz429, 1)...), sazFiles("3", sazPut, saz429, 2)...))
+	le := binary.LittleEndian
+	end := bytes.LastIndex(b, []byte("PK\x05\x06"))
+	dir := b[le.Uint32(b[end+16:]):end]
+	size := 0
+	for range 3 { // the first session's headers
+		size += 46 + int(le.Uint16(dir[size+28:])) + int(le.Uint16(dir[size+30:])) + int(le.Uint16(dir[size+32:]))
+	}
+	le.PutUint32(b[end+12:], uint32(size))
+	zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
+	if err != nil || len(zr.File) != 9 {
+		t.Fatalf("archive/zip: %v; want the 9 files", err)
+	}
+	verdict, in := attackVerdict(t, func(add func(*Call)) (Input, error) { return ReadSAZ(bytes.NewReader(b), int64(len(b)), add) })
+	if verdict == Green || verdict == Yellow {
+		t.Errorf("verdict %s, %d calls read whole: %v; want red or incomplete (archive/zip lists 9 files)", verdict, in.Calls, in.Complete())
+	}
+}
+
+// TestAttackSAZSessionsMerged: two sessions whose numbers read the same
+// ("2" and "02": Fiddler names each session's files by its own text), or
+// a session file listed twice, become one session: one 429 of two is
+// read, the other passed over unsaid, and the trace is yellow, read whole.
+func TestAttackSAZSessionsMerged(t *testing.T) {
+	tests := []struct {
+		name  string
+		files [][2]string
+	}{
+		{"2 and 02", append(append(sazFiles("1", sazGet, saz200, 0), sazFiles("2", sazPut, saz429, 1)...), sazFiles("02", sazPut, saz429, 2)...)},
+		{"2 and +2", append(append(sazFiles("1", sazGet, saz200, 0), sazFiles("2", sazPut, saz429, 1)...), sazFiles("+2", sazPut, saz429, 2)...)},
+		{"a file listed twice", append(append(sazFiles("1", sazGet, saz200, 0), sazFiles("2", sazPut, saz429, 1)...),
+			[2]string{"raw/2_s.txt", saz200})},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := stored(t, tt.files)
+			verdict, in := attackVerdict(t, func(add func(*Call)) (Input, error) { return ReadSAZ(bytes.NewReader(b), int64(len(b)), add) })
+			if in.Complete() {
+				t.Errorf("verdict %s: %d calls read of %d sessions' files, the trace read whole; want the files not read named", verdict, in.Calls, len(tt.files)/3)
+			}
+		})
+	}
+}
+
+// TestAttackCSVRowsSwallowed: a quote left open joins rows, as
+// encoding/csv reads them with LazyQuotes; the reader catches the join
+// only when it makes a row longer than the header. A quote opened in the
+// header line, or in a row's field and closed in the same field of a later
+// row (so the joined row has the header's fields), swallows the rows
+// between unsaid: the 429s in them are not read, the trace is complete.
+func TestAttackCSVRowsSwallowed(t *testing.T) {
+	bare := func(s, status int) string { // a row as the logger writes it, unquoted
+		return fmt.Sprintf("profile.xboxlive.com,https://profile.xboxlive.com/users/me/profile/settings,2,,,,Retry-After: 60,,%d,80,2026-03-01T20:00:%02d.000Z,true,1,false,0,,false,,,0,,,\n", status, s)
+	}
+	open := strings.Replace(bare(0, 200), ",,,,Retry-After: 60", `,,,"x" y,Retry-After: 60`, 1) // field 5 opens a quote
+	closing := strings.Replace(bare(3, 200), ",,,,Retry-After: 60", `,,,z",Retry-After: 60`, 1) // and field 5 closes it
+	tests := []struct{ name, csv string }{
+		{"by the header", strings.Replace(csvHdr, `,"BreadCrumb"`, `,"BreadCrumb`, 1) + bare(1, 429) + bare(2, 429) +
+			`z",` + bare(3, 200) + csvLine(4, 200)},
+		{"by a row, closed in the same field", csvHdr + open + bare(1, 429) + bare(2, 429) + closing},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			verdict, in := attackVerdict(t, func(add func(*Call)) (Input, error) { return ReadData(strings.NewReader(tt.csv), add) })
+			if verdict == Green || verdict == Yellow {
+				t.Errorf("verdict %s, %d calls, read whole %v; want red or incomplete", verdict, in.Calls, in.Complete())
+			}
+		})
+	}
+}
+
+// TestAttackDataJSONCallsPassedOver: an endpoint whose first member is its
+// calls (the first member is taken for the endpoint's name, whatever it
+// holds), and a second JSON document after the array (which Json.NET's
+// JsonConvert, Python's json and JSON.parse refuse), hold calls that are
+// not read, unsaid: green, read whole.
+func TestAttackDataJSONCallsPassedOver(t *testing.T) {
+	ok := `{"Endpoint": "profile.xboxlive.com", "Calls": [` + jsonDataCall(0, 200) + "]}"
+	red := `[` + jsonDataCall(1, 429) + ", " + jsonDataCall(2, 429) + "]"
+	tests := []struct{ name, data string }{
+		{"calls as an endpoint's first member", `[` + ok + `, {"Calls": ` + red + `}]`},
+		{"a single call as the first member", `[` + ok + `, {"Call": ` + jsonDataCall(1, 429) + `, "Again": ` + jsonDataCall(2, 429) + `}]`},
+		{"a second document", `[` + ok + `] [{"Endpoint": "profile.xboxlive.com", "Calls": ` + red + `}]`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			verdict, in := attackVerdict(t, func(add func(*Call)) (Input, error) { return ReadData(strings.NewReader(tt.data), add) })
+			if verdict == Green || verdict == Yellow {
+				t.Errorf("verdict %s, %d calls, read whole %v; want red or incomplete", verdict, in.Calls, in.Complete())
+			}
+		})
+	}
+}
+
+// TestAttackStatusWrapsToInt16: a data file's HttpStatusCode is read
+// whole (strconv.Atoi) and then kept in 16 bits: 65965 is judged a 429
+// (and 429 + 65536·k in general), so a trace with no 429 is red, its
+// evidence naming a status the trace does not hold.
+func TestAttackStatusWrapsToInt16(t *testing.T) {
+	csv := csvHdr + strings.Replace(csvLine(1, 200), `"200"`, `"65965"`, 1) + strings.Replace(csvLine(2, 200), `"200"`, `"65965"`, 1)
+	a, _ := New(nil, nil)
+	in, err := ReadData(strings.NewReader(csv), a.Add)
+	a.AddInput(in)
+	rep := a.Report()
+	if err != nil || rep.ByRule[RuleThrottledCalls] != 0 {
+		t.Errorf("%v: verdict %s, throttled-calls findings %d on a trace with no 429 (statuses 65965); want none", err, rep.Verdict, rep.ByRule[RuleThrottledCalls])
+	}
+}
+
+// TestAttackTokenless429s: 429s in a row (and calls before Retry-After
+// passed) on calls that carry no Authorization, as Chrome's default
+// ("sanitized") HAR export and HAR scrubbers leave every call, are never
+// judged: the trace is yellow (the no-token warning), exit 0.
+func TestAttackTokenless429s(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(harHead)
+	for i := range 6 {
+		if i > 0 {
+			b.WriteString(",\n")
+		}
+		b.WriteString(strings.Replace(har429(i, ""), `{"name": "Authorization", "value": "XBL3.0 x=2;t"}`, `{"name": "Accept", "value": "*/*"}`, 1))
+	}
+	b.WriteString("]}}")
+	verdict, in := attackVerdict(t, func(add func(*Call)) (Input, error) { return ReadHAR(strings.NewReader(b.String()), add) })
+	if verdict != Red {
+		t.Errorf("six 429s in a row without a token: verdict %s (read whole %v); want red", verdict, in.Complete())
+	}
+}

@@ -15,24 +15,25 @@ import (
 	"github.com/xblgo/fgrl/ratelimit"
 )
 
-// Bounds on what an Analyzer keeps beside its ~40 bytes per call.
-const (
-	maxHosts    = 10_000  // hosts not judged, and hosts without a token, each
-	maxURLBytes = 8 << 20 // the URLs findings quote
-)
+// maxURLBytes bounds the URLs findings quote, which an Analyzer keeps
+// beside its ~40 bytes per call.
+const maxURLBytes = 8 << 20
 
 // Analyzer analyzes calls as they are added; Report gives the result. It is
 // not safe for concurrent use.
 type Analyzer struct {
 	limits *limits.Limits
 	rules  *Rules
+	// unlimited is the rule of a judged host the limits have neither a
+	// rule nor a fallback for: no limits (so no call-frequency finding).
+	unlimited limits.Rule
 
 	users      map[string]int32
 	userInfo   []userInfo
 	groups     map[groupKey]*group
 	order      []*group
-	notJudged  map[string]int
-	noToken    map[string]int
+	apart      map[string]*hostTally // calls not judged, by host
+	noToken    map[string]*hostTally // calls without a token, by host
 	realtime   int
 	inputs     []Input
 	offset     int // added to Call.Index, across inputs
@@ -101,7 +102,7 @@ func New(lim *limits.Limits, rules *Rules) (*Analyzer, error) {
 		return nil, err
 	}
 	return &Analyzer{limits: lim, rules: rules, users: map[string]int32{}, groups: map[groupKey]*group{},
-		notJudged: map[string]int{}, noToken: map[string]int{}, urls: map[uint64]string{}, seed: maphash.MakeSeed(),
+		apart: map[string]*hostTally{}, noToken: map[string]*hostTally{}, urls: map[uint64]string{}, seed: maphash.MakeSeed(),
 		shapes: map[string]int16{}, samples: map[string]*sampleUse{}, events: map[int32][]rec{}, maxCalls: MaxCalls, maxEvents: MaxEvents}, nil
 }
 
@@ -161,17 +162,17 @@ func (a *Analyzer) Add(c *Call) {
 	}
 	if eventsHost(host) {
 		a.addEvents(c, host) // uploads of in-game events: the events are judged, not the uploads
-		count(a.notJudged, host)
+		a.notJudged(c, host)
 		return
 	}
 	rule, scope, ok := a.ruleOf(c, host, p)
 	if !ok {
-		count(a.notJudged, host)
+		a.notJudged(c, host)
 		return
 	}
 	uhs, _, err := xblauth.Parse(c.Authorization) // a redacted value parses: its token is "REDACTED"
 	if err != nil {
-		count(a.noToken, host)
+		tally(a.noToken, host).calls++
 		return
 	}
 	u := a.user(uhs)
@@ -220,17 +221,21 @@ func (a *Analyzer) sampleTitle(c *Call, host string) {
 }
 
 // ruleOf returns the rule a call to host and path p is judged by, and its
-// scope: the limits' rule, else their fallback for a host the rules judge
-// or a call with the title's own User-Agent; false for a call listed apart.
+// scope: the limits' rule, else for a host the rules judge (or a call with
+// the title's own User-Agent) their fallback, or when they have none a
+// rule without limits, under which every rule of calls but call-frequency
+// judges it; false for a call listed apart.
 func (a *Analyzer) ruleOf(c *Call, host, p string) (*limits.Rule, string, bool) {
 	if rule, ok := a.limits.Match(c.Method, host, p); ok {
 		return rule, rule.Scope(), true
 	}
-	own := a.rules.UserAgent != "" && c.UserAgent == a.rules.UserAgent
-	if (a.rules.Judged(host) || own) && a.limits.Fallback != nil {
+	if own := a.rules.UserAgent != "" && c.UserAgent == a.rules.UserAgent; !own && !a.rules.Judged(host) {
+		return nil, "", false
+	}
+	if a.limits.Fallback != nil {
 		return a.limits.Fallback, "host:" + host, true
 	}
-	return nil, "", false
+	return &a.unlimited, "host:" + host, true
 }
 
 // Judged returns the service scope c is judged under, as Add judges it,
@@ -276,14 +281,6 @@ func (a *Analyzer) endpoint(method, host, p string) int16 {
 		a.shapes[string(b)] = id
 	}
 	return id
-}
-
-func count(m map[string]int, host string) {
-	if _, ok := m[host]; ok || len(m) < maxHosts {
-		m[host]++
-		return
-	}
-	m["(other hosts)"]++
 }
 
 func (a *Analyzer) user(hash string) int32 {

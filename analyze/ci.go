@@ -42,6 +42,8 @@ var RuleInfos = []RuleInfo{
 		"A title sent 10 or more in-game events within 5 s (the trace analyzer's limit for in-game events): send fewer, or aggregate them into one event."},
 	{RuleSampleTitleID, "PlayFab calls for a sample title ID (certification warning XR-003)",
 		"The title calls PlayFab with one of the sample title IDs of the SDK samples: a submitted title must use its own title ID (XR-003, Title Quality for Submission)."},
+	{RuleNotJudged, "429 answers from hosts no rule of the limits covers",
+		"Calls to a host the limits data has no rule for (and no fallback rule the analysis may use) were answered 429. They are not judged, so what failed there is not known: analyze the trace by limits that cover the host (xblcall analyze --limits FILE)."},
 	{RuleNoToken, "Calls without an Authorization header",
 		"Calls to a judged service carried no XBL token, so whose calls they are cannot be told and they are not counted."},
 	{RuleIncomplete, "A trace not read whole",

@@ -13,10 +13,13 @@
 // Calls are grouped per user (the Authorization header's userhash) and per
 // rule of the limits data (a service scope such as "presence/write"). Hosts
 // the limits name, and other hosts matching Rules.Services (*.xboxlive.com
-// by default, which get the limits' fallback rule), are judged; calls to any
-// other host are listed in Report.NotJudged and never judged. Calls without
-// an Authorization header are a no-token finding of their own, not a user.
-// Real-time activity sockets (ws, wss, rta.*) are counted apart.
+// by default, which get the limits' fallback rule, or when the limits have
+// none a rule without limits: every rule but call-frequency), are judged;
+// calls to any other host are listed in Report.NotJudged, never judged, and
+// their 429s are a not-judged warning: limits that cover none of a trace's
+// hosts never pass it unsaid. Calls without an Authorization header are a
+// no-token finding of their own, not a user. Real-time activity sockets
+// (ws, wss, rta.*) are counted apart.
 //
 // # Rules
 //
@@ -37,6 +40,9 @@
 //   - batch-frequency: batch calls within 2 s of the first of a run warn
 //     (one call could have carried them all).
 //   - no-token: calls to a judged host without Authorization warn.
+//   - not-judged: 429s from a host no rule of the limits covers (a host
+//     outside Rules.Services, an in-game events upload) warn: what was
+//     not judged there may have failed.
 //   - events-burst: 10 or more of a user's in-game events within 5 s warn
 //     (the trace analyzer's BurstDetection of inGameEvents; Rules.Events).
 //     Events are read from the uploads that carry them: Common Schema 2.1

@@ -39,6 +39,9 @@ const (
 	RuleNoToken        = "no-token"
 	RuleSampleTitleID  = "sample-title-id"
 	RuleEventsBurst    = "events-burst"
+	// RuleNotJudged is calls answered 429 at a host no rule of the limits
+	// covers: not judged, and so a warning, never a pass unsaid.
+	RuleNotJudged = "not-judged"
 	// RuleIncomplete is no rule of the calls but of the traces: one not
 	// read whole (Input.Complete). Reports for CI list it with the rules,
 	// as an error; it makes no Finding.
@@ -65,7 +68,8 @@ type Report struct {
 	Calls  int            `json:"calls"`  // calls read
 	Judged int            `json:"judged"` // calls to services judged, with a token
 	// NotJudged are the calls to hosts neither the limits nor the rules'
-	// services cover, per host: listed, never judged.
+	// services cover, per host: listed, never judged by the rules of
+	// calls; a host among them that answered 429 is a not-judged finding.
 	NotJudged []HostCount `json:"notJudged"`
 	// NoToken are the calls to judged services without an Authorization
 	// header, per host.
@@ -84,10 +88,11 @@ const MaxFindings = 5000
 // maxPerGroupRule bounds the findings listed per group and rule.
 const maxPerGroupRule = 50
 
-// HostCount is a number of calls to one host.
+// HostCount is a number of calls to one host, and of the 429s among them.
 type HostCount struct {
-	Host  string `json:"host"`
-	Calls int    `json:"calls"`
+	Host       string `json:"host"`
+	Calls      int    `json:"calls"`
+	Server429s int    `json:"server429s,omitempty"`
 }
 
 // Group is one user's calls to one service (a rule of the limits).
@@ -168,7 +173,7 @@ func (a *Analyzer) Report() *Report {
 	if p := a.overProblem(); p != nil { // calls added past a bound, with no input after them
 		rep.Inputs = append(rep.Inputs, Input{Name: "calls added", Truncated: p.Reason, Stop: p})
 	}
-	rep.NotJudged, rep.NoToken = hostCounts(a.notJudged), hostCounts(a.noToken)
+	rep.NotJudged, rep.NoToken = hostCounts(a.apart), hostCounts(a.noToken)
 	if rep.Inputs == nil {
 		rep.Inputs = []Input{}
 	}
@@ -199,9 +204,10 @@ func (a *Analyzer) Report() *Report {
 			Calls: u.calls, Evidence: u.evidence,
 			Reason: fmt.Sprintf("%s to PlayFab for the sample title ID %s: certification warning XR-003 (Title Quality for Submission): use the title's own ID", plural(u.calls, "call"), id)})
 	}
-	for host, n := range a.noToken {
-		all = append(all, Finding{Rule: RuleNoToken, Level: Warn, Host: host, Calls: n,
-			Reason: fmt.Sprintf("%d calls to %s carry no Authorization: whose calls they are cannot be told, so they are not counted", n, host)})
+	all = append(all, a.notJudgedFindings()...)
+	for host, t := range a.noToken {
+		all = append(all, Finding{Rule: RuleNoToken, Level: Warn, Host: host, Calls: t.calls,
+			Reason: fmt.Sprintf("%d calls to %s carry no Authorization: whose calls they are cannot be told, so they are not counted", t.calls, host)})
 	}
 	for _, f := range all {
 		rep.ByRule[f.Rule]++
@@ -247,20 +253,6 @@ func (b busiestFirst) Less(i, j int) bool { return b.groups[i].Calls > b.groups[
 func (b busiestFirst) Swap(i, j int) {
 	b.groups[i], b.groups[j] = b.groups[j], b.groups[i]
 	b.judged[i], b.judged[j] = b.judged[j], b.judged[i]
-}
-
-func hostCounts(m map[string]int) []HostCount {
-	out := make([]HostCount, 0, len(m))
-	for h, n := range m {
-		out = append(out, HostCount{h, n})
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Calls != out[j].Calls {
-			return out[i].Calls > out[j].Calls
-		}
-		return out[i].Host < out[j].Host
-	})
-	return out
 }
 
 // name is how a report names user u.

@@ -3,47 +3,8 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 )
-
-// TestAttackTraceNamesItsOwnLimits: without --limits or --revision,
-// xblcall analyze judges by the limits a HAR names (log._fgrlLimits, as
-// xblcall simulate writes them). A red trace (five 429s in a row, calls
-// before Retry-After) that names limits with no fallback and no rule for
-// its hosts has every call "not judged (not Xbox services)": green, exit
-// 0, in every format; the revision it gives itself ("2020") is what
-// stderr and the report name. Among other traces (a plain red HAR beside
-// it), its limits judge them all: green too.
-func TestAttackTraceNamesItsOwnLimits(t *testing.T) {
-	dir := t.TempDir()
-	named := `"_fgrlLimits": {"revision": "2020", "source": "x", "rules": [{"service": "none", "hosts": ["nothing.example"], "burst": 1, "sustain": 1}]}, `
-	red := redHAR("")
-	evil := filepath.Join(dir, "evil.har")
-	os.WriteFile(evil, []byte(strings.Replace(red, `{"log": {`, `{"log": {`+named, 1)), 0o644)
-	plain := filepath.Join(dir, "plain.har")
-	os.WriteFile(plain, []byte(red), 0o644)
-	if code, out, errs := xblcall(t, "analyze", plain); code != 1 {
-		t.Fatalf("the plain trace: exit %d, want 1 (red)\n%s%s", code, out, errs)
-	}
-	tests := []struct {
-		name string
-		args []string
-	}{
-		{"text", []string{evil}},
-		{"junit", []string{"--format", "junit", evil}},
-		{"sarif", []string{"--format", "sarif", evil}},
-		{"beside a plain red trace", []string{plain, evil}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			code, out, errs := xblcall(t, append([]string{"analyze"}, tt.args...)...)
-			if code != 1 {
-				t.Errorf("exit %d; want 1: the 429s in a row fail whatever limits the trace names\n%.300s\n%s", code, out, errs)
-			}
-		})
-	}
-}
 
 // TestAttackSwallowedCSVAmongTraces: a CSV data file whose header line
 // opens a quote that is never closed holds no row (the header swallows

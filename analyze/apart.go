@@ -1,0 +1,97 @@
+package analyze
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/xblgo/fgrl/internal/safetext"
+)
+
+// Calls listed apart: to hosts no rule of the limits covers (not judged),
+// and without a token. Neither passes unsaid: each host is
+// counted, and a 429 from a host not judged is a not-judged finding of its
+// own, so that limits which cover none of a trace's hosts never make a red
+// trace green.
+
+// hostTally counts the calls to one host the Analyzer lists apart, and the
+// 429s among them.
+type hostTally struct {
+	calls, throttled int
+	evidence         []Evidence // the first maxEvidence 429s
+}
+
+// maxHosts bounds the hosts an Analyzer lists apart, in each list: the
+// calls to others are counted under otherHosts.
+const maxHosts = 10_000
+
+const otherHosts = "(other hosts)"
+
+// maxKeptText bounds each string an Analyzer keeps of a call beyond the
+// call (a host, a userhash), cut as safetext.Cut cuts: a host name is at
+// most 253 bytes and a userhash 20 digits, so only hostile text loses any.
+// What is kept is a copy: never a part of a reader's string, which would
+// keep the whole of it.
+const maxKeptText = 256
+
+// keep returns s as the Analyzer keeps it: cut to maxKeptText, copied.
+func keep(s string) string { return strings.Clone(safetext.Cut(s, maxKeptText)) }
+
+// tally returns the tally of host in m, making it when m holds fewer than
+// maxHosts hosts (else the tally of otherHosts).
+func tally(m map[string]*hostTally, host string) *hostTally {
+	if t := m[host]; t != nil {
+		return t
+	}
+	if len(m) >= maxHosts {
+		host = otherHosts
+		if t := m[host]; t != nil {
+			return t
+		}
+	}
+	t := &hostTally{}
+	m[keep(host)] = t
+	return t
+}
+
+// notJudged lists c, a call to host, apart: not judged.
+func (a *Analyzer) notJudged(c *Call, host string) {
+	t := tally(a.apart, host)
+	t.calls++
+	if c.Status == 429 {
+		if t.throttled++; len(t.evidence) < maxEvidence {
+			t.evidence = append(t.evidence, Evidence{Index: a.offset + c.Index, Time: c.Time.UTC(), Status: c.Status})
+		}
+	}
+}
+
+// notJudgedFindings are the not-judged findings: a warning per host not
+// judged that answered 429, since what the limits do not cover may be
+// what failed.
+func (a *Analyzer) notJudgedFindings() []Finding {
+	var out []Finding
+	for host, t := range a.apart {
+		if t.throttled == 0 {
+			continue
+		}
+		out = append(out, Finding{Rule: RuleNotJudged, Level: Warn, Time: t.evidence[0].Time, Host: host, Calls: t.throttled,
+			Evidence: t.evidence, Reason: fmt.Sprintf("%s answered 429 at %s, a host no rule of the limits (%s) covers: not judged; judge them by limits that cover it",
+				plural(t.throttled, "call"), host, a.limits.Revision)})
+	}
+	return out
+}
+
+// hostCounts lists the tallies of m, most calls first.
+func hostCounts(m map[string]*hostTally) []HostCount {
+	out := make([]HostCount, 0, len(m))
+	for h, t := range m {
+		out = append(out, HostCount{Host: h, Calls: t.calls, Server429s: t.throttled})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Calls != out[j].Calls {
+			return out[i].Calls > out[j].Calls
+		}
+		return out[i].Host < out[j].Host
+	})
+	return out
+}

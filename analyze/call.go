@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"cmp"
 	"io"
+	"math"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/internal/xblauth"
@@ -41,6 +45,21 @@ type Call struct {
 	RetryAfter   string // the answer's Retry-After, as sent
 	RequestBody  []byte // at most MaxBody bytes
 	ResponseBody []byte // at most MaxBody bytes
+}
+
+// parseStatus reads an answer's status as a trace writes it, a JSON number
+// or its text: 0 (no answer recorded) or an integer from 100 to 999. Any
+// other value (a fraction, a number out of range, hexadecimal, not a
+// number) is none: false, never wrapped or rounded into a status.
+func parseStatus(s string) (int, bool) {
+	if v := jsontext.Value(s); !v.IsValid() || v.Kind() != '0' {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f != math.Trunc(f) || f != 0 && (f < 100 || f > 999) {
+		return 0, false
+	}
+	return int(f), true
 }
 
 // MaxUserAgent bounds the User-Agent a Call keeps.

@@ -1,13 +1,9 @@
 package analyze
 
 import (
-	"archive/zip"
-	"bytes"
-	"encoding/binary"
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 )
 
 // Attacks on the readers: traces that hold two 429s in a row (red) which
@@ -26,81 +22,6 @@ func attackVerdict(t *testing.T, read func(add func(*Call)) (Input, error)) (str
 	}
 	a.AddInput(in)
 	return a.Report().Verdict, in
-}
-
-// stored writes a zip of files (stored) in order and returns it.
-func stored(t *testing.T, files [][2]string) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	z := zip.NewWriter(&buf)
-	for _, f := range files {
-		w, err := z.CreateHeader(&zip.FileHeader{Name: f[0], Method: zip.Store})
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.Write([]byte(f[1]))
-	}
-	if err := z.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
-// sazFiles is session name's three files: the request, answer and
-// timers at second s.
-func sazFiles(name, req, resp string, s int) [][2]string {
-	return [][2]string{{"raw/" + name + "_c.txt", req}, {"raw/" + name + "_s.txt", resp},
-		{"raw/" + name + "_m.xml", timers(at(float64(s)).Format(time.RFC3339))}}
-}
-
-// TestAttackSAZDirectoryReadAsFarAsItsSize: the end record's directory
-// size is made to cover the first session's three headers only. The
-// directory still holds all nine (archive/zip, which reads the directory
-// by its count, and so Fiddler's zip library, list them); ReadSAZ reads as
-// far as the size says and passes the two 429s over unsaid: green.
-func TestAttackSAZDirectoryReadAsFarAsItsSize(t *testing.T) {
-	b := stored(t, append(append(sazFiles("1", sazGet, saz200, 0), sazFiles("2", sazPut, saz429, 1)...), sazFiles("3", sazPut, saz429, 2)...))
-	le := binary.LittleEndian
-	end := bytes.LastIndex(b, []byte("PK\x05\x06"))
-	dir := b[le.Uint32(b[end+16:]):end]
-	size := 0
-	for range 3 { // the first session's headers
-		size += 46 + int(le.Uint16(dir[size+28:])) + int(le.Uint16(dir[size+30:])) + int(le.Uint16(dir[size+32:]))
-	}
-	le.PutUint32(b[end+12:], uint32(size))
-	zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
-	if err != nil || len(zr.File) != 9 {
-		t.Fatalf("archive/zip: %v; want the 9 files", err)
-	}
-	verdict, in := attackVerdict(t, func(add func(*Call)) (Input, error) { return ReadSAZ(bytes.NewReader(b), int64(len(b)), add) })
-	if verdict == Green || verdict == Yellow {
-		t.Errorf("verdict %s, %d calls read whole: %v; want red or incomplete (archive/zip lists 9 files)", verdict, in.Calls, in.Complete())
-	}
-}
-
-// TestAttackSAZSessionsMerged: two sessions whose numbers read the same
-// ("2" and "02": Fiddler names each session's files by its own text), or
-// a session file listed twice, become one session: one 429 of two is
-// read, the other passed over unsaid, and the trace is yellow, read whole.
-func TestAttackSAZSessionsMerged(t *testing.T) {
-	tests := []struct {
-		name  string
-		files [][2]string
-	}{
-		{"2 and 02", append(append(sazFiles("1", sazGet, saz200, 0), sazFiles("2", sazPut, saz429, 1)...), sazFiles("02", sazPut, saz429, 2)...)},
-		{"2 and +2", append(append(sazFiles("1", sazGet, saz200, 0), sazFiles("2", sazPut, saz429, 1)...), sazFiles("+2", sazPut, saz429, 2)...)},
-		{"a file listed twice", append(append(sazFiles("1", sazGet, saz200, 0), sazFiles("2", sazPut, saz429, 1)...),
-			[2]string{"raw/2_s.txt", saz200})},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			b := stored(t, tt.files)
-			verdict, in := attackVerdict(t, func(add func(*Call)) (Input, error) { return ReadSAZ(bytes.NewReader(b), int64(len(b)), add) })
-			if in.Complete() {
-				t.Errorf("verdict %s: %d calls read of %d sessions' files, the trace read whole; want the files not read named", verdict, in.Calls, len(tt.files)/3)
-			}
-		})
-	}
 }
 
 // TestAttackCSVRowsSwallowed: a quote left open joins rows, as

@@ -3,6 +3,7 @@ package analyze
 import (
 	"archive/zip"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"strings"
 	"testing"
@@ -91,6 +92,14 @@ func FuzzReadSAZ(f *testing.F) {
 	whole.ReadAt(b, 0)
 	f.Add(string(b), "", "", "")
 	f.Add(string(b[:len(b)-10]), "", "", "")
+	// Directories not what their end records say, sessions named two ways
+	// or twice, and zip64.
+	red := redSAZ(f)
+	f.Add(string(asZip64(red)), "", "", "")
+	end := bytes.LastIndex(red, []byte("PK\x05\x06"))
+	binary.LittleEndian.PutUint16(red[end+10:], 3)
+	f.Add(string(red), "", "", "")
+	f.Add(string(stored(f, append(append(sazFiles("2", sazPut, saz429, 1), sazFiles("02", sazPut, saz429, 2)...), [2]string{"raw/+2_s.txt", ""}))), "", "", "")
 	f.Fuzz(func(t *testing.T, c, s, m, m2 string) {
 		// Two sessions, the same request and answer at two times.
 		r := saz(t, map[string]string{"raw/1_c.txt": c, "raw/1_s.txt": s, "raw/1_m.xml": m,
@@ -109,4 +118,159 @@ func FuzzReadSAZ(f *testing.F) {
 			t.Fatalf("%v %+v from %d bytes", err, in, len(c))
 		}
 	})
+}
+
+// stored writes a zip of files (stored) in order and returns it.
+func stored(t testing.TB, files [][2]string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	z := zip.NewWriter(&buf)
+	for _, f := range files {
+		w, err := z.CreateHeader(&zip.FileHeader{Name: f[0], Method: zip.Store})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write([]byte(f[1]))
+	}
+	if err := z.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// sazFiles is session name's three files: the request, answer and
+// timers at second s.
+func sazFiles(name, req, resp string, s int) [][2]string {
+	return [][2]string{{"raw/" + name + "_c.txt", req}, {"raw/" + name + "_s.txt", resp},
+		{"raw/" + name + "_m.xml", timers(at(float64(s)).Format(time.RFC3339))}}
+}
+
+// redSAZ is three sessions: a call that passes, then two 429s in a row.
+func redSAZ(t testing.TB) []byte {
+	return stored(t, append(append(sazFiles("1", sazGet, saz200, 0), sazFiles("2", sazPut, saz429, 1)...), sazFiles("3", sazPut, saz429, 2)...))
+}
+
+// headersSize is the bytes of the first n file headers of the directory
+// dir starts.
+func headersSize(dir []byte, n int) int {
+	le := binary.LittleEndian
+	size := 0
+	for range n {
+		size += 46 + int(le.Uint16(dir[size+28:])) + int(le.Uint16(dir[size+30:])) + int(le.Uint16(dir[size+32:]))
+	}
+	return size
+}
+
+// asZip64 rewrites the zip b with a zip64 end record (and its locator)
+// that gives the directory, its end record's fields left at 0xFFFF and
+// 0xFFFFFFFF, as writers of large archives leave them.
+func asZip64(b []byte) []byte {
+	le := binary.LittleEndian
+	end := bytes.LastIndex(b, []byte("PK\x05\x06"))
+	files, size, off := le.Uint16(b[end+10:]), le.Uint32(b[end+12:]), le.Uint32(b[end+16:])
+	out := append([]byte(nil), b[:end]...)
+	rec := make([]byte, 56)
+	le.PutUint32(rec, 0x06064b50)
+	le.PutUint64(rec[4:], 44)
+	le.PutUint64(rec[24:], uint64(files))
+	le.PutUint64(rec[32:], uint64(files))
+	le.PutUint64(rec[40:], uint64(size))
+	le.PutUint64(rec[48:], uint64(off))
+	loc := make([]byte, 20)
+	le.PutUint32(loc, 0x07064b50)
+	le.PutUint64(loc[8:], uint64(len(out)))
+	le.PutUint32(loc[16:], 1)
+	out = append(append(out, rec...), loc...)
+	eocd := append([]byte(nil), b[end:]...)
+	le.PutUint16(eocd[8:], 0xFFFF)
+	le.PutUint16(eocd[10:], 0xFFFF)
+	le.PutUint32(eocd[12:], 0xFFFFFFFF)
+	le.PutUint32(eocd[16:], 0xFFFFFFFF)
+	return append(out, eocd...)
+}
+
+// TestSAZDirectoryAccountedFor: the zip's directory is read by the count of
+// files its end record gives, and must take the bytes the end record says,
+// up to the end record (or zip64 end record) itself: an end record whose
+// size, count, or both, leave a session's headers out (archive/zip, which
+// reads by the count, and so Fiddler's zip library, list them) is no
+// trace. Before, ReadSAZ read as far as the size said and passed the two
+// 429s of the sessions left out over unsaid: green.
+func TestSAZDirectoryAccountedFor(t *testing.T) {
+	le := binary.LittleEndian
+	tests := []struct {
+		name  string
+		edit  func(b []byte) []byte
+		calls int // read whole; 0: no trace
+	}{
+		{"as written", func(b []byte) []byte { return b }, 3},
+		{"zip64", asZip64, 3},
+		{"the size covers the first session", func(b []byte) []byte {
+			end := bytes.LastIndex(b, []byte("PK\x05\x06"))
+			le.PutUint32(b[end+12:], uint32(headersSize(b[le.Uint32(b[end+16:]):end], 3)))
+			return b
+		}, 0},
+		{"the count covers the first session", func(b []byte) []byte {
+			end := bytes.LastIndex(b, []byte("PK\x05\x06"))
+			le.PutUint16(b[end+8:], 3)
+			le.PutUint16(b[end+10:], 3)
+			return b
+		}, 0},
+		{"the size and count cover the first session", func(b []byte) []byte {
+			end := bytes.LastIndex(b, []byte("PK\x05\x06"))
+			le.PutUint16(b[end+8:], 3)
+			le.PutUint16(b[end+10:], 3)
+			le.PutUint32(b[end+12:], uint32(headersSize(b[le.Uint32(b[end+16:]):end], 3)))
+			return b
+		}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := tt.edit(redSAZ(t))
+			if zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b))); tt.calls > 0 && (err != nil || len(zr.File) != 9) {
+				t.Fatalf("archive/zip: %v", err)
+			}
+			verdict, in := verdictOf(t, func(add func(*Call)) (Input, error) { return ReadSAZ(bytes.NewReader(b), int64(len(b)), add) })
+			switch {
+			case tt.calls > 0 && (verdict != Red || in.Calls != tt.calls || !in.Complete()):
+				t.Errorf("verdict %s, %+v; want red, %d calls read whole", verdict, in, tt.calls)
+			case tt.calls == 0 && !strings.HasPrefix(verdict, "error: not a trace: SAZ: zip: not a valid zip file: the directory"):
+				t.Errorf("verdict %s, %+v; want no trace: the directory not what its end record says", verdict, in)
+			}
+		})
+	}
+}
+
+// TestSAZSessionFilesOnce: a session's files are named once, one way: two
+// sessions whose numbers read the same ("2" and "02", or "+2", which
+// strconv.Atoi reads as 2) or a file listed twice are no session, each
+// named in the problems (the trace incomplete); a number that is not
+// decimal digits names no session. Numbers padded with zeros, as Fiddler
+// pads them to the width of the largest, read as written. Before, "2" and
+// "02" (or "+2") became one session, one of two 429s read and the other
+// passed over unsaid; a file listed twice won silently.
+func TestSAZSessionFilesOnce(t *testing.T) {
+	first := sazFiles("1", sazGet, saz200, 0)
+	tests := []struct {
+		name   string
+		files  [][2]string
+		calls  int
+		reason string // of the first problem; "" for none
+	}{
+		{"padded", append(append(sazFiles("01", sazGet, saz200, 0), sazFiles("02", sazPut, saz429, 1)...), sazFiles("10", sazPut, saz200, 30)...), 3, ""},
+		{"2 and 02", append(append(first, sazFiles("2", sazPut, saz429, 1)...), sazFiles("02", sazPut, saz429, 2)...), 1, "session 2: files named 2_ and 02_"},
+		{"2 and +2", append(append(first, sazFiles("2", sazPut, saz429, 1)...), sazFiles("+2", sazPut, saz429, 2)...), 2, "raw/+2_c.txt: its number is not decimal digits"},
+		{"a file listed twice", append(append(first, sazFiles("2", sazPut, saz429, 1)...), [2]string{"raw/2_s.txt", saz200}), 1, "session 2: raw/2_s.txt listed twice"},
+		{"in another case", append(append(first, sazFiles("2", sazPut, saz429, 1)...), [2]string{"RAW/2_S.TXT", saz200}), 1, "session 2: raw/2_s.txt listed twice"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := stored(t, tt.files)
+			verdict, in := verdictOf(t, func(add func(*Call)) (Input, error) { return ReadSAZ(bytes.NewReader(b), int64(len(b)), add) })
+			if in.Calls != tt.calls || tt.reason == "" && (!in.Complete() || verdict == Incomplete) ||
+				tt.reason != "" && (verdict != Incomplete || len(in.Problems) == 0 || !strings.HasPrefix(in.Problems[0].Reason, tt.reason)) {
+				t.Errorf("verdict %s, %d calls, problems %v; want %d calls, the first problem %q", verdict, in.Calls, in.Problems, tt.calls, tt.reason)
+			}
+		})
+	}
 }

@@ -78,16 +78,26 @@ type group struct {
 	apis  []int16 // the endpoints of the API map its calls were, each once
 }
 
+// status16 is a call's status as a rec keeps it: -1 for one that is not 0
+// nor from 100 to 999 (the readers give none such), never wrapped into 16
+// bits, where 65965 would read as 429.
+func status16(s int) int16 {
+	if s != 0 && (s < 100 || s > 999) {
+		return -1
+	}
+	return int16(s)
+}
+
 // rec is what the rules need of one call.
 type rec struct {
 	at     int64  // Unix nanoseconds
 	key    uint64 // hash of method, URL and request body
 	index  int32  // in the whole analysis
 	ra     int32  // a 429's Retry-After in seconds; -1 for none
-	status int16
-	users  int16 // users a batch call lists; -1 when not a batch call
-	batch  int8  // 1 + index of the batch rule; 0 for none
-	social bool  // Social Manager's call: exempt from polling, repeated-call and small-batch
+	status int16  // status16
+	users  int16  // users a batch call lists; -1 when not a batch call
+	batch  int8   // 1 + index of the batch rule; 0 for none
+	social bool   // Social Manager's call: exempt from polling, repeated-call and small-batch
 }
 
 // New returns an Analyzer judging calls under lim (nil: the built-in 2020
@@ -178,7 +188,7 @@ func (a *Analyzer) Add(c *Call) {
 	u := a.user(uhs)
 	a.learnIdentity(u, host, p, c)
 	g := a.group(u, scope, host, rule)
-	r := rec{at: c.Time.UnixNano(), index: int32(a.offset + c.Index), status: int16(c.Status), ra: -1, users: -1,
+	r := rec{at: c.Time.UnixNano(), index: int32(a.offset + c.Index), status: status16(c.Status), ra: -1, users: -1,
 		social: strings.Contains(c.UserAgent, "SocialManager")}
 	if c.Status == 429 {
 		if d, ok := ratelimit.ParseRetryAfter(c.RetryAfter, c.Time, 24*time.Hour); ok {

@@ -61,7 +61,7 @@ func (a *Analyzer) keepEvent(user int32, at time.Time, c *Call) {
 		return
 	}
 	a.eventCount++
-	a.events[user] = append(a.events[user], rec{at: at.UnixNano(), index: int32(a.offset + c.Index), status: int16(c.Status)})
+	a.events[user] = append(a.events[user], rec{at: at.UnixNano(), index: int32(a.offset + c.Index), status: status16(c.Status)})
 }
 
 // eventTime returns the time of one upload line when it is a title's

@@ -164,6 +164,37 @@ func TestNoTokenApart(t *testing.T) {
 	}
 }
 
+// TestTokenless429sJudgedPerHost: 429s in a row, and calls before a 429's
+// Retry-After passed, on calls without an Authorization header (as
+// Chrome's default, "sanitized", HAR export and HAR scrubbers leave every
+// call) fail: throttled-calls judges such calls per host. Before, they
+// were never judged: yellow (the no-token warning), exit 0.
+func TestTokenless429sJudgedPerHost(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(harHead)
+	for i := range 6 {
+		if i > 0 {
+			b.WriteString(",\n")
+		}
+		b.WriteString(strings.Replace(har429(i, ""), `{"name": "Authorization", "value": "XBL3.0 x=2;t"}`, `{"name": "Accept", "value": "*/*"}`, 1))
+	}
+	b.WriteString("]}}")
+	a, _ := New(nil, nil)
+	in, err := ReadHAR(strings.NewReader(b.String()), a.Add)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.AddInput(in)
+	rep := a.Report()
+	want := map[string]int{"throttled-calls/fail": 2, "no-token/warn": 1}
+	if diff := cmp.Diff(want, rules(rep)); diff != "" || rep.Verdict != Red {
+		t.Errorf("verdict %s; findings (-want +got):\n%s", rep.Verdict, diff)
+	}
+	if diff := cmp.Diff([]HostCount{{Host: "profile.xboxlive.com", Calls: 6, Server429s: 6}}, rep.NoToken); diff != "" {
+		t.Errorf("no token (-want +got):\n%s", diff)
+	}
+}
+
 // TestPollingRepeatsBatchesBursts: the patterns the trace analyzer reports
 // and fgrl missed before.
 func TestPollingRepeatsBatchesBursts(t *testing.T) {

@@ -180,21 +180,16 @@ func (a *Analyzer) Add(c *Call) {
 		a.notJudged(c, host)
 		return
 	}
+	r := a.rec(c)
 	uhs, _, err := xblauth.Parse(c.Authorization) // a redacted value parses: its token is "REDACTED"
 	if err != nil {
-		tally(a.noToken, host).calls++
+		a.tokenless(host, r)
 		return
 	}
 	u := a.user(uhs)
 	a.learnIdentity(u, host, p, c)
 	g := a.group(u, scope, host, rule)
-	r := rec{at: c.Time.UnixNano(), index: int32(a.offset + c.Index), status: status16(c.Status), ra: -1, users: -1,
-		social: strings.Contains(c.UserAgent, "SocialManager")}
-	if c.Status == 429 {
-		if d, ok := ratelimit.ParseRetryAfter(c.RetryAfter, c.Time, 24*time.Hour); ok {
-			r.ra = int32(d / time.Second)
-		}
-	}
+	r.social = strings.Contains(c.UserAgent, "SocialManager")
 	if i, b := a.rules.batchOf(host, p); b != nil {
 		r.batch, r.users = int8(i+1), batchUsers(c.RequestBody, b.Field)
 	}
@@ -204,6 +199,18 @@ func (a *Analyzer) Add(c *Call) {
 	if id := a.endpoint(c.Method, host, p); id >= 0 && !slices.Contains(g.apis, id) {
 		g.apis = append(g.apis, id)
 	}
+}
+
+// rec is what the rules need of c before its user is known: its time,
+// index, status and a 429's Retry-After.
+func (a *Analyzer) rec(c *Call) rec {
+	r := rec{at: c.Time.UnixNano(), index: int32(a.offset + c.Index), status: status16(c.Status), ra: -1, users: -1}
+	if c.Status == 429 {
+		if d, ok := ratelimit.ParseRetryAfter(c.RetryAfter, c.Time, 24*time.Hour); ok {
+			r.ra = int32(d / time.Second)
+		}
+	}
+	return r
 }
 
 // sampleTitle notes a PlayFab call for a sample title ID: to

@@ -18,7 +18,8 @@ import (
 // 429s among them.
 type hostTally struct {
 	calls, throttled int
-	evidence         []Evidence // the first maxEvidence 429s
+	evidence         []Evidence // the first maxEvidence 429s, of a host not judged
+	recs             []rec      // the calls without a token, judged by throttled-calls
 }
 
 // maxHosts bounds the hosts an Analyzer lists apart, in each list: the
@@ -93,5 +94,34 @@ func hostCounts(m map[string]*hostTally) []HostCount {
 		}
 		return out[i].Host < out[j].Host
 	})
+	return out
+}
+
+// tokenless lists r, a call to host without a token, apart: counted, and
+// kept for throttled-calls.
+func (a *Analyzer) tokenless(host string, r rec) {
+	t := tally(a.noToken, host)
+	t.calls++
+	if r.status == 429 {
+		t.throttled++
+	}
+	t.recs = append(t.recs, r)
+}
+
+// tokenlessFindings are the findings on calls without a token: a no-token
+// warning per host, and throttled-calls over each host's calls.
+func (a *Analyzer) tokenlessFindings() []Finding {
+	var out []Finding
+	for host, t := range a.noToken {
+		out = append(out, Finding{Rule: RuleNoToken, Level: Warn, Host: host, Calls: t.calls,
+			Reason: fmt.Sprintf("%d calls to %s carry no Authorization: whose calls they are cannot be told, so they count against no user's limits (their 429s are judged per host)", t.calls, host)})
+		if t.throttled == 0 {
+			continue
+		}
+		sort.SliceStable(t.recs, func(i, j int) bool { return t.recs[i].at < t.recs[j].at })
+		j := judging{a: a, g: &group{user: -1, host: host, recs: t.recs}, gr: &Group{Host: host}}
+		j.throttled()
+		out = append(out, j.found...)
+	}
 	return out
 }

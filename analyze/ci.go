@@ -45,7 +45,7 @@ var RuleInfos = []RuleInfo{
 	{RuleNotJudged, "429 answers from hosts no rule of the limits covers",
 		"Calls to a host the limits data has no rule for (and no fallback rule the analysis may use) were answered 429. They are not judged, so what failed there is not known: analyze the trace by limits that cover the host (xblcall analyze --limits FILE)."},
 	{RuleNoToken, "Calls without an Authorization header",
-		"Calls to a judged service carried no XBL token, so whose calls they are cannot be told and they are not counted."},
+		"Calls to a judged service carried no XBL token, so whose calls they are cannot be told: they count against no user's limits, and only their 429s are judged (per host, by throttled-calls). Export the trace with its Authorization headers (the token is redacted on reading) to have them judged whole."},
 	{RuleIncomplete, "A trace not read whole",
 		"A trace could not be read to its end, or some of its entries could not be read as calls (the report names the first entry and byte): the calls read are judged, but the verdict is incomplete, as what was not read may fail. Repair or re-export the trace."},
 }

@@ -17,9 +17,12 @@
 // none a rule without limits: every rule but call-frequency), are judged;
 // calls to any other host are listed in Report.NotJudged, never judged, and
 // their 429s are a not-judged warning: limits that cover none of a trace's
-// hosts never pass it unsaid. Calls without an Authorization header are a
-// no-token finding of their own, not a user. Real-time activity sockets
-// (ws, wss, rta.*) are counted apart.
+// hosts never pass it unsaid. Calls without an Authorization header (as
+// Chrome exports a HAR by default) are a no-token finding of their own,
+// not a user: they count against no user's limits, but throttled-calls
+// judges them per host, as one user's calls, since a 429 is the service's
+// verdict whoever sent the call. Real-time activity sockets (ws, wss,
+// rta.*) are counted apart.
 //
 // # Rules
 //

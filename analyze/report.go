@@ -72,7 +72,8 @@ type Report struct {
 	// calls; a host among them that answered 429 is a not-judged finding.
 	NotJudged []HostCount `json:"notJudged"`
 	// NoToken are the calls to judged services without an Authorization
-	// header, per host.
+	// header, per host, with the 429s among them (judged per host by
+	// throttled-calls).
 	NoToken  []HostCount `json:"noToken"`
 	Realtime int         `json:"realtime"` // real-time activity sockets, not judged
 	Start    time.Time   `json:"start"`
@@ -205,10 +206,7 @@ func (a *Analyzer) Report() *Report {
 			Reason: fmt.Sprintf("%s to PlayFab for the sample title ID %s: certification warning XR-003 (Title Quality for Submission): use the title's own ID", plural(u.calls, "call"), id)})
 	}
 	all = append(all, a.notJudgedFindings()...)
-	for host, t := range a.noToken {
-		all = append(all, Finding{Rule: RuleNoToken, Level: Warn, Host: host, Calls: t.calls,
-			Reason: fmt.Sprintf("%d calls to %s carry no Authorization: whose calls they are cannot be told, so they are not counted", t.calls, host)})
-	}
+	all = append(all, a.tokenlessFindings()...)
 	for _, f := range all {
 		rep.ByRule[f.Rule]++
 		if f.Level == Fail {

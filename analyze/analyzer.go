@@ -420,5 +420,5 @@ func (a *Analyzer) learnIdentity(u int32, host, p string, c *Call) {
 			info.xuid = cmp.Or(info.xuid, resp.XUID)
 		}
 	}
-	info.xuid, info.gamertag = safetext.Clip(info.xuid, 40), safetext.Clip(info.gamertag, 40)
+	info.xuid, info.gamertag = keep(safetext.Cut(info.xuid, 40)), keep(safetext.Cut(info.gamertag, 40)) // escaped in the report
 }

@@ -38,9 +38,11 @@ const maxKeptText = 256
 // keep returns s as the Analyzer keeps it: cut to maxKeptText, copied.
 func keep(s string) string { return strings.Clone(safetext.Cut(s, maxKeptText)) }
 
-// tally returns the tally of host in m, making it when m holds fewer than
-// maxHosts hosts (else the tally of otherHosts).
+// tally returns the tally of host (as kept: cut to maxKeptText) in m,
+// making it when m holds fewer than maxHosts hosts (else the tally of
+// otherHosts).
 func tally(m map[string]*hostTally, host string) *hostTally {
+	host = safetext.Cut(host, maxKeptText)
 	if t := m[host]; t != nil {
 		return t
 	}
@@ -51,7 +53,7 @@ func tally(m map[string]*hostTally, host string) *hostTally {
 		}
 	}
 	t := &hostTally{}
-	m[keep(host)] = t
+	m[strings.Clone(host)] = t
 	return t
 }
 
@@ -75,9 +77,9 @@ func (a *Analyzer) notJudgedFindings() []Finding {
 		if t.throttled == 0 {
 			continue
 		}
-		out = append(out, Finding{Rule: RuleNotJudged, Level: Warn, Time: t.evidence[0].Time, Host: host, Calls: t.throttled,
+		out = append(out, Finding{Rule: RuleNotJudged, Level: Warn, Time: t.evidence[0].Time, Host: shown(host), Calls: t.throttled,
 			Evidence: t.evidence, Reason: fmt.Sprintf("%s answered 429 at %s, a host no rule of the limits (%s) covers: not judged; judge them by limits that cover it",
-				plural(t.throttled, "call"), host, a.limits.Revision)})
+				plural(t.throttled, "call"), shown(host), shown(a.limits.Revision))})
 	}
 	return out
 }
@@ -86,7 +88,7 @@ func (a *Analyzer) notJudgedFindings() []Finding {
 func hostCounts(m map[string]*hostTally) []HostCount {
 	out := make([]HostCount, 0, len(m))
 	for h, t := range m {
-		out = append(out, HostCount{Host: h, Calls: t.calls, Server429s: t.throttled})
+		out = append(out, HostCount{Host: shown(h), Calls: t.calls, Server429s: t.throttled})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Calls != out[j].Calls {
@@ -113,13 +115,13 @@ func (a *Analyzer) tokenless(host string, r rec) {
 func (a *Analyzer) tokenlessFindings() []Finding {
 	var out []Finding
 	for host, t := range a.noToken {
-		out = append(out, Finding{Rule: RuleNoToken, Level: Warn, Host: host, Calls: t.calls,
-			Reason: fmt.Sprintf("%d calls to %s carry no Authorization: whose calls they are cannot be told, so they count against no user's limits (their 429s are judged per host)", t.calls, host)})
+		out = append(out, Finding{Rule: RuleNoToken, Level: Warn, Host: shown(host), Calls: t.calls,
+			Reason: fmt.Sprintf("%d calls to %s carry no Authorization: whose calls they are cannot be told, so they count against no user's limits (their 429s are judged per host)", t.calls, shown(host))})
 		if t.throttled == 0 {
 			continue
 		}
 		sort.SliceStable(t.recs, func(i, j int) bool { return t.recs[i].at < t.recs[j].at })
-		j := judging{a: a, g: &group{user: -1, host: host, recs: t.recs}, gr: &Group{Host: host}}
+		j := judging{a: a, g: &group{user: -1, host: host, recs: t.recs}, gr: &Group{Host: shown(host)}}
 		j.throttled()
 		out = append(out, j.found...)
 	}

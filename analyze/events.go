@@ -103,7 +103,7 @@ func (a *Analyzer) eventFindings() []Finding {
 		sort.SliceStable(evs, func(i, j int) bool { return evs[i].at < evs[j].at })
 		who := "no user"
 		if u >= 0 {
-			who = a.name(u)
+			who = shown(a.name(u))
 		}
 		for n, w := range windows(evs, time.Duration(b.Window), b.Size-1, true) {
 			if n == maxPerGroupRule {

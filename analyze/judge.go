@@ -5,14 +5,15 @@ import (
 	"math"
 	"time"
 
+	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/throttle"
 )
 
 // judge runs every rule over one group (its recs sorted by time).
 func (a *Analyzer) judge(g *group) (Group, []Finding) {
 	info := a.userInfo[g.user]
-	gr := Group{User: a.name(g.user), Userhash: info.hash, XUID: info.xuid, Gamertag: info.gamertag,
-		Service: g.scope, Host: g.host, Burst: g.rule.Burst, Sustain: g.rule.Sustain,
+	gr := Group{User: shown(a.name(g.user)), Userhash: shown(info.hash), XUID: shown(info.xuid), Gamertag: shown(info.gamertag),
+		Service: shown(g.scope), Host: shown(g.host), Burst: g.rule.Burst, Sustain: g.rule.Sustain,
 		Certification: g.rule.CertificationLimit(), Calls: len(g.recs)}
 	a.stats(g, &gr)
 	j := judging{a: a, g: g, gr: &gr}
@@ -141,12 +142,12 @@ func (j *judging) add(rule, level string, recs []rec, url bool, format string, a
 		return
 	}
 	f := Finding{Rule: rule, Level: level, Time: time.Unix(0, recs[0].at).UTC(), User: j.gr.User,
-		Service: j.g.scope, Host: j.g.host, Calls: len(recs), Reason: fmt.Sprintf(format, args...)}
+		Service: j.gr.Service, Host: j.gr.Host, Calls: len(recs), Reason: fmt.Sprintf(format, args...)}
 	for _, r := range recs[:min(len(recs), maxEvidence)] {
 		f.Evidence = append(f.Evidence, Evidence{Index: int(r.index), Time: time.Unix(0, r.at).UTC(), Status: int(r.status)})
 	}
 	if url {
-		f.URL = j.a.urls[recs[0].key]
+		f.URL = safetext.Clip(j.a.urls[recs[0].key], maxShownURL)
 	}
 	j.found = append(j.found, f)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/throttle"
 )
 
@@ -169,8 +170,8 @@ const MaxTimelines = htmlGroups
 
 // Report analyzes what was added and returns the report.
 func (a *Analyzer) Report() *Report {
-	rep := &Report{Schema: Schema, Inputs: slices.Clip(a.inputs), Calls: a.calls, Realtime: a.realtime,
-		ByRule: map[string]int{}, Limits: a.limits.Revision, Rules: a.rules}
+	rep := &Report{Schema: Schema, Inputs: shownInputs(a.inputs), Calls: a.calls, Realtime: a.realtime,
+		ByRule: map[string]int{}, Limits: shown(a.limits.Revision), Rules: a.rules}
 	if p := a.overProblem(); p != nil { // calls added past a bound, with no input after them
 		rep.Inputs = append(rep.Inputs, Input{Name: "calls added", Truncated: p.Reason, Stop: p})
 	}
@@ -237,6 +238,29 @@ func (a *Analyzer) Report() *Report {
 		}
 	}
 	return rep
+}
+
+// Text from the traces in a report (hosts, services, users, URLs, a
+// trace's name) is escaped and clipped once, as the report is built
+// (safetext.Clip: control characters, terminal escapes among them, and
+// invalid UTF-8 written as Go escapes): every output, JSON, text, HTML,
+// JUnit and SARIF, carries it as it is, and only cuts it to fit. Reasons
+// are clipped as a reader or rule makes them.
+const (
+	maxShown    = 256 // a host, service, user or name
+	maxShownURL = 512 // a call's method and URL (without its query)
+)
+
+// shown is s as a report carries it.
+func shown(s string) string { return safetext.Clip(s, maxShown) }
+
+// shownInputs is a copy of inputs, each named as a report shows it.
+func shownInputs(inputs []Input) []Input {
+	out := slices.Clone(inputs)
+	for i := range out {
+		out[i].Name = shown(out[i].Name)
+	}
+	return out
 }
 
 // busiestFirst sorts groups by their calls, most first, and the groups

@@ -88,7 +88,7 @@ func (h *Handler) Check(opts CheckOptions) (CheckResult, error) {
 				res.Failures = append(res.Failures, fmt.Sprintf("certification: and %d more failing findings", rep.Fails-maxCheckLines))
 				break
 			}
-			res.Failures = append(res.Failures, fmt.Sprintf("certification: %s %s: %s", f.Rule, f.Service, safetext.Clip(f.Reason, 200)))
+			res.Failures = append(res.Failures, fmt.Sprintf("certification: %s %s: %s", f.Rule, f.Service, safetext.Cut(f.Reason, 200)))
 		}
 	}
 	res.OK = len(res.Failures) == 0

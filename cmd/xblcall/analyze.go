@@ -189,7 +189,7 @@ func incomplete(inputs []analyze.Input) error {
 	for _, in := range inputs {
 		if gap := in.Gap(); gap != nil {
 			if n++; n == 1 {
-				first = safetext.Clip(in.Name, 200) + ": " + safetext.Clip(gap.String(), 300)
+				first = safetext.Cut(in.Name, 200) + ": " + safetext.Cut(gap.String(), 300)
 			}
 		}
 	}
@@ -248,7 +248,7 @@ func printWhatIf(w io.Writer, res *whatif.Result, lim *limits.Limits) error {
 	}
 	for _, in := range res.Before.Inputs {
 		if gap := in.Gap(); gap != nil {
-			fmt.Fprintf(w, "\nINCOMPLETE: %s: not read whole: %s", safetext.Clip(in.Name, 60), safetext.Clip(gap.String(), 200))
+			fmt.Fprintf(w, "\nINCOMPLETE: %s: not read whole: %s", safetext.Cut(in.Name, 60), safetext.Cut(gap.String(), 200))
 		}
 	}
 	_, err := fmt.Fprintf(w, "\n429s: %d in the traces, %d with fgrl (%d avoided)\nverdict: %s in the traces (%d failing, %d warnings), %s with fgrl (%d failing, %d warnings)\n",
@@ -483,11 +483,11 @@ const reportFindings = 20
 // its evidence, and wider cells). Text from the trace is escaped.
 func printReport(w io.Writer, rep *analyze.Report, verbose bool) error {
 	cell := func(s string, n int) string {
-		s = safetext.Clip(s, 1000)
+		s = safetext.Cut(s, 1000)
 		if verbose {
 			return s
 		}
-		return safetext.Clip(s, n)
+		return safetext.Cut(s, n)
 	}
 	for _, in := range rep.Inputs {
 		fmt.Fprintf(w, "%s: %d calls", cell(in.Name, 60), in.Calls)

@@ -2,17 +2,20 @@ package mock
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
 
-// TestAttackCheckPassesOnDroppedCalls: the record of calls keeps the
-// latest 10,000; Certify fails closed when it dropped calls of the window
-// checked, but No429 ("fail when any call was answered 429") and an
-// expected count (here: no call to userpresence) are judged on the calls
-// left: a 429 the record dropped, or calls the expectation forbids that
-// it dropped, pass the check (xblcall check --no-429, --expect ...=0).
-func TestAttackCheckPassesOnDroppedCalls(t *testing.T) {
+// TestEveryCheckFailsClosedOnDroppedCalls: the record of calls keeps the
+// latest 10,000; when it dropped calls made in the window a check looks
+// at, No429 ("fail when any call was answered 429") and an expected count
+// (here: no call to userpresence) fail, saying the record is incomplete,
+// as Certify does; since a time after the dropped calls, they pass.
+// Before, they were judged on the calls left: a 429 the record dropped,
+// or calls the expectation forbids that it dropped, passed the check
+// (xblcall check --no-429, --expect ...=0).
+func TestEveryCheckFailsClosedOnDroppedCalls(t *testing.T) {
 	h := NewHandler()
 	t0 := time.Date(2026, 3, 1, 20, 0, 0, 0, time.UTC)
 	h.calls.add(Call{Time: t0, Method: "GET", host: "profile.xboxlive.com", uri: "/users/me/profile/settings", Scope: "profile",
@@ -33,8 +36,15 @@ func TestAttackCheckPassesOnDroppedCalls(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			res, err := h.Check(tt.opts)
-			if err != nil || res.OK {
+			if err != nil || res.OK || len(res.Failures) != 1 || !strings.Contains(res.Failures[0], "incomplete: the record keeps the latest 10000 calls") {
 				t.Errorf("%v: ok %v, failures %q; want a failure: the record dropped the calls the check is about", err, res.OK, res.Failures)
+			}
+			tt.opts.Since = t0.Add(2 * time.Second)
+			for i := range tt.opts.Expect {
+				tt.opts.Expect[i].Since = tt.opts.Since
+			}
+			if res, err := h.Check(tt.opts); err != nil || !res.OK {
+				t.Errorf("since the dropped calls: %v, failures %q; want ok", err, res.Failures)
 			}
 		})
 	}

@@ -1,7 +1,6 @@
 package analyze
 
 import (
-	"cmp"
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
@@ -32,8 +31,11 @@ type Analyzer struct {
 	userInfo   []userInfo
 	groups     map[groupKey]*group
 	order      []*group
-	apart      map[string]*hostTally // calls not judged, by host
-	noToken    map[string]*hostTally // calls without a token, by host
+	hosts      map[string]string       // the hosts groups keep (keptHost)
+	hostScopes map[string]string       // fallback scopes by host (hostScope)
+	ruleScopes map[*limits.Rule]string // (ruleScope)
+	apart      map[string]*hostTally   // calls not judged, by host
+	noToken    map[string]*hostTally   // calls without a token, by host
 	realtime   int
 	inputs     []Input
 	offset     int // added to Call.Index, across inputs
@@ -43,7 +45,7 @@ type Analyzer struct {
 	seed       maphash.Seed          // of callKey
 	shapes     map[string]int16      // a call's shape (shapeOf) -> its endpoint in the API map, -1 for none
 	samples    map[string]*sampleUse // PlayFab calls for a sample title ID, by ID
-	events     map[int32][]rec       // in-game events by user (-1: no token), at their own times
+	events     map[int32][]eventRec  // in-game events by user (-1: no token), at their own times
 	eventCount int
 	// over is the first call of the input being read not judged whole,
 	// past maxCalls calls or maxEvents events (overN counts them).
@@ -56,11 +58,6 @@ type Analyzer struct {
 type sampleUse struct {
 	calls    int
 	evidence []Evidence
-}
-
-type userInfo struct {
-	hash, xuid, gamertag string
-	calls                int
 }
 
 type groupKey struct {
@@ -112,8 +109,9 @@ func New(lim *limits.Limits, rules *Rules) (*Analyzer, error) {
 		return nil, err
 	}
 	return &Analyzer{limits: lim, rules: rules, users: map[string]int32{}, groups: map[groupKey]*group{},
+		hosts: map[string]string{}, hostScopes: map[string]string{}, ruleScopes: map[*limits.Rule]string{},
 		apart: map[string]*hostTally{}, noToken: map[string]*hostTally{}, urls: map[uint64]string{}, seed: maphash.MakeSeed(),
-		shapes: map[string]int16{}, samples: map[string]*sampleUse{}, events: map[int32][]rec{}, maxCalls: MaxCalls, maxEvents: MaxEvents}, nil
+		shapes: map[string]int16{}, samples: map[string]*sampleUse{}, events: map[int32][]eventRec{}, maxCalls: MaxCalls, maxEvents: MaxEvents}, nil
 }
 
 // AddInput records what a reader made of a trace (its problems and where
@@ -244,15 +242,15 @@ func (a *Analyzer) sampleTitle(c *Call, host string) {
 // judges it; false for a call listed apart.
 func (a *Analyzer) ruleOf(c *Call, host, p string) (*limits.Rule, string, bool) {
 	if rule, ok := a.limits.Match(c.Method, host, p); ok {
-		return rule, rule.Scope(), true
+		return rule, a.ruleScope(rule), true
 	}
 	if own := a.rules.UserAgent != "" && c.UserAgent == a.rules.UserAgent; !own && !a.rules.Judged(host) {
 		return nil, "", false
 	}
 	if a.limits.Fallback != nil {
-		return a.limits.Fallback, "host:" + host, true
+		return a.limits.Fallback, a.hostScope(host), true
 	}
-	return &a.unlimited, "host:" + host, true
+	return &a.unlimited, a.hostScope(host), true
 }
 
 // Judged returns the service scope c is judged under, as Add judges it,
@@ -300,22 +298,12 @@ func (a *Analyzer) endpoint(method, host, p string) int16 {
 	return id
 }
 
-func (a *Analyzer) user(hash string) int32 {
-	if id, ok := a.users[hash]; ok {
-		a.userInfo[id].calls++
-		return id
-	}
-	id := int32(len(a.userInfo))
-	a.users[hash] = id
-	a.userInfo = append(a.userInfo, userInfo{hash: hash, calls: 1})
-	return id
-}
-
+// group returns user u's group of scope (ruleScope's or hostScope's).
 func (a *Analyzer) group(u int32, scope, host string, rule *limits.Rule) *group {
 	k := groupKey{u, scope}
 	g := a.groups[k]
 	if g == nil {
-		g = &group{user: u, scope: scope, host: host, rule: rule}
+		g = &group{user: u, scope: scope, host: a.keptHost(host), rule: rule}
 		a.groups[k] = g
 		a.order = append(a.order, g)
 	}
@@ -328,7 +316,7 @@ func (a *Analyzer) keepURL(key uint64, method, host, p string) {
 	if _, ok := a.urls[key]; ok || a.urlBytes > maxURLBytes {
 		return
 	}
-	s := method + " " + host + safetext.Cut(p, 203)
+	s := safetext.Cut(method, 16) + " " + safetext.Cut(host, maxKeptText) + safetext.Cut(p, 203)
 	a.urls[key] = s
 	a.urlBytes += len(s) + 16
 }
@@ -386,39 +374,4 @@ func batchUsers(body []byte, field string) int16 {
 		return -1
 	}
 	return int16(min(len(list), 32767))
-}
-
-// learnIdentity reads a user's XUID and gamertag from the answers that
-// give them: the user's own profile settings and presence.
-func (a *Analyzer) learnIdentity(u int32, host, p string, c *Call) {
-	info := &a.userInfo[u]
-	if info.xuid != "" && info.gamertag != "" || c.Status != 200 || len(c.ResponseBody) == 0 {
-		return
-	}
-	switch {
-	case host == "profile.xboxlive.com" && strings.HasPrefix(p, "/users/me/profile/settings"):
-		var resp struct {
-			ProfileUsers []struct {
-				ID       string `json:"id"`
-				Settings []struct{ ID, Value string }
-			} `json:"profileUsers"`
-		}
-		if json.Unmarshal(c.ResponseBody, &resp) == nil && len(resp.ProfileUsers) == 1 {
-			pu := resp.ProfileUsers[0]
-			info.xuid = cmp.Or(info.xuid, pu.ID)
-			for _, s := range pu.Settings {
-				if s.ID == "Gamertag" {
-					info.gamertag = cmp.Or(info.gamertag, s.Value)
-				}
-			}
-		}
-	case (host == "userpresence.xboxlive.com" || host == "presence.xboxlive.com") && p == "/users/me":
-		var resp struct {
-			XUID string `json:"xuid"`
-		}
-		if json.Unmarshal(c.ResponseBody, &resp) == nil {
-			info.xuid = cmp.Or(info.xuid, resp.XUID)
-		}
-	}
-	info.xuid, info.gamertag = keep(safetext.Cut(info.xuid, 40)), keep(safetext.Cut(info.gamertag, 40)) // escaped in the report
 }

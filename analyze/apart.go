@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/xblgo/fgrl/internal/safetext"
+	"github.com/xblgo/fgrl/limits"
 )
 
 // Calls listed apart: to hosts no rule of the limits covers (not judged),
@@ -37,6 +38,49 @@ const maxKeptText = 256
 
 // keep returns s as the Analyzer keeps it: cut to maxKeptText, copied.
 func keep(s string) string { return strings.Clone(safetext.Cut(s, maxKeptText)) }
+
+// The names groups keep are shared, so that a group per call (a trace of
+// many users) costs no copy of its host and scope: the first maxHosts
+// hosts' copies, and their fallback scopes ("host:" and the host), are
+// made once; past them, each group has its own. Rule scopes are made once
+// per rule of the limits.
+
+// keptHost returns host as kept (keep), shared.
+func (a *Analyzer) keptHost(host string) string {
+	host = safetext.Cut(host, maxKeptText)
+	if s, ok := a.hosts[host]; ok {
+		return s
+	}
+	s := strings.Clone(host)
+	if len(a.hosts) < maxHosts {
+		a.hosts[s] = s
+	}
+	return s
+}
+
+// hostScope returns the scope of a call to host judged by a fallback rule:
+// "host:" and host as kept, shared.
+func (a *Analyzer) hostScope(host string) string {
+	host = safetext.Cut(host, maxKeptText)
+	if s, ok := a.hostScopes[host]; ok {
+		return s
+	}
+	s := "host:" + host
+	if len(a.hostScopes) < maxHosts {
+		a.hostScopes[s[len("host:"):]] = s
+	}
+	return s
+}
+
+// ruleScope returns rule's scope (limits.Rule.Scope), made once per rule.
+func (a *Analyzer) ruleScope(rule *limits.Rule) string {
+	s, ok := a.ruleScopes[rule]
+	if !ok {
+		s = rule.Scope()
+		a.ruleScopes[rule] = s
+	}
+	return s
+}
 
 // tally returns the tally of host (as kept: cut to maxKeptText) in m,
 // making it when m holds fewer than maxHosts hosts (else the tally of

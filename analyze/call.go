@@ -21,16 +21,17 @@ import (
 // 429s and of the calls that name a user; nothing needs more.
 const MaxBody = 64 << 10
 
-// Call is one recorded call, as a trace holds it. Readers fill it and
-// Analyzer.Add keeps only what the rules need, so a Call may be reused once
-// Add returns.
+// Call is one recorded call, as a trace holds it. Readers fill it, each
+// string cut to its bound (MaxURL, MaxUserAgent, MaxBody, maxCallText),
+// and Analyzer.Add keeps only what the rules need, so a Call may be reused
+// once Add returns.
 type Call struct {
 	Index    int           // position in its trace, from 0
 	Offset   int64         // the byte of its trace where its entry starts (0 when not read from one)
 	Time     time.Time     // when the request started
 	Duration time.Duration // until the answer ended; 0 when unknown
-	Method   string
-	URL      string
+	Method   string        // at most 256 bytes
+	URL      string        // at most MaxURL bytes
 	// Authorization is the request's Authorization value. Only its userhash
 	// is read; the token is never kept or printed.
 	Authorization string
@@ -40,9 +41,9 @@ type Call struct {
 	UserAgent string
 	// InGameEvent names an in-game event a data file recorded as a row
 	// (ReadData): the call is that event, at Time, not a service call.
-	InGameEvent  string
+	InGameEvent  string // at most 256 bytes
 	Status       int    // 0 when no answer was recorded
-	RetryAfter   string // the answer's Retry-After, as sent
+	RetryAfter   string // the answer's Retry-After, as sent (at most 256 bytes)
 	RequestBody  []byte // at most MaxBody bytes
 	ResponseBody []byte // at most MaxBody bytes
 }
@@ -65,8 +66,22 @@ func parseStatus(s string) (int, bool) {
 // MaxUserAgent bounds the User-Agent a Call keeps.
 const MaxUserAgent = 512
 
-// clipUserAgent is a User-Agent as a Call keeps it: every reader's one cut.
-func clipUserAgent(s string) string { return safetext.Cut(s, MaxUserAgent) }
+// MaxURL bounds the URL a Call keeps: servers take shorter request
+// targets (8 KiB is nginx's bound, and most front ends'), and what a rule
+// reads of a URL is its host and path, their first bytes.
+const MaxURL = 8 << 10
+
+// maxCallText bounds a Call's method, Retry-After and event name.
+const maxCallText = 256
+
+// cut cuts each of c's strings and bodies to its bound, at a character
+// boundary (safetext.Cut): every reader's one cut, and the Recorder's.
+func (c *Call) cut() {
+	c.Method, c.URL = safetext.Cut(c.Method, maxCallText), safetext.Cut(c.URL, MaxURL)
+	c.UserAgent, c.RetryAfter = safetext.Cut(c.UserAgent, MaxUserAgent), safetext.Cut(c.RetryAfter, maxCallText)
+	c.InGameEvent = safetext.Cut(c.InGameEvent, maxCallText)
+	c.RequestBody, c.ResponseBody = clipBody(c.RequestBody), clipBody(c.ResponseBody)
+}
 
 // clipBody returns b cut to MaxBody bytes.
 func clipBody(b []byte) []byte {
@@ -140,6 +155,7 @@ func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 func (r *Recorder) add(c *Call) {
+	c.cut()
 	r.mu.Lock()
 	c.Index = r.n
 	r.n++

@@ -94,7 +94,7 @@ func (d *dataCall) call(c *Call, i int) string {
 	} else if d.XboxUserId != "" && len(d.XboxUserId) <= 64 {
 		c.Authorization = "XBL3.0 x=" + d.XboxUserId + ";REDACTED" // the user, named by XUID
 	}
-	c.UserAgent = clipUserAgent(headerValue(d.RequestHeaders, "User-Agent"))
+	c.UserAgent = headerValue(d.RequestHeaders, "User-Agent")
 	c.RetryAfter = headerValue(d.ResponseHeaders, "Retry-After")
 	if st := strings.TrimSpace(d.HttpStatusCode); st != "" {
 		var ok bool
@@ -105,7 +105,8 @@ func (d *dataCall) call(c *Call, i int) string {
 	if ms, err := strconv.ParseFloat(strings.TrimSpace(d.ElapsedCallTimeMs), 64); err == nil && ms >= 0 && ms < 1e9 {
 		c.Duration = time.Duration(ms * float64(time.Millisecond))
 	}
-	c.RequestBody, c.ResponseBody = clipBody([]byte(d.RequestBody)), clipBody([]byte(d.ResponseBody))
+	c.RequestBody, c.ResponseBody = []byte(d.RequestBody), []byte(d.ResponseBody)
+	c.cut()
 	return ""
 }
 

@@ -22,7 +22,7 @@ import (
 // after the document) yields the calls before and Input.Stop. Either way
 // the trace is not Complete. A header object is read as JSON.parse reads
 // it, its last "name" and "value" counting. A string is read to its first
-// 384 KiB (a body to its first MaxBody bytes); invalid
+// 384 KiB (a body to its first MaxBody bytes, a URL to MaxURL); invalid
 // UTF-8 in it reads as U+FFFD. The error is for input that is no HAR at
 // all.
 func ReadHAR(r io.Reader, add func(*Call)) (Input, error) {

@@ -89,11 +89,11 @@ func (h *harReader) entry(dec *jsontext.Decoder, i int, off int64) (c *Call, bad
 		return nil, "the request has no method or url", nil
 	}
 	h.c.Time = t
-	h.c.RequestBody, h.c.ResponseBody = clipBody(h.reqBody), clipBody(h.respBody)
+	h.c.RequestBody, h.c.ResponseBody = h.reqBody, h.respBody
 	if h.c.Authorization != "" {
 		h.c.Authorization = xblauth.Redact(h.c.Authorization) // the token is never kept
 	}
-	h.c.UserAgent = clipUserAgent(h.c.UserAgent)
+	h.c.cut()
 	return &h.c, "", nil
 }
 

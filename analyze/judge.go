@@ -12,7 +12,7 @@ import (
 // judge runs every rule over one group (its recs sorted by time).
 func (a *Analyzer) judge(g *group) (Group, []Finding) {
 	info := a.userInfo[g.user]
-	gr := Group{User: shown(a.name(g.user)), Userhash: shown(info.hash), XUID: shown(info.xuid), Gamertag: shown(info.gamertag),
+	gr := Group{User: shown(a.name(g.user)), Userhash: shown(info.hash), XUID: shown(info.xuid()), Gamertag: shown(info.gamertag()),
 		Service: shown(g.scope), Host: shown(g.host), Burst: g.rule.Burst, Sustain: g.rule.Sustain,
 		Certification: g.rule.CertificationLimit(), Calls: len(g.recs)}
 	a.stats(g, &gr)
@@ -152,17 +152,23 @@ func (j *judging) add(rule, level string, recs []rec, url bool, format string, a
 	j.found = append(j.found, f)
 }
 
+// timed is a record with a time: a call's rec, or an in-game event's.
+type timed interface{ time() int64 }
+
+func (r rec) time() int64      { return r.at }
+func (e eventRec) time() int64 { return e.at }
+
 // windows returns the spans of recs holding more than threshold calls: each
 // span starts at its first call and takes every call within period of it
 // (its end in when inclusive, as "within 2 s" reads; out for the service's
 // 15 s and 300 s windows); the next span starts after it (the trace
 // analyzer's GetExcessCallsForTimeWindow).
-func windows(recs []rec, period time.Duration, threshold int, inclusive bool) [][]rec {
-	var out [][]rec
+func windows[R timed](recs []R, period time.Duration, threshold int, inclusive bool) [][]R {
+	var out [][]R
 	in := func(d int64) bool { return d < int64(period) || inclusive && d == int64(period) }
 	for lo := 0; lo < len(recs); {
 		hi := lo
-		for hi < len(recs) && in(gap(recs[lo].at, recs[hi].at)) {
+		for hi < len(recs) && in(gap(recs[lo].time(), recs[hi].time())) {
 			hi++
 		}
 		if hi-lo > threshold {

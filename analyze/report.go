@@ -276,17 +276,3 @@ func (b busiestFirst) Swap(i, j int) {
 	b.groups[i], b.groups[j] = b.groups[j], b.groups[i]
 	b.judged[i], b.judged[j] = b.judged[j], b.judged[i]
 }
-
-// name is how a report names user u.
-func (a *Analyzer) name(u int32) string {
-	info := a.userInfo[u]
-	switch {
-	case info.gamertag != "" && info.xuid != "":
-		return info.gamertag + " (" + info.xuid + ")"
-	case info.gamertag != "":
-		return info.gamertag
-	case info.xuid != "":
-		return "xuid " + info.xuid
-	}
-	return "userhash " + info.hash
-}

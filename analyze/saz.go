@@ -234,6 +234,7 @@ func (s *sazSession) call(i int) (*Call, string) {
 			return nil, bad
 		}
 	}
+	c.cut()
 	return c, ""
 }
 
@@ -298,7 +299,7 @@ func sazRequest(r *bufio.Reader, c *Call) string {
 	if a := req.Header.Get("Authorization"); a != "" {
 		c.Authorization = xblauth.Redact(a) // the token is never kept
 	}
-	c.UserAgent = clipUserAgent(req.Header.Get("User-Agent"))
+	c.UserAgent = req.Header.Get("User-Agent")
 	c.RequestBody, _ = io.ReadAll(io.LimitReader(req.Body, MaxBody))
 	return ""
 }

@@ -2,6 +2,8 @@ package analyze
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -10,10 +12,15 @@ import (
 )
 
 // Calls listed apart: to hosts no rule of the limits covers (not judged),
-// and without a token. Neither passes unsaid: each host is
-// counted, and a 429 from a host not judged is a not-judged finding of its
-// own, so that limits which cover none of a trace's hosts never make a red
-// trace green.
+// and without a token. Neither passes unsaid: each host is counted, and a
+// 429 from a host not judged is a not-judged finding of its own, so that
+// limits which cover none of a trace's hosts never make a red trace green.
+// Calls without a token count against no user's limits (whose they are
+// cannot be told, and merging every user's calls would multiply the
+// findings), but a 429 is the service's verdict on a call whoever sent
+// it: the throttled-calls rule judges them per host, as if one user's (a
+// browser's HAR, which Chrome exports without Authorization, holds one
+// user's calls). The other rules count per user, and do not judge them.
 
 // hostTally counts the calls to one host the Analyzer lists apart, and the
 // 429s among them.
@@ -117,7 +124,8 @@ func (a *Analyzer) notJudged(c *Call, host string) {
 // what failed.
 func (a *Analyzer) notJudgedFindings() []Finding {
 	var out []Finding
-	for host, t := range a.apart {
+	for _, host := range slices.Sorted(maps.Keys(a.apart)) {
+		t := a.apart[host]
 		if t.throttled == 0 {
 			continue
 		}
@@ -158,7 +166,8 @@ func (a *Analyzer) tokenless(host string, r rec) {
 // warning per host, and throttled-calls over each host's calls.
 func (a *Analyzer) tokenlessFindings() []Finding {
 	var out []Finding
-	for host, t := range a.noToken {
+	for _, host := range slices.Sorted(maps.Keys(a.noToken)) {
+		t := a.noToken[host]
 		out = append(out, Finding{Rule: RuleNoToken, Level: Warn, Host: shown(host), Calls: t.calls,
 			Reason: fmt.Sprintf("%d calls to %s carry no Authorization: whose calls they are cannot be told, so they count against no user's limits (their 429s are judged per host)", t.calls, shown(host))})
 		if t.throttled == 0 {

@@ -25,7 +25,7 @@ type harReader struct {
 	started                 string
 	reqBody, respBody, text []byte
 	encoding                string
-	seen                    uint16 // the fields read (harField), each once
+	seen                    uint16 // the fields read (the f bits below), each once
 	bad                     string // why the entry is no call, once read
 }
 

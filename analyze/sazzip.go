@@ -16,7 +16,7 @@ import (
 // every file's header (about 400 bytes a file, several times the bytes a
 // small session's files take in the archive) before the first file can be
 // opened: the directory is read streaming, and of each session's file only
-// what opens it is kept (a zipFile, 64 bytes). Stored and deflated files
+// what opens it is kept (a zipFile, 56 bytes). Stored and deflated files
 // are read, checked against their size and checksum; zip64 archives too.
 //
 // Every byte of the directory is accounted for: it is read by the count of

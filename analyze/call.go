@@ -52,15 +52,33 @@ type Call struct {
 // or its text: 0 (no answer recorded) or an integer from 100 to 999. Any
 // other value (a fraction, a number out of range, hexadecimal, not a
 // number) is none: false, never wrapped or rounded into a status.
-func parseStatus(s string) (int, bool) {
+func parseStatus[T string | []byte](s T) (int, bool) {
+	if n, ok := threeDigits(s); ok { // the common case, without allocating
+		return n, n == 0 || n >= 100
+	}
 	if v := jsontext.Value(s); !v.IsValid() || v.Kind() != '0' {
 		return 0, false
 	}
-	f, err := strconv.ParseFloat(s, 64)
+	f, err := strconv.ParseFloat(string(s), 64)
 	if err != nil || f != math.Trunc(f) || f != 0 && (f < 100 || f > 999) {
 		return 0, false
 	}
 	return int(f), true
+}
+
+// threeDigits reads s as an integer of one to three decimal digits.
+func threeDigits[T string | []byte](s T) (int, bool) {
+	if len(s) == 0 || len(s) > 3 || len(s) > 1 && s[0] == '0' {
+		return 0, false
+	}
+	n := 0
+	for i := range len(s) {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+		n = 10*n + int(s[i]-'0')
+	}
+	return n, true
 }
 
 // MaxUserAgent bounds the User-Agent a Call keeps.

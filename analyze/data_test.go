@@ -84,7 +84,7 @@ func TestDataStatusNeverWraps(t *testing.T) {
 	for _, tt := range []struct {
 		status           string
 		csvCalls, jCalls int // read from the CSV (2 rows) and the JSON (1 call)
-	}{{"429", 2, 1}, {"0", 2, 1}, {"", 2, 0}, {"65965", 0, 0}, {"-429", 0, 0}, {"429.5", 0, 0}, {"0x1AD", 0, 0}, {"4294967725", 0, 0}} {
+	}{{"429", 2, 1}, {"0", 2, 1}, {"", 2, 0}, {"65965", 0, 0}, {"-429", 0, 0}, {"429.5", 0, 0}, {"0x1AD", 0, 0}, {"4294967725", 0, 0}, {"0429", 0, 0}, {"042", 0, 0}, {"99", 0, 0}, {"4.29e2", 2, 1}} {
 		t.Run(tt.status, func(t *testing.T) {
 			csv := csvHdr + strings.Replace(csvLine(1, 200), `"200"`, `"`+tt.status+`"`, 1) + strings.Replace(csvLine(2, 200), `"200"`, `"`+tt.status+`"`, 1)
 			data := `[{"Endpoint": "profile.xboxlive.com", "Calls": [` + strings.Replace(jsonDataCall(1, 200), `"HttpStatusCode": 200`, `"HttpStatusCode": "`+tt.status+`"`, 1) + "]}]"

@@ -209,7 +209,7 @@ func (h *harReader) status() error {
 	if err != nil {
 		return err
 	}
-	n, ok := parseStatus(string(v))
+	n, ok := parseStatus([]byte(v))
 	if !ok {
 		h.badf("status %s is not 0 nor an integer from 100 to 999", clip(string(v)))
 	}

@@ -96,7 +96,8 @@ func TestDataStatusNeverWraps(t *testing.T) {
 				in, err := ReadData(strings.NewReader(f.text), a.Add)
 				a.AddInput(in)
 				rep := a.Report()
-				if err != nil || in.Calls != f.calls || (rep.Verdict == Incomplete) != (f.calls == 0) || tt.status != "429" && rep.ByRule[RuleThrottledCalls] != 0 {
+				reads429 := tt.status == "429" || tt.status == "4.29e2"
+				if err != nil || in.Calls != f.calls || (rep.Verdict == Incomplete) != (f.calls == 0) || !reads429 && rep.ByRule[RuleThrottledCalls] != 0 {
 					t.Errorf("%s: %v, %d calls, verdict %s, throttled-calls %d; want %d calls", f.name, err, in.Calls, rep.Verdict, rep.ByRule[RuleThrottledCalls], f.calls)
 				}
 			}

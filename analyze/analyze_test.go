@@ -99,9 +99,46 @@ func TestOtherHostsNotJudged(t *testing.T) {
 	}
 	tr.add(1, "GET", "https://www.xbox.com/", "", 200)
 	rep := tr.report(t)
-	want := []HostCount{{"assets.xboxservices.com", 320}, {"www.xbox.com", 1}}
+	want := []HostCount{{Host: "assets.xboxservices.com", Calls: 320}, {Host: "www.xbox.com", Calls: 1}}
 	if diff := cmp.Diff(want, rep.NotJudged); diff != "" || rep.Verdict != Green || rep.Judged != 0 {
 		t.Errorf("verdict %s, judged %d; not judged (-want +got):\n%s", rep.Verdict, rep.Judged, diff)
+	}
+}
+
+// TestNotJudgedNeverPassesUnsaid: calls to hosts no rule covers are
+// listed apart with their 429s, and 429s there are a not-judged warning
+// (not green); a host the rules judge is judged when the limits have
+// neither a rule nor a fallback for it: under a rule without limits, its
+// 429s in a row fail. Before, limits that covered none of a trace's hosts
+// made its 429s in a row green.
+func TestNotJudgedNeverPassesUnsaid(t *testing.T) {
+	bare, err := limits.Read(strings.NewReader(`{"revision": "bare", "rules": [{"service": "none", "hosts": ["nothing.example"], "burst": 1, "sustain": 1}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr trace
+	for i := range 3 {
+		tr.add(float64(i), "GET", "https://www.xbox.com/x", "1", 429).RetryAfter = "60"
+	}
+	tr.add(4, "GET", "https://assets.xboxservices.com/a.png", "1", 200)
+	rep, err := Analyze(tr, bare, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []HostCount{{Host: "www.xbox.com", Calls: 3, Server429s: 3}, {Host: "assets.xboxservices.com", Calls: 1}}
+	if diff := cmp.Diff(want, rep.NotJudged); diff != "" || rep.Verdict != Yellow || rules(rep)["not-judged/warn"] != 1 {
+		t.Errorf("verdict %s, findings %v; not judged (-want +got):\n%s", rep.Verdict, rules(rep), diff)
+	}
+	tr = nil
+	for i := range 3 {
+		tr.add(float64(i), "GET", "https://profile.xboxlive.com/users/me/profile/settings", "1", 429).RetryAfter = "60"
+	}
+	rep, err = Analyze(tr, bare, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Verdict != Red || rep.Judged != 3 || len(rep.Groups) != 1 || rep.Groups[0].Burst != 0 || rules(rep)["call-frequency/warn"] != 0 {
+		t.Errorf("a judged host without limits: verdict %s, judged %d, groups %+v, findings %v; want red, judged without limits", rep.Verdict, rep.Judged, rep.Groups, rules(rep))
 	}
 }
 
@@ -124,8 +161,39 @@ func TestNoTokenApart(t *testing.T) {
 			t.Errorf("group %s: %d calls, peak %d; want 3 and 3", g.User, g.Calls, g.PeakBurst)
 		}
 	}
-	if diff := cmp.Diff([]HostCount{{"userpresence.xboxlive.com", 30}}, rep.NoToken); diff != "" || rules(rep)["no-token/warn"] != 1 {
+	if diff := cmp.Diff([]HostCount{{Host: "userpresence.xboxlive.com", Calls: 30}}, rep.NoToken); diff != "" || rules(rep)["no-token/warn"] != 1 {
 		t.Errorf("no token (-want +got):\n%s\nfindings %v", diff, rules(rep))
+	}
+}
+
+// TestTokenless429sJudgedPerHost: 429s in a row, and calls before a 429's
+// Retry-After passed, on calls without an Authorization header (as
+// Chrome's default, "sanitized", HAR export and HAR scrubbers leave every
+// call) fail: throttled-calls judges such calls per host. Before, they
+// were never judged: yellow (the no-token warning), exit 0.
+func TestTokenless429sJudgedPerHost(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(harHead)
+	for i := range 6 {
+		if i > 0 {
+			b.WriteString(",\n")
+		}
+		b.WriteString(strings.Replace(har429(i, ""), `{"name": "Authorization", "value": "XBL3.0 x=2;t"}`, `{"name": "Accept", "value": "*/*"}`, 1))
+	}
+	b.WriteString("]}}")
+	a, _ := New(nil, nil)
+	in, err := ReadHAR(strings.NewReader(b.String()), a.Add)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.AddInput(in)
+	rep := a.Report()
+	want := map[string]int{"throttled-calls/fail": 2, "no-token/warn": 1}
+	if diff := cmp.Diff(want, rules(rep)); diff != "" || rep.Verdict != Red {
+		t.Errorf("verdict %s; findings (-want +got):\n%s", rep.Verdict, diff)
+	}
+	if diff := cmp.Diff([]HostCount{{Host: "profile.xboxlive.com", Calls: 6, Server429s: 6}}, rep.NoToken); diff != "" {
+		t.Errorf("no token (-want +got):\n%s", diff)
 	}
 }
 

@@ -1,7 +1,6 @@
 package analyze
 
 import (
-	"cmp"
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
@@ -15,24 +14,28 @@ import (
 	"github.com/xblgo/fgrl/ratelimit"
 )
 
-// Bounds on what an Analyzer keeps beside its ~40 bytes per call.
-const (
-	maxHosts    = 10_000  // hosts not judged, and hosts without a token, each
-	maxURLBytes = 8 << 20 // the URLs findings quote
-)
+// maxURLBytes bounds the URLs findings quote, which an Analyzer keeps
+// beside its ~40 bytes per call.
+const maxURLBytes = 8 << 20
 
 // Analyzer analyzes calls as they are added; Report gives the result. It is
 // not safe for concurrent use.
 type Analyzer struct {
 	limits *limits.Limits
 	rules  *Rules
+	// unlimited is the rule of a judged host the limits have neither a
+	// rule nor a fallback for: no limits (so no call-frequency finding).
+	unlimited limits.Rule
 
 	users      map[string]int32
 	userInfo   []userInfo
 	groups     map[groupKey]*group
 	order      []*group
-	notJudged  map[string]int
-	noToken    map[string]int
+	hosts      map[string]string       // the hosts groups keep (keptHost)
+	hostScopes map[string]string       // fallback scopes by host (hostScope)
+	ruleScopes map[*limits.Rule]string // (ruleScope)
+	apart      map[string]*hostTally   // calls not judged, by host
+	noToken    map[string]*hostTally   // calls without a token, by host
 	realtime   int
 	inputs     []Input
 	offset     int // added to Call.Index, across inputs
@@ -42,7 +45,7 @@ type Analyzer struct {
 	seed       maphash.Seed          // of callKey
 	shapes     map[string]int16      // a call's shape (shapeOf) -> its endpoint in the API map, -1 for none
 	samples    map[string]*sampleUse // PlayFab calls for a sample title ID, by ID
-	events     map[int32][]rec       // in-game events by user (-1: no token), at their own times
+	events     map[int32][]eventRec  // in-game events by user (-1: no token), at their own times
 	eventCount int
 	// over is the first call of the input being read not judged whole,
 	// past maxCalls calls or maxEvents events (overN counts them).
@@ -55,11 +58,6 @@ type Analyzer struct {
 type sampleUse struct {
 	calls    int
 	evidence []Evidence
-}
-
-type userInfo struct {
-	hash, xuid, gamertag string
-	calls                int
 }
 
 type groupKey struct {
@@ -77,16 +75,26 @@ type group struct {
 	apis  []int16 // the endpoints of the API map its calls were, each once
 }
 
+// status16 is a call's status as a rec keeps it: -1 for one that is not 0
+// nor from 100 to 999 (the readers give none such), never wrapped into 16
+// bits, where 65965 would read as 429.
+func status16(s int) int16 {
+	if s != 0 && (s < 100 || s > 999) {
+		return -1
+	}
+	return int16(s)
+}
+
 // rec is what the rules need of one call.
 type rec struct {
 	at     int64  // Unix nanoseconds
 	key    uint64 // hash of method, URL and request body
 	index  int32  // in the whole analysis
 	ra     int32  // a 429's Retry-After in seconds; -1 for none
-	status int16
-	users  int16 // users a batch call lists; -1 when not a batch call
-	batch  int8  // 1 + index of the batch rule; 0 for none
-	social bool  // Social Manager's call: exempt from polling, repeated-call and small-batch
+	status int16  // status16
+	users  int16  // users a batch call lists; -1 when not a batch call
+	batch  int8   // 1 + index of the batch rule; 0 for none
+	social bool   // Social Manager's call: exempt from polling, repeated-call and small-batch
 }
 
 // New returns an Analyzer judging calls under lim (nil: the built-in 2020
@@ -101,8 +109,9 @@ func New(lim *limits.Limits, rules *Rules) (*Analyzer, error) {
 		return nil, err
 	}
 	return &Analyzer{limits: lim, rules: rules, users: map[string]int32{}, groups: map[groupKey]*group{},
-		notJudged: map[string]int{}, noToken: map[string]int{}, urls: map[uint64]string{}, seed: maphash.MakeSeed(),
-		shapes: map[string]int16{}, samples: map[string]*sampleUse{}, events: map[int32][]rec{}, maxCalls: MaxCalls, maxEvents: MaxEvents}, nil
+		hosts: map[string]string{}, hostScopes: map[string]string{}, ruleScopes: map[*limits.Rule]string{},
+		apart: map[string]*hostTally{}, noToken: map[string]*hostTally{}, urls: map[uint64]string{}, seed: maphash.MakeSeed(),
+		shapes: map[string]int16{}, samples: map[string]*sampleUse{}, events: map[int32][]eventRec{}, maxCalls: MaxCalls, maxEvents: MaxEvents}, nil
 }
 
 // AddInput records what a reader made of a trace (its problems and where
@@ -161,29 +170,24 @@ func (a *Analyzer) Add(c *Call) {
 	}
 	if eventsHost(host) {
 		a.addEvents(c, host) // uploads of in-game events: the events are judged, not the uploads
-		count(a.notJudged, host)
+		a.notJudged(c, host)
 		return
 	}
 	rule, scope, ok := a.ruleOf(c, host, p)
 	if !ok {
-		count(a.notJudged, host)
+		a.notJudged(c, host)
 		return
 	}
+	r := a.rec(c)
 	uhs, _, err := xblauth.Parse(c.Authorization) // a redacted value parses: its token is "REDACTED"
 	if err != nil {
-		count(a.noToken, host)
+		a.tokenless(host, r)
 		return
 	}
 	u := a.user(uhs)
 	a.learnIdentity(u, host, p, c)
 	g := a.group(u, scope, host, rule)
-	r := rec{at: c.Time.UnixNano(), index: int32(a.offset + c.Index), status: int16(c.Status), ra: -1, users: -1,
-		social: strings.Contains(c.UserAgent, "SocialManager")}
-	if c.Status == 429 {
-		if d, ok := ratelimit.ParseRetryAfter(c.RetryAfter, c.Time, 24*time.Hour); ok {
-			r.ra = int32(d / time.Second)
-		}
-	}
+	r.social = strings.Contains(c.UserAgent, "SocialManager")
 	if i, b := a.rules.batchOf(host, p); b != nil {
 		r.batch, r.users = int8(i+1), batchUsers(c.RequestBody, b.Field)
 	}
@@ -193,6 +197,18 @@ func (a *Analyzer) Add(c *Call) {
 	if id := a.endpoint(c.Method, host, p); id >= 0 && !slices.Contains(g.apis, id) {
 		g.apis = append(g.apis, id)
 	}
+}
+
+// rec is what the rules need of c before its user is known: its time,
+// index, status and a 429's Retry-After.
+func (a *Analyzer) rec(c *Call) rec {
+	r := rec{at: c.Time.UnixNano(), index: int32(a.offset + c.Index), status: status16(c.Status), ra: -1, users: -1}
+	if c.Status == 429 {
+		if d, ok := ratelimit.ParseRetryAfter(c.RetryAfter, c.Time, 24*time.Hour); ok {
+			r.ra = int32(d / time.Second)
+		}
+	}
+	return r
 }
 
 // sampleTitle notes a PlayFab call for a sample title ID: to
@@ -220,17 +236,21 @@ func (a *Analyzer) sampleTitle(c *Call, host string) {
 }
 
 // ruleOf returns the rule a call to host and path p is judged by, and its
-// scope: the limits' rule, else their fallback for a host the rules judge
-// or a call with the title's own User-Agent; false for a call listed apart.
+// scope: the limits' rule, else for a host the rules judge (or a call with
+// the title's own User-Agent) their fallback, or when they have none a
+// rule without limits, under which every rule of calls but call-frequency
+// judges it; false for a call listed apart.
 func (a *Analyzer) ruleOf(c *Call, host, p string) (*limits.Rule, string, bool) {
 	if rule, ok := a.limits.Match(c.Method, host, p); ok {
-		return rule, rule.Scope(), true
+		return rule, a.ruleScope(rule), true
 	}
-	own := a.rules.UserAgent != "" && c.UserAgent == a.rules.UserAgent
-	if (a.rules.Judged(host) || own) && a.limits.Fallback != nil {
-		return a.limits.Fallback, "host:" + host, true
+	if own := a.rules.UserAgent != "" && c.UserAgent == a.rules.UserAgent; !own && !a.rules.Judged(host) {
+		return nil, "", false
 	}
-	return nil, "", false
+	if a.limits.Fallback != nil {
+		return a.limits.Fallback, a.hostScope(host), true
+	}
+	return &a.unlimited, a.hostScope(host), true
 }
 
 // Judged returns the service scope c is judged under, as Add judges it,
@@ -278,30 +298,12 @@ func (a *Analyzer) endpoint(method, host, p string) int16 {
 	return id
 }
 
-func count(m map[string]int, host string) {
-	if _, ok := m[host]; ok || len(m) < maxHosts {
-		m[host]++
-		return
-	}
-	m["(other hosts)"]++
-}
-
-func (a *Analyzer) user(hash string) int32 {
-	if id, ok := a.users[hash]; ok {
-		a.userInfo[id].calls++
-		return id
-	}
-	id := int32(len(a.userInfo))
-	a.users[hash] = id
-	a.userInfo = append(a.userInfo, userInfo{hash: hash, calls: 1})
-	return id
-}
-
+// group returns user u's group of scope (ruleScope's or hostScope's).
 func (a *Analyzer) group(u int32, scope, host string, rule *limits.Rule) *group {
 	k := groupKey{u, scope}
 	g := a.groups[k]
 	if g == nil {
-		g = &group{user: u, scope: scope, host: host, rule: rule}
+		g = &group{user: u, scope: scope, host: a.keptHost(host), rule: rule}
 		a.groups[k] = g
 		a.order = append(a.order, g)
 	}
@@ -314,7 +316,7 @@ func (a *Analyzer) keepURL(key uint64, method, host, p string) {
 	if _, ok := a.urls[key]; ok || a.urlBytes > maxURLBytes {
 		return
 	}
-	s := method + " " + host + safetext.Cut(p, 203)
+	s := safetext.Cut(method, 16) + " " + safetext.Cut(host, maxKeptText) + safetext.Cut(p, 203)
 	a.urls[key] = s
 	a.urlBytes += len(s) + 16
 }
@@ -372,39 +374,4 @@ func batchUsers(body []byte, field string) int16 {
 		return -1
 	}
 	return int16(min(len(list), 32767))
-}
-
-// learnIdentity reads a user's XUID and gamertag from the answers that
-// give them: the user's own profile settings and presence.
-func (a *Analyzer) learnIdentity(u int32, host, p string, c *Call) {
-	info := &a.userInfo[u]
-	if info.xuid != "" && info.gamertag != "" || c.Status != 200 || len(c.ResponseBody) == 0 {
-		return
-	}
-	switch {
-	case host == "profile.xboxlive.com" && strings.HasPrefix(p, "/users/me/profile/settings"):
-		var resp struct {
-			ProfileUsers []struct {
-				ID       string `json:"id"`
-				Settings []struct{ ID, Value string }
-			} `json:"profileUsers"`
-		}
-		if json.Unmarshal(c.ResponseBody, &resp) == nil && len(resp.ProfileUsers) == 1 {
-			pu := resp.ProfileUsers[0]
-			info.xuid = cmp.Or(info.xuid, pu.ID)
-			for _, s := range pu.Settings {
-				if s.ID == "Gamertag" {
-					info.gamertag = cmp.Or(info.gamertag, s.Value)
-				}
-			}
-		}
-	case (host == "userpresence.xboxlive.com" || host == "presence.xboxlive.com") && p == "/users/me":
-		var resp struct {
-			XUID string `json:"xuid"`
-		}
-		if json.Unmarshal(c.ResponseBody, &resp) == nil {
-			info.xuid = cmp.Or(info.xuid, resp.XUID)
-		}
-	}
-	info.xuid, info.gamertag = safetext.Clip(info.xuid, 40), safetext.Clip(info.gamertag, 40)
 }

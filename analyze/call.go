@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"cmp"
 	"io"
+	"math"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/internal/xblauth"
@@ -17,16 +21,17 @@ import (
 // 429s and of the calls that name a user; nothing needs more.
 const MaxBody = 64 << 10
 
-// Call is one recorded call, as a trace holds it. Readers fill it and
-// Analyzer.Add keeps only what the rules need, so a Call may be reused once
-// Add returns.
+// Call is one recorded call, as a trace holds it. Readers fill it, each
+// string cut to its bound (MaxURL, MaxUserAgent, MaxBody, maxCallText),
+// and Analyzer.Add keeps only what the rules need, so a Call may be reused
+// once Add returns.
 type Call struct {
 	Index    int           // position in its trace, from 0
 	Offset   int64         // the byte of its trace where its entry starts (0 when not read from one)
 	Time     time.Time     // when the request started
 	Duration time.Duration // until the answer ended; 0 when unknown
-	Method   string
-	URL      string
+	Method   string        // at most 256 bytes
+	URL      string        // at most MaxURL bytes
 	// Authorization is the request's Authorization value. Only its userhash
 	// is read; the token is never kept or printed.
 	Authorization string
@@ -36,18 +41,65 @@ type Call struct {
 	UserAgent string
 	// InGameEvent names an in-game event a data file recorded as a row
 	// (ReadData): the call is that event, at Time, not a service call.
-	InGameEvent  string
+	InGameEvent  string // at most 256 bytes
 	Status       int    // 0 when no answer was recorded
-	RetryAfter   string // the answer's Retry-After, as sent
+	RetryAfter   string // the answer's Retry-After, as sent (at most 256 bytes)
 	RequestBody  []byte // at most MaxBody bytes
 	ResponseBody []byte // at most MaxBody bytes
+}
+
+// parseStatus reads an answer's status as a trace writes it, a JSON number
+// or its text: 0 (no answer recorded) or an integer from 100 to 999. Any
+// other value (a fraction, a number out of range, hexadecimal, not a
+// number) is none: false, never wrapped or rounded into a status.
+func parseStatus[T string | []byte](s T) (int, bool) {
+	if n, ok := threeDigits(s); ok { // the common case, without allocating
+		return n, n == 0 || n >= 100
+	}
+	if v := jsontext.Value(s); !v.IsValid() || v.Kind() != '0' {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(s), 64)
+	if err != nil || f != math.Trunc(f) || f != 0 && (f < 100 || f > 999) {
+		return 0, false
+	}
+	return int(f), true
+}
+
+// threeDigits reads s as an integer of one to three decimal digits.
+func threeDigits[T string | []byte](s T) (int, bool) {
+	if len(s) == 0 || len(s) > 3 || len(s) > 1 && s[0] == '0' {
+		return 0, false
+	}
+	n := 0
+	for i := range len(s) {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+		n = 10*n + int(s[i]-'0')
+	}
+	return n, true
 }
 
 // MaxUserAgent bounds the User-Agent a Call keeps.
 const MaxUserAgent = 512
 
-// clipUserAgent is a User-Agent as a Call keeps it: every reader's one cut.
-func clipUserAgent(s string) string { return safetext.Cut(s, MaxUserAgent) }
+// MaxURL bounds the URL a Call keeps: servers take shorter request
+// targets (8 KiB is nginx's bound, and most front ends'), and what a rule
+// reads of a URL is its host and path, their first bytes.
+const MaxURL = 8 << 10
+
+// maxCallText bounds a Call's method, Retry-After and event name.
+const maxCallText = 256
+
+// cut cuts each of c's strings and bodies to its bound, at a character
+// boundary (safetext.Cut): every reader's one cut, and the Recorder's.
+func (c *Call) cut() {
+	c.Method, c.URL = safetext.Cut(c.Method, maxCallText), safetext.Cut(c.URL, MaxURL)
+	c.UserAgent, c.RetryAfter = safetext.Cut(c.UserAgent, MaxUserAgent), safetext.Cut(c.RetryAfter, maxCallText)
+	c.InGameEvent = safetext.Cut(c.InGameEvent, maxCallText)
+	c.RequestBody, c.ResponseBody = clipBody(c.RequestBody), clipBody(c.ResponseBody)
+}
 
 // clipBody returns b cut to MaxBody bytes.
 func clipBody(b []byte) []byte {
@@ -121,6 +173,7 @@ func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 func (r *Recorder) add(c *Call) {
+	c.cut()
 	r.mu.Lock()
 	c.Index = r.n
 	r.n++

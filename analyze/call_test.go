@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"bytes"
 	"io"
 	"net/http"
 	"strings"
@@ -59,4 +60,41 @@ func mustRequest(t *testing.T, method, url, body string) *http.Request {
 		t.Fatal(err)
 	}
 	return req
+}
+
+// TestReadersCutCalls: every reader gives calls whose strings are within
+// their bounds, whatever the trace holds: a URL of 100 KiB is cut to
+// MaxURL, a method, Retry-After and event name of 1 KiB to 256 bytes.
+// Before, a URL was kept as long as the reader read it (384 KiB of a JSON
+// string, 1 MiB of a .saz request line), and each group kept its host as
+// a part of it.
+func TestReadersCutCalls(t *testing.T) {
+	long := strings.Repeat("u", 100<<10)
+	word := strings.Repeat("W", 1<<10)
+	url := "https://profile.xboxlive.com/" + long
+	har := harHead + `{"startedDateTime": "2026-03-01T20:00:00Z", "request": {"method": "` + word + `", "url": "` + url + `"},
+		"response": {"status": 429, "headers": [{"name": "Retry-After", "value": "` + word + `"}]}}]}}`
+	saz := stored(t, [][2]string{{"raw/1_c.txt", word + " " + url + " HTTP/1.1\r\nHost: profile.xboxlive.com\r\n\r\n"},
+		{"raw/1_s.txt", "HTTP/1.1 429 X\r\nRetry-After: " + word + "\r\nContent-Length: 0\r\n\r\n"}, {"raw/1_m.xml", timers("2026-03-01T20:00:00Z")}})
+	csv := csvHdr + `"",` + `"` + url + `","1","","","","Retry-After: ` + word + `","","429","1","2026-03-01T20:00:00Z","true","1","false","0","","true","` + word + `"` + "\n"
+	data := `[{"Endpoint": "", "Calls": [{"Uri": "` + url + `", "ResponseHeaders": "Retry-After: ` + word + `", "HttpStatusCode": 429, "ReqTimeUTC": ` +
+		fileTimeJSON(t0) + `, "IsInGameEvent": true, "EventName": "` + word + `"}]}]`
+	for name, read := range map[string]func(func(*Call)) (Input, error){
+		"HAR":       func(add func(*Call)) (Input, error) { return ReadHAR(strings.NewReader(har), add) },
+		".saz":      func(add func(*Call)) (Input, error) { return ReadSAZ(bytes.NewReader(saz), int64(len(saz)), add) },
+		"CSV data":  func(add func(*Call)) (Input, error) { return ReadData(strings.NewReader(csv), add) },
+		"JSON data": func(add func(*Call)) (Input, error) { return ReadData(strings.NewReader(data), add) },
+	} {
+		var calls []Call
+		in, err := read(func(c *Call) { calls = append(calls, *c) })
+		if err != nil || len(calls) != 1 || !in.Complete() {
+			t.Fatalf("%s: %v, %d calls, %+v", name, err, len(calls), in)
+		}
+		c := calls[0]
+		if len(c.URL) > MaxURL || !strings.HasPrefix(c.URL, "https://profile.xboxlive.com/uuu") || len(c.Method) > 256 || len(c.RetryAfter) > 256 || len(c.InGameEvent) > 256 ||
+			c.RetryAfter == "" {
+			t.Errorf("%s: URL %d bytes (%.40q), method %d, Retry-After %d, event %d; want at most %d, 256, 256 and 256",
+				name, len(c.URL), c.URL, len(c.Method), len(c.RetryAfter), len(c.InGameEvent), MaxURL)
+		}
+	}
 }

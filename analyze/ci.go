@@ -42,8 +42,10 @@ var RuleInfos = []RuleInfo{
 		"A title sent 10 or more in-game events within 5 s (the trace analyzer's limit for in-game events): send fewer, or aggregate them into one event."},
 	{RuleSampleTitleID, "PlayFab calls for a sample title ID (certification warning XR-003)",
 		"The title calls PlayFab with one of the sample title IDs of the SDK samples: a submitted title must use its own title ID (XR-003, Title Quality for Submission)."},
+	{RuleNotJudged, "429 answers from hosts no rule of the limits covers",
+		"Calls to a host the limits data has no rule for (and no fallback rule the analysis may use) were answered 429. They are not judged, so what failed there is not known: analyze the trace by limits that cover the host (xblcall analyze --limits FILE)."},
 	{RuleNoToken, "Calls without an Authorization header",
-		"Calls to a judged service carried no XBL token, so whose calls they are cannot be told and they are not counted."},
+		"Calls to a judged service carried no XBL token, so whose calls they are cannot be told: they count against no user's limits, and only their 429s are judged (per host, by throttled-calls). Export the trace with its Authorization headers (the token is redacted on reading) to have them judged whole."},
 	{RuleIncomplete, "A trace not read whole",
 		"A trace could not be read to its end, or some of its entries could not be read as calls (the report names the first entry and byte): the calls read are judged, but the verdict is incomplete, as what was not read may fail. Repair or re-export the trace."},
 }
@@ -102,7 +104,7 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 			if f.Rule != ri.ID {
 				continue
 			}
-			out := &junitOutcome{Type: f.Level, Message: safetext.Clip(f.Reason, 300), Text: findingText(f, ri)}
+			out := &junitOutcome{Type: f.Level, Message: safetext.Cut(f.Reason, 300), Text: findingText(f, ri)}
 			c := junitCase{Name: caseName(f), ClassName: "xblcall.analyze." + cmp.Or(f.Service, f.Host)}
 			if f.Level == Fail {
 				c.Failure = out
@@ -138,11 +140,11 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 // junitInputs adds a case per trace to s: an error for one not read whole.
 func (r *Report) junitInputs(s *junitSuite, ri RuleInfo) {
 	for _, in := range r.Inputs {
-		c := junitCase{Name: safetext.Clip(in.Name, 200) + ": read whole", ClassName: "xblcall.analyze.inputs"}
+		c := junitCase{Name: safetext.Cut(in.Name, 200) + ": read whole", ClassName: "xblcall.analyze.inputs"}
 		if gap := in.Gap(); gap != nil {
-			c.Name = safetext.Clip(in.Name, 200) + ": not read whole"
-			c.Error = &junitOutcome{Type: Incomplete, Message: safetext.Clip(gap.String(), 300),
-				Text: fmt.Sprintf("%s\n%d calls read, %d entries not read as calls\nhelp: %s\n", safetext.Clip(gap.String(), 300), in.Calls, in.ProblemCount, ri.Help)}
+			c.Name = safetext.Cut(in.Name, 200) + ": not read whole"
+			c.Error = &junitOutcome{Type: Incomplete, Message: safetext.Cut(gap.String(), 300),
+				Text: fmt.Sprintf("%s\n%d calls read, %d entries not read as calls\nhelp: %s\n", safetext.Cut(gap.String(), 300), in.Calls, in.ProblemCount, ri.Help)}
 			s.Errors++
 		}
 		s.Cases = append(s.Cases, c)
@@ -155,15 +157,15 @@ func caseName(f *Finding) string {
 	if who == "" {
 		who = "no user"
 	}
-	return fmt.Sprintf("%s %s at %s", safetext.Clip(who, 60), cmp.Or(f.Service, f.Host), f.Time.UTC().Format(time.RFC3339))
+	return fmt.Sprintf("%s %s at %s", safetext.Cut(who, 60), cmp.Or(f.Service, f.Host), f.Time.UTC().Format(time.RFC3339))
 }
 
 // findingText is a finding's details, for a person reading a CI page.
 func findingText(f *Finding, ri RuleInfo) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s\nuser: %s\nservice: %s (%s)\ncalls: %d\n", safetext.Clip(f.Reason, 300), safetext.Clip(f.User, 80), f.Service, f.Host, f.Calls)
+	fmt.Fprintf(&b, "%s\nuser: %s\nservice: %s (%s)\ncalls: %d\n", safetext.Cut(f.Reason, 300), safetext.Cut(f.User, 80), f.Service, f.Host, f.Calls)
 	if f.URL != "" {
-		fmt.Fprintf(&b, "call: %s\n", safetext.Clip(f.URL, 220))
+		fmt.Fprintf(&b, "call: %s\n", safetext.Cut(f.URL, 220))
 	}
 	if len(f.APIs) > 0 {
 		fmt.Fprintf(&b, "XSAPI: %s\n", strings.Join(f.APIs, ", "))
@@ -278,7 +280,7 @@ func (r *Report) WriteSARIF(w io.Writer) error {
 			run.Results = append(run.Results, r.sarifIncomplete(i, *gap, index[RuleIncomplete]))
 			run.Invocations[0].ExecutionSuccessful = false
 			run.Invocations[0].Notifications = append(run.Invocations[0].Notifications, sarifNotification{Level: "error",
-				Message: sarifText{safetext.Clip(in.Name, 200) + " was not read whole: " + safetext.Clip(gap.String(), 300)}})
+				Message: sarifText{safetext.Cut(in.Name, 200) + " was not read whole: " + safetext.Cut(gap.String(), 300)}})
 		}
 	}
 	for i := range r.Findings {
@@ -297,7 +299,7 @@ func (r *Report) WriteSARIF(w io.Writer) error {
 		}
 		h := fnv.New64a()
 		fmt.Fprint(h, f.Rule, "\x00", f.User, "\x00", f.Service, "\x00", f.Time.UnixNano())
-		msg := safetext.Clip(f.Reason, 300)
+		msg := safetext.Cut(f.Reason, 300)
 		if len(f.APIs) > 0 {
 			msg += " (XSAPI: " + strings.Join(f.APIs, ", ") + ")"
 		}
@@ -322,7 +324,7 @@ func (r *Report) sarifIncomplete(in int, gap Problem, rule int) sarifResult {
 	h := fnv.New64a()
 	fmt.Fprint(h, RuleIncomplete, "\x00", name, "\x00", gap.Index)
 	return sarifResult{RuleID: RuleIncomplete, RuleIndex: rule, Level: "error",
-		Message:             sarifText{safetext.Clip(name, 200) + " was not read whole: " + safetext.Clip(gap.String(), 300)},
+		Message:             sarifText{safetext.Cut(name, 200) + " was not read whole: " + safetext.Cut(gap.String(), 300)},
 		Locations:           []sarifLocation{{Physical: phys, Logical: []sarifLogical{}}},
 		PartialFingerprints: map[string]string{"fgrlFinding/v1": strconv.FormatUint(h.Sum64(), 16)},
 		Properties:          map[string]any{"entry": gap.Index, "offset": gap.Offset, "calls": r.Inputs[in].Calls, "problems": r.Inputs[in].ProblemCount}}

@@ -28,10 +28,16 @@ import (
 // Authorization naming it stands in); a recorded in-game event
 // (IsInGameEvent) is passed with its InGameEvent name. Bounds, problems
 // and where reading stops as ReadHAR's; a JSON string is read to its first
-// 384 KiB and a CSV field to its first 128 KiB. A CSV row of fewer than 12
-// fields, or more than the header's (a quote left open joins rows), is no
-// call; a file that ends inside a row (in a quoted field, or short of the
-// header's fields without a line end) stops there.
+// 384 KiB and a CSV field to its first 128 KiB. A call whose
+// HttpStatusCode is neither empty, 0 nor an integer from 100 to 999 is no
+// call. A CSV row of fewer than 12 fields, more than the header's, or
+// holding a line break in a quoted field (the logger writes none: a quote
+// left open joins rows) is no call; a header line that spans lines stops
+// reading at once, and a version line that does is no data file; a file
+// that ends inside a row (in a quoted field, or short of the header's
+// fields without a line end) stops there. A JSON endpoint whose first
+// member is no string (it names the endpoint) is a problem, that member
+// not read; anything after the array of endpoints stops reading there.
 func ReadData(r io.Reader, add func(*Call)) (Input, error) {
 	cr := &cappedReader{r: r, left: maxTraceBytes}
 	br := bufio.NewReaderSize(cr, 64<<10)
@@ -88,13 +94,19 @@ func (d *dataCall) call(c *Call, i int) string {
 	} else if d.XboxUserId != "" && len(d.XboxUserId) <= 64 {
 		c.Authorization = "XBL3.0 x=" + d.XboxUserId + ";REDACTED" // the user, named by XUID
 	}
-	c.UserAgent = clipUserAgent(headerValue(d.RequestHeaders, "User-Agent"))
+	c.UserAgent = headerValue(d.RequestHeaders, "User-Agent")
 	c.RetryAfter = headerValue(d.ResponseHeaders, "Retry-After")
-	c.Status, _ = strconv.Atoi(strings.TrimSpace(d.HttpStatusCode))
+	if st := strings.TrimSpace(d.HttpStatusCode); st != "" {
+		var ok bool
+		if c.Status, ok = parseStatus(st); !ok {
+			return fmt.Sprintf("HttpStatusCode %s is not 0 nor an integer from 100 to 999", clip(st))
+		}
+	}
 	if ms, err := strconv.ParseFloat(strings.TrimSpace(d.ElapsedCallTimeMs), 64); err == nil && ms >= 0 && ms < 1e9 {
 		c.Duration = time.Duration(ms * float64(time.Millisecond))
 	}
-	c.RequestBody, c.ResponseBody = clipBody([]byte(d.RequestBody)), clipBody([]byte(d.ResponseBody))
+	c.RequestBody, c.ResponseBody = []byte(d.RequestBody), []byte(d.ResponseBody)
+	c.cut()
 	return ""
 }
 

@@ -75,6 +75,43 @@ func TestReadData(t *testing.T) {
 	}
 }
 
+// TestDataStatusNeverWraps: a data file's HttpStatusCode is 0 (an in-game
+// event's), empty, or an integer from 100 to 999; any other (65965, which
+// 16 bits wrap to 429; -429; 429.5; 0x1AD) makes the call a problem, never
+// a status it is not. Before, 65965 was judged a 429: a trace with none
+// was red.
+func TestDataStatusNeverWraps(t *testing.T) {
+	for _, tt := range []struct {
+		status           string
+		csvCalls, jCalls int // read from the CSV (2 rows) and the JSON (1 call)
+	}{{"429", 2, 1}, {"0", 2, 1}, {"", 2, 0}, {"65965", 0, 0}, {"-429", 0, 0}, {"429.5", 0, 0}, {"0x1AD", 0, 0}, {"4294967725", 0, 0}, {"0429", 0, 0}, {"042", 0, 0}, {"99", 0, 0}, {"4.29e2", 2, 1}} {
+		t.Run(tt.status, func(t *testing.T) {
+			csv := csvHdr + strings.Replace(csvLine(1, 200), `"200"`, `"`+tt.status+`"`, 1) + strings.Replace(csvLine(2, 200), `"200"`, `"`+tt.status+`"`, 1)
+			data := `[{"Endpoint": "profile.xboxlive.com", "Calls": [` + strings.Replace(jsonDataCall(1, 200), `"HttpStatusCode": 200`, `"HttpStatusCode": "`+tt.status+`"`, 1) + "]}]"
+			for _, f := range []struct {
+				name, text string
+				calls      int
+			}{{"CSV", csv, tt.csvCalls}, {"JSON", data, tt.jCalls}} {
+				a, _ := New(nil, nil)
+				in, err := ReadData(strings.NewReader(f.text), a.Add)
+				a.AddInput(in)
+				rep := a.Report()
+				reads429 := tt.status == "429" || tt.status == "4.29e2"
+				if err != nil || in.Calls != f.calls || (rep.Verdict == Incomplete) != (f.calls == 0) || !reads429 && rep.ByRule[RuleThrottledCalls] != 0 {
+					t.Errorf("%s: %v, %d calls, verdict %s, throttled-calls %d; want %d calls", f.name, err, in.Calls, rep.Verdict, rep.ByRule[RuleThrottledCalls], f.calls)
+				}
+			}
+		})
+	}
+	// What the readers never give: Add keeps it as no status, never wrapped.
+	var tr trace
+	tr.add(0, "GET", "https://profile.xboxlive.com/users/me/profile/settings", "1", 65965)
+	tr.add(1, "GET", "https://profile.xboxlive.com/users/me/profile/settings", "1", 65965)
+	if rep := tr.report(t); rep.ByRule[RuleThrottledCalls] != 0 || rep.Groups[0].Server429s != 0 {
+		t.Errorf("Add of status 65965: throttled-calls %d, 429s %d; want none", rep.ByRule[RuleThrottledCalls], rep.Groups[0].Server429s)
+	}
+}
+
 // TestReadDataErrors: what is no data file is refused with ErrNotTrace; a
 // row that is no call is named and skipped.
 func TestReadDataErrors(t *testing.T) {
@@ -102,6 +139,13 @@ func FuzzReadData(f *testing.F) {
 	f.Add([]byte("v1510\nh\n\"h\xff\",\"https://h/\xc3\",\"1\",\"\",\"User-Agent: \xed\xa0\x80\",\"\",\"\",\"\",\"429\",\"1\",\"2026-03-01T20:00:00Z\",\"true\"\n"))
 	f.Add(b[:len(b)/2])
 	f.Add([]byte(`[{"Endpoint": "h", "Calls": [{"Uri": "https://h/` + "\xff" + `", "RequestBody": "\ud800", "ReqTimeUTC": ` + fileTimeJSON(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)) + `}, {"Uri": "ht`))
+	// Rows a quote joins, in the header and in the same field of two rows;
+	// an endpoint's first member not its name; a second document; a status
+	// 16 bits would wrap.
+	f.Add([]byte(strings.Replace(csvHdr, `,"BreadCrumb"`, `,"BreadCrumb`, 1) + csvLine(1, 429) + `z",` + csvLine(2, 429)))
+	f.Add([]byte(csvHdr + strings.Replace(csvLine(0, 200), `"80"`, `"x" y`, 1) + csvLine(1, 429) + strings.Replace(csvLine(2, 200), `"80"`, `z"`, 1)))
+	f.Add([]byte(`[{"Calls": [` + jsonDataCall(1, 429) + `]}] [{"Endpoint": "h"}]`))
+	f.Add([]byte(csvHdr + strings.Replace(csvLine(1, 200), `"200"`, `"65965"`, 1)))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		sameRowsAsEncodingCSV(t, b)
 		a, _ := New(nil, nil)

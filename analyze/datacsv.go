@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +12,14 @@ import (
 // A data file's CSV is read streaming, a row at a time, each field cut to
 // maxField bytes: encoding/csv holds a whole record, and with LazyQuotes
 // (which the logger's unescaped fields need) a quote never closed makes
-// the rest of the file one field.
+// the rest of the file one field. The logger (XSAPI's
+// service_call_logger_data::to_string) writes each row on one line: it
+// writes every field quoted, the headers' and bodies' quotes doubled and
+// their line breaks as spaces (utils::escape_special_characters), and the
+// host, URI and user as they are. A row holding a line break in a quoted
+// field is so rows a quote left open joined, whether the joined row has
+// more fields than the header or (a quote opened and closed in the same
+// field of two rows) as many: never a call.
 const (
 	// maxField is enough for a body's MaxBody bytes however quoted (""
 	// is 2 bytes for 1).
@@ -27,8 +35,15 @@ func readDataCSV(r *bufio.Reader, add func(*Call)) (Input, error) {
 	if !rows.next() { // the version line
 		return in, fmt.Errorf("%w: CSV: no version line", ErrNotTrace)
 	}
+	if rows.spans || rows.cut {
+		return in, fmt.Errorf("%w: CSV: the version line opens a quote it does not close on its line", ErrNotTrace)
+	}
 	if !rows.next() {
 		return in, fmt.Errorf("%w: CSV: no header line", ErrNotTrace)
+	}
+	if rows.spans || rows.cut {
+		in.stop(0, rows.start, "the header line opens a quote it does not close on its line: it would swallow the rows after it")
+		return in, nil
 	}
 	header := rows.n
 	var c Call
@@ -41,6 +56,10 @@ func readDataCSV(r *bufio.Reader, add func(*Call)) (Input, error) {
 		if i == MaxCalls {
 			in.stop(i, rows.start, "stopped after %d rows, the most one trace may hold", MaxCalls)
 			return in, nil
+		}
+		if rows.spans {
+			in.problem(i, rows.start, "a quote left open joins rows: a line break in a quoted field, which the logger never writes")
+			continue
 		}
 		if bad := rows.shape(header); bad != "" {
 			in.problem(i, rows.start, "%s", bad)
@@ -92,6 +111,7 @@ type csvRows struct {
 	n      int   // fields of the row read last
 	eol    bool  // it ended with a line end
 	cut    bool  // the text ended inside a quoted field
+	spans  bool  // a quoted field of it holds a line end: it spans lines
 	err    error // a read error other than io.EOF
 }
 
@@ -111,7 +131,7 @@ const (
 // next reads the next row into s.fields and s.n; false at the end of the
 // text, or at a read error (s.err: the partial row is not given).
 func (s *csvRows) next() bool {
-	s.n, s.cut, s.eol = 0, false, true
+	s.n, s.cut, s.eol, s.spans = 0, false, true, false
 	s.fields[0] = s.fields[0][:0]
 	state := csvRowStart
 	for {
@@ -188,12 +208,16 @@ func (s *csvRows) next() bool {
 				state = csvQuote
 			case '\r':
 				state = csvQuotedCR
+			case '\n':
+				s.add(b)
+				s.spans = true
 			default:
 				s.add(b)
 			}
 		case csvQuotedCR:
 			if b == '\n' { // \r\n in a field reads as \n, as encoding/csv reads it
 				s.add('\n')
+				s.spans = true
 				state = csvQuoted
 				continue
 			}
@@ -244,6 +268,9 @@ func (s *csvRows) plain(quoted bool) bool {
 	}
 	if k == 0 {
 		return false
+	}
+	if quoted && bytes.IndexByte(buf[:k], '\n') >= 0 {
+		s.spans = true
 	}
 	if s.n < maxFields {
 		f := s.fields[s.n]

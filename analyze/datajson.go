@@ -21,6 +21,11 @@ func readDataJSON(r io.Reader, add func(*Call)) (Input, error) {
 	for n := 0; ; n++ {
 		switch dec.PeekKind() {
 		case ']':
+			if _, err := dec.ReadToken(); err != nil {
+				d.stop(err)
+				return in, nil
+			}
+			endOfInput(dec, cut, &in, d.i, "the array of endpoints")
 			return in, nil
 		case '{':
 		case 0:
@@ -64,7 +69,9 @@ func (d *dataJSON) stop(err error) {
 
 // endpoint reads one endpoint: an object whose first member names the
 // endpoint's host and whose others are its calls, each an object or an
-// array of them.
+// array of them. A first member that is no string (calls, where the name
+// belongs) is a problem, its value not read: which member names the
+// endpoint, readers differ.
 func (d *dataJSON) endpoint() error {
 	dec := d.dec
 	if _, err := dec.ReadToken(); err != nil {
@@ -73,6 +80,14 @@ func (d *dataJSON) endpoint() error {
 	for first := true; dec.PeekKind() != '}'; first = false {
 		if _, err := dec.ReadToken(); err != nil { // the member's name
 			return err
+		}
+		if first && dec.PeekKind() != '"' {
+			d.in.problem(d.i, d.cut.startOffset(dec), "an endpoint's first member is not its name (a string): not read")
+			d.host = d.host[:0]
+			if err := dec.SkipValue(); err != nil {
+				return err
+			}
+			continue
 		}
 		if first {
 			if err := readString(dec, &d.host); err != nil {

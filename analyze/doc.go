@@ -13,10 +13,16 @@
 // Calls are grouped per user (the Authorization header's userhash) and per
 // rule of the limits data (a service scope such as "presence/write"). Hosts
 // the limits name, and other hosts matching Rules.Services (*.xboxlive.com
-// by default, which get the limits' fallback rule), are judged; calls to any
-// other host are listed in Report.NotJudged and never judged. Calls without
-// an Authorization header are a no-token finding of their own, not a user.
-// Real-time activity sockets (ws, wss, rta.*) are counted apart.
+// by default, which get the limits' fallback rule, or when the limits have
+// none a rule without limits: every rule but call-frequency), are judged;
+// calls to any other host are listed in Report.NotJudged, never judged, and
+// their 429s are a not-judged warning: limits that cover none of a trace's
+// hosts never pass it unsaid. Calls without an Authorization header (as
+// Chrome exports a HAR by default) are a no-token finding of their own,
+// not a user: they count against no user's limits, but throttled-calls
+// judges them per host, as one user's calls, since a 429 is the service's
+// verdict whoever sent the call. Real-time activity sockets (ws, wss,
+// rta.*) are counted apart.
 //
 // # Rules
 //
@@ -37,6 +43,9 @@
 //   - batch-frequency: batch calls within 2 s of the first of a run warn
 //     (one call could have carried them all).
 //   - no-token: calls to a judged host without Authorization warn.
+//   - not-judged: 429s from a host no rule of the limits covers (a host
+//     outside Rules.Services, an in-game events upload) warn: what was
+//     not judged there may have failed.
 //   - events-burst: 10 or more of a user's in-game events within 5 s warn
 //     (the trace analyzer's BurstDetection of inGameEvents; Rules.Events).
 //     Events are read from the uploads that carry them: Common Schema 2.1
@@ -71,9 +80,14 @@
 //
 // Readers stream: what they hold does not grow with the input; what grows
 // is the analysis's record of each call. A string of a JSON trace is read
-// to its first 384 KiB and a field of a CSV to its first 128 KiB (a body
-// is kept to MaxBody bytes); a .saz's zip directory is read streaming.
-// RELIABILITY.md gives the heap per input byte of each kind of input.
+// to its first 384 KiB and a field of a CSV to its first 128 KiB, and a
+// Call keeps its URL to MaxURL bytes and its bodies to MaxBody; a .saz's
+// zip directory is read streaming. What the analysis keeps of a call is
+// copied and cut (a host or a userhash to 256 bytes), never a part of the
+// trace's text: a call costs at most about 350 bytes read and 360 in the
+// report (a user and a group of its own), and MaxCalls bounds the calls.
+// RELIABILITY.md gives the heap per input byte of each kind of input, and
+// of the shapes where a call costs the most for the fewest bytes.
 //
 // The parameters are data (Rules; ReadRules and LoadRules read them, JSON
 // or YAML) and the defaults are the trace analyzer's

@@ -61,7 +61,15 @@ func (a *Analyzer) keepEvent(user int32, at time.Time, c *Call) {
 		return
 	}
 	a.eventCount++
-	a.events[user] = append(a.events[user], rec{at: at.UnixNano(), index: int32(a.offset + c.Index), status: int16(c.Status)})
+	a.events[user] = append(a.events[user], eventRec{at: at.UnixNano(), index: int32(a.offset + c.Index), status: status16(c.Status)})
+}
+
+// eventRec is what the events-burst rule needs of one in-game event: 16
+// bytes, as an event line of an upload may take 46 bytes of a trace.
+type eventRec struct {
+	at     int64 // Unix nanoseconds
+	index  int32 // of the call that carried it, in the whole analysis
+	status int16 // that call's (status16)
 }
 
 // eventTime returns the time of one upload line when it is a title's
@@ -103,7 +111,7 @@ func (a *Analyzer) eventFindings() []Finding {
 		sort.SliceStable(evs, func(i, j int) bool { return evs[i].at < evs[j].at })
 		who := "no user"
 		if u >= 0 {
-			who = a.name(u)
+			who = shown(a.name(u))
 		}
 		for n, w := range windows(evs, time.Duration(b.Window), b.Size-1, true) {
 			if n == maxPerGroupRule {

@@ -80,6 +80,19 @@ const (
 	harHead = `{"log": {"version": "1.2", "entries": [`
 )
 
+// verdictOf reads a trace with read and returns the report's verdict (or
+// the reader's error, as "error: ...") and the input.
+func verdictOf(t *testing.T, read func(add func(*Call)) (Input, error)) (string, Input) {
+	t.Helper()
+	a, _ := New(nil, nil)
+	in, err := read(a.Add)
+	if err != nil {
+		return "error: " + err.Error(), in
+	}
+	a.AddInput(in)
+	return a.Report().Verdict, in
+}
+
 // place is where a report's JSON says a trace was first not read: its
 // stop, or its first problem.
 type place struct {

@@ -176,7 +176,7 @@ svg{display:block;margin:4px 0 16px}h2{margin-top:28px}.muted{color:#666}
 <p id="summary">{{.R.Fails}} failures, {{.R.Warnings}} warnings. {{.R.Calls}} calls read, {{.R.Judged}} judged in {{len .R.Groups}} user and service groups; limits {{.R.Limits}}; from {{time .R.Start}} to {{time .R.End}} UTC.</p>
 <p class="muted">Red: a finding fails (a 300 s span at the certification figure, 429s in a row, calls before Retry-After passed). Yellow: warnings only. Green: no finding. Incomplete: a trace was not read whole.</p>
 <ul>{{range .R.Inputs}}<li>{{.Name}}: {{.Calls}} calls{{if .ProblemCount}}, {{.ProblemCount}} entries skipped{{end}}{{if .Truncated}}, <b>read in part</b>: {{.Truncated}}{{end}}</li>{{end}}
-{{if .R.NotJudged}}<li>Not judged (not Xbox services): {{range $i, $h := .R.NotJudged}}{{if $i}}, {{end}}{{$h.Host}} {{$h.Calls}}{{end}}</li>{{end}}
+{{if .R.NotJudged}}<li>Not judged (no rule of the limits covers the host): {{range $i, $h := .R.NotJudged}}{{if $i}}, {{end}}{{$h.Host}} {{$h.Calls}}{{if $h.Server429s}} ({{$h.Server429s}} answered 429){{end}}{{end}}</li>{{end}}
 {{if .R.NoToken}}<li>Without a token: {{range $i, $h := .R.NoToken}}{{if $i}}, {{end}}{{$h.Host}} {{$h.Calls}}{{end}}</li>{{end}}</ul>
 
 <h2>Timelines</h2>

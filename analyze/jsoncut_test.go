@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/xblgo/fgrl/internal/safetext"
 )
 
 // TestJSONCutter: what the decoder gets of a long string, a run of
@@ -76,7 +78,7 @@ func TestReadHARLongStrings(t *testing.T) {
 		t.Fatalf("%v: %d calls, %+v", err, len(calls), in)
 	}
 	c := calls[0]
-	if c.URL != url[:maxString] || len(c.UserAgent) > MaxUserAgent || string(c.RequestBody) != body[:MaxBody] || string(c.ResponseBody) != body[:MaxBody] {
+	if c.URL != safetext.Cut(url, MaxURL) || len(c.UserAgent) > MaxUserAgent || string(c.RequestBody) != body[:MaxBody] || string(c.ResponseBody) != body[:MaxBody] {
 		t.Errorf("URL %d bytes, User-Agent %d, bodies %d and %d %.10q", len(c.URL), len(c.UserAgent), len(c.RequestBody), len(c.ResponseBody), c.ResponseBody)
 	}
 	head := `{"log": {"entries": [`

@@ -109,6 +109,30 @@ func number(dec *jsontext.Decoder) (float64, error) {
 	return f, nil
 }
 
+// afterReason says why a JSON reader stopped on err after what (the
+// entries, the array of endpoints), before the document's end.
+func afterReason(err error, what string) string {
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return fmt.Sprintf("the file ends after %s, before the document does", what)
+	}
+	return fmt.Sprintf("not valid JSON after %s (%s)", what, shortErr(err))
+}
+
+// endOfInput reads to the end of the input, which must hold nothing but
+// white space after what. Anything else (a second document, which a
+// reader of the last one would judge instead, or garbage) is where reading
+// stops, at entry i.
+func endOfInput(dec *jsontext.Decoder, cut *jsonCutter, in *Input, i int, what string) {
+	off := cut.startOffset(dec)
+	switch _, err := dec.ReadToken(); {
+	case err == io.EOF:
+	case err == nil, errors.As(err, new(*jsontext.SyntacticError)):
+		in.stop(i, off, "data after %s: readers differ on what it holds", what)
+	default:
+		in.stop(i, cut.in, "reading stopped after %s: %s", what, shortErr(err))
+	}
+}
+
 // stopReason says why a JSON reader stopped at entry i on err.
 func stopReason(err error, i int, what string) string {
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {

@@ -5,14 +5,15 @@ import (
 	"math"
 	"time"
 
+	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/throttle"
 )
 
 // judge runs every rule over one group (its recs sorted by time).
 func (a *Analyzer) judge(g *group) (Group, []Finding) {
 	info := a.userInfo[g.user]
-	gr := Group{User: a.name(g.user), Userhash: info.hash, XUID: info.xuid, Gamertag: info.gamertag,
-		Service: g.scope, Host: g.host, Burst: g.rule.Burst, Sustain: g.rule.Sustain,
+	gr := Group{User: shown(a.name(g.user)), Userhash: shown(info.hash), XUID: shown(info.xuid()), Gamertag: shown(info.gamertag()),
+		Service: shown(g.scope), Host: shown(g.host), Burst: g.rule.Burst, Sustain: g.rule.Sustain,
 		Certification: g.rule.CertificationLimit(), Calls: len(g.recs)}
 	a.stats(g, &gr)
 	j := judging{a: a, g: g, gr: &gr}
@@ -141,27 +142,33 @@ func (j *judging) add(rule, level string, recs []rec, url bool, format string, a
 		return
 	}
 	f := Finding{Rule: rule, Level: level, Time: time.Unix(0, recs[0].at).UTC(), User: j.gr.User,
-		Service: j.g.scope, Host: j.g.host, Calls: len(recs), Reason: fmt.Sprintf(format, args...)}
+		Service: j.gr.Service, Host: j.gr.Host, Calls: len(recs), Reason: fmt.Sprintf(format, args...)}
 	for _, r := range recs[:min(len(recs), maxEvidence)] {
 		f.Evidence = append(f.Evidence, Evidence{Index: int(r.index), Time: time.Unix(0, r.at).UTC(), Status: int(r.status)})
 	}
 	if url {
-		f.URL = j.a.urls[recs[0].key]
+		f.URL = safetext.Clip(j.a.urls[recs[0].key], maxShownURL)
 	}
 	j.found = append(j.found, f)
 }
+
+// timed is a record with a time: a call's rec, or an in-game event's.
+type timed interface{ time() int64 }
+
+func (r rec) time() int64      { return r.at }
+func (e eventRec) time() int64 { return e.at }
 
 // windows returns the spans of recs holding more than threshold calls: each
 // span starts at its first call and takes every call within period of it
 // (its end in when inclusive, as "within 2 s" reads; out for the service's
 // 15 s and 300 s windows); the next span starts after it (the trace
 // analyzer's GetExcessCallsForTimeWindow).
-func windows(recs []rec, period time.Duration, threshold int, inclusive bool) [][]rec {
-	var out [][]rec
+func windows[R timed](recs []R, period time.Duration, threshold int, inclusive bool) [][]R {
+	var out [][]R
 	in := func(d int64) bool { return d < int64(period) || inclusive && d == int64(period) }
 	for lo := 0; lo < len(recs); {
 		hi := lo
-		for hi < len(recs) && in(gap(recs[lo].at, recs[hi].at)) {
+		for hi < len(recs) && in(gap(recs[lo].time(), recs[hi].time())) {
 			hi++
 		}
 		if hi-lo > threshold {

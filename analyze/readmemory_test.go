@@ -158,6 +158,7 @@ func (s *heapSampler) ReadAt(p []byte, off int64) (int, error) {
 // read and once the report is made; RELIABILITY.md states the bounds
 // (standard input: cmd/xblcall's TestAnalyzeStdinMemory).
 func TestReadMemoryBounded(t *testing.T) {
+	loadAPIMap() // made once per process, not per trace
 	for _, k := range traceKinds() {
 		t.Run(k.name, func(t *testing.T) {
 			name := filepath.Join(t.TempDir(), "trace")

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/throttle"
 )
 
@@ -39,6 +40,9 @@ const (
 	RuleNoToken        = "no-token"
 	RuleSampleTitleID  = "sample-title-id"
 	RuleEventsBurst    = "events-burst"
+	// RuleNotJudged is calls answered 429 at a host no rule of the limits
+	// covers: not judged, and so a warning, never a pass unsaid.
+	RuleNotJudged = "not-judged"
 	// RuleIncomplete is no rule of the calls but of the traces: one not
 	// read whole (Input.Complete). Reports for CI list it with the rules,
 	// as an error; it makes no Finding.
@@ -65,10 +69,12 @@ type Report struct {
 	Calls  int            `json:"calls"`  // calls read
 	Judged int            `json:"judged"` // calls to services judged, with a token
 	// NotJudged are the calls to hosts neither the limits nor the rules'
-	// services cover, per host: listed, never judged.
+	// services cover, per host: listed, never judged by the rules of
+	// calls; a host among them that answered 429 is a not-judged finding.
 	NotJudged []HostCount `json:"notJudged"`
 	// NoToken are the calls to judged services without an Authorization
-	// header, per host.
+	// header, per host, with the 429s among them (judged per host by
+	// throttled-calls).
 	NoToken  []HostCount `json:"noToken"`
 	Realtime int         `json:"realtime"` // real-time activity sockets, not judged
 	Start    time.Time   `json:"start"`
@@ -84,10 +90,11 @@ const MaxFindings = 5000
 // maxPerGroupRule bounds the findings listed per group and rule.
 const maxPerGroupRule = 50
 
-// HostCount is a number of calls to one host.
+// HostCount is a number of calls to one host, and of the 429s among them.
 type HostCount struct {
-	Host  string `json:"host"`
-	Calls int    `json:"calls"`
+	Host       string `json:"host"`
+	Calls      int    `json:"calls"`
+	Server429s int    `json:"server429s,omitempty"`
 }
 
 // Group is one user's calls to one service (a rule of the limits).
@@ -163,12 +170,12 @@ const MaxTimelines = htmlGroups
 
 // Report analyzes what was added and returns the report.
 func (a *Analyzer) Report() *Report {
-	rep := &Report{Schema: Schema, Inputs: slices.Clip(a.inputs), Calls: a.calls, Realtime: a.realtime,
-		ByRule: map[string]int{}, Limits: a.limits.Revision, Rules: a.rules}
+	rep := &Report{Schema: Schema, Inputs: shownInputs(a.inputs), Calls: a.calls, Realtime: a.realtime,
+		ByRule: map[string]int{}, Limits: shown(a.limits.Revision), Rules: a.rules}
 	if p := a.overProblem(); p != nil { // calls added past a bound, with no input after them
 		rep.Inputs = append(rep.Inputs, Input{Name: "calls added", Truncated: p.Reason, Stop: p})
 	}
-	rep.NotJudged, rep.NoToken = hostCounts(a.notJudged), hostCounts(a.noToken)
+	rep.NotJudged, rep.NoToken = hostCounts(a.apart), hostCounts(a.noToken)
 	if rep.Inputs == nil {
 		rep.Inputs = []Input{}
 	}
@@ -199,10 +206,8 @@ func (a *Analyzer) Report() *Report {
 			Calls: u.calls, Evidence: u.evidence,
 			Reason: fmt.Sprintf("%s to PlayFab for the sample title ID %s: certification warning XR-003 (Title Quality for Submission): use the title's own ID", plural(u.calls, "call"), id)})
 	}
-	for host, n := range a.noToken {
-		all = append(all, Finding{Rule: RuleNoToken, Level: Warn, Host: host, Calls: n,
-			Reason: fmt.Sprintf("%d calls to %s carry no Authorization: whose calls they are cannot be told, so they are not counted", n, host)})
-	}
+	all = append(all, a.notJudgedFindings()...)
+	all = append(all, a.tokenlessFindings()...)
 	for _, f := range all {
 		rep.ByRule[f.Rule]++
 		if f.Level == Fail {
@@ -236,6 +241,29 @@ func (a *Analyzer) Report() *Report {
 	return rep
 }
 
+// Text from the traces in a report (hosts, services, users, URLs, a
+// trace's name) is escaped and clipped once, as the report is built
+// (safetext.Clip: control characters, terminal escapes among them, and
+// invalid UTF-8 written as Go escapes): every output, JSON, text, HTML,
+// JUnit and SARIF, carries it as it is, and only cuts it to fit. Reasons
+// are clipped as a reader or rule makes them.
+const (
+	maxShown    = 256 // a host, service, user or name
+	maxShownURL = 512 // a call's method and URL (without its query)
+)
+
+// shown is s as a report carries it.
+func shown(s string) string { return safetext.Clip(s, maxShown) }
+
+// shownInputs is a copy of inputs, each named as a report shows it.
+func shownInputs(inputs []Input) []Input {
+	out := slices.Clone(inputs)
+	for i := range out {
+		out[i].Name = shown(out[i].Name)
+	}
+	return out
+}
+
 // busiestFirst sorts groups by their calls, most first, and the groups
 // judged with them.
 type busiestFirst struct {
@@ -248,32 +276,4 @@ func (b busiestFirst) Less(i, j int) bool { return b.groups[i].Calls > b.groups[
 func (b busiestFirst) Swap(i, j int) {
 	b.groups[i], b.groups[j] = b.groups[j], b.groups[i]
 	b.judged[i], b.judged[j] = b.judged[j], b.judged[i]
-}
-
-func hostCounts(m map[string]int) []HostCount {
-	out := make([]HostCount, 0, len(m))
-	for h, n := range m {
-		out = append(out, HostCount{h, n})
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Calls != out[j].Calls {
-			return out[i].Calls > out[j].Calls
-		}
-		return out[i].Host < out[j].Host
-	})
-	return out
-}
-
-// name is how a report names user u.
-func (a *Analyzer) name(u int32) string {
-	info := a.userInfo[u]
-	switch {
-	case info.gamertag != "" && info.xuid != "":
-		return info.gamertag + " (" + info.xuid + ")"
-	case info.gamertag != "":
-		return info.gamertag
-	case info.xuid != "":
-		return "xuid " + info.xuid
-	}
-	return "userhash " + info.hash
 }

@@ -26,29 +26,42 @@ const maxSessionFile = 1 << 20
 // session N, raw/N_c.txt (the request as sent), raw/N_s.txt (the answer)
 // and raw/N_m.xml (its timers). Each session becomes a Call, in session
 // order, its time Fiddler's ClientBeginRequest. A session that lacks a
-// request or a start time, whose answer is not an HTTP response, or whose
-// files the zip cannot give back whole (a corrupt entry, a bad checksum) is
-// skipped and named in Input.Problems, and the trace is not Complete; a
-// CONNECT tunnel is passed over. Of each file, the first 1 MiB is read
-// (checked against its checksum when that is all of it).
+// request or a start time, whose answer is not an HTTP response, whose
+// files the zip cannot give back whole (a corrupt entry, a bad checksum, a
+// file overlapping another), or whose files are listed twice or named two
+// ways (raw/2_c.txt and raw/02_c.txt: no two readers agree on which is
+// the session) is skipped and named in Input.Problems, as is a session's
+// file whose number is not decimal digits (raw/+2_c.txt); the trace is
+// then not Complete. A CONNECT tunnel is passed over. Of each file, the
+// first 1 MiB is read (checked against its checksum when that is all of
+// it), and what the files read inflate to is bounded per archive
+// (256 MiB and 64 bytes per byte of it): past that, reading stops
+// (Input.Stop). A zip whose directory is not what its end record says
+// (fewer or more files, or bytes) is no trace: the error.
 func ReadSAZ(r io.ReaderAt, size int64, add func(*Call)) (Input, error) {
 	in := Input{}
 	var files []zipFile
-	err := zipDirectory(r, size, func(name []byte, zf zipFile) {
-		if n, kind, ok := sazName(string(name)); ok {
-			zf.n, zf.kind = n, kind
+	var bad badNames
+	dirOff, err := zipDirectory(r, size, func(name []byte, zf zipFile) {
+		switch n, width, kind, found := sazName(string(name)); found {
+		case sazSessionFile:
+			zf.n, zf.width, zf.kind = n, width, kind
 			files = append(files, zf)
+		case sazBadName:
+			bad.add(name, zf.offset)
 		}
 	})
 	if err != nil {
 		return in, fmt.Errorf("%w: SAZ: %v", ErrNotTrace, err)
 	}
-	if len(files) == 0 {
+	if len(files) == 0 && bad.n == 0 {
 		return in, fmt.Errorf("%w: SAZ: no raw/N_c.txt sessions in the archive", ErrNotTrace)
 	}
+	limitFiles(files, dirOff)
 	slices.SortStableFunc(files, func(a, b zipFile) int { return cmp.Compare(a.n, b.n) })
-	o, br := &zipOpener{r: r}, bufio.NewReader(nil)
-	for i := 0; len(files) > 0; i++ {
+	o, br := &zipOpener{r: r, left: inflateBudget(size)}, bufio.NewReader(nil)
+	i := 0
+	for ; len(files) > 0; i++ {
 		s := sazSession{o: o, br: br}
 		n := files[0].n
 		for len(files) > 0 && files[0].n == n {
@@ -57,19 +70,60 @@ func ReadSAZ(r io.ReaderAt, size int64, add func(*Call)) (Input, error) {
 		}
 		if i == MaxCalls {
 			in.stop(i, s.offset(), "stopped after %d sessions, the most one trace may hold", MaxCalls)
-			break
+			return in, nil
 		}
-		c, bad := s.call(i)
+		c, reason := s.call(i)
 		switch {
-		case bad == tunnel:
-		case bad != "":
-			in.problem(i, s.offset(), "session %d: %s", n, bad)
+		case o.over:
+			in.stop(i, s.offset(), "session %d: the files read inflate past %d MiB (256 MiB and 64 bytes per byte of the archive)", n, inflateBudget(size)>>20)
+			return in, nil
+		case reason == tunnel:
+		case reason != "":
+			in.problem(i, s.offset(), "session %d: %s", n, reason)
 		default:
 			in.Calls++
 			add(c)
 		}
 	}
+	bad.report(&in, i)
 	return in, nil
+}
+
+// limitFiles sets each file's limit: where the next file (by offset)
+// starts, or the directory for the last, so that a file read past it
+// overlaps another.
+func limitFiles(files []zipFile, dirOff uint64) {
+	slices.SortStableFunc(files, func(a, b zipFile) int { return cmp.Compare(a.offset, b.offset) })
+	for i := range files {
+		files[i].limit = dirOff
+		if i+1 < len(files) {
+			files[i].limit = files[i+1].offset
+		}
+	}
+}
+
+// badNames are the files named as a session's whose number is not one.
+type badNames struct {
+	n     int
+	names []string // the first maxProblems, clipped
+	offs  []uint64
+}
+
+func (b *badNames) add(name []byte, off uint64) {
+	if b.n++; len(b.names) < maxProblems {
+		b.names, b.offs = append(b.names, clip(string(name))), append(b.offs, off)
+	}
+}
+
+// report names each in in, after the i sessions read.
+func (b *badNames) report(in *Input, i int) {
+	for k := range b.n {
+		if k >= len(b.names) {
+			in.problem(i, -1, "a session's file whose number is not decimal digits")
+			continue
+		}
+		in.problem(i, int64(min(b.offs[k], 1<<62)), "%s: its number is not decimal digits", b.names[k])
+	}
 }
 
 // sazSession is one session's files.
@@ -77,17 +131,39 @@ type sazSession struct {
 	o       *zipOpener
 	br      *bufio.Reader // reused for each file
 	c, s, m *zipFile
+	bad     string // why the session's files are not one session's
 }
 
+// set adds f to the session; a file of a kind it has, or named with
+// another count of digits, makes it no session.
 func (s *sazSession) set(f *zipFile) {
+	slot := &s.c
 	switch f.kind {
-	case 'c':
-		s.c = f
 	case 's':
-		s.s = f
+		slot = &s.s
 	case 'm':
-		s.m = f
+		slot = &s.m
 	}
+	for _, g := range []*zipFile{s.c, s.s, s.m} {
+		if g != nil && g.width != f.width && s.bad == "" {
+			s.bad = fmt.Sprintf("files named %0*d_ and %0*d_: two sessions, or one, as readers differ", g.width, g.n, f.width, f.n)
+		}
+	}
+	if *slot != nil && s.bad == "" {
+		s.bad = fmt.Sprintf("raw/%0*d_%s listed twice", f.width, f.n, kindName(f.kind))
+	}
+	*slot = f
+}
+
+// kindName is a session file's name after its number.
+func kindName(kind byte) string {
+	switch kind {
+	case 'c':
+		return "c.txt"
+	case 's':
+		return "s.txt"
+	}
+	return "m.xml"
 }
 
 // offset is where the session's first file starts in the zip.
@@ -100,30 +176,47 @@ func (s *sazSession) offset() int64 {
 	return -1
 }
 
-// sazName parses "raw/12_c.txt" into 12 and 'c'.
-func sazName(name string) (int, byte, bool) {
+// What sazName found a file's name to be.
+const (
+	sazOther       = iota // no session's file
+	sazSessionFile        // raw/N_c.txt, N_s.txt or N_m.xml
+	sazBadName            // named as one, but N is not decimal digits
+)
+
+// sazName parses "raw/12_c.txt" into 12, its digits' count (2) and 'c'.
+// A session's number is decimal digits only, at most 9 of them: Fiddler
+// writes no other.
+func sazName(name string) (n int, width uint8, kind byte, found int) {
 	dir, file := path.Split(name)
 	if !strings.EqualFold(dir, "raw/") {
-		return 0, 0, false
+		return 0, 0, 0, sazOther
 	}
 	num, rest, ok := strings.Cut(file, "_")
-	n, err := strconv.Atoi(num)
-	if !ok || err != nil || n < 0 {
-		return 0, 0, false
+	if !ok {
+		return 0, 0, 0, sazOther
 	}
 	switch strings.ToLower(rest) {
 	case "c.txt":
-		return n, 'c', true
+		kind = 'c'
 	case "s.txt":
-		return n, 's', true
+		kind = 's'
 	case "m.xml":
-		return n, 'm', true
+		kind = 'm'
+	default:
+		return 0, 0, 0, sazOther
 	}
-	return 0, 0, false
+	if num == "" || len(num) > 9 || strings.Trim(num, "0123456789") != "" {
+		return 0, 0, 0, sazBadName
+	}
+	n, _ = strconv.Atoi(num)
+	return n, uint8(len(num)), kind, sazSessionFile
 }
 
 func (s *sazSession) call(i int) (*Call, string) {
-	if s.c == nil {
+	switch {
+	case s.bad != "":
+		return nil, s.bad
+	case s.c == nil:
 		return nil, "no request (N_c.txt)"
 	}
 	c := &Call{Index: i, Offset: s.offset()}
@@ -141,6 +234,7 @@ func (s *sazSession) call(i int) (*Call, string) {
 			return nil, bad
 		}
 	}
+	c.cut()
 	return c, ""
 }
 
@@ -205,7 +299,7 @@ func sazRequest(r *bufio.Reader, c *Call) string {
 	if a := req.Header.Get("Authorization"); a != "" {
 		c.Authorization = xblauth.Redact(a) // the token is never kept
 	}
-	c.UserAgent = clipUserAgent(req.Header.Get("User-Agent"))
+	c.UserAgent = req.Header.Get("User-Agent")
 	c.RequestBody, _ = io.ReadAll(io.LimitReader(req.Body, MaxBody))
 	return ""
 }

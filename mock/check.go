@@ -11,17 +11,19 @@ import (
 )
 
 // CheckOptions says what Check asserts of the calls the mock saw (those
-// since Since, when it is set).
+// since Since, when it is set). Every check fails closed: when the record
+// of calls (the latest 10,000) dropped calls made in the window it looks
+// at, which could be the calls it is about, it fails, saying so.
 type CheckOptions struct {
 	// No429 fails when any call was answered 429: the code under test was
 	// throttled (XSAPI asserts on every 429 in a development sandbox).
 	No429 bool `json:"no429,omitempty"`
 	// Certify fails when the trace analyzer's rules fail what the mock saw
-	// (analyze's red verdict), with the failing findings; and when the
-	// record of calls (the latest 10,000) dropped calls made since Since,
-	// which could not be judged (analyze's incomplete verdict).
+	// (analyze's red verdict), with the failing findings, or could not
+	// judge it whole (analyze's incomplete verdict).
 	Certify bool `json:"certify,omitempty"`
-	// Expect fails when a filter matches another number of calls.
+	// Expect fails when a filter matches another number of calls (each in
+	// its own window: its Since, else this Since).
 	Expect []Expectation  `json:"expect,omitempty"`
 	Since  time.Time      `json:"since,omitzero"`
 	Rules  *analyze.Rules `json:"-"` // the analyzer's rules (nil: the trace analyzer's own)
@@ -52,6 +54,9 @@ func (h *Handler) Check(opts CheckOptions) (CheckResult, error) {
 		f := since
 		f.Status = http.StatusTooManyRequests
 		throttled := h.Calls(f)
+		if dropped := h.droppedIn(f.Since); dropped != "" { // after: a call dropped meanwhile fails the check
+			res.Failures = append(res.Failures, "429: incomplete: "+dropped+", any of which may have been a 429")
+		}
 		for i, c := range throttled {
 			if i == maxCheckLines {
 				res.Failures = append(res.Failures, fmt.Sprintf("429: and %d more", len(throttled)-i))
@@ -66,7 +71,10 @@ func (h *Handler) Check(opts CheckOptions) (CheckResult, error) {
 		if f.Since.IsZero() {
 			f.Since = opts.Since
 		}
-		if n := len(h.Calls(f)); n != x.Count {
+		n := len(h.Calls(f))
+		if dropped := h.droppedIn(f.Since); dropped != "" {
+			res.Failures = append(res.Failures, fmt.Sprintf("expected %d calls %s, saw %d: incomplete: %s", x.Count, describeFilter(x.CallFilter), n, dropped))
+		} else if n != x.Count {
 			res.Failures = append(res.Failures, fmt.Sprintf("expected %d calls %s, saw %d", x.Count, describeFilter(x.CallFilter), n))
 		}
 	}
@@ -88,7 +96,7 @@ func (h *Handler) Check(opts CheckOptions) (CheckResult, error) {
 				res.Failures = append(res.Failures, fmt.Sprintf("certification: and %d more failing findings", rep.Fails-maxCheckLines))
 				break
 			}
-			res.Failures = append(res.Failures, fmt.Sprintf("certification: %s %s: %s", f.Rule, f.Service, safetext.Clip(f.Reason, 200)))
+			res.Failures = append(res.Failures, fmt.Sprintf("certification: %s %s: %s", f.Rule, f.Service, safetext.Cut(f.Reason, 200)))
 		}
 	}
 	res.OK = len(res.Failures) == 0
@@ -105,19 +113,29 @@ func (h *Handler) certify(f CallFilter, rules *analyze.Rules) (*analyze.Report, 
 		return nil, err
 	}
 	calls := h.Calls(f)
-	dropped := h.droppedSince(f.Since) // after: a call dropped meanwhile fails the check, not passes it
+	dropped := h.droppedIn(f.Since) // after: a call dropped meanwhile fails the check, not passes it
 	for i, c := range calls {
 		a.Add(&analyze.Call{Index: i, Time: c.Time, Duration: time.Duration(c.Duration), Method: c.Method, URL: c.URL, Status: c.Status,
 			RetryAfter: c.RetryAfter, RequestBody: c.body, Authorization: c.authorization()})
 	}
 	in := analyze.Input{Name: "the mock's record of calls", Calls: len(calls)}
-	if dropped > 0 {
-		in.Truncated = fmt.Sprintf("the record keeps the latest %d calls (%d MiB): calls made in the window checked were dropped (%d in all)",
-			maxCalls, maxCallsBytes>>20, dropped)
+	if dropped != "" {
+		in.Truncated = dropped
 		in.Stop = &analyze.Problem{Index: 0, Offset: -1, Reason: in.Truncated}
 	}
 	a.AddInput(in)
 	return a.Report(), nil
+}
+
+// droppedIn says, when the record of calls dropped calls made at or after
+// since (any, for a zero since), that a check of that window cannot see
+// them all; "" when it dropped none.
+func (h *Handler) droppedIn(since time.Time) string {
+	n := h.droppedSince(since)
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the record keeps the latest %d calls (%d MiB): calls made in the window checked were dropped (%d in all)", maxCalls, maxCallsBytes>>20, n)
 }
 
 // describeFilter writes a filter as a test's failure reads it.

@@ -38,20 +38,23 @@ func analyzeCommand(e *env) *cobra.Command {
   xblcall analyze --format junit examples/naive.har > analyze.xml   # a CI test page: a failure per failing finding
   xblcall analyze --format sarif examples/naive.har > analyze.sarif # code scanning (GitHub, Azure DevOps)
   xblcall analyze --what-if examples/ignored429s.har # the same calls through fgrl: 429s avoided, delays, verdict after
-  xblcall simulate --client naive --har naive.har && xblcall analyze naive.har
+  xblcall simulate --client naive --har naive.har && xblcall analyze --trace-limits naive.har
 
 Calls are grouped per user (the Authorization userhash, named by gamertag and
 XUID where the trace shows them) and per service (a rule of the limits data).
 Only Xbox services are judged: hosts the limits name, and other *.xboxlive.com
-hosts at the limits' fallback rule; calls to other hosts are listed apart.
-Calls without a token are a finding of their own. Every finding names the
+hosts at the limits' fallback rule; calls to other hosts are listed apart, and
+their 429s are a not-judged warning. The limits are the 2020 table, or
+--revision or --limits; a trace's own (a HAR of xblcall simulate names those
+it ran under) only with --trace-limits. Calls without a token are a finding of
+their own. Every finding names the
 XSAPI functions that make its calls (the C API, the C++ one in parentheses),
 from the trace analyzer's endpoint-to-API map.
 
 The rules (the trace analyzer's; --rules FILE changes them, see the analyze
 package doc): call-frequency, throttled-calls, burst, repeated-calls,
 polling, small-batch, batch-frequency, sample-title-id (PlayFab calls for a
-sample title ID: certification warning XR-003), no-token. Social Manager's
+sample title ID: certification warning XR-003), no-token, not-judged. Social Manager's
 calls are exempt from polling, repeated-calls and small-batch.
 
   red     a finding fails: a 300 s span reaches the rule's certification
@@ -60,7 +63,8 @@ calls are exempt from polling, repeated-calls and small-batch.
           row, or calls sent before Retry-After passed). Exit status 1.
   yellow  warnings only: spans past 90 % of a burst or sustain limit or over
           it, a single 429, bursts, repeats, polling, small or frequent
-          batches, calls without a token. Exit status 0.
+          batches, calls without a token, 429s from hosts not judged. Exit
+          status 0.
   green   no finding. Exit status 0.
   incomplete
           a trace was not read whole: a file cut short, or not valid past
@@ -80,7 +84,7 @@ trace, or traces holding no calls.
 }
 
 type analyzeOpts struct {
-	json, verbose, whatIf                            bool
+	json, verbose, whatIf, traceLimits               bool
 	revision, limits, rules, html, format, userAgent string
 }
 
@@ -94,8 +98,9 @@ func analyzeFlags(o *analyzeOpts) *flag.FlagSet {
 	fs.StringVar(&o.format, "format", "text", "write the report to standard output as text, json, junit (JUnit XML: a failure per failing finding), sarif (SARIF 2.1.0, for code scanning) or html")
 	fs.StringVar(&o.html, "html", "", "also write a self-contained HTML report to this file")
 	fs.StringVar(&o.rules, "rules", "", "rules data file (JSON or YAML; fields left out keep the trace analyzer's values)")
-	fs.StringVar(&o.revision, "revision", "", "built-in limits table (default: the limits a trace of xblcall simulate names, else 2020)")
+	fs.StringVar(&o.revision, "revision", "", "built-in limits table (default 2020)")
 	fs.StringVar(&o.limits, "limits", "", "limits data file")
+	fs.BoolVar(&o.traceLimits, "trace-limits", false, "judge by the limits the traces name (a HAR of xblcall simulate names those it ran under), every trace naming the same; only for traces you made: a trace that names limits chooses what judges it")
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "list every finding with its evidence, and wider columns")
 	fs.StringVar(&o.userAgent, "user-agent", "", "a title's own User-Agent: its calls are judged whatever their host (the limits' fallback rule where the limits have none), for a title's own services")
 	fs.BoolVar(&o.whatIf, "what-if", false, "replay the traces' calls through the fgrl transport against the mock, in virtual time, and compare: 429s, delays, refusals and the verdict, before and after (text or --format json)")
@@ -184,7 +189,7 @@ func incomplete(inputs []analyze.Input) error {
 	for _, in := range inputs {
 		if gap := in.Gap(); gap != nil {
 			if n++; n == 1 {
-				first = safetext.Clip(in.Name, 200) + ": " + safetext.Clip(gap.String(), 300)
+				first = safetext.Cut(in.Name, 200) + ": " + safetext.Cut(gap.String(), 300)
 			}
 		}
 	}
@@ -243,7 +248,7 @@ func printWhatIf(w io.Writer, res *whatif.Result, lim *limits.Limits) error {
 	}
 	for _, in := range res.Before.Inputs {
 		if gap := in.Gap(); gap != nil {
-			fmt.Fprintf(w, "\nINCOMPLETE: %s: not read whole: %s", safetext.Clip(in.Name, 60), safetext.Clip(gap.String(), 200))
+			fmt.Fprintf(w, "\nINCOMPLETE: %s: not read whole: %s", safetext.Cut(in.Name, 60), safetext.Cut(gap.String(), 200))
 		}
 	}
 	_, err := fmt.Fprintf(w, "\n429s: %d in the traces, %d with fgrl (%d avoided)\nverdict: %s in the traces (%d failing, %d warnings), %s with fgrl (%d failing, %d warnings)\n",
@@ -295,32 +300,40 @@ func tracePaths(args []string) ([]string, error) {
 }
 
 // judgeBy returns the limits to judge by: --limits or --revision when
-// given, else the limits the traces of xblcall simulate name (all the same
-// ones), else the 2020 table.
+// given, else the 2020 table. A trace never chooses the limits that judge
+// it (limits that cover none of its hosts would pass it, and every trace
+// beside it) unless --trace-limits says to: then every trace must name the
+// same limits.
 func (o *analyzeOpts) judgeBy(e *env, paths []string) (*limits.Limits, error) {
-	if o.limits != "" || o.revision != "" {
-		return loadLimits(cmp.Or(o.revision, "2020"), o.limits)
-	}
-	var named []byte
-	for _, p := range paths {
-		raw, err := traceLimits(p)
-		if err != nil || raw == nil {
-			continue
+	if o.traceLimits {
+		if o.limits != "" || o.revision != "" {
+			return nil, errors.New("--trace-limits judges by the limits the traces name: give it without --limits and --revision")
 		}
-		if named != nil && !bytes.Equal(named, raw) {
-			fmt.Fprintln(e.stderr, "the traces name different limits: judging by the 2020 table (--limits chooses)")
-			return loadLimits("2020", "")
+		return namedLimits(e, paths)
+	}
+	return loadLimits(cmp.Or(o.revision, "2020"), o.limits)
+}
+
+// namedLimits returns the limits every trace names (--trace-limits).
+func namedLimits(e *env, paths []string) (*limits.Limits, error) {
+	var named []byte
+	for i, p := range paths {
+		raw, err := traceLimits(p)
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("--trace-limits: %s: %w", safetext.Clip(p, 200), err)
+		case raw == nil:
+			return nil, fmt.Errorf("--trace-limits: %s names no limits (a HAR of xblcall simulate names them; standard input is not read for them)", safetext.Clip(p, 200))
+		case i > 0 && !bytes.Equal(named, raw):
+			return nil, fmt.Errorf("--trace-limits: %s names other limits than %s", safetext.Clip(p, 200), safetext.Clip(paths[0], 200))
 		}
 		named = raw
 	}
-	if named == nil {
-		return loadLimits("2020", "")
-	}
 	l, err := limits.Read(bytes.NewReader(named))
 	if err != nil {
-		return nil, fmt.Errorf("the limits a trace names: %w", err)
+		return nil, fmt.Errorf("--trace-limits: the limits the traces name: %w", err)
 	}
-	fmt.Fprintf(e.stderr, "judging by the limits the trace names (%s)\n", safetext.Clip(l.Revision, 60))
+	fmt.Fprintf(e.stderr, "judging by the limits the traces name (%s)\n", safetext.Clip(l.Revision, 60))
 	return l, nil
 }
 
@@ -470,11 +483,11 @@ const reportFindings = 20
 // its evidence, and wider cells). Text from the trace is escaped.
 func printReport(w io.Writer, rep *analyze.Report, verbose bool) error {
 	cell := func(s string, n int) string {
-		s = safetext.Clip(s, 1000)
+		s = safetext.Cut(s, 1000)
 		if verbose {
 			return s
 		}
-		return safetext.Clip(s, n)
+		return safetext.Cut(s, n)
 	}
 	for _, in := range rep.Inputs {
 		fmt.Fprintf(w, "%s: %d calls", cell(in.Name, 60), in.Calls)
@@ -489,7 +502,7 @@ func printReport(w io.Writer, rep *analyze.Report, verbose bool) error {
 		}
 	}
 	fmt.Fprintf(w, "judged %d calls in %d user-service groups\n", rep.Judged, len(rep.Groups))
-	printHosts(w, "not judged (not Xbox services)", rep.NotJudged, cell)
+	printHosts(w, "not judged (no rule of the limits covers the host)", rep.NotJudged, cell)
 	printHosts(w, "no token", rep.NoToken, cell)
 	if rep.Realtime > 0 {
 		fmt.Fprintf(w, "real-time activity: %d sockets, not judged\n", rep.Realtime)
@@ -540,7 +553,11 @@ func printHosts(w io.Writer, what string, hosts []analyze.HostCount, cell func(s
 	for i, h := range hosts {
 		total += h.Calls
 		if i < 3 {
-			parts = append(parts, fmt.Sprintf("%s %d", cell(h.Host, 30), h.Calls))
+			part := fmt.Sprintf("%s %d", cell(h.Host, 30), h.Calls)
+			if h.Server429s > 0 {
+				part += fmt.Sprintf(" (%d answered 429)", h.Server429s)
+			}
+			parts = append(parts, part)
 		}
 	}
 	more := ""

@@ -241,14 +241,14 @@ func TestAnalyzeEndlessStdin(t *testing.T) {
 }
 
 // TestSimulateAnalyzeAgree: the README's demo as written, simulate --har
-// then analyze with no flags, judges the worked example by its own rule
+// then analyze --trace-limits, judges the worked example by its own rule
 // (burst 30, sustain 100, the limits the HAR names), and every call the
 // mock served is a 200.
 func TestSimulateAnalyzeAgree(t *testing.T) {
 	trace := recordHAR(t, "naive")
-	code, out, errs := xblcall(t, "analyze", "--json", trace)
+	code, out, errs := xblcall(t, "analyze", "--json", "--trace-limits", trace)
 	var rep analyze.Report
-	if code != 1 || json.Unmarshal([]byte(out), &rep) != nil || !strings.Contains(errs, "judging by the limits the trace names (2020+example)") {
+	if code != 1 || json.Unmarshal([]byte(out), &rep) != nil || !strings.Contains(errs, "judging by the limits the traces name (2020+example)") {
 		t.Fatalf("exit %d: %.300s %s", code, out, errs)
 	}
 	g := rep.Groups[0]
@@ -318,5 +318,47 @@ func TestAnalyzeUserAgent(t *testing.T) {
 	json.Unmarshal([]byte(out), &own)
 	if plain.Judged != 0 || own.Judged != 40 {
 		t.Errorf("judged %d calls without --user-agent and %d with it; want 0 and 40", plain.Judged, own.Judged)
+	}
+}
+
+// TestTraceLimitsOnlyWhenAsked: a HAR naming its own limits (log._fgrlLimits,
+// as xblcall simulate writes them), limits with no rule for its hosts and
+// no fallback, is judged by the 2020 table all the same: its five 429s in
+// a row fail (exit 1) in every format, alone and beside a plain red trace.
+// Only --trace-limits judges by the limits a trace names, and then every
+// trace must name the same (exit 2 otherwise); the hosts the rules judge
+// stay judged under them without limits, so the 429s in a row still fail.
+// Before, any HAR chose the limits it (and every trace beside it) was
+// judged by: every call "not judged", green, exit 0.
+func TestTraceLimitsOnlyWhenAsked(t *testing.T) {
+	dir := t.TempDir()
+	named := `"_fgrlLimits": {"revision": "2020", "source": "x", "rules": [{"service": "none", "hosts": ["nothing.example"], "burst": 1, "sustain": 1}]}, `
+	red := redHAR("")
+	evil := filepath.Join(dir, "evil.har")
+	os.WriteFile(evil, []byte(strings.Replace(red, `{"log": {`, `{"log": {`+named, 1)), 0o644)
+	plain := filepath.Join(dir, "plain.har")
+	os.WriteFile(plain, []byte(red), 0o644)
+	tests := []struct {
+		name    string
+		args    []string
+		code    int
+		message string // in standard error
+	}{
+		{"plain", []string{plain}, 1, ""},
+		{"text", []string{evil}, 1, ""},
+		{"junit", []string{"--format", "junit", evil}, 1, ""},
+		{"sarif", []string{"--format", "sarif", evil}, 1, ""},
+		{"beside a plain red trace", []string{plain, evil}, 1, ""},
+		{"--trace-limits", []string{"--trace-limits", evil}, 1, "judging by the limits the traces name (2020)"},
+		{"--trace-limits, a trace naming none", []string{"--trace-limits", evil, plain}, 2, "plain.har names no limits"},
+		{"--trace-limits with --revision", []string{"--trace-limits", "--revision", "2022", evil}, 2, "without --limits and --revision"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errs := xblcall(t, append([]string{"analyze"}, tt.args...)...)
+			if code != tt.code || !strings.Contains(errs, tt.message) || tt.message == "" && strings.Contains(errs, "judging by") {
+				t.Errorf("exit %d, want %d, standard error holding %q\n%.300s\n%s", code, tt.code, tt.message, out, errs)
+			}
+		})
 	}
 }

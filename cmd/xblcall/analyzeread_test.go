@@ -215,3 +215,26 @@ func sazFile(t *testing.T, n int) *os.File {
 	f.Seek(0, io.SeekStart)
 	return f
 }
+
+// TestAnalyzeHeaderQuoteIncomplete: a CSV data file whose header line
+// opens a quote it never closes (the header would swallow the file, 429s
+// and all) stops reading at its header: beside a green trace, the verdict
+// is incomplete, exit 2, naming the file and the byte after the version
+// line. Before, it was read whole with no row: green, exit 0.
+func TestAnalyzeHeaderQuoteIncomplete(t *testing.T) {
+	dir := t.TempDir()
+	green := filepath.Join(dir, "green.har")
+	os.WriteFile(green, []byte(`{"log": {"entries": [{"startedDateTime": "2026-03-01T20:00:00Z", "request": {"method": "GET",
+		"url": "https://social.xboxlive.com/users/me/people", "headers": [{"name": "Authorization", "value": "XBL3.0 x=1;t"}]},
+		"response": {"status": 200}}]}}`), 0o644)
+	row := func(s string) string {
+		return `profile.xboxlive.com,https://profile.xboxlive.com/users/me/profile/settings,2,,,,Retry-After: 60,,429,80,2026-03-01T20:00:0` + s + `Z,true` + "\n"
+	}
+	data := filepath.Join(dir, "data.csv")
+	os.WriteFile(data, []byte("v1510\nHost,Uri,XboxUserId,MultiplayerCorrelationId,RequestHeaders,RequestBody,ResponseHeaders,ResponseBody,"+
+		"HttpStatusCode,EllapsedCallTimeMs,ReqTimeUTC,\"IsGet\n"+row("1")+row("2")+row("3")), 0o644)
+	code, out, errs := xblcall(t, "analyze", green, data)
+	if code != 2 || !strings.Contains(errs, "data.csv: entry 0 at byte 6: the header line opens a quote") {
+		t.Errorf("exit %d; want 2, the data file not read whole\n%s%s", code, out, errs)
+	}
+}

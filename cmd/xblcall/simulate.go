@@ -35,7 +35,7 @@ func simulateCommand(e *env) *cobra.Command {
   xblcall simulate --pattern examples/mixed.csv --client all --coalesce   # priorities, a poller, coalescing
   xblcall simulate --pattern examples/calls.csv --client all --service-limits examples/drift.json   # fgrl learns drifted limits
   xblcall simulate --json | jq '.[0].rows'
-  xblcall simulate --client naive --har naive.har && xblcall analyze naive.har
+  xblcall simulate --client naive --har naive.har && xblcall analyze --trace-limits naive.har
 
 A pattern is CSV (time,service,user,count[,spread[,priority]]; times in
 seconds; service a scope from 'xblcall limits'; priority interactive, the
@@ -156,7 +156,8 @@ func (o *simulateOpts) openHAR(clients int, l *limits.Limits) (*harTrace, error)
 	if err != nil {
 		return nil, fmt.Errorf("--har: %w", err)
 	}
-	// The trace names its limits, so xblcall analyze judges it by them.
+	// The trace names its limits, so that xblcall analyze --trace-limits
+	// judges it by them.
 	doc, err := json.Marshal(struct {
 		Revision string        `json:"revision"`
 		Source   string        `json:"source,omitempty"`

@@ -307,7 +307,7 @@ func tracePaths(args []string) ([]string, error) {
 func (o *analyzeOpts) judgeBy(e *env, paths []string) (*limits.Limits, error) {
 	if o.traceLimits {
 		if o.limits != "" || o.revision != "" {
-			return nil, errors.New("--trace-limits judges by the limits the traces name: give it without --limits and --revision")
+			return nil, &exitError{2, errors.New("--trace-limits judges by the limits the traces name: give it without --limits and --revision")}
 		}
 		return namedLimits(e, paths)
 	}
@@ -323,9 +323,9 @@ func namedLimits(e *env, paths []string) (*limits.Limits, error) {
 		case err != nil:
 			return nil, fmt.Errorf("--trace-limits: %s: %w", safetext.Clip(p, 200), err)
 		case raw == nil:
-			return nil, fmt.Errorf("--trace-limits: %s names no limits (a HAR of xblcall simulate names them; standard input is not read for them)", safetext.Clip(p, 200))
+			return nil, &exitError{2, fmt.Errorf("--trace-limits: %s names no limits (a HAR of xblcall simulate names them; standard input is not read for them)", safetext.Clip(p, 200))}
 		case i > 0 && !bytes.Equal(named, raw):
-			return nil, fmt.Errorf("--trace-limits: %s names other limits than %s", safetext.Clip(p, 200), safetext.Clip(paths[0], 200))
+			return nil, &exitError{2, fmt.Errorf("--trace-limits: %s names other limits than %s", safetext.Clip(p, 200), safetext.Clip(paths[0], 200))}
 		}
 		named = raw
 	}

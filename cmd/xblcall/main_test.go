@@ -663,25 +663,3 @@ func TestMockWorld(t *testing.T) {
 		t.Errorf("the world's gamertags (-want +got)\n%s", d)
 	}
 }
-
-// TestLimitsPlan: the poll planner on the command line, social every 10 s
-// being exactly its sustain limit.
-func TestLimitsPlan(t *testing.T) {
-	for _, tc := range []struct {
-		args []string
-		code int
-		want string
-	}{
-		{[]string{"social:10s"}, 0, "social  1       10s    2/10          30/30            10s           at a limit: one more call is a 429"},
-		{[]string{"social:9s"}, 1, "over: 4 calls too many"},
-		{[]string{"presence/read:5s:3", "profile:1m"}, 1, "batch the calls of a tick"},
-		{[]string{"social"}, 2, "want SCOPE:EVERY[:COUNT]"},
-		{[]string{"nope:1s"}, 2, `no rule has scope "nope"`},
-		{nil, 2, "name the periodic calls"},
-	} {
-		code, out, errs := xblcall(t, append([]string{"limits", "plan"}, tc.args...)...)
-		if code != tc.code || !strings.Contains(out+errs, tc.want) {
-			t.Errorf("limits plan %v: exit %d\n%s%s\nwant %d and %q", tc.args, code, out, errs, tc.code, tc.want)
-		}
-	}
-}

@@ -251,9 +251,23 @@ func printWhatIf(w io.Writer, res *whatif.Result, lim *limits.Limits) error {
 			fmt.Fprintf(w, "\nINCOMPLETE: %s: not read whole: %s", safetext.Cut(in.Name, 60), safetext.Cut(gap.String(), 200))
 		}
 	}
-	_, err := fmt.Fprintf(w, "\n429s: %d in the traces, %d with fgrl (%d avoided)\nverdict: %s in the traces (%d failing, %d warnings), %s with fgrl (%d failing, %d warnings)\n",
+	fmt.Fprintf(w, "\ncalls with fgrl: %d served (%s), %d of them delayed (%s); %d refused locally (%s)\n",
+		res.Served, share(res.Served, res.Calls), res.Delayed, share(res.Delayed, res.Calls), res.Refused, share(res.Refused, res.Calls))
+	fmt.Fprintf(w, "429s: %d in the traces, %d with fgrl (%d avoided)\nverdict: %s in the traces (%d failing, %d warnings), %s with fgrl (%d failing, %d warnings)\n",
 		t429, f429, t429-f429, res.Before.Verdict, res.Before.Fails, res.Before.Warnings, res.After.Verdict, res.After.Fails, res.After.Warnings)
-	return err
+	if res.RefusedOnly() {
+		fmt.Fprintf(w, "note: %s with fgrl only by refusing %s of the calls locally: the title sees those fail, and the service never counts them; pace or batch them to send them all\n",
+			res.After.Verdict, share(res.Refused, res.Calls))
+	}
+	return nil
+}
+
+// share is n of total as a whole percentage.
+func share(n, total int) string {
+	if total == 0 {
+		return "0 %"
+	}
+	return fmt.Sprintf("%.0f %%", 100*float64(n)/float64(total))
 }
 
 func (o *analyzeOpts) loadRules() (*analyze.Rules, error) {

@@ -267,8 +267,9 @@ func TestSimulateAnalyzeAgree(t *testing.T) {
 // TestAnalyzeWhatIf: the naive client's trace of the worked example,
 // replayed through fgrl: its 53 429s become none, the verdict goes from red
 // to yellow (its bursts stay), and the exit status stays the trace's (1);
-// JSON carries the same; examples/ignored429s.har goes from red to green;
-// a CI format is refused with --what-if.
+// JSON carries the same; examples/ignored429s.har goes from red to green,
+// and the what-if says that it does so only by refusing 85 % of the calls
+// (before, no line said so); a CI format is refused with --what-if.
 func TestAnalyzeWhatIf(t *testing.T) {
 	code, out, errs := xblcall(t, "analyze", "--what-if", "../../examples/naive.har")
 	for _, want := range []string{"429s: 53 in the traces, 0 with fgrl (53 avoided)", "verdict: red in the traces (4 failing", "yellow with fgrl (0 failing"} {
@@ -291,9 +292,16 @@ func TestAnalyzeWhatIf(t *testing.T) {
 		len(res.Services) != 1 || res.Services[0].Trace429s != 53 || res.Services[0].Fgrl429s != 0 {
 		t.Errorf("--what-if --format json: exit %d, %v, %+v", code, err, res)
 	}
+	if !strings.Contains(out, "calls with fgrl: 148 served (100 %), 0 of them delayed (0 %); 0 refused locally (0 %)") || strings.Contains(out, "note:") {
+		t.Errorf("--what-if examples/naive.har: want every call served and no note:\n%s", out)
+	}
 	code, out, _ = xblcall(t, "analyze", "--what-if", "../../examples/ignored429s.har")
-	if code != 1 || !strings.Contains(out, "429s: 369 in the traces, 0 with fgrl (369 avoided)") || !strings.Contains(out, "green with fgrl (0 failing, 0 warnings)") {
-		t.Errorf("--what-if examples/ignored429s.har: exit %d\n%s", code, out)
+	for _, want := range []string{"429s: 369 in the traces, 0 with fgrl (369 avoided)", "green with fgrl (0 failing, 0 warnings)",
+		"calls with fgrl: 65 served (15 %), 56 of them delayed (13 %); 365 refused locally (85 %)",
+		"note: green with fgrl only by refusing 85 % of the calls locally"} {
+		if code != 1 || !strings.Contains(out, want) {
+			t.Errorf("--what-if examples/ignored429s.har: exit %d, no %q\n%s", code, want, out)
+		}
 	}
 	if code, _, errs := xblcall(t, "analyze", "--what-if", "--format", "junit", "../../examples/naive.har"); code != 2 || !strings.Contains(errs, "--what-if writes text or json") {
 		t.Errorf("--what-if --format junit: exit %d, %q; want 2", code, errs)

@@ -370,3 +370,31 @@ func TestTraceLimitsOnlyWhenAsked(t *testing.T) {
 		})
 	}
 }
+
+// TestAnalyzeOutput: -o writes the report to a file and the exit status
+// stays the verdict's (1 for a red trace), where a pipe to tee gives tee's
+// 0; a path that cannot be written is exit 2 before any trace is read.
+func TestAnalyzeOutput(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, format, file string
+		code               int
+		want               string // the file begins so
+	}{
+		{"sarif", "sarif", "analyze.sarif", 1, "{\n  \"$schema\": \"https://docs.oasis-open.org/sarif/"},
+		{"junit", "junit", "analyze.xml", 1, "<?xml"},
+		{"text", "text", "analyze.txt", 1, "examples/naive.har: 148 calls"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, tc.file)
+			code, out, errs := xblcall(t, "analyze", "--format", tc.format, "-o", path, "../../examples/naive.har")
+			b, err := os.ReadFile(path)
+			if code != tc.code || out != "" || err != nil || !strings.HasPrefix(strings.ReplaceAll(string(b), "../../", ""), tc.want) {
+				t.Errorf("exit %d (want %d), stdout %q, %v; the file begins %q, want %q\n%s", code, tc.code, clip(out), err, clip(string(b)), tc.want, errs)
+			}
+		})
+	}
+	if code, _, errs := xblcall(t, "analyze", "-o", filepath.Join(dir, "no", "such", "dir"), "../../examples/naive.har"); code != 2 || !strings.Contains(errs, "--output: ") {
+		t.Errorf("an unwritable -o: exit %d, %q; want 2", code, errs)
+	}
+}

@@ -613,14 +613,19 @@ func TestMockStopsWithLivePage(t *testing.T) {
 }
 
 // TestMockAdminToken: a mock listening beyond loopback makes an admin token
-// and prints it; --admin-token sets it.
+// and prints it; --admin-token sets it, and the banner says so without
+// printing it, on either port (before, it printed the token given, into a
+// container's log). The mock's output holds no secret given on its command
+// line.
 func TestMockAdminToken(t *testing.T) {
+	const secret = "s3cret-given-on-the-command-line"
 	for _, tt := range []struct {
 		args []string
 		want string
 	}{
 		{[]string{"--addr", "127.0.0.1:0"}, ""},
-		{[]string{"--addr", "127.0.0.1:0", "--admin-token", "s3cret"}, "admin token s3cret"},
+		{[]string{"--addr", "127.0.0.1:0", "--admin-token", secret}, "admin token: the one --admin-token gave (not printed)"},
+		{[]string{"--addr", "0.0.0.0:0", "--https", "127.0.0.1:0", "--admin-token=" + secret}, "admin token: the one --admin-token gave (not printed)"},
 		{[]string{"--addr", "0.0.0.0:0"}, "admin token "},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -638,8 +643,11 @@ func TestMockAdminToken(t *testing.T) {
 			}
 			cancel()
 			<-done
-			if got := strings.Contains(out.String(), "admin token "); got != (tt.want != "") || !strings.Contains(out.String(), tt.want) {
+			if got := strings.Contains(out.String(), "admin token"); got != (tt.want != "") || !strings.Contains(out.String(), tt.want) {
 				t.Errorf("printed:\n%s", out.String())
+			}
+			if strings.Contains(out.String()+errb.String(), secret) {
+				t.Errorf("the output holds the --admin-token given:\n%s%s", out.String(), errb.String())
 			}
 		})
 	}

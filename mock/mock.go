@@ -32,7 +32,6 @@
 package mock
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -53,22 +52,18 @@ import (
 // concurrent use.
 type Handler struct {
 	cfg    config
-	routes map[string][]route // by rule service
-	state  *state
+	routes map[string][]route // every service's, by the rule service it answers (services)
+	world  *world
+	signIn *signIn
 
 	mu     sync.Mutex // guards rng and flip
 	rng    *rand.Rand
 	flip   bool
 	faults atomic.Pointer[Faults] // SetFaults changes them while serving
 	obs    observatory
-	signIn signIn
-	// world is the people the services answer about; worldMu serialises
-	// its changes (readers load it without a lock).
-	world   atomic.Pointer[worldIndex]
-	worldMu sync.Mutex
-	script  atomic.Pointer[scriptState] // nil: no script
-	calls   callLog
-	live    liveFeed // the event streams' shared snapshot
+	script atomic.Pointer[scriptState] // nil: no script
+	calls  callLog
+	live   liveFeed // the event streams' shared snapshot
 }
 
 // New returns a Handler configured by c, or what is wrong with c.
@@ -77,16 +72,16 @@ func New(c Config) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	w := newWorld(cfg.world, &cfg)
 	h := &Handler{
 		cfg:    cfg,
-		routes: routes(),
-		state:  newState(cmp.Or(cfg.maxKeys, throttle.DefaultMaxKeys)/8, cfg.maxStateBytes),
+		routes: routesOf(services(w)),
+		world:  w,
+		signIn: newSignIn(w),
 		rng:    rand.New(rand.NewPCG(cfg.faults.Seed, cfg.faults.Seed^0x9e3779b97f4a7c15)),
 	}
 	f := cfg.faults
 	h.faults.Store(&f)
-	h.signIn.init()
-	h.world.Store(indexWorld(cfg.world, len(cfg.world.Accounts) > 0))
 	if err := h.SetScript(cfg.script); err != nil {
 		return nil, err
 	}
@@ -151,7 +146,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, e *logEntry) {
 		return
 	}
 	if host := strings.ToLower(hostOnly(r.Host)); isSignInHost(host) {
-		h.serveSignIn(w, r, host)
+		h.signIn.serve(w, r, host)
 		return
 	}
 	rule, known := h.cfg.limits.Match(r.Method, r.Host, r.URL.Path)
@@ -168,7 +163,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, e *logEntry) {
 		return
 	}
 	var rt *route
-	c := &call{r: r, id: id}
+	c := &call{r: r, id: id, maxBody: h.cfg.maxBody}
 	if known && len(h.routes[rule.Service]) > 0 {
 		// A call the mock does not serve, at a service it answers, is
 		// answered uncounted: the real service would serve it, and
@@ -195,7 +190,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, e *logEntry) {
 		writeError(w, http.StatusNotFound, "NotFound", "no such resource")
 	} else {
 		c.w = w
-		rt.serve(h, c)
+		rt.serve(c)
 	}
 	if tw, ok := w.(*truncWriter); ok {
 		tw.cut()

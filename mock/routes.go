@@ -10,24 +10,54 @@ import (
 	"github.com/xblgo/fgrl/limits"
 )
 
+// A service answers one Xbox service's calls: its routes, each answered
+// from the world alone. Every service is a value holding a *world and
+// nothing else, so it reads and writes its part of the world and cannot
+// reach the Handler.
+type service interface {
+	routes() []route
+}
+
+// services returns the services the mock answers, by the Service of the
+// limits rules whose hosts they answer at.
+func services(w *world) map[string]service {
+	return map[string]service{
+		"profile":            profileService{w},
+		"presence":           presenceService{w},
+		"social":             socialService{w},
+		"peoplehub":          peopleHubService{w},
+		"titlehub":           titleHubService{w},
+		"achievements":       achievementsService{w},
+		"stats-read":         statsService{w},
+		"leaderboards":       leaderboardsService{w},
+		"mpsd":               mpsdService{w},
+		"mpsd-search-handle": searchHandleService{w},
+		"smartmatch":         smartmatchService{w},
+		"privacy":            privacyService{w},
+		"reputation":         reputationService{w},
+		"usersearch":         userSearchService{w},
+	}
+}
+
 // route is one served call: a method and a path pattern whose captures are
 // passed to serve, and the x-xbl-contract-version whose shape the answer
 // has (the one XSAPI sends).
 type route struct {
 	method   string
 	path     pattern
-	serve    func(h *Handler, c *call)
+	serve    func(c *call)
 	contract string
 }
 
 // call is one request being served.
 type call struct {
-	w      http.ResponseWriter
-	r      *http.Request
-	id     identity
-	params []string // the path pattern's captures
-	buf    [maxParams]string
-	q      url.Values // the query, once parsed
+	w       http.ResponseWriter
+	r       *http.Request
+	id      identity
+	params  []string // the path pattern's captures
+	buf     [maxParams]string
+	q       url.Values // the query, once parsed
+	maxBody int64      // Config.MaxBody
 }
 
 // user resolves a "me" or "xuid(N)" path segment to an xuid.
@@ -49,8 +79,8 @@ func (c *call) query(key string) string {
 
 // decode reads a JSON body into v; on failure it answers 400 or 413 and
 // returns false.
-func (c *call) decode(h *Handler, v any) bool {
-	body := http.MaxBytesReader(c.w, c.r.Body, h.cfg.maxBody)
+func (c *call) decode(v any) bool {
+	body := http.MaxBytesReader(c.w, c.r.Body, c.maxBody)
 	err := json.NewDecoder(body).Decode(v)
 	var tooLarge *http.MaxBytesError
 	switch {
@@ -64,24 +94,13 @@ func (c *call) decode(h *Handler, v any) bool {
 	return false
 }
 
-// routes returns the served calls, by the Service of the rule a host maps to.
-func routes() map[string][]route {
-	return map[string][]route{
-		"profile":            profileRoutes(),
-		"presence":           presenceRoutes(),
-		"social":             socialRoutes(),
-		"peoplehub":          peoplehubRoutes(),
-		"titlehub":           titlehubRoutes(),
-		"achievements":       achievementRoutes(),
-		"stats-read":         statsRoutes(),
-		"leaderboards":       leaderboardRoutes(),
-		"mpsd":               mpsdRoutes(),
-		"mpsd-search-handle": searchHandleRoutes(),
-		"smartmatch":         smartmatchRoutes(),
-		"privacy":            privacyRoutes(),
-		"reputation":         reputationRoutes(),
-		"usersearch":         usersearchRoutes(),
+// routesOf returns every service's routes, by the service's name.
+func routesOf(svcs map[string]service) map[string][]route {
+	out := make(map[string][]route, len(svcs))
+	for name, s := range svcs {
+		out[name] = s.routes()
 	}
+	return out
 }
 
 // match finds the route that serves c's request, with its captures in

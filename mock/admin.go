@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -45,7 +46,7 @@ func (h *Handler) Admin(access AdminAccess, metrics http.Handler) http.Handler {
 	mux := h.adminMux(metrics)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if status, why := access.admit(r); status != 0 {
-			h.logAdminRefusal(r, status)
+			logAdminRefusal(h.cfg.logger, r, status)
 			writeJSON(w, status, apiError{why})
 			return
 		}
@@ -120,80 +121,9 @@ func IsAdmin(r *http.Request) bool {
 	return r.URL.Path == "/metrics" || strings.HasPrefix(r.URL.Path, AdminPrefix)
 }
 
-// KeyCounts is one key's counts, as the admin API and the live page give
-// them.
-type KeyCounts struct {
-	User  string `json:"user"` // the userhash
-	Title string `json:"title"`
-	Scope string `json:"scope"`
-	throttle.Counts
-	LastSeen time.Time `json:"lastSeen,omitzero"`
-}
-
-// Snapshot is what the live page shows: the keys counted lately (the
-// latest maxListed), the recent 429s, the faults, and the counters by scope.
-// Its lists stop at 256 KiB of names (users, titles, scopes; recent 429s
-// first), so a flood of huge names cannot make it large.
-type Snapshot struct {
-	Time      time.Time              `json:"time"`
-	Keys      []KeyCounts            `json:"keys"`
-	MoreKeys  int                    `json:"moreKeys"` // keys not listed
-	Throttled []Throttled            `json:"recent429s"`
-	Faults    Faults                 `json:"faults"`
-	Scopes    map[string]ScopeCounts `json:"scopes"`
-}
-
-// ScopeCounts are a scope's answers so far.
-type ScopeCounts struct {
-	Requests    int64 `json:"requests"`
-	Throttled   int64 `json:"throttled"`   // 429
-	Unavailable int64 `json:"unavailable"` // 503: a store failure or an injected fault
-}
-
-// maxListed bounds the keys a snapshot lists.
-const maxListed = 200
-
-// Snapshot returns what the live page shows now.
-func (h *Handler) Snapshot(ctx context.Context) Snapshot {
-	now := h.cfg.now()
-	s := Snapshot{Time: now.UTC(), Throttled: h.obs.recentThrottled(), Faults: h.Faults(), Scopes: h.scopeCounts()}
-	budget := maxSnapshotBytes
-	keys := h.obs.tracked()
-	if len(keys) > maxListed {
-		s.MoreKeys = len(keys) - maxListed
-		keys = keys[:maxListed]
-	}
-	s.Throttled, budget = listWithin(s.Throttled, budget, func(t Throttled) int { return len(t.User) + len(t.Title) + len(t.Scope) })
-	s.Keys = make([]KeyCounts, 0, len(keys))
-	for i, k := range keys {
-		if budget -= len(k.key.User) + len(k.key.Title) + len(k.key.Scope); budget < 0 {
-			s.MoreKeys += len(keys) - i
-			break
-		}
-		d, err := h.cfg.store.Peek(ctx, k.key, k.rule.Limit(), now)
-		if err != nil {
-			continue
-		}
-		s.Keys = append(s.Keys, KeyCounts{User: k.key.User, Title: k.key.Title, Scope: k.key.Scope,
-			Counts: d.Counts, LastSeen: k.last.UTC()})
-	}
-	return s
-}
-
-// listWithin returns the first items of list whose sizes fit in budget, and
-// what is left of it.
-func listWithin[T any](list []T, budget int, size func(T) int) ([]T, int) {
-	for i, v := range list {
-		if budget -= size(v); budget < 0 {
-			return list[:i], budget
-		}
-	}
-	return list, budget
-}
-
 func (h *Handler) apiKeys(w http.ResponseWriter, r *http.Request) {
 	if !namesKey(r) {
-		writeJSON(w, http.StatusOK, h.Snapshot(r.Context()).Keys)
+		writeJSON(w, http.StatusOK, h.Overview(r.Context()).Keys)
 		return
 	}
 	k, err := keyOf(r)
@@ -210,35 +140,23 @@ func (h *Handler) apiKeys(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) apiReset(w http.ResponseWriter, r *http.Request) {
-	rs, ok := h.cfg.store.(throttle.Resetter)
-	if !ok {
-		writeJSON(w, http.StatusNotImplemented, apiError{"the counts' store cannot forget keys"})
-		return
-	}
-	var err error
-	if !namesKey(r) {
-		err = rs.ResetAll(r.Context())
-		if err == nil {
-			h.obs.forget(nil)
-		}
-	} else {
-		var k throttle.Key
-		if k, err = keyOf(r); err != nil {
+	var k *throttle.Key
+	if namesKey(r) {
+		key, err := keyOf(r)
+		if err != nil {
 			writeJSON(w, http.StatusBadRequest, apiError{err.Error()})
 			return
 		}
-		if rule, ok := h.cfg.limits.ByScope(k.Scope); ok {
-			k.Scope = rule.Scope()
-		}
-		if err = rs.Reset(r.Context(), k); err == nil {
-			h.obs.forget(&k)
-		}
+		k = &key
 	}
-	if err != nil {
+	switch err := h.ResetCounts(r.Context(), k); {
+	case errors.Is(err, ErrCannotReset):
+		writeJSON(w, http.StatusNotImplemented, apiError{"the counts' store cannot forget keys"})
+	case err != nil:
 		writeJSON(w, http.StatusServiceUnavailable, apiError{"reset failed: " + safetext.Clip(err.Error(), 200)})
-		return
+	default:
+		w.WriteHeader(http.StatusNoContent)
 	}
-	w.WriteHeader(http.StatusNoContent)
 }
 
 // namesKey reports whether the query names a key (else it means all).
@@ -355,8 +273,7 @@ type apiError struct {
 
 // Bounds on the live page's event streams.
 const (
-	maxStreams       = 16        // open at once; more are refused with 503
-	maxSnapshotBytes = 256 << 10 // of names (users, titles, scopes) a snapshot lists
+	maxStreams = 16 // open at once; more are refused with 503
 )
 
 // liveFeed is the event streams' shared state: how many are open, and the
@@ -376,7 +293,7 @@ func (h *Handler) snapshotJSON(ctx context.Context) ([]byte, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if now := time.Now(); f.data == nil || now.Sub(f.at) >= tick*9/10 {
-		b, err := json.Marshal(h.Snapshot(ctx))
+		b, err := json.Marshal(h.Overview(ctx))
 		if err != nil {
 			return nil, err
 		}
@@ -421,60 +338,22 @@ func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// Metrics are the mock's counters, as an exporter (package mockprom, at
-// /metrics) reads them on each scrape.
-type Metrics struct {
-	Scopes      map[string]ScopeCounts // answers so far, by rule scope
-	Keys        int                    // keys counted within the last sustain period that the mock lists
-	StoreKeys   int                    // keys the in-memory store holds, idle ones not yet dropped included; -1 with another store
-	StoreErrors int64                  // failures of the counts' store
-	// FaultSwitches counts the changes of the faults (SetFaults, the admin
-	// API); FaultsActive are the service faults in force now, by service;
-	// FaultsInjected the service faults answered, by scope and kind
-	// ("429", "500", "503", "reset", "latency").
-	FaultSwitches  int64
-	FaultsActive   map[string]int
-	FaultsInjected map[[2]string]int64
-}
-
-// Metrics returns the counters now.
-func (h *Handler) Metrics() Metrics {
-	o := &h.obs
-	o.mu.Lock()
-	keys := len(o.keys)
-	o.mu.Unlock()
-	m := Metrics{Scopes: h.scopeCounts(), Keys: keys, StoreKeys: -1, StoreErrors: o.storeErrors.Load(),
-		FaultSwitches: o.faultSwitches.Load(), FaultsActive: map[string]int{}, FaultsInjected: map[[2]string]int64{}}
-	now := h.cfg.now()
-	for _, sf := range h.faults.Load().Services {
-		if sf.Until.IsZero() || now.Before(sf.Until) {
-			m.FaultsActive[sf.Service]++
-		}
-	}
-	o.faults.Range(func(k, v any) bool {
-		scope, kind, _ := strings.Cut(k.(string), "\x00")
-		m.FaultsInjected[[2]string{scope, kind}] = v.(*atomic.Int64).Load()
-		return true
-	})
-	if s, ok := h.cfg.store.(*throttle.MemoryServerStore); ok {
-		m.StoreKeys = s.Len()
-	}
-	return m
-}
-
-// scopeCounts returns every scope's answers so far.
-func (h *Handler) scopeCounts() map[string]ScopeCounts {
-	m := map[string]ScopeCounts{}
-	h.obs.scopes.Range(func(k, v any) bool {
-		c := v.(*scopeCounts)
-		m[k.(string)] = ScopeCounts{c.requests.Load(), c.throttled.Load(), c.unavailable.Load()}
-		return true
-	})
-	return m
-}
-
 // decodeReason is a JSON decoder's error up to the first input it quotes,
 // so no fragment of a request's body reaches the answer.
 func decodeReason(err error) string {
 	return safetext.Reason(strings.TrimPrefix(err.Error(), "json: "), 120)
+}
+
+// logAdminRefusal logs a request the admin endpoints refused (AdminAccess),
+// with its peer: someone tried them who may not.
+func logAdminRefusal(log *slog.Logger, r *http.Request, status int) {
+	if log == nil {
+		return
+	}
+	log.LogAttrs(r.Context(), slog.LevelWarn, "admin request refused",
+		slog.String("method", safetext.Clip(r.Method, 16)),
+		slog.String("host", safetext.Clip(r.Host, 100)),
+		slog.String("path", safetext.Clip(r.URL.Path, 200)),
+		slog.String("peer", safetext.Clip(r.RemoteAddr, 100)),
+		slog.Int("status", status))
 }

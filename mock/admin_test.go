@@ -172,7 +172,7 @@ func TestEvents(t *testing.T) {
 		t.Errorf("Content-Type %q", ct)
 	}
 	line, err := bufio.NewReader(resp.Body).ReadString('\n')
-	var s Snapshot
+	var s Overview
 	if err != nil || !strings.HasPrefix(line, "data: ") || json.Unmarshal([]byte(line[6:]), &s) != nil || len(s.Keys) != 1 || s.Scopes["profile"].Requests != 1 {
 		t.Errorf("first event %q: %v", line, err)
 	}

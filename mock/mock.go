@@ -32,38 +32,29 @@
 package mock
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"math/rand/v2"
-	"net/http"
-	"slices"
-	"strconv"
-	"strings"
-	"sync"
 	"sync/atomic"
-	"time"
-
-	"github.com/xblgo/fgrl/internal/safetext"
-	"github.com/xblgo/fgrl/throttle"
 )
 
-// Handler is the mock Xbox services. Create it with NewHandler; it is safe for
-// concurrent use.
+// Handler is the mock Xbox services. Create it with New or NewHandler; it
+// is safe for concurrent use.
+//
+// A Handler is one pipeline (pipeline.go) in front of one service value per
+// Xbox service (services.go), all answering from one world (world.go), and
+// one journal of the calls it answered (journal.go), from which its log,
+// counters, live page, record of calls and checks are all derived.
 type Handler struct {
-	cfg    config
-	routes map[string][]route // every service's, by the rule service it answers (services)
-	world  *world
-	signIn *signIn
+	cfg     config
+	routes  map[string][]route // every service's, by the rule service it answers (services)
+	world   *world
+	signIn  *signIn
+	journal *journal
 
-	mu     sync.Mutex // guards rng and flip
-	rng    *rand.Rand
-	flip   bool
-	faults atomic.Pointer[Faults] // SetFaults changes them while serving
-	obs    observatory
-	script atomic.Pointer[scriptState] // nil: no script
-	calls  callLog
-	live   liveFeed // the event streams' shared snapshot
+	faults   atomic.Pointer[faultState] // SetFaults changes them while serving
+	dice     dice
+	switches atomic.Int64                // SetFaults calls
+	script   atomic.Pointer[scriptState] // nil: no script
+	exports  atomic.Int32                // exports of the calls being served (exportCalls)
+	live     liveFeed                    // the event streams' shared overview
 }
 
 // New returns a Handler configured by c, or what is wrong with c.
@@ -73,15 +64,22 @@ func New(c Config) (*Handler, error) {
 		return nil, err
 	}
 	w := newWorld(cfg.world, &cfg)
-	h := &Handler{
-		cfg:    cfg,
-		routes: routesOf(services(w)),
-		world:  w,
-		signIn: newSignIn(w),
-		rng:    rand.New(rand.NewPCG(cfg.faults.Seed, cfg.faults.Seed^0x9e3779b97f4a7c15)),
+	scopes := make([]string, 0, len(cfg.limits.Rules)+1)
+	for i := range cfg.limits.Rules {
+		scopes = append(scopes, cfg.limits.Rules[i].Scope())
 	}
-	f := cfg.faults
-	h.faults.Store(&f)
+	if f := cfg.limits.Fallback; f != nil {
+		scopes = append(scopes, f.Scope())
+	}
+	h := &Handler{
+		cfg:     cfg,
+		routes:  routesOf(services(w)),
+		world:   w,
+		signIn:  newSignIn(w),
+		journal: newJournal(cfg.logger, scopes),
+		dice:    dice{rng: newRand(cfg.faults.Seed)},
+	}
+	h.faults.Store(newFaultState(cfg.faults))
 	if err := h.SetScript(cfg.script); err != nil {
 		return nil, err
 	}
@@ -100,117 +98,6 @@ func NewHandler() *Handler {
 	return h
 }
 
-// Faults returns the faults in force.
-func (h *Handler) Faults() Faults { return *h.faults.Load() }
-
-// SetFaults changes the faults while the handler serves (the admin API's
-// PUT /_fgrl/api/faults). A new Seed restarts the fault dice.
-func (h *Handler) SetFaults(f Faults) error {
-	if err := f.Check(); err != nil {
-		return err
-	}
-	now := h.cfg.now()
-	f.Services = slices.Clone(f.Services)
-	for i := range f.Services {
-		sf := &f.Services[i]
-		if _, ok := h.cfg.limits.ByScope(sf.Service); !ok && !h.hasService(sf.Service) {
-			return fmt.Errorf("mock: services[%d]: no rule has service or scope %s", i, safetext.Quote(sf.Service, 60))
-		}
-		if sf.For > 0 && sf.Until.IsZero() {
-			sf.Until = now.Add(time.Duration(sf.For)).UTC()
-		}
-	}
-	h.obs.faultSwitches.Add(1)
-	if h.cfg.logger != nil {
-		h.cfg.logger.Info("fgrl mock: faults set", "errorRate", f.ErrorRate, "resetRate", f.ResetRate, "truncateRate", f.TruncateRate,
-			"latency", f.Latency, "services", describeServiceFaults(f.Services))
-	}
-	h.mu.Lock()
-	if old := h.faults.Load(); old.Seed != f.Seed {
-		h.rng = rand.New(rand.NewPCG(f.Seed, f.Seed^0x9e3779b97f4a7c15))
-	}
-	h.faults.Store(&f)
-	h.mu.Unlock()
-	return nil
-}
-
-// ServeHTTP counts the request against its user + title + service and
-// either refuses it (429) or serves it, and records it (Calls).
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	h.serveObserved(w, r)
-}
-
-// serve answers r; when e is not nil it notes what it counted there.
-func (h *Handler) serve(w http.ResponseWriter, r *http.Request, e *logEntry) {
-	if st := h.script.Load(); st != nil && len(st.script.Rules) > 0 && h.serveScripted(st, w, r, e) {
-		return
-	}
-	if host := strings.ToLower(hostOnly(r.Host)); isSignInHost(host) {
-		h.signIn.serve(w, r, host)
-		return
-	}
-	rule, known := h.cfg.limits.Match(r.Method, r.Host, r.URL.Path)
-	if !known && !h.cfg.fallback {
-		writeError(w, http.StatusNotFound, "NoSuchHost", "the mock serves no service at host "+hostOnly(r.Host))
-		return
-	}
-	if !known {
-		rule = h.cfg.limits.Fallback
-	}
-	id, err := parseToken(r.Header.Get("Authorization"))
-	if err != nil {
-		writeError(w, http.StatusUnauthorized, "Unauthorized", err.Error())
-		return
-	}
-	var rt *route
-	c := &call{r: r, id: id, maxBody: h.cfg.maxBody}
-	if known && len(h.routes[rule.Service]) > 0 {
-		// A call the mock does not serve, at a service it answers, is
-		// answered uncounted: the real service would serve it, and
-		// counting the mock's gap would skew the caller's budget. The
-		// services it only counts (the Store's, clubs, ...) count every
-		// call.
-		if rt = h.match(c, rule); rt == nil {
-			h.notServed(w, r, rule)
-			return
-		}
-	}
-	if e != nil {
-		e.scope, e.user, e.title, e.xuid = rule.Scope(), id.userhash, id.title, id.xuid
-	}
-	h.obs.scope(rule.Scope()).requests.Add(1)
-	if !h.admit(w, r, rule, id, e) {
-		return
-	}
-	w, done := h.fault(w, r, rule)
-	if done {
-		return
-	}
-	if rt == nil {
-		writeError(w, http.StatusNotFound, "NotFound", "no such resource")
-	} else {
-		c.w = w
-		rt.serve(c)
-	}
-	if tw, ok := w.(*truncWriter); ok {
-		tw.cut()
-	}
-}
-
-// Counts reports the FGRL counts of a key without counting a request: a
-// user + title for a rule scope (such as "profile" or "presence/write"). The
-// user is the userhash of the user's token (UserHash gives the mock's), as
-// for every throttle.Key in this module: the service counts per XUID, and a
-// userhash stands for exactly one XUID, so the counts are the same.
-func (h *Handler) Counts(k throttle.Key) (throttle.Decision, error) {
-	rule, ok := h.cfg.limits.ByScope(k.Scope)
-	if !ok {
-		return throttle.Decision{}, errors.New("mock: no rule has scope " + safetext.Quote(k.Scope, 64))
-	}
-	k.Scope = rule.Scope()
-	return h.cfg.store.Peek(context.Background(), k, rule.Limit(), h.cfg.now())
-}
-
 // Must returns h, or panics with err: for tests and package-level
 // variables, as template.Must is, where a bad Config is the program's bug.
 func Must(h *Handler, err error) *Handler {
@@ -218,39 +105,4 @@ func Must(h *Handler, err error) *Handler {
 		panic(err)
 	}
 	return h
-}
-
-// hasService reports whether a rule of the limits has service s.
-func (h *Handler) hasService(s string) bool {
-	for _, r := range h.cfg.limits.Rules {
-		if r.Service == s {
-			return true
-		}
-	}
-	return false
-}
-
-// describeServiceFaults writes service faults for the log, one phrase each.
-func describeServiceFaults(sfs []ServiceFault) string {
-	parts := make([]string, 0, len(sfs))
-	for _, sf := range sfs {
-		p := sf.Service + ":"
-		if sf.Status != 0 {
-			p += " " + strconv.Itoa(sf.Status)
-		}
-		if sf.Reset {
-			p += " reset"
-		}
-		if sf.Latency > 0 {
-			p += " +" + time.Duration(sf.Latency).String()
-		}
-		if sf.Rate > 0 {
-			p += fmt.Sprintf(" %.0f%%", 100*sf.Rate)
-		}
-		if !sf.Until.IsZero() {
-			p += " until " + sf.Until.Format(time.RFC3339)
-		}
-		parts = append(parts, p)
-	}
-	return strings.Join(parts, "; ")
 }

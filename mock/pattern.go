@@ -2,10 +2,52 @@ package mock
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/xblgo/fgrl/internal/xblid"
 )
+
+// route is one served call: a method and a path pattern whose captures are
+// passed to serve, and the x-xbl-contract-version whose shape the answer
+// has (the one XSAPI sends).
+type route struct {
+	method   string
+	path     pattern
+	serve    func(c *call)
+	contract string
+}
+
+// matchRoute finds the route of routes that serves c's request, with its
+// captures in c.params; nil when none does.
+func matchRoute(routes []route, c *call) *route {
+	for i := range routes {
+		params, ok := routes[i].path.match(c.r.URL.Path, c.buf[:0])
+		if ok && routes[i].method == c.r.Method {
+			c.params = params
+			return &routes[i]
+		}
+	}
+	return nil
+}
+
+// notServed answers a request no route serves: 405 with Allow for a known
+// path with another method, 404 otherwise.
+func notServed(routes []route, c *call) {
+	var allow []string
+	var buf [maxParams]string
+	for _, rt := range routes {
+		if _, ok := rt.path.match(c.r.URL.Path, buf[:0]); ok {
+			allow = append(allow, rt.method)
+		}
+	}
+	if len(allow) > 0 {
+		c.w.Header().Set("Allow", strings.Join(allow, ", "))
+		writeError(c.w, http.StatusMethodNotAllowed, "MethodNotAllowed", c.r.Method+" is not supported here")
+		return
+	}
+	writeError(c.w, http.StatusNotFound, "NotFound", "no such resource")
+}
 
 // pattern is a served path, one element per path segment, matched without
 // regular expressions (the route match is on every request's path). It is

@@ -199,9 +199,9 @@ func TestCallsBoundedInBytes(t *testing.T) {
 			}
 			srv.CloseClientConnections()
 			with := heapAfterGC()
-			h.calls.mu.Lock()
-			counted, held := h.calls.bytes, h.calls.n
-			h.calls.mu.Unlock()
+			h.journal.mu.Lock()
+			counted, held := h.journal.bytes, h.journal.n
+			h.journal.mu.Unlock()
 			h.ForgetCalls()
 			heap := int(with) - int(heapAfterGC())
 			t.Logf("%d calls hold %d bytes of heap, counted as %d", held, heap, counted)
@@ -351,7 +351,7 @@ func TestCheckFailsClosed(t *testing.T) {
 		if i < 2 { // dropped: 429s in a row, the record's oldest
 			c.Status, c.RetryAfter, c.userhash = 429, "60", "99"
 		}
-		h.calls.add(c)
+		h.journal.keep(c)
 	}
 	res, err := h.Check(CheckOptions{Certify: true})
 	if err != nil || res.OK || res.Report.Verdict != analyze.Incomplete || len(res.Failures) != 1 ||

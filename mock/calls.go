@@ -1,0 +1,169 @@
+package mock
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/xblgo/fgrl/internal/har"
+	"github.com/xblgo/fgrl/internal/safetext"
+	"github.com/xblgo/fgrl/internal/xblauth"
+)
+
+// CallFilter picks calls; an empty field matches any.
+type CallFilter struct {
+	Method string `json:"method,omitempty"`
+	Host   string `json:"host,omitempty"`
+	// PathPrefix matches the start of the path.
+	PathPrefix string `json:"pathPrefix,omitempty"`
+	// Scope is a limits rule's scope ("presence/read") or service
+	// ("presence").
+	Scope  string    `json:"scope,omitempty"`
+	XUID   string    `json:"xuid,omitempty"`
+	Status int       `json:"status,omitempty"`
+	Script string    `json:"script,omitempty"` // "*": any scripted answer
+	Since  time.Time `json:"since,omitzero"`
+}
+
+func (f *CallFilter) match(c *Call) bool {
+	path, _, _ := strings.Cut(c.uri, "?")
+	service, _, _ := strings.Cut(c.Scope, "/")
+	switch {
+	case f.Method != "" && !strings.EqualFold(f.Method, c.Method),
+		f.Host != "" && !strings.EqualFold(f.Host, c.host),
+		f.PathPrefix != "" && !strings.HasPrefix(path, f.PathPrefix),
+		f.Scope != "" && f.Scope != c.Scope && f.Scope != service,
+		f.XUID != "" && f.XUID != c.XUID,
+		f.Status != 0 && f.Status != c.Status,
+		f.Script == "*" && c.Script == "",
+		f.Script != "" && f.Script != "*" && f.Script != c.Script,
+		!f.Since.IsZero() && c.Time.Before(f.Since):
+		return false
+	}
+	return true
+}
+
+// Calls returns the calls received that f matches, oldest first (at most
+// the latest 10,000, within 32 MiB of heap in all).
+func (h *Handler) Calls(f CallFilter) []Call {
+	out := []Call{}
+	h.journal.mu.Lock()
+	h.journal.each(func(c *Call) bool {
+		if f.match(c) {
+			out = append(out, *c)
+		}
+		return true
+	})
+	h.journal.mu.Unlock()
+	for i := range out { // outside the lock, which every request takes
+		out[i].URL = safetext.Cut("https://"+out[i].host+out[i].uri, maxCallURL)
+	}
+	return out
+}
+
+// maxExports bounds the exports of the record (/_fgrl/api/calls and
+// calls.har) served at once: each holds its own copy of the calls it lists
+// (up to the record's 32 MiB, and 10,000 URLs of up to 1 KiB) until its
+// client has read it all, so slow clients could otherwise hold that many
+// times over.
+const maxExports = 4
+
+// exportCalls serves the calls a request's query picks, as JSON or HAR;
+// beyond maxExports at once, 503.
+func (h *Handler) exportCalls(w http.ResponseWriter, r *http.Request, har bool) {
+	f, err := callsQuery(r)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, apiError{err.Error()})
+		return
+	}
+	if h.exports.Add(1) > maxExports {
+		h.exports.Add(-1)
+		writeJSON(w, http.StatusServiceUnavailable, apiError{fmt.Sprintf("%d exports of the calls are being read already; retry once one ends", maxExports)})
+		return
+	}
+	defer h.exports.Add(-1)
+	if !har {
+		writeJSON(w, http.StatusOK, h.Calls(f))
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Disposition", `attachment; filename="fgrl-mock-calls.har"`)
+	h.WriteHAR(w, f)
+}
+
+// ForgetCalls empties the record of calls, as a test does between cases;
+// the live page's keys and recent 429s, which are read from it, go too.
+// The counters (Metrics) and FGRL's counts stay.
+func (h *Handler) ForgetCalls() {
+	j := h.journal
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.ring, j.start, j.n, j.bytes = nil, 0, 0, 0
+	j.dropped, j.latestDropped = 0, time.Time{}
+}
+
+// droppedSince returns how many calls the record dropped, when one of
+// them was made at or after since (any, for a zero since): the record of
+// the calls since then is not whole.
+func (j *journal) droppedSince(since time.Time) int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.dropped == 0 || !since.IsZero() && j.latestDropped.Before(since) {
+		return 0
+	}
+	return j.dropped
+}
+
+// WriteHAR writes the calls f matches as a HAR 1.2 document, which
+// xblcall analyze and analyze.ReadHAR read. No secret is written: the
+// Authorization header holds the userhash only, and URLs and bodies are
+// redacted as the record keeps them.
+func (h *Handler) WriteHAR(w io.Writer, f CallFilter) error {
+	hw := har.NewWriter(w)
+	for _, c := range h.Calls(f) {
+		e := har.Entry{Time: c.Time, Duration: time.Duration(c.Duration), Method: c.Method, URL: c.URL, Status: c.Status,
+			RetryAfter: c.RetryAfter, RequestBody: c.body, Authorization: c.authorization()}
+		if err := hw.Write(&e); err != nil {
+			return err
+		}
+	}
+	return hw.Close()
+}
+
+// callsQuery reads a CallFilter from an admin request's query.
+func callsQuery(r *http.Request) (CallFilter, error) {
+	q := r.URL.Query()
+	f := CallFilter{Method: q.Get("method"), Host: q.Get("host"), PathPrefix: q.Get("path"), Scope: q.Get("scope"),
+		XUID: q.Get("xuid"), Script: q.Get("script")}
+	if s := q.Get("status"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 100 || n > 599 {
+			return f, badQuery("status", s)
+		}
+		f.Status = n
+	}
+	if s := q.Get("since"); s != "" {
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return f, badQuery("since", s)
+		}
+		f.Since = t
+	}
+	return f, nil
+}
+
+func badQuery(name, value string) error {
+	return fmt.Errorf("calls: %s %s is not one (status: 100 to 599; since: an RFC 3339 time)", name, safetext.Quote(value, 40))
+}
+
+// authorization is the call's Authorization as a trace may hold it: the
+// userhash the analyzer groups by, never the token (the mock keeps none).
+func (c *Call) authorization() string {
+	if c.userhash == "" {
+		return ""
+	}
+	return xblauth.Redact("XBL3.0 x=" + c.userhash + ";-")
+}

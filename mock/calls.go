@@ -1,10 +1,7 @@
 package mock
 
 import (
-	"fmt"
 	"io"
-	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -64,36 +61,6 @@ func (h *Handler) Calls(f CallFilter) []Call {
 	return out
 }
 
-// maxExports bounds the exports of the record (/_fgrl/api/calls and
-// calls.har) served at once: each holds its own copy of the calls it lists
-// (up to the record's 32 MiB, and 10,000 URLs of up to 1 KiB) until its
-// client has read it all, so slow clients could otherwise hold that many
-// times over.
-const maxExports = 4
-
-// exportCalls serves the calls a request's query picks, as JSON or HAR;
-// beyond maxExports at once, 503.
-func (h *Handler) exportCalls(w http.ResponseWriter, r *http.Request, har bool) {
-	f, err := callsQuery(r)
-	if err != nil {
-		writeJSON(w, http.StatusBadRequest, apiError{err.Error()})
-		return
-	}
-	if h.exports.Add(1) > maxExports {
-		h.exports.Add(-1)
-		writeJSON(w, http.StatusServiceUnavailable, apiError{fmt.Sprintf("%d exports of the calls are being read already; retry once one ends", maxExports)})
-		return
-	}
-	defer h.exports.Add(-1)
-	if !har {
-		writeJSON(w, http.StatusOK, h.Calls(f))
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Disposition", `attachment; filename="fgrl-mock-calls.har"`)
-	h.WriteHAR(w, f)
-}
-
 // ForgetCalls empties the record of calls, as a test does between cases;
 // the live page's keys and recent 429s, which are read from it, go too.
 // The counters (Metrics) and FGRL's counts stay.
@@ -131,32 +98,6 @@ func (h *Handler) WriteHAR(w io.Writer, f CallFilter) error {
 		}
 	}
 	return hw.Close()
-}
-
-// callsQuery reads a CallFilter from an admin request's query.
-func callsQuery(r *http.Request) (CallFilter, error) {
-	q := r.URL.Query()
-	f := CallFilter{Method: q.Get("method"), Host: q.Get("host"), PathPrefix: q.Get("path"), Scope: q.Get("scope"),
-		XUID: q.Get("xuid"), Script: q.Get("script")}
-	if s := q.Get("status"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 100 || n > 599 {
-			return f, badQuery("status", s)
-		}
-		f.Status = n
-	}
-	if s := q.Get("since"); s != "" {
-		t, err := time.Parse(time.RFC3339Nano, s)
-		if err != nil {
-			return f, badQuery("since", s)
-		}
-		f.Since = t
-	}
-	return f, nil
-}
-
-func badQuery(name, value string) error {
-	return fmt.Errorf("calls: %s %s is not one (status: 100 to 599; since: an RFC 3339 time)", name, safetext.Quote(value, 40))
 }
 
 // authorization is the call's Authorization as a trace may hold it: the

@@ -53,8 +53,6 @@ type Handler struct {
 	dice     dice
 	switches atomic.Int64                // SetFaults calls
 	script   atomic.Pointer[scriptState] // nil: no script
-	exports  atomic.Int32                // exports of the calls being served (exportCalls)
-	live     liveFeed                    // the event streams' shared overview
 }
 
 // New returns a Handler configured by c, or what is wrong with c.

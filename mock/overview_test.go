@@ -117,3 +117,20 @@ func TestCountsFallback(t *testing.T) {
 		t.Errorf("overview: %+v", o.Keys)
 	}
 }
+
+// TestMetrics: the counters that /metrics (package mockprom) exports:
+// requests, 429s and 503s per scope, keys, store keys and errors.
+func TestMetrics(t *testing.T) {
+	h := NewHandler()
+	srv := serveAll(t, h)
+	for range 12 {
+		getProfile(t, srv)
+	}
+	h.SetFaults(Faults{ErrorRate: 1, Seed: 2})
+	getProfile(t, srv) // still a 429: faults apply to admitted requests
+	want := Metrics{Scopes: map[string]ScopeCounts{"profile": {Requests: 13, Throttled: 3}}, Keys: 1, StoreKeys: 1,
+		FaultSwitches: 1, FaultsActive: map[string]int{}, FaultsInjected: map[[2]string]int64{}}
+	if diff := cmp.Diff(want, h.Metrics()); diff != "" {
+		t.Errorf("metrics (-want +got):\n%s", diff)
+	}
+}

@@ -131,7 +131,7 @@ func (h *Handler) World() World {
 
 // ResetWorld puts the services back to the world as it was seeded:
 // presence, sessions and progress from then on are dropped. FGRL's counts
-// are not touched (the admin API's DELETE keys resets them).
+// are not touched (ResetCounts resets them).
 func (h *Handler) ResetWorld() {
 	h.world.mu.Lock()
 	defer h.world.mu.Unlock()

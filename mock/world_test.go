@@ -259,7 +259,7 @@ func TestAdminWorld(t *testing.T) {
 	h := NewHandler()
 	srv := serveAll(t, h)
 	call := func(method, path, body string) (int, string) {
-		req, _ := http.NewRequest(method, srv.URL+AdminPrefix+path, strings.NewReader(body))
+		req, _ := http.NewRequest(method, srv.URL+"/_fgrl/"+path, strings.NewReader(body))
 		resp, err := srv.Client().Do(req)
 		if err != nil {
 			t.Fatal(err)

@@ -4,7 +4,7 @@
 // /metrics:
 //
 //	h := mock.NewHandler()
-//	srv := httptest.NewServer(h.WithAdmin(mock.AdminAccess{}, mockprom.Handler(h)))
+//	srv := httptest.NewServer(admin.WithServices(h, admin.Config{Metrics: mockprom.Handler(h)}))
 package mockprom
 
 import (

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/xblgo/fgrl/mock"
+	"github.com/xblgo/fgrl/mock/tlsca"
 )
 
 // servedMock runs xblcall mock with args until the test ends and returns
@@ -143,7 +144,7 @@ func TestMockHosts(t *testing.T) {
 // certificate); half a pair and a key other users can read are refused.
 func TestMockCAFlags(t *testing.T) {
 	dir := t.TempDir()
-	ca, err := mock.NewCA()
+	ca, err := tlsca.New()
 	if err != nil {
 		t.Fatal(err)
 	}

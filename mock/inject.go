@@ -34,11 +34,11 @@ func (d *dice) roll(p float64) bool {
 // fault is the faults' stage: it applies f to c, an admitted request for
 // rule, and reports whether it has answered (or aborted) c; otherwise c.w
 // may now cut the answer short.
-func (h *Handler) fault(c *call, rule *limits.Rule, f *Faults) bool {
-	if h.serviceFault(c, rule, f) {
+func (h *Handler) fault(x *exchange, rule *limits.Rule, f *Faults) bool {
+	if h.serviceFault(x, rule, f) {
 		return true
 	}
-	if f.Latency > 0 && !wait(c.r, time.Duration(f.Latency)) {
+	if f.Latency > 0 && !wait(x.r, time.Duration(f.Latency)) {
 		return true
 	}
 	if f.ErrorRate <= 0 && f.ResetRate <= 0 && f.TruncateRate <= 0 {
@@ -55,13 +55,13 @@ func (h *Handler) fault(c *call, rule *limits.Rule, f *Faults) bool {
 		// this into a connection-reset error.
 		panic(http.ErrAbortHandler)
 	case roll < f.ResetRate+f.ErrorRate && flip:
-		writeError(c.w, http.StatusInternalServerError, "InternalError", "injected fault")
+		writeError(x.w, http.StatusInternalServerError, "InternalError", "injected fault")
 	case roll < f.ResetRate+f.ErrorRate:
-		h.setRetryAfter(c.w.Header(), 2*time.Second, h.cfg.now())
-		c.flags |= unavailable
-		writeError(c.w, http.StatusServiceUnavailable, "ServiceUnavailable", "injected fault")
+		h.setRetryAfter(x.w.Header(), 2*time.Second, h.cfg.now())
+		x.flags |= unavailable
+		writeError(x.w, http.StatusServiceUnavailable, "ServiceUnavailable", "injected fault")
 	case roll < f.ResetRate+f.ErrorRate+f.TruncateRate:
-		c.w = &truncWriter{ResponseWriter: c.w, code: http.StatusOK}
+		x.w = &truncWriter{ResponseWriter: x.w, code: http.StatusOK}
 		return false
 	default:
 		return false
@@ -83,37 +83,37 @@ func wait(r *http.Request, d time.Duration) bool {
 
 // serviceFault applies the first of the service faults in force for rule,
 // and reports whether it has answered (or aborted) c.
-func (h *Handler) serviceFault(c *call, rule *limits.Rule, f *Faults) bool {
+func (h *Handler) serviceFault(x *exchange, rule *limits.Rule, f *Faults) bool {
 	now := h.cfg.now()
 	for i := range f.Services {
 		sf := &f.Services[i]
 		if !sf.active(rule, now) || (sf.Rate > 0 && !h.dice.roll(sf.Rate)) {
 			continue
 		}
-		if sf.Latency > 0 && !wait(c.r, time.Duration(sf.Latency)) {
+		if sf.Latency > 0 && !wait(x.r, time.Duration(sf.Latency)) {
 			return true
 		}
-		c.fault = kindOf(sf)
+		x.fault = kindOf(sf)
 		switch {
 		case sf.Reset:
 			panic(http.ErrAbortHandler)
 		case sf.Status == http.StatusTooManyRequests:
 			wait := cmp.Or(time.Duration(sf.RetryAfter), 30*time.Second)
-			c.flags |= throttled
+			x.flags |= throttled
 			l := rule.Limit()
-			h.write429(c.w, rule, throttle.Decision{
+			h.write429(x.w, rule, throttle.Decision{
 				Counts:     throttle.Counts{Burst: throttle.WindowState{Count: l.Burst + 1, Limit: l.Burst, Reset: wait}},
 				Limiter:    throttle.Burst,
 				RetryAfter: wait,
 			}, "{userId;titleId}", now)
 		case sf.Status != 0:
 			if sf.Status == http.StatusServiceUnavailable {
-				c.flags |= unavailable
+				x.flags |= unavailable
 				if sf.RetryAfter > 0 {
-					h.setRetryAfter(c.w.Header(), time.Duration(sf.RetryAfter), now)
+					h.setRetryAfter(x.w.Header(), time.Duration(sf.RetryAfter), now)
 				}
 			}
-			writeError(c.w, sf.Status, http.StatusText(sf.Status), "injected service fault")
+			writeError(x.w, sf.Status, http.StatusText(sf.Status), "injected service fault")
 		default:
 			return false // latency only: the mock answers
 		}

@@ -228,8 +228,8 @@ func (j *journal) latest(f func(c *Call) bool) {
 // of the request alive (the method is a substring of the whole request
 // line, the userhash of the whole Authorization header) and callSize
 // counts all it holds. status is 0 for an aborted answer.
-func newCall(c *call, at time.Time, took time.Duration, status int) Call {
-	r := c.r
+func newCall(x *exchange, at time.Time, took time.Duration, status int) Call {
+	r := x.r
 	uri := r.RequestURI
 	if uri == "" || uri[0] != '/' {
 		uri = r.URL.RequestURI()
@@ -237,8 +237,8 @@ func newCall(c *call, at time.Time, took time.Duration, status int) Call {
 	host := safetext.Cut(hostOnly(r.Host), 256)
 	uri = safetext.Cut(xblauth.RedactParams(host, safetext.Cut(uri, maxCallURL)), maxCallURL)
 	fields := [...]string{safetext.Cut(r.Method, 16), host, uri,
-		safetext.Cut(c.id.xuid, 64), safetext.Cut(c.id.title, 64), safetext.Cut(c.scope, 256), safetext.Cut(c.script, 256),
-		safetext.Cut(c.sw.Header().Get("Retry-After"), 64), safetext.Cut(c.id.userhash, 64)}
+		safetext.Cut(x.id.xuid, 64), safetext.Cut(x.id.title, 64), safetext.Cut(x.scope, 256), safetext.Cut(x.script, 256),
+		safetext.Cut(x.sw.Header().Get("Retry-After"), 64), safetext.Cut(x.id.userhash, 64)}
 	n := 0
 	for _, f := range fields {
 		n += len(f)
@@ -251,8 +251,8 @@ func newCall(c *call, at time.Time, took time.Duration, status int) Call {
 	}
 	return Call{Time: at, Method: fields[0], host: fields[1], uri: fields[2], XUID: fields[3], Title: fields[4], Scope: fields[5],
 		Script: fields[6], RetryAfter: fields[7], userhash: fields[8], Status: status, Aborted: status == 0, Duration: throttle.Duration(took),
-		body: bytes.Clone(xblauth.RedactBody(host, c.body.b)), textCap: text.Cap(),
-		counts: c.counts, wait: c.wait, fault: c.fault, flags: c.flags}
+		body: bytes.Clone(xblauth.RedactBody(host, x.body.b)), textCap: text.Cap(),
+		counts: x.counts, wait: x.wait, fault: x.fault, flags: x.flags}
 }
 
 // statusWriter notes the status an answer was given.

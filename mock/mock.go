@@ -32,7 +32,10 @@
 package mock
 
 import (
+	"cmp"
 	"sync/atomic"
+
+	"github.com/xblgo/fgrl/throttle"
 )
 
 // Handler is the mock Xbox services. Create it with New or NewHandler; it
@@ -61,7 +64,8 @@ func New(c Config) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := newWorld(cfg.world, &cfg)
+	w := newWorld(cfg.world, newState(cmp.Or(cfg.maxKeys, throttle.DefaultMaxKeys)/8, cfg.maxStateBytes), cfg.now, cfg.scids,
+		cmp.Or(cfg.signInTitle, "1234567890"))
 	scopes := make([]string, 0, len(cfg.limits.Rules)+1)
 	for i := range cfg.limits.Rules {
 		scopes = append(scopes, cfg.limits.Rules[i].Scope())
@@ -103,4 +107,51 @@ func Must(h *Handler, err error) *Handler {
 		panic(err)
 	}
 	return h
+}
+
+// SetAccount makes a the account that signs in from now on (a device code
+// approves as it), and its XErr the refusal XSTS answers it with.
+func (h *Handler) SetAccount(a Account) {
+	s := h.signIn
+	s.mu.Lock()
+	s.account = a
+	s.accounts[a.XUID] = a
+	s.mu.Unlock()
+	if a.Gamertag != "" {
+		h.world.setGamertag(a.XUID, a.Gamertag)
+	}
+}
+
+// SetWorld replaces the mock's world with w and resets the services'
+// state to it: presence, sessions and achievement progress made since are
+// dropped. A zero World is the default one. It
+// answers a *datafile.Error, changing nothing, for a World that cannot be.
+func (h *Handler) SetWorld(w World) error {
+	if err := w.check(); err != nil {
+		return err
+	}
+	h.world.mu.Lock()
+	defer h.world.mu.Unlock()
+	h.world.ix.Store(indexWorld(w, len(w.Accounts) > 0))
+	h.world.resetState()
+	return nil
+}
+
+// World returns the world the mock answers from as it was seeded: no
+// accounts for the default world.
+func (h *Handler) World() World {
+	ix := h.world.ix.Load()
+	if !ix.seeded {
+		return World{Accounts: []WorldAccount{}, Apps: ix.src.Apps}
+	}
+	return ix.src
+}
+
+// ResetWorld puts the services back to the world as it was seeded:
+// presence, sessions and progress from then on are dropped. FGRL's counts
+// are not touched (ResetCounts resets them).
+func (h *Handler) ResetWorld() {
+	h.world.mu.Lock()
+	defer h.world.mu.Unlock()
+	h.world.resetState()
 }

@@ -1,10 +1,7 @@
 package mock
 
 import (
-	"encoding/json"
-	"errors"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -34,102 +31,10 @@ import (
 //     Call in the journal, from which the log, the counters and the live
 //     page are derived (record).
 
-// ServeHTTP passes the request through the pipeline: it is counted against
-// its user + title + service and either refused (429) or served, and
-// recorded (Calls).
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	c := &call{r: r, maxBody: h.cfg.maxBody}
-	c.sw.ResponseWriter = w
-	c.w = &c.sw
-	if r.Body != nil && r.Body != http.NoBody {
-		own := r.Body
-		c.body.ReadCloser = own
-		r.Body = &c.body
-		// The server's own body back when the handler returns, so that
-		// net/http tells what was left unread (ConnLimits.Apply).
-		defer func() { r.Body = own }()
-	}
-	defer h.record(c, time.Now())
-	h.serve(c)
-	c.answered = true
-}
-
-// serve runs the stages that answer c.
-func (h *Handler) serve(c *call) {
-	r := c.r
-	if st := h.script.Load(); st != nil && h.scripted(st, c) {
-		return
-	}
-	if host := strings.ToLower(hostOnly(r.Host)); slices.Contains(signInHosts, host) {
-		h.signIn.serve(c.w, r, host)
-		return
-	}
-	rule, known := h.cfg.limits.Match(r.Method, r.Host, r.URL.Path)
-	if !known && !h.cfg.fallback {
-		writeError(c.w, http.StatusNotFound, "NoSuchHost", "the mock serves no service at host "+hostOnly(r.Host))
-		return
-	}
-	if !known {
-		rule = h.cfg.limits.Fallback
-	}
-	id, err := parseToken(r.Header.Get("Authorization"))
-	if err != nil {
-		writeError(c.w, http.StatusUnauthorized, "Unauthorized", err.Error())
-		return
-	}
-	var rt *route
-	if routes := h.routes[rule.Service]; known && len(routes) > 0 {
-		// A call the mock does not serve, at a service it answers, is
-		// answered uncounted: the real service would serve it, and
-		// counting the mock's gap would skew the caller's budget. The
-		// services it only counts (the Store's, clubs, ...) count every
-		// call.
-		if rt = matchRoute(routes, c); rt == nil {
-			notServed(routes, c)
-			return
-		}
-	}
-	c.id, c.scope = id, rule.Scope()
-	if !h.count(c, rule) {
-		return
-	}
-	if f := h.faults.Load(); f.any && h.fault(c, rule, &f.f) {
-		return
-	}
-	if rt == nil {
-		writeError(c.w, http.StatusNotFound, "NotFound", "no such resource")
-	} else {
-		rt.serve(c)
-	}
-	if tw, ok := c.w.(*truncWriter); ok {
-		tw.cut()
-	}
-}
-
-// record makes c, answered or aborted, one Call in the journal.
-func (h *Handler) record(c *call, start time.Time) {
-	took := time.Since(start)
-	status := c.sw.status
-	switch {
-	case !c.answered:
-		status = 0
-	case status == 0:
-		status = http.StatusOK
-	}
-	h.journal.add(c.r.Context(), newCall(c, h.cfg.now().Add(-took).UTC(), took, status))
-}
-
-// call is one request going through the pipeline: what a service answers
-// it from, and what the stages learn of it for its record.
-type call struct {
-	w       http.ResponseWriter
-	r       *http.Request
-	id      identity // the caller, once authenticated
-	params  []string // the route's captures
-	buf     [maxParams]string
-	q       url.Values // the query, once parsed
-	maxBody int64      // Config.MaxBody
-
+// exchange is one request going through the pipeline: the call its
+// service answers, and what the stages learn of it for its record.
+type exchange struct {
+	call
 	sw       statusWriter
 	body     capture
 	answered bool // the pipeline returned: not aborted
@@ -141,85 +46,136 @@ type call struct {
 	flags    outcome
 }
 
-// user resolves a "me" or "xuid(N)" path segment to an xuid.
-func (c *call) user(seg string) string {
-	if strings.EqualFold(seg, "me") {
-		return c.id.xuid
+// ServeHTTP passes the request through the pipeline: it is counted against
+// its user + title + service and either refused (429) or served, and
+// recorded (Calls).
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	x := &exchange{call: call{r: r, maxBody: h.cfg.maxBody}}
+	x.sw.ResponseWriter = w
+	x.w = &x.sw
+	if r.Body != nil && r.Body != http.NoBody {
+		own := r.Body
+		x.body.ReadCloser = own
+		r.Body = &x.body
+		// The server's own body back when the handler returns, so that
+		// net/http tells what was left unread (ConnLimits.Apply).
+		defer func() { r.Body = own }()
 	}
-	return xuidDigits(seg) // the route's pattern has checked the segment
+	defer h.record(x, time.Now())
+	h.serve(x)
+	x.answered = true
 }
 
-// query returns the first value of a query parameter (r.URL.Query, parsed
-// once per call).
-func (c *call) query(key string) string {
-	if c.q == nil {
-		c.q = c.r.URL.Query()
+// serve runs the stages that answer x.
+func (h *Handler) serve(x *exchange) {
+	r := x.r
+	if st := h.script.Load(); st != nil && h.scripted(st, x) {
+		return
 	}
-	return c.q.Get(key)
+	if host := strings.ToLower(hostOnly(r.Host)); slices.Contains(signInHosts, host) {
+		h.signIn.serve(x.w, r, host)
+		return
+	}
+	rule, known := h.cfg.limits.Match(r.Method, r.Host, r.URL.Path)
+	if !known && !h.cfg.fallback {
+		writeError(x.w, http.StatusNotFound, "NoSuchHost", "the mock serves no service at host "+hostOnly(r.Host))
+		return
+	}
+	if !known {
+		rule = h.cfg.limits.Fallback
+	}
+	id, err := parseToken(r.Header.Get("Authorization"))
+	if err != nil {
+		writeError(x.w, http.StatusUnauthorized, "Unauthorized", err.Error())
+		return
+	}
+	var rt *route
+	if routes := h.routes[rule.Service]; known && len(routes) > 0 {
+		// A call the mock does not serve, at a service it answers, is
+		// answered uncounted: the real service would serve it, and
+		// counting the mock's gap would skew the caller's budget. The
+		// services it only counts (the Store's, clubs, ...) count every
+		// call.
+		if rt = matchRoute(routes, &x.call); rt == nil {
+			notServed(routes, &x.call)
+			return
+		}
+	}
+	x.id, x.scope = id, rule.Scope()
+	if !h.count(x, rule) {
+		return
+	}
+	if f := h.faults.Load(); f.any && h.fault(x, rule, &f.f) {
+		return
+	}
+	if rt == nil {
+		writeError(x.w, http.StatusNotFound, "NotFound", "no such resource")
+	} else {
+		rt.serve(&x.call)
+	}
+	if tw, ok := x.w.(*truncWriter); ok {
+		tw.cut()
+	}
 }
 
-// decode reads a JSON body into v; on failure it answers 400 or 413 and
-// returns false.
-func (c *call) decode(v any) bool {
-	body := http.MaxBytesReader(c.w, c.r.Body, c.maxBody)
-	err := json.NewDecoder(body).Decode(v)
-	var tooLarge *http.MaxBytesError
+// record makes x, answered or aborted, one Call in the journal.
+func (h *Handler) record(x *exchange, start time.Time) {
+	took := time.Since(start)
+	status := x.sw.status
 	switch {
-	case errors.As(err, &tooLarge):
-		writeError(c.w, http.StatusRequestEntityTooLarge, "RequestTooLarge", "request body over the limit")
-	case err != nil:
-		writeError(c.w, http.StatusBadRequest, "BadRequest", "malformed JSON body: "+err.Error())
-	default:
-		return true
+	case !x.answered:
+		status = 0
+	case status == 0:
+		status = http.StatusOK
 	}
-	return false
+	h.journal.add(x.r.Context(), newCall(x, h.cfg.now().Add(-took).UTC(), took, status))
 }
 
-// count is FGRL's stage: it counts c against its key, and its publisher's
+// count is FGRL's stage: it counts x against its key, and its publisher's
 // for a rule with a publisher sustain limit, and reports whether c may be
 // served; when not, it has answered (429, or 503 when the store fails).
 // A legacy title is not counted.
-func (h *Handler) count(c *call, rule *limits.Rule) bool {
-	c.flags |= counted
-	if h.cfg.legacy[c.id.title] {
+func (h *Handler) count(x *exchange, rule *limits.Rule) bool {
+	x.flags |= counted
+	if h.cfg.legacy[x.id.title] {
 		return true
 	}
 	now := h.cfg.now()
-	k := throttle.Key{User: c.id.userhash, Title: c.id.title, Scope: rule.Scope()}
-	d, err := h.cfg.store.Take(c.r.Context(), k, rule.Limit(), now)
+	k := throttle.Key{User: x.id.userhash, Title: x.id.title, Scope: rule.Scope()}
+	d, err := h.cfg.store.Take(x.r.Context(), k, rule.Limit(), now)
 	if err != nil {
-		return h.storeFailed(c, err)
+		return h.storeFailed(x, err)
 	}
 	aspect := "{userId;titleId}"
 	if rule.PublisherSustain > 0 {
-		pk := throttle.Key{User: c.id.userhash, Title: h.cfg.publisher(c.id.title), Scope: rule.PublisherScope()}
-		pd, err := h.cfg.store.Take(c.r.Context(), pk, throttle.Limit{Sustain: rule.PublisherSustain}, now)
+		pk := throttle.Key{User: x.id.userhash, Title: h.cfg.publisher(x.id.title), Scope: rule.PublisherScope()}
+		pd, err := h.cfg.store.Take(x.r.Context(), pk, throttle.Limit{Sustain: rule.PublisherSustain}, now)
 		if err != nil {
-			return h.storeFailed(c, err)
+			return h.storeFailed(x, err)
 		}
 		if !pd.Allowed && (d.Allowed || pd.RetryAfter > d.RetryAfter) {
 			d, aspect = pd, "{userId;publisherId}"
 		}
 	}
-	c.counts, c.flags = d.Counts, c.flags|decided
-	ratelimit.SetHeaders(c.w.Header(), d)
+	x.counts, x.flags = d.Counts, x.flags|decided
+	ratelimit.SetHeaders(x.w.Header(), d)
 	if d.Allowed {
 		return true
 	}
-	c.wait, c.flags = d.RetryAfter, c.flags|refused|throttled
-	h.write429(c.w, rule, d, aspect, now)
+	x.wait, x.flags = d.RetryAfter, x.flags|refused|throttled
+	h.write429(x.w, rule, d, aspect, now)
 	return false
 }
 
 // storeFailed answers 503 for a store that failed, unless Config.FailOpen
 // serves the request, and reports whether it may be served.
-func (h *Handler) storeFailed(c *call, err error) bool {
-	c.flags |= storeFailed
+func (h *Handler) storeFailed(x *exchange, err error) bool {
+	x.flags |= storeFailed
 	if h.cfg.failOpen {
 		return true
 	}
-	c.flags |= unavailable
-	writeError(c.w, http.StatusServiceUnavailable, "ThrottleStoreUnavailable", "rate limit store failed: "+err.Error())
+	x.flags |= unavailable
+	writeError(x.w, http.StatusServiceUnavailable, "ThrottleStoreUnavailable", "rate limit store failed: "+err.Error())
 	return false
 }
 
@@ -235,36 +191,6 @@ func (h *Handler) write429(w http.ResponseWriter, rule *limits.Rule, d throttle.
 		return
 	}
 	writeJSON(w, http.StatusTooManyRequests, b)
-}
-
-// errorBody is the JSON error answer, in the shape Xbox services use.
-type errorBody struct {
-	Code        string `json:"code"`
-	Description string `json:"description"`
-}
-
-func writeError(w http.ResponseWriter, status int, code, desc string) {
-	writeJSON(w, status, errorBody{Code: code, Description: desc})
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		status, b = http.StatusInternalServerError, []byte(`{"code":"InternalError","description":"encoding failed"}`)
-	}
-	writeRaw(w, status, b)
-}
-
-// jsonType is the Content-Type of every JSON answer, shared rather than
-// built per answer (net/http only reads it; an Add would copy it, as its
-// capacity is its length).
-var jsonType = []string{"application/json; charset=utf-8"}
-
-// writeRaw answers a JSON document already encoded.
-func writeRaw(w http.ResponseWriter, status int, b []byte) {
-	w.Header()["Content-Type"] = jsonType
-	w.WriteHeader(status)
-	w.Write(b)
 }
 
 // hostOnly is a Host header without its port.

@@ -165,8 +165,8 @@ func (st *scriptState) next(i int) *ScriptAnswer {
 // rule matches it, and reports whether it did. A counted rule's request is
 // counted first (count), and refused with 429 at a limit (its sequence
 // does not move on).
-func (h *Handler) scripted(st *scriptState, c *call) bool {
-	r := c.r
+func (h *Handler) scripted(st *scriptState, x *exchange) bool {
+	r := x.r
 	var body []byte
 	if st.bodies && r.Body != nil {
 		body, _ = io.ReadAll(io.LimitReader(r.Body, h.cfg.maxBody))
@@ -178,17 +178,17 @@ func (h *Handler) scripted(st *scriptState, c *call) bool {
 	}
 	rule, known := h.cfg.limits.Match(r.Method, r.Host, r.URL.Path)
 	id, err := parseToken(r.Header.Get("Authorization"))
-	c.script = st.ruleName(i)
+	x.script = st.ruleName(i)
 	if known {
-		c.scope = rule.Scope()
+		x.scope = rule.Scope()
 	}
 	if err == nil {
-		c.id = id
+		x.id = id
 	}
-	if st.script.Rules[i].Count && known && err == nil && !h.count(c, rule) {
+	if st.script.Rules[i].Count && known && err == nil && !h.count(x, rule) {
 		return true
 	}
-	st.next(i).answer(c.w, r)
+	st.next(i).answer(x.w, r)
 	return true
 }
 

@@ -76,19 +76,6 @@ func newSignIn(w *world) *signIn {
 	return s
 }
 
-// SetAccount makes a the account that signs in from now on (a device code
-// approves as it), and its XErr the refusal XSTS answers it with.
-func (h *Handler) SetAccount(a Account) {
-	s := h.signIn
-	s.mu.Lock()
-	s.account = a
-	s.accounts[a.XUID] = a
-	s.mu.Unlock()
-	if a.Gamertag != "" {
-		h.world.setGamertag(a.XUID, a.Gamertag)
-	}
-}
-
 // isSignInHost reports whether host is one of the sign-in services.
 func isSignInHost(host string) bool { return slices.Contains(signInHosts, host) }
 

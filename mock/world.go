@@ -8,8 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/xblgo/fgrl/throttle"
 )
 
 // worldIndex is a checked World ready to answer from.
@@ -96,46 +94,12 @@ type world struct {
 	signInTitle string
 }
 
-// newWorld returns the world seeded with w (checked), for a mock of c.
-func newWorld(w World, c *config) *world {
-	wd := &world{state: newState(cmp.Or(c.maxKeys, throttle.DefaultMaxKeys)/8, c.maxStateBytes), now: c.now, scids: c.scids,
-		signInTitle: cmp.Or(c.signInTitle, "1234567890")}
+// newWorld returns the world seeded with w (checked), its state bounded by
+// s.
+func newWorld(w World, s *state, now func() time.Time, scids map[string]string, signInTitle string) *world {
+	wd := &world{state: s, now: now, scids: scids, signInTitle: signInTitle}
 	wd.ix.Store(indexWorld(w, len(w.Accounts) > 0))
 	return wd
-}
-
-// SetWorld replaces the mock's world with w and resets the services'
-// state to it: presence, sessions and achievement progress made since are
-// dropped. A zero World is the default one. It
-// answers a *datafile.Error, changing nothing, for a World that cannot be.
-func (h *Handler) SetWorld(w World) error {
-	if err := w.check(); err != nil {
-		return err
-	}
-	h.world.mu.Lock()
-	defer h.world.mu.Unlock()
-	h.world.ix.Store(indexWorld(w, len(w.Accounts) > 0))
-	h.world.resetState()
-	return nil
-}
-
-// World returns the world the mock answers from as it was seeded: no
-// accounts for the default world.
-func (h *Handler) World() World {
-	ix := h.world.ix.Load()
-	if !ix.seeded {
-		return World{Accounts: []WorldAccount{}, Apps: ix.src.Apps}
-	}
-	return ix.src
-}
-
-// ResetWorld puts the services back to the world as it was seeded:
-// presence, sessions and progress from then on are dropped. FGRL's counts
-// are not touched (ResetCounts resets them).
-func (h *Handler) ResetWorld() {
-	h.world.mu.Lock()
-	defer h.world.mu.Unlock()
-	h.world.resetState()
 }
 
 // resetState empties the services' state: what the world seeds (its

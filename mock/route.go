@@ -1,12 +1,96 @@
 package mock
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/xblgo/fgrl/internal/xblid"
 )
+
+// What a service is made of: its routes (a method and a path pattern
+// each), the call a route answers (the request, its captures, the caller)
+// and the writers of its answers. The pipeline (pipeline.go) matches a
+// request to its route and hands the route the call.
+
+// call is one request as a route answers it: the request, the captures
+// of the route's pattern, the caller.
+type call struct {
+	w       http.ResponseWriter
+	r       *http.Request
+	id      identity // the caller (parseToken)
+	params  []string // the route's captures
+	buf     [maxParams]string
+	q       url.Values // the query, once parsed
+	maxBody int64      // Config.MaxBody
+}
+
+// user resolves a "me" or "xuid(N)" path segment to an xuid.
+func (c *call) user(seg string) string {
+	if strings.EqualFold(seg, "me") {
+		return c.id.xuid
+	}
+	return xuidDigits(seg) // the route's pattern has checked the segment
+}
+
+// query returns the first value of a query parameter (r.URL.Query, parsed
+// once per call).
+func (c *call) query(key string) string {
+	if c.q == nil {
+		c.q = c.r.URL.Query()
+	}
+	return c.q.Get(key)
+}
+
+// decode reads a JSON body into v; on failure it answers 400 or 413 and
+// returns false.
+func (c *call) decode(v any) bool {
+	body := http.MaxBytesReader(c.w, c.r.Body, c.maxBody)
+	err := json.NewDecoder(body).Decode(v)
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		writeError(c.w, http.StatusRequestEntityTooLarge, "RequestTooLarge", "request body over the limit")
+	case err != nil:
+		writeError(c.w, http.StatusBadRequest, "BadRequest", "malformed JSON body: "+err.Error())
+	default:
+		return true
+	}
+	return false
+}
+
+// errorBody is the JSON error answer, in the shape Xbox services use.
+type errorBody struct {
+	Code        string `json:"code"`
+	Description string `json:"description"`
+}
+
+func writeError(w http.ResponseWriter, status int, code, desc string) {
+	writeJSON(w, status, errorBody{Code: code, Description: desc})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status, b = http.StatusInternalServerError, []byte(`{"code":"InternalError","description":"encoding failed"}`)
+	}
+	writeRaw(w, status, b)
+}
+
+// jsonType is the Content-Type of every JSON answer, shared rather than
+// built per answer (net/http only reads it; an Add would copy it, as its
+// capacity is its length).
+var jsonType = []string{"application/json; charset=utf-8"}
+
+// writeRaw answers a JSON document already encoded.
+func writeRaw(w http.ResponseWriter, status int, b []byte) {
+	w.Header()["Content-Type"] = jsonType
+	w.WriteHeader(status)
+	w.Write(b)
+}
 
 // route is one served call: a method and a path pattern whose captures are
 // passed to serve, and the x-xbl-contract-version whose shape the answer

@@ -236,3 +236,48 @@ func TestReadmeAdminCalls(t *testing.T) {
 		t.Errorf("ran %d README admin lines, want them all", ran)
 	}
 }
+
+// TestReadmeInstallBlock runs the README's set-up as written, in one bash,
+// for a user whose PATH lacks Go's bin directory (a GOPATH of its own; the
+// module cache stays the machine's): go install, the export PATH line,
+// then xblcall help, which must find the xblcall go install put there.
+// Before, the README said nothing of PATH, and xblcall was not found.
+func TestReadmeInstallBlock(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash on PATH")
+	}
+	out, err := exec.Command("go", "env", "GOMODCACHE", "GOCACHE", "GOPATH").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	goenv := strings.Fields(string(out))
+	home, gopath := t.TempDir(), t.TempDir()
+	var path []string // the PATH of a fresh machine: no Go bin directory but the toolchain's
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		if dir != filepath.Join(goenv[2], "bin") {
+			path = append(path, dir)
+		}
+	}
+	env := append(userEnv("", home), "GOPATH="+gopath, "GOMODCACHE="+goenv[0], "GOCACHE="+goenv[1])
+	env = append(env, "PATH="+strings.Join(path, string(os.PathListSeparator)))
+	root, _ := filepath.Abs("../..")
+	sh := startShell(t, root, env)
+	if code, _ := sh.run(t, "command -v xblcall", time.Minute); code == 0 {
+		t.Skip("an xblcall is on PATH outside Go's bin directory")
+	}
+	block := readmeBlock(t, "install the CLI once and call it by name")
+	ran := 0
+	for _, line := range strings.Split(strings.TrimSpace(block), "\n") {
+		if code, out := sh.run(t, line, 5*time.Minute); code != 0 {
+			t.Errorf("%s: exit %d\n%s", line, code, clip(out))
+		}
+		ran++
+	}
+	if code, out := sh.run(t, "command -v xblcall", time.Minute); code != 0 || strings.TrimSpace(out) != filepath.Join(gopath, "bin", "xblcall") {
+		t.Errorf("xblcall is %q (exit %d), want the one go install put in %s", strings.TrimSpace(out), code, gopath)
+	}
+	if ran != 3 {
+		t.Errorf("ran %d lines of the block, want 3", ran)
+	}
+}

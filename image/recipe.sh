@@ -18,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 img=$(realpath "$1")
 export PATH="$(go env GOPATH)/bin:$PATH"
-command -v xblcall >/dev/null || go install ./cmd/xblcall # the recipe's lines call it on the host
+go install ./cmd/xblcall # the recipe's lines call it on the host: this tree's, not one installed before
 
 if ! command -v dockerd >/dev/null; then
 	echo "installing docker.io (Debian's: dockerd, containerd, runc)"

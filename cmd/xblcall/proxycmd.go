@@ -105,6 +105,8 @@ type proxyOpts struct {
 	json                                      bool
 	policy                                    transport.Policy // --max-wait, --fail-fast, --no-retry, --attempt-timeout, --background
 	conns                                     mock.ConnLimits
+
+	upstream *http.Transport // the calls' connections, closed when the proxy stops
 }
 
 func proxyFlags(o *proxyOpts) *flag.FlagSet {
@@ -167,6 +169,7 @@ func (o *proxyOpts) run(ctx context.Context, e *env, args []string) error {
 		srv.Close()
 	}
 	<-done
+	o.upstream.CloseIdleConnections() // a connection opened and never used holds a server's graceful shutdown
 	fmt.Fprintln(e.stdout, "fgrl proxy stopped")
 	return nil
 }
@@ -195,7 +198,7 @@ func (o *proxyOpts) start(e *env) (*proxy.Server, net.Listener, error) {
 	if o.caOut != "" {
 		trust = " (trust its CA in " + o.caOut + ")"
 	}
-	fmt.Fprintf(e.stdout, "fgrl proxy at http://%s: HTTPS_PROXY=http://%s sends the Xbox services' calls through the fgrl transport%s\n",
+	fmt.Fprintf(e.stdout, "fgrl proxy at http://%s sends the Xbox services' calls through the fgrl transport (HTTPS_PROXY=http://%s)%s\n",
 		addr, addr, trust)
 	if o.via != "" {
 		fmt.Fprintf(e.stdout, "calls go to %s, the real host in the Host header\n", shownURL(o.via))
@@ -261,6 +264,7 @@ func (o *proxyOpts) config(e *env) (proxy.Config, error) {
 func (o *proxyOpts) transport(lim *limits.Limits) (*transport.Transport, error) {
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	base.MaxResponseHeaderBytes = 64 << 10
+	o.upstream = base
 	if o.upstreamCA != "" {
 		pool, err := certPool(o.upstreamCA)
 		if err != nil {

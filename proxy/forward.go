@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -144,6 +145,27 @@ func (s *Server) ended(r *http.Request, c *call, start time.Time) {
 		slog.String("path", safetext.Clip(r.URL.Path, 200)), slog.Int("status", c.status),
 		slog.String("outcome", c.outcome), slog.String("scope", c.key.Scope), slog.String("user", c.key.User),
 		slog.Duration("duration", time.Since(start)))
+}
+
+// copyBuffers are the buffers the ReverseProxy copies answers through,
+// reused across calls (each one a 32 KiB allocation otherwise).
+type copyBuffers struct{ p sync.Pool }
+
+// copyBufferSize is a copy buffer's size, the ReverseProxy's own.
+const copyBufferSize = 32 << 10
+
+func (c *copyBuffers) Get() []byte {
+	if b, ok := c.p.Get().(*[]byte); ok {
+		return *b
+	}
+	return make([]byte, copyBufferSize)
+}
+
+func (c *copyBuffers) Put(b []byte) {
+	if cap(b) == copyBufferSize {
+		b = b[:copyBufferSize]
+		c.p.Put(&b)
+	}
 }
 
 // heldBytes counts the bytes of request bodies held at once.

@@ -174,7 +174,8 @@ func New(c Config) (*Server, error) {
 		s.errLog = slog.NewLogLogger(c.Logger.Handler(), slog.LevelWarn)
 	}
 	s.tlsConf = s.tunnelTLS(c.TLS)
-	s.fwd = &httputil.ReverseProxy{Rewrite: s.rewrite, Transport: roundTripper{s}, ErrorHandler: s.failed, ErrorLog: s.errLog}
+	s.fwd = &httputil.ReverseProxy{Rewrite: s.rewrite, Transport: roundTripper{s}, ErrorHandler: s.failed, ErrorLog: s.errLog,
+		BufferPool: &copyBuffers{}}
 	s.admin = s.adminHandler()
 	return s, nil
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -11,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -74,9 +74,9 @@ A bad one is answered 400 and nothing is sent.
 CONNECT to any other host, or to a port other than 443, is refused with
 403 unless --tunnel-others is given: then it is tunnelled untouched, never
 decrypted (sign-in at login.live.com, say), to public addresses only. The
-proxy listens on loopback; with --addr off loopback, peers need the access
-token (--access-token, or one made and printed at start), as
-HTTPS_PROXY=http://fgrl:<token>@<host>:<port>, and send HTTPS only.
+proxy listens on loopback; --addr off loopback needs --access-token, which
+peers present as HTTPS_PROXY=http://fgrl:<token>@<host>:<port>, and they
+send HTTPS only.
 Connections are bounded as the mock's (--idle-timeout, --header-timeout,
 --body-timeout, --max-conns). No token reaches the log, the status or the
 errors; no body is kept after a call.
@@ -130,7 +130,7 @@ func proxyFlags(o *proxyOpts) *flag.FlagSet {
 	fs.StringVar(&o.redis, "redis", "", "keep the budgets in this Redis (redis://host:port/db), shared by a fleet of proxies and transports")
 	fs.StringVar(&o.redisCA, "redis-ca", "", "PEM file of the CA that signs the Redis server's certificate (with a rediss:// URL)")
 	fs.BoolVar(&o.metrics, "metrics", false, "serve Prometheus metrics at /metrics on the proxy's address")
-	fs.StringVar(&o.accessToken, "access-token", "", "token that admits peers off this machine, to the proxy and its pages (made and printed when --addr is not loopback)")
+	fs.StringVar(&o.accessToken, "access-token", "", "token that admits peers off this machine, to the proxy and its pages (required when --addr is not loopback)")
 	fs.StringSliceVar(&o.adminHosts, "admin-host", nil, "a name the proxy's pages answer to besides IP addresses and localhost (repeatable)")
 	fs.StringVar(&o.logFormat, "log-format", "text", "the calls' log on stderr: text, json or off")
 	fs.DurationVar(&o.conns.IdleTimeout, "idle-timeout", mock.DefaultIdleTimeout, "close a connection or tunnel that waits this long for a request (or a byte)")
@@ -185,8 +185,9 @@ func (o *proxyOpts) start(e *env) (*proxy.Server, net.Listener, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if cfg.Token == "" && !onLoopback(ln.Addr()) {
-		cfg.Token = rand.Text() // peers off this machine need it
+	if err := o.checkListener(ln.Addr()); err != nil {
+		ln.Close()
+		return nil, nil, err
 	}
 	srv, err := proxy.New(cfg)
 	if err != nil {
@@ -208,10 +209,38 @@ func (o *proxyOpts) start(e *env) (*proxy.Server, net.Listener, error) {
 		fmt.Fprintf(e.stdout, ", metrics http://%s/metrics", addr)
 	}
 	fmt.Fprintln(e.stdout)
-	if cfg.Token != "" && o.accessToken == "" {
-		fmt.Fprintf(e.stdout, "access token %s: peers off this machine use HTTPS_PROXY=http://fgrl:<token>@<host>:<port> (the pages: 'Authorization: Bearer <token>' or ?token=<token>)\n", cfg.Token)
+	if cfg.Token != "" {
+		fmt.Fprintln(e.stdout, "peers off this machine present --access-token: HTTPS_PROXY=http://fgrl:<token>@<host>:<port> (the pages: 'Authorization: Bearer <token>' or ?token=<token>)")
 	}
 	return srv, ln, nil
+}
+
+// checkListener refuses what the proxy may not listen as: off loopback
+// without --access-token (the proxy would serve the network's calls with
+// no check), or at --via's own address (every call would come back to it).
+func (o *proxyOpts) checkListener(a net.Addr) error {
+	if o.accessToken == "" && !onLoopback(a) {
+		return &exitError{2, fmt.Errorf("--addr %s is not a loopback address: give --access-token, which peers off this machine must present",
+			safetext.Quote(o.addr, 100))}
+	}
+	if o.via == "" {
+		return nil
+	}
+	u, err := parseVia(o.via)
+	if err != nil {
+		return err
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	t, ok := a.(*net.TCPAddr)
+	host := u.Hostname()
+	same := ok && (t.IP.IsUnspecified() || host == "localhost" && t.IP.IsLoopback() || net.ParseIP(host).Equal(t.IP))
+	if same && port == strconv.Itoa(t.Port) {
+		return &exitError{2, fmt.Errorf("--via \"%s\" is the proxy's own address: every call would come back to it", shownURL(o.via))}
+	}
+	return nil
 }
 
 // config is the proxy's Config from the flags: the transport, the CA's

@@ -229,15 +229,41 @@ func TestProxyUsageErrors(t *testing.T) {
 	}
 }
 
-// TestProxyOffLoopback: listening off loopback without --access-token
-// makes one and prints it; with --status, no proxy at the address is a
-// failure (exit 1), not a usage error.
+// TestProxyOffLoopback: listening off loopback needs --access-token
+// (exit 2 without one, before anything listens; the token is never
+// printed); with --status, no proxy at the address is a failure (exit 1),
+// not a usage error.
 func TestProxyOffLoopback(t *testing.T) {
-	_, out, _ := servedProxy(t, "--addr", "0.0.0.0:0", "--log-format", "off")
-	if !strings.Contains(out.String(), "access token ") {
-		t.Errorf("no access token printed:\n%s", out)
+	if code, out, errs := xblcall(t, "proxy", "--addr", "0.0.0.0:0", "--log-format", "off"); code != 2 || !strings.Contains(errs, "--access-token") {
+		t.Errorf("off loopback without a token: exit %d %q %q, want 2 naming --access-token", code, out, errs)
+	}
+	const token = "k7Yq2bWm9Rz4LpXc"
+	_, out, errb := servedProxy(t, "--addr", "0.0.0.0:0", "--access-token", token, "--log-format", "text")
+	if strings.Contains(out.String()+errb.String(), token) {
+		t.Errorf("the access token was printed:\n%s%s", out, errb)
 	}
 	if code, _, errs := xblcall(t, "proxy", "--status", "--addr", "127.0.0.1:1"); code != 1 || !strings.Contains(errs, "no proxy answers") {
 		t.Errorf("--status of nothing: exit %d %q", code, errs)
+	}
+}
+
+// TestProxyViaItself: --via at the proxy's own address (its port on
+// loopback, by any loopback name, or on every address) is a usage error:
+// every call would come back to the proxy.
+func TestProxyViaItself(t *testing.T) {
+	port := freePort(t)
+	for _, tc := range []struct{ addr, via string }{
+		{"127.0.0.1:" + port, "http://127.0.0.1:" + port},
+		{"127.0.0.1:" + port, "http://localhost:" + port},
+		{"127.0.0.1:" + port, "https://127.0.0.1:" + port},
+	} {
+		code, _, errs := xblcall(t, "proxy", "--addr", tc.addr, "--via", tc.via, "--log-format", "off")
+		if code != 2 || !strings.Contains(errs, "the proxy's own address") {
+			t.Errorf("--addr %s --via %s: exit %d %q, want 2 naming the loop", tc.addr, tc.via, code, errs)
+		}
+	}
+	code, _, errs := xblcall(t, "proxy", "--addr", "0.0.0.0:"+port, "--access-token", "t0k3n", "--via", "http://127.0.0.1:"+port, "--log-format", "off")
+	if code != 2 || !strings.Contains(errs, "the proxy's own address") {
+		t.Errorf("--addr 0.0.0.0:%s --via itself: exit %d %q, want 2", port, code, errs)
 	}
 }

@@ -35,6 +35,7 @@ var errCallTooLong = errors.New("proxy: the call took longer than the proxy's Ma
 // request is rewritten, and how it ended.
 type call struct {
 	host    string
+	body    *watchedBody // the request's body, when it has one the transport reads
 	key     throttle.Key
 	counted bool // the key is a rule's (transport.KeyOf)
 	status  int
@@ -62,6 +63,10 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, host string) {
 	if err != nil {
 		plain(w, http.StatusBadRequest, "proxy: the request's body did not arrive whole")
 		return
+	}
+	if out.Body != nil && out.Body != http.NoBody && out.GetBody == nil { // streamed: its read errors are the application's
+		c.body = &watchedBody{ReadCloser: out.Body}
+		out.Body = c.body
 	}
 	defer s.ended(r, c, start) // also when the answer's copy panics (http.ErrAbortHandler)
 	s.fwd.ServeHTTP(w, out)
@@ -109,6 +114,9 @@ func (s *Server) failed(w http.ResponseWriter, r *http.Request, err error) {
 		plain(w, c.status, errCallTooLong.Error())
 	case r.Context().Err() != nil:
 		c.outcome = "cancelled" // the application gave up: nobody reads an answer
+	case c.body != nil && c.body.failed():
+		c.status, c.outcome = http.StatusBadRequest, "failed" // the application's body broke off or is malformed: not the service's fault
+		plain(w, c.status, "proxy: the request's body did not arrive whole")
 	default:
 		c.status, c.outcome = http.StatusBadGateway, "failed"
 		plain(w, c.status, "proxy: the call failed: "+safetext.Clip(reason(err), 300))
@@ -167,6 +175,29 @@ func (c *copyBuffers) Put(b []byte) {
 		c.p.Put(&b)
 	}
 }
+
+// watchedBody is a streamed request body that remembers whether reading
+// it failed (a chunked body malformed or cut off), so that the call's
+// failure is answered as the application's, not the service's.
+type watchedBody struct {
+	io.ReadCloser
+	bad, closed atomic.Bool
+}
+
+func (b *watchedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF && !b.closed.Load() { // a read after Close fails by the transport's doing
+		b.bad.Store(true)
+	}
+	return n, err
+}
+
+func (b *watchedBody) Close() error {
+	b.closed.Store(true)
+	return b.ReadCloser.Close()
+}
+
+func (b *watchedBody) failed() bool { return b.bad.Load() }
 
 // heldBytes counts the bytes of request bodies held at once.
 type heldBytes struct{ n atomic.Int64 }

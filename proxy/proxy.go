@@ -280,10 +280,18 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.absolute(w, r)
 	case isAdmin(r):
 		s.admin.ServeHTTP(w, r)
-	default:
+	default: // the request's Host is the peer's to choose: the answer names the address it came to
 		plain(w, http.StatusBadRequest, "proxy: this is a forward proxy for the Xbox services: send it HTTPS through CONNECT "+
-			"(HTTPS_PROXY=http://"+r.Host+"); its own pages are at "+AdminPrefix)
+			"(HTTPS_PROXY=http://"+localAddr(r)+"); its own pages are at "+AdminPrefix)
 	}
+}
+
+// localAddr is the address a request came to, or a placeholder.
+func localAddr(r *http.Request) string {
+	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+		return a.String()
+	}
+	return "<this address>"
 }
 
 // plain writes a text answer.

@@ -184,3 +184,15 @@ func TestCopyBuffersReused(t *testing.T) {
 		t.Errorf("after a foreign buffer, Get returned %d bytes", len(b))
 	}
 }
+
+// TestPolicyHeadersOnlyAdd: a policy header sets its field over the
+// Transport's Policy as transport.WithPolicy layers them: on a proxy that
+// fails fast, "Fgrl-Fail-Fast: false" does not make a call wait, and the
+// 11th read of a burst is refused locally at once.
+func TestPolicyHeadersOnlyAdd(t *testing.T) {
+	f := serve(t, func(c *Config) { c.Transport.Policy.FailFast = true })
+	got, local := statuses(burst(t, f.client, 11, profileURL, xuid1, HeaderFailFast, "false"))
+	if got[200] != 10 || got[429] != 1 || local != 1 {
+		t.Errorf("statuses %v, %d local; want 10 served and 1 refused locally", got, local)
+	}
+}

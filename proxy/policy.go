@@ -16,7 +16,11 @@ import (
 // field, named after it. Durations are Go duration strings ("1.5s"), flags
 // "true" or "false". The proxy reads every header whose name starts with
 // PolicyPrefix and strips it: none reaches the service. A call without
-// them follows the Transport's own Policy.
+// them follows the Transport's own Policy; with them, each sets its field
+// over that Policy as transport.WithPolicy layers policies, so a header can
+// add to the proxy's defaults but not take one away: "false" and "0s" leave
+// the Transport's FailFast or MaxWait (xblcall proxy --fail-fast,
+// --max-wait) as they are.
 const (
 	// HeaderMaxWait is Policy.MaxWait: how long the call may wait for its
 	// budget or a Retry-After, 0s to 5m (transport.MaxPolicyWait).

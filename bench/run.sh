@@ -137,6 +137,9 @@ run "7. trace analysis: a generated 2,000,000-entry HAR (about 1.4 GB on disk wh
 	"FGRL_BENCH_HAR_ENTRIES=2000000 go test -run '^\$' -bench 'AnalyzeHAR|ReadHAR' -benchtime 1x -count $count ./analyze"
 run "8. observability cost: no hook, the no-op meter provider, the SDK with a span per call" \
 	"rounds go test -run '^\$' -bench Observe -benchtime 20000x -count 1 ./fgrlotel"
+run "9. the proxy: a call through xblcall proxy's server (CONNECT, TLS to its CA, its transport) beside the same call through the transport in-process, to one loopback server, taking turns in blocks of 50 calls" \
+	"cd bench && rounds go test -run '^\$' -bench 'Proxy' -benchtime 400x -count 1 ." \
+	-ratio 'Proxy/proxy Proxy/direct B/op' -ratio 'Proxy/proxy Proxy/direct allocs/op'
 if [ "$failures" -gt 0 ]; then
 	printf '\n%d section(s) FAILED: see FAILED above\n' "$failures"
 	exit 1

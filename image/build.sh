@@ -8,7 +8,9 @@
 # /ca the image's user owns (for --ca-out on a volume), runs as user 65532
 # (not root), serves plain HTTP on 8080 (the
 # services, the CONNECT proxy, the live page at /_fgrl/) and HTTPS on 8443,
-# and exposes both. crane (go-containerregistry) assembles it: a layer on
+# and exposes both. The same binary serves xblcall proxy (--entrypoint
+# /usr/local/bin/xblcall, then proxy --addr 0.0.0.0:3128 --access-token
+# ...). crane (go-containerregistry) assembles it: a layer on
 # the empty base, then the config, through a registry that crane serves on
 # loopback for the few seconds the build takes; nothing leaves the machine.
 set -euo pipefail

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Checks an image tarball that build.sh made: its config (user, entrypoint,
-# ports) and that the binary in its layer runs (xblcall mock --hosts), with
-# no container runtime.
+# ports) and that the binary in its layer runs (xblcall mock --hosts, and
+# xblcall proxy on loopback), with no container runtime.
 set -euo pipefail
 img=$(realpath "$1")
 work=$(mktemp -d)
@@ -32,3 +32,20 @@ hosts=$("$work/usr/local/bin/xblcall" mock --hosts)
 grep -q '^127.0.0.1 profile.xboxlive.com$' <<<"$hosts"
 grep -q '^127.0.0.1 login.live.com$' <<<"$hosts"
 echo "the image's binary runs: xblcall mock --hosts printed $(grep -c '^127' <<<"$hosts") hosts"
+# The same binary is the proxy for other languages (README, "For code in
+# other languages"): it starts on loopback and writes its CA for clients to
+# trust, and off loopback it will not start without an access token.
+"$work/usr/local/bin/xblcall" proxy --addr 127.0.0.1:0 --ca-out "$work/proxy-ca.pem" --log-format off >"$work/proxy.out" &
+proxypid=$!
+for _ in $(seq 100); do
+	grep -q 'live page' "$work/proxy.out" && break
+	sleep 0.1
+done
+kill "$proxypid"
+wait "$proxypid" || true
+grep -q 'live page' "$work/proxy.out"
+grep -q 'BEGIN CERTIFICATE' "$work/proxy-ca.pem"
+rc=0
+"$work/usr/local/bin/xblcall" proxy --addr 0.0.0.0:0 >/dev/null 2>&1 || rc=$?
+[ "$rc" -eq 2 ]
+echo "the image's binary serves xblcall proxy: $(head -c 60 "$work/proxy.out")..."

@@ -50,19 +50,13 @@ func (c *call) init(t *Transport, req *http.Request) error {
 		!t.AllowInsecure && !loopback(req.URL.Hostname()) {
 		return ErrInsecure
 	}
-	host := req.Host
-	if host == "" {
-		host = req.URL.Host
-	}
 	uhs, _, _ := xblauth.Parse(auth) // no token: the key's user is ""
 	clk := clock.From(req.Context())
 	now := clk.Now()
 	*c = call{t: t, req: req, ctx: req.Context(), start: now, now: now, clk: clk, pol: t.policyFor(req.Context())}
-	if rule, ok := t.ruleFor(req, host, c.pol.Rule); ok {
-		c.rule, c.table = rule, rule.Limit()
-		c.key = throttle.Key{User: uhs, Title: t.TitleID, Scope: rule.Scope()}
-	} else {
-		c.key = throttle.Key{User: uhs, Title: t.TitleID, Scope: "host:" + strings.ToLower(host)}
+	c.key, c.rule = t.keyFor(req, uhs, c.pol.Rule)
+	if c.rule != nil {
+		c.table = c.rule.Limit()
 	}
 	c.full = t.limitOf(c.ctx, c.key, c.table, now)
 	c.limit = t.share(c.full)

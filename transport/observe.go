@@ -3,11 +3,16 @@ package transport
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
 	"time"
 
+	"github.com/xblgo/fgrl/internal/xblauth"
 	"github.com/xblgo/fgrl/ratelimit"
 )
 
@@ -138,9 +143,25 @@ func (e *Event) attrs(c *call) []slog.Attr {
 		a = append(a, slog.String("reason", e.Reason))
 	}
 	if e.Err != nil {
-		a = append(a, slog.String("error", e.Err.Error()))
+		a = append(a, slog.String("error", errText(e.Err)))
 	}
 	return a
+}
+
+// errText is an error as the log shows it: the URL of a *url.Error in its
+// chain (a Base that wraps its failures as http.Client does quotes the
+// request's URL whole) as xblauth.RedactURL shows it, without user info
+// or credentials in its query.
+func errText(err error) string {
+	msg := err.Error()
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		if red := xblauth.RedactURL(ue.URL); red != ue.URL {
+			msg = strings.ReplaceAll(msg, strconv.Quote(ue.URL), strconv.Quote(red))
+			msg = strings.ReplaceAll(msg, ue.URL, red)
+		}
+	}
+	return msg
 }
 
 // class returns "read" or "write": the rule's class when it has one, else

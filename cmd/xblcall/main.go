@@ -6,7 +6,7 @@
 //
 //	xblcall <command> [flags] [args]
 //
-// Commands: analyze, call, check, limits, login, logout, mock, simulate, token, whoami (commandList, the one registry), help, completion.
+// Commands: analyze, call, check, limits, login, logout, mock, proxy, simulate, token, whoami (commandList, the one registry), help, completion.
 // Run "xblcall help <command>" for a command's flags and examples.
 package main
 
@@ -52,7 +52,7 @@ type env struct {
 // commandList builds the subcommands: the CLI's one registry.
 func commandList(e *env) []*cobra.Command {
 	return []*cobra.Command{analyzeCommand(e), callCommand(e), checkCommand(e), limitsCommand(e), loginCommand(e),
-		logoutCommand(e), mockCommand(e), simulateCommand(e), tokenCommand(e), whoamiCommand(e)}
+		logoutCommand(e), mockCommand(e), proxyCommand(e), simulateCommand(e), tokenCommand(e), whoamiCommand(e)}
 }
 
 // runE runs a command with the context cobra gives it.

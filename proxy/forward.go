@@ -1,0 +1,224 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/xblgo/fgrl/internal/safetext"
+	"github.com/xblgo/fgrl/throttle"
+	"github.com/xblgo/fgrl/transport"
+)
+
+// Bounds of the request bodies the proxy holds so that a call can be
+// retried (Request.GetBody): one of up to maxRewindBody bytes whose length
+// is known is read before the call, while all held at once stay within
+// maxHeldBodies; any other is streamed to the service and sent once, as the
+// transport sends a body it cannot rewind.
+const (
+	maxRewindBody = 64 << 10
+	maxHeldBodies = 64 << 20
+)
+
+// errCallTooLong ends a call that passed Config.MaxCallTime.
+var errCallTooLong = errors.New("proxy: the call took longer than the proxy's MaxCallTime")
+
+// call is what the proxy learns of one call on its way: its key, once the
+// request is rewritten, and how it ended.
+type call struct {
+	host    string
+	body    *watchedBody // the request's body, when it has one the transport reads
+	key     throttle.Key
+	counted bool // the key is a rule's (transport.KeyOf)
+	status  int
+	outcome string // served, refused_locally, throttled, failed, cancelled, too_long
+}
+
+type callKey struct{}
+
+// forward sends r through the transport to https://host, with the policy
+// its headers ask for, within MaxCallTime, and writes the answer.
+func (s *Server) forward(w http.ResponseWriter, r *http.Request, host string) {
+	start := time.Now()
+	pol, err := ParsePolicy(r.Header, s.lim)
+	if err != nil {
+		plain(w, http.StatusBadRequest, safetext.Clip(err.Error(), 400))
+		return
+	}
+	c := &call{host: host}
+	ctx, cancel := context.WithTimeoutCause(r.Context(), s.cfg.MaxCallTime, errCallTooLong)
+	defer cancel()
+	http.NewResponseController(w).SetWriteDeadline(start.Add(s.cfg.MaxCallTime)) // an error: a writer that cannot; nothing to bound
+	out := r.WithContext(context.WithValue(transport.WithPolicy(ctx, pol), callKey{}, c))
+	release, err := s.held.hold(out)
+	defer release()
+	if err != nil {
+		plain(w, http.StatusBadRequest, "proxy: the request's body did not arrive whole")
+		return
+	}
+	if out.Body != nil && out.Body != http.NoBody && out.GetBody == nil { // streamed: its read errors are the application's
+		c.body = &watchedBody{ReadCloser: out.Body}
+		out.Body = c.body
+	}
+	defer s.ended(r, c, start) // also when the answer's copy panics (http.ErrAbortHandler)
+	s.fwd.ServeHTTP(w, out)
+}
+
+// rewrite is the ReverseProxy's: the request goes to https://host with
+// its path and query, the policy headers stripped (the hop-by-hop ones
+// and Proxy-Authorization the ReverseProxy strips itself).
+func (s *Server) rewrite(pr *httputil.ProxyRequest) {
+	c := pr.In.Context().Value(callKey{}).(*call)
+	in := pr.In.URL
+	pr.Out.URL = &url.URL{Scheme: "https", Host: c.host, Path: in.Path, RawPath: in.RawPath, RawQuery: pr.Out.URL.RawQuery}
+	pr.Out.Host = ""
+	stripPolicy(pr.Out.Header)
+	c.key, c.counted = s.tr.KeyOf(pr.Out)
+}
+
+// roundTripper is the ReverseProxy's Transport: it sends a rewritten
+// request through the transport, and notes the answer's status.
+type roundTripper struct{ s *Server }
+
+func (rt roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := rt.s.tr.RoundTrip(req)
+	if c, ok := req.Context().Value(callKey{}).(*call); ok && resp != nil {
+		c.status = resp.StatusCode
+	}
+	return resp, err
+}
+
+// failed is the ReverseProxy's ErrorHandler: a refusal is answered as the
+// service would (refuse), a call the application gave up on gets nothing,
+// and any other failure a 502 (504 past MaxCallTime) naming it.
+func (s *Server) failed(w http.ResponseWriter, r *http.Request, err error) {
+	c := r.Context().Value(callKey{}).(*call)
+	var te *transport.ThrottleError
+	switch {
+	case errors.As(err, &te):
+		c.status = s.refuse(w, c, te)
+		c.outcome = "throttled"
+		if te.Local {
+			c.outcome = "refused_locally"
+		}
+	case context.Cause(r.Context()) == errCallTooLong:
+		c.status, c.outcome = http.StatusGatewayTimeout, "too_long"
+		plain(w, c.status, errCallTooLong.Error())
+	case r.Context().Err() != nil:
+		c.outcome = "cancelled" // the application gave up: nobody reads an answer
+	case c.body != nil && c.body.failed():
+		c.status, c.outcome = http.StatusBadRequest, "failed" // the application's body broke off or is malformed: not the service's fault
+		plain(w, c.status, "proxy: the request's body did not arrive whole")
+	default:
+		c.status, c.outcome = http.StatusBadGateway, "failed"
+		plain(w, c.status, "proxy: the call failed: "+safetext.Clip(reason(err), 300))
+	}
+}
+
+// reason is what a failed call says, without the URL a *url.Error repeats
+// (its query may hold a credential).
+func reason(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return err.Error()
+}
+
+// ended counts and logs a call, and notes its key for the status.
+func (s *Server) ended(r *http.Request, c *call, start time.Time) {
+	if c.outcome == "" {
+		c.outcome = "served"
+		if c.status == http.StatusTooManyRequests {
+			c.outcome = "throttled"
+		}
+	}
+	s.stats.ended(c.outcome)
+	if c.counted {
+		s.keys.seen(c.key, time.Now())
+	}
+	if s.cfg.Logger == nil {
+		return
+	}
+	s.cfg.Logger.LogAttrs(r.Context(), slog.LevelInfo, "proxy: call",
+		slog.String("method", safetext.Clip(r.Method, 16)), slog.String("host", c.host),
+		slog.String("path", safetext.Clip(r.URL.Path, 200)), slog.Int("status", c.status),
+		slog.String("outcome", c.outcome), slog.String("scope", c.key.Scope), slog.String("user", c.key.User),
+		slog.Duration("duration", time.Since(start)))
+}
+
+// copyBuffers are the buffers the ReverseProxy copies answers through,
+// reused across calls (each one a 32 KiB allocation otherwise).
+type copyBuffers struct{ p sync.Pool }
+
+// copyBufferSize is a copy buffer's size, the ReverseProxy's own.
+const copyBufferSize = 32 << 10
+
+func (c *copyBuffers) Get() []byte {
+	if b, ok := c.p.Get().(*[]byte); ok {
+		return *b
+	}
+	return make([]byte, copyBufferSize)
+}
+
+func (c *copyBuffers) Put(b []byte) {
+	if cap(b) == copyBufferSize {
+		b = b[:copyBufferSize]
+		c.p.Put(&b)
+	}
+}
+
+// watchedBody is a streamed request body that remembers whether reading
+// it failed (a chunked body malformed or cut off), so that the call's
+// failure is answered as the application's, not the service's.
+type watchedBody struct {
+	io.ReadCloser
+	bad, closed atomic.Bool
+}
+
+func (b *watchedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF && !b.closed.Load() { // a read after Close fails by the transport's doing
+		b.bad.Store(true)
+	}
+	return n, err
+}
+
+func (b *watchedBody) Close() error {
+	b.closed.Store(true)
+	return b.ReadCloser.Close()
+}
+
+func (b *watchedBody) failed() bool { return b.bad.Load() }
+
+// heldBytes counts the bytes of request bodies held at once.
+type heldBytes struct{ n atomic.Int64 }
+
+// hold reads r's body into memory when it may be, so that the transport
+// can rewind it (GetBody); release gives its bytes back, after the call.
+func (h *heldBytes) hold(r *http.Request) (release func(), err error) {
+	n := r.ContentLength
+	if r.Body == nil || r.Body == http.NoBody || n <= 0 || n > maxRewindBody {
+		return func() {}, nil
+	}
+	if h.n.Add(n) > maxHeldBodies {
+		h.n.Add(-n)
+		return func() {}, nil
+	}
+	release = func() { h.n.Add(-n) }
+	b := make([]byte, n)
+	if _, err := io.ReadFull(r.Body, b); err != nil {
+		return release, err
+	}
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+	return release, nil
+}

@@ -1,0 +1,173 @@
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/xblgo/fgrl/internal/safetext"
+	"github.com/xblgo/fgrl/limits"
+	"github.com/xblgo/fgrl/transport"
+)
+
+// The request headers that choose a call's transport.Policy, one per
+// field, named after it. Durations are Go duration strings ("1.5s"), flags
+// "true" or "false". The proxy reads every header whose name starts with
+// PolicyPrefix and strips it: none reaches the service. A call without
+// them follows the Transport's own Policy; with them, each sets its field
+// over that Policy as transport.WithPolicy layers policies, so a header can
+// add to the proxy's defaults but not take one away: "false" and "0s" leave
+// the Transport's FailFast or MaxWait (xblcall proxy --fail-fast,
+// --max-wait) as they are.
+const (
+	// HeaderMaxWait is Policy.MaxWait: how long the call may wait for its
+	// budget or a Retry-After, 0s to 5m (transport.MaxPolicyWait).
+	HeaderMaxWait = "Fgrl-Max-Wait"
+	// HeaderFailFast is Policy.FailFast: never wait, a refusal at once.
+	HeaderFailFast = "Fgrl-Fail-Fast"
+	// HeaderNoRetry is Policy.NoRetry: sent once.
+	HeaderNoRetry = "Fgrl-No-Retry"
+	// HeaderAttemptTimeout is Policy.AttemptTimeout, 0s to 5m
+	// (transport.LongCallTimeout).
+	HeaderAttemptTimeout = "Fgrl-Attempt-Timeout"
+	// HeaderPriority is Policy.Priority: "interactive" or "background".
+	HeaderPriority = "Fgrl-Priority"
+	// HeaderRule is Policy.Rule: the scope of a rule of the limits data
+	// ("mpsd-search-handle/write").
+	HeaderRule = "Fgrl-Rule"
+	// HeaderBoundBody is Policy.BoundBody: the attempt timeout covers the
+	// whole answer.
+	HeaderBoundBody = "Fgrl-Bound-Body"
+)
+
+// PolicyPrefix starts the name of every header the proxy reads and strips.
+const PolicyPrefix = "Fgrl-"
+
+// HeaderRefused is set, to "local", on an answer the proxy wrote itself for
+// a call the transport refused without sending it (a *transport.ThrottleError
+// with Local): the service's budget was not spent.
+const HeaderRefused = "Fgrl-Refused"
+
+// maxPolicyValue bounds a policy header's value: the longest valid one is a
+// rule's scope.
+const maxPolicyValue = 128
+
+// PolicyError reports a policy header the proxy cannot read; the proxy
+// answers it 400 with the error's text, sending nothing.
+type PolicyError struct {
+	Header string // the header's name, canonical
+	Reason string // what is wrong with it
+}
+
+func (e *PolicyError) Error() string {
+	return "proxy: " + safetext.Clip(e.Header, 64) + ": " + e.Reason
+}
+
+// ParsePolicy returns the Policy the PolicyPrefix headers of h ask for:
+// each header sets the field it is named after (HeaderMaxWait...). A header
+// given twice, a value out of its bounds, a rule l has no scope of (l nil:
+// any rule), or a name starting with PolicyPrefix that is none of these is
+// a *PolicyError.
+func ParsePolicy(h http.Header, l *limits.Limits) (transport.Policy, error) {
+	var p transport.Policy
+	for name, vs := range h {
+		if len(name) < len(PolicyPrefix) || !strings.EqualFold(name[:len(PolicyPrefix)], PolicyPrefix) {
+			continue
+		}
+		name = http.CanonicalHeaderKey(name)
+		if len(vs) != 1 {
+			return transport.Policy{}, &PolicyError{name, "given more than once"}
+		}
+		if err := setPolicy(&p, name, strings.TrimSpace(vs[0]), l); err != nil {
+			return transport.Policy{}, err
+		}
+	}
+	return p, nil
+}
+
+// setPolicy sets the field of p header name names to v.
+func setPolicy(p *transport.Policy, name, v string, l *limits.Limits) error {
+	if len(v) > maxPolicyValue {
+		return &PolicyError{name, fmt.Sprintf("a value of more than %d bytes", maxPolicyValue)}
+	}
+	var err error
+	switch name {
+	case HeaderMaxWait:
+		p.MaxWait, err = duration(v, transport.MaxPolicyWait)
+	case HeaderAttemptTimeout:
+		p.AttemptTimeout, err = duration(v, transport.LongCallTimeout)
+	case HeaderFailFast:
+		p.FailFast, err = flag(v)
+	case HeaderNoRetry:
+		p.NoRetry, err = flag(v)
+	case HeaderBoundBody:
+		p.BoundBody, err = flag(v)
+	case HeaderPriority:
+		switch {
+		case strings.EqualFold(v, "interactive"):
+			p.Priority = transport.Interactive
+		case strings.EqualFold(v, "background"):
+			p.Priority = transport.Background
+		default:
+			err = errors.New("want interactive or background, not " + safetext.Quote(v, 40))
+		}
+	case HeaderRule:
+		err = checkRule(v, l)
+		p.Rule = v
+	default:
+		return &PolicyError{name, "not a header the proxy reads (it reads " + strings.Join(policyHeaders, ", ") + ")"}
+	}
+	if err != nil {
+		return &PolicyError{name, err.Error()}
+	}
+	return nil
+}
+
+// policyHeaders are the names ParsePolicy reads, for its errors.
+var policyHeaders = []string{HeaderMaxWait, HeaderFailFast, HeaderNoRetry, HeaderAttemptTimeout, HeaderPriority, HeaderRule, HeaderBoundBody}
+
+// duration reads a Go duration from 0 to most.
+func duration(v string, most time.Duration) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 || d > most {
+		return 0, fmt.Errorf("want a Go duration from 0s to %v, such as 30s, not %s", most, safetext.Quote(v, 40))
+	}
+	return d, nil
+}
+
+// flag reads true or false, in any case.
+func flag(v string) (bool, error) {
+	switch {
+	case strings.EqualFold(v, "true"):
+		return true, nil
+	case strings.EqualFold(v, "false"):
+		return false, nil
+	}
+	return false, errors.New("want true or false, not " + safetext.Quote(v, 40))
+}
+
+// checkRule reports what is wrong with a rule's scope: none, or one l has
+// no rule of.
+func checkRule(scope string, l *limits.Limits) error {
+	if scope == "" {
+		return errors.New("want the scope of a rule of the limits data")
+	}
+	if l != nil {
+		if _, ok := l.ByScope(scope); !ok {
+			return errors.New("no rule of the limits data has the scope " + safetext.Quote(scope, 64) + " (xblcall limits lists them)")
+		}
+	}
+	return nil
+}
+
+// stripPolicy deletes every header of h whose name starts with
+// PolicyPrefix.
+func stripPolicy(h http.Header) {
+	for name := range h {
+		if len(name) >= len(PolicyPrefix) && strings.EqualFold(name[:len(PolicyPrefix)], PolicyPrefix) {
+			delete(h, name)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/xblgo/fgrl/limits"
 	"github.com/xblgo/fgrl/mock"
+	"github.com/xblgo/fgrl/mock/tlsca"
 	"github.com/xblgo/fgrl/transport"
 )
 
@@ -30,7 +31,7 @@ type fixture struct {
 	up     *mock.Server
 	tr     *transport.Transport
 	srv    *Server
-	ca     *mock.CA
+	ca     *tlsca.CA
 	addr   string       // the proxy's
 	client *http.Client // through the proxy, HTTPS_PROXY's way (CONNECT)
 }
@@ -42,7 +43,7 @@ func serve(t *testing.T, edit func(*Config)) *fixture {
 	t.Cleanup(f.up.Close)
 	f.tr = &transport.Transport{Base: f.up.Transport(), TitleID: title, Raw429: true}
 	var err error
-	if f.ca, err = mock.NewCA(); err != nil {
+	if f.ca, err = tlsca.New(); err != nil {
 		t.Fatal(err)
 	}
 	tlsConf, err := f.ca.TLSConfig(Hosts(limits.Default()))
@@ -74,7 +75,7 @@ func serve(t *testing.T, edit func(*Config)) *fixture {
 }
 
 // clientTrusting returns a client through the proxy that trusts ca.
-func (f *fixture) clientTrusting(ca *mock.CA) *http.Client {
+func (f *fixture) clientTrusting(ca *tlsca.CA) *http.Client {
 	u, _ := url.Parse("http://" + f.addr)
 	tr := &http.Transport{Proxy: http.ProxyURL(u), TLSClientConfig: &tls.Config{RootCAs: ca.Pool()}, ForceAttemptHTTP2: true}
 	return &http.Client{Transport: tr}

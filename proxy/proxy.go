@@ -74,7 +74,7 @@ type Config struct {
 	Transport *transport.Transport
 	// TLS ends the tunnels to the Xbox hosts (required): a server
 	// configuration whose certificates name them, such as
-	// mock.CA.TLSConfig(Hosts(limits)) makes. Its GetConfigForClient is
+	// tlsca.CA.TLSConfig(Hosts(limits)) makes. Its GetConfigForClient is
 	// not used: a tunnel's handshake must name the tunnel's host.
 	TLS *tls.Config
 	// Limits say which hosts are Xbox hosts: the hosts of its rules. Nil
@@ -182,7 +182,7 @@ func New(c Config) (*Server, error) {
 
 // Hosts returns the hosts of l's rules, lower case, sorted, each once:
 // the names (and patterns, such as "club*.xboxlive.com") the proxy's TLS
-// certificate must name (mock.CA.TLSConfig takes them).
+// certificate must name (tlsca.CA.TLSConfig takes them).
 func Hosts(l *limits.Limits) []string {
 	var out []string
 	for _, r := range l.Rules {

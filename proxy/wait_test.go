@@ -17,6 +17,7 @@ import (
 	"github.com/xblgo/fgrl/limits"
 	"github.com/xblgo/fgrl/mock"
 	"github.com/xblgo/fgrl/mock/mocktest"
+	"github.com/xblgo/fgrl/mock/tlsca"
 	"github.com/xblgo/fgrl/throttle"
 	"github.com/xblgo/fgrl/transport"
 )
@@ -26,7 +27,7 @@ import (
 // testing/synctest bubble, its waits take no real time.
 func inProcess(t *testing.T, base http.RoundTripper, edit func(*Config)) *Server {
 	t.Helper()
-	ca, err := mock.NewCA()
+	ca, err := tlsca.New()
 	if err != nil {
 		t.Fatal(err)
 	}

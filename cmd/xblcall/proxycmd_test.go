@@ -16,6 +16,7 @@ import (
 
 	"github.com/xblgo/fgrl/internal/redistest"
 	"github.com/xblgo/fgrl/mock"
+	"github.com/xblgo/fgrl/mock/tlsca"
 	"github.com/xblgo/fgrl/proxy"
 )
 
@@ -183,7 +184,7 @@ func TestProxyCAFiles(t *testing.T) {
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("--ca-key-out: %v, mode %v; want 0600", err, fi.Mode().Perm())
 	}
-	if _, err := mock.LoadCA(cert, key); err != nil {
+	if _, err := tlsca.Load(cert, key); err != nil {
 		t.Fatalf("the files do not load as a CA: %v", err)
 	}
 	mockOut, _ := servedMock(t, "--addr", "127.0.0.1:0", "--log-format", "off")

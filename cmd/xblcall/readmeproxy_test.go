@@ -69,7 +69,7 @@ func TestReadmeProxyBlock(t *testing.T) {
 		}
 		ran++
 		if name, value, ok := strings.Cut(line, "=$("); ok && !strings.Contains(name, " ") {
-			out, err := shell(dir, env, strings.TrimSuffix(value, ")")).Output()
+			out, err := bashLine(dir, env, strings.TrimSuffix(value, ")")).Output()
 			if err != nil {
 				t.Fatalf("%s: %v", line, err)
 			}
@@ -82,7 +82,7 @@ func TestReadmeProxyBlock(t *testing.T) {
 		}
 		if strings.HasPrefix(line, "xblcall ") { // a server, in the background until the test ends
 			server := strings.TrimSpace(line[:strings.Index(line, "&")])
-			cmd := shell(dir, env, "exec "+server)
+			cmd := bashLine(dir, env, "exec "+server)
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
@@ -94,7 +94,7 @@ func TestReadmeProxyBlock(t *testing.T) {
 			waitServing(t, "127.0.0.1:"+port)
 			continue
 		}
-		out, err := shell(dir, env, line).CombinedOutput()
+		out, err := bashLine(dir, env, line).CombinedOutput()
 		switch {
 		case err != nil:
 			t.Errorf("%s: %v\n%s", line, err, clip(string(out)))
@@ -108,7 +108,7 @@ func TestReadmeProxyBlock(t *testing.T) {
 			}
 			if strings.Contains(line, "my_app.py") && exec.Command("python3", "-c", "import requests").Run() == nil {
 				rq := strings.Replace(line, "my_app.py", "my_app_requests.py", 1)
-				if out, err := shell(dir, env, rq).CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "MockPlayer" {
+				if out, err := bashLine(dir, env, rq).CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "MockPlayer" {
 					t.Errorf("%s: %v %q, want MockPlayer", rq, err, out)
 				}
 			}
@@ -119,8 +119,8 @@ func TestReadmeProxyBlock(t *testing.T) {
 	}
 }
 
-// shell is bash -c line in dir with env.
-func shell(dir string, env []string, line string) *exec.Cmd {
+// bashLine is bash -c line in dir with env.
+func bashLine(dir string, env []string, line string) *exec.Cmd {
 	cmd := exec.Command("bash", "-c", line)
 	cmd.Dir, cmd.Env = dir, env
 	return cmd

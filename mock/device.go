@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -110,21 +111,26 @@ func signedBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 
 // verified checks r's Signature against key at the mock's clock: fresh
 // (within signatureSkew) unless anyAge, and, when fresh is checked, never
-// presented before (replays). On failure it answers 401 with an empty
-// body, as the token services refuse a request (the user token service's
-// recorded refusal), and returns false.
+// presented before (replays). On failure it answers as
+// device.auth.xboxlive.com was measured to (a public record of the real
+// service, "GDK titles: what sake provides in place of Gaming Services",
+// 2026-09-29): 400 with an empty body for a request with no signature,
+// 403 for one whose signature does not match; a stale or replayed one the
+// mock refuses as one that does not match (its choice: the record has
+// neither). It returns false when it answered.
 func (s *signIn) verified(w http.ResponseWriter, r *http.Request, key xblsign.ProofKey, anyAge bool) bool {
 	skew := signatureSkew
 	if anyAge {
 		skew = 1 << 62
 	}
 	now := s.w.now()
-	if err := xblsign.Verify(r, key, now, xblsign.DefaultPolicy(), skew); err != nil {
-		w.WriteHeader(http.StatusUnauthorized)
+	err := xblsign.Verify(r, key, now, xblsign.DefaultPolicy(), skew)
+	switch {
+	case errors.Is(err, xblsign.ErrMissing):
+		w.WriteHeader(http.StatusBadRequest)
 		return false
-	}
-	if !anyAge && !s.fresh(r.Header.Get("Signature"), now) {
-		w.WriteHeader(http.StatusUnauthorized)
+	case err != nil, !anyAge && !s.fresh(r.Header.Get("Signature"), now):
+		w.WriteHeader(http.StatusForbidden)
 		return false
 	}
 	return true

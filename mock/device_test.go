@@ -70,7 +70,7 @@ func TestPublishedWin32DeviceToken(t *testing.T) {
 		{"as published, twice", body, http.StatusOK},
 		{"as published, again", body, http.StatusOK},
 		{"another key", strings.Replace(body, `"y":"23uw`, `"y":"23uv`, 1), http.StatusBadRequest},
-		{"another Id", strings.Replace(body, "91dc36cd", "91dc36ce", 1), http.StatusUnauthorized},
+		{"another Id", strings.Replace(body, "91dc36cd", "91dc36ce", 1), http.StatusForbidden},
 	} {
 		req, _ := http.NewRequest(http.MethodPost, "https://device.auth.xboxlive.com/device/authenticate", strings.NewReader(tc.body))
 		req.Header.Set("Signature", sig)

@@ -195,9 +195,11 @@ func TestSISUSignIn(t *testing.T) {
 }
 
 // TestSignedSignInRefusals: each signed sign-in call is refused when its
-// signature is missing, does not match, is another key's, is stale or
-// from the future, or is replayed; a session or device token is good only
-// with the device it was issued to; a code only with its PKCE verifier.
+// signature is missing (400), does not match, is another key's, is stale
+// or from the future, or is replayed (403: device.auth's measured answers
+// to a missing and to a flipped signature, device.go); a session or device
+// token is good only with the device it was issued to (401); a code only
+// with its PKCE verifier.
 func TestSignedSignInRefusals(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 20, 0, 0, 0, time.UTC)
 	now := t0
@@ -223,17 +225,17 @@ func TestSignedSignInRefusals(t *testing.T) {
 		edit func(*http.Request)
 		want int
 	}{
-		{"unsigned", nil, now, sisuAuth, auth, nil, http.StatusUnauthorized},
-		{"signature of another key", other.key, now, sisuAuth, auth, nil, http.StatusUnauthorized},
+		{"unsigned", nil, now, sisuAuth, auth, nil, http.StatusBadRequest},
+		{"signature of another key", other.key, now, sisuAuth, auth, nil, http.StatusForbidden},
 		{"body changed after signing", d.key, now, sisuAuth, auth, func(r *http.Request) {
 			r.Body = io.NopCloser(strings.NewReader(strings.Replace(mustJSON(auth), "RETAIL", "XDKS.1", 1)))
-		}, http.StatusUnauthorized},
-		{"path changed after signing", d.key, now, sisuAuth, auth, func(r *http.Request) { r.URL.RawQuery = "x=1" }, http.StatusUnauthorized},
-		{"stale", d.key, now.Add(-signatureSkew - time.Second), sisuAuth, auth, nil, http.StatusUnauthorized},
-		{"from the future", d.key, now.Add(signatureSkew + time.Second), sisuAuth, auth, nil, http.StatusUnauthorized},
-		{"garbage signature", d.key, now, sisuAuth, auth, func(r *http.Request) { r.Header.Set("Signature", "AAAA") }, http.StatusUnauthorized},
-		{"replayed", d.key, now, sisuAuth, auth, replayed, http.StatusUnauthorized},
-		{"device token of another device", d.key, now, sisuAuth, d.sisuAuthenticateRequest(otherDT, verifier), nil, http.StatusUnauthorized},
+		}, http.StatusForbidden},
+		{"path changed after signing", d.key, now, sisuAuth, auth, func(r *http.Request) { r.URL.RawQuery = "x=1" }, http.StatusForbidden},
+		{"stale", d.key, now.Add(-signatureSkew - time.Second), sisuAuth, auth, nil, http.StatusForbidden},
+		{"from the future", d.key, now.Add(signatureSkew + time.Second), sisuAuth, auth, nil, http.StatusForbidden},
+		{"garbage signature", d.key, now, sisuAuth, auth, func(r *http.Request) { r.Header.Set("Signature", "AAAA") }, http.StatusForbidden},
+		{"replayed", d.key, now, sisuAuth, auth, replayed, http.StatusForbidden},
+		{"device token of another device", d.key, now, sisuAuth, d.sisuAuthenticateRequest(otherDT, verifier), nil, http.StatusForbidden},
 		{"device token of another device, signed by it, with this device's session", other.key, now, "https://sisu.xboxlive.com/authorize",
 			other.authorizeRequest(otherDT, lt, session), nil, http.StatusUnauthorized},
 		{"proof key not the device token's", d.key, now, "https://sisu.xboxlive.com/authorize",

@@ -18,7 +18,9 @@ import (
 //  1. script: a rule of the script that matches answers it, uncounted
 //     unless the rule counts (scripted, script.go);
 //  2. identify: a sign-in host goes to the sign-in service (signIn.serve);
-//     any other to the limits rule of its host and path, or 404 uncounted;
+//     the title's endpoints (NSAL) without a token or a limits rule are
+//     answered uncounted (nsal.go); any other request to the limits rule
+//     of its host and path, or 404 uncounted;
 //  3. authenticate: a token Token minted, or 401 uncounted (parseToken);
 //  4. route: the service's route for the method and path, or 404 or 405
 //     uncounted (matchRoute);

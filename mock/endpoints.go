@@ -22,6 +22,9 @@ type Endpoint struct {
 var signInEndpoints = []Endpoint{
 	{[]string{liveHost}, http.MethodGet, "/oauth20_authorize.srf", "-"},
 	{[]string{liveHost}, http.MethodPost, "/oauth20_token.srf", "-"},
+	{[]string{liveHost}, http.MethodPost, "/oauth20_connect.srf", "-"},
+	{[]string{liveHost}, http.MethodGet, "/oauth20_remoteconnect.srf", "-"},
+	{[]string{liveHost}, http.MethodPost, "/oauth20_remoteconnect.srf", "-"},
 	{[]string{microsoftHost}, http.MethodGet, "/{tenant}/oauth2/v2.0/authorize", "-"},
 	{[]string{microsoftHost}, http.MethodPost, "/{tenant}/oauth2/v2.0/devicecode", "-"},
 	{[]string{microsoftHost}, http.MethodPost, "/{tenant}/oauth2/v2.0/token", "-"},

@@ -68,6 +68,7 @@ type signIn struct {
 	accounts map[string]Account
 	codes    oneTime       // authorization and device codes (codes.go)
 	replays  replays       // the signatures seen (replays.go)
+	pending  pendings      // login.live.com's device codes (livedevice.go)
 	serial   atomic.Uint64 // the XSTS tokens minted so far
 }
 
@@ -90,6 +91,10 @@ func (s *signIn) serve(w http.ResponseWriter, r *http.Request, host string) {
 		s.liveAuthorize(w, r)
 		return
 	}
+	if host == liveHost && r.URL.Path == "/oauth20_remoteconnect.srf" && (r.Method == http.MethodGet || r.Method == http.MethodPost) {
+		s.liveRemoteConnect(w, r)
+		return
+	}
 	if r.Method != http.MethodPost {
 		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "invalid_request"})
 		return
@@ -101,6 +106,8 @@ func (s *signIn) serve(w http.ResponseWriter, r *http.Request, host string) {
 		s.oauthToken(w, r)
 	case host == liveHost && r.URL.Path == "/oauth20_token.srf":
 		s.liveToken(w, r)
+	case host == liveHost && r.URL.Path == "/oauth20_connect.srf":
+		s.liveDeviceCode(w, r)
 	case host == userAuthHost && r.URL.Path == "/user/authenticate":
 		s.userAuthenticate(w, r)
 	case host == xstsHost && r.URL.Path == "/xsts/authorize":
@@ -200,7 +207,7 @@ func (s *signIn) oauthToken(w http.ResponseWriter, r *http.Request) {
 	clientID := form.Get("client_id")
 	var xuid string
 	switch form.Get("grant_type") {
-	case "urn:ietf:params:oauth:grant-type:device_code":
+	case deviceCodeGrant, "device_code": // both names clients send
 		// The first poll finds the user yet to enter the code, the second
 		// approved; a code redeemed is gone, as one expired.
 		c := s.presentCode(form.Get("device_code"), "dc", now, clientID)

@@ -139,9 +139,11 @@ func TestPublishedNodeClient(t *testing.T) {
 	}
 }
 
-// TestPublishedDeviceClient drives prismarine-auth 3.1.1, unmodified,
-// through its own flows against the mock over HTTPS at the services' real
-// names: the device code sign-in at login.live.com, approved at once with
+// TestPublishedDeviceClient drives @xboxreplay/xboxlive-auth's credential
+// sign-in (login.live.com's page, its form posted with the world's
+// account, the implicit grant's fragment) and prismarine-auth 3.1.1,
+// unmodified, through their own flows against the mock over HTTPS at the
+// services' real names: the device code sign-in at login.live.com, approved at once with
 // no browser, then its "sisu" flow (a device token for its proof key,
 // SISU's authorize, every call signed) and its "live" flow (a signed user
 // token, a device token, a signed XSTS call with the device token); each
@@ -184,6 +186,7 @@ func TestPublishedDeviceClient(t *testing.T) {
 	resp.Body.Close()
 	code := map[string]any{"uri": "https://www.microsoft.com/link", "userCode": true}
 	want := []map[string]any{
+		{"flow": "password", "xuid": mock.DefaultAccount.XUID, "gamertag": mock.DefaultAccount.Gamertag, "presence": "Offline", "following": summary.TargetFollowingCount},
 		{"flow": "sisu", "code": code, "xuid": mock.DefaultAccount.XUID, "gamertag": mock.DefaultAccount.Gamertag, "presence": "Offline", "following": summary.TargetFollowingCount},
 		{"flow": "live", "code": code, "xuid": mock.DefaultAccount.XUID, "gamertag": mock.DefaultAccount.Gamertag, "presence": "Offline", "following": summary.TargetFollowingCount},
 	}

@@ -23,6 +23,7 @@ var signInEndpoints = []Endpoint{
 	{[]string{liveHost}, http.MethodGet, "/oauth20_authorize.srf", "-"},
 	{[]string{liveHost}, http.MethodPost, "/oauth20_token.srf", "-"},
 	{[]string{liveHost}, http.MethodPost, "/oauth20_connect.srf", "-"},
+	{[]string{liveHost}, http.MethodPost, "/ppsecure/post.srf", "-"},
 	{[]string{liveHost}, http.MethodGet, "/oauth20_remoteconnect.srf", "-"},
 	{[]string{liveHost}, http.MethodPost, "/oauth20_remoteconnect.srf", "-"},
 	{[]string{microsoftHost}, http.MethodGet, "/{tenant}/oauth2/v2.0/authorize", "-"},

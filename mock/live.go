@@ -46,8 +46,11 @@ func (s *signIn) liveAuthorize(w http.ResponseWriter, r *http.Request) {
 	case !ok:
 		oauthError(w, "invalid_request", badRedirect)
 		return
+	case q.Get("response_type") == "token":
+		s.liveSignInPage(w, clientID, raw, q)
+		return
 	case q.Get("response_type") != "code":
-		oauthError(w, "unsupported_response_type", "The mock answers response_type=code only.")
+		oauthError(w, "unsupported_response_type", "The mock answers response_type code and token only.")
 		return
 	}
 	var code string

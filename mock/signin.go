@@ -106,6 +106,8 @@ func (s *signIn) serve(w http.ResponseWriter, r *http.Request, host string) {
 		s.oauthToken(w, r)
 	case host == liveHost && r.URL.Path == "/oauth20_token.srf":
 		s.liveToken(w, r)
+	case host == liveHost && r.URL.Path == livePostPath:
+		s.livePost(w, r)
 	case host == liveHost && r.URL.Path == "/oauth20_connect.srf":
 		s.liveDeviceCode(w, r)
 	case host == userAuthHost && r.URL.Path == "/user/authenticate":
@@ -270,8 +272,17 @@ func (s *signIn) userAuthenticate(w http.ResponseWriter, r *http.Request) {
 	}
 	now := s.w.now()
 	xuid, ok := s.rpsTicket(req.Properties.RpsTicket, now)
-	if req.RelyingParty != "http://auth.xboxlive.com" || req.Properties.AuthMethod != "RPS" || !ok {
+	switch {
+	case req.RelyingParty != "http://auth.xboxlive.com" || req.Properties.AuthMethod != "RPS":
 		w.WriteHeader(http.StatusUnauthorized) // the service answers an empty 401
+		return
+	case !ok && s.msaTicketAsD(req.Properties.RpsTicket, now):
+		// A Microsoft account client's token sent as "d=": 400, as
+		// recorded in OpenXbox/xbox-webapi-csharp#28.
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	case !ok:
+		w.WriteHeader(http.StatusUnauthorized)
 		return
 	}
 	writeJSON(w, http.StatusOK, s.userTokenAnswer(xuid, now))
@@ -292,7 +303,9 @@ func (s *signIn) userTokenAnswer(xuid string, now time.Time) map[string]any {
 // login.live.com for an Azure app's client ID (a GUID), "t=<token>" for a
 // login.live.com token of a Microsoft account client ID (16 hex digits), as
 // the published clients send them (npm @xboxreplay/xboxlive-auth's "t"
-// preamble by default, "d" for custom Azure apps).
+// preamble by default, "d" for custom Azure apps), and the bare token of
+// such a client, the "compact ticket" (OpenXbox/xbox-webapi-python,
+// AuthenticationManager.request_user_token's use_compact_ticket).
 func (s *signIn) rpsTicket(ticket string, now time.Time) (string, bool) {
 	if tok, ok := strings.CutPrefix(ticket, "d="); ok {
 		if xuid, ok := s.check(tok, "ac", now); ok {
@@ -300,10 +313,16 @@ func (s *signIn) rpsTicket(ticket string, now time.Time) (string, bool) {
 		}
 		return s.check(tok, "la-d", now)
 	}
-	if tok, ok := strings.CutPrefix(ticket, "t="); ok {
-		return s.check(tok, "la-t", now)
-	}
-	return "", false
+	tok, _ := strings.CutPrefix(ticket, "t=")
+	return s.check(tok, "la-t", now)
+}
+
+// msaTicketAsD reports whether ticket is "d=" and a Microsoft account
+// client's login.live.com token, which goes as "t=".
+func (s *signIn) msaTicketAsD(ticket string, now time.Time) bool {
+	tok, ok := strings.CutPrefix(ticket, "d=")
+	_, msa := s.check(tok, "la-t", now)
+	return ok && msa
 }
 
 // xstsAuthorize is xsts.auth.xboxlive.com's xsts/authorize: an XSTS token

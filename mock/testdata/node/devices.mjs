@@ -1,5 +1,6 @@
-// Drives prismarine-auth, unmodified, through its own methods against the
-// mock (run by mock/clients_test.go, with resolve.cjs preloaded and the
+// Drives @xboxreplay/xboxlive-auth's credential sign-in (login.live.com's
+// page and form, the implicit grant's fragment) and prismarine-auth,
+// unmodified, through their own methods against the mock (run by mock/clients_test.go, with resolve.cjs preloaded and the
 // mock's CA in NODE_EXTRA_CA_CERTS): the device code sign-in at
 // login.live.com (approved at once by the mock's default world), then its
 // "sisu" flow (a device token signed with its proof key, SISU's authorize)
@@ -9,6 +10,7 @@
 // JSON line.
 import prismarine from 'prismarine-auth';
 import api from '@xboxreplay/xboxlive-api';
+import auth from '@xboxreplay/xboxlive-auth';
 
 const { Authflow, Titles } = prismarine;
 const print = (o) => console.log(JSON.stringify(o));
@@ -20,6 +22,9 @@ async function read(xsts) {
   const summary = await api.call({ url: 'https://social.xboxlive.com/users/me/summary' }, authz, 2);
   return { gamertag: profile.profileUsers[0].settings[0].value, presence: presence.state, following: summary.targetFollowingCount };
 }
+
+const byPassword = await auth.authenticate('MockPlayer@example.com', 'any password');
+print({ flow: 'password', xuid: byPassword.xuid, ...(await read({ userHash: byPassword.user_hash, XSTSToken: byPassword.xsts_token })) });
 
 for (const [flow, deviceType, title] of [['sisu', 'iOS', Titles.XboxGamepassIOS], ['live', 'Nintendo', Titles.MinecraftNintendoSwitch]]) {
   let code = {};

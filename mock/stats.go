@@ -138,11 +138,11 @@ type statList struct {
 }
 
 type statItem struct {
-	XUID       string             `json:"xuid"`
-	Scid       string             `json:"scid"`
-	Name       string             `json:"name"`
-	Type       string             `json:"type"`
-	Value      string             `json:"value"`
+	XUID  string `json:"xuid"`
+	Scid  string `json:"scid"`
+	Name  string `json:"name"`
+	Type  string `json:"type"`
+	Value string `json:"value"`
 	// Properties is always there, {} when the title configured none: in
 	// both recordings of the GET (userstats_by_scid.json, contract 2;
 	// ..._with_metadata.json, contract 3 with include=valuemetadata) and

@@ -27,7 +27,10 @@
 // answered 404 once counted; at any other host with Config.Fallback, any
 // path, counted under the fallback rule and answered 404). It is counted
 // before faults apply: a request a fault answers has been counted. These
-// are not counted: a request at a sign-in host; at a host no rule covers
+// are not counted: a request at a sign-in host (login.live.com, the
+// identity platform, the user, XSTS, device and title token services,
+// SISU); the title's endpoints (title.mgt.xboxlive.com) read without a
+// token or where no rule covers that host; at a host no rule covers
 // (404 NoSuchHost); with a token the mock did not mint (401); to a path
 // or method the service does not serve (404, or 405 with Allow); one a
 // script rule answers, unless the rule says Count (then only at a rule's

@@ -27,7 +27,10 @@
 // answered 404 once counted; at any other host with Config.Fallback, any
 // path, counted under the fallback rule and answered 404). It is counted
 // before faults apply: a request a fault answers has been counted. These
-// are not counted: a request at a sign-in host; at a host no rule covers
+// are not counted: a request at a sign-in host (login.live.com, the
+// identity platform, the user, XSTS, device and title token services,
+// SISU); the title's endpoints (title.mgt.xboxlive.com) read without a
+// token or where no rule covers that host; at a host no rule covers
 // (404 NoSuchHost); with a token the mock did not mint (401); to a path
 // or method the service does not serve (404, or 405 with Allow); one a
 // script rule answers, unless the rule says Count (then only at a rule's
@@ -48,6 +51,7 @@ package mock
 
 import (
 	"cmp"
+	"net/http"
 	"sync/atomic"
 
 	"github.com/xblgo/fgrl/throttle"
@@ -66,6 +70,7 @@ type Handler struct {
 	world   *world
 	signIn  *signIn
 	journal *journal
+	nsal    []byte // the title endpoints' answer (nsal.go), for the hosts served
 
 	faults   atomic.Pointer[faultState] // SetFaults changes them while serving
 	dice     dice
@@ -96,6 +101,11 @@ func New(c Config) (*Handler, error) {
 		journal: newJournal(cfg.logger, scopes),
 		dice:    dice{rng: newRand(cfg.faults.Seed)},
 	}
+	h.nsal = nsalDocument(h.Hosts())
+	// NSAL is counted where the limits have a rule for its host (2022's
+	// "authentication"), as its other calls are.
+	h.routes["authentication"] = []route{{method: http.MethodGet, path: pat("/titles/{}/endpoints"), contract: "1",
+		serve: func(c *call) { writeRaw(c.w, http.StatusOK, h.nsal) }}}
 	h.faults.Store(newFaultState(cfg.faults))
 	if err := h.SetScript(cfg.script); err != nil {
 		return nil, err

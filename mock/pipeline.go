@@ -18,7 +18,9 @@ import (
 //  1. script: a rule of the script that matches answers it, uncounted
 //     unless the rule counts (scripted, script.go);
 //  2. identify: a sign-in host goes to the sign-in service (signIn.serve);
-//     any other to the limits rule of its host and path, or 404 uncounted;
+//     the title's endpoints (NSAL) without a token or a limits rule are
+//     answered uncounted (nsal.go); any other request to the limits rule
+//     of its host and path, or 404 uncounted;
 //  3. authenticate: a token Token minted, or 401 uncounted (parseToken);
 //  4. route: the service's route for the method and path, or 404 or 405
 //     uncounted (matchRoute);
@@ -69,6 +71,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // serve runs the stages that answer x.
 func (h *Handler) serve(x *exchange) {
 	r := x.r
+	if strings.Contains(r.URL.Path, "//") {
+		// An empty path segment ("//users/me/..."), which some clients'
+		// joins of base and path send: how the services' front door
+		// answers it is not recorded; the mock serves the path with the
+		// empty segments dropped, and its record keeps the path as sent.
+		r.URL.Path, r.URL.RawPath = collapseSlashes(r.URL.Path), ""
+	}
 	if st := h.script.Load(); st != nil && h.scripted(st, x) {
 		return
 	}
@@ -77,6 +86,13 @@ func (h *Handler) serve(x *exchange) {
 		return
 	}
 	rule, known := h.cfg.limits.Match(r.Method, r.Host, r.URL.Path)
+	if host := strings.ToLower(hostOnly(r.Host)); host == titleMgtHost && isNSAL(r.Method, r.URL.Path) && (!known || r.Header.Get("Authorization") == "") {
+		// The endpoints are read before any token (xal.py's
+		// get_title_endpoints sends none): uncounted then, as no user
+		// is known, and where the limits have no rule for the host.
+		writeRaw(x.w, http.StatusOK, h.nsal)
+		return
+	}
 	if !known && !h.cfg.fallback {
 		writeError(x.w, http.StatusNotFound, "NoSuchHost", "the mock serves no service at host "+hostOnly(r.Host))
 		return
@@ -191,6 +207,19 @@ func (h *Handler) write429(w http.ResponseWriter, rule *limits.Rule, d throttle.
 		return
 	}
 	writeJSON(w, http.StatusTooManyRequests, b)
+}
+
+// collapseSlashes returns p with every run of '/' made one.
+func collapseSlashes(p string) string {
+	var b strings.Builder
+	b.Grow(len(p))
+	for i := 0; i < len(p); i++ {
+		if p[i] == '/' && i > 0 && p[i-1] == '/' {
+			continue
+		}
+		b.WriteByte(p[i])
+	}
+	return b.String()
 }
 
 // hostOnly is a Host header without its port.

@@ -163,3 +163,26 @@ func TestReadyTellsNothing(t *testing.T) {
 		})
 	}
 }
+
+// TestAdminEmptyListsAreArrays: a fresh mock's admin answers (no keys, no
+// calls, no script, the default world, a passing check) write [] for
+// each empty list, never null.
+func TestAdminEmptyListsAreArrays(t *testing.T) {
+	srv := serveAll(t, mock.NewHandler())
+	for _, r := range []struct{ method, path, body string }{
+		{"GET", "/_fgrl/api/keys", ""},
+		{"GET", "/_fgrl/api/calls", ""},
+		{"GET", "/_fgrl/api/script", ""},
+		{"GET", "/_fgrl/api/world", ""},
+		{"GET", "/_fgrl/api/faults", ""},
+		{"POST", "/_fgrl/api/check", `{"no429": true}`},
+	} {
+		var raw json.RawMessage
+		if code := api(t, srv, r.method, r.path, r.body, &raw); code != 200 {
+			t.Errorf("%s %s: %d", r.method, r.path, code)
+		}
+		if strings.Contains(string(raw), "null") {
+			t.Errorf("%s %s: %s has a null", r.method, r.path, raw)
+		}
+	}
+}

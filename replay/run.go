@@ -262,13 +262,7 @@ func (o *Options) check(p Pattern) error {
 	svc := o.service()
 	for _, e := range p {
 		if _, ok := svc.ByScope(e.Service); !ok && e.Req == nil {
-			var scopes []string
-			for i := range svc.Rules {
-				if sc := svc.Rules[i].Scope(); !slices.Contains(scopes, sc) {
-					scopes = append(scopes, sc)
-				}
-			}
-			return fmt.Errorf("sim: unknown service %s in the pattern (have %s)", safetext.Quote(e.Service, 40), strings.Join(scopes, ", "))
+			return fmt.Errorf("sim: unknown service %s in the pattern (have %s)", safetext.Quote(e.Service, 40), strings.Join(svc.Scopes(), ", "))
 		}
 	}
 	return nil

@@ -89,7 +89,7 @@ default one: every XUID exists with twelve friends.
 
 The admin endpoints answer only to this machine: requests from other peers
 need --admin-token (made and printed at start when --addr is not a loopback
-address), and every request's Host must be an IP address, localhost or an
+address; one given is never printed), and every request's Host must be an IP address, localhost or an
 --admin-host name (a guard against DNS rebinding from a web page).
 
 Each request is logged on standard error once answered (log/slog): method,
@@ -373,7 +373,8 @@ func (o *mockOpts) run(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	access := admin.Config{Token: o.adminToken, Hosts: o.adminHosts, Metrics: mockprom.Handler(h), Logger: cfg.Logger}
-	if access.Token == "" && !onLoopback(ln.Addr()) {
+	made := access.Token == "" && !onLoopback(ln.Addr())
+	if made {
 		access.Token = rand.Text() // peers off this machine need it
 	}
 	// Requests' contexts end when the server shuts down, so that open live
@@ -408,9 +409,13 @@ func (o *mockOpts) run(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stdout, "HTTPS_PROXY=http://%s reaches the same hosts over TLS%s\n", ln.Addr(), caNote(o.caOut))
 	fmt.Fprintf(e.stdout, "live page http://%s%s, metrics http://%s/metrics\n", ln.Addr(), admin.Prefix, ln.Addr())
-	if access.Token != "" {
+	switch { // a token given on the command line is never printed: a banner lands in logs (docker logs)
+	case made:
 		fmt.Fprintf(e.stdout, "admin token %s: peers off this machine send it as 'Authorization: Bearer <token>' (the live page: %s?token=<token>)\n",
 			access.Token, admin.Prefix)
+	case access.Token != "":
+		fmt.Fprintf(e.stdout, "admin token: the one --admin-token gave (not printed): peers off this machine send it as 'Authorization: Bearer <token>' (the live page: %s?token=<token>)\n",
+			admin.Prefix)
 	}
 	done := make(chan error, 3)
 	go func() { done <- srv.Serve(ln) }()

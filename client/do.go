@@ -27,6 +27,7 @@ type api struct {
 	contract string // x-xbl-contract-version
 	once     bool   // not idempotent: XSAPI never retries it
 	rule     string // the limits rule the call counts against, when its path cannot tell
+	pathHas  string // for ContractVersion, where one host has two contracts: the paths holding this
 }
 
 // call sends one request as u and decodes a 2xx JSON answer into out (if not

@@ -15,7 +15,8 @@ var (
 	// Event-based stats leaderboards are contract 3.1, title-managed stat
 	// leaderboards 4.1 (XSAPI leaderboard_service.cpp).
 	leaderboardAPI     = api{service: "leaderboards", host: "leaderboards.xboxlive.com", contract: "3.1", rule: "leaderboards"}
-	statLeaderboardAPI = api{service: "leaderboards", host: "leaderboards.xboxlive.com", contract: "4.1", rule: "leaderboards"}
+	statLeaderboardAPI = api{service: "leaderboards", host: "leaderboards.xboxlive.com", contract: "4.1", rule: "leaderboards",
+		pathHas: "/leaderboards/stat("}
 )
 
 // Stat is one statistic value.

@@ -51,6 +51,7 @@ package mock
 
 import (
 	"cmp"
+	"context"
 	"net/http"
 	"sync/atomic"
 
@@ -179,4 +180,18 @@ func (h *Handler) ResetWorld() {
 	h.world.mu.Lock()
 	defer h.world.mu.Unlock()
 	h.world.resetState()
+}
+
+// Reset puts the mock back as it was after its world was seeded, in one
+// call, as a test suite does between cases: no faults, no script, the
+// services' state back to the world as seeded (ResetWorld), no record of
+// calls and no FGRL counts. The world stays as seeded, and the counters
+// (Metrics) stay. Every part is reset even when the counts cannot be: the
+// error is then ResetCounts'.
+func (h *Handler) Reset(ctx context.Context) error {
+	h.SetFaults(Faults{}) // no faults always check
+	h.SetScript(Script{}) // no script always checks
+	h.ResetWorld()
+	h.ForgetCalls()
+	return h.ResetCounts(ctx, nil)
 }

@@ -168,7 +168,7 @@ func inView(p person, view string) (keep, ok bool) {
 }
 
 func (s socialService) servePeople(c *call) {
-	var people []person
+	people := []person{} // none: [], as the service and peoplehub answer
 	for _, p := range s.peopleOf(c.user(c.params[0])) {
 		keep, ok := inView(p, c.query("view"))
 		if !ok {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"net"
 	"net/http"
 	"os"
 	"slices"
@@ -44,8 +45,11 @@ printed with its headers and body.
 The token comes from --token; else --mock mints one for --xuid/--title; else
 the XBL_TOKEN variable; else the stored sign-in (xblcall login), renewed as
 it expires. With --mock the request is answered by the embedded mock instead
-of the network; with --via http://127.0.0.1:PORT by a mock in another
-process. Tokens are never printed, even with -v.
+of the network; with --via http://127.0.0.1:PORT (or XBLCALL_MOCK set to
+it) by a mock in another process. Tokens are never printed, even with -v.
+Unless -H names one, the x-xbl-contract-version sent is the typed call's
+for the host (and, for leaderboards, the path), as docs/CLIENT.md lists
+it; 1 for other hosts.
 
 A mock in another process (xblcall mock --addr 127.0.0.1:8080) is reached
 by its address, with the service's real name in the Host header and a token
@@ -117,7 +121,7 @@ func callFlags(o *callOpts) *flag.FlagSet {
 	fs.IntVarP(&o.load.c, "concurrency", "c", 1, "load: calls in flight at a time")
 	fs.Float64Var(&o.load.rate, "rate", 0, "load: start at most this many calls a second (0: as fast as answered)")
 	fs.BoolVar(&o.json, "json", false, "load: print the summary as JSON")
-	fs.StringVar(&o.via, "via", "", "send the request to a mock at this loopback address, the URL's host in the Host header")
+	fs.StringVar(&o.via, "via", "", "send the request to a mock at this loopback address, the URL's host in the Host header (default $"+mockEnv+" unless --mock)")
 	return fs
 }
 
@@ -140,9 +144,12 @@ func (o *callOpts) run(ctx context.Context, e *env, args []string) error {
 	if o.json && !o.load.on() {
 		return &exitError{2, errors.New("--json prints a load summary: give -n")}
 	}
-	if o.via != "" {
-		if _, err := parseVia(o.via); err != nil {
-			return &exitError{2, err}
+	if !o.mock { // the embedded mock: no running one
+		var from string
+		if o.via, from = mockAddr(e, "--via", o.via, ""); o.via != "" {
+			if _, err := parseVia(from, o.via); err != nil {
+				return err
+			}
 		}
 	}
 	if o.timeout > 0 {
@@ -215,7 +222,7 @@ func (o *callOpts) request(ctx context.Context, e *env, url string) (req *http.R
 		req.Header.Set("Content-Type", "application/json; charset=utf-8")
 	}
 	if req.Header.Get("x-xbl-contract-version") == "" {
-		req.Header.Set("x-xbl-contract-version", "1")
+		req.Header.Set("x-xbl-contract-version", contractVersion(req))
 	}
 	switch tok := o.tokenValue(e); {
 	case tok != "":
@@ -232,6 +239,20 @@ func (o *callOpts) request(ctx context.Context, e *env, url string) (req *http.R
 		req.Header.Set("Authorization", tok)
 	}
 	return req, body, nil
+}
+
+// contractVersion is the x-xbl-contract-version call sends to req's host
+// (its Host header when given, else its URL's) when -H names none: the
+// typed call's (client.ContractVersion), else 1.
+func contractVersion(req *http.Request) string {
+	host := req.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	if v, ok := client.ContractVersion(host, req.URL.EscapedPath()); ok {
+		return v
+	}
+	return "1"
 }
 
 // storedToken signs in with the stored sign-in (xblcall login), whose mock

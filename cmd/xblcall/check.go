@@ -28,6 +28,7 @@ func checkCommand(e *env) *cobra.Command {
 		Example: `  xblcall check --no-429 --certify                 # after a test run against xblcall mock
   xblcall check --expect 'GET userpresence.xboxlive.com/users/=3'
   xblcall check --mock http://mock:8080 --admin-token "$ADMIN_TOKEN" --certify --json
+  XBLCALL_MOCK=http://mock:8080 xblcall check --no-429   # the mock's address for check, call and login
 
 The mock's admin API does the checking (POST /_fgrl/api/check); this prints
 each failure on a line, or the whole verdict with --json, and exits 1 when a
@@ -48,7 +49,7 @@ type checkOpts struct {
 
 func checkFlags(o *checkOpts) *flag.FlagSet {
 	fs := newFlagSet("check")
-	fs.StringVar(&o.mockURL, "mock", "http://127.0.0.1:8080", "the running mock's address")
+	fs.StringVar(&o.mockURL, "mock", "", "the running mock's address (default $"+mockEnv+", else http://127.0.0.1:8080)")
 	fs.StringVar(&o.token, "admin-token", "", "the mock's admin token, for a mock off this machine")
 	fs.BoolVar(&o.no429, "no-429", false, "fail when any call was answered 429")
 	fs.BoolVar(&o.certify, "certify", false, "fail when the trace analyzer's rules fail what the mock saw")
@@ -62,7 +63,9 @@ func (o *checkOpts) run(ctx context.Context, e *env, args []string) error {
 	if len(args) > 0 {
 		return &exitError{2, errors.New("check takes no arguments")}
 	}
-	base, err := checkURL("--mock", o.mockURL)
+	var from string
+	o.mockURL, from = mockAddr(e, "--mock", o.mockURL, "http://127.0.0.1:8080")
+	base, err := checkURL(from, o.mockURL)
 	if err != nil {
 		return err
 	}

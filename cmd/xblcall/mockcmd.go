@@ -47,6 +47,8 @@ func mockCommand(e *env) *cobra.Command {
   xblcall mock --https 127.0.0.1:8443 --ca-out ca.pem        # HTTPS at the services' real names
   HTTPS_PROXY=http://127.0.0.1:8080 curl --cacert ca.pem https://profile.xboxlive.com/...
   xblcall mock --hosts >> /etc/hosts                          # the names to point at the mock
+  xblcall mock --https 127.0.0.1:8443 --ca-out ca.pem --node-preload mock.cjs &
+  NODE_EXTRA_CA_CERTS=ca.pem node --require ./mock.cjs my_tests.js   # Node 20: the real names, no root
   xblcall mock --world world.json                             # your accounts, friends, titles and stats
   xblcall mock --script script.yaml                           # scripted answers before the mock's own
 
@@ -112,7 +114,7 @@ type mockOpts struct {
 	seed                                                       uint64
 	adminToken                                                 string
 	adminHosts                                                 []string
-	https, caCert, caKey, caOut                                string
+	https, caCert, caKey, caOut, nodePreload                   string
 	hosts, endpoints                                           bool
 	conns                                                      mock.ConnLimits
 
@@ -144,6 +146,7 @@ func mockFlags(o *mockOpts) *flag.FlagSet {
 	fs.StringVar(&o.caCert, "ca-cert", "", "PEM file of the CA that signs the TLS certificate (with --ca-key; default: a new CA each run)")
 	fs.StringVar(&o.caKey, "ca-key", "", "PEM file of that CA's private key, readable by its owner only")
 	fs.StringVar(&o.caOut, "ca-out", "", "write the CA certificate (PEM) to this file, for clients to trust")
+	fs.StringVar(&o.nodePreload, "node-preload", "", "with --https: write a CommonJS preload to this file that resolves the hosts served to the mock (node --require FILE)")
 	fs.DurationVar(&o.conns.IdleTimeout, "idle-timeout", mock.DefaultIdleTimeout, "close a connection (keep-alive, or a CONNECT tunnel) that waits this long for a request")
 	fs.DurationVar(&o.conns.HeaderTimeout, "header-timeout", mock.DefaultHeaderTimeout, "close a connection whose TLS handshake or request header takes longer (one that sends nothing, among them)")
 	fs.DurationVar(&o.conns.BodyTimeout, "body-timeout", mock.DefaultBodyTimeout, "close a connection whose request body sends nothing for this long")
@@ -348,6 +351,9 @@ func (o *mockOpts) run(ctx context.Context, e *env, args []string) error {
 	if o.conns.IdleTimeout <= 0 || o.conns.HeaderTimeout <= 0 || o.conns.BodyTimeout <= 0 || o.conns.MaxConns <= 0 {
 		return &exitError{2, errors.New("--idle-timeout, --header-timeout, --body-timeout and --max-conns must be positive")}
 	}
+	if o.nodePreload != "" && o.https == "" {
+		return &exitError{2, errors.New("--node-preload resolves the hosts to the --https port: give --https")}
+	}
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return err
@@ -357,6 +363,13 @@ func (o *mockOpts) run(ctx context.Context, e *env, args []string) error {
 		if tlsLn, err = net.Listen("tcp", o.https); err != nil {
 			ln.Close()
 			return err
+		}
+	}
+	if o.nodePreload != "" { // the port is known once listening (--https HOST:0)
+		if err := writeFileAtomic(o.nodePreload, nodePreloadFor(h.Hosts(), tlsLn.Addr().(*net.TCPAddr)), 0o644); err != nil {
+			ln.Close()
+			tlsLn.Close()
+			return fmt.Errorf("--node-preload: %w", err)
 		}
 	}
 	access := admin.Config{Token: o.adminToken, Hosts: o.adminHosts, Metrics: mockprom.Handler(h), Logger: cfg.Logger}
@@ -390,6 +403,9 @@ func (o *mockOpts) run(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintf(e.stdout, "fgrl mock serving Xbox services at http://%s (send the real host name in the Host header)\n", ln.Addr())
 	if tlsLn != nil {
 		fmt.Fprintf(e.stdout, "and at https://%s for every host xblcall mock --hosts lists\n", tlsLn.Addr())
+	}
+	if o.nodePreload != "" {
+		fmt.Fprintf(e.stdout, "node --require %s reaches them at their real names\n", o.nodePreload)
 	}
 	fmt.Fprintf(e.stdout, "HTTPS_PROXY=http://%s reaches the same hosts over TLS%s\n", ln.Addr(), caNote(o.caOut))
 	fmt.Fprintf(e.stdout, "live page http://%s%s, metrics http://%s/metrics\n", ln.Addr(), admin.Prefix, ln.Addr())

@@ -66,7 +66,8 @@ func TestReadmeCommands(t *testing.T) {
 
 // TestReadmeSignInBlock runs the README's sign-in against a mock as
 // written, in one bash (but for the port): the installed mock in the
-// background, login --via, whoami (the mock's gamertag), call, and kill %1,
+// background, XBLCALL_MOCK exported, login (reaching the mock by it),
+// whoami (the mock's gamertag), call, and kill %1,
 // after which nothing serves the port: the backgrounded installed binary
 // is the mock itself, not a go run holding a child.
 func TestReadmeSignInBlock(t *testing.T) {
@@ -90,8 +91,8 @@ func TestReadmeSignInBlock(t *testing.T) {
 		}
 		ran++
 	}
-	if ran != 5 {
-		t.Errorf("ran %d lines of the block, want 5", ran)
+	if ran != 6 {
+		t.Errorf("ran %d lines of the block, want 6", ran)
 	}
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		c, err := net.Dial("tcp", "127.0.0.1:"+port)

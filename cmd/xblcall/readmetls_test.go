@@ -14,7 +14,8 @@ import (
 // TestReadmeTLSBlock runs the README's "Any language, over HTTPS" block
 // line by line, as written but for the ports, with an installed xblcall
 // (built into a directory on PATH) and bash: the mock with --https and
-// --ca-out, the token, both curl lines, the Python line and the Node line
+// --ca-out and --node-preload, the token, both curl lines, the Python line
+// and the Node line with the preload
 // (my_tests.py and my_tests.js are written here: each reads the profile
 // the curl lines read, as a user's tests would; each must print the
 // token's gamertag, MockPlayer), and the stable-CA lines
@@ -43,9 +44,10 @@ func TestReadmeTLSBlock(t *testing.T) {
 req = urllib.request.Request("`+profile+`", headers={"Authorization": os.environ["TOKEN"], "x-xbl-contract-version": "3"})
 print(json.load(urllib.request.urlopen(req))["profileUsers"][0]["settings"][0]["value"])
 `), 0o600)
+	// my_tests.js calls the real name on port 443, as a user's tests do:
+	// the preload the mock wrote (--node-preload) takes it to the mock.
 	os.WriteFile(filepath.Join(dir, "my_tests.js"), []byte(`const https = require("node:https");
-const lookup = (host, opts, cb) => opts.all ? cb(null, [{address: "127.0.0.1", family: 4}]) : cb(null, "127.0.0.1", 4);
-https.get("`+strings.Replace(profile, ".com/", ".com:"+tls+"/", 1)+`", {lookup, headers: {Authorization: process.env.TOKEN, "x-xbl-contract-version": "3"}}, (res) => {
+https.get("`+profile+`", {headers: {Authorization: process.env.TOKEN, "x-xbl-contract-version": "3"}}, (res) => {
   let body = ""; res.on("data", (c) => body += c);
   res.on("end", () => { if (res.statusCode !== 200) { console.error(res.statusCode, body); process.exit(1); }
     console.log(JSON.parse(body).profileUsers[0].settings[0].value); });

@@ -96,7 +96,7 @@ func loginFlags(o *loginOpts) *flag.FlagSet {
 	fs.StringVar(&o.clientID, "client-id", "", "the registered application's client ID (default $XBL_CLIENT_ID)")
 	fs.StringVar(&o.relyingParty, "relying-party", client.XboxRelyingParty, "the XSTS relying party (a title's own services have theirs)")
 	fs.StringVar(&o.sandbox, "sandbox", "RETAIL", "the XSTS sandbox")
-	fs.StringVar(&o.via, "via", "", "send every request to a mock at this loopback address (http://127.0.0.1:PORT)")
+	fs.StringVar(&o.via, "via", "", "send every request to a mock at this loopback address (http://127.0.0.1:PORT; default $"+mockEnv+")")
 	fs.BoolVar(&o.browser, "browser", false, "sign in in a browser on this machine (authorization code, loopback redirect) instead of with a device code")
 	return fs
 }
@@ -113,6 +113,12 @@ type stored struct {
 func (o *loginOpts) run(ctx context.Context, e *env, args []string) error {
 	if len(args) > 0 {
 		return &exitError{2, errors.New("login takes no arguments")}
+	}
+	var from string
+	if o.via, from = mockAddr(e, "--via", o.via, ""); o.via != "" {
+		if _, err := parseVia(from, o.via); err != nil {
+			return err
+		}
 	}
 	if o.clientID == "" {
 		o.clientID = e.getenv("XBL_CLIENT_ID")
@@ -297,7 +303,7 @@ func viaClient(via string) (*http.Client, error) {
 // loopback address via, the request's own host kept in the Host header, as
 // a mock in another process takes it.
 func viaTransport(via string, base http.RoundTripper) (http.RoundTripper, error) {
-	u, err := parseVia(via)
+	u, err := parseVia("--via", via)
 	if err != nil {
 		return nil, err
 	}
@@ -311,14 +317,15 @@ func viaTransport(via string, base http.RoundTripper) (http.RoundTripper, error)
 	}), nil
 }
 
-// parseVia checks a --via address: http(s) to a loopback host.
-func parseVia(via string) (*url.URL, error) {
-	u, err := checkURL("--via", via)
+// parseVia checks a --via address (or what names it: what): http(s) to a
+// loopback host.
+func parseVia(what, via string) (*url.URL, error) {
+	u, err := checkURL(what, via)
 	if err != nil {
 		return nil, err
 	}
 	if ip := net.ParseIP(u.Hostname()); u.Hostname() != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return nil, &exitError{2, fmt.Errorf("--via \"%s\": only a loopback address (a mock on this machine)", shownURL(via))}
+		return nil, &exitError{2, fmt.Errorf("%s \"%s\": only a loopback address (a mock on this machine)", what, shownURL(via))}
 	}
 	return u, nil
 }

@@ -8,6 +8,8 @@
 //	GET    /metrics                 Config.Metrics, when set (mockprom.Handler: requests, 429s and 503s by scope, keys, store errors)
 //	GET    /_fgrl/                  the live page: every key's counts against its limits, recent 429s, faults
 //	GET    /_fgrl/events            the page's data (mock.Overview), as server-sent events, one a second
+//	GET    /_fgrl/api/ready         {"ready":true} once the mock serves (for a test's or a container's readiness probe)
+//	POST   /_fgrl/api/reset         all at once: no counts, calls, faults or script, the services' state back to the world as seeded
 //	GET    /_fgrl/api/keys          the keys counted lately, with their counts (the overview's keys)
 //	GET    /_fgrl/api/keys?user=U&title=T&scope=S     one key's counts (xuid=X instead of user: its userhash)
 //	DELETE /_fgrl/api/keys?user=U&title=T&scope=S     forget one key's counts
@@ -120,6 +122,8 @@ var endpoints = []struct {
 }{
 	{"GET " + Prefix + "{$}", (*admin).page},
 	{"GET " + Prefix + "events", (*admin).events},
+	{"GET " + Prefix + "api/ready", (*admin).ready},
+	{"POST " + Prefix + "api/reset", (*admin).reset},
 	{"GET " + Prefix + "api/keys", (*admin).keys},
 	{"DELETE " + Prefix + "api/keys", (*admin).resetKeys},
 	{"GET " + Prefix + "api/faults", (*admin).faults},

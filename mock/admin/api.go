@@ -19,6 +19,30 @@ import (
 // maxBody bounds the bodies of the admin API's faults and checks.
 const maxBody = 64 << 10
 
+// readyBody is GET /_fgrl/api/ready's answer, the same from every mock:
+// it says the mock serves, and nothing about it.
+const readyBody = `{"ready":true}`
+
+// ready answers that the mock serves: a request reaches it only once the
+// mock's listener accepts and its handler is built.
+func (a *admin) ready(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	io.WriteString(w, readyBody)
+}
+
+// reset puts the mock back as seeded in one call (mock.Handler.Reset).
+func (a *admin) reset(w http.ResponseWriter, r *http.Request) {
+	switch err := a.h.Reset(r.Context()); {
+	case errors.Is(err, mock.ErrCannotReset):
+		writeJSON(w, http.StatusNotImplemented, apiError{"the counts' store cannot forget keys; the rest was reset"})
+	case err != nil:
+		writeJSON(w, http.StatusServiceUnavailable, apiError{"reset of the counts failed (the rest was reset): " + safetext.Clip(err.Error(), 200)})
+	default:
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
+
 // keys answers the keys counted lately, or the one the query names.
 func (a *admin) keys(w http.ResponseWriter, r *http.Request) {
 	if !namesKey(r) {

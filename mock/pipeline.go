@@ -19,7 +19,9 @@ import (
 //     unless the rule counts (scripted, script.go);
 //  2. identify: a sign-in host goes to the sign-in service (signIn.serve);
 //     any other to the limits rule of its host and path, or 404 uncounted;
-//  3. authenticate: a token Token minted, or 401 uncounted (parseToken);
+//  3. authenticate: a token Token minted, or an X-token of the service
+//     sign-in on a request signed with its proof key; else 401 or 403
+//     uncounted (authenticate, s2sauth.go);
 //  4. route: the service's route for the method and path, or 404 or 405
 //     uncounted (matchRoute);
 //  5. count: FGRL counts it against its user + title + scope, and past a
@@ -84,9 +86,8 @@ func (h *Handler) serve(x *exchange) {
 	if !known {
 		rule = h.cfg.limits.Fallback
 	}
-	id, err := parseToken(r.Header.Get("Authorization"))
-	if err != nil {
-		writeError(x.w, http.StatusUnauthorized, "Unauthorized", err.Error())
+	id, ok := h.authenticate(x, rule)
+	if !ok {
 		return
 	}
 	var rt *route

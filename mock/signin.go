@@ -32,7 +32,7 @@ const (
 )
 
 // signInHosts are the sign-in services' hosts the mock answers.
-var signInHosts = []string{liveHost, microsoftHost, userAuthHost, xstsHost}
+var signInHosts = []string{liveHost, microsoftHost, userAuthHost, xstsHost, serviceAuthHost}
 
 // Account is who signs in at the mock: the XUID and gamertag its XSTS
 // token names, or the XErr XSTS refuses it with (XErrNoProfile and the
@@ -103,7 +103,9 @@ func (s *signIn) serve(w http.ResponseWriter, r *http.Request, host string) {
 	case host == userAuthHost && r.URL.Path == "/user/authenticate":
 		s.userAuthenticate(w, r)
 	case host == xstsHost && r.URL.Path == "/xsts/authorize":
-		s.xstsAuthorize(w, r)
+		s.xsts(w, r)
+	case host == serviceAuthHost && r.URL.Path == "/service/authenticate":
+		s.serviceAuthenticate(w, r)
 	default:
 		writeError(w, http.StatusNotFound, "NotFound", "no such sign-in endpoint")
 	}
@@ -119,28 +121,10 @@ func (s *signIn) mint(kind, xuid string, exp time.Time) string {
 }
 
 // check returns the XUID of a token of kind minted by this mock and not
-// expired at now.
+// expired at now (checkDetail).
 func (s *signIn) check(tok, kind string, now time.Time) (string, bool) {
-	i := strings.LastIndexByte(tok, '.')
-	if i < 0 || len(tok) > 512 {
-		return "", false
-	}
-	payload, sig := tok[:i], tok[i+1:]
-	m := hmac.New(sha256.New, s.key[:])
-	m.Write([]byte(payload))
-	if !hmac.Equal([]byte(base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:16])), []byte(sig)) {
-		return "", false
-	}
-	parts := strings.Split(payload, ".")
-	if len(parts) != 3 || parts[0] != kind {
-		return "", false
-	}
-	xuid, err := base64.RawURLEncoding.DecodeString(parts[1])
-	exp, err2 := strconv.ParseInt(parts[2], 10, 64)
-	if err != nil || err2 != nil || now.Unix() >= exp {
-		return "", false
-	}
-	return string(xuid), true
+	t, ok := s.checkDetail(tok, kind, now)
+	return t.xuid, ok
 }
 
 func (s *signIn) deviceCode(w http.ResponseWriter, r *http.Request) {
@@ -319,11 +303,14 @@ func (s *signIn) xstsAuthorize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	tok := mintToken(xuid, s.w.signInTitle, strconv.FormatUint(s.serial.Add(1), 10))
+	xui := map[string]string{"gtg": s.w.gamertagOf(xuid), "xid": xuid, "uhs": UserHash(xuid), "agg": "Adult", "usr": "", "utr": "", "prv": ""}
+	if dt := s.delegation(req.RelyingParty, xuid, req.Properties.SandboxId, now); dt != "" {
+		xui["DelegationToken"] = dt // a claim of the token; see delegation
+	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"IssueInstant": now.UTC().Format(time.RFC3339Nano), "NotAfter": now.Add(xstsTokenLife).UTC().Format(time.RFC3339Nano),
-		"Token": tok[strings.IndexByte(tok, ';')+1:],
-		"DisplayClaims": map[string]any{"xui": []map[string]string{{"gtg": s.w.gamertagOf(xuid), "xid": xuid, "uhs": UserHash(xuid),
-			"agg": "Adult", "usr": "", "utr": "", "prv": ""}}},
+		"Token":         tok[strings.IndexByte(tok, ';')+1:],
+		"DisplayClaims": map[string]any{"xui": []map[string]string{xui}},
 	})
 }
 

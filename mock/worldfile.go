@@ -38,6 +38,9 @@ import (
 type World struct {
 	Accounts []WorldAccount `json:"accounts"`
 	Apps     []WorldApp     `json:"apps,omitempty"`
+	// RelyingParties are the title services' relying parties XSTS knows
+	// (nil: PublishedRelyingParties), those for delegation among them.
+	RelyingParties []WorldRelyingParty `json:"relyingParties,omitempty"`
 }
 
 // WorldAccount is one user of a seeded World.
@@ -111,6 +114,7 @@ var worldFile = datafile.Kind{Name: "world", MaxBytes: MaxWorldBytes, Lists: map
 	"/accounts/*/titles/*/stats":         maxStatNames,
 	"/apps":                              maxApps,
 	"/apps/*/redirectUris":               maxRedirectURIs,
+	"/relyingParties":                    maxRelyingParties,
 }, Totals: map[string]int{
 	"/accounts/*/titles":        maxInAll,
 	"/accounts/*/recentPlayers": maxInAll,
@@ -192,7 +196,10 @@ func (w *World) check() error {
 			return worldError(f+".recentPlayers", fmt.Sprintf("more than %d recent players in all the accounts", maxInAll))
 		}
 	}
-	return checkApps(w.Apps)
+	if err := checkApps(w.Apps); err != nil {
+		return err
+	}
+	return checkRelyingParties(w.RelyingParties)
 }
 
 // checkGamertag returns what is wrong with a gamertag, or "".

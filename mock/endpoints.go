@@ -27,6 +27,10 @@ var signInEndpoints = []Endpoint{
 	{[]string{microsoftHost}, http.MethodPost, "/{tenant}/oauth2/v2.0/token", "-"},
 	{[]string{userAuthHost}, http.MethodPost, "/user/authenticate", "-"},
 	{[]string{xstsHost}, http.MethodPost, "/xsts/authorize", "-"},
+	{[]string{deviceAuthHost}, http.MethodPost, "/device/authenticate", "-"},
+	{[]string{titleAuthHost}, http.MethodPost, "/title/authenticate", "-"},
+	{[]string{sisuHost}, http.MethodPost, "/authenticate", "-"},
+	{[]string{sisuHost}, http.MethodPost, "/authorize", "-"},
 }
 
 // Endpoints returns every call the mock answers, from its route table and
@@ -43,6 +47,9 @@ func (h *Handler) Endpoints() []Endpoint {
 		for _, r := range routes {
 			services = append(services, Endpoint{Hosts: hosts, Method: r.method, Path: r.path.String(), Contract: r.contract})
 		}
+	}
+	if len(h.serviceHosts("authentication")) == 0 { // NSAL, answered uncounted without a rule (pipeline.go)
+		services = append(services, Endpoint{Hosts: []string{titleMgtHost}, Method: http.MethodGet, Path: "/titles/{}/endpoints", Contract: "1"})
 	}
 	slices.SortFunc(services, func(a, b Endpoint) int {
 		return strings.Compare(a.Hosts[0]+" "+a.Path+" "+a.Method, b.Hosts[0]+" "+b.Path+" "+b.Method)
@@ -97,6 +104,7 @@ func (h *Handler) Hosts() []string {
 		}
 	}
 	out = append(out, signInHosts...)
+	out = append(out, titleMgtHost)
 	slices.Sort(out)
 	return slices.Compact(out)
 }
@@ -106,7 +114,7 @@ func (h *Handler) Hosts() []string {
 // Hosts without a rule that Config.Fallback counts are not included.
 func (h *Handler) Serves(host string) bool {
 	host = strings.ToLower(hostOnly(host))
-	if isSignInHost(host) {
+	if isSignInHost(host) || host == titleMgtHost {
 		return true
 	}
 	for i := range h.cfg.limits.Rules {

@@ -3,6 +3,7 @@ package mock
 import (
 	"cmp"
 	"crypto/sha256"
+	"encoding/base64"
 	"fmt"
 	"net/http"
 	"strings"
@@ -46,7 +47,16 @@ func (s *signIn) liveAuthorize(w http.ResponseWriter, r *http.Request) {
 		oauthError(w, "unsupported_response_type", "The mock answers response_type=code only.")
 		return
 	}
-	code := s.mintCode("lc", s.signingIn(), s.w.now().Add(liveCodeLife), clientID, raw)
+	var code string
+	switch challenge, method := q.Get("code_challenge"), q.Get("code_challenge_method"); {
+	case challenge == "" && method == "":
+		code = s.mintCode("lc", s.signingIn(), s.w.now().Add(liveCodeLife), clientID, raw)
+	case challenge == "" || method != "S256":
+		oauthError(w, "invalid_request", "The mock takes a code_challenge with code_challenge_method S256 only.")
+		return
+	default: // PKCE (RFC 7636), as SISU's page asks it: the code is bound to the challenge too
+		code = s.mintCode("lp", s.signingIn(), s.w.now().Add(liveCodeLife), clientID, raw, challenge)
+	}
 	if st := q.Get("state"); st != "" {
 		redirectWith(w, r, redirect, "code", code, "state", st)
 		return
@@ -75,6 +85,9 @@ func (s *signIn) liveToken(w http.ResponseWriter, r *http.Request) {
 	switch form.Get("grant_type") {
 	case "authorization_code":
 		c := s.presentCode(form.Get("code"), "lc", now, clientID, form.Get("redirect_uri"))
+		if strings.HasPrefix(form.Get("code"), "lp-") {
+			c = s.presentCode(form.Get("code"), "lp", now, clientID, form.Get("redirect_uri"), s256Challenge(form.Get("code_verifier")))
+		}
 		if c.unknown || c.unbound > 0 || c.before > 0 {
 			oauthError(w, "invalid_grant", "The provided value for the 'code' parameter is not valid.")
 			return
@@ -98,6 +111,13 @@ func (s *signIn) liveToken(w http.ResponseWriter, r *http.Request) {
 		"refresh_token": s.mint(boundKind("lr", clientID), xuid, now.Add(refreshTokenLife)),
 		"user_id":       liveUserID(xuid),
 	})
+}
+
+// s256Challenge is the S256 challenge of a PKCE code verifier (RFC 7636
+// 4.2): base64url, unpadded, of its SHA-256.
+func s256Challenge(verifier string) string {
+	sum := sha256.Sum256([]byte(verifier))
+	return base64.RawURLEncoding.EncodeToString(sum[:])
 }
 
 // liveClientKind is "d" for an Azure app's client ID (a GUID), whose

@@ -33,6 +33,7 @@ package mock
 
 import (
 	"cmp"
+	"net/http"
 	"sync/atomic"
 
 	"github.com/xblgo/fgrl/throttle"
@@ -51,6 +52,7 @@ type Handler struct {
 	world   *world
 	signIn  *signIn
 	journal *journal
+	nsal    []byte // the title endpoints' answer (nsal.go), for the hosts served
 
 	faults   atomic.Pointer[faultState] // SetFaults changes them while serving
 	dice     dice
@@ -81,6 +83,11 @@ func New(c Config) (*Handler, error) {
 		journal: newJournal(cfg.logger, scopes),
 		dice:    dice{rng: newRand(cfg.faults.Seed)},
 	}
+	h.nsal = nsalDocument(h.Hosts())
+	// NSAL is counted where the limits have a rule for its host (2022's
+	// "authentication"), as its other calls are.
+	h.routes["authentication"] = []route{{method: http.MethodGet, path: pat("/titles/{}/endpoints"), contract: "1",
+		serve: func(c *call) { writeRaw(c.w, http.StatusOK, h.nsal) }}}
 	h.faults.Store(newFaultState(cfg.faults))
 	if err := h.SetScript(cfg.script); err != nil {
 		return nil, err

@@ -36,11 +36,6 @@ const (
 	s2sXTokenLife       = 8 * time.Hour
 )
 
-// SignatureSkew is how far from the mock's clock a signature's instant may
-// be, either side, for the mock to take it. The real services' window is
-// not published; five minutes is the usual allowance for clock skew.
-const SignatureSkew = 5 * time.Minute
-
 // authPolicy is the signature policy of XSAS and XSTS: version 1, ES256,
 // the whole body (documented as long.MaxValue bytes; xblsign bounds what
 // it holds at 1 MiB, beyond any sign-in body the mock reads).
@@ -82,7 +77,7 @@ func (s *signIn) serviceAuthenticate(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		panic(http.ErrAbortHandler)
 	}
-	body, ok := readBody(w, r)
+	body, ok := signedBody(w, r)
 	if !ok {
 		return
 	}
@@ -96,11 +91,11 @@ func (s *signIn) serviceAuthenticate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	pub, err := req.Properties.ProofKey.PublicKey()
-	if err == nil {
-		err = xblsign.Verify(r, req.Properties.ProofKey, now, authPolicy, SignatureSkew)
-	}
 	if err != nil {
 		w.WriteHeader(http.StatusForbidden)
+		return
+	}
+	if !s.verifiedUnder(w, r, req.Properties.ProofKey, authPolicy, false) {
 		return
 	}
 	sandbox := ""
@@ -127,7 +122,7 @@ type xstsRequest struct {
 // xsts is XSTS: a request with a ServiceToken is a service's
 // (serviceXSTS), any other a user's (xstsAuthorize).
 func (s *signIn) xsts(w http.ResponseWriter, r *http.Request) {
-	body, ok := readBody(w, r)
+	body, ok := signedBody(w, r)
 	if !ok {
 		return
 	}
@@ -157,8 +152,7 @@ func (s *signIn) serviceXSTS(w http.ResponseWriter, r *http.Request, req *xstsRe
 		xstsRefuse(w, false, 0, XErrServiceTokenInvalid)
 		return
 	}
-	if xblsign.Verify(r, xblsign.ProofKeyOf(pub), now, authPolicy, SignatureSkew) != nil {
-		w.WriteHeader(http.StatusForbidden)
+	if !s.verifiedUnder(w, r, xblsign.ProofKeyOf(pub), authPolicy, false) {
 		return
 	}
 	name, certSandbox, sandbox := fields[0], fields[1], req.Properties.SandboxId
@@ -218,25 +212,23 @@ func (s *signIn) delegation(rp, xuid, sandbox string, now time.Time) string {
 	return s.mint("dt", xuid+"\x00"+sandbox, now.Add(delegationTokenLife))
 }
 
+// addDelegation adds the DelegationToken claim (delegation) to a user's
+// XSTS answer a (xstsAnswer's) for relying party rp, when it has one.
+func (s *signIn) addDelegation(a map[string]any, rp, xuid, sandbox string, now time.Time) {
+	dt := s.delegation(rp, xuid, sandbox, now)
+	claims, _ := a["DisplayClaims"].(map[string]any)
+	xui, _ := claims["xui"].([]map[string]string)
+	if dt != "" && len(xui) > 0 {
+		xui[0]["DelegationToken"] = dt
+	}
+}
+
 // xstsRefuse answers 401 with the XErr of an expired or an invalid token.
 func xstsRefuse(w http.ResponseWriter, expired bool, xerrExpired, xerr int64) {
 	if expired {
 		xerr = xerrExpired
 	}
 	writeJSON(w, http.StatusUnauthorized, map[string]any{"Identity": "0", "XErr": xerr, "Message": ""})
-}
-
-// readBody reads a sign-in request's body, at most 64 KiB, answering 400
-// for one larger or unreadable; r.Body then reads it again (for
-// xblsign.Verify).
-func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	b, err := io.ReadAll(io.LimitReader(r.Body, 64<<10+1))
-	if err != nil || len(b) > 64<<10 {
-		writeError(w, http.StatusBadRequest, "BadRequest", "the body is unreadable or larger than 64 KiB")
-		return nil, false
-	}
-	r.Body, r.GetBody = io.NopCloser(bytes.NewReader(b)), nil
-	return b, true
 }
 
 // packKey is the payload of a token bound to a proof key: the key's

@@ -200,10 +200,10 @@ func TestServiceAuthenticate(t *testing.T) {
 		}, 0},
 		{"an expired partner certificate: dropped", func(r *s2sRig, s *sent) { r.now = rigStart.Add(tlsca.PartnerLife + time.Hour) }, 0},
 		{"signed by another key than the ProofKey: 403", func(_ *s2sRig, s *sent) { s.key = other }, 403},
-		{"no Signature: 403", func(_ *s2sRig, s *sent) { s.key = nil }, 403},
-		{"signed at the edge of the skew window", func(r *s2sRig, s *sent) { s.at = r.now.Add(-SignatureSkew) }, 200},
-		{"signed past the skew window: 403", func(r *s2sRig, s *sent) { s.at = r.now.Add(-SignatureSkew - time.Second) }, 403},
-		{"signed ahead past the skew window: 403", func(r *s2sRig, s *sent) { s.at = r.now.Add(SignatureSkew + time.Second) }, 403},
+		{"no Signature: 400, as device.auth answers", func(_ *s2sRig, s *sent) { s.key = nil }, 400},
+		{"signed at the edge of the skew window", func(r *s2sRig, s *sent) { s.at = r.now.Add(-signatureSkew) }, 200},
+		{"signed past the skew window: 403", func(r *s2sRig, s *sent) { s.at = r.now.Add(-signatureSkew - time.Second) }, 403},
+		{"signed ahead past the skew window: 403", func(r *s2sRig, s *sent) { s.at = r.now.Add(signatureSkew + time.Second) }, 403},
 		{"a signature over another body: 403", func(_ *s2sRig, s *sent) {
 			s.tamper = func(req *http.Request) {
 				b, _ := io.ReadAll(req.Body)
@@ -274,7 +274,7 @@ func TestServiceXSTS(t *testing.T) {
 		{name: "signed with another key than the S-token's", rp: "http://xboxlive.com", sandbox: "RETAIL",
 			key: func(*s2sRig) *ecdsa.PrivateKey { return other }, wantStatus: 403},
 		{name: "not signed", rp: "http://xboxlive.com", sandbox: "RETAIL",
-			key: func(*s2sRig) *ecdsa.PrivateKey { return nil }, wantStatus: 403},
+			key: func(*s2sRig) *ecdsa.PrivateKey { return nil }, wantStatus: 400},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -348,10 +348,10 @@ func TestSignedServiceCalls(t *testing.T) {
 			s.tamper = func(req *http.Request) { req.Body = io.NopCloser(strings.NewReader(`{"properties":{"x":1}}`)) }
 		}, status: 403},
 		{name: "a signature replayed past the window", delegated: true, url: profile, change: func(r *s2sRig, s *sent) {
-			s.at, r.now = r.now, r.now.Add(SignatureSkew+time.Second)
+			s.at, r.now = r.now, r.now.Add(signatureSkew+time.Second)
 		}, status: 403},
 		{name: "a signature replayed at the edge of the window", delegated: true, url: profile, change: func(r *s2sRig, s *sent) {
-			s.at, r.now = r.now, r.now.Add(SignatureSkew)
+			s.at, r.now = r.now, r.now.Add(signatureSkew)
 		}, status: 200, counted: UserHash(me)},
 		{name: "another user's userhash", delegated: true, url: profile, change: func(_ *s2sRig, s *sent) {
 			s.auth = "XBL3.0 x=" + UserHash("2533274790000001") + s.auth[strings.IndexByte(s.auth, ';'):]
@@ -486,5 +486,22 @@ func TestPartnerCertificateOverTLS(t *testing.T) {
 				t.Errorf("got %v, %v; want success %t", resp, err, tc.wantOK)
 			}
 		})
+	}
+}
+
+func TestSignedCallReplayedWithinTheWindow(t *testing.T) {
+	const me = "2533274791234567"
+	r := newS2SRig(t, tlsca.Partner{})
+	_, a := r.xsts(r.sToken(), "http://xboxlive.com", "RETAIL", r.delegationToken(me, "RETAIL"), r.key)
+	var sig string
+	s := sent{method: "GET", url: "https://profile.xboxlive.com/users/me/profile/settings?settings=Gamertag",
+		auth: "XBL3.0 x=" + UserHash(me) + ";" + a.Token, key: r.key, tamper: func(req *http.Request) { sig = req.Header.Get("Signature") }}
+	if resp, b, err := r.do(s); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("first: %v %v %s", resp, err, b)
+	}
+	r.now = r.now.Add(time.Minute)
+	s.key, s.tamper = nil, func(req *http.Request) { req.Header.Set("Signature", sig) }
+	if resp, b, err := r.do(s); err != nil || resp.StatusCode != 403 {
+		t.Errorf("the same signature a minute later: %v %v %s; want 403", resp, err, b)
 	}
 }

@@ -24,8 +24,9 @@ var serviceAuthHosts = []string{"client-strings.xboxlive.com"}
 // authenticate is the pipeline's authenticate stage: the caller the
 // request's Authorization names, or false once it has answered 401 (no
 // token of this mock's, an expired one) or 403 (a token bound to a proof
-// key on a request not signed with it, a service-auth token at a service
-// that does not take one).
+// key on a request not signed with it, signed outside the skew window or
+// presented before, a service-auth token at a service that does not take
+// one).
 func (h *Handler) authenticate(x *exchange, rule *limits.Rule) (identity, bool) {
 	r := x.r
 	uhs, tok, err := xblauth.Parse(r.Header.Get("Authorization"))
@@ -69,8 +70,12 @@ func (h *Handler) authenticate(x *exchange, rule *limits.Rule) (identity, bool) 
 		writeError(x.w, http.StatusForbidden, "Forbidden", "a service-auth X-token is taken by string verification, multiplayer and deleted accounts only; act for a user with a delegated one")
 		return identity{}, false
 	}
-	if err := xblsign.Verify(r, xblsign.ProofKeyOf(pub), now, xblsign.DefaultPolicy(), SignatureSkew); err != nil {
+	if err := xblsign.Verify(r, xblsign.ProofKeyOf(pub), now, xblsign.DefaultPolicy(), signatureSkew); err != nil {
 		writeError(x.w, http.StatusForbidden, "Forbidden", err.Error())
+		return identity{}, false
+	}
+	if !h.signIn.fresh(r.Header.Get("Signature"), now) {
+		writeError(x.w, http.StatusForbidden, "Forbidden", "the signature was presented before (a replay)")
 		return identity{}, false
 	}
 	if kind == "xs" {

@@ -32,7 +32,7 @@ const (
 )
 
 // signInHosts are the sign-in services' hosts the mock answers.
-var signInHosts = []string{liveHost, microsoftHost, userAuthHost, xstsHost, serviceAuthHost}
+var signInHosts = []string{liveHost, microsoftHost, userAuthHost, xstsHost, deviceAuthHost, titleAuthHost, sisuHost, serviceAuthHost}
 
 // Account is who signs in at the mock: the XUID and gamertag its XSTS
 // token names, or the XErr XSTS refuses it with (XErrNoProfile and the
@@ -67,6 +67,7 @@ type signIn struct {
 	account  Account
 	accounts map[string]Account
 	codes    oneTime       // authorization and device codes (codes.go)
+	replays  replays       // the signatures seen (replays.go)
 	serial   atomic.Uint64 // the XSTS tokens minted so far
 }
 
@@ -106,6 +107,14 @@ func (s *signIn) serve(w http.ResponseWriter, r *http.Request, host string) {
 		s.xsts(w, r)
 	case host == serviceAuthHost && r.URL.Path == "/service/authenticate":
 		s.serviceAuthenticate(w, r)
+	case host == deviceAuthHost && r.URL.Path == "/device/authenticate":
+		s.deviceAuthenticate(w, r)
+	case host == titleAuthHost && r.URL.Path == "/title/authenticate":
+		s.titleAuthenticate(w, r)
+	case host == sisuHost && r.URL.Path == "/authenticate":
+		s.sisuAuthenticate(w, r)
+	case host == sisuHost && r.URL.Path == "/authorize":
+		s.sisuAuthorize(w, r)
 	default:
 		writeError(w, http.StatusNotFound, "NotFound", "no such sign-in endpoint")
 	}
@@ -192,8 +201,7 @@ func (s *signIn) oauthToken(w http.ResponseWriter, r *http.Request) {
 		}
 		xuid = c.xuid
 	case "authorization_code":
-		sum := sha256.Sum256([]byte(form.Get("code_verifier")))
-		c := s.presentCode(form.Get("code"), "code", now, clientID, form.Get("redirect_uri"), base64.RawURLEncoding.EncodeToString(sum[:]))
+		c := s.presentCode(form.Get("code"), "code", now, clientID, form.Get("redirect_uri"), s256Challenge(form.Get("code_verifier")))
 		var refusal string
 		switch {
 		case c.unknown, c.unbound == 1: // another client's, or no code of this mock's
@@ -243,11 +251,17 @@ func (s *signIn) userAuthenticate(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusUnauthorized) // the service answers an empty 401
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
+	writeJSON(w, http.StatusOK, s.userTokenAnswer(xuid, now))
+}
+
+// userTokenAnswer is a user token's answer, as user/authenticate and
+// SISU's authorize (UserToken) give it.
+func (s *signIn) userTokenAnswer(xuid string, now time.Time) map[string]any {
+	return map[string]any{
 		"IssueInstant": now.UTC().Format(time.RFC3339Nano), "NotAfter": now.Add(userTokenLife).UTC().Format(time.RFC3339Nano),
 		"Token":         s.mint("ut", xuid, now.Add(userTokenLife)),
 		"DisplayClaims": map[string]any{"xui": []map[string]string{{"uhs": UserHash(xuid)}}},
-	})
+	}
 }
 
 // rpsTicket returns the XUID of an RpsTicket the user token service takes:
@@ -269,21 +283,33 @@ func (s *signIn) rpsTicket(ticket string, now time.Time) (string, bool) {
 	return "", false
 }
 
+// xstsAuthorize is xsts.auth.xboxlive.com's xsts/authorize: an XSTS token
+// for the user of the user token, for the title of the title token when
+// one is given (else the mock's sign-in title). A device token, when
+// given, must be one the mock issued, and a signed request must be signed
+// with its key; an unsigned one is taken, as @xboxreplay/xboxlive-auth
+// sends a device token unsigned (exchangeTokensForXSTSToken).
 func (s *signIn) xstsAuthorize(w http.ResponseWriter, r *http.Request) {
+	b, ok := signedBody(w, r)
+	if !ok {
+		return
+	}
 	var req struct {
 		RelyingParty string
 		TokenType    string
 		Properties   struct {
-			UserTokens []string
-			SandboxId  string
+			UserTokens              []string
+			SandboxId               string
+			DeviceToken, TitleToken string
 		}
 	}
-	if !readJSON(w, r, &req) {
+	if err := json.Unmarshal(b, &req); err != nil {
+		writeError(w, http.StatusBadRequest, "BadRequest", fmt.Sprintf("the body is not the JSON expected: %v", err))
 		return
 	}
 	now := s.w.now()
 	var xuid string
-	ok := len(req.Properties.UserTokens) == 1
+	ok = len(req.Properties.UserTokens) == 1
 	if ok {
 		xuid, ok = s.check(req.Properties.UserTokens[0], "ut", now)
 	}
@@ -291,6 +317,31 @@ func (s *signIn) xstsAuthorize(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusUnauthorized)
 		return
 	}
+	title := s.w.signInTitle
+	if p := req.Properties; p.DeviceToken != "" || p.TitleToken != "" {
+		d, ok := s.deviceOf(p.DeviceToken, now)
+		if ok && p.TitleToken != "" {
+			title, ok = s.titleOf(p.TitleToken, d.did, now)
+		}
+		if !ok {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		if r.Header.Get("Signature") != "" && !s.verified(w, r, d.key, false) {
+			return
+		}
+	}
+	a, status := s.xstsAnswer(xuid, title, now)
+	if status == http.StatusOK {
+		s.addDelegation(a, req.RelyingParty, xuid, req.Properties.SandboxId, now)
+	}
+	writeJSON(w, status, a)
+}
+
+// xstsAnswer is the XSTS token's answer for xuid playing title, as
+// xsts/authorize and SISU's authorize (AuthorizationToken) give it, or the
+// refusal (401, XErr) of an account the world refuses.
+func (s *signIn) xstsAnswer(xuid, title string, now time.Time) (map[string]any, int) {
 	s.mu.Lock()
 	a, known := s.accounts[xuid]
 	s.mu.Unlock()
@@ -298,20 +349,16 @@ func (s *signIn) xstsAuthorize(w http.ResponseWriter, r *http.Request) {
 		a = Account{XUID: xuid}
 	}
 	if a.XErr != 0 {
-		writeJSON(w, http.StatusUnauthorized, map[string]any{"Identity": "0", "XErr": a.XErr, "Message": "",
-			"Redirect": "https://start.ui.xboxlive.com/CreateAccount"})
-		return
+		return map[string]any{"Identity": "0", "XErr": a.XErr, "Message": "",
+			"Redirect": "https://start.ui.xboxlive.com/CreateAccount"}, http.StatusUnauthorized
 	}
-	tok := mintToken(xuid, s.w.signInTitle, strconv.FormatUint(s.serial.Add(1), 10))
-	xui := map[string]string{"gtg": s.w.gamertagOf(xuid), "xid": xuid, "uhs": UserHash(xuid), "agg": "Adult", "usr": "", "utr": "", "prv": ""}
-	if dt := s.delegation(req.RelyingParty, xuid, req.Properties.SandboxId, now); dt != "" {
-		xui["DelegationToken"] = dt // a claim of the token; see delegation
-	}
-	writeJSON(w, http.StatusOK, map[string]any{
+	tok := mintToken(xuid, title, strconv.FormatUint(s.serial.Add(1), 10))
+	return map[string]any{
 		"IssueInstant": now.UTC().Format(time.RFC3339Nano), "NotAfter": now.Add(xstsTokenLife).UTC().Format(time.RFC3339Nano),
-		"Token":         tok[strings.IndexByte(tok, ';')+1:],
-		"DisplayClaims": map[string]any{"xui": []map[string]string{xui}},
-	})
+		"Token": tok[strings.IndexByte(tok, ';')+1:],
+		"DisplayClaims": map[string]any{"xui": []map[string]string{{"gtg": s.w.gamertagOf(xuid), "xid": xuid, "uhs": UserHash(xuid),
+			"agg": "Adult", "usr": "", "utr": "", "prv": ""}}},
+	}, http.StatusOK
 }
 
 func readForm(w http.ResponseWriter, r *http.Request) (url.Values, bool) {

@@ -175,7 +175,7 @@ func Sign(req *http.Request, key *ecdsa.PrivateKey, now time.Time, p Policy) err
 	if key == nil || key.Curve != elliptic.P256() {
 		return ErrKey
 	}
-	body, err := bodyPrefix(req, p.MaxBodyBytes)
+	body, err := bodyPrefix(req, p.MaxBodyBytes, true)
 	if err != nil {
 		return err
 	}
@@ -198,8 +198,9 @@ func Sign(req *http.Request, key *ecdsa.PrivateKey, now time.Time, p Policy) err
 // Verify checks req's Signature header against the proof key pub, under
 // policy p, at now: the signature must be of p's version, made within skew
 // of now (either side), and match the request. It reads at most
-// p.MaxBodyBytes of the body and puts them back in front of the rest, so
-// a handler reads the whole body after it. Its error wraps ErrMissing,
+// p.MaxBodyBytes of req.Body (never GetBody) and puts them back in front
+// of the rest, so a handler reads the whole body after it, the bytes
+// checked. Its error wraps ErrMissing,
 // ErrMalformed, ErrPolicy, ErrStale, ErrKey or ErrSignature.
 func Verify(req *http.Request, pub ProofKey, now time.Time, p Policy, skew time.Duration) error {
 	if err := p.check(); err != nil {
@@ -219,7 +220,7 @@ func Verify(req *http.Request, pub ProofKey, now time.Time, p Policy, skew time.
 	if err != nil {
 		return err
 	}
-	body, err := bodyPrefix(req, p.MaxBodyBytes)
+	body, err := bodyPrefix(req, p.MaxBodyBytes, false)
 	if err != nil {
 		return err
 	}
@@ -240,12 +241,16 @@ func requestTarget(req *http.Request) string {
 }
 
 // bodyPrefix returns the first n bytes of req's body, leaving the body
-// whole for whoever reads it next.
-func bodyPrefix(req *http.Request, n int) ([]byte, error) {
+// whole for whoever reads it next. A client's request (Sign) may be read
+// through GetBody; a server's (Verify) only through Body, which is what
+// its handler reads: a GetBody left on a request handed to a server (a
+// client's request cloned, as in-process round trippers do) may give
+// other bytes.
+func bodyPrefix(req *http.Request, n int, getBody bool) ([]byte, error) {
 	if req.Body == nil || req.Body == http.NoBody || n == 0 {
 		return nil, nil
 	}
-	if req.GetBody != nil {
+	if getBody && req.GetBody != nil {
 		rc, err := req.GetBody()
 		if err != nil {
 			return nil, fmt.Errorf("xblsign: body: %w", err)

@@ -126,6 +126,10 @@ func TestVerifyRefuses(t *testing.T) {
 		{name: "authorization", edit: func(r *http.Request) { r.Header.Set("Authorization", "XBL3.0 x=other;jsonwebtoken") }, want: ErrSignature},
 		{name: "no authorization", edit: func(r *http.Request) { r.Header.Del("Authorization") }, want: ErrSignature},
 		{name: "body", edit: func(r *http.Request) { r.Body = io.NopCloser(strings.NewReader("thebodygoesthere")) }, want: ErrSignature},
+		{name: "body other than GetBody's", edit: func(r *http.Request) {
+			r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(pythonBody)), nil }
+			r.Body = io.NopCloser(strings.NewReader("thebodygoesthere"))
+		}, want: ErrSignature},
 		{name: "signature bits", edit: func(r *http.Request) { r.Header.Set("Signature", string(flipped)) }, want: ErrSignature},
 		{name: "other key", key: ProofKeyOf(&other.PublicKey), want: ErrSignature},
 		{name: "stale", now: pythonTime.Add(5*time.Minute + time.Second), want: ErrStale},

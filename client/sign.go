@@ -38,5 +38,12 @@ func (c *Client) signer(host string, key *ecdsa.PrivateKey) transport.Signer {
 	if !ok {
 		p = DefaultSignaturePolicy()
 	}
+	return SignWith(key, p)
+}
+
+// SignWith returns a transport.Signer that signs each attempt with key
+// under policy p at the instant it is sent, for requests made without a
+// Client (transport.WithSigner).
+func SignWith(key *ecdsa.PrivateKey, p SignaturePolicy) transport.Signer {
 	return func(req *http.Request) error { return xblsign.Sign(req, key, time.Now(), p) }
 }

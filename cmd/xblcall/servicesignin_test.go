@@ -1,10 +1,15 @@
 package main
 
 import (
+	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/xblgo/fgrl/mock"
 )
@@ -55,5 +60,43 @@ func TestLoginServiceThenCall(t *testing.T) {
 	if code, sout, serr := xblcall(t, "login", "--service", "--cert", partner, "--key", partner, "--via", via, "--ca", caFile); code == 0 ||
 		!strings.Contains(serr, "readable by others") {
 		t.Errorf("login with a key file others can read: exit %d\n%s%s", code, sout, serr)
+	}
+}
+
+// TestServiceSignInFromNode: a backend written with Node's own crypto and
+// https signs in against xblcall mock --https --partner-cert as the Go
+// client does (testdata/s2s.mjs): S-token, service-auth and delegated
+// X-tokens, signed calls taken, and an unsigned call and one signed over
+// another path refused.
+func TestServiceSignInFromNode(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		if os.Getenv("FGRL_REQUIRE_NODE") != "" {
+			t.Fatal("node is missing")
+		}
+		t.Skip("node is missing")
+	}
+	dir := t.TempDir()
+	caFile, partner := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "partner.pem")
+	out, _ := servedMock(t, "--addr", "127.0.0.1:0", "--https", "127.0.0.1:0", "--ca-out", caFile,
+		"--partner-cert", partner, "--log-format", "off")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", "testdata/s2s.mjs")
+	cmd.Env = append(os.Environ(), "NODE_EXTRA_CA_CERTS="+caFile, "FGRL_PARTNER="+partner,
+		"FGRL_MOCK_ADDR="+addrAfter(t, out.String(), "https://"))
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node: %v\n%s", err, b)
+	}
+	got := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		step, status, _ := strings.Cut(line, " ")
+		got[step] = status
+	}
+	want := map[string]string{"xsas": "200", "xsts-service": "200", "delegation-token": "yes", "xsts-delegated": "200",
+		"service-mpsd": "404", "service-profile": "403", "delegated-profile": "200", "delegated-unsigned": "403",
+		"delegated-other-path": "403"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the Node backend's steps (-want +got):\n%s", diff)
 	}
 }

@@ -31,7 +31,7 @@ func nodeClients(t *testing.T) string {
 	dir, _ := filepath.Abs("testdata/node")
 	_, nodeErr := exec.LookPath("node")
 	var modErr error
-	for _, m := range []string{"@xboxreplay/xboxlive-auth", "@xboxreplay/xboxlive-api", "xbox-webapi"} {
+	for _, m := range []string{"@xboxreplay/xboxlive-auth", "@xboxreplay/xboxlive-api", "xbox-webapi", "prismarine-auth"} {
 		if _, err := os.Stat(filepath.Join(dir, "node_modules", m)); err != nil && modErr == nil {
 			modErr = err
 		}
@@ -136,6 +136,74 @@ func TestPublishedNodeClient(t *testing.T) {
 	defer mu.Unlock()
 	if len(throttled) != 3 || throttled[0] == "" {
 		t.Errorf("the mock's 429s carried Retry-After %q, want 3 values", throttled)
+	}
+}
+
+// TestPublishedDeviceClient drives @xboxreplay/xboxlive-auth's credential
+// sign-in (login.live.com's page, its form posted with the world's
+// account, the implicit grant's fragment) and prismarine-auth 3.1.1,
+// unmodified, through their own flows against the mock over HTTPS at the
+// services' real names: the device code sign-in at login.live.com, approved at once with
+// no browser, then its "sisu" flow (a device token for its proof key,
+// SISU's authorize, every call signed) and its "live" flow (a signed user
+// token, a device token, a signed XSTS call with the device token); each
+// flow's XSTS token then reads profile, presence and social as the same
+// account. Its device code poll waits the 5 s interval the mock answers,
+// once per flow.
+func TestPublishedDeviceClient(t *testing.T) {
+	dir := nodeClients(t)
+	h := mock.NewHandler()
+	cmd := nodeAgainst(t, h, h, filepath.Join(dir, "devices.mjs"))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	done := time.AfterFunc(60*time.Second, func() { cmd.Process.Kill() }) // every run ends
+	defer done.Stop()
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node: %v\n%s", err, stderr.String())
+	}
+	var got []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if !strings.HasPrefix(line, "{") {
+			continue // the client's own messages ("[msa] Signed in with Microsoft")
+		}
+		var step map[string]any
+		if err := json.Unmarshal([]byte(line), &step); err != nil {
+			t.Fatalf("node printed %q", line)
+		}
+		got = append(got, step)
+	}
+	// The world's own answer for the account, with a token minted directly.
+	req, _ := http.NewRequest("GET", "https://social.xboxlive.com/users/me/summary", nil)
+	req.Header.Set("Authorization", mock.Token(mock.DefaultAccount.XUID, "1234567890"))
+	req.Header.Set("x-xbl-contract-version", "2")
+	resp, err := h.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var summary struct{ TargetFollowingCount float64 }
+	json.NewDecoder(resp.Body).Decode(&summary)
+	resp.Body.Close()
+	code := map[string]any{"uri": "https://www.microsoft.com/link", "userCode": true}
+	want := []map[string]any{
+		{"flow": "password", "xuid": mock.DefaultAccount.XUID, "gamertag": mock.DefaultAccount.Gamertag, "presence": "Offline", "following": summary.TargetFollowingCount},
+		{"flow": "sisu", "code": code, "xuid": mock.DefaultAccount.XUID, "gamertag": mock.DefaultAccount.Gamertag, "presence": "Offline", "following": summary.TargetFollowingCount},
+		{"flow": "live", "code": code, "xuid": mock.DefaultAccount.XUID, "gamertag": mock.DefaultAccount.Gamertag, "presence": "Offline", "following": summary.TargetFollowingCount},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the client's flows (-want +got):\n%s\nstderr:\n%s", diff, stderr.String())
+	}
+	var signed, sisu int
+	for _, c := range h.Calls(mock.CallFilter{}) {
+		switch {
+		case strings.HasPrefix(c.URL, "https://sisu.xboxlive.com/authorize") && c.Status == http.StatusOK:
+			sisu++
+		case strings.HasPrefix(c.URL, "https://device.auth.xboxlive.com/") && c.Status == http.StatusOK:
+			signed++
+		}
+	}
+	if sisu != 1 || signed != 2 {
+		t.Errorf("%d SISU authorizations and %d device tokens, want 1 and 2", sisu, signed)
 	}
 }
 

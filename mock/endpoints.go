@@ -22,6 +22,10 @@ type Endpoint struct {
 var signInEndpoints = []Endpoint{
 	{[]string{liveHost}, http.MethodGet, "/oauth20_authorize.srf", "-"},
 	{[]string{liveHost}, http.MethodPost, "/oauth20_token.srf", "-"},
+	{[]string{liveHost}, http.MethodPost, "/oauth20_connect.srf", "-"},
+	{[]string{liveHost}, http.MethodPost, "/ppsecure/post.srf", "-"},
+	{[]string{liveHost}, http.MethodGet, "/oauth20_remoteconnect.srf", "-"},
+	{[]string{liveHost}, http.MethodPost, "/oauth20_remoteconnect.srf", "-"},
 	{[]string{microsoftHost}, http.MethodGet, "/{tenant}/oauth2/v2.0/authorize", "-"},
 	{[]string{microsoftHost}, http.MethodPost, "/{tenant}/oauth2/v2.0/devicecode", "-"},
 	{[]string{microsoftHost}, http.MethodPost, "/{tenant}/oauth2/v2.0/token", "-"},
@@ -31,6 +35,7 @@ var signInEndpoints = []Endpoint{
 	{[]string{titleAuthHost}, http.MethodPost, "/title/authenticate", "-"},
 	{[]string{sisuHost}, http.MethodPost, "/authenticate", "-"},
 	{[]string{sisuHost}, http.MethodPost, "/authorize", "-"},
+	{[]string{serviceAuthHost}, http.MethodPost, "/service/authenticate", "-"},
 }
 
 // Endpoints returns every call the mock answers, from its route table and

@@ -13,6 +13,9 @@ import (
 // login.live.com, the Windows Live OAuth endpoints that published Xbox
 // clients sign in at: the authorization page and the token endpoint.
 
+// deviceCodeGrant is RFC 8628's grant type of a device code poll.
+const deviceCodeGrant = "urn:ietf:params:oauth:grant-type:device_code"
+
 // liveCodeLife bounds a login.live.com authorization code, which is also
 // good for one exchange only (codes.go).
 const liveCodeLife = 5 * time.Minute
@@ -43,8 +46,11 @@ func (s *signIn) liveAuthorize(w http.ResponseWriter, r *http.Request) {
 	case !ok:
 		oauthError(w, "invalid_request", badRedirect)
 		return
+	case q.Get("response_type") == "token":
+		s.liveSignInPage(w, clientID, raw, q)
+		return
 	case q.Get("response_type") != "code":
-		oauthError(w, "unsupported_response_type", "The mock answers response_type=code only.")
+		oauthError(w, "unsupported_response_type", "The mock answers response_type code and token only.")
 		return
 	}
 	var code string
@@ -93,6 +99,10 @@ func (s *signIn) liveToken(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		xuid = c.xuid
+	case deviceCodeGrant, "device_code": // both names clients send
+		if xuid, ok = s.pollDeviceCode(w, form.Get("device_code"), clientID, now); !ok {
+			return
+		}
 	case "refresh_token":
 		x, ok := s.check(form.Get("refresh_token"), boundKind("lr", clientID), now)
 		if !ok {

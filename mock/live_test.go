@@ -77,11 +77,17 @@ func userToken(t *testing.T, h *Handler, ticket string) int {
 
 // TestLiveSignIn walks login.live.com's code flow as the published clients
 // do, for both kinds of client ID: authorize, exchange the code, take the
-// user token with the RpsTicket preamble of the client's kind, refresh.
+// user token with the RpsTicket preamble of the client's kind (and none,
+// the compact ticket, for a Microsoft account client), refresh.
 func TestLiveSignIn(t *testing.T) {
-	for _, tt := range []struct{ client, redirect, preamble, other string }{
-		{msaClient, redirectURI, "t=", "d="},
-		{azureClient, azureRedirect, "d=", "t="},
+	for _, tt := range []struct {
+		client, redirect, preamble, other string
+		otherStatus, bareStatus           int
+	}{
+		// A Microsoft account client's token: "t=" or bare (xbox-webapi-python's
+		// use_compact_ticket); as "d=" 400 (OpenXbox/xbox-webapi-csharp#28).
+		{msaClient, redirectURI, "t=", "d=", 400, 200},
+		{azureClient, azureRedirect, "d=", "t=", 401, 401},
 	} {
 		t.Run(tt.client, func(t *testing.T) {
 			h := NewHandler()
@@ -100,8 +106,11 @@ func TestLiveSignIn(t *testing.T) {
 			if got := userToken(t, h, tt.preamble+tok.AccessToken); got != 200 {
 				t.Errorf("user token with %s: %d", tt.preamble, got)
 			}
-			if got := userToken(t, h, tt.other+tok.AccessToken); got != 401 {
-				t.Errorf("user token with the other preamble %s: %d, want 401", tt.other, got)
+			if got := userToken(t, h, tt.other+tok.AccessToken); got != tt.otherStatus {
+				t.Errorf("user token with the other preamble %s: %d, want %d", tt.other, got, tt.otherStatus)
+			}
+			if got := userToken(t, h, tok.AccessToken); got != tt.bareStatus {
+				t.Errorf("user token with no preamble: %d, want %d", got, tt.bareStatus)
 			}
 			status, _, again := liveTokenAt(t, h, url.Values{"grant_type": {"refresh_token"}, "client_id": {tt.client},
 				"refresh_token": {tok.RefreshToken}, "scope": {"Xboxlive.signin Xboxlive.offline_access"}})

@@ -18,10 +18,12 @@ import (
 //  1. script: a rule of the script that matches answers it, uncounted
 //     unless the rule counts (scripted, script.go);
 //  2. identify: a sign-in host goes to the sign-in service (signIn.serve);
-//     any other to the limits rule of its host and path, or 404 uncounted;
+//     the title's endpoints (NSAL) without a token or a limits rule are
+//     answered uncounted (nsal.go); any other request to the limits rule
+//     of its host and path, or 404 uncounted;
 //  3. authenticate: a token Token minted, or an X-token of the service
 //     sign-in on a request signed with its proof key; else 401 or 403
-//     uncounted (authenticate, s2sauth.go);
+//     uncounted (authenticate, token.go; boundIdentity, s2sauth.go);
 //  4. route: the service's route for the method and path, or 404 or 405
 //     uncounted (matchRoute);
 //  5. count: FGRL counts it against its user + title + scope, and past a

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/xblgo/fgrl/internal/safetext"
-	"github.com/xblgo/fgrl/internal/xblauth"
 	"github.com/xblgo/fgrl/internal/xblsign"
 	"github.com/xblgo/fgrl/limits"
 )
@@ -21,24 +20,15 @@ var serviceAuthServices = []string{"mpsd", "stringverification", "deletedaccount
 // another service.
 var serviceAuthHosts = []string{"client-strings.xboxlive.com"}
 
-// authenticate is the pipeline's authenticate stage: the caller the
-// request's Authorization names, or false once it has answered 401 (no
-// token of this mock's, an expired one) or 403 (a token bound to a proof
-// key on a request not signed with it, signed outside the skew window or
-// presented before, a service-auth token at a service that does not take
-// one).
-func (h *Handler) authenticate(x *exchange, rule *limits.Rule) (identity, bool) {
+// boundIdentity is the authenticate stage (authenticate) for an X-token
+// of the service sign-in, of kind "xs" (service auth) or "xd" (delegated),
+// whose userhash is uhs: the caller it names, or false once it has
+// answered 401 (an expired token, one not this mock's) or 403 (a request
+// not signed with the token's proof key, signed outside the skew window
+// or presented before, a service-auth token at a service that does not
+// take one).
+func (h *Handler) boundIdentity(x *exchange, rule *limits.Rule, kind, uhs, tok string) (identity, bool) {
 	r := x.r
-	uhs, tok, err := xblauth.Parse(r.Header.Get("Authorization"))
-	kind, _, _ := strings.Cut(tok, ".")
-	if err != nil || (kind != "xs" && kind != "xd") {
-		id, err := parseToken(r.Header.Get("Authorization"))
-		if err != nil {
-			writeError(x.w, http.StatusUnauthorized, "Unauthorized", err.Error())
-			return identity{}, false
-		}
-		return id, true
-	}
 	now := h.cfg.now()
 	t, ok := h.signIn.checkDetail(tok, kind, now)
 	if !ok {

@@ -68,6 +68,7 @@ type signIn struct {
 	accounts map[string]Account
 	codes    oneTime       // authorization and device codes (codes.go)
 	replays  replays       // the signatures seen (replays.go)
+	pending  pendings      // login.live.com's device codes (livedevice.go)
 	serial   atomic.Uint64 // the XSTS tokens minted so far
 }
 
@@ -90,6 +91,10 @@ func (s *signIn) serve(w http.ResponseWriter, r *http.Request, host string) {
 		s.liveAuthorize(w, r)
 		return
 	}
+	if host == liveHost && r.URL.Path == "/oauth20_remoteconnect.srf" && (r.Method == http.MethodGet || r.Method == http.MethodPost) {
+		s.liveRemoteConnect(w, r)
+		return
+	}
 	if r.Method != http.MethodPost {
 		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "invalid_request"})
 		return
@@ -101,6 +106,10 @@ func (s *signIn) serve(w http.ResponseWriter, r *http.Request, host string) {
 		s.oauthToken(w, r)
 	case host == liveHost && r.URL.Path == "/oauth20_token.srf":
 		s.liveToken(w, r)
+	case host == liveHost && r.URL.Path == livePostPath:
+		s.livePost(w, r)
+	case host == liveHost && r.URL.Path == "/oauth20_connect.srf":
+		s.liveDeviceCode(w, r)
 	case host == userAuthHost && r.URL.Path == "/user/authenticate":
 		s.userAuthenticate(w, r)
 	case host == xstsHost && r.URL.Path == "/xsts/authorize":
@@ -184,7 +193,7 @@ func (s *signIn) oauthToken(w http.ResponseWriter, r *http.Request) {
 	clientID := form.Get("client_id")
 	var xuid string
 	switch form.Get("grant_type") {
-	case "urn:ietf:params:oauth:grant-type:device_code":
+	case deviceCodeGrant, "device_code": // both names clients send
 		// The first poll finds the user yet to enter the code, the second
 		// approved; a code redeemed is gone, as one expired.
 		c := s.presentCode(form.Get("device_code"), "dc", now, clientID)
@@ -247,8 +256,17 @@ func (s *signIn) userAuthenticate(w http.ResponseWriter, r *http.Request) {
 	}
 	now := s.w.now()
 	xuid, ok := s.rpsTicket(req.Properties.RpsTicket, now)
-	if req.RelyingParty != "http://auth.xboxlive.com" || req.Properties.AuthMethod != "RPS" || !ok {
+	switch {
+	case req.RelyingParty != "http://auth.xboxlive.com" || req.Properties.AuthMethod != "RPS":
 		w.WriteHeader(http.StatusUnauthorized) // the service answers an empty 401
+		return
+	case !ok && s.msaTicketAsD(req.Properties.RpsTicket, now):
+		// A Microsoft account client's token sent as "d=": 400, as
+		// recorded in OpenXbox/xbox-webapi-csharp#28.
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	case !ok:
+		w.WriteHeader(http.StatusUnauthorized)
 		return
 	}
 	writeJSON(w, http.StatusOK, s.userTokenAnswer(xuid, now))
@@ -269,7 +287,9 @@ func (s *signIn) userTokenAnswer(xuid string, now time.Time) map[string]any {
 // login.live.com for an Azure app's client ID (a GUID), "t=<token>" for a
 // login.live.com token of a Microsoft account client ID (16 hex digits), as
 // the published clients send them (npm @xboxreplay/xboxlive-auth's "t"
-// preamble by default, "d" for custom Azure apps).
+// preamble by default, "d" for custom Azure apps), and the bare token of
+// such a client, the "compact ticket" (OpenXbox/xbox-webapi-python,
+// AuthenticationManager.request_user_token's use_compact_ticket).
 func (s *signIn) rpsTicket(ticket string, now time.Time) (string, bool) {
 	if tok, ok := strings.CutPrefix(ticket, "d="); ok {
 		if xuid, ok := s.check(tok, "ac", now); ok {
@@ -277,10 +297,16 @@ func (s *signIn) rpsTicket(ticket string, now time.Time) (string, bool) {
 		}
 		return s.check(tok, "la-d", now)
 	}
-	if tok, ok := strings.CutPrefix(ticket, "t="); ok {
-		return s.check(tok, "la-t", now)
-	}
-	return "", false
+	tok, _ := strings.CutPrefix(ticket, "t=")
+	return s.check(tok, "la-t", now)
+}
+
+// msaTicketAsD reports whether ticket is "d=" and a Microsoft account
+// client's login.live.com token, which goes as "t=".
+func (s *signIn) msaTicketAsD(ticket string, now time.Time) bool {
+	tok, ok := strings.CutPrefix(ticket, "d=")
+	_, msa := s.check(tok, "la-t", now)
+	return ok && msa
 }
 
 // xstsAuthorize is xsts.auth.xboxlive.com's xsts/authorize: an XSTS token

@@ -38,6 +38,11 @@ import (
 type World struct {
 	Accounts []WorldAccount `json:"accounts"`
 	Apps     []WorldApp     `json:"apps,omitempty"`
+	// DeviceCodes is how the user answers a login.live.com device code
+	// (livedevice.go): "" or "approve", approved at once, so that a test
+	// signs in without a browser; "page", pending until approved at the
+	// verification page the mock serves; "deny", declined.
+	DeviceCodes string `json:"deviceCodes,omitempty"`
 	// RelyingParties are the title services' relying parties XSTS knows
 	// (nil: PublishedRelyingParties), those for delegation among them.
 	RelyingParties []WorldRelyingParty `json:"relyingParties,omitempty"`
@@ -195,6 +200,11 @@ func (w *World) check() error {
 		case players > maxInAll:
 			return worldError(f+".recentPlayers", fmt.Sprintf("more than %d recent players in all the accounts", maxInAll))
 		}
+	}
+	switch w.DeviceCodes {
+	case "", deviceCodesApprove, deviceCodesPage, deviceCodesDeny:
+	default:
+		return worldError("deviceCodes", `"approve", "page" or "deny"`)
 	}
 	if err := checkApps(w.Apps); err != nil {
 		return err

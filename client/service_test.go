@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -16,8 +17,11 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/xblgo/fgrl/mock"
 	"github.com/xblgo/fgrl/mock/tlsca"
+	"github.com/xblgo/fgrl/throttle"
 	"github.com/xblgo/fgrl/transport"
 )
 
@@ -233,4 +237,42 @@ func TestLoadPartnerCertificateRefusesReadableKey(t *testing.T) {
 			t.Errorf("key file %v: %v, want %v", tc.mode, err, tc.want)
 		}
 	}
+}
+
+// TestServiceSignInUnderScriptedTrouble: a script makes XSTS fail twice,
+// then answer; the sign-in backs off (1 s, then 2 s) and gets its token. A
+// script that makes XSAS hang past Timeout ends the sign-in at Timeout.
+func TestServiceSignInUnderScriptedTrouble(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		h := mock.NewHandler()
+		cert, p := newPartner(t, h)
+		err := h.SetScript(mock.Script{Rules: []mock.ScriptRule{{Match: mock.ScriptMatch{Host: "xsts.auth.xboxlive.com"},
+			Answers: []mock.ScriptAnswer{{Status: 503}, {Status: 503}}, Then: "mock"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &ServiceSignIn{Certificate: cert, HTTPClient: &http.Client{Transport: p}}
+		start := time.Now()
+		var got []string
+		for range 4 {
+			_, err := s.ServiceToken(ctx)
+			got = append(got, time.Since(start).String()+" "+fmt.Sprint(err == nil))
+			time.Sleep(time.Second)
+		}
+		want := []string{"0s false", "1s false", "2s false", "3s true"}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("sign-ins under a failing XSTS (-want +got):\n%s", diff)
+		}
+
+		if err := h.SetScript(mock.Script{Rules: []mock.ScriptRule{{Match: mock.ScriptMatch{Host: "service.auth.xboxlive.com"},
+			Answers: []mock.ScriptAnswer{{Latency: throttle.Duration(10 * time.Minute)}}}}}); err != nil {
+			t.Fatal(err)
+		}
+		hung := &ServiceSignIn{Certificate: cert, HTTPClient: &http.Client{Transport: p}, Timeout: 10 * time.Second}
+		start = time.Now()
+		if _, err := hung.ServiceToken(ctx); !errors.Is(err, context.DeadlineExceeded) || time.Since(start) != 10*time.Second {
+			t.Errorf("against a hanging XSAS: %v after %v, want a deadline at 10s", err, time.Since(start))
+		}
+	})
 }

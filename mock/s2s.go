@@ -3,6 +3,7 @@ package mock
 import (
 	"bytes"
 	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/x509"
@@ -235,10 +236,8 @@ func xstsRefuse(w http.ResponseWriter, expired bool, xerrExpired, xerr int64) {
 // coordinates (64 bytes) and then fields, each ended by a null byte.
 func packKey(pub *ecdsa.PublicKey, fields ...string) string {
 	var b strings.Builder
-	var xy [64]byte
-	pub.X.FillBytes(xy[:32])
-	pub.Y.FillBytes(xy[32:])
-	b.Write(xy[:])
+	point, _ := pub.Bytes() // 0x04 || X || Y: a P-256 key from ProofKey.PublicKey never fails
+	b.Write(point[1:])
 	for _, f := range fields {
 		b.WriteString(f)
 		b.WriteByte(0)
@@ -251,8 +250,7 @@ func unpackKey(p string, n int) (*ecdsa.PublicKey, []string, bool) {
 	if len(p) < 64 {
 		return nil, nil, false
 	}
-	pub, err := xblsign.ProofKey{Kty: "EC", Crv: "P-256", X: base64.RawURLEncoding.EncodeToString([]byte(p[:32])),
-		Y: base64.RawURLEncoding.EncodeToString([]byte(p[32:64]))}.PublicKey()
+	pub, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), append([]byte{4}, p[:64]...))
 	fields := strings.Split(p[64:], "\x00")
 	if err != nil || len(fields) != n+1 || fields[n] != "" {
 		return nil, nil, false

@@ -425,7 +425,7 @@ func TestServiceSignInLeavesNoSecret(t *testing.T) {
 	}
 	exports := exportsOf(t, r.h)
 	exports["Logger"] = []byte(log.String())
-	d := r.key.D.Bytes()
+	d, _ := r.key.Bytes()
 	secrets := []string{st, dt, svc.Token, dlg.Token, string(d), base64.RawURLEncoding.EncodeToString(d), base64.StdEncoding.EncodeToString(d)}
 	for _, s := range secrets[:4] {
 		if len(s) < 40 {

@@ -112,6 +112,9 @@ func TestTitleToken(t *testing.T) {
 	}
 	status, b = post(t, h, "https://user.auth.xboxlive.com/user/authenticate", "application/json",
 		`{"RelyingParty": "http://auth.xboxlive.com", "TokenType": "JWT", "Properties": {"AuthMethod": "RPS", "SiteName": "user.auth.xboxlive.com", "RpsTicket": "t=`+lt+`"}}`)
+	if status != http.StatusOK {
+		t.Fatalf("user token: %d %s", status, b)
+	}
 	var ut struct{ Token string }
 	json.Unmarshal(b, &ut)
 	xsts := func(deviceToken string) (int, []byte) {

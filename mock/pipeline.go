@@ -73,6 +73,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // serve runs the stages that answer x.
 func (h *Handler) serve(x *exchange) {
 	r := x.r
+	if strings.Contains(r.URL.Path, "//") {
+		// An empty path segment ("//users/me/..."), which some clients'
+		// joins of base and path send: how the services' front door
+		// answers it is not recorded; the mock serves the path with the
+		// empty segments dropped, and its record keeps the path as sent.
+		r.URL.Path, r.URL.RawPath = collapseSlashes(r.URL.Path), ""
+	}
 	if st := h.script.Load(); st != nil && h.scripted(st, x) {
 		return
 	}
@@ -201,6 +208,19 @@ func (h *Handler) write429(w http.ResponseWriter, rule *limits.Rule, d throttle.
 		return
 	}
 	writeJSON(w, http.StatusTooManyRequests, b)
+}
+
+// collapseSlashes returns p with every run of '/' made one.
+func collapseSlashes(p string) string {
+	var b strings.Builder
+	b.Grow(len(p))
+	for i := 0; i < len(p); i++ {
+		if p[i] == '/' && i > 0 && p[i-1] == '/' {
+			continue
+		}
+		b.WriteByte(p[i])
+	}
+	return b.String()
 }
 
 // hostOnly is a Host header without its port.

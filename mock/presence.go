@@ -34,6 +34,9 @@ type presenceRecord struct {
 	State    string           `json:"state"`
 	Devices  []presenceDevice `json:"devices,omitempty"`
 	LastSeen *lastSeen        `json:"lastSeen,omitempty"`
+	// Cloaked: the user appears offline (PUT .../state "Cloaked") until
+	// they set "Active" again; never written to the wire.
+	Cloaked bool `json:"-"`
 }
 
 type lastSeen struct {
@@ -80,6 +83,7 @@ func (s presenceService) routes() []route {
 		{http.MethodPost, pat("/users/batch"), s.serveBatchPresence, "3"},
 		{http.MethodPost, pat("/users/{user}/devices/current/titles/current"), s.serveSetPresence, "3"},
 		{http.MethodDelete, pat("/users/{user}/devices/current/titles/current"), s.serveClearPresence, "3"},
+		{http.MethodPut, pat("/users/{user}/state"), s.serveSetUserState, "3"},
 	}
 }
 
@@ -94,6 +98,9 @@ func (w *world) presenceOf(xuid string) presenceRecord {
 	w.state.mu.Lock()
 	p, ok := w.state.presence.get(xuid)
 	w.state.mu.Unlock()
+	if ok && p.Cloaked {
+		return presenceRecord{XUID: xuid, State: "Offline"}
+	}
 	if ok && p.State == "Online" && len(p.Devices) > 0 && len(p.Devices[0].Titles) > 0 {
 		t := p.Devices[0].Titles[0]
 		if at, err := time.Parse(time.RFC3339, t.LastModified); err == nil && w.now().Sub(at) > heartbeatExpiry {
@@ -224,9 +231,58 @@ func (s presenceService) serveClearPresence(c *call) {
 	c.w.WriteHeader(http.StatusOK)
 }
 
+// serveSetUserState answers PUT /users/{user}/state, {"state": "Active"}
+// or "Cloaked": the user's own presence state (OpenXbox/xbox-webapi-python
+// PresenceProvider.set_presence_own and its test: 200, no body). A cloaked
+// user reads as Offline, to others and to themselves, with no devices and
+// no last seen, until they set Active; a title's later write is kept
+// behind the cloak.
+func (s presenceService) serveSetUserState(c *call) {
+	if c.user(c.params[0]) != c.id.xuid {
+		writeError(c.w, http.StatusForbidden, "Forbidden", "a user may set only their own presence")
+		return
+	}
+	var req struct {
+		State string `json:"state"`
+	}
+	if !c.decode(&req) {
+		return
+	}
+	var cloak bool
+	switch {
+	case strings.EqualFold(req.State, "Cloaked"):
+		cloak = true
+	case !strings.EqualFold(req.State, "Active"):
+		writeError(c.w, http.StatusBadRequest, "BadRequest", `state must be "Active" or "Cloaked"`)
+		return
+	}
+	s.setCloak(c.id.xuid, cloak)
+	c.w.WriteHeader(http.StatusOK)
+}
+
+// setCloak cloaks or uncloaks xuid's presence.
+func (w *world) setCloak(xuid string, cloak bool) {
+	w.state.mu.Lock()
+	defer w.state.mu.Unlock()
+	rec, ok := w.state.presence.get(xuid)
+	if !ok && !cloak {
+		return // nothing recorded, nothing cloaked
+	}
+	if !ok {
+		rec = presenceRecord{XUID: xuid, State: "Offline"}
+	}
+	rec.Cloaked = cloak
+	b, _ := json.Marshal(rec)
+	w.state.presence.put(xuid, rec, int64(len(b)))
+}
+
+// storePresence records rec, the user's cloak as it was (setCloak).
 func (w *world) storePresence(rec presenceRecord) {
 	b, _ := json.Marshal(rec) // its size as stored
 	w.state.mu.Lock()
+	if old, ok := w.state.presence.get(rec.XUID); ok {
+		rec.Cloaked = old.Cloaked
+	}
 	w.state.presence.put(rec.XUID, rec, int64(len(b)))
 	w.state.mu.Unlock()
 }

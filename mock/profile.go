@@ -40,7 +40,30 @@ func (s profileService) routes() []route {
 		{http.MethodGet, pat("/users/{user}/profile/settings"), s.serveProfile, "2"},
 		{http.MethodPost, pat("/users/batch/profile/settings"), s.serveProfileBatch, "2"},
 		{http.MethodGet, pat("/users/gt({})/profile/settings"), s.serveProfileByGamertag, "2"},
+		{http.MethodGet, pat("/users/{user}/profile/settings/people/{}"), s.serveProfilePeople, "2"},
 	}
+}
+
+// serveProfilePeople answers GET /users/{me|xuid(N)}/profile/settings/
+// people/people: the settings of everyone in the user's people list, in
+// the shape of a batch (the profile REST reference, "GET
+// (/users/{ownerId}/profile/settings/people/{userList})": "people" is the
+// only list; XSAPI's ProfileTests ask for it as "People"). Another list
+// is 404. Another user's list is answered, as the social service answers
+// another user's people.
+func (s profileService) serveProfilePeople(c *call) {
+	if !strings.EqualFold(c.params[1], "people") {
+		writeError(c.w, http.StatusNotFound, "NotFound", `"people" is the only list`)
+		return
+	}
+	owner := c.user(c.params[0])
+	settings := splitList(c.query("settings"))
+	people := s.peopleOf(owner)
+	resp := profileResponse{ProfileUsers: make([]profileUser, 0, len(people))}
+	for _, p := range people {
+		resp.ProfileUsers = append(resp.ProfileUsers, s.profileOf(p.XUID, settings))
+	}
+	writeJSON(c.w, http.StatusOK, resp)
 }
 
 func (s profileService) serveProfile(c *call) {

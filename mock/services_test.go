@@ -279,3 +279,49 @@ func TestProfileEverySetting(t *testing.T) {
 		t.Errorf("Gamertag %q, want the account's %q", gt, DefaultAccount.Gamertag)
 	}
 }
+
+// TestProfilePeople: GET /users/me/profile/settings/people/people (the
+// profile REST reference's sample request, contract 2) answers the
+// settings of everyone the caller follows, in the order of their people
+// list, as a batch does; the list's name in any case (XSAPI asks for
+// "People"); another list 404; another user's list 403.
+func TestProfilePeople(t *testing.T) {
+	h := Must(New(Config{World: loadWorld(t, "testdata/world.json")}))
+	const ada = "2533274791234567"
+	var people struct{ People []struct{ XUID string } }
+	decodeJSON(t, as(t, h, ada, "GET", "https://social.xboxlive.com/users/me/people", "1", ""), &people)
+	if len(people.People) == 0 {
+		t.Fatal("the world gives Ada no people")
+	}
+	var got profileResponse
+	r := as(t, h, ada, "GET", "https://profile.xboxlive.com/users/me/profile/settings/people/People?settings=Gamertag,Gamerscore", "2", "")
+	decodeJSON(t, r, &got)
+	if len(got.ProfileUsers) != len(people.People) {
+		t.Fatalf("%d profiles for %d people: %s", len(got.ProfileUsers), len(people.People), r.body)
+	}
+	for i, p := range people.People {
+		u := got.ProfileUsers[i]
+		if u.ID != p.XUID || len(u.Settings) != 2 || u.Settings[0].Value != h.world.gamertagOf(p.XUID) {
+			t.Errorf("profile %d = %+v, want %s's gamertag and gamerscore", i, u, p.XUID)
+		}
+	}
+	if r := do(t, h, "GET", "https://profile.xboxlive.com/users/me/profile/settings/people/friends?settings=Gamertag", Token(ada, title1), ""); r.status != 404 {
+		t.Errorf("another list: %d, want 404", r.status)
+	}
+}
+
+// TestEmptyPathSegments: a path with empty segments, as clients that join
+// a base URL ending in '/' to a path starting with one send it, is served
+// as the path without them (the front door's answer is not recorded), and
+// counted as that call; the record keeps the path as sent.
+func TestEmptyPathSegments(t *testing.T) {
+	h := NewHandler()
+	r := do(t, h, "GET", "https://profile.xboxlive.com//users//me/profile/settings?settings=Gamertag", Token(xuid1, title1), "")
+	if r.status != http.StatusOK || !strings.Contains(r.body, `"profileUsers"`) || r.header.Get("RateLimit") == "" {
+		t.Fatalf("//users//me: %d %s (RateLimit %q), want the profile, counted", r.status, r.body, r.header.Get("RateLimit"))
+	}
+	calls := h.Calls(CallFilter{})
+	if got := calls[len(calls)-1].URL; !strings.Contains(got, "//users//me/") {
+		t.Errorf("the record's URL %q, want the path as sent", got)
+	}
+}

@@ -1,6 +1,9 @@
 package mock
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -11,6 +14,7 @@ import (
 	"time"
 
 	"github.com/xblgo/fgrl/internal/wiretest"
+	"github.com/xblgo/fgrl/internal/xblsign"
 )
 
 // The recorded shapes of the sign-in answers (values replaced):
@@ -154,10 +158,18 @@ func FuzzSignInToken(f *testing.F) {
 	k, _, _ := strings.Cut(code, ".")
 	f.Add(code, k)
 	f.Add(code, boundKind("code", "game-a", "http://localhost/cb", pkceChallenge))
+	// A device token (device.go) carries its device's proof key.
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	f.Add(h.signIn.mintDevice(device{did: "F9E13DC7B0997D0D", key: xblsign.ProofKeyOf(&key.PublicKey)}, now), "dt")
 	f.Fuzz(func(t *testing.T, tok, kind string) {
 		xuid, ok := h.signIn.check(tok, kind, now)
 		if ok && h.signIn.mint(kind, xuid, time.Unix(mustExp(tok), 0)) != tok {
 			t.Fatalf("check took a token the mock did not mint: %q", tok)
+		}
+		if d, ok := h.signIn.deviceOf(tok, now); ok {
+			if _, err := d.key.PublicKey(); err != nil {
+				t.Fatalf("a device token whose key is not one: %q: %v", tok, err)
+			}
 		}
 	})
 }

@@ -17,8 +17,8 @@ import (
 // {"xuid", "scids": [{"scid", "stats": [{"statname", "type", "value"}]}]}, and
 // POST /batch?operation=read answers {"users": [...]} of the same records.
 // Contracts 2 and 3 (xbox-webapi-python's userstats provider) answer the
-// GET as {"statlistscollection": [...]}, with properties under
-// include=valuemetadata, and POST /batch with arrangebyfield, groups,
+// GET as {"statlistscollection": [...]}, each stat with its properties,
+// and POST /batch with arrangebyfield, groups,
 // stats and xuids as {"groups", "statlistscollection"}.
 // The leaderboard service: GET /scids/{scid}/leaderboards/{name} (event-based
 // stats, contract 3.1) and .../leaderboards/stat({name}) (title-managed,
@@ -120,10 +120,9 @@ func (s statsService) serveStats(c *call) {
 	case "", "1":
 		writeJSON(c.w, http.StatusOK, s.statsOf(c.params[0], c.params[1], names))
 	case "2", "3":
-		meta := v == "3" && strings.EqualFold(c.query("include"), "valuemetadata")
 		writeJSON(c.w, http.StatusOK, struct {
 			Lists []statList `json:"statlistscollection"`
-		}{[]statList{s.statListOf(c.params[0], c.params[1], names, meta)}})
+		}{[]statList{s.statListOf(c.params[0], c.params[1], names)}})
 	default:
 		writeError(c.w, http.StatusBadRequest, "BadRequest", "the user stats service answers contract versions 1, 2 and 3")
 	}
@@ -139,26 +138,27 @@ type statList struct {
 }
 
 type statItem struct {
-	XUID       string             `json:"xuid"`
-	Scid       string             `json:"scid"`
-	Name       string             `json:"name"`
-	Type       string             `json:"type"`
-	Value      string             `json:"value"`
-	Properties *map[string]string `json:"properties,omitempty"` // with include=valuemetadata, and in a batch
+	XUID  string `json:"xuid"`
+	Scid  string `json:"scid"`
+	Name  string `json:"name"`
+	Type  string `json:"type"`
+	Value string `json:"value"`
+	// Properties is always there, {} when the title configured none: in
+	// both recordings of the GET (userstats_by_scid.json, contract 2;
+	// ..._with_metadata.json, contract 3 with include=valuemetadata) and
+	// the batch's; xbox-webapi-python's Stat model requires it.
+	Properties map[string]string `json:"properties"`
 }
 
-func (w *world) statListOf(xuid, scid string, names []string, meta bool) statList {
+func (w *world) statListOf(xuid, scid string, names []string) statList {
 	l := statList{ArrangeByField: "xuid", ArrangeByFieldID: xuid, Stats: make([]statItem, 0, len(names))}
 	for _, n := range names {
 		v, ok := w.statOf(xuid, scid, n)
 		if !ok {
 			continue
 		}
-		it := statItem{XUID: xuid, Scid: scid, Name: n, Type: "Integer", Value: strconv.FormatInt(v, 10)}
-		if meta {
-			it.Properties = &map[string]string{}
-		}
-		l.Stats = append(l.Stats, it)
+		l.Stats = append(l.Stats, statItem{XUID: xuid, Scid: scid, Name: n, Type: "Integer", Value: strconv.FormatInt(v, 10),
+			Properties: map[string]string{}})
 	}
 	return l
 }
@@ -224,7 +224,7 @@ func (s statsService) serveStatsBatchGroups(c *call) {
 			writeError(c.w, http.StatusBadRequest, "BadRequest", "xuids must hold xuids")
 			return
 		}
-		out.Lists = append(out.Lists, s.statListOf(x, scid, names, true))
+		out.Lists = append(out.Lists, s.statListOf(x, scid, names))
 	}
 	for _, g := range req.Groups {
 		gr := group{Name: g.Name, TitleID: g.TitleID.String(), Scid: strings.ToLower(g.Scid), Lists: []statList{}}

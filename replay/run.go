@@ -420,6 +420,8 @@ func serviceCall(l *limits.Limits, e Event) (method, path, body string) {
 		return "GET", "/suggest?q=Player", ""
 	case "reputation":
 		return "POST", "/users/xuid(" + e.User + ")/feedback", `{"sessionRef":null,"feedbackType":"PositiveSkilledPlayer","textReason":"","evidenceId":null}`
+	case "authentication": // 2022's title.mgt: the title's endpoints (NSAL)
+		return "GET", "/titles/current/endpoints", ""
 	}
 	r, _ := l.ByScope(e.Service)
 	method, path = "GET", "/"

@@ -28,6 +28,7 @@ package client
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -58,6 +59,11 @@ type Config struct {
 	// {"profile.xboxlive.com": "http://127.0.0.1:8080"}. The request keeps
 	// the real host name in its Host header, as the mock expects.
 	Endpoints map[string]string
+	// SignaturePolicies gives a host's signature policy (lower-case host
+	// name to policy, as NSAL lists them) for calls made with a token bound
+	// to a proof key (Token.Key); a host not named gets
+	// DefaultSignaturePolicy.
+	SignaturePolicies map[string]SignaturePolicy
 	// BatchWindow, when set, merges single-user lookups (GetProfile with
 	// the same settings, GetPresence) that one acting user makes within it
 	// into one batch call (POST /users/batch/profile/settings, up to 100
@@ -85,8 +91,12 @@ type Client struct {
 	http      *http.Client
 	endpoints map[string]*url.URL
 	userAgent string
-	profiles  batcher[Profile]
-	presences batcher[Presence]
+	// signsEachAttempt: Transport is the fgrl transport, which signs each
+	// attempt (transport.WithSigner); another RoundTripper gets requests
+	// signed once, before they are sent.
+	signsEachAttempt bool
+	profiles         batcher[Profile]
+	presences        batcher[Presence]
 }
 
 // New returns a Client, or an error naming the missing or malformed setting.
@@ -116,6 +126,12 @@ func New(cfg Config) (*Client, error) {
 		endpoints: make(map[string]*url.URL, len(cfg.Endpoints)),
 		userAgent: "fgrl/" + Version + " (XboxServicesAPI-compatible; title " + cfg.TitleID + ")",
 	}
+	for host, p := range cfg.SignaturePolicies {
+		if err := p.Check(); err != nil {
+			return nil, fmt.Errorf("client: Config.SignaturePolicies[%s]: %w", host, err)
+		}
+	}
+	_, c.signsEachAttempt = cfg.Transport.(*transport.Transport)
 	c.profiles.call, c.profiles.missing, c.profiles.limit = c.profileBatch, missingProfile, 100
 	c.presences.call, c.presences.missing, c.presences.limit = c.presenceBatch, missingPresence, 1100
 	for host, base := range cfg.Endpoints {

@@ -86,6 +86,11 @@ func (u *User) request(ctx context.Context, a api, method string, p reqPath, q u
 	// The attempt timeout covers reading the answer, as XSAPI's does; a
 	// call that is not idempotent is sent once; the call names its rule.
 	ctx = transport.WithPolicy(ctx, transport.Policy{BoundBody: true, NoRetry: a.once, Rule: a.rule})
+	var sign transport.Signer
+	if tok.Key != nil {
+		sign = u.c.signer(a.host, tok.Key)
+		ctx = transport.WithSigner(ctx, sign)
+	}
 	req, err := http.NewRequestWithContext(ctx, method, "https://"+a.host+"/", body)
 	if err != nil {
 		return nil, &Error{code: hresult.E_INVALIDARG, Service: a.service, API: a.name, Err: err}
@@ -94,7 +99,7 @@ func (u *User) request(ctx context.Context, a api, method string, p reqPath, q u
 	req.Host = a.host
 	h := req.Header
 	h.Set("Authorization", tok.Authorization)
-	if tok.Signature != "" {
+	if tok.Signature != "" && tok.Key == nil {
 		h.Set("Signature", tok.Signature)
 	}
 	h.Set("x-xbl-contract-version", a.contract)
@@ -102,6 +107,11 @@ func (u *User) request(ctx context.Context, a api, method string, p reqPath, q u
 	h.Set("Accept", "application/json")
 	h.Set("User-Agent", u.c.userAgent)
 	h.Set("Content-Type", "application/json; charset=utf-8") // XSAPI sets it on every call
+	if sign != nil && !u.c.signsEachAttempt {
+		if err := sign(req); err != nil {
+			return nil, &Error{code: hresult.E_XBL_AUTH_NO_TOKEN, Service: a.service, API: a.name, Message: "cannot sign the request", Err: err}
+		}
+	}
 	return req, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/ecdsa"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/xblgo/fgrl/hresult"
 	"github.com/xblgo/fgrl/internal/safetext"
+	"github.com/xblgo/fgrl/internal/xblsign"
 )
 
 // The public sign-in endpoints (OpenXbox/xbox-webapi-python,
@@ -58,6 +60,12 @@ type XboxToken struct {
 	Gamertag string    `json:"gtg"`
 	Token    string    `json:"token"`
 	NotAfter time.Time `json:"notAfter"`
+	// DelegationToken is the user's DelegationToken claim, given with a
+	// token for a title service's relying party configured for delegation:
+	// the service's ServiceSignIn acts for the user with it (SetDelegation).
+	// The mock gives it among the display claims; a real title service
+	// reads it from the token, decrypted with its relying party's key.
+	DelegationToken string `json:"dlg,omitempty"`
 }
 
 // Authorization returns the header value services take:
@@ -297,11 +305,24 @@ func (s *SignIn) signIn(ctx context.Context, wait time.Duration) (XboxToken, err
 // local one need not agree; a token without IssueInstant is judged by
 // NotAfter on the local clock.
 func (s *SignIn) renewAt(a *xboxAuth, received time.Time) time.Time {
-	life := a.NotAfter.Sub(a.IssueInstant)
+	return renewAt(a, received, s.Margin)
+}
+
+// renewAt is when a token that arrived at received is due for renewal,
+// margin (0: 5 minutes; at most half its lifetime) before it expires
+// (SignIn.renewAt), and when it expires, both on the local clock.
+func renewAt(a *xboxAuth, received time.Time, margin time.Duration) time.Time {
+	life := lifeOf(a, received)
+	return received.Add(life - min(cmp.Or(margin, 5*time.Minute), life/2))
+}
+
+// lifeOf is a token's lifetime: its own (NotAfter minus IssueInstant), or
+// for one without IssueInstant what is left of it at received.
+func lifeOf(a *xboxAuth, received time.Time) time.Duration {
 	if a.IssueInstant.IsZero() {
-		life = a.NotAfter.Sub(received)
+		return a.NotAfter.Sub(received)
 	}
-	return received.Add(life - min(cmp.Or(s.Margin, 5*time.Minute), life/2))
+	return a.NotAfter.Sub(a.IssueInstant)
 }
 
 func (s *SignIn) httpClient() *http.Client {
@@ -346,6 +367,7 @@ type xboxAuth struct {
 			Uhs string `json:"uhs"`
 			Xid string `json:"xid"`
 			Gtg string `json:"gtg"`
+			Dlg string `json:"DelegationToken"`
 		} `json:"xui"`
 	} `json:"DisplayClaims"`
 }
@@ -368,7 +390,7 @@ func xstsToken(a *xboxAuth) (*XboxToken, error) {
 		return nil, &SignInError{Step: "XSTS token", Message: "the answer names no user (DisplayClaims.xui[0].uhs)"}
 	}
 	x := a.DisplayClaims.Xui[0]
-	return &XboxToken{UserHash: x.Uhs, XUID: x.Xid, Gamertag: x.Gtg, Token: a.Token, NotAfter: a.NotAfter}, nil
+	return &XboxToken{UserHash: x.Uhs, XUID: x.Xid, Gamertag: x.Gtg, Token: a.Token, NotAfter: a.NotAfter, DelegationToken: x.Dlg}, nil
 }
 
 // maxAuthBody bounds an authentication answer.
@@ -376,6 +398,12 @@ const maxAuthBody = 64 << 10
 
 // post sends one Xbox authentication request and reads its answer.
 func (s *SignIn) post(ctx context.Context, step, url string, body any) (*xboxAuth, error) {
+	return postAuth(ctx, s.httpClient(), step, url, body, nil)
+}
+
+// postAuth sends one Xbox authentication request with hc, signed with key
+// under AuthSignaturePolicy when key is set, and reads its answer.
+func postAuth(ctx context.Context, hc *http.Client, step, url string, body any, key *ecdsa.PrivateKey) (*xboxAuth, error) {
 	b, _ := json.Marshal(body)
 	req, err := http.NewRequestWithContext(ctx, "POST", url, bytes.NewReader(b))
 	if err != nil {
@@ -384,7 +412,12 @@ func (s *SignIn) post(ctx context.Context, step, url string, body any) (*xboxAut
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("x-xbl-contract-version", "1")
-	resp, err := s.httpClient().Do(req)
+	if key != nil {
+		if err := xblsign.Sign(req, key, time.Now(), AuthSignaturePolicy()); err != nil {
+			return nil, &SignInError{Step: step, Message: "cannot sign the request", Err: err}
+		}
+	}
+	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, &SignInError{Step: step, Message: safetext.Clip(err.Error(), 200), Err: err}
 	}

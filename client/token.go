@@ -1,6 +1,9 @@
 package client
 
-import "context"
+import (
+	"context"
+	"crypto/ecdsa"
+)
 
 // Token is what authenticates one user's calls.
 type Token struct {
@@ -8,6 +11,11 @@ type Token struct {
 	Authorization string
 	// Signature is the request signature, when the platform provides one.
 	Signature string
+	// Key is the proof key the token was issued to (a service's, or a
+	// device's): when set, every request is signed with it (the Signature
+	// header, per the host's SignaturePolicy), each attempt afresh, and
+	// Signature is not used. It never leaves the process.
+	Key *ecdsa.PrivateKey
 }
 
 // TokenSource returns the token for a user. Implementations must be safe for

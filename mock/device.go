@@ -119,12 +119,17 @@ func signedBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 // mock refuses as one that does not match (its choice: the record has
 // neither). It returns false when it answered.
 func (s *signIn) verified(w http.ResponseWriter, r *http.Request, key xblsign.ProofKey, anyAge bool) bool {
+	return s.verifiedUnder(w, r, key, xblsign.DefaultPolicy(), anyAge)
+}
+
+// verifiedUnder is verified under policy p.
+func (s *signIn) verifiedUnder(w http.ResponseWriter, r *http.Request, key xblsign.ProofKey, p xblsign.Policy, anyAge bool) bool {
 	skew := signatureSkew
 	if anyAge {
 		skew = 1 << 62
 	}
 	now := s.w.now()
-	err := xblsign.Verify(r, key, now, xblsign.DefaultPolicy(), skew)
+	err := xblsign.Verify(r, key, now, p, skew)
 	switch {
 	case errors.Is(err, xblsign.ErrMissing):
 		w.WriteHeader(http.StatusBadRequest)

@@ -35,6 +35,7 @@ var signInEndpoints = []Endpoint{
 	{[]string{titleAuthHost}, http.MethodPost, "/title/authenticate", "-"},
 	{[]string{sisuHost}, http.MethodPost, "/authenticate", "-"},
 	{[]string{sisuHost}, http.MethodPost, "/authorize", "-"},
+	{[]string{serviceAuthHost}, http.MethodPost, "/service/authenticate", "-"},
 }
 
 // Endpoints returns every call the mock answers, from its route table and

@@ -28,6 +28,9 @@ func TestEndpoints(t *testing.T) {
 			req, _ := http.NewRequest(ep.Method, "https://"+host+fill.Replace(ep.Path), strings.NewReader("{}"))
 			req.Header.Set("Authorization", Token(xuid1, title1))
 			resp, err := h.RoundTrip(req)
+			if err != nil && host == serviceAuthHost {
+				continue // it drops a connection without a partner certificate
+			}
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -21,7 +21,9 @@ import (
 //     the title's endpoints (NSAL) without a token or a limits rule are
 //     answered uncounted (nsal.go); any other request to the limits rule
 //     of its host and path, or 404 uncounted;
-//  3. authenticate: a token Token minted, or 401 uncounted (parseToken);
+//  3. authenticate: a token Token minted, or an X-token of the service
+//     sign-in on a request signed with its proof key; else 401 or 403
+//     uncounted (authenticate, token.go; boundIdentity, s2sauth.go);
 //  4. route: the service's route for the method and path, or 404 or 405
 //     uncounted (matchRoute);
 //  5. count: FGRL counts it against its user + title + scope, and past a
@@ -100,9 +102,8 @@ func (h *Handler) serve(x *exchange) {
 	if !known {
 		rule = h.cfg.limits.Fallback
 	}
-	id, err := parseToken(r.Header.Get("Authorization"))
-	if err != nil {
-		writeError(x.w, http.StatusUnauthorized, "Unauthorized", err.Error())
+	id, ok := h.authenticate(x, rule)
+	if !ok {
 		return
 	}
 	var rt *route

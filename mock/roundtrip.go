@@ -26,6 +26,7 @@ func (h *Handler) RoundTrip(req *http.Request) (resp *http.Response, err error) 
 	if sreq.Body == nil {
 		sreq.Body = http.NoBody
 	}
+	sreq.GetBody = nil // a server's request has none: what it reads is the body
 	sreq.RequestURI = req.URL.RequestURI()
 	sreq.RemoteAddr = "127.0.0.1:1"
 	rec := httptest.NewRecorder()

@@ -32,7 +32,7 @@ const (
 )
 
 // signInHosts are the sign-in services' hosts the mock answers.
-var signInHosts = []string{liveHost, microsoftHost, userAuthHost, xstsHost, deviceAuthHost, titleAuthHost, sisuHost}
+var signInHosts = []string{liveHost, microsoftHost, userAuthHost, xstsHost, deviceAuthHost, titleAuthHost, sisuHost, serviceAuthHost}
 
 // Account is who signs in at the mock: the XUID and gamertag its XSTS
 // token names, or the XErr XSTS refuses it with (XErrNoProfile and the
@@ -113,7 +113,9 @@ func (s *signIn) serve(w http.ResponseWriter, r *http.Request, host string) {
 	case host == userAuthHost && r.URL.Path == "/user/authenticate":
 		s.userAuthenticate(w, r)
 	case host == xstsHost && r.URL.Path == "/xsts/authorize":
-		s.xstsAuthorize(w, r)
+		s.xsts(w, r)
+	case host == serviceAuthHost && r.URL.Path == "/service/authenticate":
+		s.serviceAuthenticate(w, r)
 	case host == deviceAuthHost && r.URL.Path == "/device/authenticate":
 		s.deviceAuthenticate(w, r)
 	case host == titleAuthHost && r.URL.Path == "/title/authenticate":
@@ -137,28 +139,10 @@ func (s *signIn) mint(kind, xuid string, exp time.Time) string {
 }
 
 // check returns the XUID of a token of kind minted by this mock and not
-// expired at now.
+// expired at now (checkDetail).
 func (s *signIn) check(tok, kind string, now time.Time) (string, bool) {
-	i := strings.LastIndexByte(tok, '.')
-	if i < 0 || len(tok) > 512 {
-		return "", false
-	}
-	payload, sig := tok[:i], tok[i+1:]
-	m := hmac.New(sha256.New, s.key[:])
-	m.Write([]byte(payload))
-	if !hmac.Equal([]byte(base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:16])), []byte(sig)) {
-		return "", false
-	}
-	parts := strings.Split(payload, ".")
-	if len(parts) != 3 || parts[0] != kind {
-		return "", false
-	}
-	xuid, err := base64.RawURLEncoding.DecodeString(parts[1])
-	exp, err2 := strconv.ParseInt(parts[2], 10, 64)
-	if err != nil || err2 != nil || now.Unix() >= exp {
-		return "", false
-	}
-	return string(xuid), true
+	t, ok := s.checkDetail(tok, kind, now)
+	return t.xuid, ok
 }
 
 func (s *signIn) deviceCode(w http.ResponseWriter, r *http.Request) {
@@ -374,6 +358,9 @@ func (s *signIn) xstsAuthorize(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	a, status := s.xstsAnswer(xuid, title, now)
+	if status == http.StatusOK {
+		s.addDelegation(a, req.RelyingParty, xuid, req.Properties.SandboxId, now)
+	}
 	writeJSON(w, status, a)
 }
 

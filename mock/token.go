@@ -6,10 +6,12 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/xblgo/fgrl/internal/xblauth"
+	"github.com/xblgo/fgrl/limits"
 )
 
 // Token returns an Authorization header value that the mock accepts for a
@@ -105,4 +107,21 @@ func parseToken(h string) (identity, error) {
 		return identity{}, errToken
 	}
 	return identity{xuid: xuid, title: title, userhash: uhs}, nil
+}
+
+// authenticate is the pipeline's authenticate stage: the caller the
+// request's Authorization names, or false once it has answered: a token
+// Token minted, or an X-token of the service sign-in (boundIdentity,
+// s2sauth.go), else 401.
+func (h *Handler) authenticate(x *exchange, rule *limits.Rule) (identity, bool) {
+	auth := x.r.Header.Get("Authorization")
+	id, err := parseToken(auth)
+	if err == nil {
+		return id, true
+	}
+	if uhs, tok, perr := xblauth.Parse(auth); perr == nil && (strings.HasPrefix(tok, "xs.") || strings.HasPrefix(tok, "xd.")) {
+		return h.boundIdentity(x, rule, tok[:2], uhs, tok)
+	}
+	writeError(x.w, http.StatusUnauthorized, "Unauthorized", err.Error())
+	return identity{}, false
 }

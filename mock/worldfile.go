@@ -43,6 +43,9 @@ type World struct {
 	// signs in without a browser; "page", pending until approved at the
 	// verification page the mock serves; "deny", declined.
 	DeviceCodes string `json:"deviceCodes,omitempty"`
+	// RelyingParties are the title services' relying parties XSTS knows
+	// (nil: PublishedRelyingParties), those for delegation among them.
+	RelyingParties []WorldRelyingParty `json:"relyingParties,omitempty"`
 }
 
 // WorldAccount is one user of a seeded World.
@@ -116,6 +119,7 @@ var worldFile = datafile.Kind{Name: "world", MaxBytes: MaxWorldBytes, Lists: map
 	"/accounts/*/titles/*/stats":         maxStatNames,
 	"/apps":                              maxApps,
 	"/apps/*/redirectUris":               maxRedirectURIs,
+	"/relyingParties":                    maxRelyingParties,
 }, Totals: map[string]int{
 	"/accounts/*/titles":        maxInAll,
 	"/accounts/*/recentPlayers": maxInAll,
@@ -202,7 +206,10 @@ func (w *World) check() error {
 	default:
 		return worldError("deviceCodes", `"approve", "page" or "deny"`)
 	}
-	return checkApps(w.Apps)
+	if err := checkApps(w.Apps); err != nil {
+		return err
+	}
+	return checkRelyingParties(w.RelyingParties)
 }
 
 // checkGamertag returns what is wrong with a gamertag, or "".

@@ -11,7 +11,8 @@ import (
 )
 
 // send makes one attempt. After the first attempt the request gets a fresh
-// body from GetBody; after a refresh, the new token. Every attempt runs under
+// body from GetBody; after a refresh, the new token; with a Signer
+// (WithSigner), a signature of its own, made last. Every attempt runs under
 // XSAPI's per-attempt timeout (c.timeout): a cancel-cause context and a
 // timer, as net/http bounds a request with Client.Timeout. The timer keeps
 // running after the headers arrive, so that it bounds the transport's own
@@ -27,8 +28,18 @@ func (c *call) send() (*http.Response, error) {
 		a = newAttempt(c.ctx, c.clk, c.timeout)
 		req = req.WithContext(a.ctx)
 	}
-	if c.attempts > 0 || c.auth != "" {
+	var sign Signer
+	if !c.dropped {
+		sign = signerOf(c.ctx)
+	}
+	if c.attempts > 0 || c.auth != "" || sign != nil {
 		if err := c.rewind(&req); err != nil {
+			a.release()
+			return nil, err
+		}
+	}
+	if sign != nil {
+		if err := sign(req); err != nil {
 			a.release()
 			return nil, err
 		}

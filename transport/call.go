@@ -37,6 +37,7 @@ type call struct {
 	attempts  int
 	auth      string // replacement Authorization after a refresh
 	refreshed bool
+	dropped   bool                        // its credentials were dropped at a redirect: it is not signed either
 	bo        *backoff.ExponentialBackOff // created at the first retry
 }
 

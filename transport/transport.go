@@ -54,6 +54,9 @@ const (
 //     Retry-After blocks the key, and RateLimit / RateLimit-Policy headers
 //     (ratelimit.ParseHeaders; the mock sends them) resync the counts;
 //   - on a 401, when RefreshToken is set, retries once with a new token;
+//   - signs each attempt afresh with the request context's Signer
+//     (WithSigner), after its body is rewound and its token set, since a
+//     signature covers its instant, its Authorization and its body;
 //   - drops the Authorization and Signature headers from a request that
 //     follows a redirect to another host (http.Client drops Authorization
 //     itself, but not Signature, and not for a header key spelt in another
@@ -265,7 +268,7 @@ func (t *Transport) do(req *http.Request) (_ *http.Response, renewed bool, _ err
 		closeBody(req)
 		return nil, false, err
 	}
-	c.refreshed = dropped // a 401 from another host gets no token
+	c.refreshed, c.dropped = dropped, dropped // a 401 from another host gets no token
 	resp, err := c.run()
 	return resp, c.auth != "", err
 }

@@ -87,7 +87,10 @@ type callOpts struct {
 	background                       bool
 	load                             loadOpts
 	via                              string
-	signIn                           *client.SignIn // the stored sign-in, when it gave the token
+	signIn                           *client.SignIn        // the stored sign-in, when it gave the token
+	service                          *client.ServiceSignIn // the stored service sign-in, when it gave the token
+	signer                           transport.Signer      // signs each attempt with the service's proof key
+	serviceBase                      *http.Transport       // the service sign-in's TLS (its CA trusted), for --via
 }
 
 // headerList collects repeated -H flags.
@@ -161,12 +164,22 @@ func (o *callOpts) run(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if o.signer != nil { // every call and attempt signed with the service's proof key
+		ctx = transport.WithSigner(ctx, o.signer)
+		req = req.WithContext(ctx)
+	}
 	if o.load.on() {
 		var auth func(context.Context) (string, error)
-		if o.signIn != nil { // each call takes the current token, renewed after a 401
+		switch {
+		case o.signIn != nil: // each call takes the current token, renewed after a 401
 			auth = func(ctx context.Context) (string, error) {
 				x, err := o.signIn.XboxToken(ctx)
 				return x.Authorization(), err
+			}
+		case o.service != nil:
+			auth = func(ctx context.Context) (string, error) {
+				t, err := o.service.Token(ctx, "")
+				return t.Authorization, err
 			}
 		}
 		return runLoad(ctx, e, o.transport(e), req, body, auth, o.load, o.json)
@@ -268,6 +281,17 @@ func (o *callOpts) storedToken(ctx context.Context) (string, error) {
 	if o.via == "" {
 		o.via = st.Via
 	}
+	if st.Service != nil {
+		if o.service, o.serviceBase, err = st.Service.serviceSignIn(o.via); err != nil {
+			return "", err
+		}
+		t, err := o.service.Token(ctx, "")
+		if err != nil {
+			return "", err
+		}
+		o.signer = client.SignWith(t.Key, client.DefaultSignaturePolicy())
+		return t.Authorization, nil
+	}
 	hc, err := viaClient(o.via)
 	if err != nil {
 		return "", err
@@ -322,6 +346,8 @@ func (o *callOpts) transport(e *env) *transport.Transport {
 	switch {
 	case o.mock:
 		base = mock.NewHandler()
+	case o.via != "" && o.serviceBase != nil:
+		base, _ = viaTransport(o.via, o.serviceBase)
 	case o.via != "":
 		base, _ = viaTransport(o.via, http.DefaultTransport) // checked in run
 	}

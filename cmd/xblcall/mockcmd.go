@@ -30,6 +30,7 @@ import (
 	"github.com/xblgo/fgrl/mock"
 	"github.com/xblgo/fgrl/mock/admin"
 	"github.com/xblgo/fgrl/mock/mockprom"
+	"github.com/xblgo/fgrl/mock/tlsca"
 	"github.com/xblgo/fgrl/throttle"
 	"github.com/xblgo/fgrl/throttle/redisstore"
 )
@@ -66,7 +67,9 @@ body sends nothing for --body-timeout (10s); each port keeps at most
 --max-conns (1024) open: the next waits until one closes.
 Sign-in works as against the real services: login.live.com
 (oauth20_authorize.srf, oauth20_token.srf), login.microsoftonline.com,
-user.auth.xboxlive.com and xsts.auth.xboxlive.com.
+user.auth.xboxlive.com and xsts.auth.xboxlive.com. A game backend signs
+in as a service over HTTPS at service.auth.xboxlive.com with the Business
+Partner Certificate --partner-cert writes (xblcall login --service).
 
 The mock answers for real Xbox host names through the Host header. Its own
 endpoints are on the same address: /metrics (Prometheus), the live page
@@ -100,7 +103,7 @@ it. --log-format json writes one JSON object a line; off logs nothing.
 		RunE: runE(e, o.run),
 	}
 	c.Flags().AddFlagSet(mockFlags(o))
-	complete(c, map[string][]string{"revision": limits.Revisions(), "retry-after": slices.Sorted(slices.Values(mock.RetryAfterModes())), "log-format": {"text", "json", "off"}}, map[string][]string{"limits": {"json"}, "world": {"json", "yaml", "yml"}, "script": {"json", "yaml", "yml"}, "redis-ca": {"pem", "crt"}, "ca-cert": {"pem", "crt"}, "ca-key": {"pem", "key"}, "ca-out": {"pem"}}, nil)
+	complete(c, map[string][]string{"revision": limits.Revisions(), "retry-after": slices.Sorted(slices.Values(mock.RetryAfterModes())), "log-format": {"text", "json", "off"}}, map[string][]string{"limits": {"json"}, "world": {"json", "yaml", "yml"}, "script": {"json", "yaml", "yml"}, "redis-ca": {"pem", "crt"}, "ca-cert": {"pem", "crt"}, "ca-key": {"pem", "key"}, "ca-out": {"pem"}, "partner-cert": {"pem"}}, nil)
 	return c
 }
 
@@ -115,6 +118,7 @@ type mockOpts struct {
 	adminToken                                                 string
 	adminHosts                                                 []string
 	https, caCert, caKey, caOut, nodePreload                   string
+	partnerCert, partnerName, partnerSandbox                   string
 	hosts, endpoints                                           bool
 	conns                                                      mock.ConnLimits
 
@@ -147,6 +151,9 @@ func mockFlags(o *mockOpts) *flag.FlagSet {
 	fs.StringVar(&o.caKey, "ca-key", "", "PEM file of that CA's private key, readable by its owner only")
 	fs.StringVar(&o.caOut, "ca-out", "", "write the CA certificate (PEM) to this file, for clients to trust")
 	fs.StringVar(&o.nodePreload, "node-preload", "", "with --https: write a CommonJS preload to this file that resolves the hosts served to the mock (node --require FILE)")
+	fs.StringVar(&o.partnerCert, "partner-cert", "", "write a Business Partner Certificate of the CA and its key (PEM, one file, readable by its owner only) to this file, for a game backend's service sign-in")
+	fs.StringVar(&o.partnerName, "partner-name", "fgrl-mock-backend", "the service the --partner-cert names (what its service-auth calls count against)")
+	fs.StringVar(&o.partnerSandbox, "partner-sandbox", "", "the one sandbox the --partner-cert is for (default: every sandbox)")
 	fs.DurationVar(&o.conns.IdleTimeout, "idle-timeout", mock.DefaultIdleTimeout, "close a connection (keep-alive, or a CONNECT tunnel) that waits this long for a request")
 	fs.DurationVar(&o.conns.HeaderTimeout, "header-timeout", mock.DefaultHeaderTimeout, "close a connection whose TLS handshake or request header takes longer (one that sends nothing, among them)")
 	fs.DurationVar(&o.conns.BodyTimeout, "body-timeout", mock.DefaultBodyTimeout, "close a connection whose request body sends nothing for this long")
@@ -341,6 +348,15 @@ func (o *mockOpts) run(ctx context.Context, e *env, args []string) error {
 	if o.caOut != "" {
 		if err := writeFileAtomic(o.caOut, ca.CertPEM(), 0o644); err != nil {
 			return fmt.Errorf("--ca-out: %w", err)
+		}
+	}
+	if o.partnerCert != "" {
+		certPEM, keyPEM, err := ca.IssuePartner(tlsca.Partner{Name: o.partnerName, Sandbox: o.partnerSandbox})
+		if err != nil {
+			return &exitError{2, fmt.Errorf("--partner-cert: %w", err)}
+		}
+		if err := writePrivate(o.partnerCert, append(certPEM, keyPEM...)); err != nil {
+			return fmt.Errorf("--partner-cert: %w", err)
 		}
 	}
 	if o.store != nil {

@@ -226,7 +226,7 @@ func (o *proxyOpts) checkListener(a net.Addr) error {
 	if o.via == "" {
 		return nil
 	}
-	u, err := parseVia(o.via)
+	u, err := parseVia("--via", o.via)
 	if err != nil {
 		return err
 	}

@@ -41,10 +41,11 @@ offline, and the stored sign-in remembers the address for 'call'.
 func loginCommand(e *env) *cobra.Command {
 	o := new(loginOpts)
 	c := &cobra.Command{
-		Use:     "login",
-		Short:   "sign in to Xbox services with a Microsoft account (device code)",
-		Example: "  xblcall login --client-id 00000000-0000-0000-0000-000000000000\n  xblcall mock --addr 127.0.0.1:8080 &  xblcall login --via http://127.0.0.1:8080\n" + signInHelp,
-		RunE:    runE(e, o.run),
+		Use:   "login",
+		Short: "sign in to Xbox services with a Microsoft account (device code)",
+		Example: "  xblcall login --client-id 00000000-0000-0000-0000-000000000000\n  xblcall mock --addr 127.0.0.1:8080 &  xblcall login --via http://127.0.0.1:8080\n" +
+			"  xblcall login --service --cert partner.pem --key partner.key --sandbox XDKS.1\n" + signInHelp + serviceSignInHelp,
+		RunE: runE(e, o.run),
 	}
 	c.Flags().AddFlagSet(loginFlags(o))
 	return c
@@ -89,6 +90,8 @@ func whoamiCommand(e *env) *cobra.Command {
 type loginOpts struct {
 	clientID, relyingParty, sandbox, via string
 	browser                              bool
+	service                              bool
+	cert, key, ca                        string
 }
 
 func loginFlags(o *loginOpts) *flag.FlagSet {
@@ -98,6 +101,10 @@ func loginFlags(o *loginOpts) *flag.FlagSet {
 	fs.StringVar(&o.sandbox, "sandbox", "RETAIL", "the XSTS sandbox")
 	fs.StringVar(&o.via, "via", "", "send every request to a mock at this loopback address (http://127.0.0.1:PORT; default $"+mockEnv+")")
 	fs.BoolVar(&o.browser, "browser", false, "sign in in a browser on this machine (authorization code, loopback redirect) instead of with a device code")
+	fs.BoolVar(&o.service, "service", false, "sign in as a game backend: a service with its Business Partner Certificate (--cert, --key)")
+	fs.StringVar(&o.cert, "cert", "", "with --service: the Business Partner Certificate (PEM)")
+	fs.StringVar(&o.key, "key", "", "with --service: its private key (PEM), readable by its owner only")
+	fs.StringVar(&o.ca, "ca", "", "with --service: trust this CA certificate (PEM) besides the system's, such as a mock's (xblcall mock --ca-out)")
 	return fs
 }
 
@@ -107,7 +114,10 @@ type stored struct {
 	RelyingParty string        `json:"relyingParty"`
 	Sandbox      string        `json:"sandbox"`
 	Via          string        `json:"via,omitempty"`
-	Microsoft    *oauth2.Token `json:"microsoft"`
+	Microsoft    *oauth2.Token `json:"microsoft,omitempty"`
+	// Service is a service's sign-in (login --service), in place of a
+	// Microsoft account's.
+	Service *storedService `json:"service,omitempty"`
 }
 
 func (o *loginOpts) run(ctx context.Context, e *env, args []string) error {
@@ -115,10 +125,13 @@ func (o *loginOpts) run(ctx context.Context, e *env, args []string) error {
 		return &exitError{2, errors.New("login takes no arguments")}
 	}
 	var from string
-	if o.via, from = mockAddr(e, "--via", o.via, ""); o.via != "" {
+	if o.via, from = mockAddr(e, "--via", o.via, ""); o.via != "" && !o.service {
 		if _, err := parseVia(from, o.via); err != nil {
 			return err
 		}
+	}
+	if o.service {
+		return o.loginService(ctx, e)
 	}
 	if o.clientID == "" {
 		o.clientID = e.getenv("XBL_CLIENT_ID")
@@ -247,7 +260,7 @@ func loadSignIn() (*stored, error) {
 		return nil, err
 	}
 	var st stored
-	if err := json.Unmarshal(b, &st); err != nil || st.Microsoft == nil || st.ClientID == "" {
+	if err := json.Unmarshal(b, &st); err != nil || (st.Microsoft == nil || st.ClientID == "") && (st.Service == nil || st.Service.Cert == "" || st.Service.Key == "") {
 		return nil, fmt.Errorf("the stored sign-in %s is damaged; run xblcall login again", p)
 	}
 	return &st, nil
@@ -268,6 +281,9 @@ func (o *whoamiOpts) run(ctx context.Context, e *env, args []string) error {
 	st, err := loadSignIn()
 	if err != nil {
 		return err
+	}
+	if st.Service != nil {
+		return o.whoamiService(ctx, e, st)
 	}
 	hc, err := viaClient(st.Via)
 	if err != nil {

@@ -143,7 +143,9 @@ func (ca *CA) Pool() *x509.CertPool {
 // certificate, signed by ca, naming hosts (names, and patterns whose first
 // label is or ends with '*', which become "*.<rest>"), localhost, 127.0.0.1
 // and ::1. A client that names another host (SNI) is refused in the
-// handshake with an error naming it, which http.Server logs.
+// handshake with an error naming it, which http.Server logs. A client
+// certificate is not asked for, but one given must be ca's (IssuePartner)
+// and current, or the handshake fails.
 func (ca *CA) TLSConfig(hosts []string) (*tls.Config, error) {
 	leaf, err := ca.leaf(hosts)
 	if err != nil {
@@ -152,6 +154,8 @@ func (ca *CA) TLSConfig(hosts []string) (*tls.Config, error) {
 	return &tls.Config{
 		MinVersion: tls.VersionTLS12,
 		NextProtos: []string{"h2", "http/1.1"},
+		ClientAuth: tls.VerifyClientCertIfGiven,
+		ClientCAs:  ca.Pool(),
 		GetCertificate: func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
 			if sni := strings.ToLower(strings.TrimSuffix(hello.ServerName, ".")); sni != "" && leaf.Leaf.VerifyHostname(sni) != nil {
 				return nil, fmt.Errorf("tlsca: no service at %s (the mock's TLS names the hosts xblcall mock --hosts lists)", safetext.Quote(sni, 100))

@@ -1,0 +1,68 @@
+package client
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+
+	"github.com/xblgo/fgrl/internal/safetext"
+)
+
+// ErrKeyReadable is LoadPartnerCertificate's error for a key file that
+// users other than its owner may read or write.
+var ErrKeyReadable = errors.New("client: the key file is readable by others (chmod 600 it)")
+
+// maxPEMFile bounds a certificate or key file LoadPartnerCertificate reads.
+const maxPEMFile = 64 << 10
+
+// LoadPartnerCertificate reads a Business Partner Certificate (PEM, the
+// certificate first, then any of its chain) and its private key (PEM) for
+// ServiceSignIn.Certificate. Whoever reads the key signs in as the
+// service: a key file that its group or others may read or write is
+// refused (ErrKeyReadable), as ssh refuses a private key.
+func LoadPartnerCertificate(certFile, keyFile string) (tls.Certificate, error) {
+	certPEM, err := readSmall(certFile, false)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	keyPEM, err := readSmall(keyFile, true)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	c, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("client: partner certificate %s and key %s: %v", safetext.Quote(certFile, 200), safetext.Quote(keyFile, 200), err)
+	}
+	return c, nil
+}
+
+// readSmall reads a file of at most maxPEMFile bytes; a private one must
+// be its owner's alone (the mode of the file opened, not of a name that
+// may change between a check and the read).
+func readSmall(name string, private bool) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	defer f.Close()
+	if private && runtime.GOOS != "windows" { // no such mode bits there
+		fi, err := f.Stat()
+		if err != nil {
+			return nil, fmt.Errorf("client: %w", err)
+		}
+		if fi.Mode().Perm()&0o077 != 0 {
+			return nil, fmt.Errorf("%w: %s is %v", ErrKeyReadable, safetext.Quote(name, 200), fi.Mode().Perm())
+		}
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxPEMFile+1))
+	if err == nil && len(b) > maxPEMFile {
+		err = fmt.Errorf("larger than %d bytes", maxPEMFile)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("client: %s: %v", safetext.Quote(name, 200), err)
+	}
+	return b, nil
+}

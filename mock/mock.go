@@ -51,6 +51,7 @@ type Handler struct {
 	world   *world
 	signIn  *signIn
 	journal *journal
+	rta     *rtaHub
 
 	faults   atomic.Pointer[faultState] // SetFaults changes them while serving
 	dice     dice
@@ -81,6 +82,8 @@ func New(c Config) (*Handler, error) {
 		journal: newJournal(cfg.logger, scopes),
 		dice:    dice{rng: newRand(cfg.faults.Seed)},
 	}
+	h.rta = newRTAHub(w, &h.dice, h.rtaFault)
+	w.rta = h.rta
 	h.faults.Store(newFaultState(cfg.faults))
 	if err := h.SetScript(cfg.script); err != nil {
 		return nil, err
@@ -124,16 +127,19 @@ func (h *Handler) SetAccount(a Account) {
 
 // SetWorld replaces the mock's world with w and resets the services'
 // state to it: presence, sessions and achievement progress made since are
-// dropped. A zero World is the default one. It
+// dropped. RTA subscribers are told what changed of the presence and
+// relationships they follow. A zero World is the default one. It
 // answers a *datafile.Error, changing nothing, for a World that cannot be.
 func (h *Handler) SetWorld(w World) error {
 	if err := w.check(); err != nil {
 		return err
 	}
+	before := h.rta.snapshot()
 	h.world.mu.Lock()
-	defer h.world.mu.Unlock()
 	h.world.ix.Store(indexWorld(w, len(w.Accounts) > 0))
 	h.world.resetState()
+	h.world.mu.Unlock()
+	h.rta.worldChanged(before)
 	return nil
 }
 
@@ -151,7 +157,9 @@ func (h *Handler) World() World {
 // presence, sessions and progress from then on are dropped. FGRL's counts
 // are not touched (ResetCounts resets them).
 func (h *Handler) ResetWorld() {
+	before := h.rta.snapshot()
 	h.world.mu.Lock()
-	defer h.world.mu.Unlock()
 	h.world.resetState()
+	h.world.mu.Unlock()
+	h.rta.worldChanged(before)
 }

@@ -224,9 +224,12 @@ func (s presenceService) serveClearPresence(c *call) {
 	c.w.WriteHeader(http.StatusOK)
 }
 
+// storePresence keeps rec, and tells RTA subscribers what changed.
 func (w *world) storePresence(rec presenceRecord) {
+	before := w.presenceOf(rec.XUID)
 	b, _ := json.Marshal(rec) // its size as stored
 	w.state.mu.Lock()
 	w.state.presence.put(rec.XUID, rec, int64(len(b)))
 	w.state.mu.Unlock()
+	w.rta.presenceChanged(rec.XUID, before, rec)
 }

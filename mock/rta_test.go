@@ -68,7 +68,9 @@ func subscribe(t *testing.T, ws *websocket.Conn, seq int, uri string) (code, sub
 
 func jsonNum(n int) string { b, _ := json.Marshal(n); return string(b) }
 
-func devicesURI(x string) string { return "https://userpresence.xboxlive.com/users/xuid(" + x + ")/devices" }
+func devicesURI(x string) string {
+	return "https://userpresence.xboxlive.com/users/xuid(" + x + ")/devices"
+}
 
 // TestRTAFriendSeesPresenceWrite: a subscription to a friend's device and
 // title presence (XSAPI device_presence_change_subscription.cpp,
@@ -358,4 +360,3 @@ func TestRTARecord(t *testing.T) {
 		}
 	})
 }
-

@@ -166,6 +166,11 @@ func (hub *rtaHub) each(f func(c *rtaConn)) {
 // dropAll closes every connection at once, as a dropped network does.
 func (hub *rtaHub) dropAll() { hub.each(func(c *rtaConn) { c.close() }) }
 
+// DropRTA closes every RTA websocket open, at once, as a dropped network
+// does. A server of h calls it when it closes: net/http no longer tracks a
+// connection taken over for a websocket (Server.Close does).
+func (h *Handler) DropRTA() { h.rta.dropAll() }
+
 // close ends the connection without a closing handshake; its loops
 // return.
 func (c *rtaConn) close() {

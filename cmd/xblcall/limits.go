@@ -51,7 +51,10 @@ and the calls of a tick (one user's). For each scope the planner counts the
 calls in the busiest 15 s and 300 s windows (windows start at a request, as
 the service's do), what is left of each limit (0: one more call is a 429),
 the fastest safe interval for the calls of a tick, and whether a batch call
-could carry them. Exit status 1 when a scope is over its limits.
+could carry them. Where the Real-Time Activity service pushes a scope's
+changes (presence/read, social, mpsd), it says to subscribe instead: no
+polling at all (xblcall watch presence; client.User.Subscribe). Exit
+status 1 when a scope is over its limits.
 `,
 		RunE: runE(e, o.run),
 	}
@@ -122,6 +125,9 @@ func verdict(r limits.PlanRow) string {
 	}
 	if r.Batch {
 		v += "; batch the calls of a tick"
+	}
+	if r.Subscription != "" {
+		v += "; better: subscribe (real-time activity), no polling"
 	}
 	return v
 }

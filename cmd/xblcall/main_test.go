@@ -665,7 +665,8 @@ func TestMockWorld(t *testing.T) {
 }
 
 // TestLimitsPlan: the poll planner on the command line, social every 10 s
-// being exactly its sustain limit.
+// being exactly its sustain limit; a scope whose changes RTA pushes is
+// told to subscribe instead, one without (profile) is not.
 func TestLimitsPlan(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -673,7 +674,8 @@ func TestLimitsPlan(t *testing.T) {
 		want string
 	}{
 		{[]string{"social:10s"}, 0, "social  1       10s    2/10          30/30            10s           at a limit: one more call is a 429"},
-		{[]string{"social:9s"}, 1, "over: 4 calls too many"},
+		{[]string{"social:9s"}, 1, "over: 4 calls too many; better: subscribe (real-time activity), no polling"},
+		{[]string{"profile:1m"}, 0, "10s           ok\n"},
 		{[]string{"presence/read:5s:3", "profile:1m"}, 1, "batch the calls of a tick"},
 		{[]string{"social"}, 2, "want SCOPE:EVERY[:COUNT]"},
 		{[]string{"nope:1s"}, 2, `no rule has scope "nope"`},

@@ -72,3 +72,4 @@ func TestWatchPresence(t *testing.T) {
 		})
 	}
 }
+

@@ -10,8 +10,8 @@ import (
 	"net/http"
 	"os"
 	"slices"
-	"sync"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 

@@ -72,4 +72,3 @@ func TestWatchPresence(t *testing.T) {
 		})
 	}
 }
-

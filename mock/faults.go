@@ -14,11 +14,12 @@ import (
 )
 
 // Faults makes the mock misbehave the way real services sometimes do, to test
-// clients. Every request is counted by FGRL before a fault applies. The zero
-// value injects nothing.
+// clients. They apply to the requests FGRL counts (the package doc says
+// which) and admits, once counted: a 429 of FGRL's, a request not counted
+// and a scripted answer meet no fault. The zero value injects nothing.
 type Faults struct {
-	// Latency is added before every answer (it ends early if the request's
-	// context is done).
+	// Latency is added before every admitted request's answer (it ends
+	// early if the request's context is done).
 	Latency throttle.Duration `json:"latency"`
 	// ErrorRate is the fraction of admitted requests answered 500 or 503
 	// (alternately) instead of being served.
@@ -41,8 +42,8 @@ type Faults struct {
 // ServiceFault makes one service misbehave: for the requests to it (or to
 // one of its rules' scopes), a share of them or all, for a span of time or
 // until changed, it answers Status (429 with the documented body, 500 or
-// 503, with RetryAfter), after Latency, or resets the connection. The
-// request is counted by FGRL first, as every request is.
+// 503, with RetryAfter), after Latency, or resets the connection. Like
+// every fault, it applies to requests FGRL has counted and admitted.
 type ServiceFault struct {
 	// Service is a rule's service ("presence") or scope
 	// ("presence/write"), or RTAService ("rta"), the Real-Time Activity

@@ -176,10 +176,10 @@ func (j *journal) log(ctx context.Context, c *Call) {
 }
 
 // callSize is the heap c holds beyond its slot in the ring: its text, one
-// allocation of which every string it keeps is a part (newCall), and its
-// body.
+// allocation of which every string it keeps is a part (newCall), its
+// body, and a websocket's messages.
 func callSize(c *Call) int {
-	return c.textCap + cap(c.body) + (&wsRecord{msgs: c.Messages, bytes: c.wsBytes}).size()
+	return c.textCap + cap(c.body) + c.wsBytes + cap(c.Messages)*int(unsafe.Sizeof(WSMessage{}))
 }
 
 // keep puts c in the ring, dropping the oldest calls it has no room for.

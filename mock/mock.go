@@ -12,14 +12,29 @@
 // mock/recordings_test.go), from one World (accounts, relationships,
 // titles, progress, stats; Config.World, SetWorld), and validates request
 // bodies as the services do: 400 for a body of the wrong shape, 403 for
-// another title's service configuration. It applies FGRL to every request
-// before routing, exactly as the Xbox services "Fine-Grained Rate
-// Limiting" page describes it, and answers 429 with Retry-After and the documented body. It needs no
-// socket: a Handler is also an http.RoundTripper, so it can sit under a
+// another title's service configuration. It applies FGRL as the Xbox
+// services "Fine-Grained Rate Limiting" page describes it, and answers 429
+// with Retry-After and the documented body. It needs no socket: a Handler is also an http.RoundTripper, so it can sit under a
 // transport in-process, including inside a testing/synctest bubble (it starts
 // no goroutines). NewServer puts it on a loopback port in the style of
 // httptest.Server, closing idle connections and bounding how many are open
 // (ConnLimits).
+//
+// Which requests count: FGRL counts a request against its user + title +
+// rule scope when its host is a limits rule's, its token one Token minted,
+// and its method and path a route of the service (at a service the mock
+// counts but does not answer, such as the Store's or clubs', any path,
+// answered 404 once counted; at any other host with Config.Fallback, any
+// path, counted under the fallback rule and answered 404). It is counted
+// before faults apply: a request a fault answers has been counted. These
+// are not counted: a request at a sign-in host; at a host no rule covers
+// (404 NoSuchHost); with a token the mock did not mint (401); to a path
+// or method the service does not serve (404, or 405 with Allow); one a
+// script rule answers, unless the rule says Count (then only at a rule's
+// host with the mock's token). A legacy title's requests
+// (Config.LegacyTitles) are not counted against FGRL but are among their
+// scope's requests (Metrics). The stages are in pipeline.go; the rule is
+// held by TestWhichRequestsCount.
 //
 // Time: the mock reads the time from Config.Now (time.Now by
 // default, which testing/synctest makes virtual); its fault latency waits on

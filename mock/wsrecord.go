@@ -2,7 +2,6 @@ package mock
 
 import (
 	"time"
-	"unsafe"
 
 	"github.com/xblgo/fgrl/internal/safetext"
 )
@@ -46,9 +45,6 @@ func (r *wsRecord) add(typ string, at time.Time, b []byte) {
 	r.msgs = append(r.msgs, WSMessage{Type: typ, Time: at.UTC(), Data: data})
 	r.bytes += len(data)
 }
-
-// size is the heap the record holds.
-func (r *wsRecord) size() int { return r.bytes + cap(r.msgs)*int(unsafe.Sizeof(WSMessage{})) }
 
 // note records one message of c.
 func (c *rtaConn) note(typ string, b []byte) {

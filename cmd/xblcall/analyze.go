@@ -52,10 +52,10 @@ XSAPI functions that make its calls (the C API, the C++ one in parentheses),
 from the trace analyzer's endpoint-to-API map.
 
 The rules (the trace analyzer's; --rules FILE changes them, see the analyze
-package doc): call-frequency, throttled-calls, burst, repeated-calls,
-polling, small-batch, batch-frequency, sample-title-id (PlayFab calls for a
-sample title ID: certification warning XR-003), no-token, not-judged. Social Manager's
-calls are exempt from polling, repeated-calls and small-batch.
+package doc), as reports name them:
+` + ruleList() + `
+Social Manager's calls are exempt from polling, repeated-calls and
+small-batch.
 
   red     a finding fails: a 300 s span reaches the rule's certification
           figure (printed per service in the CERT column: the limits data's,
@@ -613,4 +613,14 @@ func printFindings(w io.Writer, rep *analyze.Report, verbose bool, cell func(str
 			fmt.Fprintf(w, "    %d calls: %s\n", f.Calls, strings.Join(ev, ", "))
 		}
 	}
+}
+
+// ruleList is the help's list of the analyzer's rules, one a line, from
+// analyze.RuleInfos: the help names every rule the reports carry.
+func ruleList() string {
+	var b strings.Builder
+	for _, r := range analyze.RuleInfos {
+		fmt.Fprintf(&b, "  %-17s %s\n", r.ID, r.Short)
+	}
+	return b.String()
 }

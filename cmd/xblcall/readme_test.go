@@ -173,7 +173,7 @@ func xblcallOnce(t *testing.T, args ...string) (int, string) {
 	return code, errs
 }
 
-// TestReadmeAdminCalls runs every README line that calls a running mock's
+// TestReadmeAdminCalls runs every line of README.md and docs/MOCK.md that calls a running mock's
 // admin API with curl, as written but for the port, against xblcall mock
 // started as the README starts it; the files they send are the
 // repository's (world.json: mock/testdata/world.json; script.yaml:
@@ -184,9 +184,13 @@ func TestReadmeAdminCalls(t *testing.T) {
 	if err != nil {
 		t.Skip("no curl on PATH")
 	}
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
+	var b []byte
+	for _, doc := range []string{"../../README.md", "../../docs/MOCK.md"} {
+		d, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b = append(append(b, d...), '\n')
 	}
 	dir := t.TempDir()
 	for name, src := range map[string]string{"world.json": "../../mock/testdata/world.json", "script.yaml": "testdata/rehearsal.yaml"} {

@@ -40,3 +40,19 @@ func FuzzParseRTAMessage(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkParseRTAMessage is the read of every event the service pushes.
+func BenchmarkParseRTAMessage(b *testing.B) {
+	msg := []byte(`[3,17,"Scarlett:true"]`)
+	r := PresenceOf("2533274791234567")
+	b.ReportAllocs()
+	for b.Loop() {
+		m, err := parseRTAMessage(msg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if r.event(m.data) == nil {
+			b.Fatal("no event")
+		}
+	}
+}

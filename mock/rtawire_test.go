@@ -67,3 +67,18 @@ func TestParseRTAResource(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkParseRTARequest is the read of every client message.
+func BenchmarkParseRTARequest(b *testing.B) {
+	msg := []byte(`[1,17,"https://userpresence.xboxlive.com/users/xuid(2533274791234567)/devices"]`)
+	b.ReportAllocs()
+	for b.Loop() {
+		r, err := parseRTARequest(msg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, ok := parseRTAResource(r.uri); !ok {
+			b.Fatal("resource not read")
+		}
+	}
+}

@@ -20,6 +20,13 @@
 // httptest.Server, closing idle connections and bounding how many are open
 // (ConnLimits).
 //
+// Over a server (a socket, or in-memory connections), it also serves the
+// Real-Time Activity service at wss://rta.xboxlive.com/connect as XSAPI
+// speaks it (rtawire.go): subscriptions to presence, relationships and
+// MPSD sessions, whose events come from the world's writes (rtaevents.go).
+// Each websocket runs one writer goroutine until it closes; a server of
+// the Handler closes them with DropRTA (Server.Close does).
+//
 // Which requests count: FGRL counts a request against its user + title +
 // rule scope when its host is a limits rule's, its token one Token minted,
 // and its method and path a route of the service (at a service the mock

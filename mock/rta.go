@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"net/http"
 	"slices"
 	"strings"
@@ -253,8 +252,6 @@ func (c *rtaConn) send(b []byte) {
 		c.close()
 	}
 }
-
-var errRTALimit = errors.New("subscription limit")
 
 // subscribe answers a subscribe: the resource's state, or why not.
 func (c *rtaConn) subscribe(req rtaRequest) {

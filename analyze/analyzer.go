@@ -37,16 +37,19 @@ type Analyzer struct {
 	apart      map[string]*hostTally   // calls not judged, by host
 	noToken    map[string]*hostTally   // calls without a token, by host
 	realtime   int
-	inputs     []Input
-	offset     int // added to Call.Index, across inputs
-	calls      int
-	urls       map[uint64]string
-	urlBytes   int
-	seed       maphash.Seed          // of callKey
-	shapes     map[string]int16      // a call's shape (shapeOf) -> its endpoint in the API map, -1 for none
-	samples    map[string]*sampleUse // PlayFab calls for a sample title ID, by ID
-	events     map[int32][]eventRec  // in-game events by user (-1: no token), at their own times
-	eventCount int
+	// realtimeMessages are the websocket messages of the real-time
+	// sockets, as a HAR recorded them.
+	realtimeMessages int
+	inputs           []Input
+	offset           int // added to Call.Index, across inputs
+	calls            int
+	urls             map[uint64]string
+	urlBytes         int
+	seed             maphash.Seed          // of callKey
+	shapes           map[string]int16      // a call's shape (shapeOf) -> its endpoint in the API map, -1 for none
+	samples          map[string]*sampleUse // PlayFab calls for a sample title ID, by ID
+	events           map[int32][]eventRec  // in-game events by user (-1: no token), at their own times
+	eventCount       int
 	// over is the first call of the input being read not judged whole,
 	// past maxCalls calls or maxEvents events (overN counts them).
 	over                *Problem
@@ -159,8 +162,9 @@ func (a *Analyzer) Add(c *Call) {
 	}
 	a.calls++
 	scheme, host, p := splitURL(c.URL)
-	if scheme == "ws" || scheme == "wss" || strings.HasPrefix(host, "rta.") {
-		a.realtime++ // real-time activity: a subscription socket, not calls
+	if realtime(scheme, host, c) {
+		a.realtime++ // real-time activity: a subscription socket or a tap, not calls
+		a.realtimeMessages += c.WebSocketMessages
 		return
 	}
 	a.sampleTitle(c, host)
@@ -259,7 +263,7 @@ func (a *Analyzer) ruleOf(c *Call, host, p string) (*limits.Rule, string, bool) 
 // host neither the limits nor the rules judge, a call without a token.
 func (a *Analyzer) Judged(c *Call) (scope, userhash string, ok bool) {
 	scheme, host, p := splitURL(c.URL)
-	if scheme == "ws" || scheme == "wss" || strings.HasPrefix(host, "rta.") || c.InGameEvent != "" || eventsHost(host) {
+	if realtime(scheme, host, c) || c.InGameEvent != "" || eventsHost(host) {
 		return "", "", false
 	}
 	if _, scope, ok = a.ruleOf(c, host, p); !ok {
@@ -267,6 +271,14 @@ func (a *Analyzer) Judged(c *Call) (scope, userhash string, ok bool) {
 	}
 	userhash, _, err := xblauth.Parse(c.Authorization)
 	return scope, userhash, err == nil
+}
+
+// realtime reports whether c is real-time activity, which no rate rule
+// judges: a websocket (ws, wss, an rta.* host) or a shoulder tap a data
+// file recorded (the trace analyzer leaves taps out of its rules too:
+// XboxLiveTraceAnalyzer's GatherFirstOrderStats and excess-call checks).
+func realtime(scheme, host string, c *Call) bool {
+	return scheme == "ws" || scheme == "wss" || strings.HasPrefix(host, "rta.") || c.ShoulderTap
 }
 
 // maxShapes bounds the call shapes whose endpoint the Analyzer remembers.

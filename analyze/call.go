@@ -41,11 +41,19 @@ type Call struct {
 	UserAgent string
 	// InGameEvent names an in-game event a data file recorded as a row
 	// (ReadData): the call is that event, at Time, not a service call.
-	InGameEvent  string // at most 256 bytes
-	Status       int    // 0 when no answer was recorded
-	RetryAfter   string // the answer's Retry-After, as sent (at most 256 bytes)
-	RequestBody  []byte // at most MaxBody bytes
-	ResponseBody []byte // at most MaxBody bytes
+	InGameEvent string // at most 256 bytes
+	// ShoulderTap is a real-time activity shoulder tap a data file
+	// recorded (IsShoulderTap): a message the service pushed, not a call,
+	// which the trace analyzer leaves out of its rules, as Add does.
+	ShoulderTap bool
+	// WebSocketMessages counts the messages of a websocket a HAR recorded
+	// (_webSocketMessages, as Chrome's export writes them): an RTA
+	// connection's subscribes and events, not calls.
+	WebSocketMessages int
+	Status            int    // 0 when no answer was recorded
+	RetryAfter        string // the answer's Retry-After, as sent (at most 256 bytes)
+	RequestBody       []byte // at most MaxBody bytes
+	ResponseBody      []byte // at most MaxBody bytes
 }
 
 // parseStatus reads an answer's status as a trace writes it, a JSON number

@@ -26,7 +26,8 @@ import (
 // method is GET when IsGet says so and POST otherwise (the logs record no
 // other); the user is the call's XboxUserId (the logs keep no token: an
 // Authorization naming it stands in); a recorded in-game event
-// (IsInGameEvent) is passed with its InGameEvent name. Bounds, problems
+// (IsInGameEvent) is passed with its InGameEvent name, a real-time
+// activity shoulder tap (IsShoulderTap) as a ShoulderTap. Bounds, problems
 // and where reading stops as ReadHAR's; a JSON string is read to its first
 // 384 KiB and a CSV field to its first 128 KiB. A call whose
 // HttpStatusCode is neither empty, 0 nor an integer from 100 to 999 is no
@@ -64,7 +65,7 @@ type dataCall struct {
 	Host, Uri, XboxUserId, RequestHeaders, RequestBody, ResponseHeaders, ResponseBody, EventName string
 	HttpStatusCode, ElapsedCallTimeMs                                                            string
 	ReqTime                                                                                      time.Time
-	IsGet, IsInGameEvent                                                                         bool
+	IsGet, IsInGameEvent, IsShoulderTap                                                          bool
 }
 
 // call fills c from d; a reason when d is no call.
@@ -83,6 +84,7 @@ func (d *dataCall) call(c *Call, i int) string {
 	if !strings.Contains(c.URL, "://") && d.Host != "" {
 		c.URL = "https://" + d.Host + "/" + strings.TrimPrefix(c.URL, "/")
 	}
+	c.ShoulderTap = d.IsShoulderTap
 	if d.IsInGameEvent {
 		c.InGameEvent = cmp.Or(d.EventName, "event")
 		if c.URL == "" {

@@ -70,6 +70,9 @@ func readDataCSV(r *bufio.Reader, add func(*Call)) (Input, error) {
 			ResponseHeaders: string(f[6]), ResponseBody: string(f[7]), HttpStatusCode: string(f[8]), ElapsedCallTimeMs: string(f[9]),
 			IsGet: truthy(string(f[11]))}
 		d.ReqTime, _ = parseLoggedTime(string(f[10]))
+		if rows.n > 13 {
+			d.IsShoulderTap = truthy(string(f[13]))
+		}
 		if rows.n > 17 {
 			d.IsInGameEvent, d.EventName = truthy(string(f[16])), string(f[17])
 		}

@@ -150,7 +150,7 @@ func (d *dataJSON) call() error {
 		RequestHeaders: string(f.text[jRequestHeaders]), RequestBody: string(f.text[jRequestBody]), ResponseHeaders: string(f.text[jResponseHeaders]),
 		ResponseBody: string(f.text[jResponseBody]), EventName: string(f.text[jEventName]),
 		HttpStatusCode: string(f.text[jHttpStatusCode]), ElapsedCallTimeMs: string(f.text[jElapsedCallTimeMs]),
-		IsGet: truthy(string(f.text[jIsGet])), IsInGameEvent: truthy(string(f.text[jIsInGameEvent]))}
+		IsGet: truthy(string(f.text[jIsGet])), IsInGameEvent: truthy(string(f.text[jIsInGameEvent])), IsShoulderTap: truthy(string(f.text[jIsShoulderTap]))}
 	dc.ReqTime, _ = jsonDataTime(string(f.text[jReqTimeUTC]))
 	if bad := dc.call(&d.c, i); bad != "" {
 		d.in.problem(i, off, "%s", bad)
@@ -178,11 +178,12 @@ const (
 	jReqTimeUTC
 	jIsGet // booleans: true, or "true" in any case
 	jIsInGameEvent
+	jIsShoulderTap
 	jFields
 )
 
 var dataFieldNames = [jFields]string{"host", "uri", "xboxuserid", "requestheaders", "requestbody", "responseheaders", "responsebody",
-	"eventname", "httpstatuscode", "elapsedcalltimems", "reqtimeutc", "isget", "isingameevent"}
+	"eventname", "httpstatuscode", "elapsedcalltimems", "reqtimeutc", "isget", "isingameevent", "isshouldertap"}
 
 // dataFields reads the fields of one call into text (reused).
 type dataFields struct {

@@ -22,7 +22,9 @@
 // not a user: they count against no user's limits, but throttled-calls
 // judges them per host, as one user's calls, since a 429 is the service's
 // verdict whoever sent the call. Real-time activity sockets (ws, wss,
-// rta.*) are counted apart.
+// rta.*, their HAR messages in _webSocketMessages) and the shoulder taps a
+// data file records (IsShoulderTap) are counted apart, as the trace
+// analyzer leaves taps out of its rules.
 //
 // # Rules
 //

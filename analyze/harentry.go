@@ -47,6 +47,7 @@ const (
 	fContent
 	fResponseText
 	fEncoding
+	fWebSocket
 )
 
 // once reports whether field f of key is read for the first time in the
@@ -122,8 +123,30 @@ func (f *entryFields) field(key []byte) error {
 		return h.read(fRequest, key, func() error { return object(h.dec, (*requestFields)(h)) })
 	case "response":
 		return h.read(fResponse, key, func() error { return object(h.dec, (*responseFields)(h)) })
+	case "_webSocketMessages":
+		return h.read(fWebSocket, key, h.countMessages)
 	}
 	return h.dec.SkipValue()
+}
+
+// countMessages counts the elements of a websocket's messages array
+// (Chrome's _webSocketMessages), skipping each: the messages are not
+// calls, and none is kept.
+func (h *harReader) countMessages() error {
+	if h.dec.PeekKind() != '[' {
+		return h.dec.SkipValue()
+	}
+	if _, err := h.dec.ReadToken(); err != nil {
+		return err
+	}
+	for h.dec.PeekKind() != ']' {
+		if err := h.dec.SkipValue(); err != nil {
+			return err
+		}
+		h.c.WebSocketMessages++
+	}
+	_, err := h.dec.ReadToken()
+	return err
 }
 
 func (f *requestFields) field(key []byte) error {

@@ -76,12 +76,15 @@ type Report struct {
 	// header, per host, with the 429s among them (judged per host by
 	// throttled-calls).
 	NoToken  []HostCount `json:"noToken"`
-	Realtime int         `json:"realtime"` // real-time activity sockets, not judged
-	Start    time.Time   `json:"start"`
-	End      time.Time   `json:"end"`
-	Groups   []Group     `json:"groups"` // per user and service, most calls first
-	Limits   string      `json:"limits"` // the limits revision used
-	Rules    *Rules      `json:"rules"`
+	Realtime int         `json:"realtime"` // real-time activity sockets and shoulder taps, not judged
+	// RealtimeMessages are the messages of those sockets a HAR recorded
+	// (_webSocketMessages), not judged.
+	RealtimeMessages int       `json:"realtimeMessages,omitempty"`
+	Start            time.Time `json:"start"`
+	End              time.Time `json:"end"`
+	Groups           []Group   `json:"groups"` // per user and service, most calls first
+	Limits           string    `json:"limits"` // the limits revision used
+	Rules            *Rules    `json:"rules"`
 }
 
 // MaxFindings bounds the findings a Report lists (its counts are of all).
@@ -170,7 +173,7 @@ const MaxTimelines = htmlGroups
 
 // Report analyzes what was added and returns the report.
 func (a *Analyzer) Report() *Report {
-	rep := &Report{Schema: Schema, Inputs: shownInputs(a.inputs), Calls: a.calls, Realtime: a.realtime,
+	rep := &Report{Schema: Schema, Inputs: shownInputs(a.inputs), Calls: a.calls, Realtime: a.realtime, RealtimeMessages: a.realtimeMessages,
 		ByRule: map[string]int{}, Limits: shown(a.limits.Revision), Rules: a.rules}
 	if p := a.overProblem(); p != nil { // calls added past a bound, with no input after them
 		rep.Inputs = append(rep.Inputs, Input{Name: "calls added", Truncated: p.Reason, Stop: p})

@@ -55,6 +55,12 @@ type Config struct {
 	// Transport sends the requests. If nil, a transport.Transport for
 	// TitleID is used (XSAPI's retries plus the local budget).
 	Transport http.RoundTripper
+	// RTATransport sends the upgrade of the Real-Time Activity websocket
+	// (User.Subscribe) and then carries it: it must answer a 101 with a
+	// writable body, as an *http.Transport does (not a transport.Transport,
+	// whose accounting is for calls). If nil, http.DefaultTransport.
+	// Endpoints applies to it too ("rta.xboxlive.com").
+	RTATransport http.RoundTripper
 	// Endpoints overrides where a service host is reached, for example
 	// {"profile.xboxlive.com": "http://127.0.0.1:8080"}. The request keeps
 	// the real host name in its Host header, as the mock expects.

@@ -66,11 +66,33 @@ type PlanRow struct {
 	// batch call (profile, presence, user stats, people hub): one batch
 	// call could carry them.
 	Batch bool
+	// Subscription is the Real-Time Activity resource that pushes the
+	// scope's changes, so that they need no polling (SubscriptionFor); ""
+	// when the scope has none.
+	Subscription string
 }
 
 // Safe reports whether the scope's periodic calls stay within the
 // client's windows: it sends each call when it is made.
 func (p PlanRow) Safe() bool { return p.BurstLeft >= 0 && p.SustainLeft >= 0 }
+
+// subscriptions are the scopes whose changes the Real-Time Activity
+// service pushes, with the resource XSAPI subscribes to for them
+// (microsoft/xbox-live-api: Source/Services/Presence/
+// device_presence_change_subscription.cpp and
+// title_presence_change_subscription.cpp, Social/
+// social_relationship_change_subscription.cpp, Multiplayer/
+// multiplayer_subscription.cpp).
+var subscriptions = map[string]string{
+	"presence/read": "https://userpresence.xboxlive.com/users/xuid(XUID)/devices and .../titles/TITLE",
+	"social":        "http://social.xboxlive.com/users/xuid(XUID)/friends",
+	"mpsd":          "https://sessiondirectory.xboxlive.com/connections/ (a shoulder tap when a session changes)",
+}
+
+// SubscriptionFor returns the Real-Time Activity resource whose events
+// carry the changes of scope (a rule's scope, such as "presence/read"),
+// or "" when polling is the only way to see them.
+func SubscriptionFor(scope string) string { return subscriptions[scope] }
 
 // batchable are the scopes whose services take several users in one call.
 var batchable = map[string]bool{"profile": true, "presence/read": true, "stats-read": true, "peoplehub": true}
@@ -143,7 +165,7 @@ func plan(scope string, rule throttle.Limit, c PlanClient, cs []PeriodicCall) (P
 		lim = c.Limit(rule)
 	}
 	burstW, sustainW := throttle.BurstPeriod+c.Margin, throttle.SustainPeriod+c.Margin
-	row := PlanRow{Scope: scope, Burst: lim.Burst, Sustain: lim.Sustain, Every: cs[0].Every}
+	row := PlanRow{Scope: scope, Burst: lim.Burst, Sustain: lim.Sustain, Every: cs[0].Every, Subscription: subscriptions[scope]}
 	var perTick, burst, sustain int64
 	for _, pc := range cs {
 		n := int64(pc.Count)

@@ -13,7 +13,10 @@ import (
 
 // TestPlan: the poll planner's verdicts on the 2020 table. Social every
 // 10 s is exactly its sustain limit (30 per 300 s): nothing left, and 10 s
-// is the fastest safe interval; every 9 s is over.
+// is the fastest safe interval; every 9 s is over. Social and presence
+// name the RTA resource that makes polling them needless (XSAPI's
+// social_relationship_change_subscription.cpp,
+// device_presence_change_subscription.cpp); profile has none.
 func TestPlan(t *testing.T) {
 	l := Default()
 	for _, tc := range []struct {
@@ -22,12 +25,12 @@ func TestPlan(t *testing.T) {
 		want  []PlanRow
 	}{
 		{"social every 10 s", []PeriodicCall{{"social", 10 * time.Second, 1}}, []PlanRow{{Scope: "social", PerTick: 1, Every: 10 * time.Second,
-			BurstPeak: 2, SustainPeak: 30, Burst: 10, Sustain: 30, BurstLeft: 8, SustainLeft: 0, Fastest: 10 * time.Second, Plain: 10 * time.Second}}},
+			BurstPeak: 2, SustainPeak: 30, Burst: 10, Sustain: 30, BurstLeft: 8, SustainLeft: 0, Fastest: 10 * time.Second, Plain: 10 * time.Second, Subscription: SubscriptionFor("social")}}},
 		{"social every 9 s", []PeriodicCall{{"social", 9 * time.Second, 1}}, []PlanRow{{Scope: "social", PerTick: 1, Every: 9 * time.Second,
-			BurstPeak: 2, SustainPeak: 34, Burst: 10, Sustain: 30, BurstLeft: 8, SustainLeft: -4, Fastest: 10 * time.Second, Plain: 10 * time.Second}}},
+			BurstPeak: 2, SustainPeak: 34, Burst: 10, Sustain: 30, BurstLeft: 8, SustainLeft: -4, Fastest: 10 * time.Second, Plain: 10 * time.Second, Subscription: SubscriptionFor("social")}}},
 		{"three presence lookups every 5 s, and profile", []PeriodicCall{{"presence/read", 5 * time.Second, 3}, {"profile", time.Minute, 1}}, []PlanRow{
 			{Scope: "presence/read", PerTick: 3, Every: 5 * time.Second, BurstPeak: 9, SustainPeak: 180, Burst: 30, Sustain: 100,
-				BurstLeft: 21, SustainLeft: -80, Fastest: 9091 * time.Millisecond, Plain: 9091 * time.Millisecond, Batch: true},
+				BurstLeft: 21, SustainLeft: -80, Fastest: 9091 * time.Millisecond, Plain: 9091 * time.Millisecond, Batch: true, Subscription: SubscriptionFor("presence/read")},
 			{Scope: "profile", PerTick: 1, Every: time.Minute, BurstPeak: 1, SustainPeak: 5, Burst: 10, Sustain: 30,
 				BurstLeft: 9, SustainLeft: 25, Fastest: 10 * time.Second, Plain: 10 * time.Second}}},
 		{"more a tick than the burst", []PeriodicCall{{"profile", time.Minute, 11}}, []PlanRow{{Scope: "profile", PerTick: 11, Every: time.Minute,
@@ -42,6 +45,11 @@ func TestPlan(t *testing.T) {
 				t.Errorf("(-want +got)\n%s", d)
 			}
 		})
+	}
+	for scope, want := range map[string]string{"social": "http://social.xboxlive.com/users/xuid(XUID)/friends", "profile": ""} {
+		if got := SubscriptionFor(scope); got != want {
+			t.Errorf("SubscriptionFor(%q) = %q, want %q", scope, got, want)
+		}
 	}
 	// A rule without a burst limit (the Store services') is limited by its
 	// sustain limit alone: zero means no limit, not none allowed.
@@ -190,11 +198,11 @@ func TestPlanForClient(t *testing.T) {
 		want   PlanRow
 	}{
 		{"a plain client", PlanClient{}, PlanRow{Scope: "social", PerTick: 1, Every: 10 * time.Second, BurstPeak: 2, SustainPeak: 30,
-			Burst: 10, Sustain: 30, BurstLeft: 8, SustainLeft: 0, Fastest: 10 * time.Second, Plain: 10 * time.Second}},
+			Burst: 10, Sustain: 30, BurstLeft: 8, SustainLeft: 0, Fastest: 10 * time.Second, Plain: 10 * time.Second, Subscription: SubscriptionFor("social")}},
 		{"a 1 s margin", PlanClient{Margin: time.Second}, PlanRow{Scope: "social", PerTick: 1, Every: 10 * time.Second, BurstPeak: 2, SustainPeak: 31,
-			Burst: 10, Sustain: 30, BurstLeft: 8, SustainLeft: -1, Fastest: 10034 * time.Millisecond, Plain: 10 * time.Second}},
+			Burst: 10, Sustain: 30, BurstLeft: 8, SustainLeft: -1, Fastest: 10034 * time.Millisecond, Plain: 10 * time.Second, Subscription: SubscriptionFor("social")}},
 		{"a 1 s margin and 90 %", PlanClient{Margin: time.Second, Limit: ninety}, PlanRow{Scope: "social", PerTick: 1, Every: 10 * time.Second,
-			BurstPeak: 2, SustainPeak: 31, Burst: 9, Sustain: 27, BurstLeft: 7, SustainLeft: -4, Fastest: 11149 * time.Millisecond, Plain: 10 * time.Second}},
+			BurstPeak: 2, SustainPeak: 31, Burst: 9, Sustain: 27, BurstLeft: 7, SustainLeft: -4, Fastest: 11149 * time.Millisecond, Plain: 10 * time.Second, Subscription: SubscriptionFor("social")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := l.PlanFor([]PeriodicCall{{"social", 10 * time.Second, 1}}, tc.client)

@@ -93,6 +93,9 @@ func (h *Handler) WriteHAR(w io.Writer, f CallFilter) error {
 	for _, c := range h.Calls(f) {
 		e := har.Entry{Time: c.Time, Duration: time.Duration(c.Duration), Method: c.Method, URL: c.URL, Status: c.Status,
 			RetryAfter: c.RetryAfter, RequestBody: c.body, Authorization: c.authorization()}
+		for _, m := range c.Messages {
+			e.Messages = append(e.Messages, har.Message{Sent: m.Type == "send", Time: m.Time, Data: m.Data})
+		}
 		if err := hw.Write(&e); err != nil {
 			return err
 		}

@@ -110,6 +110,7 @@ func (h *Handler) Hosts() []string {
 	}
 	out = append(out, signInHosts...)
 	out = append(out, titleMgtHost)
+	out = append(out, RTAHost)
 	slices.Sort(out)
 	return slices.Compact(out)
 }
@@ -119,7 +120,7 @@ func (h *Handler) Hosts() []string {
 // Hosts without a rule that Config.Fallback counts are not included.
 func (h *Handler) Serves(host string) bool {
 	host = strings.ToLower(hostOnly(host))
-	if isSignInHost(host) || host == titleMgtHost {
+	if isSignInHost(host) || host == titleMgtHost || host == RTAHost {
 		return true
 	}
 	for i := range h.cfg.limits.Rules {

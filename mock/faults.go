@@ -46,7 +46,11 @@ type Faults struct {
 // every fault, it applies to requests FGRL has counted and admitted.
 type ServiceFault struct {
 	// Service is a rule's service ("presence") or scope
-	// ("presence/write").
+	// ("presence/write"), or RTAService ("rta"), the Real-Time Activity
+	// service: its Status 1001 (Throttled) or 1002 (ServiceUnavailable)
+	// answers subscriptions (a share Rate of them) with that code, 503
+	// refuses its websocket's upgrade, Reset drops every connection open
+	// when the faults are set, and Latency delays its events.
 	Service string `json:"service"`
 	// Status is 429, 500 or 503; 0 answers as the mock would (after
 	// Latency, unless Reset).
@@ -97,7 +101,9 @@ func (sf *ServiceFault) check() error {
 	switch {
 	case sf.Service == "" || len(sf.Service) > 100:
 		return errors.New("name the service (such as presence) or a rule's scope (presence/write)")
-	case sf.Status != 0 && sf.Status != 429 && sf.Status != 500 && sf.Status != 503:
+	case sf.Service == RTAService && sf.Status != 0 && sf.Status != rtaThrottled && sf.Status != rtaServiceUnavailable && sf.Status != 503:
+		return errors.New("an rta fault's status is 1001 or 1002 (subscriptions refused) or 503 (connections refused)")
+	case sf.Service != RTAService && sf.Status != 0 && sf.Status != 429 && sf.Status != 500 && sf.Status != 503:
 		return errors.New("status is 429, 500 or 503")
 	case sf.Status == 0 && sf.Latency == 0 && !sf.Reset:
 		return errors.New("a fault needs a status, a latency or a reset")
@@ -173,7 +179,7 @@ func (h *Handler) SetFaults(f Faults) error {
 	f.Services = slices.Clone(f.Services)
 	for i := range f.Services {
 		sf := &f.Services[i]
-		if _, ok := h.cfg.limits.ByScope(sf.Service); !ok && !hasService(h.cfg.limits, sf.Service) {
+		if _, ok := h.cfg.limits.ByScope(sf.Service); !ok && !hasService(h.cfg.limits, sf.Service) && sf.Service != RTAService {
 			return fmt.Errorf("mock: services[%d]: no rule has service or scope %s", i, safetext.Quote(sf.Service, 60))
 		}
 		if sf.For > 0 && sf.Until.IsZero() {
@@ -191,6 +197,7 @@ func (h *Handler) SetFaults(f Faults) error {
 	}
 	h.faults.Store(newFaultState(f))
 	h.dice.mu.Unlock()
+	h.dropRTA(f.Services, now)
 	return nil
 }
 

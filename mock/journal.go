@@ -45,11 +45,17 @@ type Call struct {
 	// answer).
 	Script   string            `json:"script,omitempty"`
 	Duration throttle.Duration `json:"duration"`
+	// Messages are the messages of a websocket call (an RTA connection,
+	// recorded when it closes), the first 100; MoreMessages counts those
+	// past them.
+	Messages     []WSMessage `json:"messages,omitempty"`
+	MoreMessages int         `json:"moreMessages,omitempty"`
 
 	userhash  string
 	host, uri string // URL's parts, joined when the call is read
 	body      []byte // the request's body, up to maxCallBody
 	textCap   int    // the bytes of the one allocation its strings are parts of
+	wsBytes   int    // the bytes of its Messages' data
 	// What the pipeline did with it, which the counters, the log and the
 	// live page read.
 	counts throttle.Counts // its key's counts after it, with decided
@@ -170,9 +176,11 @@ func (j *journal) log(ctx context.Context, c *Call) {
 }
 
 // callSize is the heap c holds beyond its slot in the ring: its text, one
-// allocation of which every string it keeps is a part (newCall), and its
-// body.
-func callSize(c *Call) int { return c.textCap + cap(c.body) }
+// allocation of which every string it keeps is a part (newCall), its
+// body, and a websocket's messages.
+func callSize(c *Call) int {
+	return c.textCap + cap(c.body) + c.wsBytes + cap(c.Messages)*int(unsafe.Sizeof(WSMessage{}))
+}
 
 // keep puts c in the ring, dropping the oldest calls it has no room for.
 func (j *journal) keep(c Call) {
@@ -252,7 +260,8 @@ func newCall(x *exchange, at time.Time, took time.Duration, status int) Call {
 	return Call{Time: at, Method: fields[0], host: fields[1], uri: fields[2], XUID: fields[3], Title: fields[4], Scope: fields[5],
 		Script: fields[6], RetryAfter: fields[7], userhash: fields[8], Status: status, Aborted: status == 0, Duration: throttle.Duration(took),
 		body: bytes.Clone(xblauth.RedactBody(host, x.body.b)), textCap: text.Cap(),
-		counts: x.counts, wait: x.wait, fault: x.fault, flags: x.flags}
+		counts: x.counts, wait: x.wait, fault: x.fault, flags: x.flags,
+		Messages: x.ws.msgs, MoreMessages: x.ws.more, wsBytes: x.ws.bytes}
 }
 
 // statusWriter notes the status an answer was given.

@@ -20,6 +20,13 @@
 // httptest.Server, closing idle connections and bounding how many are open
 // (ConnLimits).
 //
+// Over a server (a socket, or in-memory connections), it also serves the
+// Real-Time Activity service at wss://rta.xboxlive.com/connect as XSAPI
+// speaks it (rtawire.go): subscriptions to presence, relationships and
+// MPSD sessions, whose events come from the world's writes (rtaevents.go).
+// Each websocket runs one writer goroutine until it closes; a server of
+// the Handler closes them with DropRTA (Server.Close does).
+//
 // Which requests count: FGRL counts a request against its user + title +
 // rule scope when its host is a limits rule's, its token one Token minted,
 // and its method and path a route of the service (at a service the mock
@@ -72,6 +79,7 @@ type Handler struct {
 	signIn  *signIn
 	journal *journal
 	nsal    []byte // the title endpoints' answer (nsal.go), for the hosts served
+	rta     *rtaHub
 
 	faults   atomic.Pointer[faultState] // SetFaults changes them while serving
 	dice     dice
@@ -107,6 +115,8 @@ func New(c Config) (*Handler, error) {
 	// "authentication"), as its other calls are.
 	h.routes["authentication"] = []route{{method: http.MethodGet, path: pat("/titles/{}/endpoints"), contract: "1",
 		serve: func(c *call) { writeRaw(c.w, http.StatusOK, h.nsal) }}}
+	h.rta = newRTAHub(w, &h.dice, h.rtaFault)
+	w.rta = h.rta
 	h.faults.Store(newFaultState(cfg.faults))
 	if err := h.SetScript(cfg.script); err != nil {
 		return nil, err
@@ -150,16 +160,19 @@ func (h *Handler) SetAccount(a Account) {
 
 // SetWorld replaces the mock's world with w and resets the services'
 // state to it: presence, sessions and achievement progress made since are
-// dropped. A zero World is the default one. It
+// dropped. RTA subscribers are told what changed of the presence and
+// relationships they follow. A zero World is the default one. It
 // answers a *datafile.Error, changing nothing, for a World that cannot be.
 func (h *Handler) SetWorld(w World) error {
 	if err := w.check(); err != nil {
 		return err
 	}
+	before := h.rta.snapshot()
 	h.world.mu.Lock()
-	defer h.world.mu.Unlock()
 	h.world.ix.Store(indexWorld(w, len(w.Accounts) > 0))
 	h.world.resetState()
+	h.world.mu.Unlock()
+	h.rta.worldChanged(before)
 	return nil
 }
 
@@ -177,9 +190,11 @@ func (h *Handler) World() World {
 // presence, sessions and progress from then on are dropped. FGRL's counts
 // are not touched (ResetCounts resets them).
 func (h *Handler) ResetWorld() {
+	before := h.rta.snapshot()
 	h.world.mu.Lock()
-	defer h.world.mu.Unlock()
 	h.world.resetState()
+	h.world.mu.Unlock()
+	h.rta.worldChanged(before)
 }
 
 // Reset puts the mock back as it was after its world was seeded, in one

@@ -160,6 +160,7 @@ func (s mpsdService) servePutSession(c *call) {
 		writeError(c.w, http.StatusBadRequest, "BadRequest", err.Error())
 		return
 	}
+	s.rta.sessionChanged(c.params, old, doc)
 	status := http.StatusCreated
 	if existed {
 		status = http.StatusOK

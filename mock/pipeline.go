@@ -17,10 +17,12 @@ import (
 //
 //  1. script: a rule of the script that matches answers it, uncounted
 //     unless the rule counts (scripted, script.go);
-//  2. identify: a sign-in host goes to the sign-in service (signIn.serve);
-//     the title's endpoints (NSAL) without a token or a limits rule are
-//     answered uncounted (nsal.go); any other request to the limits rule
-//     of its host and path, or 404 uncounted;
+//  2. identify: a sign-in host goes to the sign-in service (signIn.serve),
+//     the RTA host to the RTA service (serveRTA: it authenticates, and its
+//     websocket is not counted, as the real service's is not); the title's
+//     endpoints (NSAL) without a token or a limits rule are answered
+//     uncounted (nsal.go); any other request to the limits rule of its host
+//     and path, or 404 uncounted;
 //  3. authenticate: a token Token minted, or an X-token of the service
 //     sign-in on a request signed with its proof key; else 401 or 403
 //     uncounted (authenticate, token.go; boundIdentity, s2sauth.go);
@@ -48,6 +50,7 @@ type exchange struct {
 	wait     time.Duration
 	fault    faultKind
 	flags    outcome
+	ws       wsRecord // a websocket's messages (serveRTA)
 }
 
 // ServeHTTP passes the request through the pipeline: it is counted against
@@ -83,8 +86,13 @@ func (h *Handler) serve(x *exchange) {
 	if st := h.script.Load(); st != nil && h.scripted(st, x) {
 		return
 	}
-	if host := strings.ToLower(hostOnly(r.Host)); slices.Contains(signInHosts, host) {
+	host := strings.ToLower(hostOnly(r.Host))
+	if slices.Contains(signInHosts, host) {
 		h.signIn.serve(x.w, r, host)
+		return
+	}
+	if host == RTAHost {
+		h.serveRTA(x)
 		return
 	}
 	rule, known := h.cfg.limits.Match(r.Method, r.Host, r.URL.Path)

@@ -276,8 +276,10 @@ func (w *world) setCloak(xuid string, cloak bool) {
 	w.state.presence.put(xuid, rec, int64(len(b)))
 }
 
-// storePresence records rec, the user's cloak as it was (setCloak).
+// storePresence records rec, the user's cloak as it was (setCloak), and
+// tells RTA subscribers what changed.
 func (w *world) storePresence(rec presenceRecord) {
+	before := w.presenceOf(rec.XUID)
 	b, _ := json.Marshal(rec) // its size as stored
 	w.state.mu.Lock()
 	if old, ok := w.state.presence.get(rec.XUID); ok {
@@ -285,4 +287,5 @@ func (w *world) storePresence(rec presenceRecord) {
 	}
 	w.state.presence.put(rec.XUID, rec, int64(len(b)))
 	w.state.mu.Unlock()
+	w.rta.presenceChanged(rec.XUID, before, rec)
 }

@@ -89,7 +89,10 @@ func (s *Server) StartTLS() {
 }
 
 // Close shuts the server down and blocks until its requests have finished.
-func (s *Server) Close() { s.srv.Close() }
+func (s *Server) Close() {
+	s.Handler.rta.dropAll() // its websockets, which the server no longer tracks
+	s.srv.Close()
+}
 
 // Transport returns a RoundTripper that sends every request, whatever its
 // URL, to the server over loopback, keeping the URL's host as the Host header:

@@ -92,6 +92,9 @@ type world struct {
 	// sign-in mints (Config.SignInTitle).
 	scids       map[string]string
 	signInTitle string
+	// rta is the RTA service's hub, told of every change (rtaevents.go);
+	// nil tells none.
+	rta *rtaHub
 }
 
 // newWorld returns the world seeded with w (checked), its state bounded by

@@ -22,6 +22,14 @@ import (
 // Clients lists the clients a simulation can drive.
 var Clients = []string{"naive", "xsapi", "fgrl"}
 
+// Subscribed is the client that subscribes (Real-Time Activity) where the
+// service pushes a scope's changes (limits.SubscriptionFor: presence,
+// social, MPSD sessions) and polls the rest through the fgrl transport: a
+// user's first read of such a scope is made, to start from its state;
+// every later read is replaced by the events of one subscription, which
+// the service does not count as calls.
+const Subscribed = "subscribed"
+
 // Options configures a run.
 type Options struct {
 	// Limits are the service's limits; the pattern's services are scopes of
@@ -84,6 +92,11 @@ type Result struct {
 	Refused    int   `json:"refusedLocally"` // calls the transport refused without an answer
 	Failed     int   `json:"failed"`         // calls that ended in another error
 	Sent       int   `json:"sent"`           // requests that reached the service, retries included
+	// Subscriptions are the RTA subscriptions the Subscribed client made,
+	// one a user and scope; Pushed the calls they made needless (counted
+	// in Served: the changes they polled for arrive as events).
+	Subscriptions int `json:"subscriptions,omitempty"`
+	Pushed        int `json:"pushed,omitempty"`
 	// Interactive and Background are the pattern's calls of each priority:
 	// how many the client refused, and how long they took, from when the
 	// pattern makes them to their end: the delay the client added (the
@@ -182,8 +195,33 @@ func Run(ctx context.Context, p Pattern, o Options) (Result, error) {
 		o.onRunner(r)
 	}
 	ctx = clock.With(ctx, r)
+	subscribed := map[[2]string]bool{}
 	r.call = func(e *Event) {
 		start := v.Now()
+		if o.Client == Subscribed && e.Req == nil && limits.SubscriptionFor(e.Service) != "" {
+			if method, _, _ := serviceCall(svc, *e); method == http.MethodGet {
+				k := [2]string{e.User, e.Service}
+				mu.Lock()
+				pushed := subscribed[k]
+				if !pushed {
+					subscribed[k] = true
+					res.Subscriptions++
+				}
+				if pushed {
+					res.Pushed++
+					res.count(served)
+					if e.Background {
+						res.Background.add(0, served)
+					} else {
+						res.Interactive.add(0, served)
+					}
+				}
+				mu.Unlock()
+				if pushed {
+					return
+				}
+			}
+		}
 		outcome := call(ctx, rt, o, *e)
 		took := v.Now().Sub(start)
 		mu.Lock()
@@ -256,7 +294,7 @@ func (o *Options) check(p Pattern) error {
 	if o.Limits == nil {
 		return errors.New("sim: no limits")
 	}
-	if !slices.Contains(Clients, o.Client) {
+	if !slices.Contains(Clients, o.Client) && o.Client != Subscribed {
 		return fmt.Errorf("sim: unknown client %s (have %s)", safetext.Quote(o.Client, 40), strings.Join(Clients, ", "))
 	}
 	svc := o.service()
@@ -272,7 +310,7 @@ func (o *Options) client(base http.RoundTripper) http.RoundTripper {
 	switch o.Client {
 	case "xsapi":
 		return &transport.Transport{Base: base, Limits: o.Limits, TitleID: o.title(), DisableBudget: true}
-	case "fgrl":
+	case "fgrl", Subscribed:
 		t := &transport.Transport{Base: base, Limits: o.Limits, TitleID: o.title(), LimitShare: o.LimitShare}
 		if o.Coalesce {
 			t.CoalesceReads, t.ReadCacheTTL = true, time.Second

@@ -302,3 +302,27 @@ func TestServiceLimitsLearned(t *testing.T) {
 		t.Errorf("server 429s (-want +got):\n%s", diff)
 	}
 }
+
+// TestSubscribedReplacesPolling: the subscribed client sends one read a
+// user and scope whose changes RTA pushes (presence, social, MPSD
+// sessions: limits.SubscriptionFor) and no other; writes and scopes
+// without a subscription (profile) go through the fgrl transport.
+func TestSubscribedReplacesPolling(t *testing.T) {
+	const u1, u2 = "2533274791234567", "2533274792222222"
+	p := Pattern{
+		{At: 0, Service: "presence/read", User: u1, Count: 300, Spread: 10 * time.Minute},
+		{At: 0, Service: "presence/read", User: u2, Count: 300, Spread: 10 * time.Minute},
+		{At: 0, Service: "social", User: u1, Count: 120, Spread: 10 * time.Minute},
+		{At: 0, Service: "presence/write", User: u1, Count: 3, Spread: 10 * time.Minute},
+		{At: 0, Service: "profile", User: u1, Count: 5, Spread: 10 * time.Minute},
+	}
+	res, err := Run(context.Background(), p, Options{Limits: limits.Default(), Client: Subscribed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := struct{ Calls, Sent, Served, Subscriptions, Pushed, Server429s int }{res.Calls, res.Sent, res.Served, res.Subscriptions, res.Pushed, res.Server429s}
+	want := struct{ Calls, Sent, Served, Subscriptions, Pushed, Server429s int }{728, 3 + 3 + 5, 728, 3, 720 - 3, 0}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("subscribed (-want +got):\n%s", diff)
+	}
+}

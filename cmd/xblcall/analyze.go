@@ -538,7 +538,7 @@ func printReport(w io.Writer, rep *analyze.Report, verbose bool) error {
 	printHosts(w, "not judged (no rule of the limits covers the host)", rep.NotJudged, cell)
 	printHosts(w, "no token", rep.NoToken, cell)
 	if rep.Realtime > 0 {
-		fmt.Fprintf(w, "real-time activity: %d sockets, not judged\n", rep.Realtime)
+		fmt.Fprintf(w, "real-time activity: %d sockets and shoulder taps (%d websocket messages), not judged\n", rep.Realtime, rep.RealtimeMessages)
 	}
 	if len(rep.Groups) > 0 {
 		fmt.Fprintln(w)

@@ -62,7 +62,9 @@ scope the planner counts the calls in those windows at their busiest
 limit (0: one more call waits), the fastest interval at which the
 transport sends every call at once (FGRL), the fastest a plain client
 sends without a 429 (PLAIN), and whether a batch call could carry a tick's
-calls. --json prints the rows (durations as Go duration strings). Exit
+calls. Where the Real-Time Activity service pushes a scope's changes
+(presence/read, social, mpsd), it says to subscribe instead: no polling at
+all (xblcall watch presence; client.User.Subscribe). --json prints the rows (durations as Go duration strings). Exit
 status 1 when a scope's calls are more than the transport sends at once.
 `,
 		RunE: runE(e, o.run),
@@ -217,6 +219,9 @@ func verdict(r limits.PlanRow) string {
 	}
 	if r.Batch {
 		v += "; batch the calls of a tick"
+	}
+	if r.Subscription != "" {
+		v += "; better: subscribe (real-time activity), no polling"
 	}
 	return v
 }

@@ -52,7 +52,7 @@ type env struct {
 // commandList builds the subcommands: the CLI's one registry.
 func commandList(e *env) []*cobra.Command {
 	return []*cobra.Command{analyzeCommand(e), callCommand(e), checkCommand(e), limitsCommand(e), loginCommand(e),
-		logoutCommand(e), mockCommand(e), proxyCommand(e), simulateCommand(e), tokenCommand(e), whoamiCommand(e)}
+		logoutCommand(e), mockCommand(e), proxyCommand(e), simulateCommand(e), tokenCommand(e), watchCommand(e), whoamiCommand(e)}
 }
 
 // runE runs a command with the context cobra gives it.

@@ -526,7 +526,7 @@ func TestCompletion(t *testing.T) {
 		want []string
 	}{
 		{[]string{"si"}, []string{"simulate\treplay a call pattern against the embedded mock in virtual time", ":4"}},
-		{[]string{"simulate", "--client", ""}, []string{"naive", "xsapi", "fgrl", "all", ":4"}},
+		{[]string{"simulate", "--client", ""}, []string{"naive", "xsapi", "fgrl", "subscribed", "all", ":4"}},
 		{[]string{"limits", "--revision", ""}, append(limits.Revisions(), ":4")},
 		{[]string{"simulate", "--svg", ""}, []string{"svg", ":8"}},
 		{[]string{"analyze", ""}, []string{"har", "saz", ":8"}},

@@ -447,7 +447,9 @@ func (o *mockOpts) run(ctx context.Context, e *env, args []string) error {
 	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	proxied.Close()
-	if err := errors.Join(srv.Shutdown(shutdown), tlsSrv.Shutdown(shutdown)); err != nil {
+	err = errors.Join(srv.Shutdown(shutdown), tlsSrv.Shutdown(shutdown))
+	h.DropRTA() // the websockets, which the servers no longer track
+	if err != nil {
 		return err
 	}
 	fmt.Fprintln(e.stdout, "fgrl mock stopped")

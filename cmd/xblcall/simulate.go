@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
@@ -36,6 +37,7 @@ func simulateCommand(e *env) *cobra.Command {
   xblcall simulate --pattern examples/calls.csv --client all --service-limits examples/drift.json   # fgrl learns drifted limits
   xblcall simulate --json | jq '.[0].rows'
   xblcall simulate --client naive --har naive.har && xblcall analyze --trace-limits naive.har
+  xblcall simulate --pattern examples/polling.csv --client naive,fgrl,subscribed   # polling vs a subscription
 
 A pattern is CSV (time,service,user,count[,spread[,priority]]; times in
 seconds; service a scope from 'xblcall limits'; priority interactive, the
@@ -48,7 +50,7 @@ default, or background) or the same fields as a JSON array:
 		RunE: runE(e, o.run),
 	}
 	c.Flags().AddFlagSet(simulateFlags(o))
-	complete(c, map[string][]string{"client": append(slices.Clone(replay.Clients), "all"), "revision": limits.Revisions()}, map[string][]string{"pattern": {"csv", "json"}, "svg": {"svg"}, "har": {"har"}, "limits": {"json"}, "service-limits": {"json"}}, nil)
+	complete(c, map[string][]string{"client": append(slices.Clone(replay.Clients), replay.Subscribed, "all"), "revision": limits.Revisions()}, map[string][]string{"pattern": {"csv", "json"}, "svg": {"svg"}, "har": {"har"}, "limits": {"json"}, "service-limits": {"json"}}, nil)
 	return c
 }
 
@@ -60,7 +62,7 @@ type simulateOpts struct {
 func simulateFlags(o *simulateOpts) *flag.FlagSet {
 	fs := newFlagSet("simulate")
 	fs.StringVar(&o.pattern, "pattern", "", "the call pattern (CSV or JSON; - for stdin); default: the FGRL documentation's worked example")
-	fs.StringVar(&o.client, "client", "naive", "naive, xsapi, fgrl, or all (side by side)")
+	fs.StringVar(&o.client, "client", "naive", "naive, xsapi, fgrl, subscribed (RTA where it exists, fgrl for the rest), a list (naive,fgrl,subscribed) or all (naive, xsapi, fgrl), side by side")
 	fs.BoolVar(&o.json, "json", false, "print the results as JSON")
 	fs.StringVar(&o.svg, "svg", "", "also draw requests and throttles over time to this SVG file")
 	fs.StringVar(&o.har, "har", "", "also write the requests the service saw to this HAR file (one client), for 'xblcall analyze'")
@@ -150,7 +152,7 @@ func (o *simulateOpts) openHAR(clients int, l *limits.Limits) (*harTrace, error)
 		return nil, nil
 	}
 	if clients != 1 {
-		return nil, &exitError{2, errors.New("--har records one client: give --client naive, xsapi or fgrl")}
+		return nil, &exitError{2, errors.New("--har records one client: give --client naive, xsapi, fgrl or subscribed")}
 	}
 	f, err := os.Create(o.har)
 	if err != nil {
@@ -197,14 +199,19 @@ func (t *harTrace) close() error {
 	return err
 }
 
+// clientList reads --client: all, or clients separated by commas.
 func clientList(s string) ([]string, error) {
 	if s == "all" {
 		return replay.Clients, nil
 	}
-	if slices.Contains(replay.Clients, s) {
-		return []string{s}, nil
+	var out []string
+	for c := range strings.SplitSeq(s, ",") {
+		if !slices.Contains(replay.Clients, c) && c != replay.Subscribed || slices.Contains(out, c) {
+			return nil, &exitError{2, fmt.Errorf("unknown client %s (want naive, xsapi, fgrl, subscribed, a list of them such as naive,fgrl,subscribed, or all)", safetext.Quote(s, 60))}
+		}
+		out = append(out, c)
 	}
-	return nil, &exitError{2, fmt.Errorf("unknown client %s (want naive, xsapi, fgrl or all)", safetext.Quote(s, 40))}
+	return out, nil
 }
 
 // serviceLimits returns the --service-limits file's limits; nil without it.
@@ -265,9 +272,18 @@ func printSimulation(w io.Writer, desc string, results []replay.Result) error {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "client\tcalls\tsent\tserved\tserver 429s\trefused locally\tfailed\t")
+	rta := slices.ContainsFunc(results, func(r replay.Result) bool { return r.Client == replay.Subscribed })
+	head := "client\tcalls\tsent\tserved\tserver 429s\trefused locally\tfailed\t"
+	if rta {
+		head += "subscriptions\tpushed, not polled\t"
+	}
+	fmt.Fprintln(tw, head)
 	for _, r := range results {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t\n", r.Client, r.Calls, r.Sent, r.Served, r.Server429s, r.Refused, r.Failed)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t", r.Client, r.Calls, r.Sent, r.Served, r.Server429s, r.Refused, r.Failed)
+		if rta {
+			fmt.Fprintf(tw, "%d\t%d\t", r.Subscriptions, r.Pushed)
+		}
+		fmt.Fprintln(tw)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

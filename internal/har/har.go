@@ -14,6 +14,15 @@ type (
 		Response        rawResponse `json:"response"`
 		Cache           struct{}    `json:"cache"`
 		Timings         timings     `json:"timings"`
+		// WebSocketMessages are a websocket's messages, as Chrome's HAR
+		// export writes them.
+		WebSocketMessages []wsMessage `json:"_webSocketMessages,omitempty"`
+	}
+	wsMessage struct {
+		Type   string  `json:"type"`   // "send" (by the client) or "receive"
+		Time   float64 `json:"time"`   // seconds since the Unix epoch
+		Opcode int     `json:"opcode"` // 1: text
+		Data   string  `json:"data"`
 	}
 	rawRequest struct {
 		Method      string    `json:"method"`

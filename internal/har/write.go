@@ -54,6 +54,17 @@ type Entry struct {
 	Status        int
 	RetryAfter    string
 	ResponseBody  []byte
+	// Messages are a websocket's text messages (an RTA connection's),
+	// written as _webSocketMessages, as Chrome's HAR export does; they are
+	// written as given (RTA messages carry no secret).
+	Messages []Message
+}
+
+// Message is one websocket text message of an entry.
+type Message struct {
+	Sent bool // by the client; else received by it
+	Time time.Time
+	Data string
 }
 
 // Write appends one call as an entry: its request and answer as recorded,
@@ -124,6 +135,13 @@ func raw(c *Entry) rawEntry {
 		HeadersSize: -1, BodySize: len(respBody)}
 	if c.RetryAfter != "" {
 		r.Response.Headers = append(r.Response.Headers, header{"Retry-After", c.RetryAfter})
+	}
+	for _, m := range c.Messages {
+		typ := "receive"
+		if m.Sent {
+			typ = "send"
+		}
+		r.WebSocketMessages = append(r.WebSocketMessages, wsMessage{Type: typ, Time: float64(m.Time.UnixMicro()) / 1e6, Opcode: 1, Data: m.Data})
 	}
 	return r
 }

@@ -1,0 +1,393 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/xblgo/fgrl/hresult"
+)
+
+// XSAPI's timing of the connection (real_time_activity_connection.cpp):
+// a reconnect waits min(attempt², 60) s plus a jitter of up to 5 s (none
+// before the first connection); a subscription refused with Throttled or
+// ServiceUnavailable is sent again after min(attempt², 60) s; the
+// connection is closed and made again every 90 minutes (the service ends
+// one after 2 hours, not always noticeably); a resync within 5 minutes of
+// connecting is ignored.
+const (
+	rtaMaxBackoff   = 60 * time.Second
+	rtaMaxJitter    = 5 * time.Second
+	rtaLifetime     = 90 * time.Minute
+	rtaResyncQuiet  = 5 * time.Minute
+	rtaDialTimeout  = 30 * time.Second
+	rtaWriteTimeout = 10 * time.Second
+	maxRTAResources = 1100 // as many users as one presence batch reads again
+)
+
+// rtaBackoff is XSAPI's wait before attempt n (from 0) of a subscription
+// or a connection: min(n², 60) s.
+func rtaBackoff(n int) time.Duration {
+	if n >= 8 { // 8² s is past the cap already; no overflow for any n
+		return rtaMaxBackoff
+	}
+	return min(time.Duration(n*n)*time.Second, rtaMaxBackoff)
+}
+
+// reconnectDelay is the wait before connection attempt n: rtaBackoff(n),
+// plus jitter (a share from 0 to 1 of 5 s) once the user was connected.
+func reconnectDelay(n int, wasConnected bool, jitter float64) time.Duration {
+	d := rtaBackoff(n)
+	if wasConnected {
+		d += time.Duration(jitter * float64(rtaMaxJitter))
+	}
+	return d
+}
+
+// Subscribe opens the acting user's Real-Time Activity connection and
+// subscribes to rs (1 to 1100 resources; the same one twice counts once).
+// The returned channel delivers the events of every subscription, and the
+// state of the connection, until ctx ends; then it is closed, the
+// connection closed and every goroutine of it gone. A caller that stops
+// reading holds the connection up: the service then drops it, and it is
+// made again.
+//
+// The connection and its subscriptions come back as XSAPI's do: a lost
+// connection is made again after min(attempt², 60) s plus up to 5 s of
+// jitter, a subscription refused with Throttled (1001) or
+// ServiceUnavailable (1002) is sent again after min(attempt², 60) s, the
+// connection is renewed every 90 minutes, and a resync from the service
+// reads the followed users' presence again (Resynced). A subscription the
+// service refuses for good is reported (SubscriptionError) and not sent
+// again. The websocket is sent through Config.RTATransport, the token in
+// its Authorization.
+func (u *User) Subscribe(ctx context.Context, rs ...Resource) (<-chan Event, error) {
+	a := api{service: "rta", name: "Subscribe"}
+	if len(rs) == 0 || len(rs) > maxRTAResources {
+		return nil, invalid(a, "subscribe to 1 to 1100 resources")
+	}
+	var uniq []Resource
+	for _, r := range rs {
+		if r.uri == "" {
+			return nil, invalid(a, "the zero Resource")
+		}
+		if r.xuid != "" {
+			if err := checkXUID(a, "xuid", r.xuid); err != nil {
+				return nil, err
+			}
+		}
+		if r.title != "" {
+			if err := checkTitle(a, r.title); err != nil {
+				return nil, err
+			}
+		}
+		if !slices.Contains(uniq, r) {
+			uniq = append(uniq, r)
+		}
+	}
+	ch := make(chan Event, 16)
+	s := &rtaSession{u: u, rs: uniq, events: ch}
+	go s.run(ctx)
+	return ch, nil
+}
+
+// rtaSession is one Subscribe: its connection, made again as often as it
+// is lost, until its context ends.
+type rtaSession struct {
+	u      *User
+	rs     []Resource
+	events chan<- Event
+}
+
+// run makes the connection and serves it, again and again, until ctx
+// ends.
+func (s *rtaSession) run(ctx context.Context) {
+	defer close(s.events)
+	attempt, connected := 0, false
+	for {
+		if !sleep(ctx, reconnectDelay(attempt, connected, rand.Float64())) {
+			return
+		}
+		attempt++
+		ws, err := s.dial(ctx)
+		if err != nil {
+			if ctx.Err() != nil || !s.emit(ctx, &ConnectionState{Err: err, Attempt: attempt}) {
+				return
+			}
+			continue
+		}
+		attempt, connected = 0, true
+		if !s.emit(ctx, &ConnectionState{Connected: true}) {
+			ws.CloseNow()
+			return
+		}
+		err = s.serve(ctx, ws)
+		if ctx.Err() != nil || !s.emit(ctx, &ConnectionState{Err: err}) {
+			return
+		}
+	}
+}
+
+// sleep waits d, and reports false if ctx ended first.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// emit delivers ev, and reports false if ctx ended first.
+func (s *rtaSession) emit(ctx context.Context, ev Event) bool {
+	select {
+	case s.events <- ev:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// dial opens the websocket with the user's token.
+func (s *rtaSession) dial(ctx context.Context) (*websocket.Conn, error) {
+	c := s.u.c
+	a := api{service: "rta", name: "Connect"}
+	tok, err := c.cfg.Tokens.Token(ctx, s.u.xuid)
+	if err == nil && tok.Authorization == "" {
+		err = ErrNoToken
+	}
+	if err != nil {
+		return nil, &Error{code: hresult.E_XBL_AUTH_NO_TOKEN, Service: a.service, API: a.name, Message: "no token for user " + s.u.xuid, Err: err}
+	}
+	h := http.Header{"Authorization": {tok.Authorization}, "User-Agent": {c.userAgent}}
+	if tok.Signature != "" {
+		h.Set("Signature", tok.Signature)
+	}
+	dctx, cancel := context.WithTimeout(ctx, rtaDialTimeout)
+	defer cancel()
+	u := c.url(rtaHost, reqPath{Path: rtaPath}, nil)
+	ws, resp, err := websocket.Dial(dctx, u.String(), &websocket.DialOptions{
+		HTTPClient:   &http.Client{Transport: keepHost{base: c.rtaTransport(), host: rtaHost}},
+		HTTPHeader:   h,
+		Subprotocols: []string{rtaSubprotocol},
+	})
+	if err != nil {
+		e := &Error{code: hresult.E_XBL_RTA_GENERIC_ERROR, Service: a.service, API: a.name, Message: "websocket refused", Err: err}
+		if resp != nil {
+			e.StatusCode = resp.StatusCode
+			if e.code = hresult.FromStatus(resp.StatusCode); e.code == 0 {
+				e.code = hresult.E_XBL_RTA_GENERIC_ERROR
+			}
+		}
+		return nil, e
+	}
+	if ws.Subprotocol() != rtaSubprotocol {
+		ws.CloseNow()
+		return nil, &Error{code: hresult.E_XBL_RTA_GENERIC_ERROR, Service: a.service, API: a.name, Message: "the service did not speak " + rtaSubprotocol}
+	}
+	ws.SetReadLimit(maxRTAMessage)
+	return ws, nil
+}
+
+// rtaTransport is Config.RTATransport, or http.DefaultTransport.
+func (c *Client) rtaTransport() http.RoundTripper {
+	if c.cfg.RTATransport != nil {
+		return c.cfg.RTATransport
+	}
+	return http.DefaultTransport
+}
+
+// keepHost sends a request with host in its Host header, wherever its URL
+// points (Config.Endpoints).
+type keepHost struct {
+	base http.RoundTripper
+	host string
+}
+
+func (k keepHost) RoundTrip(req *http.Request) (*http.Response, error) {
+	out := req.Clone(req.Context())
+	out.Host = k.host
+	return k.base.RoundTrip(out)
+}
+
+// rtaSub is one subscription on one connection.
+type rtaSub struct {
+	res     Resource
+	seq     uint32 // its SEQUENCE_N, fixed for the session (XSAPI's client id)
+	attempt int    // refusals with 1001 or 1002 so far on this connection
+	timer   *time.Timer
+}
+
+var errRTALifetime = errors.New("client: RTA connection renewed after 90 minutes")
+
+// serve subscribes on ws and delivers its events until the connection is
+// lost (the error), renewed, or ctx ends.
+func (s *rtaSession) serve(ctx context.Context, ws *websocket.Conn) error {
+	rctx, cancel := context.WithCancel(ctx)
+	msgs := make(chan []byte)
+	readErr := make(chan error, 1)
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		ws.CloseNow()
+		wg.Wait()
+	}()
+	wg.Go(func() { readErr <- readLoop(rctx, ws, msgs) })
+
+	subs := make([]*rtaSub, len(s.rs))
+	bySvc := map[uint32]*rtaSub{}
+	due := make(chan *rtaSub, len(s.rs)) // one pending retry a subscription at most
+	for i, r := range s.rs {
+		subs[i] = &rtaSub{res: r, seq: uint32(i + 1)}
+		defer func() {
+			if t := subs[i].timer; t != nil {
+				t.Stop()
+			}
+		}()
+		if err := send(ctx, ws, rtaSubscribe, subs[i].seq, r.uri); err != nil {
+			return err
+		}
+	}
+	start := time.Now()
+	life := time.NewTimer(rtaLifetime)
+	defer life.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			ws.Close(websocket.StatusNormalClosure, "")
+			return ctx.Err()
+		case <-life.C:
+			ws.Close(websocket.StatusNormalClosure, "renewed")
+			return errRTALifetime
+		case err := <-readErr:
+			return err
+		case sub := <-due:
+			if err := send(ctx, ws, rtaSubscribe, sub.seq, sub.res.uri); err != nil {
+				return err
+			}
+		case b := <-msgs:
+			m, err := parseRTAMessage(b)
+			if err != nil {
+				ws.Close(websocket.StatusInvalidFramePayloadData, "not an RTA message")
+				return &Error{code: hresult.E_XBL_RTA_GENERIC_ERROR, Service: "rta", API: "Subscribe", Message: "the service sent a malformed message", Err: err}
+			}
+			if !s.handle(ctx, m, subs, bySvc, due, start) {
+				return ctx.Err()
+			}
+		}
+	}
+}
+
+// readLoop hands every message read to msgs, until the connection ends.
+func readLoop(ctx context.Context, ws *websocket.Conn, msgs chan<- []byte) error {
+	for {
+		_, b, err := ws.Read(ctx)
+		if err != nil {
+			return err
+		}
+		select {
+		case msgs <- b:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// send writes one client message: [kind, seq, arg].
+func send(ctx context.Context, ws *websocket.Conn, kind int, seq uint32, arg any) error {
+	b, _ := json.Marshal([]any{kind, seq, arg})
+	wctx, cancel := context.WithTimeout(ctx, rtaWriteTimeout)
+	defer cancel()
+	return ws.Write(wctx, websocket.MessageText, b)
+}
+
+// handle acts on one message; it reports false if ctx ended while
+// delivering.
+func (s *rtaSession) handle(ctx context.Context, m rtaMessage, subs []*rtaSub, bySvc map[uint32]*rtaSub, due chan *rtaSub, start time.Time) bool {
+	switch m.kind {
+	case rtaSubscribe:
+		if m.seq == 0 || int(m.seq) > len(subs) {
+			return true // not ours: XSAPI ignores it too
+		}
+		sub := subs[m.seq-1]
+		switch m.code {
+		case 0:
+			bySvc[m.sub] = sub
+			return s.emit(ctx, subscribed(sub.res, m.data))
+		case rtaThrottled, rtaServiceUnavailable:
+			d := rtaBackoff(sub.attempt)
+			sub.attempt++
+			sub.timer = time.AfterFunc(d, func() { due <- sub })
+			return true
+		}
+		return s.emit(ctx, &SubscriptionError{Resource: sub.res, Err: rtaRefusal(sub.res, m.code)})
+	case rtaEvent:
+		sub := bySvc[m.sub]
+		if sub == nil {
+			return true
+		}
+		if sub.res == Sessions() {
+			for _, ev := range sessionTaps(m.data) {
+				if !s.emit(ctx, ev) {
+					return false
+				}
+			}
+			return true
+		}
+		if ev := sub.res.event(m.data); ev != nil {
+			return s.emit(ctx, ev)
+		}
+	case rtaResync:
+		if time.Since(start) < rtaResyncQuiet {
+			return true
+		}
+		return s.emit(ctx, s.resync(ctx))
+	}
+	return true
+}
+
+// subscribed is the Subscribed event of r, with its starting state.
+func subscribed(r Resource, data json.RawMessage) *Subscribed {
+	ev := &Subscribed{Resource: r}
+	switch {
+	case r.presence():
+		var p Presence
+		if json.Unmarshal(data, &p) == nil && p.XUID != "" {
+			ev.Presence = &p
+		}
+	case r == Sessions():
+		var v struct{ ConnectionId string }
+		if json.Unmarshal(data, &v) == nil {
+			ev.ConnectionID = v.ConnectionId
+		}
+	}
+	return ev
+}
+
+// resync reads again the presence of the users the presence
+// subscriptions follow.
+func (s *rtaSession) resync(ctx context.Context) *Resynced {
+	var xuids []string
+	for _, r := range s.rs {
+		if r.presence() && !slices.Contains(xuids, r.xuid) {
+			xuids = append(xuids, r.xuid)
+		}
+	}
+	if len(xuids) == 0 {
+		return &Resynced{}
+	}
+	ps, err := s.u.GetPresenceBatch(ctx, xuids)
+	return &Resynced{Presence: ps, Err: err}
+}

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/xblgo/fgrl/mock"
+)
+
+// TestWatchPresence: xblcall watch presence, against a mock in another
+// server (plain and HTTPS, as xblcall mock serves them), prints the
+// subscriptions in force, then the friend signing in and starting the
+// title when the friend's presence is written through the mock, and ends
+// after --events.
+func TestWatchPresence(t *testing.T) {
+	const me, friend, title = "2533274791234567", "2533274799999999", "1234567890"
+	for _, tls := range []bool{false, true} {
+		name := map[bool]string{false: "http", true: "https"}[tls]
+		t.Run(name, func(t *testing.T) {
+			h := mock.Must(mock.New(mock.Config{World: mock.World{Accounts: []mock.WorldAccount{
+				{XUID: me, Friends: []string{friend}}, {XUID: friend, Friends: []string{me}}}}}))
+			srv := mock.NewUnstartedServer(h)
+			args := []string{"watch", "presence", friend, "--xuid", me, "--title", title, "--events", "5"}
+			if tls {
+				srv.StartTLS()
+				ca := filepath.Join(t.TempDir(), "ca.pem")
+				os.WriteFile(ca, srv.CA.CertPEM(), 0o600)
+				args = append(args, "--ca-cert", ca)
+			} else {
+				srv.Start()
+			}
+			defer srv.Close()
+			args = append(args, "--via", srv.URL)
+			pr, pw := io.Pipe()
+			done := make(chan int, 1)
+			go func() {
+				var errb strings.Builder
+				code := run(context.Background(), args, pw, &errb)
+				if code != 0 {
+					t.Errorf("exit %d: %s", code, errb.String())
+				}
+				pw.Close()
+				done <- code
+			}()
+			lines := bufio.NewScanner(pr)
+			var got []string
+			for lines.Scan() {
+				f := strings.Fields(lines.Text())
+				got = append(got, strings.Join(f[1:], " "))
+				if len(got) == 3 {
+					req, _ := http.NewRequest("POST", "https://userpresence.xboxlive.com/users/me/devices/current/titles/current", strings.NewReader(`{"state":"active"}`))
+					req.Header.Set("Authorization", mock.Token(friend, title))
+					resp, err := srv.Client().Do(req)
+					if err != nil || resp.StatusCode != 200 {
+						t.Fatalf("presence write: %v %v", err, resp)
+					}
+					resp.Body.Close()
+				}
+			}
+			<-done
+			want := []string{"connected", "subscribed " + friend + " Offline", "subscribed " + friend + " Offline",
+				"signed in " + friend + " Scarlett", "title Started " + friend + " " + title}
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("printed:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+		})
+	}
+}

@@ -1,0 +1,362 @@
+package mock
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// The Real-Time Activity service (rtawire.go has its wire): a hub of the
+// websockets open at rta.xboxlive.com/connect, each one user's (the token
+// it connected with), holding that connection's subscriptions. The world
+// tells the hub what changed (rtaevents.go) and the hub pushes an event to
+// every subscription of the resource.
+//
+// Bounds: a client message of at most maxRTAMessage bytes (a larger one
+// closes the connection with 1009), maxRTASubs subscriptions a connection
+// (the next is answered SubscriptionLimitReached), maxRTAConns connections
+// (the next upgrade is answered 503), rtaOutbox messages waiting for a
+// reader (a reader that falls further behind is dropped), rtaWriteTimeout
+// for one message to be written, rtaPing between pings of an idle peer.
+
+// More bounds of a connection.
+const (
+	rtaOutbox       = 256
+	rtaWriteTimeout = 10 * time.Second
+	rtaPing         = time.Minute
+)
+
+// rtaHub is the connections open, safe for concurrent use. A nil hub
+// serves nothing and publishes nothing.
+type rtaHub struct {
+	w       *world
+	faults  func() (refuse int, delay time.Duration, rate float64) // the rta service fault in force
+	dice    *dice
+	nextSub atomic.Uint32
+
+	mu    sync.Mutex
+	conns map[*rtaConn]struct{}
+}
+
+func newRTAHub(w *world, d *dice, faults func() (int, time.Duration, float64)) *rtaHub {
+	return &rtaHub{w: w, dice: d, faults: faults, conns: map[*rtaConn]struct{}{}}
+}
+
+// rtaConn is one websocket. Its outbox is written by one goroutine
+// (writeLoop); messages are put in it without waiting (send).
+type rtaConn struct {
+	hub    *rtaHub
+	id     identity
+	ws     *websocket.Conn
+	connID string // its MPSD connection id
+	out    chan []byte
+	done   chan struct{}
+	once   sync.Once
+
+	mu      sync.Mutex
+	subs    map[uint32]rtaResource
+	pending int // delayed events not yet in the outbox
+	rec     wsRecord
+}
+
+// serveRTA answers the websocket upgrade at rta.xboxlive.com and serves the
+// connection until it closes; x is recorded as one call with its messages.
+func (h *Handler) serveRTA(x *exchange) {
+	r := x.r
+	if r.URL.Path != RTAPath {
+		writeError(x.w, http.StatusNotFound, "NotFound", "the RTA service answers at "+RTAPath)
+		return
+	}
+	id, err := parseToken(r.Header.Get("Authorization"))
+	if err != nil {
+		writeError(x.w, http.StatusUnauthorized, "Unauthorized", err.Error())
+		return
+	}
+	x.id, x.scope = id, "rta"
+	if !slices.Contains(subprotocols(r), RTASubprotocol) {
+		writeError(x.w, http.StatusBadRequest, "BadRequest", "ask for the subprotocol "+RTASubprotocol)
+		return
+	}
+	if refuse, _, _ := h.rta.faults(); refuse == http.StatusServiceUnavailable {
+		x.fault = kindOf(&ServiceFault{Status: http.StatusServiceUnavailable})
+		writeError(x.w, http.StatusServiceUnavailable, "ServiceUnavailable", "the RTA service is unavailable (a fault)")
+		return
+	}
+	c := &rtaConn{hub: h.rta, id: id, connID: newConnID(), out: make(chan []byte, rtaOutbox),
+		done: make(chan struct{}), subs: map[uint32]rtaResource{}}
+	if !h.rta.add(c) {
+		writeError(x.w, http.StatusServiceUnavailable, "ServiceUnavailable", "the mock holds as many RTA connections as it serves")
+		return
+	}
+	defer h.rta.remove(c)
+	ws, err := websocket.Accept(x.w, r, &websocket.AcceptOptions{Subprotocols: []string{RTASubprotocol}, InsecureSkipVerify: true})
+	if err != nil {
+		return // Accept has answered
+	}
+	x.sw.status = http.StatusSwitchingProtocols
+	ws.SetReadLimit(maxRTAMessage)
+	c.ws = ws
+	ctx, cancel := context.WithCancel(r.Context())
+	var wg sync.WaitGroup
+	wg.Go(func() { c.writeLoop(ctx) })
+	c.readLoop(ctx)
+	cancel()
+	c.close()
+	wg.Wait()
+	c.mu.Lock()
+	x.ws = c.rec
+	c.mu.Unlock()
+}
+
+// subprotocols lists the subprotocols a request asks for.
+func subprotocols(r *http.Request) []string {
+	var out []string
+	for _, v := range r.Header.Values("Sec-WebSocket-Protocol") {
+		for p := range strings.SplitSeq(v, ",") {
+			out = append(out, strings.TrimSpace(p))
+		}
+	}
+	return out
+}
+
+func newConnID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	h := hex.EncodeToString(b[:])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+func (hub *rtaHub) add(c *rtaConn) bool {
+	hub.mu.Lock()
+	defer hub.mu.Unlock()
+	if len(hub.conns) >= maxRTAConns {
+		return false
+	}
+	hub.conns[c] = struct{}{}
+	return true
+}
+
+func (hub *rtaHub) remove(c *rtaConn) {
+	hub.mu.Lock()
+	defer hub.mu.Unlock()
+	delete(hub.conns, c)
+}
+
+// each calls f with every connection open; f must not block.
+func (hub *rtaHub) each(f func(c *rtaConn)) {
+	if hub == nil {
+		return
+	}
+	hub.mu.Lock()
+	defer hub.mu.Unlock()
+	for c := range hub.conns {
+		f(c)
+	}
+}
+
+// dropAll closes every connection at once, as a dropped network does.
+func (hub *rtaHub) dropAll() { hub.each(func(c *rtaConn) { c.close() }) }
+
+// DropRTA closes every RTA websocket open, at once, as a dropped network
+// does. A server of h calls it when it closes: net/http no longer tracks a
+// connection taken over for a websocket (Server.Close does).
+func (h *Handler) DropRTA() { h.rta.dropAll() }
+
+// close ends the connection without a closing handshake; its loops
+// return.
+func (c *rtaConn) close() {
+	c.once.Do(func() {
+		close(c.done)
+		if c.ws != nil {
+			c.ws.CloseNow()
+		}
+	})
+}
+
+// readLoop reads the client's messages until the connection ends: a
+// message that is not text, or not a subscribe or an unsubscribe, closes
+// it with a status naming why.
+func (c *rtaConn) readLoop(ctx context.Context) {
+	for {
+		typ, b, err := c.ws.Read(ctx)
+		if err != nil {
+			return
+		}
+		c.note("send", b)
+		if typ != websocket.MessageText {
+			c.ws.Close(websocket.StatusUnsupportedData, "RTA messages are JSON text")
+			return
+		}
+		req, err := parseRTARequest(b)
+		if err != nil {
+			c.ws.Close(websocket.StatusInvalidFramePayloadData, "not an RTA subscribe or unsubscribe message")
+			return
+		}
+		if req.kind == rtaSubscribe {
+			c.subscribe(req)
+		} else {
+			c.unsubscribe(req)
+		}
+	}
+}
+
+// writeLoop writes the outbox, and pings an idle peer, until the
+// connection ends; a message not written within rtaWriteTimeout, or a ping
+// not answered, ends it.
+func (c *rtaConn) writeLoop(ctx context.Context) {
+	ping := time.NewTicker(rtaPing)
+	defer ping.Stop()
+	for {
+		var err error
+		select {
+		case <-c.done:
+			return
+		case <-ctx.Done():
+			return
+		case b := <-c.out:
+			wctx, cancel := context.WithTimeout(ctx, rtaWriteTimeout)
+			err = c.ws.Write(wctx, websocket.MessageText, b)
+			cancel()
+		case <-ping.C:
+			pctx, cancel := context.WithTimeout(ctx, rtaWriteTimeout)
+			err = c.ws.Ping(pctx)
+			cancel()
+		}
+		if err != nil {
+			c.close()
+			return
+		}
+	}
+}
+
+// send puts b in the outbox; a reader so slow that the outbox is full is
+// dropped.
+func (c *rtaConn) send(b []byte) {
+	select {
+	case <-c.done:
+		return
+	default:
+	}
+	select {
+	case c.out <- b:
+		c.note("receive", b)
+	default:
+		c.close()
+	}
+}
+
+// subscribe answers a subscribe: the resource's state, or why not.
+func (c *rtaConn) subscribe(req rtaRequest) {
+	res, ok := parseRTAResource(req.uri)
+	if !ok {
+		c.send(rtaAnswer(rtaSubscribe, req.seq, rtaUnknownResource, 0, nil))
+		return
+	}
+	if !c.hub.w.rtaVisible(c.id.xuid, res) {
+		c.send(rtaAnswer(rtaSubscribe, req.seq, rtaNoResourceData, 0, nil))
+		return
+	}
+	if refuse, _, rate := c.hub.faults(); (refuse == rtaThrottled || refuse == rtaServiceUnavailable) && (rate == 0 || c.hub.dice.roll(rate)) {
+		c.send(rtaAnswer(rtaSubscribe, req.seq, refuse, 0, nil))
+		return
+	}
+	sub := c.hub.nextSub.Add(1)
+	c.mu.Lock()
+	full := len(c.subs) >= maxRTASubs
+	if !full {
+		c.subs[sub] = res
+	}
+	c.mu.Unlock()
+	if full {
+		c.send(rtaAnswer(rtaSubscribe, req.seq, rtaSubscriptionLimit, 0, nil))
+		return
+	}
+	c.send(rtaAnswer(rtaSubscribe, req.seq, rtaSuccess, sub, c.hub.w.rtaState(res, c.connID)))
+}
+
+// unsubscribe answers an unsubscribe; one of a subscription the
+// connection does not hold is answered UnknownResource (what the service
+// answers then is not published).
+func (c *rtaConn) unsubscribe(req rtaRequest) {
+	c.mu.Lock()
+	_, ok := c.subs[req.sub]
+	delete(c.subs, req.sub)
+	c.mu.Unlock()
+	code := rtaSuccess
+	if !ok {
+		code = rtaUnknownResource
+	}
+	c.send(rtaAnswer(rtaUnsubscribe, req.seq, code, 0, nil))
+}
+
+// publish sends data as an event to every subscription of the resource
+// key whose connection's user may see it (to, nil for any), after the
+// delay of the rta fault in force.
+func (hub *rtaHub) publish(key string, to func(xuid string) bool, data any) {
+	if hub == nil {
+		return
+	}
+	_, delay, _ := hub.faults()
+	hub.each(func(c *rtaConn) {
+		if to != nil && !to(c.id.xuid) {
+			return
+		}
+		c.mu.Lock()
+		var subs []uint32
+		for sub, res := range c.subs {
+			if res.key() == key {
+				subs = append(subs, sub)
+			}
+		}
+		slices.Sort(subs)
+		c.mu.Unlock()
+		for _, sub := range subs {
+			c.event(rtaEventMessage(sub, data), delay)
+		}
+	})
+}
+
+// event sends an event, after delay; delayed events wait in timers, at
+// most rtaOutbox of them, past which the reader is dropped as slow.
+func (c *rtaConn) event(b []byte, delay time.Duration) {
+	if delay <= 0 {
+		c.send(b)
+		return
+	}
+	c.mu.Lock()
+	full := c.pending >= rtaOutbox
+	c.pending++
+	c.mu.Unlock()
+	if full {
+		c.close()
+		return
+	}
+	time.AfterFunc(delay, func() {
+		c.mu.Lock()
+		c.pending--
+		c.mu.Unlock()
+		c.send(b)
+	})
+}
+
+// Resync sends every RTA connection the resync message ([4]): XSAPI then
+// re-reads the state its subscriptions follow (after the first 5 minutes of
+// a connection; it ignores one sooner).
+func (h *Handler) Resync() {
+	h.rta.each(func(c *rtaConn) { c.send([]byte("[4]")) })
+}
+
+// RTAConns returns how many RTA websockets are open.
+func (h *Handler) RTAConns() int {
+	h.rta.mu.Lock()
+	defer h.rta.mu.Unlock()
+	return len(h.rta.conns)
+}

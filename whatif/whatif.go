@@ -35,7 +35,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/xblgo/fgrl/analyze"
@@ -186,18 +185,15 @@ func (r *Replayer) Run(ctx context.Context) (*Result, error) {
 	for _, in := range before.Inputs { // the traces, as read (and judged: past MaxCalls)
 		after.AddInput(in)
 	}
-	var mu sync.Mutex
+	o := &inOrder{a: after}
 	tap := func(next http.RoundTripper, now func() time.Time) http.RoundTripper {
-		return &analyze.Recorder{Base: next, Now: now, Add: func(c *analyze.Call) {
-			mu.Lock()
-			after.Add(c)
-			mu.Unlock()
-		}}
+		return &analyze.Recorder{Base: next, Now: now, Add: o.add}
 	}
 	res, err := replay.Run(ctx, p, replay.Options{Limits: r.lim, Client: "fgrl", AnswerAll: true, Base: tap, LimitShare: r.rules.NearLimit})
 	if err != nil {
 		return nil, err
 	}
+	o.flush()
 	out := &Result{Before: before, After: after.Report(), Calls: len(r.events)}
 	for _, s := range res.Services {
 		t := r.service(s.Service)

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -53,6 +54,10 @@ type Options struct {
 	// Base, if set, wraps the mock: it receives each request the service
 	// sees (for recording a trace) and must pass it to next.
 	Base func(next http.RoundTripper, now func() time.Time) http.RoundTripper
+	// NoKeys leaves Result.Keys and Rows out: the service's counts are
+	// kept per scope only, so a long replay (package whatif) holds no
+	// tally per key and 15 s interval.
+	NoKeys bool
 
 	onRunner func(*runner) // tests: see the runner
 }
@@ -101,12 +106,13 @@ type Result struct {
 
 // Delay summarises how long calls took, in virtual milliseconds.
 type Delay struct {
-	Calls   int     `json:"calls"`
-	Refused int     `json:"refusedLocally"`
-	P50Ms   float64 `json:"p50Ms"`
-	P99Ms   float64 `json:"p99Ms"`
-	MaxMs   float64 `json:"maxMs"`
-	took    []time.Duration
+	Calls   int             `json:"calls"`
+	Refused int             `json:"refusedLocally"`
+	P50Ms   float64         `json:"p50Ms"`
+	P99Ms   float64         `json:"p99Ms"`
+	MaxMs   float64         `json:"maxMs"`
+	zeros   int             // calls that took no time: most, kept as a count
+	took    []time.Duration // the others
 }
 
 func (d *Delay) add(took time.Duration, o outcome) {
@@ -114,18 +120,26 @@ func (d *Delay) add(took time.Duration, o outcome) {
 	if o == refused {
 		d.Refused++
 	}
+	if took == 0 {
+		d.zeros++
+		return
+	}
 	d.took = append(d.took, took)
 }
 
 // sum fills the percentiles (nearest rank) and lets the samples go.
 func (d *Delay) sum() {
-	if len(d.took) == 0 {
+	n := d.zeros + len(d.took)
+	if n == 0 {
 		return
 	}
 	slices.Sort(d.took)
 	at := func(q float64) float64 {
-		i := min(len(d.took)-1, int(math.Ceil(q*float64(len(d.took))))-1)
-		return float64(d.took[max(i, 0)]) / float64(time.Millisecond)
+		i := max(0, min(n-1, int(math.Ceil(q*float64(n)))-1))
+		if i < d.zeros {
+			return 0
+		}
+		return float64(d.took[i-d.zeros]) / float64(time.Millisecond)
 	}
 	d.P50Ms, d.P99Ms, d.MaxMs = at(0.50), at(0.99), at(1)
 	d.took = nil
@@ -149,9 +163,39 @@ type KeyResult struct {
 	Rows     []Row  `json:"rows"`
 }
 
-// Run replays p in virtual time.
+// Events is a replay's calls, read one event at a time as the replay
+// reaches it: a Pattern, or a trace too long to hold as one (package whatif
+// keeps 16 bytes a call where an Event takes 72).
+type Events interface {
+	Len() int
+	// Event returns the i-th event; their At never decreases with i.
+	Event(i int) Event
+}
+
+// Len returns the events in p.
+func (p Pattern) Len() int { return len(p) }
+
+// Event returns p[i].
+func (p Pattern) Event(i int) Event { return p[i] }
+
+// Run replays p in virtual time; p need not be in time order.
 func Run(ctx context.Context, p Pattern, o Options) (Result, error) {
-	if err := o.check(p); err != nil {
+	if !slices.IsSortedFunc(p, byTime) {
+		p = slices.Clone(p)
+		slices.SortStableFunc(p, byTime)
+	}
+	return RunEvents(ctx, p, o)
+}
+
+func byTime(a, b Event) int { return cmp.Compare(a.At, b.At) }
+
+// RunEvents replays ev, whose events are in time order, in virtual time.
+// It holds an event from when its first call starts until its last has
+// started, and a call until it ends: memory grows with the calls at once
+// and, unless Options.NoKeys, with the keys' tables, not with the events.
+func RunEvents(ctx context.Context, ev Events, o Options) (Result, error) {
+	sum, err := o.check(ev)
+	if err != nil {
 		return Result{}, err
 	}
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -165,14 +209,14 @@ func Run(ctx context.Context, p Pattern, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	obs := &observer{h: h, now: v.Now, start: start, title: o.title(), limits: svc}
+	obs := &observer{h: h, now: v.Now, start: start, title: o.title(), limits: svc, noKeys: o.NoKeys}
 	var base http.RoundTripper = obs
 	if o.Base != nil {
 		base = o.Base(obs, v.Now)
 	}
 	rt := o.client(base)
-	res := Result{Client: o.Client, Calls: p.Calls()}
-	if r, ok := svc.ByScope(busiest(p)); ok {
+	res := Result{Client: o.Client, Calls: sum.calls}
+	if r, ok := svc.ByScope(sum.busiest); ok {
 		res.BurstLimit, res.SustainLimit = r.Burst, r.Sustain
 	}
 	var mu sync.Mutex
@@ -204,29 +248,21 @@ func Run(ctx context.Context, p Pattern, o Options) (Result, error) {
 		}
 		mu.Unlock()
 	}
-	v.Go(func() { feed(ctx, v, p, o, r.push) })
+	v.Go(func() { feed(ctx, v, ev, sum.end, o, r.push) })
 	v.Wait()
-	users, seen := map[string]string{}, map[string]bool{} // userhash -> xuid
-	for _, e := range p {
-		if !seen[e.User] {
-			seen[e.User] = true
-			users[mock.UserHash(e.User)] = e.User
+	if !o.NoKeys {
+		res.Keys = obs.results(sum.users)
+		if len(res.Keys) > 0 {
+			res.Rows = res.Keys[0].Rows
 		}
-	}
-	res.Keys, res.Server429s = obs.results(users)
-	if len(res.Keys) > 0 {
-		res.Rows = res.Keys[0].Rows
-	}
-	for _, k := range res.Keys {
-		res.Sent += k.Requests
 	}
 	res.Interactive.sum()
 	res.Background.sum()
-	for _, k := range res.Keys {
-		if s := services[k.Scope]; s != nil {
-			for _, row := range k.Rows {
-				s.Server429s += row.Throttled
-			}
+	for scope, t := range obs.scopes {
+		res.Sent += t.requests
+		res.Server429s += t.throttled
+		if s := services[scope]; s != nil {
+			s.Server429s += t.throttled
 		}
 	}
 	for _, s := range services {
@@ -252,15 +288,36 @@ func (o *Options) service() *limits.Limits {
 	return o.Limits
 }
 
-func (o *Options) check(p Pattern) error {
+// summary is what a run needs to know of its events before it starts.
+type summary struct {
+	calls   int
+	end     time.Duration     // when the last call is made
+	busiest string            // the service called most
+	users   map[string]string // userhash -> xuid, for the keys' tables (nil with NoKeys)
+}
+
+// check reads the events once: that they are in time order and call known
+// services, and their summary.
+func (o *Options) check(ev Events) (summary, error) {
 	if o.Limits == nil {
-		return errors.New("sim: no limits")
+		return summary{}, errors.New("sim: no limits")
 	}
 	if !slices.Contains(Clients, o.Client) {
-		return fmt.Errorf("sim: unknown client %s (have %s)", safetext.Quote(o.Client, 40), strings.Join(Clients, ", "))
+		return summary{}, fmt.Errorf("sim: unknown client %s (have %s)", safetext.Quote(o.Client, 40), strings.Join(Clients, ", "))
 	}
 	svc := o.service()
-	for _, e := range p {
+	sum := summary{}
+	if !o.NoKeys {
+		sum.users = map[string]string{}
+	}
+	calls := map[string]int{}
+	var last time.Duration
+	for i := range ev.Len() {
+		e := ev.Event(i)
+		if e.At < last {
+			return summary{}, fmt.Errorf("sim: event %d at %v comes after one at %v", i, e.At, last)
+		}
+		last = e.At
 		if _, ok := svc.ByScope(e.Service); !ok && e.Req == nil {
 			var scopes []string
 			for i := range svc.Rules {
@@ -268,10 +325,28 @@ func (o *Options) check(p Pattern) error {
 					scopes = append(scopes, sc)
 				}
 			}
-			return fmt.Errorf("sim: unknown service %s in the pattern (have %s)", safetext.Quote(e.Service, 40), strings.Join(scopes, ", "))
+			return summary{}, fmt.Errorf("sim: unknown service %s in the pattern (have %s)", safetext.Quote(e.Service, 40), strings.Join(scopes, ", "))
+		}
+		sum.calls += e.Count
+		sum.end = max(sum.end, e.At+e.Spread)
+		calls[e.Service] += e.Count
+		if sum.busiest == "" || calls[e.Service] > calls[sum.busiest] {
+			sum.busiest = e.Service
+		}
+		if sum.users != nil {
+			if _, ok := sum.users[e.User]; !ok {
+				sum.users[e.User] = ""
+			}
 		}
 	}
-	return nil
+	if sum.users != nil { // xuid -> "" while reading, then userhash -> xuid
+		users := make(map[string]string, len(sum.users))
+		for x := range sum.users {
+			users[mock.UserHash(x)] = x
+		}
+		sum.users = users
+	}
+	return sum, nil
 }
 
 func (o *Options) client(base http.RoundTripper) http.RoundTripper {
@@ -288,12 +363,11 @@ func (o *Options) client(base http.RoundTripper) http.RoundTripper {
 	return base
 }
 
-// feed starts each of the pattern's calls at its virtual time; overlapping
+// feed starts each of the events' calls at its virtual time; overlapping
 // events run at the same time.
-func feed(ctx context.Context, v *clock.Virtual, p Pattern, o Options, start func(*Event)) {
-	sched := newSchedule(p)
+func feed(ctx context.Context, v *clock.Virtual, ev Events, end time.Duration, o Options, start func(*Event)) {
+	sched := newSchedule(ev)
 	var at time.Duration
-	end := p.End()
 	lastReport := time.Duration(-1)
 	for {
 		e, when, ok := sched.pop()
@@ -430,17 +504,4 @@ func serviceCall(l *limits.Limits, e Event) (method, path, body string) {
 		path = strings.ReplaceAll(r.Paths[0], "*", e.User)
 	}
 	return method, path, ""
-}
-
-// busiest returns the service the pattern calls most.
-func busiest(p Pattern) string {
-	calls := map[string]int{}
-	best := ""
-	for _, e := range p {
-		calls[e.Service] += e.Count
-		if best == "" || calls[e.Service] > calls[best] {
-			best = e.Service
-		}
-	}
-	return best
 }

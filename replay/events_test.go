@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"math"
+	"strconv"
 	"slices"
 	"strings"
 	"testing"
@@ -139,5 +140,51 @@ func TestDelayPercentilesCountZeros(t *testing.T) {
 				t.Errorf("p50, p99, max (-want +got):\n%s\ncalls %d, want %d", diff, d.Calls, len(tt.took))
 			}
 		})
+	}
+}
+
+// TestPartsChangeNoFigure: a run of many users' calls in several parts at
+// once gives every figure one part gives, the keys' tables included; with
+// clients that learn limits from another user's answers (the service's
+// limits not the clients') it runs in one part.
+func TestPartsChangeNoFigure(t *testing.T) {
+	l := limits.Default()
+	var p Pattern
+	for u := range 40 {
+		user := strconv.Itoa(2533274790000000 + u)
+		p = append(p, Event{At: time.Duration(u) * 700 * time.Millisecond, Service: "profile", User: user, Count: 25 + u%7, Spread: 10 * time.Second},
+			Event{At: time.Duration(u) * time.Second, Service: "social", User: user, Count: 40, Spread: time.Duration(u%3) * time.Second})
+	}
+	for _, c := range []string{"naive", "fgrl"} {
+		t.Run(c, func(t *testing.T) {
+			want, err := Run(context.Background(), p, Options{Limits: l, Client: c})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want.Server429s == 0 && want.Refused == 0 {
+				t.Fatalf("no call met a limit through %s: the test shows nothing", c)
+			}
+			for _, parts := range []int{2, 3, 7} {
+				var steps []time.Time
+				got, err := Run(context.Background(), p, Options{Limits: l, Client: c, Parts: parts, OnStep: func(until time.Time) { steps = append(steps, until) }})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(want, got, cmpopts.IgnoreUnexported(Delay{})); diff != "" {
+					t.Errorf("%d parts changed the result (-one part +parts):\n%s", parts, diff)
+				}
+				if len(steps) < 35 || !slices.IsSortedFunc(steps, time.Time.Compare) {
+					t.Errorf("%d parts: %d steps, in order %v; want one a second through the run (39 s and more), in order", parts, len(steps), slices.IsSortedFunc(steps, time.Time.Compare))
+				}
+			}
+		})
+	}
+	drift, err := limits.Read(strings.NewReader(`{"rules": [{"service": "profile", "hosts": ["profile.xboxlive.com"], "burst": 5, "sustain": 20}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Options{Limits: l, ServiceLimits: drift, Client: "fgrl", Parts: 4}
+	if o.parts() != 1 {
+		t.Errorf("with the service's own limits: %d parts; want 1", o.parts())
 	}
 }

@@ -140,6 +140,12 @@ func (o *observer) results(users map[string]string) []KeyResult {
 		}
 		out = append(out, KeyResult{User: user, Scope: id.scope, Burst: k.burst, Sustain: k.sustain, Requests: calls, Rows: rows})
 	}
+	sortKeys(out)
+	return out
+}
+
+// sortKeys sorts keys' tables the busiest first, then by scope and user.
+func sortKeys(out []KeyResult) {
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]
 		if a.Requests != b.Requests {
@@ -150,7 +156,6 @@ func (o *observer) results(users map[string]string) []KeyResult {
 		}
 		return a.User < b.User
 	})
-	return out
 }
 
 // rows returns the key's per-interval table, idle runs collapsed into one

@@ -54,6 +54,19 @@ type Options struct {
 	// Base, if set, wraps the mock: it receives each request the service
 	// sees (for recording a trace) and must pass it to next.
 	Base func(next http.RoundTripper, now func() time.Time) http.RoundTripper
+	// Parts, when above 1, replays the events in that many parts at once
+	// (on as many cores), each user's calls in one part, on a clock, a
+	// service and a client of its own: for calls whose users are
+	// independent, as they are when the service applies the clients'
+	// limits (ServiceLimits nil), since every count is per key. The result
+	// is the same as in one part. Progress is not called then.
+	Parts int
+	// OnStep, if set, is called at every Step of virtual time (a second
+	// if zero), with every part paused, once the service has seen every
+	// call made before until: a Base that records calls can take those
+	// in one order whatever the parts.
+	OnStep func(until time.Time)
+	Step   time.Duration
 	// NoKeys leaves Result.Keys and Rows out: the service's counts are
 	// kept per scope only, so a long replay (package whatif) holds no
 	// tally per key and 15 s interval.
@@ -199,78 +212,125 @@ func RunEvents(ctx context.Context, ev Events, o Options) (Result, error) {
 		return Result{}, err
 	}
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	v := clock.NewVirtual(start)
 	svc := o.service()
 	script := exampleScript
 	if o.AnswerAll {
 		script = answerAll
 	}
-	h, err := mock.New(mock.Config{Limits: svc, Now: v.Now, Script: script})
-	if err != nil {
-		return Result{}, err
-	}
-	obs := &observer{h: h, now: v.Now, start: start, title: o.title(), limits: svc, noKeys: o.NoKeys}
-	var base http.RoundTripper = obs
-	if o.Base != nil {
-		base = o.Base(obs, v.Now)
-	}
-	rt := o.client(base)
 	res := Result{Client: o.Client, Calls: sum.calls}
 	if r, ok := svc.ByScope(sum.busiest); ok {
 		res.BurstLimit, res.SustainLimit = r.Burst, r.Sustain
 	}
 	var mu sync.Mutex
 	services := map[string]*ServiceResult{}
-	r := &runner{v: v}
-	if o.onRunner != nil {
-		o.onRunner(r)
+	n := o.parts()
+	var st *steps
+	if n > 1 || o.OnStep != nil {
+		st = &steps{every: o.step(), start: start, on: o.OnStep, live: n}
+		st.cond = sync.NewCond(&st.mu)
 	}
-	ctx = clock.With(ctx, r)
-	r.call = func(e *Event) {
-		start := v.Now()
-		outcome := call(ctx, rt, o, *e)
-		took := v.Now().Sub(start)
-		mu.Lock()
-		res.count(outcome)
-		if e.Background {
-			res.Background.add(took, outcome)
-		} else {
-			res.Interactive.add(took, outcome)
+	parts := make([]*part, n)
+	for i := range parts {
+		v := clock.NewVirtual(start)
+		h, err := mock.New(mock.Config{Limits: svc, Now: v.Now, Script: script})
+		if err != nil {
+			return Result{}, err
 		}
-		s := services[e.Service]
-		if s == nil {
-			s = &ServiceResult{Service: e.Service}
-			services[e.Service] = s
+		obs := &observer{h: h, now: v.Now, start: start, title: o.title(), limits: svc, noKeys: o.NoKeys}
+		var base http.RoundTripper = obs
+		if o.Base != nil {
+			base = o.Base(obs, v.Now)
 		}
-		s.Delay.add(took, outcome)
-		if took > 0 {
-			s.Delayed++
+		rt := o.client(base)
+		r := &runner{v: v}
+		if o.onRunner != nil {
+			o.onRunner(r)
 		}
-		mu.Unlock()
+		ctx := clock.With(ctx, r)
+		r.call = func(e *Event) {
+			start := v.Now()
+			outcome := call(ctx, rt, o, *e)
+			took := v.Now().Sub(start)
+			mu.Lock()
+			res.count(outcome)
+			if e.Background {
+				res.Background.add(took, outcome)
+			} else {
+				res.Interactive.add(took, outcome)
+			}
+			s := services[e.Service]
+			if s == nil {
+				s = &ServiceResult{Service: e.Service}
+				services[e.Service] = s
+			}
+			s.Delay.add(took, outcome)
+			if took > 0 {
+				s.Delayed++
+			}
+			mu.Unlock()
+		}
+		parts[i] = &part{v: v, obs: obs, r: r, ctx: ctx}
 	}
-	v.Go(func() { feed(ctx, v, ev, sum.end, o, r.push) })
-	v.Wait()
+	for i, p := range parts {
+		keep := func(e *Event) bool { return n == 1 || partOf(e.User, n) == i }
+		progress := o.Progress
+		if n > 1 {
+			progress = nil
+		}
+		p.v.Go(func() {
+			feed(p.ctx, p.v, ev, keep, sum.end, progress, p.r.push)
+			p.fed.Store(true)
+		})
+		if st != nil {
+			p.v.Go(func() { p.tick(st) })
+		}
+	}
+	for _, p := range parts {
+		p.v.Wait()
+	}
+	var keys []KeyResult
+	for _, p := range parts {
+		if !o.NoKeys {
+			keys = append(keys, p.obs.results(sum.users)...)
+		}
+		for scope, t := range p.obs.scopes {
+			res.Sent += t.requests
+			res.Server429s += t.throttled
+			if s := services[scope]; s != nil {
+				s.Server429s += t.throttled
+			}
+		}
+	}
 	if !o.NoKeys {
-		res.Keys = obs.results(sum.users)
+		sortKeys(keys)
+		res.Keys = keys
 		if len(res.Keys) > 0 {
 			res.Rows = res.Keys[0].Rows
 		}
 	}
 	res.Interactive.sum()
 	res.Background.sum()
-	for scope, t := range obs.scopes {
-		res.Sent += t.requests
-		res.Server429s += t.throttled
-		if s := services[scope]; s != nil {
-			s.Server429s += t.throttled
-		}
-	}
 	for _, s := range services {
 		s.Delay.sum()
 		res.Services = append(res.Services, *s)
 	}
 	slices.SortFunc(res.Services, func(a, b ServiceResult) int { return strings.Compare(a.Service, b.Service) })
 	return res, ctx.Err()
+}
+
+// parts is how many parts the run replays at once.
+func (o *Options) parts() int {
+	if o.Parts < 1 || (o.ServiceLimits != nil && o.ServiceLimits != o.Limits) {
+		return 1
+	}
+	return o.Parts
+}
+
+func (o *Options) step() time.Duration {
+	if o.Step <= 0 {
+		return time.Second
+	}
+	return o.Step
 }
 
 func (o *Options) title() string {
@@ -363,10 +423,11 @@ func (o *Options) client(base http.RoundTripper) http.RoundTripper {
 	return base
 }
 
-// feed starts each of the events' calls at its virtual time; overlapping
-// events run at the same time.
-func feed(ctx context.Context, v *clock.Virtual, ev Events, end time.Duration, o Options, start func(*Event)) {
+// feed starts each of the events' calls that keep takes at its virtual
+// time; overlapping events run at the same time.
+func feed(ctx context.Context, v *clock.Virtual, ev Events, keep func(*Event) bool, end time.Duration, progress func(done, total time.Duration), start func(*Event)) {
 	sched := newSchedule(ev)
+	sched.keep = keep
 	var at time.Duration
 	lastReport := time.Duration(-1)
 	for {
@@ -379,13 +440,13 @@ func feed(ctx context.Context, v *clock.Virtual, ev Events, end time.Duration, o
 		}
 		at = when
 		start(e)
-		if o.Progress != nil && at-lastReport >= end/1000 {
-			o.Progress(at, end)
+		if progress != nil && at-lastReport >= end/1000 {
+			progress(at, end)
 			lastReport = at
 		}
 	}
-	if o.Progress != nil {
-		o.Progress(end, end)
+	if progress != nil {
+		progress(end, end)
 	}
 }
 

@@ -137,8 +137,9 @@ func (r *runner) Wait(ctx context.Context, done <-chan struct{}) error {
 // events that overlap, not with the events.
 type schedule struct {
 	ev   Events
-	next int      // the first event not started
-	on   []cursor // a heap by the time of each started event's next call
+	keep func(*Event) bool // the events to run; nil: all
+	next int               // the first event not started
+	on   []cursor          // a heap by the time of each started event's next call
 }
 
 type cursor struct {
@@ -165,7 +166,7 @@ func (s *schedule) pop() (*Event, time.Duration, bool) {
 		e := new(Event)
 		*e = s.ev.Event(s.next)
 		s.next++
-		if e.Count <= 0 {
+		if e.Count <= 0 || (s.keep != nil && !s.keep(e)) {
 			continue
 		}
 		heap.Push(s, cursor{e: e, n: s.next - 1, at: e.At})
@@ -208,4 +209,11 @@ func (s *schedule) Pop() any {
 	x := old[len(old)-1]
 	s.on = old[:len(old)-1]
 	return x
+}
+
+// idle reports whether no call of the runner is queued or under way.
+func (r *runner) idle() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.live == 0 && len(r.queue) == 0
 }

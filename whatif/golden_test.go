@@ -53,35 +53,41 @@ func busyTrace() []analyze.Call {
 // in testdata/busy.json, written by the replay before it kept 16 bytes a
 // call and read its events in order (go test ./whatif -run
 // TestReplaySameOutput -update rewrites it): how the replay keeps its calls
-// changes no byte, and every run gives the same bytes.
+// changes no byte, and every run gives the same bytes, in one part or
+// several replayed at once (each user's calls in one).
 func TestReplaySameOutput(t *testing.T) {
-	r, err := whatif.New(nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	calls := busyTrace()
-	for i := range calls {
-		r.Add(&calls[i])
-	}
-	r.AddInput(analyze.Input{Name: "busy.har", Calls: len(calls)})
-	res, err := r.Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := json.MarshalIndent(res, "", "\t")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if *update {
-		if err := os.WriteFile("testdata/busy.json", append(got, '\n'), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile("testdata/busy.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(string(want), string(got)+"\n"); diff != "" {
-		t.Errorf("the what-if differs from testdata/busy.json (-want +got):\n%s", diff)
+	for _, parts := range []int{1, 2, 3, 8} {
+		t.Run(strconv.Itoa(parts)+" parts", func(t *testing.T) {
+			r, err := whatif.New(nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			whatif.SetParts(r, parts)
+			calls := busyTrace()
+			for i := range calls {
+				r.Add(&calls[i])
+			}
+			r.AddInput(analyze.Input{Name: "busy.har", Calls: len(calls)})
+			res, err := r.Run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := json.MarshalIndent(res, "", "\t")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if *update && parts == 1 {
+				if err := os.WriteFile("testdata/busy.json", append(got, '\n'), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile("testdata/busy.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(string(want), string(got)+"\n"); diff != "" {
+				t.Errorf("the what-if differs from testdata/busy.json (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

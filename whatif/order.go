@@ -12,13 +12,13 @@ import (
 )
 
 // inOrder adds the replay's calls to the analysis after, in one order
-// whatever order they reach it in: by time, and the calls of one instant
-// (which the replay's concurrent calls may finish in either order) by
-// what they are. It holds one instant's calls.
+// whatever order they reach it in and whatever part of the replay made
+// them: by time, and the calls of one instant (which concurrent calls may
+// finish in either order) by what they are. It holds the calls of a step
+// of the replay (replay.Options.OnStep).
 type inOrder struct {
 	a   *analyze.Analyzer
 	mu  sync.Mutex
-	at  time.Time
 	buf []*analyze.Call
 	n   int // calls added
 }
@@ -27,31 +27,39 @@ type inOrder struct {
 func (o *inOrder) add(c *analyze.Call) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if len(o.buf) > 0 && !c.Time.Equal(o.at) {
-		o.flushLocked()
-	}
-	o.at = c.Time
 	o.buf = append(o.buf, c)
+}
+
+// before adds the calls made before until, numbered in their order
+// (replay.Options.OnStep).
+func (o *inOrder) before(until time.Time) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	slices.SortStableFunc(o.buf, compareCalls)
+	n := 0
+	for n < len(o.buf) && o.buf[n].Time.Before(until) {
+		c := o.buf[n]
+		c.Index = o.n
+		o.n++
+		o.a.Add(c)
+		n++
+	}
+	rest := copy(o.buf, o.buf[n:])
+	clear(o.buf[rest:])
+	o.buf = o.buf[:rest]
 }
 
 // flush adds the calls held.
 func (o *inOrder) flush() {
 	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.flushLocked()
-}
-
-// flushLocked adds the calls held, numbered in their order. Requires o.mu
-// held.
-func (o *inOrder) flushLocked() {
-	slices.SortStableFunc(o.buf, compareCalls)
-	for i, c := range o.buf {
-		c.Index = o.n
-		o.n++
-		o.a.Add(c)
-		o.buf[i] = nil
+	last := time.Time{}
+	for _, c := range o.buf {
+		if c.Time.After(last) {
+			last = c.Time
+		}
 	}
-	o.buf = o.buf[:0]
+	o.mu.Unlock()
+	o.before(last.Add(1))
 }
 
 // compareCalls orders the calls of one instant by what the analysis reads

@@ -31,6 +31,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -60,6 +61,7 @@ type Replayer struct {
 	reqs   map[string]int32 // service, method and URL -> index in kinds
 	kinds  []kind
 	bytes  int
+	parts  int                 // replay.Options.Parts: GOMAXPROCS
 	trace  map[string]*Service // by service scope
 }
 
@@ -90,7 +92,7 @@ func New(lim *limits.Limits, rules *analyze.Rules) (*Replayer, error) {
 		return nil, err
 	}
 	return &Replayer{lim: lim, rules: rules, before: before, users: map[string]int32{}, reqs: map[string]int32{},
-		trace: map[string]*Service{}}, nil
+		trace: map[string]*Service{}, parts: runtime.GOMAXPROCS(0)}, nil
 }
 
 // AddInput records what a reader made of a trace (analyze.Analyzer.AddInput).
@@ -236,7 +238,7 @@ func (r *Replayer) Run(ctx context.Context) (*Result, error) {
 		return &analyze.Recorder{Base: next, Now: now, Add: o.add}
 	}
 	res, err := replay.RunEvents(ctx, events{r}, replay.Options{Limits: r.lim, Client: "fgrl", AnswerAll: true, Base: tap,
-		LimitShare: r.rules.NearLimit, NoKeys: true})
+		LimitShare: r.rules.NearLimit, NoKeys: true, Parts: r.parts, OnStep: o.before})
 	if err != nil {
 		return nil, err
 	}

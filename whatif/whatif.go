@@ -238,7 +238,7 @@ func (r *Replayer) Run(ctx context.Context) (*Result, error) {
 		return &analyze.Recorder{Base: next, Now: now, Add: o.add}
 	}
 	res, err := replay.RunEvents(ctx, events{r}, replay.Options{Limits: r.lim, Client: "fgrl", AnswerAll: true, Base: tap,
-		LimitShare: r.rules.NearLimit, NoKeys: true, Parts: r.parts, OnStep: o.before})
+		LimitShare: r.rules.NearLimit, NoKeys: true, Parts: r.parts, OnStep: o.before, Step: step(p)})
 	if err != nil {
 		return nil, err
 	}
@@ -254,6 +254,18 @@ func (r *Replayer) Run(ctx context.Context) (*Result, error) {
 	}
 	sort.Slice(out.Services, func(i, j int) bool { return out.Services[i].Service < out.Services[j].Service })
 	return out, nil
+}
+
+// stepCalls is about how many calls the replay makes between two points
+// where its parts meet (replay.Options.Step): few enough for the calls held
+// until then, many enough that waiting for the slowest part is rare.
+const stepCalls = 10_000
+
+// step is the virtual time in which the replay of p (in time order, from
+// 0) makes about stepCalls calls, from a millisecond to a minute.
+func step(p []call) time.Duration {
+	span := p[len(p)-1].at
+	return min(max(time.Duration(float64(span)*stepCalls/float64(len(p))), time.Millisecond), time.Minute)
 }
 
 // xuid is the replay's XUID for the i-th user of the trace.

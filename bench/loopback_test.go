@@ -30,12 +30,14 @@ func goroutinesCreated() uint64 {
 // loopbackContender is one RoundTripper of the loopback benchmarks, with the
 // requests it sends; cancel gives each request a cancellable context of its
 // own, as a caller without a deadline must to end a call (XSAPI's attempt
-// timeout is one).
+// timeout is one), deadline a deadline of its own, 15 s ahead (before the
+// transport's 20 s attempt timeout, which then arms no timer).
 type loopbackContender struct {
-	name   string
-	rt     http.RoundTripper
-	reqs   []*http.Request
-	cancel bool
+	name     string
+	rt       http.RoundTripper
+	reqs     []*http.Request
+	cancel   bool
+	deadline bool
 }
 
 // loopbackContenders starts a net/http server answering {} and returns the
@@ -54,10 +56,6 @@ func loopbackContenders(b *testing.B) []loopbackContender {
 		return &http.Transport{MaxIdleConnsPerHost: 4, IdleConnTimeout: time.Minute}
 	}
 	url := srv.URL + "/users/me/profile/settings"
-	// A deadline before the per-attempt timeout (20 s), as in
-	// BenchmarkNoRetry: the transport then arms no timer of its own.
-	deadline, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	b.Cleanup(cancel)
 	fgrl := func() http.RoundTripper {
 		return &transport.Transport{Base: base(), Limits: lim, TitleID: "1234567890", AllowInsecure: true}
 	}
@@ -67,12 +65,12 @@ func loopbackContenders(b *testing.B) []loopbackContender {
 	cs := []loopbackContender{
 		{name: "base", rt: base(), reqs: requests(context.Background(), url)},
 		{name: "base-cancel", rt: base(), reqs: requests(context.Background(), url), cancel: true},
-		{name: "base-deadline", rt: base(), reqs: requests(deadline, url)},
+		{name: "base-deadline", rt: base(), reqs: requests(context.Background(), url), deadline: true},
 		{name: "fgrl", rt: fgrl(), reqs: requests(context.Background(), url)},
-		{name: "fgrl-deadline", rt: fgrl(), reqs: requests(deadline, url)},
+		{name: "fgrl-deadline", rt: fgrl(), reqs: requests(context.Background(), url), deadline: true},
 		{name: "retryablehttp", rt: &retryablehttp.RoundTripper{Client: retry}, reqs: requests(context.Background(), url)},
 		{name: "handbuilt", rt: handBuilt(base()), reqs: requests(context.Background(), url)},
-		{name: "handbuilt-deadline", rt: handBuilt(base()), reqs: requests(deadline, url)},
+		{name: "handbuilt-deadline", rt: handBuilt(base()), reqs: requests(context.Background(), url), deadline: true},
 	}
 	for _, c := range cs {
 		for _, r := range c.reqs[:4] { // warm the connections
@@ -84,8 +82,13 @@ func loopbackContenders(b *testing.B) []loopbackContender {
 
 // roundTrip sends r and reads and closes the answer.
 func (c *loopbackContender) roundTrip(b *testing.B, r *http.Request) {
-	if c.cancel {
+	switch {
+	case c.cancel:
 		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		r = r.WithContext(ctx)
+	case c.deadline:
+		ctx, cancel := context.WithTimeout(r.Context(), 15*time.Second)
 		defer cancel()
 		r = r.WithContext(ctx)
 	}

@@ -71,7 +71,11 @@ type Config struct {
 	// its own deadline or cancellation; the batch call runs until the
 	// latest deadline of its lookups, with the first one's context values,
 	// and is cancelled once none of them is waiting (not sent at all when
-	// all left within the window). Zero: every lookup is its own call.
+	// all left within the window). Zero: every lookup is its own call. A
+	// lookup made alone, with or without a window, is the single-user call
+	// (GET /users/xuid(X)/profile/settings, GET /users/xuid(X)), never a
+	// batch call listing one user, which the analyzer's small-batch rule
+	// flags.
 	BatchWindow time.Duration
 }
 

@@ -61,7 +61,7 @@ type RichPresence struct {
 
 // GetPresence returns one user's presence (GET /users/xuid(X)?level=all;
 // with Config.BatchWindow, one POST /users/batch for the lookups made
-// together).
+// together, and a lookup alone in its window as without one).
 func (u *User) GetPresence(ctx context.Context, xuid string) (Presence, error) {
 	a := presenceAPI
 	a.name = "GetPresence"
@@ -71,12 +71,19 @@ func (u *User) GetPresence(ctx context.Context, xuid string) (Presence, error) {
 	if w := u.c.cfg.BatchWindow; w > 0 {
 		return u.c.presences.lookup(ctx, u.xuid, "presence", xuid, w)
 	}
+	p, _, err := u.getPresence(ctx, a, xuid)
+	return p, err
+}
+
+// getPresence is one user's presence as its own call, with the answer's
+// status.
+func (u *User) getPresence(ctx context.Context, a api, xuid string) (Presence, int, error) {
 	var p Presence
 	status, err := u.call(ctx, a, "GET", userPath(xuid), url.Values{"level": {"all"}}, nil, &p)
 	if err == nil && (p.XUID == "" || p.State == "") {
-		return Presence{}, lacks(a, status, `"xuid" and "state"`)
+		return Presence{}, status, lacks(a, status, `"xuid" and "state"`)
 	}
-	return p, err
+	return p, status, err
 }
 
 // presenceBatch is the presence batcher's call: one GetPresenceBatch,
@@ -84,7 +91,12 @@ func (u *User) GetPresence(ctx context.Context, xuid string) (Presence, error) {
 func (c *Client) presenceBatch(ctx context.Context, key batchKey, xuids []string) (map[string]Presence, int, error) {
 	a := presenceAPI
 	a.name = "GetPresence"
-	all, status, err := c.As(key.user).getPresenceBatch(ctx, a, xuids)
+	u := c.As(key.user)
+	if len(xuids) == 1 { // alone: no batch call listing one user (analyze.RuleSmallBatch)
+		p, status, err := u.getPresence(ctx, a, xuids[0])
+		return map[string]Presence{p.XUID: p}, status, err
+	}
+	all, status, err := u.getPresenceBatch(ctx, a, xuids)
 	return byXUID(all, func(p Presence) string { return p.XUID }), status, err
 }
 

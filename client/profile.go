@@ -94,9 +94,11 @@ func invalid(a api, msg string) error {
 	return &Error{code: hresult.E_INVALIDARG, Service: a.service, API: a.name, Message: msg}
 }
 
-// GetProfile returns the named settings of one user: a GetProfiles of one,
-// or, with Config.BatchWindow, one GetProfiles for every GetProfile with
-// the same settings the acting user makes within the window.
+// GetProfile returns the named settings of one user
+// (GET /users/xuid(X)/profile/settings?settings=A,B), or, with
+// Config.BatchWindow, one GetProfiles for every GetProfile with the same
+// settings the acting user makes within the window (a window that
+// gathers one lookup sends it alone, as without one).
 func (u *User) GetProfile(ctx context.Context, xuid string, settings []string) (Profile, error) {
 	a := profileAPI
 	a.name = "GetProfile"
@@ -106,7 +108,7 @@ func (u *User) GetProfile(ctx context.Context, xuid string, settings []string) (
 	if w := u.c.cfg.BatchWindow; w > 0 {
 		return u.c.profiles.lookup(ctx, u.xuid, settingsKind(settings), xuid, w)
 	}
-	all, status, err := u.getProfiles(ctx, a, []string{xuid}, settings)
+	all, status, err := u.getProfile(ctx, a, xuid, settings)
 	if err != nil {
 		return Profile{}, err
 	}
@@ -122,8 +124,31 @@ func (u *User) GetProfile(ctx context.Context, xuid string, settings []string) (
 func (c *Client) profileBatch(ctx context.Context, key batchKey, xuids []string) (map[string]Profile, int, error) {
 	a := profileAPI
 	a.name = "GetProfile"
-	all, status, err := c.As(key.user).getProfiles(ctx, a, xuids, kindSettings(key.kind))
+	u := c.As(key.user)
+	get := u.getProfiles
+	if len(xuids) == 1 { // alone: no batch call listing one user
+		get = func(ctx context.Context, a api, xuids, settings []string) ([]Profile, int, error) {
+			return u.getProfile(ctx, a, xuids[0], settings)
+		}
+	}
+	all, status, err := get(ctx, a, xuids, kindSettings(key.kind))
 	return byXUID(all, profileXUID), status, err
+}
+
+// getProfile is one user's lookup as its own call: the single-user
+// endpoint, not a batch call listing one user, which the trace analyzer's
+// small-batch rule flags (analyze.RuleSmallBatch).
+func (u *User) getProfile(ctx context.Context, a api, xuid string, settings []string) ([]Profile, int, error) {
+	var out profileAnswer
+	q := url.Values{"settings": {strings.Join(settings, ",")}}
+	status, err := u.call(ctx, a, "GET", userPath(xuid, "profile", "settings"), q, nil, &out)
+	if err != nil {
+		return nil, status, err
+	}
+	if out.ProfileUsers == nil {
+		return nil, status, lacks(a, status, `"profileUsers"`)
+	}
+	return out.profiles(), status, nil
 }
 
 // missingProfile is GetProfile's error for an answer of status without

@@ -17,6 +17,7 @@ out=$(realpath -m "${1:-xblcall-mock.tar}")
 tag=${2:-xblcall-mock:latest}
 export PATH="$(go env GOPATH)/bin:$PATH"
 if ! command -v crane >/dev/null || ! crane version | grep -q '^v0.22.1$'; then
+	echo "== installing crane v0.22.1 (go install: downloads and compiles go-containerregistry, a minute or two the first time)"
 	go install github.com/google/go-containerregistry/cmd/crane@v0.22.1
 fi
 work=$(mktemp -d)
@@ -27,12 +28,14 @@ cleanup() {
 }
 trap cleanup EXIT
 
+echo "== compiling xblcall: static, linux/amd64, trimmed (the image's one binary)"
 mkdir -p "$work/root/usr/local/bin"
 CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go build -trimpath -ldflags=-s -o "$work/root/usr/local/bin/xblcall" ./cmd/xblcall
 mkdir -m 755 "$work/root/ca" # for --ca-out on a volume: the image's user owns it, so a new volume does too
 tar --owner=0 --group=0 --numeric-owner --mtime=@0 --sort=name -C "$work/root" -cf "$work/layer.tar" usr
 tar --owner=65532 --group=65532 --numeric-owner --mtime=@0 -C "$work/root" -rf "$work/layer.tar" ca
 
+echo "== assembling the image: a layer on the empty base, its config, through a registry crane serves on loopback"
 crane registry serve --address 127.0.0.1:0 >"$work/registry.log" 2>&1 &
 registry=$!
 for _ in $(seq 100); do
@@ -46,6 +49,7 @@ crane append --oci-empty-base -f "$work/layer.tar" -t "$ref:layer" >/dev/null
 crane mutate "$ref:layer" -t "$ref:latest" --set-platform linux/amd64 --user 65532:65532 \
 	--entrypoint /usr/local/bin/xblcall,mock --cmd --addr,0.0.0.0:8080,--https,0.0.0.0:8443 \
 	--exposed-ports 8080/tcp,8443/tcp -l org.opencontainers.image.title=xblcall-mock >/dev/null
+echo "== writing the tarball, tagged $tag"
 crane pull "$ref:latest" "$work/pulled.tar"
 # The tarball names the image by the loopback registry's address: name it
 # by the tag asked for, so that docker load and podman load give it that.

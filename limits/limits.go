@@ -16,6 +16,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/xblgo/fgrl/internal/safetext"
@@ -192,6 +193,18 @@ func (l *Limits) ByScope(scope string) (*Rule, bool) {
 		}
 	}
 	return nil, false
+}
+
+// Scopes returns the rules' scopes, each once, in the table's order: what
+// a scope given by name (limits plan, a pattern's service) may be.
+func (l *Limits) Scopes() []string {
+	var scopes []string
+	for i := range l.Rules {
+		if sc := l.Rules[i].Scope(); !slices.Contains(scopes, sc) {
+			scopes = append(scopes, sc)
+		}
+	}
+	return scopes
 }
 
 // normalizeHost strips a port and a trailing dot and lowers the case, without

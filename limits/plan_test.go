@@ -22,16 +22,16 @@ func TestPlan(t *testing.T) {
 		want  []PlanRow
 	}{
 		{"social every 10 s", []PeriodicCall{{"social", 10 * time.Second, 1}}, []PlanRow{{Scope: "social", PerTick: 1, Every: 10 * time.Second,
-			BurstPeak: 2, SustainPeak: 30, Burst: 10, Sustain: 30, BurstLeft: 8, SustainLeft: 0, Fastest: 10 * time.Second}}},
+			BurstPeak: 2, SustainPeak: 30, Burst: 10, Sustain: 30, BurstLeft: 8, SustainLeft: 0, Fastest: 10 * time.Second, Plain: 10 * time.Second}}},
 		{"social every 9 s", []PeriodicCall{{"social", 9 * time.Second, 1}}, []PlanRow{{Scope: "social", PerTick: 1, Every: 9 * time.Second,
-			BurstPeak: 2, SustainPeak: 34, Burst: 10, Sustain: 30, BurstLeft: 8, SustainLeft: -4, Fastest: 10 * time.Second}}},
+			BurstPeak: 2, SustainPeak: 34, Burst: 10, Sustain: 30, BurstLeft: 8, SustainLeft: -4, Fastest: 10 * time.Second, Plain: 10 * time.Second}}},
 		{"three presence lookups every 5 s, and profile", []PeriodicCall{{"presence/read", 5 * time.Second, 3}, {"profile", time.Minute, 1}}, []PlanRow{
 			{Scope: "presence/read", PerTick: 3, Every: 5 * time.Second, BurstPeak: 9, SustainPeak: 180, Burst: 30, Sustain: 100,
-				BurstLeft: 21, SustainLeft: -80, Fastest: 9091 * time.Millisecond, Batch: true},
+				BurstLeft: 21, SustainLeft: -80, Fastest: 9091 * time.Millisecond, Plain: 9091 * time.Millisecond, Batch: true},
 			{Scope: "profile", PerTick: 1, Every: time.Minute, BurstPeak: 1, SustainPeak: 5, Burst: 10, Sustain: 30,
-				BurstLeft: 9, SustainLeft: 25, Fastest: 10 * time.Second}}},
+				BurstLeft: 9, SustainLeft: 25, Fastest: 10 * time.Second, Plain: 10 * time.Second}}},
 		{"more a tick than the burst", []PeriodicCall{{"profile", time.Minute, 11}}, []PlanRow{{Scope: "profile", PerTick: 11, Every: time.Minute,
-			BurstPeak: 11, SustainPeak: 55, Burst: 10, Sustain: 30, BurstLeft: -1, SustainLeft: -25, Fastest: 0, Batch: true}}},
+			BurstPeak: 11, SustainPeak: 55, Burst: 10, Sustain: 30, BurstLeft: -1, SustainLeft: -25, Fastest: 0, Plain: 0, Batch: true}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := l.Plan(tc.calls)
@@ -51,7 +51,7 @@ func TestPlan(t *testing.T) {
 	}
 	got, err := store.Plan([]PeriodicCall{{"inventory", 5 * time.Second, 2}})
 	want := []PlanRow{{Scope: "inventory", PerTick: 2, Every: 5 * time.Second, BurstPeak: 6, SustainPeak: 120, Sustain: 100,
-		BurstLeft: math.MaxInt32, SustainLeft: -20, Fastest: 6 * time.Second}}
+		BurstLeft: math.MaxInt32, SustainLeft: -20, Fastest: 6 * time.Second, Plain: 6 * time.Second}}
 	if d := cmp.Diff(want, got); err != nil || d != "" {
 		t.Errorf("a sustain-only rule: %v (-want +got)\n%s", err, d)
 	}
@@ -92,7 +92,7 @@ func TestPlanBounds(t *testing.T) {
 			{"social", MinPlanInterval, 3333}, {"social", 300 * time.Second, MaxPlanCount}, {"social", MaxPlanInterval, 1}},
 			`limits: plan: scope "social": its calls in the busiest 5m0s window pass 1000000000, the most a plan may make`},
 		{"an unknown scope, clipped and escaped", []PeriodicCall{{"\x1b[2J" + strings.Repeat("x", 100), time.Second, 1}},
-			`limits: plan: call 0: no rule has scope "\x1b[2Jxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx..."`},
+			`limits: plan: call 0: no rule has scope "\x1b[2Jxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx..." (have ` + strings.Join(l.Scopes(), ", ") + ")"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := l.Plan(tc.calls)
@@ -111,17 +111,19 @@ func errText(err error) string {
 }
 
 // FuzzPlan: for any two periodic calls of one scope and one of another,
-// Plan either refuses them, and then one is outside a bound, or its rows
+// and any margin, PlanFor either refuses them, and then one is outside a
+// bound, or its rows
 // hold the exact figures (computed in arbitrary precision), each within
 // MaxPlanPeak, the burst peak within the sustain peak.
 func FuzzPlan(f *testing.F) {
-	f.Add(int64(10*time.Second), 1, int64(time.Minute), 3, int64(time.Second), 2)
-	f.Add(int64(1), math.MaxInt, int64(math.MaxInt64), 1, int64(-1), 0)
-	f.Add(int64(time.Millisecond), 3333, int64(300*time.Second), 100000, int64(time.Millisecond), 100000)
+	f.Add(int64(10*time.Second), 1, int64(time.Minute), 3, int64(time.Second), 2, int64(0))
+	f.Add(int64(1), math.MaxInt, int64(math.MaxInt64), 1, int64(-1), 0, int64(-1))
+	f.Add(int64(time.Millisecond), 3333, int64(300*time.Second), 100000, int64(time.Millisecond), 100000, int64(300*time.Second))
 	l := Default()
-	f.Fuzz(func(t *testing.T, e1 int64, n1 int, e2 int64, n2 int, e3 int64, n3 int) {
+	f.Fuzz(func(t *testing.T, e1 int64, n1 int, e2 int64, n2 int, e3 int64, n3 int, m int64) {
 		calls := []PeriodicCall{{"social", time.Duration(e1), n1}, {"social", time.Duration(e2), n2}, {"profile", time.Duration(e3), n3}}
-		inBounds := true
+		margin := time.Duration(m)
+		inBounds := margin >= 0 && margin <= throttle.SustainPeriod
 		for _, c := range calls {
 			inBounds = inBounds && c.Every >= MinPlanInterval && c.Every <= MaxPlanInterval && c.Count >= 1 && c.Count <= MaxPlanCount
 		}
@@ -135,7 +137,7 @@ func FuzzPlan(f *testing.F) {
 				}
 				n := big.NewInt(int64(c.Count))
 				sums[0].Add(sums[0], n)
-				for i, w := range []time.Duration{throttle.BurstPeriod, throttle.SustainPeriod} {
+				for i, w := range []time.Duration{throttle.BurstPeriod + margin, throttle.SustainPeriod + margin} {
 					ticks := new(big.Int).Add(big.NewInt(int64(w)), big.NewInt(int64(c.Every)-1))
 					ticks.Quo(ticks, big.NewInt(int64(c.Every)))
 					sums[i+1].Add(sums[i+1], ticks.Mul(ticks, n))
@@ -146,7 +148,7 @@ func FuzzPlan(f *testing.F) {
 		for _, sums := range exact {
 			over = over || sums[2].Cmp(big.NewInt(MaxPlanPeak)) > 0
 		}
-		rows, err := l.Plan(calls)
+		rows, err := l.PlanFor(calls, PlanClient{Margin: margin})
 		if err != nil {
 			if inBounds && !over {
 				t.Fatalf("Plan(%v) refused calls within the bounds: %v", calls, err)
@@ -169,4 +171,44 @@ func FuzzPlan(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestPlanForClient: the planner for a client with a budget. A margin
+// lengthens both windows: social every 10 s is exactly a plain client's
+// sustain limit, one call over with a 1 s margin (31 ticks in 301 s), and
+// the client's fastest interval is 301 s / 30, rounded up to the
+// millisecond, the plain client's 10 s beside it. A client that lets the
+// calls use 90 % of each limit plans against 9 / 27.
+func TestPlanForClient(t *testing.T) {
+	l := Default()
+	ninety := func(lim throttle.Limit) throttle.Limit {
+		return throttle.Limit{Burst: lim.Burst * 9 / 10, Sustain: lim.Sustain * 9 / 10}
+	}
+	for _, tc := range []struct {
+		name   string
+		client PlanClient
+		want   PlanRow
+	}{
+		{"a plain client", PlanClient{}, PlanRow{Scope: "social", PerTick: 1, Every: 10 * time.Second, BurstPeak: 2, SustainPeak: 30,
+			Burst: 10, Sustain: 30, BurstLeft: 8, SustainLeft: 0, Fastest: 10 * time.Second, Plain: 10 * time.Second}},
+		{"a 1 s margin", PlanClient{Margin: time.Second}, PlanRow{Scope: "social", PerTick: 1, Every: 10 * time.Second, BurstPeak: 2, SustainPeak: 31,
+			Burst: 10, Sustain: 30, BurstLeft: 8, SustainLeft: -1, Fastest: 10034 * time.Millisecond, Plain: 10 * time.Second}},
+		{"a 1 s margin and 90 %", PlanClient{Margin: time.Second, Limit: ninety}, PlanRow{Scope: "social", PerTick: 1, Every: 10 * time.Second,
+			BurstPeak: 2, SustainPeak: 31, Burst: 9, Sustain: 27, BurstLeft: 7, SustainLeft: -4, Fastest: 11149 * time.Millisecond, Plain: 10 * time.Second}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := l.PlanFor([]PeriodicCall{{"social", 10 * time.Second, 1}}, tc.client)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff([]PlanRow{tc.want}, got); d != "" {
+				t.Errorf("(-want +got)\n%s", d)
+			}
+		})
+	}
+	for _, m := range []time.Duration{-time.Nanosecond, throttle.SustainPeriod + 1} {
+		if _, err := l.PlanFor([]PeriodicCall{{"social", 10 * time.Second, 1}}, PlanClient{Margin: m}); err == nil {
+			t.Errorf("PlanFor took a margin of %v", m)
+		}
+	}
 }

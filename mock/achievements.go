@@ -101,14 +101,17 @@ type achievementList struct {
 	PagingInfo   pagingInfo    `json:"pagingInfo"`
 }
 
-func achievementRoutes() []route {
+// achievementsService answers the achievements service.
+type achievementsService struct{ *world }
+
+func (s achievementsService) routes() []route {
 	const x = "/users/xuid({n})/achievements"
 	return []route{
-		{http.MethodGet, pat(x), serveAchievements, "1 (Xbox 360: earned) and 2"},
-		{http.MethodGet, pat("/users/xuid({n})/titleachievements"), serveTitleAchievements, "1 (Xbox 360: all)"},
-		{http.MethodGet, pat("/users/xuid({n})/history/titles"), serveTitleHistory, "1 (Xbox 360) and 2"},
-		{http.MethodGet, pat(x + "/{}/{}"), serveAchievement, "2"},
-		{http.MethodPost, pat(x + "/{}/update"), serveAchievementUpdate, "2"},
+		{http.MethodGet, pat(x), s.serveAchievements, "1 (Xbox 360: earned) and 2"},
+		{http.MethodGet, pat("/users/xuid({n})/titleachievements"), s.serveTitleAchievements, "1 (Xbox 360: all)"},
+		{http.MethodGet, pat("/users/xuid({n})/history/titles"), s.serveTitleHistory, "1 (Xbox 360) and 2"},
+		{http.MethodGet, pat(x + "/{}/{}"), s.serveAchievement, "2"},
+		{http.MethodPost, pat(x + "/{}/update"), s.serveAchievementUpdate, "2"},
 	}
 }
 
@@ -120,16 +123,16 @@ func SCID(titleID string) string {
 }
 
 // scidOf returns the SCID of a title: Config.SCIDs', else SCID's.
-func (h *Handler) scidOf(title string) string {
-	if s, ok := h.cfg.scids[title]; ok {
+func (w *world) scidOf(title string) string {
+	if s, ok := w.scids[title]; ok {
 		return s
 	}
 	return SCID(title)
 }
 
-func (h *Handler) achievementsOf(xuid, title string) []achievement {
-	scid := h.scidOf(title)
-	progress := h.progressOf(xuid, title)
+func (w *world) achievementsOf(xuid, title string) []achievement {
+	scid := w.scidOf(title)
+	progress := w.progressOf(xuid, title)
 	out := make([]achievement, achievementsPerTitle)
 	for i := range out {
 		id := strconv.Itoa(i + 1)
@@ -140,17 +143,17 @@ func (h *Handler) achievementsOf(xuid, title string) []achievement {
 
 // progressOf returns xuid's progress in title by achievement id: what the
 // world seeded, raised by what was written since.
-func (h *Handler) progressOf(xuid, title string) map[string]int {
+func (w *world) progressOf(xuid, title string) map[string]int {
 	out := map[string]int{}
-	if t, ok := h.seededTitle(xuid, title); ok {
+	if t, ok := w.seededTitle(xuid, title); ok {
 		maps.Copy(out, t.Achievements)
 	}
-	h.state.mu.Lock()
-	written, _ := h.state.progress.get(xuid + "/" + title)
+	w.state.mu.Lock()
+	written, _ := w.state.progress.get(xuid + "/" + title)
 	for id, pct := range written {
 		out[id] = max(out[id], pct)
 	}
-	h.state.mu.Unlock()
+	w.state.mu.Unlock()
 	return out
 }
 
@@ -234,7 +237,7 @@ func titleOf(c *call) (string, bool) {
 	return title, true
 }
 
-func serveAchievements(h *Handler, c *call) {
+func (s achievementsService) serveAchievements(c *call) {
 	v, ok := achievementsContract(c)
 	if !ok {
 		return
@@ -245,7 +248,7 @@ func serveAchievements(h *Handler, c *call) {
 	}
 	if v == 1 { // the Xbox 360 service: the achievements earned
 		var earned []achievement360
-		for _, a := range h.achievements360(c.params[0], title) {
+		for _, a := range s.achievements360(c.params[0], title) {
 			if a.Unlocked {
 				earned = append(earned, a)
 			}
@@ -253,7 +256,7 @@ func serveAchievements(h *Handler, c *call) {
 		serve360(c, earned)
 		return
 	}
-	all := h.achievementsOf(c.params[0], title)
+	all := s.achievementsOf(c.params[0], title)
 	start, end, next, ok := page(c, len(all))
 	if !ok {
 		return
@@ -263,7 +266,7 @@ func serveAchievements(h *Handler, c *call) {
 
 // serveTitleAchievements answers every achievement of a title in the Xbox
 // 360 shape (contract 1).
-func serveTitleAchievements(h *Handler, c *call) {
+func (s achievementsService) serveTitleAchievements(c *call) {
 	if _, ok := achievementsContract(c); !ok {
 		return
 	}
@@ -271,7 +274,7 @@ func serveTitleAchievements(h *Handler, c *call) {
 	if !ok {
 		return
 	}
-	serve360(c, h.achievements360(c.params[0], title))
+	serve360(c, s.achievements360(c.params[0], title))
 }
 
 // achievement360 is an achievement in the Xbox 360 shape (contract 1), as
@@ -298,10 +301,10 @@ type achievement360 struct {
 
 // achievements360 returns a title's achievements in the Xbox 360 shape, the
 // same ones, with the same progress, the contract-2 answers hold.
-func (h *Handler) achievements360(xuid, title string) []achievement360 {
+func (w *world) achievements360(xuid, title string) []achievement360 {
 	tid, _ := strconv.ParseUint(title, 10, 32)
 	var out []achievement360
-	for i, a := range h.achievementsOf(xuid, title) {
+	for i, a := range w.achievementsOf(xuid, title) {
 		unlocked := a.ProgressState == "Achieved"
 		out = append(out, achievement360{ID: i + 1, TitleID: uint32(tid), Name: a.Name, Flags: 9, Unlocked: unlocked,
 			UnlockedOnline: unlocked, Platform: 255, Gamerscore: 10, ImageID: i + 1, Description: a.Description,
@@ -333,24 +336,24 @@ type titleProgress struct {
 // titlesPlayed returns the titles xuid has played, in title order: the
 // world's title history, the titles it seeded and those with achievement
 // progress written since.
-func (h *Handler) titlesPlayed(xuid string) []titleProgress {
+func (w *world) titlesPlayed(xuid string) []titleProgress {
 	played := map[string]string{} // title -> last played
-	if a := h.account(xuid); a != nil {
+	if a := w.account(xuid); a != nil {
 		for _, t := range a.Titles {
 			played[t.TitleID] = t.LastPlayed
 		}
 	}
-	h.state.mu.Lock()
-	for _, k := range h.state.progress.withPrefix(xuid + "/") {
+	w.state.mu.Lock()
+	for _, k := range w.state.progress.withPrefix(xuid + "/") {
 		if _, ok := played[k[len(xuid)+1:]]; !ok {
 			played[k[len(xuid)+1:]] = ""
 		}
 	}
-	h.state.mu.Unlock()
+	w.state.mu.Unlock()
 	out := make([]titleProgress, 0, len(played))
 	for _, title := range slices.Sorted(maps.Keys(played)) {
 		t := titleProgress{title: title, lastPlayed: xblTime(cmp.Or(played[title], defaultPlayed))}
-		for _, pct := range h.progressOf(xuid, title) {
+		for _, pct := range w.progressOf(xuid, title) {
 			if pct >= 100 {
 				t.earned++
 				t.gamerscore += achievementScore
@@ -392,12 +395,12 @@ type (
 
 // serveTitleHistory answers the titles in which the user has progress,
 // with the same counts their achievements answer.
-func serveTitleHistory(h *Handler, c *call) {
+func (s achievementsService) serveTitleHistory(c *call) {
 	v, ok := achievementsContract(c)
 	if !ok {
 		return
 	}
-	played := h.titlesPlayed(c.params[0])
+	played := s.titlesPlayed(c.params[0])
 	start, end, next, ok := page(c, len(played))
 	if !ok {
 		return
@@ -420,7 +423,7 @@ func serveTitleHistory(h *Handler, c *call) {
 	titles := make([]historyTitle, 0, end-start)
 	for _, t := range played[start:end] {
 		tid, _ := strconv.ParseUint(t.title, 10, 32)
-		titles = append(titles, historyTitle{LastUnlock: t.lastPlayed, TitleID: uint32(tid), ServiceConfigID: h.scidOf(t.title),
+		titles = append(titles, historyTitle{LastUnlock: t.lastPlayed, TitleID: uint32(tid), ServiceConfigID: s.scidOf(t.title),
 			TitleType: "DGame", Platform: "Durango", Name: "Title " + t.title, EarnedAchievements: t.earned,
 			CurrentGamerscore: t.gamerscore, MaxGamerscore: achievementScore * achievementsPerTitle})
 	}
@@ -430,13 +433,13 @@ func serveTitleHistory(h *Handler, c *call) {
 	}{titles, pagingInfo{next, len(played)}})
 }
 
-func serveAchievement(h *Handler, c *call) {
+func (s achievementsService) serveAchievement(c *call) {
 	scid, id := c.params[1], c.params[2]
-	if scid != h.scidOf(c.id.title) {
+	if scid != s.scidOf(c.id.title) {
 		writeError(c.w, http.StatusNotFound, "NotFound", "no such service configuration")
 		return
 	}
-	for _, a := range h.achievementsOf(c.params[0], c.id.title) {
+	for _, a := range s.achievementsOf(c.params[0], c.id.title) {
 		if a.ID == id {
 			writeJSON(c.w, http.StatusOK, achievementList{[]achievement{a}, pagingInfo{nil, 1}})
 			return
@@ -457,8 +460,9 @@ type achievementUpdate struct {
 	} `json:"achievements"`
 }
 
-// check returns the status and message refusing u, or 0.
-func (u *achievementUpdate) check(h *Handler, c *call) (int, string) {
+// check returns the status and message refusing u, sent by c to the
+// title whose SCID is scid, or 0.
+func (u *achievementUpdate) check(scid string, c *call) (int, string) {
 	var title uint32
 	switch {
 	case u.Action != "progressUpdate":
@@ -469,7 +473,7 @@ func (u *achievementUpdate) check(h *Handler, c *call) (int, string) {
 		return http.StatusForbidden, "a user may update only their own achievements"
 	case strconv.FormatUint(uint64(title), 10) != c.id.title:
 		return http.StatusForbidden, "titleId is not the caller's title"
-	case c.params[1] != h.scidOf(c.id.title) || u.ServiceConfigID != c.params[1]:
+	case c.params[1] != scid || u.ServiceConfigID != c.params[1]:
 		return http.StatusForbidden, "the service configuration is not the caller's title's"
 	case len(u.Achievements) == 0:
 		return http.StatusBadRequest, "achievements is empty"
@@ -483,16 +487,16 @@ func (u *achievementUpdate) check(h *Handler, c *call) (int, string) {
 	return 0, ""
 }
 
-func serveAchievementUpdate(h *Handler, c *call) {
+func (s achievementsService) serveAchievementUpdate(c *call) {
 	var req achievementUpdate
-	if !c.decode(h, &req) {
+	if !c.decode(&req) {
 		return
 	}
-	if status, msg := req.check(h, c); status != 0 {
+	if status, msg := req.check(s.scidOf(c.id.title), c); status != 0 {
 		writeError(c.w, status, strings.ReplaceAll(http.StatusText(status), " ", ""), msg)
 		return
 	}
-	if !h.raiseProgress(c.id.xuid+"/"+c.id.title, &req) {
+	if !s.raiseProgress(c.id.xuid+"/"+c.id.title, &req) {
 		c.w.WriteHeader(http.StatusNotModified)
 		return
 	}
@@ -501,15 +505,15 @@ func serveAchievementUpdate(h *Handler, c *call) {
 
 // raiseProgress stores the update and reports whether anything rose:
 // progress never goes back.
-func (h *Handler) raiseProgress(key string, u *achievementUpdate) bool {
-	h.state.mu.Lock()
-	defer h.state.mu.Unlock()
-	p, _ := h.state.progress.get(key)
+func (w *world) raiseProgress(key string, u *achievementUpdate) bool {
+	w.state.mu.Lock()
+	defer w.state.mu.Unlock()
+	p, _ := w.state.progress.get(key)
 	if p == nil {
 		p = make(map[string]int)
 	}
 	xuid, title, _ := strings.Cut(key, "/")
-	seeded, _ := h.seededTitle(xuid, title)
+	seeded, _ := w.seededTitle(xuid, title)
 	changed := false
 	for _, a := range u.Achievements {
 		if a.PercentComplete > max(p[a.ID], seeded.Achievements[a.ID]) {
@@ -517,7 +521,7 @@ func (h *Handler) raiseProgress(key string, u *achievementUpdate) bool {
 			changed = true
 		}
 	}
-	h.state.progress.put(key, p, int64(32*len(p))) // ids are 1..5: a few bytes each
+	w.state.progress.put(key, p, int64(32*len(p))) // ids are 1..5: a few bytes each
 	return changed
 }
 

@@ -64,12 +64,12 @@ func indexApps(apps []WorldApp) map[string][]string {
 // redirectTo returns the redirect URI raw, parsed, when a code for
 // clientID may be sent there: one registered for it (World.Apps,
 // PublishedApps), compared exactly, or a loopback one.
-func (h *Handler) redirectTo(clientID, raw string) (*url.URL, bool) {
+func (w *world) redirectTo(clientID, raw string) (*url.URL, bool) {
 	u, err := url.Parse(raw)
 	if err != nil || strings.Contains(raw, "#") || u.Scheme == "" {
 		return nil, false
 	}
-	if slices.Contains(h.world.Load().apps[strings.ToLower(clientID)], raw) {
+	if slices.Contains(w.ix.Load().apps[strings.ToLower(clientID)], raw) {
 		return u, true
 	}
 	return u, loopbackRedirect(u)

@@ -131,7 +131,7 @@ func (h *Handler) certify(f CallFilter, rules *analyze.Rules) (*analyze.Report, 
 // since (any, for a zero since), that a check of that window cannot see
 // them all; "" when it dropped none.
 func (h *Handler) droppedIn(since time.Time) string {
-	n := h.droppedSince(since)
+	n := h.journal.droppedSince(since)
 	if n == 0 {
 		return ""
 	}

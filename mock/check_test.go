@@ -18,12 +18,12 @@ import (
 func TestEveryCheckFailsClosedOnDroppedCalls(t *testing.T) {
 	h := NewHandler()
 	t0 := time.Date(2026, 3, 1, 20, 0, 0, 0, time.UTC)
-	h.calls.add(Call{Time: t0, Method: "GET", host: "profile.xboxlive.com", uri: "/users/me/profile/settings", Scope: "profile",
+	h.journal.keep(Call{Time: t0, Method: "GET", host: "profile.xboxlive.com", uri: "/users/me/profile/settings", Scope: "profile",
 		Status: 429, RetryAfter: "60", userhash: "throttled"})
-	h.calls.add(Call{Time: t0.Add(time.Second), Method: "GET", host: "userpresence.xboxlive.com", uri: "/users/me", Scope: "presence",
+	h.journal.keep(Call{Time: t0.Add(time.Second), Method: "GET", host: "userpresence.xboxlive.com", uri: "/users/me", Scope: "presence",
 		Status: 200, userhash: "u"})
 	for i := range maxCalls {
-		h.calls.add(Call{Time: t0.Add(time.Duration(i+2) * time.Second), Method: "GET", host: "social.xboxlive.com", uri: "/users/me/people",
+		h.journal.keep(Call{Time: t0.Add(time.Duration(i+2) * time.Second), Method: "GET", host: "social.xboxlive.com", uri: "/users/me/people",
 			Scope: "social", Status: 200, userhash: fmt.Sprint("u", i)})
 	}
 	tests := []struct {

@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/xblgo/fgrl/mock"
+	"github.com/xblgo/fgrl/mock/tlsca"
 )
 
 // nodeClients returns the folder of the published Node clients the tests
@@ -53,7 +54,7 @@ func nodeClients(t *testing.T) string {
 func nodeAgainst(t *testing.T, h *mock.Handler, handler http.Handler, script string) *exec.Cmd {
 	t.Helper()
 	ts := httptest.NewUnstartedServer(handler)
-	ca, err := mock.NewCA()
+	ca, err := tlsca.New()
 	if err != nil {
 		t.Fatal(err)
 	}

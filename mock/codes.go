@@ -88,12 +88,11 @@ func boundKind(prefix string, values ...string) string {
 // mintCode mints a one-time code for xuid, valid until exp, bound to
 // values (boundKind): a token whose kind carries the code's serial
 // ("lc-...~42").
-func (h *Handler) mintCode(prefix, xuid string, exp time.Time, values ...string) string {
-	s := &h.signIn
+func (s *signIn) mintCode(prefix, xuid string, exp time.Time, values ...string) string {
 	s.mu.Lock()
 	n := s.codes.issue()
 	s.mu.Unlock()
-	return h.mint(boundKind(prefix, values...)+"~"+strconv.FormatUint(n, 10), xuid, exp)
+	return s.mint(boundKind(prefix, values...)+"~"+strconv.FormatUint(n, 10), xuid, exp)
 }
 
 // codeCheck is what presentCode found of a code.
@@ -112,7 +111,7 @@ type codeCheck struct {
 // expired at now and issued for values (in mintCode's order), and if it
 // is, notes that it was presented. A code presented with other values is
 // not noted: its client may still redeem it.
-func (h *Handler) presentCode(code, prefix string, now time.Time, values ...string) codeCheck {
+func (s *signIn) presentCode(code, prefix string, now time.Time, values ...string) codeCheck {
 	k, _, _ := strings.Cut(code, ".")
 	base, serial, found := strings.Cut(k, "~")
 	n, err := strconv.ParseUint(serial, 10, 64)
@@ -120,7 +119,7 @@ func (h *Handler) presentCode(code, prefix string, now time.Time, values ...stri
 	if !found || !ok || err != nil || len(tags) != bindTagLen*len(values) {
 		return codeCheck{unknown: true}
 	}
-	xuid, ok := h.check(code, k, now)
+	xuid, ok := s.check(code, k, now)
 	if !ok {
 		return codeCheck{unknown: true}
 	}
@@ -129,7 +128,7 @@ func (h *Handler) presentCode(code, prefix string, now time.Time, values ...stri
 			return codeCheck{xuid: xuid, unbound: i + 1}
 		}
 	}
-	s := &h.signIn
+
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	before, ok := s.codes.present(n)

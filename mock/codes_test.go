@@ -193,16 +193,16 @@ func TestRefreshTokenBoundToClient(t *testing.T) {
 	})
 }
 
-// TestSignInRefusalsDocumented: the README's table of the identity
+// TestSignInRefusalsDocumented: docs/MOCK.md's table of the identity
 // platform's refusals quotes each as the mock answers it.
 func TestSignInRefusalsDocumented(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../docs/MOCK.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, d := range []string{aadBadGrant, aadBadReply, aadBadVerifier, aadRedeemed, aadBadRefresh} {
 		if !strings.Contains(string(readme), "`"+d+"`") {
-			t.Errorf("README.md does not quote %q", d)
+			t.Errorf("docs/MOCK.md does not quote %q", d)
 		}
 	}
 }

@@ -1,142 +1,262 @@
 package mock
 
 import (
-	"cmp"
-	"net/http"
+	"errors"
+	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/limits"
 	"github.com/xblgo/fgrl/throttle"
 )
 
-// fault applies the configured faults to an admitted request. It reports
-// whether it has answered (or aborted) the request; otherwise it returns the
-// writer to serve it with, which may cut the answer short.
-func (h *Handler) fault(w http.ResponseWriter, r *http.Request, rule *limits.Rule) (http.ResponseWriter, bool) {
-	scope := rule.Scope()
-	f := h.faults.Load()
-	if done := h.serviceFault(w, r, rule, f); done {
-		return w, true
+// Faults makes the mock misbehave the way real services sometimes do, to test
+// clients. They apply to the requests FGRL counts (the package doc says
+// which) and admits, once counted: a 429 of FGRL's, a request not counted
+// and a scripted answer meet no fault. The zero value injects nothing.
+type Faults struct {
+	// Latency is added before every admitted request's answer (it ends
+	// early if the request's context is done).
+	Latency throttle.Duration `json:"latency"`
+	// ErrorRate is the fraction of admitted requests answered 500 or 503
+	// (alternately) instead of being served.
+	ErrorRate float64 `json:"errorRate"`
+	// ResetRate is the fraction of admitted requests whose connection is
+	// reset without an answer.
+	ResetRate float64 `json:"resetRate"`
+	// TruncateRate is the fraction of admitted requests whose answer is cut
+	// off halfway through its body (the connection then closes).
+	TruncateRate float64 `json:"truncateRate"`
+	// RetryAfter changes the Retry-After header of 429 and 503 answers.
+	RetryAfter RetryAfterMode `json:"retryAfter"`
+	// Seed seeds the fault dice, so a run can be repeated.
+	Seed uint64 `json:"seed"`
+	// Services are faults of one service each, as an outage of that
+	// service alone: "presence answering 429 for two minutes".
+	Services []ServiceFault `json:"services,omitempty"`
+}
+
+// ServiceFault makes one service misbehave: for the requests to it (or to
+// one of its rules' scopes), a share of them or all, for a span of time or
+// until changed, it answers Status (429 with the documented body, 500 or
+// 503, with RetryAfter), after Latency, or resets the connection. Like
+// every fault, it applies to requests FGRL has counted and admitted.
+type ServiceFault struct {
+	// Service is a rule's service ("presence") or scope
+	// ("presence/write").
+	Service string `json:"service"`
+	// Status is 429, 500 or 503; 0 answers as the mock would (after
+	// Latency, unless Reset).
+	Status int `json:"status,omitempty"`
+	// RetryAfter is the wait a 429 or 503 asks for (0: 30 s for 429, none
+	// for 503).
+	RetryAfter throttle.Duration `json:"retryAfter,omitempty"`
+	// Latency delays the answer.
+	Latency throttle.Duration `json:"latency,omitempty"`
+	// Reset closes the connection without an answer.
+	Reset bool `json:"reset,omitempty"`
+	// Rate is the share of the service's requests that get the fault; 0
+	// means all of them.
+	Rate float64 `json:"rate,omitempty"`
+	// For is how long the fault lasts from when it is set (0: until
+	// changed); Until is when it ends, which setting the faults works out
+	// from For.
+	For   throttle.Duration `json:"for,omitempty"`
+	Until time.Time         `json:"until,omitzero"`
+}
+
+// Check reports faults that cannot be: rates outside [0, 1] (NaN and the
+// infinities included) or adding up past 1, a negative latency, an unknown
+// Retry-After mode.
+func (f Faults) Check() error {
+	switch {
+	case !fraction(f.ErrorRate) || !fraction(f.ResetRate) || !fraction(f.TruncateRate) || !fraction(f.ErrorRate+f.ResetRate+f.TruncateRate):
+		return fmt.Errorf("mock: fault rates must be fractions from 0 to 1 adding up to at most 1 (error %v, reset %v, truncate %v)",
+			f.ErrorRate, f.ResetRate, f.TruncateRate)
+	case f.Latency < 0:
+		return errors.New("mock: fault latency must not be negative")
+	case int(f.RetryAfter) >= len(retryAfterNames):
+		return errors.New("mock: unknown Retry-After mode")
 	}
-	if f.Latency > 0 {
-		t := time.NewTimer(time.Duration(f.Latency))
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
-			t.Stop()
-			return w, true
+	for i, sf := range f.Services {
+		if err := sf.check(); err != nil {
+			return fmt.Errorf("mock: services[%d]: %w", i, err)
 		}
 	}
-	if f.ErrorRate <= 0 && f.ResetRate <= 0 && f.TruncateRate <= 0 {
-		return w, false
-	}
-	h.mu.Lock()
-	roll := h.rng.Float64()
-	h.flip = !h.flip
-	flip := h.flip
-	h.mu.Unlock()
+	return nil
+}
+
+// fraction reports whether x is a share from 0 to 1; NaN and the
+// infinities are not.
+func fraction(x float64) bool { return x >= 0 && x <= 1 }
+
+func (sf *ServiceFault) check() error {
 	switch {
-	case roll < f.ResetRate:
-		// net/http closes the connection without an answer; RoundTrip turns
-		// this into a connection-reset error.
-		panic(http.ErrAbortHandler)
-	case roll < f.ResetRate+f.ErrorRate && flip:
-		writeError(w, http.StatusInternalServerError, "InternalError", "injected fault")
-	case roll < f.ResetRate+f.ErrorRate:
-		h.setRetryAfter(w.Header(), 2*time.Second, h.cfg.now())
-		h.obs.scope(scope).unavailable.Add(1)
-		writeError(w, http.StatusServiceUnavailable, "ServiceUnavailable", "injected fault")
-	case roll < f.ResetRate+f.ErrorRate+f.TruncateRate:
-		return &truncWriter{ResponseWriter: w, code: http.StatusOK}, false
-	default:
-		return w, false
+	case sf.Service == "" || len(sf.Service) > 100:
+		return errors.New("name the service (such as presence) or a rule's scope (presence/write)")
+	case sf.Status != 0 && sf.Status != 429 && sf.Status != 500 && sf.Status != 503:
+		return errors.New("status is 429, 500 or 503")
+	case sf.Status == 0 && sf.Latency == 0 && !sf.Reset:
+		return errors.New("a fault needs a status, a latency or a reset")
+	case !fraction(sf.Rate):
+		return errors.New("rate is a share, 0 to 1")
+	case sf.RetryAfter < 0 || sf.Latency < 0 || sf.For < 0 || time.Duration(sf.Latency) > maxScriptLatency:
+		return errors.New("retryAfter, latency and for are not negative, and latency is at most 10m")
 	}
-	return w, true
+	return nil
 }
 
-// truncWriter holds an answer back, then sends its headers (promising the
-// whole body) and half the body, and aborts the connection.
-type truncWriter struct {
-	http.ResponseWriter
-	code int
-	body []byte
+// active reports whether the fault applies to a request for rule at now.
+func (sf *ServiceFault) active(rule *limits.Rule, now time.Time) bool {
+	return (sf.Service == rule.Service || sf.Service == rule.Scope()) && (sf.Until.IsZero() || now.Before(sf.Until))
 }
 
-func (t *truncWriter) WriteHeader(code int) { t.code = code }
+// RetryAfterMode is how the mock writes Retry-After.
+type RetryAfterMode uint8
 
-func (t *truncWriter) Write(b []byte) (int, error) {
-	t.body = append(t.body, b...)
-	return len(b), nil
-}
+// The Retry-After modes.
+const (
+	RetryAfterSeconds  RetryAfterMode = iota // whole seconds, rounded up (the real services)
+	RetryAfterMissing                        // no header
+	RetryAfterHTTPDate                       // an HTTP-date
+	RetryAfterHuge                           // a very large number of seconds
+	RetryAfterNegative                       // a negative number
+	RetryAfterGarbage                        // not a number
+)
 
-func (t *truncWriter) cut() {
-	w := t.ResponseWriter
-	w.Header().Set("Content-Length", strconv.Itoa(len(t.body)))
-	w.WriteHeader(t.code)
-	w.Write(t.body[:len(t.body)/2])
-	if f, ok := w.(http.Flusher); ok {
-		f.Flush()
+var retryAfterNames = [...]string{"seconds", "missing", "http-date", "huge", "negative", "garbage"}
+
+// RetryAfterModes returns the modes' names, as String writes them.
+func RetryAfterModes() []string { return append([]string(nil), retryAfterNames[:]...) }
+
+// String returns the mode's name: "seconds", "http-date", ...
+func (m RetryAfterMode) String() string {
+	if int(m) < len(retryAfterNames) {
+		return retryAfterNames[m]
 	}
-	panic(http.ErrAbortHandler)
+	return "unknown"
 }
 
-// serviceFault applies the first of the service faults in force for rule,
-// and reports whether it has answered (or aborted) the request.
-func (h *Handler) serviceFault(w http.ResponseWriter, r *http.Request, rule *limits.Rule, f *Faults) bool {
+// ParseRetryAfterMode reads a mode's name.
+func ParseRetryAfterMode(s string) (RetryAfterMode, error) {
+	for i, n := range retryAfterNames {
+		if n == s {
+			return RetryAfterMode(i), nil
+		}
+	}
+	return 0, fmt.Errorf("mock: unknown Retry-After mode %q (want %s)", safetext.Clip(s, 40), strings.Join(retryAfterNames[:], ", "))
+}
+
+// MarshalText writes the mode's name.
+func (m RetryAfterMode) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
+
+// UnmarshalText reads a mode's name.
+func (m *RetryAfterMode) UnmarshalText(b []byte) error {
+	v, err := ParseRetryAfterMode(string(b))
+	*m = v
+	return err
+}
+
+// Faults returns the faults in force.
+func (h *Handler) Faults() Faults { return h.faults.Load().f }
+
+// SetFaults changes the faults while the handler serves (the admin API's
+// PUT /_fgrl/api/faults). A new Seed restarts the fault dice.
+func (h *Handler) SetFaults(f Faults) error {
+	if err := f.Check(); err != nil {
+		return err
+	}
 	now := h.cfg.now()
+	f.Services = slices.Clone(f.Services)
 	for i := range f.Services {
 		sf := &f.Services[i]
-		if !sf.active(rule, now) || (sf.Rate > 0 && !h.roll(sf.Rate)) {
-			continue
+		if _, ok := h.cfg.limits.ByScope(sf.Service); !ok && !hasService(h.cfg.limits, sf.Service) {
+			return fmt.Errorf("mock: services[%d]: no rule has service or scope %s", i, safetext.Quote(sf.Service, 60))
 		}
-		if sf.Latency > 0 {
-			t := time.NewTimer(time.Duration(sf.Latency))
-			select {
-			case <-t.C:
-			case <-r.Context().Done():
-				t.Stop()
-				return true
-			}
+		if sf.For > 0 && sf.Until.IsZero() {
+			sf.Until = now.Add(time.Duration(sf.For)).UTC()
 		}
-		kind := strconv.Itoa(sf.Status)
-		if sf.Reset {
-			kind = "reset"
-		} else if sf.Status == 0 {
-			kind = "latency"
+	}
+	h.switches.Add(1)
+	if h.cfg.logger != nil {
+		h.cfg.logger.Info("fgrl mock: faults set", "errorRate", f.ErrorRate, "resetRate", f.ResetRate, "truncateRate", f.TruncateRate,
+			"latency", f.Latency, "services", describeServiceFaults(f.Services))
+	}
+	h.dice.mu.Lock()
+	if old := h.faults.Load(); old.f.Seed != f.Seed {
+		h.dice.rng = newRand(f.Seed)
+	}
+	h.faults.Store(newFaultState(f))
+	h.dice.mu.Unlock()
+	return nil
+}
+
+// hasService reports whether a rule of l has service s.
+func hasService(l *limits.Limits, s string) bool {
+	for _, r := range l.Rules {
+		if r.Service == s {
+			return true
 		}
-		h.obs.injected(rule.Scope(), kind)
-		switch {
-		case sf.Reset:
-			panic(http.ErrAbortHandler)
-		case sf.Status == http.StatusTooManyRequests:
-			wait := cmp.Or(time.Duration(sf.RetryAfter), 30*time.Second)
-			h.obs.scope(rule.Scope()).throttled.Add(1)
-			l := rule.Limit()
-			h.write429(w, rule, throttle.Decision{
-				Counts:     throttle.Counts{Burst: throttle.WindowState{Count: l.Burst + 1, Limit: l.Burst, Reset: wait}},
-				Limiter:    throttle.Burst,
-				RetryAfter: wait,
-			}, "{userId;titleId}", now)
-		case sf.Status != 0:
-			if sf.Status == http.StatusServiceUnavailable {
-				h.obs.scope(rule.Scope()).unavailable.Add(1)
-				if sf.RetryAfter > 0 {
-					h.setRetryAfter(w.Header(), time.Duration(sf.RetryAfter), now)
-				}
-			}
-			writeError(w, sf.Status, http.StatusText(sf.Status), "injected service fault")
-		default:
-			return false // latency only: the mock answers
-		}
-		return true
 	}
 	return false
 }
 
-// roll reports whether a fault of probability p happens now.
-func (h *Handler) roll(p float64) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.rng.Float64() < p
+// describeServiceFaults writes service faults for the log, one phrase each.
+func describeServiceFaults(sfs []ServiceFault) string {
+	parts := make([]string, 0, len(sfs))
+	for _, sf := range sfs {
+		p := sf.Service + ":"
+		if sf.Status != 0 {
+			p += " " + strconv.Itoa(sf.Status)
+		}
+		if sf.Reset {
+			p += " reset"
+		}
+		if sf.Latency > 0 {
+			p += " +" + time.Duration(sf.Latency).String()
+		}
+		if sf.Rate > 0 {
+			p += fmt.Sprintf(" %.0f%%", 100*sf.Rate)
+		}
+		if !sf.Until.IsZero() {
+			p += " until " + sf.Until.Format(time.RFC3339)
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// faultState is the faults in force, with whether any is set: without one
+// the pipeline skips its faults stage.
+type faultState struct {
+	f   Faults
+	any bool
+}
+
+func newFaultState(f Faults) *faultState {
+	return &faultState{f: f, any: f.Latency > 0 || f.ErrorRate > 0 || f.ResetRate > 0 || f.TruncateRate > 0 || len(f.Services) > 0}
+}
+
+// faultKind is a service fault as the counters name it (faultKinds), 0
+// for none.
+type faultKind uint8
+
+var faultKinds = [...]string{"", "429", "500", "503", "reset", "latency"}
+
+// kindOf is the kind of service fault sf.
+func kindOf(sf *ServiceFault) faultKind {
+	switch {
+	case sf.Reset:
+		return 4
+	case sf.Status == 429:
+		return 1
+	case sf.Status == 500:
+		return 2
+	case sf.Status == 503:
+		return 3
+	}
+	return 5
 }

@@ -30,14 +30,14 @@ const badRedirect = "The provided value for the input parameter 'redirect_uri' i
 // service binds it) and the state. A redirect URI the client did not
 // register (redirectTo) is never redirected to: the answer is 400
 // invalid_request, where the real service shows its error page.
-func (h *Handler) liveAuthorize(w http.ResponseWriter, r *http.Request) {
+func (s *signIn) liveAuthorize(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	clientID, raw := q.Get("client_id"), q.Get("redirect_uri")
 	if clientID == "" {
 		oauthError(w, "invalid_request", "The request must contain a client_id.")
 		return
 	}
-	redirect, ok := h.redirectTo(clientID, raw)
+	redirect, ok := s.w.redirectTo(clientID, raw)
 	switch {
 	case !ok:
 		oauthError(w, "invalid_request", badRedirect)
@@ -46,7 +46,7 @@ func (h *Handler) liveAuthorize(w http.ResponseWriter, r *http.Request) {
 		oauthError(w, "unsupported_response_type", "The mock answers response_type=code only.")
 		return
 	}
-	code := h.mintCode("lc", h.signingIn(), h.cfg.now().Add(liveCodeLife), clientID, raw)
+	code := s.mintCode("lc", s.signingIn(), s.w.now().Add(liveCodeLife), clientID, raw)
 	if st := q.Get("state"); st != "" {
 		redirectWith(w, r, redirect, "code", code, "state", st)
 		return
@@ -60,7 +60,7 @@ func (h *Handler) liveAuthorize(w http.ResponseWriter, r *http.Request) {
 // A code is good for one exchange, by the client it was issued to, at
 // the redirect URI it was sent to; a refresh token until it expires, for
 // its client only (codes.go).
-func (h *Handler) liveToken(w http.ResponseWriter, r *http.Request) {
+func (s *signIn) liveToken(w http.ResponseWriter, r *http.Request) {
 	form, ok := readForm(w, r)
 	if !ok {
 		return
@@ -70,18 +70,18 @@ func (h *Handler) liveToken(w http.ResponseWriter, r *http.Request) {
 		oauthError(w, "invalid_request", "The request must contain a client_id.")
 		return
 	}
-	now := h.cfg.now()
+	now := s.w.now()
 	var xuid string
 	switch form.Get("grant_type") {
 	case "authorization_code":
-		c := h.presentCode(form.Get("code"), "lc", now, clientID, form.Get("redirect_uri"))
+		c := s.presentCode(form.Get("code"), "lc", now, clientID, form.Get("redirect_uri"))
 		if c.unknown || c.unbound > 0 || c.before > 0 {
 			oauthError(w, "invalid_grant", "The provided value for the 'code' parameter is not valid.")
 			return
 		}
 		xuid = c.xuid
 	case "refresh_token":
-		x, ok := h.check(form.Get("refresh_token"), boundKind("lr", clientID), now)
+		x, ok := s.check(form.Get("refresh_token"), boundKind("lr", clientID), now)
 		if !ok {
 			oauthError(w, "invalid_grant", "The provided value for the input parameter 'refresh_token' or 'assertion' is not valid.")
 			return
@@ -94,8 +94,8 @@ func (h *Handler) liveToken(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{
 		"token_type": "bearer", "expires_in": int(accessTokenLife / time.Second),
 		"scope":         cmp.Or(form.Get("scope"), "service::user.auth.xboxlive.com::MBI_SSL"),
-		"access_token":  h.mint("la-"+liveClientKind(clientID), xuid, now.Add(accessTokenLife)),
-		"refresh_token": h.mint(boundKind("lr", clientID), xuid, now.Add(refreshTokenLife)),
+		"access_token":  s.mint("la-"+liveClientKind(clientID), xuid, now.Add(accessTokenLife)),
+		"refresh_token": s.mint(boundKind("lr", clientID), xuid, now.Add(refreshTokenLife)),
 		"user_id":       liveUserID(xuid),
 	})
 }

@@ -12,14 +12,29 @@
 // mock/recordings_test.go), from one World (accounts, relationships,
 // titles, progress, stats; Config.World, SetWorld), and validates request
 // bodies as the services do: 400 for a body of the wrong shape, 403 for
-// another title's service configuration. It applies FGRL to every request
-// before routing, exactly as the Xbox services "Fine-Grained Rate
-// Limiting" page describes it, and answers 429 with Retry-After and the documented body. It needs no
-// socket: a Handler is also an http.RoundTripper, so it can sit under a
+// another title's service configuration. It applies FGRL as the Xbox
+// services "Fine-Grained Rate Limiting" page describes it, and answers 429
+// with Retry-After and the documented body. It needs no socket: a Handler is also an http.RoundTripper, so it can sit under a
 // transport in-process, including inside a testing/synctest bubble (it starts
 // no goroutines). NewServer puts it on a loopback port in the style of
 // httptest.Server, closing idle connections and bounding how many are open
 // (ConnLimits).
+//
+// Which requests count: FGRL counts a request against its user + title +
+// rule scope when its host is a limits rule's, its token one Token minted,
+// and its method and path a route of the service (at a service the mock
+// counts but does not answer, such as the Store's or clubs', any path,
+// answered 404 once counted; at any other host with Config.Fallback, any
+// path, counted under the fallback rule and answered 404). It is counted
+// before faults apply: a request a fault answers has been counted. These
+// are not counted: a request at a sign-in host; at a host no rule covers
+// (404 NoSuchHost); with a token the mock did not mint (401); to a path
+// or method the service does not serve (404, or 405 with Allow); one a
+// script rule answers, unless the rule says Count (then only at a rule's
+// host with the mock's token). A legacy title's requests
+// (Config.LegacyTitles) are not counted against FGRL but are among their
+// scope's requests (Metrics). The stages are in pipeline.go; the rule is
+// held by TestWhichRequestsCount.
 //
 // Time: the mock reads the time from Config.Now (time.Now by
 // default, which testing/synctest makes virtual); its fault latency waits on
@@ -33,42 +48,29 @@ package mock
 
 import (
 	"cmp"
-	"context"
-	"errors"
-	"fmt"
-	"math/rand/v2"
-	"net/http"
-	"slices"
-	"strconv"
-	"strings"
-	"sync"
 	"sync/atomic"
-	"time"
 
-	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/throttle"
 )
 
-// Handler is the mock Xbox services. Create it with NewHandler; it is safe for
-// concurrent use.
+// Handler is the mock Xbox services. Create it with New or NewHandler; it
+// is safe for concurrent use.
+//
+// A Handler is one pipeline (pipeline.go) in front of one service value per
+// Xbox service (services.go), all answering from one world (world.go), and
+// one journal of the calls it answered (journal.go), from which its log,
+// counters, live page, record of calls and checks are all derived.
 type Handler struct {
-	cfg    config
-	routes map[string][]route // by rule service
-	state  *state
+	cfg     config
+	routes  map[string][]route // every service's, by the rule service it answers (services)
+	world   *world
+	signIn  *signIn
+	journal *journal
 
-	mu     sync.Mutex // guards rng and flip
-	rng    *rand.Rand
-	flip   bool
-	faults atomic.Pointer[Faults] // SetFaults changes them while serving
-	obs    observatory
-	signIn signIn
-	// world is the people the services answer about; worldMu serialises
-	// its changes (readers load it without a lock).
-	world   atomic.Pointer[worldIndex]
-	worldMu sync.Mutex
-	script  atomic.Pointer[scriptState] // nil: no script
-	calls   callLog
-	live    liveFeed // the event streams' shared snapshot
+	faults   atomic.Pointer[faultState] // SetFaults changes them while serving
+	dice     dice
+	switches atomic.Int64                // SetFaults calls
+	script   atomic.Pointer[scriptState] // nil: no script
 }
 
 // New returns a Handler configured by c, or what is wrong with c.
@@ -77,16 +79,24 @@ func New(c Config) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &Handler{
-		cfg:    cfg,
-		routes: routes(),
-		state:  newState(cmp.Or(cfg.maxKeys, throttle.DefaultMaxKeys)/8, cfg.maxStateBytes),
-		rng:    rand.New(rand.NewPCG(cfg.faults.Seed, cfg.faults.Seed^0x9e3779b97f4a7c15)),
+	w := newWorld(cfg.world, newState(cmp.Or(cfg.maxKeys, throttle.DefaultMaxKeys)/8, cfg.maxStateBytes), cfg.now, cfg.scids,
+		cmp.Or(cfg.signInTitle, "1234567890"))
+	scopes := make([]string, 0, len(cfg.limits.Rules)+1)
+	for i := range cfg.limits.Rules {
+		scopes = append(scopes, cfg.limits.Rules[i].Scope())
 	}
-	f := cfg.faults
-	h.faults.Store(&f)
-	h.signIn.init()
-	h.world.Store(indexWorld(cfg.world, len(cfg.world.Accounts) > 0))
+	if f := cfg.limits.Fallback; f != nil {
+		scopes = append(scopes, f.Scope())
+	}
+	h := &Handler{
+		cfg:     cfg,
+		routes:  routesOf(services(w)),
+		world:   w,
+		signIn:  newSignIn(w),
+		journal: newJournal(cfg.logger, scopes),
+		dice:    dice{rng: newRand(cfg.faults.Seed)},
+	}
+	h.faults.Store(newFaultState(cfg.faults))
 	if err := h.SetScript(cfg.script); err != nil {
 		return nil, err
 	}
@@ -105,117 +115,6 @@ func NewHandler() *Handler {
 	return h
 }
 
-// Faults returns the faults in force.
-func (h *Handler) Faults() Faults { return *h.faults.Load() }
-
-// SetFaults changes the faults while the handler serves (the admin API's
-// PUT /_fgrl/api/faults). A new Seed restarts the fault dice.
-func (h *Handler) SetFaults(f Faults) error {
-	if err := f.Check(); err != nil {
-		return err
-	}
-	now := h.cfg.now()
-	f.Services = slices.Clone(f.Services)
-	for i := range f.Services {
-		sf := &f.Services[i]
-		if _, ok := h.cfg.limits.ByScope(sf.Service); !ok && !h.hasService(sf.Service) {
-			return fmt.Errorf("mock: services[%d]: no rule has service or scope %s", i, safetext.Quote(sf.Service, 60))
-		}
-		if sf.For > 0 && sf.Until.IsZero() {
-			sf.Until = now.Add(time.Duration(sf.For)).UTC()
-		}
-	}
-	h.obs.faultSwitches.Add(1)
-	if h.cfg.logger != nil {
-		h.cfg.logger.Info("fgrl mock: faults set", "errorRate", f.ErrorRate, "resetRate", f.ResetRate, "truncateRate", f.TruncateRate,
-			"latency", f.Latency, "services", describeServiceFaults(f.Services))
-	}
-	h.mu.Lock()
-	if old := h.faults.Load(); old.Seed != f.Seed {
-		h.rng = rand.New(rand.NewPCG(f.Seed, f.Seed^0x9e3779b97f4a7c15))
-	}
-	h.faults.Store(&f)
-	h.mu.Unlock()
-	return nil
-}
-
-// ServeHTTP counts the request against its user + title + service and
-// either refuses it (429) or serves it, and records it (Calls).
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	h.serveObserved(w, r)
-}
-
-// serve answers r; when e is not nil it notes what it counted there.
-func (h *Handler) serve(w http.ResponseWriter, r *http.Request, e *logEntry) {
-	if st := h.script.Load(); st != nil && len(st.script.Rules) > 0 && h.serveScripted(st, w, r, e) {
-		return
-	}
-	if host := strings.ToLower(hostOnly(r.Host)); isSignInHost(host) {
-		h.serveSignIn(w, r, host)
-		return
-	}
-	rule, known := h.cfg.limits.Match(r.Method, r.Host, r.URL.Path)
-	if !known && !h.cfg.fallback {
-		writeError(w, http.StatusNotFound, "NoSuchHost", "the mock serves no service at host "+hostOnly(r.Host))
-		return
-	}
-	if !known {
-		rule = h.cfg.limits.Fallback
-	}
-	id, err := parseToken(r.Header.Get("Authorization"))
-	if err != nil {
-		writeError(w, http.StatusUnauthorized, "Unauthorized", err.Error())
-		return
-	}
-	var rt *route
-	c := &call{r: r, id: id}
-	if known && len(h.routes[rule.Service]) > 0 {
-		// A call the mock does not serve, at a service it answers, is
-		// answered uncounted: the real service would serve it, and
-		// counting the mock's gap would skew the caller's budget. The
-		// services it only counts (the Store's, clubs, ...) count every
-		// call.
-		if rt = h.match(c, rule); rt == nil {
-			h.notServed(w, r, rule)
-			return
-		}
-	}
-	if e != nil {
-		e.scope, e.user, e.title, e.xuid = rule.Scope(), id.userhash, id.title, id.xuid
-	}
-	h.obs.scope(rule.Scope()).requests.Add(1)
-	if !h.admit(w, r, rule, id, e) {
-		return
-	}
-	w, done := h.fault(w, r, rule)
-	if done {
-		return
-	}
-	if rt == nil {
-		writeError(w, http.StatusNotFound, "NotFound", "no such resource")
-	} else {
-		c.w = w
-		rt.serve(h, c)
-	}
-	if tw, ok := w.(*truncWriter); ok {
-		tw.cut()
-	}
-}
-
-// Counts reports the FGRL counts of a key without counting a request: a
-// user + title for a rule scope (such as "profile" or "presence/write"). The
-// user is the userhash of the user's token (UserHash gives the mock's), as
-// for every throttle.Key in this module: the service counts per XUID, and a
-// userhash stands for exactly one XUID, so the counts are the same.
-func (h *Handler) Counts(k throttle.Key) (throttle.Decision, error) {
-	rule, ok := h.cfg.limits.ByScope(k.Scope)
-	if !ok {
-		return throttle.Decision{}, errors.New("mock: no rule has scope " + safetext.Quote(k.Scope, 64))
-	}
-	k.Scope = rule.Scope()
-	return h.cfg.store.Peek(context.Background(), k, rule.Limit(), h.cfg.now())
-}
-
 // Must returns h, or panics with err: for tests and package-level
 // variables, as template.Must is, where a bad Config is the program's bug.
 func Must(h *Handler, err error) *Handler {
@@ -225,37 +124,49 @@ func Must(h *Handler, err error) *Handler {
 	return h
 }
 
-// hasService reports whether a rule of the limits has service s.
-func (h *Handler) hasService(s string) bool {
-	for _, r := range h.cfg.limits.Rules {
-		if r.Service == s {
-			return true
-		}
+// SetAccount makes a the account that signs in from now on (a device code
+// approves as it), and its XErr the refusal XSTS answers it with.
+func (h *Handler) SetAccount(a Account) {
+	s := h.signIn
+	s.mu.Lock()
+	s.account = a
+	s.accounts[a.XUID] = a
+	s.mu.Unlock()
+	if a.Gamertag != "" {
+		h.world.setGamertag(a.XUID, a.Gamertag)
 	}
-	return false
 }
 
-// describeServiceFaults writes service faults for the log, one phrase each.
-func describeServiceFaults(sfs []ServiceFault) string {
-	parts := make([]string, 0, len(sfs))
-	for _, sf := range sfs {
-		p := sf.Service + ":"
-		if sf.Status != 0 {
-			p += " " + strconv.Itoa(sf.Status)
-		}
-		if sf.Reset {
-			p += " reset"
-		}
-		if sf.Latency > 0 {
-			p += " +" + time.Duration(sf.Latency).String()
-		}
-		if sf.Rate > 0 {
-			p += fmt.Sprintf(" %.0f%%", 100*sf.Rate)
-		}
-		if !sf.Until.IsZero() {
-			p += " until " + sf.Until.Format(time.RFC3339)
-		}
-		parts = append(parts, p)
+// SetWorld replaces the mock's world with w and resets the services'
+// state to it: presence, sessions and achievement progress made since are
+// dropped. A zero World is the default one. It
+// answers a *datafile.Error, changing nothing, for a World that cannot be.
+func (h *Handler) SetWorld(w World) error {
+	if err := w.check(); err != nil {
+		return err
 	}
-	return strings.Join(parts, "; ")
+	h.world.mu.Lock()
+	defer h.world.mu.Unlock()
+	h.world.ix.Store(indexWorld(w, len(w.Accounts) > 0))
+	h.world.resetState()
+	return nil
+}
+
+// World returns the world the mock answers from as it was seeded: no
+// accounts for the default world.
+func (h *Handler) World() World {
+	ix := h.world.ix.Load()
+	if !ix.seeded {
+		return World{Accounts: []WorldAccount{}, Apps: ix.src.Apps}
+	}
+	return ix.src
+}
+
+// ResetWorld puts the services back to the world as it was seeded:
+// presence, sessions and progress from then on are dropped. FGRL's counts
+// are not touched (ResetCounts resets them).
+func (h *Handler) ResetWorld() {
+	h.world.mu.Lock()
+	defer h.world.mu.Unlock()
+	h.world.resetState()
 }

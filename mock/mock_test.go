@@ -319,7 +319,7 @@ func TestFloodBounded(t *testing.T) {
 	if n := h.cfg.store.(*throttle.MemoryServerStore).Len(); n > 1024 {
 		t.Errorf("store holds %d keys, cap 1024", n)
 	}
-	if n := len(h.state.presence.m); n != 1024 {
+	if n := len(h.world.state.presence.m); n != 1024 {
 		t.Errorf("presence holds %d users, want the cap 1024", n)
 	}
 }
@@ -338,7 +338,7 @@ func TestStateBoundedInBytes(t *testing.T) {
 			t.Fatalf("session %d: %d %s", i, r.status, r.body)
 		}
 	}
-	if b := h.state.sessions.bytes; b > capBytes/3 {
+	if b := h.world.state.sessions.bytes; b > capBytes/3 {
 		t.Errorf("sessions hold %d bytes, over their share %d of the cap", b, capBytes/3)
 	}
 	for _, tt := range []struct{ name, method, url, body string }{

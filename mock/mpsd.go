@@ -23,19 +23,25 @@ import (
 // service's own fields (contractVersion, correlationId, changeNumber,
 // startTime, membersInfo): 201 when it created the session, 200 otherwise.
 
-func mpsdRoutes() []route {
+// mpsdService answers the multiplayer session directory.
+type mpsdService struct{ *world }
+
+func (s mpsdService) routes() []route {
 	p := pat("/serviceconfigs/{}/sessiontemplates/{}/sessions/{}")
 	return []route{
-		{http.MethodGet, p, serveGetSession, "107"},
-		{http.MethodPut, p, servePutSession, "107"},
-		{http.MethodPost, pat("/handles"), serveCreateHandle, "107 (invite; search)"},
-		{http.MethodDelete, pat("/handles/{}"), serveDeleteHandle, "107"},
+		{http.MethodGet, p, s.serveGetSession, "107"},
+		{http.MethodPut, p, s.servePutSession, "107"},
+		{http.MethodPost, pat("/handles"), s.serveCreateHandle, "107 (invite; search)"},
+		{http.MethodDelete, pat("/handles/{}"), s.serveDeleteHandle, "107"},
 	}
 }
 
-// searchHandleRoutes serve POST /handles/query, which has its own counter.
-func searchHandleRoutes() []route {
-	return []route{{http.MethodPost, pat("/handles/query"), serveHandleQuery, "107"}}
+// searchHandleService answers MPSD's search handle queries, POST
+// /handles/query, which has its own counter.
+type searchHandleService struct{ *world }
+
+func (s searchHandleService) routes() []route {
+	return []route{{http.MethodPost, pat("/handles/query"), s.serveHandleQuery, "107"}}
 }
 
 const (
@@ -65,9 +71,9 @@ type inviteHandle struct {
 
 // serveCreateHandle creates an invite handle (201 with the handle) or a
 // search handle (searchhandle.go), as the body's type says.
-func serveCreateHandle(h *Handler, c *call) {
+func (s mpsdService) serveCreateHandle(c *call) {
 	var body json.RawMessage
-	if !c.decode(h, &body) {
+	if !c.decode(&body) {
 		return
 	}
 	var kind struct {
@@ -75,7 +81,7 @@ func serveCreateHandle(h *Handler, c *call) {
 	}
 	json.Unmarshal(body, &kind)
 	if kind.Type == "search" {
-		serveCreateSearchHandle(h, c, body)
+		s.serveCreateSearchHandle(c, body)
 		return
 	}
 	var req struct {
@@ -101,7 +107,7 @@ func serveCreateHandle(h *Handler, c *call) {
 		writeError(c.w, http.StatusBadRequest, "BadRequest", "inviteAttributes.titleId must be the caller's title, as a string")
 		return
 	}
-	now := h.cfg.now().UTC()
+	now := s.now().UTC()
 	writeJSON(c.w, http.StatusCreated, inviteHandle{
 		Type: "invite", SessionRef: req.SessionRef, Version: 1, InviteAttributes: req.InviteAttributes,
 		Expiration:  now.Add(inviteLifetime).Format(time.RFC3339Nano),
@@ -119,10 +125,10 @@ func sessionKey(c *call) string {
 	return strings.ToLower(strings.Join(c.params, "/"))
 }
 
-func serveGetSession(h *Handler, c *call) {
-	h.state.mu.Lock()
-	doc, ok := h.state.sessions.get(sessionKey(c))
-	h.state.mu.Unlock()
+func (s mpsdService) serveGetSession(c *call) {
+	s.state.mu.Lock()
+	doc, ok := s.state.sessions.get(sessionKey(c))
+	s.state.mu.Unlock()
 	if !ok {
 		writeError(c.w, http.StatusNotFound, "NotFound", "no such session")
 		return
@@ -130,9 +136,9 @@ func serveGetSession(h *Handler, c *call) {
 	writeRaw(c.w, http.StatusOK, doc)
 }
 
-func servePutSession(h *Handler, c *call) {
+func (s mpsdService) servePutSession(c *call) {
 	var write sessionWrite
-	if !c.decode(h, &write) {
+	if !c.decode(&write) {
 		return
 	}
 	if write.Members == nil && write.Properties == nil && write.Constants == nil {
@@ -140,16 +146,16 @@ func servePutSession(h *Handler, c *call) {
 		return
 	}
 	key := sessionKey(c)
-	h.state.mu.Lock()
-	old, existed := h.state.sessions.get(key)
-	doc, err := mergeSession(old, &write, joiner{c.id.xuid, c.id.title, h.gamertagOf(c.id.xuid), h.cfg.now().UTC()})
+	s.state.mu.Lock()
+	old, existed := s.state.sessions.get(key)
+	doc, err := mergeSession(old, &write, joiner{c.id.xuid, c.id.title, s.gamertagOf(c.id.xuid), s.now().UTC()})
 	if err == nil && len(doc) > maxSessionBytes {
 		err = fmt.Errorf("the session would be larger than %d bytes", maxSessionBytes)
 	}
 	if err == nil {
-		h.state.sessions.put(key, doc, int64(len(doc)))
+		s.state.sessions.put(key, doc, int64(len(doc)))
 	}
-	h.state.mu.Unlock()
+	s.state.mu.Unlock()
 	if err != nil {
 		writeError(c.w, http.StatusBadRequest, "BadRequest", err.Error())
 		return
@@ -161,20 +167,23 @@ func servePutSession(h *Handler, c *call) {
 	writeRaw(c.w, status, doc)
 }
 
-func smartmatchRoutes() []route {
-	return []route{{http.MethodPost, pat("/serviceconfigs/{}/hoppers/{}"), serveCreateTicket, "103"}}
+// smartmatchService answers SmartMatch.
+type smartmatchService struct{ *world }
+
+func (s smartmatchService) routes() []route {
+	return []route{{http.MethodPost, pat("/serviceconfigs/{}/hoppers/{}"), s.serveCreateTicket, "103"}}
 }
 
 // serveCreateTicket creates a SmartMatch ticket from the body XSAPI sends
 // (matchmaking_service.cpp; MatchmakingTests.cpp).
-func serveCreateTicket(h *Handler, c *call) {
+func (s smartmatchService) serveCreateTicket(c *call) {
 	var req struct {
 		GiveUpDuration   *int           `json:"giveUpDuration"`
 		PreserveSession  string         `json:"preserveSession"`
 		TicketSessionRef *sessionRef    `json:"ticketSessionRef"`
 		TicketAttributes map[string]any `json:"ticketAttributes"`
 	}
-	if !c.decode(h, &req) {
+	if !c.decode(&req) {
 		return
 	}
 	p := strings.ToLower(req.PreserveSession)
@@ -187,5 +196,5 @@ func serveCreateTicket(h *Handler, c *call) {
 	writeJSON(c.w, http.StatusOK, struct {
 		TicketID string `json:"ticketId"`
 		WaitTime int    `json:"waitTime"`
-	}{fmt.Sprintf("%08x-0000-4000-8000-%012x", statValue(c.id.xuid, c.params[1]), h.cfg.now().UnixNano()&0xffffffffffff), 60})
+	}{fmt.Sprintf("%08x-0000-4000-8000-%012x", statValue(c.id.xuid, c.params[1]), s.now().UnixNano()&0xffffffffffff), 60})
 }

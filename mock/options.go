@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/internal/xblid"
 	"github.com/xblgo/fgrl/limits"
 	"github.com/xblgo/fgrl/throttle"
@@ -68,12 +67,13 @@ type Config struct {
 	// FailOpen serves requests when the store fails (a Redis outage),
 	// instead of answering 503.
 	FailOpen bool
-	// Logger logs each request at level Info once it is answered: its
-	// method, host and path, the status, and for a counted request its key
-	// (service scope, userhash and title; never the token) with the burst
-	// and sustain counts and limits after it. An aborted answer (a reset or
-	// a truncation fault) is logged with aborted=true. Nil logs nothing and
-	// costs nothing.
+	// Logger logs each request at level Info once it is answered, as its
+	// journal records it (Call): its method, host and path, the status,
+	// and for a counted request its key (service scope, userhash and
+	// title; never the token) with the burst and sustain counts and limits
+	// after it. An aborted answer (a reset or a truncation fault) is
+	// logged with status 0 and aborted=true. Nil logs nothing and costs
+	// nothing.
 	Logger *slog.Logger
 	// Account signs in at the mock's sign-in endpoints (nil:
 	// DefaultAccount); Handler.SetAccount changes it later.
@@ -152,148 +152,11 @@ func (c Config) check() (config, error) {
 	return r, nil
 }
 
-// Faults makes the mock misbehave the way real services sometimes do, to test
-// clients. Every request is counted by FGRL before a fault applies. The zero
-// value injects nothing.
-type Faults struct {
-	// Latency is added before every answer (it ends early if the request's
-	// context is done).
-	Latency throttle.Duration `json:"latency"`
-	// ErrorRate is the fraction of admitted requests answered 500 or 503
-	// (alternately) instead of being served.
-	ErrorRate float64 `json:"errorRate"`
-	// ResetRate is the fraction of admitted requests whose connection is
-	// reset without an answer.
-	ResetRate float64 `json:"resetRate"`
-	// TruncateRate is the fraction of admitted requests whose answer is cut
-	// off halfway through its body (the connection then closes).
-	TruncateRate float64 `json:"truncateRate"`
-	// RetryAfter changes the Retry-After header of 429 and 503 answers.
-	RetryAfter RetryAfterMode `json:"retryAfter"`
-	// Seed seeds the fault dice, so a run can be repeated.
-	Seed uint64 `json:"seed"`
-	// Services are faults of one service each, as an outage of that
-	// service alone: "presence answering 429 for two minutes".
-	Services []ServiceFault `json:"services,omitempty"`
-}
-
-// ServiceFault makes one service misbehave: for the requests to it (or to
-// one of its rules' scopes), a share of them or all, for a span of time or
-// until changed, it answers Status (429 with the documented body, 500 or
-// 503, with RetryAfter), after Latency, or resets the connection. The
-// request is counted by FGRL first, as every request is.
-type ServiceFault struct {
-	// Service is a rule's service ("presence") or scope
-	// ("presence/write").
-	Service string `json:"service"`
-	// Status is 429, 500 or 503; 0 answers as the mock would (after
-	// Latency, unless Reset).
-	Status int `json:"status,omitempty"`
-	// RetryAfter is the wait a 429 or 503 asks for (0: 30 s for 429, none
-	// for 503).
-	RetryAfter throttle.Duration `json:"retryAfter,omitempty"`
-	// Latency delays the answer.
-	Latency throttle.Duration `json:"latency,omitempty"`
-	// Reset closes the connection without an answer.
-	Reset bool `json:"reset,omitempty"`
-	// Rate is the share of the service's requests that get the fault; 0
-	// means all of them.
-	Rate float64 `json:"rate,omitempty"`
-	// For is how long the fault lasts from when it is set (0: until
-	// changed); Until is when it ends, which setting the faults works out
-	// from For.
-	For   throttle.Duration `json:"for,omitempty"`
-	Until time.Time         `json:"until,omitzero"`
-}
-
-// Check reports faults that cannot be: rates outside [0, 1] (NaN and the
-// infinities included) or adding up past 1, a negative latency, an unknown
-// Retry-After mode.
-func (f Faults) Check() error {
-	switch {
-	case !fraction(f.ErrorRate) || !fraction(f.ResetRate) || !fraction(f.TruncateRate) || !fraction(f.ErrorRate+f.ResetRate+f.TruncateRate):
-		return fmt.Errorf("mock: fault rates must be fractions from 0 to 1 adding up to at most 1 (error %v, reset %v, truncate %v)",
-			f.ErrorRate, f.ResetRate, f.TruncateRate)
-	case f.Latency < 0:
-		return errors.New("mock: fault latency must not be negative")
-	case int(f.RetryAfter) >= len(retryAfterNames):
-		return errors.New("mock: unknown Retry-After mode")
+// publisher returns the publisher of title (Config.Publishers), the title
+// itself when it has none.
+func (c *config) publisher(title string) string {
+	if p, ok := c.publishers[title]; ok {
+		return p
 	}
-	for i, sf := range f.Services {
-		if err := sf.check(); err != nil {
-			return fmt.Errorf("mock: services[%d]: %w", i, err)
-		}
-	}
-	return nil
-}
-
-// fraction reports whether x is a share from 0 to 1; NaN and the
-// infinities are not.
-func fraction(x float64) bool { return x >= 0 && x <= 1 }
-
-func (sf *ServiceFault) check() error {
-	switch {
-	case sf.Service == "" || len(sf.Service) > 100:
-		return errors.New("name the service (such as presence) or a rule's scope (presence/write)")
-	case sf.Status != 0 && sf.Status != 429 && sf.Status != 500 && sf.Status != 503:
-		return errors.New("status is 429, 500 or 503")
-	case sf.Status == 0 && sf.Latency == 0 && !sf.Reset:
-		return errors.New("a fault needs a status, a latency or a reset")
-	case !fraction(sf.Rate):
-		return errors.New("rate is a share, 0 to 1")
-	case sf.RetryAfter < 0 || sf.Latency < 0 || sf.For < 0 || time.Duration(sf.Latency) > maxScriptLatency:
-		return errors.New("retryAfter, latency and for are not negative, and latency is at most 10m")
-	}
-	return nil
-}
-
-// active reports whether the fault applies to a request for rule at now.
-func (sf *ServiceFault) active(rule *limits.Rule, now time.Time) bool {
-	return (sf.Service == rule.Service || sf.Service == rule.Scope()) && (sf.Until.IsZero() || now.Before(sf.Until))
-}
-
-// RetryAfterMode is how the mock writes Retry-After.
-type RetryAfterMode uint8
-
-// The Retry-After modes.
-const (
-	RetryAfterSeconds  RetryAfterMode = iota // whole seconds, rounded up (the real services)
-	RetryAfterMissing                        // no header
-	RetryAfterHTTPDate                       // an HTTP-date
-	RetryAfterHuge                           // a very large number of seconds
-	RetryAfterNegative                       // a negative number
-	RetryAfterGarbage                        // not a number
-)
-
-var retryAfterNames = [...]string{"seconds", "missing", "http-date", "huge", "negative", "garbage"}
-
-// RetryAfterModes returns the modes' names, as String writes them.
-func RetryAfterModes() []string { return append([]string(nil), retryAfterNames[:]...) }
-
-// String returns the mode's name: "seconds", "http-date", ...
-func (m RetryAfterMode) String() string {
-	if int(m) < len(retryAfterNames) {
-		return retryAfterNames[m]
-	}
-	return "unknown"
-}
-
-// ParseRetryAfterMode reads a mode's name.
-func ParseRetryAfterMode(s string) (RetryAfterMode, error) {
-	for i, n := range retryAfterNames {
-		if n == s {
-			return RetryAfterMode(i), nil
-		}
-	}
-	return 0, fmt.Errorf("mock: unknown Retry-After mode %q (want %s)", safetext.Clip(s, 40), strings.Join(retryAfterNames[:], ", "))
-}
-
-// MarshalText writes the mode's name.
-func (m RetryAfterMode) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
-
-// UnmarshalText reads a mode's name.
-func (m *RetryAfterMode) UnmarshalText(b []byte) error {
-	v, err := ParseRetryAfterMode(string(b))
-	*m = v
-	return err
+	return title
 }

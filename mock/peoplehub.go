@@ -126,15 +126,18 @@ type (
 	}
 )
 
-func peoplehubRoutes() []route {
+// peopleHubService answers the people hub.
+type peopleHubService struct{ *world }
+
+func (s peopleHubService) routes() []route {
 	const base = "/users/{user}/people"
 	return []route{
-		{http.MethodGet, pat(base + "/social"), servePeopleHub, "3"},
-		{http.MethodGet, pat(base + "/social/decoration/{}"), servePeopleHub, "3"},
-		{http.MethodPost, pat(base + "/batch"), servePeopleHubBatch, "3"},
-		{http.MethodPost, pat(base + "/batch/decoration/{}"), servePeopleHubBatch, "3"},
-		{http.MethodGet, pat(base + "/recentplayers"), serveRecentPlayers, "3"},
-		{http.MethodGet, pat(base + "/recentplayers/decoration/{}"), serveRecentPlayers, "3"},
+		{http.MethodGet, pat(base + "/social"), s.servePeopleHub, "3"},
+		{http.MethodGet, pat(base + "/social/decoration/{}"), s.servePeopleHub, "3"},
+		{http.MethodPost, pat(base + "/batch"), s.servePeopleHubBatch, "3"},
+		{http.MethodPost, pat(base + "/batch/decoration/{}"), s.servePeopleHubBatch, "3"},
+		{http.MethodGet, pat(base + "/recentplayers"), s.serveRecentPlayers, "3"},
+		{http.MethodGet, pat(base + "/recentplayers/decoration/{}"), s.serveRecentPlayers, "3"},
 	}
 }
 
@@ -142,41 +145,41 @@ func peoplehubRoutes() []route {
 // first, each with the titles played together (the people hub's answer, as
 // the npm xbox-webapi people provider recentPlayers and
 // xbox-webapi-python's people provider ask for it).
-func serveRecentPlayers(h *Handler, c *call) {
+func (s peopleHubService) serveRecentPlayers(c *call) {
 	owner := c.user(c.params[0])
 	mine := map[string]person{}
-	for _, p := range h.peopleOf(owner) {
+	for _, p := range s.peopleOf(owner) {
 		mine[p.XUID] = p
 	}
 	dec := c.decorations()
 	people := []hubPerson{}
-	for _, e := range h.recentPlayersOf(owner) {
+	for _, e := range s.recentPlayersOf(owner) {
 		p, ok := mine[e.XUID]
 		if !ok {
 			p = person{XUID: e.XUID}
 		}
-		hp := h.hubPersonOf(p, dec)
+		hp := s.hubPersonOf(p, dec)
 		hp.RecentPlayer.Titles = append(hp.RecentPlayer.Titles, e.Titles...)
 		people = append(people, hp)
 	}
 	writeHub(c, people)
 }
 
-func servePeopleHub(h *Handler, c *call) {
+func (s peopleHubService) servePeopleHub(c *call) {
 	owner := c.user(c.params[0])
 	dec := c.decorations()
 	var people []hubPerson
-	for _, p := range h.peopleOf(owner) {
-		people = append(people, h.hubPersonOf(p, dec))
+	for _, p := range s.peopleOf(owner) {
+		people = append(people, s.hubPersonOf(p, dec))
 	}
 	writeHub(c, people)
 }
 
-func servePeopleHubBatch(h *Handler, c *call) {
+func (s peopleHubService) servePeopleHubBatch(c *call) {
 	var req struct {
 		XUIDs []string `json:"xuids"`
 	}
-	if !c.decode(h, &req) {
+	if !c.decode(&req) {
 		return
 	}
 	if len(req.XUIDs) == 0 || len(req.XUIDs) > 100 {
@@ -185,7 +188,7 @@ func servePeopleHubBatch(h *Handler, c *call) {
 	}
 	dec := c.decorations()
 	mine := map[string]person{}
-	for _, p := range h.peopleOf(c.user(c.params[0])) {
+	for _, p := range s.peopleOf(c.user(c.params[0])) {
 		mine[p.XUID] = p
 	}
 	people := make([]hubPerson, 0, len(req.XUIDs))
@@ -194,7 +197,7 @@ func servePeopleHubBatch(h *Handler, c *call) {
 		if !ok {
 			p = person{XUID: x}
 		}
-		people = append(people, h.hubPersonOf(p, dec))
+		people = append(people, s.hubPersonOf(p, dec))
 	}
 	writeHub(c, people)
 }
@@ -214,12 +217,12 @@ func writeHub(c *call, people []hubPerson) {
 // hubPersonOf is one person as the people hub shows them: the relation the
 // social service lists, the gamertag, presence and profile details the
 // other services answer; decorated sections only when asked for.
-func (h *Handler) hubPersonOf(p person, dec map[string]bool) hubPerson {
-	gt := h.gamertagOf(p.XUID)
-	pres := h.presenceOf(p.XUID)
+func (w *world) hubPersonOf(p person, dec map[string]bool) hubPerson {
+	gt := w.gamertagOf(p.XUID)
+	pres := w.presenceOf(p.XUID)
 	hp := hubPerson{XUID: p.XUID, IsFavorite: p.IsFavorite, IsFollowingCaller: p.IsFollowingCaller, IsFollowedByCaller: p.IsFollowedByCaller,
 		DisplayName: gt, Gamertag: gt, ModernGamertag: gt, UniqueModernGamertag: gt,
-		DisplayPicRaw: profileValues["gamedisplaypicraw"], ShowUserAsAvatar: "0", GamerScore: strconv.Itoa(h.gamerscoreOf(p.XUID)),
+		DisplayPicRaw: profileValues["gamedisplaypicraw"], ShowUserAsAvatar: "0", GamerScore: strconv.Itoa(w.gamerscoreOf(p.XUID)),
 		XboxOneRep: "GoodPlayer", PresenceState: pres.State, PresenceText: pres.State,
 		RecentPlayer: hubRecentPlayer{Titles: []string{}}, Follower: hubFollower{FollowedDateTime: "0001-01-01T00:00:00"},
 		PresenceTitleIDs: []string{}, SocialManager: hubSocialManager{TitleIDs: []any{}, Pages: []any{}}, Broadcast: []any{},
@@ -241,8 +244,8 @@ func (h *Handler) hubPersonOf(p person, dec map[string]bool) hubPerson {
 		hp.PresenceDetails = &[]hubPresence{}
 	}
 	if dec["detail"] {
-		hp.Detail = &hubDetail{AccountTier: h.tierOf(p.XUID), Tenure: profileValues["tenurelevel"],
-			Watermarks: []any{}, FollowerCount: h.followerCount(p.XUID), FollowingCount: len(h.peopleOf(p.XUID))}
+		hp.Detail = &hubDetail{AccountTier: w.tierOf(p.XUID), Tenure: profileValues["tenurelevel"],
+			Watermarks: []any{}, FollowerCount: w.followerCount(p.XUID), FollowingCount: len(w.peopleOf(p.XUID))}
 	}
 	return hp
 }

@@ -71,12 +71,15 @@ const (
 	maxPresenceID     = 256
 )
 
-func presenceRoutes() []route {
+// presenceService answers the presence service.
+type presenceService struct{ *world }
+
+func (s presenceService) routes() []route {
 	return []route{
-		{http.MethodGet, pat("/users/{user}"), serveGetPresence, "3"},
-		{http.MethodPost, pat("/users/batch"), serveBatchPresence, "3"},
-		{http.MethodPost, pat("/users/{user}/devices/current/titles/current"), serveSetPresence, "3"},
-		{http.MethodDelete, pat("/users/{user}/devices/current/titles/current"), serveClearPresence, "3"},
+		{http.MethodGet, pat("/users/{user}"), s.serveGetPresence, "3"},
+		{http.MethodPost, pat("/users/batch"), s.serveBatchPresence, "3"},
+		{http.MethodPost, pat("/users/{user}/devices/current/titles/current"), s.serveSetPresence, "3"},
+		{http.MethodDelete, pat("/users/{user}/devices/current/titles/current"), s.serveClearPresence, "3"},
 	}
 }
 
@@ -87,13 +90,13 @@ const (
 	heartbeatExpiry = 2 * heartbeatAfter * time.Second
 )
 
-func (h *Handler) presenceOf(xuid string) presenceRecord {
-	h.state.mu.Lock()
-	p, ok := h.state.presence.get(xuid)
-	h.state.mu.Unlock()
+func (w *world) presenceOf(xuid string) presenceRecord {
+	w.state.mu.Lock()
+	p, ok := w.state.presence.get(xuid)
+	w.state.mu.Unlock()
 	if ok && p.State == "Online" && len(p.Devices) > 0 && len(p.Devices[0].Titles) > 0 {
 		t := p.Devices[0].Titles[0]
-		if at, err := time.Parse(time.RFC3339, t.LastModified); err == nil && h.cfg.now().Sub(at) > heartbeatExpiry {
+		if at, err := time.Parse(time.RFC3339, t.LastModified); err == nil && w.now().Sub(at) > heartbeatExpiry {
 			return presenceRecord{XUID: xuid, State: "Offline", LastSeen: &lastSeen{DeviceType: deviceType,
 				TitleID: t.ID, TitleName: t.Name, Timestamp: xblTime(t.LastModified)}}
 		}
@@ -103,7 +106,7 @@ func (h *Handler) presenceOf(xuid string) presenceRecord {
 	}
 	rec := presenceRecord{XUID: xuid, State: "Offline"}
 	var last titleProgress
-	for _, t := range h.titlesPlayed(xuid) {
+	for _, t := range w.titlesPlayed(xuid) {
 		if t.lastPlayed >= last.lastPlayed { // one layout: strings order as times
 			last = t
 		}
@@ -114,18 +117,18 @@ func (h *Handler) presenceOf(xuid string) presenceRecord {
 	return rec
 }
 
-func serveGetPresence(h *Handler, c *call) {
-	writeJSON(c.w, http.StatusOK, h.presenceOf(c.user(c.params[0])))
+func (s presenceService) serveGetPresence(c *call) {
+	writeJSON(c.w, http.StatusOK, s.presenceOf(c.user(c.params[0])))
 }
 
-func serveBatchPresence(h *Handler, c *call) {
+func (s presenceService) serveBatchPresence(c *call) {
 	var req struct {
 		Users            []string `json:"users"`
 		Level            string   `json:"level"`
 		OnlineOnly       bool     `json:"onlineOnly"`
 		BroadcastingOnly bool     `json:"broadcastingOnly"`
 	}
-	if !c.decode(h, &req) {
+	if !c.decode(&req) {
 		return
 	}
 	if len(req.Users) == 0 || len(req.Users) > maxPresenceUsers {
@@ -134,7 +137,7 @@ func serveBatchPresence(h *Handler, c *call) {
 	}
 	out := make([]presenceRecord, 0, len(req.Users))
 	for _, x := range req.Users {
-		if p := h.presenceOf(x); !req.OnlineOnly || p.State != "Offline" {
+		if p := s.presenceOf(x); !req.OnlineOnly || p.State != "Offline" {
 			out = append(out, p)
 		}
 	}
@@ -154,8 +157,8 @@ type presenceSet struct {
 }
 
 // render returns the rich presence string, or a message saying why the set
-// is refused.
-func (s *presenceSet) render(h *Handler, title string) (rich string, bad string) {
+// is refused: a set names the SCID of the caller's title, scid.
+func (s *presenceSet) render(scid string) (rich string, bad string) {
 	if s.State != "active" && s.State != "inactive" {
 		return "", `state must be "active" or "inactive"`
 	}
@@ -166,7 +169,7 @@ func (s *presenceSet) render(h *Handler, title string) (rich string, bad string)
 	switch {
 	case rp.ID == "" || len(rp.ID) > maxPresenceID:
 		return "", "richPresence.id must name a configured string"
-	case rp.Scid != h.scidOf(title):
+	case rp.Scid != scid:
 		return "", "richPresence.scid is not the caller's title's"
 	case len(rp.Params) > maxPresenceParams:
 		return "", "richPresence.params holds too many tokens"
@@ -182,17 +185,17 @@ func (s *presenceSet) render(h *Handler, title string) (rich string, bad string)
 	return rp.ID + "(" + strings.Join(rp.Params, ",") + ")", ""
 }
 
-func serveSetPresence(h *Handler, c *call) {
+func (s presenceService) serveSetPresence(c *call) {
 	xuid := c.user(c.params[0])
 	if xuid != c.id.xuid {
 		writeError(c.w, http.StatusForbidden, "Forbidden", "a user may set only their own presence")
 		return
 	}
 	var req presenceSet
-	if !c.decode(h, &req) {
+	if !c.decode(&req) {
 		return
 	}
-	rich, bad := req.render(h, c.id.title)
+	rich, bad := req.render(s.scidOf(c.id.title))
 	if bad != "" {
 		writeError(c.w, http.StatusBadRequest, "BadRequest", bad)
 		return
@@ -202,11 +205,11 @@ func serveSetPresence(h *Handler, c *call) {
 		state = "Inactive"
 	}
 	title := presenceTitle{ID: c.id.title, Name: "Title " + c.id.title, Placement: "Full",
-		State: state, LastModified: h.cfg.now().UTC().Format(time.RFC3339)}
+		State: state, LastModified: s.now().UTC().Format(time.RFC3339)}
 	if rich != "" {
 		title.Activity = &presenceActivity{RichPresence: rich}
 	}
-	h.storePresence(presenceRecord{XUID: xuid, State: "Online",
+	s.storePresence(presenceRecord{XUID: xuid, State: "Online",
 		Devices: []presenceDevice{{Type: deviceType, Titles: []presenceTitle{title}}}})
 	c.w.Header().Set("X-Heartbeat-After", strconv.Itoa(heartbeatAfter))
 	c.w.WriteHeader(http.StatusOK)
@@ -214,16 +217,16 @@ func serveSetPresence(h *Handler, c *call) {
 
 // serveClearPresence takes the caller offline; later gets say where the
 // caller was last seen.
-func serveClearPresence(h *Handler, c *call) {
+func (s presenceService) serveClearPresence(c *call) {
 	seen := &lastSeen{DeviceType: deviceType, TitleID: c.id.title, TitleName: "Title " + c.id.title,
-		Timestamp: h.cfg.now().UTC().Format("2006-01-02T15:04:05.0000000Z")}
-	h.storePresence(presenceRecord{XUID: c.id.xuid, State: "Offline", LastSeen: seen})
+		Timestamp: s.now().UTC().Format("2006-01-02T15:04:05.0000000Z")}
+	s.storePresence(presenceRecord{XUID: c.id.xuid, State: "Offline", LastSeen: seen})
 	c.w.WriteHeader(http.StatusOK)
 }
 
-func (h *Handler) storePresence(rec presenceRecord) {
+func (w *world) storePresence(rec presenceRecord) {
 	b, _ := json.Marshal(rec) // its size as stored
-	h.state.mu.Lock()
-	h.state.presence.put(rec.XUID, rec, int64(len(b)))
-	h.state.mu.Unlock()
+	w.state.mu.Lock()
+	w.state.presence.put(rec.XUID, rec, int64(len(b)))
+	w.state.mu.Unlock()
 }

@@ -32,35 +32,38 @@ type profileResponse struct {
 	ProfileUsers []profileUser `json:"profileUsers"`
 }
 
-func profileRoutes() []route {
+// profileService answers the profile service.
+type profileService struct{ *world }
+
+func (s profileService) routes() []route {
 	return []route{
-		{http.MethodGet, pat("/users/{user}/profile/settings"), serveProfile, "2"},
-		{http.MethodPost, pat("/users/batch/profile/settings"), serveProfileBatch, "2"},
-		{http.MethodGet, pat("/users/gt({})/profile/settings"), serveProfileByGamertag, "2"},
+		{http.MethodGet, pat("/users/{user}/profile/settings"), s.serveProfile, "2"},
+		{http.MethodPost, pat("/users/batch/profile/settings"), s.serveProfileBatch, "2"},
+		{http.MethodGet, pat("/users/gt({})/profile/settings"), s.serveProfileByGamertag, "2"},
 	}
 }
 
-func serveProfile(h *Handler, c *call) {
+func (s profileService) serveProfile(c *call) {
 	settings := splitList(c.query("settings"))
-	writeJSON(c.w, http.StatusOK, profileResponse{[]profileUser{h.profileOf(c.user(c.params[0]), settings)}})
+	writeJSON(c.w, http.StatusOK, profileResponse{[]profileUser{s.profileOf(c.user(c.params[0]), settings)}})
 }
 
 // serveProfileByGamertag answers GET /users/gt(G)/profile/settings.
-func serveProfileByGamertag(h *Handler, c *call) {
-	xuid, ok := h.xuidOfGamertag(c.params[0])
+func (s profileService) serveProfileByGamertag(c *call) {
+	xuid, ok := s.xuidOfGamertag(c.params[0])
 	if !ok {
 		writeError(c.w, http.StatusNotFound, "NotFound", "no user has this gamertag")
 		return
 	}
-	writeJSON(c.w, http.StatusOK, profileResponse{[]profileUser{h.profileOf(xuid, splitList(c.query("settings")))}})
+	writeJSON(c.w, http.StatusOK, profileResponse{[]profileUser{s.profileOf(xuid, splitList(c.query("settings")))}})
 }
 
-func serveProfileBatch(h *Handler, c *call) {
+func (s profileService) serveProfileBatch(c *call) {
 	var req struct {
 		UserIDs  []json.RawMessage `json:"userIds"` // XUIDs as strings (XSAPI) or numbers (xbox-webapi-python)
 		Settings []string          `json:"settings"`
 	}
-	if !c.decode(h, &req) {
+	if !c.decode(&req) {
 		return
 	}
 	if len(req.UserIDs) == 0 || len(req.UserIDs) > 100 {
@@ -74,7 +77,7 @@ func serveProfileBatch(h *Handler, c *call) {
 			writeError(c.w, http.StatusBadRequest, "BadRequest", "userIds must hold xuids")
 			return
 		}
-		resp.ProfileUsers = append(resp.ProfileUsers, h.profileOf(x, req.Settings))
+		resp.ProfileUsers = append(resp.ProfileUsers, s.profileOf(x, req.Settings))
 	}
 	writeJSON(c.w, http.StatusOK, resp)
 }
@@ -103,14 +106,14 @@ var nameSettings = []string{"gamedisplayname", "appdisplayname", "gamertag", "mo
 
 // profileValue returns the value of setting id for xuid, and whether the
 // service knows the id.
-func (h *Handler) profileValue(xuid, id string) (string, bool) {
+func (w *world) profileValue(xuid, id string) (string, bool) {
 	switch id = strings.ToLower(id); {
 	case slices.Contains(nameSettings, id):
-		return h.gamertagOf(xuid), true
+		return w.gamertagOf(xuid), true
 	case id == "gamerscore":
-		return strconv.Itoa(h.gamerscoreOf(xuid)), true
+		return strconv.Itoa(w.gamerscoreOf(xuid)), true
 	case id == "accounttier":
-		return h.tierOf(xuid), true
+		return w.tierOf(xuid), true
 	}
 	v, ok := profileValues[id]
 	return v, ok
@@ -119,13 +122,13 @@ func (h *Handler) profileValue(xuid, id string) (string, bool) {
 // profileOf returns a user's settings, in the order asked, every one the
 // service knows answered (unknown ids are left out), from the world;
 // values are stable across runs.
-func (h *Handler) profileOf(xuid string, settings []string) profileUser {
+func (w *world) profileOf(xuid string, settings []string) profileUser {
 	if len(settings) == 0 {
 		settings = []string{"GameDisplayName", "Gamertag", "Gamerscore"}
 	}
 	u := profileUser{ID: xuid, HostID: xuid, Settings: make([]profileSetting, 0, len(settings))}
 	for _, s := range settings {
-		if v, ok := h.profileValue(xuid, s); ok {
+		if v, ok := w.profileValue(xuid, s); ok {
 			u.Settings = append(u.Settings, profileSetting{ID: s, Value: v})
 		}
 	}

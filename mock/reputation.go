@@ -25,18 +25,21 @@ var feedbackTypes = []string{
 // maxFeedbackText bounds textReason.
 const maxFeedbackText = 4096
 
-func reputationRoutes() []route {
-	return []route{{http.MethodPost, pat("/users/xuid({n})/feedback"), serveFeedback, "101"}}
+// reputationService answers the reputation service.
+type reputationService struct{ *world }
+
+func (s reputationService) routes() []route {
+	return []route{{http.MethodPost, pat("/users/xuid({n})/feedback"), s.serveFeedback, "101"}}
 }
 
-func serveFeedback(h *Handler, c *call) {
+func (s reputationService) serveFeedback(c *call) {
 	var req struct {
 		SessionRef   json.RawMessage `json:"sessionRef"`
 		FeedbackType string          `json:"feedbackType"`
 		TextReason   *string         `json:"textReason"`
 		EvidenceID   *string         `json:"evidenceId"`
 	}
-	if !c.decode(h, &req) {
+	if !c.decode(&req) {
 		return
 	}
 	var ref *sessionRef

@@ -120,6 +120,10 @@ func (h *Handler) SetScript(s Script) error {
 	if err := s.noBodyFile("a body file is read by LoadScript"); err != nil {
 		return err
 	}
+	if len(s.Rules) == 0 {
+		h.script.Store(nil)
+		return nil
+	}
 	h.script.Store(newScriptState(s))
 	return nil
 }
@@ -157,10 +161,12 @@ func (st *scriptState) next(i int) *ScriptAnswer {
 	return &as[min(n, len(as)-1)]
 }
 
-// serveScripted answers r from the script when a rule matches it, and
-// reports whether it did. A counted rule's request is counted first, and
-// refused with 429 at a limit (its sequence does not move on).
-func (h *Handler) serveScripted(st *scriptState, w http.ResponseWriter, r *http.Request, e *logEntry) bool {
+// scripted is the script's stage: it answers c from the script when a
+// rule matches it, and reports whether it did. A counted rule's request is
+// counted first (count), and refused with 429 at a limit (its sequence
+// does not move on).
+func (h *Handler) scripted(st *scriptState, x *exchange) bool {
+	r := x.r
 	var body []byte
 	if st.bodies && r.Body != nil {
 		body, _ = io.ReadAll(io.LimitReader(r.Body, h.cfg.maxBody))
@@ -172,22 +178,17 @@ func (h *Handler) serveScripted(st *scriptState, w http.ResponseWriter, r *http.
 	}
 	rule, known := h.cfg.limits.Match(r.Method, r.Host, r.URL.Path)
 	id, err := parseToken(r.Header.Get("Authorization"))
-	if e != nil {
-		e.script = st.ruleName(i)
-		if known {
-			e.scope = rule.Scope()
-		}
-		if err == nil {
-			e.user, e.title, e.xuid = id.userhash, id.title, id.xuid
-		}
+	x.script = st.ruleName(i)
+	if known {
+		x.scope = rule.Scope()
 	}
-	if st.script.Rules[i].Count && known && err == nil {
-		h.obs.scope(rule.Scope()).requests.Add(1)
-		if !h.admit(w, r, rule, id, e) {
-			return true
-		}
+	if err == nil {
+		x.id = id
 	}
-	st.next(i).answer(w, r)
+	if st.script.Rules[i].Count && known && err == nil && !h.count(x, rule) {
+		return true
+	}
+	st.next(i).answer(x.w, r)
 	return true
 }
 

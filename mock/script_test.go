@@ -282,7 +282,7 @@ func TestAdminScript(t *testing.T) {
 	h := NewHandler()
 	srv := serveAll(t, h)
 	call := func(method, body string) (int, string) {
-		req, _ := http.NewRequest(method, srv.URL+AdminPrefix+"api/script", strings.NewReader(body))
+		req, _ := http.NewRequest(method, srv.URL+"/_fgrl/"+"api/script", strings.NewReader(body))
 		resp, err := srv.Client().Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -303,6 +303,11 @@ func TestAdminScript(t *testing.T) {
 	}
 	if code, _ := call("DELETE", ""); code != 204 {
 		t.Errorf("DELETE: %d", code)
+	}
+	// No script is a script of no rules, as Script says: before, a list
+	// of none after DELETE, and in a new mock, was null.
+	if code, body := call("GET", ""); code != 200 || body != `{"rules":[]}` {
+		t.Errorf("GET after DELETE: %d %s, want {\"rules\":[]}", code, body)
 	}
 	if r := do(t, h, "GET", profileURL, Token(xuid1, title1), ""); r.status != 200 {
 		t.Errorf("after DELETE: %d, want the mock's 200", r.status)

@@ -112,7 +112,7 @@ func (a *searchAttributes) check() string {
 }
 
 // serveCreateSearchHandle answers POST /handles with type "search".
-func serveCreateSearchHandle(h *Handler, c *call, body []byte) {
+func (s mpsdService) serveCreateSearchHandle(c *call, body []byte) {
 	var req searchHandle
 	if err := json.Unmarshal(body, &req); err != nil || req.Version != 1 || !req.SessionRef.valid() {
 		writeError(c.w, http.StatusBadRequest, "BadRequest", `a search handle needs type "search", version 1 and a sessionRef`)
@@ -123,14 +123,14 @@ func serveCreateSearchHandle(h *Handler, c *call, body []byte) {
 		return
 	}
 	ref := req.SessionRef
-	h.state.mu.Lock()
-	doc, ok := h.state.sessions.get(strings.ToLower(ref.Scid + "/" + ref.TemplateName + "/" + ref.Name))
-	h.state.mu.Unlock()
+	s.state.mu.Lock()
+	doc, ok := s.state.sessions.get(strings.ToLower(ref.Scid + "/" + ref.TemplateName + "/" + ref.Name))
+	s.state.mu.Unlock()
 	if !ok {
 		writeError(c.w, http.StatusNotFound, "NotFound", "no such session to search for")
 		return
 	}
-	now := h.cfg.now().UTC()
+	now := s.now().UTC()
 	sh := &searchHandle{Type: "search", SessionRef: ref, SearchAttributes: req.SearchAttributes, Version: 1,
 		ID:         fmt.Sprintf("%08x-0000-4000-8000-%012x", statValue(ref.Name, c.id.xuid), now.UnixNano()&0xffffffffffff),
 		CreateTime: now.Format(time.RFC3339Nano), creator: c.id.xuid}
@@ -139,9 +139,9 @@ func serveCreateSearchHandle(h *Handler, c *call, body []byte) {
 		sh.SearchAttributes.Tags = []string{}
 	}
 	b, _ := json.Marshal(sh)
-	h.state.mu.Lock()
-	h.state.handles.put(sh.ID, sh, int64(len(b)+16*len(sh.members)))
-	h.state.mu.Unlock()
+	s.state.mu.Lock()
+	s.state.handles.put(sh.ID, sh, int64(len(b)+16*len(sh.members)))
+	s.state.mu.Unlock()
 	writeRaw(c.w, http.StatusCreated, b)
 }
 
@@ -173,7 +173,7 @@ func (sh *searchHandle) fillFromSession(doc json.RawMessage) {
 }
 
 // serveHandleQuery answers POST /handles/query.
-func serveHandleQuery(h *Handler, c *call) {
+func (s searchHandleService) serveHandleQuery(c *call) {
 	var req struct {
 		Type         string `json:"type"`
 		Scid         string `json:"scid"`
@@ -181,7 +181,7 @@ func serveHandleQuery(h *Handler, c *call) {
 		OrderBy      string `json:"orderBy"`
 		Filter       string `json:"filter"`
 	}
-	if !c.decode(h, &req) {
+	if !c.decode(&req) {
 		return
 	}
 	if !strings.EqualFold(req.Type, "search") || req.Scid == "" || req.TemplateName == "" {
@@ -199,14 +199,14 @@ func serveHandleQuery(h *Handler, c *call) {
 		return
 	}
 	var found []*searchHandle
-	h.state.mu.Lock()
-	for _, id := range h.state.handles.withPrefix("") {
-		sh, _ := h.state.handles.get(id)
+	s.state.mu.Lock()
+	for _, id := range s.state.handles.withPrefix("") {
+		sh, _ := s.state.handles.get(id)
 		if strings.EqualFold(sh.SessionRef.Scid, req.Scid) && strings.EqualFold(sh.SessionRef.TemplateName, req.TemplateName) && match(sh) {
 			found = append(found, sh)
 		}
 	}
-	h.state.mu.Unlock()
+	s.state.mu.Unlock()
 	slices.SortStableFunc(found, order)
 	if found == nil {
 		found = []*searchHandle{}
@@ -249,18 +249,18 @@ func parseOrderBy(s string) (func(a, b *searchHandle) int, error) {
 }
 
 // serveDeleteHandle answers DELETE /handles/{id}.
-func serveDeleteHandle(h *Handler, c *call) {
+func (s mpsdService) serveDeleteHandle(c *call) {
 	id := c.params[0]
-	h.state.mu.Lock()
-	defer h.state.mu.Unlock()
-	sh, ok := h.state.handles.get(id)
+	s.state.mu.Lock()
+	defer s.state.mu.Unlock()
+	sh, ok := s.state.handles.get(id)
 	switch {
 	case !ok:
 		writeError(c.w, http.StatusNotFound, "NotFound", "no such handle")
 	case sh.creator != c.id.xuid:
 		writeError(c.w, http.StatusForbidden, "Forbidden", "only the handle's creator may delete it")
 	default:
-		h.state.handles.delete(id)
+		s.state.handles.delete(id)
 		c.w.WriteHeader(http.StatusNoContent)
 	}
 }

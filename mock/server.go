@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+
+	"github.com/xblgo/fgrl/mock/tlsca"
 )
 
 // Server is a Handler listening on a loopback port, in the style of
@@ -21,7 +23,7 @@ type Server struct {
 	Handler *Handler
 	// CA signs the TLS server's certificate (StartTLS); nil for plain
 	// HTTP.
-	CA *CA
+	CA *tlsca.CA
 	// Conns bounds the server's connections; set it between
 	// NewUnstartedServer and Start (a short IdleTimeout, in a test of how a
 	// client reconnects).
@@ -71,7 +73,7 @@ func (s *Server) Start() {
 // StartTLS serves HTTPS with a certificate naming every host the Handler
 // answers, signed by a fresh CA (CA).
 func (s *Server) StartTLS() {
-	ca, err := NewCA()
+	ca, err := tlsca.New()
 	if err != nil {
 		panic("mock: StartTLS: " + err.Error())
 	}

@@ -1,7 +1,6 @@
 package mock
 
 import (
-	"cmp"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -57,9 +56,12 @@ const (
 	xstsTokenLife    = 16 * time.Hour
 )
 
-// signIn is the mock's sign-in state: the account that approves the next
-// device code, the accounts by XUID, and the one-time codes issued.
+// signIn is the sign-in services: the account that approves the next
+// device code, the accounts by XUID, and the one-time codes issued. It
+// answers from the world (gamertags, registered apps) and holds nothing of
+// the Handler.
 type signIn struct {
+	w        *world
 	mu       sync.Mutex
 	key      [32]byte
 	account  Account
@@ -68,41 +70,23 @@ type signIn struct {
 	serial   atomic.Uint64 // the XSTS tokens minted so far
 }
 
-func (s *signIn) init() {
-	if s.accounts == nil {
-		rand.Read(s.key[:])
-		s.account = DefaultAccount
-		s.accounts = map[string]Account{DefaultAccount.XUID: DefaultAccount}
-	}
-}
-
-// SetAccount makes a the account that signs in from now on (a device code
-// approves as it), and its XErr the refusal XSTS answers it with.
-func (h *Handler) SetAccount(a Account) {
-	s := &h.signIn
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.init()
-	s.account = a
-	s.accounts[a.XUID] = a
-	if a.Gamertag != "" {
-		h.setGamertag(a.XUID, a.Gamertag)
-	}
+func newSignIn(w *world) *signIn {
+	s := &signIn{w: w, account: DefaultAccount, accounts: map[string]Account{DefaultAccount.XUID: DefaultAccount}}
+	rand.Read(s.key[:])
+	return s
 }
 
 // isSignInHost reports whether host is one of the sign-in services.
 func isSignInHost(host string) bool { return slices.Contains(signInHosts, host) }
 
-func (h *Handler) serveSignIn(w http.ResponseWriter, r *http.Request, host string) {
-	h.signIn.mu.Lock()
-	h.signIn.init()
-	h.signIn.mu.Unlock()
+// serve answers a request to a sign-in host.
+func (s *signIn) serve(w http.ResponseWriter, r *http.Request, host string) {
 	if r.Method == http.MethodGet && host == microsoftHost && strings.HasSuffix(r.URL.Path, "/oauth2/v2.0/authorize") {
-		h.authorize(w, r)
+		s.authorize(w, r)
 		return
 	}
 	if r.Method == http.MethodGet && host == liveHost && r.URL.Path == "/oauth20_authorize.srf" {
-		h.liveAuthorize(w, r)
+		s.liveAuthorize(w, r)
 		return
 	}
 	if r.Method != http.MethodPost {
@@ -111,15 +95,15 @@ func (h *Handler) serveSignIn(w http.ResponseWriter, r *http.Request, host strin
 	}
 	switch {
 	case host == microsoftHost && strings.HasSuffix(r.URL.Path, "/oauth2/v2.0/devicecode"):
-		h.deviceCode(w, r)
+		s.deviceCode(w, r)
 	case host == microsoftHost && strings.HasSuffix(r.URL.Path, "/oauth2/v2.0/token"):
-		h.oauthToken(w, r)
+		s.oauthToken(w, r)
 	case host == liveHost && r.URL.Path == "/oauth20_token.srf":
-		h.liveToken(w, r)
+		s.liveToken(w, r)
 	case host == userAuthHost && r.URL.Path == "/user/authenticate":
-		h.userAuthenticate(w, r)
+		s.userAuthenticate(w, r)
 	case host == xstsHost && r.URL.Path == "/xsts/authorize":
-		h.xstsAuthorize(w, r)
+		s.xstsAuthorize(w, r)
 	default:
 		writeError(w, http.StatusNotFound, "NotFound", "no such sign-in endpoint")
 	}
@@ -127,22 +111,22 @@ func (h *Handler) serveSignIn(w http.ResponseWriter, r *http.Request, host strin
 
 // mint makes a token of kind for xuid, valid until exp: signed, so the mock
 // can check it without keeping it.
-func (h *Handler) mint(kind, xuid string, exp time.Time) string {
+func (s *signIn) mint(kind, xuid string, exp time.Time) string {
 	payload := kind + "." + base64.RawURLEncoding.EncodeToString([]byte(xuid)) + "." + strconv.FormatInt(exp.Unix(), 10)
-	m := hmac.New(sha256.New, h.signIn.key[:])
+	m := hmac.New(sha256.New, s.key[:])
 	m.Write([]byte(payload))
 	return payload + "." + base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:16])
 }
 
 // check returns the XUID of a token of kind minted by this mock and not
 // expired at now.
-func (h *Handler) check(tok, kind string, now time.Time) (string, bool) {
+func (s *signIn) check(tok, kind string, now time.Time) (string, bool) {
 	i := strings.LastIndexByte(tok, '.')
 	if i < 0 || len(tok) > 512 {
 		return "", false
 	}
 	payload, sig := tok[:i], tok[i+1:]
-	m := hmac.New(sha256.New, h.signIn.key[:])
+	m := hmac.New(sha256.New, s.key[:])
 	m.Write([]byte(payload))
 	if !hmac.Equal([]byte(base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:16])), []byte(sig)) {
 		return "", false
@@ -159,7 +143,7 @@ func (h *Handler) check(tok, kind string, now time.Time) (string, bool) {
 	return string(xuid), true
 }
 
-func (h *Handler) deviceCode(w http.ResponseWriter, r *http.Request) {
+func (s *signIn) deviceCode(w http.ResponseWriter, r *http.Request) {
 	form, ok := readForm(w, r)
 	if !ok {
 		return
@@ -169,8 +153,8 @@ func (h *Handler) deviceCode(w http.ResponseWriter, r *http.Request) {
 		oauthError(w, "invalid_request", "client_id is required")
 		return
 	}
-	now := h.cfg.now()
-	code := h.mintCode("dc", h.signingIn(), now.Add(deviceCodeLife), clientID)
+	now := s.w.now()
+	code := s.mintCode("dc", s.signingIn(), now.Add(deviceCodeLife), clientID)
 	user := strings.ToUpper(code[len(code)-8:len(code)-4] + "-" + code[len(code)-4:])
 	writeJSON(w, http.StatusOK, map[string]any{
 		"device_code": code, "user_code": user, "verification_uri": "https://microsoft.com/devicelogin",
@@ -198,19 +182,19 @@ const (
 // and PKCE challenge, a device code to the client that asked for it, a
 // refresh token to its client. What another client presents, or a client
 // without its client_id, is invalid_grant.
-func (h *Handler) oauthToken(w http.ResponseWriter, r *http.Request) {
+func (s *signIn) oauthToken(w http.ResponseWriter, r *http.Request) {
 	form, ok := readForm(w, r)
 	if !ok {
 		return
 	}
-	now := h.cfg.now()
+	now := s.w.now()
 	clientID := form.Get("client_id")
 	var xuid string
 	switch form.Get("grant_type") {
 	case "urn:ietf:params:oauth:grant-type:device_code":
 		// The first poll finds the user yet to enter the code, the second
 		// approved; a code redeemed is gone, as one expired.
-		c := h.presentCode(form.Get("device_code"), "dc", now, clientID)
+		c := s.presentCode(form.Get("device_code"), "dc", now, clientID)
 		switch {
 		case c.unbound > 0:
 			oauthError(w, "invalid_grant", aadBadGrant)
@@ -225,7 +209,7 @@ func (h *Handler) oauthToken(w http.ResponseWriter, r *http.Request) {
 		xuid = c.xuid
 	case "authorization_code":
 		sum := sha256.Sum256([]byte(form.Get("code_verifier")))
-		c := h.presentCode(form.Get("code"), "code", now, clientID, form.Get("redirect_uri"), base64.RawURLEncoding.EncodeToString(sum[:]))
+		c := s.presentCode(form.Get("code"), "code", now, clientID, form.Get("redirect_uri"), base64.RawURLEncoding.EncodeToString(sum[:]))
 		var refusal string
 		switch {
 		case c.unknown, c.unbound == 1: // another client's, or no code of this mock's
@@ -243,7 +227,7 @@ func (h *Handler) oauthToken(w http.ResponseWriter, r *http.Request) {
 		}
 		xuid = c.xuid
 	case "refresh_token":
-		x, ok := h.check(form.Get("refresh_token"), boundKind("rt", clientID), now)
+		x, ok := s.check(form.Get("refresh_token"), boundKind("rt", clientID), now)
 		if !ok {
 			oauthError(w, "invalid_grant", aadBadRefresh)
 			return
@@ -256,11 +240,11 @@ func (h *Handler) oauthToken(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{
 		"token_type": "Bearer", "scope": "XboxLive.signin offline_access", "expires_in": int(accessTokenLife / time.Second),
 		"ext_expires_in": int(accessTokenLife / time.Second),
-		"access_token":   h.mint("ac", xuid, now.Add(accessTokenLife)), "refresh_token": h.mint(boundKind("rt", clientID), xuid, now.Add(refreshTokenLife)),
+		"access_token":   s.mint("ac", xuid, now.Add(accessTokenLife)), "refresh_token": s.mint(boundKind("rt", clientID), xuid, now.Add(refreshTokenLife)),
 	})
 }
 
-func (h *Handler) userAuthenticate(w http.ResponseWriter, r *http.Request) {
+func (s *signIn) userAuthenticate(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		RelyingParty string
 		TokenType    string
@@ -269,15 +253,15 @@ func (h *Handler) userAuthenticate(w http.ResponseWriter, r *http.Request) {
 	if !readJSON(w, r, &req) {
 		return
 	}
-	now := h.cfg.now()
-	xuid, ok := h.rpsTicket(req.Properties.RpsTicket, now)
+	now := s.w.now()
+	xuid, ok := s.rpsTicket(req.Properties.RpsTicket, now)
 	if req.RelyingParty != "http://auth.xboxlive.com" || req.Properties.AuthMethod != "RPS" || !ok {
 		w.WriteHeader(http.StatusUnauthorized) // the service answers an empty 401
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"IssueInstant": now.UTC().Format(time.RFC3339Nano), "NotAfter": now.Add(userTokenLife).UTC().Format(time.RFC3339Nano),
-		"Token":         h.mint("ut", xuid, now.Add(userTokenLife)),
+		"Token":         s.mint("ut", xuid, now.Add(userTokenLife)),
 		"DisplayClaims": map[string]any{"xui": []map[string]string{{"uhs": UserHash(xuid)}}},
 	})
 }
@@ -288,20 +272,20 @@ func (h *Handler) userAuthenticate(w http.ResponseWriter, r *http.Request) {
 // login.live.com token of a Microsoft account client ID (16 hex digits), as
 // the published clients send them (npm @xboxreplay/xboxlive-auth's "t"
 // preamble by default, "d" for custom Azure apps).
-func (h *Handler) rpsTicket(ticket string, now time.Time) (string, bool) {
+func (s *signIn) rpsTicket(ticket string, now time.Time) (string, bool) {
 	if tok, ok := strings.CutPrefix(ticket, "d="); ok {
-		if xuid, ok := h.check(tok, "ac", now); ok {
+		if xuid, ok := s.check(tok, "ac", now); ok {
 			return xuid, true
 		}
-		return h.check(tok, "la-d", now)
+		return s.check(tok, "la-d", now)
 	}
 	if tok, ok := strings.CutPrefix(ticket, "t="); ok {
-		return h.check(tok, "la-t", now)
+		return s.check(tok, "la-t", now)
 	}
 	return "", false
 }
 
-func (h *Handler) xstsAuthorize(w http.ResponseWriter, r *http.Request) {
+func (s *signIn) xstsAuthorize(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		RelyingParty string
 		TokenType    string
@@ -313,19 +297,19 @@ func (h *Handler) xstsAuthorize(w http.ResponseWriter, r *http.Request) {
 	if !readJSON(w, r, &req) {
 		return
 	}
-	now := h.cfg.now()
+	now := s.w.now()
 	var xuid string
 	ok := len(req.Properties.UserTokens) == 1
 	if ok {
-		xuid, ok = h.check(req.Properties.UserTokens[0], "ut", now)
+		xuid, ok = s.check(req.Properties.UserTokens[0], "ut", now)
 	}
 	if !ok || req.RelyingParty == "" {
 		w.WriteHeader(http.StatusUnauthorized)
 		return
 	}
-	h.signIn.mu.Lock()
-	a, known := h.signIn.accounts[xuid]
-	h.signIn.mu.Unlock()
+	s.mu.Lock()
+	a, known := s.accounts[xuid]
+	s.mu.Unlock()
 	if !known {
 		a = Account{XUID: xuid}
 	}
@@ -334,17 +318,14 @@ func (h *Handler) xstsAuthorize(w http.ResponseWriter, r *http.Request) {
 			"Redirect": "https://start.ui.xboxlive.com/CreateAccount"})
 		return
 	}
-	tok := mintToken(xuid, h.signInTitle(), strconv.FormatUint(h.signIn.serial.Add(1), 10))
+	tok := mintToken(xuid, s.w.signInTitle, strconv.FormatUint(s.serial.Add(1), 10))
 	writeJSON(w, http.StatusOK, map[string]any{
 		"IssueInstant": now.UTC().Format(time.RFC3339Nano), "NotAfter": now.Add(xstsTokenLife).UTC().Format(time.RFC3339Nano),
 		"Token": tok[strings.IndexByte(tok, ';')+1:],
-		"DisplayClaims": map[string]any{"xui": []map[string]string{{"gtg": h.gamertagOf(xuid), "xid": xuid, "uhs": UserHash(xuid),
+		"DisplayClaims": map[string]any{"xui": []map[string]string{{"gtg": s.w.gamertagOf(xuid), "xid": xuid, "uhs": UserHash(xuid),
 			"agg": "Adult", "usr": "", "utr": "", "prv": ""}}},
 	})
 }
-
-// signInTitle is the title the mock's XSTS tokens are for.
-func (h *Handler) signInTitle() string { return cmp.Or(h.cfg.signInTitle, "1234567890") }
 
 func readForm(w http.ResponseWriter, r *http.Request) (url.Values, bool) {
 	b, err := io.ReadAll(io.LimitReader(r.Body, 64<<10))
@@ -374,26 +355,26 @@ func oauthError(w http.ResponseWriter, code, desc string) {
 // current account, and redirects to a redirect URI the client registered,
 // or a loopback address (redirectTo), with a one-time code bound to the
 // client, that redirect URI and the PKCE challenge.
-func (h *Handler) authorize(w http.ResponseWriter, r *http.Request) {
+func (s *signIn) authorize(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	if q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" || q.Get("client_id") == "" {
 		oauthError(w, "invalid_request", "client_id and an S256 code_challenge are required")
 		return
 	}
-	redirect, ok := h.redirectTo(q.Get("client_id"), q.Get("redirect_uri"))
+	redirect, ok := s.w.redirectTo(q.Get("client_id"), q.Get("redirect_uri"))
 	if !ok {
 		oauthError(w, "invalid_request", badRedirect)
 		return
 	}
-	code := h.mintCode("code", h.signingIn(), h.cfg.now().Add(10*time.Minute), q.Get("client_id"), q.Get("redirect_uri"), q.Get("code_challenge"))
+	code := s.mintCode("code", s.signingIn(), s.w.now().Add(10*time.Minute), q.Get("client_id"), q.Get("redirect_uri"), q.Get("code_challenge"))
 	redirectWith(w, r, redirect, "code", code, "state", q.Get("state"))
 }
 
 // signingIn returns the XUID of the account that signs in now.
-func (h *Handler) signingIn() string {
-	h.signIn.mu.Lock()
-	defer h.signIn.mu.Unlock()
-	return h.signIn.account.XUID
+func (s *signIn) signingIn() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.account.XUID
 }
 
 // redirectWith redirects (302) to u with the query parameters given as

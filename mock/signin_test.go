@@ -142,21 +142,21 @@ func FuzzSignInToken(f *testing.F) {
 	h := NewHandler()
 	h.SetAccount(DefaultAccount)
 	now := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
-	f.Add(h.mint("rt", "2533274791234567", now.Add(time.Hour)), "rt")
+	f.Add(h.signIn.mint("rt", "2533274791234567", now.Add(time.Hour)), "rt")
 	f.Add("rt.MjUz.99999999999.xx", "rt")
 	f.Add("", "")
 	// Tokens bound to a client (codes.go): the kind names a tag of each
 	// value; another client's kind must not take them.
-	bound := h.mint(boundKind("rt", "game-a"), "2533274791234567", now.Add(time.Hour))
+	bound := h.signIn.mint(boundKind("rt", "game-a"), "2533274791234567", now.Add(time.Hour))
 	f.Add(bound, boundKind("rt", "game-a"))
 	f.Add(bound, boundKind("rt", "other-app"))
-	code := h.mintCode("code", "2533274791234567", now.Add(time.Hour), "game-a", "http://localhost/cb", pkceChallenge)
+	code := h.signIn.mintCode("code", "2533274791234567", now.Add(time.Hour), "game-a", "http://localhost/cb", pkceChallenge)
 	k, _, _ := strings.Cut(code, ".")
 	f.Add(code, k)
 	f.Add(code, boundKind("code", "game-a", "http://localhost/cb", pkceChallenge))
 	f.Fuzz(func(t *testing.T, tok, kind string) {
-		xuid, ok := h.check(tok, kind, now)
-		if ok && h.mint(kind, xuid, time.Unix(mustExp(tok), 0)) != tok {
+		xuid, ok := h.signIn.check(tok, kind, now)
+		if ok && h.signIn.mint(kind, xuid, time.Unix(mustExp(tok), 0)) != tok {
 			t.Fatalf("check took a token the mock did not mint: %q", tok)
 		}
 	})

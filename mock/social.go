@@ -30,12 +30,15 @@ type person struct {
 // peoplePerUser is how many relationships each mock user has.
 const peoplePerUser = 12
 
-func socialRoutes() []route {
+// socialService answers the social service.
+type socialService struct{ *world }
+
+func (s socialService) routes() []route {
 	return []route{
-		{http.MethodGet, pat("/users/{user}/people"), servePeople, "3"},
-		{http.MethodGet, pat("/users/{user}/summary"), serveSummary, "2"},
-		{http.MethodGet, pat("/users/gt({})/summary"), serveSummaryByGamertag, "2"},
-		{http.MethodPost, pat("/users/{user}/people/xuids"), servePeopleByXUIDs, "1"},
+		{http.MethodGet, pat("/users/{user}/people"), s.servePeople, "3"},
+		{http.MethodGet, pat("/users/{user}/summary"), s.serveSummary, "2"},
+		{http.MethodGet, pat("/users/gt({})/summary"), s.serveSummaryByGamertag, "2"},
+		{http.MethodPost, pat("/users/{user}/people/xuids"), s.servePeopleByXUIDs, "1"},
 	}
 }
 
@@ -43,11 +46,11 @@ func socialRoutes() []route {
 // (OpenXbox/xbox-webapi-csharp PeopleService, PeopleBatchRequest.json): the
 // user's relationships with those of the XUIDs it has one with, in the
 // order asked.
-func servePeopleByXUIDs(h *Handler, c *call) {
+func (s socialService) servePeopleByXUIDs(c *call) {
 	var req struct {
 		XUIDs []string `json:"xuids"`
 	}
-	if !c.decode(h, &req) {
+	if !c.decode(&req) {
 		return
 	}
 	if len(req.XUIDs) == 0 || len(req.XUIDs) > maxPeople {
@@ -55,7 +58,7 @@ func servePeopleByXUIDs(h *Handler, c *call) {
 		return
 	}
 	mine := map[string]person{}
-	for _, p := range h.peopleOf(c.user(c.params[0])) {
+	for _, p := range s.peopleOf(c.user(c.params[0])) {
 		mine[p.XUID] = p
 	}
 	people := []person{}
@@ -94,32 +97,32 @@ const maxPeople = 1000
 // serveSummary answers the summary from the same relationships /people
 // lists: the target's counts are its own list's, and the caller's relation
 // to the target is the one the caller's list (or the target's) holds.
-func serveSummary(h *Handler, c *call) { h.summarize(c, c.user(c.params[0])) }
+func (s socialService) serveSummary(c *call) { s.summarize(c, c.user(c.params[0])) }
 
 // serveSummaryByGamertag answers GET /users/gt(G)/summary
 // (xbox-webapi-python get_friends_summary_by_gamertag,
 // people_summary_by_gamertag.json; xbox-webapi-csharp PeopleService): the
 // summary of the world's account with that gamertag, 404 for none.
-func serveSummaryByGamertag(h *Handler, c *call) {
-	target, ok := h.xuidOfGamertag(c.params[0])
+func (s socialService) serveSummaryByGamertag(c *call) {
+	target, ok := s.xuidOfGamertag(c.params[0])
 	if !ok {
 		writeError(c.w, http.StatusNotFound, "NotFound", "no user has this gamertag")
 		return
 	}
-	h.summarize(c, target)
+	s.summarize(c, target)
 }
 
-func (h *Handler) summarize(c *call, target string) {
+func (w *world) summarize(c *call, target string) {
 	caller := c.id.xuid
 	s := summary{LegacyFriendStatus: "None", AvailablePeopleSlots: maxPeople - peoplePerUser, Watermark: "0"}
-	s.TargetFollowerCount = h.followerCount(target)
-	for _, p := range h.peopleOf(target) {
+	s.TargetFollowerCount = w.followerCount(target)
+	for _, p := range w.peopleOf(target) {
 		s.TargetFollowingCount++
 		if p.XUID == caller && caller != target {
 			s.IsCallerFollowingTarget, s.IsTargetFollowingCaller = p.IsFollowingCaller, p.IsFollowedByCaller
 		}
 	}
-	for _, p := range h.peopleOf(caller) {
+	for _, p := range w.peopleOf(caller) {
 		if p.XUID == target && caller != target {
 			s.IsCallerFollowingTarget, s.IsTargetFollowingCaller = p.IsFollowedByCaller, p.IsFollowingCaller
 			s.HasCallerMarkedTargetAsFavorite = p.IsFavorite
@@ -164,9 +167,9 @@ func inView(p person, view string) (keep, ok bool) {
 	return false, false
 }
 
-func servePeople(h *Handler, c *call) {
+func (s socialService) servePeople(c *call) {
 	var people []person
-	for _, p := range h.peopleOf(c.user(c.params[0])) {
+	for _, p := range s.peopleOf(c.user(c.params[0])) {
 		keep, ok := inView(p, c.query("view"))
 		if !ok {
 			writeError(c.w, http.StatusBadRequest, "BadRequest", "view must be All, Favorite, FriendList or LegacyXboxLiveFriends")
@@ -197,15 +200,18 @@ func atoiOr(s string, def int) (int, error) {
 	return strconv.Atoi(s)
 }
 
-func privacyRoutes() []route {
-	return []route{{http.MethodGet, pat("/users/{user}/permission/validate"), servePermission, "1"}}
+// privacyService answers the privacy service.
+type privacyService struct{ *world }
+
+func (s privacyService) routes() []route {
+	return []route{{http.MethodGet, pat("/users/{user}/permission/validate"), s.servePermission, "1"}}
 }
 
 type permissionReason struct {
 	Reason string `json:"reason"`
 }
 
-func servePermission(h *Handler, c *call) {
+func (s privacyService) servePermission(c *call) {
 	setting, target := c.query("setting"), xuidDigits(c.query("target"))
 	if setting == "" || target == "" {
 		writeError(c.w, http.StatusBadRequest, "BadRequest", "setting and target=xuid(N) are required")

@@ -70,14 +70,14 @@ func statValue(xuid, name string) int64 {
 // default world derived from the XUID and the name, in a seeded one the
 // value it seeded (names compared without case), and ok false where it
 // seeded none: the service leaves out a stat the user never wrote.
-func (h *Handler) statOf(xuid, scid, name string) (v int64, ok bool) {
-	ix := h.world.Load()
+func (w *world) statOf(xuid, scid, name string) (v int64, ok bool) {
+	ix := w.ix.Load()
 	if !ix.seeded {
 		return statValue(xuid, name), true
 	}
 	if a := ix.accounts[xuid]; a != nil {
 		for _, t := range a.Titles {
-			if !strings.EqualFold(h.scidOf(t.TitleID), scid) {
+			if !strings.EqualFold(w.scidOf(t.TitleID), scid) {
 				continue
 			}
 			for n, v := range t.Stats {
@@ -90,24 +90,27 @@ func (h *Handler) statOf(xuid, scid, name string) (v int64, ok bool) {
 	return 0, false
 }
 
-func (h *Handler) statsOf(xuid, scid string, names []string) statsUser {
+func (w *world) statsOf(xuid, scid string, names []string) statsUser {
 	s := scidStats{Scid: scid, Stats: make([]stat, 0, len(names))}
 	for _, n := range names {
-		if v, ok := h.statOf(xuid, scid, n); ok {
+		if v, ok := w.statOf(xuid, scid, n); ok {
 			s.Stats = append(s.Stats, stat{StatName: n, Type: "Integer", Value: strconv.FormatInt(v, 10)})
 		}
 	}
 	return statsUser{XUID: xuid, Scids: []scidStats{s}}
 }
 
-func statsRoutes() []route {
+// statsService answers the user stats service.
+type statsService struct{ *world }
+
+func (s statsService) routes() []route {
 	return []route{
-		{http.MethodGet, pat("/users/xuid({n})/scids/{}/stats/{}"), serveStats, "1; 2 and 3 (statlistscollection, include=valuemetadata)"},
-		{http.MethodPost, pat("/batch"), serveStatsBatch, "1 (?operation=read); 2 (arrangebyfield, groups)"},
+		{http.MethodGet, pat("/users/xuid({n})/scids/{}/stats/{}"), s.serveStats, "1; 2 and 3 (statlistscollection, include=valuemetadata)"},
+		{http.MethodPost, pat("/batch"), s.serveStatsBatch, "1 (?operation=read); 2 (arrangebyfield, groups)"},
 	}
 }
 
-func serveStats(h *Handler, c *call) {
+func (s statsService) serveStats(c *call) {
 	names := splitList(c.params[2])
 	if !statNamesOK(names) {
 		writeError(c.w, http.StatusBadRequest, "BadRequest", "name 1 to 100 stats of at most 256 bytes")
@@ -115,12 +118,12 @@ func serveStats(h *Handler, c *call) {
 	}
 	switch v := strings.TrimSpace(c.r.Header.Get("x-xbl-contract-version")); v {
 	case "", "1":
-		writeJSON(c.w, http.StatusOK, h.statsOf(c.params[0], c.params[1], names))
+		writeJSON(c.w, http.StatusOK, s.statsOf(c.params[0], c.params[1], names))
 	case "2", "3":
 		meta := v == "3" && strings.EqualFold(c.query("include"), "valuemetadata")
 		writeJSON(c.w, http.StatusOK, struct {
 			Lists []statList `json:"statlistscollection"`
-		}{[]statList{h.statListOf(c.params[0], c.params[1], names, meta)}})
+		}{[]statList{s.statListOf(c.params[0], c.params[1], names, meta)}})
 	default:
 		writeError(c.w, http.StatusBadRequest, "BadRequest", "the user stats service answers contract versions 1, 2 and 3")
 	}
@@ -144,10 +147,10 @@ type statItem struct {
 	Properties *map[string]string `json:"properties,omitempty"` // with include=valuemetadata, and in a batch
 }
 
-func (h *Handler) statListOf(xuid, scid string, names []string, meta bool) statList {
+func (w *world) statListOf(xuid, scid string, names []string, meta bool) statList {
 	l := statList{ArrangeByField: "xuid", ArrangeByFieldID: xuid, Stats: make([]statItem, 0, len(names))}
 	for _, n := range names {
-		v, ok := h.statOf(xuid, scid, n)
+		v, ok := w.statOf(xuid, scid, n)
 		if !ok {
 			continue
 		}
@@ -183,9 +186,9 @@ type statsBatchRequest struct {
 // serveStatsBatchGroups answers the contract-2 batch: each user's stats at
 // the top, and each group the request names (its stats are title
 // configuration the mock does not have, so none).
-func serveStatsBatchGroups(h *Handler, c *call) {
+func (s statsService) serveStatsBatchGroups(c *call) {
 	var req statsBatchRequest
-	if !c.decode(h, &req) {
+	if !c.decode(&req) {
 		return
 	}
 	names := make([]string, 0, len(req.Stats))
@@ -199,7 +202,7 @@ func serveStatsBatchGroups(h *Handler, c *call) {
 				writeError(c.w, http.StatusBadRequest, "BadRequest", "each stat needs a scid or a titleId")
 				return
 			}
-			scid = h.scidOf(st.TitleID.String())
+			scid = s.scidOf(st.TitleID.String())
 		}
 	}
 	if req.ArrangeByField != "xuid" || len(req.XUIDs) == 0 || len(req.XUIDs) > maxStatUsers || !statNamesOK(names) {
@@ -221,7 +224,7 @@ func serveStatsBatchGroups(h *Handler, c *call) {
 			writeError(c.w, http.StatusBadRequest, "BadRequest", "xuids must hold xuids")
 			return
 		}
-		out.Lists = append(out.Lists, h.statListOf(x, scid, names, true))
+		out.Lists = append(out.Lists, s.statListOf(x, scid, names, true))
 	}
 	for _, g := range req.Groups {
 		gr := group{Name: g.Name, TitleID: g.TitleID.String(), Scid: strings.ToLower(g.Scid), Lists: []statList{}}
@@ -233,9 +236,9 @@ func serveStatsBatchGroups(h *Handler, c *call) {
 	writeJSON(c.w, http.StatusOK, out)
 }
 
-func serveStatsBatch(h *Handler, c *call) {
+func (s statsService) serveStatsBatch(c *call) {
 	if c.r.URL.RawQuery == "" && contractAtLeast(c.r, 2) {
-		serveStatsBatchGroups(h, c)
+		s.serveStatsBatchGroups(c)
 		return
 	}
 	if c.query("operation") != "read" {
@@ -249,7 +252,7 @@ func serveStatsBatch(h *Handler, c *call) {
 			RequestedStats []string `json:"requestedstats"`
 		} `json:"requestedscids"`
 	}
-	if !c.decode(h, &req) {
+	if !c.decode(&req) {
 		return
 	}
 	if len(req.RequestedUsers) == 0 || len(req.RequestedUsers) > maxStatUsers || len(req.RequestedScids) != 1 ||
@@ -260,7 +263,7 @@ func serveStatsBatch(h *Handler, c *call) {
 	sc := req.RequestedScids[0]
 	users := make([]statsUser, 0, len(req.RequestedUsers))
 	for _, x := range req.RequestedUsers {
-		users = append(users, h.statsOf(x, sc.Scid, sc.RequestedStats))
+		users = append(users, s.statsOf(x, sc.Scid, sc.RequestedStats))
 	}
 	writeJSON(c.w, http.StatusOK, struct {
 		Users []statsUser `json:"users"`
@@ -299,16 +302,19 @@ type leaderboardAnswer struct {
 	UserList []leaderboardRow `json:"userList"`
 }
 
-func leaderboardRoutes() []route {
-	return []route{{http.MethodGet, pat("/scids/{}/leaderboards/{}"), serveLeaderboard, "1 and 2 (values), 3 and later (value)"}}
+// leaderboardsService answers the leaderboard service.
+type leaderboardsService struct{ *world }
+
+func (s leaderboardsService) routes() []route {
+	return []route{{http.MethodGet, pat("/scids/{}/leaderboards/{}"), s.serveLeaderboard, "1 and 2 (values), 3 and later (value)"}}
 }
 
-func serveLeaderboard(h *Handler, c *call) {
+func (s leaderboardsService) serveLeaderboard(c *call) {
 	name := c.params[1]
 	if s, ok := strings.CutPrefix(strings.ToLower(name), "stat("); ok {
 		name = strings.TrimSuffix(name[len(name)-len(s):], ")")
 	}
-	ranked := h.ranking(c.params[0], name)
+	ranked := s.ranking(c.params[0], name)
 	start, end, next, ok := page(c, len(ranked))
 	if !ok {
 		return
@@ -322,7 +328,7 @@ func serveLeaderboard(h *Handler, c *call) {
 	for i := start; i < end; i++ {
 		x := ranked[i].xuid
 		score := strconv.FormatInt(ranked[i].score, 10)
-		gt := h.gamertagOf(x)
+		gt := s.gamertagOf(x)
 		row := leaderboardRow{Gamertag: gt, ModernGamertag: gt, ModernGamertagSuffix: x[len(x)-4:],
 			UniqueModernGamertag: gt + "#" + x[len(x)-4:], XUID: x, Rank: i + 1, GlobalRank: i + 1,
 			Percentile: 1 - float64(i)/float64(len(ranked))}
@@ -344,8 +350,8 @@ type rankedUser struct {
 // ranking returns a leaderboard's users, best first: in the default world
 // leaderboardSize derived players, in a seeded one the accounts that have
 // the stat in the title of scid (ties by XUID).
-func (h *Handler) ranking(scid, stat string) []rankedUser {
-	ix := h.world.Load()
+func (w *world) ranking(scid, stat string) []rankedUser {
+	ix := w.ix.Load()
 	var out []rankedUser
 	if !ix.seeded {
 		out = make([]rankedUser, leaderboardSize)
@@ -355,7 +361,7 @@ func (h *Handler) ranking(scid, stat string) []rankedUser {
 		return out
 	}
 	for _, a := range ix.src.Accounts {
-		if v, ok := h.statOf(a.XUID, scid, stat); ok {
+		if v, ok := w.statOf(a.XUID, scid, stat); ok {
 			out = append(out, rankedUser{a.XUID, v})
 		}
 	}

@@ -73,22 +73,25 @@ type (
 	}
 )
 
-func titlehubRoutes() []route {
+// titleHubService answers the title hub.
+type titleHubService struct{ *world }
+
+func (s titleHubService) routes() []route {
 	return []route{
-		{http.MethodGet, pat("/users/{user}/titles/titlehistory/decoration/{}"), serveTitleHubHistory, "2"},
-		{http.MethodGet, pat("/users/{user}/titles/{}/decoration/{}"), serveTitleHubInfo, "2"},
-		{http.MethodPost, pat("/titles/batch/decoration/{}"), serveTitleHubBatch, "2"},
-		{http.MethodPost, pat("/users/{user}/titles/batch/decoration/{}"), serveTitleHubBatch, "2"},
+		{http.MethodGet, pat("/users/{user}/titles/titlehistory/decoration/{}"), s.serveTitleHubHistory, "2"},
+		{http.MethodGet, pat("/users/{user}/titles/{}/decoration/{}"), s.serveTitleHubInfo, "2"},
+		{http.MethodPost, pat("/titles/batch/decoration/{}"), s.serveTitleHubBatch, "2"},
+		{http.MethodPost, pat("/users/{user}/titles/batch/decoration/{}"), s.serveTitleHubBatch, "2"},
 	}
 }
 
 // hubTitleOf is one title, with the user's progress t, as the title hub
 // shows it, with the decorations dec.
-func (h *Handler) hubTitleOf(t titleProgress, dec map[string]bool) hubTitle {
+func (w *world) hubTitleOf(t titleProgress, dec map[string]bool) hubTitle {
 	img := "https://images-eds-ssl.xboxlive.com/image?url=mock-title-" + t.title
 	pfn := mockPFN(t.title)
-	product := strings.Replace(h.scidOf(t.title), "00000000", "10000000", 1) // a GUID of its own, stable
-	ht := hubTitle{TitleID: t.title, PFN: &pfn, WindowsPhoneProductID: &product, ServiceConfigID: h.scidOf(t.title), Name: "Title " + t.title, Type: "Game",
+	product := strings.Replace(w.scidOf(t.title), "00000000", "10000000", 1) // a GUID of its own, stable
+	ht := hubTitle{TitleID: t.title, PFN: &pfn, WindowsPhoneProductID: &product, ServiceConfigID: w.scidOf(t.title), Name: "Title " + t.title, Type: "Game",
 		Devices: []string{"XboxOne", "XboxSeries"}, DisplayImage: img, MediaItemType: "Application", ModernTitleID: t.title,
 		XboxLiveTier: "Full"}
 	if dec["achievement"] {
@@ -121,9 +124,9 @@ func (c *call) decorations() map[string]bool {
 
 // serveTitleHubHistory answers the titles the user played, the most
 // recently played first, at most maxItems (1 to 1000; all by default).
-func serveTitleHubHistory(h *Handler, c *call) {
+func (s titleHubService) serveTitleHubHistory(c *call) {
 	xuid := c.user(c.params[0])
-	played := h.titlesPlayed(xuid)
+	played := s.titlesPlayed(xuid)
 	n := len(played)
 	if s := c.query("maxItems"); s != "" {
 		var err error
@@ -138,7 +141,7 @@ func serveTitleHubHistory(h *Handler, c *call) {
 	titles := []hubTitle{}
 	streamable := false
 	for _, t := range played[:min(n, len(played))] {
-		ht := h.hubTitleOf(t, dec)
+		ht := s.hubTitleOf(t, dec)
 		ht.GamePass, ht.IsStreamable = json.RawMessage("null"), &streamable // as the 2020-11 recording has them
 		titles = append(titles, ht)
 	}
@@ -147,7 +150,7 @@ func serveTitleHubHistory(h *Handler, c *call) {
 
 // serveTitleHubInfo answers one title (titleid(T)), with the user's
 // progress in it.
-func serveTitleHubInfo(h *Handler, c *call) {
+func (s titleHubService) serveTitleHubInfo(c *call) {
 	id, ok := strings.CutPrefix(strings.ToLower(c.params[1]), "titleid(")
 	id, ok2 := strings.CutSuffix(id, ")")
 	if _, err := strconv.ParseUint(id, 10, 32); !ok || !ok2 || err != nil {
@@ -155,7 +158,7 @@ func serveTitleHubInfo(h *Handler, c *call) {
 		return
 	}
 	xuid := c.user(c.params[0])
-	ht := h.hubTitleOf(h.progressIn(xuid, id), c.decorations())
+	ht := s.hubTitleOf(s.progressIn(xuid, id), c.decorations())
 	streamable := false
 	ht.IsStreamable = &streamable
 	ht.AlternateTitleIDs = &[]string{}
@@ -165,9 +168,9 @@ func serveTitleHubInfo(h *Handler, c *call) {
 
 // progressIn is xuid's progress in title, none where xuid has not played
 // it or xuid is "".
-func (h *Handler) progressIn(xuid, title string) titleProgress {
+func (w *world) progressIn(xuid, title string) titleProgress {
 	if xuid != "" {
-		for _, p := range h.titlesPlayed(xuid) {
+		for _, p := range w.titlesPlayed(xuid) {
 			if p.title == title {
 				return p
 			}
@@ -186,12 +189,12 @@ const maxHubBatch = 500
 // in the order asked, unknown names left out, as
 // tests/data/responses/titlehub_batch.json records it; "xuid" and the
 // user's progress only in the form with a user.
-func serveTitleHubBatch(h *Handler, c *call) {
+func (s titleHubService) serveTitleHubBatch(c *call) {
 	var req struct {
 		PFNs     []string      `json:"pfns"`
 		TitleIDs []json.Number `json:"titleIds"`
 	}
-	if !c.decode(h, &req) {
+	if !c.decode(&req) {
 		return
 	}
 	if n := len(req.PFNs) + len(req.TitleIDs); n == 0 || n > maxHubBatch {
@@ -218,7 +221,7 @@ func serveTitleHubBatch(h *Handler, c *call) {
 	dec := c.decorations()
 	titles := make([]hubTitle, 0, len(ids))
 	for _, id := range ids {
-		ht := h.hubTitleOf(h.progressIn(xuid, id), dec)
+		ht := s.hubTitleOf(s.progressIn(xuid, id), dec)
 		ht.AlternateTitleIDs = &[]string{}
 		ht.GamePass = json.RawMessage("null")
 		titles = append(titles, ht)

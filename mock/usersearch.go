@@ -24,11 +24,14 @@ type suggestion struct {
 	} `json:"result"`
 }
 
-func usersearchRoutes() []route {
-	return []route{{http.MethodGet, pat("/suggest"), serveSuggest, "1"}}
+// userSearchService answers the user search service.
+type userSearchService struct{ *world }
+
+func (s userSearchService) routes() []route {
+	return []route{{http.MethodGet, pat("/suggest"), s.serveSuggest, "1"}}
 }
 
-func serveSuggest(h *Handler, c *call) {
+func (s userSearchService) serveSuggest(c *call) {
 	q := strings.ToLower(strings.TrimSpace(c.query("q")))
 	if q == "" || len(q) > 4*maxGamertag {
 		writeError(c.w, http.StatusBadRequest, "BadRequest", "q must name 1 to 15 characters of a gamertag")
@@ -37,11 +40,11 @@ func serveSuggest(h *Handler, c *call) {
 	out := struct {
 		Results []suggestion `json:"results"`
 	}{Results: []suggestion{}}
-	for _, x := range h.searchGamertags(q, maxSuggestions) {
-		var s suggestion
-		s.Text = h.gamertagOf(x)
-		s.Result.ID, s.Result.Gamertag, s.Result.DisplayPicURI = x, s.Text, profileValues["gamedisplaypicraw"]
-		out.Results = append(out.Results, s)
+	for _, x := range s.searchGamertags(q, maxSuggestions) {
+		var sg suggestion
+		sg.Text = s.gamertagOf(x)
+		sg.Result.ID, sg.Result.Gamertag, sg.Result.DisplayPicURI = x, sg.Text, profileValues["gamedisplaypicraw"]
+		out.Results = append(out.Results, sg)
 	}
 	writeJSON(c.w, http.StatusOK, out)
 }

@@ -5,87 +5,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
-)
-
-// World is the people the mock's services answer about: accounts with
-// their gamertags, relationships, recent players, titles played,
-// achievement progress and stats. Every service reads the same World, so
-// the gamertag XSTS claims is the one profile, people hub and leaderboards
-// answer, and a friend list is what social, people hub and presence all
-// see.
-//
-// The zero World is the default one, open and derived: every XUID exists,
-// with the gamertag "Player" and its last four digits (DefaultAccount's is
-// "MockPlayer"), twelve mutual friends (the next twelve XUIDs), Gold tier,
-// and stats derived from the XUID and the stat's name. A seeded World (one
-// with accounts, from Config.World, Handler.SetWorld, the admin API or
-// xblcall mock --world) is closed: its accounts hold exactly what it says,
-// and any other XUID has a derived gamertag and nothing else.
-//
-// Apps are the applications registered with the sign-in services, which
-// send a code only to a redirect URI the client registered (or to a
-// loopback address): PublishedApps, and a World's own, which replace a
-// published app of the same client ID.
-type World struct {
-	Accounts []WorldAccount `json:"accounts"`
-	Apps     []WorldApp     `json:"apps,omitempty"`
-}
-
-// WorldAccount is one user of a seeded World.
-type WorldAccount struct {
-	XUID string `json:"xuid"`
-	// Gamertag is the user's gamertag, 1 to 15 characters, one per
-	// account (compared without case); empty means the derived one.
-	Gamertag string `json:"gamertag,omitempty"`
-	// Gamerscore is the profile's gamerscore, at least what the unlocked
-	// achievements of Titles give (10 each); nil means exactly that.
-	// Achievements unlocked later add to it.
-	Gamerscore *int `json:"gamerscore,omitempty"`
-	// Tier is the account tier: "Gold" (the default) or "Silver".
-	Tier string `json:"tier,omitempty"`
-	// Friends are followed both ways; Follows only by this account;
-	// Favorites are some of the two. Each names another account of the
-	// World.
-	Friends   []string `json:"friends,omitempty"`
-	Follows   []string `json:"follows,omitempty"`
-	Favorites []string `json:"favorites,omitempty"`
-	// RecentPlayers are the accounts played with lately, newest first.
-	RecentPlayers []WorldEncounter `json:"recentPlayers,omitempty"`
-	// Titles are the titles played: the title history.
-	Titles []WorldTitle `json:"titles,omitempty"`
-}
-
-// WorldEncounter is a recent player: another account and the titles
-// played together.
-type WorldEncounter struct {
-	XUID   string   `json:"xuid"`
-	Titles []string `json:"titles,omitempty"`
-}
-
-// WorldTitle is a title an account has played.
-type WorldTitle struct {
-	TitleID string `json:"titleId"`
-	// LastPlayed is an RFC 3339 time; empty means 2024-01-01T00:00:00Z.
-	LastPlayed string `json:"lastPlayed,omitempty"`
-	// Achievements are progress by achievement id ("1" to "5", the mock's
-	// achievements of every title), in percent: 100 is unlocked.
-	Achievements map[string]int `json:"achievements,omitempty"`
-	// Stats are the user's stats in the title, by name.
-	Stats map[string]int64 `json:"stats,omitempty"`
-}
-
-// Bounds of a World.
-const (
-	// MaxWorldBytes bounds a world file ReadWorld reads.
-	MaxWorldBytes = 16 << 20
-	// MaxWorldAccounts bounds a World's accounts.
-	MaxWorldAccounts = 10000
-	maxGamertag      = 15
-	maxTitles        = 1000
-	maxGamerscore    = 100_000_000
-	defaultPlayed    = "2024-01-01T00:00:00.0000000Z"
-	baseGamerscore   = 1250 // a derived account's gamerscore before its unlocks
 )
 
 // worldIndex is a checked World ready to answer from.
@@ -155,71 +77,62 @@ func (ix *worldIndex) relate() {
 	}
 }
 
-// SetWorld replaces the mock's world with w and resets the services'
-// state to it: presence, sessions and achievement progress made since are
-// dropped. A zero World is the default one. It
-// answers a *datafile.Error, changing nothing, for a World that cannot be.
-func (h *Handler) SetWorld(w World) error {
-	if err := w.check(); err != nil {
-		return err
-	}
-	h.worldMu.Lock()
-	defer h.worldMu.Unlock()
-	h.world.Store(indexWorld(w, len(w.Accounts) > 0))
-	h.resetState()
-	return nil
+// world is the World the services answer from, indexed, and what calls
+// wrote since (state): all a service reads and writes. A service holds a
+// *world and nothing of the Handler, so it cannot reach the pipeline, the
+// configuration or the journal. It is safe for concurrent use: readers load
+// the index without a lock; mu serialises its changes, and state has its
+// own lock.
+type world struct {
+	ix    atomic.Pointer[worldIndex]
+	mu    sync.Mutex // serialises changes of ix
+	state *state
+	now   func() time.Time
+	// scids are Config.SCIDs; signInTitle the title of the XSTS tokens the
+	// sign-in mints (Config.SignInTitle).
+	scids       map[string]string
+	signInTitle string
 }
 
-// World returns the world the mock answers from as it was seeded: no
-// accounts for the default world.
-func (h *Handler) World() World {
-	ix := h.world.Load()
-	if !ix.seeded {
-		return World{Accounts: []WorldAccount{}, Apps: ix.src.Apps}
-	}
-	return ix.src
-}
-
-// ResetWorld puts the services back to the world as it was seeded:
-// presence, sessions and progress from then on are dropped. FGRL's counts
-// are not touched (the admin API's DELETE keys resets them).
-func (h *Handler) ResetWorld() {
-	h.worldMu.Lock()
-	defer h.worldMu.Unlock()
-	h.resetState()
+// newWorld returns the world seeded with w (checked), its state bounded by
+// s.
+func newWorld(w World, s *state, now func() time.Time, scids map[string]string, signInTitle string) *world {
+	wd := &world{state: s, now: now, scids: scids, signInTitle: signInTitle}
+	wd.ix.Store(indexWorld(w, len(w.Accounts) > 0))
+	return wd
 }
 
 // resetState empties the services' state: what the world seeds (its
 // progress, relationships and stats) is read from the world itself, so it
-// is never evicted and comes back whole. The caller holds worldMu.
-func (h *Handler) resetState() {
-	h.state.mu.Lock()
-	defer h.state.mu.Unlock()
-	h.state.clear()
+// is never evicted and comes back whole. The caller holds mu.
+func (w *world) resetState() {
+	w.state.mu.Lock()
+	defer w.state.mu.Unlock()
+	w.state.clear()
 }
 
 // setGamertag makes gt the gamertag of xuid in the world (SetAccount).
-func (h *Handler) setGamertag(xuid, gt string) {
-	h.worldMu.Lock()
-	defer h.worldMu.Unlock()
-	w := h.world.Load().src
-	w.Accounts = slices.Clone(w.Accounts)
-	if i := slices.IndexFunc(w.Accounts, func(a WorldAccount) bool { return a.XUID == xuid }); i >= 0 {
-		w.Accounts[i].Gamertag = gt
+func (w *world) setGamertag(xuid, gt string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	src := w.ix.Load().src
+	src.Accounts = slices.Clone(src.Accounts)
+	if i := slices.IndexFunc(src.Accounts, func(a WorldAccount) bool { return a.XUID == xuid }); i >= 0 {
+		src.Accounts[i].Gamertag = gt
 	} else {
-		w.Accounts = append(w.Accounts, WorldAccount{XUID: xuid, Gamertag: gt})
+		src.Accounts = append(src.Accounts, WorldAccount{XUID: xuid, Gamertag: gt})
 	}
-	h.world.Store(indexWorld(w, h.world.Load().seeded))
+	w.ix.Store(indexWorld(src, w.ix.Load().seeded))
 }
 
 // account returns xuid's account in the world, nil for a XUID the world
 // does not name.
-func (h *Handler) account(xuid string) *WorldAccount { return h.world.Load().accounts[xuid] }
+func (w *world) account(xuid string) *WorldAccount { return w.ix.Load().accounts[xuid] }
 
 // gamertagOf returns the gamertag of xuid in the world: its account's,
 // else the derived one.
-func (h *Handler) gamertagOf(xuid string) string {
-	if a := h.account(xuid); a != nil && a.Gamertag != "" {
+func (w *world) gamertagOf(xuid string) string {
+	if a := w.account(xuid); a != nil && a.Gamertag != "" {
 		return a.Gamertag
 	}
 	return gamertag(xuid)
@@ -228,8 +141,8 @@ func (h *Handler) gamertagOf(xuid string) string {
 // xuidOfGamertag returns the XUID of the account whose gamertag is gt
 // (without case). A derived gamertag names only four digits of a XUID, so
 // only accounts are found.
-func (h *Handler) xuidOfGamertag(gt string) (string, bool) {
-	ix := h.world.Load()
+func (w *world) xuidOfGamertag(gt string) (string, bool) {
+	ix := w.ix.Load()
 	if x, ok := ix.byTag[strings.ToLower(gt)]; ok {
 		return x, true
 	}
@@ -237,8 +150,8 @@ func (h *Handler) xuidOfGamertag(gt string) (string, bool) {
 }
 
 // peopleOf returns whom xuid follows, as the social service lists them.
-func (h *Handler) peopleOf(xuid string) []person {
-	ix := h.world.Load()
+func (w *world) peopleOf(xuid string) []person {
+	ix := w.ix.Load()
 	if ix.seeded {
 		return ix.people[xuid]
 	}
@@ -246,8 +159,8 @@ func (h *Handler) peopleOf(xuid string) []person {
 }
 
 // tierOf returns xuid's account tier.
-func (h *Handler) tierOf(xuid string) string {
-	if a := h.account(xuid); a != nil && a.Tier != "" {
+func (w *world) tierOf(xuid string) string {
+	if a := w.account(xuid); a != nil && a.Tier != "" {
 		return a.Tier
 	}
 	return "Gold"
@@ -255,10 +168,10 @@ func (h *Handler) tierOf(xuid string) string {
 
 // gamerscoreOf returns xuid's gamerscore: the account's as seeded (or the
 // derived base) plus what was unlocked since.
-func (h *Handler) gamerscoreOf(xuid string) int {
-	a := h.account(xuid)
+func (w *world) gamerscoreOf(xuid string) int {
+	a := w.account(xuid)
 	seeded, base := 0, baseGamerscore
-	if h.world.Load().seeded {
+	if w.ix.Load().seeded {
 		base = 0
 	}
 	if a != nil {
@@ -274,15 +187,15 @@ func (h *Handler) gamerscoreOf(xuid string) int {
 		}
 	}
 	now := 0
-	for _, t := range h.titlesPlayed(xuid) {
+	for _, t := range w.titlesPlayed(xuid) {
 		now += t.gamerscore
 	}
 	return base + now
 }
 
 // seededTitle returns xuid's title as the world seeded it.
-func (h *Handler) seededTitle(xuid, title string) (WorldTitle, bool) {
-	if t := h.world.Load().titles[xuid+"/"+title]; t != nil {
+func (w *world) seededTitle(xuid, title string) (WorldTitle, bool) {
+	if t := w.ix.Load().titles[xuid+"/"+title]; t != nil {
 		return *t, true
 	}
 	return WorldTitle{}, false
@@ -300,8 +213,8 @@ func xblTime(s string) string {
 }
 
 // followerCount returns how many people follow xuid.
-func (h *Handler) followerCount(xuid string) int {
-	ix := h.world.Load()
+func (w *world) followerCount(xuid string) int {
+	ix := w.ix.Load()
 	if !ix.seeded {
 		return peoplePerUser // the default world's relationships are mutual
 	}
@@ -314,8 +227,8 @@ const recentPlayers = 3
 // recentPlayersOf returns whom xuid played with lately, newest first: the
 // world's, or in the default world the recentPlayers XUIDs after its
 // people, met in the sign-in title.
-func (h *Handler) recentPlayersOf(xuid string) []WorldEncounter {
-	ix := h.world.Load()
+func (w *world) recentPlayersOf(xuid string) []WorldEncounter {
+	ix := w.ix.Load()
 	if ix.seeded {
 		if a := ix.accounts[xuid]; a != nil {
 			return a.RecentPlayers
@@ -325,7 +238,7 @@ func (h *Handler) recentPlayersOf(xuid string) []WorldEncounter {
 	n, _ := strconv.ParseUint(xuid, 10, 64)
 	out := make([]WorldEncounter, recentPlayers)
 	for i := range out {
-		out[i] = WorldEncounter{XUID: strconv.FormatUint(n+peoplePerUser+uint64(i)+1, 10), Titles: []string{h.signInTitle()}}
+		out[i] = WorldEncounter{XUID: strconv.FormatUint(n+peoplePerUser+uint64(i)+1, 10), Titles: []string{w.signInTitle}}
 	}
 	return out
 }
@@ -333,8 +246,8 @@ func (h *Handler) recentPlayersOf(xuid string) []WorldEncounter {
 // searchGamertags returns up to n XUIDs of accounts whose gamertag holds
 // q (lower case): those whose gamertag starts with q first, then by
 // gamertag.
-func (h *Handler) searchGamertags(q string, n int) []string {
-	ix := h.world.Load()
+func (w *world) searchGamertags(q string, n int) []string {
+	ix := w.ix.Load()
 	type hit struct {
 		prefix bool
 		tag    string

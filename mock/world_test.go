@@ -237,20 +237,20 @@ func TestResetWorld(t *testing.T) {
 	if g := gamerscore(); g != "1510" {
 		t.Errorf("after an unlock: gamerscore %s, want 1510", g)
 	}
-	if s := h.presenceOf(ada).State; s != "Online" {
+	if s := h.world.presenceOf(ada).State; s != "Online" {
 		t.Fatalf("presence after a write: %s", s)
 	}
 	h.ResetWorld()
-	if g, s := gamerscore(), h.presenceOf(ada).State; g != "1500" || s != "Offline" {
+	if g, s := gamerscore(), h.world.presenceOf(ada).State; g != "1500" || s != "Offline" {
 		t.Errorf("after a reset: gamerscore %s and presence %s, want the seeded 1500 and Offline", g, s)
 	}
-	if p := h.progressOf(ada, title1); p["1"] != 100 || p["2"] != 40 {
+	if p := h.world.progressOf(ada, title1); p["1"] != 100 || p["2"] != 40 {
 		t.Errorf("after a reset: progress %v, want the seeded 1: 100, 2: 40", p)
 	}
 	if err := h.SetWorld(World{}); err != nil {
 		t.Fatal(err)
 	}
-	if g := h.gamertagOf(ada); g != DefaultAccount.Gamertag {
+	if g := h.world.gamertagOf(ada); g != DefaultAccount.Gamertag {
 		t.Errorf("the default world again: gamertag %q, want %q", g, DefaultAccount.Gamertag)
 	}
 }
@@ -259,7 +259,7 @@ func TestAdminWorld(t *testing.T) {
 	h := NewHandler()
 	srv := serveAll(t, h)
 	call := func(method, path, body string) (int, string) {
-		req, _ := http.NewRequest(method, srv.URL+AdminPrefix+path, strings.NewReader(body))
+		req, _ := http.NewRequest(method, srv.URL+"/_fgrl/"+path, strings.NewReader(body))
 		resp, err := srv.Client().Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -273,24 +273,24 @@ func TestAdminWorld(t *testing.T) {
 	if code, body := call("PUT", "api/world", string(bad)); code != http.StatusBadRequest || !strings.Contains(body, "line 21: accounts[1].tier") {
 		t.Errorf("a bad world: %d %s, want 400 naming line 21 and the field", code, body)
 	}
-	if g := h.gamertagOf(ada); g != DefaultAccount.Gamertag {
+	if g := h.world.gamertagOf(ada); g != DefaultAccount.Gamertag {
 		t.Errorf("a refused world changed the gamertag to %q", g)
 	}
 	if code, body := call("PUT", "api/world", string(file)); code != http.StatusOK || !strings.Contains(body, `"gamertag":"Ada"`) {
 		t.Fatalf("seeding: %d %s", code, body)
 	}
-	if g := h.gamertagOf(ada); g != "Ada" {
+	if g := h.world.gamertagOf(ada); g != "Ada" {
 		t.Errorf("after seeding: gamertag %q, want Ada", g)
 	}
-	h.storePresence(presenceRecord{XUID: ada, State: "Online"})
-	if code, _ := call("POST", "api/world/reset", ""); code != http.StatusNoContent || h.presenceOf(ada).State != "Offline" {
-		t.Errorf("reset: %d, presence %s", code, h.presenceOf(ada).State)
+	h.world.storePresence(presenceRecord{XUID: ada, State: "Online"})
+	if code, _ := call("POST", "api/world/reset", ""); code != http.StatusNoContent || h.world.presenceOf(ada).State != "Offline" {
+		t.Errorf("reset: %d, presence %s", code, h.world.presenceOf(ada).State)
 	}
 	if code, body := call("GET", "api/world", ""); code != http.StatusOK || !strings.Contains(body, `"Bo"`) {
 		t.Errorf("GET: %d %s", code, body)
 	}
-	if code, _ := call("DELETE", "api/world", ""); code != http.StatusNoContent || h.gamertagOf(ada) != DefaultAccount.Gamertag {
-		t.Errorf("DELETE: %d, gamertag %q", code, h.gamertagOf(ada))
+	if code, _ := call("DELETE", "api/world", ""); code != http.StatusNoContent || h.world.gamertagOf(ada) != DefaultAccount.Gamertag {
+		t.Errorf("DELETE: %d, gamertag %q", code, h.world.gamertagOf(ada))
 	}
 }
 
@@ -377,11 +377,11 @@ func FuzzReadWorld(f *testing.F) {
 func TestPresenceHeartbeat(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := seeded(t)
-		if p := h.presenceOf(ada); p.State != "Offline" || p.LastSeen == nil || p.LastSeen.TitleID != title1 ||
+		if p := h.world.presenceOf(ada); p.State != "Offline" || p.LastSeen == nil || p.LastSeen.TitleID != title1 ||
 			p.LastSeen.Timestamp != "2025-06-01T18:30:00.0000000Z" {
 			t.Errorf("before any write: %+v, want Offline, last seen in %s at 2025-06-01T18:30:00.0000000Z", p, title1)
 		}
-		if p := h.presenceOf("2533274799999999"); p.LastSeen != nil {
+		if p := h.world.presenceOf("2533274799999999"); p.LastSeen != nil {
 			t.Errorf("a user who played nothing: last seen %+v, want none", p.LastSeen)
 		}
 		written := time.Now().UTC().Format("2006-01-02T15:04:05.0000000Z")
@@ -390,11 +390,11 @@ func TestPresenceHeartbeat(t *testing.T) {
 			t.Errorf("X-Heartbeat-After %q, want 300", hb)
 		}
 		time.Sleep(heartbeatExpiry)
-		if s := h.presenceOf(ada).State; s != "Online" {
+		if s := h.world.presenceOf(ada).State; s != "Online" {
 			t.Errorf("at the expiry: %s, want Online", s)
 		}
 		time.Sleep(time.Second)
-		if p := h.presenceOf(ada); p.State != "Offline" || p.LastSeen == nil || p.LastSeen.Timestamp != written {
+		if p := h.world.presenceOf(ada); p.State != "Offline" || p.LastSeen == nil || p.LastSeen.Timestamp != written {
 			t.Errorf("past the expiry: %+v, want Offline, last seen at %s", p, written)
 		}
 	})

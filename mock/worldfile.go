@@ -16,6 +16,86 @@ import (
 	"github.com/xblgo/fgrl/internal/xblid"
 )
 
+// World is the people the mock's services answer about: accounts with
+// their gamertags, relationships, recent players, titles played,
+// achievement progress and stats. Every service reads the same World, so
+// the gamertag XSTS claims is the one profile, people hub and leaderboards
+// answer, and a friend list is what social, people hub and presence all
+// see.
+//
+// The zero World is the default one, open and derived: every XUID exists,
+// with the gamertag "Player" and its last four digits (DefaultAccount's is
+// "MockPlayer"), twelve mutual friends (the next twelve XUIDs), Gold tier,
+// and stats derived from the XUID and the stat's name. A seeded World (one
+// with accounts, from Config.World, Handler.SetWorld, the admin API or
+// xblcall mock --world) is closed: its accounts hold exactly what it says,
+// and any other XUID has a derived gamertag and nothing else.
+//
+// Apps are the applications registered with the sign-in services, which
+// send a code only to a redirect URI the client registered (or to a
+// loopback address): PublishedApps, and a World's own, which replace a
+// published app of the same client ID.
+type World struct {
+	Accounts []WorldAccount `json:"accounts"`
+	Apps     []WorldApp     `json:"apps,omitempty"`
+}
+
+// WorldAccount is one user of a seeded World.
+type WorldAccount struct {
+	XUID string `json:"xuid"`
+	// Gamertag is the user's gamertag, 1 to 15 characters, one per
+	// account (compared without case); empty means the derived one.
+	Gamertag string `json:"gamertag,omitempty"`
+	// Gamerscore is the profile's gamerscore, at least what the unlocked
+	// achievements of Titles give (10 each); nil means exactly that.
+	// Achievements unlocked later add to it.
+	Gamerscore *int `json:"gamerscore,omitempty"`
+	// Tier is the account tier: "Gold" (the default) or "Silver".
+	Tier string `json:"tier,omitempty"`
+	// Friends are followed both ways; Follows only by this account;
+	// Favorites are some of the two. Each names another account of the
+	// World.
+	Friends   []string `json:"friends,omitempty"`
+	Follows   []string `json:"follows,omitempty"`
+	Favorites []string `json:"favorites,omitempty"`
+	// RecentPlayers are the accounts played with lately, newest first.
+	RecentPlayers []WorldEncounter `json:"recentPlayers,omitempty"`
+	// Titles are the titles played: the title history.
+	Titles []WorldTitle `json:"titles,omitempty"`
+}
+
+// WorldEncounter is a recent player: another account and the titles
+// played together.
+type WorldEncounter struct {
+	XUID   string   `json:"xuid"`
+	Titles []string `json:"titles,omitempty"`
+}
+
+// WorldTitle is a title an account has played.
+type WorldTitle struct {
+	TitleID string `json:"titleId"`
+	// LastPlayed is an RFC 3339 time; empty means 2024-01-01T00:00:00Z.
+	LastPlayed string `json:"lastPlayed,omitempty"`
+	// Achievements are progress by achievement id ("1" to "5", the mock's
+	// achievements of every title), in percent: 100 is unlocked.
+	Achievements map[string]int `json:"achievements,omitempty"`
+	// Stats are the user's stats in the title, by name.
+	Stats map[string]int64 `json:"stats,omitempty"`
+}
+
+// Bounds of a World.
+const (
+	// MaxWorldBytes bounds a world file ReadWorld reads.
+	MaxWorldBytes = 16 << 20
+	// MaxWorldAccounts bounds a World's accounts.
+	MaxWorldAccounts = 10000
+	maxGamertag      = 15
+	maxTitles        = 1000
+	maxGamerscore    = 100_000_000
+	defaultPlayed    = "2024-01-01T00:00:00.0000000Z"
+	baseGamerscore   = 1250 // a derived account's gamerscore before its unlocks
+)
+
 // worldFile is the kind of a world's file: its lists of objects are
 // bounded as check bounds them, so that a file of empty ones is refused
 // before they are decoded.

@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/xblgo/fgrl/mock"
+	"github.com/xblgo/fgrl/mock/admin"
 	"github.com/xblgo/fgrl/transport"
 )
 
@@ -29,7 +30,7 @@ func TestLivePage(t *testing.T) {
 	// window end between the calls and the counts it waits for.
 	stopped := time.Date(2026, 3, 1, 20, 0, 0, 0, time.UTC)
 	h := mock.Must(mock.New(mock.Config{Now: func() time.Time { return stopped }}))
-	srv := httptest.NewServer(h.WithAdmin(mock.AdminAccess{}, nil))
+	srv := httptest.NewServer(admin.WithServices(h, admin.Config{}))
 	defer srv.Close()
 	burst := fmt.Sprintf(`(() => { const td = document.querySelector('tr[data-key="%s/%s/profile"] td.burst');
 		return td ? td.textContent : '' })()`, mock.UserHash(xuid), title)
@@ -85,7 +86,7 @@ func TestLivePage(t *testing.T) {
 func TestLivePageOutage(t *testing.T) {
 	ctx, scriptErrors := Start(t, 60*time.Second)
 	h := mock.NewHandler()
-	srv := httptest.NewServer(h.WithAdmin(mock.AdminAccess{}, nil))
+	srv := httptest.NewServer(admin.WithServices(h, admin.Config{}))
 	defer srv.Close()
 	submit := func(service string) {
 		t.Helper()

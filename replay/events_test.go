@@ -3,8 +3,8 @@ package replay
 import (
 	"context"
 	"math"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"

@@ -379,13 +379,7 @@ func (o *Options) check(ev Events) (summary, error) {
 		}
 		last = e.At
 		if _, ok := svc.ByScope(e.Service); !ok && e.Req == nil {
-			var scopes []string
-			for i := range svc.Rules {
-				if sc := svc.Rules[i].Scope(); !slices.Contains(scopes, sc) {
-					scopes = append(scopes, sc)
-				}
-			}
-			return summary{}, fmt.Errorf("sim: unknown service %s in the pattern (have %s)", safetext.Quote(e.Service, 40), strings.Join(scopes, ", "))
+			return summary{}, fmt.Errorf("sim: unknown service %s in the pattern (have %s)", safetext.Quote(e.Service, 40), strings.Join(svc.Scopes(), ", "))
 		}
 		sum.calls += e.Count
 		sum.end = max(sum.end, e.At+e.Spread)

@@ -20,7 +20,7 @@ type LimitStore interface {
 	// until LearnedFor after the last report of it. A report out of bounds
 	// (Learnable) changes nothing. Learn returns the window's limit in force
 	// after r, or a zero Learned when none is.
-	Learn(ctx context.Context, r Report) (Learned, error)
+	Learn(ctx context.Context, r LimitReport) (Learned, error)
 	// Learned returns the limits in force at now: at most both windows of
 	// MaxLearned scopes.
 	Learned(ctx context.Context, now time.Time) ([]Learned, error)
@@ -35,9 +35,9 @@ const (
 	LearnedFor = 2 * SustainPeriod
 )
 
-// Report is a service's report of the limit it applied to one window of a
+// LimitReport is a service's report of the limit it applied to one window of a
 // scope, as a 429 body gives it.
-type Report struct {
+type LimitReport struct {
 	Scope  string
 	Period Period // Burst or Sustain
 	Limit  int
@@ -58,7 +58,7 @@ type Learned struct {
 // Learnable reports whether a LimitStore takes r: a limit of 1 to
 // MaxLimit, of the burst or the sustain window, for a scope and a user of
 // at most MaxScopeLen bytes.
-func Learnable(r Report) bool {
+func Learnable(r LimitReport) bool {
 	return r.Limit >= 1 && r.Limit <= MaxLimit && len(r.Scope) <= MaxScopeLen && len(r.User) <= MaxScopeLen && (r.Period == Burst || r.Period == Sustain)
 }
 
@@ -75,7 +75,7 @@ type learnedRecord struct {
 
 // apply records r (of r.Period's window) and reports whether anything is
 // left to keep.
-func (rec *learnedRecord) apply(r Report) bool {
+func (rec *learnedRecord) apply(r LimitReport) bool {
 	rec.expire(r.At)
 	switch {
 	case rec.Limit == r.Limit: // the limit in force, reported again
@@ -119,7 +119,7 @@ type learnedLimits struct {
 	m  map[window]*learnedRecord
 }
 
-func (l *learnedLimits) learn(r Report) Learned {
+func (l *learnedLimits) learn(r LimitReport) Learned {
 	if !Learnable(r) {
 		return Learned{}
 	}
@@ -170,7 +170,7 @@ func (l *learnedLimits) inForce(now time.Time) []Learned {
 }
 
 // Learn records a report (LimitStore). It never returns an error.
-func (b *MemoryBudgetStore) Learn(_ context.Context, r Report) (Learned, error) {
+func (b *MemoryBudgetStore) Learn(_ context.Context, r LimitReport) (Learned, error) {
 	return b.learned.learn(r), nil
 }
 

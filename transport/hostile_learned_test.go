@@ -57,7 +57,7 @@ func TestLearnedFromTheStoreKeepsTheFloor(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store := &throttle.MemoryBudgetStore{}
 		for _, u := range []string{"a", "b"} {
-			store.Learn(context.Background(), throttle.Report{Scope: "profile", Period: throttle.Sustain, Limit: 1, User: u, At: time.Now()})
+			store.Learn(context.Background(), throttle.LimitReport{Scope: "profile", Period: throttle.Sustain, Limit: 1, User: u, At: time.Now()})
 		}
 		tr := &transport.Transport{Base: servedProfile(t, 10), TitleID: "1234567890", Budget: store}
 		profileAs(context.Background(), &http.Client{Transport: tr}, "2533274790000001")

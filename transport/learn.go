@@ -241,7 +241,7 @@ func (t *Transport) tableText(scope string, p throttle.Period) string {
 
 // learn takes the limit a 429's body reports for the call's key. A limit
 // other than the one the call counted against, or the learned one in force
-// reported again, goes to the limit store as a throttle.Report: until
+// reported again, goes to the limit store as a throttle.LimitReport: until
 // another user's report, or one from a later window, confirms it there it
 // applies to this key alone; confirmed, to every key of the scope. It is
 // kept within a tenth of the table's limit and the ceiling. Each change is
@@ -265,7 +265,7 @@ func (c *call) learn(b *ratelimit.Body) {
 		return // no drift, and nothing learned to keep alive
 	}
 	now := c.clk.Now()
-	r := throttle.Report{Scope: c.key.Scope, Period: p, Limit: n, User: userDigest(c.key.User), At: now}
+	r := throttle.LimitReport{Scope: c.key.Scope, Period: p, Limit: n, User: userDigest(c.key.User), At: now}
 	// Within the call's context: a shared store that is slow or gone costs
 	// the call no more than its own deadline, and the local store keeps
 	// the report.

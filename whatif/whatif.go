@@ -192,12 +192,38 @@ type Service struct {
 }
 
 // Result is the what-if: the reports of the trace and of what the service
-// saw with fgrl, and the calls per service.
+// saw with fgrl, what became of the calls, and the calls per service.
 type Result struct {
-	Before   *analyze.Report `json:"before"`
-	After    *analyze.Report `json:"after"`
-	Calls    int             `json:"calls"`    // calls replayed
-	Services []Service       `json:"services"` // by service scope
+	Before *analyze.Report `json:"before"`
+	After  *analyze.Report `json:"after"`
+	Calls  int             `json:"calls"` // calls replayed
+	// Served, Delayed and Refused are the calls the service answered
+	// (without a 429), the calls the transport held before sending, and
+	// those it refused without sending: the service never saw these, so
+	// After judges the calls without them (RefusedOnly).
+	Served   int       `json:"served"`
+	Delayed  int       `json:"delayed"`
+	Refused  int       `json:"refusedLocally"`
+	Services []Service `json:"services"` // by service scope
+}
+
+// RefusedOnly reports whether the verdict with fgrl is better than the
+// trace's while the transport refused calls locally: the title then sees
+// those calls fail (a *transport.ThrottleError), and After judges only the
+// calls it let through; pacing alone did not make it so.
+func (r *Result) RefusedOnly() bool {
+	return r.Refused > 0 && rank(r.After.Verdict) < rank(r.Before.Verdict)
+}
+
+// rank orders verdicts from green to red.
+func rank(v string) int {
+	switch v {
+	case analyze.Green:
+		return 0
+	case analyze.Yellow:
+		return 1
+	}
+	return 2
 }
 
 // Run replays the calls added so far through the fgrl transport and
@@ -243,8 +269,9 @@ func (r *Replayer) Run(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	o.flush()
-	out := &Result{Before: before, After: after.Report(), Calls: len(r.calls)}
+	out := &Result{Before: before, After: after.Report(), Calls: len(r.calls), Served: res.Served, Refused: res.Refused}
 	for _, s := range res.Services {
+		out.Delayed += s.Delayed
 		t := r.service(s.Service)
 		t.Fgrl429s, t.Delayed, t.Refused = s.Server429s, s.Delayed, s.Delay.Refused
 		t.P50Ms, t.P99Ms, t.MaxMs = s.Delay.P50Ms, s.Delay.P99Ms, s.Delay.MaxMs

@@ -27,7 +27,7 @@ func TestBadInputsExit2(t *testing.T) {
 		{"plan: a count past 64 bits", []string{"limits", "plan", "social:10s:99999999999999999999"},
 			`xblcall limits plan: "social:10s:99999999999999999999": want SCOPE:EVERY[:COUNT], EVERY 1ms to 168h0m0s and COUNT 1 to 100000, such as social:10s or presence/read:5s:3`},
 		{"plan: a peak past a billion calls", []string{"limits", "plan", "social:1ms:100000"},
-			`xblcall limits plan: limits: plan: scope "social": its calls in the busiest 5m0s window pass 1000000000, the most a plan may make`},
+			`xblcall limits plan: limits: plan: scope "social": its calls in the busiest 5m1s window pass 1000000000, the most a plan may make`},
 		{"mock: --error-rate NaN", []string{"mock", "--error-rate", "NaN", "--hosts"},
 			"xblcall mock: mock: fault rates must be fractions from 0 to 1 adding up to at most 1 (error NaN, reset 0, truncate 0)"},
 		{"mock: --error-rate +Inf", []string{"mock", "--error-rate", "+Inf", "--hosts"},

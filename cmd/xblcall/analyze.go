@@ -35,8 +35,8 @@ func analyzeCommand(e *env) *cobra.Command {
   xblcall analyze examples/                      # every .har and .saz in the directory
   xblcall analyze examples/xlta-data.csv         # the trace analyzer's data files (its -data): v1509/v1510 CSV, or JSON
   xblcall analyze --json examples/naive.har | jq '.findings[] | select(.level == "fail")'
-  xblcall analyze --format junit examples/naive.har > analyze.xml   # a CI test page: a failure per failing finding
-  xblcall analyze --format sarif examples/naive.har > analyze.sarif # code scanning (GitHub, Azure DevOps)
+  xblcall analyze --format junit -o analyze.xml examples/naive.har   # a CI test page: a failure per failing finding
+  xblcall analyze --format sarif -o analyze.sarif examples/naive.har # code scanning (GitHub, Azure DevOps)
   xblcall analyze --what-if examples/ignored429s.har # the same calls through fgrl: 429s avoided, delays, verdict after
   xblcall simulate --client naive --har naive.har && xblcall analyze --trace-limits naive.har
 
@@ -52,10 +52,10 @@ XSAPI functions that make its calls (the C API, the C++ one in parentheses),
 from the trace analyzer's endpoint-to-API map.
 
 The rules (the trace analyzer's; --rules FILE changes them, see the analyze
-package doc): call-frequency, throttled-calls, burst, repeated-calls,
-polling, small-batch, batch-frequency, sample-title-id (PlayFab calls for a
-sample title ID: certification warning XR-003), no-token, not-judged. Social Manager's
-calls are exempt from polling, repeated-calls and small-batch.
+package doc), as reports name them:
+` + ruleList() + `
+Social Manager's calls are exempt from polling, repeated-calls and
+small-batch.
 
   red     a finding fails: a 300 s span reaches the rule's certification
           figure (printed per service in the CERT column: the limits data's,
@@ -86,6 +86,7 @@ trace, or traces holding no calls.
 type analyzeOpts struct {
 	json, verbose, whatIf, traceLimits               bool
 	revision, limits, rules, html, format, userAgent string
+	output                                           string
 }
 
 // analyzeFormats are --format's values: what the report is written as on
@@ -97,6 +98,7 @@ func analyzeFlags(o *analyzeOpts) *flag.FlagSet {
 	fs.BoolVar(&o.json, "json", false, "print the report as JSON (schema "+analyze.Schema+"); the same as --format json")
 	fs.StringVar(&o.format, "format", "text", "write the report to standard output as text, json, junit (JUnit XML: a failure per failing finding), sarif (SARIF 2.1.0, for code scanning) or html")
 	fs.StringVar(&o.html, "html", "", "also write a self-contained HTML report to this file")
+	fs.StringVarP(&o.output, "output", "o", "", "write the report (--format's) to this file instead of standard output; the exit status stays the verdict's, where a pipe to tee would give tee's")
 	fs.StringVar(&o.rules, "rules", "", "rules data file (JSON or YAML; fields left out keep the trace analyzer's values)")
 	fs.StringVar(&o.revision, "revision", "", "built-in limits table (default 2020)")
 	fs.StringVar(&o.limits, "limits", "", "limits data file")
@@ -107,7 +109,7 @@ func analyzeFlags(o *analyzeOpts) *flag.FlagSet {
 	return fs
 }
 
-func (o *analyzeOpts) run(ctx context.Context, e *env, args []string) error {
+func (o *analyzeOpts) run(ctx context.Context, e *env, args []string) (err error) {
 	if len(args) == 0 {
 		return &exitError{2, errors.New("need a trace: a .har or .saz file, a directory of them, or - for standard input")}
 	}
@@ -137,6 +139,23 @@ func (o *analyzeOpts) run(ctx context.Context, e *env, args []string) error {
 	}
 	if err := checkWritable(o.html, "--html"); err != nil {
 		return &exitError{2, err}
+	}
+	if o.output != "" {
+		f, err := os.Create(o.output)
+		if err != nil {
+			return &exitError{2, fmt.Errorf("--output: %w", err)}
+		}
+		w := bufio.NewWriter(f)
+		out := *e
+		out.stdout, e = w, &out
+		defer func() {
+			if ferr := w.Flush(); ferr != nil && err == nil {
+				err = fmt.Errorf("--output: %w", ferr)
+			}
+			if cerr := f.Close(); cerr != nil && err == nil {
+				err = fmt.Errorf("--output: %w", cerr)
+			}
+		}()
 	}
 	if o.whatIf {
 		return o.runWhatIf(ctx, e, paths, lim, rules)
@@ -251,9 +270,23 @@ func printWhatIf(w io.Writer, res *whatif.Result, lim *limits.Limits) error {
 			fmt.Fprintf(w, "\nINCOMPLETE: %s: not read whole: %s", safetext.Cut(in.Name, 60), safetext.Cut(gap.String(), 200))
 		}
 	}
-	_, err := fmt.Fprintf(w, "\n429s: %d in the traces, %d with fgrl (%d avoided)\nverdict: %s in the traces (%d failing, %d warnings), %s with fgrl (%d failing, %d warnings)\n",
+	fmt.Fprintf(w, "\ncalls with fgrl: %d served (%s), %d of them delayed (%s); %d refused locally (%s)\n",
+		res.Served, share(res.Served, res.Calls), res.Delayed, share(res.Delayed, res.Calls), res.Refused, share(res.Refused, res.Calls))
+	fmt.Fprintf(w, "429s: %d in the traces, %d with fgrl (%d avoided)\nverdict: %s in the traces (%d failing, %d warnings), %s with fgrl (%d failing, %d warnings)\n",
 		t429, f429, t429-f429, res.Before.Verdict, res.Before.Fails, res.Before.Warnings, res.After.Verdict, res.After.Fails, res.After.Warnings)
-	return err
+	if res.RefusedOnly() {
+		fmt.Fprintf(w, "note: %s with fgrl only by refusing %s of the calls locally: the title sees those fail, and the service never counts them; pace or batch them to send them all\n",
+			res.After.Verdict, share(res.Refused, res.Calls))
+	}
+	return nil
+}
+
+// share is n of total as a whole percentage.
+func share(n, total int) string {
+	if total == 0 {
+		return "0 %"
+	}
+	return fmt.Sprintf("%.0f %%", 100*float64(n)/float64(total))
 }
 
 func (o *analyzeOpts) loadRules() (*analyze.Rules, error) {
@@ -613,4 +646,14 @@ func printFindings(w io.Writer, rep *analyze.Report, verbose bool, cell func(str
 			fmt.Fprintf(w, "    %d calls: %s\n", f.Calls, strings.Join(ev, ", "))
 		}
 	}
+}
+
+// ruleList is the help's list of the analyzer's rules, one a line, from
+// analyze.RuleInfos: the help names every rule the reports carry.
+func ruleList() string {
+	var b strings.Builder
+	for _, r := range analyze.RuleInfos {
+		fmt.Fprintf(&b, "  %-17s %s\n", r.ID, r.Short)
+	}
+	return b.String()
 }

@@ -267,14 +267,18 @@ func TestSimulateAnalyzeAgree(t *testing.T) {
 // TestAnalyzeWhatIf: the naive client's trace of the worked example,
 // replayed through fgrl: its 53 429s become none, the verdict goes from red
 // to yellow (its bursts stay), and the exit status stays the trace's (1);
-// JSON carries the same; examples/ignored429s.har goes from red to green;
-// a CI format is refused with --what-if.
+// JSON carries the same; examples/ignored429s.har goes from red to green,
+// and the what-if says that it does so only by refusing 85 % of the calls
+// (before, no line said so); a CI format is refused with --what-if.
 func TestAnalyzeWhatIf(t *testing.T) {
 	code, out, errs := xblcall(t, "analyze", "--what-if", "../../examples/naive.har")
 	for _, want := range []string{"429s: 53 in the traces, 0 with fgrl (53 avoided)", "verdict: red in the traces (4 failing", "yellow with fgrl (0 failing"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("--what-if printed no %q:\n%s", want, out)
 		}
+	}
+	if !strings.Contains(out, "calls with fgrl: 148 served (100 %), 0 of them delayed (0 %); 0 refused locally (0 %)") || strings.Contains(out, "note:") {
+		t.Errorf("--what-if examples/naive.har: want every call served and no note:\n%s", out)
 	}
 	if code != 1 {
 		t.Errorf("exit %d, want 1 (the trace is red): %s", code, errs)
@@ -292,8 +296,12 @@ func TestAnalyzeWhatIf(t *testing.T) {
 		t.Errorf("--what-if --format json: exit %d, %v, %+v", code, err, res)
 	}
 	code, out, _ = xblcall(t, "analyze", "--what-if", "../../examples/ignored429s.har")
-	if code != 1 || !strings.Contains(out, "429s: 369 in the traces, 0 with fgrl (369 avoided)") || !strings.Contains(out, "green with fgrl (0 failing, 0 warnings)") {
-		t.Errorf("--what-if examples/ignored429s.har: exit %d\n%s", code, out)
+	for _, want := range []string{"429s: 369 in the traces, 0 with fgrl (369 avoided)", "green with fgrl (0 failing, 0 warnings)",
+		"calls with fgrl: 65 served (15 %), 56 of them delayed (13 %); 365 refused locally (85 %)",
+		"note: green with fgrl only by refusing 85 % of the calls locally"} {
+		if code != 1 || !strings.Contains(out, want) {
+			t.Errorf("--what-if examples/ignored429s.har: exit %d, no %q\n%s", code, want, out)
+		}
 	}
 	if code, _, errs := xblcall(t, "analyze", "--what-if", "--format", "junit", "../../examples/naive.har"); code != 2 || !strings.Contains(errs, "--what-if writes text or json") {
 		t.Errorf("--what-if --format junit: exit %d, %q; want 2", code, errs)
@@ -360,5 +368,33 @@ func TestTraceLimitsOnlyWhenAsked(t *testing.T) {
 				t.Errorf("exit %d, want %d, standard error holding %q\n%.300s\n%s", code, tt.code, tt.message, out, errs)
 			}
 		})
+	}
+}
+
+// TestAnalyzeOutput: -o writes the report to a file and the exit status
+// stays the verdict's (1 for a red trace), where a pipe to tee gives tee's
+// 0; a path that cannot be written is exit 2 before any trace is read.
+func TestAnalyzeOutput(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, format, file string
+		code               int
+		want               string // the file begins so
+	}{
+		{"sarif", "sarif", "analyze.sarif", 1, "{\n  \"$schema\": \"https://docs.oasis-open.org/sarif/"},
+		{"junit", "junit", "analyze.xml", 1, "<?xml"},
+		{"text", "text", "analyze.txt", 1, "examples/naive.har: 148 calls"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, tc.file)
+			code, out, errs := xblcall(t, "analyze", "--format", tc.format, "-o", path, "../../examples/naive.har")
+			b, err := os.ReadFile(path)
+			if code != tc.code || out != "" || err != nil || !strings.HasPrefix(strings.ReplaceAll(string(b), "../../", ""), tc.want) {
+				t.Errorf("exit %d (want %d), stdout %q, %v; the file begins %q, want %q\n%s", code, tc.code, clip(out), err, clip(string(b)), tc.want, errs)
+			}
+		})
+	}
+	if code, _, errs := xblcall(t, "analyze", "-o", filepath.Join(dir, "no", "such", "dir"), "../../examples/naive.har"); code != 2 || !strings.Contains(errs, "--output: ") {
+		t.Errorf("an unwritable -o: exit %d, %q; want 2", code, errs)
 	}
 }

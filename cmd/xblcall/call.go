@@ -34,7 +34,7 @@ func callCommand(e *env) *cobra.Command {
   xblcall call --mock -X POST -d '{"userIds":["1"],"settings":["Gamertag"]}' \
       https://profile.xboxlive.com/users/batch/profile/settings
   XBL_TOKEN='XBL3.0 x=...;...' xblcall call -i -v https://userpresence.xboxlive.com/users/me
-  xblcall call --mock -n 200 -c 4 https://profile.xboxlive.com/users/me/profile/settings?settings=Gamertag
+  xblcall call --mock -n 20 -c 4 https://profile.xboxlive.com/users/me/profile/settings?settings=Gamertag
 
 Standard output carries only the answer's body (so 'xblcall call ... | jq .'
 works); -i puts the status line and headers before it. Each retry and each

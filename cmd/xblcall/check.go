@@ -17,6 +17,7 @@ import (
 
 	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/mock"
+	"github.com/xblgo/fgrl/mock/admin"
 )
 
 func checkCommand(e *env) *cobra.Command {
@@ -83,7 +84,7 @@ func (o *checkOpts) run(ctx context.Context, e *env, args []string) error {
 		}
 		opts.Since = t
 	}
-	res, raw, err := o.post(ctx, base.JoinPath(mock.AdminPrefix, "api", "check").String(), opts)
+	res, raw, err := o.post(ctx, base.JoinPath(admin.Prefix, "api", "check").String(), opts)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+
+	"github.com/xblgo/fgrl/analyze"
 )
 
 // hint is a command the CLI tells its user to run.
@@ -97,6 +99,20 @@ func TestUsageFromFlags(t *testing.T) {
 		_, out, _ := xblcall(t, strings.Fields(tc.args)...)
 		if first, _, _ := strings.Cut(out, "\n"); first+"\n" != tc.want {
 			t.Errorf("xblcall %s: %q, want %q", tc.args, first, tc.want)
+		}
+	}
+}
+
+// TestHelpAnalyzeListsEveryRule: `xblcall help analyze` names every rule a
+// report can carry (the list once missed events-burst).
+func TestHelpAnalyzeListsEveryRule(t *testing.T) {
+	code, out, errs := xblcall(t, "help", "analyze")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, r := range analyze.RuleInfos {
+		if !strings.Contains(out, "  "+r.ID+" ") {
+			t.Errorf("help analyze does not list the rule %s", r.ID)
 		}
 	}
 }

@@ -14,6 +14,8 @@ import (
 
 	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/limits"
+	"github.com/xblgo/fgrl/throttle"
+	"github.com/xblgo/fgrl/transport"
 )
 
 func limitsCommand(e *env) *cobra.Command {
@@ -42,16 +44,26 @@ func planCommand(e *env) *cobra.Command {
 	o := new(planOpts)
 	c := &cobra.Command{
 		Use:   "plan SCOPE:EVERY[:COUNT]...",
-		Short: "plan periodic calls: each scope's busiest windows, what is left of its limits, its fastest safe interval",
-		Example: `  xblcall limits plan social:10s                   # exactly the sustain limit: nothing left
+		Short: "plan periodic calls for the fgrl transport: each scope's busiest windows, what is left of its limits, its fastest interval",
+		Example: `  xblcall limits plan social:10s                   # exit 1: a plain client's limit; fgrl's 1 s margin holds a call
+  xblcall limits plan social:11s --json
+  xblcall limits plan social:11.149s --limit-share 0.9   # as analyze --what-if replays: within 90 % of each limit
   xblcall limits plan presence/read:10s:3 profile:1m    # three lookups a tick: batch them
+  xblcall limits plan profile:15s --background      # a background job leaves a quarter to interactive calls
 
 A periodic call is a rule's scope (xblcall limits lists them), an interval
-and the calls of a tick (one user's). For each scope the planner counts the
-calls in the busiest 15 s and 300 s windows (windows start at a request, as
-the service's do), what is left of each limit (0: one more call is a 429),
-the fastest safe interval for the calls of a tick, and whether a batch call
-could carry them. Exit status 1 when a scope is over its limits.
+and the calls of a tick (one user's). The plan is for the fgrl transport
+as its flags say (transport.Transport.PlanClient): its budget admits a
+call only while the last 15 s and 300 s, each --margin longer, hold less
+than the part of each limit it lets calls use (--limit-share; for
+--background calls, less the share kept for interactive ones). For each
+scope the planner counts the calls in those windows at their busiest
+(windows start at a request, as the service's do), what is left of each
+limit (0: one more call waits), the fastest interval at which the
+transport sends every call at once (FGRL), the fastest a plain client
+sends without a 429 (PLAIN), and whether a batch call could carry a tick's
+calls. --json prints the rows (durations as Go duration strings). Exit
+status 1 when a scope's calls are more than the transport sends at once.
 `,
 		RunE: runE(e, o.run),
 	}
@@ -60,18 +72,68 @@ could carry them. Exit status 1 when a scope is over its limits.
 	return c
 }
 
-type planOpts struct{ revision, file string }
+type planOpts struct {
+	revision, file string
+	json           bool
+	margin         time.Duration
+	share          float64
+	background     bool
+}
 
 func planFlags(o *planOpts) *flag.FlagSet {
 	fs := newFlagSet("plan")
 	fs.StringVar(&o.revision, "revision", "2020", "built-in limits table")
 	fs.StringVar(&o.file, "file", "", "limits data file")
+	fs.BoolVar(&o.json, "json", false, "print the plan as JSON")
+	fs.DurationVar(&o.margin, "margin", throttle.DefaultMargin, "the transport's budget margin (transport.Transport.Margin; 0: none)")
+	fs.Float64Var(&o.share, "limit-share", 0, "the share of each limit the transport lets calls use (transport.Transport.LimitShare; 0: all)")
+	fs.BoolVar(&o.background, "background", false, "the calls are background calls (transport.Background)")
 	return fs
+}
+
+// planRow is a plan row as --json writes it.
+type planRow struct {
+	Scope       string            `json:"scope"`
+	PerTick     int               `json:"perTick"`
+	Every       throttle.Duration `json:"every,omitempty"` // absent when mixed
+	BurstPeak   int               `json:"burstPeak"`
+	SustainPeak int               `json:"sustainPeak"`
+	Burst       int               `json:"burst"`
+	Sustain     int               `json:"sustain"`
+	BurstLeft   int               `json:"burstLeft"`
+	SustainLeft int               `json:"sustainLeft"`
+	Fastest     throttle.Duration `json:"fastest"` // 0s: none
+	Plain       throttle.Duration `json:"plainFastest"`
+	Batch       bool              `json:"batch"`
+	Safe        bool              `json:"safe"`
+}
+
+// client is the transport the flags describe, as the planner models it.
+func (o *planOpts) client() (limits.PlanClient, error) {
+	if o.margin < 0 || o.margin > throttle.SustainPeriod {
+		return limits.PlanClient{}, fmt.Errorf("--margin %v: want 0 to %v", o.margin, throttle.SustainPeriod)
+	}
+	if !(o.share >= 0 && o.share <= 1) { // NaN too
+		return limits.PlanClient{}, fmt.Errorf("--limit-share %v: want 0 (all) to 1", o.share)
+	}
+	tr := &transport.Transport{Margin: o.margin, LimitShare: o.share}
+	if o.margin == 0 {
+		tr.Margin = -1 // the transport's zero is its default; the flag's is none
+	}
+	prio := transport.Interactive
+	if o.background {
+		prio = transport.Background
+	}
+	return tr.PlanClient(prio), nil
 }
 
 func (o *planOpts) run(_ context.Context, e *env, args []string) error {
 	if len(args) == 0 {
 		return &exitError{2, errors.New("name the periodic calls: SCOPE:EVERY[:COUNT], such as social:10s")}
+	}
+	client, err := o.client()
+	if err != nil {
+		return &exitError{2, err}
 	}
 	l, err := loadLimits(o.revision, o.file)
 	if err != nil {
@@ -85,40 +147,73 @@ func (o *planOpts) run(_ context.Context, e *env, args []string) error {
 		}
 		calls = append(calls, c)
 	}
-	rows, err := l.Plan(calls)
+	rows, err := l.PlanFor(calls, client)
 	if err != nil {
 		return &exitError{2, err}
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SCOPE\tA TICK\tEVERY\tBURST (15 s)\tSUSTAIN (300 s)\tFASTEST SAFE\tVERDICT")
 	over := false
+	for _, r := range rows {
+		over = over || !r.Safe()
+	}
+	if o.json {
+		out := make([]planRow, 0, len(rows))
+		for _, r := range rows {
+			out = append(out, planRow{r.Scope, r.PerTick, throttle.Duration(r.Every), r.BurstPeak, r.SustainPeak, r.Burst, r.Sustain,
+				r.BurstLeft, r.SustainLeft, throttle.Duration(r.Fastest), throttle.Duration(r.Plain), r.Batch, r.Safe()})
+		}
+		if err := printJSON(e.stdout, out); err != nil {
+			return err
+		}
+	} else {
+		printPlan(e, rows)
+	}
+	if over {
+		return &exitError{1, errors.New("a scope's periodic calls are more than the transport sends at once")}
+	}
+	return nil
+}
+
+// printPlan writes the plan as a table.
+func printPlan(e *env, rows []limits.PlanRow) {
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SCOPE\tA TICK\tEVERY\tBURST\tSUSTAIN\tFGRL\tPLAIN\tVERDICT")
 	for _, r := range rows {
 		every := "mixed"
 		if r.Every > 0 {
 			every = r.Every.String()
 		}
-		fastest := "none: more calls a tick than a limit"
-		if r.Fastest > 0 {
-			fastest = r.Fastest.String()
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%d/%d\t%d/%d\t%s\t%s\n", r.Scope, r.PerTick, every, r.BurstPeak, r.Burst, r.SustainPeak, r.Sustain, fastest, verdict(r))
-		over = over || !r.Safe()
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d/%d\t%d/%d\t%s\t%s\t%s\n", r.Scope, r.PerTick, every, r.BurstPeak, r.Burst, r.SustainPeak, r.Sustain,
+			interval(r.Fastest), interval(r.Plain), verdict(r))
 	}
 	tw.Flush()
-	if over {
-		return &exitError{1, errors.New("a scope's periodic calls are over its limits")}
+}
+
+// plural is one when n is 1, else many.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
 	}
-	return nil
+	return many
+}
+
+// interval says a fastest interval; 0 is none.
+func interval(d time.Duration) string {
+	if d == 0 {
+		return "none"
+	}
+	return d.String()
 }
 
 // verdict says a plan row in words.
 func verdict(r limits.PlanRow) string {
-	v := "ok"
+	v := "ok: every call at once"
 	switch left := min(r.BurstLeft, r.SustainLeft); {
+	case r.Fastest == 0:
+		v = "over: more calls a tick than a limit"
 	case left < 0:
-		v = fmt.Sprintf("over: %d calls too many", -left)
+		v = fmt.Sprintf("over: %d %s", -left, plural(-left, "call waits or is refused", "calls wait or are refused"))
 	case left == 0:
-		v = "at a limit: one more call is a 429"
+		v = "at a limit: one more call waits"
 	}
 	if r.Batch {
 		v += "; batch the calls of a tick"

@@ -110,8 +110,9 @@ func (t *tally) record(d time.Duration, status int, err error) {
 	}
 }
 
-// progressLines writes where the run is, every interval, until stop.
-func (t *tally) progressLines(w io.Writer, every time.Duration) (stop func()) {
+// progress shows where the run is and what it waits for, every interval,
+// until stop: on the bar's description on a terminal, as a line otherwise.
+func (t *tally) progress(w io.Writer, b *bar, every time.Duration, wait func(time.Time) string) (stop func()) {
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
@@ -126,8 +127,16 @@ func (t *tally) progressLines(w io.Writer, every time.Duration) (stop func()) {
 				t.mu.Lock()
 				r := t.r
 				t.mu.Unlock()
-				fmt.Fprintf(w, "calls %d/%d: %d served, %d refused locally, %d throttled, %d failed\n",
-					r.Completed, r.Calls, r.Served, r.Refused, r.Throttled, r.Failed)
+				waits := wait(time.Now())
+				if b != nil {
+					b.describe(waits)
+					continue
+				}
+				if waits != "" {
+					waits = "; " + waits
+				}
+				fmt.Fprintf(w, "calls %d/%d: %d served, %d refused locally, %d throttled, %d failed%s\n",
+					r.Completed, r.Calls, r.Served, r.Refused, r.Throttled, r.Failed, waits)
 			}
 		}
 	}()
@@ -144,12 +153,12 @@ func runLoad(ctx context.Context, e *env, t *transport.Transport, req *http.Requ
 	if l.rate > 0 {
 		lim = rate.NewLimiter(rate.Limit(l.rate), 1)
 	}
-	tty := isTerminal(e.stderr)
-	b := newBar(e.stderr, tty, int64(l.n), "calls", "calls")
-	stopProgress := func() {}
-	if !tty { // a line a second, for a log or a pipe
-		stopProgress = tl.progressLines(e.stderr, time.Second)
-	}
+	b := newBar(e.stderr, isTerminal(e.stderr), int64(l.n), "calls", "calls")
+	w := new(waiting)
+	t.Observe = w.observe
+	snap := budgetOf(t, req)
+	// a line a second for a log or a pipe, the bar's description on a terminal
+	stopProgress := tl.progress(e.stderr, b, time.Second, func(now time.Time) string { return w.say(now, snap) })
 	client := &http.Client{Transport: t}
 	var next atomic.Int64
 	var wg sync.WaitGroup

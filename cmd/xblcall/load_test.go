@@ -39,9 +39,10 @@ func TestLoad(t *testing.T) {
 		if r.Waited == 0 || r.Latency.Min > r.Latency.P50 || r.Latency.P50 > r.Latency.P99 || r.Latency.P99 > r.Latency.Max {
 			t.Errorf("waits %d, latency %+v", r.Waited, r.Latency)
 		}
-		// Standard error is not a terminal: a progress line a second, and
-		// nothing else (retries and waits are counted, not printed).
-		progress := regexp.MustCompile(`^calls \d+/60: \d+ served, \d+ refused locally, \d+ throttled, \d+ failed$`)
+		// Standard error is not a terminal: a progress line a second, with
+		// the wait running if any, and nothing else (retries and waits are
+		// counted, not printed one by one).
+		progress := regexp.MustCompile(`^calls \d+/60: \d+ served, \d+ refused locally, \d+ throttled, \d+ failed(; waiting \d+ s for profile's (burst|sustain) window)?$`)
 		lines := strings.Split(strings.TrimSpace(errs), "\n")
 		for _, l := range lines {
 			if !progress.MatchString(l) {

@@ -28,6 +28,7 @@ import (
 	"github.com/xblgo/fgrl/internal/xblid"
 	"github.com/xblgo/fgrl/limits"
 	"github.com/xblgo/fgrl/mock"
+	"github.com/xblgo/fgrl/mock/admin"
 	"github.com/xblgo/fgrl/mock/mockprom"
 	"github.com/xblgo/fgrl/throttle"
 	"github.com/xblgo/fgrl/throttle/redisstore"
@@ -86,7 +87,7 @@ default one: every XUID exists with twelve friends.
 
 The admin endpoints answer only to this machine: requests from other peers
 need --admin-token (made and printed at start when --addr is not a loopback
-address), and every request's Host must be an IP address, localhost or an
+address; one given is never printed), and every request's Host must be an IP address, localhost or an
 --admin-host name (a guard against DNS rebinding from a web page).
 
 Each request is logged on standard error once answered (log/slog): method,
@@ -358,15 +359,16 @@ func (o *mockOpts) run(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	access := mock.AdminAccess{Token: o.adminToken, Hosts: o.adminHosts}
-	if access.Token == "" && !onLoopback(ln.Addr()) {
+	access := admin.Config{Token: o.adminToken, Hosts: o.adminHosts, Metrics: mockprom.Handler(h), Logger: cfg.Logger}
+	made := access.Token == "" && !onLoopback(ln.Addr())
+	if made {
 		access.Token = rand.Text() // peers off this machine need it
 	}
 	// Requests' contexts end when the server shuts down, so that open live
 	// pages (event streams) do not hold Shutdown to its timeout.
 	base, endStreams := context.WithCancel(context.Background())
 	defer endStreams()
-	handler := h.WithAdmin(access, mockprom.Handler(h))
+	handler := admin.WithServices(h, access)
 	proxied := newConnListener(ln.Addr())
 	defer proxied.Close()
 	srv := &http.Server{Handler: connectProxy(h, handler, proxied, e.stderr), MaxHeaderBytes: 64 << 10,
@@ -390,10 +392,14 @@ func (o *mockOpts) run(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "and at https://%s for every host xblcall mock --hosts lists\n", tlsLn.Addr())
 	}
 	fmt.Fprintf(e.stdout, "HTTPS_PROXY=http://%s reaches the same hosts over TLS%s\n", ln.Addr(), caNote(o.caOut))
-	fmt.Fprintf(e.stdout, "live page http://%s%s, metrics http://%s/metrics\n", ln.Addr(), mock.AdminPrefix, ln.Addr())
-	if access.Token != "" {
+	fmt.Fprintf(e.stdout, "live page http://%s%s, metrics http://%s/metrics\n", ln.Addr(), admin.Prefix, ln.Addr())
+	switch { // a token given on the command line is never printed: a banner lands in logs (docker logs)
+	case made:
 		fmt.Fprintf(e.stdout, "admin token %s: peers off this machine send it as 'Authorization: Bearer <token>' (the live page: %s?token=<token>)\n",
-			access.Token, mock.AdminPrefix)
+			access.Token, admin.Prefix)
+	case access.Token != "":
+		fmt.Fprintf(e.stdout, "admin token: the one --admin-token gave (not printed): peers off this machine send it as 'Authorization: Bearer <token>' (the live page: %s?token=<token>)\n",
+			admin.Prefix)
 	}
 	done := make(chan error, 3)
 	go func() { done <- srv.Serve(ln) }()

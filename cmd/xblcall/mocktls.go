@@ -12,18 +12,19 @@ import (
 
 	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/mock"
+	"github.com/xblgo/fgrl/mock/tlsca"
 )
 
 // ca returns the CA of the mock's TLS: the one --ca-cert and --ca-key name,
 // or a new one, whose key never leaves the process.
-func (o *mockOpts) ca() (*mock.CA, error) {
+func (o *mockOpts) ca() (*tlsca.CA, error) {
 	switch {
 	case o.caCert == "" && o.caKey == "":
-		return mock.NewCA()
+		return tlsca.New()
 	case o.caCert == "" || o.caKey == "":
 		return nil, &exitError{2, errors.New("--ca-cert and --ca-key go together")}
 	}
-	ca, err := mock.LoadCA(o.caCert, o.caKey)
+	ca, err := tlsca.Load(o.caCert, o.caKey)
 	if err != nil {
 		return nil, &exitError{2, err}
 	}

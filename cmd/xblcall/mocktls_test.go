@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/xblgo/fgrl/mock"
+	"github.com/xblgo/fgrl/mock/tlsca"
 )
 
 // servedMock runs xblcall mock with args until the test ends and returns
@@ -143,7 +144,7 @@ func TestMockHosts(t *testing.T) {
 // certificate); half a pair and a key other users can read are refused.
 func TestMockCAFlags(t *testing.T) {
 	dir := t.TempDir()
-	ca, err := mock.NewCA()
+	ca, err := tlsca.New()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,24 +173,24 @@ func TestMockCAFlags(t *testing.T) {
 	}
 }
 
-// TestReadmeHosts: the README's list of served hosts is what --hosts
+// TestReadmeHosts: docs/MOCK.md's list of served hosts is what --hosts
 // prints.
 func TestReadmeHosts(t *testing.T) {
 	_, out, _ := xblcall(t, "mock", "--hosts")
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/MOCK.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := string(readme)
 	i := strings.Index(s, "The hosts the mock serves")
 	if i < 0 {
-		t.Fatal("README has no list of the hosts the mock serves")
+		t.Fatal("docs/MOCK.md has no list of the hosts the mock serves")
 	}
 	block := s[i:]
 	block = block[strings.Index(block, "```\n")+4:]
 	block = block[:strings.Index(block, "```")]
 	if block != out {
-		t.Errorf("README's host list differs from xblcall mock --hosts:\nREADME:\n%s\n--hosts:\n%s", block, out)
+		t.Errorf("docs/MOCK.md's host list differs from xblcall mock --hosts:\nREADME:\n%s\n--hosts:\n%s", block, out)
 	}
 }
 
@@ -254,15 +255,15 @@ func TestReachEveryHost(t *testing.T) {
 	}
 }
 
-// TestReadmeEndpoints: the README's table of the calls the mock answers is
-// what --endpoints prints (generated from the route table).
+// TestReadmeEndpoints: docs/MOCK.md's table of the calls the mock answers
+// is what --endpoints prints (generated from the route table).
 func TestReadmeEndpoints(t *testing.T) {
 	_, out, _ := xblcall(t, "mock", "--endpoints")
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/MOCK.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(readme), "\n"+out+"\n") || len(out) < 100 {
-		t.Errorf("README lacks the table xblcall mock --endpoints prints (regenerate it):\n%s", out)
+		t.Errorf("docs/MOCK.md lacks the table xblcall mock --endpoints prints (regenerate it):\n%s", out)
 	}
 }

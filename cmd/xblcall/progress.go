@@ -43,6 +43,18 @@ func (b *bar) set(n int64) {
 	}
 }
 
+// describe shows what the work waits for after the bar's name; "" shows
+// the name alone.
+func (b *bar) describe(waits string) {
+	if b == nil {
+		return
+	}
+	if waits != "" {
+		waits = " (" + waits + ")"
+	}
+	b.pb.Describe("calls" + waits)
+}
+
 // add moves the bar on by one.
 func (b *bar) add() {
 	if b != nil {

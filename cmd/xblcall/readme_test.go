@@ -2,71 +2,106 @@ package main
 
 import (
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
 
-// TestReadmeCommands runs the README's CLI lines as written (from the
-// repository's root, each "go run ./cmd/xblcall ARGS" as xblcall ARGS; a
-// line of two joined by && as both), with the exit status each documents:
-// 0, or 1 where the line says "exit 1" (for the last command of a line
-// joined by &&; the ones before it exit 0); a pipe's other end (| jq) is left
-// out. Lines that serve, sign in or need a running mock (mock, login,
-// check) and the shell's completion are left to their own tests; every
-// other line runs, so none can rot.
+// TestReadmeCommands runs the README's CLI block as a new user would: each
+// line typed into one bash, as written, with the installed xblcall on PATH
+// (built into a directory of its own), from a directory holding the
+// repository's examples, in a home of its own and with XBL_CLIENT_ID
+// unset. Pipes, && and the shell's own lines (source <(...)) run as bash
+// runs them, so a line's status is its last command's: a line must exit as
+// its comment says ("exit 1 when red", "exit 2 without one"), or 0.
+// Before, the lines ran in-process with a pipe's other end cut off, so
+// "| tee analyze.sarif" (exit 0 whatever the verdict) and "--client-id
+// $XBL_CLIENT_ID" (unset: a flag without its value, exit 2) passed.
+// The lines that serve (mock) or need a running mock (check) are left to
+// the blocks and tests that start one.
 func TestReadmeCommands(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
+	t.Parallel()
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash on PATH")
 	}
-	block := string(b)
-	block = block[strings.Index(block, "## The CLI"):]
-	block = block[strings.Index(block, "```sh")+5:]
-	block = block[:strings.Index(block, "```")]
+	bin := installXblcall(t)
+	block := readmeBlock(t, "## The CLI")
 	root, _ := filepath.Abs("../..")
-	t.Chdir(t.TempDir())
-	for _, d := range []string{"examples"} { // the files the lines name, under their own names
-		os.Symlink(filepath.Join(root, d), d)
-	}
-	run := regexp.MustCompile(`go run \./cmd/xblcall ([^&#|]*)`)
+	dir := t.TempDir()
+	os.Symlink(filepath.Join(root, "examples"), filepath.Join(dir, "examples"))
+	sh := startShell(t, dir, userEnv(bin, dir))
 	ran := 0
 	for _, line := range strings.Split(strings.TrimSpace(block), "\n") {
-		if strings.HasPrefix(line, "source ") {
+		if strings.HasPrefix(line, "xblcall mock ") || strings.HasPrefix(line, "xblcall check ") {
 			continue
 		}
-		want := 0
-		if strings.Contains(line, "exit 1") {
-			want = 1
-		}
-		ms := run.FindAllStringSubmatch(line, -1)
-		for i, m := range ms {
-			args := strings.Fields(m[1])
-			switch args[0] {
-			case "mock", "login", "check":
+		if strings.Contains(line, "| jq") {
+			if _, err := exec.LookPath("jq"); err != nil {
+				t.Logf("no jq on PATH: %s", line)
 				continue
 			}
-			want := want
-			if i < len(ms)-1 {
-				want = 0 // a && goes on only after success
-			}
-			start := time.Now()
-			code, errs := xblcallOnce(t, args...)
-			t.Logf("%v %s", time.Since(start).Round(time.Millisecond), strings.TrimSpace(m[0]))
-			if code != want {
-				t.Errorf("%s: exit %d, want %d\n%s", strings.TrimSpace(m[0]), code, want, clip(errs))
-			}
-			ran++
+		}
+		start := time.Now()
+		code, out := sh.run(t, line, 2*time.Minute)
+		t.Logf("%v %s", time.Since(start).Round(time.Millisecond), line)
+		if want := documentedExit(line); code != want {
+			t.Errorf("%s: exit %d, want %d\n%s", line, code, want, clip(out))
+		}
+		ran++
+	}
+	if ran < 14 {
+		t.Errorf("ran %d README lines; the block has more", ran)
+	}
+	for _, file := range []string{"calls.svg", "naive.har", "report.html", "analyze.sarif"} { // what the lines write
+		if st, err := os.Stat(filepath.Join(dir, file)); err != nil || st.Size() == 0 {
+			t.Errorf("the lines wrote no %s: %v", file, err)
 		}
 	}
-	if ran < 10 {
-		t.Errorf("ran %d README lines; the block has more", ran)
+}
+
+// TestReadmeSignInBlock runs the README's sign-in against a mock as
+// written, in one bash (but for the port): the installed mock in the
+// background, login --via, whoami (the mock's gamertag), call, and kill %1,
+// after which nothing serves the port: the backgrounded installed binary
+// is the mock itself, not a go run holding a child.
+func TestReadmeSignInBlock(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash on PATH")
+	}
+	bin, dir, port := installXblcall(t), t.TempDir(), freePort(t)
+	block := readmeBlock(t, "Against a mock, no registration is needed")
+	sh := startShell(t, dir, userEnv(bin, dir))
+	ran := 0
+	for _, line := range strings.Split(strings.TrimSpace(strings.ReplaceAll(block, "8080", port)), "\n") {
+		code, out := sh.run(t, line, time.Minute)
+		switch {
+		case code != 0:
+			t.Errorf("%s: exit %d\n%s", line, code, clip(out))
+		case strings.HasSuffix(strings.TrimSpace(line), "&"):
+			waitServing(t, "127.0.0.1:"+port)
+		case strings.HasPrefix(line, "xblcall call ") && !strings.Contains(out, "MockPlayer"):
+			t.Errorf("%s: printed no gamertag:\n%s", line, clip(out))
+		}
+		ran++
+	}
+	if ran != 5 {
+		t.Errorf("ran %d lines of the block, want 5", ran)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		c, err := net.Dial("tcp", "127.0.0.1:"+port)
+		if err != nil {
+			break
+		}
+		c.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("the mock still serves after kill %1")
+		}
 	}
 }
 
@@ -74,8 +109,8 @@ func TestReadmeCommands(t *testing.T) {
 // as written (xblcall ARGS; a continued line joined; a pipe's other end, a
 // redirect and a comment left out): those of call --mock, limits, simulate,
 // analyze and token, from a fresh directory holding the repository's
-// examples. A line exits 0, or 1 where the demo is red (analyze of a naive
-// trace). Examples that serve, sign in, need a running mock or set shell
+// examples. A line exits 0, or 1 where its comment says "exit 1" or the
+// demo is red (analyze of a naive trace). Examples that serve, sign in, need a running mock or set shell
 // variables are left to their own tests.
 func TestHelpExamples(t *testing.T) {
 	root, _ := filepath.Abs("../..")
@@ -94,6 +129,10 @@ func TestHelpExamples(t *testing.T) {
 			if !strings.HasPrefix(line, "xblcall ") || strings.ContainsAny(line, "$`") {
 				continue
 			}
+			want := 0
+			if _, comment, _ := strings.Cut(line, " # "); strings.HasPrefix(comment, "exit 1") {
+				want = 1
+			}
 			for _, part := range strings.Split(line, "&&") {
 				part = strings.TrimSpace(part)
 				for _, cut := range []string{" | ", " # ", " > "} {
@@ -103,9 +142,9 @@ func TestHelpExamples(t *testing.T) {
 				if args[0] == "call" && !slices.Contains(args, "--mock") {
 					continue // a live service or a running mock
 				}
-				code, errs := xblcallOnce(t, args...)
+				code, _, errs := xblcall(t, args...)
 				red := args[0] == "analyze" // the traces at hand are the naive client's: red
-				if code != 0 && !(red && code == 1) {
+				if code != want && !(red && code == 1) {
 					t.Errorf("help %s: %s: exit %d\n%s", name, part, code, clip(errs))
 				}
 				ran++
@@ -152,28 +191,7 @@ func shellWords(t *testing.T, s string) []string {
 	return words
 }
 
-// documented holds the outcome of each documented load run so far, so a
-// line both the README and a help page give (call -n 200 runs for half a
-// minute of real time) runs once.
-var documented sync.Map // strings.Join(args, "\x00") -> [2]any{code, stderr}
-
-func xblcallOnce(t *testing.T, args ...string) (int, string) {
-	t.Helper()
-	if !slices.Contains(args, "-n") { // only a load run is slow; the others write files where they run
-		code, _, errs := xblcall(t, args...)
-		return code, errs
-	}
-	k := strings.Join(args, "\x00")
-	if v, ok := documented.Load(k); ok {
-		r := v.([2]any)
-		return r[0].(int), r[1].(string)
-	}
-	code, _, errs := xblcall(t, args...)
-	documented.Store(k, [2]any{code, errs})
-	return code, errs
-}
-
-// TestReadmeAdminCalls runs every README line that calls a running mock's
+// TestReadmeAdminCalls runs every line of README.md and docs/MOCK.md that calls a running mock's
 // admin API with curl, as written but for the port, against xblcall mock
 // started as the README starts it; the files they send are the
 // repository's (world.json: mock/testdata/world.json; script.yaml:
@@ -184,9 +202,13 @@ func TestReadmeAdminCalls(t *testing.T) {
 	if err != nil {
 		t.Skip("no curl on PATH")
 	}
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
+	var b []byte
+	for _, doc := range []string{"../../README.md", "../../docs/MOCK.md"} {
+		d, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b = append(append(b, d...), '\n')
 	}
 	dir := t.TempDir()
 	for name, src := range map[string]string{"world.json": "../../mock/testdata/world.json", "script.yaml": "testdata/rehearsal.yaml"} {
@@ -212,5 +234,50 @@ func TestReadmeAdminCalls(t *testing.T) {
 	}
 	if ran < 12 {
 		t.Errorf("ran %d README admin lines, want them all", ran)
+	}
+}
+
+// TestReadmeInstallBlock runs the README's set-up as written, in one bash,
+// for a user whose PATH lacks Go's bin directory (a GOPATH of its own; the
+// module cache stays the machine's): go install, the export PATH line,
+// then xblcall help, which must find the xblcall go install put there.
+// Before, the README said nothing of PATH, and xblcall was not found.
+func TestReadmeInstallBlock(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash on PATH")
+	}
+	out, err := exec.Command("go", "env", "GOMODCACHE", "GOCACHE", "GOPATH").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	goenv := strings.Fields(string(out))
+	home, gopath := t.TempDir(), t.TempDir()
+	var path []string // the PATH of a fresh machine: no Go bin directory but the toolchain's
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		if dir != filepath.Join(goenv[2], "bin") {
+			path = append(path, dir)
+		}
+	}
+	env := append(userEnv("", home), "GOPATH="+gopath, "GOMODCACHE="+goenv[0], "GOCACHE="+goenv[1])
+	env = append(env, "PATH="+strings.Join(path, string(os.PathListSeparator)))
+	root, _ := filepath.Abs("../..")
+	sh := startShell(t, root, env)
+	if code, _ := sh.run(t, "command -v xblcall", time.Minute); code == 0 {
+		t.Skip("an xblcall is on PATH outside Go's bin directory")
+	}
+	block := readmeBlock(t, "install the CLI once and call it by name")
+	ran := 0
+	for _, line := range strings.Split(strings.TrimSpace(block), "\n") {
+		if code, out := sh.run(t, line, 5*time.Minute); code != 0 {
+			t.Errorf("%s: exit %d\n%s", line, code, clip(out))
+		}
+		ran++
+	}
+	if code, out := sh.run(t, "command -v xblcall", time.Minute); code != 0 || strings.TrimSpace(out) != filepath.Join(gopath, "bin", "xblcall") {
+		t.Errorf("xblcall is %q (exit %d), want the one go install put in %s", strings.TrimSpace(out), code, gopath)
+	}
+	if ran != 3 {
+		t.Errorf("ran %d lines of the block, want 3", ran)
 	}
 }

@@ -4,7 +4,7 @@
 // /metrics:
 //
 //	h := mock.NewHandler()
-//	srv := httptest.NewServer(h.WithAdmin(mock.AdminAccess{}, mockprom.Handler(h)))
+//	srv := httptest.NewServer(admin.WithServices(h, admin.Config{Metrics: mockprom.Handler(h)}))
 package mockprom
 
 import (
@@ -23,7 +23,7 @@ import (
 //	fgrl_mock_requests_total{scope}     requests to a service, by rule scope
 //	fgrl_mock_throttled_total{scope}    429 answers, by rule scope
 //	fgrl_mock_unavailable_total{scope}  503 answers (store failures, injected faults), by rule scope
-//	fgrl_mock_keys                      keys counted within the last sustain period that the mock lists
+//	fgrl_mock_keys                      keys the calls in the mock's journal were counted against (mock.Metrics.Keys)
 //	fgrl_mock_store_keys                keys the in-memory store holds (absent with another store)
 //	fgrl_mock_store_errors_total        failures of the counts' store
 func Handler(h *mock.Handler) http.Handler {
@@ -46,7 +46,7 @@ var (
 	descRequests    = prometheus.NewDesc("fgrl_mock_requests_total", "Requests to a service, by rule scope.", []string{"scope"}, nil)
 	descThrottled   = prometheus.NewDesc("fgrl_mock_throttled_total", "429 answers, by rule scope.", []string{"scope"}, nil)
 	descUnavailable = prometheus.NewDesc("fgrl_mock_unavailable_total", "503 answers (store failures, injected faults), by rule scope.", []string{"scope"}, nil)
-	descKeys        = prometheus.NewDesc("fgrl_mock_keys", "Keys counted within the last sustain period that the mock lists.", nil, nil)
+	descKeys        = prometheus.NewDesc("fgrl_mock_keys", "Keys the calls in the mock's journal were counted against.", nil, nil)
 	descStoreKeys   = prometheus.NewDesc("fgrl_mock_store_keys", "Keys the in-memory store holds, idle ones not yet dropped included.", nil, nil)
 	descStoreErrors = prometheus.NewDesc("fgrl_mock_store_errors_total", "Failures of the counts' store.", nil, nil)
 	descSwitches    = prometheus.NewDesc("fgrl_mock_fault_switches_total", "Changes of the faults in force (SetFaults, the admin API).", nil, nil)

@@ -10,14 +10,15 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/xblgo/fgrl/mock"
+	"github.com/xblgo/fgrl/mock/admin"
 	"github.com/xblgo/fgrl/mock/mockprom"
 )
 
-// TestMetrics: /metrics, served by Admin with this package's handler,
+// TestMetrics: /metrics, served by the admin endpoints with this package's handler,
 // counts requests, 429s and 503s per scope, behind the admin access check.
 func TestMetrics(t *testing.T) {
 	h := mock.NewHandler()
-	srv := httptest.NewServer(h.WithAdmin(mock.AdminAccess{}, mockprom.Handler(h)))
+	srv := httptest.NewServer(admin.WithServices(h, admin.Config{Metrics: mockprom.Handler(h)}))
 	defer srv.Close()
 	for range 12 { // profile's burst is 10: two 429s
 		req, _ := http.NewRequest("GET", srv.URL+"/users/me/profile/settings?settings=Gamertag", nil)
@@ -71,7 +72,7 @@ func TestMetrics(t *testing.T) {
 	req = httptest.NewRequest("GET", "/metrics", nil)
 	req.RemoteAddr = "192.0.2.7:5000" // off this machine, no token
 	rec := httptest.NewRecorder()
-	h.Admin(mock.AdminAccess{}, mockprom.Handler(h)).ServeHTTP(rec, req)
+	admin.Handler(h, admin.Config{Metrics: mockprom.Handler(h)}).ServeHTTP(rec, req)
 	if rec.Code != http.StatusForbidden {
 		t.Errorf("a remote peer without the token got %d from /metrics, want 403", rec.Code)
 	}

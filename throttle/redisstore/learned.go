@@ -28,7 +28,7 @@ func (s *Store) learnedKey() string {
 // in one script run. At most throttle.MaxLearned scopes are kept (two
 // windows each); the hash expires throttle.LearnedFor after its last
 // report, as every record in it does.
-func (s *Store) Learn(ctx context.Context, r throttle.Report) (throttle.Learned, error) {
+func (s *Store) Learn(ctx context.Context, r throttle.LimitReport) (throttle.Learned, error) {
 	if !throttle.Learnable(r) {
 		return throttle.Learned{}, nil
 	}
@@ -64,7 +64,7 @@ func (s *Store) Learned(ctx context.Context, now time.Time) ([]throttle.Learned,
 		kind, scope, _ := strings.Cut(v[i], ":")
 		n, err1 := strconv.Atoi(v[i+1])
 		until, err2 := strconv.ParseInt(v[i+2], 10, 64)
-		r := throttle.Report{Scope: scope, Period: fieldPeriods[kind], Limit: n}
+		r := throttle.LimitReport{Scope: scope, Period: fieldPeriods[kind], Limit: n}
 		if err1 != nil || err2 != nil || !throttle.Learnable(r) || len(out) >= 2*throttle.MaxLearned {
 			continue
 		}

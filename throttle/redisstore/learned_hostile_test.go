@@ -25,7 +25,7 @@ func TestLearnedWithinTimeout(t *testing.T) {
 	c := redis.NewClient(&redis.Options{Addr: srv.Addr})
 	defer c.Close()
 	s := &Store{Client: c, Timeout: 250 * time.Millisecond}
-	r := throttle.Report{Scope: "profile", Period: throttle.Burst, Limit: 5, User: "a", At: time.Now()}
+	r := throttle.LimitReport{Scope: "profile", Period: throttle.Burst, Limit: 5, User: "a", At: time.Now()}
 	if _, err := s.Learn(context.Background(), r); err != nil { // the scripts are loaded, the connection open
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestLearnedStoresAgreeToTheMicrosecond(t *testing.T) {
 	c := redis.NewClient(&redis.Options{Addr: srv.Addr})
 	defer c.Close()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 900, time.UTC)
-	reports := []throttle.Report{
+	reports := []throttle.LimitReport{
 		{Scope: "profile", Period: throttle.Burst, Limit: 3, User: "a", At: t0},
 		{Scope: "profile", Period: throttle.Burst, Limit: 3, User: "a", At: t0.Add(throttle.BurstPeriod - 100*time.Nanosecond)},
 	}
@@ -127,7 +127,7 @@ func TestLearnedHashExpires(t *testing.T) {
 	c := redis.NewClient(&redis.Options{Addr: srv.Addr})
 	defer c.Close()
 	s := &Store{Client: c, Prefix: "ttl"}
-	if _, err := s.Learn(context.Background(), throttle.Report{Scope: "profile", Period: throttle.Burst, Limit: 5, User: "a", At: time.Now()}); err != nil {
+	if _, err := s.Learn(context.Background(), throttle.LimitReport{Scope: "profile", Period: throttle.Burst, Limit: 5, User: "a", At: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	ttl, err := c.PTTL(context.Background(), s.learnedKey()).Result()

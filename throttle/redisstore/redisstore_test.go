@@ -369,7 +369,7 @@ func TestLearnedPerPrefix(t *testing.T) {
 	now := time.Now()
 	for i, s := range stores {
 		for _, u := range []string{"u1", "u2"} { // confirmed: in force
-			if _, err := s.Learn(ctx, throttle.Report{Scope: "profile", Period: throttle.Burst, Limit: 10 + i, User: u, At: now}); err != nil {
+			if _, err := s.Learn(ctx, throttle.LimitReport{Scope: "profile", Period: throttle.Burst, Limit: 10 + i, User: u, At: now}); err != nil {
 				t.Fatal(err)
 			}
 		}

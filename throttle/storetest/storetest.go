@@ -207,7 +207,7 @@ func Learned(t *testing.T, s throttle.LimitStore) {
 		{string(make([]byte, throttle.MaxScopeLen+1)), b, 5, "a", 6, 0, 0},
 		{string(make([]byte, throttle.MaxScopeLen+1)), b, 5, "b", 7, 0, 0},
 	} {
-		got, err := s.Learn(ctx, throttle.Report{Scope: st.scope, Period: st.p, Limit: st.n, User: st.user, At: at(st.at)})
+		got, err := s.Learn(ctx, throttle.LimitReport{Scope: st.scope, Period: st.p, Limit: st.n, User: st.user, At: at(st.at)})
 		if err != nil {
 			t.Fatalf("step %d: Learn: %v", i, err)
 		}
@@ -236,7 +236,7 @@ func Learned(t *testing.T, s throttle.LimitStore) {
 	confirm := func(scope string, sec float64) {
 		for _, p := range []throttle.Period{b, su} {
 			for _, u := range []string{"a", "b"} {
-				s.Learn(ctx, throttle.Report{Scope: scope, Period: p, Limit: 1, User: u, At: at(sec)})
+				s.Learn(ctx, throttle.LimitReport{Scope: scope, Period: p, Limit: 1, User: u, At: at(sec)})
 			}
 		}
 	}

@@ -14,7 +14,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -199,9 +198,9 @@ func TestCallsBoundedInBytes(t *testing.T) {
 			}
 			srv.CloseClientConnections()
 			with := heapAfterGC()
-			h.calls.mu.Lock()
-			counted, held := h.calls.bytes, h.calls.n
-			h.calls.mu.Unlock()
+			h.journal.mu.Lock()
+			counted, held := h.journal.bytes, h.journal.n
+			h.journal.mu.Unlock()
 			h.ForgetCalls()
 			heap := int(with) - int(heapAfterGC())
 			t.Logf("%d calls hold %d bytes of heap, counted as %d", held, heap, counted)
@@ -230,7 +229,7 @@ func heapAfterGC() uint64 {
 // client secret, the user and XSTS tokens), then calls a service with
 // credentials in its headers and query, and exports the record every way:
 // Calls, WriteHAR, the admin API's calls and calls.har, the live page's
-// snapshot, the log. No code, token, ticket, secret or state is in any.
+// overview, the log. No code, token, ticket, secret or state is in any.
 func TestCallsHoldNoSecret(t *testing.T) {
 	var logs bytes.Buffer
 	h := Must(New(Config{Logger: slog.New(slog.NewJSONHandler(&logs, nil))}))
@@ -321,7 +320,7 @@ func TestCallsHoldNoSecret(t *testing.T) {
 		exports[path], _ = io.ReadAll(r.Body)
 		r.Body.Close()
 	}
-	exports["the live page's snapshot"], _ = h.snapshotJSON(t.Context())
+	exports["the live page's overview"], _ = json.Marshal(h.Overview(t.Context()))
 	for name, b := range exports {
 		for _, s := range secrets {
 			if bytes.Contains(b, []byte(s)) || bytes.Contains(b, []byte(url.QueryEscape(s))) {
@@ -351,7 +350,7 @@ func TestCheckFailsClosed(t *testing.T) {
 		if i < 2 { // dropped: 429s in a row, the record's oldest
 			c.Status, c.RetryAfter, c.userhash = 429, "60", "99"
 		}
-		h.calls.add(c)
+		h.journal.keep(c)
 	}
 	res, err := h.Check(CheckOptions{Certify: true})
 	if err != nil || res.OK || res.Report.Verdict != analyze.Incomplete || len(res.Failures) != 1 ||
@@ -361,60 +360,5 @@ func TestCheckFailsClosed(t *testing.T) {
 	res, err = h.Check(CheckOptions{Certify: true, Since: t0.Add(2 * time.Second)})
 	if err != nil || !res.OK || res.Report.Verdict != analyze.Green {
 		t.Errorf("since the dropped calls: %v, %+v", err, res.Failures)
-	}
-}
-
-// stalledWriter is a client reading an export slowly: its first Write
-// says so on started, and every Write waits for release.
-type stalledWriter struct {
-	header  http.Header
-	status  int
-	started chan<- struct{}
-	release <-chan struct{}
-	once    sync.Once
-}
-
-func (s *stalledWriter) Header() http.Header { return s.header }
-func (s *stalledWriter) WriteHeader(code int) {
-	if s.status == 0 {
-		s.status = code
-	}
-}
-func (s *stalledWriter) Write(p []byte) (int, error) {
-	s.once.Do(func() { s.started <- struct{}{} })
-	<-s.release
-	return len(p), nil
-}
-
-// TestCallExportsBounded: at most maxExports exports of the record are
-// served at once, each holding its copy of the calls until its client has
-// read it; one more gets 503, and once one ends another is served.
-func TestCallExportsBounded(t *testing.T) {
-	h := NewHandler()
-	do(t, h, "GET", profileURL, Token(xuid1, title1), "")
-	started, release := make(chan struct{}), make(chan struct{})
-	var wg sync.WaitGroup
-	for i := range maxExports {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			h.exportCalls(&stalledWriter{header: http.Header{}, started: started, release: release},
-				httptest.NewRequest("GET", AdminPrefix+"api/calls", nil), i%2 == 0)
-		}()
-		<-started
-	}
-	for _, har := range []bool{false, true} {
-		w := httptest.NewRecorder()
-		h.exportCalls(w, httptest.NewRequest("GET", AdminPrefix+"api/calls", nil), har)
-		if w.Code != http.StatusServiceUnavailable {
-			t.Errorf("export %d (HAR %v) with %d being read: %d %s, want 503", maxExports+1, har, maxExports, w.Code, w.Body)
-		}
-	}
-	close(release)
-	wg.Wait()
-	w := httptest.NewRecorder()
-	h.exportCalls(w, httptest.NewRequest("GET", AdminPrefix+"api/calls", nil), false)
-	if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), "profile.xboxlive.com") {
-		t.Errorf("an export once the others ended: %d %s", w.Code, w.Body)
 	}
 }

@@ -1,4 +1,9 @@
-package mock
+// Package tlsca is the certificate authority of the mock's TLS: it signs
+// one leaf certificate naming every host a mock answers (mock.Handler.Hosts),
+// so that a client that trusts it reaches the mock at the services' real
+// names over HTTPS, however it was written. mock.NewTLSServer and xblcall
+// mock --https use it.
+package tlsca
 
 import (
 	"crypto"
@@ -22,11 +27,8 @@ import (
 	"github.com/xblgo/fgrl/internal/safetext"
 )
 
-// CA is the certificate authority of the mock's TLS. It signs one leaf
-// certificate naming every host the mock answers, so that a client that
-// trusts the CA reaches the mock at the services' real names over HTTPS,
-// however it was written. Its key stays in the process unless KeyPEM is
-// called.
+// CA is a certificate authority of the mock's TLS. Its key stays in the
+// process unless KeyPEM is called.
 type CA struct {
 	Cert *x509.Certificate
 	key  crypto.Signer
@@ -36,8 +38,8 @@ type CA struct {
 // year within it.
 const caLife = 10 * 365 * 24 * time.Hour
 
-// NewCA makes a CA with a fresh ECDSA P-256 key.
-func NewCA() (*CA, error) {
+// New makes a CA with a fresh ECDSA P-256 key.
+func New() (*CA, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, err
@@ -61,36 +63,36 @@ func NewCA() (*CA, error) {
 	return &CA{Cert: cert, key: key}, nil
 }
 
-// LoadCA reads a CA from a PEM certificate file and a PEM private key file
+// Load reads a CA from a PEM certificate file and a PEM private key file
 // (PKCS #8, EC or PKCS #1), so that clients' trust outlives a run. A key
 // file that other users may read is refused.
-func LoadCA(certFile, keyFile string) (*CA, error) {
+func Load(certFile, keyFile string) (*CA, error) {
 	fi, err := os.Stat(keyFile)
 	if err != nil {
-		return nil, fmt.Errorf("mock: CA key: %w", err)
+		return nil, fmt.Errorf("tlsca: CA key: %w", err)
 	}
 	if fi.Mode().Perm()&0o077 != 0 {
-		return nil, fmt.Errorf("mock: CA key %s is readable by other users (mode %v); chmod 600 it", safetext.Quote(keyFile, 200), fi.Mode().Perm())
+		return nil, fmt.Errorf("tlsca: CA key %s is readable by other users (mode %v); chmod 600 it", safetext.Quote(keyFile, 200), fi.Mode().Perm())
 	}
 	certPEM, err := readPEM(certFile)
 	if err != nil {
-		return nil, fmt.Errorf("mock: CA certificate: %w", err)
+		return nil, fmt.Errorf("tlsca: CA certificate: %w", err)
 	}
 	keyPEM, err := readPEM(keyFile)
 	if err != nil {
-		return nil, fmt.Errorf("mock: CA key: %w", err)
+		return nil, fmt.Errorf("tlsca: CA key: %w", err)
 	}
 	pair, err := tls.X509KeyPair(certPEM, keyPEM)
 	if err != nil {
-		return nil, fmt.Errorf("mock: CA: %v", err)
+		return nil, fmt.Errorf("tlsca: CA: %v", err)
 	}
 	cert, err := x509.ParseCertificate(pair.Certificate[0])
 	if err != nil {
-		return nil, fmt.Errorf("mock: CA certificate: %v", err)
+		return nil, fmt.Errorf("tlsca: CA certificate: %v", err)
 	}
 	key, ok := pair.PrivateKey.(crypto.Signer)
 	if !ok || !cert.IsCA || cert.KeyUsage&x509.KeyUsageCertSign == 0 {
-		return nil, errors.New("mock: the CA certificate is not a CA's (it must have basic constraints CA:TRUE and the certSign key usage)")
+		return nil, errors.New("tlsca: the CA certificate is not a CA's (it must have basic constraints CA:TRUE and the certSign key usage)")
 	}
 	return &CA{Cert: cert, key: key}, nil
 }
@@ -119,7 +121,7 @@ func (ca *CA) CertPEM() []byte {
 }
 
 // KeyPEM returns the CA's private key in PEM (PKCS #8), to keep the CA for
-// later runs (LoadCA). Whoever holds it can sign certificates its trusters
+// later runs (Load). Whoever holds it can sign certificates its trusters
 // believe: store it readable by its owner only.
 func (ca *CA) KeyPEM() ([]byte, error) {
 	der, err := x509.MarshalPKCS8PrivateKey(ca.key)
@@ -152,7 +154,7 @@ func (ca *CA) TLSConfig(hosts []string) (*tls.Config, error) {
 		NextProtos: []string{"h2", "http/1.1"},
 		GetCertificate: func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
 			if sni := strings.ToLower(strings.TrimSuffix(hello.ServerName, ".")); sni != "" && leaf.Leaf.VerifyHostname(sni) != nil {
-				return nil, fmt.Errorf("mock: no service at %s (the mock's TLS names the hosts xblcall mock --hosts lists)", safetext.Quote(sni, 100))
+				return nil, fmt.Errorf("tlsca: no service at %s (the mock's TLS names the hosts xblcall mock --hosts lists)", safetext.Quote(sni, 100))
 			}
 			return leaf, nil
 		},
@@ -193,7 +195,7 @@ func (ca *CA) leaf(hosts []string) (*tls.Certificate, error) {
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, key.Public(), ca.key)
 	if err != nil {
-		return nil, fmt.Errorf("mock: signing the leaf certificate: %v", err)
+		return nil, fmt.Errorf("tlsca: signing the leaf certificate: %v", err)
 	}
 	parsed, err := x509.ParseCertificate(der)
 	if err != nil {

@@ -1,0 +1,202 @@
+package mock
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/xblgo/fgrl/limits"
+	"github.com/xblgo/fgrl/ratelimit"
+	"github.com/xblgo/fgrl/throttle"
+)
+
+// The pipeline: every request passes through these stages, in this order,
+// and each either answers it or hands it on (docs/ARCHITECTURE.md, "A
+// request through the mock", names the file of each):
+//
+//  1. script: a rule of the script that matches answers it, uncounted
+//     unless the rule counts (scripted, script.go);
+//  2. identify: a sign-in host goes to the sign-in service (signIn.serve);
+//     any other to the limits rule of its host and path, or 404 uncounted;
+//  3. authenticate: a token Token minted, or 401 uncounted (parseToken);
+//  4. route: the service's route for the method and path, or 404 or 405
+//     uncounted (matchRoute);
+//  5. count: FGRL counts it against its user + title + scope, and past a
+//     limit refuses it with 429 (count);
+//  6. faults: the faults in force may answer it, delay it or cut it short
+//     (fault, faults.go);
+//  7. answer: its service answers, from the world;
+//  8. record: whatever happened, aborted answers included, it becomes one
+//     Call in the journal, from which the log, the counters and the live
+//     page are derived (record).
+
+// exchange is one request going through the pipeline: the call its
+// service answers, and what the stages learn of it for its record.
+type exchange struct {
+	call
+	sw       statusWriter
+	body     capture
+	answered bool // the pipeline returned: not aborted
+	scope    string
+	script   string // the script rule that answered
+	counts   throttle.Counts
+	wait     time.Duration
+	fault    faultKind
+	flags    outcome
+}
+
+// ServeHTTP passes the request through the pipeline: it is counted against
+// its user + title + service and either refused (429) or served, and
+// recorded (Calls).
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	x := &exchange{call: call{r: r, maxBody: h.cfg.maxBody}}
+	x.sw.ResponseWriter = w
+	x.w = &x.sw
+	if r.Body != nil && r.Body != http.NoBody {
+		own := r.Body
+		x.body.ReadCloser = own
+		r.Body = &x.body
+		// The server's own body back when the handler returns, so that
+		// net/http tells what was left unread (ConnLimits.Apply).
+		defer func() { r.Body = own }()
+	}
+	defer h.record(x, time.Now())
+	h.serve(x)
+	x.answered = true
+}
+
+// serve runs the stages that answer x.
+func (h *Handler) serve(x *exchange) {
+	r := x.r
+	if st := h.script.Load(); st != nil && h.scripted(st, x) {
+		return
+	}
+	if host := strings.ToLower(hostOnly(r.Host)); slices.Contains(signInHosts, host) {
+		h.signIn.serve(x.w, r, host)
+		return
+	}
+	rule, known := h.cfg.limits.Match(r.Method, r.Host, r.URL.Path)
+	if !known && !h.cfg.fallback {
+		writeError(x.w, http.StatusNotFound, "NoSuchHost", "the mock serves no service at host "+hostOnly(r.Host))
+		return
+	}
+	if !known {
+		rule = h.cfg.limits.Fallback
+	}
+	id, err := parseToken(r.Header.Get("Authorization"))
+	if err != nil {
+		writeError(x.w, http.StatusUnauthorized, "Unauthorized", err.Error())
+		return
+	}
+	var rt *route
+	if routes := h.routes[rule.Service]; known && len(routes) > 0 {
+		// A call the mock does not serve, at a service it answers, is
+		// answered uncounted: the real service would serve it, and
+		// counting the mock's gap would skew the caller's budget. The
+		// services it only counts (the Store's, clubs, ...) count every
+		// call.
+		if rt = matchRoute(routes, &x.call); rt == nil {
+			notServed(routes, &x.call)
+			return
+		}
+	}
+	x.id, x.scope = id, rule.Scope()
+	if !h.count(x, rule) {
+		return
+	}
+	if f := h.faults.Load(); f.any && h.fault(x, rule, &f.f) {
+		return
+	}
+	if rt == nil {
+		writeError(x.w, http.StatusNotFound, "NotFound", "no such resource")
+	} else {
+		rt.serve(&x.call)
+	}
+	if tw, ok := x.w.(*truncWriter); ok {
+		tw.cut()
+	}
+}
+
+// record makes x, answered or aborted, one Call in the journal.
+func (h *Handler) record(x *exchange, start time.Time) {
+	took := time.Since(start)
+	status := x.sw.status
+	switch {
+	case !x.answered:
+		status = 0
+	case status == 0:
+		status = http.StatusOK
+	}
+	h.journal.add(x.r.Context(), newCall(x, h.cfg.now().Add(-took).UTC(), took, status))
+}
+
+// count is FGRL's stage: it counts x against its key, and its publisher's
+// for a rule with a publisher sustain limit, and reports whether c may be
+// served; when not, it has answered (429, or 503 when the store fails).
+// A legacy title is not counted.
+func (h *Handler) count(x *exchange, rule *limits.Rule) bool {
+	x.flags |= counted
+	if h.cfg.legacy[x.id.title] {
+		return true
+	}
+	now := h.cfg.now()
+	k := throttle.Key{User: x.id.userhash, Title: x.id.title, Scope: rule.Scope()}
+	d, err := h.cfg.store.Take(x.r.Context(), k, rule.Limit(), now)
+	if err != nil {
+		return h.storeFailed(x, err)
+	}
+	aspect := "{userId;titleId}"
+	if rule.PublisherSustain > 0 {
+		pk := throttle.Key{User: x.id.userhash, Title: h.cfg.publisher(x.id.title), Scope: rule.PublisherScope()}
+		pd, err := h.cfg.store.Take(x.r.Context(), pk, throttle.Limit{Sustain: rule.PublisherSustain}, now)
+		if err != nil {
+			return h.storeFailed(x, err)
+		}
+		if !pd.Allowed && (d.Allowed || pd.RetryAfter > d.RetryAfter) {
+			d, aspect = pd, "{userId;publisherId}"
+		}
+	}
+	x.counts, x.flags = d.Counts, x.flags|decided
+	ratelimit.SetHeaders(x.w.Header(), d)
+	if d.Allowed {
+		return true
+	}
+	x.wait, x.flags = d.RetryAfter, x.flags|refused|throttled
+	h.write429(x.w, rule, d, aspect, now)
+	return false
+}
+
+// storeFailed answers 503 for a store that failed, unless Config.FailOpen
+// serves the request, and reports whether it may be served.
+func (h *Handler) storeFailed(x *exchange, err error) bool {
+	x.flags |= storeFailed
+	if h.cfg.failOpen {
+		return true
+	}
+	x.flags |= unavailable
+	writeError(x.w, http.StatusServiceUnavailable, "ThrottleStoreUnavailable", "rate limit store failed: "+err.Error())
+	return false
+}
+
+// write429 answers 429 for decision d as the rule's service does: the
+// Store's services in text, naming the limit's aspect, the others in JSON.
+func (h *Handler) write429(w http.ResponseWriter, rule *limits.Rule, d throttle.Decision, aspect string, now time.Time) {
+	h.setRetryAfter(w.Header(), d.RetryAfter, now)
+	b := ratelimit.BodyOf(d)
+	if rule.Store {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(http.StatusTooManyRequests)
+		w.Write([]byte(ratelimit.StoreText(b.MaxRequests, b.PeriodInSeconds, aspect)))
+		return
+	}
+	writeJSON(w, http.StatusTooManyRequests, b)
+}
+
+// hostOnly is a Host header without its port.
+func hostOnly(h string) string {
+	if i := strings.LastIndexByte(h, ':'); i >= 0 && !strings.Contains(h[i:], "]") {
+		return h[:i]
+	}
+	return h
+}

@@ -1,0 +1,105 @@
+package mock
+
+import (
+	"testing"
+
+	"github.com/xblgo/fgrl/throttle"
+)
+
+// TestWhichRequestsCount holds the package doc's counting rule: a request
+// FGRL counts is one at a rule's host, with a token the mock minted, that
+// the service's routes serve (any path, at a service the mock only
+// counts; any host, with Config.Fallback), faults or not; a sign-in, an
+// unknown host, a bad token, a path or method the service does not serve
+// and a scripted answer without count are not counted; a legacy title is
+// in its scope's requests but not counted against FGRL.
+func TestWhichRequestsCount(t *testing.T) {
+	tok := Token(xuid1, title1)
+	tests := []struct {
+		name              string
+		cfg               Config
+		method, url, auth string
+		status            int
+		scope             string // the key's scope FGRL counts it under, and the Call's
+		fgrl, requests    int    // the key's count after it, and its scope's requests (Metrics)
+	}{
+		{name: "a served route", method: "GET", url: profileURL, auth: tok, status: 200, scope: "profile", fgrl: 1, requests: 1},
+		{name: "a service the mock only counts", method: "GET", url: "https://clubhub.xboxlive.com/clubs/Ids(1)", auth: tok,
+			status: 404, scope: "clubs", fgrl: 1, requests: 1},
+		{name: "an unknown host with the fallback rule", cfg: Config{Fallback: true}, method: "GET", url: "https://unlisted.xboxlive.com/x",
+			auth: tok, status: 404, scope: "unknown", fgrl: 1, requests: 1},
+		{name: "a service fault, after counting", cfg: Config{Faults: Faults{Services: []ServiceFault{{Service: "profile", Status: 503}}}},
+			method: "GET", url: profileURL, auth: tok, status: 503, scope: "profile", fgrl: 1, requests: 1},
+		{name: "a legacy title", cfg: Config{LegacyTitles: []string{title1}}, method: "GET", url: profileURL, auth: tok,
+			status: 200, scope: "profile", fgrl: 0, requests: 1},
+		{name: "an unknown path at a served service", method: "GET", url: "https://profile.xboxlive.com/nope", auth: tok,
+			status: 404, scope: "profile", fgrl: 0, requests: 0},
+		{name: "a method the route does not serve", method: "DELETE", url: profileURL, auth: tok, status: 405, scope: "profile", fgrl: 0, requests: 0},
+		{name: "a bad token", method: "GET", url: profileURL, auth: "XBL3.0 x=1;nonsense", status: 401, scope: "profile", fgrl: 0, requests: 0},
+		{name: "an unknown host", method: "GET", url: "https://unlisted.xboxlive.com/x", auth: tok, status: 404, scope: "unknown", fgrl: 0, requests: 0},
+		{name: "a sign-in", method: "POST", url: "https://login.live.com/oauth20_token.srf", status: 400, scope: "", fgrl: 0, requests: 0},
+		{name: "a scripted answer", cfg: Config{Script: Script{Rules: []ScriptRule{{Match: ScriptMatch{Host: "profile.xboxlive.com"},
+			Answers: []ScriptAnswer{{Status: 500}}}}}}, method: "GET", url: profileURL, auth: tok, status: 500, scope: "profile", fgrl: 0, requests: 0},
+		{name: "a scripted answer that counts", cfg: Config{Script: Script{Rules: []ScriptRule{{Match: ScriptMatch{Host: "profile.xboxlive.com"},
+			Count: true, Answers: []ScriptAnswer{{Status: 500}}}}}}, method: "GET", url: profileURL, auth: tok, status: 500, scope: "profile", fgrl: 1, requests: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := Must(New(tt.cfg))
+			if got := do(t, h, tt.method, tt.url, tt.auth, "").status; got != tt.status {
+				t.Fatalf("status %d, want %d", got, tt.status)
+			}
+			var requests int64
+			for _, sc := range h.Metrics().Scopes {
+				requests += sc.Requests
+			}
+			if requests != int64(tt.requests) {
+				t.Errorf("requests of every scope %d, want %d", requests, tt.requests)
+			}
+			if tt.scope == "" {
+				return
+			}
+			d, err := h.Counts(throttle.Key{User: UserHash(xuid1), Title: title1, Scope: tt.scope})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := d.Sustain.Count; got != tt.fgrl {
+				t.Errorf("%s's count %d, want %d", tt.scope, got, tt.fgrl)
+			}
+		})
+	}
+}
+
+// TestFaultsMeetCountedRequestsOnly: a fault answers only requests FGRL
+// counted and admitted, as Faults' doc says; the others are answered as
+// without it.
+func TestFaultsMeetCountedRequestsOnly(t *testing.T) {
+	h := Must(New(Config{
+		Faults: Faults{Services: []ServiceFault{{Service: "profile", Status: 503}}},
+		Script: Script{Rules: []ScriptRule{{Match: ScriptMatch{Host: "profile.xboxlive.com", Path: "/scripted"},
+			Answers: []ScriptAnswer{{Status: 418}}}}},
+	}))
+	tok := Token(xuid1, title1)
+	tests := []struct {
+		name, method, url, auth string
+		status                  int
+	}{
+		{"a served route", "GET", profileURL, tok, 503},
+		{"an unknown path", "GET", "https://profile.xboxlive.com/nope", tok, 404},
+		{"a method not served", "DELETE", profileURL, tok, 405},
+		{"a bad token", "GET", profileURL, "XBL3.0 x=1;nonsense", 401},
+		{"a scripted answer", "GET", "https://profile.xboxlive.com/scripted", tok, 418},
+	}
+	for _, tt := range tests {
+		if got := do(t, h, tt.method, tt.url, tt.auth, "").status; got != tt.status {
+			t.Errorf("%s: status %d, want %d", tt.name, got, tt.status)
+		}
+	}
+	// Past the burst limit (10 for profile), FGRL's own 429 answers first.
+	for range 9 {
+		do(t, h, "GET", profileURL, tok, "")
+	}
+	if r := do(t, h, "GET", profileURL, tok, ""); r.status != 429 || r.header.Get("RateLimit") == "" {
+		t.Errorf("past the limit: %d with RateLimit %q, want FGRL's 429", r.status, r.header.Get("RateLimit"))
+	}
+}

@@ -90,6 +90,46 @@ type Report struct {
 // MaxFindings bounds the findings a Report lists (its counts are of all).
 const MaxFindings = 5000
 
+// listed gathers a Report's findings: it counts each one and keeps the
+// first MaxFindings in the order the Report lists them (failures first,
+// then by time, then as found), so that those past them, and their
+// evidence, go as the judging goes on: a long trace's findings (up to
+// maxPerGroupRule per group and rule) are not all held at once.
+type listed struct {
+	rep   *Report
+	found []Finding
+}
+
+func (l *listed) add(fs ...Finding) {
+	for _, f := range fs {
+		l.rep.ByRule[f.Rule]++
+		if f.Level == Fail {
+			l.rep.Fails++
+		} else {
+			l.rep.Warnings++
+		}
+	}
+	l.found = append(l.found, fs...)
+	if len(l.found) >= 2*MaxFindings {
+		l.cut()
+	}
+}
+
+// cut keeps the first MaxFindings findings, in a slice of their own, and
+// returns them (never nil).
+func (l *listed) cut() []Finding {
+	all := l.found
+	sort.SliceStable(all, func(i, j int) bool {
+		if (all[i].Level == Fail) != (all[j].Level == Fail) {
+			return all[i].Level == Fail
+		}
+		return all[i].Time.Before(all[j].Time)
+	})
+	l.found = make([]Finding, min(len(all), MaxFindings))
+	copy(l.found, all)
+	return l.found
+}
+
 // maxPerGroupRule bounds the findings listed per group and rule.
 const maxPerGroupRule = 50
 
@@ -182,7 +222,6 @@ func (a *Analyzer) Report() *Report {
 	if rep.Inputs == nil {
 		rep.Inputs = []Input{}
 	}
-	var all []Finding
 	for _, g := range a.order {
 		sort.SliceStable(g.recs, func(i, j int) bool { return g.recs[i].at < g.recs[j].at })
 		rep.Judged += len(g.recs)
@@ -197,38 +236,22 @@ func (a *Analyzer) Report() *Report {
 	apis := apiNames{byURL: map[string][]string{}}
 	rep.Groups = make([]Group, 0, len(a.order))
 	judged := make([]*group, 0, len(a.order)) // beside rep.Groups
+	all := &listed{rep: rep}
 	for _, g := range a.order {
 		gr, found := a.judge(g)
 		apis.name(g, found)
 		rep.Groups, judged = append(rep.Groups, gr), append(judged, g)
-		all = append(all, found...)
+		all.add(found...)
 	}
-	all = append(all, a.eventFindings()...)
+	all.add(a.eventFindings()...)
 	for id, u := range a.samples {
-		all = append(all, Finding{Rule: RuleSampleTitleID, Level: Warn, Host: strings.ToLower(id) + ".playfabapi.com", Time: u.evidence[0].Time,
+		all.add(Finding{Rule: RuleSampleTitleID, Level: Warn, Host: strings.ToLower(id) + ".playfabapi.com", Time: u.evidence[0].Time,
 			Calls: u.calls, Evidence: u.evidence,
 			Reason: fmt.Sprintf("%s to PlayFab for the sample title ID %s: certification warning XR-003 (Title Quality for Submission): use the title's own ID", plural(u.calls, "call"), id)})
 	}
-	all = append(all, a.notJudgedFindings()...)
-	all = append(all, a.tokenlessFindings()...)
-	for _, f := range all {
-		rep.ByRule[f.Rule]++
-		if f.Level == Fail {
-			rep.Fails++
-		} else {
-			rep.Warnings++
-		}
-	}
-	sort.SliceStable(all, func(i, j int) bool {
-		if (all[i].Level == Fail) != (all[j].Level == Fail) {
-			return all[i].Level == Fail
-		}
-		return all[i].Time.Before(all[j].Time)
-	})
-	rep.Findings = all[:min(len(all), MaxFindings)]
-	if rep.Findings == nil {
-		rep.Findings = []Finding{}
-	}
+	all.add(a.notJudgedFindings()...)
+	all.add(a.tokenlessFindings()...)
+	rep.Findings = all.cut()
 	sort.Stable(busiestFirst{rep.Groups, judged})
 	for i := range rep.Groups[:min(len(rep.Groups), MaxTimelines)] {
 		g := &rep.Groups[i]

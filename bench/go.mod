@@ -9,6 +9,7 @@ require (
 	github.com/redis/rueidis v1.0.79
 	github.com/xblgo/fgrl v0.0.0
 	golang.org/x/sys v0.48.0
+	golang.org/x/time v0.16.0
 )
 
 require (

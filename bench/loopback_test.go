@@ -7,12 +7,14 @@ import (
 	"net/http/httptest"
 	"runtime/metrics"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
 	"github.com/xblgo/fgrl/limits"
 	"github.com/xblgo/fgrl/transport"
+	"golang.org/x/time/rate"
 )
 
 // goroutinesCreated reads the runtime's count of goroutines ever created.
@@ -26,11 +28,16 @@ func goroutinesCreated() uint64 {
 }
 
 // loopbackContender is one RoundTripper of the loopback benchmarks, with the
-// requests it sends.
+// requests it sends; cancel gives each request a cancellable context of its
+// own, as a caller without a deadline must to end a call (XSAPI's attempt
+// timeout is one), deadline a deadline of its own, 15 s ahead (before the
+// transport's 20 s attempt timeout, which then arms no timer).
 type loopbackContender struct {
-	name string
-	rt   http.RoundTripper
-	reqs []*http.Request
+	name     string
+	rt       http.RoundTripper
+	reqs     []*http.Request
+	cancel   bool
+	deadline bool
 }
 
 // loopbackContenders starts a net/http server answering {} and returns the
@@ -49,10 +56,6 @@ func loopbackContenders(b *testing.B) []loopbackContender {
 		return &http.Transport{MaxIdleConnsPerHost: 4, IdleConnTimeout: time.Minute}
 	}
 	url := srv.URL + "/users/me/profile/settings"
-	// A deadline before the per-attempt timeout (20 s), as in
-	// BenchmarkNoRetry: the transport then arms no timer of its own.
-	deadline, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	b.Cleanup(cancel)
 	fgrl := func() http.RoundTripper {
 		return &transport.Transport{Base: base(), Limits: lim, TitleID: "1234567890", AllowInsecure: true}
 	}
@@ -60,27 +63,75 @@ func loopbackContenders(b *testing.B) []loopbackContender {
 	retry.HTTPClient = &http.Client{Transport: base()}
 	retry.Logger = nil
 	cs := []loopbackContender{
-		{"base", base(), requests(context.Background(), url)},
-		{"fgrl", fgrl(), requests(context.Background(), url)},
-		{"fgrl-deadline", fgrl(), requests(deadline, url)},
-		{"retryablehttp", &retryablehttp.RoundTripper{Client: retry}, requests(context.Background(), url)},
+		{name: "base", rt: base(), reqs: requests(context.Background(), url)},
+		{name: "base-cancel", rt: base(), reqs: requests(context.Background(), url), cancel: true},
+		{name: "base-deadline", rt: base(), reqs: requests(context.Background(), url), deadline: true},
+		{name: "fgrl", rt: fgrl(), reqs: requests(context.Background(), url)},
+		{name: "fgrl-deadline", rt: fgrl(), reqs: requests(context.Background(), url), deadline: true},
+		{name: "retryablehttp", rt: &retryablehttp.RoundTripper{Client: retry}, reqs: requests(context.Background(), url)},
+		{name: "handbuilt", rt: handBuilt(base()), reqs: requests(context.Background(), url)},
+		{name: "handbuilt-deadline", rt: handBuilt(base()), reqs: requests(context.Background(), url), deadline: true},
 	}
 	for _, c := range cs {
 		for _, r := range c.reqs[:4] { // warm the connections
-			roundTrip(b, c.rt, r)
+			c.roundTrip(b, r)
 		}
 	}
 	return cs
 }
 
 // roundTrip sends r and reads and closes the answer.
-func roundTrip(b *testing.B, rt http.RoundTripper, r *http.Request) {
-	resp, err := rt.RoundTrip(r)
+func (c *loopbackContender) roundTrip(b *testing.B, r *http.Request) {
+	switch {
+	case c.cancel:
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		r = r.WithContext(ctx)
+	case c.deadline:
+		ctx, cancel := context.WithTimeout(r.Context(), 15*time.Second)
+		defer cancel()
+		r = r.WithContext(ctx)
+	}
+	resp, err := c.rt.RoundTrip(r)
 	if err != nil {
 		b.Fatal(err)
 	}
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
+}
+
+// handBuilt is what a user would build instead of fgrl with the same
+// attempt timeout: go-retryablehttp, its client's timeout XSAPI's 20 s,
+// around a golang.org/x/time/rate limiter per user (by the request's
+// Authorization) at limits no run reaches, over base.
+func handBuilt(base http.RoundTripper) http.RoundTripper {
+	c := retryablehttp.NewClient()
+	c.HTTPClient = &http.Client{Transport: &perUserLimiter{base: base, users: map[string]*rate.Limiter{}}, Timeout: 20 * time.Second}
+	c.Logger = nil
+	return &retryablehttp.RoundTripper{Client: c}
+}
+
+// perUserLimiter waits for the request's user's token bucket (100,000 a
+// burst, refilled at 100,000 per 15 s), then sends it through base.
+type perUserLimiter struct {
+	base  http.RoundTripper
+	mu    sync.Mutex
+	users map[string]*rate.Limiter
+}
+
+func (p *perUserLimiter) RoundTrip(req *http.Request) (*http.Response, error) {
+	user := req.Header.Get("Authorization")
+	p.mu.Lock()
+	l := p.users[user]
+	if l == nil {
+		l = rate.NewLimiter(rate.Limit(100000.0/15), 100000)
+		p.users[user] = l
+	}
+	p.mu.Unlock()
+	if err := l.Wait(req.Context()); err != nil {
+		return nil, err
+	}
+	return p.base.RoundTrip(req)
 }
 
 // BenchmarkLoopback is BenchmarkNoRetry over real loopback HTTP: a net/http
@@ -93,7 +144,7 @@ func BenchmarkLoopback(b *testing.B) {
 			g0 := goroutinesCreated()
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
-				roundTrip(b, c.rt, c.reqs[i%len(c.reqs)])
+				c.roundTrip(b, c.reqs[i%len(c.reqs)])
 			}
 			b.ReportMetric(float64(goroutinesCreated()-g0)/float64(b.N), "goroutines/op")
 		})
@@ -126,7 +177,7 @@ func BenchmarkLoopbackPaired(b *testing.B) {
 			start := time.Now()
 			cpu0, ok0 := processCPU()
 			for j := range pairBlock {
-				roundTrip(b, cs[at].rt, cs[at].reqs[(calls+j)%len(cs[at].reqs)])
+				cs[at].roundTrip(b, cs[at].reqs[(calls+j)%len(cs[at].reqs)])
 			}
 			wall[at] += time.Since(start).Nanoseconds()
 			cpu1, ok1 := processCPU()
@@ -142,19 +193,30 @@ func BenchmarkLoopbackPaired(b *testing.B) {
 }
 
 // reportPaired reports each contender's total per call in unit, and the
-// overhead ratios against go-retryablehttp's (contender 3 against 0).
+// overheads: fgrl's and the others' as a share of a bare call with the same
+// kind of context (a per-request cancellable one without a deadline, the
+// caller's deadline with one), as a share of a bare call without either
+// (the earlier target's figure), and fgrl's cost against the hand-built
+// combination's with the same timeout.
 func reportPaired(b *testing.B, cs []loopbackContender, total []int64, calls int, unit string) {
-	per := make([]float64, len(cs))
+	per := map[string]float64{}
 	for k, c := range cs {
-		per[k] = float64(total[k]) / float64(calls)
-		b.ReportMetric(per[k], c.name+"-"+unit)
+		per[c.name] = float64(total[k]) / float64(calls)
+		b.ReportMetric(per[c.name], c.name+"-"+unit)
 	}
-	over := func(k int) float64 { return per[k] - per[0] }
 	kind := strings.TrimSuffix(unit, "ns/call")
-	b.ReportMetric(over(1)/over(3), "fgrl/retryablehttp-"+kind+"overhead")
-	b.ReportMetric(over(2)/over(3), "fgrl-deadline/retryablehttp-"+kind+"overhead")
-	// The target: each fgrl contender's overhead as a share of one bare call.
-	b.ReportMetric(100*over(1)/per[0], "fgrl-"+kind+"overhead-%")
-	b.ReportMetric(100*over(2)/per[0], "fgrl-deadline-"+kind+"overhead-%")
-	b.ReportMetric(100*over(3)/per[0], "retryablehttp-"+kind+"overhead-%")
+	over := func(a, base string) float64 { return per[a] - per[base] }
+	b.ReportMetric(over("fgrl", "base")/over("retryablehttp", "base"), "fgrl/retryablehttp-"+kind+"overhead")
+	b.ReportMetric(over("fgrl-deadline", "base")/over("retryablehttp", "base"), "fgrl-deadline/retryablehttp-"+kind+"overhead")
+	for _, c := range []string{"fgrl", "fgrl-deadline", "retryablehttp"} {
+		b.ReportMetric(100*over(c, "base")/per["base"], c+"-"+kind+"overhead-%")
+	}
+	// The targets: against a bare call with the same kind of context, and
+	// against the hand-built combination with the same timeout.
+	b.ReportMetric(100*over("fgrl", "base-cancel")/per["base-cancel"], "fgrl-vs-base-cancel-"+kind+"%")
+	b.ReportMetric(100*over("fgrl-deadline", "base-deadline")/per["base-deadline"], "fgrl-deadline-vs-base-deadline-"+kind+"%")
+	b.ReportMetric(100*over("handbuilt", "base-cancel")/per["base-cancel"], "handbuilt-vs-base-cancel-"+kind+"%")
+	b.ReportMetric(100*over("handbuilt-deadline", "base-deadline")/per["base-deadline"], "handbuilt-deadline-vs-base-deadline-"+kind+"%")
+	b.ReportMetric(per["fgrl"]/per["handbuilt"], "fgrl/handbuilt-"+kind+"x")
+	b.ReportMetric(per["fgrl-deadline"]/per["handbuilt-deadline"], "fgrl-deadline/handbuilt-deadline-"+kind+"x")
 }

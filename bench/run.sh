@@ -125,7 +125,8 @@ if command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null; 
 	run "4. Redis: the store, go-redis and rueidis running the store's script, and redis-benchmark's trivial EVALSHA, from 1 and from 256 callers, alternating rounds (-cpu 1: the client gets one core, Redis the other)" \
 		"cd bench && rounds go test -run '^\$' -bench RedisClients -benchtime 60000x -cpu 1 -count 1 . && cd .. && go test -run '^\$' -bench Reserve -benchtime 3s -cpu 1 -count $count ./throttle/redisstore" \
 		-ratio 'RedisClients/callers=256/store RedisClients/callers=256/go-redis ops/s' -ratio 'RedisClients/callers=1/store RedisClients/callers=1/go-redis ops/s' \
-		-ratio 'RedisClients/callers=256/store RedisClients/callers=256/rb-trivial ops/s' -ratio 'RedisClients/callers=256/rueidis RedisClients/callers=256/store ops/s'
+		-ratio 'RedisClients/callers=256/store RedisClients/callers=256/rb-trivial ops/s' -ratio 'RedisClients/callers=256/rueidis RedisClients/callers=256/store ops/s' \
+		-ratio 'RedisClients/callers=256/store RedisClients/callers=256/rueidis ops/s'
 elif want "4."; then
 	printf '\n### 4. skipped: redis-server / redis-benchmark not on PATH\n'
 fi
@@ -135,6 +136,8 @@ run "6. how cost grows with distinct users" \
 	"go test -run '^\$' -bench 'BenchmarkUsers' -count 1 ./transport && go test -run '^\$' -bench MemoryUsers -benchtime 1x -count 1 ./mock"
 run "7. trace analysis: a generated 2,000,000-entry HAR (about 1.4 GB on disk while it runs)" \
 	"FGRL_BENCH_HAR_ENTRIES=2000000 go test -run '^\$' -bench 'AnalyzeHAR|ReadHAR' -benchtime 1x -count $count ./analyze"
+run "7b. what-if replay (xblcall analyze --what-if) of generated traces of 100,000, 500,000 and 2,000,000 calls, each in a process of its own, sizes alternating round by round" \
+	"cd bench && go run ./whatifscale -rounds $count -calls 100000,500000,2000000"
 run "8. observability cost: no hook, the no-op meter provider, the SDK with a span per call" \
 	"rounds go test -run '^\$' -bench Observe -benchtime 20000x -count 1 ./fgrlotel"
 run "9. the proxy: a call through xblcall proxy's server (CONNECT, TLS to its CA, its transport) beside the same call through the transport in-process, to one loopback server, taking turns in blocks of 50 calls" \

@@ -13,19 +13,24 @@ import (
 )
 
 // observer is the service as the simulation sees it: the mock, with a tally
-// per key (user + service scope) and per 15 s interval of what reached it.
-// Its memory grows with the keys and the intervals they were called in, not
-// with the calls.
+// per service scope and, unless noKeys, per key (user + service scope) and
+// per 15 s interval of what reached it. Its memory grows with the keys and
+// the intervals they were called in, not with the calls.
 type observer struct {
 	h      *mock.Handler
 	now    func() time.Time
 	start  time.Time
 	title  string
 	limits *limits.Limits
+	noKeys bool // Options.NoKeys: no tally per key
 
-	mu   sync.Mutex
-	keys map[keyID]*keyTally
+	mu     sync.Mutex
+	keys   map[keyID]*keyTally
+	scopes map[string]*scopeTally
 }
+
+// scopeTally is what reached one scope ("" for a request of no rule).
+type scopeTally struct{ requests, throttled int }
 
 type keyID struct{ user, scope string }
 
@@ -48,9 +53,17 @@ func (o *observer) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	user, scope := o.identify(req)
+	throttled := resp.StatusCode == http.StatusTooManyRequests
+	if o.noKeys {
+		o.mu.Lock()
+		o.scope(scope, throttled)
+		o.mu.Unlock()
+		return resp, nil
+	}
 	d, _ := o.h.Counts(throttle.Key{User: user, Title: o.title, Scope: scope})
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	o.scope(scope, throttled)
 	i := int(o.now().Sub(o.start) / throttle.BurstPeriod)
 	k := o.key(keyID{user, scope}, d)
 	t := k.intervals[i]
@@ -61,12 +74,28 @@ func (o *observer) RoundTrip(req *http.Request) (*http.Response, error) {
 	k.last = max(k.last, i)
 	t.requests++
 	t.burst, t.sustain = d.Burst.Count, d.Sustain.Count
-	if resp.StatusCode == http.StatusTooManyRequests {
+	if throttled {
 		t.throttled++
 		t.burstHit = t.burstHit || (d.Burst.Limit > 0 && d.Burst.Count > d.Burst.Limit)
 		t.sustHit = t.sustHit || (d.Sustain.Limit > 0 && d.Sustain.Count > d.Sustain.Limit)
 	}
 	return resp, nil
+}
+
+// scope counts a request that reached scope. Requires o.mu held.
+func (o *observer) scope(scope string, throttled bool) {
+	if o.scopes == nil {
+		o.scopes = map[string]*scopeTally{}
+	}
+	t := o.scopes[scope]
+	if t == nil {
+		t = &scopeTally{}
+		o.scopes[scope] = t
+	}
+	t.requests++
+	if throttled {
+		t.throttled++
+	}
 }
 
 // key returns k's tally, made on first use. Requires o.mu held.
@@ -98,21 +127,25 @@ func (o *observer) identify(req *http.Request) (string, string) {
 }
 
 // results returns one table per key, the busiest first (then by scope and
-// user), and the total of 429s.
-func (o *observer) results(users map[string]string) ([]KeyResult, int) {
+// user).
+func (o *observer) results(users map[string]string) []KeyResult {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	out := make([]KeyResult, 0, len(o.keys))
-	total := 0
 	for id, k := range o.keys {
-		rows, throttled, calls := k.rows()
-		total += throttled
+		rows, calls := k.rows()
 		user := users[id.user]
 		if user == "" {
 			user = id.user
 		}
 		out = append(out, KeyResult{User: user, Scope: id.scope, Burst: k.burst, Sustain: k.sustain, Requests: calls, Rows: rows})
 	}
+	sortKeys(out)
+	return out
+}
+
+// sortKeys sorts keys' tables the busiest first, then by scope and user.
+func sortKeys(out []KeyResult) {
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]
 		if a.Requests != b.Requests {
@@ -123,15 +156,14 @@ func (o *observer) results(users map[string]string) ([]KeyResult, int) {
 		}
 		return a.User < b.User
 	})
-	return out, total
 }
 
 // rows returns the key's per-interval table, idle runs collapsed into one
-// row, its 429s and its requests.
-func (k *keyTally) rows() ([]Row, int, int) {
+// row, and its requests.
+func (k *keyTally) rows() ([]Row, int) {
 	secs := int(throttle.BurstPeriod / time.Second)
 	var rows []Row
-	total, calls, sustain := 0, 0, 0
+	calls, sustain := 0, 0
 	for i := 0; i <= k.last; i++ {
 		t := k.intervals[i]
 		if t == nil { // idle: the sustain count as of the last request
@@ -142,13 +174,12 @@ func (k *keyTally) rows() ([]Row, int, int) {
 			rows = append(rows, Row{Start: i * secs, End: (i + 1) * secs, SustainCount: sustain, Limit: "-"})
 			continue
 		}
-		total += t.throttled
 		calls += t.requests
 		sustain = t.sustain
 		rows = append(rows, Row{Start: i * secs, End: (i + 1) * secs, Requests: t.requests, BurstCount: t.burst,
 			SustainCount: t.sustain, Throttled: t.throttled, Limit: limitName(t)})
 	}
-	return rows, total, calls
+	return rows, calls
 }
 func limitName(t *tally) string {
 	switch {

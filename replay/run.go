@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -61,6 +62,23 @@ type Options struct {
 	// Base, if set, wraps the mock: it receives each request the service
 	// sees (for recording a trace) and must pass it to next.
 	Base func(next http.RoundTripper, now func() time.Time) http.RoundTripper
+	// Parts, when above 1, replays the events in that many parts at once
+	// (on as many cores), each user's calls in one part, on a clock, a
+	// service and a client of its own: for calls whose users are
+	// independent, as they are when the service applies the clients'
+	// limits (ServiceLimits nil), since every count is per key. The result
+	// is the same as in one part. Progress is not called then.
+	Parts int
+	// OnStep, if set, is called at every Step of virtual time (a second
+	// if zero), with every part paused, once the service has seen every
+	// call made before until: a Base that records calls can take those
+	// in one order whatever the parts.
+	OnStep func(until time.Time)
+	Step   time.Duration
+	// NoKeys leaves Result.Keys and Rows out: the service's counts are
+	// kept per scope only, so a long replay (package whatif) holds no
+	// tally per key and 15 s interval.
+	NoKeys bool
 
 	onRunner func(*runner) // tests: see the runner
 }
@@ -114,12 +132,13 @@ type Result struct {
 
 // Delay summarises how long calls took, in virtual milliseconds.
 type Delay struct {
-	Calls   int     `json:"calls"`
-	Refused int     `json:"refusedLocally"`
-	P50Ms   float64 `json:"p50Ms"`
-	P99Ms   float64 `json:"p99Ms"`
-	MaxMs   float64 `json:"maxMs"`
-	took    []time.Duration
+	Calls   int             `json:"calls"`
+	Refused int             `json:"refusedLocally"`
+	P50Ms   float64         `json:"p50Ms"`
+	P99Ms   float64         `json:"p99Ms"`
+	MaxMs   float64         `json:"maxMs"`
+	zeros   int             // calls that took no time: most, kept as a count
+	took    []time.Duration // the others
 }
 
 func (d *Delay) add(took time.Duration, o outcome) {
@@ -127,18 +146,26 @@ func (d *Delay) add(took time.Duration, o outcome) {
 	if o == refused {
 		d.Refused++
 	}
+	if took == 0 {
+		d.zeros++
+		return
+	}
 	d.took = append(d.took, took)
 }
 
 // sum fills the percentiles (nearest rank) and lets the samples go.
 func (d *Delay) sum() {
-	if len(d.took) == 0 {
+	n := d.zeros + len(d.took)
+	if n == 0 {
 		return
 	}
 	slices.Sort(d.took)
 	at := func(q float64) float64 {
-		i := min(len(d.took)-1, int(math.Ceil(q*float64(len(d.took))))-1)
-		return float64(d.took[max(i, 0)]) / float64(time.Millisecond)
+		i := max(0, min(n-1, int(math.Ceil(q*float64(n)))-1))
+		if i < d.zeros {
+			return 0
+		}
+		return float64(d.took[i-d.zeros]) / float64(time.Millisecond)
 	}
 	d.P50Ms, d.P99Ms, d.MaxMs = at(0.50), at(0.99), at(1)
 	d.took = nil
@@ -162,117 +189,185 @@ type KeyResult struct {
 	Rows     []Row  `json:"rows"`
 }
 
-// Run replays p in virtual time.
+// Events is a replay's calls, read one event at a time as the replay
+// reaches it: a Pattern, or a trace too long to hold as one (package whatif
+// keeps 16 bytes a call where an Event takes 72).
+type Events interface {
+	Len() int
+	// Event returns the i-th event; their At never decreases with i.
+	Event(i int) Event
+}
+
+// Len returns the events in p.
+func (p Pattern) Len() int { return len(p) }
+
+// Event returns p[i].
+func (p Pattern) Event(i int) Event { return p[i] }
+
+// Run replays p in virtual time; p need not be in time order.
 func Run(ctx context.Context, p Pattern, o Options) (Result, error) {
-	if err := o.check(p); err != nil {
+	if !slices.IsSortedFunc(p, byTime) {
+		p = slices.Clone(p)
+		slices.SortStableFunc(p, byTime)
+	}
+	return RunEvents(ctx, p, o)
+}
+
+func byTime(a, b Event) int { return cmp.Compare(a.At, b.At) }
+
+// RunEvents replays ev, whose events are in time order, in virtual time.
+// It holds an event from when its first call starts until its last has
+// started, and a call until it ends: memory grows with the calls at once
+// and, unless Options.NoKeys, with the keys' tables, not with the events.
+func RunEvents(ctx context.Context, ev Events, o Options) (Result, error) {
+	sum, err := o.check(ev)
+	if err != nil {
 		return Result{}, err
 	}
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	v := clock.NewVirtual(start)
 	svc := o.service()
 	script := exampleScript
 	if o.AnswerAll {
 		script = answerAll
 	}
-	h, err := mock.New(mock.Config{Limits: svc, Now: v.Now, Script: script})
-	if err != nil {
-		return Result{}, err
-	}
-	obs := &observer{h: h, now: v.Now, start: start, title: o.title(), limits: svc}
-	var base http.RoundTripper = obs
-	if o.Base != nil {
-		base = o.Base(obs, v.Now)
-	}
-	rt := o.client(base)
-	res := Result{Client: o.Client, Calls: p.Calls()}
-	if r, ok := svc.ByScope(busiest(p)); ok {
+	res := Result{Client: o.Client, Calls: sum.calls}
+	if r, ok := svc.ByScope(sum.busiest); ok {
 		res.BurstLimit, res.SustainLimit = r.Burst, r.Sustain
 	}
 	var mu sync.Mutex
 	services := map[string]*ServiceResult{}
-	r := &runner{v: v}
-	if o.onRunner != nil {
-		o.onRunner(r)
+	subscribed := map[[2]string]bool{} // a user and scope the Subscribed client subscribed to
+	n := o.parts()
+	var st *steps
+	if n > 1 || o.OnStep != nil {
+		st = &steps{every: o.step(), start: start, on: o.OnStep, live: n}
+		st.cond = sync.NewCond(&st.mu)
 	}
-	ctx = clock.With(ctx, r)
-	subscribed := map[[2]string]bool{}
-	r.call = func(e *Event) {
-		start := v.Now()
-		if o.Client == Subscribed && e.Req == nil && limits.SubscriptionFor(e.Service) != "" {
-			if method, _, _ := serviceCall(svc, *e); method == http.MethodGet {
-				k := [2]string{e.User, e.Service}
-				mu.Lock()
-				pushed := subscribed[k]
-				if !pushed {
-					subscribed[k] = true
-					res.Subscriptions++
-				}
-				if pushed {
-					res.Pushed++
-					res.count(served)
-					if e.Background {
-						res.Background.add(0, served)
+	parts := make([]*part, n)
+	for i := range parts {
+		v := clock.NewVirtual(start)
+		h, err := mock.New(mock.Config{Limits: svc, Now: v.Now, Script: script})
+		if err != nil {
+			return Result{}, err
+		}
+		obs := &observer{h: h, now: v.Now, start: start, title: o.title(), limits: svc, noKeys: o.NoKeys}
+		var base http.RoundTripper = obs
+		if o.Base != nil {
+			base = o.Base(obs, v.Now)
+		}
+		rt := o.client(base)
+		r := &runner{v: v}
+		if o.onRunner != nil {
+			o.onRunner(r)
+		}
+		ctx := clock.With(ctx, r)
+		r.call = func(e *Event) {
+			start := v.Now()
+			if o.Client == Subscribed && e.Req == nil && limits.SubscriptionFor(e.Service) != "" {
+				if method, _, _ := serviceCall(svc, *e); method == http.MethodGet {
+					k := [2]string{e.User, e.Service}
+					mu.Lock()
+					pushed := subscribed[k]
+					if !pushed {
+						subscribed[k] = true
+						res.Subscriptions++
 					} else {
-						res.Interactive.add(0, served)
+						res.Pushed++
+						res.count(served)
+						if e.Background {
+							res.Background.add(0, served)
+						} else {
+							res.Interactive.add(0, served)
+						}
+					}
+					mu.Unlock()
+					if pushed {
+						return
 					}
 				}
-				mu.Unlock()
-				if pushed {
-					return
-				}
+			}
+			outcome := call(ctx, rt, o, *e)
+			took := v.Now().Sub(start)
+			mu.Lock()
+			res.count(outcome)
+			if e.Background {
+				res.Background.add(took, outcome)
+			} else {
+				res.Interactive.add(took, outcome)
+			}
+			s := services[e.Service]
+			if s == nil {
+				s = &ServiceResult{Service: e.Service}
+				services[e.Service] = s
+			}
+			s.Delay.add(took, outcome)
+			if took > 0 {
+				s.Delayed++
+			}
+			mu.Unlock()
+		}
+		parts[i] = &part{v: v, obs: obs, r: r, ctx: ctx}
+	}
+	for i, p := range parts {
+		keep := func(e *Event) bool { return n == 1 || partOf(e.User, n) == i }
+		progress := o.Progress
+		if n > 1 {
+			progress = nil
+		}
+		p.v.Go(func() {
+			feed(p.ctx, p.v, ev, keep, sum.end, progress, p.r.push)
+			p.fed.Store(true)
+		})
+		if st != nil {
+			p.v.Go(func() { p.tick(st) })
+		}
+	}
+	for _, p := range parts {
+		p.v.Wait()
+	}
+	var keys []KeyResult
+	for _, p := range parts {
+		if !o.NoKeys {
+			keys = append(keys, p.obs.results(sum.users)...)
+		}
+		for scope, t := range p.obs.scopes {
+			res.Sent += t.requests
+			res.Server429s += t.throttled
+			if s := services[scope]; s != nil {
+				s.Server429s += t.throttled
 			}
 		}
-		outcome := call(ctx, rt, o, *e)
-		took := v.Now().Sub(start)
-		mu.Lock()
-		res.count(outcome)
-		if e.Background {
-			res.Background.add(took, outcome)
-		} else {
-			res.Interactive.add(took, outcome)
-		}
-		s := services[e.Service]
-		if s == nil {
-			s = &ServiceResult{Service: e.Service}
-			services[e.Service] = s
-		}
-		s.Delay.add(took, outcome)
-		if took > 0 {
-			s.Delayed++
-		}
-		mu.Unlock()
 	}
-	v.Go(func() { feed(ctx, v, p, o, r.push) })
-	v.Wait()
-	users, seen := map[string]string{}, map[string]bool{} // userhash -> xuid
-	for _, e := range p {
-		if !seen[e.User] {
-			seen[e.User] = true
-			users[mock.UserHash(e.User)] = e.User
+	if !o.NoKeys {
+		sortKeys(keys)
+		res.Keys = keys
+		if len(res.Keys) > 0 {
+			res.Rows = res.Keys[0].Rows
 		}
-	}
-	res.Keys, res.Server429s = obs.results(users)
-	if len(res.Keys) > 0 {
-		res.Rows = res.Keys[0].Rows
-	}
-	for _, k := range res.Keys {
-		res.Sent += k.Requests
 	}
 	res.Interactive.sum()
 	res.Background.sum()
-	for _, k := range res.Keys {
-		if s := services[k.Scope]; s != nil {
-			for _, row := range k.Rows {
-				s.Server429s += row.Throttled
-			}
-		}
-	}
 	for _, s := range services {
 		s.Delay.sum()
 		res.Services = append(res.Services, *s)
 	}
 	slices.SortFunc(res.Services, func(a, b ServiceResult) int { return strings.Compare(a.Service, b.Service) })
 	return res, ctx.Err()
+}
+
+// parts is how many parts the run replays at once.
+func (o *Options) parts() int {
+	if o.Parts < 1 || (o.ServiceLimits != nil && o.ServiceLimits != o.Limits) {
+		return 1
+	}
+	return o.Parts
+}
+
+func (o *Options) step() time.Duration {
+	if o.Step <= 0 {
+		return time.Second
+	}
+	return o.Step
 }
 
 func (o *Options) title() string {
@@ -290,20 +385,59 @@ func (o *Options) service() *limits.Limits {
 	return o.Limits
 }
 
-func (o *Options) check(p Pattern) error {
+// summary is what a run needs to know of its events before it starts.
+type summary struct {
+	calls   int
+	end     time.Duration     // when the last call is made
+	busiest string            // the service called most
+	users   map[string]string // userhash -> xuid, for the keys' tables (nil with NoKeys)
+}
+
+// check reads the events once: that they are in time order and call known
+// services, and their summary.
+func (o *Options) check(ev Events) (summary, error) {
 	if o.Limits == nil {
-		return errors.New("sim: no limits")
+		return summary{}, errors.New("sim: no limits")
 	}
 	if !slices.Contains(Clients, o.Client) && o.Client != Subscribed {
-		return fmt.Errorf("sim: unknown client %s (have %s)", safetext.Quote(o.Client, 40), strings.Join(Clients, ", "))
+		return summary{}, fmt.Errorf("sim: unknown client %s (have %s)", safetext.Quote(o.Client, 40), strings.Join(Clients, ", "))
 	}
 	svc := o.service()
-	for _, e := range p {
+	sum := summary{}
+	if !o.NoKeys {
+		sum.users = map[string]string{}
+	}
+	calls := map[string]int{}
+	var last time.Duration
+	for i := range ev.Len() {
+		e := ev.Event(i)
+		if e.At < last {
+			return summary{}, fmt.Errorf("sim: event %d at %v comes after one at %v", i, e.At, last)
+		}
+		last = e.At
 		if _, ok := svc.ByScope(e.Service); !ok && e.Req == nil {
-			return fmt.Errorf("sim: unknown service %s in the pattern (have %s)", safetext.Quote(e.Service, 40), strings.Join(svc.Scopes(), ", "))
+			return summary{}, fmt.Errorf("sim: unknown service %s in the pattern (have %s)", safetext.Quote(e.Service, 40), strings.Join(svc.Scopes(), ", "))
+		}
+		sum.calls += e.Count
+		sum.end = max(sum.end, e.At+e.Spread)
+		calls[e.Service] += e.Count
+		if sum.busiest == "" || calls[e.Service] > calls[sum.busiest] {
+			sum.busiest = e.Service
+		}
+		if sum.users != nil {
+			if _, ok := sum.users[e.User]; !ok {
+				sum.users[e.User] = ""
+			}
 		}
 	}
-	return nil
+	if sum.users != nil { // xuid -> "" while reading, then userhash -> xuid
+		users := make(map[string]string, len(sum.users))
+		for x := range sum.users {
+			users[mock.UserHash(x)] = x
+		}
+		sum.users = users
+	}
+	return sum, nil
 }
 
 func (o *Options) client(base http.RoundTripper) http.RoundTripper {
@@ -320,12 +454,12 @@ func (o *Options) client(base http.RoundTripper) http.RoundTripper {
 	return base
 }
 
-// feed starts each of the pattern's calls at its virtual time; overlapping
-// events run at the same time.
-func feed(ctx context.Context, v *clock.Virtual, p Pattern, o Options, start func(*Event)) {
-	sched := newSchedule(p)
+// feed starts each of the events' calls that keep takes at its virtual
+// time; overlapping events run at the same time.
+func feed(ctx context.Context, v *clock.Virtual, ev Events, keep func(*Event) bool, end time.Duration, progress func(done, total time.Duration), start func(*Event)) {
+	sched := newSchedule(ev)
+	sched.keep = keep
 	var at time.Duration
-	end := p.End()
 	lastReport := time.Duration(-1)
 	for {
 		e, when, ok := sched.pop()
@@ -337,13 +471,13 @@ func feed(ctx context.Context, v *clock.Virtual, p Pattern, o Options, start fun
 		}
 		at = when
 		start(e)
-		if o.Progress != nil && at-lastReport >= end/1000 {
-			o.Progress(at, end)
+		if progress != nil && at-lastReport >= end/1000 {
+			progress(at, end)
 			lastReport = at
 		}
 	}
-	if o.Progress != nil {
-		o.Progress(end, end)
+	if progress != nil {
+		progress(end, end)
 	}
 }
 
@@ -464,17 +598,4 @@ func serviceCall(l *limits.Limits, e Event) (method, path, body string) {
 		path = strings.ReplaceAll(r.Paths[0], "*", e.User)
 	}
 	return method, path, ""
-}
-
-// busiest returns the service the pattern calls most.
-func busiest(p Pattern) string {
-	calls := map[string]int{}
-	best := ""
-	for _, e := range p {
-		calls[e.Service] += e.Count
-		if best == "" || calls[e.Service] > calls[best] {
-			best = e.Service
-		}
-	}
-	return best
 }

@@ -130,28 +130,26 @@ func (r *runner) Wait(ctx context.Context, done <-chan struct{}) error {
 	}
 }
 
-// schedule is the pattern's calls in time order, merged across events:
+// schedule is the events' calls in time order, merged across events:
 // events that overlap run at the same time, each call at its own instant.
+// It reads the events in order as their time comes, and holds only those
+// started and not done (a count spread over time), so it grows with the
+// events that overlap, not with the events.
 type schedule struct {
-	next []cursor // a heap by the time of each event's next call
+	ev   Events
+	keep func(*Event) bool // the events to run; nil: all
+	next int               // the first event not started
+	on   []cursor          // a heap by the time of each started event's next call
 }
 
 type cursor struct {
 	e  *Event
+	n  int // e's index in the events: the last tie-break
 	i  int // the next call's index in e
 	at time.Duration
 }
 
-func newSchedule(p Pattern) *schedule {
-	s := &schedule{}
-	for i := range p {
-		if p[i].Count > 0 {
-			s.next = append(s.next, cursor{e: &p[i], at: callTime(&p[i], 0)})
-		}
-	}
-	heap.Init(s)
-	return s
-}
+func newSchedule(ev Events) *schedule { return &schedule{ev: ev} }
 
 // callTime is when call i of e starts: spread evenly over e.Spread, in
 // floating point so that large counts and spreads cannot overflow.
@@ -161,10 +159,23 @@ func callTime(e *Event, i int) time.Duration {
 
 // pop returns the next call and its time; false when none is left.
 func (s *schedule) pop() (*Event, time.Duration, bool) {
-	if len(s.next) == 0 {
+	for s.next < s.ev.Len() {
+		if len(s.on) > 0 && !s.before(s.ev.Event(s.next).At) {
+			break
+		}
+		e := new(Event)
+		*e = s.ev.Event(s.next)
+		s.next++
+		if e.Count <= 0 || (s.keep != nil && !s.keep(e)) {
+			continue
+		}
+		heap.Push(s, cursor{e: e, n: s.next - 1, at: e.At})
+		break
+	}
+	if len(s.on) == 0 {
 		return nil, 0, false
 	}
-	c := &s.next[0]
+	c := &s.on[0]
 	e, at := c.e, c.at
 	if c.i++; c.i < e.Count {
 		c.at = callTime(e, c.i)
@@ -175,18 +186,34 @@ func (s *schedule) pop() (*Event, time.Duration, bool) {
 	return e, at, true
 }
 
-func (s *schedule) Len() int { return len(s.next) }
+// before reports whether an event not started, at at, comes before the
+// next call of those started: only at an earlier time, since at the same
+// time a started event began no later and comes first in the events.
+func (s *schedule) before(at time.Duration) bool { return at < s.on[0].at }
+
+func (s *schedule) Len() int { return len(s.on) }
 func (s *schedule) Less(i, j int) bool {
-	if s.next[i].at == s.next[j].at {
-		return s.next[i].e.At < s.next[j].e.At
+	a, b := s.on[i], s.on[j]
+	if a.at != b.at {
+		return a.at < b.at
 	}
-	return s.next[i].at < s.next[j].at
+	if a.e.At != b.e.At {
+		return a.e.At < b.e.At
+	}
+	return a.n < b.n
 }
-func (s *schedule) Swap(i, j int) { s.next[i], s.next[j] = s.next[j], s.next[i] }
-func (s *schedule) Push(x any)    { s.next = append(s.next, x.(cursor)) }
+func (s *schedule) Swap(i, j int) { s.on[i], s.on[j] = s.on[j], s.on[i] }
+func (s *schedule) Push(x any)    { s.on = append(s.on, x.(cursor)) }
 func (s *schedule) Pop() any {
-	old := s.next
+	old := s.on
 	x := old[len(old)-1]
-	s.next = old[:len(old)-1]
+	s.on = old[:len(old)-1]
 	return x
+}
+
+// idle reports whether no call of the runner is queued or under way.
+func (r *runner) idle() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.live == 0 && len(r.queue) == 0
 }

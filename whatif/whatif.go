@@ -31,11 +31,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/xblgo/fgrl/analyze"
@@ -48,17 +48,34 @@ import (
 const MaxURLBytes = 256 << 20
 
 // Replayer gathers a trace's calls (Add, as analyze.Analyzer does) and
-// replays them (Run). It is not safe for concurrent use.
+// replays them (Run), once. It keeps 16 bytes a call for the replay beside
+// the trace's analysis. It is not safe for concurrent use.
 type Replayer struct {
 	lim    *limits.Limits
 	rules  *analyze.Rules
-	before *analyze.Analyzer
-	events replay.Pattern // the calls to replay, At from base (Run makes the first 0)
+	before *analyze.Analyzer // nil once Run has begun
+	calls  []call            // the calls to replay, at from base (Run makes the first 0)
 	base   time.Time
-	users  map[string]string // userhash -> a XUID of its own in the replay
-	reqs   map[string]*replay.Request
+	users  map[string]int32 // userhash -> index in xuids
+	xuids  []string         // a XUID of its own in the replay for each user of the trace
+	reqs   map[string]int32 // service, method and URL -> index in kinds
+	kinds  []kind
 	bytes  int
+	parts  int                 // replay.Options.Parts: GOMAXPROCS
 	trace  map[string]*Service // by service scope
+}
+
+// call is one call of the trace as the replay needs it.
+type call struct {
+	at   time.Duration
+	user int32 // in Replayer.xuids
+	kind int32 // in Replayer.kinds
+}
+
+// kind is a distinct request of the trace and the service it calls.
+type kind struct {
+	service string
+	req     *replay.Request
 }
 
 // New returns a Replayer judging and replaying under lim (nil: the 2020
@@ -74,19 +91,27 @@ func New(lim *limits.Limits, rules *analyze.Rules) (*Replayer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Replayer{lim: lim, rules: rules, before: before, users: map[string]string{}, reqs: map[string]*replay.Request{},
-		trace: map[string]*Service{}}, nil
+	return &Replayer{lim: lim, rules: rules, before: before, users: map[string]int32{}, reqs: map[string]int32{},
+		trace: map[string]*Service{}, parts: runtime.GOMAXPROCS(0)}, nil
 }
 
 // AddInput records what a reader made of a trace (analyze.Analyzer.AddInput).
 // A trace not read whole makes both verdicts Incomplete: the replay is of
-// the calls read.
-func (r *Replayer) AddInput(in analyze.Input) { r.before.AddInput(in) }
+// the calls read. It is ignored once Run has begun.
+func (r *Replayer) AddInput(in analyze.Input) {
+	if r.before != nil {
+		r.before.AddInput(in)
+	}
+}
 
-// Add takes one call of the trace. It keeps no reference to c.
+// Add takes one call of the trace. It keeps no reference to c, and ignores
+// calls once Run has begun.
 func (r *Replayer) Add(c *analyze.Call) {
+	if r.before == nil {
+		return
+	}
 	r.before.Add(c)
-	if len(r.events) >= analyze.MaxCalls {
+	if len(r.calls) >= analyze.MaxCalls {
 		return
 	}
 	scope, uhs, ok := r.before.Judged(c)
@@ -95,7 +120,8 @@ func (r *Replayer) Add(c *analyze.Call) {
 	}
 	u, ok := r.users[uhs]
 	if !ok {
-		u = xuid(len(r.users))
+		u = int32(len(r.xuids))
+		r.xuids = append(r.xuids, xuid(len(r.xuids)))
 		r.users[uhs] = u
 	}
 	s := r.service(scope)
@@ -103,10 +129,10 @@ func (r *Replayer) Add(c *analyze.Call) {
 	if c.Status == 429 {
 		s.Trace429s++
 	}
-	if len(r.events) == 0 {
+	if len(r.calls) == 0 {
 		r.base = c.Time
 	}
-	r.events = append(r.events, replay.Event{At: c.Time.Sub(r.base), Service: s.Service, User: u, Count: 1, Req: r.request(c.Method, c.URL)})
+	r.calls = append(r.calls, call{at: c.Time.Sub(r.base), user: u, kind: r.kind(s.Service, c.Method, c.URL)})
 }
 
 func (r *Replayer) service(scope string) *Service {
@@ -118,22 +144,35 @@ func (r *Replayer) service(scope string) *Service {
 	return s
 }
 
-// request interns a call's method and URL, within MaxURLBytes.
-func (r *Replayer) request(method, raw string) *replay.Request {
-	k := method + " " + raw
-	if q, ok := r.reqs[k]; ok {
-		return q
+// kind interns a call's service, method and URL, within MaxURLBytes.
+func (r *Replayer) kind(service, method, raw string) int32 {
+	k := service + "\x00" + method + " " + raw
+	if i, ok := r.reqs[k]; ok {
+		return i
 	}
+	i := int32(len(r.kinds))
 	if r.bytes+len(k) > MaxURLBytes {
-		if i := strings.IndexAny(raw, "?#"); i >= 0 {
-			raw = raw[:i]
+		if j := strings.IndexAny(raw, "?#"); j >= 0 {
+			raw = raw[:j]
 		}
-		return &replay.Request{Method: method, URL: raw}
+		r.kinds = append(r.kinds, kind{service, &replay.Request{Method: method, URL: strings.Clone(raw)}})
+		return i
 	}
-	q := &replay.Request{Method: method, URL: raw}
-	r.reqs[k] = q
+	r.kinds = append(r.kinds, kind{service, &replay.Request{Method: method, URL: raw}})
+	r.reqs[k] = i
 	r.bytes += 2*len(k) + 64
-	return q
+	return i
+}
+
+// events are the calls as the replay reads them (replay.Events).
+type events struct{ r *Replayer }
+
+func (e events) Len() int { return len(e.r.calls) }
+
+func (e events) Event(i int) replay.Event {
+	c, r := e.r.calls[i], e.r
+	k := r.kinds[c.kind]
+	return replay.Event{At: c.at, Service: k.service, User: r.xuids[c.user], Count: 1, Req: k.req}
 }
 
 // Service is what became of one service's calls.
@@ -188,20 +227,28 @@ func rank(v string) int {
 }
 
 // Run replays the calls added so far through the fgrl transport and
-// returns the what-if. It fails when the trace held no call to replay.
+// returns the what-if. It fails when the trace held no call to replay. A
+// Replayer runs once: Run lets the trace's analysis go (its report is in
+// the result) before the replay's own grows, and the calls after, and a
+// second Run fails.
 func (r *Replayer) Run(ctx context.Context) (*Result, error) {
+	if r.before == nil {
+		return nil, errors.New("whatif: a Replayer runs once")
+	}
 	before := r.before.Report()
-	if len(r.events) == 0 {
+	r.before = nil
+	defer func() { r.calls, r.kinds, r.reqs = nil, nil, nil }()
+	if len(r.calls) == 0 {
 		return nil, errors.New("whatif: the traces hold no call of a judged service with a token")
 	}
-	p := r.events
-	slices.SortStableFunc(p, func(a, b replay.Event) int { return cmp.Compare(a.At, b.At) })
-	if p[len(p)-1].At/2-p[0].At/2 > replay.MaxSpan/2 { // halves: no overflow
+	p := r.calls
+	slices.SortStableFunc(p, func(a, b call) int { return cmp.Compare(a.at, b.at) })
+	if p[len(p)-1].at/2-p[0].at/2 > replay.MaxSpan/2 { // halves: no overflow
 		return nil, fmt.Errorf("whatif: the traces' calls span more than %v, the longest replay", replay.MaxSpan)
 	}
-	if start := p[0].At; start != 0 { // a call earlier than the first added
+	if start := p[0].at; start != 0 { // a call earlier than the first added
 		for i := range p {
-			p[i].At -= start
+			p[i].at -= start
 		}
 		r.base = r.base.Add(start)
 	}
@@ -212,19 +259,17 @@ func (r *Replayer) Run(ctx context.Context) (*Result, error) {
 	for _, in := range before.Inputs { // the traces, as read (and judged: past MaxCalls)
 		after.AddInput(in)
 	}
-	var mu sync.Mutex
+	o := &inOrder{a: after}
 	tap := func(next http.RoundTripper, now func() time.Time) http.RoundTripper {
-		return &analyze.Recorder{Base: next, Now: now, Add: func(c *analyze.Call) {
-			mu.Lock()
-			after.Add(c)
-			mu.Unlock()
-		}}
+		return &analyze.Recorder{Base: next, Now: now, Add: o.add}
 	}
-	res, err := replay.Run(ctx, p, replay.Options{Limits: r.lim, Client: "fgrl", AnswerAll: true, Base: tap, LimitShare: r.rules.NearLimit})
+	res, err := replay.RunEvents(ctx, events{r}, replay.Options{Limits: r.lim, Client: "fgrl", AnswerAll: true, Base: tap,
+		LimitShare: r.rules.NearLimit, NoKeys: true, Parts: r.parts, OnStep: o.before, Step: step(p)})
 	if err != nil {
 		return nil, err
 	}
-	out := &Result{Before: before, After: after.Report(), Calls: len(r.events), Served: res.Served, Refused: res.Refused}
+	o.flush()
+	out := &Result{Before: before, After: after.Report(), Calls: len(r.calls), Served: res.Served, Refused: res.Refused}
 	for _, s := range res.Services {
 		out.Delayed += s.Delayed
 		t := r.service(s.Service)
@@ -236,6 +281,18 @@ func (r *Replayer) Run(ctx context.Context) (*Result, error) {
 	}
 	sort.Slice(out.Services, func(i, j int) bool { return out.Services[i].Service < out.Services[j].Service })
 	return out, nil
+}
+
+// stepCalls is about how many calls the replay makes between two points
+// where its parts meet (replay.Options.Step): few enough for the calls held
+// until then, many enough that waiting for the slowest part is rare.
+const stepCalls = 10_000
+
+// step is the virtual time in which the replay of p (in time order, from
+// 0) makes about stepCalls calls, from a millisecond to a minute.
+func step(p []call) time.Duration {
+	span := p[len(p)-1].at
+	return min(max(time.Duration(float64(span)*stepCalls/float64(len(p))), time.Millisecond), time.Minute)
 }
 
 // xuid is the replay's XUID for the i-th user of the trace.

@@ -31,6 +31,7 @@ type wakeup struct {
 	ch  chan struct{} // closed to wake a sleeper
 	fn  func()        // or called, for AfterFunc
 	off bool          // cancelled
+	i   int           // its index in the queue; -1 once out of it
 }
 
 type wakeups []*wakeup
@@ -42,12 +43,20 @@ func (w wakeups) Less(i, j int) bool {
 	}
 	return w[i].at.Before(w[j].at)
 }
-func (w wakeups) Swap(i, j int) { w[i], w[j] = w[j], w[i] }
-func (w *wakeups) Push(x any)   { *w = append(*w, x.(*wakeup)) }
+func (w wakeups) Swap(i, j int) {
+	w[i], w[j] = w[j], w[i]
+	w[i].i, w[j].i = i, j
+}
+func (w *wakeups) Push(x any) {
+	x.(*wakeup).i = len(*w)
+	*w = append(*w, x.(*wakeup))
+}
 func (w *wakeups) Pop() any {
 	old := *w
 	x := old[len(old)-1]
+	old[len(old)-1] = nil
 	*w = old[:len(old)-1]
+	x.i = -1
 	return x
 }
 
@@ -120,11 +129,17 @@ type stopper struct {
 	w *wakeup
 }
 
+// Stop cancels the call and takes it out of the queue, so that timers
+// stopped long before they were due (a transport's attempt timeout, every
+// call) do not pile up in it.
 func (s stopper) Stop() bool {
 	s.v.mu.Lock()
 	defer s.v.mu.Unlock()
 	was := s.w.off
 	s.w.off = true
+	if s.w.i >= 0 {
+		heap.Remove(&s.v.q, s.w.i)
+	}
 	return !was
 }
 

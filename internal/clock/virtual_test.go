@@ -67,3 +67,33 @@ func TestVirtualStopAndCancel(t *testing.T) {
 		t.Errorf("called %v, err %v", called, err)
 	}
 }
+
+// TestVirtualStoppedTimersLeaveTheQueue: a stopped timer leaves the queue
+// at once (before: it stayed until its time, so a replay whose every call
+// stops a 20 s attempt timeout kept 20 s of them in a queue each wake-up
+// sorted through), and the queue still wakes the others in order.
+func TestVirtualStoppedTimersLeaveTheQueue(t *testing.T) {
+	v := NewVirtual(time.Unix(0, 0))
+	var fired []int
+	var stops []Stopper
+	for i := range 1000 {
+		stops = append(stops, v.AfterFunc(time.Duration(1000-i)*time.Second, func() { fired = append(fired, i) }))
+	}
+	for i, s := range stops {
+		if i%100 != 0 && !s.Stop() {
+			t.Fatalf("timer %d: Stop reported it stopped already", i)
+		}
+	}
+	v.mu.Lock()
+	got := v.q.Len()
+	v.mu.Unlock()
+	if got != 10 {
+		t.Errorf("%d timers queued after stopping 990 of 1000; want 10", got)
+	}
+	v.Go(func() {})
+	v.Wait()
+	want := []int{900, 800, 700, 600, 500, 400, 300, 200, 100, 0}
+	if diff := cmp.Diff(want, fired); diff != "" {
+		t.Errorf("timers fired (-want +got):\n%s", diff)
+	}
+}

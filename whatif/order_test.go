@@ -1,0 +1,59 @@
+package whatif
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/xblgo/fgrl/analyze"
+)
+
+// TestConcurrentCallsAnalysedInOneOrder: the calls of one instant, which
+// the replay's concurrent calls may finish in either order, reach the
+// analysis after in one order, numbered in it: the report is the same
+// whichever order they came in (before, the analysis numbered them as they
+// came, and a finding's evidence could name either call).
+func TestConcurrentCallsAnalysedInOneOrder(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	call := func(at time.Duration, user, status int) *analyze.Call {
+		return &analyze.Call{Time: t0.Add(at), Method: "GET", URL: "https://social.xboxlive.com/users/me/people",
+			Authorization: "XBL3.0 x=" + string(rune('1'+user)) + ";REDACTED", Status: status}
+	}
+	var calls []*analyze.Call
+	for i := range 40 { // two users polling at the same instants, one refused at times
+		for u := range 2 {
+			status := 200
+			if i%7 == u {
+				status = 429
+			}
+			calls = append(calls, call(time.Duration(i)*5*time.Second, u, status))
+		}
+	}
+	report := func(order []*analyze.Call) string {
+		t.Helper()
+		a, err := analyze.New(nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := &inOrder{a: a}
+		for _, c := range order {
+			c := *c
+			o.add(&c)
+		}
+		o.flush()
+		b, err := json.Marshal(a.Report())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	swapped := append([]*analyze.Call(nil), calls...)
+	for i := 0; i+1 < len(swapped); i += 2 {
+		swapped[i], swapped[i+1] = swapped[i+1], swapped[i]
+	}
+	if diff := cmp.Diff(report(calls), report(swapped)); diff != "" {
+		t.Errorf("the report depends on the order of one instant's calls (-in order +swapped):\n%s", diff)
+	}
+}

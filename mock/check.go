@@ -54,7 +54,7 @@ func (h *Handler) Check(opts CheckOptions) (CheckResult, error) {
 		f := since
 		f.Status = http.StatusTooManyRequests
 		throttled := h.Calls(f)
-		if dropped := h.droppedIn(f.Since); dropped != "" { // after: a call dropped meanwhile fails the check
+		if dropped := h.journal.droppedIn(f.Since); dropped != "" { // after: a call dropped meanwhile fails the check
 			res.Failures = append(res.Failures, "429: incomplete: "+dropped+", any of which may have been a 429")
 		}
 		for i, c := range throttled {
@@ -72,7 +72,7 @@ func (h *Handler) Check(opts CheckOptions) (CheckResult, error) {
 			f.Since = opts.Since
 		}
 		n := len(h.Calls(f))
-		if dropped := h.droppedIn(f.Since); dropped != "" {
+		if dropped := h.journal.droppedIn(f.Since); dropped != "" {
 			res.Failures = append(res.Failures, fmt.Sprintf("expected %d calls %s, saw %d: incomplete: %s", x.Count, describeFilter(x.CallFilter), n, dropped))
 		} else if n != x.Count {
 			res.Failures = append(res.Failures, fmt.Sprintf("expected %d calls %s, saw %d", x.Count, describeFilter(x.CallFilter), n))
@@ -113,7 +113,7 @@ func (h *Handler) certify(f CallFilter, rules *analyze.Rules) (*analyze.Report, 
 		return nil, err
 	}
 	calls := h.Calls(f)
-	dropped := h.droppedIn(f.Since) // after: a call dropped meanwhile fails the check, not passes it
+	dropped := h.journal.droppedIn(f.Since) // after: a call dropped meanwhile fails the check, not passes it
 	for i, c := range calls {
 		a.Add(&analyze.Call{Index: i, Time: c.Time, Duration: time.Duration(c.Duration), Method: c.Method, URL: c.URL, Status: c.Status,
 			RetryAfter: c.RetryAfter, RequestBody: c.body, Authorization: c.authorization()})
@@ -130,8 +130,8 @@ func (h *Handler) certify(f CallFilter, rules *analyze.Rules) (*analyze.Report, 
 // droppedIn says, when the record of calls dropped calls made at or after
 // since (any, for a zero since), that a check of that window cannot see
 // them all; "" when it dropped none.
-func (h *Handler) droppedIn(since time.Time) string {
-	n := h.journal.droppedSince(since)
+func (j *journal) droppedIn(since time.Time) string {
+	n := j.droppedSince(since)
 	if n == 0 {
 		return ""
 	}

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/xblgo/fgrl/limits"
 )
 
 // Endpoint is one call the mock answers.
@@ -45,7 +47,7 @@ func (h *Handler) Endpoints() []Endpoint {
 	out := slices.Clone(signInEndpoints)
 	var services []Endpoint
 	for service, routes := range h.routes {
-		hosts := h.serviceHosts(service)
+		hosts := serviceHosts(h.cfg.limits, service)
 		if len(hosts) == 0 {
 			continue
 		}
@@ -53,7 +55,7 @@ func (h *Handler) Endpoints() []Endpoint {
 			services = append(services, Endpoint{Hosts: hosts, Method: r.method, Path: r.path.String(), Contract: r.contract})
 		}
 	}
-	if len(h.serviceHosts("authentication")) == 0 { // NSAL, answered uncounted without a rule (pipeline.go)
+	if len(serviceHosts(h.cfg.limits, "authentication")) == 0 { // NSAL, answered uncounted without a rule (pipeline.go)
 		services = append(services, Endpoint{Hosts: []string{titleMgtHost}, Method: http.MethodGet, Path: "/titles/{}/endpoints", Contract: "1"})
 	}
 	slices.SortFunc(services, func(a, b Endpoint) int {
@@ -63,9 +65,9 @@ func (h *Handler) Endpoints() []Endpoint {
 }
 
 // serviceHosts returns the hosts of the rules of service, sorted.
-func (h *Handler) serviceHosts(service string) []string {
+func serviceHosts(l *limits.Limits, service string) []string {
 	var hosts []string
-	for _, r := range h.cfg.limits.Rules {
+	for _, r := range l.Rules {
 		if r.Service == service {
 			for _, host := range r.Hosts {
 				hosts = append(hosts, strings.ToLower(host))

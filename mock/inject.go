@@ -57,7 +57,7 @@ func (h *Handler) fault(x *exchange, rule *limits.Rule, f *Faults) bool {
 	case roll < f.ResetRate+f.ErrorRate && flip:
 		writeError(x.w, http.StatusInternalServerError, "InternalError", "injected fault")
 	case roll < f.ResetRate+f.ErrorRate:
-		h.setRetryAfter(x.w.Header(), 2*time.Second, h.cfg.now())
+		setRetryAfter(h.faults.Load().f.RetryAfter, x.w.Header(), 2*time.Second, h.cfg.now())
 		x.flags |= unavailable
 		writeError(x.w, http.StatusServiceUnavailable, "ServiceUnavailable", "injected fault")
 	case roll < f.ResetRate+f.ErrorRate+f.TruncateRate:
@@ -110,7 +110,7 @@ func (h *Handler) serviceFault(x *exchange, rule *limits.Rule, f *Faults) bool {
 			if sf.Status == http.StatusServiceUnavailable {
 				x.flags |= unavailable
 				if sf.RetryAfter > 0 {
-					h.setRetryAfter(x.w.Header(), time.Duration(sf.RetryAfter), now)
+					setRetryAfter(h.faults.Load().f.RetryAfter, x.w.Header(), time.Duration(sf.RetryAfter), now)
 				}
 			}
 			writeError(x.w, sf.Status, http.StatusText(sf.Status), "injected service fault")
@@ -124,9 +124,9 @@ func (h *Handler) serviceFault(x *exchange, rule *limits.Rule, f *Faults) bool {
 
 // setRetryAfter writes the wait in whole seconds, rounded up, unless a fault
 // mode says otherwise.
-func (h *Handler) setRetryAfter(hdr http.Header, wait time.Duration, now time.Time) {
+func setRetryAfter(mode RetryAfterMode, hdr http.Header, wait time.Duration, now time.Time) {
 	secs := ratelimit.CeilSeconds(wait)
-	switch h.faults.Load().f.RetryAfter {
+	switch mode {
 	case RetryAfterMissing:
 		return
 	case RetryAfterHTTPDate:

@@ -207,7 +207,7 @@ func (h *Handler) storeFailed(x *exchange, err error) bool {
 // write429 answers 429 for decision d as the rule's service does: the
 // Store's services in text, naming the limit's aspect, the others in JSON.
 func (h *Handler) write429(w http.ResponseWriter, rule *limits.Rule, d throttle.Decision, aspect string, now time.Time) {
-	h.setRetryAfter(w.Header(), d.RetryAfter, now)
+	setRetryAfter(h.faults.Load().f.RetryAfter, w.Header(), d.RetryAfter, now)
 	b := ratelimit.BodyOf(d)
 	if rule.Store {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")

@@ -38,6 +38,23 @@ type Policy struct {
 	Version             int      `json:"Version"`
 	SupportedAlgorithms []string `json:"SupportedAlgorithms"`
 	MaxBodyBytes        int      `json:"MaxBodyBytes"`
+	// ExtraHeaders names the headers, besides Authorization, whose values
+	// the signature covers, in this order (the title service documentation's
+	// signing steps; the policies NSAL lists for users' calls name none).
+	ExtraHeaders []string `json:"ExtraHeaders,omitempty"`
+}
+
+// extraValues returns the values of p's extra headers in req, in order
+// ("" for a header req lacks).
+func (p Policy) extraValues(h http.Header) []string {
+	if len(p.ExtraHeaders) == 0 {
+		return nil
+	}
+	v := make([]string, len(p.ExtraHeaders))
+	for i, name := range p.ExtraHeaders {
+		v[i] = h.Get(name)
+	}
+	return v
 }
 
 // DefaultPolicy returns the policy the sign-in services use: version 1,
@@ -109,9 +126,10 @@ func timeOf(ft uint64) time.Time {
 
 // Digest returns the SHA-256 that a signature of version, made at ft,
 // signs for a request: method (upper case, as sent), its path and query as
-// sent, its Authorization header ("" when none) and its body, of which the
-// first maxBody bytes count.
-func Digest(version uint32, ft uint64, method, pathAndQuery, authorization string, body []byte, maxBody int) [32]byte {
+// sent, its Authorization header ("" when none), the values of the
+// policy's extra headers in its order, and its body, of which the first
+// maxBody bytes count. Each part is followed by a null byte.
+func Digest(version uint32, ft uint64, method, pathAndQuery, authorization string, extra []string, body []byte, maxBody int) [32]byte {
 	if len(body) > maxBody {
 		body = body[:max(maxBody, 0)]
 	}
@@ -123,6 +141,10 @@ func Digest(version uint32, ft uint64, method, pathAndQuery, authorization strin
 	binary.BigEndian.PutUint64(n[:], ft)
 	h.Write(n[:])
 	for _, part := range []string{method, pathAndQuery, authorization} {
+		h.Write([]byte{0})
+		io.WriteString(h, part)
+	}
+	for _, part := range extra {
 		h.Write([]byte{0})
 		io.WriteString(h, part)
 	}
@@ -180,7 +202,7 @@ func Sign(req *http.Request, key *ecdsa.PrivateKey, now time.Time, p Policy) err
 		return err
 	}
 	ft := FileTime(now)
-	sum := Digest(uint32(p.Version), ft, req.Method, requestTarget(req), req.Header.Get("Authorization"), body, p.MaxBodyBytes)
+	sum := Digest(uint32(p.Version), ft, req.Method, requestTarget(req), req.Header.Get("Authorization"), p.extraValues(req.Header), body, p.MaxBodyBytes)
 	r, s, err := ecdsa.Sign(rand.Reader, key, sum[:])
 	if err != nil {
 		return fmt.Errorf("xblsign: %w", err)
@@ -224,7 +246,7 @@ func Verify(req *http.Request, pub ProofKey, now time.Time, p Policy, skew time.
 	if err != nil {
 		return err
 	}
-	sum := Digest(h.Version, FileTime(h.Time), req.Method, requestTarget(req), req.Header.Get("Authorization"), body, p.MaxBodyBytes)
+	sum := Digest(h.Version, FileTime(h.Time), req.Method, requestTarget(req), req.Header.Get("Authorization"), p.extraValues(req.Header), body, p.MaxBodyBytes)
 	if !ecdsa.Verify(key, sum[:], new(big.Int).SetBytes(h.R[:]), new(big.Int).SetBytes(h.S[:])) {
 		return ErrSignature
 	}

@@ -72,7 +72,7 @@ func TestDigestMatchesRecordedVector(t *testing.T) {
 	if sum := sha256.Sum256(concat); hex.EncodeToString(sum[:]) != pythonDigest {
 		t.Fatalf("the recorded bytes do not hash to the recorded digest")
 	}
-	got := Digest(1, FileTime(pythonTime), "POST", pythonTarget, pythonAuth, []byte(pythonBody), 8192)
+	got := Digest(1, FileTime(pythonTime), "POST", pythonTarget, pythonAuth, nil, []byte(pythonBody), 8192)
 	if hex.EncodeToString(got[:]) != pythonDigest {
 		t.Errorf("Digest = %x, want %s", got, pythonDigest)
 	}
@@ -310,5 +310,58 @@ func BenchmarkSign(b *testing.B) {
 		if err := Sign(req, key, pythonTime, DefaultPolicy()); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestExtraHeadersSigned: a policy's extra headers are signed after
+// Authorization, in the policy's order (issue 42, after the title service
+// documentation's signing steps): changing one breaks the signature,
+// changing a header the policy does not name does not.
+func TestExtraHeadersSigned(t *testing.T) {
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	now := time.Date(2026, 12, 3, 15, 0, 0, 0, time.UTC)
+	p := DefaultPolicy()
+	p.ExtraHeaders = []string{"x-xbl-contract-version", "Content-Type"}
+	signed := func() *http.Request {
+		req := httptest.NewRequest(http.MethodGet, "https://profile.xboxlive.com/users/me/profile/settings", nil)
+		req.Header.Set("Authorization", "XBL3.0 x=1;t")
+		req.Header.Set("x-xbl-contract-version", "2")
+		req.Header.Set("Content-Type", "application/json")
+		if err := Sign(req, key, now, p); err != nil {
+			t.Fatal(err)
+		}
+		return req
+	}
+	for _, tc := range []struct {
+		name   string
+		header string
+		value  string
+		want   error
+	}{
+		{"unchanged", "", "", nil},
+		{"an extra header changed", "x-xbl-contract-version", "3", ErrSignature},
+		{"the second extra header removed", "Content-Type", "", ErrSignature},
+		{"another header changed", "Accept-Language", "de-DE", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := signed()
+			if tc.header != "" {
+				req.Header.Set(tc.header, tc.value)
+			}
+			err := Verify(req, ProofKeyOf(&key.PublicKey), now, p, time.Minute)
+			if !errors.Is(err, tc.want) && (err != nil || tc.want != nil) {
+				t.Errorf("Verify: %v, want %v", err, tc.want)
+			}
+		})
+	}
+	// The order is the policy's: the same values named the other way round
+	// are another digest.
+	a := Digest(1, 1, "GET", "/", "", []string{"2", "application/json"}, nil, 0)
+	b := Digest(1, 1, "GET", "/", "", []string{"application/json", "2"}, nil, 0)
+	if a == b {
+		t.Error("extra headers' order does not change the digest")
+	}
+	if Digest(1, 1, "GET", "/", "", nil, nil, 0) == a {
+		t.Error("extra headers do not change the digest")
 	}
 }

@@ -220,3 +220,38 @@ func TestPlanForClient(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanMarginWidensWindows: a client's margin lengthens both windows the
+// plan counts in and the fastest interval it gives; a margin of the whole
+// sustain period is the largest taken.
+func TestPlanMarginWidensWindows(t *testing.T) {
+	// Burst-bound (2 a 15 s, 1,000 a 300 s): one call every 16 s / 2 with a
+	// 1 s margin, not 15 s / 2.
+	if got, want := fastest(1, throttle.Limit{Burst: 2, Sustain: 1000}, time.Second), 8*time.Second; got != want {
+		t.Errorf("fastest with a 1 s margin, burst-bound: %v, want %v", got, want)
+	}
+	if got, want := fastest(1, throttle.Limit{Burst: 2, Sustain: 1000}, 0), 7500*time.Millisecond; got != want {
+		t.Errorf("fastest without a margin, burst-bound: %v, want %v", got, want)
+	}
+	l := Default()
+	// Social every 15 s: a 16 s burst window holds the calls at 0 and 15 s;
+	// a 15 s one holds one.
+	for _, tc := range []struct {
+		margin time.Duration
+		want   int
+	}{{0, 1}, {time.Second, 2}} {
+		rows, err := l.PlanFor([]PeriodicCall{{"social", 15 * time.Second, 1}}, PlanClient{Margin: tc.margin})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rows[0].BurstPeak != tc.want {
+			t.Errorf("margin %v: burst peak %d, want %d", tc.margin, rows[0].BurstPeak, tc.want)
+		}
+	}
+	if _, err := l.PlanFor([]PeriodicCall{{"social", time.Minute, 1}}, PlanClient{Margin: throttle.SustainPeriod}); err != nil {
+		t.Errorf("a margin of the sustain period: %v, want a plan", err)
+	}
+	if _, err := l.PlanFor([]PeriodicCall{{"social", time.Minute, 1}}, PlanClient{Margin: throttle.SustainPeriod + time.Millisecond}); err == nil {
+		t.Error("a margin past the sustain period: planned, want an error")
+	}
+}

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/xblgo/fgrl/limits"
-	"github.com/xblgo/fgrl/mock"
+	"github.com/xblgo/fgrl/mock/tlsca"
 	"github.com/xblgo/fgrl/proxy"
 	"github.com/xblgo/fgrl/transport"
 )
@@ -47,7 +47,7 @@ func proxyContenders(b *testing.B) []loopbackContender {
 	fgrl := func() *transport.Transport {
 		return &transport.Transport{Base: via(), Limits: lim, TitleID: "1234567890", Raw429: true}
 	}
-	ca, err := mock.NewCA()
+	ca, err := tlsca.New()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -75,12 +75,12 @@ func proxyContenders(b *testing.B) []loopbackContender {
 		TLSClientConfig: &tls.Config{RootCAs: ca.Pool()}, MaxIdleConnsPerHost: 4, IdleConnTimeout: time.Minute}
 	b.Cleanup(client.CloseIdleConnections) // before the proxy's Close, so no tunnel is left to cut
 	cs := []loopbackContender{
-		{"direct", fgrl(), requests(context.Background(), profileURL)},
-		{"proxy", client, requests(context.Background(), profileURL)},
+		{name: "direct", rt: fgrl(), reqs: requests(context.Background(), profileURL)},
+		{name: "proxy", rt: client, reqs: requests(context.Background(), profileURL)},
 	}
 	for _, c := range cs {
 		for _, r := range c.reqs[:4] { // warm the connections (and the proxy's tunnel)
-			roundTrip(b, c.rt, r)
+			c.roundTrip(b, r)
 		}
 	}
 	return cs
@@ -108,7 +108,7 @@ func BenchmarkProxy(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
-				roundTrip(b, c.rt, c.reqs[i%len(c.reqs)])
+				c.roundTrip(b, c.reqs[i%len(c.reqs)])
 			}
 		})
 	}
@@ -134,7 +134,7 @@ func BenchmarkProxyPaired(b *testing.B) {
 			start := time.Now()
 			cpu0, ok0 := processCPU()
 			for j := range pairBlock {
-				roundTrip(b, cs[at].rt, cs[at].reqs[(calls+j)%len(cs[at].reqs)])
+				cs[at].roundTrip(b, cs[at].reqs[(calls+j)%len(cs[at].reqs)])
 			}
 			wall[at] += time.Since(start).Nanoseconds()
 			cpu1, ok1 := processCPU()

@@ -167,10 +167,19 @@ const pairBlock = 50
 // is the same for every contender, so the differences are the clients').
 func BenchmarkLoopbackPaired(b *testing.B) {
 	cs := loopbackContenders(b)
-	wall := make([]int64, len(cs))
-	cpu := make([]int64, len(cs))
-	cpuOK := true
-	calls := 0
+	wall, cpu, cpuOK, calls := takeTurns(b, cs)
+	reportPaired(b, cs, wall, calls, "ns/call")
+	if cpuOK {
+		reportPaired(b, cs, cpu, calls, "cpu-ns/call")
+	}
+}
+
+// takeTurns runs cs in turns of pairBlock calls each, in a rotating order,
+// until b's loop ends, and returns each one's wall and process CPU time in
+// all (cpuOK: the process's CPU time could be read throughout) and the calls
+// each made.
+func takeTurns(b *testing.B, cs []loopbackContender) (wall, cpu []int64, cpuOK bool, calls int) {
+	wall, cpu, cpuOK = make([]int64, len(cs)), make([]int64, len(cs)), true
 	for i := 0; b.Loop(); i++ {
 		for k := range cs {
 			at := (i + k) % len(cs)
@@ -186,10 +195,7 @@ func BenchmarkLoopbackPaired(b *testing.B) {
 		}
 		calls += pairBlock
 	}
-	reportPaired(b, cs, wall, calls, "ns/call")
-	if cpuOK {
-		reportPaired(b, cs, cpu, calls, "cpu-ns/call")
-	}
+	return wall, cpu, cpuOK, calls
 }
 
 // reportPaired reports each contender's total per call in unit, and the

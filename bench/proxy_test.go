@@ -124,25 +124,7 @@ func BenchmarkProxy(b *testing.B) {
 // the direct call.
 func BenchmarkProxyPaired(b *testing.B) {
 	cs := proxyContenders(b)
-	wall := make([]int64, len(cs))
-	cpu := make([]int64, len(cs))
-	cpuOK := true
-	calls := 0
-	for i := 0; b.Loop(); i++ {
-		for k := range cs {
-			at := (i + k) % len(cs)
-			start := time.Now()
-			cpu0, ok0 := processCPU()
-			for j := range pairBlock {
-				cs[at].roundTrip(b, cs[at].reqs[(calls+j)%len(cs[at].reqs)])
-			}
-			wall[at] += time.Since(start).Nanoseconds()
-			cpu1, ok1 := processCPU()
-			cpu[at] += cpu1 - cpu0
-			cpuOK = cpuOK && ok0 && ok1
-		}
-		calls += pairBlock
-	}
+	wall, cpu, cpuOK, calls := takeTurns(b, cs)
 	report := func(total []int64, unit string) {
 		direct, via := float64(total[0])/float64(calls), float64(total[1])/float64(calls)
 		b.ReportMetric(direct, "direct-"+unit)

@@ -180,7 +180,11 @@ func ParseHeader(v string) (Header, error) {
 	if err != nil || n != headerLen {
 		return Header{}, ErrMalformed
 	}
-	h := Header{Version: binary.BigEndian.Uint32(b[:4]), Time: timeOf(binary.BigEndian.Uint64(b[4:12]))}
+	ft := binary.BigEndian.Uint64(b[4:12])
+	h := Header{Version: binary.BigEndian.Uint32(b[:4]), Time: timeOf(ft)}
+	if FileTime(h.Time) != ft { // past the instants a time.Time holds
+		return Header{}, ErrMalformed
+	}
 	copy(h.R[:], b[12:44])
 	copy(h.S[:], b[44:])
 	return h, nil

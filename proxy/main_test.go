@@ -3,11 +3,11 @@ package proxy
 import (
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/xblgo/fgrl/internal/leakcheck"
 )
 
 // TestMain fails the package's tests if any goroutine outlives them: every
 // tunnel and server ends with its proxy.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	leakcheck.VerifyTestMain(m)
 }

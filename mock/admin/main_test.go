@@ -3,10 +3,10 @@ package admin
 import (
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/xblgo/fgrl/internal/leakcheck"
 )
 
 // TestMain fails the package's tests if any goroutine outlives them.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	leakcheck.VerifyTestMain(m)
 }

@@ -19,8 +19,10 @@ import (
 // reads of a body (the drain before a retry, a 429's body) as XSAPI's covers
 // the whole response; handOver stops it when a body goes to the caller, whose
 // reading is its own (BoundBody makes it the attempt's too). Closing the
-// body, or reading it to the end, releases the context.
-func (c *call) send() (*http.Response, error) {
+// body, or reading it to the end, releases the context. It reports false when
+// the attempt failed before it reached the base (GetBody or the Signer
+// failed): that failure is the caller's own, and waiting does not mend it.
+func (c *call) send() (*http.Response, bool, error) {
 	var a *attempt
 	req := c.req
 	// A request whose own deadline comes first needs no timer of ours.
@@ -35,19 +37,19 @@ func (c *call) send() (*http.Response, error) {
 	if c.attempts > 0 || c.auth != "" || sign != nil {
 		if err := c.rewind(&req); err != nil {
 			a.release()
-			return nil, err
+			return nil, false, err
 		}
 	}
 	if sign != nil {
 		if err := sign(req); err != nil {
 			a.release()
-			return nil, err
+			return nil, false, err
 		}
 	}
 	c.attempts++
-	var sent time.Time
+	var at time.Time
 	if c.t.Observe != nil || c.t.Logger != nil {
-		sent = c.clk.Now()
+		at = c.clk.Now()
 	}
 	resp, err := c.t.base().RoundTrip(req)
 	if err != nil || resp == nil {
@@ -56,10 +58,10 @@ func (c *call) send() (*http.Response, error) {
 		if err == nil {
 			err = errors.New("transport: base RoundTripper returned no response and no error")
 		}
-		c.emit(Event{Kind: EventAttempt, Err: err, Duration: c.since(sent)})
-		return nil, err
+		c.emit(Event{Kind: EventAttempt, Err: err, Duration: c.since(at)})
+		return nil, true, err
 	}
-	c.emit(Event{Kind: EventAttempt, Status: resp.StatusCode, Duration: c.since(sent)})
+	c.emit(Event{Kind: EventAttempt, Status: resp.StatusCode, Duration: c.since(at)})
 	if resp.Body == nil { // as http.Client reads it: an empty body (golang.org/issue/38095)
 		resp.Body = http.NoBody
 	}
@@ -67,7 +69,7 @@ func (c *call) send() (*http.Response, error) {
 		resp.Body = &attemptBody{ReadCloser: resp.Body, a: a}
 	}
 	c.att = a
-	return resp, nil
+	return resp, true, nil
 }
 
 // since returns the time from t, or 0 when t is zero (no observer).

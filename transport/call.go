@@ -116,8 +116,11 @@ func (c *call) run() (*http.Response, error) {
 			}
 			return nil, err
 		}
-		resp, err := c.send()
-		v := c.assess(resp, err)
+		resp, sent, err := c.send()
+		var v verdict // an attempt that failed before it was sent (its body or signature) is not retried
+		if sent {
+			v = c.assess(resp, err)
+		}
 		again := v.again || (v.retry && c.mayRetry(v.delay))
 		c.cacheRetryAfter(v, again)
 		if again {

@@ -86,9 +86,13 @@ func TestSignerErrorSendsNothing(t *testing.T) {
 	s := &script{}
 	tr := &Transport{Base: s, DisableBudget: true}
 	boom := errors.New("no key")
-	ctx := WithSigner(context.Background(), func(*http.Request) error { return boom })
+	signs := 0
+	ctx := WithSigner(context.Background(), func(*http.Request) error { signs++; return boom })
 	if _, err := get(t, tr, ctx, profileURL, xuid1); !errors.Is(err, boom) || s.calls() != 0 {
 		t.Errorf("got %v after %d attempts, want %v and none sent", err, s.calls(), boom)
+	}
+	if signs != 1 { // a failure of the caller's own, before anything was sent: no retry mends it
+		t.Errorf("the signer was asked %d times, want 1", signs)
 	}
 }
 

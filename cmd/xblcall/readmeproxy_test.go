@@ -50,10 +50,7 @@ func TestReadmeProxyBlock(t *testing.T) {
 	}
 	modules := nodeModules(t)
 	block := readmeBlock(t, "## For code in other languages")
-	dir, bin := t.TempDir(), t.TempDir()
-	if out, err := exec.Command("go", "build", "-o", filepath.Join(bin, "xblcall"), ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v %s", err, out)
-	}
+	dir, bin := t.TempDir(), installXblcall(t)
 	for name, src := range readmeProxyApps {
 		os.WriteFile(filepath.Join(dir, name), []byte(src), 0o600)
 	}

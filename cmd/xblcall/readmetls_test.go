@@ -33,10 +33,7 @@ func TestReadmeTLSBlock(t *testing.T) {
 		}
 	}
 	block := readmeBlock(t, "### Using the mock from any language")
-	dir, bin := t.TempDir(), t.TempDir()
-	if out, err := exec.Command("go", "build", "-o", filepath.Join(bin, "xblcall"), ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v %s", err, out)
-	}
+	dir, bin := t.TempDir(), installXblcall(t)
 	plain, tls := freePort(t), freePort(t)
 	ports := strings.NewReplacer("8080", plain, "8443", tls)
 	profile := "https://profile.xboxlive.com/users/me/profile/settings?settings=Gamertag"

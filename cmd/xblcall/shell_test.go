@@ -10,19 +10,42 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
 
-// installXblcall builds xblcall into a directory of its own, as go install
-// would, and returns the directory (for PATH).
+// installXblcall returns a directory (for PATH) holding xblcall built as
+// go install would build it: built once per test binary (each build links a
+// 40 MB binary; the README and help tests all need one), read-only to them.
 func installXblcall(t *testing.T) string {
 	t.Helper()
-	bin := t.TempDir()
-	if out, err := exec.Command("go", "build", "-o", filepath.Join(bin, "xblcall"), ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v %s", err, out)
+	bin, err := builtXblcall()
+	if err != nil {
+		t.Fatal(err)
 	}
 	return bin
+}
+
+// builtXblcall builds xblcall once; TestMain removes its directory.
+var builtXblcall = sync.OnceValues(func() (string, error) {
+	bin, err := os.MkdirTemp("", "xblcall-bin-")
+	if err != nil {
+		return "", err
+	}
+	if out, err := exec.Command("go", "build", "-o", filepath.Join(bin, "xblcall"), ".").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %v %s", err, out)
+	}
+	return bin, nil
+})
+
+// TestMain runs the tests, then removes the xblcall they shared.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if bin, err := builtXblcall(); err == nil && bin != "" {
+		os.RemoveAll(bin)
+	}
+	os.Exit(code)
 }
 
 // userEnv is a new user's environment for README lines: the installed

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"runtime/metrics"
@@ -38,6 +39,7 @@ type loopbackContender struct {
 	reqs     []*http.Request
 	cancel   bool
 	deadline bool
+	timer    bool
 }
 
 // loopbackContenders starts a net/http server answering {} and returns the
@@ -66,6 +68,7 @@ func loopbackContenders(b *testing.B) []loopbackContender {
 		{name: "base", rt: base(), reqs: requests(context.Background(), url)},
 		{name: "base-cancel", rt: base(), reqs: requests(context.Background(), url), cancel: true},
 		{name: "base-deadline", rt: base(), reqs: requests(context.Background(), url), deadline: true},
+		{name: "base-timer", rt: base(), reqs: requests(context.Background(), url), cancel: true, timer: true},
 		{name: "fgrl", rt: fgrl(), reqs: requests(context.Background(), url)},
 		{name: "fgrl-deadline", rt: fgrl(), reqs: requests(context.Background(), url), deadline: true},
 		{name: "retryablehttp", rt: &retryablehttp.RoundTripper{Client: retry}, reqs: requests(context.Background(), url)},
@@ -86,6 +89,10 @@ func (c *loopbackContender) roundTrip(b *testing.B, r *http.Request) {
 	case c.cancel:
 		ctx, cancel := context.WithCancel(r.Context())
 		defer cancel()
+		if c.timer {
+			tm := time.AfterFunc(20*time.Second, cancel)
+			defer tm.Stop()
+		}
 		r = r.WithContext(ctx)
 	case c.deadline:
 		ctx, cancel := context.WithTimeout(r.Context(), 15*time.Second)
@@ -156,7 +163,7 @@ func BenchmarkLoopback(b *testing.B) {
 const pairBlock = 50
 
 // BenchmarkLoopbackPaired measures the loopback overheads with the
-// contenders taking turns in blocks of pairBlock calls, in a rotating order,
+// contenders taking turns in blocks of pairBlock calls, in a shuffled order,
 // within one benchmark: the round trip itself drifts by several µs between
 // runs seconds apart (more than any contender's overhead, which made
 // BenchmarkLoopback's overhead ratios noise), and taking turns puts that
@@ -174,15 +181,23 @@ func BenchmarkLoopbackPaired(b *testing.B) {
 	}
 }
 
-// takeTurns runs cs in turns of pairBlock calls each, in a rotating order,
-// until b's loop ends, and returns each one's wall and process CPU time in
-// all (cpuOK: the process's CPU time could be read throughout) and the calls
-// each made.
+// takeTurns runs cs in turns of pairBlock calls each, in a new order each
+// round, until b's loop ends, and returns each one's wall and process CPU
+// time in all (cpuOK: the process's CPU time could be read throughout) and
+// the calls each made. The order is shuffled (from a fixed seed, so a run
+// can be repeated), not rotated: a rotation keeps each contender behind the
+// same neighbour, whose leftovers (its garbage, its idle connections'
+// wake-ups) then land on the one contender every round.
 func takeTurns(b *testing.B, cs []loopbackContender) (wall, cpu []int64, cpuOK bool, calls int) {
 	wall, cpu, cpuOK = make([]int64, len(cs)), make([]int64, len(cs)), true
-	for i := 0; b.Loop(); i++ {
-		for k := range cs {
-			at := (i + k) % len(cs)
+	rng := rand.New(rand.NewPCG(46, 1))
+	order := make([]int, len(cs))
+	for k := range order {
+		order[k] = k
+	}
+	for b.Loop() {
+		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		for _, at := range order {
 			start := time.Now()
 			cpu0, ok0 := processCPU()
 			for j := range pairBlock {
@@ -220,6 +235,7 @@ func reportPaired(b *testing.B, cs []loopbackContender, total []int64, calls int
 	// The targets: against a bare call with the same kind of context, and
 	// against the hand-built combination with the same timeout.
 	b.ReportMetric(100*over("fgrl", "base-cancel")/per["base-cancel"], "fgrl-vs-base-cancel-"+kind+"%")
+	b.ReportMetric(100*over("base-timer", "base-cancel")/per["base-cancel"], "timer-vs-base-cancel-"+kind+"%")
 	b.ReportMetric(100*over("fgrl-deadline", "base-deadline")/per["base-deadline"], "fgrl-deadline-vs-base-deadline-"+kind+"%")
 	b.ReportMetric(100*over("handbuilt", "base-cancel")/per["base-cancel"], "handbuilt-vs-base-cancel-"+kind+"%")
 	b.ReportMetric(100*over("handbuilt-deadline", "base-deadline")/per["base-deadline"], "handbuilt-deadline-vs-base-deadline-"+kind+"%")

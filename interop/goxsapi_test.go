@@ -23,6 +23,7 @@ import (
 	"github.com/df-mc/go-xsapi/v2/xal"
 	"github.com/df-mc/go-xsapi/v2/xal/sisu"
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
 
 	"github.com/xblgo/fgrl/mock"
 	"github.com/xblgo/fgrl/mock/admin"
@@ -294,20 +295,20 @@ func (f *friendEvents) HandleIncomingFriendRequestCountChange(int) {}
 func (f *friendEvents) HandleSubscriptionLost() { f.lost <- struct{}{} }
 
 // connIDs is an rta.SubscriptionHandler of MPSD's connections resource: it
-// passes on the connection id each subscribe answers, as go-xsapi's mpsd
-// reads it.
+// passes on the connection id each subscribe answers, read as go-xsapi's
+// mpsd reads it (mpsd/subscription.go: a UUID, not the nil one).
 type connIDs struct {
 	rta.NopSubscriptionHandler
-	ids chan string
+	ids chan uuid.UUID
 }
 
-func newConnIDs() *connIDs { return &connIDs{ids: make(chan string, 16)} }
+func newConnIDs() *connIDs { return &connIDs{ids: make(chan uuid.UUID, 16)} }
 
 func (c *connIDs) HandleSubscribe(custom json.RawMessage) error {
 	var data struct {
-		ConnectionID string `json:"ConnectionId"`
+		ConnectionID uuid.UUID `json:"ConnectionId"`
 	}
-	if err := json.Unmarshal(custom, &data); err != nil || data.ConnectionID == "" {
+	if err := json.Unmarshal(custom, &data); err != nil || data.ConnectionID == uuid.Nil {
 		return fmt.Errorf("no ConnectionId in %s", custom)
 	}
 	c.ids <- data.ConnectionID

@@ -53,7 +53,10 @@ type Config struct {
 	// AcceptLanguage is sent with every request. Empty means "en-US".
 	AcceptLanguage string
 	// Transport sends the requests. If nil, a transport.Transport for
-	// TitleID is used (XSAPI's retries plus the local budget).
+	// TitleID is used (XSAPI's retries plus the local budget), whose
+	// RefreshToken is Tokens' own when Tokens has one (SignIn,
+	// ServiceSignIn): a call answered 401 is sent once more with a renewed
+	// token, as XSAPI does.
 	Transport http.RoundTripper
 	// RTATransport sends the upgrade of the Real-Time Activity websocket
 	// (User.Subscribe) and then carries it: it must answer a 101 with a
@@ -124,7 +127,13 @@ func New(cfg Config) (*Client, error) {
 	}
 	cfg.BatchWindow = min(cfg.BatchWindow, MaxBatchWindow)
 	if cfg.Transport == nil {
-		cfg.Transport = &transport.Transport{TitleID: cfg.TitleID}
+		t := &transport.Transport{TitleID: cfg.TitleID}
+		if r, ok := cfg.Tokens.(interface {
+			RefreshToken(*http.Request) (string, error)
+		}); ok {
+			t.RefreshToken = r.RefreshToken // a 401: renew the token, retry once
+		}
+		cfg.Transport = t
 	}
 	c := &Client{
 		cfg:       cfg,

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -88,6 +89,7 @@ type ServiceSignIn struct {
 	sToken  tokenSlot
 	service tokenSlot
 	users   map[string]*delegation // by XUID
+	byHash  map[string]string      // a delegated X-token's userhash to its user's XUID, for RefreshToken
 }
 
 // delegation is a user the service acts for: their delegation token and
@@ -107,6 +109,8 @@ type tokenSlot struct {
 	err     error     // the last renewal's failure
 	fails   int       // renewals failed in a row
 	retryAt time.Time // no renewal before, after a failure
+	forced  time.Time // when the last renewal forced by a 401 (RefreshToken) may start
+	nForced int       // renewals forced in close succession, less one
 }
 
 // Token returns the service's Authorization for xuid "" (service auth),
@@ -120,7 +124,7 @@ func (s *ServiceSignIn) Token(ctx context.Context, xuid string) (Token, error) {
 	if xuid == "" {
 		x, err = s.ServiceToken(ctx)
 	} else {
-		x, err = s.delegated(ctx, xuid)
+		x, err = s.delegated(ctx, xuid, "")
 	}
 	if err != nil {
 		return Token{}, err
@@ -134,7 +138,13 @@ func (s *ServiceSignIn) Token(ctx context.Context, xuid string) (Token, error) {
 // ServiceToken returns the service-auth X-token: the service's own
 // identity, its UserHash "-".
 func (s *ServiceSignIn) ServiceToken(ctx context.Context) (XboxToken, error) {
-	return s.get(ctx, &s.service, func(ctx context.Context) (XboxToken, *xboxAuth, error) {
+	return s.serviceX(ctx, "")
+}
+
+// serviceX returns the service-auth X-token, renewing it first if it is
+// stale (get).
+func (s *ServiceSignIn) serviceX(ctx context.Context, stale string) (XboxToken, error) {
+	return s.get(ctx, &s.service, stale, func(ctx context.Context) (XboxToken, *xboxAuth, error) {
 		a, err := s.xsts(ctx, "")
 		if err != nil {
 			return XboxToken{}, nil, err
@@ -167,19 +177,60 @@ func (s *ServiceSignIn) SetDelegation(xuid, delegationToken string) error {
 // documentation asks of delegation tokens no longer needed.
 func (s *ServiceSignIn) Forget(xuid string) {
 	s.mu.Lock()
+	if d, ok := s.users[xuid]; ok && s.byHash[d.slot.tok.UserHash] == xuid {
+		delete(s.byHash, d.slot.tok.UserHash)
+	}
 	delete(s.users, xuid)
 	s.mu.Unlock()
 }
 
-// delegated returns the X-token acting for xuid.
-func (s *ServiceSignIn) delegated(ctx context.Context, xuid string) (XboxToken, error) {
+// RefreshToken renews the X-token a request was refused with (its
+// Authorization header), the service's own or a user's, as XSAPI does
+// after a 401: it has the signature of transport.Transport's
+// RefreshToken, which retries the call once with what it returns (New
+// sets it on the transport it makes). Requests refused with the same
+// token share one renewal, and a token that has already replaced it is
+// returned at once. Renewals forced this way wait 1 s, doubling to a
+// minute, while they follow each other within two minutes, as XSTS is
+// rate limited too.
+func (s *ServiceSignIn) RefreshToken(req *http.Request) (string, error) {
+	stale := req.Header.Get("Authorization")
+	rest, ok := strings.CutPrefix(stale, "XBL3.0 x=")
+	uhs, _, ok2 := strings.Cut(rest, ";")
+	if !ok || !ok2 {
+		return "", fmt.Errorf("%w: the refused request carries no XBL3.0 token", ErrNoToken)
+	}
+	var (
+		x   XboxToken
+		err error
+	)
+	if uhs == "-" {
+		x, err = s.serviceX(req.Context(), stale)
+	} else {
+		s.mu.Lock()
+		xuid, known := s.byHash[uhs]
+		s.mu.Unlock()
+		if !known {
+			return "", fmt.Errorf("%w: the service acts for no user of userhash %s", ErrNoToken, safetext.Clip(uhs, 40))
+		}
+		x, err = s.delegated(req.Context(), xuid, stale)
+	}
+	if err != nil {
+		return "", err
+	}
+	return x.Authorization(), nil
+}
+
+// delegated returns the X-token acting for xuid, renewing it first if it
+// is stale (get).
+func (s *ServiceSignIn) delegated(ctx context.Context, xuid, stale string) (XboxToken, error) {
 	s.mu.Lock()
 	d, ok := s.users[xuid]
 	s.mu.Unlock()
 	if !ok {
 		return XboxToken{}, fmt.Errorf("%w: the service acts for no user %s (SetDelegation)", ErrNoToken, safetext.Clip(xuid, 40))
 	}
-	return s.get(ctx, &d.slot, func(ctx context.Context) (XboxToken, *xboxAuth, error) {
+	return s.get(ctx, &d.slot, stale, func(ctx context.Context) (XboxToken, *xboxAuth, error) {
 		a, err := s.xsts(ctx, d.token)
 		if err != nil {
 			return XboxToken{}, nil, err
@@ -188,13 +239,21 @@ func (s *ServiceSignIn) delegated(ctx context.Context, xuid string) (XboxToken, 
 		if err != nil {
 			return XboxToken{}, nil, err
 		}
+		s.mu.Lock()
+		if s.users[xuid] == d {
+			if s.byHash == nil {
+				s.byHash = map[string]string{}
+			}
+			s.byHash[x.UserHash] = xuid
+		}
+		s.mu.Unlock()
 		return *x, a, nil
 	})
 }
 
 // serviceToken returns the S-token.
 func (s *ServiceSignIn) serviceToken(ctx context.Context) (XboxToken, error) {
-	return s.get(ctx, &s.sToken, func(ctx context.Context) (XboxToken, *xboxAuth, error) {
+	return s.get(ctx, &s.sToken, "", func(ctx context.Context) (XboxToken, *xboxAuth, error) {
 		key, hc := s.keyAndClient()
 		body := map[string]any{"RelyingParty": "http://auth.xboxlive.com", "TokenType": "JWT",
 			"Properties": map[string]any{"ProofKey": xblsign.ProofKeyOf(&key.PublicKey)}}
@@ -258,11 +317,19 @@ func (s *ServiceSignIn) keyAndClient() (*ecdsa.PrivateKey, *http.Client) {
 }
 
 // get returns slot's token, renewing it with fetch as the type's
-// documentation describes. slot is read and written under s.mu.
-func (s *ServiceSignIn) get(ctx context.Context, slot *tokenSlot, fetch func(context.Context) (XboxToken, *xboxAuth, error)) (XboxToken, error) {
+// documentation describes. A stale token (the Authorization a call was
+// refused with; "" for none) still in the slot is dropped and renewed
+// (RefreshToken). slot is read and written under s.mu.
+func (s *ServiceSignIn) get(ctx context.Context, slot *tokenSlot, stale string, fetch func(context.Context) (XboxToken, *xboxAuth, error)) (XboxToken, error) {
 	s.keyAndClient() // the key exists before any token is bound to it
 	s.mu.Lock()
 	now := time.Now()
+	if stale != "" && slot.tok.Token != "" && slot.tok.Authorization() == stale {
+		if slot.flying == nil {
+			s.renewLocked(ctx, slot, max(slot.forcedWait(now), slot.retryAt.Sub(now)), fetch)
+		}
+		slot.tok, slot.expires = XboxToken{}, time.Time{} // its callers wait for the renewal
+	}
 	tok, valid := slot.tok, slot.tok.Token != "" && now.Before(slot.expires)
 	if valid && now.Before(slot.renew) {
 		s.mu.Unlock()
@@ -278,7 +345,7 @@ func (s *ServiceSignIn) get(ctx context.Context, slot *tokenSlot, fetch func(con
 		return XboxToken{}, err
 	}
 	if f == nil {
-		f = s.renewLocked(ctx, slot, fetch)
+		f = s.renewLocked(ctx, slot, 0, fetch)
 	}
 	s.mu.Unlock()
 	if valid {
@@ -287,16 +354,16 @@ func (s *ServiceSignIn) get(ctx context.Context, slot *tokenSlot, fetch func(con
 	return f.wait(ctx)
 }
 
-// renewLocked starts a renewal of slot. It keeps ctx's values but not its
-// cancellation (others may wait for it); Timeout bounds it. Requires s.mu
-// held.
-func (s *ServiceSignIn) renewLocked(ctx context.Context, slot *tokenSlot, fetch func(context.Context) (XboxToken, *xboxAuth, error)) *flight {
+// renewLocked starts a renewal of slot, after wait. It keeps ctx's values
+// but not its cancellation (others may wait for it); wait and Timeout
+// bound it. Requires s.mu held.
+func (s *ServiceSignIn) renewLocked(ctx context.Context, slot *tokenSlot, wait time.Duration, fetch func(context.Context) (XboxToken, *xboxAuth, error)) *flight {
 	f := &flight{done: make(chan struct{})}
 	slot.flying = f
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cmp.Or(s.Timeout, DefaultSignInTimeout))
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait+cmp.Or(s.Timeout, DefaultSignInTimeout))
 	go func() {
 		defer cancel()
-		tok, a, err := fetch(ctx)
+		tok, a, err := fetchAfter(ctx, wait, fetch)
 		now := time.Now()
 		s.mu.Lock()
 		slot.flying = nil
@@ -312,4 +379,37 @@ func (s *ServiceSignIn) renewLocked(ctx context.Context, slot *tokenSlot, fetch 
 		close(f.done)
 	}()
 	return f
+}
+
+// forcedWait returns how long a renewal forced by a 401 waits: nothing
+// for the first in a while, then 1 s doubling to renewMaxWait while they
+// follow each other within 2*renewMaxWait. Requires the ServiceSignIn's
+// mu held.
+func (t *tokenSlot) forcedWait(now time.Time) time.Duration {
+	if t.forced.IsZero() || now.Sub(t.forced) > 2*renewMaxWait {
+		t.nForced = 0
+	} else {
+		t.nForced++
+	}
+	var wait time.Duration
+	if t.nForced > 0 {
+		wait = min(time.Second<<min(t.nForced-1, 6), renewMaxWait)
+	}
+	t.forced = now.Add(wait)
+	return wait
+}
+
+// fetchAfter calls fetch once wait has passed, or returns ctx's error
+// first.
+func fetchAfter(ctx context.Context, wait time.Duration, fetch func(context.Context) (XboxToken, *xboxAuth, error)) (XboxToken, *xboxAuth, error) {
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return XboxToken{}, nil, ctx.Err()
+		}
+	}
+	return fetch(ctx)
 }

@@ -89,7 +89,11 @@ func (s *signIn) deviceOf(tok string, now time.Time) (device, bool) {
 	if len(parts) != 3 {
 		return device{}, false
 	}
-	return device{did: parts[0], key: xblsign.ProofKey{Kty: "EC", Crv: "P-256", Alg: "ES256", Use: "sig", X: parts[1], Y: parts[2]}}, true
+	d := device{did: parts[0], key: xblsign.ProofKey{Kty: "EC", Crv: "P-256", Alg: "ES256", Use: "sig", X: parts[1], Y: parts[2]}}
+	if _, err := d.key.PublicKey(); err != nil { // a device token always names a key
+		return device{}, false
+	}
+	return d, true
 }
 
 // signedBody reads a signed request's body whole (at most maxSignedBody

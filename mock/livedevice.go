@@ -152,10 +152,13 @@ func (s *signIn) pollDeviceCode(w http.ResponseWriter, code, clientID string, no
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e := s.pending.entry(codeSerial(code))
+	var e *pendingCode // only a code this mock minted reaches its entry: a forged one naming its serial changes nothing
+	if valid {
+		e = s.pending.entry(codeSerial(code))
+	}
 	refuse := ""
 	switch {
-	case !valid || e == nil || e.state == codeRedeemed:
+	case e == nil || e.state == codeRedeemed:
 		refuse = "expired_token"
 	case e.state == codeDenied:
 		refuse = "access_denied"

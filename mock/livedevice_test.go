@@ -196,3 +196,27 @@ func TestIdentityDeviceCodeGrantNames(t *testing.T) {
 		}
 	}
 }
+
+// TestForgedDeviceCodeLeavesTheRealOneAlone: a poll with a code this mock
+// did not mint that names a real code's serial (its kind and serial
+// copied, its signature not) is expired_token and changes nothing of the
+// real code: its client's next poll, at the same instant, gets the tokens,
+// not slow_down.
+func TestForgedDeviceCodeLeavesTheRealOneAlone(t *testing.T) {
+	now := time.Date(2026, 3, 1, 20, 0, 0, 0, time.UTC)
+	h := Must(New(Config{Now: func() time.Time { return now }}))
+	code, _ := liveConnect(t, h, liveDeviceClient)
+	i := strings.LastIndexByte(code, '.')
+	forged := code[:i+1] + strings.Repeat("A", len(code)-i-1)
+	if forged == code {
+		t.Fatal("the forged code is the real one")
+	}
+	for range 3 {
+		if _, e, _ := livePoll(t, h, deviceCodeGrant, liveDeviceClient, forged); e != "expired_token" {
+			t.Errorf("forged code: %q, want expired_token", e)
+		}
+	}
+	if status, e, tok := livePoll(t, h, deviceCodeGrant, liveDeviceClient, code); status != http.StatusOK || tok == "" {
+		t.Errorf("the real code after forged polls: %d %q, want the tokens", status, e)
+	}
+}

@@ -3,6 +3,8 @@ package mock
 import (
 	"crypto/sha256"
 	"time"
+
+	"github.com/xblgo/fgrl/internal/xblsign"
 )
 
 // Replays: a signature is good once. A signed call presented again within
@@ -29,8 +31,13 @@ type replayEntry struct {
 }
 
 // fresh reports whether the signature sig was not seen within
-// signatureSkew of now, and notes it.
+// signatureSkew of now, and notes it. A signature is known by its
+// canonical form (xblsign.Header.Canonical): its twin, which anyone who
+// saw it can make, is the same signature presented again.
 func (s *signIn) fresh(sig string, now time.Time) bool {
+	if h, err := xblsign.ParseHeader(sig); err == nil { // always, after Verify
+		sig = h.Canonical().String()
+	}
 	full := sha256.Sum256([]byte(sig))
 	sum := [16]byte(full[:16])
 	s.mu.Lock()

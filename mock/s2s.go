@@ -177,7 +177,7 @@ func (s *signIn) serviceXSTS(w http.ResponseWriter, r *http.Request, req *xstsRe
 			"NotAfter": exp.UTC().Format(time.RFC3339Nano), "Token": tok})
 		return
 	}
-	dt, ok := s.checkDetail(req.Properties.DelegationToken, "dt", now)
+	dt, ok := s.checkDetail(req.Properties.DelegationToken, delegationKind, now)
 	xuid, dsandbox, _ := strings.Cut(dt.xuid, "\x00")
 	switch {
 	case !ok:
@@ -199,6 +199,10 @@ func (s *signIn) serviceXSTS(w http.ResponseWriter, r *http.Request, req *xstsRe
 			"uhs": UserHash(xuid), "agg": "Adult", "prv": ""}}}})
 }
 
+// delegationKind is a delegation token's kind, no other token's: each
+// kind's payload is read only as that kind's.
+const delegationKind = "dg"
+
 // delegation returns the DelegationToken claim of a user's XSTS answer for
 // relying party rp in sandbox: a token for xuid when the world configures
 // rp for delegation, else "". The real claim is inside the token,
@@ -210,7 +214,7 @@ func (s *signIn) delegation(rp, xuid, sandbox string, now time.Time) string {
 	if r, ok := s.w.relyingParty(rp); !ok || !r.Delegation || sandbox == "" || len(sandbox) > maxIDBytes {
 		return ""
 	}
-	return s.mint("dt", xuid+"\x00"+sandbox, now.Add(delegationTokenLife))
+	return s.mint(delegationKind, xuid+"\x00"+sandbox, now.Add(delegationTokenLife))
 }
 
 // addDelegation adds the DelegationToken claim (delegation) to a user's

@@ -556,3 +556,30 @@ func BenchmarkDelegatedCall(b *testing.B) {
 		}
 	}
 }
+
+// TestTokenKindsDoNotCross: a token of one kind is refused where another
+// is asked for, even when its payload could be read as the other's: a
+// delegation token whose sandbox holds two null-separated parts (a device
+// token's layout: ID, x, y) is no device token at xsts/authorize, and a
+// device token is no delegation token.
+func TestTokenKindsDoNotCross(t *testing.T) {
+	const me = "2533274791234567"
+	r := newS2SRig(t, tlsca.Partner{})
+	dg := r.delegationToken(me, "x\x00y")
+	if dg == "" {
+		t.Fatal("no delegation token for the sandbox: the test's premise is wrong")
+	}
+	ut := r.h.signIn.mint("ut", me, r.now.Add(time.Hour))
+	b, _ := json.Marshal(map[string]any{"RelyingParty": "http://xboxlive.com", "TokenType": "JWT",
+		"Properties": map[string]any{"UserTokens": []string{ut}, "DeviceToken": dg}})
+	resp, body, err := r.do(sent{method: "POST", url: "https://xsts.auth.xboxlive.com/xsts/authorize", body: string(b)})
+	if err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a delegation token as the DeviceToken: %v %v %s; want 401", resp, err, body)
+	}
+
+	d := newXALDevice(t, r.h, func() time.Time { return r.now })
+	dt, _ := d.deviceToken(t, r.h)
+	if status, a := r.xsts(r.sToken(), MockServiceRelyingParty, "RETAIL", dt, r.key); status != http.StatusUnauthorized {
+		t.Errorf("a device token as the DelegationToken: %d %+v; want 401", status, a)
+	}
+}

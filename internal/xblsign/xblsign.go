@@ -300,3 +300,16 @@ type prefixed struct {
 }
 
 func (p prefixed) Close() error { return p.c.Close() }
+
+// Canonical returns h with s in the lower half of the curve's order. An
+// ECDSA signature (r, s) and its twin (r, n−s) verify alike, and whoever
+// sees one can make the other without the key: a record of the signatures
+// seen (to refuse one presented again) keeps their canonical forms.
+func (h Header) Canonical() Header {
+	n := elliptic.P256().Params().N
+	s := new(big.Int).SetBytes(h.S[:])
+	if s.Cmp(new(big.Int).Rsh(n, 1)) > 0 {
+		s.Sub(n, s).FillBytes(h.S[:])
+	}
+	return h
+}

@@ -356,8 +356,11 @@ func (o *callOpts) transport(e *env) *transport.Transport {
 	}
 	t := &transport.Transport{Base: base, TitleID: o.title, RetryWindow: o.retryWindow, Policy: o.policy,
 		Raw429: !o.load.on() && (o.include || o.verbose)} // a 429 is then printed with its headers and body
-	if o.signIn != nil { // a 401: sign in again, once for all the calls refused with the same token
+	switch { // a 401: sign in again, once for all the calls refused with the same token
+	case o.signIn != nil:
 		t.RefreshToken = o.signIn.RefreshToken
+	case o.service != nil:
+		t.RefreshToken = o.service.RefreshToken
 	}
 	if o.verbose {
 		t.Base = &tracer{base: base, w: e.stderr}

@@ -63,6 +63,29 @@ func TestLoginServiceThenCall(t *testing.T) {
 	}
 }
 
+// TestServiceCallRenewsOn401 is XSAPI's one renewal on a 401 for a call made
+// with the stored service sign-in: the mock's script answers the first
+// session request 401, and the call renews the service's token and is
+// answered by the mock (its 404 for a session nobody made).
+func TestServiceCallRenewsOn401(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("XBL_TOKEN", "")
+	dir := t.TempDir()
+	caFile, partner, script := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "partner.pem"), filepath.Join(dir, "script.yaml")
+	os.WriteFile(script, []byte("rules:\n  - name: token refused once\n    match: {host: sessiondirectory.xboxlive.com}\n    then: mock\n    answers:\n      - {status: 401}\n"), 0o600)
+	out, _ := servedMock(t, "--addr", "127.0.0.1:0", "--https", "127.0.0.1:0", "--ca-out", caFile,
+		"--partner-cert", partner, "--log-format", "off", "--script", script)
+	via := "https://" + addrAfter(t, out.String(), "https://")
+	if code, sout, serr := xblcall(t, "login", "--service", "--cert", partner, "--key", partner, "--via", via, "--ca", caFile); code != 0 {
+		t.Fatalf("login --service: exit %d\n%s%s", code, sout, serr)
+	}
+	session := "https://sessiondirectory.xboxlive.com/serviceconfigs/" + mock.SCID("1234567890") + "/sessiontemplates/lobby/sessions/s1"
+	code, sout, serr := xblcall(t, "call", "-i", "-H", "x-xbl-contract-version: 107", session)
+	if first, _, _ := strings.Cut(sout, "\n"); !strings.Contains(first, "404") {
+		t.Errorf("a service call answered 401 once: exit %d, status line %q, want the mock's 404 after one renewal\n%s", code, first, serr)
+	}
+}
+
 // TestServiceSignInFromNode: a backend written with Node's own crypto and
 // https signs in against xblcall mock --https --partner-cert as the Go
 // client does (testdata/s2s.mjs): S-token, service-auth and delegated

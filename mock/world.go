@@ -46,16 +46,30 @@ func indexWorld(w World, seeded bool) *worldIndex {
 }
 
 // relate lists each account's relationships as the social service does:
-// the people it follows in the world's order, whether they follow back,
-// and its favourites; and counts each account's followers.
+// the people it follows (its friends and follows, then those who named it a
+// friend, in the world's order), whether they follow back, and its
+// favourites; and counts each account's followers. A friendship is one
+// relationship both ways, whichever account of the two names it.
 func (ix *worldIndex) relate() {
 	follows := map[[2]string]bool{} // {follower, followed}
+	order := map[string][]string{}  // follower: whom, in the order first named
+	follow := func(a, x string) {
+		if k := [2]string{a, x}; !follows[k] {
+			follows[k] = true
+			order[a] = append(order[a], x)
+		}
+	}
 	for _, a := range ix.src.Accounts {
 		for _, x := range a.Friends {
-			follows[[2]string{a.XUID, x}], follows[[2]string{x, a.XUID}] = true, true
+			follow(a.XUID, x)
 		}
 		for _, x := range a.Follows {
-			follows[[2]string{a.XUID, x}] = true
+			follow(a.XUID, x)
+		}
+	}
+	for _, a := range ix.src.Accounts {
+		for _, x := range a.Friends {
+			follow(x, a.XUID)
 		}
 	}
 	for k := range follows {
@@ -68,7 +82,7 @@ func (ix *worldIndex) relate() {
 			favorite[x] = true
 		}
 		var ps []person
-		for _, x := range slices.Concat(a.Friends, a.Follows) {
+		for _, x := range order[a.XUID] {
 			back := follows[[2]string{x, a.XUID}]
 			ps = append(ps, person{XUID: x, AddedDateTimeUtc: added, IsFavorite: favorite[x],
 				IsFriend: back, IsFollowingCaller: back, IsFollowedByCaller: true, SocialNetworks: []string{}})

@@ -416,3 +416,30 @@ func checkDataError(t *testing.T, err error, want datafile.Error, file string) {
 		t.Errorf("(-want +got)\n%s", d)
 	}
 }
+
+// TestFriendshipNamedOnOneSide: a friendship is followed both ways
+// (WorldAccount.Friends), whichever of the two accounts names it: the other
+// lists it in its people too, as a friend who follows it. Before, only the
+// account that named it did, and the other's people were empty.
+func TestFriendshipNamedOnOneSide(t *testing.T) {
+	w := World{Accounts: []WorldAccount{{XUID: ada, Gamertag: "Ada"}, {XUID: bo, Gamertag: "Bo", Friends: []string{ada}}}}
+	h, err := New(Config{World: w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ me, other string }{{ada, bo}, {bo, ada}} {
+		r := as(t, h, tc.me, "GET", "https://social.xboxlive.com/users/xuid("+tc.me+")/people", "1", "")
+		var got struct {
+			People []struct {
+				XUID              string `json:"xuid"`
+				IsFollowingCaller bool   `json:"isFollowingCaller"`
+			} `json:"people"`
+		}
+		if err := json.Unmarshal([]byte(r.body), &got); err != nil {
+			t.Fatal(err)
+		}
+		if len(got.People) != 1 || got.People[0].XUID != tc.other || !got.People[0].IsFollowingCaller {
+			t.Errorf("%s's people: %s, want %s, following back", tc.me, r.body, tc.other)
+		}
+	}
+}

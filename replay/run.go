@@ -256,7 +256,7 @@ func RunEvents(ctx context.Context, ev Events, o Options) (Result, error) {
 			base = o.Base(obs, v.Now)
 		}
 		rt := o.client(base)
-		r := &runner{v: v}
+		r := newRunner(v)
 		if o.onRunner != nil {
 			o.onRunner(r)
 		}
@@ -324,6 +324,7 @@ func RunEvents(ctx context.Context, ev Events, o Options) (Result, error) {
 	}
 	for _, p := range parts {
 		p.v.Wait()
+		p.r.close()
 	}
 	var keys []KeyResult
 	for _, p := range parts {

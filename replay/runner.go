@@ -10,12 +10,15 @@ import (
 )
 
 // runner runs a pattern's calls on as few goroutines as their waits need. A
-// worker takes queued calls one after another; a new worker starts only when
-// every worker is asleep inside a call (waiting for a budget slot or a
+// worker takes queued calls one after another; a worker is put to work only
+// when every worker is asleep inside a call (waiting for a budget slot or a
 // retry) while calls are queued. Virtual time advances only when every
 // participant sleeps, so each call still starts at its own instant, and the
 // goroutines grow with the calls waiting at once, not with the calls made.
-// The queue holds one item per event and instant, not one per call.
+// A worker with nothing queued parks outside the clock until it is needed
+// again (a new goroutine a call would grow its stack anew each time: a fifth
+// of a replay's CPU), and close ends the parked ones. The queue holds one
+// item per event and instant, not one per call.
 type runner struct {
 	v    *clock.Virtual
 	call func(e *Event)
@@ -23,9 +26,20 @@ type runner struct {
 	mu      sync.Mutex
 	queue   []queued
 	awake   int // workers not asleep
-	live    int // workers alive
-	maxLive int // the most alive at once
+	live    int // workers at work (not parked)
+	maxLive int // the most at work at once
+	parked  int // workers parked, waiting on resume
+	resume  chan struct{}
+	stop    chan struct{}
 }
+
+// newRunner returns a runner of calls on v.
+func newRunner(v *clock.Virtual) *runner {
+	return &runner{v: v, resume: make(chan struct{}), stop: make(chan struct{})}
+}
+
+// close ends the parked workers, once the clock is idle (v.Wait).
+func (r *runner) close() { close(r.stop) }
 
 type queued struct {
 	e *Event
@@ -46,8 +60,25 @@ func (r *runner) push(e *Event) {
 	}
 	r.mu.Unlock()
 	if spawn {
-		r.v.Go(r.work)
+		r.start()
 	}
+}
+
+// start puts a worker to work, a parked one if any. The caller counted it
+// (wake) and is a participant.
+func (r *runner) start() {
+	r.mu.Lock()
+	reuse := r.parked > 0
+	if reuse {
+		r.parked--
+	}
+	r.mu.Unlock()
+	r.v.Hold()
+	if reuse {
+		r.resume <- struct{}{}
+		return
+	}
+	go r.work()
 }
 
 // wake counts a worker about to start. Requires r.mu held.
@@ -57,24 +88,32 @@ func (r *runner) wake() {
 	r.maxLive = max(r.maxLive, r.live)
 }
 
+// work runs queued calls, parking when there is none, until close.
 func (r *runner) work() {
 	for {
 		e := r.pop()
 		if e == nil {
-			return
+			r.v.Release()
+			select {
+			case <-r.resume: // counted again (start)
+				continue
+			case <-r.stop:
+				return
+			}
 		}
 		r.call(e)
 	}
 }
 
-// pop takes the next queued call; nil, with the worker no longer awake,
-// when there is none.
+// pop takes the next queued call; nil, with the worker parked (no longer
+// awake), when there is none.
 func (r *runner) pop() *Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.queue) == 0 {
 		r.awake--
 		r.live--
+		r.parked++
 		r.queue = nil // let a burst's backing array go
 		return nil
 	}
@@ -105,7 +144,7 @@ func (r *runner) Sleep(ctx context.Context, d time.Duration) error {
 	}
 	r.mu.Unlock()
 	if spawn {
-		r.v.Go(r.work)
+		r.start()
 	}
 	err := r.v.Sleep(ctx, d)
 	r.mu.Lock()

@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"runtime"
+	"runtime/metrics"
 	"testing"
 	"time"
 
@@ -79,4 +80,33 @@ func TestScheduleMergesEvents(t *testing.T) {
 	if last := times[len(times)-1]; last >= 100*time.Second+24*time.Hour || last < 100*time.Second+23*time.Hour {
 		t.Errorf("last call at %v, want just under 24h after 100 s", last)
 	}
+}
+
+// TestWorkersReusedNotRespawned: calls each at an instant of their own
+// reuse the parked workers instead of starting a goroutine a call (before:
+// 2,001 goroutines for 2,000 calls, each growing its stack anew, a fifth of
+// a what-if's CPU), and the parked ones end with the run.
+func TestWorkersReusedNotRespawned(t *testing.T) {
+	p := Pattern{{At: 0, Service: "profile", User: "2533274790000001", Count: 2000, Spread: time.Hour}}
+	g0, n0 := goroutinesCreated(), runtime.NumGoroutine()
+	if _, _, err := runWithRunner(p, Options{Limits: limits.Default(), Client: "fgrl"}); err != nil {
+		t.Fatal(err)
+	}
+	if made := goroutinesCreated() - g0; made > 50 {
+		t.Errorf("%d goroutines started for 2,000 calls one at a time; want a handful", made)
+	}
+	deadline := time.Now().Add(10 * time.Second) // the parked workers' exits are being scheduled
+	for runtime.NumGoroutine() > n0 && time.Now().Before(deadline) {
+		runtime.Gosched()
+	}
+	if n := runtime.NumGoroutine(); n > n0 {
+		t.Errorf("%d goroutines after the run, %d before: parked workers left behind", n, n0)
+	}
+}
+
+// goroutinesCreated reads the runtime's count of goroutines ever created.
+func goroutinesCreated() uint64 {
+	s := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }

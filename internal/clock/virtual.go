@@ -80,6 +80,20 @@ func (v *Virtual) Go(f func()) {
 	}()
 }
 
+// Hold counts one more participant: a goroutine the caller (itself a
+// participant, so that time cannot move meanwhile) is about to resume from
+// a wait outside the clock. It stops being one with Release.
+func (v *Virtual) Hold() {
+	v.mu.Lock()
+	v.running++
+	v.mu.Unlock()
+}
+
+// Release ends the calling participant's part, as if it had returned (Go's
+// f), though its goroutine goes on to wait outside the clock until someone
+// Holds it again, or for good.
+func (v *Virtual) Release() { v.done() }
+
 func (v *Virtual) done() {
 	v.mu.Lock()
 	v.running--

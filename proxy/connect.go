@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bufio"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -9,9 +8,9 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 
 	"github.com/xblgo/fgrl/internal/safetext"
+	"github.com/xblgo/fgrl/internal/tunnel"
 )
 
 // connect answers CONNECT: a tunnel to an Xbox host is decrypted with the
@@ -82,7 +81,7 @@ func (s *Server) tunnel(w http.ResponseWriter, r *http.Request, host string) {
 	if !ok {
 		return
 	}
-	if !s.tunnels.push(&tunnelConn{Conn: conn, host: host}) {
+	if !s.tunnels.Push(&tunnelConn{Conn: conn, host: host}) {
 		conn.Close()
 	}
 }
@@ -104,10 +103,7 @@ func hijack(w http.ResponseWriter) (net.Conn, bool) {
 		conn.Close()
 		return nil, false
 	}
-	if rw.Reader.Buffered() > 0 { // the client spoke before the 200
-		conn = &bufferedConn{Conn: conn, r: rw.Reader}
-	}
-	return conn, true
+	return tunnel.Buffered(conn, rw.Reader), true // the client may have spoken before the 200
 }
 
 // tunnelConn is a decrypted tunnel's connection, knowing its host: the TLS
@@ -179,60 +175,6 @@ func (s *Server) serveTunnelled(w http.ResponseWriter, r *http.Request) {
 	}
 	s.forward(w, r, host)
 }
-
-// bufferedConn reads what the server's reader had buffered first.
-type bufferedConn struct {
-	net.Conn
-	r *bufio.Reader
-}
-
-func (c *bufferedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
-
-// CloseWrite half-closes the connection when it can.
-func (c *bufferedConn) CloseWrite() error {
-	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
-		return cw.CloseWrite()
-	}
-	return nil
-}
-
-// connListener is a net.Listener of connections pushed to it: the
-// decrypted tunnels the inner server serves.
-type connListener struct {
-	conns chan net.Conn
-	once  sync.Once
-	done  chan struct{}
-}
-
-func newConnListener() *connListener {
-	return &connListener{conns: make(chan net.Conn), done: make(chan struct{})}
-}
-
-// push hands c to Accept; it reports false once the listener is closed.
-func (l *connListener) push(c net.Conn) bool {
-	select {
-	case l.conns <- c:
-		return true
-	case <-l.done:
-		return false
-	}
-}
-
-func (l *connListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.conns:
-		return c, nil
-	case <-l.done:
-		return nil, net.ErrClosed
-	}
-}
-
-func (l *connListener) Close() error {
-	l.once.Do(func() { close(l.done) })
-	return nil
-}
-
-func (l *connListener) Addr() net.Addr { return tunnelAddr{} }
 
 // tunnelAddr is the address of the decrypted tunnels' listener.
 type tunnelAddr struct{}

@@ -46,6 +46,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/xblgo/fgrl/internal/tunnel"
 	"github.com/xblgo/fgrl/limits"
 	"github.com/xblgo/fgrl/transport"
 )
@@ -130,7 +131,7 @@ type Server struct {
 	fwd     *httputil.ReverseProxy
 	admin   http.Handler
 	errLog  *log.Logger
-	tunnels *connListener // decrypted tunnels, to the inner server
+	tunnels *tunnel.Listener // decrypted tunnels, to the inner server
 	keys    keyTracker
 	stats   counters
 	held    heldBytes
@@ -156,7 +157,7 @@ func New(c Config) (*Server, error) {
 	case c.MaxCallTime < 0:
 		return nil, errors.New("proxy: Config.MaxCallTime is negative")
 	}
-	s := &Server{cfg: c, tr: c.Transport, lim: c.Limits, raw: map[net.Conn]struct{}{}, tunnels: newConnListener()}
+	s := &Server{cfg: c, tr: c.Transport, lim: c.Limits, raw: map[net.Conn]struct{}{}, tunnels: tunnel.NewListener(tunnelAddr{})}
 	if s.lim == nil {
 		s.lim = c.Transport.Limits
 	}

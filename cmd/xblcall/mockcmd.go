@@ -25,6 +25,7 @@ import (
 	"github.com/redis/go-redis/v9/logging"
 
 	"github.com/xblgo/fgrl/internal/safetext"
+	"github.com/xblgo/fgrl/internal/tunnel"
 	"github.com/xblgo/fgrl/internal/xblid"
 	"github.com/xblgo/fgrl/limits"
 	"github.com/xblgo/fgrl/mock"
@@ -398,7 +399,7 @@ func (o *mockOpts) run(ctx context.Context, e *env, args []string) error {
 	base, endStreams := context.WithCancel(context.Background())
 	defer endStreams()
 	handler := admin.WithServices(h, access)
-	proxied := newConnListener(ln.Addr())
+	proxied := tunnel.NewListener(ln.Addr())
 	defer proxied.Close()
 	srv := &http.Server{Handler: connectProxy(h, handler, proxied, e.stderr), MaxHeaderBytes: 64 << 10,
 		BaseContext: func(net.Listener) context.Context { return base }}

@@ -1,16 +1,15 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 
 	"github.com/xblgo/fgrl/internal/safetext"
+	"github.com/xblgo/fgrl/internal/tunnel"
 	"github.com/xblgo/fgrl/mock"
 	"github.com/xblgo/fgrl/mock/tlsca"
 )
@@ -63,7 +62,7 @@ func printEndpoints(w io.Writer, h *mock.Handler) {
 // with the mock's CA. CONNECT to any other host gets 403 naming it and a
 // log line; the mock never opens a connection of its own. Other requests
 // go to next.
-func connectProxy(h *mock.Handler, next http.Handler, proxied *connListener, log io.Writer) http.Handler {
+func connectProxy(h *mock.Handler, next http.Handler, proxied *tunnel.Listener, log io.Writer) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodConnect {
 			next.ServeHTTP(w, r)
@@ -93,58 +92,8 @@ func connectProxy(h *mock.Handler, next http.Handler, proxied *connListener, log
 			conn.Close()
 			return
 		}
-		if rw.Reader.Buffered() > 0 { // the client spoke before the 200
-			conn = &bufferedConn{Conn: conn, r: rw.Reader}
-		}
-		if !proxied.push(conn) {
+		if conn := tunnel.Buffered(conn, rw.Reader); !proxied.Push(conn) { // the client may have spoken before the 200
 			conn.Close()
 		}
 	})
 }
-
-// bufferedConn reads what the server's reader had buffered first.
-type bufferedConn struct {
-	net.Conn
-	r *bufio.Reader
-}
-
-func (c *bufferedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
-
-// connListener is a net.Listener of connections pushed to it: the CONNECT
-// tunnels the TLS server serves.
-type connListener struct {
-	addr  net.Addr
-	conns chan net.Conn
-	once  sync.Once
-	done  chan struct{}
-}
-
-func newConnListener(addr net.Addr) *connListener {
-	return &connListener{addr: addr, conns: make(chan net.Conn), done: make(chan struct{})}
-}
-
-// push hands c to Accept; it reports false once the listener is closed.
-func (l *connListener) push(c net.Conn) bool {
-	select {
-	case l.conns <- c:
-		return true
-	case <-l.done:
-		return false
-	}
-}
-
-func (l *connListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.conns:
-		return c, nil
-	case <-l.done:
-		return nil, net.ErrClosed
-	}
-}
-
-func (l *connListener) Close() error {
-	l.once.Do(func() { close(l.done) })
-	return nil
-}
-
-func (l *connListener) Addr() net.Addr { return l.addr }

@@ -2,7 +2,6 @@ package mock
 
 import (
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -87,7 +86,7 @@ func (h *Handler) serve(x *exchange) {
 		return
 	}
 	host := strings.ToLower(hostOnly(r.Host))
-	if slices.Contains(signInHosts, host) {
+	if isSignInHost(host) {
 		h.signIn.serve(x.w, r, host)
 		return
 	}

@@ -222,12 +222,18 @@ func (k keepHost) RoundTrip(req *http.Request) (*http.Response, error) {
 	return k.base.RoundTrip(out)
 }
 
-// rtaSub is one subscription on one connection.
+// rtaSub is one subscription on one connection. Whatever the service
+// answers, and however often, it holds one service id at most (the last
+// it was given: bySvc maps no other to it) and one retry pending at most
+// (the only one in due, so that the timer's send never waits).
 type rtaSub struct {
-	res     Resource
-	seq     uint32 // its SEQUENCE_N, fixed for the session (XSAPI's client id)
-	attempt int    // refusals with 1001 or 1002 so far on this connection
-	timer   *time.Timer
+	res        Resource
+	seq        uint32 // its SEQUENCE_N, fixed for the session (XSAPI's client id)
+	attempt    int    // refusals with 1001 or 1002 so far on this connection
+	svc        uint32 // the service's id for it, with subscribed
+	subscribed bool
+	pending    bool // a retry is timed or in due
+	timer      *time.Timer
 }
 
 var errRTALifetime = errors.New("client: RTA connection renewed after 90 minutes")
@@ -274,6 +280,7 @@ func (s *rtaSession) serve(ctx context.Context, ws *websocket.Conn) error {
 		case err := <-readErr:
 			return err
 		case sub := <-due:
+			sub.pending = false
 			if err := send(ctx, ws, rtaSubscribe, sub.seq, sub.res.uri); err != nil {
 				return err
 			}
@@ -324,11 +331,21 @@ func (s *rtaSession) handle(ctx context.Context, m rtaMessage, subs []*rtaSub, b
 		sub := subs[m.seq-1]
 		switch m.code {
 		case 0:
-			bySvc[m.sub] = sub
+			if sub.subscribed {
+				delete(bySvc, sub.svc)
+			}
+			if prev := bySvc[m.sub]; prev != nil {
+				prev.subscribed = false
+			}
+			bySvc[m.sub], sub.svc, sub.subscribed = sub, m.sub, true
 			return s.emit(ctx, subscribed(sub.res, m.data))
 		case rtaThrottled, rtaServiceUnavailable:
+			if sub.pending {
+				return true // the retry already timed answers this refusal too
+			}
 			d := rtaBackoff(sub.attempt)
 			sub.attempt++
+			sub.pending = true
 			sub.timer = time.AfterFunc(d, func() { due <- sub })
 			return true
 		}

@@ -179,7 +179,11 @@ func (s *rtaSession) dial(ctx context.Context) (*websocket.Conn, error) {
 	defer cancel()
 	u := c.url(rtaHost, reqPath{Path: rtaPath}, nil)
 	ws, resp, err := websocket.Dial(dctx, u.String(), &websocket.DialOptions{
-		HTTPClient:   &http.Client{Transport: keepHost{base: c.rtaTransport(), host: rtaHost}},
+		HTTPClient: &http.Client{Transport: keepHost{base: c.rtaTransport(), host: rtaHost},
+			// An upgrade answered with a redirect is refused: followed, it
+			// would carry Signature to any host (and Authorization to
+			// the same name on another port or scheme).
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		HTTPHeader:   h,
 		Subprotocols: []string{rtaSubprotocol},
 	})

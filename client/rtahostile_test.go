@@ -103,3 +103,36 @@ func TestSubscribeBoundsHostileAnswers(t *testing.T) {
 		time.Sleep(2 * rtaMaxBackoff) // every retry the answers asked for is due
 	})
 }
+
+// TestSubscribeFollowsNoRedirect: an upgrade answered with a redirect to
+// another host is a refused connection; the token and its Signature go
+// nowhere else (http.Client would forward Signature to any host, and
+// Authorization to the same host name on another port or scheme).
+func TestSubscribeFollowsNoRedirect(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		leaked := make(chan http.Header, 16)
+		c := hostileRTA(t, func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == rtaPath {
+				http.Redirect(w, r, "http://elsewhere.example/steal", http.StatusFound)
+				return
+			}
+			leaked <- r.Header.Clone()
+			acceptRTA(w, r)
+		})
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		ch, err := c.As(me).Subscribe(ctx, PresenceOf(other))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := until[*ConnectionState](t, ch)
+		if s.Connected || s.Err == nil {
+			t.Errorf("after a redirect: %+v, want a refused connection", s)
+		}
+		select {
+		case h := <-leaked:
+			t.Errorf("the redirect was followed, with Authorization %t and Signature %t", h.Get("Authorization") != "", h.Get("Signature") != "")
+		default:
+		}
+	})
+}

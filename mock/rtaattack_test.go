@@ -1,0 +1,47 @@
+package mock
+
+import (
+	"net/http"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestRTACloakedPresenceStaysHidden: a user who cloaked (PUT .../state
+// "Cloaked") reads as Offline to their friends' subscriptions as to their
+// reads: a title's write behind the cloak is no event; cloaking while
+// online reads as signing out, and "Active" as signing in.
+func TestRTACloakedPresenceStaysHidden(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := rtaHandler(t)
+		ws := dialRTA(t, pipeServer(t, h), xuid1)
+		if code, _, _ := subscribe(t, ws, 1, devicesURI(xuid2)); code != 0 {
+			t.Fatalf("subscribe: code %d", code)
+		}
+		tok := Token(xuid2, title1)
+		state := "https://userpresence.xboxlive.com/users/xuid(" + xuid2 + ")/state"
+		set := "https://userpresence.xboxlive.com/users/me/devices/current/titles/current"
+		var got []string
+		for _, w := range []struct{ name, method, url, body string }{
+			{"cloak", "PUT", state, `{"state":"Cloaked"}`},
+			{"title write behind the cloak", "POST", set, `{"state":"active"}`},
+			{"active", "PUT", state, `{"state":"Active"}`},
+			{"cloak while online", "PUT", state, `{"state":"Cloaked"}`},
+		} {
+			time.Sleep(10 * time.Second) // the presence service's write limit
+			if r := do(t, h, w.method, w.url, tok, w.body); r.status != http.StatusOK {
+				t.Fatalf("%s %s: %d %s", w.method, w.body, r.status, r.body)
+			}
+			h.Resync() // a mark: what came before it is the write's
+			for a := read(t, ws); string(a[0]) != "4"; a = read(t, ws) {
+				got = append(got, w.name+": "+string(a[2]))
+			}
+		}
+		want := []string{`active: "Scarlett:true"`, `cloak while online: "Scarlett:false"`}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("events of a cloaked user's presence (-want +got):\n%s", diff)
+		}
+	})
+}

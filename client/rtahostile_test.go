@@ -76,7 +76,7 @@ func TestSubscribeBoundsHostileAnswers(t *testing.T) {
 				ws.Write(ctx, websocket.MessageText, []byte(`[1,1,1001]`))
 				ws.Write(ctx, websocket.MessageText, fmt.Appendf(nil, `[1,1,0,%d,null]`, 100+i))
 			}
-			ws.Write(ctx, websocket.MessageText, []byte(`[3,100,"Scarlett:true"]`))           // an id replaced
+			ws.Write(ctx, websocket.MessageText, []byte(`[3,100,"Scarlett:true"]`))                // an id replaced
 			ws.Write(ctx, websocket.MessageText, fmt.Appendf(nil, `[3,%d,"PC:true"]`, 99+answers)) // the last
 			close(served)
 			<-left

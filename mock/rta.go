@@ -59,6 +59,7 @@ type rtaConn struct {
 	connID string // its MPSD connection id
 	out    chan []byte
 	done   chan struct{}
+	cancel context.CancelFunc // ends the loops' context
 	once   sync.Once
 
 	mu      sync.Mutex
@@ -90,8 +91,10 @@ func (h *Handler) serveRTA(x *exchange) {
 		writeError(x.w, http.StatusServiceUnavailable, "ServiceUnavailable", "the RTA service is unavailable (a fault)")
 		return
 	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
 	c := &rtaConn{hub: h.rta, id: id, connID: newConnID(), out: make(chan []byte, rtaOutbox),
-		done: make(chan struct{}), subs: map[uint32]rtaResource{}}
+		done: make(chan struct{}), cancel: cancel, subs: map[uint32]rtaResource{}}
 	if !h.rta.add(c) {
 		writeError(x.w, http.StatusServiceUnavailable, "ServiceUnavailable", "the mock holds as many RTA connections as it serves")
 		return
@@ -104,11 +107,9 @@ func (h *Handler) serveRTA(x *exchange) {
 	x.sw.status = http.StatusSwitchingProtocols
 	ws.SetReadLimit(maxRTAMessage)
 	c.ws = ws
-	ctx, cancel := context.WithCancel(r.Context())
 	var wg sync.WaitGroup
 	wg.Go(func() { c.writeLoop(ctx) })
 	c.readLoop(ctx)
-	cancel()
 	c.close()
 	wg.Wait()
 	c.mu.Lock()
@@ -170,14 +171,14 @@ func (hub *rtaHub) dropAll() { hub.each(func(c *rtaConn) { c.close() }) }
 // connection taken over for a websocket (Server.Close does).
 func (h *Handler) DropRTA() { h.rta.dropAll() }
 
-// close ends the connection without a closing handshake; its loops
-// return.
+// close ends the connection without a closing handshake: its loops'
+// context ends, so their reads and writes return, and the writer closes
+// the websocket. It never waits (a publish calls it under the hub's lock),
+// where closing the websocket may wait for a closing handshake under way.
 func (c *rtaConn) close() {
 	c.once.Do(func() {
 		close(c.done)
-		if c.ws != nil {
-			c.ws.CloseNow()
-		}
+		c.cancel()
 	})
 }
 
@@ -209,9 +210,10 @@ func (c *rtaConn) readLoop(ctx context.Context) {
 }
 
 // writeLoop writes the outbox, and pings an idle peer, until the
-// connection ends; a message not written within rtaWriteTimeout, or a ping
-// not answered, ends it.
+// connection ends, then closes the websocket; a message not written
+// within rtaWriteTimeout, or a ping not answered, ends it.
 func (c *rtaConn) writeLoop(ctx context.Context) {
+	defer c.ws.CloseNow()
 	ping := time.NewTicker(rtaPing)
 	defer ping.Stop()
 	for {

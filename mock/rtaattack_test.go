@@ -6,6 +6,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -42,6 +43,30 @@ func TestRTACloakedPresenceStaysHidden(t *testing.T) {
 		want := []string{`active: "Scarlett:true"`, `cloak while online: "Scarlett:false"`}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("events of a cloaked user's presence (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// TestRTAPublishNotHeldByAClosingPeer: a peer whose connection is closing
+// (the mock's close frame unread: a bad message, then no reads) and whose
+// outbox then fills holds up no one: the writes that publish to it return
+// at once, rather than waiting, under the hub's lock, for its closing
+// handshake's 5 s.
+func TestRTAPublishNotHeldByAClosingPeer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := rtaHandler(t)
+		ws := dialRTA(t, pipeServer(t, h), xuid1)
+		subscribe(t, ws, 1, devicesURI(xuid1))
+		if err := ws.Write(t.Context(), websocket.MessageBinary, []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait() // the mock is writing its close frame, which no one reads
+		start := time.Now()
+		for i := range rtaOutbox + 2 {
+			h.world.storePresence(presenceRecord{XUID: xuid1, State: []string{"Online", "Offline"}[i%2]})
+		}
+		if took := time.Since(start); took != 0 {
+			t.Errorf("the writes took %v, want 0", took)
 		}
 	})
 }

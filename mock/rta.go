@@ -1,6 +1,7 @@
 package mock
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -44,10 +45,72 @@ type rtaHub struct {
 
 	mu    sync.Mutex
 	conns map[*rtaConn]struct{}
+	// follows indexes the subscriptions by resource (its key), so that a
+	// change costs what its own subscribers cost, not every subscription
+	// open.
+	follows map[string]*rtaFollowers
+}
+
+// rtaFollowers is one resource's subscriptions.
+type rtaFollowers struct {
+	res  rtaResource
+	subs map[rtaSubRef]struct{}
+}
+
+// rtaSubRef is one subscription of one connection.
+type rtaSubRef struct {
+	c   *rtaConn
+	sub uint32
 }
 
 func newRTAHub(w *world, d *dice, faults func() (int, time.Duration, float64)) *rtaHub {
-	return &rtaHub{w: w, dice: d, faults: faults, conns: map[*rtaConn]struct{}{}}
+	return &rtaHub{w: w, dice: d, faults: faults, conns: map[*rtaConn]struct{}{}, follows: map[string]*rtaFollowers{}}
+}
+
+// follow adds subscription sub of c to res, unless c holds maxRTASubs
+// already; it reports whether it did.
+func (hub *rtaHub) follow(c *rtaConn, sub uint32, res rtaResource) bool {
+	hub.mu.Lock()
+	defer hub.mu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.subs) >= maxRTASubs {
+		return false
+	}
+	c.subs[sub] = res
+	f := hub.follows[res.key()]
+	if f == nil {
+		f = &rtaFollowers{res: res, subs: map[rtaSubRef]struct{}{}}
+		hub.follows[res.key()] = f
+	}
+	f.subs[rtaSubRef{c, sub}] = struct{}{}
+	return true
+}
+
+// unfollow removes subscription sub of c; it reports whether c held it.
+func (hub *rtaHub) unfollow(c *rtaConn, sub uint32) bool {
+	hub.mu.Lock()
+	defer hub.mu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return hub.unfollowLocked(c, sub)
+}
+
+// unfollowLocked is unfollow, under both locks.
+func (hub *rtaHub) unfollowLocked(c *rtaConn, sub uint32) bool {
+	res, ok := c.subs[sub]
+	if !ok {
+		return false
+	}
+	delete(c.subs, sub)
+	key := res.key()
+	if f := hub.follows[key]; f != nil {
+		delete(f.subs, rtaSubRef{c, sub})
+		if len(f.subs) == 0 {
+			delete(hub.follows, key)
+		}
+	}
+	return true
 }
 
 // rtaConn is one websocket. Its outbox is written by one goroutine
@@ -145,10 +208,16 @@ func (hub *rtaHub) add(c *rtaConn) bool {
 	return true
 }
 
+// remove forgets c and its subscriptions.
 func (hub *rtaHub) remove(c *rtaConn) {
 	hub.mu.Lock()
 	defer hub.mu.Unlock()
 	delete(hub.conns, c)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for sub := range c.subs {
+		hub.unfollowLocked(c, sub)
+	}
 }
 
 // each calls f with every connection open; f must not block.
@@ -271,13 +340,7 @@ func (c *rtaConn) subscribe(req rtaRequest) {
 		return
 	}
 	sub := c.hub.nextSub.Add(1)
-	c.mu.Lock()
-	full := len(c.subs) >= maxRTASubs
-	if !full {
-		c.subs[sub] = res
-	}
-	c.mu.Unlock()
-	if full {
+	if !c.hub.follow(c, sub, res) {
 		c.send(rtaAnswer(rtaSubscribe, req.seq, rtaSubscriptionLimit, 0, nil))
 		return
 	}
@@ -288,12 +351,8 @@ func (c *rtaConn) subscribe(req rtaRequest) {
 // connection does not hold is answered UnknownResource (what the service
 // answers then is not published).
 func (c *rtaConn) unsubscribe(req rtaRequest) {
-	c.mu.Lock()
-	_, ok := c.subs[req.sub]
-	delete(c.subs, req.sub)
-	c.mu.Unlock()
 	code := rtaSuccess
-	if !ok {
+	if !c.hub.unfollow(c, req.sub) {
 		code = rtaUnknownResource
 	}
 	c.send(rtaAnswer(rtaUnsubscribe, req.seq, code, 0, nil))
@@ -307,23 +366,29 @@ func (hub *rtaHub) publish(key string, to func(xuid string) bool, data any) {
 		return
 	}
 	_, delay, _ := hub.faults()
-	hub.each(func(c *rtaConn) {
-		if to != nil && !to(c.id.xuid) {
-			return
+	hub.mu.Lock()
+	defer hub.mu.Unlock()
+	f := hub.follows[key]
+	if f == nil {
+		return
+	}
+	refs := make([]rtaSubRef, 0, len(f.subs))
+	may := map[string]bool{} // to's verdict for each user, asked once
+	for r := range f.subs {
+		x := r.c.id.xuid
+		ok, asked := may[x]
+		if !asked {
+			ok = to == nil || to(x)
+			may[x] = ok
 		}
-		c.mu.Lock()
-		var subs []uint32
-		for sub, res := range c.subs {
-			if res.key() == key {
-				subs = append(subs, sub)
-			}
+		if ok {
+			refs = append(refs, r)
 		}
-		slices.Sort(subs)
-		c.mu.Unlock()
-		for _, sub := range subs {
-			c.event(rtaEventMessage(sub, data), delay)
-		}
-	})
+	}
+	slices.SortFunc(refs, func(a, b rtaSubRef) int { return cmp.Compare(a.sub, b.sub) })
+	for _, r := range refs {
+		r.c.event(rtaEventMessage(r.sub, data), delay)
+	}
 }
 
 // event sends an event, after delay; delayed events wait in timers, at

@@ -70,3 +70,45 @@ func TestRTAPublishNotHeldByAClosingPeer(t *testing.T) {
 		}
 	})
 }
+
+// TestRTAPublishCostsItsSubscribers: a change of a resource costs what
+// its own subscriptions cost, not every subscription open: a change no
+// one follows, published while a connection holds 1,000 subscriptions to
+// another resource, allocates nothing per subscription (it built every
+// subscription's key: 1,000 allocations; 27 ms a change over 200,000
+// subscriptions).
+func TestRTAPublishCostsItsSubscribers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := rtaHandler(t)
+		ws := dialRTA(t, pipeServer(t, h), xuid1)
+		uri := "https://userpresence.xboxlive.com/users/xuid(" + xuid1 + ")/titles/" + title1
+		for i := range maxRTASubs {
+			if code, _, _ := subscribe(t, ws, i+1, uri); code != 0 {
+				t.Fatalf("subscription %d: code %d", i+1, code)
+			}
+		}
+		key := rtaResource{kind: rtaDevices, xuid: xuid2}.key()
+		if n := testing.AllocsPerRun(10, func() { h.rta.publish(key, nil, "PC:true") }); n > 2 {
+			t.Errorf("a change no one follows: %v allocations, want at most 2", n)
+		}
+	})
+}
+
+// BenchmarkRTAPublish is one change published to one subscription among
+// 1,000 a connection holds (the event put in its outbox and recorded).
+func BenchmarkRTAPublish(b *testing.B) {
+	h := Must(New(Config{World: rtaWorld()}))
+	c := &rtaConn{hub: h.rta, id: identity{xuid: xuid1}, out: make(chan []byte, rtaOutbox),
+		done: make(chan struct{}), cancel: func() {}, subs: map[uint32]rtaResource{}}
+	h.rta.add(c)
+	for i := range maxRTASubs - 1 {
+		h.rta.follow(c, uint32(i+2), rtaResource{kind: rtaTitle, xuid: xuid1, title: title1})
+	}
+	h.rta.follow(c, 1, rtaResource{kind: rtaDevices, xuid: xuid1})
+	key := rtaResource{kind: rtaDevices, xuid: xuid1}.key()
+	b.ReportAllocs()
+	for b.Loop() {
+		h.rta.publish(key, nil, "Scarlett:true")
+		<-c.out
+	}
+}

@@ -121,13 +121,13 @@ type rtaSnapshot struct {
 func (hub *rtaHub) snapshot() rtaSnapshot {
 	s := rtaSnapshot{presence: map[string]presenceRecord{}, relations: map[string]map[string]bool{}}
 	var subjects []rtaResource
-	hub.each(func(c *rtaConn) {
-		c.mu.Lock()
-		for _, r := range c.subs {
-			subjects = append(subjects, r)
+	if hub != nil {
+		hub.mu.Lock()
+		for _, f := range hub.follows {
+			subjects = append(subjects, f.res)
 		}
-		c.mu.Unlock()
-	})
+		hub.mu.Unlock()
+	}
 	for _, r := range subjects {
 		switch r.kind {
 		case rtaDevices, rtaTitle:

@@ -23,7 +23,8 @@ import (
 //
 // Bounds: a client message of at most maxRTAMessage bytes (a larger one
 // closes the connection with 1009), maxRTASubs subscriptions a connection
-// (the next is answered SubscriptionLimitReached), maxRTAConns connections
+// (the next is answered SubscriptionLimitReached, as is one past
+// maxRTAAllSubs of all connections), maxRTAConns connections
 // (the next upgrade is answered 503), rtaOutbox messages waiting for a
 // reader (a reader that falls further behind is dropped), rtaWriteTimeout
 // for one message to be written, rtaPing between pings of an idle peer.
@@ -43,8 +44,11 @@ type rtaHub struct {
 	dice    *dice
 	nextSub atomic.Uint32
 
+	maxSubs int // subscriptions of all connections: maxRTAAllSubs
+
 	mu    sync.Mutex
 	conns map[*rtaConn]struct{}
+	nsubs int // subscriptions of all connections
 	// follows indexes the subscriptions by resource (its key), so that a
 	// change costs what its own subscribers cost, not every subscription
 	// open.
@@ -64,19 +68,21 @@ type rtaSubRef struct {
 }
 
 func newRTAHub(w *world, d *dice, faults func() (int, time.Duration, float64)) *rtaHub {
-	return &rtaHub{w: w, dice: d, faults: faults, conns: map[*rtaConn]struct{}{}, follows: map[string]*rtaFollowers{}}
+	return &rtaHub{w: w, dice: d, faults: faults, maxSubs: maxRTAAllSubs,
+		conns: map[*rtaConn]struct{}{}, follows: map[string]*rtaFollowers{}}
 }
 
 // follow adds subscription sub of c to res, unless c holds maxRTASubs
-// already; it reports whether it did.
+// already or all connections maxSubs; it reports whether it did.
 func (hub *rtaHub) follow(c *rtaConn, sub uint32, res rtaResource) bool {
 	hub.mu.Lock()
 	defer hub.mu.Unlock()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.subs) >= maxRTASubs {
+	if len(c.subs) >= maxRTASubs || hub.nsubs >= hub.maxSubs {
 		return false
 	}
+	hub.nsubs++
 	c.subs[sub] = res
 	f := hub.follows[res.key()]
 	if f == nil {
@@ -103,6 +109,7 @@ func (hub *rtaHub) unfollowLocked(c *rtaConn, sub uint32) bool {
 		return false
 	}
 	delete(c.subs, sub)
+	hub.nsubs--
 	key := res.key()
 	if f := hub.follows[key]; f != nil {
 		delete(f.subs, rtaSubRef{c, sub})

@@ -2,6 +2,7 @@ package mock
 
 import (
 	"net/http"
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -111,4 +112,30 @@ func BenchmarkRTAPublish(b *testing.B) {
 		h.rta.publish(key, nil, "Scarlett:true")
 		<-c.out
 	}
+}
+
+// TestRTASubscriptionsBoundedAcrossConnections: subscriptions past the
+// bound of all connections (maxRTAAllSubs, 3 here) are answered
+// SubscriptionLimitReached (2), however many connections share them out;
+// an unsubscribe, or a connection closed, makes room again.
+func TestRTASubscriptionsBoundedAcrossConnections(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := rtaHandler(t)
+		h.rta.maxSubs = 3
+		hc := pipeServer(t, h)
+		a, b := dialRTA(t, hc, xuid1), dialRTA(t, hc, xuid2)
+		var got []int
+		for i, ws := range []*websocket.Conn{a, a, b, b} {
+			code, _, _ := subscribe(t, ws, i+1, devicesURI(xuid1))
+			got = append(got, code)
+		}
+		if want := []int{0, 0, 0, 2}; !slices.Equal(got, want) {
+			t.Errorf("codes %v, want %v", got, want)
+		}
+		a.CloseNow()
+		synctest.Wait()
+		if code, _, _ := subscribe(t, b, 5, devicesURI(xuid1)); code != 0 {
+			t.Errorf("after a connection closed: code %d, want 0", code)
+		}
+	})
 }

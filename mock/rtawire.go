@@ -56,12 +56,15 @@ const (
 
 // Bounds of the mock's RTA: a client message's bytes (XSAPI's are a few
 // dozen), a resource URI's, subscriptions per connection (the mock's
-// choice: no published figure), connections at once.
+// choice: no published figure), connections at once, subscriptions of all
+// connections at once (about 110 bytes each: 11 MB; without it one
+// token's 1,000 connections of 1,000 subscriptions held 250 MB).
 const (
 	maxRTAMessage = 4 << 10
 	maxRTAURI     = 512
 	maxRTASubs    = 1000
 	maxRTAConns   = 1000
+	maxRTAAllSubs = 100_000
 )
 
 // rtaRequest is a client message: a subscribe (uri) or an unsubscribe
@@ -173,6 +176,7 @@ func parseRTAResource(uri string) (rtaResource, bool) {
 	if !ok || !ok2 || xblid.CheckXUID(x) != nil {
 		return rtaResource{}, false
 	}
+	x = strings.Clone(x) // a subscription holds its 16 bytes, not the URI
 	social := strings.EqualFold(host, "social.xboxlive.com")
 	switch {
 	case social && len(seg) == 3 && seg[2] == "friends":
@@ -180,7 +184,7 @@ func parseRTAResource(uri string) (rtaResource, bool) {
 	case !social && len(seg) == 3 && seg[2] == "devices":
 		return rtaResource{kind: rtaDevices, xuid: x}, true
 	case !social && len(seg) == 4 && seg[2] == "titles" && xblid.CheckTitle(seg[3]) == nil:
-		return rtaResource{kind: rtaTitle, xuid: x, title: seg[3]}, true
+		return rtaResource{kind: rtaTitle, xuid: x, title: strings.Clone(seg[3])}, true
 	}
 	return rtaResource{}, false
 }

@@ -267,12 +267,12 @@ func (c *rtaConn) readLoop(ctx context.Context) {
 		if err != nil {
 			return
 		}
-		c.note("send", b)
+		req, err := parseRTARequest(b)
+		c.note("send", sentRecord(b, req, typ == websocket.MessageText && err == nil))
 		if typ != websocket.MessageText {
 			c.ws.Close(websocket.StatusUnsupportedData, "RTA messages are JSON text")
 			return
 		}
-		req, err := parseRTARequest(b)
 		if err != nil {
 			c.ws.Close(websocket.StatusInvalidFramePayloadData, "not an RTA subscribe or unsubscribe message")
 			return

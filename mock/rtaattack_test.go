@@ -1,8 +1,11 @@
 package mock
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -136,6 +139,59 @@ func TestRTASubscriptionsBoundedAcrossConnections(t *testing.T) {
 		synctest.Wait()
 		if code, _, _ := subscribe(t, b, 5, devicesURI(xuid1)); code != 0 {
 			t.Errorf("after a connection closed: code %d, want 0", code)
+		}
+	})
+}
+
+// TestRTARecordHoldsNoTextOfTheClients: what a client sends is recorded as
+// the mock read it: a subscribe to a resource it knows as sent, anything
+// else by its shape and size only, so that a token a client writes into
+// a message (a URI's query or scheme, a message of no RTA form, a binary
+// one) reaches neither the journal nor its HAR export.
+func TestRTARecordHoldsNoTextOfTheClients(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := rtaHandler(t)
+		hc := pipeServer(t, h)
+		token := Token(xuid1, title1)
+		_, secret, _ := strings.Cut(token, ";")
+		sent := func(msgs ...string) {
+			t.Helper()
+			ws := dialRTA(t, hc, xuid1)
+			for _, m := range msgs {
+				if err := ws.Write(t.Context(), websocket.MessageText, []byte(m)); err != nil {
+					t.Fatal(err)
+				}
+				ws.Read(t.Context())
+			}
+			ws.CloseNow()
+			synctest.Wait()
+		}
+		scheme := token + "://userpresence.xboxlive.com/users/xuid(" + xuid1 + ")/devices"
+		query := devicesURI(xuid1) + "?token=" + token
+		uri, _ := json.Marshal(scheme)
+		uri2, _ := json.Marshal(query)
+		loose, _ := json.Marshal([]string{token})
+		sent(`[1,1,`+string(uri)+`]`, `[1,2,`+string(uri2)+`]`, `[1,3,"`+devicesURI(xuid1)+`"]`, `[2,4,1]`, string(loose))
+		calls := h.Calls(CallFilter{})
+		var got []string
+		for _, c := range calls {
+			for _, m := range c.Messages {
+				if m.Type == "send" {
+					got = append(got, m.Data)
+				}
+			}
+		}
+		want := []string{fmt.Sprintf(`[1,1,"(an unknown resource, %d bytes)"]`, len(scheme)),
+			fmt.Sprintf(`[1,2,"(an unknown resource, %d bytes)"]`, len(query)),
+			`[1,3,"` + devicesURI(xuid1) + `"]`, `[2,4,1]`, fmt.Sprintf(`(not an RTA message, %d bytes)`, len(loose))}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("the client's messages as recorded (-want +got):\n%s", diff)
+		}
+		var har strings.Builder
+		h.WriteHAR(&har, CallFilter{})
+		b, _ := json.Marshal(calls)
+		if strings.Contains(string(b)+har.String(), secret) {
+			t.Error("the record holds the token")
 		}
 	})
 }

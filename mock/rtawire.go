@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -153,10 +154,10 @@ func (r rtaResource) key() string {
 //	http://social.xboxlive.com/users/xuid(N)/friends
 //	https://sessiondirectory.xboxlive.com/connections/
 //
-// The scheme and the host's case do not matter.
+// The scheme (http or https) and the host's case do not matter.
 func parseRTAResource(uri string) (rtaResource, bool) {
-	_, rest, ok := strings.Cut(uri, "://")
-	if !ok {
+	scheme, rest, ok := strings.Cut(uri, "://")
+	if !ok || !strings.EqualFold(scheme, "https") && !strings.EqualFold(scheme, "http") {
 		return rtaResource{}, false
 	}
 	host, path, _ := strings.Cut(rest, "/")
@@ -187,6 +188,24 @@ func parseRTAResource(uri string) (rtaResource, bool) {
 		return rtaResource{kind: rtaTitle, xuid: x, title: strings.Clone(seg[3])}, true
 	}
 	return rtaResource{}, false
+}
+
+// sentRecord is a client message as the record keeps it: as the mock
+// read it (read: a subscribe or an unsubscribe), so that no text of the
+// client's but a resource it knows reaches the journal: a subscribe to a
+// resource the mock knows as sent (its URI can hold nothing else), one to
+// another with the URI's size in its place, anything else by its size.
+func sentRecord(b []byte, req rtaRequest, read bool) []byte {
+	if !read {
+		return fmt.Appendf(nil, "(not an RTA message, %d bytes)", len(b))
+	}
+	if req.kind == rtaSubscribe {
+		if _, ok := parseRTAResource(req.uri); !ok {
+			out, _ := json.Marshal([]any{req.kind, req.seq, fmt.Sprintf("(an unknown resource, %d bytes)", len(req.uri))})
+			return out
+		}
+	}
+	return b
 }
 
 // rtaAnswer is the service's answer to a subscribe: [1, seq, code, sub,

@@ -136,3 +136,32 @@ func TestSubscribeFollowsNoRedirect(t *testing.T) {
 		}
 	})
 }
+
+// TestSubscribeEndsMidHandshake: a caller whose context ends while the
+// service has not answered the upgrade (nor ever will) gets its channel
+// closed at once, the connection closed and nothing left running.
+func TestSubscribeEndsMidHandshake(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := hostileRTA(t, func(w http.ResponseWriter, r *http.Request) {
+			conn, _, err := http.NewResponseController(w).Hijack()
+			if err != nil {
+				return
+			}
+			defer conn.Close()
+			conn.Read(make([]byte, 1)) // no answer; until the client leaves
+		})
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		ch, err := c.As(me).Subscribe(ctx, PresenceOf(other))
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		for ev := range ch {
+			t.Errorf("event %#v from a service that never answered", ev)
+		}
+		if took := time.Since(start); took != time.Second {
+			t.Errorf("the channel closed after %v, want 1s", took)
+		}
+	})
+}

@@ -338,6 +338,9 @@ func (c *rtaConn) subscribe(req rtaRequest) {
 		c.send(rtaAnswer(rtaSubscribe, req.seq, rtaUnknownResource, 0, nil))
 		return
 	}
+	if res.kind == rtaSessions {
+		res.xuid = c.id.xuid
+	}
 	if !c.hub.w.rtaVisible(c.id.xuid, res) {
 		c.send(rtaAnswer(rtaSubscribe, req.seq, rtaNoResourceData, 0, nil))
 		return

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -192,6 +193,35 @@ func TestRTARecordHoldsNoTextOfTheClients(t *testing.T) {
 		b, _ := json.Marshal(calls)
 		if strings.Contains(string(b)+har.String(), secret) {
 			t.Error("the record holds the token")
+		}
+	})
+}
+
+// TestRTASessionTapCostsItsMembers: a session write costs what its
+// members' subscriptions cost: 1,000 subscriptions to shoulder taps of a
+// user not in the session add nothing to what the write allocates (each
+// was read for every write: 2.3 ms a write over 100,000).
+func TestRTASessionTapCostsItsMembers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := rtaHandler(t)
+		hc := pipeServer(t, h)
+		doc := []byte(`{"members":{"0":{"constants":{"system":{"xuid":"` + xuid1 + `"}}}},"changeNumber":1}`)
+		write := func() uint64 {
+			var m0, m1 runtime.MemStats
+			runtime.ReadMemStats(&m0)
+			for range 10 {
+				h.rta.sessionChanged([]string{"scid", "lobby", "s1"}, nil, doc)
+			}
+			runtime.ReadMemStats(&m1)
+			return (m1.TotalAlloc - m0.TotalAlloc) / 10
+		}
+		alone := write()
+		ws := dialRTA(t, hc, xuid3)
+		for i := range maxRTASubs {
+			subscribe(t, ws, i+1, "https://sessiondirectory.xboxlive.com/connections/")
+		}
+		if crowded := write(); crowded > alone+1024 {
+			t.Errorf("a session write allocates %d bytes with 1,000 subscriptions of a non-member, %d with none", crowded, alone)
 		}
 	})
 }

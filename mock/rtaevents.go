@@ -207,5 +207,7 @@ func (hub *rtaHub) sessionChanged(ref []string, old, doc []byte) {
 	}
 	tap := map[string]any{"shoulderTaps": []map[string]any{{
 		"resource": strings.Join(ref, "~"), "changeNumber": s1.ChangeNumber, "branch": s1.CorrelationID}}}
-	hub.publish(rtaResource{kind: rtaSessions}.key(), func(x string) bool { return members[x] }, tap)
+	for _, x := range slices.Sorted(maps.Keys(members)) {
+		hub.publish(rtaResource{kind: rtaSessions, xuid: x}.key(), nil, tap)
+	}
 }

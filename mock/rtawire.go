@@ -126,7 +126,9 @@ const (
 	rtaSessions                    // the caller's MPSD sessions (shoulder taps)
 )
 
-// rtaResource is a resource URI, read.
+// rtaResource is a resource URI, read. Sessions are the subscriber's own:
+// its xuid is the subscriber's (rtaConn.subscribe sets it), so that a
+// shoulder tap reaches its members' subscriptions only.
 type rtaResource struct {
 	kind  rtaKind
 	xuid  string
@@ -144,7 +146,7 @@ func (r rtaResource) key() string {
 	case rtaFriends:
 		return "friends/" + r.xuid
 	}
-	return "sessions"
+	return "sessions/" + r.xuid
 }
 
 // parseRTAResource reads the resource URIs XSAPI builds:

@@ -134,7 +134,8 @@ type rtaConn struct {
 
 	mu      sync.Mutex
 	subs    map[uint32]rtaResource
-	pending int // delayed events not yet in the outbox
+	pending int                      // delayed events not yet in the outbox
+	delayed map[*time.Timer]struct{} // their timers, stopped when it closes
 	rec     wsRecord
 }
 
@@ -255,6 +256,12 @@ func (c *rtaConn) close() {
 	c.once.Do(func() {
 		close(c.done)
 		c.cancel()
+		c.mu.Lock()
+		for t := range c.delayed {
+			t.Stop()
+		}
+		c.delayed, c.pending = nil, 0
+		c.mu.Unlock()
 	})
 }
 
@@ -402,26 +409,45 @@ func (hub *rtaHub) publish(key string, to func(xuid string) bool, data any) {
 }
 
 // event sends an event, after delay; delayed events wait in timers, at
-// most rtaOutbox of them, past which the reader is dropped as slow.
+// most rtaOutbox of them, past which the reader is dropped as slow. The
+// timers of a connection closed are stopped, so that they hold neither
+// their events nor the connection.
 func (c *rtaConn) event(b []byte, delay time.Duration) {
 	if delay <= 0 {
 		c.send(b)
 		return
 	}
 	c.mu.Lock()
-	full := c.pending >= rtaOutbox
-	c.pending++
-	c.mu.Unlock()
-	if full {
+	select {
+	case <-c.done: // closed: its close stopped the timers, or will once it holds mu
+		c.mu.Unlock()
+		return
+	default:
+	}
+	if c.pending >= rtaOutbox {
+		c.mu.Unlock()
 		c.close()
 		return
 	}
-	time.AfterFunc(delay, func() {
+	if c.delayed == nil {
+		c.delayed = map[*time.Timer]struct{}{}
+	}
+	c.pending++
+	var t *time.Timer
+	t = time.AfterFunc(delay, func() {
 		c.mu.Lock()
-		c.pending--
+		_, live := c.delayed[t]
+		delete(c.delayed, t)
+		if live {
+			c.pending--
+		}
 		c.mu.Unlock()
-		c.send(b)
+		if live {
+			c.send(b)
+		}
 	})
+	c.delayed[t] = struct{}{}
+	c.mu.Unlock()
 }
 
 // Resync sends every RTA connection the resync message ([4]): XSAPI then

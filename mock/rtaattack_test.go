@@ -13,6 +13,8 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/xblgo/fgrl/throttle"
 )
 
 // TestRTACloakedPresenceStaysHidden: a user who cloaked (PUT .../state
@@ -222,6 +224,35 @@ func TestRTASessionTapCostsItsMembers(t *testing.T) {
 		}
 		if crowded := write(); crowded > alone+1024 {
 			t.Errorf("a session write allocates %d bytes with 1,000 subscriptions of a non-member, %d with none", crowded, alone)
+		}
+	})
+}
+
+// TestRTAClosedConnectionDropsDelayedEvents: events an rta latency fault
+// holds back are dropped when their connection closes, not kept (the
+// connection with them) until the latency has passed: a client that
+// closes and opens connections under a 10-minute latency kept every
+// closed one's 256 events and buffers for 10 minutes.
+func TestRTAClosedConnectionDropsDelayedEvents(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := rtaHandler(t)
+		if err := h.SetFaults(Faults{Services: []ServiceFault{{Service: RTAService, Latency: throttle.Duration(10 * time.Minute)}}}); err != nil {
+			t.Fatal(err)
+		}
+		c := &rtaConn{hub: h.rta, id: identity{xuid: xuid1}, out: make(chan []byte, rtaOutbox),
+			done: make(chan struct{}), cancel: func() {}, subs: map[uint32]rtaResource{}}
+		h.rta.add(c)
+		h.rta.follow(c, 1, rtaResource{kind: rtaDevices, xuid: xuid1})
+		for range rtaOutbox {
+			h.rta.publish(rtaResource{kind: rtaDevices, xuid: xuid1}.key(), nil, "Scarlett:true")
+		}
+		c.close()
+		h.rta.remove(c)
+		c.mu.Lock()
+		pending := c.pending
+		c.mu.Unlock()
+		if pending != 0 {
+			t.Errorf("%d delayed events kept after the connection closed, want 0", pending)
 		}
 	})
 }

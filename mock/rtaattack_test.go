@@ -150,7 +150,8 @@ func TestRTASubscriptionsBoundedAcrossConnections(t *testing.T) {
 // the mock read it: a subscribe to a resource it knows as sent, anything
 // else by its shape and size only, so that a token a client writes into
 // a message (a URI's query or scheme, a message of no RTA form, a binary
-// one) reaches neither the journal nor its HAR export.
+// one) reaches neither the journal nor its HAR export; a message read is
+// written again as the mock read it, its spaces and escapes gone.
 func TestRTARecordHoldsNoTextOfTheClients(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := rtaHandler(t)
@@ -174,7 +175,8 @@ func TestRTARecordHoldsNoTextOfTheClients(t *testing.T) {
 		uri, _ := json.Marshal(scheme)
 		uri2, _ := json.Marshal(query)
 		loose, _ := json.Marshal([]string{token})
-		sent(`[1,1,`+string(uri)+`]`, `[1,2,`+string(uri2)+`]`, `[1,3,"`+devicesURI(xuid1)+`"]`, `[2,4,1]`, string(loose))
+		sent(`[1,1,`+string(uri)+`]`, `[1,2,`+string(uri2)+`]`, `[1,3,"`+devicesURI(xuid1)+`"]`, `[2,4,1]`,
+			"[1,\t\n 5  ,\"\\u0068"+devicesURI(xuid1)[1:]+`"]`, string(loose))
 		calls := h.Calls(CallFilter{})
 		var got []string
 		for _, c := range calls {
@@ -186,7 +188,7 @@ func TestRTARecordHoldsNoTextOfTheClients(t *testing.T) {
 		}
 		want := []string{fmt.Sprintf(`[1,1,"(an unknown resource, %d bytes)"]`, len(scheme)),
 			fmt.Sprintf(`[1,2,"(an unknown resource, %d bytes)"]`, len(query)),
-			`[1,3,"` + devicesURI(xuid1) + `"]`, `[2,4,1]`, fmt.Sprintf(`(not an RTA message, %d bytes)`, len(loose))}
+			`[1,3,"` + devicesURI(xuid1) + `"]`, `[2,4,1]`, `[1,5,"` + devicesURI(xuid1) + `"]`, fmt.Sprintf(`(not an RTA message, %d bytes)`, len(loose))}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("the client's messages as recorded (-want +got):\n%s", diff)
 		}

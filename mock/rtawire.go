@@ -193,21 +193,24 @@ func parseRTAResource(uri string) (rtaResource, bool) {
 }
 
 // sentRecord is a client message as the record keeps it: as the mock
-// read it (read: a subscribe or an unsubscribe), so that no text of the
-// client's but a resource it knows reaches the journal: a subscribe to a
-// resource the mock knows as sent (its URI can hold nothing else), one to
-// another with the URI's size in its place, anything else by its size.
+// read it (read: a subscribe or an unsubscribe), written again, so that no
+// text of the client's but a resource it knows reaches the journal: a
+// subscribe to a resource the mock knows with its URI (which can hold
+// nothing else), one to another with the URI's size in its place, anything
+// else by its size.
 func sentRecord(b []byte, req rtaRequest, read bool) []byte {
 	if !read {
 		return fmt.Appendf(nil, "(not an RTA message, %d bytes)", len(b))
 	}
+	var arg any = req.sub
 	if req.kind == rtaSubscribe {
+		arg = req.uri
 		if _, ok := parseRTAResource(req.uri); !ok {
-			out, _ := json.Marshal([]any{req.kind, req.seq, fmt.Sprintf("(an unknown resource, %d bytes)", len(req.uri))})
-			return out
+			arg = fmt.Sprintf("(an unknown resource, %d bytes)", len(req.uri))
 		}
 	}
-	return b
+	out, _ := json.Marshal([]any{req.kind, req.seq, arg})
+	return out
 }
 
 // rtaAnswer is the service's answer to a subscribe: [1, seq, code, sub,

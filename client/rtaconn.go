@@ -179,7 +179,11 @@ func (s *rtaSession) dial(ctx context.Context) (*websocket.Conn, error) {
 	defer cancel()
 	u := c.url(rtaHost, reqPath{Path: rtaPath}, nil)
 	ws, resp, err := websocket.Dial(dctx, u.String(), &websocket.DialOptions{
-		HTTPClient:   &http.Client{Transport: keepHost{base: c.rtaTransport(), host: rtaHost}},
+		HTTPClient: &http.Client{Transport: keepHost{base: c.rtaTransport(), host: rtaHost},
+			// An upgrade answered with a redirect is refused: followed, it
+			// would carry Signature to any host (and Authorization to
+			// the same name on another port or scheme).
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		HTTPHeader:   h,
 		Subprotocols: []string{rtaSubprotocol},
 	})
@@ -222,12 +226,18 @@ func (k keepHost) RoundTrip(req *http.Request) (*http.Response, error) {
 	return k.base.RoundTrip(out)
 }
 
-// rtaSub is one subscription on one connection.
+// rtaSub is one subscription on one connection. Whatever the service
+// answers, and however often, it holds one service id at most (the last
+// it was given: bySvc maps no other to it) and one retry pending at most
+// (the only one in due, so that the timer's send never waits).
 type rtaSub struct {
-	res     Resource
-	seq     uint32 // its SEQUENCE_N, fixed for the session (XSAPI's client id)
-	attempt int    // refusals with 1001 or 1002 so far on this connection
-	timer   *time.Timer
+	res        Resource
+	seq        uint32 // its SEQUENCE_N, fixed for the session (XSAPI's client id)
+	attempt    int    // refusals with 1001 or 1002 so far on this connection
+	svc        uint32 // the service's id for it, with subscribed
+	subscribed bool
+	pending    bool // a retry is timed or in due
+	timer      *time.Timer
 }
 
 var errRTALifetime = errors.New("client: RTA connection renewed after 90 minutes")
@@ -274,6 +284,7 @@ func (s *rtaSession) serve(ctx context.Context, ws *websocket.Conn) error {
 		case err := <-readErr:
 			return err
 		case sub := <-due:
+			sub.pending = false
 			if err := send(ctx, ws, rtaSubscribe, sub.seq, sub.res.uri); err != nil {
 				return err
 			}
@@ -324,11 +335,21 @@ func (s *rtaSession) handle(ctx context.Context, m rtaMessage, subs []*rtaSub, b
 		sub := subs[m.seq-1]
 		switch m.code {
 		case 0:
-			bySvc[m.sub] = sub
+			if sub.subscribed {
+				delete(bySvc, sub.svc)
+			}
+			if prev := bySvc[m.sub]; prev != nil {
+				prev.subscribed = false
+			}
+			bySvc[m.sub], sub.svc, sub.subscribed = sub, m.sub, true
 			return s.emit(ctx, subscribed(sub.res, m.data))
 		case rtaThrottled, rtaServiceUnavailable:
+			if sub.pending {
+				return true // the retry already timed answers this refusal too
+			}
 			d := rtaBackoff(sub.attempt)
 			sub.attempt++
+			sub.pending = true
 			sub.timer = time.AfterFunc(d, func() { due <- sub })
 			return true
 		}

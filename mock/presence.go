@@ -260,12 +260,14 @@ func (s presenceService) serveSetUserState(c *call) {
 	c.w.WriteHeader(http.StatusOK)
 }
 
-// setCloak cloaks or uncloaks xuid's presence.
+// setCloak cloaks or uncloaks xuid's presence, and tells RTA subscribers
+// what changed of it as others see it.
 func (w *world) setCloak(xuid string, cloak bool) {
+	before := w.presenceOf(xuid)
 	w.state.mu.Lock()
-	defer w.state.mu.Unlock()
 	rec, ok := w.state.presence.get(xuid)
 	if !ok && !cloak {
+		w.state.mu.Unlock()
 		return // nothing recorded, nothing cloaked
 	}
 	if !ok {
@@ -274,10 +276,13 @@ func (w *world) setCloak(xuid string, cloak bool) {
 	rec.Cloaked = cloak
 	b, _ := json.Marshal(rec)
 	w.state.presence.put(xuid, rec, int64(len(b)))
+	w.state.mu.Unlock()
+	w.rta.presenceChanged(xuid, before, w.presenceOf(xuid))
 }
 
 // storePresence records rec, the user's cloak as it was (setCloak), and
-// tells RTA subscribers what changed.
+// tells RTA subscribers what changed of it as others see it (presenceOf:
+// nothing behind a cloak).
 func (w *world) storePresence(rec presenceRecord) {
 	before := w.presenceOf(rec.XUID)
 	b, _ := json.Marshal(rec) // its size as stored
@@ -287,5 +292,5 @@ func (w *world) storePresence(rec presenceRecord) {
 	}
 	w.state.presence.put(rec.XUID, rec, int64(len(b)))
 	w.state.mu.Unlock()
-	w.rta.presenceChanged(rec.XUID, before, rec)
+	w.rta.presenceChanged(rec.XUID, before, w.presenceOf(rec.XUID))
 }

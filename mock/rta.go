@@ -22,7 +22,8 @@ import (
 //
 // Bounds: a client message of at most maxRTAMessage bytes (a larger one
 // closes the connection with 1009), maxRTASubs subscriptions a connection
-// (the next is answered SubscriptionLimitReached), maxRTAConns connections
+// (the next is answered SubscriptionLimitReached, as is one past
+// maxRTAAllSubs of all connections), maxRTAConns connections
 // (the next upgrade is answered 503), rtaOutbox messages waiting for a
 // reader (a reader that falls further behind is dropped), rtaWriteTimeout
 // for one message to be written, rtaPing between pings of an idle peer.
@@ -42,12 +43,20 @@ type rtaHub struct {
 	dice    *dice
 	nextSub atomic.Uint32
 
+	maxSubs int // subscriptions of all connections: maxRTAAllSubs
+
 	mu    sync.Mutex
 	conns map[*rtaConn]struct{}
+	nsubs int // subscriptions of all connections
+	// follows indexes the subscriptions by resource (its key), so that a
+	// change costs what its own subscribers cost, not every subscription
+	// open.
+	follows map[string]*rtaFollowers
 }
 
 func newRTAHub(w *world, d *dice, faults func() (int, time.Duration, float64)) *rtaHub {
-	return &rtaHub{w: w, dice: d, faults: faults, conns: map[*rtaConn]struct{}{}}
+	return &rtaHub{w: w, dice: d, faults: faults, maxSubs: maxRTAAllSubs,
+		conns: map[*rtaConn]struct{}{}, follows: map[string]*rtaFollowers{}}
 }
 
 // rtaConn is one websocket. Its outbox is written by one goroutine
@@ -59,11 +68,13 @@ type rtaConn struct {
 	connID string // its MPSD connection id
 	out    chan []byte
 	done   chan struct{}
+	cancel context.CancelFunc // ends the loops' context
 	once   sync.Once
 
 	mu      sync.Mutex
 	subs    map[uint32]rtaResource
-	pending int // delayed events not yet in the outbox
+	pending int                      // delayed events not yet in the outbox
+	delayed map[*time.Timer]struct{} // their timers, stopped when it closes
 	rec     wsRecord
 }
 
@@ -90,8 +101,10 @@ func (h *Handler) serveRTA(x *exchange) {
 		writeError(x.w, http.StatusServiceUnavailable, "ServiceUnavailable", "the RTA service is unavailable (a fault)")
 		return
 	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
 	c := &rtaConn{hub: h.rta, id: id, connID: newConnID(), out: make(chan []byte, rtaOutbox),
-		done: make(chan struct{}), subs: map[uint32]rtaResource{}}
+		done: make(chan struct{}), cancel: cancel, subs: map[uint32]rtaResource{}}
 	if !h.rta.add(c) {
 		writeError(x.w, http.StatusServiceUnavailable, "ServiceUnavailable", "the mock holds as many RTA connections as it serves")
 		return
@@ -104,11 +117,9 @@ func (h *Handler) serveRTA(x *exchange) {
 	x.sw.status = http.StatusSwitchingProtocols
 	ws.SetReadLimit(maxRTAMessage)
 	c.ws = ws
-	ctx, cancel := context.WithCancel(r.Context())
 	var wg sync.WaitGroup
 	wg.Go(func() { c.writeLoop(ctx) })
 	c.readLoop(ctx)
-	cancel()
 	c.close()
 	wg.Wait()
 	c.mu.Lock()
@@ -144,10 +155,16 @@ func (hub *rtaHub) add(c *rtaConn) bool {
 	return true
 }
 
+// remove forgets c and its subscriptions.
 func (hub *rtaHub) remove(c *rtaConn) {
 	hub.mu.Lock()
 	defer hub.mu.Unlock()
 	delete(hub.conns, c)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for sub := range c.subs {
+		hub.unfollowLocked(c, sub)
+	}
 }
 
 // each calls f with every connection open; f must not block.
@@ -170,14 +187,20 @@ func (hub *rtaHub) dropAll() { hub.each(func(c *rtaConn) { c.close() }) }
 // connection taken over for a websocket (Server.Close does).
 func (h *Handler) DropRTA() { h.rta.dropAll() }
 
-// close ends the connection without a closing handshake; its loops
-// return.
+// close ends the connection without a closing handshake: its loops'
+// context ends, so their reads and writes return, and the writer closes
+// the websocket. It never waits (a publish calls it under the hub's lock),
+// where closing the websocket may wait for a closing handshake under way.
 func (c *rtaConn) close() {
 	c.once.Do(func() {
 		close(c.done)
-		if c.ws != nil {
-			c.ws.CloseNow()
+		c.cancel()
+		c.mu.Lock()
+		for t := range c.delayed {
+			t.Stop()
 		}
+		c.delayed, c.pending = nil, 0
+		c.mu.Unlock()
 	})
 }
 
@@ -190,12 +213,12 @@ func (c *rtaConn) readLoop(ctx context.Context) {
 		if err != nil {
 			return
 		}
-		c.note("send", b)
+		req, err := parseRTARequest(b)
+		c.note("send", sentRecord(b, req, typ == websocket.MessageText && err == nil))
 		if typ != websocket.MessageText {
 			c.ws.Close(websocket.StatusUnsupportedData, "RTA messages are JSON text")
 			return
 		}
-		req, err := parseRTARequest(b)
 		if err != nil {
 			c.ws.Close(websocket.StatusInvalidFramePayloadData, "not an RTA subscribe or unsubscribe message")
 			return
@@ -209,9 +232,10 @@ func (c *rtaConn) readLoop(ctx context.Context) {
 }
 
 // writeLoop writes the outbox, and pings an idle peer, until the
-// connection ends; a message not written within rtaWriteTimeout, or a ping
-// not answered, ends it.
+// connection ends, then closes the websocket; a message not written
+// within rtaWriteTimeout, or a ping not answered, ends it.
 func (c *rtaConn) writeLoop(ctx context.Context) {
+	defer c.ws.CloseNow()
 	ping := time.NewTicker(rtaPing)
 	defer ping.Stop()
 	for {
@@ -260,6 +284,9 @@ func (c *rtaConn) subscribe(req rtaRequest) {
 		c.send(rtaAnswer(rtaSubscribe, req.seq, rtaUnknownResource, 0, nil))
 		return
 	}
+	if res.kind == rtaSessions {
+		res.xuid = c.id.xuid
+	}
 	if !c.hub.w.rtaVisible(c.id.xuid, res) {
 		c.send(rtaAnswer(rtaSubscribe, req.seq, rtaNoResourceData, 0, nil))
 		return
@@ -269,13 +296,7 @@ func (c *rtaConn) subscribe(req rtaRequest) {
 		return
 	}
 	sub := c.hub.nextSub.Add(1)
-	c.mu.Lock()
-	full := len(c.subs) >= maxRTASubs
-	if !full {
-		c.subs[sub] = res
-	}
-	c.mu.Unlock()
-	if full {
+	if !c.hub.follow(c, sub, res) {
 		c.send(rtaAnswer(rtaSubscribe, req.seq, rtaSubscriptionLimit, 0, nil))
 		return
 	}
@@ -286,65 +307,53 @@ func (c *rtaConn) subscribe(req rtaRequest) {
 // connection does not hold is answered UnknownResource (what the service
 // answers then is not published).
 func (c *rtaConn) unsubscribe(req rtaRequest) {
-	c.mu.Lock()
-	_, ok := c.subs[req.sub]
-	delete(c.subs, req.sub)
-	c.mu.Unlock()
 	code := rtaSuccess
-	if !ok {
+	if !c.hub.unfollow(c, req.sub) {
 		code = rtaUnknownResource
 	}
 	c.send(rtaAnswer(rtaUnsubscribe, req.seq, code, 0, nil))
 }
 
-// publish sends data as an event to every subscription of the resource
-// key whose connection's user may see it (to, nil for any), after the
-// delay of the rta fault in force.
-func (hub *rtaHub) publish(key string, to func(xuid string) bool, data any) {
-	if hub == nil {
-		return
-	}
-	_, delay, _ := hub.faults()
-	hub.each(func(c *rtaConn) {
-		if to != nil && !to(c.id.xuid) {
-			return
-		}
-		c.mu.Lock()
-		var subs []uint32
-		for sub, res := range c.subs {
-			if res.key() == key {
-				subs = append(subs, sub)
-			}
-		}
-		slices.Sort(subs)
-		c.mu.Unlock()
-		for _, sub := range subs {
-			c.event(rtaEventMessage(sub, data), delay)
-		}
-	})
-}
-
 // event sends an event, after delay; delayed events wait in timers, at
-// most rtaOutbox of them, past which the reader is dropped as slow.
+// most rtaOutbox of them, past which the reader is dropped as slow. The
+// timers of a connection closed are stopped, so that they hold neither
+// their events nor the connection.
 func (c *rtaConn) event(b []byte, delay time.Duration) {
 	if delay <= 0 {
 		c.send(b)
 		return
 	}
 	c.mu.Lock()
-	full := c.pending >= rtaOutbox
-	c.pending++
-	c.mu.Unlock()
-	if full {
+	select {
+	case <-c.done: // closed: its close stopped the timers, or will once it holds mu
+		c.mu.Unlock()
+		return
+	default:
+	}
+	if c.pending >= rtaOutbox {
+		c.mu.Unlock()
 		c.close()
 		return
 	}
-	time.AfterFunc(delay, func() {
+	if c.delayed == nil {
+		c.delayed = map[*time.Timer]struct{}{}
+	}
+	c.pending++
+	var t *time.Timer
+	t = time.AfterFunc(delay, func() {
 		c.mu.Lock()
-		c.pending--
+		_, live := c.delayed[t]
+		delete(c.delayed, t)
+		if live {
+			c.pending--
+		}
 		c.mu.Unlock()
-		c.send(b)
+		if live {
+			c.send(b)
+		}
 	})
+	c.delayed[t] = struct{}{}
+	c.mu.Unlock()
 }
 
 // Resync sends every RTA connection the resync message ([4]): XSAPI then

@@ -121,13 +121,13 @@ type rtaSnapshot struct {
 func (hub *rtaHub) snapshot() rtaSnapshot {
 	s := rtaSnapshot{presence: map[string]presenceRecord{}, relations: map[string]map[string]bool{}}
 	var subjects []rtaResource
-	hub.each(func(c *rtaConn) {
-		c.mu.Lock()
-		for _, r := range c.subs {
-			subjects = append(subjects, r)
+	if hub != nil {
+		hub.mu.Lock()
+		for _, f := range hub.follows {
+			subjects = append(subjects, f.res)
 		}
-		c.mu.Unlock()
-	})
+		hub.mu.Unlock()
+	}
 	for _, r := range subjects {
 		switch r.kind {
 		case rtaDevices, rtaTitle:
@@ -207,5 +207,7 @@ func (hub *rtaHub) sessionChanged(ref []string, old, doc []byte) {
 	}
 	tap := map[string]any{"shoulderTaps": []map[string]any{{
 		"resource": strings.Join(ref, "~"), "changeNumber": s1.ChangeNumber, "branch": s1.CorrelationID}}}
-	hub.publish(rtaResource{kind: rtaSessions}.key(), func(x string) bool { return members[x] }, tap)
+	for _, x := range slices.Sorted(maps.Keys(members)) {
+		hub.publish(rtaResource{kind: rtaSessions, xuid: x}.key(), nil, tap)
+	}
 }

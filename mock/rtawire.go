@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -56,12 +57,15 @@ const (
 
 // Bounds of the mock's RTA: a client message's bytes (XSAPI's are a few
 // dozen), a resource URI's, subscriptions per connection (the mock's
-// choice: no published figure), connections at once.
+// choice: no published figure), connections at once, subscriptions of all
+// connections at once (about 110 bytes each: 11 MB; without it one
+// token's 1,000 connections of 1,000 subscriptions held 250 MB).
 const (
 	maxRTAMessage = 4 << 10
 	maxRTAURI     = 512
 	maxRTASubs    = 1000
 	maxRTAConns   = 1000
+	maxRTAAllSubs = 100_000
 )
 
 // rtaRequest is a client message: a subscribe (uri) or an unsubscribe
@@ -122,7 +126,9 @@ const (
 	rtaSessions                    // the caller's MPSD sessions (shoulder taps)
 )
 
-// rtaResource is a resource URI, read.
+// rtaResource is a resource URI, read. Sessions are the subscriber's own:
+// its xuid is the subscriber's (rtaConn.subscribe sets it), so that a
+// shoulder tap reaches its members' subscriptions only.
 type rtaResource struct {
 	kind  rtaKind
 	xuid  string
@@ -140,7 +146,7 @@ func (r rtaResource) key() string {
 	case rtaFriends:
 		return "friends/" + r.xuid
 	}
-	return "sessions"
+	return "sessions/" + r.xuid
 }
 
 // parseRTAResource reads the resource URIs XSAPI builds:
@@ -150,10 +156,10 @@ func (r rtaResource) key() string {
 //	http://social.xboxlive.com/users/xuid(N)/friends
 //	https://sessiondirectory.xboxlive.com/connections/
 //
-// The scheme and the host's case do not matter.
+// The scheme (http or https) and the host's case do not matter.
 func parseRTAResource(uri string) (rtaResource, bool) {
-	_, rest, ok := strings.Cut(uri, "://")
-	if !ok {
+	scheme, rest, ok := strings.Cut(uri, "://")
+	if !ok || !strings.EqualFold(scheme, "https") && !strings.EqualFold(scheme, "http") {
 		return rtaResource{}, false
 	}
 	host, path, _ := strings.Cut(rest, "/")
@@ -173,6 +179,7 @@ func parseRTAResource(uri string) (rtaResource, bool) {
 	if !ok || !ok2 || xblid.CheckXUID(x) != nil {
 		return rtaResource{}, false
 	}
+	x = strings.Clone(x) // a subscription holds its 16 bytes, not the URI
 	social := strings.EqualFold(host, "social.xboxlive.com")
 	switch {
 	case social && len(seg) == 3 && seg[2] == "friends":
@@ -180,9 +187,30 @@ func parseRTAResource(uri string) (rtaResource, bool) {
 	case !social && len(seg) == 3 && seg[2] == "devices":
 		return rtaResource{kind: rtaDevices, xuid: x}, true
 	case !social && len(seg) == 4 && seg[2] == "titles" && xblid.CheckTitle(seg[3]) == nil:
-		return rtaResource{kind: rtaTitle, xuid: x, title: seg[3]}, true
+		return rtaResource{kind: rtaTitle, xuid: x, title: strings.Clone(seg[3])}, true
 	}
 	return rtaResource{}, false
+}
+
+// sentRecord is a client message as the record keeps it: as the mock
+// read it (read: a subscribe or an unsubscribe), written again, so that no
+// text of the client's but a resource it knows reaches the journal: a
+// subscribe to a resource the mock knows with its URI (which can hold
+// nothing else), one to another with the URI's size in its place, anything
+// else by its size.
+func sentRecord(b []byte, req rtaRequest, read bool) []byte {
+	if !read {
+		return fmt.Appendf(nil, "(not an RTA message, %d bytes)", len(b))
+	}
+	var arg any = req.sub
+	if req.kind == rtaSubscribe {
+		arg = req.uri
+		if _, ok := parseRTAResource(req.uri); !ok {
+			arg = fmt.Sprintf("(an unknown resource, %d bytes)", len(req.uri))
+		}
+	}
+	out, _ := json.Marshal([]any{req.kind, req.seq, arg})
+	return out
 }
 
 // rtaAnswer is the service's answer to a subscribe: [1, seq, code, sub,

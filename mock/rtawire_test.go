@@ -44,7 +44,8 @@ func FuzzParseRTARequest(f *testing.F) {
 }
 
 // TestParseRTAResource: the URIs XSAPI's subscriptions build are read,
-// whatever the scheme and the host's case; others are not.
+// whatever the case of the scheme (http or https) and the host; others
+// (another scheme, a query, a path's tricks) are not.
 func TestParseRTAResource(t *testing.T) {
 	for _, tc := range []struct {
 		uri  string
@@ -60,6 +61,12 @@ func TestParseRTAResource(t *testing.T) {
 		{"https://userpresence.xboxlive.com/users/gt(x)/devices", rtaResource{}, false},
 		{"https://userpresence.xboxlive.com/users/xuid(1)/devices/more", rtaResource{}, false},
 		{"userpresence.xboxlive.com/users/xuid(1)/devices", rtaResource{}, false},
+		{"HTTPS://userpresence.xboxlive.com/users/xuid(1)/devices", rtaResource{kind: rtaDevices, xuid: "1"}, true},
+		{"XBL3.0 x=1;t://userpresence.xboxlive.com/users/xuid(1)/devices", rtaResource{}, false},
+		{"wss://userpresence.xboxlive.com/users/xuid(1)/devices", rtaResource{}, false},
+		{"https://userpresence.xboxlive.com/users/xuid(1)/devices?token=t", rtaResource{}, false},
+		{"https://userpresence.xboxlive.com/users/xuid(1)/../xuid(2)/devices", rtaResource{}, false},
+		{"https://userpresence.xboxlive.com/users%2Fxuid(1)%2Fdevices", rtaResource{}, false},
 	} {
 		got, ok := parseRTAResource(tc.uri)
 		if got != tc.want || ok != tc.ok {

@@ -14,9 +14,11 @@ type WSMessage struct {
 	// mock sent it (the client's point of view, as in a browser's HAR).
 	Type string    `json:"type"`
 	Time time.Time `json:"time"`
-	// Data is the message's text, cut to 1 KiB. RTA messages carry no
-	// secret: the token is sent once, in the upgrade's Authorization,
-	// which the journal never keeps.
+	// Data is the message's text, cut to 1 KiB. The token is sent once,
+	// in the upgrade's Authorization, which the journal never keeps; a
+	// client's message is kept as the mock read it (a subscribe to a
+	// resource it knows, an unsubscribe), any other by its size, so that
+	// no text a client wrote into one reaches the record.
 	Data string `json:"data"`
 }
 

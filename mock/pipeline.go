@@ -2,6 +2,7 @@ package mock
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -86,7 +87,7 @@ func (h *Handler) serve(x *exchange) {
 		return
 	}
 	host := strings.ToLower(hostOnly(r.Host))
-	if isSignInHost(host) {
+	if slices.Contains(signInHosts, host) {
 		h.signIn.serve(x.w, r, host)
 		return
 	}

@@ -9,10 +9,8 @@ import (
 	"net"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -290,48 +288,6 @@ func TestScriptRefusesMalformedArguments(t *testing.T) {
 			}
 		})
 	}
-}
-
-// TestBatcher: however many callers decide at once, a node runs at most
-// maxInFlight (2) batches at a time; callers arriving meanwhile queue, and
-// the queue goes whole, as one batch, to its oldest caller. Every job is
-// settled, once.
-func TestBatcher(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var b batcher
-		release := make(chan struct{})
-		var mu sync.Mutex
-		var batches [][]*job
-		exec := func(batch []*job) {
-			mu.Lock()
-			batches = append(batches, batch)
-			mu.Unlock()
-			<-release
-			settle(batch, make([]result, len(batch)))
-		}
-		jobs := make([]*job, 10)
-		var wg sync.WaitGroup
-		for i := range jobs {
-			jobs[i] = &job{}
-			wg.Go(func() { b.run(jobs[i], exec) })
-			synctest.Wait() // callers arrive in turn
-		}
-		if len(batches) != maxInFlight || len(b.pending) != len(jobs)-maxInFlight {
-			t.Errorf("with every batch held up: %d batches running and %d callers queued, want %d and %d", len(batches), len(b.pending), maxInFlight, len(jobs)-maxInFlight)
-		}
-		close(release)
-		wg.Wait()
-		var sizes []int
-		for _, batch := range batches {
-			sizes = append(sizes, len(batch))
-		}
-		if diff := cmp.Diff([]int{1, 1, 8}, sizes); diff != "" {
-			t.Errorf("batch sizes (-want +got):\n%s", diff)
-		}
-		if b.leaders != 0 || len(b.pending) != 0 {
-			t.Errorf("after every job: %d leaders, %d queued; want none", b.leaders, len(b.pending))
-		}
-	})
 }
 
 // redisError is an answer Redis gave that was an error (go-redis's own

@@ -134,7 +134,8 @@ func (s *Store) timeout() time.Duration {
 }
 
 // run runs a script, batched with concurrent callers' (see batcher), and
-// returns its integers. The wait is bounded by the store's timeout per batch
+// returns its integers. A decision sent at once, alone, is bounded by ctx
+// and the store's timeout; a queued one by the store's timeout per batch
 // ahead, not by ctx: a decision already queued is not abandoned half-way.
 func (s *Store) run(ctx context.Context, sc *script, keys []string, args []byte) ([]int64, error) {
 	if s.Client == nil {
@@ -153,7 +154,7 @@ func (s *Store) run(ctx context.Context, sc *script, keys []string, args []byte)
 	if err := n.admit(); err != nil {
 		return nil, err
 	}
-	return n.batch.run(&job{script: sc, keys: keys, args: args}, func(batch []*job) { s.exec(n, batch) })
+	return n.batch.run(ctx, &job{script: sc, keys: keys, args: args}, func(ctx context.Context, batch []*job) { s.exec(ctx, n, batch) })
 }
 
 func us(n int64) time.Duration { return time.Duration(n) * time.Microsecond }

@@ -319,3 +319,34 @@ func TestUnreachable(t *testing.T) {
 		}
 	}
 }
+
+// TestPipelineSaysWhatFailed: a batch of several script runs, sent as one
+// pipeline, to a server that refuses the connection's password gives each
+// decision an error naming the cause, not how the commands' empty replies
+// read (a lone run, sent without a pipeline, is TestSayWhatFailed's).
+func TestPipelineSaysWhatFailed(t *testing.T) {
+	srv := redistest.Start(t, "--requirepass", "secret")
+	batch := []*job{
+		{script: takeScript, keys: []string{"fgrl:{a}:s"}, args: pack(10, 30, 0, 0, 0)},
+		{script: budgetScript, keys: []string{"fgrl:{b}:log", "fgrl:{b}:meta"}, args: pack(opReserve, 10, 30, 0, 0, 0, 7)},
+	}
+	tests := []struct{ name, password, want string }{
+		{"wrong password", "wrong", "WRONGPASS"},
+		{"no password", "", "NOAUTH"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := redis.NewClient(&redis.Options{Addr: srv.Addr, Password: tt.password})
+			defer c.Close()
+			s := &Store{Client: c}
+			if cmds, _ := s.commands(batch); len(cmds) < 2 {
+				t.Fatalf("the batch makes %d script runs, want a pipeline of several", len(cmds))
+			}
+			for i, r := range s.pipeline(context.Background(), batch) {
+				if r.err == nil || !strings.Contains(r.err.Error(), tt.want) {
+					t.Errorf("decision %d: %v, want an error saying %q", i, r.err, tt.want)
+				}
+			}
+		})
+	}
+}

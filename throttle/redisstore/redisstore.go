@@ -3,9 +3,11 @@
 // backends calling for the same users).
 //
 // Every decision is atomic: a Lua script, loaded once and called with
-// EVALSHA, decides it in one round trip. Concurrent callers' decisions share
-// their round trips and their script runs: on a single server one run
-// decides a whole batch (up to 64), its arguments and answers packed as
+// EVALSHA, decides it in one round trip. A decision that finds fewer than
+// two batches in flight to its node goes at once, as one EVALSHA on its
+// caller's goroutine, within its caller's context and Timeout; decisions
+// that overlap more share their round trips and their script runs: on a
+// single server one run decides a whole batch (up to 64), its arguments and answers packed as
 // binary doubles, so Redis reads, parses and answers one command per batch
 // rather than one per decision; a Cluster's batches are one pipeline per
 // node, so a slow or dead node delays only its own keys. A server behind a

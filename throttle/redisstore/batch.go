@@ -7,47 +7,10 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"sync"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/xblgo/fgrl/internal/safetext"
 )
-
-// batcher coalesces concurrent callers' decisions into one pipeline per
-// batch, and on a single server into one script run per batch (see
-// commands): each decision stays atomic and one round trip, but the round
-// trip is shared, so a busy store pays one write and one read system call
-// per batch instead of per decision, and Redis one command. Up to
-// maxInFlight batches run at once, each on a connection of its own, so
-// Redis works on one batch while the client reads the answers of another
-// and gathers the next. There is no
-// background goroutine: a caller that finds fewer than maxInFlight batches
-// running leads one; callers arriving meanwhile queue, and when a batch ends
-// its leader hands the next one to the oldest queued caller, so no caller
-// does more than one batch of others' work.
-type batcher struct {
-	mu      sync.Mutex
-	pending []*job
-	leaders int // batches running
-}
-
-// maxInFlight is the number of batches a node runs at once. One leaves Redis
-// idle while the client handles a batch's answers; with two, Redis works on
-// one while the client reads the other. Four and eight measured no better by
-// hand: they split the same queue into thinner batches.
-const maxInFlight = 2
-
-// job is one decision: a script's run for one key's structures.
-type job struct {
-	script *script
-	keys   []string
-	args   []byte // packed: see pack
-	res    []int64
-	err    error
-	// wake is signalled once: with nil when res and err are set, or with
-	// the batch this job's caller must lead (which holds the job).
-	wake chan []*job
-}
 
 // script is a Lua script that makes any number of decisions in one run: its
 // KEYS are each decision's keys in turn, its ARGV one packed argument per
@@ -62,73 +25,40 @@ type script struct {
 // script to its end before serving anyone else, so a long batch is split.
 const maxPerCommand = 64
 
-// run runs j, batched with whatever else is queued, and returns its result.
-// exec sends a batch and settles its jobs (Store.exec, for a node). A wait
-// is bounded by the batches ahead of j, each bounded by the store's timeout.
-func (b *batcher) run(j *job, exec func(batch []*job)) ([]int64, error) {
-	j.wake = make(chan []*job, 1)
-	b.mu.Lock()
-	b.pending = append(b.pending, j)
-	var batch []*job
-	if b.leaders < maxInFlight {
-		b.leaders++
-		batch, b.pending = b.pending, nil
-		b.mu.Unlock()
-	} else {
-		b.mu.Unlock()
-		if batch = <-j.wake; batch == nil {
-			return j.res, j.err
-		}
-	}
-	b.lead(batch, exec)
-	return j.res, j.err
-}
-
-// lead sends a batch, then hands whatever queued meanwhile to its oldest
-// caller as the next batch; the queue is taken whole at once, so no job is
-// in two batches.
-func (b *batcher) lead(batch []*job, exec func(batch []*job)) {
-	exec(batch)
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if len(b.pending) == 0 {
-		b.leaders--
-		return
-	}
-	next := b.pending
-	b.pending = nil
-	next[0].wake <- next
-}
-
-// exec runs a batch as one pipeline within the store's timeout and settles
-// every job. With a client that ignores context deadlines (go-redis without
-// ContextTimeoutEnabled, whose reads wait for its own ReadTimeout, 3 s by
-// default), the pipeline runs in a goroutine of its own and the batch is
-// settled as unavailable when the timeout passes; the goroutine ends when
-// go-redis gives up. A client that honours deadlines runs inline, with no
-// goroutine.
-func (s *Store) exec(n *node, batch []*job) {
-	ctx, cancel := context.WithTimeout(context.Background(), s.timeout())
+// exec runs a batch as one pipeline within the store's timeout and ctx, and
+// settles every job. ctx is a caller's own only when the batch is that
+// caller's decision alone (see batcher.run); when it ends first, the caller
+// gets its error and the node is not judged by it. With a client that
+// ignores context deadlines (go-redis without ContextTimeoutEnabled, whose
+// reads wait for its own ReadTimeout, 3 s by default), the pipeline runs in
+// a goroutine of its own and the batch is settled as unavailable when the
+// timeout passes or ctx ends; the goroutine ends when go-redis gives up. A
+// client that honours deadlines runs inline, with no goroutine.
+func (s *Store) exec(ctx context.Context, n *node, batch []*job) {
+	tctx, cancel := context.WithTimeout(ctx, s.timeout())
 	defer cancel()
 	var res []result
 	if honoursDeadlines(s.Client) {
-		res = s.pipeline(ctx, batch)
+		res = s.pipeline(tctx, batch)
 	} else {
 		out := make(chan []result, 1)
-		go func() { out <- s.pipeline(ctx, batch) }()
+		go func() { out <- s.pipeline(tctx, batch) }()
 		select {
 		case res = <-out:
-		case <-ctx.Done():
+		case <-tctx.Done():
 			res = make([]result, len(batch))
 			for i := range res {
-				res[i].err = s.unavailable(ctx.Err())
+				res[i].err = s.unavailable(tctx.Err())
 				res[i].down = true
 			}
 		}
 	}
-	if res[0].down { // a batch holds at least one job
+	switch {
+	case res[0].err != nil && ctx.Err() != nil: // the caller's own end, not the node's failure
+		res[0] = result{err: ctx.Err()}
+	case res[0].down: // a batch holds at least one job
 		n.failed()
-	} else {
+	default:
 		n.ok()
 	}
 	settle(batch, res)
@@ -187,26 +117,34 @@ func hashTag(key string) string {
 	return tag
 }
 
-// send queues c's script run on pipe.
-func (c *command) send(ctx context.Context, pipe redis.Pipeliner, batch []*job) {
+// send sends c's script run through to: queued on a pipeline, or at once on
+// the client.
+func (c *command) send(ctx context.Context, to redis.Scripter, batch []*job) {
 	c.keys = make([]string, len(c.jobs)*c.script.keys)
 	c.args = make([]any, len(c.jobs))
 	for k, i := range c.jobs {
 		copy(c.keys[k*c.script.keys:], batch[i].keys)
 		c.args[k] = batch[i].args
 	}
-	c.cmd = c.script.EvalSha(ctx, pipe, c.keys, c.args...)
+	c.cmd = c.script.EvalSha(ctx, to, c.keys, c.args...)
 }
 
-// pipeline sends the batch's script runs as one pipeline. Scripts Redis does
-// not know yet (NOSCRIPT) are retried with EVAL, which loads them.
+// pipeline sends the batch's script runs as one pipeline; a batch of one run
+// goes as one EVALSHA on the client, which costs the client less than a
+// pipeline of one. Scripts Redis does not know yet (NOSCRIPT) are retried
+// with EVAL, which loads them.
 func (s *Store) pipeline(ctx context.Context, batch []*job) []result {
 	cmds, crossing := s.commands(batch)
-	pipe := s.Client.Pipeline()
-	for _, c := range cmds {
-		c.send(ctx, pipe, batch)
+	var perr error // a failure to connect or authenticate; commands' own errors are read below
+	if len(cmds) == 1 {
+		cmds[0].send(ctx, s.Client, batch)
+	} else {
+		pipe := s.Client.Pipeline()
+		for _, c := range cmds {
+			c.send(ctx, pipe, batch)
+		}
+		_, perr = pipe.Exec(ctx)
 	}
-	_, perr := pipe.Exec(ctx) // a failure to connect or authenticate; commands' own errors are read below
 	out := make([]result, len(batch))
 	var crossed []int // decisions of runs a server refused as crossing slots
 	for _, c := range cmds {
@@ -314,10 +252,13 @@ func (s *Store) unavailable(err error) error {
 	return fmt.Errorf("%w: %v", ErrUnavailable, err)
 }
 
+// settle hands each job its result, and wakes its caller if it queued.
 func settle(batch []*job, res []result) {
 	for i, j := range batch {
 		j.res, j.err = res[i].res, res[i].err
-		j.wake <- nil
+		if j.wake != nil {
+			j.wake <- nil
+		}
 	}
 }
 

@@ -9,10 +9,8 @@ import (
 	"net"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -292,48 +290,6 @@ func TestScriptRefusesMalformedArguments(t *testing.T) {
 	}
 }
 
-// TestBatcher: however many callers decide at once, a node runs at most
-// maxInFlight (2) batches at a time; callers arriving meanwhile queue, and
-// the queue goes whole, as one batch, to its oldest caller. Every job is
-// settled, once.
-func TestBatcher(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var b batcher
-		release := make(chan struct{})
-		var mu sync.Mutex
-		var batches [][]*job
-		exec := func(batch []*job) {
-			mu.Lock()
-			batches = append(batches, batch)
-			mu.Unlock()
-			<-release
-			settle(batch, make([]result, len(batch)))
-		}
-		jobs := make([]*job, 10)
-		var wg sync.WaitGroup
-		for i := range jobs {
-			jobs[i] = &job{}
-			wg.Go(func() { b.run(jobs[i], exec) })
-			synctest.Wait() // callers arrive in turn
-		}
-		if len(batches) != maxInFlight || len(b.pending) != len(jobs)-maxInFlight {
-			t.Errorf("with every batch held up: %d batches running and %d callers queued, want %d and %d", len(batches), len(b.pending), maxInFlight, len(jobs)-maxInFlight)
-		}
-		close(release)
-		wg.Wait()
-		var sizes []int
-		for _, batch := range batches {
-			sizes = append(sizes, len(batch))
-		}
-		if diff := cmp.Diff([]int{1, 1, 8}, sizes); diff != "" {
-			t.Errorf("batch sizes (-want +got):\n%s", diff)
-		}
-		if b.leaders != 0 || len(b.pending) != 0 {
-			t.Errorf("after every job: %d leaders, %d queued; want none", b.leaders, len(b.pending))
-		}
-	})
-}
-
 // redisError is an answer Redis gave that was an error (go-redis's own
 // type for them is internal).
 type redisError string
@@ -361,5 +317,36 @@ func TestUnreachable(t *testing.T) {
 		if got := unreachable(tt.err); got != tt.want {
 			t.Errorf("%s: unreachable(%v) = %v, want %v", tt.name, tt.err, got, tt.want)
 		}
+	}
+}
+
+// TestPipelineSaysWhatFailed: a batch of several script runs, sent as one
+// pipeline, to a server that refuses the connection's password gives each
+// decision an error naming the cause, not how the commands' empty replies
+// read (a lone run, sent without a pipeline, is TestSayWhatFailed's).
+func TestPipelineSaysWhatFailed(t *testing.T) {
+	srv := redistest.Start(t, "--requirepass", "secret")
+	batch := []*job{
+		{script: takeScript, keys: []string{"fgrl:{a}:s"}, args: pack(10, 30, 0, 0, 0)},
+		{script: budgetScript, keys: []string{"fgrl:{b}:log", "fgrl:{b}:meta"}, args: pack(opReserve, 10, 30, 0, 0, 0, 7)},
+	}
+	tests := []struct{ name, password, want string }{
+		{"wrong password", "wrong", "WRONGPASS"},
+		{"no password", "", "NOAUTH"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := redis.NewClient(&redis.Options{Addr: srv.Addr, Password: tt.password})
+			defer c.Close()
+			s := &Store{Client: c}
+			if cmds, _ := s.commands(batch); len(cmds) < 2 {
+				t.Fatalf("the batch makes %d script runs, want a pipeline of several", len(cmds))
+			}
+			for i, r := range s.pipeline(context.Background(), batch) {
+				if r.err == nil || !strings.Contains(r.err.Error(), tt.want) {
+					t.Errorf("decision %d: %v, want an error saying %q", i, r.err, tt.want)
+				}
+			}
+		})
 	}
 }

@@ -3,9 +3,11 @@
 // backends calling for the same users).
 //
 // Every decision is atomic: a Lua script, loaded once and called with
-// EVALSHA, decides it in one round trip. Concurrent callers' decisions share
-// their round trips and their script runs: on a single server one run
-// decides a whole batch (up to 64), its arguments and answers packed as
+// EVALSHA, decides it in one round trip. A decision that finds fewer than
+// two batches in flight to its node goes at once, as one EVALSHA on its
+// caller's goroutine, within its caller's context and Timeout; decisions
+// that overlap more share their round trips and their script runs: on a
+// single server one run decides a whole batch (up to 64), its arguments and answers packed as
 // binary doubles, so Redis reads, parses and answers one command per batch
 // rather than one per decision; a Cluster's batches are one pipeline per
 // node, so a slow or dead node delays only its own keys. A server behind a
@@ -134,7 +136,8 @@ func (s *Store) timeout() time.Duration {
 }
 
 // run runs a script, batched with concurrent callers' (see batcher), and
-// returns its integers. The wait is bounded by the store's timeout per batch
+// returns its integers. A decision sent at once, alone, is bounded by ctx
+// and the store's timeout; a queued one by the store's timeout per batch
 // ahead, not by ctx: a decision already queued is not abandoned half-way.
 func (s *Store) run(ctx context.Context, sc *script, keys []string, args []byte) ([]int64, error) {
 	if s.Client == nil {
@@ -153,7 +156,7 @@ func (s *Store) run(ctx context.Context, sc *script, keys []string, args []byte)
 	if err := n.admit(); err != nil {
 		return nil, err
 	}
-	return n.batch.run(&job{script: sc, keys: keys, args: args}, func(batch []*job) { s.exec(n, batch) })
+	return n.batch.run(ctx, &job{script: sc, keys: keys, args: args}, func(ctx context.Context, batch []*job) { s.exec(ctx, n, batch) })
 }
 
 func us(n int64) time.Duration { return time.Duration(n) * time.Microsecond }

@@ -20,31 +20,20 @@ type Endpoint struct {
 	Contract string
 }
 
-// signInEndpoints are the sign-in calls the mock answers (serveSignIn).
-var signInEndpoints = []Endpoint{
-	{[]string{liveHost}, http.MethodGet, "/oauth20_authorize.srf", "-"},
-	{[]string{liveHost}, http.MethodPost, "/oauth20_token.srf", "-"},
-	{[]string{liveHost}, http.MethodPost, "/oauth20_connect.srf", "-"},
-	{[]string{liveHost}, http.MethodPost, "/ppsecure/post.srf", "-"},
-	{[]string{liveHost}, http.MethodGet, "/oauth20_remoteconnect.srf", "-"},
-	{[]string{liveHost}, http.MethodPost, "/oauth20_remoteconnect.srf", "-"},
-	{[]string{microsoftHost}, http.MethodGet, "/{tenant}/oauth2/v2.0/authorize", "-"},
-	{[]string{microsoftHost}, http.MethodPost, "/{tenant}/oauth2/v2.0/devicecode", "-"},
-	{[]string{microsoftHost}, http.MethodPost, "/{tenant}/oauth2/v2.0/token", "-"},
-	{[]string{userAuthHost}, http.MethodPost, "/user/authenticate", "-"},
-	{[]string{xstsHost}, http.MethodPost, "/xsts/authorize", "-"},
-	{[]string{deviceAuthHost}, http.MethodPost, "/device/authenticate", "-"},
-	{[]string{titleAuthHost}, http.MethodPost, "/title/authenticate", "-"},
-	{[]string{sisuHost}, http.MethodPost, "/authenticate", "-"},
-	{[]string{sisuHost}, http.MethodPost, "/authorize", "-"},
-	{[]string{serviceAuthHost}, http.MethodPost, "/service/authenticate", "-"},
+// signInEndpoints are the sign-in calls the mock answers (signInRoutes).
+func signInEndpoints() []Endpoint {
+	out := make([]Endpoint, len(signInRoutes))
+	for i, r := range signInRoutes {
+		out[i] = Endpoint{Hosts: []string{r.host}, Method: r.method, Path: r.path, Contract: "-"}
+	}
+	return out
 }
 
 // Endpoints returns every call the mock answers, from its route table and
 // its limits (the hosts of each service's rules), sign-in first, then by
 // host and path.
 func (h *Handler) Endpoints() []Endpoint {
-	out := slices.Clone(signInEndpoints)
+	out := signInEndpoints()
 	var services []Endpoint
 	for service, routes := range h.routes {
 		hosts := serviceHosts(h.cfg.limits, service)

@@ -81,52 +81,64 @@ func newSignIn(w *world) *signIn {
 // isSignInHost reports whether host is one of the sign-in services.
 func isSignInHost(host string) bool { return slices.Contains(signInHosts, host) }
 
-// serve answers a request to a sign-in host.
+// signInRoute is one sign-in call the mock answers: the one table serve
+// dispatches on and Endpoints lists.
+type signInRoute struct {
+	host, method string
+	path         string // as Endpoints shows it; {tenant} is any one segment
+	serve        func(*signIn, http.ResponseWriter, *http.Request)
+}
+
+// signInRoutes are the sign-in calls, by host.
+var signInRoutes = []signInRoute{
+	{liveHost, http.MethodGet, "/oauth20_authorize.srf", (*signIn).liveAuthorize},
+	{liveHost, http.MethodPost, "/oauth20_token.srf", (*signIn).liveToken},
+	{liveHost, http.MethodPost, "/oauth20_connect.srf", (*signIn).liveDeviceCode},
+	{liveHost, http.MethodPost, livePostPath, (*signIn).livePost},
+	{liveHost, http.MethodGet, "/oauth20_remoteconnect.srf", (*signIn).liveRemoteConnect},
+	{liveHost, http.MethodPost, "/oauth20_remoteconnect.srf", (*signIn).liveRemoteConnect},
+	{microsoftHost, http.MethodGet, "/{tenant}/oauth2/v2.0/authorize", (*signIn).authorize},
+	{microsoftHost, http.MethodPost, "/{tenant}/oauth2/v2.0/devicecode", (*signIn).deviceCode},
+	{microsoftHost, http.MethodPost, "/{tenant}/oauth2/v2.0/token", (*signIn).oauthToken},
+	{userAuthHost, http.MethodPost, "/user/authenticate", (*signIn).userAuthenticate},
+	{xstsHost, http.MethodPost, "/xsts/authorize", (*signIn).xsts},
+	{deviceAuthHost, http.MethodPost, "/device/authenticate", (*signIn).deviceAuthenticate},
+	{titleAuthHost, http.MethodPost, "/title/authenticate", (*signIn).titleAuthenticate},
+	{sisuHost, http.MethodPost, "/authenticate", (*signIn).sisuAuthenticate},
+	{sisuHost, http.MethodPost, "/authorize", (*signIn).sisuAuthorize},
+	{serviceAuthHost, http.MethodPost, "/service/authenticate", (*signIn).serviceAuthenticate},
+}
+
+// matches reports whether a request's path is the route's.
+func (rt *signInRoute) matches(path string) bool {
+	rest, ok := strings.CutPrefix(rt.path, "/{tenant}")
+	if !ok {
+		return path == rt.path
+	}
+	tenant, tail, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
+	return tenant != "" && "/"+tail == rest
+}
+
+// serve answers a request to a sign-in host: 404 for a path it does not
+// serve, 405 for a method the path does not take.
 func (s *signIn) serve(w http.ResponseWriter, r *http.Request, host string) {
-	if r.Method == http.MethodGet && host == microsoftHost && strings.HasSuffix(r.URL.Path, "/oauth2/v2.0/authorize") {
-		s.authorize(w, r)
-		return
+	known := false
+	for i := range signInRoutes {
+		rt := &signInRoutes[i]
+		if rt.host != host || !rt.matches(r.URL.Path) {
+			continue
+		}
+		if rt.method == r.Method {
+			rt.serve(s, w, r)
+			return
+		}
+		known = true
 	}
-	if r.Method == http.MethodGet && host == liveHost && r.URL.Path == "/oauth20_authorize.srf" {
-		s.liveAuthorize(w, r)
-		return
-	}
-	if host == liveHost && r.URL.Path == "/oauth20_remoteconnect.srf" && (r.Method == http.MethodGet || r.Method == http.MethodPost) {
-		s.liveRemoteConnect(w, r)
-		return
-	}
-	if r.Method != http.MethodPost {
+	if known {
 		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "invalid_request"})
 		return
 	}
-	switch {
-	case host == microsoftHost && strings.HasSuffix(r.URL.Path, "/oauth2/v2.0/devicecode"):
-		s.deviceCode(w, r)
-	case host == microsoftHost && strings.HasSuffix(r.URL.Path, "/oauth2/v2.0/token"):
-		s.oauthToken(w, r)
-	case host == liveHost && r.URL.Path == "/oauth20_token.srf":
-		s.liveToken(w, r)
-	case host == liveHost && r.URL.Path == livePostPath:
-		s.livePost(w, r)
-	case host == liveHost && r.URL.Path == "/oauth20_connect.srf":
-		s.liveDeviceCode(w, r)
-	case host == userAuthHost && r.URL.Path == "/user/authenticate":
-		s.userAuthenticate(w, r)
-	case host == xstsHost && r.URL.Path == "/xsts/authorize":
-		s.xsts(w, r)
-	case host == serviceAuthHost && r.URL.Path == "/service/authenticate":
-		s.serviceAuthenticate(w, r)
-	case host == deviceAuthHost && r.URL.Path == "/device/authenticate":
-		s.deviceAuthenticate(w, r)
-	case host == titleAuthHost && r.URL.Path == "/title/authenticate":
-		s.titleAuthenticate(w, r)
-	case host == sisuHost && r.URL.Path == "/authenticate":
-		s.sisuAuthenticate(w, r)
-	case host == sisuHost && r.URL.Path == "/authorize":
-		s.sisuAuthorize(w, r)
-	default:
-		writeError(w, http.StatusNotFound, "NotFound", "no such sign-in endpoint")
-	}
+	writeError(w, http.StatusNotFound, "NotFound", "no such sign-in endpoint")
 }
 
 // mint makes a token of kind for xuid, valid until exp: signed, so the mock

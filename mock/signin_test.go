@@ -235,3 +235,31 @@ func xstsGamertag(t *testing.T, h *Handler) string {
 	}
 	return x.DisplayClaims.Xui[0].Gtg
 }
+
+// TestSignInRoutesAnswerTheirMethodOnly: each sign-in call answers only its
+// method (405 otherwise, as the services' OAuth endpoints do), a path no
+// sign-in service serves 404, and a tenant is one path segment.
+func TestSignInRoutesAnswerTheirMethodOnly(t *testing.T) {
+	h := NewHandler()
+	for _, tc := range []struct {
+		method, url string
+		want        int
+	}{
+		{"GET", "https://user.auth.xboxlive.com/user/authenticate", http.StatusMethodNotAllowed},
+		{"POST", "https://login.microsoftonline.com/consumers/oauth2/v2.0/authorize", http.StatusMethodNotAllowed},
+		{"POST", "https://login.microsoftonline.com/a/b/oauth2/v2.0/token", http.StatusNotFound},
+		{"POST", "https://login.microsoftonline.com//oauth2/v2.0/token", http.StatusNotFound},
+		{"POST", "https://xsts.auth.xboxlive.com/xsts/authorize/more", http.StatusNotFound},
+		{"GET", "https://login.live.com/oauth20_remoteconnect.srf", http.StatusBadRequest}, // served: no code given
+	} {
+		req, _ := http.NewRequest(tc.method, tc.url, nil)
+		resp, err := h.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("%s %s: %d, want %d", tc.method, tc.url, resp.StatusCode, tc.want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package mock
 
 import (
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -19,6 +20,19 @@ func FuzzParseToken(f *testing.F) {
 		}
 		if Token(id.xuid, id.title) != strings.TrimSpace(h) && !strings.EqualFold(h[:6], "XBL3.0") {
 			t.Fatalf("accepted %q, which Token did not mint", h)
+		}
+	})
+}
+
+// FuzzQueryValue: queryValue reads a query as url.ParseQuery does.
+func FuzzQueryValue(f *testing.F) {
+	for _, s := range []string{"settings=Gamertag", "a=1&a=2", "a;b=1&a=2", "a=%zz&a=3", "%61=1", "a=1+2", "&&a=&", "a"} {
+		f.Add(s, "a")
+	}
+	f.Fuzz(func(t *testing.T, raw, key string) {
+		want, _ := url.ParseQuery(raw)
+		if got := queryValue(raw, key); got != want.Get(key) {
+			t.Errorf("queryValue(%q, %q) = %q, want %q", raw, key, got, want.Get(key))
 		}
 	})
 }

@@ -24,8 +24,7 @@ type call struct {
 	id      identity // the caller (parseToken)
 	params  []string // the route's captures
 	buf     [maxParams]string
-	q       url.Values // the query, once parsed
-	maxBody int64      // Config.MaxBody
+	maxBody int64 // Config.MaxBody
 }
 
 // user resolves a "me" or "xuid(N)" path segment to an xuid.
@@ -36,13 +35,31 @@ func (c *call) user(seg string) string {
 	return xuidDigits(seg) // the route's pattern has checked the segment
 }
 
-// query returns the first value of a query parameter (r.URL.Query, parsed
-// once per call).
-func (c *call) query(key string) string {
-	if c.q == nil {
-		c.q = c.r.URL.Query()
+// query returns the first value of a query parameter, as
+// r.URL.Query().Get(key) would, without building the map a route reads
+// one or two values of (queryValue).
+func (c *call) query(key string) string { return queryValue(c.r.URL.RawQuery, key) }
+
+// queryValue is url.ParseQuery(raw).Get(key): the first pair of raw named
+// key, skipping the pairs ParseQuery refuses (a semicolon, an escape that
+// does not decode).
+func queryValue(raw, key string) string {
+	for raw != "" {
+		var pair string
+		pair, raw, _ = strings.Cut(raw, "&")
+		if pair == "" || strings.Contains(pair, ";") {
+			continue
+		}
+		k, v, _ := strings.Cut(pair, "=")
+		k, err := url.QueryUnescape(k)
+		if err != nil || k != key {
+			continue
+		}
+		if v, err = url.QueryUnescape(v); err == nil {
+			return v
+		}
 	}
-	return c.q.Get(key)
+	return ""
 }
 
 // decode reads a JSON body into v; on failure it answers 400 or 413 and

@@ -402,14 +402,8 @@ func (t *tokenSlot) forcedWait(now time.Time) time.Duration {
 // fetchAfter calls fetch once wait has passed, or returns ctx's error
 // first.
 func fetchAfter(ctx context.Context, wait time.Duration, fetch func(context.Context) (XboxToken, *xboxAuth, error)) (XboxToken, *xboxAuth, error) {
-	if wait > 0 {
-		t := time.NewTimer(wait)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			return XboxToken{}, nil, ctx.Err()
-		}
+	if wait > 0 && !sleep(ctx, wait) {
+		return XboxToken{}, nil, ctx.Err()
 	}
 	return fetch(ctx)
 }

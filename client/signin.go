@@ -263,14 +263,8 @@ func (f *flight) wait(ctx context.Context) (XboxToken, error) {
 
 // signIn gets, after wait, what is due of the user and XSTS tokens.
 func (s *SignIn) signIn(ctx context.Context, wait time.Duration) (XboxToken, error) {
-	if wait > 0 {
-		t := time.NewTimer(wait)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			return XboxToken{}, ctx.Err()
-		}
+	if wait > 0 && !sleep(ctx, wait) {
+		return XboxToken{}, ctx.Err()
 	}
 	s.mu.Lock()
 	user, userRenew := s.user, s.userRenew

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/xblgo/fgrl/internal/adminaccess"
 	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/internal/tunnel"
 )
@@ -63,7 +64,7 @@ func (s *Server) absolute(w http.ResponseWriter, r *http.Request) {
 	host, port := r.URL.Hostname(), r.URL.Port()
 	host = hostName(host)
 	switch {
-	case !loopbackPeer(r.RemoteAddr):
+	case !adminaccess.LoopbackPeer(r.RemoteAddr):
 		plain(w, http.StatusForbidden, "proxy: a request in plain HTTP carries its token in clear: from off this machine, send HTTPS through CONNECT")
 	case r.URL.Scheme != "https":
 		plain(w, http.StatusForbidden, "proxy: the proxy calls the Xbox services over HTTPS only: ask for https://"+safetext.Clip(r.URL.Host, 100)+"/...")

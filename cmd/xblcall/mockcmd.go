@@ -155,18 +155,32 @@ func mockFlags(o *mockOpts) *flag.FlagSet {
 	fs.StringVar(&o.partnerCert, "partner-cert", "", "write a Business Partner Certificate of the CA and its key (PEM, one file, readable by its owner only) to this file, for a game backend's service sign-in")
 	fs.StringVar(&o.partnerName, "partner-name", "fgrl-mock-backend", "the service the --partner-cert names (what its service-auth calls count against)")
 	fs.StringVar(&o.partnerSandbox, "partner-sandbox", "", "the one sandbox the --partner-cert is for (default: every sandbox)")
-	fs.DurationVar(&o.conns.IdleTimeout, "idle-timeout", mock.DefaultIdleTimeout, "close a connection (keep-alive, or a CONNECT tunnel) that waits this long for a request")
-	fs.DurationVar(&o.conns.HeaderTimeout, "header-timeout", mock.DefaultHeaderTimeout, "close a connection whose TLS handshake or request header takes longer (one that sends nothing, among them)")
-	fs.DurationVar(&o.conns.BodyTimeout, "body-timeout", mock.DefaultBodyTimeout, "close a connection whose request body sends nothing for this long")
-	fs.IntVar(&o.conns.MaxConns, "max-conns", mock.DefaultMaxConns, "connections open at once on each port; past it the next waits for one to close")
+	connFlags(fs, &o.conns)
 	fs.BoolVar(&o.hosts, "hosts", false, "print a hosts-file line (127.0.0.1 <host>) for every host served, and exit")
 	fs.BoolVar(&o.endpoints, "endpoints", false, "print every call the mock answers (host, method, path, contract version) as a Markdown table, and exit")
 	return fs
 }
 
-// logger returns the request log --log-format asks for (nil for off).
-func (o *mockOpts) logger(w io.Writer) (*slog.Logger, error) {
-	switch o.logFormat {
+// connFlags are the bounds of a server's connections (mock.ConnLimits),
+// the mock's and the proxy's flags alike.
+func connFlags(fs *flag.FlagSet, c *mock.ConnLimits) {
+	fs.DurationVar(&c.IdleTimeout, "idle-timeout", mock.DefaultIdleTimeout, "close a connection (keep-alive, or a CONNECT tunnel) that waits this long for a request, or an untouched tunnel for a byte")
+	fs.DurationVar(&c.HeaderTimeout, "header-timeout", mock.DefaultHeaderTimeout, "close a connection whose TLS handshake or request header takes longer (one that sends nothing, among them)")
+	fs.DurationVar(&c.BodyTimeout, "body-timeout", mock.DefaultBodyTimeout, "close a connection whose request body sends nothing for this long")
+	fs.IntVar(&c.MaxConns, "max-conns", mock.DefaultMaxConns, "connections open at once on each port; past it the next waits for one to close")
+}
+
+// checkConns refuses bounds that are not positive.
+func checkConns(c mock.ConnLimits) error {
+	if c.IdleTimeout <= 0 || c.HeaderTimeout <= 0 || c.BodyTimeout <= 0 || c.MaxConns <= 0 {
+		return &exitError{2, errors.New("--idle-timeout, --header-timeout, --body-timeout and --max-conns must be positive")}
+	}
+	return nil
+}
+
+// newLogger returns the log --log-format asks for (nil for off).
+func newLogger(format string, w io.Writer) (*slog.Logger, error) {
+	switch format {
 	case "text":
 		return slog.New(slog.NewTextHandler(w, nil)), nil
 	case "json":
@@ -174,7 +188,7 @@ func (o *mockOpts) logger(w io.Writer) (*slog.Logger, error) {
 	case "off":
 		return nil, nil
 	}
-	return nil, &exitError{2, fmt.Errorf("unknown --log-format %s (want text, json or off)", safetext.Quote(o.logFormat, 40))}
+	return nil, &exitError{2, fmt.Errorf("unknown --log-format %s (want text, json or off)", safetext.Quote(format, 40))}
 }
 
 // config is the mock's Config from the flags.
@@ -199,7 +213,7 @@ func (o *mockOpts) config(e *env) (mock.Config, error) {
 	if err := faults.Check(); err != nil {
 		return mock.Config{}, &exitError{2, err}
 	}
-	log, err := o.logger(e.stderr)
+	log, err := newLogger(o.logFormat, e.stderr)
 	if err != nil {
 		return mock.Config{}, err
 	}
@@ -218,16 +232,13 @@ func (o *mockOpts) config(e *env) (mock.Config, error) {
 	if o.align {
 		align = throttle.ClockAligned
 	}
-	if o.redis != "" {
-		if o.store, err = o.redisStore(align); err != nil { // the store aligns its own windows
-			return mock.Config{}, err
-		}
+	if o.store, err = openRedis(o.redis, o.redisCA, align); err != nil { // the store aligns its own windows
+		return mock.Config{}, err
+	}
+	if o.store != nil {
 		c.Store = o.store
 	} else {
 		c.Align = align
-	}
-	if o.redisCA != "" && o.redis == "" {
-		return mock.Config{}, &exitError{2, errors.New("--redis-ca needs --redis with a rediss:// URL")}
 	}
 	if o.legacy != "" {
 		c.LegacyTitles = strings.Split(o.legacy, ",")
@@ -250,18 +261,25 @@ func readWorld(name string) (mock.World, error) {
 	return w, nil
 }
 
-// redisStore connects to --redis (with --redis-ca's CA for rediss://).
-func (o *mockOpts) redisStore(align throttle.Align) (*redisstore.Store, error) {
+// openRedis connects to --redis (with --redis-ca's CA for rediss://); nil
+// without --redis.
+func openRedis(rawURL, caFile string, align throttle.Align) (*redisstore.Store, error) {
+	if rawURL == "" {
+		if caFile != "" {
+			return nil, &exitError{2, errors.New("--redis-ca needs --redis with a rediss:// URL")}
+		}
+		return nil, nil
+	}
 	// Neither url.Parse's error nor go-redis's is printed: they quote parts
 	// of the URL, a password among them when it holds '/', '?' or '#'
 	// (redis://u:123/x@host reads as host u, port 123, database "x@host").
-	if _, err := url.Parse(o.redis); err != nil {
-		return nil, notAURL("--redis", o.redis, err)
+	if _, err := url.Parse(rawURL); err != nil {
+		return nil, notAURL("--redis", rawURL, err)
 	}
-	ro, err := redis.ParseURL(o.redis)
-	if err != nil || atAfterAuthority(o.redis) {
+	ro, err := redis.ParseURL(rawURL)
+	if err != nil || atAfterAuthority(rawURL) {
 		reason := "want redis://[[USER]:PASSWORD@]HOST:PORT[/DB] or rediss://..."
-		if atAfterAuthority(o.redis) {
+		if atAfterAuthority(rawURL) {
 			reason += userinfoHint
 		}
 		return nil, &exitError{2, fmt.Errorf("--redis: not a Redis URL: %s", reason)}
@@ -271,17 +289,17 @@ func (o *mockOpts) redisStore(align throttle.Align) (*redisstore.Store, error) {
 			return nil, err
 		}
 	}
-	if o.redisCA != "" {
+	if caFile != "" {
 		if ro.TLSConfig == nil {
 			return nil, &exitError{2, errors.New("--redis-ca needs a rediss:// URL")}
 		}
-		pem, err := os.ReadFile(o.redisCA)
+		pem, err := os.ReadFile(caFile)
 		if err != nil {
 			return nil, &exitError{2, fmt.Errorf("--redis-ca: %v", err)}
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {
-			return nil, &exitError{2, fmt.Errorf("--redis-ca: %s holds no PEM certificate", o.redisCA)}
+			return nil, &exitError{2, fmt.Errorf("--redis-ca: %s holds no PEM certificate", caFile)}
 		}
 		ro.TLSConfig.RootCAs = pool
 	}
@@ -365,8 +383,8 @@ func (o *mockOpts) run(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	if o.conns.IdleTimeout <= 0 || o.conns.HeaderTimeout <= 0 || o.conns.BodyTimeout <= 0 || o.conns.MaxConns <= 0 {
-		return &exitError{2, errors.New("--idle-timeout, --header-timeout, --body-timeout and --max-conns must be positive")}
+	if err := checkConns(o.conns); err != nil {
+		return err
 	}
 	if o.nodePreload != "" && o.https == "" {
 		return &exitError{2, errors.New("--node-preload resolves the hosts to the --https port: give --https")}

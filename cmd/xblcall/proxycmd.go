@@ -133,10 +133,7 @@ func proxyFlags(o *proxyOpts) *flag.FlagSet {
 	fs.StringVar(&o.accessToken, "access-token", "", "token that admits peers off this machine, to the proxy and its pages (required when --addr is not loopback)")
 	fs.StringSliceVar(&o.adminHosts, "admin-host", nil, "a name the proxy's pages answer to besides IP addresses and localhost (repeatable)")
 	fs.StringVar(&o.logFormat, "log-format", "text", "the calls' log on stderr: text, json or off")
-	fs.DurationVar(&o.conns.IdleTimeout, "idle-timeout", mock.DefaultIdleTimeout, "close a connection or tunnel that waits this long for a request (or a byte)")
-	fs.DurationVar(&o.conns.HeaderTimeout, "header-timeout", mock.DefaultHeaderTimeout, "close a connection whose TLS handshake or request header takes longer")
-	fs.DurationVar(&o.conns.BodyTimeout, "body-timeout", mock.DefaultBodyTimeout, "close a connection whose request body sends nothing for this long")
-	fs.IntVar(&o.conns.MaxConns, "max-conns", mock.DefaultMaxConns, "connections open at once; past it the next waits for one to close")
+	connFlags(fs, &o.conns)
 	fs.BoolVar(&o.status, "status", false, "print the keys, budgets, learned limits and counters of the proxy at --addr, and exit")
 	fs.BoolVar(&o.json, "json", false, "with --status: print them as JSON")
 	return fs
@@ -257,14 +254,14 @@ func (o *proxyOpts) config(e *env) (proxy.Config, error) {
 	if o.policy.MaxWait < 0 || o.policy.AttemptTimeout < 0 || o.policy.MaxWait > transport.MaxPolicyWait || o.policy.AttemptTimeout > transport.LongCallTimeout {
 		return proxy.Config{}, &exitError{2, errors.New("--max-wait and --attempt-timeout must be from 0s to 5m")}
 	}
-	if o.conns.IdleTimeout <= 0 || o.conns.HeaderTimeout <= 0 || o.conns.BodyTimeout <= 0 || o.conns.MaxConns <= 0 {
-		return proxy.Config{}, &exitError{2, errors.New("--idle-timeout, --header-timeout, --body-timeout and --max-conns must be positive")}
+	if err := checkConns(o.conns); err != nil {
+		return proxy.Config{}, err
 	}
 	lim, err := loadLimits(o.revision, o.limits)
 	if err != nil {
 		return proxy.Config{}, err
 	}
-	log, err := (&mockOpts{logFormat: o.logFormat}).logger(e.stderr)
+	log, err := newLogger(o.logFormat, e.stderr)
 	if err != nil {
 		return proxy.Config{}, err
 	}
@@ -312,14 +309,11 @@ func (o *proxyOpts) transport(lim *limits.Limits) (*transport.Transport, error) 
 		o.policy.Priority = transport.Background
 	}
 	tr := &transport.Transport{Base: rt, Limits: lim, TitleID: o.title, Policy: o.policy, Raw429: true}
-	if o.redisCA != "" && o.redis == "" {
-		return nil, &exitError{2, errors.New("--redis-ca needs --redis with a rediss:// URL")}
+	store, err := openRedis(o.redis, o.redisCA, throttle.FirstRequest)
+	if err != nil {
+		return nil, err
 	}
-	if o.redis != "" {
-		store, err := (&mockOpts{redis: o.redis, redisCA: o.redisCA}).redisStore(throttle.FirstRequest)
-		if err != nil {
-			return nil, err
-		}
+	if store != nil {
 		if err := probeBudget(store); err != nil {
 			return nil, err
 		}

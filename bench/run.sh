@@ -120,7 +120,7 @@ run "3. mock: ServeHTTP, and loopback throughput vs a bare net/http handler" \
 	-ratio 'Loopback/bare Loopback/mock ns/op'
 wrk_mock
 profile "3c. where the mock's time goes (CPU profile of the in-process Loopback/mock: client and server; net/http's conn.serve is the whole server side)" mock 'Loopback/mock$' \
-	'net/http\.\(\*conn\)\.serve$|net/http\.\(\*conn\)\.readRequest$|net/http\.\(\*response\)\.finishRequest$|mock\.\(\*Handler\)\.serve$|mock\.\(\*Handler\)\.(route|admit)$|mock\.(serveProfile|writeJSON|writeRaw|parseToken|profileOf)$|encoding/json\.Marshal$|net/http\.\(\*response\)\.WriteHeader$|ratelimit\.SetHeaders$|throttle\.\(\*Server\)\.Take$|observatory\)\.seen$|limits\.\(\*Limits\)\.Match$|runtime\.gcBgMarkWorker$'
+	'net/http\.\(\*conn\)\.serve$|net/http\.\(\*conn\)\.readRequest$|net/http\.\(\*response\)\.finishRequest$|mock\.\(\*Handler\)\.(serve|count|record|authenticate)$|mock\.profileService\.serveProfile$|mock\.(writeJSON|writeRaw|parseToken|newCall)$|mock\.\(\*journal\)\.add$|encoding/json\.Marshal$|ratelimit\.SetHeaders$|throttle\.\(\*MemoryServerStore\)\.Take$|limits\.\(\*Limits\)\.Match$|runtime\.gcBgMarkWorker$'
 if command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null; then
 	run "4. Redis: the store, go-redis and rueidis running the store's script, and redis-benchmark's trivial EVALSHA, from 1 and from 256 callers, alternating rounds (-cpu 1: the client gets one core, Redis the other)" \
 		"cd bench && rounds go test -run '^\$' -bench RedisClients -benchtime 60000x -cpu 1 -count 1 . && cd .. && go test -run '^\$' -bench Reserve -benchtime 3s -cpu 1 -count $count ./throttle/redisstore" \

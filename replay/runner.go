@@ -54,25 +54,19 @@ func (r *runner) push(e *Event) {
 	} else {
 		r.queue = append(r.queue, queued{e, 1})
 	}
-	spawn := r.awake == 0
+	spawn, reuse := r.awake == 0, false
 	if spawn {
-		r.wake()
+		reuse = r.wake()
 	}
 	r.mu.Unlock()
 	if spawn {
-		r.start()
+		r.start(reuse)
 	}
 }
 
-// start puts a worker to work, a parked one if any. The caller counted it
-// (wake) and is a participant.
-func (r *runner) start() {
-	r.mu.Lock()
-	reuse := r.parked > 0
-	if reuse {
-		r.parked--
-	}
-	r.mu.Unlock()
+// start puts a worker to work: a parked one when wake took one, else a
+// new one. The caller is a participant.
+func (r *runner) start(reuse bool) {
 	r.v.Hold()
 	if reuse {
 		r.resume <- struct{}{}
@@ -81,11 +75,17 @@ func (r *runner) start() {
 	go r.work()
 }
 
-// wake counts a worker about to start. Requires r.mu held.
-func (r *runner) wake() {
+// wake counts a worker about to start and reports whether it is a parked
+// one. Requires r.mu held.
+func (r *runner) wake() (reuse bool) {
 	r.awake++
 	r.live++
 	r.maxLive = max(r.maxLive, r.live)
+	if r.parked > 0 {
+		r.parked--
+		return true
+	}
+	return false
 }
 
 // work runs queued calls, parking when there is none, until close.
@@ -138,13 +138,13 @@ func (r *runner) Sleep(ctx context.Context, d time.Duration) error {
 	}
 	r.mu.Lock()
 	r.awake--
-	spawn := r.awake == 0 && len(r.queue) > 0
+	spawn, reuse := r.awake == 0 && len(r.queue) > 0, false
 	if spawn {
-		r.wake()
+		reuse = r.wake()
 	}
 	r.mu.Unlock()
 	if spawn {
-		r.start()
+		r.start(reuse)
 	}
 	err := r.v.Sleep(ctx, d)
 	r.mu.Lock()

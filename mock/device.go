@@ -145,6 +145,18 @@ func (s *signIn) verifiedUnder(w http.ResponseWriter, r *http.Request, key xblsi
 	return true
 }
 
+// signedByDevice returns the device a device token names, the request
+// signed with its key (verified): 401 for a token the mock did not mint;
+// false when it answered.
+func (s *signIn) signedByDevice(w http.ResponseWriter, r *http.Request, token string, now time.Time) (device, bool) {
+	d, ok := s.deviceOf(token, now)
+	if !ok {
+		w.WriteHeader(http.StatusUnauthorized)
+		return device{}, false
+	}
+	return d, s.verified(w, r, d.key, false)
+}
+
 // deviceAuthenticate is device.auth.xboxlive.com's device/authenticate:
 // a device token for the proof key in the body, the request signed with
 // that key.
@@ -220,12 +232,8 @@ func (s *signIn) titleAuthenticate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := s.w.now()
-	d, ok := s.deviceOf(req.Properties.DeviceToken, now)
+	d, ok := s.signedByDevice(w, r, req.Properties.DeviceToken, now)
 	if !ok {
-		w.WriteHeader(http.StatusUnauthorized)
-		return
-	}
-	if !s.verified(w, r, d.key, false) {
 		return
 	}
 	tid := s.w.signInTitle

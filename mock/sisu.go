@@ -47,12 +47,8 @@ func (s *signIn) sisuAuthenticate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := s.w.now()
-	d, ok := s.deviceOf(req.DeviceToken, now)
+	d, ok := s.signedByDevice(w, r, req.DeviceToken, now)
 	if !ok {
-		w.WriteHeader(http.StatusUnauthorized)
-		return
-	}
-	if !s.verified(w, r, d.key, false) {
 		return
 	}
 	q := req.Query

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -111,4 +112,36 @@ func TestReadTooLarge(t *testing.T) {
 	if err != nil {
 		t.Errorf("an endless string: %v", err)
 	}
+}
+
+// TestLongGroupsKeepLittleRoom: what the analysis keeps of a long trace is
+// its calls with little room unused. 1,000 users making 300 calls each
+// (the shape of a what-if's trace: few groups, many calls each) kept 57
+// bytes a call while a group's calls were one slice grown by append (512
+// places for 300 calls); in chunks of recChunk, 35.
+func TestLongGroupsKeepLittleRoom(t *testing.T) {
+	const users, each = 1000, 300
+	auths := make([]string, users)
+	for u := range auths {
+		auths[u] = "XBL3.0 x=" + strconv.Itoa(u) + ";R"
+	}
+	t0 := time.Date(2026, 3, 1, 20, 0, 0, 0, time.UTC)
+	loadAPIMap()
+	h0, _ := heap()
+	a, _ := New(nil, nil)
+	for i := range users * each {
+		c := Call{Index: i, Time: t0.Add(time.Duration(i) * time.Millisecond), Method: "GET",
+			URL: "https://profile.xboxlive.com/users/me/profile/settings", Authorization: auths[i%users], Status: 200}
+		a.Add(&c)
+	}
+	h1, _ := heap()
+	kept := float64(h1-h0) / (users * each)
+	t.Logf("%d calls by %d users: %.1f bytes kept a call", users*each, users, kept)
+	if kept > 40 {
+		t.Errorf("%.1f bytes kept a call, want at most 40 (a call's 32 and little room)", kept)
+	}
+	if rep := a.Report(); rep.Judged != users*each {
+		t.Errorf("%d calls judged, want %d", rep.Judged, users*each)
+	}
+	runtime.KeepAlive(a)
 }

@@ -137,7 +137,7 @@ run "6. how cost grows with distinct users" \
 run "7. trace analysis: a generated 2,000,000-entry HAR (about 1.4 GB on disk while it runs)" \
 	"FGRL_BENCH_HAR_ENTRIES=2000000 go test -run '^\$' -bench 'AnalyzeHAR|ReadHAR' -benchtime 1x -count $count ./analyze"
 run "7b. what-if replay (xblcall analyze --what-if) of generated traces of 100,000, 500,000 and 2,000,000 calls, each in a process of its own, sizes alternating round by round" \
-	"cd bench && go run ./whatifscale -rounds $count -calls 100000,500000,2000000"
+	"cd bench && go run ./whatifscale -rounds $count -trace polling,bursts -calls 100000,500000,2000000"
 run "8. observability cost: no hook, the no-op meter provider, the SDK with a span per call" \
 	"rounds go test -run '^\$' -bench Observe -benchtime 20000x -count 1 ./fgrlotel"
 run "9. the proxy: a call through xblcall proxy's server (CONNECT, TLS to its CA, its transport) beside the same call through the transport in-process, to one loopback server, taking turns in blocks of 50 calls" \

@@ -1,18 +1,39 @@
 // Command whatifscale times the what-if replay (package whatif, what
-// xblcall analyze --what-if runs) on generated traces of growing length:
-// 2,000 users calling three services in turn, one call every 1.8 ms, so a
-// longer trace is the same traffic for longer. Each size runs in a process
-// of its own (so its peak memory is its own), the sizes alternating round
-// by round, and each run prints a Go benchmark line that bench/summary
-// reads:
+// xblcall analyze --what-if runs) on generated traces of growing length,
+// one call every 1.8 ms, so a longer trace is the same traffic for longer.
+// Two traffics (-trace):
 //
-//	BenchmarkWhatIf/calls=N 1 <ns per call> ns/call <CPU ns per call> cpu-ns/call <MiB> peak-live-MiB <MiB> peak-rss-MiB <s> s
+//   - polling: 2,000 users calling three services in turn, each user a
+//     call every 3.6 s. Per user and service that is 28 calls in 300 s,
+//     just over what fgrl's budget lets through under the sustain limit
+//     of 30 (profile, social), so from the sixth minute on fgrl delays a
+//     growing share of the calls, and then refuses some: a trace of
+//     100,000 calls (3 minutes) has none delayed, one of 500,000 (15
+//     minutes) 44 %. The mix of calls changes with the length.
+//   - bursts: 2,500 users each sending bursts of 12 calls, 21.6 ms long,
+//     to one service at a time, the next burst of the same user and
+//     service 162 s later: 24 calls in any 300 s, under every sustain
+//     limit, and 12 in a burst, over the burst limit of 10, so fgrl sends
+//     10 of each burst at once and delays 2 until the burst window has
+//     passed. The mix is the same from the first burst on, whatever the
+//     length: the trace for a time per call that should not grow.
 //
-// peak-live-MiB is the most the heap held after a collection (sampled
-// every 10 ms from runtime/metrics), peak-rss-MiB the process's peak
-// resident memory (VmHWM, Linux). Usage, from bench/:
+// Each size runs in a process of its own (so its peak memory is its own),
+// the sizes alternating round by round, and each run prints a Go benchmark
+// line that bench/summary reads:
 //
-//	go run ./whatifscale -rounds 3 -calls 100000,500000,2000000
+//	BenchmarkWhatIf/trace=T/calls=N 1 <ns per call> ns/call <CPU ns per call> cpu-ns/call <share> delayed-share <MiB> peak-live-MiB <MiB> peak-rss-MiB <s> s
+//
+// delayed-share is the share of the calls fgrl delayed (refused calls are
+// not in it), peak-live-MiB the most the heap held after a collection
+// (sampled every 10 ms from runtime/metrics), peak-rss-MiB the process's
+// peak resident memory (VmHWM, Linux). Usage, from bench/:
+//
+//	go run ./whatifscale -rounds 3 -trace polling,bursts -calls 100000,500000,2000000
+//
+// and for one size's CPU profile:
+//
+//	go run ./whatifscale -one 500000 -trace bursts -cpuprofile cpu.out
 package main
 
 import (
@@ -24,6 +45,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime/metrics"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -37,10 +59,12 @@ import (
 func main() {
 	rounds := flag.Int("rounds", 3, "rounds; each runs every size once")
 	sizes := flag.String("calls", "100000,500000,2000000", "the trace sizes, in calls")
+	traces := flag.String("trace", "polling,bursts", "the traffics (polling, bursts); with -one, one of them")
 	one := flag.Int("one", 0, "run one replay of this many calls in this process and print its line (what each round runs)")
+	cpuprofile := flag.String("cpuprofile", "", "with -one: write the replay's CPU profile to this file")
 	flag.Parse()
 	if *one > 0 {
-		if err := replay(*one); err != nil {
+		if err := replay(*one, *traces, *cpuprofile); err != nil {
 			fmt.Fprintln(os.Stderr, "whatifscale:", err)
 			os.Exit(1)
 		}
@@ -52,22 +76,58 @@ func main() {
 		os.Exit(1)
 	}
 	for range *rounds {
-		for _, n := range strings.Split(*sizes, ",") {
-			cmd := exec.Command(self, "-one", n)
-			cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-			if err := cmd.Run(); err != nil {
-				fmt.Fprintln(os.Stderr, "whatifscale:", n, "calls:", err)
-				os.Exit(1)
+		for _, tr := range strings.Split(*traces, ",") {
+			for _, n := range strings.Split(*sizes, ",") {
+				cmd := exec.Command(self, "-one", n, "-trace", tr)
+				cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+				if err := cmd.Run(); err != nil {
+					fmt.Fprintln(os.Stderr, "whatifscale:", tr, n, "calls:", err)
+					os.Exit(1)
+				}
 			}
 		}
 	}
 }
 
-// replay generates a trace of n calls, replays it and prints its line.
-func replay(n int) error {
-	const users = 2000
-	urls := [...]string{"https://userpresence.xboxlive.com/users/xuid(2533274791234567)", "https://profile.xboxlive.com/users/batch/profile/settings", "https://social.xboxlive.com/users/me/people"}
-	methods := [...]string{"GET", "POST", "GET"}
+// urls and methods are the three services' calls of both traffics.
+var (
+	urls    = [...]string{"https://userpresence.xboxlive.com/users/xuid(2533274791234567)", "https://profile.xboxlive.com/users/batch/profile/settings", "https://social.xboxlive.com/users/me/people"}
+	methods = [...]string{"GET", "POST", "GET"}
+)
+
+// traffic returns, for the i-th call of a trace, its user and service
+// (an index of urls), and how many users the trace has.
+func traffic(name string) (func(i int) (user, service int), int, error) {
+	switch name {
+	case "polling":
+		const users = 2000
+		return func(i int) (int, int) { return i % users, i % 3 }, users, nil
+	case "bursts":
+		const users, burst = 2500, 12
+		return func(i int) (int, int) { b := i / burst; return b % users, (b / users) % 3 }, users, nil
+	}
+	return nil, 0, fmt.Errorf("unknown trace %q (polling, bursts)", name)
+}
+
+// replay generates a trace of n calls of the traffic name, replays it and
+// prints its line; with a profile path, it writes the CPU profile of the
+// whole run there.
+func replay(n int, name, profile string) error {
+	of, users, err := traffic(name)
+	if err != nil {
+		return err
+	}
+	if profile != "" {
+		f, err := os.Create(profile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	auths := make([]string, users)
 	for u := range auths {
 		auths[u] = "XBL3.0 x=" + strconv.Itoa(u) + ";R"
@@ -100,8 +160,9 @@ func replay(n int) error {
 	}
 	t0 := time.Date(2026, 3, 1, 20, 0, 0, 0, time.UTC)
 	for i := range n {
-		c := analyze.Call{Index: i, Time: t0.Add(time.Duration(i) * 1800 * time.Microsecond), Method: methods[i%3], URL: urls[i%3],
-			Authorization: auths[i%users], Status: 200}
+		u, sv := of(i)
+		c := analyze.Call{Index: i, Time: t0.Add(time.Duration(i) * 1800 * time.Microsecond), Method: methods[sv], URL: urls[sv],
+			Authorization: auths[u], Status: 200}
 		r.Add(&c)
 	}
 	r.AddInput(analyze.Input{Name: "generated", Calls: n})
@@ -115,8 +176,8 @@ func replay(n int) error {
 	if res.Calls != n {
 		return fmt.Errorf("%d calls replayed, want %d", res.Calls, n)
 	}
-	fmt.Printf("BenchmarkWhatIf/calls=%d 1 %.0f ns/call %.0f cpu-ns/call %.1f peak-live-MiB %.1f peak-rss-MiB %.2f s\n", n,
-		float64(took.Nanoseconds())/float64(n), float64(cpu.Nanoseconds())/float64(n), float64(peak.Load())/(1<<20), float64(peakRSS())/(1<<20), took.Seconds())
+	fmt.Printf("BenchmarkWhatIf/trace=%s/calls=%d 1 %.0f ns/call %.0f cpu-ns/call %.3f delayed-share %.1f peak-live-MiB %.1f peak-rss-MiB %.2f s\n", name, n,
+		float64(took.Nanoseconds())/float64(n), float64(cpu.Nanoseconds())/float64(n), float64(res.Delayed)/float64(n), float64(peak.Load())/(1<<20), float64(peakRSS())/(1<<20), took.Seconds())
 	return nil
 }
 

@@ -2,11 +2,13 @@ package bench
 
 import (
 	"context"
+	"flag"
 	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"runtime/metrics"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -40,6 +42,21 @@ type loopbackContender struct {
 	cancel   bool
 	deadline bool
 	timer    bool
+	extra    bool // runs only when -contenders names it
+}
+
+// contendersFlag picks the contenders of the loopback benchmarks by name
+// (go test ... -args -contenders base-deadline,fgrl-deadline): fewer
+// contenders taking turns leave each other less of their memory to
+// evict. Empty: every contender but the extra ones.
+var contendersFlag = flag.String("contenders", "", "the loopback contenders to run, by name, comma-separated (default: all but fgrl-nobudget)")
+
+// picked reports whether the contender named name runs.
+func picked(name string, extra bool) bool {
+	if *contendersFlag == "" {
+		return !extra
+	}
+	return slices.Contains(strings.Split(*contendersFlag, ","), name)
 }
 
 // loopbackContenders starts a net/http server answering {} and returns the
@@ -71,10 +88,14 @@ func loopbackContenders(b *testing.B) []loopbackContender {
 		{name: "base-timer", rt: base(), reqs: requests(context.Background(), url), cancel: true, timer: true},
 		{name: "fgrl", rt: fgrl(), reqs: requests(context.Background(), url)},
 		{name: "fgrl-deadline", rt: fgrl(), reqs: requests(context.Background(), url), deadline: true},
+		// fgrl-deadline without its budget: what the budget's part is.
+		{name: "fgrl-nobudget", rt: &transport.Transport{Base: base(), Limits: lim, TitleID: "1234567890", AllowInsecure: true, DisableBudget: true},
+			reqs: requests(context.Background(), url), deadline: true, extra: true},
 		{name: "retryablehttp", rt: &retryablehttp.RoundTripper{Client: retry}, reqs: requests(context.Background(), url)},
 		{name: "handbuilt", rt: handBuilt(base()), reqs: requests(context.Background(), url)},
 		{name: "handbuilt-deadline", rt: handBuilt(base()), reqs: requests(context.Background(), url), deadline: true},
 	}
+	cs = slices.DeleteFunc(cs, func(c loopbackContender) bool { return !picked(c.name, c.extra) })
 	for _, c := range cs {
 		for _, r := range c.reqs[:4] { // warm the connections
 			c.roundTrip(b, r)
@@ -227,18 +248,29 @@ func reportPaired(b *testing.B, cs []loopbackContender, total []int64, calls int
 	}
 	kind := strings.TrimSuffix(unit, "ns/call")
 	over := func(a, base string) float64 { return per[a] - per[base] }
-	b.ReportMetric(over("fgrl", "base")/over("retryablehttp", "base"), "fgrl/retryablehttp-"+kind+"overhead")
-	b.ReportMetric(over("fgrl-deadline", "base")/over("retryablehttp", "base"), "fgrl-deadline/retryablehttp-"+kind+"overhead")
+	// report reports v unless a contender it compares did not run.
+	report := func(v float64, name string, of ...string) {
+		for _, c := range of {
+			if _, ok := per[c]; !ok {
+				return
+			}
+		}
+		b.ReportMetric(v, name)
+	}
+	report(over("fgrl", "base")/over("retryablehttp", "base"), "fgrl/retryablehttp-"+kind+"overhead", "fgrl", "base", "retryablehttp")
+	report(over("fgrl-deadline", "base")/over("retryablehttp", "base"), "fgrl-deadline/retryablehttp-"+kind+"overhead", "fgrl-deadline", "base", "retryablehttp")
 	for _, c := range []string{"fgrl", "fgrl-deadline", "retryablehttp"} {
-		b.ReportMetric(100*over(c, "base")/per["base"], c+"-"+kind+"overhead-%")
+		report(100*over(c, "base")/per["base"], c+"-"+kind+"overhead-%", c, "base")
 	}
 	// The targets: against a bare call with the same kind of context, and
 	// against the hand-built combination with the same timeout.
-	b.ReportMetric(100*over("fgrl", "base-cancel")/per["base-cancel"], "fgrl-vs-base-cancel-"+kind+"%")
-	b.ReportMetric(100*over("base-timer", "base-cancel")/per["base-cancel"], "timer-vs-base-cancel-"+kind+"%")
-	b.ReportMetric(100*over("fgrl-deadline", "base-deadline")/per["base-deadline"], "fgrl-deadline-vs-base-deadline-"+kind+"%")
-	b.ReportMetric(100*over("handbuilt", "base-cancel")/per["base-cancel"], "handbuilt-vs-base-cancel-"+kind+"%")
-	b.ReportMetric(100*over("handbuilt-deadline", "base-deadline")/per["base-deadline"], "handbuilt-deadline-vs-base-deadline-"+kind+"%")
-	b.ReportMetric(per["fgrl"]/per["handbuilt"], "fgrl/handbuilt-"+kind+"x")
-	b.ReportMetric(per["fgrl-deadline"]/per["handbuilt-deadline"], "fgrl-deadline/handbuilt-deadline-"+kind+"x")
+	vs := func(a, base string) { report(100*over(a, base)/per[base], a+"-vs-"+base+"-"+kind+"%", a, base) }
+	vs("fgrl", "base-cancel")
+	vs("base-timer", "base-cancel")
+	vs("fgrl-deadline", "base-deadline")
+	vs("fgrl-nobudget", "base-deadline")
+	vs("handbuilt", "base-cancel")
+	vs("handbuilt-deadline", "base-deadline")
+	report(per["fgrl"]/per["handbuilt"], "fgrl/handbuilt-"+kind+"x", "fgrl", "handbuilt")
+	report(per["fgrl-deadline"]/per["handbuilt-deadline"], "fgrl-deadline/handbuilt-deadline-"+kind+"x", "fgrl-deadline", "handbuilt-deadline")
 }

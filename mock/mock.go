@@ -80,6 +80,7 @@ type Handler struct {
 	journal *journal
 	nsal    []byte // the title endpoints' answer (nsal.go), for the hosts served
 	rta     *rtaHub
+	tokens  *tokenCache // the identities of tokens accepted (authenticate)
 
 	faults   atomic.Pointer[faultState] // SetFaults changes them while serving
 	dice     dice
@@ -108,6 +109,7 @@ func New(c Config) (*Handler, error) {
 		world:   w,
 		signIn:  newSignIn(w),
 		journal: newJournal(cfg.logger, scopes),
+		tokens:  newTokenCache(tokenCacheSets),
 		dice:    dice{rng: newRand(cfg.faults.Seed)},
 	}
 	h.nsal = nsalDocument(h.Hosts())

@@ -58,18 +58,19 @@ func (s profileService) serveProfilePeople(c *call) {
 		return
 	}
 	owner := c.user(c.params[0])
-	settings := splitList(c.query("settings"))
+	settings := splitList(c.query("settings"), nil)
 	people := s.peopleOf(owner)
 	users := make([]profileUser, 0, len(people))
 	for _, p := range people {
-		users = append(users, s.profileOf(p.XUID, settings))
+		users = append(users, s.profileOf(p.XUID, settings, nil))
 	}
 	writeProfiles(c.w, users...)
 }
 
 func (s profileService) serveProfile(c *call) {
-	settings := splitList(c.query("settings"))
-	writeProfiles(c.w, s.profileOf(c.user(c.params[0]), settings))
+	var sb [8]string // on the stack, for the few settings a read asks
+	var pb [8]profileSetting
+	writeProfiles(c.w, s.profileOf(c.user(c.params[0]), splitList(c.query("settings"), sb[:0]), pb[:0]))
 }
 
 // serveProfileByGamertag answers GET /users/gt(G)/profile/settings.
@@ -79,7 +80,9 @@ func (s profileService) serveProfileByGamertag(c *call) {
 		writeError(c.w, http.StatusNotFound, "NotFound", "no user has this gamertag")
 		return
 	}
-	writeProfiles(c.w, s.profileOf(xuid, splitList(c.query("settings"))))
+	var sb [8]string
+	var pb [8]profileSetting
+	writeProfiles(c.w, s.profileOf(xuid, splitList(c.query("settings"), sb[:0]), pb[:0]))
 }
 
 func (s profileService) serveProfileBatch(c *call) {
@@ -101,7 +104,7 @@ func (s profileService) serveProfileBatch(c *call) {
 			writeError(c.w, http.StatusBadRequest, "BadRequest", "userIds must hold xuids")
 			return
 		}
-		users = append(users, s.profileOf(x, req.Settings))
+		users = append(users, s.profileOf(x, req.Settings, nil))
 	}
 	writeProfiles(c.w, users...)
 }
@@ -157,27 +160,34 @@ const shortEscapes = "\b\f\n\r\t"
 // as \u00XX), and any other text by encoding/json itself, which also
 // replaces invalid UTF-8 and escapes U+2028 and U+2029.
 func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			q, _ := json.Marshal(s) // a string always encodes
-			return append(b, q...)
-		}
-	}
 	const hex = "0123456789abcdef"
+	n := len(b)
 	b = append(b, '"')
+	start := 0 // s[start:i] is to be written as it is
 	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
+		c := s[i]
+		switch {
+		case c >= utf8.RuneSelf:
+			// A copy, so that the interface json.Marshal takes keeps none
+			// of the caller's strings, which then stay on its stack. A
+			// string always encodes.
+			q, _ := json.Marshal(strings.Clone(s))
+			return append(b[:n], q...)
+		case c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&':
+			continue
+		}
+		b = append(b, s[start:i]...)
+		switch k := strings.IndexByte(shortEscapes, c); {
 		case c == '"' || c == '\\':
 			b = append(b, '\\', c)
-		case c < 0x20 && strings.IndexByte(shortEscapes, c) >= 0:
-			b = append(b, '\\', "bfnrt"[strings.IndexByte(shortEscapes, c)])
-		case c < 0x20 || c == '<' || c == '>' || c == '&':
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+		case k >= 0:
+			b = append(b, '\\', "bfnrt"[k])
 		default:
-			b = append(b, c)
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
 		}
+		start = i + 1
 	}
-	return append(b, '"')
+	return append(append(b, s[start:]...), '"')
 }
 
 // profileValues are the setting ids the profile service knows, lower-cased
@@ -203,28 +213,45 @@ var profileValues = map[string]string{
 var nameSettings = []string{"gamedisplayname", "appdisplayname", "gamertag", "moderngamertag", "uniquemoderngamertag"}
 
 // profileValue returns the value of setting id for xuid, and whether the
-// service knows the id.
+// service knows the id, which it compares without case.
 func (w *world) profileValue(xuid, id string) (string, bool) {
-	switch id = strings.ToLower(id); {
-	case slices.Contains(nameSettings, id):
+	var lb [24]byte // longer than any id the service knows
+	key, ascii := lb[:0], len(id) <= len(lb)
+	for i := 0; ascii && i < len(id); i++ {
+		c := id[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		key, ascii = append(key, c), c < utf8.RuneSelf
+	}
+	if !ascii {
+		// strings.ToLower's Unicode folding ("\u212a" is 'k'), as before.
+		key = []byte(strings.ToLower(id))
+	}
+	switch {
+	case slices.ContainsFunc(nameSettings, func(n string) bool { return n == string(key) }):
 		return w.gamertagOf(xuid), true
-	case id == "gamerscore":
+	case string(key) == "gamerscore":
 		return strconv.Itoa(w.gamerscoreOf(xuid)), true
-	case id == "accounttier":
+	case string(key) == "accounttier":
 		return w.tierOf(xuid), true
 	}
-	v, ok := profileValues[id]
+	v, ok := profileValues[string(key)]
 	return v, ok
 }
 
 // profileOf returns a user's settings, in the order asked, every one the
 // service knows answered (unknown ids are left out), from the world;
-// values are stable across runs.
-func (w *world) profileOf(xuid string, settings []string) profileUser {
+// values are stable across runs. The settings are appended to into, or
+// to a slice of their own for a nil into.
+func (w *world) profileOf(xuid string, settings []string, into []profileSetting) profileUser {
 	if len(settings) == 0 {
 		settings = []string{"GameDisplayName", "Gamertag", "Gamerscore"}
 	}
-	u := profileUser{ID: xuid, HostID: xuid, Settings: make([]profileSetting, 0, len(settings))}
+	if into == nil {
+		into = make([]profileSetting, 0, len(settings))
+	}
+	u := profileUser{ID: xuid, HostID: xuid, Settings: into[:0]}
 	for _, s := range settings {
 		if v, ok := w.profileValue(xuid, s); ok {
 			u.Settings = append(u.Settings, profileSetting{ID: s, Value: v})
@@ -242,16 +269,13 @@ func gamertag(xuid string) string {
 	return "Player" + xuid
 }
 
-// splitList returns the non-empty items of a comma-separated list, trimmed.
-func splitList(s string) []string {
-	var out []string
+// splitList appends to into the non-empty items of a comma-separated
+// list, trimmed.
+func splitList(s string, into []string) []string {
 	for f := range strings.SplitSeq(s, ",") {
 		if f = strings.TrimSpace(f); f != "" {
-			if out == nil {
-				out = make([]string, 0, strings.Count(s, ",")+1)
-			}
-			out = append(out, f)
+			into = append(into, f)
 		}
 	}
-	return out
+	return into
 }

@@ -3,8 +3,11 @@ package mock
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // FuzzProfileJSON: appendProfiles writes the profile service's answer as
@@ -51,12 +54,12 @@ func TestProfileAnswersAsMarshalled(t *testing.T) {
 		users                   []profileUser
 	}{
 		{"gamertag", "GET", "/users/me/profile/settings?settings=Gamertag", "",
-			[]profileUser{h.world.profileOf(xuid1, []string{"Gamertag"})}},
-		{"none asked", "GET", "/users/me/profile/settings", "", []profileUser{h.world.profileOf(xuid1, nil)}},
+			[]profileUser{h.world.profileOf(xuid1, []string{"Gamertag"}, nil)}},
+		{"none asked", "GET", "/users/me/profile/settings", "", []profileUser{h.world.profileOf(xuid1, nil, nil)}},
 		{"pictures and unknown ids", "GET", "/users/xuid(" + xuid2 + ")/profile/settings?settings=GameDisplayPicRaw,Nope,PreferredColor,GameDisplayName", "",
-			[]profileUser{h.world.profileOf(xuid2, []string{"GameDisplayPicRaw", "Nope", "PreferredColor", "GameDisplayName"})}},
+			[]profileUser{h.world.profileOf(xuid2, []string{"GameDisplayPicRaw", "Nope", "PreferredColor", "GameDisplayName"}, nil)}},
 		{"batch", "POST", "/users/batch/profile/settings", `{"userIds":["` + xuid1 + `",` + xuid2 + `],"settings":["Gamertag","Bio"]}`,
-			[]profileUser{h.world.profileOf(xuid1, []string{"Gamertag", "Bio"}), h.world.profileOf(xuid2, []string{"Gamertag", "Bio"})}},
+			[]profileUser{h.world.profileOf(xuid1, []string{"Gamertag", "Bio"}, nil), h.world.profileOf(xuid2, []string{"Gamertag", "Bio"}, nil)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -72,5 +75,18 @@ func TestProfileAnswersAsMarshalled(t *testing.T) {
 				t.Errorf("Content-Type %q", ct)
 			}
 		})
+	}
+}
+
+// TestProfileSettingIDsWithoutCase: the service compares setting ids
+// without case, Unicode's too (strings.ToLower: the Kelvin sign is a k),
+// and answers each with the id as asked.
+func TestProfileSettingIDsWithoutCase(t *testing.T) {
+	w := NewHandler().world
+	got := w.profileOf(xuid1, []string{"GAMERTAG", "gamerScore", "WATERMAR\u212aS", "AccountTier", "Gamertag\u0130", "x"}, nil)
+	want := profileUser{ID: xuid1, HostID: xuid1, Settings: []profileSetting{
+		{"GAMERTAG", w.gamertagOf(xuid1)}, {"gamerScore", strconv.Itoa(w.gamerscoreOf(xuid1))}, {"WATERMAR\u212aS", ""}, {"AccountTier", w.tierOf(xuid1)}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("profileOf mismatch (-want +got):\n%s", diff)
 	}
 }

@@ -60,6 +60,7 @@ import (
 	"cmp"
 	"context"
 	"net/http"
+	"sync"
 	"sync/atomic"
 
 	"github.com/xblgo/fgrl/throttle"
@@ -81,6 +82,9 @@ type Handler struct {
 	nsal    []byte // the title endpoints' answer (nsal.go), for the hosts served
 	rta     *rtaHub
 	tokens  *tokenCache // the identities of tokens accepted (authenticate)
+	// exchanges are the exchanges of requests answered, for ServeHTTP to
+	// reuse.
+	exchanges sync.Pool
 
 	faults   atomic.Pointer[faultState] // SetFaults changes them while serving
 	dice     dice

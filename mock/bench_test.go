@@ -45,6 +45,37 @@ func BenchmarkServeHTTPAdmitted(b *testing.B) {
 	benchServe(b, h, req)
 }
 
+// BenchmarkServeHTTPAdmittedUsers is BenchmarkServeHTTPAdmitted with the
+// load of bench/wrk-tokens.lua: each request carries the next of n users'
+// tokens, in the form net/http's server hands a handler (RequestURI the
+// path and query as sent). At 1,000 users (wrk's) each token comes again
+// within a thousand requests; at 200,000 (BenchmarkLoopback's) hardly ever
+// within the run's first seconds.
+func BenchmarkServeHTTPAdmittedUsers(b *testing.B) {
+	for _, n := range []int{1_000, 200_000} {
+		b.Run("users="+strconv.Itoa(n), func(b *testing.B) {
+			now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			clock := func() time.Time { now = now.Add(10 * time.Millisecond); return now }
+			h := Must(New(Config{Limits: bigLimits(b), Now: clock}))
+			auths := make([][]string, n) // one request, each user's header in turn
+			for i := range auths {
+				auths[i] = []string{Token(strconv.Itoa(2533274790000000+i), title1)}
+			}
+			req := httptest.NewRequest("GET", profileURL, nil)
+			req.RequestURI = req.URL.RequestURI()
+			w := &discard{h: make(http.Header)}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				clear(w.h)
+				req.Header["Authorization"] = auths[i%n]
+				h.ServeHTTP(w, req)
+				i++
+			}
+		})
+	}
+}
+
 // BenchmarkServeHTTPLogged is BenchmarkServeHTTPAdmitted with Config.Logger
 // writing JSON lines: the cost of xblcall mock's request log.
 func BenchmarkServeHTTPLogged(b *testing.B) {

@@ -10,8 +10,15 @@ func FuzzParseToken(f *testing.F) {
 	f.Add(Token(xuid1, title1))
 	f.Add("XBL3.0 x=1;mock1.abc.def")
 	f.Add("Bearer x")
+	f.Add(" " + Token(xuid2, title1) + " ")
+	tc := newTokenCache(1) // one set: every token meets the entries of the inputs before it
 	f.Fuzz(func(t *testing.T, h string) {
 		id, err := parseToken(h)
+		for range 2 { // the first read may make an entry, the second finds it
+			if gotID, gotErr := tc.identity(h); gotID != id || (gotErr == nil) != (err == nil) {
+				t.Fatalf("tokenCache.identity(%q) = %+v, %v; parseToken: %+v, %v", h, gotID, gotErr, id, err)
+			}
+		}
 		if err != nil {
 			return
 		}

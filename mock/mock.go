@@ -60,6 +60,7 @@ import (
 	"cmp"
 	"context"
 	"net/http"
+	"sync"
 	"sync/atomic"
 
 	"github.com/xblgo/fgrl/throttle"
@@ -80,6 +81,10 @@ type Handler struct {
 	journal *journal
 	nsal    []byte // the title endpoints' answer (nsal.go), for the hosts served
 	rta     *rtaHub
+	tokens  *tokenCache // the identities of tokens accepted (authenticate)
+	// exchanges are the exchanges of requests answered, for ServeHTTP to
+	// reuse.
+	exchanges sync.Pool
 
 	faults   atomic.Pointer[faultState] // SetFaults changes them while serving
 	dice     dice
@@ -108,6 +113,7 @@ func New(c Config) (*Handler, error) {
 		world:   w,
 		signIn:  newSignIn(w),
 		journal: newJournal(cfg.logger, scopes),
+		tokens:  newTokenCache(tokenCacheSets),
 		dice:    dice{rng: newRand(cfg.faults.Seed)},
 	}
 	h.nsal = nsalDocument(h.Hosts())

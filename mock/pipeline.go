@@ -57,7 +57,16 @@ type exchange struct {
 // its user + title + service and either refused (429) or served, and
 // recorded (Calls).
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	x := &exchange{call: call{r: r, maxBody: h.cfg.maxBody}}
+	x, _ := h.exchanges.Get().(*exchange)
+	if x == nil {
+		x = new(exchange)
+	}
+	// Back for the next request once recorded (the defers run in
+	// reverse): nothing holds x past its request, whose stages all return
+	// before ServeHTTP does (an RTA connection's too), and its record is
+	// a copy.
+	defer h.exchanges.Put(x)
+	*x = exchange{call: call{r: r, maxBody: h.cfg.maxBody}}
 	x.sw.ResponseWriter = w
 	x.w = &x.sw
 	if r.Body != nil && r.Body != http.NoBody {

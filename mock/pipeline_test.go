@@ -1,7 +1,11 @@
 package mock
 
 import (
+	"net/http"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/xblgo/fgrl/throttle"
 )
@@ -101,5 +105,32 @@ func TestFaultsMeetCountedRequestsOnly(t *testing.T) {
 	}
 	if r := do(t, h, "GET", profileURL, tok, ""); r.status != 429 || r.header.Get("RateLimit") == "" {
 		t.Errorf("past the limit: %d with RateLimit %q, want FGRL's 429", r.status, r.header.Get("RateLimit"))
+	}
+}
+
+// TestRecordHoldsNothingOfTheRequestBefore: ServeHTTP reuses its
+// exchanges, and a request's record holds nothing of the one served
+// before it: after a user's read is refused (429: its user, scope,
+// counts and Retry-After), a read without a token is recorded with none
+// of them.
+func TestRecordHoldsNothingOfTheRequestBefore(t *testing.T) {
+	h := NewHandler()
+	tok := Token(xuid1, title1)
+	for i := 0; i < 100 && do(t, h, "GET", profileURL, tok, "").status != http.StatusTooManyRequests; i++ {
+	}
+	h.ForgetCalls()
+	do(t, h, "GET", profileURL, tok, "")
+	do(t, h, "GET", profileURL, "", "")
+	calls := h.Calls(CallFilter{})
+	if len(calls) != 2 || calls[0].Status != http.StatusTooManyRequests || calls[0].RetryAfter == "" {
+		t.Fatalf("calls = %+v, want a 429 then another", calls)
+	}
+	got := calls[1]
+	want := Call{Time: got.Time, Method: "GET", URL: profileURL, Status: http.StatusUnauthorized, Duration: got.Duration}
+	if diff := cmp.Diff(want, got, cmpopts.IgnoreUnexported(Call{})); diff != "" {
+		t.Errorf("record of a request without a token (-want +got):\n%s", diff)
+	}
+	if got.userhash != "" || got.flags != 0 || got.counts != (throttle.Counts{}) || got.wait != 0 {
+		t.Errorf("record of a request without a token holds userhash %q, flags %b, counts %+v, wait %v", got.userhash, got.flags, got.counts, got.wait)
 	}
 }

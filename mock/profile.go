@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/xblgo/fgrl/internal/xblid"
 )
@@ -57,18 +58,19 @@ func (s profileService) serveProfilePeople(c *call) {
 		return
 	}
 	owner := c.user(c.params[0])
-	settings := splitList(c.query("settings"))
+	settings := splitList(c.query("settings"), nil)
 	people := s.peopleOf(owner)
-	resp := profileResponse{ProfileUsers: make([]profileUser, 0, len(people))}
+	users := make([]profileUser, 0, len(people))
 	for _, p := range people {
-		resp.ProfileUsers = append(resp.ProfileUsers, s.profileOf(p.XUID, settings))
+		users = append(users, s.profileOf(p.XUID, settings, nil))
 	}
-	writeJSON(c.w, http.StatusOK, resp)
+	writeProfiles(c.w, users...)
 }
 
 func (s profileService) serveProfile(c *call) {
-	settings := splitList(c.query("settings"))
-	writeJSON(c.w, http.StatusOK, profileResponse{[]profileUser{s.profileOf(c.user(c.params[0]), settings)}})
+	var sb [8]string // on the stack, for the few settings a read asks
+	var pb [8]profileSetting
+	writeProfiles(c.w, s.profileOf(c.user(c.params[0]), splitList(c.query("settings"), sb[:0]), pb[:0]))
 }
 
 // serveProfileByGamertag answers GET /users/gt(G)/profile/settings.
@@ -78,7 +80,9 @@ func (s profileService) serveProfileByGamertag(c *call) {
 		writeError(c.w, http.StatusNotFound, "NotFound", "no user has this gamertag")
 		return
 	}
-	writeJSON(c.w, http.StatusOK, profileResponse{[]profileUser{s.profileOf(xuid, splitList(c.query("settings")))}})
+	var sb [8]string
+	var pb [8]profileSetting
+	writeProfiles(c.w, s.profileOf(xuid, splitList(c.query("settings"), sb[:0]), pb[:0]))
 }
 
 func (s profileService) serveProfileBatch(c *call) {
@@ -93,16 +97,97 @@ func (s profileService) serveProfileBatch(c *call) {
 		writeError(c.w, http.StatusBadRequest, "BadRequest", "userIds must hold 1 to 100 xuids")
 		return
 	}
-	resp := profileResponse{ProfileUsers: make([]profileUser, 0, len(req.UserIDs))}
+	users := make([]profileUser, 0, len(req.UserIDs))
 	for _, raw := range req.UserIDs {
 		x := strings.Trim(string(raw), `"`)
 		if xblid.CheckXUID(x) != nil {
 			writeError(c.w, http.StatusBadRequest, "BadRequest", "userIds must hold xuids")
 			return
 		}
-		resp.ProfileUsers = append(resp.ProfileUsers, s.profileOf(x, req.Settings))
+		users = append(users, s.profileOf(x, req.Settings, nil))
 	}
-	writeJSON(c.w, http.StatusOK, resp)
+	writeProfiles(c.w, users...)
+}
+
+// writeProfiles answers 200 with users, as writeJSON(w, http.StatusOK,
+// profileResponse{users}) would, byte for byte (FuzzProfileJSON), without
+// encoding/json's reflection: the profile read is the answer the mock
+// serves most (bench/wrk-tokens.lua), and json.Marshal was a fifth of its
+// CPU (BENCHMARKS.md §3c).
+func writeProfiles(w http.ResponseWriter, users ...profileUser) {
+	writeRaw(w, http.StatusOK, appendProfiles(make([]byte, 0, 160*len(users)+32), users))
+}
+
+// appendProfiles appends profileResponse{users} as json.Marshal writes it.
+func appendProfiles(b []byte, users []profileUser) []byte {
+	if users == nil {
+		return append(b, `{"profileUsers":null}`...)
+	}
+	b = append(b, `{"profileUsers":[`...)
+	for i := range users {
+		u := &users[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(append(b, `{"id":`...), u.ID)
+		b = appendJSONString(append(b, `,"hostId":`...), u.HostID)
+		b = append(b, `,"settings":`...)
+		if u.Settings == nil {
+			b = append(b, "null"...)
+		} else {
+			b = append(b, '[')
+			for j, st := range u.Settings {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				b = appendJSONString(append(b, `{"id":`...), st.ID)
+				b = append(appendJSONString(append(b, `,"value":`...), st.Value), '}')
+			}
+			b = append(b, ']')
+		}
+		b = append(strconv.AppendBool(append(b, `,"isSponsoredUser":`...), u.IsSponsoredUser), '}')
+	}
+	return append(b, "]}"...)
+}
+
+// shortEscapes are the control characters JSON escapes as \b, \f, \n, \r
+// and \t, in that order.
+const shortEscapes = "\b\f\n\r\t"
+
+// appendJSONString appends s as json.Marshal writes a string: ASCII here,
+// with encoding/json's escapes (a quote and a backslash after a backslash;
+// \b, \f, \n, \r, \t; any other control character, and HTML's <, > and &,
+// as \u00XX), and any other text by encoding/json itself, which also
+// replaces invalid UTF-8 and escapes U+2028 and U+2029.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	n := len(b)
+	b = append(b, '"')
+	start := 0 // s[start:i] is to be written as it is
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= utf8.RuneSelf:
+			// A copy, so that the interface json.Marshal takes keeps none
+			// of the caller's strings, which then stay on its stack. A
+			// string always encodes.
+			q, _ := json.Marshal(strings.Clone(s))
+			return append(b[:n], q...)
+		case c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&':
+			continue
+		}
+		b = append(b, s[start:i]...)
+		switch k := strings.IndexByte(shortEscapes, c); {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case k >= 0:
+			b = append(b, '\\', "bfnrt"[k])
+		default:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+		}
+		start = i + 1
+	}
+	return append(append(b, s[start:]...), '"')
 }
 
 // profileValues are the setting ids the profile service knows, lower-cased
@@ -128,28 +213,45 @@ var profileValues = map[string]string{
 var nameSettings = []string{"gamedisplayname", "appdisplayname", "gamertag", "moderngamertag", "uniquemoderngamertag"}
 
 // profileValue returns the value of setting id for xuid, and whether the
-// service knows the id.
+// service knows the id, which it compares without case.
 func (w *world) profileValue(xuid, id string) (string, bool) {
-	switch id = strings.ToLower(id); {
-	case slices.Contains(nameSettings, id):
+	var lb [24]byte // longer than any id the service knows
+	key, ascii := lb[:0], len(id) <= len(lb)
+	for i := 0; ascii && i < len(id); i++ {
+		c := id[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		key, ascii = append(key, c), c < utf8.RuneSelf
+	}
+	if !ascii {
+		// strings.ToLower's Unicode folding ("\u212a" is 'k'), as before.
+		key = []byte(strings.ToLower(id))
+	}
+	switch {
+	case slices.ContainsFunc(nameSettings, func(n string) bool { return n == string(key) }):
 		return w.gamertagOf(xuid), true
-	case id == "gamerscore":
+	case string(key) == "gamerscore":
 		return strconv.Itoa(w.gamerscoreOf(xuid)), true
-	case id == "accounttier":
+	case string(key) == "accounttier":
 		return w.tierOf(xuid), true
 	}
-	v, ok := profileValues[id]
+	v, ok := profileValues[string(key)]
 	return v, ok
 }
 
 // profileOf returns a user's settings, in the order asked, every one the
 // service knows answered (unknown ids are left out), from the world;
-// values are stable across runs.
-func (w *world) profileOf(xuid string, settings []string) profileUser {
+// values are stable across runs. The settings are appended to into, or
+// to a slice of their own for a nil into.
+func (w *world) profileOf(xuid string, settings []string, into []profileSetting) profileUser {
 	if len(settings) == 0 {
 		settings = []string{"GameDisplayName", "Gamertag", "Gamerscore"}
 	}
-	u := profileUser{ID: xuid, HostID: xuid, Settings: make([]profileSetting, 0, len(settings))}
+	if into == nil {
+		into = make([]profileSetting, 0, len(settings))
+	}
+	u := profileUser{ID: xuid, HostID: xuid, Settings: into[:0]}
 	for _, s := range settings {
 		if v, ok := w.profileValue(xuid, s); ok {
 			u.Settings = append(u.Settings, profileSetting{ID: s, Value: v})
@@ -167,16 +269,13 @@ func gamertag(xuid string) string {
 	return "Player" + xuid
 }
 
-// splitList returns the non-empty items of a comma-separated list, trimmed.
-func splitList(s string) []string {
-	var out []string
+// splitList appends to into the non-empty items of a comma-separated
+// list, trimmed.
+func splitList(s string, into []string) []string {
 	for f := range strings.SplitSeq(s, ",") {
 		if f = strings.TrimSpace(f); f != "" {
-			if out == nil {
-				out = make([]string, 0, strings.Count(s, ",")+1)
-			}
-			out = append(out, f)
+			into = append(into, f)
 		}
 	}
-	return out
+	return into
 }

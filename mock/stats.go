@@ -111,7 +111,7 @@ func (s statsService) routes() []route {
 }
 
 func (s statsService) serveStats(c *call) {
-	names := splitList(c.params[2])
+	names := splitList(c.params[2], nil)
 	if !statNamesOK(names) {
 		writeError(c.w, http.StatusBadRequest, "BadRequest", "name 1 to 100 stats of at most 256 bytes")
 		return

@@ -6,9 +6,12 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"hash/maphash"
+	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/xblgo/fgrl/internal/xblauth"
 	"github.com/xblgo/fgrl/limits"
@@ -95,7 +98,12 @@ func parseToken(h string) (identity, error) {
 	if !ok || !ok2 || !sumMatches(payload, sum) {
 		return identity{}, errToken
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(payload)
+	var rb [256]byte // on the stack for tokens of ordinary size: raw's one copy is the identity's
+	raw := rb[:0]
+	if n := base64.RawURLEncoding.DecodedLen(len(payload)); n > len(rb) {
+		raw = make([]byte, 0, n)
+	}
+	raw, err = base64.RawURLEncoding.AppendDecode(raw, []byte(payload))
 	if err != nil {
 		return identity{}, errToken
 	}
@@ -115,7 +123,7 @@ func parseToken(h string) (identity, error) {
 // s2sauth.go), else 401.
 func (h *Handler) authenticate(x *exchange, rule *limits.Rule) (identity, bool) {
 	auth := x.r.Header.Get("Authorization")
-	id, err := parseToken(auth)
+	id, err := h.tokens.identity(auth)
 	if err == nil {
 		return id, true
 	}
@@ -124,4 +132,102 @@ func (h *Handler) authenticate(x *exchange, rule *limits.Rule) (identity, bool) 
 	}
 	writeError(x.w, http.StatusUnauthorized, "Unauthorized", err.Error())
 	return identity{}, false
+}
+
+// Bounds of a Handler's tokenCache: tokenCacheSets sets of two entries,
+// each holding a token of at most maxCachedAuth bytes and the identity
+// parsed from it (its decoded payload, at most 194 bytes, and a userhash
+// of at most 20). An entry is then at most 616 bytes of heap (64 for
+// itself, 320, 208 and 24 for its strings), and the cache 5 MiB besides
+// its 128 KiB of sets, however many tokens come; ordinary tokens (88
+// bytes) make entries of about 240. The longest token Token mints, with a
+// serial and every id at maxIDBytes, is 311 bytes. A full set takes one
+// token in tokenAdmit of those it misses.
+const (
+	tokenCacheSets = 4096
+	maxCachedAuth  = 320
+	tokenAdmit     = 8
+)
+
+// tokenCache remembers the identities parseToken gave the tokens it
+// accepted, so that a token sent again is not checked again (two SHA-256
+// digests and a base64 decoding on every request otherwise).
+//
+// A token is found by its exact text only: its hash picks a set, and an
+// entry's text is compared whole, so a text gets the identity parseToken
+// gives that text or none. parseToken reads nothing but the text (a token
+// Token mints never expires, and no state of the mock refuses it later),
+// so an entry never goes stale and nothing has to forget one. Only tokens
+// parseToken accepted are kept: a refused one is checked every time.
+//
+// It is safe for concurrent use: a slot is an atomic pointer to an entry
+// that never changes, and a reader that misses an entry being replaced
+// parses the token itself.
+type tokenCache struct {
+	seed maphash.Seed
+	sets []tokenSet
+}
+
+// tokenSet is one set of the cache: two entries, and their tokens' hashes,
+// so that a token not held reads no entry (on a server of many users,
+// most are not, and each entry read is memory no core has cached). A
+// hash only filters: an entry is taken when its text is the token's.
+type tokenSet struct {
+	hashes  [2]atomic.Uint64
+	entries [2]atomic.Pointer[tokenEntry]
+}
+
+// tokenEntry is a token's text and its identity, in strings of their own
+// (a copy of the text, the decoded payload, a copy of the userhash).
+type tokenEntry struct {
+	auth string
+	id   identity
+}
+
+// newTokenCache returns an empty cache of n sets.
+func newTokenCache(n int) *tokenCache {
+	return &tokenCache{seed: maphash.MakeSeed(), sets: make([]tokenSet, n)}
+}
+
+// identity is parseToken(auth), from the cache when auth was accepted
+// before.
+func (tc *tokenCache) identity(auth string) (identity, error) {
+	if len(auth) > maxCachedAuth {
+		return parseToken(auth)
+	}
+	h := maphash.String(tc.seed, auth)
+	set := &tc.sets[h%uint64(len(tc.sets))]
+	for i := range set.entries {
+		if set.hashes[i].Load() != h {
+			continue
+		}
+		if e := set.entries[i].Load(); e != nil && e.auth == auth {
+			return e.id, nil
+		}
+	}
+	id, err := parseToken(auth)
+	if err != nil {
+		return identity{}, err
+	}
+	var i uint64
+	switch {
+	case set.entries[0].Load() == nil:
+	case set.entries[1].Load() == nil:
+		i = 1
+	case rand.Uint32()%tokenAdmit != 0:
+		// A full set takes one token of tokenAdmit it misses: where
+		// tokens come back, one soon has its entry; where they hardly
+		// do (many users), few entries are made for nothing.
+		return id, nil
+	default:
+		i = h >> 63 // chosen by the token, so that of three in turn on a set one keeps its entry
+	}
+	// Copies, so that an entry holds no part of a larger string (the
+	// caller's header may be a slice of anything) and its bytes are
+	// bounded; the xuid and title are the token's payload's own.
+	e := &tokenEntry{auth: strings.Clone(auth), id: id}
+	e.id.userhash = strings.Clone(id.userhash)
+	set.entries[i].Store(e)
+	set.hashes[i].Store(h)
+	return id, nil
 }

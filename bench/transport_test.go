@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"flag"
 	"io"
 	"net/http"
 	"strconv"
@@ -30,10 +31,16 @@ func (okBase) RoundTrip(req *http.Request) (*http.Response, error) {
 // user), so no call waits or is refused.
 const benchUsers = 1024
 
-// requests returns benchUsers GETs of url under ctx, each with the token of
+// usersFlag sets how many users the benchmarks' requests rotate through
+// (go test ... -args -users 4), at least 4: with fewer, the state a
+// transport keeps per user stays in the processor's caches from one call
+// to the next.
+var usersFlag = flag.Int("users", benchUsers, "the users the benchmarks' requests rotate through (at least 4)")
+
+// requests returns *usersFlag GETs of url under ctx, each with the token of
 // another user.
 func requests(ctx context.Context, url string) []*http.Request {
-	reqs := make([]*http.Request, benchUsers)
+	reqs := make([]*http.Request, max(*usersFlag, 4))
 	for i := range reqs {
 		reqs[i], _ = http.NewRequestWithContext(ctx, "GET", url, nil)
 		reqs[i].Header.Set("Authorization", mock.Token(strconv.Itoa(2533274790000000+i), "1234567890"))

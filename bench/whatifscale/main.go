@@ -34,6 +34,11 @@
 // and for one size's CPU profile:
 //
 //	go run ./whatifscale -one 500000 -trace bursts -cpuprofile cpu.out
+//
+// and for what the heap holds at its peak (written again each time the
+// live heap passes its last writing by a tenth):
+//
+//	go run ./whatifscale -one 2000000 -heapprofile heap.out
 package main
 
 import (
@@ -62,9 +67,10 @@ func main() {
 	traces := flag.String("trace", "polling,bursts", "the traffics (polling, bursts); with -one, one of them")
 	one := flag.Int("one", 0, "run one replay of this many calls in this process and print its line (what each round runs)")
 	cpuprofile := flag.String("cpuprofile", "", "with -one: write the replay's CPU profile to this file")
+	heapprofile := flag.String("heapprofile", "", "with -one: write the heap profile at the live heap's peak to this file")
 	flag.Parse()
 	if *one > 0 {
-		if err := replay(*one, *traces, *cpuprofile); err != nil {
+		if err := replay(*one, *traces, *cpuprofile, *heapprofile); err != nil {
 			fmt.Fprintln(os.Stderr, "whatifscale:", err)
 			os.Exit(1)
 		}
@@ -111,8 +117,9 @@ func traffic(name string) (func(i int) (user, service int), int, error) {
 
 // replay generates a trace of n calls of the traffic name, replays it and
 // prints its line; with a profile path, it writes the CPU profile of the
-// whole run there.
-func replay(n int, name, profile string) error {
+// whole run there, and with a heap profile path the heap profile at the
+// live heap's peak.
+func replay(n int, name, profile, heapProfile string) error {
 	of, users, err := traffic(name)
 	if err != nil {
 		return err
@@ -138,12 +145,17 @@ func replay(n int, name, profile string) error {
 	go func() { // the heap live after each collection, every 10 ms
 		defer close(done)
 		s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		var written uint64 // the live heap at the heap profile's last writing
 		t := time.NewTicker(10 * time.Millisecond)
 		defer t.Stop()
 		for {
 			metrics.Read(s)
 			if v := s[0].Value.Uint64(); v > peak.Load() {
 				peak.Store(v)
+				if heapProfile != "" && v > written+written/10 {
+					written = v
+					writeHeapProfile(heapProfile)
+				}
 			}
 			select {
 			case <-stop:
@@ -205,4 +217,19 @@ func peakRSS() uint64 {
 		}
 	}
 	return 0
+}
+
+// writeHeapProfile writes the heap profile to path, saying on standard
+// error when it cannot.
+func writeHeapProfile(path string) {
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.WriteHeapProfile(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "whatifscale: heap profile:", err)
+	}
 }

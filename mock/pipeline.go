@@ -64,9 +64,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Back for the next request once recorded (the defers run in
 	// reverse): nothing holds x past its request, whose stages all return
 	// before ServeHTTP does (an RTA connection's too), and its record is
-	// a copy.
-	defer h.exchanges.Put(x)
-	*x = exchange{call: call{r: r, maxBody: h.cfg.maxBody}}
+	// a copy. It goes back empty: a pool keeps what it holds through a
+	// collection, and the request's (its context, its body) would stay
+	// alive with it.
+	defer h.putExchange(x)
+	x.call = call{r: r, maxBody: h.cfg.maxBody}
 	x.sw.ResponseWriter = w
 	x.w = &x.sw
 	if r.Body != nil && r.Body != http.NoBody {
@@ -80,6 +82,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer h.record(x, time.Now())
 	h.serve(x)
 	x.answered = true
+}
+
+// putExchange empties x and gives it back to the pool.
+func (h *Handler) putExchange(x *exchange) {
+	*x = exchange{}
+	h.exchanges.Put(x)
 }
 
 // serve runs the stages that answer x.

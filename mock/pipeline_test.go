@@ -1,8 +1,12 @@
 package mock
 
 import (
+	"context"
 	"net/http"
+	"net/http/httptest"
+	"runtime"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -133,4 +137,35 @@ func TestRecordHoldsNothingOfTheRequestBefore(t *testing.T) {
 	if got.userhash != "" || got.flags != 0 || got.counts != (throttle.Counts{}) || got.wait != 0 {
 		t.Errorf("record of a request without a token holds userhash %q, flags %b, counts %+v, wait %v", got.userhash, got.flags, got.counts, got.wait)
 	}
+}
+
+// markerKey carries TestServedRequestNotKeptAlive's marker in a request's
+// context.
+type markerKey struct{}
+
+// TestServedRequestNotKeptAlive: once ServeHTTP has returned, nothing of
+// the mock keeps the request alive (its context, and so whatever the
+// caller's context holds): the first collection frees it. The reused
+// per-request state went back to its pool still holding the request, and
+// a pool keeps what it holds through a collection (a what-if's replay
+// part, reachable from its requests' contexts, outlived the replay:
+// TestReplayerHeapPerCall in package whatif saw the heap shrink by
+// megabytes under it).
+func TestServedRequestNotKeptAlive(t *testing.T) {
+	h := NewHandler()
+	freed := make(chan struct{})
+	func() {
+		m := new([1 << 10]byte)
+		runtime.AddCleanup(m, func(ch chan struct{}) { close(ch) }, freed)
+		req := httptest.NewRequestWithContext(context.WithValue(context.Background(), markerKey{}, m), "GET", profileURL, nil)
+		req.Header.Set("Authorization", Token(xuid1, title1))
+		h.ServeHTTP(httptest.NewRecorder(), req)
+	}()
+	runtime.GC()
+	select {
+	case <-freed:
+	case <-time.After(10 * time.Second): // a bound, not a pause: the cleanup runs soon after the collection
+		t.Fatal("a request served is still alive after a collection")
+	}
+	runtime.KeepAlive(h)
 }

@@ -83,8 +83,10 @@ type Handler struct {
 	rta     *rtaHub
 	tokens  *tokenCache // the identities of tokens accepted (authenticate)
 	// exchanges are the exchanges of requests answered, for ServeHTTP to
-	// reuse.
-	exchanges sync.Pool
+	// reuse. A pointer: the runtime keeps a pool in use alive through a
+	// collection, and a pool inside the Handler would keep the whole
+	// Handler (its journal, its world) alive with it.
+	exchanges *sync.Pool
 
 	faults   atomic.Pointer[faultState] // SetFaults changes them while serving
 	dice     dice
@@ -108,13 +110,14 @@ func New(c Config) (*Handler, error) {
 		scopes = append(scopes, f.Scope())
 	}
 	h := &Handler{
-		cfg:     cfg,
-		routes:  routesOf(services(w)),
-		world:   w,
-		signIn:  newSignIn(w),
-		journal: newJournal(cfg.logger, scopes),
-		tokens:  newTokenCache(tokenCacheSets),
-		dice:    dice{rng: newRand(cfg.faults.Seed)},
+		cfg:       cfg,
+		routes:    routesOf(services(w)),
+		world:     w,
+		signIn:    newSignIn(w),
+		journal:   newJournal(cfg.logger, scopes),
+		tokens:    newTokenCache(tokenCacheSets),
+		dice:      dice{rng: newRand(cfg.faults.Seed)},
+		exchanges: new(sync.Pool),
 	}
 	h.nsal = nsalDocument(h.Hosts())
 	// NSAL is counted where the limits have a rule for its host (2022's

@@ -169,3 +169,25 @@ func TestServedRequestNotKeptAlive(t *testing.T) {
 	}
 	runtime.KeepAlive(h)
 }
+
+// TestHandlerFreedAfterServing: a Handler that served a request is freed
+// by the first collection after its last use. Its pool of exchanges was a
+// field of it, and the runtime keeps a pool in use alive through a
+// collection, so the whole Handler (its journal, its world, its token
+// cache: megabytes) outlived its use by a collection.
+func TestHandlerFreedAfterServing(t *testing.T) {
+	freed := make(chan struct{})
+	func() {
+		h := NewHandler()
+		runtime.AddCleanup(h, func(ch chan struct{}) { close(ch) }, freed)
+		req := httptest.NewRequest("GET", profileURL, nil)
+		req.Header.Set("Authorization", Token(xuid1, title1))
+		h.ServeHTTP(httptest.NewRecorder(), req)
+	}()
+	runtime.GC()
+	select {
+	case <-freed:
+	case <-time.After(10 * time.Second): // a bound, not a pause: the cleanup runs soon after the collection
+		t.Fatal("a Handler is still alive after a collection")
+	}
+}

@@ -67,7 +67,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// a copy. It goes back empty: a pool keeps what it holds through a
 	// collection, and the request's (its context, its body) would stay
 	// alive with it.
-	defer h.putExchange(x)
+	defer func() {
+		*x = exchange{}
+		h.exchanges.Put(x)
+	}()
 	x.call = call{r: r, maxBody: h.cfg.maxBody}
 	x.sw.ResponseWriter = w
 	x.w = &x.sw
@@ -82,12 +85,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer h.record(x, time.Now())
 	h.serve(x)
 	x.answered = true
-}
-
-// putExchange empties x and gives it back to the pool.
-func (h *Handler) putExchange(x *exchange) {
-	*x = exchange{}
-	h.exchanges.Put(x)
 }
 
 // serve runs the stages that answer x.

@@ -59,6 +59,9 @@ func (s profileService) serveProfilePeople(c *call) {
 	}
 	owner := c.user(c.params[0])
 	settings := splitList(c.query("settings"), nil)
+	if !settingsOK(c, settings) {
+		return
+	}
 	people := s.peopleOf(owner)
 	users := make([]profileUser, 0, len(people))
 	for _, p := range people {
@@ -70,7 +73,11 @@ func (s profileService) serveProfilePeople(c *call) {
 func (s profileService) serveProfile(c *call) {
 	var sb [8]string // on the stack, for the few settings a read asks
 	var pb [8]profileSetting
-	writeProfiles(c.w, s.profileOf(c.user(c.params[0]), splitList(c.query("settings"), sb[:0]), pb[:0]))
+	settings := splitList(c.query("settings"), sb[:0])
+	if !settingsOK(c, settings) {
+		return
+	}
+	writeProfiles(c.w, s.profileOf(c.user(c.params[0]), settings, pb[:0]))
 }
 
 // serveProfileByGamertag answers GET /users/gt(G)/profile/settings.
@@ -82,7 +89,11 @@ func (s profileService) serveProfileByGamertag(c *call) {
 	}
 	var sb [8]string
 	var pb [8]profileSetting
-	writeProfiles(c.w, s.profileOf(xuid, splitList(c.query("settings"), sb[:0]), pb[:0]))
+	settings := splitList(c.query("settings"), sb[:0])
+	if !settingsOK(c, settings) {
+		return
+	}
+	writeProfiles(c.w, s.profileOf(xuid, settings, pb[:0]))
 }
 
 func (s profileService) serveProfileBatch(c *call) {
@@ -97,6 +108,9 @@ func (s profileService) serveProfileBatch(c *call) {
 		writeError(c.w, http.StatusBadRequest, "BadRequest", "userIds must hold 1 to 100 xuids")
 		return
 	}
+	if !settingsOK(c, req.Settings) {
+		return
+	}
 	users := make([]profileUser, 0, len(req.UserIDs))
 	for _, raw := range req.UserIDs {
 		x := strings.Trim(string(raw), `"`)
@@ -107,6 +121,27 @@ func (s profileService) serveProfileBatch(c *call) {
 		users = append(users, s.profileOf(x, req.Settings, nil))
 	}
 	writeProfiles(c.w, users...)
+}
+
+// maxProfileSettings bounds the settings one read names. A setting may be
+// named again and again and is answered for every user of the read (100
+// in a batch), so without a bound a 1 MiB batch naming "Bio" 174,000
+// times was a 419 MB answer; with it the largest answer, 100 users' 100
+// settings, is about 1 MB (TestProfileReadsBounded). The service's own
+// bound is not published; a client has no reason to name more than the 21
+// settings the mock knows (profileValues, gamerscore, accounttier), and
+// XSAPI names six (microsoft/xbox-live-api, profile_service's
+// SETTINGS_ARRAY).
+const maxProfileSettings = 100
+
+// settingsOK reports whether a read names at most maxProfileSettings
+// settings; when not, it has answered 400.
+func settingsOK(c *call, settings []string) bool {
+	if len(settings) <= maxProfileSettings {
+		return true
+	}
+	writeError(c.w, http.StatusBadRequest, "BadRequest", "settings must name at most "+strconv.Itoa(maxProfileSettings)+" settings")
+	return false
 }
 
 // writeProfiles answers 200 with users, as writeJSON(w, http.StatusOK,

@@ -3,6 +3,7 @@ package mock
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -88,5 +89,50 @@ func TestProfileSettingIDsWithoutCase(t *testing.T) {
 		{"GAMERTAG", w.gamertagOf(xuid1)}, {"gamerScore", strconv.Itoa(w.gamerscoreOf(xuid1))}, {"WATERMAR\u212aS", ""}, {"AccountTier", w.tierOf(xuid1)}}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("profileOf mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestProfileReadsBounded: a profile read names at most
+// maxProfileSettings settings, or is refused with 400, so that an answer
+// is bounded in bytes by its users: each setting is answered for every
+// user of a read, and a 1 MiB batch naming "Bio" 174,000 times for 100
+// users was a 419 MB answer (4.4 GB allocated, 7 s).
+func TestProfileReadsBounded(t *testing.T) {
+	h := NewHandler()
+	h.world.setGamertag(xuid1, "Bounded")
+	tok := Token(xuid1, title1)
+	ids := make([]string, 100)
+	for i := range ids {
+		ids[i] = `"` + strconv.Itoa(2533274790000000+i) + `"`
+	}
+	batch := func(settings []string) string {
+		return `{"userIds":[` + strings.Join(ids, ",") + `],"settings":["` + strings.Join(settings, `","`) + `"]}`
+	}
+	most := slices.Repeat([]string{"GameDisplayPicRaw"}, maxProfileSettings)
+	tests := []struct {
+		name, method, url, body string
+		status                  int
+	}{
+		{"most settings, a user", "GET", "/users/me/profile/settings?settings=" + strings.Join(most, ","), "", http.StatusOK},
+		{"most settings, a batch", "POST", "/users/batch/profile/settings", batch(most), http.StatusOK},
+		{"most settings, people", "GET", "/users/me/profile/settings/people/people?settings=" + strings.Join(most, ","), "", http.StatusOK},
+		{"one more, a user", "GET", "/users/me/profile/settings?settings=Bio," + strings.Join(most, ","), "", http.StatusBadRequest},
+		{"one more, by gamertag", "GET", "/users/gt(Bounded)/profile/settings?settings=Bio," + strings.Join(most, ","), "", http.StatusBadRequest},
+		{"one more, people", "GET", "/users/me/profile/settings/people/people?settings=Bio," + strings.Join(most, ","), "", http.StatusBadRequest},
+		{"one more, a batch", "POST", "/users/batch/profile/settings", batch(append([]string{"Bio"}, most...)), http.StatusBadRequest},
+		{"a 1 MiB batch", "POST", "/users/batch/profile/settings", batch(slices.Repeat([]string{"Bio"}, 174_000)), http.StatusBadRequest},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := do(t, h, tt.method, "https://profile.xboxlive.com"+tt.url, tok, tt.body)
+			if r.status != tt.status {
+				t.Fatalf("%s %.80s: %d %.200s, want %d", tt.method, tt.url, r.status, r.body, tt.status)
+			}
+			// The largest: 100 users' 100 settings of 104 bytes each.
+			if len(r.body) > 1_100_000 {
+				t.Errorf("%s %.80s: an answer of %d bytes, want at most 1.1 MB", tt.method, tt.url, len(r.body))
+			}
+			h.ResetCounts(t.Context(), nil)
+		})
 	}
 }

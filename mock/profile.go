@@ -71,13 +71,18 @@ func (s profileService) serveProfilePeople(c *call) {
 }
 
 func (s profileService) serveProfile(c *call) {
+	s.writeProfileOf(c, c.user(c.params[0]))
+}
+
+// writeProfileOf answers a read of xuid's settings that the query names.
+func (s profileService) writeProfileOf(c *call, xuid string) {
 	var sb [8]string // on the stack, for the few settings a read asks
 	var pb [8]profileSetting
 	settings := splitList(c.query("settings"), sb[:0])
 	if !settingsOK(c, settings) {
 		return
 	}
-	writeProfiles(c.w, s.profileOf(c.user(c.params[0]), settings, pb[:0]))
+	writeProfiles(c.w, s.profileOf(xuid, settings, pb[:0]))
 }
 
 // serveProfileByGamertag answers GET /users/gt(G)/profile/settings.
@@ -87,13 +92,7 @@ func (s profileService) serveProfileByGamertag(c *call) {
 		writeError(c.w, http.StatusNotFound, "NotFound", "no user has this gamertag")
 		return
 	}
-	var sb [8]string
-	var pb [8]profileSetting
-	settings := splitList(c.query("settings"), sb[:0])
-	if !settingsOK(c, settings) {
-		return
-	}
-	writeProfiles(c.w, s.profileOf(xuid, settings, pb[:0]))
+	s.writeProfileOf(c, xuid)
 }
 
 func (s profileService) serveProfileBatch(c *call) {

@@ -73,8 +73,7 @@ type rtaConn struct {
 
 	mu      sync.Mutex
 	subs    map[uint32]rtaResource
-	pending int                      // delayed events not yet in the outbox
-	delayed map[*time.Timer]struct{} // their timers, stopped when it closes
+	delayed map[*time.Timer]struct{} // the timers of delayed events not yet in the outbox, stopped when it closes
 	rec     wsRecord
 }
 
@@ -199,7 +198,7 @@ func (c *rtaConn) close() {
 		for t := range c.delayed {
 			t.Stop()
 		}
-		c.delayed, c.pending = nil, 0
+		c.delayed = nil
 		c.mu.Unlock()
 	})
 }
@@ -330,7 +329,7 @@ func (c *rtaConn) event(b []byte, delay time.Duration) {
 		return
 	default:
 	}
-	if c.pending >= rtaOutbox {
+	if len(c.delayed) >= rtaOutbox {
 		c.mu.Unlock()
 		c.close()
 		return
@@ -338,15 +337,11 @@ func (c *rtaConn) event(b []byte, delay time.Duration) {
 	if c.delayed == nil {
 		c.delayed = map[*time.Timer]struct{}{}
 	}
-	c.pending++
 	var t *time.Timer
 	t = time.AfterFunc(delay, func() {
 		c.mu.Lock()
 		_, live := c.delayed[t]
 		delete(c.delayed, t)
-		if live {
-			c.pending--
-		}
 		c.mu.Unlock()
 		if live {
 			c.send(b)

@@ -251,7 +251,7 @@ func TestRTAClosedConnectionDropsDelayedEvents(t *testing.T) {
 		c.close()
 		h.rta.remove(c)
 		c.mu.Lock()
-		pending := c.pending
+		pending := len(c.delayed)
 		c.mu.Unlock()
 		if pending != 0 {
 			t.Errorf("%d delayed events kept after the connection closed, want 0", pending)

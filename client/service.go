@@ -10,11 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/xblgo/fgrl/internal/safetext"
+	"github.com/xblgo/fgrl/internal/xblauth"
 	"github.com/xblgo/fgrl/internal/xblsign"
 )
 
@@ -195,15 +195,11 @@ func (s *ServiceSignIn) Forget(xuid string) {
 // rate limited too.
 func (s *ServiceSignIn) RefreshToken(req *http.Request) (string, error) {
 	stale := req.Header.Get("Authorization")
-	rest, ok := strings.CutPrefix(stale, "XBL3.0 x=")
-	uhs, _, ok2 := strings.Cut(rest, ";")
-	if !ok || !ok2 {
+	uhs, _, err := xblauth.Parse(stale)
+	if err != nil {
 		return "", fmt.Errorf("%w: the refused request carries no XBL3.0 token", ErrNoToken)
 	}
-	var (
-		x   XboxToken
-		err error
-	)
+	var x XboxToken
 	if uhs == "-" {
 		x, err = s.serviceX(req.Context(), stale)
 	} else {

@@ -252,14 +252,8 @@ func TestSignInRoutesAnswerTheirMethodOnly(t *testing.T) {
 		{"POST", "https://xsts.auth.xboxlive.com/xsts/authorize/more", http.StatusNotFound},
 		{"GET", "https://login.live.com/oauth20_remoteconnect.srf", http.StatusBadRequest}, // served: no code given
 	} {
-		req, _ := http.NewRequest(tc.method, tc.url, nil)
-		resp, err := h.RoundTrip(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != tc.want {
-			t.Errorf("%s %s: %d, want %d", tc.method, tc.url, resp.StatusCode, tc.want)
+		if got := do(t, h, tc.method, tc.url, "", "").status; got != tc.want {
+			t.Errorf("%s %s: %d, want %d", tc.method, tc.url, got, tc.want)
 		}
 	}
 }

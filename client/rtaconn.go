@@ -231,13 +231,12 @@ func (k keepHost) RoundTrip(req *http.Request) (*http.Response, error) {
 // it was given: bySvc maps no other to it) and one retry pending at most
 // (the only one in due, so that the timer's send never waits).
 type rtaSub struct {
-	res        Resource
-	seq        uint32 // its SEQUENCE_N, fixed for the session (XSAPI's client id)
-	attempt    int    // refusals with 1001 or 1002 so far on this connection
-	svc        uint32 // the service's id for it, with subscribed
-	subscribed bool
-	pending    bool // a retry is timed or in due
-	timer      *time.Timer
+	res     Resource
+	seq     uint32 // its SEQUENCE_N, fixed for the session (XSAPI's client id)
+	attempt int    // refusals with 1001 or 1002 so far on this connection
+	svc     uint32 // the service's id for it, while bySvc maps it to it
+	pending bool   // a retry is timed or in due
+	timer   *time.Timer
 }
 
 var errRTALifetime = errors.New("client: RTA connection renewed after 90 minutes")
@@ -335,13 +334,10 @@ func (s *rtaSession) handle(ctx context.Context, m rtaMessage, subs []*rtaSub, b
 		sub := subs[m.seq-1]
 		switch m.code {
 		case 0:
-			if sub.subscribed {
+			if bySvc[sub.svc] == sub { // its id before, if the service gave it one
 				delete(bySvc, sub.svc)
 			}
-			if prev := bySvc[m.sub]; prev != nil {
-				prev.subscribed = false
-			}
-			bySvc[m.sub], sub.svc, sub.subscribed = sub, m.sub, true
+			bySvc[m.sub], sub.svc = sub, m.sub
 			return s.emit(ctx, subscribed(sub.res, m.data))
 		case rtaThrottled, rtaServiceUnavailable:
 			if sub.pending {

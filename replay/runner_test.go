@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xblgo/fgrl/internal/leakcheck"
 	"github.com/xblgo/fgrl/limits"
+	"go.uber.org/goleak"
 )
 
 // TestGoroutinesFollowWaitsNotCalls: 100,000 calls at one instant start a
@@ -88,20 +90,15 @@ func TestScheduleMergesEvents(t *testing.T) {
 // a what-if's CPU), and the parked ones end with the run.
 func TestWorkersReusedNotRespawned(t *testing.T) {
 	p := Pattern{{At: 0, Service: "profile", User: "2533274790000001", Count: 2000, Spread: time.Hour}}
-	g0, n0 := goroutinesCreated(), runtime.NumGoroutine()
+	g0, before := goroutinesCreated(), goleak.IgnoreCurrent()
 	if _, _, err := runWithRunner(p, Options{Limits: limits.Default(), Client: "fgrl"}); err != nil {
 		t.Fatal(err)
 	}
 	if made := goroutinesCreated() - g0; made > 50 {
 		t.Errorf("%d goroutines started for 2,000 calls one at a time; want a handful", made)
 	}
-	deadline := time.Now().Add(10 * time.Second) // the parked workers' exits are being scheduled
-	for runtime.NumGoroutine() > n0 && time.Now().Before(deadline) {
-		runtime.Gosched()
-	}
-	if n := runtime.NumGoroutine(); n > n0 {
-		t.Errorf("%d goroutines after the run, %d before: parked workers left behind", n, n0)
-	}
+	// The parked workers end with the run (goleak waits for their exits).
+	goleak.VerifyNone(t, append(leakcheck.Options(), before)...)
 }
 
 // goroutinesCreated reads the runtime's count of goroutines ever created.

@@ -110,7 +110,7 @@ func TestGoXSAPIFollowsFriendsOverRTA(t *testing.T) {
 		t.Errorf("the friend's add, as go-xsapi's handler got it (-want +got):\n%s", diff)
 	}
 
-	adminCall(ctx, t, adm.URL, http.MethodPut, "faults", map[string]any{"services": []map[string]any{{"service": mock.RTAService, "reset": true}}})
+	adminCall(ctx, t, adm.URL, http.MethodPut, "faults", mock.Faults{Services: []mock.ServiceFault{{Service: mock.RTAService, Reset: true}}})
 	adminCall(ctx, t, adm.URL, http.MethodDelete, "faults", nil)
 	if got := receive(ctx, t, logs.resubscribed, "go-xsapi's resubscribe"); got != [2]int64{2, 2} {
 		t.Fatalf("resubscribed %d of %d subscriptions, want 2 of 2", got[0], got[1])
@@ -123,7 +123,7 @@ func TestGoXSAPIFollowsFriendsOverRTA(t *testing.T) {
 		t.Errorf("the next friend's add, after the reconnect (-want +got):\n%s", diff)
 	}
 
-	adminCall(ctx, t, adm.URL, http.MethodPut, "faults", map[string]any{"services": []map[string]any{{"service": mock.RTAService, "status": rta.StatusThrottled}}})
+	adminCall(ctx, t, adm.URL, http.MethodPut, "faults", mock.Faults{Services: []mock.ServiceFault{{Service: mock.RTAService, Status: rta.StatusThrottled}}})
 	presence := rta.NewSubscription("https://userpresence.xboxlive.com/users/xuid("+subscriber+")/devices", nil)
 	var refused *rta.UnexpectedStatusError
 	if err := client.RTA().Subscribe(ctx, presence); !errors.As(err, &refused) || refused.Code != rta.StatusThrottled {
@@ -149,7 +149,7 @@ func TestGoXSAPIFollowsFriendsOverRTA(t *testing.T) {
 	// redials, its resubscribe is refused, and it reports the friends
 	// subscription lost (XSAPI would retry after min(attempt², 60) s); a
 	// Subscribe once the fault ends follows the friends again.
-	adminCall(ctx, t, adm.URL, http.MethodPut, "faults", map[string]any{"services": []map[string]any{{"service": mock.RTAService, "reset": true, "status": rta.StatusThrottled}}})
+	adminCall(ctx, t, adm.URL, http.MethodPut, "faults", mock.Faults{Services: []mock.ServiceFault{{Service: mock.RTAService, Reset: true, Status: rta.StatusThrottled}}})
 	if got := receive(ctx, t, logs.resubscribed, "go-xsapi's refused resubscribe"); got != [2]int64{0, 1} {
 		t.Fatalf("resubscribed %d of %d subscriptions under a 1001 fault, want 0 of 1", got[0], got[1])
 	}

@@ -3,11 +3,12 @@ package interop
 import (
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/xblgo/fgrl/internal/leakcheck"
 )
 
 // TestMain fails the package's tests if any goroutine outlives them: a
-// published client's included, once it is closed.
+// published client's included, once it is closed (the suites' one leak
+// check, which knows what net/http leaves running for a bounded time).
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	leakcheck.VerifyTestMain(m)
 }

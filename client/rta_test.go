@@ -57,21 +57,30 @@ func rtaClient(t *testing.T) (*mock.Handler, *Client) {
 	t.Helper()
 	h := mock.Must(mock.New(mock.Config{World: mock.World{Accounts: []mock.WorldAccount{
 		{XUID: me, Friends: []string{other}}, {XUID: other, Friends: []string{me}}, {XUID: stranger}}}}))
+	c := rtaServedBy(t, h, h)
+	t.Cleanup(h.DropRTA) // first: cleanups run last in, first out
+	return h, c
+}
+
+// rtaServedBy returns a client whose RTA websocket goes to rta, served on
+// in-memory connections so that it runs in a synctest bubble, and whose
+// calls go to calls (nil: the client's default).
+func rtaServedBy(t *testing.T, rta http.Handler, calls http.RoundTripper) *Client {
+	t.Helper()
 	l := &pipeListener{conns: make(chan net.Conn), done: make(chan struct{})}
-	srv := &http.Server{Handler: h}
+	srv := &http.Server{Handler: rta}
 	go srv.Serve(l)
 	tr := &http.Transport{DialContext: l.dial}
 	t.Cleanup(func() {
-		h.DropRTA()
 		srv.Close()
 		tr.CloseIdleConnections()
 	})
-	c, err := New(Config{TitleID: title, Tokens: mockTokens(), Transport: h, RTATransport: tr,
+	c, err := New(Config{TitleID: title, Tokens: mockTokens(), Transport: calls, RTATransport: tr,
 		Endpoints: map[string]string{"rta.xboxlive.com": "http://rta.xboxlive.com"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return h, c
+	return c
 }
 
 // next returns the next event that is not a ConnectionState, failing the

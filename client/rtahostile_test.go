@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"testing"
 	"testing/synctest"
@@ -18,20 +17,7 @@ import (
 // that answers with anything but 101 may write its own answer.
 func hostileRTA(t *testing.T, serve func(w http.ResponseWriter, r *http.Request)) *Client {
 	t.Helper()
-	l := &pipeListener{conns: make(chan net.Conn), done: make(chan struct{})}
-	srv := &http.Server{Handler: http.HandlerFunc(serve)}
-	go srv.Serve(l)
-	tr := &http.Transport{DialContext: l.dial}
-	t.Cleanup(func() {
-		srv.Close()
-		tr.CloseIdleConnections()
-	})
-	c, err := New(Config{TitleID: title, Tokens: mockTokens(), RTATransport: tr,
-		Endpoints: map[string]string{"rta.xboxlive.com": "http://rta.xboxlive.com"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return rtaServedBy(t, http.HandlerFunc(serve), nil)
 }
 
 // acceptRTA takes the upgrade as the service does.

@@ -85,6 +85,26 @@ func newPartner(t *testing.T, h *mock.Handler) (tls.Certificate, *partnerTLS) {
 		conn: &tls.ConnectionState{PeerCertificates: []*x509.Certificate{leaf}, VerifiedChains: [][]*x509.Certificate{{leaf, ca.Cert}}}}
 }
 
+// delegatingService returns a service signed in with a partner
+// certificate of h's CA (its sign-in requests counted by p) and acting
+// for a user signed in at h, whose token for the service's relying party
+// is ux.
+func delegatingService(t *testing.T, h *mock.Handler) (*ServiceSignIn, *partnerTLS, XboxToken) {
+	t.Helper()
+	cert, p := newPartner(t, h)
+	user := signInAt(t, h)
+	user.RelyingParty = mock.MockServiceRelyingParty
+	ux, err := user.XboxToken(context.Background())
+	if err != nil || ux.DelegationToken == "" {
+		t.Fatalf("the user's token for the service's relying party: %+v, %v; want a DelegationToken", ux, err)
+	}
+	s := &ServiceSignIn{Certificate: cert, HTTPClient: &http.Client{Transport: p}}
+	if err := s.SetDelegation(ux.XUID, ux.DelegationToken); err != nil {
+		t.Fatal(err)
+	}
+	return s, p, ux
+}
+
 // TestServiceSignInRenewsAcrossExpiry: a backend acts for a user and as
 // itself for twenty days of virtual time; its S-token (two weeks) and
 // X-tokens (eight hours) are renewed before they expire, and no call is
@@ -93,17 +113,7 @@ func TestServiceSignInRenewsAcrossExpiry(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
 		h := mock.NewHandler()
-		cert, p := newPartner(t, h)
-		user := signInAt(t, h)
-		user.RelyingParty = mock.MockServiceRelyingParty
-		ux, err := user.XboxToken(ctx)
-		if err != nil || ux.DelegationToken == "" {
-			t.Fatalf("the user's token for the service's relying party: %+v, %v; want a DelegationToken", ux, err)
-		}
-		s := &ServiceSignIn{Certificate: cert, HTTPClient: &http.Client{Transport: p}}
-		if err := s.SetDelegation(ux.XUID, ux.DelegationToken); err != nil {
-			t.Fatal(err)
-		}
+		s, p, ux := delegatingService(t, h)
 		c, err := New(Config{TitleID: "1234567890", Tokens: s, Transport: &transport.Transport{Base: h, TitleID: "1234567890"}})
 		if err != nil {
 			t.Fatal(err)

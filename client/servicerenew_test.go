@@ -23,17 +23,7 @@ func TestServiceSignInRenewsOn401(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
 		h := mock.NewHandler()
-		cert, p := newPartner(t, h)
-		user := signInAt(t, h)
-		user.RelyingParty = mock.MockServiceRelyingParty
-		ux, err := user.XboxToken(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := &ServiceSignIn{Certificate: cert, HTTPClient: &http.Client{Transport: p}}
-		if err := s.SetDelegation(ux.XUID, ux.DelegationToken); err != nil {
-			t.Fatal(err)
-		}
+		s, p, ux := delegatingService(t, h)
 		var revoked sync.Map // Authorization values the service refuses
 		var refuseAll atomic.Bool
 		var unauthorized, sent atomic.Int64

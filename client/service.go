@@ -97,6 +97,7 @@ type ServiceSignIn struct {
 type delegation struct {
 	token string
 	slot  tokenSlot
+	uhs   string // the userhash its X-tokens carry, once one came (byHash's key)
 }
 
 // tokenSlot is one cached token and its renewal; the ServiceSignIn's mu
@@ -177,8 +178,8 @@ func (s *ServiceSignIn) SetDelegation(xuid, delegationToken string) error {
 // documentation asks of delegation tokens no longer needed.
 func (s *ServiceSignIn) Forget(xuid string) {
 	s.mu.Lock()
-	if d, ok := s.users[xuid]; ok && s.byHash[d.slot.tok.UserHash] == xuid {
-		delete(s.byHash, d.slot.tok.UserHash)
+	if d, ok := s.users[xuid]; ok && s.byHash[d.uhs] == xuid {
+		delete(s.byHash, d.uhs) // by the userhash kept, as a renewal under way has emptied its slot
 	}
 	delete(s.users, xuid)
 	s.mu.Unlock()
@@ -240,7 +241,7 @@ func (s *ServiceSignIn) delegated(ctx context.Context, xuid, stale string) (Xbox
 			if s.byHash == nil {
 				s.byHash = map[string]string{}
 			}
-			s.byHash[x.UserHash] = xuid
+			s.byHash[x.UserHash], d.uhs = xuid, x.UserHash
 		}
 		s.mu.Unlock()
 		return *x, a, nil

@@ -127,3 +127,23 @@ func TestNewRenewsOn401ByDefault(t *testing.T) {
 		})
 	}
 }
+
+// TestForgetDuringRenewal: forgetting a user while a forced renewal has
+// emptied its token's slot also forgets its userhash, which RefreshToken
+// reads; it was looked up by the slot's token, so the entry stayed and
+// the map grew with every user forgotten so.
+func TestForgetDuringRenewal(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, _, ux := delegatingService(t, mock.NewHandler())
+		if _, err := s.delegated(context.Background(), ux.XUID, ""); err != nil {
+			t.Fatal(err)
+		}
+		s.mu.Lock()
+		s.users[ux.XUID].slot.tok = XboxToken{} // as a forced renewal leaves it
+		s.mu.Unlock()
+		s.Forget(ux.XUID)
+		if len(s.byHash) != 0 {
+			t.Errorf("byHash after Forget = %v, want empty", s.byHash)
+		}
+	})
+}

@@ -96,6 +96,28 @@ func TestSignerErrorSendsNothing(t *testing.T) {
 	}
 }
 
+// TestGetBodyErrorNotRetried: a retry whose body cannot be had again
+// (GetBody fails) is the caller's failure, not the network's: the call
+// ends with GetBody's error after the one attempt sent, instead of asking
+// for the body again for the whole retry window.
+func TestGetBodyErrorNotRetried(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &script{answers: []func(http.ResponseWriter){answer(503, "")}}
+		tr := &Transport{Base: s, DisableBudget: true}
+		gone := errors.New("body gone")
+		asked := 0
+		req, err := http.NewRequest("POST", profileURL, strings.NewReader("{}"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.GetBody = func() (io.ReadCloser, error) { asked++; return nil, gone }
+		req.Header.Set("Authorization", mock.Token(xuid1, title))
+		if _, err := tr.RoundTrip(req); !errors.Is(err, gone) || s.calls() != 1 || asked != 1 {
+			t.Errorf("got %v after %d attempts sent and GetBody asked %d times, want %v, 1 and 1", err, s.calls(), asked, gone)
+		}
+	})
+}
+
 func TestSignerNotCalledAfterCrossHostRedirect(t *testing.T) {
 	s := &sigRecorder{}
 	tr := &Transport{Base: s, DisableBudget: true}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -257,4 +258,43 @@ func TestRTAClosedConnectionDropsDelayedEvents(t *testing.T) {
 			t.Errorf("%d delayed events kept after the connection closed, want 0", pending)
 		}
 	})
+}
+
+// TestRTASubscriptionBytes: what a subscription costs the mock's heap,
+// the figure behind maxRTAAllSubs' bytes (rtawire.go) and RELIABILITY.md:
+// its place in its connection's and the hub's indexes, its resource
+// shared. 100 connections of 1,000 subscriptions each.
+func TestRTASubscriptionBytes(t *testing.T) {
+	h := rtaHandler(t)
+	const conns, each = 100, 1000
+	res := make([]rtaResource, each)
+	for i := range res {
+		res[i] = rtaResource{kind: rtaDevices, xuid: strconv.Itoa(2533274790000000 + i)}
+	}
+	cs := make([]*rtaConn, conns)
+	for i := range cs {
+		cs[i] = &rtaConn{hub: h.rta, id: identity{xuid: xuid1}, out: make(chan []byte, rtaOutbox),
+			done: make(chan struct{}), cancel: func() {}, subs: map[uint32]rtaResource{}}
+		h.rta.add(cs[i])
+	}
+	heap := func() uint64 {
+		var ms runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	h0 := heap()
+	for _, c := range cs {
+		for j, r := range res {
+			if !h.rta.follow(c, uint32(j+1), r) {
+				t.Fatalf("subscription %d refused", j+1)
+			}
+		}
+	}
+	per := float64(heap()-h0) / (conns * each)
+	runtime.KeepAlive(cs)
+	t.Logf("%.0f bytes a subscription", per)
+	if per > 200 {
+		t.Errorf("%.0f bytes a subscription, want at most 200", per)
+	}
 }

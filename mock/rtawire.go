@@ -58,8 +58,9 @@ const (
 // Bounds of the mock's RTA: a client message's bytes (XSAPI's are a few
 // dozen), a resource URI's, subscriptions per connection (the mock's
 // choice: no published figure), connections at once, subscriptions of all
-// connections at once (about 110 bytes each: 11 MB; without it one
-// token's 1,000 connections of 1,000 subscriptions held 250 MB).
+// connections at once (about 150 bytes each, TestRTASubscriptionBytes:
+// 15 MB; without it one token's 1,000 connections of 1,000 subscriptions
+// held 250 MB).
 const (
 	maxRTAMessage = 4 << 10
 	maxRTAURI     = 512

@@ -192,7 +192,9 @@ const shortEscapes = "\b\f\n\r\t"
 // with encoding/json's escapes (a quote and a backslash after a backslash;
 // \b, \f, \n, \r, \t; any other control character, and HTML's <, > and &,
 // as \u00XX), and any other text by encoding/json itself, which also
-// replaces invalid UTF-8 and escapes U+2028 and U+2029.
+// replaces invalid UTF-8 and escapes U+2028 and U+2029. Not jsontext's
+// AppendQuote (datafile's): it escapes neither HTML's characters nor
+// U+2028/2029, and the answers stay byte for byte what they were.
 func appendJSONString(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	n := len(b)

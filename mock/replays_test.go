@@ -47,15 +47,8 @@ func TestSignatureTwinIsAReplay(t *testing.T) {
 		}
 	})
 	t.Run("service call", func(t *testing.T) {
-		const me = "2533274791234567"
 		r := newS2SRig(t, tlsca.Partner{})
-		_, a := r.xsts(r.sToken(), "http://xboxlive.com", "RETAIL", r.delegationToken(me, "RETAIL"), r.key)
-		var sig string
-		s := sent{method: "GET", url: "https://profile.xboxlive.com/users/me/profile/settings?settings=Gamertag",
-			auth: "XBL3.0 x=" + UserHash(me) + ";" + a.Token, key: r.key, tamper: func(req *http.Request) { sig = req.Header.Get("Signature") }}
-		if resp, b, err := r.do(s); err != nil || resp.StatusCode != 200 {
-			t.Fatalf("first: %v %v %s", resp, err, b)
-		}
+		s, sig := firstSignedCall(t, r)
 		tw := signatureTwin(t, sig)
 		s.key, s.tamper = nil, func(req *http.Request) { req.Header.Set("Signature", tw) }
 		resp, b, err := r.do(s)

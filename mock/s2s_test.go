@@ -489,9 +489,11 @@ func TestPartnerCertificateOverTLS(t *testing.T) {
 	}
 }
 
-func TestSignedCallReplayedWithinTheWindow(t *testing.T) {
+// firstSignedCall makes a user's profile read through r, signed with the
+// key its X-token is bound to, and returns the call and its Signature.
+func firstSignedCall(t *testing.T, r *s2sRig) (sent, string) {
+	t.Helper()
 	const me = "2533274791234567"
-	r := newS2SRig(t, tlsca.Partner{})
 	_, a := r.xsts(r.sToken(), "http://xboxlive.com", "RETAIL", r.delegationToken(me, "RETAIL"), r.key)
 	var sig string
 	s := sent{method: "GET", url: "https://profile.xboxlive.com/users/me/profile/settings?settings=Gamertag",
@@ -499,6 +501,12 @@ func TestSignedCallReplayedWithinTheWindow(t *testing.T) {
 	if resp, b, err := r.do(s); err != nil || resp.StatusCode != 200 {
 		t.Fatalf("first: %v %v %s", resp, err, b)
 	}
+	return s, sig
+}
+
+func TestSignedCallReplayedWithinTheWindow(t *testing.T) {
+	r := newS2SRig(t, tlsca.Partner{})
+	s, sig := firstSignedCall(t, r)
 	r.now = r.now.Add(time.Minute)
 	s.key, s.tamper = nil, func(req *http.Request) { req.Header.Set("Signature", sig) }
 	if resp, b, err := r.do(s); err != nil || resp.StatusCode != 403 {

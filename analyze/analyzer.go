@@ -44,12 +44,17 @@ type Analyzer struct {
 	offset           int // added to Call.Index, across inputs
 	calls            int
 	urls             map[uint64]string
-	urlBytes         int
-	seed             maphash.Seed          // of callKey
-	shapes           map[string]int16      // a call's shape (shapeOf) -> its endpoint in the API map, -1 for none
-	samples          map[string]*sampleUse // PlayFab calls for a sample title ID, by ID
-	events           map[int32][]eventRec  // in-game events by user (-1: no token), at their own times
-	eventCount       int
+	// full is, while calls are added, each long group's chunks filled
+	// before its recs (Analyzer.add). It is kept here, not in the group,
+	// so that a group of a few calls stays small (96 bytes: a trace of a
+	// user per call has a group per call).
+	full       map[*group][][]rec
+	urlBytes   int
+	seed       maphash.Seed          // of callKey
+	shapes     map[string]int16      // a call's shape (shapeOf) -> its endpoint in the API map, -1 for none
+	samples    map[string]*sampleUse // PlayFab calls for a sample title ID, by ID
+	events     map[int32][]eventRec  // in-game events by user (-1: no token), at their own times
+	eventCount int
 	// over is the first call of the input being read not judged whole,
 	// past maxCalls calls or maxEvents events (overN counts them).
 	over                *Problem
@@ -74,8 +79,7 @@ type group struct {
 	scope string
 	host  string
 	rule  *limits.Rule
-	recs  []rec   // its calls: while they are added, the newest chunk (add)
-	full  [][]rec // while calls are added, the chunks filled before recs
+	recs  []rec   // its calls: while they are added, the newest chunk (Analyzer.add)
 	apis  []int16 // the endpoints of the API map its calls were, each once
 }
 
@@ -87,9 +91,12 @@ type group struct {
 const recChunk = 64
 
 // add appends r to g's calls.
-func (g *group) add(r rec) {
+func (a *Analyzer) add(g *group, r rec) {
 	if len(g.recs) == cap(g.recs) && cap(g.recs) >= recChunk {
-		g.full = append(g.full, g.recs)
+		if a.full == nil {
+			a.full = make(map[*group][][]rec)
+		}
+		a.full[g] = append(a.full[g], g.recs)
 		g.recs = make([]rec, 0, recChunk)
 	}
 	g.recs = append(g.recs, r)
@@ -97,15 +104,17 @@ func (g *group) add(r rec) {
 
 // join makes g's calls one slice of their exact length, for the rules to
 // read.
-func (g *group) join() {
-	if len(g.full) == 0 {
+func (a *Analyzer) join(g *group) {
+	full := a.full[g]
+	if len(full) == 0 {
 		return
 	}
-	all := make([]rec, 0, len(g.full)*recChunk+len(g.recs))
-	for _, c := range g.full {
+	all := make([]rec, 0, len(full)*recChunk+len(g.recs))
+	for _, c := range full {
 		all = append(all, c...)
 	}
-	g.recs, g.full = append(all, g.recs...), nil
+	g.recs = append(all, g.recs...)
+	delete(a.full, g)
 }
 
 // status16 is a call's status as a rec keeps it: -1 for one that is not 0
@@ -227,7 +236,7 @@ func (a *Analyzer) Add(c *Call) {
 	}
 	r.key = callKey(a.seed, c)
 	a.keepURL(r.key, c.Method, host, p)
-	g.add(r)
+	a.add(g, r)
 	if id := a.endpoint(c.Method, host, p); id >= 0 && !slices.Contains(g.apis, id) {
 		g.apis = append(g.apis, id)
 	}

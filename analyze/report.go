@@ -223,7 +223,7 @@ func (a *Analyzer) Report() *Report {
 		rep.Inputs = []Input{}
 	}
 	for _, g := range a.order {
-		g.join()
+		a.join(g)
 		sort.SliceStable(g.recs, func(i, j int) bool { return g.recs[i].at < g.recs[j].at })
 		rep.Judged += len(g.recs)
 		first, last := time.Unix(0, g.recs[0].at).UTC(), time.Unix(0, g.recs[len(g.recs)-1].at).UTC()

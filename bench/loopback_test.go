@@ -179,12 +179,12 @@ func BenchmarkLoopback(b *testing.B) {
 	}
 }
 
-// pairBlock is how many calls one contender makes in a row in
+// blockFlag is how many calls one contender makes in a row in
 // BenchmarkLoopbackPaired before the next one's turn.
-const pairBlock = 50
+var blockFlag = flag.Int("block", 50, "the calls each loopback contender makes in a row before the next one's turn")
 
 // BenchmarkLoopbackPaired measures the loopback overheads with the
-// contenders taking turns in blocks of pairBlock calls, in a shuffled order,
+// contenders taking turns in blocks of -block calls (50), in a shuffled order,
 // within one benchmark: the round trip itself drifts by several µs between
 // runs seconds apart (more than any contender's overhead, which made
 // BenchmarkLoopback's overhead ratios noise), and taking turns puts that
@@ -202,7 +202,7 @@ func BenchmarkLoopbackPaired(b *testing.B) {
 	}
 }
 
-// takeTurns runs cs in turns of pairBlock calls each, in a new order each
+// takeTurns runs cs in turns of -block calls each, in a new order each
 // round, until b's loop ends, and returns each one's wall and process CPU
 // time in all (cpuOK: the process's CPU time could be read throughout) and
 // the calls each made. The order is shuffled (from a fixed seed, so a run
@@ -210,6 +210,7 @@ func BenchmarkLoopbackPaired(b *testing.B) {
 // same neighbour, whose leftovers (its garbage, its idle connections'
 // wake-ups) then land on the one contender every round.
 func takeTurns(b *testing.B, cs []loopbackContender) (wall, cpu []int64, cpuOK bool, calls int) {
+	pairBlock := max(1, *blockFlag)
 	wall, cpu, cpuOK = make([]int64, len(cs)), make([]int64, len(cs)), true
 	rng := rand.New(rand.NewPCG(46, 1))
 	order := make([]int, len(cs))

@@ -115,7 +115,7 @@ func BenchmarkProxy(b *testing.B) {
 }
 
 // BenchmarkProxyPaired measures what the proxy adds to a call, with the
-// two ways taking turns in blocks of pairBlock calls, in a shuffled order,
+// two ways taking turns in blocks of -block calls (50), in a shuffled order,
 // within one benchmark (as BenchmarkLoopbackPaired, and for the same
 // reason: the loopback round trip drifts more between runs than the
 // difference measured). An op is one block of each. It reports each way's

@@ -113,6 +113,8 @@ run "1b. the same over real loopback HTTP (net/http server, http.Transport base)
 	"cd bench && rounds go test -run '^\$' -bench 'Loopback\$' -benchtime 20000x -count 1 . && rounds go test -run '^\$' -bench LoopbackPaired -benchtime 400x -count 1 ."
 profile "1c. where fgrl's overhead goes without a deadline (CPU profile of NoRetry/fgrl; cum% of the whole run)" bench 'NoRetry/fgrl$' \
 	'transport\.\(\*Transport\)\.RoundTrip$|transport\.\(\*call\)\.(init|gate|send|finish)$|transport\.newAttempt$|context\.WithCancelCause$|time\.AfterFunc$|throttle\.\(\*Budget\)\.Reserve$|limits\.\(\*Limits\)\.Match$|xblauth\.Parse$|bench\.okBase\.RoundTrip$|runtime\.mallocgc$|runtime\.gcBgMarkWorker$'
+run "1d. fgrl in process with the caches evicted before each call (256 KiB written), as a round trip through the kernel leaves them" \
+	"cd bench && rounds go test -run '^\$' -bench ColdCall -benchtime 100000x -count 1 ."
 run "2. throttle decisions: hot key, parallel over many keys (-cpu 1,2), bytes per key" \
 	"go test -run '^\$' -bench 'ServerTake|BudgetReserve|Match|ServerMemory|BudgetMemory' -cpu 1,2 -count $count ./throttle ./limits"
 run "3. mock: ServeHTTP, and loopback throughput vs a bare net/http handler" \

@@ -1,0 +1,74 @@
+package bench
+
+import (
+	"context"
+	"flag"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/xblgo/fgrl/limits"
+	"github.com/xblgo/fgrl/transport"
+)
+
+// evictFlag is how many bytes BenchmarkColdCall writes between calls.
+var evictFlag = flag.Int("evict", 256<<10, "the bytes BenchmarkColdCall writes between calls, to evict the caches")
+
+// BenchmarkColdCall is BenchmarkNoRetry with the CPU's caches evicted
+// before every call (it writes -evict bytes, 256 KiB: the first-level
+// caches and part of the second), as a round trip through the kernel
+// leaves them: it times each RoundTrip alone and reports its mean per
+// contender (base-ns, fgrl-ns, ...). Over loopback fgrl costs several
+// times what it costs in process (BENCHMARKS.md §1b); this shows how much
+// of that a cold cache explains, in process, without a network's noise.
+// The contenders take turns call by call; -contenders picks them
+// (base, fgrl, fgrl-deadline, fgrl-nobudget).
+func BenchmarkColdCall(b *testing.B) {
+	lim, err := limits.Read(strings.NewReader(`{"rules": [{"service": "profile", "hosts": ["profile.xboxlive.com"], "burst": 100000, "sustain": 100000}]}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	// A deadline before the transport's 20 s attempt timeout: it arms no
+	// timer (as BenchmarkNoRetry's fgrl-deadline).
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	type contender struct {
+		name string
+		rt   http.RoundTripper
+		reqs []*http.Request
+	}
+	var cs []contender
+	for _, c := range []contender{
+		{"base", okBase{}, requests(ctx, profileURL)},
+		{"fgrl", &transport.Transport{Base: okBase{}, Limits: lim, TitleID: "1234567890"}, requests(context.Background(), profileURL)},
+		{"fgrl-deadline", &transport.Transport{Base: okBase{}, Limits: lim, TitleID: "1234567890"}, requests(ctx, profileURL)},
+		{"fgrl-nobudget", &transport.Transport{Base: okBase{}, Limits: lim, TitleID: "1234567890", DisableBudget: true}, requests(ctx, profileURL)},
+	} {
+		if picked(c.name, false) {
+			cs = append(cs, c)
+		}
+	}
+	evict := make([]byte, max(*evictFlag, 64))
+	took := make([]time.Duration, len(cs))
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		for k, c := range cs {
+			for i := 0; i < len(evict); i += 64 {
+				evict[i]++
+			}
+			start := time.Now()
+			resp, err := c.rt.RoundTrip(c.reqs[n%len(c.reqs)])
+			took[k] += time.Since(start)
+			if err != nil {
+				b.Fatal(err)
+			}
+			resp.Body.Close()
+		}
+		n++
+	}
+	for k, c := range cs {
+		b.ReportMetric(float64(took[k].Nanoseconds())/float64(n), c.name+"-ns")
+	}
+}

@@ -3,6 +3,7 @@ package mock
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"runtime"
 	"slices"
@@ -249,6 +250,12 @@ func TestRTAClosedConnectionDropsDelayedEvents(t *testing.T) {
 		for range rtaOutbox {
 			h.rta.publish(rtaResource{kind: rtaDevices, xuid: xuid1}.key(), nil, "Scarlett:true")
 		}
+		c.mu.Lock()
+		timers := slices.Collect(maps.Keys(c.delayed))
+		c.mu.Unlock()
+		if len(timers) != rtaOutbox {
+			t.Fatalf("%d events delayed, want %d", len(timers), rtaOutbox)
+		}
 		c.close()
 		h.rta.remove(c)
 		c.mu.Lock()
@@ -256,6 +263,18 @@ func TestRTAClosedConnectionDropsDelayedEvents(t *testing.T) {
 		c.mu.Unlock()
 		if pending != 0 {
 			t.Errorf("%d delayed events kept after the connection closed, want 0", pending)
+		}
+		// A timer that close did not stop would still hold its event and
+		// the connection for 10 minutes: Stop reports true only for a
+		// timer that was still running.
+		running := 0
+		for _, tm := range timers {
+			if tm.Stop() {
+				running++
+			}
+		}
+		if running != 0 {
+			t.Errorf("%d delayed events' timers still running after the connection closed, want 0", running)
 		}
 	})
 }

@@ -107,11 +107,10 @@ type tokenSlot struct {
 	renew   time.Time // due for renewal, local clock
 	expires time.Time // local clock
 	flying  *flight
-	err     error     // the last renewal's failure
-	fails   int       // renewals failed in a row
-	retryAt time.Time // no renewal before, after a failure
-	forced  time.Time // when the last renewal forced by a 401 (RefreshToken) may start
-	nForced int       // renewals forced in close succession, less one
+	err     error          // the last renewal's failure
+	fails   int            // renewals failed in a row
+	retryAt time.Time      // no renewal before, after a failure
+	forced  forcedRenewals // renewals forced by 401s (RefreshToken)
 }
 
 // Token returns the service's Authorization for xuid "" (service auth),
@@ -192,8 +191,8 @@ func (s *ServiceSignIn) Forget(xuid string) {
 // sets it on the transport it makes). Requests refused with the same
 // token share one renewal, and a token that has already replaced it is
 // returned at once. Renewals forced this way wait 1 s, doubling to a
-// minute, while they follow each other within two minutes, as XSTS is
-// rate limited too.
+// minute, ±20 %, while they follow each other within two minutes, as XSTS
+// is rate limited too (forcedRenewals, as SignIn.Renew).
 func (s *ServiceSignIn) RefreshToken(req *http.Request) (string, error) {
 	stale := req.Header.Get("Authorization")
 	uhs, _, err := xblauth.Parse(stale)
@@ -323,7 +322,7 @@ func (s *ServiceSignIn) get(ctx context.Context, slot *tokenSlot, stale string, 
 	now := time.Now()
 	if stale != "" && slot.tok.Token != "" && slot.tok.Authorization() == stale {
 		if slot.flying == nil {
-			s.renewLocked(ctx, slot, max(slot.forcedWait(now), slot.retryAt.Sub(now)), fetch)
+			s.renewLocked(ctx, slot, max(slot.forced.wait(now), slot.retryAt.Sub(now)), fetch)
 		}
 		slot.tok, slot.expires = XboxToken{}, time.Time{} // its callers wait for the renewal
 	}
@@ -376,24 +375,6 @@ func (s *ServiceSignIn) renewLocked(ctx context.Context, slot *tokenSlot, wait t
 		close(f.done)
 	}()
 	return f
-}
-
-// forcedWait returns how long a renewal forced by a 401 waits: nothing
-// for the first in a while, then 1 s doubling to renewMaxWait while they
-// follow each other within 2*renewMaxWait. Requires the ServiceSignIn's
-// mu held.
-func (t *tokenSlot) forcedWait(now time.Time) time.Duration {
-	if t.forced.IsZero() || now.Sub(t.forced) > 2*renewMaxWait {
-		t.nForced = 0
-	} else {
-		t.nForced++
-	}
-	var wait time.Duration
-	if t.nForced > 0 {
-		wait = min(time.Second<<min(t.nForced-1, 6), renewMaxWait)
-	}
-	t.forced = now.Add(wait)
-	return wait
 }
 
 // fetchAfter calls fetch once wait has passed, or returns ctx's error

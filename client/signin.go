@@ -116,10 +116,9 @@ type SignIn struct {
 	user      *xboxAuth
 	userRenew time.Time // when the user token is due for renewal, local clock
 	xsts      *XboxToken
-	xstsRenew time.Time // likewise the XSTS token
-	flying    *flight   // the sign-in under way
-	renewed   time.Time // when the last sign-in forced by a 401 started
-	renewBo   backoff.ExponentialBackOff
+	xstsRenew time.Time      // likewise the XSTS token
+	flying    *flight        // the sign-in under way
+	forced    forcedRenewals // sign-ins forced by 401s
 }
 
 // flight is one sign-in under way; done is closed when it has ended.
@@ -176,15 +175,7 @@ func (s *SignIn) Renew(ctx context.Context, stale string) (XboxToken, error) {
 	}
 	var wait time.Duration
 	if s.flying == nil {
-		now := time.Now()
-		if s.renewed.IsZero() || now.Sub(s.renewed) > 2*renewMaxWait {
-			s.renewBo = backoff.ExponentialBackOff{InitialInterval: time.Second, RandomizationFactor: 0.2,
-				Multiplier: 2, MaxInterval: renewMaxWait, Stop: backoff.Stop, Clock: backoff.SystemClock}
-			s.renewBo.Reset()
-		} else {
-			wait = s.renewBo.NextBackOff()
-		}
-		s.renewed = now.Add(wait)
+		wait = s.forced.wait(time.Now())
 		s.user, s.xsts = nil, nil
 	}
 	f := s.startLocked(ctx, wait)
@@ -194,6 +185,30 @@ func (s *SignIn) Renew(ctx context.Context, stale string) (XboxToken, error) {
 
 // renewMaxWait caps the backoff between sign-ins forced by 401s.
 const renewMaxWait = time.Minute
+
+// forcedRenewals paces the renewals of one token that 401s force
+// (SignIn.Renew, ServiceSignIn's RefreshToken): the first in a while goes
+// at once; while they follow each other within 2*renewMaxWait, each waits
+// 1 s doubling to renewMaxWait, ±20 %, as XSTS is rate limited too. Its
+// owner's mutex guards it.
+type forcedRenewals struct {
+	next time.Time // when the last forced renewal may start
+	bo   backoff.ExponentialBackOff
+}
+
+// wait returns how long a renewal forced at now waits.
+func (f *forcedRenewals) wait(now time.Time) time.Duration {
+	var wait time.Duration
+	if f.next.IsZero() || now.Sub(f.next) > 2*renewMaxWait {
+		f.bo = backoff.ExponentialBackOff{InitialInterval: time.Second, RandomizationFactor: 0.2,
+			Multiplier: 2, MaxInterval: renewMaxWait, Stop: backoff.Stop, Clock: backoff.SystemClock}
+		f.bo.Reset()
+	} else {
+		wait = f.bo.NextBackOff()
+	}
+	f.next = now.Add(wait)
+	return wait
+}
 
 // RefreshToken renews the token a request was refused with (its
 // Authorization header): the signature of transport.Transport's

@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 )
 
 func FuzzParseToken(f *testing.F) {
@@ -11,6 +12,9 @@ func FuzzParseToken(f *testing.F) {
 	f.Add("XBL3.0 x=1;mock1.abc.def")
 	f.Add("Bearer x")
 	f.Add(" " + Token(xuid2, title1) + " ")
+	f.Add(signInToken(xuid1, title1, 7, time.Unix(1796342400, 0)))
+	f.Add(mintToken(xuid1, title1, "7.-5"))
+	f.Add(mintToken(xuid1, title1, "7.x"))
 	tc := newTokenCache(1) // one set: every token meets the entries of the inputs before it
 	f.Fuzz(func(t *testing.T, h string) {
 		id, err := parseToken(h)
@@ -21,6 +25,9 @@ func FuzzParseToken(f *testing.F) {
 		}
 		if err != nil {
 			return
+		}
+		if id.expires < 0 {
+			t.Fatalf("parseToken(%q) = %+v: an expiry before 1970", h, id)
 		}
 		if id.xuid == "" || id.title == "" || len(id.xuid) > maxIDBytes || len(id.title) > maxIDBytes || UserHash(id.xuid) != id.userhash {
 			t.Fatalf("parseToken(%q) = %+v", h, id)

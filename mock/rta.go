@@ -85,8 +85,12 @@ func (h *Handler) serveRTA(x *exchange) {
 		writeError(x.w, http.StatusNotFound, "NotFound", "the RTA service answers at "+RTAPath)
 		return
 	}
-	id, err := parseToken(r.Header.Get("Authorization"))
-	if err != nil {
+	id, err := h.tokens.caller(r.Header.Get("Authorization"), h.cfg.now)
+	switch {
+	case err == errExpired:
+		refuseExpired(x.w, "the XSTS token")
+		return
+	case err != nil:
 		writeError(x.w, http.StatusUnauthorized, "Unauthorized", err.Error())
 		return
 	}

@@ -33,11 +33,7 @@ func (h *Handler) boundIdentity(x *exchange, rule *limits.Rule, kind, uhs, tok s
 	t, ok := h.signIn.checkDetail(tok, kind, now)
 	if !ok {
 		if t.expired {
-			// The documentation: "an indication appears in the
-			// www-authenticate header of the response that the token is
-			// expired"; its exact form is not published.
-			x.w.Header().Set("WWW-Authenticate", `XBL3.0 error="token_expired"`)
-			writeError(x.w, http.StatusUnauthorized, "Unauthorized", "the X-token has expired")
+			refuseExpired(x.w, "the X-token")
 		} else {
 			writeError(x.w, http.StatusUnauthorized, "Unauthorized", "the X-token is not one this mock's XSTS minted")
 		}

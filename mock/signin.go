@@ -390,9 +390,10 @@ func (s *signIn) xstsAnswer(xuid, title string, now time.Time) (map[string]any, 
 		return map[string]any{"Identity": "0", "XErr": a.XErr, "Message": "",
 			"Redirect": "https://start.ui.xboxlive.com/CreateAccount"}, http.StatusUnauthorized
 	}
-	tok := mintToken(xuid, title, strconv.FormatUint(s.serial.Add(1), 10))
+	notAfter := now.Add(xstsTokenLife)
+	tok := signInToken(xuid, title, s.serial.Add(1), notAfter)
 	return map[string]any{
-		"IssueInstant": now.UTC().Format(time.RFC3339Nano), "NotAfter": now.Add(xstsTokenLife).UTC().Format(time.RFC3339Nano),
+		"IssueInstant": now.UTC().Format(time.RFC3339Nano), "NotAfter": notAfter.UTC().Format(time.RFC3339Nano),
 		"Token": tok[strings.IndexByte(tok, ';')+1:],
 		"DisplayClaims": map[string]any{"xui": []map[string]string{{"gtg": s.w.gamertagOf(xuid), "xid": xuid, "uhs": UserHash(xuid),
 			"agg": "Adult", "usr": "", "utr": "", "prv": ""}}},

@@ -257,3 +257,77 @@ func TestSignInRoutesAnswerTheirMethodOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestSignInTokenExpires: the XSTS token a sign-in gives is taken until
+// its NotAfter and refused after it, as the services refuse an expired
+// token: 401 with a WWW-Authenticate naming it, at a service and at the
+// RTA websocket, with the token already cached from its earlier use. A
+// token mock.Token mints never expires. Before, a sign-in's token was
+// taken forever, so a client that never renewed went unnoticed.
+func TestSignInTokenExpires(t *testing.T) {
+	start := time.Date(2026, 12, 3, 20, 0, 0, 0, time.UTC)
+	now := start
+	h := Must(New(Config{Now: func() time.Time { return now }}))
+	a := signInFlow(t, h)
+	var x struct {
+		NotAfter      time.Time
+		Token         string
+		DisplayClaims struct {
+			Xui []struct {
+				Uhs string `json:"uhs"`
+				Xid string `json:"xid"`
+			} `json:"xui"`
+		}
+	}
+	if err := json.Unmarshal(a.xsts, &x); err != nil || len(x.DisplayClaims.Xui) != 1 || x.NotAfter.IsZero() {
+		t.Fatalf("XSTS answer: %v, %s", err, a.xsts)
+	}
+	auth := "XBL3.0 x=" + x.DisplayClaims.Xui[0].Uhs + ";" + x.Token
+	get := func(auth, rawURL string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest("GET", rawURL, nil)
+		req.Header.Set("Authorization", auth)
+		resp, err := h.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	profile := "https://profile.xboxlive.com/users/xuid(" + x.DisplayClaims.Xui[0].Xid + ")/profile/settings?settings=Gamertag"
+	for _, tc := range []struct {
+		at   time.Time
+		want int
+	}{
+		{start, 200},
+		{x.NotAfter.Add(-time.Second), 200},
+		{x.NotAfter, 200},
+		{x.NotAfter.Add(time.Second), 401},
+		{x.NotAfter.Add(30 * 24 * time.Hour), 401},
+	} {
+		now = tc.at
+		resp := get(auth, profile)
+		if resp.StatusCode != tc.want {
+			t.Errorf("%v after the sign-in: %d, want %d", tc.at.Sub(start), resp.StatusCode, tc.want)
+		}
+		if tc.want == 401 && !strings.Contains(resp.Header.Get("WWW-Authenticate"), "token_expired") {
+			t.Errorf("%v after the sign-in: WWW-Authenticate %q, want one naming the token expired", tc.at.Sub(start), resp.Header.Get("WWW-Authenticate"))
+		}
+		if got := get(Token(x.DisplayClaims.Xui[0].Xid, "1234567890"), profile).StatusCode; got != 200 {
+			t.Errorf("%v after the sign-in, a token mock.Token minted: %d, want 200", tc.at.Sub(start), got)
+		}
+	}
+	// The RTA websocket refuses it before it upgrades.
+	req, _ := http.NewRequest("GET", "https://rta.xboxlive.com"+RTAPath, nil)
+	req.Header.Set("Authorization", auth)
+	req.Header.Set("Sec-WebSocket-Protocol", RTASubprotocol)
+	resp, err := h.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 401 {
+		t.Errorf("RTA with the expired token: %d, want 401", resp.StatusCode)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/xblgo/fgrl/internal/xblauth"
 	"github.com/xblgo/fgrl/limits"
@@ -26,6 +27,8 @@ func Token(xuid, titleID string) string { return mintToken(xuid, titleID, "") }
 
 // mintToken is Token with a serial number, so that each sign-in gets a token of
 // its own, as real XSTS tokens differ on every issue; serial "" is Token's.
+// A serial "N.E" also carries the token's expiry, E in Unix seconds
+// (signInToken); the checksum covers it.
 func mintToken(xuid, titleID, serial string) string {
 	raw := xuid + "\x00" + titleID
 	if serial != "" {
@@ -78,6 +81,10 @@ func sumMatches(payload, hexSum string) bool {
 // identity is the caller a token names.
 type identity struct {
 	xuid, title, userhash string
+	// expires is, for a token the sign-in minted, the second (Unix) of its
+	// NotAfter, past which it is refused; 0 for one Token minted, which
+	// never expires.
+	expires int64
 }
 
 var errToken = errors.New("token is not one minted by mock.Token")
@@ -114,7 +121,45 @@ func parseToken(h string) (identity, error) {
 		string(strconv.AppendUint(ub[:0], userHashOf(xuid), 10)) != uhs {
 		return identity{}, errToken
 	}
-	return identity{xuid: xuid, title: title, userhash: uhs}, nil
+	var expires int64
+	if _, e, dated := strings.Cut(serial, "."); dated {
+		if expires, err = strconv.ParseInt(e, 10, 64); err != nil || expires <= 0 {
+			return identity{}, errToken
+		}
+	}
+	return identity{xuid: xuid, title: title, userhash: uhs, expires: expires}, nil
+}
+
+// signInToken mints the XSTS token a sign-in gives xuid playing title,
+// the serial-th: a token of its own that expires at notAfter (to the
+// second below; it is refused from the second after).
+func signInToken(xuid, title string, serial uint64, notAfter time.Time) string {
+	return mintToken(xuid, title, strconv.FormatUint(serial, 10)+"."+strconv.FormatInt(notAfter.Unix(), 10))
+}
+
+// errExpired is the refusal of a token the sign-in minted, used past its
+// NotAfter.
+var errExpired = errors.New("the XSTS token has expired")
+
+// caller is the identity of the token auth, a token Token or the
+// sign-in minted: errToken for one it did not, errExpired for one the
+// sign-in minted whose NotAfter has passed by now (read only for such a
+// token).
+func (tc *tokenCache) caller(auth string, now func() time.Time) (identity, error) {
+	id, err := tc.identity(auth)
+	if err == nil && id.expires != 0 && now().Unix() > id.expires {
+		return identity{}, errExpired
+	}
+	return id, err
+}
+
+// refuseExpired answers 401 for an expired token, what names what it is.
+// Microsoft's documentation says "an indication appears in the
+// www-authenticate header of the response that the token is expired";
+// its exact form is not published.
+func refuseExpired(w http.ResponseWriter, what string) {
+	w.Header().Set("WWW-Authenticate", `XBL3.0 error="token_expired"`)
+	writeError(w, http.StatusUnauthorized, "Unauthorized", what+" has expired")
 }
 
 // authenticate is the pipeline's authenticate stage: the caller the
@@ -123,9 +168,13 @@ func parseToken(h string) (identity, error) {
 // s2sauth.go), else 401.
 func (h *Handler) authenticate(x *exchange, rule *limits.Rule) (identity, bool) {
 	auth := x.r.Header.Get("Authorization")
-	id, err := h.tokens.identity(auth)
-	if err == nil {
+	id, err := h.tokens.caller(auth, h.cfg.now)
+	switch {
+	case err == nil:
 		return id, true
+	case err == errExpired:
+		refuseExpired(x.w, "the XSTS token")
+		return identity{}, false
 	}
 	if uhs, tok, perr := xblauth.Parse(auth); perr == nil && (strings.HasPrefix(tok, "xs.") || strings.HasPrefix(tok, "xd.")) {
 		return h.boundIdentity(x, rule, tok[:2], uhs, tok)
@@ -155,9 +204,10 @@ const (
 //
 // A token is found by its exact text only: its hash picks a set, and an
 // entry's text is compared whole, so a text gets the identity parseToken
-// gives that text or none. parseToken reads nothing but the text (a token
-// Token mints never expires, and no state of the mock refuses it later),
-// so an entry never goes stale and nothing has to forget one. Only tokens
+// gives that text or none. parseToken reads nothing but the text (a
+// sign-in token's expiry is in its text, and Handler.caller compares it
+// with the clock at every request; no state of the mock refuses a token
+// later), so an entry never goes stale and nothing has to forget one. Only tokens
 // parseToken accepted are kept: a refused one is checked every time.
 //
 // It is safe for concurrent use: a slot is an atomic pointer to an entry

@@ -18,11 +18,16 @@ import (
 // FGRL counts is one at a rule's host, with a token the mock minted, that
 // the service's routes serve (any path, at a service the mock only
 // counts; any host, with Config.Fallback), faults or not; a sign-in, an
-// unknown host, a bad token, a path or method the service does not serve
-// and a scripted answer without count are not counted; a legacy title is
-// in its scope's requests but not counted against FGRL.
+// unknown host, a bad token, a sign-in's token past its NotAfter, a path
+// or method the service does not serve and a scripted answer without
+// count are not counted (a counting rule's answer with a bad or expired
+// token neither: the service would refuse it uncounted); a legacy title
+// is in its scope's requests but not counted against FGRL.
 func TestWhichRequestsCount(t *testing.T) {
 	tok := Token(xuid1, title1)
+	expired := signInToken(xuid1, title1, 1, time.Now().Add(-time.Hour))
+	counting := Config{Script: Script{Rules: []ScriptRule{{Match: ScriptMatch{Host: "profile.xboxlive.com"},
+		Count: true, Answers: []ScriptAnswer{{Status: 500}}}}}}
 	tests := []struct {
 		name              string
 		cfg               Config
@@ -48,8 +53,12 @@ func TestWhichRequestsCount(t *testing.T) {
 		{name: "a sign-in", method: "POST", url: "https://login.live.com/oauth20_token.srf", status: 400, scope: "", fgrl: 0, requests: 0},
 		{name: "a scripted answer", cfg: Config{Script: Script{Rules: []ScriptRule{{Match: ScriptMatch{Host: "profile.xboxlive.com"},
 			Answers: []ScriptAnswer{{Status: 500}}}}}}, method: "GET", url: profileURL, auth: tok, status: 500, scope: "profile", fgrl: 0, requests: 0},
-		{name: "a scripted answer that counts", cfg: Config{Script: Script{Rules: []ScriptRule{{Match: ScriptMatch{Host: "profile.xboxlive.com"},
-			Count: true, Answers: []ScriptAnswer{{Status: 500}}}}}}, method: "GET", url: profileURL, auth: tok, status: 500, scope: "profile", fgrl: 1, requests: 1},
+		{name: "a scripted answer that counts", cfg: counting, method: "GET", url: profileURL, auth: tok, status: 500, scope: "profile", fgrl: 1, requests: 1},
+		{name: "an expired token", method: "GET", url: profileURL, auth: expired, status: 401, scope: "profile", fgrl: 0, requests: 0},
+		{name: "a scripted answer that counts, with a bad token", cfg: counting, method: "GET", url: profileURL, auth: "XBL3.0 x=1;nonsense",
+			status: 500, scope: "profile", fgrl: 0, requests: 0},
+		{name: "a scripted answer that counts, with an expired token", cfg: counting, method: "GET", url: profileURL, auth: expired,
+			status: 500, scope: "profile", fgrl: 0, requests: 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

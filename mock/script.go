@@ -163,8 +163,8 @@ func (st *scriptState) next(i int) *ScriptAnswer {
 
 // scripted is the script's stage: it answers c from the script when a
 // rule matches it, and reports whether it did. A counted rule's request is
-// counted first (count), and refused with 429 at a limit (its sequence
-// does not move on).
+// counted first (count), when its token is one the services take, and
+// refused with 429 at a limit (its sequence does not move on).
 func (h *Handler) scripted(st *scriptState, x *exchange) bool {
 	r := x.r
 	var body []byte
@@ -177,7 +177,10 @@ func (h *Handler) scripted(st *scriptState, x *exchange) bool {
 		return false
 	}
 	rule, known := h.cfg.limits.Match(r.Method, r.Host, r.URL.Path)
-	id, err := parseToken(r.Header.Get("Authorization"))
+	// A token the services would refuse (not minted, or past its
+	// NotAfter) names no caller: the answer is neither counted nor
+	// recorded as theirs.
+	id, err := h.tokens.caller(r.Header.Get("Authorization"), h.cfg.now)
 	x.script = st.ruleName(i)
 	if known {
 		x.scope = rule.Scope()

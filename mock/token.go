@@ -205,7 +205,7 @@ const (
 // A token is found by its exact text only: its hash picks a set, and an
 // entry's text is compared whole, so a text gets the identity parseToken
 // gives that text or none. parseToken reads nothing but the text (a
-// sign-in token's expiry is in its text, and Handler.caller compares it
+// sign-in token's expiry is in its text, and tokenCache.caller compares it
 // with the clock at every request; no state of the mock refuses a token
 // later), so an entry never goes stale and nothing has to forget one. Only tokens
 // parseToken accepted are kept: a refused one is checked every time.

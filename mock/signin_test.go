@@ -331,3 +331,50 @@ func TestSignInTokenExpires(t *testing.T) {
 		t.Errorf("RTA with the expired token: %d, want 401", resp.StatusCode)
 	}
 }
+
+// TestSignInTokenExpiresOnAnyClock: a sign-in's XSTS token is taken until
+// its NotAfter and refused the second after, whatever instant the mock's
+// clock (Config.Now) is set to: the zero time, one whose NotAfter is 1970's
+// first second or before it, one between seconds. Before, a NotAfter at or
+// before 1970 made a token the mock refused at once as not its own (an
+// expiry of 0 meant "never").
+func TestSignInTokenExpiresOnAnyClock(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		start time.Time
+	}{
+		{"2026", time.Date(2026, 12, 3, 20, 0, 0, 0, time.UTC)},
+		{"between seconds, in another zone", time.Date(2026, 12, 3, 20, 0, 0, 999_999_999, time.FixedZone("UTC-8", -8*3600))},
+		{"the zero time", time.Time{}},
+		{"NotAfter at 1970's first second", time.Unix(0, 0).Add(-xstsTokenLife)},
+		{"NotAfter in 1969, between seconds", time.Unix(-1, 500_000_000).Add(-xstsTokenLife)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			now := tc.start
+			h := Must(New(Config{Now: func() time.Time { return now }}))
+			a := signInFlow(t, h)
+			var x struct {
+				NotAfter      time.Time
+				Token         string
+				DisplayClaims struct{ Xui []struct{ Uhs string } }
+			}
+			if err := json.Unmarshal(a.xsts, &x); err != nil || len(x.DisplayClaims.Xui) != 1 {
+				t.Fatalf("XSTS answer: %v, %s", err, a.xsts)
+			}
+			auth := "XBL3.0 x=" + x.DisplayClaims.Xui[0].Uhs + ";" + x.Token
+			for _, at := range []struct {
+				at   time.Time
+				want int
+			}{
+				{tc.start, 200},
+				{x.NotAfter, 200},
+				{x.NotAfter.Add(time.Second), 401},
+			} {
+				now = at.at
+				if got := do(t, h, "GET", profileURL, auth, "").status; got != at.want {
+					t.Errorf("at %v (NotAfter %v): %d, want %d", at.at, x.NotAfter, got, at.want)
+				}
+			}
+		})
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"hash/maphash"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -81,13 +82,17 @@ func sumMatches(payload, hexSum string) bool {
 // identity is the caller a token names.
 type identity struct {
 	xuid, title, userhash string
-	// expires is, for a token the sign-in minted, the second (Unix) of its
-	// NotAfter, past which it is refused; 0 for one Token minted, which
-	// never expires.
+	// expires is the last second (Unix) the token is taken: for one the
+	// sign-in minted, its NotAfter's, whatever instant that is (before
+	// 1970 on a clock set there); neverExpires for one Token minted.
 	expires int64
 }
 
 var errToken = errors.New("token is not one minted by mock.Token")
+
+// neverExpires is the expiry of a token Token minted: no second is after
+// it.
+const neverExpires = math.MaxInt64
 
 // maxIDBytes bounds a token's xuid and title: they become the FGRL keys the
 // mock holds (up to its key cap), so their size bounds its memory. Real
@@ -121,9 +126,9 @@ func parseToken(h string) (identity, error) {
 		string(strconv.AppendUint(ub[:0], userHashOf(xuid), 10)) != uhs {
 		return identity{}, errToken
 	}
-	var expires int64
+	expires := int64(neverExpires)
 	if _, e, dated := strings.Cut(serial, "."); dated {
-		if expires, err = strconv.ParseInt(e, 10, 64); err != nil || expires <= 0 {
+		if expires, err = strconv.ParseInt(e, 10, 64); err != nil {
 			return identity{}, errToken
 		}
 	}
@@ -147,7 +152,7 @@ var errExpired = errors.New("the XSTS token has expired")
 // token).
 func (tc *tokenCache) caller(auth string, now func() time.Time) (identity, error) {
 	id, err := tc.identity(auth)
-	if err == nil && id.expires != 0 && now().Unix() > id.expires {
+	if err == nil && id.expires != neverExpires && now().Unix() > id.expires {
 		return identity{}, errExpired
 	}
 	return id, err

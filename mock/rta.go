@@ -120,6 +120,15 @@ func (h *Handler) serveRTA(x *exchange) {
 	x.sw.status = http.StatusSwitchingProtocols
 	ws.SetReadLimit(maxRTAMessage)
 	c.ws = ws
+	if id.expires != neverExpires {
+		// "When the authentication token for a user expires, the session
+		// is terminated by the service" (Microsoft's RTA best
+		// practices): the second after its NotAfter on the mock's clock,
+		// timed from now (a clock that Config.Now moves by hand does not
+		// fire it).
+		end := time.AfterFunc(time.Unix(id.expires, 0).Add(time.Second).Sub(h.cfg.now()), c.close)
+		defer end.Stop()
+	}
 	var wg sync.WaitGroup
 	wg.Go(func() { c.writeLoop(ctx) })
 	c.readLoop(ctx)

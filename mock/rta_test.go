@@ -1,6 +1,7 @@
 package mock
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -357,6 +358,41 @@ func TestRTARecord(t *testing.T) {
 		b, _ := json.Marshal(calls)
 		if strings.Contains(string(b)+har.String(), secret) {
 			t.Error("the record holds the token")
+		}
+	})
+}
+
+// TestRTAConnectionEndsWhenItsTokenExpires: a websocket opened with a
+// sign-in's token is ended by the mock the second after its NotAfter, as
+// the service's is ("When the authentication token for a user expires,
+// the session is terminated by the service": Microsoft's RTA best
+// practices); until then it serves, and one opened with a token
+// mock.Token minted stays open. Before, it served on past the NotAfter.
+func TestRTAConnectionEndsWhenItsTokenExpires(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := rtaHandler(t)
+		hc := pipeServer(t, h)
+		notAfter := time.Now().Add(rtaPing / 2) // before a ping, which an idle test reader would not answer
+		ws, resp, err := websocket.Dial(t.Context(), "ws://"+RTAHost+RTAPath, &websocket.DialOptions{HTTPClient: hc,
+			Subprotocols: []string{RTASubprotocol}, HTTPHeader: http.Header{"Authorization": {signInToken(xuid1, title1, 1, notAfter)}}})
+		if err != nil {
+			t.Fatalf("dial RTA with a sign-in's token: %v (%v)", err, resp)
+		}
+		defer ws.CloseNow()
+		forever := dialRTA(t, hc, xuid2)
+		time.Sleep(time.Until(notAfter))
+		if code, _, _ := subscribe(t, ws, 1, devicesURI(xuid2)); code != 0 {
+			t.Fatalf("subscribe at the NotAfter: code %d, want 0", code)
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		ctx, cancel := context.WithTimeout(t.Context(), rtaWriteTimeout)
+		defer cancel()
+		if _, _, err := ws.Read(ctx); err == nil || ctx.Err() != nil {
+			t.Errorf("read a second after the NotAfter: %v (context %v), want the connection ended", err, ctx.Err())
+		}
+		if code, _, _ := subscribe(t, forever, 1, devicesURI(xuid1)); code != 0 {
+			t.Errorf("subscribe with a mock.Token's connection then: code %d, want 0", code)
 		}
 	})
 }

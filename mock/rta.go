@@ -86,12 +86,8 @@ func (h *Handler) serveRTA(x *exchange) {
 		return
 	}
 	id, err := h.tokens.caller(r.Header.Get("Authorization"), h.cfg.now)
-	switch {
-	case err == errExpired:
-		refuseExpired(x.w, "the XSTS token")
-		return
-	case err != nil:
-		writeError(x.w, http.StatusUnauthorized, "Unauthorized", err.Error())
+	if err != nil {
+		refuseCaller(x.w, err)
 		return
 	}
 	x.id, x.scope = id, "rta"

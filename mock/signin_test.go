@@ -84,6 +84,26 @@ func signInFlow(t *testing.T, h *Handler) signInAnswers {
 	return a
 }
 
+// xstsAuthOf reads a sign-in's XSTS answer: the Authorization its token
+// makes, its NotAfter and its user's XUID.
+func xstsAuthOf(t *testing.T, a signInAnswers) (auth string, notAfter time.Time, xuid string) {
+	t.Helper()
+	var x struct {
+		NotAfter      time.Time
+		Token         string
+		DisplayClaims struct {
+			Xui []struct {
+				Uhs string `json:"uhs"`
+				Xid string `json:"xid"`
+			} `json:"xui"`
+		}
+	}
+	if err := json.Unmarshal(a.xsts, &x); err != nil || len(x.DisplayClaims.Xui) != 1 || x.NotAfter.IsZero() {
+		t.Fatalf("XSTS answer: %v, %s", err, a.xsts)
+	}
+	return "XBL3.0 x=" + x.DisplayClaims.Xui[0].Uhs + ";" + x.Token, x.NotAfter, x.DisplayClaims.Xui[0].Xid
+}
+
 // TestSignInShapes walks the sign-in as a client does and checks each
 // answer's shape against the recording.
 func TestSignInShapes(t *testing.T) {
@@ -121,18 +141,8 @@ func TestSignInTitle(t *testing.T) {
 		{Config{SignInTitle: "42"}, "42"},
 	} {
 		t.Run(tt.want, func(t *testing.T) {
-			var x struct {
-				Token         string
-				DisplayClaims struct {
-					Xui []struct {
-						Uhs string `json:"uhs"`
-					} `json:"xui"`
-				}
-			}
-			if err := json.Unmarshal(signInFlow(t, Must(New(tt.c))).xsts, &x); err != nil || len(x.DisplayClaims.Xui) != 1 {
-				t.Fatalf("XSTS answer: %v, %+v", err, x)
-			}
-			id, err := parseToken("XBL3.0 x=" + x.DisplayClaims.Xui[0].Uhs + ";" + x.Token)
+			auth, _, _ := xstsAuthOf(t, signInFlow(t, Must(New(tt.c))))
+			id, err := parseToken(auth)
 			if err != nil || id.title != tt.want {
 				t.Errorf("the XSTS token is for title %q (%v), want %q", id.title, err, tt.want)
 			}
@@ -268,53 +278,27 @@ func TestSignInTokenExpires(t *testing.T) {
 	start := time.Date(2026, 12, 3, 20, 0, 0, 0, time.UTC)
 	now := start
 	h := Must(New(Config{Now: func() time.Time { return now }}))
-	a := signInFlow(t, h)
-	var x struct {
-		NotAfter      time.Time
-		Token         string
-		DisplayClaims struct {
-			Xui []struct {
-				Uhs string `json:"uhs"`
-				Xid string `json:"xid"`
-			} `json:"xui"`
-		}
-	}
-	if err := json.Unmarshal(a.xsts, &x); err != nil || len(x.DisplayClaims.Xui) != 1 || x.NotAfter.IsZero() {
-		t.Fatalf("XSTS answer: %v, %s", err, a.xsts)
-	}
-	auth := "XBL3.0 x=" + x.DisplayClaims.Xui[0].Uhs + ";" + x.Token
-	get := func(auth, rawURL string) *http.Response {
-		t.Helper()
-		req, _ := http.NewRequest("GET", rawURL, nil)
-		req.Header.Set("Authorization", auth)
-		resp, err := h.RoundTrip(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return resp
-	}
-	profile := "https://profile.xboxlive.com/users/xuid(" + x.DisplayClaims.Xui[0].Xid + ")/profile/settings?settings=Gamertag"
+	auth, notAfter, xuid := xstsAuthOf(t, signInFlow(t, h))
+	profile := "https://profile.xboxlive.com/users/xuid(" + xuid + ")/profile/settings?settings=Gamertag"
 	for _, tc := range []struct {
 		at   time.Time
 		want int
 	}{
 		{start, 200},
-		{x.NotAfter.Add(-time.Second), 200},
-		{x.NotAfter, 200},
-		{x.NotAfter.Add(time.Second), 401},
-		{x.NotAfter.Add(30 * 24 * time.Hour), 401},
+		{notAfter.Add(-time.Second), 200},
+		{notAfter, 200},
+		{notAfter.Add(time.Second), 401},
+		{notAfter.Add(30 * 24 * time.Hour), 401},
 	} {
 		now = tc.at
-		resp := get(auth, profile)
-		if resp.StatusCode != tc.want {
-			t.Errorf("%v after the sign-in: %d, want %d", tc.at.Sub(start), resp.StatusCode, tc.want)
+		res := do(t, h, "GET", profile, auth, "")
+		if res.status != tc.want {
+			t.Errorf("%v after the sign-in: %d, want %d", tc.at.Sub(start), res.status, tc.want)
 		}
-		if tc.want == 401 && !strings.Contains(resp.Header.Get("WWW-Authenticate"), "token_expired") {
-			t.Errorf("%v after the sign-in: WWW-Authenticate %q, want one naming the token expired", tc.at.Sub(start), resp.Header.Get("WWW-Authenticate"))
+		if tc.want == 401 && !strings.Contains(res.header.Get("WWW-Authenticate"), "token_expired") {
+			t.Errorf("%v after the sign-in: WWW-Authenticate %q, want one naming the token expired", tc.at.Sub(start), res.header.Get("WWW-Authenticate"))
 		}
-		if got := get(Token(x.DisplayClaims.Xui[0].Xid, "1234567890"), profile).StatusCode; got != 200 {
+		if got := do(t, h, "GET", profile, Token(xuid, "1234567890"), "").status; got != 200 {
 			t.Errorf("%v after the sign-in, a token mock.Token minted: %d, want 200", tc.at.Sub(start), got)
 		}
 	}
@@ -322,13 +306,8 @@ func TestSignInTokenExpires(t *testing.T) {
 	req, _ := http.NewRequest("GET", "https://rta.xboxlive.com"+RTAPath, nil)
 	req.Header.Set("Authorization", auth)
 	req.Header.Set("Sec-WebSocket-Protocol", RTASubprotocol)
-	resp, err := h.RoundTrip(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 401 {
-		t.Errorf("RTA with the expired token: %d, want 401", resp.StatusCode)
+	if got := send(t, h, req).status; got != 401 {
+		t.Errorf("RTA with the expired token: %d, want 401", got)
 	}
 }
 
@@ -352,27 +331,18 @@ func TestSignInTokenExpiresOnAnyClock(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			now := tc.start
 			h := Must(New(Config{Now: func() time.Time { return now }}))
-			a := signInFlow(t, h)
-			var x struct {
-				NotAfter      time.Time
-				Token         string
-				DisplayClaims struct{ Xui []struct{ Uhs string } }
-			}
-			if err := json.Unmarshal(a.xsts, &x); err != nil || len(x.DisplayClaims.Xui) != 1 {
-				t.Fatalf("XSTS answer: %v, %s", err, a.xsts)
-			}
-			auth := "XBL3.0 x=" + x.DisplayClaims.Xui[0].Uhs + ";" + x.Token
+			auth, notAfter, _ := xstsAuthOf(t, signInFlow(t, h))
 			for _, at := range []struct {
 				at   time.Time
 				want int
 			}{
 				{tc.start, 200},
-				{x.NotAfter, 200},
-				{x.NotAfter.Add(time.Second), 401},
+				{notAfter, 200},
+				{notAfter.Add(time.Second), 401},
 			} {
 				now = at.at
 				if got := do(t, h, "GET", profileURL, auth, "").status; got != at.want {
-					t.Errorf("at %v (NotAfter %v): %d, want %d", at.at, x.NotAfter, got, at.want)
+					t.Errorf("at %v (NotAfter %v): %d, want %d", at.at, notAfter, got, at.want)
 				}
 			}
 		})

@@ -167,6 +167,16 @@ func refuseExpired(w http.ResponseWriter, what string) {
 	writeError(w, http.StatusUnauthorized, "Unauthorized", what+" has expired")
 }
 
+// refuseCaller answers 401 for the token tokenCache.caller refused with
+// err: refuseExpired's answer for an expired one, else one naming why.
+func refuseCaller(w http.ResponseWriter, err error) {
+	if err == errExpired {
+		refuseExpired(w, "the XSTS token")
+		return
+	}
+	writeError(w, http.StatusUnauthorized, "Unauthorized", err.Error())
+}
+
 // authenticate is the pipeline's authenticate stage: the caller the
 // request's Authorization names, or false once it has answered: a token
 // Token minted, or an X-token of the service sign-in (boundIdentity,
@@ -174,17 +184,13 @@ func refuseExpired(w http.ResponseWriter, what string) {
 func (h *Handler) authenticate(x *exchange, rule *limits.Rule) (identity, bool) {
 	auth := x.r.Header.Get("Authorization")
 	id, err := h.tokens.caller(auth, h.cfg.now)
-	switch {
-	case err == nil:
+	if err == nil {
 		return id, true
-	case err == errExpired:
-		refuseExpired(x.w, "the XSTS token")
-		return identity{}, false
 	}
 	if uhs, tok, perr := xblauth.Parse(auth); perr == nil && (strings.HasPrefix(tok, "xs.") || strings.HasPrefix(tok, "xd.")) {
 		return h.boundIdentity(x, rule, tok[:2], uhs, tok)
 	}
-	writeError(x.w, http.StatusUnauthorized, "Unauthorized", err.Error())
+	refuseCaller(x.w, err)
 	return identity{}, false
 }
 

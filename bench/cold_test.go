@@ -3,7 +3,7 @@ package bench
 import (
 	"context"
 	"flag"
-	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -33,22 +33,12 @@ func BenchmarkColdCall(b *testing.B) {
 	// timer (as BenchmarkNoRetry's fgrl-deadline).
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	type contender struct {
-		name string
-		rt   http.RoundTripper
-		reqs []*http.Request
-	}
-	var cs []contender
-	for _, c := range []contender{
-		{"base", okBase{}, requests(ctx, profileURL)},
-		{"fgrl", &transport.Transport{Base: okBase{}, Limits: lim, TitleID: "1234567890"}, requests(context.Background(), profileURL)},
-		{"fgrl-deadline", &transport.Transport{Base: okBase{}, Limits: lim, TitleID: "1234567890"}, requests(ctx, profileURL)},
-		{"fgrl-nobudget", &transport.Transport{Base: okBase{}, Limits: lim, TitleID: "1234567890", DisableBudget: true}, requests(ctx, profileURL)},
-	} {
-		if picked(c.name, false) {
-			cs = append(cs, c)
-		}
-	}
+	cs := slices.DeleteFunc([]loopbackContender{
+		{name: "base", rt: okBase{}, reqs: requests(ctx, profileURL)},
+		{name: "fgrl", rt: &transport.Transport{Base: okBase{}, Limits: lim, TitleID: "1234567890"}, reqs: requests(context.Background(), profileURL)},
+		{name: "fgrl-deadline", rt: &transport.Transport{Base: okBase{}, Limits: lim, TitleID: "1234567890"}, reqs: requests(ctx, profileURL)},
+		{name: "fgrl-nobudget", rt: &transport.Transport{Base: okBase{}, Limits: lim, TitleID: "1234567890", DisableBudget: true}, reqs: requests(ctx, profileURL)},
+	}, func(c loopbackContender) bool { return !picked(c.name, false) })
 	evict := make([]byte, max(*evictFlag, 64))
 	took := make([]time.Duration, len(cs))
 	b.ReportAllocs()

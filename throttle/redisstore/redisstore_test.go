@@ -134,7 +134,11 @@ func TestRedisClock(t *testing.T) {
 func TestRedisDown(t *testing.T) {
 	srv := redistest.Start(t)
 	var dials atomic.Int64
-	c := redis.NewClient(&redis.Options{Addr: srv.Addr, DialTimeout: time.Second,
+	// One dial per connection and no command retries: go-redis dials in a
+	// goroutine of its own and, by default, goes on retrying (5 dials, with
+	// backoff) after the call that wanted the connection has given up, so
+	// the first Take's leftover dials would be counted against Reserve.
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr, DialTimeout: time.Second, DialerRetries: 1, MaxRetries: -1,
 		Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			dials.Add(1)
 			return (&net.Dialer{}).DialContext(ctx, network, addr)

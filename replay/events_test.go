@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -186,5 +187,63 @@ func TestPartsChangeNoFigure(t *testing.T) {
 	o := Options{Limits: l, ServiceLimits: drift, Client: "fgrl", Parts: 4}
 	if o.parts() != 1 {
 		t.Errorf("with the service's own limits: %d parts; want 1", o.parts())
+	}
+}
+
+// releasing is a Pattern that is a Releaser: it fails the test when an
+// event is read after a release said it would not be.
+type releasing struct {
+	Pattern
+	t        *testing.T
+	released atomic.Int64
+	calls    atomic.Int64 // Release calls
+}
+
+func (r *releasing) Event(i int) Event {
+	if n := r.released.Load(); int64(i) < n {
+		r.t.Errorf("event %d read after Release(%d)", i, n)
+	}
+	return r.Pattern[i]
+}
+
+func (r *releasing) Release(n int) {
+	r.calls.Add(1)
+	if int64(n) < r.released.Load() {
+		r.t.Errorf("Release(%d) after Release(%d)", n, r.released.Load())
+	}
+	r.released.Store(int64(n))
+}
+
+// TestReleasedEventsNotReadAgain: a Releaser's events are released as the
+// parts pass them, never one a part still reads, and the result is the
+// one the events give held whole.
+func TestReleasedEventsNotReadAgain(t *testing.T) {
+	l := limits.Default()
+	var p Pattern
+	for i := range 4000 {
+		user := strconv.Itoa(2533274790000000 + i%40)
+		e := Event{At: time.Duration(i) * 25 * time.Millisecond, Service: "profile", User: user, Count: 1}
+		if i%50 == 0 {
+			e.Count, e.Spread = 5, 3*time.Second // started once, then held, not read again
+		}
+		p = append(p, e)
+	}
+	for _, parts := range []int{1, 2, 3} {
+		o := Options{Limits: l, Client: "fgrl", Parts: parts, OnStep: func(time.Time) {}, Step: 500 * time.Millisecond}
+		want, err := Run(context.Background(), p, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := &releasing{Pattern: p, t: t}
+		got, err := RunEvents(context.Background(), r, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got, cmpopts.IgnoreUnexported(Delay{})); diff != "" {
+			t.Errorf("%d parts: released events changed the result:\n%s", parts, diff)
+		}
+		if n := r.released.Load(); n < int64(len(p))*9/10 || r.calls.Load() < 150 {
+			t.Errorf("%d parts: %d Release calls, the last Release(%d) of %d events; want one a step, and at least nine tenths", parts, r.calls.Load(), n, len(p))
+		}
 	}
 }

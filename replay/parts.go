@@ -12,11 +12,12 @@ import (
 // part is one part of a run (Options.Parts): some users' calls on a clock,
 // a service and a client of their own.
 type part struct {
-	v   *clock.Virtual
-	obs *observer
-	r   *runner
-	ctx context.Context
-	fed atomic.Bool // feed has started every call of the part
+	v    *clock.Virtual
+	obs  *observer
+	r    *runner
+	ctx  context.Context
+	fed  atomic.Bool  // feed has started every call of the part
+	read atomic.Int64 // events feed has read for the last time (the schedule's next)
 }
 
 // partOf is the part of n that replays user's calls (FNV-1a of the XUID).
@@ -48,6 +49,9 @@ type steps struct {
 	every time.Duration
 	start time.Time
 	on    func(until time.Time)
+	// release, if set, tells the events how many every part has read for
+	// the last time (Releaser).
+	release func()
 
 	mu      sync.Mutex
 	cond    *sync.Cond
@@ -87,6 +91,9 @@ func (s *steps) leave() {
 func (s *steps) pass() {
 	if s.on != nil {
 		s.on(s.start.Add(time.Duration(s.k) * s.every))
+	}
+	if s.release != nil {
+		s.release()
 	}
 	s.arrived = 0
 	s.gen++

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/xblgo/fgrl/internal/clock"
@@ -198,6 +199,16 @@ type Events interface {
 	Event(i int) Event
 }
 
+// Releaser is an Events that can let go of the events a run has read for
+// the last time: at each step where a run's parts meet (Options.OnStep),
+// Release(n) says that no event before the n-th is read again. A trace
+// too long to hold twice (package whatif) frees its calls as the replay
+// passes them.
+type Releaser interface {
+	Events
+	Release(n int)
+}
+
 // Len returns the events in p.
 func (p Pattern) Len() int { return len(p) }
 
@@ -244,6 +255,15 @@ func RunEvents(ctx context.Context, ev Events, o Options) (Result, error) {
 		st.cond = sync.NewCond(&st.mu)
 	}
 	parts := make([]*part, n)
+	if rel, ok := ev.(Releaser); ok && st != nil {
+		st.release = func() {
+			read := ev.Len()
+			for _, p := range parts {
+				read = min(read, int(p.read.Load()))
+			}
+			rel.Release(read)
+		}
+	}
 	for i := range parts {
 		v := clock.NewVirtual(start)
 		h, err := mock.New(mock.Config{Limits: svc, Now: v.Now, Script: script})
@@ -315,7 +335,7 @@ func RunEvents(ctx context.Context, ev Events, o Options) (Result, error) {
 			progress = nil
 		}
 		p.v.Go(func() {
-			feed(p.ctx, p.v, ev, keep, sum.end, progress, p.r.push)
+			feed(p.ctx, p.v, ev, keep, sum.end, progress, p.r.push, &p.read)
 			p.fed.Store(true)
 		})
 		if st != nil {
@@ -457,13 +477,15 @@ func (o *Options) client(base http.RoundTripper) http.RoundTripper {
 
 // feed starts each of the events' calls that keep takes at its virtual
 // time; overlapping events run at the same time.
-func feed(ctx context.Context, v *clock.Virtual, ev Events, keep func(*Event) bool, end time.Duration, progress func(done, total time.Duration), start func(*Event)) {
+// It stores in read how many events it has read for the last time.
+func feed(ctx context.Context, v *clock.Virtual, ev Events, keep func(*Event) bool, end time.Duration, progress func(done, total time.Duration), start func(*Event), read *atomic.Int64) {
 	sched := newSchedule(ev)
 	sched.keep = keep
 	var at time.Duration
 	lastReport := time.Duration(-1)
 	for {
 		e, when, ok := sched.pop()
+		read.Store(int64(sched.next))
 		if !ok {
 			break
 		}

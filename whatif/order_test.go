@@ -57,3 +57,32 @@ func TestConcurrentCallsAnalysedInOneOrder(t *testing.T) {
 		t.Errorf("the report depends on the order of one instant's calls (-in order +swapped):\n%s", diff)
 	}
 }
+
+// TestEventsInChunks: the replay reads the calls across chunks as they
+// were, and Release lets go of the chunks wholly before its call, none
+// after.
+func TestEventsInChunks(t *testing.T) {
+	r, err := New(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.xuids = []string{"a", "b"}
+	r.kinds = []kind{{service: "profile"}, {service: "social"}}
+	p := make([]call, 2*eventChunk+3)
+	for i := range p {
+		p[i] = call{at: time.Duration(i), user: int32(i % 2), kind: int32(i % 2)}
+	}
+	e := newEvents(r, p)
+	if e.Len() != len(p) || len(e.chunks) != 3 {
+		t.Fatalf("%d events in %d chunks", e.Len(), len(e.chunks))
+	}
+	for _, i := range []int{0, eventChunk - 1, eventChunk, 2 * eventChunk, len(p) - 1} {
+		if ev := e.Event(i); ev.At != time.Duration(i) || ev.User != r.xuids[i%2] || ev.Service != r.kinds[i%2].service {
+			t.Errorf("event %d: %+v", i, ev)
+		}
+	}
+	e.Release(2*eventChunk - 1)
+	if e.chunks[0] != nil || e.chunks[1] == nil || e.Event(2*eventChunk-1).At != 2*eventChunk-1 {
+		t.Errorf("Release(%d): chunks held %v %v %v", 2*eventChunk-1, e.chunks[0] != nil, e.chunks[1] != nil, e.chunks[2] != nil)
+	}
+}

@@ -164,16 +164,39 @@ func (r *Replayer) kind(service, method, raw string) int32 {
 	return i
 }
 
-// events are the calls as the replay reads them (replay.Events).
-type events struct{ r *Replayer }
+// events are the calls as the replay reads them (replay.Releaser): in
+// chunks, each let go once every part of the replay has read it, so a
+// what-if does not hold its trace's calls beside the calls its replay made.
+type events struct {
+	r      *Replayer
+	n      int
+	chunks [][]call // chunk i holds calls i*eventChunk on; nil once released
+}
 
-func (e events) Len() int { return len(e.r.calls) }
+// eventChunk is how many calls a chunk of events holds (256 KiB).
+const eventChunk = 1 << 14
 
-func (e events) Event(i int) replay.Event {
-	c, r := e.r.calls[i], e.r
+// newEvents copies p, in time order, into chunks.
+func newEvents(r *Replayer, p []call) *events {
+	e := &events{r: r, n: len(p)}
+	for len(p) > 0 {
+		n := min(len(p), eventChunk)
+		e.chunks = append(e.chunks, slices.Clone(p[:n]))
+		p = p[n:]
+	}
+	return e
+}
+
+func (e *events) Len() int { return e.n }
+
+func (e *events) Event(i int) replay.Event {
+	c, r := e.chunks[i/eventChunk][i%eventChunk], e.r
 	k := r.kinds[c.kind]
 	return replay.Event{At: c.at, Service: k.service, User: r.xuids[c.user], Count: 1, Req: k.req}
 }
+
+// Release lets go of the chunks wholly before the n-th call.
+func (e *events) Release(n int) { clear(e.chunks[:n/eventChunk]) }
 
 // Service is what became of one service's calls.
 type Service struct {
@@ -263,13 +286,16 @@ func (r *Replayer) Run(ctx context.Context) (*Result, error) {
 	tap := func(next http.RoundTripper, now func() time.Time) http.RoundTripper {
 		return &analyze.Recorder{Base: next, Now: now, Add: o.add}
 	}
-	res, err := replay.RunEvents(ctx, events{r}, replay.Options{Limits: r.lim, Client: "fgrl", AnswerAll: true, Base: tap,
-		LimitShare: r.rules.NearLimit, NoKeys: true, Parts: r.parts, OnStep: o.before, Step: step(p)})
+	ev, every := newEvents(r, p), step(p)
+	p, r.calls = nil, nil
+	res, err := replay.RunEvents(ctx, ev, replay.Options{Limits: r.lim, Client: "fgrl", AnswerAll: true, Base: tap,
+		LimitShare: r.rules.NearLimit, NoKeys: true, Parts: r.parts, OnStep: o.before, Step: every})
+	ev.chunks = nil // every one read
 	if err != nil {
 		return nil, err
 	}
 	o.flush()
-	out := &Result{Before: before, After: after.Report(), Calls: len(r.calls), Served: res.Served, Refused: res.Refused}
+	out := &Result{Before: before, After: after.Report(), Calls: ev.n, Served: res.Served, Refused: res.Refused}
 	for _, s := range res.Services {
 		out.Delayed += s.Delayed
 		t := r.service(s.Service)

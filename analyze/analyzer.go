@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
@@ -44,11 +45,12 @@ type Analyzer struct {
 	offset           int // added to Call.Index, across inputs
 	calls            int
 	urls             map[uint64]string
-	// full is, while calls are added, each long group's chunks filled
-	// before its recs (Analyzer.add). It is kept here, not in the group,
-	// so that a group of a few calls stays small (96 bytes: a trace of a
-	// user per call has a group per call).
-	full       map[*group][][]rec
+	// full is each long group's chunks filled before its recs, encoded
+	// (Analyzer.add). It is kept here, not in the group, so that a group
+	// of a few calls stays small (96 bytes: a trace of a user per call has
+	// a group per call).
+	full       map[*group][][]byte
+	scratch    []byte // a chunk being encoded
 	urlBytes   int
 	seed       maphash.Seed          // of callKey
 	shapes     map[string]int16      // a call's shape (shapeOf) -> its endpoint in the API map, -1 for none
@@ -83,38 +85,46 @@ type group struct {
 	apis  []int16 // the endpoints of the API map its calls were, each once
 }
 
-// recChunk is the most calls a group keeps in one slice while calls are
-// added. A slice grown by append has up to as much room unused as in use,
-// which on a long trace is most of what the analysis holds (a what-if of
-// 2 M calls: 105 MB for 64 MB of calls); chunks of recChunk calls leave
-// at most one chunk's room unused a group (2 KiB).
+// recChunk is the most calls a group keeps as recs while calls are added;
+// when they fill a chunk it is encoded (encodeRecs: about 9 bytes a call
+// of a group's usual calls, against a rec's 32) and kept in
+// Analyzer.full. A group's open chunk has at most recChunk places (2
+// KiB), where a slice grown by append has up to as much room unused as in
+// use.
 const recChunk = 64
 
 // add appends r to g's calls.
 func (a *Analyzer) add(g *group, r rec) {
 	if len(g.recs) == cap(g.recs) && cap(g.recs) >= recChunk {
 		if a.full == nil {
-			a.full = make(map[*group][][]rec)
+			a.full = make(map[*group][][]byte)
 		}
-		a.full[g] = append(a.full[g], g.recs)
-		g.recs = make([]rec, 0, recChunk)
+		a.scratch = encodeRecs(a.scratch[:0], g.recs)
+		a.full[g] = append(a.full[g], slices.Clone(a.scratch))
+		g.recs = g.recs[:0]
 	}
 	g.recs = append(g.recs, r)
 }
 
-// join makes g's calls one slice of their exact length, for the rules to
-// read.
-func (a *Analyzer) join(g *group) {
+// callsOf returns g's calls sorted by time (stably: calls of one instant in
+// the order they were added), for the rules to read: a slice of their own
+// when g has filled chunks, which the caller lets go when it has judged
+// them, so that a report holds one long group's calls as recs at a time.
+func (a *Analyzer) callsOf(g *group) []rec {
 	full := a.full[g]
-	if len(full) == 0 {
-		return
+	recs := g.recs
+	if len(full) > 0 {
+		recs = make([]rec, 0, len(full)*recChunk+len(g.recs))
+		for _, c := range full {
+			var err error
+			if recs, err = decodeRecs(recs, c); err != nil {
+				panic(err) // encodeRecs wrote it: FuzzRecChunk
+			}
+		}
+		recs = append(recs, g.recs...)
 	}
-	all := make([]rec, 0, len(full)*recChunk+len(g.recs))
-	for _, c := range full {
-		all = append(all, c...)
-	}
-	g.recs = append(all, g.recs...)
-	delete(a.full, g)
+	slices.SortStableFunc(recs, func(x, y rec) int { return cmp.Compare(x.at, y.at) })
+	return recs
 }
 
 // status16 is a call's status as a rec keeps it: -1 for one that is not 0

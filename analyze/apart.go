@@ -174,7 +174,7 @@ func (a *Analyzer) tokenlessFindings() []Finding {
 			continue
 		}
 		sort.SliceStable(t.recs, func(i, j int) bool { return t.recs[i].at < t.recs[j].at })
-		j := judging{a: a, g: &group{user: -1, host: host, recs: t.recs}, gr: &Group{Host: shown(host)}}
+		j := judging{a: a, g: &group{user: -1, host: host}, recs: t.recs, gr: &Group{Host: shown(host)}}
 		j.throttled()
 		out = append(out, j.found...)
 	}

@@ -9,14 +9,14 @@ import (
 	"github.com/xblgo/fgrl/throttle"
 )
 
-// judge runs every rule over one group (its recs sorted by time).
-func (a *Analyzer) judge(g *group) (Group, []Finding) {
+// judge runs every rule over one group's calls, recs (Analyzer.callsOf).
+func (a *Analyzer) judge(g *group, recs []rec) (Group, []Finding) {
 	info := a.userInfo[g.user]
 	gr := Group{User: shown(a.name(g.user)), Userhash: shown(info.hash), XUID: shown(info.xuid()), Gamertag: shown(info.gamertag()),
 		Service: shown(g.scope), Host: shown(g.host), Burst: g.rule.Burst, Sustain: g.rule.Sustain,
-		Certification: g.rule.CertificationLimit(), Calls: len(g.recs)}
-	a.stats(g, &gr)
-	j := judging{a: a, g: g, gr: &gr}
+		Certification: g.rule.CertificationLimit(), Calls: len(recs)}
+	stats(recs, &gr)
+	j := judging{a: a, g: g, recs: recs, gr: &gr}
 	j.frequency()
 	j.throttled()
 	j.bursts()
@@ -48,8 +48,7 @@ func verdict(fails, warnings int) string {
 }
 
 // stats fills the group's counts, peaks and gaps.
-func (a *Analyzer) stats(g *group, gr *Group) {
-	recs := g.recs
+func stats(recs []rec, gr *Group) {
 	gr.First, gr.Last = time.Unix(0, recs[0].at).UTC(), time.Unix(0, recs[len(recs)-1].at).UTC()
 	seen := map[uint64]bool{}
 	minGap := int64(math.MaxInt64)
@@ -124,6 +123,7 @@ func timeline(recs []rec, start, end time.Time) (time.Duration, []int, []int) {
 type judging struct {
 	a       *Analyzer
 	g       *group
+	recs    []rec // the group's calls, sorted by time
 	gr      *Group
 	found   []Finding
 	perRule map[string]int
@@ -192,7 +192,7 @@ func (j *judging) frequency() {
 			return
 		}
 		secs := int(period / time.Second)
-		for _, w := range windows(j.g.recs, period, int(float64(limit)*near), false) {
+		for _, w := range windows(j.recs, period, int(float64(limit)*near), false) {
 			n := len(w)
 			switch {
 			case name == "sustain" && n >= j.gr.Certification:
@@ -214,7 +214,7 @@ func (j *judging) frequency() {
 // throttled is ThrottledCalls: a single 429 is a warning; two or more in a
 // row fail, and so does any call sent before a 429's Retry-After passed.
 func (j *judging) throttled() {
-	recs := j.g.recs
+	recs := j.recs
 	for i := 0; i < len(recs); {
 		if recs[i].status != 429 {
 			i++
@@ -269,7 +269,7 @@ func raText(s int32) string {
 // bursts is BurstDetection: Size or more calls within Window.
 func (j *judging) bursts() {
 	b := j.a.rules.Burst
-	for _, w := range windows(j.g.recs, time.Duration(b.Window), b.Size-1, true) {
+	for _, w := range windows(j.recs, time.Duration(b.Window), b.Size-1, true) {
 		j.add(RuleBurst, Warn, w, false, "%d calls within %v", len(w), time.Duration(gap(w[0].at, w[len(w)-1].at)).Round(time.Millisecond))
 	}
 }
@@ -283,7 +283,7 @@ func (j *judging) repeats() {
 			j.add(RuleRepeatedCalls, Warn, set, true, "the same call %d times within %v", len(set), time.Duration(window))
 		}
 	}
-	for _, r := range j.g.recs {
+	for _, r := range j.recs {
 		if r.social {
 			continue // Social Manager's: exempt (the trace analyzer's PR #47)
 		}
@@ -295,7 +295,7 @@ func (j *judging) repeats() {
 		report(set)
 		open[r.key] = []rec{r}
 	}
-	for _, r := range j.g.recs { // report in time order, each set once
+	for _, r := range j.recs { // report in time order, each set once
 		if set := open[r.key]; len(set) > 0 && set[0].index == r.index {
 			report(set)
 			delete(open, r.key)
@@ -309,7 +309,7 @@ func (j *judging) polling() {
 	p := j.a.rules.Polling
 	byKey := map[uint64][]rec{}
 	var keys []uint64
-	for _, r := range j.g.recs {
+	for _, r := range j.recs {
 		if r.social {
 			continue // Social Manager's: exempt
 		}
@@ -343,7 +343,7 @@ func (j *judging) batches() {
 	for bi := range j.a.rules.Batches {
 		b := &j.a.rules.Batches[bi]
 		var calls, small []rec
-		for _, r := range j.g.recs {
+		for _, r := range j.recs {
 			if int(r.batch) != bi+1 {
 				continue
 			}

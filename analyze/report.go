@@ -222,24 +222,21 @@ func (a *Analyzer) Report() *Report {
 	if rep.Inputs == nil {
 		rep.Inputs = []Input{}
 	}
-	for _, g := range a.order {
-		a.join(g)
-		sort.SliceStable(g.recs, func(i, j int) bool { return g.recs[i].at < g.recs[j].at })
-		rep.Judged += len(g.recs)
-		first, last := time.Unix(0, g.recs[0].at).UTC(), time.Unix(0, g.recs[len(g.recs)-1].at).UTC()
+	apis := apiNames{byURL: map[string][]string{}}
+	rep.Groups = make([]Group, 0, len(a.order))
+	judged := make([]*group, 0, len(a.order)) // beside rep.Groups
+	all := &listed{rep: rep}
+	for _, g := range a.order { // one group's calls as recs at a time (Analyzer.callsOf)
+		recs := a.callsOf(g)
+		rep.Judged += len(recs)
+		first, last := time.Unix(0, recs[0].at).UTC(), time.Unix(0, recs[len(recs)-1].at).UTC()
 		if rep.Start.IsZero() || first.Before(rep.Start) {
 			rep.Start = first
 		}
 		if last.After(rep.End) {
 			rep.End = last
 		}
-	}
-	apis := apiNames{byURL: map[string][]string{}}
-	rep.Groups = make([]Group, 0, len(a.order))
-	judged := make([]*group, 0, len(a.order)) // beside rep.Groups
-	all := &listed{rep: rep}
-	for _, g := range a.order {
-		gr, found := a.judge(g)
+		gr, found := a.judge(g, recs)
 		apis.name(g, found)
 		rep.Groups, judged = append(rep.Groups, gr), append(judged, g)
 		all.add(found...)
@@ -256,7 +253,7 @@ func (a *Analyzer) Report() *Report {
 	sort.Stable(busiestFirst{rep.Groups, judged})
 	for i := range rep.Groups[:min(len(rep.Groups), MaxTimelines)] {
 		g := &rep.Groups[i]
-		bucket, tl, th := timeline(judged[i].recs, rep.Start, rep.End)
+		bucket, tl, th := timeline(a.callsOf(judged[i]), rep.Start, rep.End)
 		g.Bucket, g.Timeline, g.Throttled = throttle.Duration(bucket), tl, th
 	}
 	rep.Verdict = verdict(rep.Fails, rep.Warnings)

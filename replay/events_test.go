@@ -123,13 +123,19 @@ func TestDelayPercentilesCountZeros(t *testing.T) {
 		{"half", []time.Duration{0, 3 * time.Millisecond, 0, 7 * time.Millisecond}},
 		{"all", []time.Duration{9 * time.Millisecond, time.Millisecond, 4 * time.Millisecond}},
 		{"one", []time.Duration{2 * time.Millisecond}},
+		{"spread", []time.Duration{5, 0, 9, 1, 1, 0, 30, 2, 8, 7, 6, 0, 4, 3, 100, 2, 2}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			var d Delay
-			for _, took := range tt.took {
-				d.add(took, served)
+			var one Delay
+			var three [3]Delay // the samples spread over parts, as a priority's are over services
+			for i, took := range tt.took {
+				one.add(took, served)
+				three[(i*7)%3].add(took, served)
 			}
-			d.sum()
+			d := summarize(&one)
+			if d3 := summarize(&three[0], &three[1], &three[2]); !cmp.Equal(d, d3, cmpopts.IgnoreUnexported(Delay{})) {
+				t.Errorf("in one part %+v, in three %+v", d, d3)
+			}
 			sorted := slices.Sorted(slices.Values(tt.took))
 			rank := func(q float64) float64 {
 				i := max(0, min(len(sorted)-1, int(math.Ceil(q*float64(len(sorted))))-1))

@@ -154,22 +154,61 @@ func (d *Delay) add(took time.Duration, o outcome) {
 	d.took = append(d.took, took)
 }
 
-// sum fills the percentiles (nearest rank) and lets the samples go.
-func (d *Delay) sum() {
-	n := d.zeros + len(d.took)
-	if n == 0 {
-		return
+// priority is the index of e's priority in a [2]Delay: 0 interactive, 1
+// background.
+func priority(e *Event) int {
+	if e.Background {
+		return 1
 	}
-	slices.Sort(d.took)
-	at := func(q float64) float64 {
-		i := max(0, min(n-1, int(math.Ceil(q*float64(n)))-1))
-		if i < d.zeros {
-			return 0
+	return 0
+}
+
+// summarize returns the calls of parts as one Delay, its percentiles
+// (nearest rank) over all their samples, without joining them: each
+// part's are sorted in place, then read in order across the parts. A
+// part may be summed into several Delays; none keeps its samples.
+func summarize(parts ...*Delay) Delay {
+	var d Delay
+	for _, p := range parts {
+		d.Calls += p.Calls
+		d.Refused += p.Refused
+		d.zeros += p.zeros
+		if !slices.IsSorted(p.took) {
+			slices.Sort(p.took)
 		}
-		return float64(d.took[i-d.zeros]) / float64(time.Millisecond)
 	}
-	d.P50Ms, d.P99Ms, d.MaxMs = at(0.50), at(0.99), at(1)
-	d.took = nil
+	n := d.zeros
+	for _, p := range parts {
+		n += len(p.took)
+	}
+	if n == 0 {
+		return d
+	}
+	rank := func(q float64) int { return max(0, min(n-1, int(math.Ceil(q*float64(n)))-1)) }
+	want := [3]int{rank(0.50), rank(0.99), n - 1} // in order
+	var got [3]time.Duration
+	next := make([]int, len(parts)) // the next sample of each part
+	k := 0
+	for k < len(want) && want[k] < d.zeros {
+		k++ // a zero
+	}
+	for i := d.zeros; k < len(want); i++ {
+		m := -1 // the part whose next sample is least
+		for j, p := range parts {
+			if next[j] < len(p.took) && (m < 0 || p.took[next[j]] < parts[m].took[next[m]]) {
+				m = j
+			}
+		}
+		v := parts[m].took[next[m]]
+		next[m]++
+		for k < len(want) && want[k] == i {
+			got[k] = v
+			k++
+		}
+	}
+	ms := func(v time.Duration) float64 { return float64(v) / float64(time.Millisecond) }
+	d.P50Ms, d.P99Ms, d.MaxMs = ms(got[0]), ms(got[1]), ms(got[2])
+	return d
 }
 
 // ServiceResult is what became of the calls to one service.
@@ -247,6 +286,10 @@ func RunEvents(ctx context.Context, ev Events, o Options) (Result, error) {
 	}
 	var mu sync.Mutex
 	services := map[string]*ServiceResult{}
+	// byPriority holds each call's delay once, under its service and
+	// priority (interactive, background); the figures of a service and of
+	// a priority are summed from them at the end (summarize).
+	byPriority := map[string]*[2]Delay{}
 	subscribed := map[[2]string]bool{} // a user and scope the Subscribed client subscribed to
 	n := o.parts()
 	var st *steps
@@ -310,17 +353,13 @@ func RunEvents(ctx context.Context, ev Events, o Options) (Result, error) {
 			took := v.Now().Sub(start)
 			mu.Lock()
 			res.count(outcome)
-			if e.Background {
-				res.Background.add(took, outcome)
-			} else {
-				res.Interactive.add(took, outcome)
-			}
 			s := services[e.Service]
 			if s == nil {
 				s = &ServiceResult{Service: e.Service}
 				services[e.Service] = s
+				byPriority[e.Service] = new([2]Delay)
 			}
-			s.Delay.add(took, outcome)
+			byPriority[e.Service][priority(e)].add(took, outcome)
 			if took > 0 {
 				s.Delayed++
 			}
@@ -366,10 +405,14 @@ func RunEvents(ctx context.Context, ev Events, o Options) (Result, error) {
 			res.Rows = res.Keys[0].Rows
 		}
 	}
-	res.Interactive.sum()
-	res.Background.sum()
+	of := [2][]*Delay{{&res.Interactive}, {&res.Background}} // with the pushed calls' zeros
+	for svc, s := range services {
+		d := byPriority[svc]
+		s.Delay = summarize(&d[0], &d[1])
+		of[0], of[1] = append(of[0], &d[0]), append(of[1], &d[1])
+	}
+	res.Interactive, res.Background = summarize(of[0]...), summarize(of[1]...)
 	for _, s := range services {
-		s.Delay.sum()
 		res.Services = append(res.Services, *s)
 	}
 	slices.SortFunc(res.Services, func(a, b ServiceResult) int { return strings.Compare(a.Service, b.Service) })

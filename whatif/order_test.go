@@ -59,8 +59,8 @@ func TestConcurrentCallsAnalysedInOneOrder(t *testing.T) {
 }
 
 // TestEventsInChunks: the replay reads the calls across chunks as they
-// were, and Release lets go of the chunks wholly before its call, none
-// after.
+// were added, or in time order once sorted, and Release lets go of the
+// chunks wholly before its call, none after.
 func TestEventsInChunks(t *testing.T) {
 	r, err := New(nil, nil)
 	if err != nil {
@@ -68,21 +68,30 @@ func TestEventsInChunks(t *testing.T) {
 	}
 	r.xuids = []string{"a", "b"}
 	r.kinds = []kind{{service: "profile"}, {service: "social"}}
-	p := make([]call, 2*eventChunk+3)
-	for i := range p {
-		p[i] = call{at: time.Duration(i), user: int32(i % 2), kind: int32(i % 2)}
-	}
-	e := newEvents(r, p)
-	if e.Len() != len(p) || len(e.chunks) != 3 {
-		t.Fatalf("%d events in %d chunks", e.Len(), len(e.chunks))
-	}
-	for _, i := range []int{0, eventChunk - 1, eventChunk, 2 * eventChunk, len(p) - 1} {
-		if ev := e.Event(i); ev.At != time.Duration(i) || ev.User != r.xuids[i%2] || ev.Service != r.kinds[i%2].service {
-			t.Errorf("event %d: %+v", i, ev)
+	n := 2*eventChunk + 3
+	for _, backwards := range []bool{false, true} {
+		e := &events{r: r}
+		for i := range n {
+			at := i
+			if backwards {
+				at = n - 1 - i
+			}
+			e.add(call{at: time.Duration(at), user: int32(at % 2), kind: int32(at % 2)})
 		}
-	}
-	e.Release(2*eventChunk - 1)
-	if e.chunks[0] != nil || e.chunks[1] == nil || e.Event(2*eventChunk-1).At != 2*eventChunk-1 {
-		t.Errorf("Release(%d): chunks held %v %v %v", 2*eventChunk-1, e.chunks[0] != nil, e.chunks[1] != nil, e.chunks[2] != nil)
+		if backwards {
+			e.sort()
+		}
+		if e.Len() != n || len(e.chunks) != 3 {
+			t.Fatalf("%d events in %d chunks", e.Len(), len(e.chunks))
+		}
+		for _, i := range []int{0, eventChunk - 1, eventChunk, 2 * eventChunk, n - 1} {
+			if ev := e.Event(i); ev.At != time.Duration(i) || ev.User != r.xuids[i%2] || ev.Service != r.kinds[i%2].service {
+				t.Errorf("backwards %v: event %d: %+v", backwards, i, ev)
+			}
+		}
+		e.Release(2*eventChunk - 1)
+		if e.chunks[0] != nil || e.chunks[1] == nil || e.Event(2*eventChunk-1).At != 2*eventChunk-1 {
+			t.Errorf("Release(%d): chunks held %v %v %v", 2*eventChunk-1, e.chunks[0] != nil, e.chunks[1] != nil, e.chunks[2] != nil)
+		}
 	}
 }

@@ -54,7 +54,8 @@ type Replayer struct {
 	lim    *limits.Limits
 	rules  *analyze.Rules
 	before *analyze.Analyzer // nil once Run has begun
-	calls  []call            // the calls to replay, at from base (Run makes the first 0)
+	calls  events            // the calls to replay, at from base (Run makes the first 0)
+	sorted bool              // no call added before the one before it
 	base   time.Time
 	users  map[string]int32 // userhash -> index in xuids
 	xuids  []string         // a XUID of its own in the replay for each user of the trace
@@ -111,7 +112,7 @@ func (r *Replayer) Add(c *analyze.Call) {
 		return
 	}
 	r.before.Add(c)
-	if len(r.calls) >= analyze.MaxCalls {
+	if r.calls.n >= analyze.MaxCalls {
 		return
 	}
 	scope, uhs, ok := r.before.Judged(c)
@@ -129,10 +130,14 @@ func (r *Replayer) Add(c *analyze.Call) {
 	if c.Status == 429 {
 		s.Trace429s++
 	}
-	if len(r.calls) == 0 {
-		r.base = c.Time
+	if r.calls.n == 0 {
+		r.base, r.sorted = c.Time, true
 	}
-	r.calls = append(r.calls, call{at: c.Time.Sub(r.base), user: u, kind: r.kind(s.Service, c.Method, c.URL)})
+	at := c.Time.Sub(r.base)
+	if last := r.calls.n - 1; last >= 0 && at < r.calls.chunks[last/eventChunk][last%eventChunk].at {
+		r.sorted = false
+	}
+	r.calls.add(call{at: at, user: u, kind: r.kind(s.Service, c.Method, c.URL)})
 }
 
 func (r *Replayer) service(scope string) *Service {
@@ -165,8 +170,10 @@ func (r *Replayer) kind(service, method, raw string) int32 {
 }
 
 // events are the calls as the replay reads them (replay.Releaser): in
-// chunks, each let go once every part of the replay has read it, so a
-// what-if does not hold its trace's calls beside the calls its replay made.
+// chunks of eventChunk, each let go once every part of the replay has
+// read it, so a what-if does not hold its trace's calls beside the calls
+// its replay made. Calls added in time order, as a trace's mostly are,
+// are replayed from the chunks they were added to.
 type events struct {
 	r      *Replayer
 	n      int
@@ -176,15 +183,33 @@ type events struct {
 // eventChunk is how many calls a chunk of events holds (256 KiB).
 const eventChunk = 1 << 14
 
-// newEvents copies p, in time order, into chunks.
-func newEvents(r *Replayer, p []call) *events {
-	e := &events{r: r, n: len(p)}
-	for len(p) > 0 {
-		n := min(len(p), eventChunk)
-		e.chunks = append(e.chunks, slices.Clone(p[:n]))
-		p = p[n:]
+// add appends c.
+func (e *events) add(c call) {
+	if e.n%eventChunk == 0 {
+		e.chunks = append(e.chunks, make([]call, 0, eventChunk))
 	}
-	return e
+	last := &e.chunks[len(e.chunks)-1]
+	*last = append(*last, c)
+	e.n++
+}
+
+// at is when call i is made.
+func (e *events) at(i int) time.Duration { return e.chunks[i/eventChunk][i%eventChunk].at }
+
+// sort puts the calls in time order (stably), through one slice of them
+// all: only calls added out of order need it.
+func (e *events) sort() {
+	all := make([]call, 0, e.n)
+	for _, c := range e.chunks {
+		all = append(all, c...)
+	}
+	e.chunks = nil
+	slices.SortStableFunc(all, func(a, b call) int { return cmp.Compare(a.at, b.at) })
+	for len(all) > 0 { // chunks of their own, which Release frees one by one
+		n := min(len(all), eventChunk)
+		e.chunks = append(e.chunks, slices.Clone(all[:n]))
+		all = all[n:]
+	}
 }
 
 func (e *events) Len() int { return e.n }
@@ -260,20 +285,26 @@ func (r *Replayer) Run(ctx context.Context) (*Result, error) {
 	}
 	before := r.before.Report()
 	r.before = nil
-	defer func() { r.calls, r.kinds, r.reqs = nil, nil, nil }()
-	if len(r.calls) == 0 {
+	defer func() { r.calls, r.kinds, r.reqs = events{}, nil, nil }()
+	if r.calls.n == 0 {
 		return nil, errors.New("whatif: the traces hold no call of a judged service with a token")
 	}
-	p := r.calls
-	slices.SortStableFunc(p, func(a, b call) int { return cmp.Compare(a.at, b.at) })
-	if p[len(p)-1].at/2-p[0].at/2 > replay.MaxSpan/2 { // halves: no overflow
+	ev := &r.calls
+	ev.r = r
+	if !r.sorted {
+		ev.sort()
+	}
+	first, last := ev.at(0), ev.at(ev.n-1)
+	if last/2-first/2 > replay.MaxSpan/2 { // halves: no overflow
 		return nil, fmt.Errorf("whatif: the traces' calls span more than %v, the longest replay", replay.MaxSpan)
 	}
-	if start := p[0].at; start != 0 { // a call earlier than the first added
-		for i := range p {
-			p[i].at -= start
+	if first != 0 { // a call earlier than the first added
+		for _, c := range ev.chunks {
+			for i := range c {
+				c[i].at -= first
+			}
 		}
-		r.base = r.base.Add(start)
+		r.base = r.base.Add(first)
 	}
 	after, err := analyze.New(r.lim, r.rules)
 	if err != nil {
@@ -286,10 +317,8 @@ func (r *Replayer) Run(ctx context.Context) (*Result, error) {
 	tap := func(next http.RoundTripper, now func() time.Time) http.RoundTripper {
 		return &analyze.Recorder{Base: next, Now: now, Add: o.add}
 	}
-	ev, every := newEvents(r, p), step(p)
-	p, r.calls = nil, nil
 	res, err := replay.RunEvents(ctx, ev, replay.Options{Limits: r.lim, Client: "fgrl", AnswerAll: true, Base: tap,
-		LimitShare: r.rules.NearLimit, NoKeys: true, Parts: r.parts, OnStep: o.before, Step: every})
+		LimitShare: r.rules.NearLimit, NoKeys: true, Parts: r.parts, OnStep: o.before, Step: step(last-first, ev.n)})
 	ev.chunks = nil // every one read
 	if err != nil {
 		return nil, err
@@ -314,11 +343,10 @@ func (r *Replayer) Run(ctx context.Context) (*Result, error) {
 // until then, many enough that waiting for the slowest part is rare.
 const stepCalls = 10_000
 
-// step is the virtual time in which the replay of p (in time order, from
-// 0) makes about stepCalls calls, from a millisecond to a minute.
-func step(p []call) time.Duration {
-	span := p[len(p)-1].at
-	return min(max(time.Duration(float64(span)*stepCalls/float64(len(p))), time.Millisecond), time.Minute)
+// step is the virtual time in which a replay of n calls over span makes
+// about stepCalls calls, from a millisecond to a minute.
+func step(span time.Duration, n int) time.Duration {
+	return min(max(time.Duration(float64(span)*stepCalls/float64(n)), time.Millisecond), time.Minute)
 }
 
 // xuid is the replay's XUID for the i-th user of the trace.

@@ -2,6 +2,7 @@ package whatif_test
 
 import (
 	"context"
+	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
@@ -136,5 +137,31 @@ func TestSpanBounded(t *testing.T) {
 	}
 	if _, err := r.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "span more than") {
 		t.Errorf("a replay of 294 years: %v", err)
+	}
+}
+
+// TestOrderOfAddingChangesNothing: calls added out of time order (traces
+// added one after another, a trace not in order) replay as the same calls
+// in order do.
+func TestOrderOfAddingChangesNothing(t *testing.T) {
+	run := func(reverse bool) string {
+		r, _ := whatif.New(nil, nil)
+		calls := ignored429s()
+		for i := range calls {
+			if reverse {
+				i = len(calls) - 1 - i
+			}
+			r.Add(&calls[i])
+		}
+		res, err := r.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Before, res.After.Inputs = nil, nil // the trace as read: its order is its own
+		b, _ := json.Marshal(res)
+		return string(b)
+	}
+	if in, back := run(false), run(true); in != back {
+		t.Errorf("added backwards, the replay differs:\n%s", cmp.Diff(in, back))
 	}
 }

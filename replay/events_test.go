@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -147,6 +148,38 @@ func TestDelayPercentilesCountZeros(t *testing.T) {
 				t.Errorf("p50, p99, max (-want +got):\n%s\ncalls %d, want %d", diff, d.Calls, len(tt.took))
 			}
 		})
+	}
+}
+
+// TestDelayAcrossManyParts: a priority's delays spread over many services
+// (a limits file may name 4,096) give the percentiles of all of them
+// sorted together, ties and zeros included.
+func TestDelayAcrossManyParts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, parts := range []int{1, 2, 7, 4096} {
+		ds := make([]Delay, parts)
+		var all []time.Duration
+		for i := range 20_000 {
+			took := time.Duration(rng.IntN(50)) * time.Duration(1+rng.IntN(3)) * time.Millisecond // ties, and zeros
+			if i%1000 == 0 {
+				took = time.Duration(1 + rng.Int64N(1<<50))
+			}
+			ds[rng.IntN(parts)].add(took, served)
+			all = append(all, took)
+		}
+		ptrs := make([]*Delay, parts)
+		for i := range ds {
+			ptrs[i] = &ds[i]
+		}
+		got := summarize(ptrs...)
+		slices.Sort(all)
+		rank := func(q float64) float64 {
+			i := max(0, min(len(all)-1, int(math.Ceil(q*float64(len(all))))-1))
+			return float64(all[i]) / float64(time.Millisecond)
+		}
+		if want := []float64{rank(0.5), rank(0.99), rank(1)}; !cmp.Equal(want, []float64{got.P50Ms, got.P99Ms, got.MaxMs}) || got.Calls != len(all) {
+			t.Errorf("%d parts: p50, p99, max %v %v %v, calls %d; want %v, %d", parts, got.P50Ms, got.P99Ms, got.MaxMs, got.Calls, want, len(all))
+		}
 	}
 }
 

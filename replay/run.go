@@ -165,50 +165,60 @@ func priority(e *Event) int {
 
 // summarize returns the calls of parts as one Delay, its percentiles
 // (nearest rank) over all their samples, without joining them: each
-// part's are sorted in place, then read in order across the parts. A
-// part may be summed into several Delays; none keeps its samples.
+// part's are sorted in place and each percentile found across the parts
+// (nth). A part may be summed into several Delays; none keeps its samples.
 func summarize(parts ...*Delay) Delay {
 	var d Delay
+	n := 0
 	for _, p := range parts {
 		d.Calls += p.Calls
 		d.Refused += p.Refused
 		d.zeros += p.zeros
+		n += p.zeros + len(p.took)
 		if !slices.IsSorted(p.took) {
 			slices.Sort(p.took)
 		}
 	}
-	n := d.zeros
-	for _, p := range parts {
-		n += len(p.took)
-	}
 	if n == 0 {
 		return d
 	}
-	rank := func(q float64) int { return max(0, min(n-1, int(math.Ceil(q*float64(n)))-1)) }
-	want := [3]int{rank(0.50), rank(0.99), n - 1} // in order
-	var got [3]time.Duration
-	next := make([]int, len(parts)) // the next sample of each part
-	k := 0
-	for k < len(want) && want[k] < d.zeros {
-		k++ // a zero
-	}
-	for i := d.zeros; k < len(want); i++ {
-		m := -1 // the part whose next sample is least
-		for j, p := range parts {
-			if next[j] < len(p.took) && (m < 0 || p.took[next[j]] < parts[m].took[next[m]]) {
-				m = j
-			}
+	at := func(q float64) float64 {
+		i := max(0, min(n-1, int(math.Ceil(q*float64(n)))-1))
+		if i < d.zeros {
+			return 0
 		}
-		v := parts[m].took[next[m]]
-		next[m]++
-		for k < len(want) && want[k] == i {
-			got[k] = v
-			k++
-		}
+		return float64(nth(parts, i-d.zeros)) / float64(time.Millisecond)
 	}
-	ms := func(v time.Duration) float64 { return float64(v) / float64(time.Millisecond) }
-	d.P50Ms, d.P99Ms, d.MaxMs = ms(got[0]), ms(got[1]), ms(got[2])
+	d.P50Ms, d.P99Ms, d.MaxMs = at(0.50), at(0.99), at(1)
 	return d
+}
+
+// nth returns the r-th least (from 0) of the samples of parts, each
+// sorted: the least value with r+1 samples at or under it, found by
+// halving the span of the values, which takes at most 64 counts of
+// O(len(parts) × log samples) each, however many parts a priority's
+// samples are spread over (a service each).
+func nth(parts []*Delay, r int) time.Duration {
+	lo, hi := time.Duration(math.MaxInt64), time.Duration(0)
+	for _, p := range parts {
+		if len(p.took) > 0 {
+			lo, hi = min(lo, p.took[0]), max(hi, p.took[len(p.took)-1])
+		}
+	}
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		c := 0 // samples at or under mid
+		for _, p := range parts {
+			i, _ := slices.BinarySearch(p.took, mid+1) // mid < hi: no overflow
+			c += i
+		}
+		if c > r {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
 }
 
 // ServiceResult is what became of the calls to one service.

@@ -33,7 +33,9 @@ func FuzzParseToken(f *testing.F) {
 		if id.xuid == "" || id.title == "" || len(id.xuid) > maxIDBytes || len(id.title) > maxIDBytes || UserHash(id.xuid) != id.userhash {
 			t.Fatalf("parseToken(%q) = %+v", h, id)
 		}
-		if Token(id.xuid, id.title) != strings.TrimSpace(h) && !strings.EqualFold(h[:6], "XBL3.0") {
+		// net/http trims a header's value; parseToken does too, so the
+		// scheme is read after the spaces around it.
+		if trimmed := strings.TrimSpace(h); Token(id.xuid, id.title) != trimmed && !strings.EqualFold(trimmed[:6], "XBL3.0") {
 			t.Fatalf("accepted %q, which Token did not mint", h)
 		}
 	})

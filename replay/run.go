@@ -154,6 +154,13 @@ func (d *Delay) add(took time.Duration, o outcome) {
 	d.took = append(d.took, took)
 }
 
+// serviceTally is a service's result while a run makes its calls, with
+// its calls' delays by priority (priority).
+type serviceTally struct {
+	ServiceResult
+	delays [2]Delay
+}
+
 // priority is the index of e's priority in a [2]Delay: 0 interactive, 1
 // background.
 func priority(e *Event) int {
@@ -295,12 +302,12 @@ func RunEvents(ctx context.Context, ev Events, o Options) (Result, error) {
 		res.BurstLimit, res.SustainLimit = r.Burst, r.Sustain
 	}
 	var mu sync.Mutex
-	services := map[string]*ServiceResult{}
-	// byPriority holds each call's delay once, under its service and
-	// priority (interactive, background); the figures of a service and of
-	// a priority are summed from them at the end (summarize).
-	byPriority := map[string]*[2]Delay{}
-	subscribed := map[[2]string]bool{} // a user and scope the Subscribed client subscribed to
+	// services holds each call's delay once, under its service and
+	// priority; the figures of a service and of a priority are summed
+	// from them at the end (summarize).
+	services := map[string]*serviceTally{}
+	byPriority := [2]*Delay{&res.Interactive, &res.Background} // the pushed calls' zeros
+	subscribed := map[[2]string]bool{}                         // a user and scope the Subscribed client subscribed to
 	n := o.parts()
 	var st *steps
 	if n > 1 || o.OnStep != nil {
@@ -347,11 +354,7 @@ func RunEvents(ctx context.Context, ev Events, o Options) (Result, error) {
 					} else {
 						res.Pushed++
 						res.count(served)
-						if e.Background {
-							res.Background.add(0, served)
-						} else {
-							res.Interactive.add(0, served)
-						}
+						byPriority[priority(e)].add(0, served)
 					}
 					mu.Unlock()
 					if pushed {
@@ -365,11 +368,10 @@ func RunEvents(ctx context.Context, ev Events, o Options) (Result, error) {
 			res.count(outcome)
 			s := services[e.Service]
 			if s == nil {
-				s = &ServiceResult{Service: e.Service}
+				s = &serviceTally{ServiceResult: ServiceResult{Service: e.Service}}
 				services[e.Service] = s
-				byPriority[e.Service] = new([2]Delay)
 			}
-			byPriority[e.Service][priority(e)].add(took, outcome)
+			s.delays[priority(e)].add(took, outcome)
 			if took > 0 {
 				s.Delayed++
 			}
@@ -383,8 +385,12 @@ func RunEvents(ctx context.Context, ev Events, o Options) (Result, error) {
 		if n > 1 {
 			progress = nil
 		}
+		var read *atomic.Int64 // only where the events are released
+		if st != nil && st.release != nil {
+			read = &p.read
+		}
 		p.v.Go(func() {
-			feed(p.ctx, p.v, ev, keep, sum.end, progress, p.r.push, &p.read)
+			feed(p.ctx, p.v, ev, keep, sum.end, progress, p.r.push, read)
 			p.fed.Store(true)
 		})
 		if st != nil {
@@ -415,16 +421,13 @@ func RunEvents(ctx context.Context, ev Events, o Options) (Result, error) {
 			res.Rows = res.Keys[0].Rows
 		}
 	}
-	of := [2][]*Delay{{&res.Interactive}, {&res.Background}} // with the pushed calls' zeros
-	for svc, s := range services {
-		d := byPriority[svc]
-		s.Delay = summarize(&d[0], &d[1])
-		of[0], of[1] = append(of[0], &d[0]), append(of[1], &d[1])
+	of := [2][]*Delay{{byPriority[0]}, {byPriority[1]}}
+	for _, s := range services {
+		s.Delay = summarize(&s.delays[0], &s.delays[1])
+		of[0], of[1] = append(of[0], &s.delays[0]), append(of[1], &s.delays[1])
+		res.Services = append(res.Services, s.ServiceResult)
 	}
 	res.Interactive, res.Background = summarize(of[0]...), summarize(of[1]...)
-	for _, s := range services {
-		res.Services = append(res.Services, *s)
-	}
 	slices.SortFunc(res.Services, func(a, b ServiceResult) int { return strings.Compare(a.Service, b.Service) })
 	return res, ctx.Err()
 }
@@ -530,7 +533,8 @@ func (o *Options) client(base http.RoundTripper) http.RoundTripper {
 
 // feed starts each of the events' calls that keep takes at its virtual
 // time; overlapping events run at the same time.
-// It stores in read how many events it has read for the last time.
+// It stores in read, if not nil, how many events it has read for the last
+// time.
 func feed(ctx context.Context, v *clock.Virtual, ev Events, keep func(*Event) bool, end time.Duration, progress func(done, total time.Duration), start func(*Event), read *atomic.Int64) {
 	sched := newSchedule(ev)
 	sched.keep = keep
@@ -538,7 +542,9 @@ func feed(ctx context.Context, v *clock.Virtual, ev Events, keep func(*Event) bo
 	lastReport := time.Duration(-1)
 	for {
 		e, when, ok := sched.pop()
-		read.Store(int64(sched.next))
+		if read != nil {
+			read.Store(int64(sched.next))
+		}
 		if !ok {
 			break
 		}

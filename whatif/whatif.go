@@ -55,7 +55,6 @@ type Replayer struct {
 	rules  *analyze.Rules
 	before *analyze.Analyzer // nil once Run has begun
 	calls  events            // the calls to replay, at from base (Run makes the first 0)
-	sorted bool              // no call added before the one before it
 	base   time.Time
 	users  map[string]int32 // userhash -> index in xuids
 	xuids  []string         // a XUID of its own in the replay for each user of the trace
@@ -131,13 +130,9 @@ func (r *Replayer) Add(c *analyze.Call) {
 		s.Trace429s++
 	}
 	if r.calls.n == 0 {
-		r.base, r.sorted = c.Time, true
+		r.base = c.Time
 	}
-	at := c.Time.Sub(r.base)
-	if last := r.calls.n - 1; last >= 0 && at < r.calls.chunks[last/eventChunk][last%eventChunk].at {
-		r.sorted = false
-	}
-	r.calls.add(call{at: at, user: u, kind: r.kind(s.Service, c.Method, c.URL)})
+	r.calls.add(call{at: c.Time.Sub(r.base), user: u, kind: r.kind(s.Service, c.Method, c.URL)})
 }
 
 func (r *Replayer) service(scope string) *Service {
@@ -193,8 +188,18 @@ func (e *events) add(c call) {
 	e.n++
 }
 
-// at is when call i is made.
-func (e *events) at(i int) time.Duration { return e.chunks[i/eventChunk][i%eventChunk].at }
+// call returns call i.
+func (e *events) call(i int) call { return e.chunks[i/eventChunk][i%eventChunk] }
+
+// inOrder reports whether the calls are in time order.
+func (e *events) inOrder() bool {
+	for i := 1; i < e.n; i++ {
+		if e.call(i).at < e.call(i-1).at {
+			return false
+		}
+	}
+	return true
+}
 
 // sort puts the calls in time order (stably), through one slice of them
 // all: only calls added out of order need it.
@@ -215,7 +220,7 @@ func (e *events) sort() {
 func (e *events) Len() int { return e.n }
 
 func (e *events) Event(i int) replay.Event {
-	c, r := e.chunks[i/eventChunk][i%eventChunk], e.r
+	c, r := e.call(i), e.r
 	k := r.kinds[c.kind]
 	return replay.Event{At: c.at, Service: k.service, User: r.xuids[c.user], Count: 1, Req: k.req}
 }
@@ -291,10 +296,10 @@ func (r *Replayer) Run(ctx context.Context) (*Result, error) {
 	}
 	ev := &r.calls
 	ev.r = r
-	if !r.sorted {
+	if !ev.inOrder() {
 		ev.sort()
 	}
-	first, last := ev.at(0), ev.at(ev.n-1)
+	first, last := ev.call(0).at, ev.call(ev.n-1).at
 	if last/2-first/2 > replay.MaxSpan/2 { // halves: no overflow
 		return nil, fmt.Errorf("whatif: the traces' calls span more than %v, the longest replay", replay.MaxSpan)
 	}

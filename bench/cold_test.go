@@ -62,3 +62,29 @@ func BenchmarkColdCall(b *testing.B) {
 		b.ReportMetric(float64(took[k].Nanoseconds())/float64(n), c.name+"-ns")
 	}
 }
+
+// BenchmarkAttemptContext is what a per-request context costs warm: the
+// cancellable one a bare call is given where its caller has no deadline,
+// and the transport's attempt in that case, a cancellable context and a
+// 20 s timer that ends it (transport/attempt.go's newAttempt, stopped on
+// release) (BENCHMARKS.md §1b).
+func BenchmarkAttemptContext(b *testing.B) {
+	b.Run("cancel", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			ctx, cancel := context.WithCancel(context.Background())
+			_ = ctx.Done() // as net/http reads it
+			cancel()
+		}
+	})
+	b.Run("attempt-timer", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			ctx, cancel := context.WithCancelCause(context.Background())
+			t := time.AfterFunc(20*time.Second, func() { cancel(context.DeadlineExceeded) })
+			_ = ctx.Done()
+			t.Stop()
+			cancel(context.Canceled)
+		}
+	})
+}

@@ -32,3 +32,57 @@ func FuzzTimeline(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSlidingLogOps runs arbitrary admissions, releases, server syncs,
+// blocks and limit changes on one key's log and checks after each that its
+// ring stays in time order and that the newest time it keeps beside the
+// ring (read by every admission instead of the ring) is the ring's newest.
+// A stale newest would let an admission be recorded before an earlier one
+// and the budget count fewer calls in a window than it holds.
+func FuzzSlidingLogOps(f *testing.F) {
+	f.Add([]byte{0, 10, 0, 10, 1, 0, 2, 50, 0, 3, 3, 0, 4, 7, 0, 0})
+	f.Add([]byte{2, 200, 9, 0, 0, 0, 1, 1, 0, 5, 4, 1, 2, 3})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		if len(ops) > 3*1024 {
+			ops = ops[:3*1024]
+		}
+		var s slidingLog
+		l := Limit{Burst: 3, Sustain: 8}
+		now := t0
+		var slots []int64
+		for i := 0; i+2 < len(ops); i += 3 {
+			op, a, b := ops[i]%6, int(ops[i+1]), int(ops[i+2])
+			now = now.Add(time.Duration(a) * 50 * time.Millisecond)
+			switch op {
+			case 0, 1: // an admission, waiting up to b seconds for its slot
+				if adm := s.Reserve(now, l, time.Duration(a%3)*time.Second, time.Duration(b)*time.Second); adm.Allowed {
+					slots = append(slots, adm.Slot)
+				}
+			case 2: // a booked call not sent
+				if len(slots) > 0 {
+					k := b % len(slots)
+					s.Release(slots[k])
+					slots = append(slots[:k], slots[k+1:]...)
+				}
+			case 3: // the server reports a window's count
+				p := Burst
+				if b%2 == 1 {
+					p = Sustain
+				}
+				s.Sync(now, l, p, a%12, time.Duration(b%300+1)*time.Second)
+			case 4: // a Retry-After
+				s.Block(now.Add(time.Duration(b) * 100 * time.Millisecond))
+			case 5: // the limits change (a learned limit, a share)
+				l = Limit{Burst: a % 6, Sustain: b%12 + 1}
+			}
+			for k := int(s.n); k > 1; k-- {
+				if s.recent(k) > s.recent(k-1) {
+					t.Fatalf("op %d: the ring is out of order at %d: %d after %d", i/3, k, s.recent(k-1), s.recent(k))
+				}
+			}
+			if s.n > 0 && s.newest != s.recent(1) {
+				t.Fatalf("op %d (%d): newest %d, the ring's newest %d", i/3, op, s.newest, s.recent(1))
+			}
+		}
+	})
+}

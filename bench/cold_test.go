@@ -12,6 +12,13 @@ import (
 	"github.com/xblgo/fgrl/transport"
 )
 
+// codeFlag makes BenchmarkColdCall run evictCode between calls too, so
+// that the call's instructions are cold as well as its data.
+var codeFlag = flag.Bool("evictcode", false, "also run a spread of the standard library's code between calls, to evict the instruction cache")
+
+// sink keeps evictCode's result, so that its work is not optimised away.
+var sink int
+
 // evictFlag is how many bytes BenchmarkColdCall writes between calls.
 var evictFlag = flag.Int("evict", 256<<10, "the bytes BenchmarkColdCall writes between calls, to evict the caches")
 
@@ -23,7 +30,10 @@ var evictFlag = flag.Int("evict", 256<<10, "the bytes BenchmarkColdCall writes b
 // times what it costs in process (BENCHMARKS.md §1b); this shows how much
 // of that a cold cache explains, in process, without a network's noise.
 // The contenders take turns call by call; -contenders picks them
-// (base, fgrl, fgrl-deadline, fgrl-nobudget).
+// (base, fgrl, fgrl-deadline, fgrl-nobudget). Writing data leaves the
+// instructions of a small loop in the core's instruction cache, which a
+// round trip through the kernel and net/http does not: -evictcode also
+// runs other code between calls (evictCode).
 func BenchmarkColdCall(b *testing.B) {
 	lim, err := limits.Read(strings.NewReader(`{"rules": [{"service": "profile", "hosts": ["profile.xboxlive.com"], "burst": 100000, "sustain": 100000}]}`))
 	if err != nil {
@@ -47,6 +57,9 @@ func BenchmarkColdCall(b *testing.B) {
 		for k, c := range cs {
 			for i := 0; i < len(evict); i += 64 {
 				evict[i]++
+			}
+			if *codeFlag {
+				sink += evictCode()
 			}
 			start := time.Now()
 			resp, err := c.rt.RoundTrip(c.reqs[n%len(c.reqs)])

@@ -49,7 +49,7 @@ type loopbackContender struct {
 // (go test ... -args -contenders base-deadline,fgrl-deadline): fewer
 // contenders taking turns leave each other less of their memory to
 // evict. Empty: every contender but the extra ones.
-var contendersFlag = flag.String("contenders", "", "the loopback contenders to run, by name, comma-separated (default: all but fgrl-nobudget)")
+var contendersFlag = flag.String("contenders", "", "the loopback contenders to run, by name, comma-separated (default: all but fgrl-nobudget and base-cancel-again)")
 
 // picked reports whether the contender named name runs.
 func picked(name string, extra bool) bool {
@@ -84,6 +84,9 @@ func loopbackContenders(b *testing.B) []loopbackContender {
 	cs := []loopbackContender{
 		{name: "base", rt: base(), reqs: requests(context.Background(), url)},
 		{name: "base-cancel", rt: base(), reqs: requests(context.Background(), url), cancel: true},
+		// base-cancel again, on a transport of its own: the two differ only
+		// by the run's noise, which this measures.
+		{name: "base-cancel-again", rt: base(), reqs: requests(context.Background(), url), cancel: true, extra: true},
 		{name: "base-deadline", rt: base(), reqs: requests(context.Background(), url), deadline: true},
 		{name: "base-timer", rt: base(), reqs: requests(context.Background(), url), cancel: true, timer: true},
 		{name: "fgrl", rt: fgrl(), reqs: requests(context.Background(), url)},
@@ -268,6 +271,7 @@ func reportPaired(b *testing.B, cs []loopbackContender, total []int64, calls int
 	vs := func(a, base string) { report(100*over(a, base)/per[base], a+"-vs-"+base+"-"+kind+"%", a, base) }
 	vs("fgrl", "base-cancel")
 	vs("base-timer", "base-cancel")
+	vs("base-cancel-again", "base-cancel")
 	vs("fgrl-deadline", "base-deadline")
 	vs("fgrl-nobudget", "base-deadline")
 	vs("handbuilt", "base-cancel")

@@ -23,7 +23,6 @@ type slidingLog struct {
 	head    int32
 	n       int32
 	blocked int64    // unix ns before which nothing is admitted
-	newest  int64    // recent(1) while n > 0, kept here so that an admission need not read the ring
 	first   [1]int64 // the ring of a key admitted once, without an allocation
 }
 
@@ -82,7 +81,6 @@ func (s *slidingLog) Release(slot int64) bool {
 	clear(s.times)
 	copy(s.times, all)
 	s.head, s.n = 0, int32(len(all))
-	s.renew()
 	return true
 }
 
@@ -122,9 +120,8 @@ func (s *slidingLog) push(t int64, l Limit) int64 {
 	s.fit(l)
 	c := int32(len(s.times))
 	if s.n > 0 {
-		t = max(t, s.newest)
+		t = max(t, s.recent(1))
 	}
-	s.newest = t
 	if s.n < c {
 		s.times[(s.head+s.n)%c] = t
 		s.n++
@@ -212,14 +209,6 @@ func (s *slidingLog) Sync(now time.Time, l Limit, p Period, used int, reset time
 	all = all[max(0, len(all)-len(s.times)):]
 	copy(s.times, all)
 	s.head, s.n = 0, int32(len(all))
-	s.renew()
-}
-
-// renew sets newest from the ring, after a change other than push.
-func (s *slidingLog) renew() {
-	if s.n > 0 {
-		s.newest = s.recent(1)
-	}
 }
 
 // Snapshot describes the budget at now for l.
@@ -260,12 +249,12 @@ func (s *slidingLog) window(t int64, limit int, span int64) WindowState {
 // idle reports whether nothing recorded can affect a decision at t or later,
 // for any margin up to a sustain period.
 func (s *slidingLog) idle(t int64) bool {
-	return s.blocked <= t && (s.n == 0 || s.newest+2*int64(SustainPeriod) <= t)
+	return s.blocked <= t && (s.n == 0 || s.recent(1)+2*int64(SustainPeriod) <= t)
 }
 
 func (s *slidingLog) last() int64 {
 	if s.n == 0 {
 		return s.blocked
 	}
-	return max(s.newest, s.blocked)
+	return max(s.recent(1), s.blocked)
 }

@@ -26,13 +26,20 @@ import (
 // maxRTAAllSubs of all connections), maxRTAConns connections
 // (the next upgrade is answered 503), rtaOutbox messages waiting for a
 // reader (a reader that falls further behind is dropped), rtaWriteTimeout
-// for one message to be written, rtaPing between pings of an idle peer.
+// for one message to be written, rtaPing between pings of an idle peer,
+// rtaLifetime for a connection.
 
 // More bounds of a connection.
 const (
 	rtaOutbox       = 256
 	rtaWriteTimeout = 10 * time.Second
 	rtaPing         = time.Minute
+	// rtaLifetime is how long the service keeps a connection: "RTA v2 has
+	// a lifetime of 2 hours. After 2 hours RTA service will disconnect the
+	// title" (XSAPI, Source/Services/RealTimeActivityManager/
+	// real_time_activity_connection.cpp, which renews its connection
+	// after 90 minutes for that reason).
+	rtaLifetime = 2 * time.Hour
 )
 
 // rtaHub is the connections open, safe for concurrent use. A nil hub
@@ -116,15 +123,18 @@ func (h *Handler) serveRTA(x *exchange) {
 	x.sw.status = http.StatusSwitchingProtocols
 	ws.SetReadLimit(maxRTAMessage)
 	c.ws = ws
+	// The service ends a connection after its lifetime (rtaLifetime), or
+	// sooner when its token expires: "When the authentication token for a
+	// user expires, the session is terminated by the service" (Microsoft's
+	// RTA best practices): the second after its NotAfter on the mock's
+	// clock. Both are timed from now (a clock that Config.Now moves by
+	// hand does not fire them).
+	life := rtaLifetime
 	if id.expires != neverExpires {
-		// "When the authentication token for a user expires, the session
-		// is terminated by the service" (Microsoft's RTA best
-		// practices): the second after its NotAfter on the mock's clock,
-		// timed from now (a clock that Config.Now moves by hand does not
-		// fire it).
-		end := time.AfterFunc(time.Unix(id.expires, 0).Add(time.Second).Sub(h.cfg.now()), c.close)
-		defer end.Stop()
+		life = min(life, time.Unix(id.expires, 0).Add(time.Second).Sub(h.cfg.now()))
 	}
+	end := time.AfterFunc(life, c.close)
+	defer end.Stop()
 	var wg sync.WaitGroup
 	wg.Go(func() { c.writeLoop(ctx) })
 	c.readLoop(ctx)

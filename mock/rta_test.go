@@ -396,3 +396,47 @@ func TestRTAConnectionEndsWhenItsTokenExpires(t *testing.T) {
 		}
 	})
 }
+
+// TestRTAConnectionEndsAfterItsLifetime: the mock ends an RTA connection
+// two hours after it opened, as the service does ("RTA v2 has a lifetime
+// of 2 hours", XSAPI real_time_activity_connection.cpp, which renews its
+// connection after 90 minutes for that reason), even with a token that
+// never expires and a peer that answers every ping; a minute before, it
+// still serves. Before, it served for ever.
+func TestRTAConnectionEndsAfterItsLifetime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := rtaHandler(t)
+		hc := pipeServer(t, h)
+		ws := dialRTA(t, hc, xuid1)
+		if code, _, _ := subscribe(t, ws, 1, devicesURI(xuid2)); code != 0 {
+			t.Fatalf("subscribe: code %d, want 0", code)
+		}
+		opened := time.Now()
+		ended := make(chan time.Time, 1)
+		go func() { // reads all the while, so the mock's pings are answered
+			for {
+				if _, _, err := ws.Read(context.Background()); err != nil {
+					ended <- time.Now()
+					return
+				}
+			}
+		}()
+		time.Sleep(rtaLifetime - time.Minute)
+		synctest.Wait()
+		select {
+		case at := <-ended:
+			t.Fatalf("the connection ended after %v, want it open until %v", at.Sub(opened), rtaLifetime)
+		default:
+		}
+		time.Sleep(2 * time.Minute)
+		synctest.Wait()
+		select {
+		case at := <-ended:
+			if d := at.Sub(opened); d != rtaLifetime {
+				t.Errorf("the connection ended after %v, want %v", d, rtaLifetime)
+			}
+		default:
+			t.Fatalf("the connection is open after %v, want it ended at %v", time.Since(opened), rtaLifetime)
+		}
+	})
+}

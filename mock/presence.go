@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -20,7 +21,8 @@ import (
 // Minecraft trace; XSAPI presence_service.cpp and published clients such
 // as df-mc/go-xsapi schedule their next write by it). A title that stops
 // writing goes offline: an Online record not renewed within twice that
-// (heartbeatExpiry) reads as Offline, last seen at its last write. A user
+// (heartbeatExpiry) reads as Offline, last seen at its last write, and
+// RTA subscribers hear it go offline then (presenceLapses). A user
 // with no record is Offline, last seen in the most recent title of their
 // title history (none for a user who has played nothing).
 //
@@ -263,6 +265,8 @@ func (s presenceService) serveSetUserState(c *call) {
 // setCloak cloaks or uncloaks xuid's presence, and tells RTA subscribers
 // what changed of it as others see it.
 func (w *world) setCloak(xuid string, cloak bool) {
+	w.lapses.mu.Lock()
+	defer w.lapses.mu.Unlock()
 	before := w.presenceOf(xuid)
 	w.state.mu.Lock()
 	rec, ok := w.state.presence.get(xuid)
@@ -284,6 +288,8 @@ func (w *world) setCloak(xuid string, cloak bool) {
 // tells RTA subscribers what changed of it as others see it (presenceOf:
 // nothing behind a cloak).
 func (w *world) storePresence(rec presenceRecord) {
+	w.lapses.mu.Lock()
+	defer w.lapses.mu.Unlock()
 	before := w.presenceOf(rec.XUID)
 	b, _ := json.Marshal(rec) // its size as stored
 	w.state.mu.Lock()
@@ -293,4 +299,70 @@ func (w *world) storePresence(rec presenceRecord) {
 	w.state.presence.put(rec.XUID, rec, int64(len(b)))
 	w.state.mu.Unlock()
 	w.rta.presenceChanged(rec.XUID, before, w.presenceOf(rec.XUID))
+	w.timeLapse(rec)
+}
+
+// presenceLapses times the lapse of each Online record (heartbeatExpiry
+// after its title's last write), so that RTA subscribers hear the user go
+// offline ("Scarlett:false", "Ended:TITLE") when a title stops writing, as
+// when it clears its presence. At most as many records as the state holds
+// are timed at once; past that a lapse is read (presenceOf) but not
+// pushed. mu also serialises every change of presence with the events it
+// publishes, so that subscribers hear a user's changes in the order they
+// were made.
+type presenceLapses struct {
+	mu     sync.Mutex
+	timers map[string]*presenceLapse // by XUID
+}
+
+// presenceLapse is one record's timer.
+type presenceLapse struct{ t *time.Timer }
+
+// timeLapse times rec's lapse when it is Online, in place of the timer of
+// the record before it. The caller holds lapses.mu.
+func (w *world) timeLapse(rec presenceRecord) {
+	if old := w.lapses.timers[rec.XUID]; old != nil {
+		old.t.Stop()
+		delete(w.lapses.timers, rec.XUID)
+	}
+	if w.rta == nil || rec.State != "Online" || len(rec.Devices) == 0 || len(rec.Devices[0].Titles) == 0 ||
+		len(w.lapses.timers) >= w.state.presence.maxEntries {
+		return
+	}
+	at, err := time.Parse(time.RFC3339, rec.Devices[0].Titles[0].LastModified)
+	if err != nil {
+		return
+	}
+	if w.lapses.timers == nil {
+		w.lapses.timers = map[string]*presenceLapse{}
+	}
+	l := &presenceLapse{}
+	// The second after the record reads as lapsed (presenceOf), on the
+	// mock's clock, timed from now (a clock that Config.Now moves by hand
+	// does not fire it). The callback waits for lapses.mu, held until l.t
+	// is set.
+	l.t = time.AfterFunc(at.Add(heartbeatExpiry+time.Second).Sub(w.now()), func() { w.lapse(rec.XUID, l) })
+	w.lapses.timers[rec.XUID] = l
+}
+
+// lapse tells RTA subscribers that xuid's record, timed by l, lapsed,
+// unless a later change of their presence came first.
+func (w *world) lapse(xuid string, l *presenceLapse) {
+	w.lapses.mu.Lock()
+	defer w.lapses.mu.Unlock()
+	if w.lapses.timers[xuid] != l {
+		return // replaced by a later write
+	}
+	delete(w.lapses.timers, xuid)
+	w.state.mu.Lock()
+	p, ok := w.state.presence.get(xuid)
+	w.state.mu.Unlock()
+	if !ok || p.State != "Online" {
+		return // cleared or forgotten (a reset) since
+	}
+	before := p // as others saw it
+	if p.Cloaked {
+		before = presenceRecord{XUID: xuid, State: "Offline"}
+	}
+	w.rta.presenceChanged(xuid, before, w.presenceOf(xuid))
 }

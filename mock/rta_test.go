@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -437,6 +438,122 @@ func TestRTAConnectionEndsAfterItsLifetime(t *testing.T) {
 			}
 		default:
 			t.Fatalf("the connection is open after %v, want it ended at %v", time.Since(opened), rtaLifetime)
+		}
+	})
+}
+
+// TestRTAPresenceLapsePushed: a title that stops writing its presence
+// lapses heartbeatExpiry after its last write (presenceOf reads it
+// Offline), and the friend subscribed to its devices and title hears it
+// then, "Scarlett:false" and "Ended:TITLE", as when it clears its presence;
+// a title that writes again within X-Heartbeat-After does not lapse; one
+// that comes back after a lapse is heard coming online again. Before, the
+// lapse was read by a get but pushed to no subscriber.
+func TestRTAPresenceLapsePushed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := rtaHandler(t)
+		ws := dialRTA(t, pipeServer(t, h), xuid1)
+		subscribe(t, ws, 1, devicesURI(xuid2))
+		subscribe(t, ws, 2, "https://userpresence.xboxlive.com/users/xuid("+xuid2+")/titles/"+title1)
+		events := make(chan string, 16)
+		go func() {
+			for {
+				_, b, err := ws.Read(context.Background())
+				if err != nil {
+					close(events)
+					return
+				}
+				var a []json.RawMessage
+				json.Unmarshal(b, &a)
+				if len(a) == 3 {
+					events <- string(a[2])
+				}
+			}
+		}()
+		heard := func() []string {
+			synctest.Wait()
+			var got []string
+			for {
+				select {
+				case e := <-events:
+					got = append(got, e)
+				default:
+					return got
+				}
+			}
+		}
+		set := func() {
+			do(t, h, "POST", "https://userpresence.xboxlive.com/users/me/devices/current/titles/current", Token(xuid2, title1), `{"state":"active"}`)
+		}
+		online := []string{`"Scarlett:true"`, `"Started:` + title1 + `"`}
+		offline := []string{`"Scarlett:false"`, `"Ended:` + title1 + `"`}
+		set()
+		if diff := cmp.Diff(online, heard()); diff != "" {
+			t.Fatalf("events after a presence set (-want +got):\n%s", diff)
+		}
+		for range 3 { // heartbeats, as XSAPI writes them: no lapse
+			time.Sleep(heartbeatAfter * time.Second)
+			set()
+		}
+		if got := heard(); len(got) != 0 {
+			t.Fatalf("events while the title writes every X-Heartbeat-After: %q, want none", got)
+		}
+		time.Sleep(heartbeatExpiry - time.Minute)
+		if got := heard(); len(got) != 0 {
+			t.Fatalf("events a minute before the lapse: %q, want none", got)
+		}
+		if s := h.world.presenceOf(xuid2).State; s != "Online" {
+			t.Fatalf("presence a minute before the lapse: %s", s)
+		}
+		time.Sleep(2 * time.Minute)
+		if diff := cmp.Diff(offline, heard()); diff != "" {
+			t.Errorf("events after the lapse (-want +got):\n%s", diff)
+		}
+		if s := h.world.presenceOf(xuid2).State; s != "Offline" {
+			t.Errorf("presence after the lapse: %s, want Offline", s)
+		}
+		set()
+		if diff := cmp.Diff(online, heard()); diff != "" {
+			t.Errorf("events when the title writes again (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// TestRTAPresenceLapsesBounded: the lapse timers are bounded by the
+// presence records the state holds (1,024 with a small MaxKeys), however
+// many users write their presence; a user cleared or written again
+// replaces their own timer instead of adding one.
+func TestRTAPresenceLapsesBounded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := Must(New(Config{World: rtaWorld(), MaxKeys: 8}))
+		limit := h.world.state.presence.maxEntries
+		for i := range limit + 500 {
+			x := strconv.Itoa(2533274790100000 + i)
+			do(t, h, "POST", "https://userpresence.xboxlive.com/users/me/devices/current/titles/current", Token(x, title1), `{"state":"active"}`)
+			if i%2 == 0 {
+				do(t, h, "POST", "https://userpresence.xboxlive.com/users/me/devices/current/titles/current", Token(x, title1), `{"state":"active"}`)
+			}
+		}
+		h.world.lapses.mu.Lock()
+		n := len(h.world.lapses.timers)
+		h.world.lapses.mu.Unlock()
+		if n > limit {
+			t.Errorf("%d lapse timers, want at most %d", n, limit)
+		}
+		do(t, h, "DELETE", "https://userpresence.xboxlive.com/users/me/devices/current/titles/current", Token("2533274790100000", title1), "")
+		h.world.lapses.mu.Lock()
+		_, still := h.world.lapses.timers["2533274790100000"]
+		h.world.lapses.mu.Unlock()
+		if still {
+			t.Error("a cleared user's lapse is still timed")
+		}
+		time.Sleep(heartbeatExpiry + 2*time.Second)
+		synctest.Wait()
+		h.world.lapses.mu.Lock()
+		n = len(h.world.lapses.timers)
+		h.world.lapses.mu.Unlock()
+		if n != 0 {
+			t.Errorf("%d lapse timers after every record lapsed, want 0", n)
 		}
 	})
 }

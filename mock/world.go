@@ -109,6 +109,8 @@ type world struct {
 	// rta is the RTA service's hub, told of every change (rtaevents.go);
 	// nil tells none.
 	rta *rtaHub
+	// lapses times each Online presence record's lapse (presence.go).
+	lapses presenceLapses
 }
 
 // newWorld returns the world seeded with w (checked), its state bounded by

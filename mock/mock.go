@@ -176,11 +176,14 @@ func (h *Handler) SetWorld(w World) error {
 	if err := w.check(); err != nil {
 		return err
 	}
+	h.world.lapses.mu.Lock() // no presence change between the snapshot and the events
+	defer h.world.lapses.mu.Unlock()
 	before := h.rta.snapshot()
 	h.world.mu.Lock()
 	h.world.ix.Store(indexWorld(w, len(w.Accounts) > 0))
 	h.world.resetState()
 	h.world.mu.Unlock()
+	h.world.stopLapses()
 	h.rta.worldChanged(before)
 	return nil
 }
@@ -199,10 +202,13 @@ func (h *Handler) World() World {
 // presence, sessions and progress from then on are dropped. FGRL's counts
 // are not touched (ResetCounts resets them).
 func (h *Handler) ResetWorld() {
+	h.world.lapses.mu.Lock() // no presence change between the snapshot and the events
+	defer h.world.lapses.mu.Unlock()
 	before := h.rta.snapshot()
 	h.world.mu.Lock()
 	h.world.resetState()
 	h.world.mu.Unlock()
+	h.world.stopLapses()
 	h.rta.worldChanged(before)
 }
 

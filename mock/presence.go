@@ -100,6 +100,12 @@ func (w *world) presenceOf(xuid string) presenceRecord {
 	w.state.mu.Lock()
 	p, ok := w.state.presence.get(xuid)
 	w.state.mu.Unlock()
+	return w.seen(xuid, p, ok)
+}
+
+// seen is xuid's presence as a get reads it, from their stored record p
+// (ok: there is one).
+func (w *world) seen(xuid string, p presenceRecord, ok bool) presenceRecord {
 	if ok && p.Cloaked {
 		return presenceRecord{XUID: xuid, State: "Offline"}
 	}
@@ -282,6 +288,7 @@ func (w *world) setCloak(xuid string, cloak bool) {
 	w.state.presence.put(xuid, rec, int64(len(b)))
 	w.state.mu.Unlock()
 	w.rta.presenceChanged(xuid, before, w.presenceOf(xuid))
+	w.forgetEvicted()
 }
 
 // storePresence records rec, the user's cloak as it was (setCloak), and
@@ -300,6 +307,38 @@ func (w *world) storePresence(rec presenceRecord) {
 	w.state.mu.Unlock()
 	w.rta.presenceChanged(rec.XUID, before, w.presenceOf(rec.XUID))
 	w.timeLapse(rec)
+	w.forgetEvicted()
+}
+
+// forgetEvicted tells RTA subscribers of each record the state evicted to
+// make room for the change just made: a get reads its user as if they had
+// no record (presenceOf), so they hear that, and its lapse is no longer
+// timed. The caller holds lapses.mu.
+func (w *world) forgetEvicted() {
+	w.state.mu.Lock()
+	gone := w.evicted
+	w.evicted = nil
+	w.state.mu.Unlock()
+	for _, p := range gone {
+		w.stopLapse(p.XUID)
+		w.rta.presenceChanged(p.XUID, w.seen(p.XUID, p, true), w.presenceOf(p.XUID))
+	}
+}
+
+// stopLapse stops timing xuid's lapse. The caller holds lapses.mu.
+func (w *world) stopLapse(xuid string) {
+	if l := w.lapses.timers[xuid]; l != nil {
+		l.t.Stop()
+		delete(w.lapses.timers, xuid)
+	}
+}
+
+// stopLapses stops timing every lapse, the records gone (SetWorld,
+// ResetWorld). The caller holds lapses.mu.
+func (w *world) stopLapses() {
+	for x := range w.lapses.timers {
+		w.stopLapse(x)
+	}
 }
 
 // presenceLapses times the lapse of each Online record (heartbeatExpiry
@@ -309,7 +348,9 @@ func (w *world) storePresence(rec presenceRecord) {
 // are timed at once; past that a lapse is read (presenceOf) but not
 // pushed. mu also serialises every change of presence with the events it
 // publishes, so that subscribers hear a user's changes in the order they
-// were made.
+// were made. The timers are those of records the state holds (an evicted
+// record's is stopped, forgetEvicted; a reset stops them all), each a
+// timer and its XUID: a few hundred bytes against the record's own.
 type presenceLapses struct {
 	mu     sync.Mutex
 	timers map[string]*presenceLapse // by XUID
@@ -321,10 +362,7 @@ type presenceLapse struct{ t *time.Timer }
 // timeLapse times rec's lapse when it is Online, in place of the timer of
 // the record before it. The caller holds lapses.mu.
 func (w *world) timeLapse(rec presenceRecord) {
-	if old := w.lapses.timers[rec.XUID]; old != nil {
-		old.t.Stop()
-		delete(w.lapses.timers, rec.XUID)
-	}
+	w.stopLapse(rec.XUID)
 	if w.rta == nil || rec.State != "Online" || len(rec.Devices) == 0 || len(rec.Devices[0].Titles) == 0 ||
 		len(w.lapses.timers) >= w.state.presence.maxEntries {
 		return
@@ -336,13 +374,13 @@ func (w *world) timeLapse(rec presenceRecord) {
 	if w.lapses.timers == nil {
 		w.lapses.timers = map[string]*presenceLapse{}
 	}
-	l := &presenceLapse{}
+	xuid, l := rec.XUID, &presenceLapse{}
 	// The second after the record reads as lapsed (presenceOf), on the
 	// mock's clock, timed from now (a clock that Config.Now moves by hand
 	// does not fire it). The callback waits for lapses.mu, held until l.t
 	// is set.
-	l.t = time.AfterFunc(at.Add(heartbeatExpiry+time.Second).Sub(w.now()), func() { w.lapse(rec.XUID, l) })
-	w.lapses.timers[rec.XUID] = l
+	l.t = time.AfterFunc(at.Add(heartbeatExpiry+time.Second).Sub(w.now()), func() { w.lapse(xuid, l) })
+	w.lapses.timers[xuid] = l
 }
 
 // lapse tells RTA subscribers that xuid's record, timed by l, lapsed,
@@ -358,7 +396,7 @@ func (w *world) lapse(xuid string, l *presenceLapse) {
 	p, ok := w.state.presence.get(xuid)
 	w.state.mu.Unlock()
 	if !ok || p.State != "Online" {
-		return // cleared or forgotten (a reset) since
+		return // cleared since (an eviction or a reset stops the timer)
 	}
 	before := p // as others saw it
 	if p.Cloaked {

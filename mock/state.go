@@ -42,6 +42,9 @@ type boundedMap[V any] struct {
 	maxEntries int
 	maxBytes   int64
 	bytes      int64
+	// onEvict, when set, is called with each entry put evicts to make
+	// room (not one it replaces, nor those clearAll drops).
+	onEvict func(k string, v V)
 }
 
 type entry[V any] struct {
@@ -67,11 +70,14 @@ func (b *boundedMap[V]) put(k string, v V, size int64) bool {
 		return false
 	}
 	b.delete(k)
-	for k2 := range b.m {
+	for k2, e := range b.m {
 		if len(b.m) < b.maxEntries && b.bytes+size <= b.maxBytes {
 			break
 		}
 		b.delete(k2)
+		if b.onEvict != nil {
+			b.onEvict(k2, e.v)
+		}
 	}
 	b.m[k] = entry[V]{v, size}
 	b.bytes += size

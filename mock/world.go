@@ -111,12 +111,17 @@ type world struct {
 	rta *rtaHub
 	// lapses times each Online presence record's lapse (presence.go).
 	lapses presenceLapses
+	// evicted are the presence records the state evicted in the change
+	// under way (state.mu), told to RTA subscribers once it is made
+	// (forgetEvicted).
+	evicted []presenceRecord
 }
 
 // newWorld returns the world seeded with w (checked), its state bounded by
 // s.
 func newWorld(w World, s *state, now func() time.Time, scids map[string]string, signInTitle string) *world {
 	wd := &world{state: s, now: now, scids: scids, signInTitle: signInTitle}
+	s.presence.onEvict = func(_ string, p presenceRecord) { wd.evicted = append(wd.evicted, p) }
 	wd.ix.Store(indexWorld(w, len(w.Accounts) > 0))
 	return wd
 }

@@ -1,0 +1,248 @@
+package mock
+
+import (
+	"context"
+	"encoding/json"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+const lapseSet = "https://userpresence.xboxlive.com/users/me/devices/current/titles/current"
+
+// lapseEvents reads ws's events (the data of 3-element messages) into a channel.
+func lapseEvents(ws *websocket.Conn) chan string {
+	events := make(chan string, 64)
+	go func() {
+		for {
+			_, b, err := ws.Read(context.Background())
+			if err != nil {
+				close(events)
+				return
+			}
+			var a []json.RawMessage
+			json.Unmarshal(b, &a)
+			if len(a) == 3 {
+				events <- string(a[2])
+			}
+		}
+	}()
+	return events
+}
+
+func lapseDrain(events chan string) []string {
+	var got []string
+	for {
+		select {
+		case e, ok := <-events:
+			if !ok {
+				return got
+			}
+			got = append(got, e)
+		default:
+			return got
+		}
+	}
+}
+
+// largestPresence is a set whose rich presence is as large as the service takes
+// (a 256-byte id, 20 params of 256 bytes): about 5.4 KB rendered.
+func largestPresence(title string) string {
+	params := make([]string, maxPresenceParams)
+	for i := range params {
+		params[i] = `"` + strings.Repeat("p", maxPresenceID) + `"`
+	}
+	return `{"state":"active","activity":{"richPresence":{"id":"` + strings.Repeat("i", maxPresenceID) +
+		`","scid":"` + SCID(title) + `","params":[` + strings.Join(params, ",") + `]}}}`
+}
+
+// Attack: lapse timers outlive the bounded state and each holds its whole
+// record (the closure captures rec), so MaxStateBytes does not bound them.
+// The control is the same writes to a mock whose world has no RTA hub
+// (timeLapse then times nothing).
+// TestRTALapseTimersHoldNoRecord: 3,000 users setting the largest
+// presence a set takes, to a mock whose presence state holds 64 KiB, leave
+// as many lapse timers as records held (an evicted record's timer is
+// stopped) and no more memory than the state's bound. Before, each timer
+// kept its whole record past its eviction: 19.8 MB for 3,000.
+func TestRTALapseTimersHoldNoRecord(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		grow := func(timed bool) (int64, int, int64) {
+			h := Must(New(Config{World: rtaWorld(), MaxStateBytes: 256 << 10})) // presence: 64 KiB
+			if !timed {
+				h.world.rta = nil
+			}
+			body := largestPresence(title1)
+			var ms runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&ms)
+			before := ms.HeapAlloc
+			const n = 3000
+			for i := range n {
+				x := strconv.Itoa(2533274790200000 + i)
+				if r := do(t, h, "POST", lapseSet, Token(x, title1), body); r.status != 200 {
+					t.Fatalf("set %d: %d %s", i, r.status, r.body)
+				}
+			}
+			runtime.GC()
+			runtime.ReadMemStats(&ms)
+			h.world.lapses.mu.Lock()
+			timers := len(h.world.lapses.timers)
+			h.world.lapses.mu.Unlock()
+			budget := h.world.state.presence.maxBytes
+			runtime.KeepAlive(h)
+			return int64(ms.HeapAlloc) - int64(before), timers, budget
+		}
+		control, _, _ := grow(false)
+		grown, timers, budget := grow(true)
+		held := grown - control
+		t.Logf("heap grown %d bytes with %d lapse timers, %d without: the timers hold %d (the presence state's bound: %d)", grown, timers, control, held, budget)
+		if held > 4*budget {
+			t.Errorf("%d lapse timers hold %d bytes after 3000 presence writes, over 4x the presence state's byte bound (%d)", timers, held, budget)
+		}
+	})
+}
+
+// Attack: stale timers (users whose records ResetWorld dropped) keep their
+// slots, so a user online after the reset gets no timer: a subscriber
+// never hears their lapse, though the state holds one record.
+// TestRTALapseAfterResetWorld: ResetWorld stops every lapse timer with
+// the records, so a user written after it is timed and their lapse pushed.
+// Before, the old timers kept their slots (1,024 with a small MaxKeys) and
+// the new user's lapse was never pushed.
+func TestRTALapseAfterResetWorld(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := Must(New(Config{World: rtaWorld(), MaxKeys: 8})) // 1,024 presence records
+		limit := h.world.state.presence.maxEntries
+		for i := range limit {
+			x := strconv.Itoa(2533274790100000 + i)
+			do(t, h, "POST", lapseSet, Token(x, title1), `{"state":"active"}`)
+		}
+		h.ResetWorld() // every record dropped; the timers stay
+		ws := dialRTA(t, pipeServer(t, h), xuid1)
+		subscribe(t, ws, 1, devicesURI(xuid2))
+		events := lapseEvents(ws)
+		do(t, h, "POST", lapseSet, Token(xuid2, title1), `{"state":"active"}`)
+		synctest.Wait()
+		if got := lapseDrain(events); len(got) != 1 || got[0] != `"Scarlett:true"` {
+			t.Fatalf("events after the set: %q", got)
+		}
+		time.Sleep(heartbeatExpiry + 2*time.Second)
+		synctest.Wait()
+		if s := h.world.presenceOf(xuid2).State; s != "Offline" {
+			t.Fatalf("presence after the lapse: %s", s)
+		}
+		if got := lapseDrain(events); len(got) != 1 || got[0] != `"Scarlett:false"` {
+			t.Errorf("events after xuid2's record lapsed (a get reads Offline; the state holds 1 record): %q, want [\"Scarlett:false\"]", got)
+		}
+	})
+}
+
+// Attack: a record evicted from the bounded state reads Offline at once;
+// its lapse timer finds it gone and pushes nothing, so the subscriber is
+// left hearing it Online for ever.
+// TestRTAEvictedPresencePushed: a record the bounded state evicts reads
+// as no record (Offline) at once, and subscribers hear that then; before,
+// they were never told, and the subscriber last heard "Scarlett:true".
+func TestRTAEvictedPresencePushed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := Must(New(Config{World: rtaWorld(), MaxStateBytes: 256 << 10})) // presence: 64 KiB
+		ws := dialRTA(t, pipeServer(t, h), xuid1)
+		subscribe(t, ws, 1, devicesURI(xuid2))
+		events := lapseEvents(ws)
+		do(t, h, "POST", lapseSet, Token(xuid2, title1), `{"state":"active"}`)
+		synctest.Wait()
+		if got := lapseDrain(events); len(got) != 1 || got[0] != `"Scarlett:true"` {
+			t.Fatalf("events after the set: %q", got)
+		}
+		body := largestPresence(title1)
+		for i := 0; ; i++ {
+			h.world.state.mu.Lock()
+			_, kept := h.world.state.presence.get(xuid2)
+			h.world.state.mu.Unlock()
+			if !kept {
+				break
+			}
+			if i == 5000 {
+				t.Fatal("xuid2 never evicted")
+			}
+			do(t, h, "POST", lapseSet, Token(strconv.Itoa(2533274790300000+i), title1), body)
+		}
+		time.Sleep(heartbeatExpiry + 2*time.Second)
+		synctest.Wait()
+		if s := h.world.presenceOf(xuid2).State; s != "Offline" {
+			t.Fatalf("presence: %s", s)
+		}
+		var heard []string
+		for _, e := range lapseDrain(events) {
+			if strings.HasPrefix(e, `"Scarlett:`) {
+				heard = append(heard, e)
+			}
+		}
+		if len(heard) == 0 || heard[len(heard)-1] != `"Scarlett:false"` {
+			t.Errorf("device events after xuid2's record was evicted and its lapse passed (a get reads Offline): %q; the subscriber last heard Scarlett:true", heard)
+		}
+	})
+}
+
+// Attack: ResetWorld is not serialised with presence writes (it takes no
+// lapses.mu): a write between its snapshot (xuid2 Offline) and its reset
+// is published (Scarlett:true) and then dropped by the reset; worldChanged
+// compares Offline with Offline and publishes nothing, and the lapse timer
+// then finds no record. The subscriber hears Online for ever while a get
+// reads Offline. The interleaving is forced by holding world.mu, which
+// ResetWorld takes between its snapshot and its reset.
+
+// TestRTAResetWorldOrderedWithWrites: ResetWorld takes the lock every
+// presence change takes, so a write cannot fall between a reset's snapshot
+// and its events. The test holds the world's own lock, which ResetWorld
+// takes after its snapshot, so the reset stops there; a write then waits
+// for the reset instead of landing in between, and afterwards the
+// subscriber's last device event says what a get reads. Before, the write
+// landed between them, the reset dropped it unheard, and the subscriber
+// heard "Online" for good (a helper's attack).
+func TestRTAResetWorldOrderedWithWrites(t *testing.T) {
+	h := rtaHandler(t)
+	ws := dialRTA(t, pipeServer(t, h), xuid1)
+	subscribe(t, ws, 1, devicesURI(xuid2))
+	events := lapseEvents(ws)
+	h.world.mu.Lock()
+	reset := make(chan struct{})
+	go func() { defer close(reset); h.ResetWorld() }()
+	for h.world.lapses.mu.TryLock() { // until the reset holds it (and then waits for world.mu)
+		h.world.lapses.mu.Unlock()
+		time.Sleep(time.Millisecond)
+	}
+	wrote := make(chan struct{})
+	go func() {
+		defer close(wrote)
+		do(t, h, "POST", lapseSet, Token(xuid2, title1), `{"state":"active"}`)
+	}()
+	select {
+	case <-wrote:
+		t.Error("a presence write was made in the middle of ResetWorld, between its snapshot and its events")
+	case <-time.After(100 * time.Millisecond):
+	}
+	h.world.mu.Unlock()
+	<-reset
+	<-wrote
+	last := ""
+	for quiet := false; !quiet; {
+		select {
+		case e := <-events:
+			if strings.HasPrefix(e, `"Scarlett:`) {
+				last = e
+			}
+		case <-time.After(100 * time.Millisecond):
+			quiet = true
+		}
+	}
+	if got := h.world.presenceOf(xuid2).State; got != "Online" || last != `"Scarlett:true"` {
+		t.Errorf("after the reset and the write: a get reads %s, the subscriber last heard %q; want Online and \"Scarlett:true\"", got, last)
+	}
+}

@@ -273,7 +273,7 @@ func (s presenceService) serveSetUserState(c *call) {
 func (w *world) setCloak(xuid string, cloak bool) {
 	w.lapses.mu.Lock()
 	defer w.lapses.mu.Unlock()
-	before := w.presenceOf(xuid)
+	before := w.toldOf(xuid)
 	w.state.mu.Lock()
 	rec, ok := w.state.presence.get(xuid)
 	if !ok && !cloak {
@@ -297,7 +297,7 @@ func (w *world) setCloak(xuid string, cloak bool) {
 func (w *world) storePresence(rec presenceRecord) {
 	w.lapses.mu.Lock()
 	defer w.lapses.mu.Unlock()
-	before := w.presenceOf(rec.XUID)
+	before := w.toldOf(rec.XUID)
 	b, _ := json.Marshal(rec) // its size as stored
 	w.state.mu.Lock()
 	if old, ok := w.state.presence.get(rec.XUID); ok {
@@ -306,8 +306,31 @@ func (w *world) storePresence(rec presenceRecord) {
 	w.state.presence.put(rec.XUID, rec, int64(len(b)))
 	w.state.mu.Unlock()
 	w.rta.presenceChanged(rec.XUID, before, w.presenceOf(rec.XUID))
+	w.forgetEvicted() // first: an evicted record's timer frees its slot
 	w.timeLapse(rec)
-	w.forgetEvicted()
+}
+
+// toldOf is xuid's presence as RTA subscribers were last told it: as a
+// get reads it (presenceOf), but a record whose lapse is still timed is
+// not lapsed yet (the timer fires the second after a get reads it
+// lapsed; a clock that Config.Now moves by hand never fires it), so that
+// a change in between still tells them it ended. The caller holds
+// lapses.mu.
+func (w *world) toldOf(xuid string) presenceRecord {
+	w.state.mu.Lock()
+	p, ok := w.state.presence.get(xuid)
+	w.state.mu.Unlock()
+	_, timed := w.lapses.timers[xuid]
+	return w.told(xuid, p, ok, timed)
+}
+
+// told is toldOf of the record p (ok: there is one), its lapse timed or
+// not.
+func (w *world) told(xuid string, p presenceRecord, ok, timed bool) presenceRecord {
+	if ok && timed && !p.Cloaked {
+		return p
+	}
+	return w.seen(xuid, p, ok)
 }
 
 // forgetEvicted tells RTA subscribers of each record the state evicted to
@@ -320,8 +343,9 @@ func (w *world) forgetEvicted() {
 	w.evicted = nil
 	w.state.mu.Unlock()
 	for _, p := range gone {
+		_, timed := w.lapses.timers[p.XUID]
 		w.stopLapse(p.XUID)
-		w.rta.presenceChanged(p.XUID, w.seen(p.XUID, p, true), w.presenceOf(p.XUID))
+		w.rta.presenceChanged(p.XUID, w.told(p.XUID, p, true, timed), w.presenceOf(p.XUID))
 	}
 }
 

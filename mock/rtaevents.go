@@ -117,7 +117,8 @@ type rtaSnapshot struct {
 	relations map[string]map[string]bool
 }
 
-// snapshot reads what the subscribers follow now.
+// snapshot reads what the subscribers follow now, as they were told it
+// (toldOf). The caller holds the world's lapses.mu.
 func (hub *rtaHub) snapshot() rtaSnapshot {
 	s := rtaSnapshot{presence: map[string]presenceRecord{}, relations: map[string]map[string]bool{}}
 	var subjects []rtaResource
@@ -132,7 +133,7 @@ func (hub *rtaHub) snapshot() rtaSnapshot {
 		switch r.kind {
 		case rtaDevices, rtaTitle:
 			if _, ok := s.presence[r.xuid]; !ok {
-				s.presence[r.xuid] = hub.w.presenceOf(r.xuid)
+				s.presence[r.xuid] = hub.w.toldOf(r.xuid) // under lapses.mu (SetWorld, ResetWorld)
 			}
 		case rtaFriends:
 			if _, ok := s.relations[r.xuid]; !ok {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+	"weak"
 
 	"github.com/coder/websocket"
 )
@@ -244,5 +245,141 @@ func TestRTAResetWorldOrderedWithWrites(t *testing.T) {
 	}
 	if got := h.world.presenceOf(xuid2).State; got != "Online" || last != `"Scarlett:true"` {
 		t.Errorf("after the reset and the write: a get reads %s, the subscriber last heard %q; want Online and \"Scarlett:true\"", got, last)
+	}
+}
+
+const titleURI2 = "https://userpresence.xboxlive.com/users/xuid(" + xuid2 + ")/titles/" + title1
+
+// TestRTALapseOfAUserWhoEvictsAnother: when the state is full of timed
+// Online records, a new user's write evicts one and is timed in its place
+// (the evicted record's timer is stopped first), so the new user's lapse
+// is pushed. Before, the evicted timer still held the slot (a helper's
+// attack): 1,024 records, 1,023 timers, and the lapse never heard.
+func TestRTALapseOfAUserWhoEvictsAnother(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := Must(New(Config{World: rtaWorld(), MaxKeys: 8})) // 1,024 presence records
+		limit := h.world.state.presence.maxEntries
+		for i := range limit {
+			x := strconv.Itoa(2533274790100000 + i)
+			do(t, h, "POST", lapseSet, Token(x, title1), `{"state":"active"}`)
+		}
+		ws := dialRTA(t, pipeServer(t, h), xuid1)
+		subscribe(t, ws, 1, devicesURI(xuid2))
+		events := lapseEvents(ws)
+		do(t, h, "POST", lapseSet, Token(xuid2, title1), `{"state":"active"}`) // evicts one, stores xuid2
+		synctest.Wait()
+		if got := lapseDrain(events); len(got) != 1 || got[0] != `"Scarlett:true"` {
+			t.Fatalf("events after the set: %q", got)
+		}
+		h.world.lapses.mu.Lock()
+		_, timed := h.world.lapses.timers[xuid2]
+		n := len(h.world.lapses.timers)
+		h.world.lapses.mu.Unlock()
+		h.world.state.mu.Lock()
+		records := len(h.world.state.presence.m)
+		h.world.state.mu.Unlock()
+		t.Logf("after xuid2's write: %d records, %d timers, xuid2 timed: %v", records, n, timed)
+		time.Sleep(heartbeatExpiry + 2*time.Second)
+		synctest.Wait()
+		if s := h.world.presenceOf(xuid2).State; s != "Offline" {
+			t.Fatalf("presence after the lapse: %s", s)
+		}
+		if got := lapseDrain(events); len(got) != 1 || got[0] != `"Scarlett:false"` {
+			t.Errorf("events after xuid2's record lapsed (a get reads Offline; %d records, %d timers): %q, want [\"Scarlett:false\"]", records, n, got)
+		}
+	})
+}
+
+// TestRTAChangeBeforeTheLapseIsPushed: a get reads a record lapsed once
+// heartbeatExpiry has passed, and its timer fires a second later; a change
+// in that second (a clear, ResetWorld, SetWorld, a cloak, another title's
+// write) tells subscribers what changed from what they were told (toldOf:
+// still online), so they hear it end. Before, the change read "before" as
+// a get does (already Offline), stopped the timer, and the subscriber,
+// last told Online, never heard it end (a helper's attack).
+func TestRTAChangeBeforeTheLapseIsPushed(t *testing.T) {
+	cases := []struct {
+		name   string
+		change func(t *testing.T, h *Handler)
+		want   []string // the last device and title events the subscriber must hear after the change ("": none)
+	}{
+		{"clear", func(t *testing.T, h *Handler) {
+			do(t, h, "DELETE", lapseSet, Token(xuid2, title1), "")
+		}, []string{`"Scarlett:false"`, `"Ended:` + title1 + `"`}},
+		{"ResetWorld", func(t *testing.T, h *Handler) { h.ResetWorld() },
+			[]string{`"Scarlett:false"`, `"Ended:` + title1 + `"`}},
+		{"SetWorld", func(t *testing.T, h *Handler) { h.SetWorld(rtaWorld()) },
+			[]string{`"Scarlett:false"`, `"Ended:` + title1 + `"`}},
+		{"cloak", func(t *testing.T, h *Handler) {
+			do(t, h, "PUT", "https://userpresence.xboxlive.com/users/xuid("+xuid2+")/state", Token(xuid2, title1), `{"state":"Cloaked"}`)
+		}, []string{`"Scarlett:false"`, `"Ended:` + title1 + `"`}},
+		{"other title", func(t *testing.T, h *Handler) {
+			do(t, h, "POST", lapseSet, Token(xuid2, title2), `{"state":"active"}`)
+		}, []string{"", `"Ended:` + title1 + `"`}}, // still online: no device event; title1 ended
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := rtaHandler(t)
+				ws := dialRTA(t, pipeServer(t, h), xuid1)
+				subscribe(t, ws, 1, devicesURI(xuid2))
+				subscribe(t, ws, 2, titleURI2)
+				events := lapseEvents(ws)
+				do(t, h, "POST", lapseSet, Token(xuid2, title1), `{"state":"active"}`)
+				synctest.Wait()
+				t.Logf("after the set: %q", lapseDrain(events))
+				time.Sleep(heartbeatExpiry + 500*time.Millisecond) // read lapsed, timer not yet fired
+				tc.change(t, h)
+				time.Sleep(time.Minute) // well past the timer
+				synctest.Wait()
+				got := lapseDrain(events)
+				var dev, ttl string
+				for _, e := range got {
+					switch {
+					case len(e) > 10 && e[:10] == `"Scarlett:`:
+						dev = e
+					case e == `"Started:`+title1+`"` || e == `"Ended:`+title1+`"`:
+						ttl = e
+					}
+				}
+				if dev != tc.want[0] || ttl != tc.want[1] {
+					t.Errorf("events after the lapse window change: %q; last device %q, last %s event %q; want %q and %q (a get reads %s)",
+						got, dev, title1, ttl, tc.want[0], tc.want[1], h.world.presenceOf(xuid2).State)
+				}
+			})
+		})
+	}
+}
+
+// TestRTAClosedServerKeepsNoTimer: Server.Close stops the lapse timers,
+// so a closed server's Handler is collected. Before, its timers kept it
+// (its state, journal and counts) for ten minutes after its last presence
+// write (a helper's attack).
+func TestRTAClosedServerKeepsNoTimer(t *testing.T) {
+	run := func(write string) weak.Pointer[Handler] {
+		h := Must(New(Config{World: rtaWorld()}))
+		s := NewServer(h)
+		do(t, h, "POST", lapseSet, Token(xuid2, title1), write)
+		s.Close()
+		return weak.Make(h)
+	}
+	clear := func() weak.Pointer[Handler] {
+		h := Must(New(Config{World: rtaWorld()}))
+		s := NewServer(h)
+		do(t, h, "POST", lapseSet, Token(xuid2, title1), largestPresence(title1))
+		do(t, h, "DELETE", lapseSet, Token(xuid2, title1), "") // no timer left
+		s.Close()
+		return weak.Make(h)
+	}()
+	wp := run(largestPresence(title1))
+	for range 5 {
+		runtime.GC()
+	}
+	t.Logf("handler whose user cleared (no timer) collected: %v", clear.Value() == nil)
+	if clear.Value() != nil {
+		t.Fatal("control: even a handler with no timer is retained; the attack shows nothing")
+	}
+	if wp.Value() != nil {
+		t.Errorf("a closed server's Handler is still reachable (its lapse timer holds it for %v)", heartbeatExpiry)
 	}
 }

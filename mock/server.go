@@ -92,6 +92,10 @@ func (s *Server) StartTLS() {
 func (s *Server) Close() {
 	s.Handler.rta.dropAll() // its websockets, which the server no longer tracks
 	s.srv.Close()
+	w := s.Handler.world
+	w.lapses.mu.Lock() // no lapse is pushed to no one, and no timer keeps the Handler
+	w.stopLapses()
+	w.lapses.mu.Unlock()
 }
 
 // Transport returns a RoundTripper that sends every request, whatever its

@@ -176,15 +176,7 @@ func (h *Handler) SetWorld(w World) error {
 	if err := w.check(); err != nil {
 		return err
 	}
-	h.world.lapses.mu.Lock() // no presence change between the snapshot and the events
-	defer h.world.lapses.mu.Unlock()
-	before := h.rta.snapshot()
-	h.world.mu.Lock()
-	h.world.ix.Store(indexWorld(w, len(w.Accounts) > 0))
-	h.world.resetState()
-	h.world.mu.Unlock()
-	h.world.stopLapses()
-	h.rta.worldChanged(before)
+	h.world.change(func() { h.world.ix.Store(indexWorld(w, len(w.Accounts) > 0)) })
 	return nil
 }
 
@@ -201,16 +193,7 @@ func (h *Handler) World() World {
 // ResetWorld puts the services back to the world as it was seeded:
 // presence, sessions and progress from then on are dropped. FGRL's counts
 // are not touched (ResetCounts resets them).
-func (h *Handler) ResetWorld() {
-	h.world.lapses.mu.Lock() // no presence change between the snapshot and the events
-	defer h.world.lapses.mu.Unlock()
-	before := h.rta.snapshot()
-	h.world.mu.Lock()
-	h.world.resetState()
-	h.world.mu.Unlock()
-	h.world.stopLapses()
-	h.rta.worldChanged(before)
-}
+func (h *Handler) ResetWorld() { h.world.change(nil) }
 
 // Reset puts the mock back as it was after its world was seeded, in one
 // call, as a test suite does between cases: no faults, no script, the

@@ -303,11 +303,13 @@ func (w *world) storePresence(rec presenceRecord) {
 	if old, ok := w.state.presence.get(rec.XUID); ok {
 		rec.Cloaked = old.Cloaked
 	}
-	w.state.presence.put(rec.XUID, rec, int64(len(b)))
+	stored := w.state.presence.put(rec.XUID, rec, int64(len(b)))
 	w.state.mu.Unlock()
 	w.rta.presenceChanged(rec.XUID, before, w.presenceOf(rec.XUID))
-	w.forgetEvicted() // first: an evicted record's timer frees its slot
-	w.timeLapse(rec)
+	w.forgetEvicted()
+	if stored { // only a record the state holds is timed
+		w.timeLapse(rec)
+	}
 }
 
 // toldOf is xuid's presence as RTA subscribers were last told it: as a
@@ -358,7 +360,7 @@ func (w *world) stopLapse(xuid string) {
 }
 
 // stopLapses stops timing every lapse, the records gone (SetWorld,
-// ResetWorld). The caller holds lapses.mu.
+// ResetWorld) or the server closed. The caller holds lapses.mu.
 func (w *world) stopLapses() {
 	for x := range w.lapses.timers {
 		w.stopLapse(x)
@@ -368,13 +370,13 @@ func (w *world) stopLapses() {
 // presenceLapses times the lapse of each Online record (heartbeatExpiry
 // after its title's last write), so that RTA subscribers hear the user go
 // offline ("Scarlett:false", "Ended:TITLE") when a title stops writing, as
-// when it clears its presence. At most as many records as the state holds
-// are timed at once; past that a lapse is read (presenceOf) but not
-// pushed. mu also serialises every change of presence with the events it
+// when it clears its presence. mu also serialises every change of presence with the events it
 // publishes, so that subscribers hear a user's changes in the order they
 // were made. The timers are those of records the state holds (an evicted
-// record's is stopped, forgetEvicted; a reset stops them all), each a
-// timer and its XUID: a few hundred bytes against the record's own.
+// record's is stopped, forgetEvicted, before the writer's is timed; a
+// reset stops them all), so there are never more than it holds records;
+// each is a timer and its XUID: a few hundred bytes against the record's
+// own.
 type presenceLapses struct {
 	mu     sync.Mutex
 	timers map[string]*presenceLapse // by XUID
@@ -387,8 +389,7 @@ type presenceLapse struct{ t *time.Timer }
 // the record before it. The caller holds lapses.mu.
 func (w *world) timeLapse(rec presenceRecord) {
 	w.stopLapse(rec.XUID)
-	if w.rta == nil || rec.State != "Online" || len(rec.Devices) == 0 || len(rec.Devices[0].Titles) == 0 ||
-		len(w.lapses.timers) >= w.state.presence.maxEntries {
+	if w.rta == nil || rec.State != "Online" || len(rec.Devices) == 0 || len(rec.Devices[0].Titles) == 0 {
 		return
 	}
 	at, err := time.Parse(time.RFC3339, rec.Devices[0].Titles[0].LastModified)
@@ -422,9 +423,5 @@ func (w *world) lapse(xuid string, l *presenceLapse) {
 	if !ok || p.State != "Online" {
 		return // cleared since (an eviction or a reset stops the timer)
 	}
-	before := p // as others saw it
-	if p.Cloaked {
-		before = presenceRecord{XUID: xuid, State: "Offline"}
-	}
-	w.rta.presenceChanged(xuid, before, w.presenceOf(xuid))
+	w.rta.presenceChanged(xuid, w.told(xuid, p, ok, true), w.presenceOf(xuid))
 }

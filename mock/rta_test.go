@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -455,32 +454,10 @@ func TestRTAPresenceLapsePushed(t *testing.T) {
 		ws := dialRTA(t, pipeServer(t, h), xuid1)
 		subscribe(t, ws, 1, devicesURI(xuid2))
 		subscribe(t, ws, 2, "https://userpresence.xboxlive.com/users/xuid("+xuid2+")/titles/"+title1)
-		events := make(chan string, 16)
-		go func() {
-			for {
-				_, b, err := ws.Read(context.Background())
-				if err != nil {
-					close(events)
-					return
-				}
-				var a []json.RawMessage
-				json.Unmarshal(b, &a)
-				if len(a) == 3 {
-					events <- string(a[2])
-				}
-			}
-		}()
+		events := lapseEvents(ws)
 		heard := func() []string {
 			synctest.Wait()
-			var got []string
-			for {
-				select {
-				case e := <-events:
-					got = append(got, e)
-				default:
-					return got
-				}
-			}
+			return lapseDrain(events)
 		}
 		set := func() {
 			do(t, h, "POST", "https://userpresence.xboxlive.com/users/me/devices/current/titles/current", Token(xuid2, title1), `{"state":"active"}`)
@@ -527,32 +504,18 @@ func TestRTAPresenceLapsesBounded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := Must(New(Config{World: rtaWorld(), MaxKeys: 8}))
 		limit := h.world.state.presence.maxEntries
-		for i := range limit + 500 {
-			x := strconv.Itoa(2533274790100000 + i)
-			do(t, h, "POST", "https://userpresence.xboxlive.com/users/me/devices/current/titles/current", Token(x, title1), `{"state":"active"}`)
-			if i%2 == 0 {
-				do(t, h, "POST", "https://userpresence.xboxlive.com/users/me/devices/current/titles/current", Token(x, title1), `{"state":"active"}`)
-			}
-		}
-		h.world.lapses.mu.Lock()
-		n := len(h.world.lapses.timers)
-		h.world.lapses.mu.Unlock()
-		if n > limit {
+		setOnline(t, h, limit+500)
+		setOnline(t, h, limit+500) // each again: a write replaces its user's timer
+		if n := lapseTimers(h); n > limit {
 			t.Errorf("%d lapse timers, want at most %d", n, limit)
 		}
 		do(t, h, "DELETE", "https://userpresence.xboxlive.com/users/me/devices/current/titles/current", Token("2533274790100000", title1), "")
-		h.world.lapses.mu.Lock()
-		_, still := h.world.lapses.timers["2533274790100000"]
-		h.world.lapses.mu.Unlock()
-		if still {
+		if lapseTimed(h, "2533274790100000") {
 			t.Error("a cleared user's lapse is still timed")
 		}
 		time.Sleep(heartbeatExpiry + 2*time.Second)
 		synctest.Wait()
-		h.world.lapses.mu.Lock()
-		n = len(h.world.lapses.timers)
-		h.world.lapses.mu.Unlock()
-		if n != 0 {
+		if n := lapseTimers(h); n != 0 {
 			t.Errorf("%d lapse timers after every record lapsed, want 0", n)
 		}
 	})

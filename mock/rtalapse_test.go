@@ -16,6 +16,45 @@ import (
 
 const lapseSet = "https://userpresence.xboxlive.com/users/me/devices/current/titles/current"
 
+// setOnline sets the presence of n users (2533274790100000 on) online.
+func setOnline(t *testing.T, h *Handler, n int) {
+	t.Helper()
+	for i := range n {
+		do(t, h, "POST", lapseSet, Token(strconv.Itoa(2533274790100000+i), title1), `{"state":"active"}`)
+	}
+}
+
+// lapseTimers is how many lapses h times.
+func lapseTimers(h *Handler) int {
+	h.world.lapses.mu.Lock()
+	defer h.world.lapses.mu.Unlock()
+	return len(h.world.lapses.timers)
+}
+
+// lapseTimed reports whether h times xuid's lapse.
+func lapseTimed(h *Handler, xuid string) bool {
+	h.world.lapses.mu.Lock()
+	defer h.world.lapses.mu.Unlock()
+	_, ok := h.world.lapses.timers[xuid]
+	return ok
+}
+
+// followOnline has xuid1 follow xuid2's devices over RTA, then sets
+// xuid2 online in title1 (in a synctest bubble) and checks that xuid1
+// heard it; it returns the events to come.
+func followOnline(t *testing.T, h *Handler) chan string {
+	t.Helper()
+	ws := dialRTA(t, pipeServer(t, h), xuid1)
+	subscribe(t, ws, 1, devicesURI(xuid2))
+	events := lapseEvents(ws)
+	do(t, h, "POST", lapseSet, Token(xuid2, title1), `{"state":"active"}`)
+	synctest.Wait()
+	if got := lapseDrain(events); len(got) != 1 || got[0] != `"Scarlett:true"` {
+		t.Fatalf("events after the set: %q", got)
+	}
+	return events
+}
+
 // lapseEvents reads ws's events (the data of 3-element messages) into a channel.
 func lapseEvents(ws *websocket.Conn) chan string {
 	events := make(chan string, 64)
@@ -62,10 +101,6 @@ func largestPresence(title string) string {
 		`","scid":"` + SCID(title) + `","params":[` + strings.Join(params, ",") + `]}}}`
 }
 
-// Attack: lapse timers outlive the bounded state and each holds its whole
-// record (the closure captures rec), so MaxStateBytes does not bound them.
-// The control is the same writes to a mock whose world has no RTA hub
-// (timeLapse then times nothing).
 // TestRTALapseTimersHoldNoRecord: 3,000 users setting the largest
 // presence a set takes, to a mock whose presence state holds 64 KiB, leave
 // as many lapse timers as records held (an evicted record's timer is
@@ -92,9 +127,7 @@ func TestRTALapseTimersHoldNoRecord(t *testing.T) {
 			}
 			runtime.GC()
 			runtime.ReadMemStats(&ms)
-			h.world.lapses.mu.Lock()
-			timers := len(h.world.lapses.timers)
-			h.world.lapses.mu.Unlock()
+			timers := lapseTimers(h)
 			budget := h.world.state.presence.maxBytes
 			runtime.KeepAlive(h)
 			return int64(ms.HeapAlloc) - int64(before), timers, budget
@@ -109,9 +142,6 @@ func TestRTALapseTimersHoldNoRecord(t *testing.T) {
 	})
 }
 
-// Attack: stale timers (users whose records ResetWorld dropped) keep their
-// slots, so a user online after the reset gets no timer: a subscriber
-// never hears their lapse, though the state holds one record.
 // TestRTALapseAfterResetWorld: ResetWorld stops every lapse timer with
 // the records, so a user written after it is timed and their lapse pushed.
 // Before, the old timers kept their slots (1,024 with a small MaxKeys) and
@@ -119,20 +149,9 @@ func TestRTALapseTimersHoldNoRecord(t *testing.T) {
 func TestRTALapseAfterResetWorld(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := Must(New(Config{World: rtaWorld(), MaxKeys: 8})) // 1,024 presence records
-		limit := h.world.state.presence.maxEntries
-		for i := range limit {
-			x := strconv.Itoa(2533274790100000 + i)
-			do(t, h, "POST", lapseSet, Token(x, title1), `{"state":"active"}`)
-		}
-		h.ResetWorld() // every record dropped; the timers stay
-		ws := dialRTA(t, pipeServer(t, h), xuid1)
-		subscribe(t, ws, 1, devicesURI(xuid2))
-		events := lapseEvents(ws)
-		do(t, h, "POST", lapseSet, Token(xuid2, title1), `{"state":"active"}`)
-		synctest.Wait()
-		if got := lapseDrain(events); len(got) != 1 || got[0] != `"Scarlett:true"` {
-			t.Fatalf("events after the set: %q", got)
-		}
+		setOnline(t, h, h.world.state.presence.maxEntries)
+		h.ResetWorld() // every record dropped, and with them their timers
+		events := followOnline(t, h)
 		time.Sleep(heartbeatExpiry + 2*time.Second)
 		synctest.Wait()
 		if s := h.world.presenceOf(xuid2).State; s != "Offline" {
@@ -144,23 +163,13 @@ func TestRTALapseAfterResetWorld(t *testing.T) {
 	})
 }
 
-// Attack: a record evicted from the bounded state reads Offline at once;
-// its lapse timer finds it gone and pushes nothing, so the subscriber is
-// left hearing it Online for ever.
 // TestRTAEvictedPresencePushed: a record the bounded state evicts reads
 // as no record (Offline) at once, and subscribers hear that then; before,
 // they were never told, and the subscriber last heard "Scarlett:true".
 func TestRTAEvictedPresencePushed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := Must(New(Config{World: rtaWorld(), MaxStateBytes: 256 << 10})) // presence: 64 KiB
-		ws := dialRTA(t, pipeServer(t, h), xuid1)
-		subscribe(t, ws, 1, devicesURI(xuid2))
-		events := lapseEvents(ws)
-		do(t, h, "POST", lapseSet, Token(xuid2, title1), `{"state":"active"}`)
-		synctest.Wait()
-		if got := lapseDrain(events); len(got) != 1 || got[0] != `"Scarlett:true"` {
-			t.Fatalf("events after the set: %q", got)
-		}
+		events := followOnline(t, h)
 		body := largestPresence(title1)
 		for i := 0; ; i++ {
 			h.world.state.mu.Lock()
@@ -190,14 +199,6 @@ func TestRTAEvictedPresencePushed(t *testing.T) {
 		}
 	})
 }
-
-// Attack: ResetWorld is not serialised with presence writes (it takes no
-// lapses.mu): a write between its snapshot (xuid2 Offline) and its reset
-// is published (Scarlett:true) and then dropped by the reset; worldChanged
-// compares Offline with Offline and publishes nothing, and the lapse timer
-// then finds no record. The subscriber hears Online for ever while a get
-// reads Offline. The interleaving is forced by holding world.mu, which
-// ResetWorld takes between its snapshot and its reset.
 
 // TestRTAResetWorldOrderedWithWrites: ResetWorld takes the lock every
 // presence change takes, so a write cannot fall between a reset's snapshot
@@ -258,23 +259,9 @@ const titleURI2 = "https://userpresence.xboxlive.com/users/xuid(" + xuid2 + ")/t
 func TestRTALapseOfAUserWhoEvictsAnother(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := Must(New(Config{World: rtaWorld(), MaxKeys: 8})) // 1,024 presence records
-		limit := h.world.state.presence.maxEntries
-		for i := range limit {
-			x := strconv.Itoa(2533274790100000 + i)
-			do(t, h, "POST", lapseSet, Token(x, title1), `{"state":"active"}`)
-		}
-		ws := dialRTA(t, pipeServer(t, h), xuid1)
-		subscribe(t, ws, 1, devicesURI(xuid2))
-		events := lapseEvents(ws)
-		do(t, h, "POST", lapseSet, Token(xuid2, title1), `{"state":"active"}`) // evicts one, stores xuid2
-		synctest.Wait()
-		if got := lapseDrain(events); len(got) != 1 || got[0] != `"Scarlett:true"` {
-			t.Fatalf("events after the set: %q", got)
-		}
-		h.world.lapses.mu.Lock()
-		_, timed := h.world.lapses.timers[xuid2]
-		n := len(h.world.lapses.timers)
-		h.world.lapses.mu.Unlock()
+		setOnline(t, h, h.world.state.presence.maxEntries)
+		events := followOnline(t, h) // xuid2's write evicts one record
+		timed, n := lapseTimed(h, xuid2), lapseTimers(h)
 		h.world.state.mu.Lock()
 		records := len(h.world.state.presence.m)
 		h.world.state.mu.Unlock()

@@ -126,6 +126,25 @@ func newWorld(w World, s *state, now func() time.Time, scids map[string]string, 
 	return wd
 }
 
+// change resets the services' state, after change (under mu) when there
+// is one, and tells RTA subscribers what changed of what they follow
+// (SetWorld, ResetWorld). No presence change falls between the snapshot of
+// what they were told and the events (lapses.mu), and the lapses timed go
+// with the records.
+func (w *world) change(change func()) {
+	w.lapses.mu.Lock()
+	defer w.lapses.mu.Unlock()
+	before := w.rta.snapshot()
+	w.mu.Lock()
+	if change != nil {
+		change()
+	}
+	w.resetState()
+	w.mu.Unlock()
+	w.stopLapses()
+	w.rta.worldChanged(before)
+}
+
 // resetState empties the services' state: what the world seeds (its
 // progress, relationships and stats) is read from the world itself, so it
 // is never evicted and comes back whole. The caller holds mu.

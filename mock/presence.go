@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -37,7 +38,9 @@ type presenceRecord struct {
 	Devices  []presenceDevice `json:"devices,omitempty"`
 	LastSeen *lastSeen        `json:"lastSeen,omitempty"`
 	// Cloaked: the user appears offline (PUT .../state "Cloaked") until
-	// they set "Active" again; never written to the wire.
+	// they set "Active" again; never written to the wire. The cloak itself
+	// is kept apart (state.cloaked), so it outlives the record; this
+	// copies it where the record is read (state.record).
 	Cloaked bool `json:"-"`
 }
 
@@ -98,7 +101,7 @@ const (
 
 func (w *world) presenceOf(xuid string) presenceRecord {
 	w.state.mu.Lock()
-	p, ok := w.state.presence.get(xuid)
+	p, ok := w.state.record(xuid)
 	w.state.mu.Unlock()
 	return w.seen(xuid, p, ok)
 }
@@ -264,31 +267,41 @@ func (s presenceService) serveSetUserState(c *call) {
 		writeError(c.w, http.StatusBadRequest, "BadRequest", `state must be "Active" or "Cloaked"`)
 		return
 	}
-	s.setCloak(c.id.xuid, cloak)
+	if !s.setCloak(c.id.xuid, cloak) {
+		writeError(c.w, http.StatusServiceUnavailable, "ServiceUnavailable",
+			"the mock holds as many cloaked users as it can ("+strconv.Itoa(s.state.maxCloaks)+"); no other user's cloak is forgotten to make room")
+		return
+	}
 	c.w.WriteHeader(http.StatusOK)
 }
 
 // setCloak cloaks or uncloaks xuid's presence, and tells RTA subscribers
-// what changed of it as others see it.
-func (w *world) setCloak(xuid string, cloak bool) {
+// what changed of it as others see it. It reports false, changing
+// nothing, for a cloak past the state's bound (maxCloaks).
+func (w *world) setCloak(xuid string, cloak bool) bool {
 	w.lapses.mu.Lock()
 	defer w.lapses.mu.Unlock()
 	before := w.toldOf(xuid)
 	w.state.mu.Lock()
-	rec, ok := w.state.presence.get(xuid)
-	if !ok && !cloak {
+	_, was := w.state.cloaked[xuid]
+	switch {
+	case cloak && !was && len(w.state.cloaked) >= w.state.maxCloaks:
 		w.state.mu.Unlock()
-		return // nothing recorded, nothing cloaked
+		return false
+	case cloak:
+		w.state.cloaked[xuid] = struct{}{}
+	default:
+		delete(w.state.cloaked, xuid)
 	}
-	if !ok {
-		rec = presenceRecord{XUID: xuid, State: "Offline"}
+	if rec, ok := w.state.presence.get(xuid); ok {
+		rec.Cloaked = cloak
+		b, _ := json.Marshal(rec)
+		w.state.presence.put(xuid, rec, int64(len(b)))
 	}
-	rec.Cloaked = cloak
-	b, _ := json.Marshal(rec)
-	w.state.presence.put(xuid, rec, int64(len(b)))
 	w.state.mu.Unlock()
 	w.rta.presenceChanged(xuid, before, w.presenceOf(xuid))
 	w.forgetEvicted()
+	return true
 }
 
 // storePresence records rec, the user's cloak as it was (setCloak), and
@@ -300,9 +313,7 @@ func (w *world) storePresence(rec presenceRecord) {
 	before := w.toldOf(rec.XUID)
 	b, _ := json.Marshal(rec) // its size as stored
 	w.state.mu.Lock()
-	if old, ok := w.state.presence.get(rec.XUID); ok {
-		rec.Cloaked = old.Cloaked
-	}
+	_, rec.Cloaked = w.state.cloaked[rec.XUID]
 	stored := w.state.presence.put(rec.XUID, rec, int64(len(b)))
 	w.state.mu.Unlock()
 	w.rta.presenceChanged(rec.XUID, before, w.presenceOf(rec.XUID))
@@ -320,7 +331,7 @@ func (w *world) storePresence(rec presenceRecord) {
 // lapses.mu.
 func (w *world) toldOf(xuid string) presenceRecord {
 	w.state.mu.Lock()
-	p, ok := w.state.presence.get(xuid)
+	p, ok := w.state.record(xuid)
 	w.state.mu.Unlock()
 	_, timed := w.lapses.timers[xuid]
 	return w.told(xuid, p, ok, timed)
@@ -355,6 +366,7 @@ func (w *world) forgetEvicted() {
 func (w *world) stopLapse(xuid string) {
 	if l := w.lapses.timers[xuid]; l != nil {
 		l.t.Stop()
+		l.w.Store(nil)
 		delete(w.lapses.timers, xuid)
 	}
 }
@@ -382,8 +394,14 @@ type presenceLapses struct {
 	timers map[string]*presenceLapse // by XUID
 }
 
-// presenceLapse is one record's timer.
-type presenceLapse struct{ t *time.Timer }
+// presenceLapse is one record's timer, and the world it tells until it is
+// stopped: a stopped timer holds nothing else, however long the runtime
+// keeps it (a stopped timer can stay in the runtime's heap, with its
+// callback, until its time would have come: the ten minutes of a lapse).
+type presenceLapse struct {
+	t *time.Timer
+	w atomic.Pointer[world]
+}
 
 // timeLapse times rec's lapse when it is Online, in place of the timer of
 // the record before it. The caller holds lapses.mu.
@@ -400,11 +418,16 @@ func (w *world) timeLapse(rec presenceRecord) {
 		w.lapses.timers = map[string]*presenceLapse{}
 	}
 	xuid, l := rec.XUID, &presenceLapse{}
+	l.w.Store(w)
 	// The second after the record reads as lapsed (presenceOf), on the
 	// mock's clock, timed from now (a clock that Config.Now moves by hand
 	// does not fire it). The callback waits for lapses.mu, held until l.t
 	// is set.
-	l.t = time.AfterFunc(at.Add(heartbeatExpiry+time.Second).Sub(w.now()), func() { w.lapse(xuid, l) })
+	l.t = time.AfterFunc(at.Add(heartbeatExpiry+time.Second).Sub(w.now()), func() {
+		if w := l.w.Load(); w != nil {
+			w.lapse(xuid, l)
+		}
+	})
 	w.lapses.timers[xuid] = l
 }
 
@@ -417,8 +440,9 @@ func (w *world) lapse(xuid string, l *presenceLapse) {
 		return // replaced by a later write
 	}
 	delete(w.lapses.timers, xuid)
+	l.w.Store(nil)
 	w.state.mu.Lock()
-	p, ok := w.state.presence.get(xuid)
+	p, ok := w.state.record(xuid)
 	w.state.mu.Unlock()
 	if !ok || p.State != "Online" {
 		return // cleared since (an eviction or a reset stops the timer)

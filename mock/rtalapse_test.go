@@ -339,34 +339,74 @@ func TestRTAChangeBeforeTheLapseIsPushed(t *testing.T) {
 }
 
 // TestRTAClosedServerKeepsNoTimer: Server.Close stops the lapse timers,
-// so a closed server's Handler is collected. Before, its timers kept it
-// (its state, journal and counts) for ten minutes after its last presence
-// write (a helper's attack).
+// and a stopped timer holds nothing of the mock, so a closed server's
+// Handler is collected. Before, its timers kept it (its state, journal and
+// counts) for ten minutes after its last presence write (a helper's
+// attack); then, stopped, they still held it as long as the runtime kept
+// them, which is until they would have fired when an earlier timer is
+// pending. The test runs in a bubble, whose timers are its own: its live
+// timer ahead of the others makes that deterministic, and the wait past
+// httptest's own five-second timer of Close, which holds its server, is
+// instant.
 func TestRTAClosedServerKeepsNoTimer(t *testing.T) {
-	run := func(write string) weak.Pointer[Handler] {
-		h := Must(New(Config{World: rtaWorld()}))
-		s := NewServer(h)
-		do(t, h, "POST", lapseSet, Token(xuid2, title1), write)
-		s.Close()
-		return weak.Make(h)
+	synctest.Test(t, func(t *testing.T) {
+		ahead := time.AfterFunc(time.Minute, func() {}) // pending before the others, as another test's would be
+		defer ahead.Stop()
+		run := func(write string) weak.Pointer[Handler] {
+			h := Must(New(Config{World: rtaWorld()}))
+			s := NewServer(h)
+			do(t, h, "POST", lapseSet, Token(xuid2, title1), write)
+			s.Close()
+			return weak.Make(h)
+		}
+		clear := func() weak.Pointer[Handler] {
+			h := Must(New(Config{World: rtaWorld()}))
+			s := NewServer(h)
+			do(t, h, "POST", lapseSet, Token(xuid2, title1), largestPresence(title1))
+			do(t, h, "DELETE", lapseSet, Token(xuid2, title1), "") // no timer left
+			s.Close()
+			return weak.Make(h)
+		}()
+		wp := run(largestPresence(title1))
+		time.Sleep(6 * time.Second) // past httptest's timer of Close
+		for range 5 {
+			runtime.GC()
+		}
+		t.Logf("handler whose user cleared (no timer) collected: %v", clear.Value() == nil)
+		if clear.Value() != nil {
+			t.Fatal("control: even a handler with no timer is retained; the attack shows nothing")
+		}
+		if wp.Value() != nil {
+			t.Errorf("a closed server's Handler is still reachable (its lapse timer holds it for %v)", heartbeatExpiry)
+		}
+	})
+}
+
+// TestRTAStoppedLapseHoldsNothing: a lapse timer, once stopped, holds
+// nothing of the mock, however long the runtime keeps it: a stopped timer
+// stays in the runtime's heap, with its callback, while earlier timers are
+// pending (here, sixteen of an hour), up to when it would have fired, ten
+// minutes on. Before, its callback held the world, and so the Handler,
+// for those ten minutes after Server.Close. One processor, so that every
+// timer is in one heap.
+func TestRTAStoppedLapseHoldsNothing(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	for range 16 {
+		ahead := time.AfterFunc(time.Hour, func() {})
+		defer ahead.Stop()
 	}
-	clear := func() weak.Pointer[Handler] {
+	wp := func() weak.Pointer[Handler] {
 		h := Must(New(Config{World: rtaWorld()}))
-		s := NewServer(h)
-		do(t, h, "POST", lapseSet, Token(xuid2, title1), largestPresence(title1))
-		do(t, h, "DELETE", lapseSet, Token(xuid2, title1), "") // no timer left
-		s.Close()
+		do(t, h, "POST", lapseSet, Token(xuid2, title1), `{"state":"active"}`)
+		h.world.lapses.mu.Lock()
+		h.world.stopLapses() // as Server.Close does, without httptest's own timer
+		h.world.lapses.mu.Unlock()
 		return weak.Make(h)
 	}()
-	wp := run(largestPresence(title1))
 	for range 5 {
 		runtime.GC()
 	}
-	t.Logf("handler whose user cleared (no timer) collected: %v", clear.Value() == nil)
-	if clear.Value() != nil {
-		t.Fatal("control: even a handler with no timer is retained; the attack shows nothing")
-	}
 	if wp.Value() != nil {
-		t.Errorf("a closed server's Handler is still reachable (its lapse timer holds it for %v)", heartbeatExpiry)
+		t.Error("a Handler whose lapse timers were stopped is still reachable")
 	}
 }

@@ -17,6 +17,11 @@ type state struct {
 	progress boundedMap[map[string]int] // xuid + "/" + title: achievement id -> percent
 	sessions boundedMap[json.RawMessage]
 	handles  boundedMap[*searchHandle] // MPSD search handles by id
+	// cloaked are the users who set their presence state "Cloaked", apart
+	// from their presence records, which the state may evict: a cloak is
+	// never forgotten to make room. At most maxCloaks; one more is refused.
+	cloaked   map[string]struct{}
+	maxCloaks int
 }
 
 // DefaultMaxStateBytes is the default cap on the bytes of stored service
@@ -31,7 +36,23 @@ func newState(maxEntries int, maxBytes int64) *state {
 		progress: newBounded[map[string]int](maxEntries, per),
 		sessions: newBounded[json.RawMessage](maxEntries, per),
 		handles:  newBounded[*searchHandle](maxEntries, per),
+		cloaked:  map[string]struct{}{},
+		// as many as the presence records it holds: a few dozen bytes each
+		maxCloaks: maxEntries,
 	}
+}
+
+// record is xuid's stored presence record (ok: there is one); a cloaked
+// user whose record was evicted has an Offline one, cloaked. The caller
+// holds mu.
+func (s *state) record(xuid string) (presenceRecord, bool) {
+	p, ok := s.presence.get(xuid)
+	_, cloaked := s.cloaked[xuid]
+	if !ok && cloaked {
+		return presenceRecord{XUID: xuid, State: "Offline", Cloaked: true}, true
+	}
+	p.Cloaked = cloaked
+	return p, ok
 }
 
 // boundedMap is a map capped in entries and in the bytes its values hold
@@ -109,6 +130,7 @@ func (s *state) clear() {
 	s.progress.clearAll()
 	s.sessions.clearAll()
 	s.handles.clearAll()
+	clear(s.cloaked)
 }
 
 func (b *boundedMap[V]) clearAll() {

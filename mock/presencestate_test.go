@@ -83,19 +83,7 @@ func TestCloakOutlivesEviction(t *testing.T) {
 		if got := lapseDrain(events); len(got) != 1 || got[0] != `"Scarlett:false"` {
 			t.Fatalf("events after the cloak: %q", got)
 		}
-		body := largestPresence(title1)
-		for i := 0; ; i++ {
-			h.world.state.mu.Lock()
-			_, kept := h.world.state.presence.get(xuid2)
-			h.world.state.mu.Unlock()
-			if !kept {
-				break
-			}
-			if i == 5000 {
-				t.Fatal("xuid2's record never evicted")
-			}
-			do(t, h, "POST", lapseSet, Token(strconv.Itoa(2533274790400000+i), title1), body)
-		}
+		evictPresence(t, h, xuid2, 2533274790400000)
 		get := func() presenceRecord {
 			t.Helper()
 			var rec presenceRecord

@@ -163,6 +163,25 @@ func TestRTALapseAfterResetWorld(t *testing.T) {
 	})
 }
 
+// evictPresence has users from first on write the largest presence until
+// the bounded state has evicted xuid's record.
+func evictPresence(t *testing.T, h *Handler, xuid string, first int) {
+	t.Helper()
+	body := largestPresence(title1)
+	for i := 0; ; i++ {
+		h.world.state.mu.Lock()
+		_, kept := h.world.state.presence.get(xuid)
+		h.world.state.mu.Unlock()
+		if !kept {
+			return
+		}
+		if i == 5000 {
+			t.Fatalf("%s's record never evicted", xuid)
+		}
+		do(t, h, "POST", lapseSet, Token(strconv.Itoa(first+i), title1), body)
+	}
+}
+
 // TestRTAEvictedPresencePushed: a record the bounded state evicts reads
 // as no record (Offline) at once, and subscribers hear that then; before,
 // they were never told, and the subscriber last heard "Scarlett:true".
@@ -170,19 +189,7 @@ func TestRTAEvictedPresencePushed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := Must(New(Config{World: rtaWorld(), MaxStateBytes: 256 << 10})) // presence: 64 KiB
 		events := followOnline(t, h)
-		body := largestPresence(title1)
-		for i := 0; ; i++ {
-			h.world.state.mu.Lock()
-			_, kept := h.world.state.presence.get(xuid2)
-			h.world.state.mu.Unlock()
-			if !kept {
-				break
-			}
-			if i == 5000 {
-				t.Fatal("xuid2 never evicted")
-			}
-			do(t, h, "POST", lapseSet, Token(strconv.Itoa(2533274790300000+i), title1), body)
-		}
+		evictPresence(t, h, xuid2, 2533274790300000)
 		time.Sleep(heartbeatExpiry + 2*time.Second)
 		synctest.Wait()
 		if s := h.world.presenceOf(xuid2).State; s != "Offline" {

@@ -269,7 +269,7 @@ func (s presenceService) serveSetUserState(c *call) {
 	}
 	if !s.setCloak(c.id.xuid, cloak) {
 		writeError(c.w, http.StatusServiceUnavailable, "ServiceUnavailable",
-			"the mock holds as many cloaked users as it can ("+strconv.Itoa(s.state.maxCloaks)+"); no other user's cloak is forgotten to make room")
+			"the mock holds as many cloaked users as its state has room for (at most "+strconv.Itoa(s.state.maxCloaks)+"); no other user's cloak is forgotten to make room")
 		return
 	}
 	c.w.WriteHeader(http.StatusOK)
@@ -283,24 +283,30 @@ func (w *world) setCloak(xuid string, cloak bool) bool {
 	defer w.lapses.mu.Unlock()
 	before := w.toldOf(xuid)
 	w.state.mu.Lock()
-	_, was := w.state.cloaked[xuid]
 	switch {
-	case cloak && !was && len(w.state.cloaked) >= w.state.maxCloaks:
+	case !cloak:
+		w.state.uncloak(xuid)
+	case !w.state.cloak(xuid):
 		w.state.mu.Unlock()
 		return false
-	case cloak:
-		w.state.cloaked[xuid] = struct{}{}
-	default:
-		delete(w.state.cloaked, xuid)
 	}
-	if rec, ok := w.state.presence.get(xuid); ok {
+	rec, ok := w.state.presence.get(xuid)
+	if ok {
 		rec.Cloaked = cloak
 		b, _ := json.Marshal(rec)
 		w.state.presence.put(xuid, rec, int64(len(b)))
 	}
 	w.state.mu.Unlock()
-	w.rta.presenceChanged(xuid, before, w.presenceOf(xuid))
+	after := w.presenceOf(xuid)
+	w.rta.presenceChanged(xuid, before, after)
 	w.forgetEvicted()
+	// A lapse is timed for what subscribers were told is online: a cloak
+	// tells them offline; an uncloak tells them online only if a get reads
+	// the record so (not lapsed behind the cloak).
+	w.stopLapse(xuid)
+	if ok && after.State == "Online" {
+		w.timeLapse(rec)
+	}
 	return true
 }
 
@@ -403,12 +409,13 @@ type presenceLapse struct {
 	w atomic.Pointer[world]
 }
 
-// timeLapse times rec's lapse when it is Online, in place of the timer of
-// the record before it. The caller holds lapses.mu.
+// timeLapse times rec's lapse when it is Online and not cloaked (what
+// subscribers were told), in place of the timer of the record before it.
+// The caller holds lapses.mu.
 func (w *world) timeLapse(rec presenceRecord) {
 	w.stopLapse(rec.XUID)
-	if w.rta == nil || rec.State != "Online" || len(rec.Devices) == 0 || len(rec.Devices[0].Titles) == 0 {
-		return
+	if w.rta == nil || rec.Cloaked || rec.State != "Online" || len(rec.Devices) == 0 || len(rec.Devices[0].Titles) == 0 {
+		return // subscribers were not told it is online: nothing to tell them of its lapse
 	}
 	at, err := time.Parse(time.RFC3339, rec.Devices[0].Titles[0].LastModified)
 	if err != nil {

@@ -78,10 +78,21 @@ type rtaConn struct {
 	cancel context.CancelFunc // ends the loops' context
 	once   sync.Once
 
-	mu      sync.Mutex
-	subs    map[uint32]rtaResource
-	delayed map[*time.Timer]struct{} // the timers of delayed events not yet in the outbox, stopped when it closes
-	rec     wsRecord
+	mu   sync.Mutex
+	subs map[uint32]rtaResource
+	// delayed are the events an rta latency fault holds back, in the order
+	// they were published, each due no earlier than the one before it;
+	// flush, on one timer, sends those due. Dropped when it closes.
+	delayed  []delayedEvent
+	flushing bool        // a flush is sending: every event waits its turn in delayed
+	flushT   *time.Timer // the timer of the first delayed event, stopped when it closes
+	rec      wsRecord
+}
+
+// delayedEvent is an event held back until due.
+type delayedEvent struct {
+	b   []byte
+	due time.Time
 }
 
 // serveRTA answers the websocket upgrade at rta.xboxlive.com and serves the
@@ -214,8 +225,8 @@ func (c *rtaConn) close() {
 		close(c.done)
 		c.cancel()
 		c.mu.Lock()
-		for t := range c.delayed {
-			t.Stop()
+		if c.flushT != nil {
+			c.flushT.Stop()
 		}
 		c.delayed = nil
 		c.mu.Unlock()
@@ -313,6 +324,14 @@ func (c *rtaConn) subscribe(req rtaRequest) {
 		c.send(rtaAnswer(rtaSubscribe, req.seq, refuse, 0, nil))
 		return
 	}
+	// Following, reading the state that answers and sending the answer
+	// take the lock every presence and world change takes with its events:
+	// a change comes wholly before (in the answer) or wholly after (an
+	// event after it). Between the two, its event reached the connection
+	// ahead of the answer, whose id the client had yet to learn, and the
+	// answer then told the state before it.
+	c.hub.w.lapses.mu.Lock()
+	defer c.hub.w.lapses.mu.Unlock()
 	sub := c.hub.nextSub.Add(1)
 	if !c.hub.follow(c, sub, res) {
 		c.send(rtaAnswer(rtaSubscribe, req.seq, rtaSubscriptionLimit, 0, nil))
@@ -332,41 +351,83 @@ func (c *rtaConn) unsubscribe(req rtaRequest) {
 	c.send(rtaAnswer(rtaUnsubscribe, req.seq, code, 0, nil))
 }
 
-// event sends an event, after delay; delayed events wait in timers, at
-// most rtaOutbox of them, past which the reader is dropped as slow. The
-// timers of a connection closed are stopped, so that they hold neither
-// their events nor the connection.
+// event sends an event, after delay. The events of a connection reach it
+// in the order they were published, whatever delay each was given: an
+// event never overtakes one held back before it (a latency fault that
+// ended, or two of one instant, once timers of their own, which fire in
+// any order). At most rtaOutbox wait, past which the reader is dropped as
+// slow; a connection closed drops them and stops their timer, so that it
+// holds neither its events nor the connection.
 func (c *rtaConn) event(b []byte, delay time.Duration) {
-	if delay <= 0 {
-		c.send(b)
-		return
-	}
 	c.mu.Lock()
 	select {
-	case <-c.done: // closed: its close stopped the timers, or will once it holds mu
+	case <-c.done: // closed: its close stopped the timer, or will once it holds mu
 		c.mu.Unlock()
 		return
 	default:
+	}
+	if delay <= 0 && len(c.delayed) == 0 && !c.flushing {
+		c.mu.Unlock()
+		c.send(b)
+		return
 	}
 	if len(c.delayed) >= rtaOutbox {
 		c.mu.Unlock()
 		c.close()
 		return
 	}
-	if c.delayed == nil {
-		c.delayed = map[*time.Timer]struct{}{}
+	now := time.Now()
+	due := now.Add(delay)
+	if n := len(c.delayed); n > 0 && due.Before(c.delayed[n-1].due) {
+		due = c.delayed[n-1].due
 	}
-	var t *time.Timer
-	t = time.AfterFunc(delay, func() {
-		c.mu.Lock()
-		_, live := c.delayed[t]
-		delete(c.delayed, t)
+	c.delayed = append(c.delayed, delayedEvent{b, due})
+	if len(c.delayed) == 1 && !c.flushing {
+		c.armFlush(due.Sub(now))
+	}
+	c.mu.Unlock()
+}
+
+// armFlush sets the timer of the first delayed event. The caller holds mu.
+func (c *rtaConn) armFlush(d time.Duration) {
+	if c.flushT == nil {
+		c.flushT = time.AfterFunc(d, c.flush)
+		return
+	}
+	c.flushT.Reset(d)
+}
+
+// flush sends the delayed events that are due, in order, and sets the
+// timer for the next; events published meanwhile wait behind them.
+func (c *rtaConn) flush() {
+	c.mu.Lock()
+	if c.flushing { // a flush still sending sends these too, in turn
 		c.mu.Unlock()
-		if live {
-			c.send(b)
+		return
+	}
+	c.flushing = true
+	for {
+		now := time.Now()
+		i := 0
+		for i < len(c.delayed) && !c.delayed[i].due.After(now) {
+			i++
 		}
-	})
-	c.delayed[t] = struct{}{}
+		if i == 0 {
+			break
+		}
+		due := slices.Clone(c.delayed[:i])
+		clear(c.delayed[:i]) // hold no event sent
+		c.delayed = c.delayed[i:]
+		c.mu.Unlock()
+		for _, e := range due {
+			c.send(e.b)
+		}
+		c.mu.Lock()
+	}
+	c.flushing = false
+	if len(c.delayed) > 0 {
+		c.armFlush(time.Until(c.delayed[0].due))
+	}
 	c.mu.Unlock()
 }
 

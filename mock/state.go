@@ -19,9 +19,37 @@ type state struct {
 	handles  boundedMap[*searchHandle] // MPSD search handles by id
 	// cloaked are the users who set their presence state "Cloaked", apart
 	// from their presence records, which the state may evict: a cloak is
-	// never forgotten to make room. At most maxCloaks; one more is refused.
+	// never forgotten to make room. At most maxCloaks, each counted in the
+	// presence records' bytes (cloakBytes) and never evicted; one more is
+	// refused.
 	cloaked   map[string]struct{}
 	maxCloaks int
+}
+
+// cloakBytes is what a cloak of xuid holds: its XUID (a copy, not the
+// token it was cut from) and its place in the set (about 56 bytes a
+// cloak, TestCloakSetBoundedInBytes).
+func cloakBytes(xuid string) int64 { return int64(len(xuid)) + 64 }
+
+// cloak records xuid's cloak, making room for its bytes among the presence
+// records; it reports false, recording nothing, past the bounds.
+func (s *state) cloak(xuid string) bool {
+	if _, ok := s.cloaked[xuid]; ok {
+		return true
+	}
+	if len(s.cloaked) >= s.maxCloaks || !s.presence.reserve(cloakBytes(xuid)) {
+		return false
+	}
+	s.cloaked[strings.Clone(xuid)] = struct{}{}
+	return true
+}
+
+// uncloak forgets xuid's cloak, if any.
+func (s *state) uncloak(xuid string) {
+	if _, ok := s.cloaked[xuid]; ok {
+		delete(s.cloaked, xuid)
+		s.presence.unreserve(cloakBytes(xuid))
+	}
 }
 
 // DefaultMaxStateBytes is the default cap on the bytes of stored service
@@ -62,7 +90,8 @@ type boundedMap[V any] struct {
 	m          map[string]entry[V]
 	maxEntries int
 	maxBytes   int64
-	bytes      int64
+	bytes      int64 // the entries' and what is reserved
+	reserved   int64
 	// onEvict, when set, is called with each entry put evicts to make
 	// room (not one it replaces, nor those clearAll drops).
 	onEvict func(k string, v V)
@@ -84,25 +113,49 @@ func (b *boundedMap[V]) get(k string) (V, bool) {
 
 // put stores v under k, counting size bytes (plus the key's), and evicts
 // other entries until it fits. It reports false, storing nothing, for a
-// value larger than the whole budget.
+// value larger than the whole budget less what is reserved.
 func (b *boundedMap[V]) put(k string, v V, size int64) bool {
 	size += int64(len(k))
-	if size > b.maxBytes {
+	if size > b.maxBytes-b.reserved {
 		return false
 	}
 	b.delete(k)
-	for k2, e := range b.m {
-		if len(b.m) < b.maxEntries && b.bytes+size <= b.maxBytes {
-			break
-		}
-		b.delete(k2)
-		if b.onEvict != nil {
-			b.onEvict(k2, e.v)
-		}
-	}
+	b.evictFor(1, size)
 	b.m[k] = entry[V]{v, size}
 	b.bytes += size
 	return true
+}
+
+// reserve counts size bytes held apart from the entries (a cloak, beside
+// the presence records), evicting entries until they fit; it reports
+// false, reserving nothing, when they would not fit beside what is
+// already reserved. unreserve gives them back.
+func (b *boundedMap[V]) reserve(size int64) bool {
+	if b.reserved+size > b.maxBytes {
+		return false
+	}
+	b.evictFor(0, size)
+	b.bytes += size
+	b.reserved += size
+	return true
+}
+
+func (b *boundedMap[V]) unreserve(size int64) {
+	b.bytes -= size
+	b.reserved -= size
+}
+
+// evictFor evicts entries until n more of size bytes in all fit.
+func (b *boundedMap[V]) evictFor(n int, size int64) {
+	for k, e := range b.m {
+		if len(b.m)+n <= b.maxEntries && b.bytes+size <= b.maxBytes {
+			return
+		}
+		b.delete(k)
+		if b.onEvict != nil {
+			b.onEvict(k, e.v)
+		}
+	}
 }
 
 // withPrefix returns the keys that start with prefix, sorted.
@@ -135,5 +188,5 @@ func (s *state) clear() {
 
 func (b *boundedMap[V]) clearAll() {
 	clear(b.m)
-	b.bytes = 0
+	b.bytes, b.reserved = 0, 0
 }

@@ -316,6 +316,14 @@ func (c *rtaConn) subscribe(req rtaRequest) {
 	if res.kind == rtaSessions {
 		res.xuid = c.id.xuid
 	}
+	// Deciding, following, reading the state that answers and sending the
+	// answer take the lock every presence and world change takes with its
+	// events: a change comes wholly before (in the answer) or wholly after
+	// (an event after it). Between the two, its event reached the
+	// connection ahead of the answer, whose id the client had yet to learn,
+	// and the answer then told the state before it.
+	c.hub.w.lapses.mu.Lock()
+	defer c.hub.w.lapses.mu.Unlock()
 	if !c.hub.w.rtaVisible(c.id.xuid, res) {
 		c.send(rtaAnswer(rtaSubscribe, req.seq, rtaNoResourceData, 0, nil))
 		return
@@ -324,14 +332,6 @@ func (c *rtaConn) subscribe(req rtaRequest) {
 		c.send(rtaAnswer(rtaSubscribe, req.seq, refuse, 0, nil))
 		return
 	}
-	// Following, reading the state that answers and sending the answer
-	// take the lock every presence and world change takes with its events:
-	// a change comes wholly before (in the answer) or wholly after (an
-	// event after it). Between the two, its event reached the connection
-	// ahead of the answer, whose id the client had yet to learn, and the
-	// answer then told the state before it.
-	c.hub.w.lapses.mu.Lock()
-	defer c.hub.w.lapses.mu.Unlock()
 	sub := c.hub.nextSub.Add(1)
 	if !c.hub.follow(c, sub, res) {
 		c.send(rtaAnswer(rtaSubscribe, req.seq, rtaSubscriptionLimit, 0, nil))

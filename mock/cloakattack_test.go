@@ -15,7 +15,7 @@ import (
 	"github.com/xblgo/fgrl/throttle"
 )
 
-const titleURI2b = "https://userpresence.xboxlive.com/users/xuid(" + xuid2 + ")/titles/" + title2
+const xuid2Title2URI = "https://userpresence.xboxlive.com/users/xuid(" + xuid2 + ")/titles/" + title2
 
 // TestCloakUncloakInLapseWindowLeaksTitle: xuid2 cloaks, then plays title2
 // behind the cloak (no event, as it should be), then uncloaks in the second
@@ -27,10 +27,7 @@ const titleURI2b = "https://userpresence.xboxlive.com/users/xuid(" + xuid2 + ")/
 func TestCloakUncloakInLapseWindowLeaksTitle(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := rtaHandler(t)
-		ws := dialRTA(t, pipeServer(t, h), xuid1)
-		subscribe(t, ws, 1, devicesURI(xuid2))
-		subscribe(t, ws, 2, titleURI2b)
-		events := lapseEvents(ws)
+		events := followTitle(t, h, title2)
 		tok1, tok2 := Token(xuid2, title1), Token(xuid2, title2)
 		state := "https://userpresence.xboxlive.com/users/xuid(" + xuid2 + ")/state"
 		if r := do(t, h, "POST", lapseSet, tok1, `{"state":"active"}`); r.status != http.StatusOK {
@@ -185,7 +182,7 @@ func TestCloakUncloakThenClearLeaksTitle(t *testing.T) {
 	h := Must(New(Config{World: rtaWorld(), Now: func() time.Time { return now }}))
 	ws := dialRTA(t, pipeServer(t, h), xuid1)
 	subscribe(t, ws, 1, devicesURI(xuid2))
-	subscribe(t, ws, 2, titleURI2b)
+	subscribe(t, ws, 2, xuid2Title2URI)
 	tok1, tok2 := Token(xuid2, title1), Token(xuid2, title2)
 	state := "https://userpresence.xboxlive.com/users/xuid(" + xuid2 + ")/state"
 	step := func(d time.Duration, method, url, tok, body string) {

@@ -256,7 +256,15 @@ func TestRTAResetWorldOrderedWithWrites(t *testing.T) {
 	}
 }
 
-const titleURI2 = "https://userpresence.xboxlive.com/users/xuid(" + xuid2 + ")/titles/" + title1
+// followTitle has xuid1 follow xuid2's devices and their presence in
+// title, and returns the events heard.
+func followTitle(t *testing.T, h *Handler, title string) chan string {
+	t.Helper()
+	ws := dialRTA(t, pipeServer(t, h), xuid1)
+	subscribe(t, ws, 1, devicesURI(xuid2))
+	subscribe(t, ws, 2, "https://userpresence.xboxlive.com/users/xuid("+xuid2+")/titles/"+title)
+	return lapseEvents(ws)
+}
 
 // TestRTALapseOfAUserWhoEvictsAnother: when the state is full of timed
 // Online records, a new user's write evicts one and is timed in its place
@@ -315,10 +323,7 @@ func TestRTAChangeBeforeTheLapseIsPushed(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				h := rtaHandler(t)
-				ws := dialRTA(t, pipeServer(t, h), xuid1)
-				subscribe(t, ws, 1, devicesURI(xuid2))
-				subscribe(t, ws, 2, titleURI2)
-				events := lapseEvents(ws)
+				events := followTitle(t, h, title1)
 				do(t, h, "POST", lapseSet, Token(xuid2, title1), `{"state":"active"}`)
 				synctest.Wait()
 				t.Logf("after the set: %q", lapseDrain(events))

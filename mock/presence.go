@@ -234,8 +234,12 @@ func (s presenceService) serveSetPresence(c *call) {
 }
 
 // serveClearPresence takes the caller offline; later gets say where the
-// caller was last seen.
+// caller was last seen. Another user's path is refused, as a set of it is.
 func (s presenceService) serveClearPresence(c *call) {
+	if c.user(c.params[0]) != c.id.xuid {
+		writeError(c.w, http.StatusForbidden, "Forbidden", "a user may clear only their own presence")
+		return
+	}
 	seen := &lastSeen{DeviceType: deviceType, TitleID: c.id.title, TitleName: "Title " + c.id.title,
 		Timestamp: s.now().UTC().Format("2006-01-02T15:04:05.0000000Z")}
 	s.storePresence(presenceRecord{XUID: c.id.xuid, State: "Offline", LastSeen: seen})

@@ -59,6 +59,9 @@ func TestPresenceSetThenGet(t *testing.T) {
 	if r := do(t, h, "POST", set, Token(xuid2, title1), `{}`); r.status != 403 {
 		t.Errorf("setting another user's presence: %d, want 403", r.status)
 	}
+	if r := do(t, h, "DELETE", set, Token(xuid2, title1), ""); r.status != 403 {
+		t.Errorf("clearing another user's presence: %d, want 403 as a set of it", r.status)
+	}
 	if got := batch[0].Devices[0].Titles[0].State; got != "Active" {
 		t.Errorf("title state %q, want \"Active\" as recorded", got)
 	}

@@ -146,6 +146,12 @@ func (s mpsdService) servePutSession(c *call) {
 		return
 	}
 	key := sessionKey(c)
+	// The write and its taps are made under the lock every change that
+	// publishes to RTA takes (presenceLapses.mu), as a subscribe's answer
+	// is: no tap precedes the answer of a subscribe made meanwhile, and two
+	// writes' taps go out in the order of their writes.
+	s.lapses.mu.Lock()
+	defer s.lapses.mu.Unlock()
 	s.state.mu.Lock()
 	old, existed := s.state.sessions.get(key)
 	doc, err := mergeSession(old, &write, joiner{c.id.xuid, c.id.title, s.gamertagOf(c.id.xuid), s.now().UTC()})

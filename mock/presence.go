@@ -287,20 +287,29 @@ func (w *world) setCloak(xuid string, cloak bool) bool {
 	defer w.lapses.mu.Unlock()
 	before := w.toldOf(xuid)
 	w.state.mu.Lock()
-	switch {
-	case !cloak:
-		w.state.uncloak(xuid)
-	case !w.state.cloak(xuid):
-		w.state.mu.Unlock()
-		return false
-	}
+	// The user's own record is taken out while the cloak makes room, so
+	// that it is never among the records evicted for it (told as gone,
+	// then told again), and put back with the cloak.
 	rec, ok := w.state.presence.get(xuid)
+	w.state.presence.delete(xuid)
+	var done bool
+	if cloak {
+		done = w.state.cloak(xuid)
+	} else {
+		w.state.uncloak(xuid)
+		done = true
+	}
 	if ok {
-		rec.Cloaked = cloak
+		if done { // a cloak refused puts it back as it was
+			rec.Cloaked = cloak
+		}
 		b, _ := json.Marshal(rec)
-		w.state.presence.put(xuid, rec, int64(len(b)))
+		ok = w.state.presence.put(xuid, rec, int64(len(b)))
 	}
 	w.state.mu.Unlock()
+	if !done {
+		return false
+	}
 	after := w.presenceOf(xuid)
 	w.rta.presenceChanged(xuid, before, after)
 	w.forgetEvicted()
@@ -392,9 +401,11 @@ func (w *world) stopLapses() {
 // presenceLapses times the lapse of each Online record (heartbeatExpiry
 // after its title's last write), so that RTA subscribers hear the user go
 // offline ("Scarlett:false", "Ended:TITLE") when a title stops writing, as
-// when it clears its presence. mu also serialises every change of presence with the events it
-// publishes, so that subscribers hear a user's changes in the order they
-// were made. The timers are those of records the state holds (an evicted
+// when it clears its presence. mu also serialises every change that RTA
+// subscribers hear of (presence, a world change, an MPSD session write)
+// with the events it publishes, and with a subscribe's answer, so that
+// subscribers hear changes in the order they were made, and after the
+// answer. The timers are those of records the state holds (an evicted
 // record's is stopped, forgetEvicted, before the writer's is timed; a
 // reset stops them all), so there are never more than it holds records;
 // each is a timer and its XUID: a few hundred bytes against the record's

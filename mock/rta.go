@@ -83,14 +83,27 @@ type rtaConn struct {
 	// delayed are the events an rta latency fault holds back, in the order
 	// they were published, each due no earlier than the one before it;
 	// flush, on one timer, sends those due. Dropped when it closes.
-	delayed  []delayedEvent
-	flushing bool        // a flush is sending: every event waits its turn in delayed
-	flushT   *time.Timer // the timer of the first delayed event, stopped when it closes
-	rec      wsRecord
+	delayed []delayedEvent
+	flushT  *time.Timer // the timer of the first delayed event, stopped when it closes
+	flushC  *flushRef   // what flushT's callback reaches: nothing once it closes
+	rec     wsRecord
 }
 
-// delayedEvent is an event held back until due.
+// flushRef is the connection a flush timer flushes, until it closes: a
+// stopped timer can stay in the runtime's heap with its callback until its
+// time would have come (up to a latency fault's 10 minutes), and then
+// holds nothing of the mock.
+type flushRef struct{ c atomic.Pointer[rtaConn] }
+
+func (r *flushRef) flush() {
+	if c := r.c.Load(); c != nil {
+		c.flush()
+	}
+}
+
+// delayedEvent is an event of subscription sub held back until due.
 type delayedEvent struct {
+	sub uint32
 	b   []byte
 	due time.Time
 }
@@ -227,6 +240,7 @@ func (c *rtaConn) close() {
 		c.mu.Lock()
 		if c.flushT != nil {
 			c.flushT.Stop()
+			c.flushC.c.Store(nil)
 		}
 		c.delayed = nil
 		c.mu.Unlock()
@@ -351,14 +365,17 @@ func (c *rtaConn) unsubscribe(req rtaRequest) {
 	c.send(rtaAnswer(rtaUnsubscribe, req.seq, code, 0, nil))
 }
 
-// event sends an event, after delay. The events of a connection reach it
-// in the order they were published, whatever delay each was given: an
-// event never overtakes one held back before it (a latency fault that
-// ended, or two of one instant, once timers of their own, which fire in
-// any order). At most rtaOutbox wait, past which the reader is dropped as
+// event sends an event of subscription sub, after delay. The events of a
+// connection reach it in the order they were published, whatever delay
+// each was given: an event never overtakes one held back before it (a
+// latency fault that ended, or two of one instant, once timers of their
+// own, which fire in any order). A held-back event of a subscription
+// unsubscribed meanwhile is dropped: it never follows the unsubscribe's
+// answer. At most rtaOutbox wait, past which the reader is dropped as
 // slow; a connection closed drops them and stops their timer, so that it
-// holds neither its events nor the connection.
-func (c *rtaConn) event(b []byte, delay time.Duration) {
+// holds neither its events nor the connection. Every send of an event is
+// made under mu, which an unsubscribe takes to unfollow.
+func (c *rtaConn) event(sub uint32, b []byte, delay time.Duration) {
 	c.mu.Lock()
 	select {
 	case <-c.done: // closed: its close stopped the timer, or will once it holds mu
@@ -366,69 +383,79 @@ func (c *rtaConn) event(b []byte, delay time.Duration) {
 		return
 	default:
 	}
-	if delay <= 0 && len(c.delayed) == 0 && !c.flushing {
-		c.mu.Unlock()
-		c.send(b)
-		return
-	}
-	if len(c.delayed) >= rtaOutbox {
-		c.mu.Unlock()
-		c.close()
-		return
-	}
-	now := time.Now()
-	due := now.Add(delay)
-	if n := len(c.delayed); n > 0 && due.Before(c.delayed[n-1].due) {
-		due = c.delayed[n-1].due
-	}
-	c.delayed = append(c.delayed, delayedEvent{b, due})
-	if len(c.delayed) == 1 && !c.flushing {
-		c.armFlush(due.Sub(now))
+	var full bool
+	switch {
+	case delay <= 0 && len(c.delayed) == 0:
+		full = c.sendLocked(b)
+	case len(c.delayed) >= rtaOutbox:
+		full = true
+	default:
+		now := time.Now()
+		due := now.Add(delay)
+		if n := len(c.delayed); n > 0 && due.Before(c.delayed[n-1].due) {
+			due = c.delayed[n-1].due
+		}
+		c.delayed = append(c.delayed, delayedEvent{sub, b, due})
+		if len(c.delayed) == 1 {
+			c.armFlush(due.Sub(now))
+		}
 	}
 	c.mu.Unlock()
+	if full {
+		c.close()
+	}
 }
 
 // armFlush sets the timer of the first delayed event. The caller holds mu.
 func (c *rtaConn) armFlush(d time.Duration) {
 	if c.flushT == nil {
-		c.flushT = time.AfterFunc(d, c.flush)
+		c.flushC = &flushRef{}
+		c.flushC.c.Store(c)
+		c.flushT = time.AfterFunc(d, c.flushC.flush)
 		return
 	}
 	c.flushT.Reset(d)
 }
 
-// flush sends the delayed events that are due, in order, and sets the
-// timer for the next; events published meanwhile wait behind them.
+// flush sends the delayed events that are due, in order, those of
+// subscriptions still held, and sets the timer for the next.
 func (c *rtaConn) flush() {
 	c.mu.Lock()
-	if c.flushing { // a flush still sending sends these too, in turn
-		c.mu.Unlock()
-		return
+	now := time.Now()
+	full := false
+	for len(c.delayed) > 0 && !c.delayed[0].due.After(now) && !full {
+		e := c.delayed[0]
+		c.delayed[0] = delayedEvent{} // hold no event sent
+		c.delayed = c.delayed[1:]
+		if _, held := c.subs[e.sub]; held {
+			full = c.sendLocked(e.b)
+		}
 	}
-	c.flushing = true
-	for {
-		now := time.Now()
-		i := 0
-		for i < len(c.delayed) && !c.delayed[i].due.After(now) {
-			i++
-		}
-		if i == 0 {
-			break
-		}
-		due := slices.Clone(c.delayed[:i])
-		clear(c.delayed[:i]) // hold no event sent
-		c.delayed = c.delayed[i:]
-		c.mu.Unlock()
-		for _, e := range due {
-			c.send(e.b)
-		}
-		c.mu.Lock()
-	}
-	c.flushing = false
-	if len(c.delayed) > 0 {
+	if !full && len(c.delayed) > 0 {
 		c.armFlush(time.Until(c.delayed[0].due))
 	}
 	c.mu.Unlock()
+	if full {
+		c.close()
+	}
+}
+
+// sendLocked is send for a caller holding mu: it puts b in the outbox,
+// unless the connection is closed, and reports whether the outbox was
+// full (the caller then closes it, without mu).
+func (c *rtaConn) sendLocked(b []byte) (full bool) {
+	select {
+	case <-c.done:
+		return false
+	default:
+	}
+	select {
+	case c.out <- b:
+		c.rec.add("receive", c.hub.w.now(), b)
+		return false
+	default:
+		return true
+	}
 }
 
 // Resync sends every RTA connection the resync message ([4]): XSAPI then

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+	"weak"
 
 	"github.com/coder/websocket"
 	"github.com/google/go-cmp/cmp"
@@ -235,17 +236,25 @@ func TestRTASessionTapCostsItsMembers(t *testing.T) {
 // holds back are dropped when their connection closes, not kept (the
 // connection with them) until the latency has passed: a client that
 // closes and opens connections under a 10-minute latency kept every
+// delayedConn is an RTA connection of xuid1's, with no websocket, in h
+// under a 10-minute rta latency fault, following the devices of xuid.
+func delayedConn(t *testing.T, h *Handler, xuid string) *rtaConn {
+	t.Helper()
+	if err := h.SetFaults(Faults{Services: []ServiceFault{{Service: RTAService, Latency: throttle.Duration(10 * time.Minute)}}}); err != nil {
+		t.Fatal(err)
+	}
+	c := &rtaConn{hub: h.rta, id: identity{xuid: xuid1}, out: make(chan []byte, rtaOutbox),
+		done: make(chan struct{}), cancel: func() {}, subs: map[uint32]rtaResource{}}
+	h.rta.add(c)
+	h.rta.follow(c, 1, rtaResource{kind: rtaDevices, xuid: xuid})
+	return c
+}
+
 // closed one's 256 events and buffers for 10 minutes.
 func TestRTAClosedConnectionDropsDelayedEvents(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := rtaHandler(t)
-		if err := h.SetFaults(Faults{Services: []ServiceFault{{Service: RTAService, Latency: throttle.Duration(10 * time.Minute)}}}); err != nil {
-			t.Fatal(err)
-		}
-		c := &rtaConn{hub: h.rta, id: identity{xuid: xuid1}, out: make(chan []byte, rtaOutbox),
-			done: make(chan struct{}), cancel: func() {}, subs: map[uint32]rtaResource{}}
-		h.rta.add(c)
-		h.rta.follow(c, 1, rtaResource{kind: rtaDevices, xuid: xuid1})
+		c := delayedConn(t, h, xuid1)
 		for range rtaOutbox {
 			h.rta.publish(rtaResource{kind: rtaDevices, xuid: xuid1}.key(), nil, "Scarlett:true")
 		}
@@ -312,5 +321,45 @@ func TestRTASubscriptionBytes(t *testing.T) {
 	t.Logf("%.0f bytes a subscription", per)
 	if per > 200 {
 		t.Errorf("%.0f bytes a subscription, want at most 200", per)
+	}
+}
+
+// TestRTAClosedConnectionFlushTimerHoldsNothing: a connection's flush
+// timer, stopped by its close, can stay in the runtime's timer heap with
+// its callback (c.flush) until its time would have come: under a 10-minute
+// latency fault (the most a fault takes), a closed connection, and through
+// its hub's fault callback the whole Handler, stay reachable for ten minutes. One
+// processor, so that every timer is in one heap, sixteen timers of an
+// hour pending (as TestRTAStoppedLapseHoldsNothing). The lapse timers
+// were fixed for this (presenceLapse.w, cleared on Stop); the flush timer
+// was not.
+func TestRTAClosedConnectionFlushTimerHoldsNothing(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	for range 16 {
+		ahead := time.AfterFunc(time.Hour, func() {})
+		defer ahead.Stop()
+	}
+	wh, wc := func() (weak.Pointer[Handler], weak.Pointer[rtaConn]) {
+		h := Must(New(Config{World: rtaWorld()}))
+		c := delayedConn(t, h, xuid2)
+		h.rta.publish(rtaResource{kind: rtaDevices, xuid: xuid2}.key(), nil, "Scarlett:true")
+		c.mu.Lock()
+		armed := c.flushT != nil
+		c.mu.Unlock()
+		if !armed {
+			t.Fatal("no flush timer")
+		}
+		c.close()
+		h.rta.remove(c)
+		return weak.Make(h), weak.Make(c)
+	}()
+	for range 5 {
+		runtime.GC()
+	}
+	if wc.Value() != nil {
+		t.Error("a closed connection whose delayed event was dropped is still reachable (its stopped flush timer)")
+	}
+	if wh.Value() != nil {
+		t.Error("the Handler of a closed connection is still reachable (its stopped flush timer)")
 	}
 }

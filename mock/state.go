@@ -20,8 +20,8 @@ type state struct {
 	// cloaked are the users who set their presence state "Cloaked", apart
 	// from their presence records, which the state may evict: a cloak is
 	// never forgotten to make room. At most maxCloaks, each counted in the
-	// presence records' bytes (cloakBytes) and never evicted; one more is
-	// refused.
+	// presence records' bytes (cloakBytes) and never evicted, in at most
+	// half of them (reserve); one more is refused.
 	cloaked   map[string]struct{}
 	maxCloaks int
 }
@@ -113,7 +113,7 @@ func (b *boundedMap[V]) get(k string) (V, bool) {
 
 // put stores v under k, counting size bytes (plus the key's), and evicts
 // other entries until it fits. It reports false, storing nothing, for a
-// value larger than the whole budget less what is reserved.
+// value larger than the budget less what is reserved (at most half).
 func (b *boundedMap[V]) put(k string, v V, size int64) bool {
 	size += int64(len(k))
 	if size > b.maxBytes-b.reserved {
@@ -128,10 +128,11 @@ func (b *boundedMap[V]) put(k string, v V, size int64) bool {
 
 // reserve counts size bytes held apart from the entries (a cloak, beside
 // the presence records), evicting entries until they fit; it reports
-// false, reserving nothing, when they would not fit beside what is
-// already reserved. unreserve gives them back.
+// false, reserving nothing, past half the budget: the other half is the
+// entries', so that an entry the budget takes always fits. unreserve gives
+// them back.
 func (b *boundedMap[V]) reserve(size int64) bool {
-	if b.reserved+size > b.maxBytes {
+	if b.reserved+size > b.maxBytes/2 {
 		return false
 	}
 	b.evictFor(0, size)

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -384,8 +383,7 @@ func (w *world) forgetEvicted() {
 // stopLapse stops timing xuid's lapse. The caller holds lapses.mu.
 func (w *world) stopLapse(xuid string) {
 	if l := w.lapses.timers[xuid]; l != nil {
-		l.t.Stop()
-		l.w.Store(nil)
+		l.stop()
 		delete(w.lapses.timers, xuid)
 	}
 }
@@ -412,16 +410,7 @@ func (w *world) stopLapses() {
 // own.
 type presenceLapses struct {
 	mu     sync.Mutex
-	timers map[string]*presenceLapse // by XUID
-}
-
-// presenceLapse is one record's timer, and the world it tells until it is
-// stopped: a stopped timer holds nothing else, however long the runtime
-// keeps it (a stopped timer can stay in the runtime's heap, with its
-// callback, until its time would have come: the ten minutes of a lapse).
-type presenceLapse struct {
-	t *time.Timer
-	w atomic.Pointer[world]
+	timers map[string]*timerOn[world] // by XUID
 }
 
 // timeLapse times rec's lapse when it is Online and not cloaked (what
@@ -437,32 +426,27 @@ func (w *world) timeLapse(rec presenceRecord) {
 		return
 	}
 	if w.lapses.timers == nil {
-		w.lapses.timers = map[string]*presenceLapse{}
+		w.lapses.timers = map[string]*timerOn[world]{}
 	}
-	xuid, l := rec.XUID, &presenceLapse{}
-	l.w.Store(w)
+	xuid, l := rec.XUID, newTimerOn(w)
 	// The second after the record reads as lapsed (presenceOf), on the
 	// mock's clock, timed from now (a clock that Config.Now moves by hand
-	// does not fire it). The callback waits for lapses.mu, held until l.t
-	// is set.
-	l.t = time.AfterFunc(at.Add(heartbeatExpiry+time.Second).Sub(w.now()), func() {
-		if w := l.w.Load(); w != nil {
-			w.lapse(xuid, l)
-		}
-	})
+	// does not fire it). The callback waits for lapses.mu, held until l is
+	// in timers.
+	l.arm(at.Add(heartbeatExpiry+time.Second).Sub(w.now()), func(w *world) { w.lapse(xuid, l) })
 	w.lapses.timers[xuid] = l
 }
 
 // lapse tells RTA subscribers that xuid's record, timed by l, lapsed,
 // unless a later change of their presence came first.
-func (w *world) lapse(xuid string, l *presenceLapse) {
+func (w *world) lapse(xuid string, l *timerOn[world]) {
 	w.lapses.mu.Lock()
 	defer w.lapses.mu.Unlock()
 	if w.lapses.timers[xuid] != l {
 		return // replaced by a later write
 	}
 	delete(w.lapses.timers, xuid)
-	l.w.Store(nil)
+	l.stop()
 	w.state.mu.Lock()
 	p, ok := w.state.record(xuid)
 	w.state.mu.Unlock()

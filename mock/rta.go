@@ -84,21 +84,8 @@ type rtaConn struct {
 	// they were published, each due no earlier than the one before it;
 	// flush, on one timer, sends those due. Dropped when it closes.
 	delayed []delayedEvent
-	flushT  *time.Timer // the timer of the first delayed event, stopped when it closes
-	flushC  *flushRef   // what flushT's callback reaches: nothing once it closes
+	flushT  *timerOn[rtaConn] // the timer of the first delayed event, stopped when it closes
 	rec     wsRecord
-}
-
-// flushRef is the connection a flush timer flushes, until it closes: a
-// stopped timer can stay in the runtime's heap with its callback until its
-// time would have come (up to a latency fault's 10 minutes), and then
-// holds nothing of the mock.
-type flushRef struct{ c atomic.Pointer[rtaConn] }
-
-func (r *flushRef) flush() {
-	if c := r.c.Load(); c != nil {
-		c.flush()
-	}
 }
 
 // delayedEvent is an event of subscription sub held back until due.
@@ -239,8 +226,7 @@ func (c *rtaConn) close() {
 		c.cancel()
 		c.mu.Lock()
 		if c.flushT != nil {
-			c.flushT.Stop()
-			c.flushC.c.Store(nil)
+			c.flushT.stop()
 		}
 		c.delayed = nil
 		c.mu.Unlock()
@@ -409,12 +395,9 @@ func (c *rtaConn) event(sub uint32, b []byte, delay time.Duration) {
 // armFlush sets the timer of the first delayed event. The caller holds mu.
 func (c *rtaConn) armFlush(d time.Duration) {
 	if c.flushT == nil {
-		c.flushC = &flushRef{}
-		c.flushC.c.Store(c)
-		c.flushT = time.AfterFunc(d, c.flushC.flush)
-		return
+		c.flushT = newTimerOn(c)
 	}
-	c.flushT.Reset(d)
+	c.flushT.arm(d, (*rtaConn).flush)
 }
 
 // flush sends the delayed events that are due, in order, those of

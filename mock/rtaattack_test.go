@@ -276,7 +276,7 @@ func TestRTAClosedConnectionDropsDelayedEvents(t *testing.T) {
 		// for 10 minutes: Stop reports true only for a timer that was
 		// still running.
 		running := 0
-		if timer.Stop() {
+		if timer.t.Stop() {
 			running++
 		}
 		if running != 0 {
@@ -331,7 +331,7 @@ func TestRTASubscriptionBytes(t *testing.T) {
 // its hub's fault callback the whole Handler, stay reachable for ten minutes. One
 // processor, so that every timer is in one heap, sixteen timers of an
 // hour pending (as TestRTAStoppedLapseHoldsNothing). The lapse timers
-// were fixed for this (presenceLapse.w, cleared on Stop); the flush timer
+// were fixed for this (timerOn, which lets go on stop); the flush timer
 // was not.
 func TestRTAClosedConnectionFlushTimerHoldsNothing(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))

@@ -1,0 +1,45 @@
+package mock
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// timerOn is a timer whose callback reaches what it acts on only until
+// the timer is stopped: a stopped timer can stay in the runtime's heap,
+// callback and all, until its time would have come (while earlier timers
+// are pending), and then holds nothing of the mock
+// (TestRTAStoppedLapseHoldsNothing,
+// TestRTAClosedConnectionFlushTimerHoldsNothing). Its owner's lock guards
+// arm and stop.
+type timerOn[T any] struct {
+	t  *time.Timer
+	on atomic.Pointer[T]
+}
+
+func newTimerOn[T any](on *T) *timerOn[T] {
+	r := &timerOn[T]{}
+	r.on.Store(on)
+	return r
+}
+
+// arm calls f with what the timer acts on after d, unless it is stopped
+// first; arming it again sets it again, for the f of the first arm.
+func (r *timerOn[T]) arm(d time.Duration, f func(*T)) {
+	if r.t != nil {
+		r.t.Reset(d)
+		return
+	}
+	r.t = time.AfterFunc(d, func() {
+		if v := r.on.Load(); v != nil {
+			f(v)
+		}
+	})
+}
+
+// stop stops the timer for good and lets go of what it acts on. It
+// reports whether the timer was still running.
+func (r *timerOn[T]) stop() bool {
+	r.on.Store(nil)
+	return r.t != nil && r.t.Stop()
+}

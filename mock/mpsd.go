@@ -146,15 +146,30 @@ func (s mpsdService) servePutSession(c *call) {
 		return
 	}
 	key := sessionKey(c)
-	// The write and its taps are made under the lock every change that
-	// publishes to RTA takes (presenceLapses.mu), as a subscribe's answer
-	// is: no tap precedes the answer of a subscribe made meanwhile, and two
-	// writes' taps go out in the order of their writes.
+	doc, existed, err := s.writeSession(key, c, &write)
+	if err != nil {
+		writeError(c.w, http.StatusBadRequest, "BadRequest", err.Error())
+		return
+	}
+	status := http.StatusCreated
+	if existed {
+		status = http.StatusOK
+	}
+	writeRaw(c.w, status, doc)
+}
+
+// writeSession merges write into the session under key and taps its
+// members, under the lock every change that publishes to RTA takes
+// (presenceLapses.mu), as a subscribe's answer is: no tap precedes the
+// answer of a subscribe made meanwhile, and two writes' taps go out in the
+// order of their writes. The answer is written after, without the lock: a
+// client slow to read it holds up no one.
+func (s mpsdService) writeSession(key string, c *call, write *sessionWrite) (doc []byte, existed bool, err error) {
 	s.lapses.mu.Lock()
 	defer s.lapses.mu.Unlock()
 	s.state.mu.Lock()
 	old, existed := s.state.sessions.get(key)
-	doc, err := mergeSession(old, &write, joiner{c.id.xuid, c.id.title, s.gamertagOf(c.id.xuid), s.now().UTC()})
+	doc, err = mergeSession(old, write, joiner{c.id.xuid, c.id.title, s.gamertagOf(c.id.xuid), s.now().UTC()})
 	if err == nil && len(doc) > maxSessionBytes {
 		err = fmt.Errorf("the session would be larger than %d bytes", maxSessionBytes)
 	}
@@ -162,16 +177,10 @@ func (s mpsdService) servePutSession(c *call) {
 		s.state.sessions.put(key, doc, int64(len(doc)))
 	}
 	s.state.mu.Unlock()
-	if err != nil {
-		writeError(c.w, http.StatusBadRequest, "BadRequest", err.Error())
-		return
+	if err == nil {
+		s.rta.sessionChanged(c.params, old, doc)
 	}
-	s.rta.sessionChanged(c.params, old, doc)
-	status := http.StatusCreated
-	if existed {
-		status = http.StatusOK
-	}
-	writeRaw(c.w, status, doc)
+	return doc, existed, err
 }
 
 // smartmatchService answers SmartMatch.

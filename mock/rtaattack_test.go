@@ -334,11 +334,7 @@ func TestRTASubscriptionBytes(t *testing.T) {
 // were fixed for this (timerOn, which lets go on stop); the flush timer
 // was not.
 func TestRTAClosedConnectionFlushTimerHoldsNothing(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	for range 16 {
-		ahead := time.AfterFunc(time.Hour, func() {})
-		defer ahead.Stop()
-	}
+	timersAhead(t)
 	wh, wc := func() (weak.Pointer[Handler], weak.Pointer[rtaConn]) {
 		h := Must(New(Config{World: rtaWorld()}))
 		c := delayedConn(t, h, xuid2)

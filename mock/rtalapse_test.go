@@ -394,6 +394,24 @@ func TestRTAClosedServerKeepsNoTimer(t *testing.T) {
 	})
 }
 
+// timersAhead runs the rest of the test on one processor, so that every
+// timer is in one heap, with sixteen timers of an hour pending: a timer
+// stopped after them stays in that heap, callback and all, until its time
+// would have come.
+func timersAhead(t *testing.T) {
+	prev := runtime.GOMAXPROCS(1)
+	var ahead []*time.Timer
+	for range 16 {
+		ahead = append(ahead, time.AfterFunc(time.Hour, func() {}))
+	}
+	t.Cleanup(func() {
+		for _, a := range ahead {
+			a.Stop()
+		}
+		runtime.GOMAXPROCS(prev)
+	})
+}
+
 // TestRTAStoppedLapseHoldsNothing: a lapse timer, once stopped, holds
 // nothing of the mock, however long the runtime keeps it: a stopped timer
 // stays in the runtime's heap, with its callback, while earlier timers are
@@ -402,11 +420,7 @@ func TestRTAClosedServerKeepsNoTimer(t *testing.T) {
 // for those ten minutes after Server.Close. One processor, so that every
 // timer is in one heap.
 func TestRTAStoppedLapseHoldsNothing(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	for range 16 {
-		ahead := time.AfterFunc(time.Hour, func() {})
-		defer ahead.Stop()
-	}
+	timersAhead(t)
 	wp := func() weak.Pointer[Handler] {
 		h := Must(New(Config{World: rtaWorld()}))
 		do(t, h, "POST", lapseSet, Token(xuid2, title1), `{"state":"active"}`)

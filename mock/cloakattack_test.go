@@ -68,9 +68,7 @@ func TestCloakUncloakInLapseWindowLeaksTitle(t *testing.T) {
 func TestCloakEventsReorderedByExpiringRTALatency(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := rtaHandler(t)
-		ws := dialRTA(t, pipeServer(t, h), xuid1)
-		subscribe(t, ws, 1, devicesURI(xuid2))
-		events := lapseEvents(ws)
+		events := followDevices(t, h)
 		if err := h.SetFaults(Faults{Services: []ServiceFault{{Service: RTAService,
 			Latency: throttle.Duration(30 * time.Second), For: throttle.Duration(10 * time.Second)}}}); err != nil {
 			t.Fatal(err)
@@ -154,9 +152,7 @@ func TestCloakEventsReorderedByConstantRTALatency(t *testing.T) {
 	for i := range 100 {
 		synctest.Test(t, func(t *testing.T) {
 			h := rtaHandler(t)
-			ws := dialRTA(t, pipeServer(t, h), xuid1)
-			subscribe(t, ws, 1, devicesURI(xuid2))
-			events := lapseEvents(ws)
+			events := followDevices(t, h)
 			if err := h.SetFaults(Faults{Services: []ServiceFault{{Service: RTAService, Latency: throttle.Duration(time.Second)}}}); err != nil {
 				t.Fatal(err)
 			}

@@ -65,14 +65,15 @@ func TestCloaksLeaveRecordsHalfTheBudget(t *testing.T) {
 	})
 }
 
-// TestCloakNeverEvictsItsOwnRecord: a cloak whose bytes need room evicts
-// other users' records, never the cloaking user's own, and their friend
-// hears "Scarlett:false" once. The presence budget is cut (in the test) to
-// where xuid2's cloak fits in the cloaks' half but not beside xuid2's own
-// record, the only one. Before, the cloak's room was made by evicting that
-// record, and the friend heard xuid2 go twice: once for the cloak, once
+// TestCloakEvictingItsOwnRecordToldOnce: a cloak whose bytes need the
+// room of the cloaking user's own record, the only one, evicts it, and
+// their friend hears "Scarlett:false" once: an evicted record is told as
+// others read it now, cloak and all. The presence budget is cut (in the
+// test) to where xuid2's cloak fits in the cloaks' half but not beside
+// xuid2's record. Before, the eviction was told from the record as stored,
+// uncloaked, and the friend heard xuid2 go twice: once for the cloak, once
 // for the eviction (a helper's attack).
-func TestCloakNeverEvictsItsOwnRecord(t *testing.T) {
+func TestCloakEvictingItsOwnRecordToldOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := Must(New(Config{World: rtaWorld()}))
 		events := followOnline(t, h) // xuid2 online: the only record

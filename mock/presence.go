@@ -38,8 +38,9 @@ type presenceRecord struct {
 	LastSeen *lastSeen        `json:"lastSeen,omitempty"`
 	// Cloaked: the user appears offline (PUT .../state "Cloaked") until
 	// they set "Active" again; never written to the wire. The cloak itself
-	// is kept apart (state.cloaked), so it outlives the record; this
-	// copies it where the record is read (state.record).
+	// is kept apart (state.cloaked), so it outlives the record; this is a
+	// copy of it, made where a record is read (state.record,
+	// forgetEvicted) or stored.
 	Cloaked bool `json:"-"`
 }
 
@@ -286,25 +287,13 @@ func (w *world) setCloak(xuid string, cloak bool) bool {
 	defer w.lapses.mu.Unlock()
 	before := w.toldOf(xuid)
 	w.state.mu.Lock()
-	// The user's own record is taken out while the cloak makes room, so
-	// that it is never among the records evicted for it (told as gone,
-	// then told again), and put back with the cloak.
-	rec, ok := w.state.presence.get(xuid)
-	w.state.presence.delete(xuid)
-	var done bool
+	done := true
 	if cloak {
-		done = w.state.cloak(xuid)
+		done = w.state.cloak(xuid) // may evict records, the user's own too: told as others read them now
 	} else {
 		w.state.uncloak(xuid)
-		done = true
 	}
-	if ok {
-		if done { // a cloak refused puts it back as it was
-			rec.Cloaked = cloak
-		}
-		b, _ := json.Marshal(rec)
-		ok = w.state.presence.put(xuid, rec, int64(len(b)))
-	}
+	rec, ok := w.state.record(xuid)
 	w.state.mu.Unlock()
 	if !done {
 		return false
@@ -372,6 +361,9 @@ func (w *world) forgetEvicted() {
 	w.state.mu.Lock()
 	gone := w.evicted
 	w.evicted = nil
+	for i, p := range gone {
+		_, gone[i].Cloaked = w.state.cloaked[p.XUID] // the cloak as it is now, not as the record was stored
+	}
 	w.state.mu.Unlock()
 	for _, p := range gone {
 		_, timed := w.lapses.timers[p.XUID]
@@ -428,12 +420,14 @@ func (w *world) timeLapse(rec presenceRecord) {
 	if w.lapses.timers == nil {
 		w.lapses.timers = map[string]*timerOn[world]{}
 	}
-	xuid, l := rec.XUID, newTimerOn(w)
+	xuid := rec.XUID
+	var l *timerOn[world]
+	l = newTimerOn(w, func(w *world) { w.lapse(xuid, l) })
 	// The second after the record reads as lapsed (presenceOf), on the
 	// mock's clock, timed from now (a clock that Config.Now moves by hand
 	// does not fire it). The callback waits for lapses.mu, held until l is
 	// in timers.
-	l.arm(at.Add(heartbeatExpiry+time.Second).Sub(w.now()), func(w *world) { w.lapse(xuid, l) })
+	l.arm(at.Add(heartbeatExpiry + time.Second).Sub(w.now()))
 	w.lapses.timers[xuid] = l
 }
 

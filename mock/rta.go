@@ -293,15 +293,10 @@ func (c *rtaConn) writeLoop(ctx context.Context) {
 // send puts b in the outbox; a reader so slow that the outbox is full is
 // dropped.
 func (c *rtaConn) send(b []byte) {
-	select {
-	case <-c.done:
-		return
-	default:
-	}
-	select {
-	case c.out <- b:
-		c.note("receive", b)
-	default:
+	c.mu.Lock()
+	full := c.sendLocked(b)
+	c.mu.Unlock()
+	if full {
 		c.close()
 	}
 }
@@ -317,8 +312,8 @@ func (c *rtaConn) subscribe(req rtaRequest) {
 		res.xuid = c.id.xuid
 	}
 	// Deciding, following, reading the state that answers and sending the
-	// answer take the lock every presence and world change takes with its
-	// events: a change comes wholly before (in the answer) or wholly after
+	// answer take the lock every presence, world and MPSD session change
+	// takes with its events: a change comes wholly before (in the answer) or wholly after
 	// (an event after it). Between the two, its event reached the
 	// connection ahead of the answer, whose id the client had yet to learn,
 	// and the answer then told the state before it.
@@ -395,9 +390,9 @@ func (c *rtaConn) event(sub uint32, b []byte, delay time.Duration) {
 // armFlush sets the timer of the first delayed event. The caller holds mu.
 func (c *rtaConn) armFlush(d time.Duration) {
 	if c.flushT == nil {
-		c.flushT = newTimerOn(c)
+		c.flushT = newTimerOn(c, (*rtaConn).flush)
 	}
-	c.flushT.arm(d, (*rtaConn).flush)
+	c.flushT.arm(d)
 }
 
 // flush sends the delayed events that are due, in order, those of

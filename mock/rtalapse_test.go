@@ -39,14 +39,21 @@ func lapseTimed(h *Handler, xuid string) bool {
 	return ok
 }
 
+// followDevices has xuid1 follow xuid2's devices over RTA and returns the
+// events heard.
+func followDevices(t *testing.T, h *Handler) chan string {
+	t.Helper()
+	ws := dialRTA(t, pipeServer(t, h), xuid1)
+	subscribe(t, ws, 1, devicesURI(xuid2))
+	return lapseEvents(ws)
+}
+
 // followOnline has xuid1 follow xuid2's devices over RTA, then sets
 // xuid2 online in title1 (in a synctest bubble) and checks that xuid1
 // heard it; it returns the events to come.
 func followOnline(t *testing.T, h *Handler) chan string {
 	t.Helper()
-	ws := dialRTA(t, pipeServer(t, h), xuid1)
-	subscribe(t, ws, 1, devicesURI(xuid2))
-	events := lapseEvents(ws)
+	events := followDevices(t, h)
 	do(t, h, "POST", lapseSet, Token(xuid2, title1), `{"state":"active"}`)
 	synctest.Wait()
 	if got := lapseDrain(events); len(got) != 1 || got[0] != `"Scarlett:true"` {
@@ -217,9 +224,7 @@ func TestRTAEvictedPresencePushed(t *testing.T) {
 // heard "Online" for good (a helper's attack).
 func TestRTAResetWorldOrderedWithWrites(t *testing.T) {
 	h := rtaHandler(t)
-	ws := dialRTA(t, pipeServer(t, h), xuid1)
-	subscribe(t, ws, 1, devicesURI(xuid2))
-	events := lapseEvents(ws)
+	events := followDevices(t, h)
 	h.world.mu.Lock()
 	reset := make(chan struct{})
 	go func() { defer close(reset); h.ResetWorld() }()

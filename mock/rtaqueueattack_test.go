@@ -26,9 +26,7 @@ func TestRTAQueueStreamConsistent(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 7))
 			h := rtaHandler(t)
-			ws := dialRTA(t, pipeServer(t, h), xuid1)
-			subscribe(t, ws, 1, devicesURI(xuid2))
-			events := lapseEvents(ws)
+			events := followDevices(t, h)
 			state := "https://userpresence.xboxlive.com/users/xuid(" + xuid2 + ")/state"
 			var log []string
 			for range 30 {

@@ -15,31 +15,34 @@ import (
 type timerOn[T any] struct {
 	t  *time.Timer
 	on atomic.Pointer[T]
+	f  func(*T)
 }
 
-func newTimerOn[T any](on *T) *timerOn[T] {
-	r := &timerOn[T]{}
+// newTimerOn returns a timer, not yet armed, that calls f with on.
+func newTimerOn[T any](on *T, f func(*T)) *timerOn[T] {
+	r := &timerOn[T]{f: f}
 	r.on.Store(on)
 	return r
 }
 
 // arm calls f with what the timer acts on after d, unless it is stopped
-// first; arming it again sets it again, for the f of the first arm.
-func (r *timerOn[T]) arm(d time.Duration, f func(*T)) {
+// first; arming it again sets it again.
+func (r *timerOn[T]) arm(d time.Duration) {
 	if r.t != nil {
 		r.t.Reset(d)
 		return
 	}
 	r.t = time.AfterFunc(d, func() {
 		if v := r.on.Load(); v != nil {
-			f(v)
+			r.f(v)
 		}
 	})
 }
 
-// stop stops the timer for good and lets go of what it acts on. It
-// reports whether the timer was still running.
-func (r *timerOn[T]) stop() bool {
+// stop stops the timer for good and lets go of what it acts on.
+func (r *timerOn[T]) stop() {
 	r.on.Store(nil)
-	return r.t != nil && r.t.Stop()
+	if r.t != nil {
+		r.t.Stop()
+	}
 }

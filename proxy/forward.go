@@ -56,19 +56,31 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, host string) {
 	c := &call{host: host}
 	ctx, cancel := context.WithTimeoutCause(r.Context(), s.cfg.MaxCallTime, errCallTooLong)
 	defer cancel()
-	http.NewResponseController(w).SetWriteDeadline(start.Add(s.cfg.MaxCallTime)) // an error: a writer that cannot; nothing to bound
+	// The connection's deadlines end the call's reads and writes at
+	// MaxCallTime too: a body that never comes, or comes a byte at a time,
+	// blocks a read the context cannot stop. A server's own body timeout
+	// (mock.ConnLimits) pushes the read deadline on as bytes come, so the
+	// end of the call also cuts a read still waiting then; a call that
+	// ended in time leaves its connection alone (stop, before cancel). An
+	// error: a writer that cannot (a recorder); nothing to bound.
+	rc := http.NewResponseController(w)
+	rc.SetReadDeadline(start.Add(s.cfg.MaxCallTime))
+	rc.SetWriteDeadline(start.Add(s.cfg.MaxCallTime))
+	stop := context.AfterFunc(ctx, func() { rc.SetReadDeadline(time.Now()) })
+	defer stop()
 	out := r.WithContext(context.WithValue(transport.WithPolicy(ctx, pol), callKey{}, c))
+	defer s.ended(r, c, start) // also when the answer's copy panics (http.ErrAbortHandler)
 	release, err := s.held.hold(out)
 	defer release()
 	if err != nil {
-		plain(w, http.StatusBadRequest, "proxy: the request's body did not arrive whole")
+		c.status, c.outcome = http.StatusBadRequest, "failed"
+		plain(w, c.status, "proxy: the request's body did not arrive whole")
 		return
 	}
 	if out.Body != nil && out.Body != http.NoBody && out.GetBody == nil { // streamed: its read errors are the application's
 		c.body = &watchedBody{ReadCloser: out.Body}
 		out.Body = c.body
 	}
-	defer s.ended(r, c, start) // also when the answer's copy panics (http.ErrAbortHandler)
 	s.fwd.ServeHTTP(w, out)
 }
 
@@ -151,7 +163,7 @@ func (s *Server) ended(r *http.Request, c *call, start time.Time) {
 	s.cfg.Logger.LogAttrs(r.Context(), slog.LevelInfo, "proxy: call",
 		slog.String("method", safetext.Clip(r.Method, 16)), slog.String("host", c.host),
 		slog.String("path", safetext.Clip(r.URL.Path, 200)), slog.Int("status", c.status),
-		slog.String("outcome", c.outcome), slog.String("scope", c.key.Scope), slog.String("user", c.key.User),
+		slog.String("outcome", c.outcome), slog.String("scope", c.key.Scope), slog.String("user", userOf(c.key.User)),
 		slog.Duration("duration", time.Since(start)))
 }
 
@@ -202,23 +214,50 @@ func (b *watchedBody) failed() bool { return b.bad.Load() }
 // heldBytes counts the bytes of request bodies held at once.
 type heldBytes struct{ n atomic.Int64 }
 
+// holdStep is the first part of a body hold reads, and counts; each next
+// part doubles what it holds.
+const holdStep = 4 << 10
+
 // hold reads r's body into memory when it may be, so that the transport
 // can rewind it (GetBody); release gives its bytes back, after the call.
+// A body's bytes are counted as they arrive, not from its Content-Length,
+// so a body announced and never sent holds a few KiB of the reserve, not
+// all it announced; when the reserve runs out part way, what came is sent
+// ahead of the rest, streamed.
 func (h *heldBytes) hold(r *http.Request) (release func(), err error) {
 	n := r.ContentLength
 	if r.Body == nil || r.Body == http.NoBody || n <= 0 || n > maxRewindBody {
 		return func() {}, nil
 	}
-	if h.n.Add(n) > maxHeldBodies {
-		h.n.Add(-n)
-		return func() {}, nil
-	}
-	release = func() { h.n.Add(-n) }
-	b := make([]byte, n)
-	if _, err := io.ReadFull(r.Body, b); err != nil {
-		return release, err
+	var counted int64 // cap(b): the bytes held
+	release = func() { h.n.Add(-counted) }
+	var b []byte
+	for int64(len(b)) < n {
+		grown := min(n, max(2*counted, holdStep))
+		if h.n.Add(grown-counted) > maxHeldBodies {
+			h.n.Add(counted - grown)
+			release()
+			r.Body = &readAhead{Reader: io.MultiReader(bytes.NewReader(b), r.Body), body: r.Body}
+			return func() {}, nil
+		}
+		counted = grown
+		b = append(make([]byte, 0, grown), b...)
+		k, err := io.ReadFull(r.Body, b[len(b):grown])
+		b = b[:len(b)+k]
+		if err != nil {
+			return release, err
+		}
 	}
 	r.Body = io.NopCloser(bytes.NewReader(b))
 	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
 	return release, nil
 }
+
+// readAhead is a body of which hold read a part before it gave up holding
+// it: that part, then the rest; closing closes the body.
+type readAhead struct {
+	io.Reader
+	body io.Closer
+}
+
+func (r *readAhead) Close() error { return r.body.Close() }

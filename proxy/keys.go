@@ -7,13 +7,30 @@ import (
 	"sync"
 	"time"
 
+	"github.com/xblgo/fgrl/internal/xblauth"
 	"github.com/xblgo/fgrl/throttle"
 )
 
+// userOf is how the proxy names k's user in its log and status: its
+// userhash, or notUserhash when what the Authorization put in its place is
+// not one (it may be a token).
+func userOf(user string) string {
+	if user == "" || xblauth.UserHash(user) {
+		return user
+	}
+	return notUserhash
+}
+
+// notUserhash stands for a user named by anything but a userhash.
+const notUserhash = "(not a userhash)"
+
 // maxTracked bounds the keys the proxy remembers for its status: past it,
-// the one seen longest ago is forgotten. A key's names are bounded (a
-// userhash of at most 20 digits, a rule's scope, the title), so the table
-// is bounded in bytes too.
+// the one seen longest ago is forgotten. Only keys named by a userhash
+// (xblauth.UserHash: at most 20 digits) are remembered, beside a rule's
+// scope and the title, so the table is bounded in bytes too; a call whose
+// Authorization puts anything else before the ';' (a token in the
+// userhash's place, a made-up name of 16 KiB) is counted by the transport
+// and never listed.
 const maxTracked = 4096
 
 // keyTracker remembers when each key last had a call.
@@ -22,8 +39,11 @@ type keyTracker struct {
 	last map[throttle.Key]time.Time
 }
 
-// seen notes a call of k at now.
+// seen notes a call of k at now, when a userhash names its user.
 func (kt *keyTracker) seen(k throttle.Key, now time.Time) {
+	if !xblauth.UserHash(k.User) {
+		return
+	}
 	kt.mu.Lock()
 	defer kt.mu.Unlock()
 	if kt.last == nil {

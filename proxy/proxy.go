@@ -86,8 +86,10 @@ type Config struct {
 	TunnelOthers bool
 	// Dial opens those tunnels. Nil means a net.Dialer that refuses
 	// loopback, private, link-local, multicast and unspecified addresses,
-	// so that the proxy is no way into its machine's or network's own
-	// services.
+	// and the special-purpose ranges that reach a network's own services
+	// or other addresses by translation (carrier-grade NAT's shared space,
+	// the benchmarking range, NAT64, ...), so that the proxy is no way
+	// into its machine's or network's own services.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// Token admits peers that are not on loopback: to the proxy in
 	// Proxy-Authorization (Basic with any user name and the token as the

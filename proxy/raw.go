@@ -19,7 +19,7 @@ import (
 const dialTimeout = 10 * time.Second
 
 // errNotPublic is dialPublic's refusal of an address.
-var errNotPublic = errors.New("not a public address (loopback, private, link-local, multicast or unspecified)")
+var errNotPublic = errors.New("not a public address (loopback, private, shared, link-local, multicast, reserved or unspecified)")
 
 // dialPublic dials addr, refusing every address that is not public: the
 // check runs on each address the name resolves to, just before connecting
@@ -37,9 +37,35 @@ func dialPublic(ctx context.Context, network, addr string) (net.Conn, error) {
 
 // public reports whether ip is an address of the internet at large.
 func public(ip netip.Addr) bool {
-	return ip.IsValid() && !ip.IsLoopback() && !ip.IsPrivate() && !ip.IsLinkLocalUnicast() && !ip.IsUnspecified() &&
-		!ip.IsMulticast() && !ip.IsLinkLocalMulticast() && !ip.IsInterfaceLocalMulticast()
+	if !ip.IsValid() || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsUnspecified() ||
+		ip.IsMulticast() || ip.IsLinkLocalMulticast() || ip.IsInterfaceLocalMulticast() {
+		return false
+	}
+	for _, p := range notPublic {
+		if p.Contains(ip) {
+			return false
+		}
+	}
+	return true
 }
+
+// notPublic are the special-purpose ranges (IANA's registries, RFC 6890)
+// that net/netip's checks leave out and that reach a network's or a
+// machine's own services, or another address by translation: the
+// "this network" block, carrier-grade NAT's shared space (RFC 6598: cloud
+// metadata services live there), the IETF protocol assignments, the
+// benchmarking range (which local fake-IP resolvers hand out), the
+// reserved class E and broadcast; in IPv6, NAT64 (which reaches any IPv4
+// address through a translator), the IPv4-compatible form, the discard
+// prefix and the deprecated site-local one.
+var notPublic = func() []netip.Prefix {
+	var ps []netip.Prefix
+	for _, s := range []string{"0.0.0.0/8", "100.64.0.0/10", "192.0.0.0/24", "198.18.0.0/15", "240.0.0.0/4",
+		"64:ff9b::/96", "64:ff9b:1::/48", "::/96", "100::/64", "fec0::/10"} {
+		ps = append(ps, netip.MustParsePrefix(s))
+	}
+	return ps
+}()
 
 // tunnelRaw tunnels a CONNECT to another host untouched: the bytes go both
 // ways as they come, never read as TLS or HTTP. The tunnel closes when

@@ -129,7 +129,7 @@ func (s *Server) Status() Status {
 		st.Keys = append(st.Keys, kb)
 	}
 	for _, l := range s.tr.LearnedLimits() {
-		st.Learned = append(st.Learned, LearnedLimit{Scope: l.Scope, User: l.User, Period: l.Period.String(), Table: l.Table,
+		st.Learned = append(st.Learned, LearnedLimit{Scope: l.Scope, User: userOf(l.User), Period: l.Period.String(), Table: l.Table,
 			Learned: l.Learned, Until: l.Until.UTC()})
 	}
 	t := s.tr.Stats()

@@ -51,6 +51,9 @@ func (c *call) assess(resp *http.Response, err error) verdict {
 		c.learn(body)
 	}
 	c.feedback(&a)
+	if resp.StatusCode == http.StatusUnauthorized {
+		c.unbook()
+	}
 	if resp.StatusCode == http.StatusUnauthorized && c.t.RefreshToken != nil && !c.refreshed {
 		return c.refresh(resp)
 	}

@@ -30,10 +30,12 @@ type call struct {
 	clk   clock.Clock
 	pol   Policy // what the request's context asks (read once)
 
-	retries   bool          // the request may be retried at all
-	timeout   time.Duration // each attempt's, computed once (attemptTimeout)
-	ownsCache bool          // this call marked its Retry-After entry "call pending"
-	att       *attempt      // the last attempt, while its timer runs
+	retries   bool           // the request may be retried at all
+	timeout   time.Duration  // each attempt's, computed once (attemptTimeout)
+	ownsCache bool           // this call marked its Retry-After entry "call pending"
+	booked    throttle.Limit // the limit the attempt's budget slot was booked under (zero: none)
+	slot      int64          // that slot (throttle.Admission.Slot)
+	att       *attempt       // the last attempt, while its timer runs
 	attempts  int
 	auth      string // replacement Authorization after a refresh
 	refreshed bool
@@ -120,6 +122,8 @@ func (c *call) run() (*http.Response, error) {
 		var v verdict // an attempt that failed before it was sent (its body or signature) is not retried
 		if sent {
 			v = c.assess(resp, err)
+		} else {
+			c.unbook() // never sent: the service never counted it
 		}
 		again := v.again || (v.retry && c.mayRetry(v.delay))
 		c.cacheRetryAfter(v, again)

@@ -50,6 +50,11 @@
 //	                                         do not verify and unsupported schemes      certificate verify within 20 s
 //	timeout covers the whole response        covers the headers and the transport's     a Go caller may stream a large 200 body
 //	                                         own reads; a 200 body is the caller's      at its own pace
+//	(no local budget)                        a call the service answered 401, or an    the service counts a call against the
+//	                                         attempt never sent (its body or Signer     user its token names: an expired or
+//	                                         failed), gives its budget slot back        made-up token names no one, so a forged
+//	                                                                                    token with another user's userhash
+//	                                                                                    spends nothing of theirs
 //	a 429 body's limits are not used         maxRequests / periodInSeconds replace the  the service knows its limits; a host
 //	                                         data's limit: for the key that saw it,     missing from the data, or a table that
 //	                                         then, confirmed by another user or window, drifted, would collect a 429 per window;

@@ -12,6 +12,7 @@ import (
 // gate runs before every attempt: the Retry-After cache, then the budget.
 // It waits when the call may, and otherwise returns the refusal.
 func (c *call) gate() error {
+	c.booked = throttle.Limit{}
 	if err := c.gateCache(); err != nil {
 		return err
 	}
@@ -62,15 +63,32 @@ func (c *call) gateBudget() error {
 			// slot goes back, and the budget keeps counting what the service
 			// counts. The call's context is done: release without it.
 			c.t.budget.Release(context.WithoutCancel(c.ctx), c.key, c.limit, a.Slot)
+			return err
 		}
-		return err
+		c.booked, c.slot = c.limit, a.Slot
+		return nil
 	case a.Allowed:
+		c.booked, c.slot = c.limit, a.Slot
 		return nil
 	case c.t.Shadow:
 		c.emit(Event{Kind: EventShadowRefusal, Wait: a.Wait, Reason: "budget"})
 		return nil
 	}
 	return c.refuseBudget(a.Wait)
+}
+
+// unbook gives back the slot the budget booked for the last attempt, which
+// the service did not count: it was never sent, or the service answered
+// 401, refusing a token that names nobody it can count a call against (a
+// token expired, or made up with another user's userhash: that user's
+// budget is not spent by it). The mock, as the services, authenticates
+// before it counts, and counts no 401.
+func (c *call) unbook() {
+	if c.booked == (throttle.Limit{}) {
+		return
+	}
+	c.t.budget.Release(context.WithoutCancel(c.ctx), c.key, c.booked, c.slot)
+	c.booked = throttle.Limit{}
 }
 
 // refuseBudget refuses the call for its budget: the service would answer
@@ -91,6 +109,7 @@ func (c *call) gateBackground() error {
 		a, _ := c.t.budget.Reserve(c.ctx, c.key, l, c.now, 0)
 		switch {
 		case a.Allowed:
+			c.booked, c.slot = l, a.Slot
 			return nil
 		case c.t.Shadow:
 			c.emit(Event{Kind: EventShadowRefusal, Wait: a.Wait, Reason: "budget"})

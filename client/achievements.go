@@ -136,7 +136,7 @@ func (u *User) ListAchievements(ctx context.Context, xuid, titleID string, maxIt
 // AllAchievements iterates over every achievement of a user in a title,
 // fetching pages of pageSize as needed.
 func (u *User) AllAchievements(ctx context.Context, xuid, titleID string, pageSize int) iter.Seq2[Achievement, error] {
-	return pages(ctx, func(ctx context.Context, continuationToken string) (Page[Achievement], error) {
+	return pages(ctx, api{service: achievementsAPI.service, name: "AllAchievements"}, func(ctx context.Context, continuationToken string) (Page[Achievement], error) {
 		return u.ListAchievements(ctx, xuid, titleID, pageSize, continuationToken)
 	})
 }

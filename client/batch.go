@@ -34,6 +34,7 @@ const MaxBatchWindow = 100 * time.Millisecond
 // lookup left must not change the request another lookup waits for).
 type batcher[T any] struct {
 	call    batchCall[T]
+	api     api                    // the call a lookup is, for its errors
 	missing func(status int) error // the error for a XUID an answer of that status lacks
 	limit   int                    // XUIDs a batch holds at most
 
@@ -111,7 +112,7 @@ func (b *batcher[T]) lookup(ctx context.Context, user, kind, xuid string, window
 	case <-p.done:
 	case <-ctx.Done():
 		b.leave(key, p)
-		return zero, ctx.Err()
+		return zero, transportError(b.api, ctx.Err()) // an *Error, as every failure of a call
 	}
 	if p.err != nil {
 		return zero, p.err

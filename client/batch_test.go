@@ -101,8 +101,9 @@ func TestBatchWindow(t *testing.T) {
 				wg.Go(func() { c.As(other).GetPresence(context.Background(), me) })
 				ctx, cancel := context.WithCancel(context.Background())
 				cancel()
-				if _, err := u.GetPresence(ctx, xuid(99)); tc.window > 0 && err != context.Canceled {
-					t.Errorf("a cancelled lookup: %v, want context.Canceled", err)
+				var e *Error
+				if _, err := u.GetPresence(ctx, xuid(99)); tc.window > 0 && (!errors.Is(err, context.Canceled) || !errors.As(err, &e)) {
+					t.Errorf("a cancelled lookup: %v, want an *Error wrapping context.Canceled", err)
 				}
 				wg.Wait()
 				if len(wrong) > 0 {

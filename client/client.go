@@ -56,7 +56,10 @@ type Config struct {
 	// TitleID is used (XSAPI's retries plus the local budget), whose
 	// RefreshToken is Tokens' own when Tokens has one (SignIn,
 	// ServiceSignIn): a call answered 401 is sent once more with a renewed
-	// token, as XSAPI does.
+	// token, as XSAPI does. A redirect is followed only within its origin
+	// (scheme, host and port): one to another origin is the call's answer,
+	// an error, so no token or signature is sent where the call was not
+	// made, whatever Transport does with a redirect's headers.
 	Transport http.RoundTripper
 	// RTATransport sends the upgrade of the Real-Time Activity websocket
 	// (User.Subscribe) and then carries it: it must answer a 101 with a
@@ -108,6 +111,20 @@ type Client struct {
 	presences        batcher[Presence]
 }
 
+// sameOrigin is the calls' redirect policy: follow one within the
+// request's origin, up to ten as net/http does; answer with one to
+// another origin (http.ErrUseLastResponse).
+func sameOrigin(req *http.Request, via []*http.Request) error {
+	first := via[0].URL
+	if req.URL.Scheme != first.Scheme || req.URL.Host != first.Host {
+		return http.ErrUseLastResponse
+	}
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	return nil
+}
+
 // New returns a Client, or an error naming the missing or malformed setting.
 func New(cfg Config) (*Client, error) {
 	if cfg.Tokens == nil {
@@ -137,7 +154,7 @@ func New(cfg Config) (*Client, error) {
 	}
 	c := &Client{
 		cfg:       cfg,
-		http:      &http.Client{Transport: cfg.Transport},
+		http:      &http.Client{Transport: cfg.Transport, CheckRedirect: sameOrigin},
 		endpoints: make(map[string]*url.URL, len(cfg.Endpoints)),
 		userAgent: "fgrl/" + Version + " (XboxServicesAPI-compatible; title " + cfg.TitleID + ")",
 	}
@@ -149,6 +166,7 @@ func New(cfg Config) (*Client, error) {
 	_, c.signsEachAttempt = cfg.Transport.(*transport.Transport)
 	c.profiles.call, c.profiles.missing, c.profiles.limit = c.profileBatch, missingProfile, 100
 	c.presences.call, c.presences.missing, c.presences.limit = c.presenceBatch, missingPresence, 1100
+	c.profiles.api, c.presences.api = api{service: profileAPI.service, name: "GetProfile"}, api{service: presenceAPI.service, name: "GetPresence"}
 	for host, base := range cfg.Endpoints {
 		u, err := url.Parse(base)
 		if err != nil || u.Scheme == "" || u.Host == "" {

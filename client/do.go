@@ -54,15 +54,46 @@ func (u *User) call(ctx context.Context, a api, method string, p reqPath, q url.
 			return resp.StatusCode, nil // XSAPI treats 304 as success
 		}
 		return 0, &Error{code: hresult.FromStatus(resp.StatusCode), StatusCode: resp.StatusCode,
-			Service: a.service, API: a.name, Message: message(body)}
+			Service: a.service, API: a.name, Message: message(withoutCredentials(body, req.Header))}
 	}
 	if out != nil && len(bytes.TrimSpace(body)) > 0 {
+		if n := values(body); n > 1024 && n > len(body)/minValueBytes {
+			return 0, &Error{code: hresult.E_UNEXPECTED, StatusCode: resp.StatusCode, Service: a.service, API: a.name,
+				Message: fmt.Sprintf("malformed response body: %d JSON objects and arrays in %d bytes", n, len(body))}
+		}
 		if err := json.Unmarshal(body, out); err != nil {
 			return 0, &Error{code: hresult.E_UNEXPECTED, StatusCode: resp.StatusCode, Service: a.service, API: a.name,
 				Message: "malformed response body", Err: err}
 		}
 	}
 	return resp.StatusCode, nil
+}
+
+// minValueBytes bounds what an answer may decode to: one holding a JSON
+// object or array for every fewer bytes than this (past the first 1,024) is
+// refused before it is decoded. Each `{}` of a list decodes into a whole
+// record (three bytes become 230 of an Achievement), so 16 MiB of them
+// would hold over a GiB; at 32 bytes a value an answer decodes to at most
+// about eight times its size. The services' recorded answers spend 150
+// bytes and more on each (mock/testdata/recorded).
+const minValueBytes = 32
+
+// values counts the JSON objects and arrays in body, outside strings.
+func values(body []byte) int {
+	n, in, esc := 0, false, false
+	for _, c := range body {
+		switch {
+		case esc:
+			esc = false
+		case in && c == '\\':
+			esc = true
+		case c == '"':
+			in = !in
+		case !in && (c == '{' || c == '['):
+			n++
+		}
+	}
+	return n
 }
 
 // request builds the request with the headers XSAPI sends.
@@ -147,6 +178,18 @@ func transportError(a api, err error) error {
 		}
 	}
 	return e
+}
+
+// withoutCredentials is body with the request's own token and signature
+// taken out, wherever a service echoed them: an error's text is printed.
+func withoutCredentials(body []byte, h http.Header) []byte {
+	_, tok, _ := strings.Cut(h.Get("Authorization"), ";")
+	for _, secret := range []string{tok, h.Get("Signature")} {
+		if len(secret) >= 8 {
+			body = bytes.ReplaceAll(body, []byte(secret), []byte("[redacted]"))
+		}
+	}
+	return body
 }
 
 // message extracts a short description from an error body: the JSON

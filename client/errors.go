@@ -6,7 +6,11 @@ import (
 	"strings"
 
 	"github.com/xblgo/fgrl/hresult"
+	"github.com/xblgo/fgrl/internal/safetext"
 )
+
+// maxCause bounds the text of an Error's cause in Error(), escaped.
+const maxCause = 400
 
 // ErrNoToken is returned by StaticTokens for a user it has no token for.
 var ErrNoToken = errors.New("client: no token for this user")
@@ -60,7 +64,7 @@ func (e *Error) Error() string {
 	}
 	if e.Err != nil {
 		b.WriteString(": ")
-		b.WriteString(e.Err.Error())
+		b.WriteString(safetext.Clip(e.Err.Error(), maxCause)) // it may quote the server's text (net/http's header errors, a redirect's URL)
 	}
 	return b.String()
 }

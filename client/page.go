@@ -2,7 +2,11 @@ package client
 
 import (
 	"context"
+	"fmt"
+	"hash/maphash"
 	"iter"
+
+	"github.com/xblgo/fgrl/hresult"
 )
 
 // Page is one page of a listing, the one shape of every paged call.
@@ -16,15 +20,25 @@ type Page[T any] struct {
 	ContinuationToken string
 }
 
+// maxEmptyPages bounds the pages in a row without an item that pages
+// fetches: the caller, who gets no item meanwhile, cannot stop it.
+const maxEmptyPages = 64
+
 // pages iterates over every item of a paged listing, fetching pages on
-// demand. It stops after the first error, which it yields.
-func pages[T any](ctx context.Context, fetch func(ctx context.Context, continuationToken string) (Page[T], error)) iter.Seq2[T, error] {
+// demand. It stops after the first error, which it yields. A listing
+// whose continuation token comes back to one it already gave (A, B, A),
+// or that gives maxEmptyPages pages in a row without an item, ends with
+// an error: the service would go round for ever, and a caller who gets
+// no item cannot stop it.
+func pages[T any](ctx context.Context, a api, fetch func(ctx context.Context, continuationToken string) (Page[T], error)) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
-		token := ""
+		var zero T
+		seed := maphash.MakeSeed()
+		seen := map[uint64]bool{} // the tokens given so far, by hash: 8 bytes a page
+		token, empty := "", 0
 		for {
 			p, err := fetch(ctx, token)
 			if err != nil {
-				var zero T
 				yield(zero, err)
 				return
 			}
@@ -36,6 +50,21 @@ func pages[T any](ctx context.Context, fetch func(ctx context.Context, continuat
 			if p.ContinuationToken == "" || p.ContinuationToken == token {
 				return
 			}
+			if empty = empty + 1; len(p.Items) > 0 {
+				empty = 0
+			}
+			h := maphash.String(seed, p.ContinuationToken)
+			switch {
+			case seen[h]:
+				yield(zero, &Error{code: hresult.E_UNEXPECTED, Service: a.service, API: a.name,
+					Message: "the service's continuation token came back to one it gave before: the pages go round"})
+				return
+			case empty >= maxEmptyPages:
+				yield(zero, &Error{code: hresult.E_UNEXPECTED, Service: a.service, API: a.name,
+					Message: fmt.Sprintf("%d pages in a row without an item", maxEmptyPages)})
+				return
+			}
+			seen[h] = true
 			token = p.ContinuationToken
 		}
 	}

@@ -80,8 +80,12 @@ func (u *User) GetPresence(ctx context.Context, xuid string) (Presence, error) {
 func (u *User) getPresence(ctx context.Context, a api, xuid string) (Presence, int, error) {
 	var p Presence
 	status, err := u.call(ctx, a, "GET", userPath(xuid), url.Values{"level": {"all"}}, nil, &p)
-	if err == nil && (p.XUID == "" || p.State == "") {
+	switch {
+	case err != nil:
+	case p.XUID == "" || p.State == "":
 		return Presence{}, status, lacks(a, status, `"xuid" and "state"`)
+	case p.XUID != xuid: // another user's record is not this one's presence
+		return Presence{}, status, lacks(a, status, "the record of the user asked for (it is another's)")
 	}
 	return p, status, err
 }

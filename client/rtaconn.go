@@ -13,6 +13,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/xblgo/fgrl/hresult"
+	"github.com/xblgo/fgrl/transport"
 )
 
 // XSAPI's timing of the connection (real_time_activity_connection.cpp):
@@ -172,14 +173,18 @@ func (s *rtaSession) dial(ctx context.Context) (*websocket.Conn, error) {
 		return nil, &Error{code: hresult.E_XBL_AUTH_NO_TOKEN, Service: a.service, API: a.name, Message: "no token for user " + s.u.xuid, Err: err}
 	}
 	h := http.Header{"Authorization": {tok.Authorization}, "User-Agent": {c.userAgent}}
-	if tok.Signature != "" {
+	var sign transport.Signer
+	switch {
+	case tok.Key != nil: // the upgrade is signed as every request is (XSAPI signs its GET: xbox_web_socket_client::connect)
+		sign = c.signer(rtaHost, tok.Key)
+	case tok.Signature != "":
 		h.Set("Signature", tok.Signature)
 	}
 	dctx, cancel := context.WithTimeout(ctx, rtaDialTimeout)
 	defer cancel()
 	u := c.url(rtaHost, reqPath{Path: rtaPath}, nil)
 	ws, resp, err := websocket.Dial(dctx, u.String(), &websocket.DialOptions{
-		HTTPClient: &http.Client{Transport: keepHost{base: c.rtaTransport(), host: rtaHost},
+		HTTPClient: &http.Client{Transport: keepHost{base: c.rtaTransport(), host: rtaHost, sign: sign},
 			// An upgrade answered with a redirect is refused: followed, it
 			// would carry Signature to any host (and Authorization to
 			// the same name on another port or scheme).
@@ -214,15 +219,21 @@ func (c *Client) rtaTransport() http.RoundTripper {
 }
 
 // keepHost sends a request with host in its Host header, wherever its URL
-// points (Config.Endpoints).
+// points (Config.Endpoints), signed by sign when it is set.
 type keepHost struct {
 	base http.RoundTripper
 	host string
+	sign transport.Signer
 }
 
 func (k keepHost) RoundTrip(req *http.Request) (*http.Response, error) {
 	out := req.Clone(req.Context())
 	out.Host = k.host
+	if k.sign != nil {
+		if err := k.sign(out); err != nil {
+			return nil, err
+		}
+	}
 	return k.base.RoundTrip(out)
 }
 

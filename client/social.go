@@ -77,7 +77,7 @@ func (u *User) GetPeople(ctx context.Context, xuid string, maxItems int, continu
 
 // AllPeople iterates over every relationship of a user, pageSize a request.
 func (u *User) AllPeople(ctx context.Context, xuid string, pageSize int) iter.Seq2[Person, error] {
-	return pages(ctx, func(ctx context.Context, continuationToken string) (Page[Person], error) {
+	return pages(ctx, api{service: socialAPI.service, name: "AllPeople"}, func(ctx context.Context, continuationToken string) (Page[Person], error) {
 		return u.GetPeople(ctx, xuid, pageSize, continuationToken)
 	})
 }

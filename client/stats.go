@@ -219,7 +219,7 @@ func (u *User) leaderboard(ctx context.Context, a api, scid, name, seg string, m
 // AllLeaderboard iterates over a whole event-based leaderboard, pageSize
 // rows a request.
 func (u *User) AllLeaderboard(ctx context.Context, scid, name string, pageSize int) iter.Seq2[LeaderboardRow, error] {
-	return pages(ctx, func(ctx context.Context, continuationToken string) (Page[LeaderboardRow], error) {
+	return pages(ctx, api{service: leaderboardAPI.service, name: "AllLeaderboard"}, func(ctx context.Context, continuationToken string) (Page[LeaderboardRow], error) {
 		lb, err := u.GetLeaderboard(ctx, scid, name, pageSize, continuationToken)
 		return lb.Page, err
 	})

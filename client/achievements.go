@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"iter"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -79,7 +80,8 @@ type Reward struct {
 
 // Percent returns the progress from 0 to 100: 100 once achieved, otherwise
 // the first requirement's current value as a share of its target (0 when
-// the service gave no numbers).
+// the service gave no numbers, or gave ones that are not finite, or a
+// target that is not positive).
 func (a *Achievement) Percent() int {
 	if a.ProgressState == "Achieved" {
 		return 100
@@ -90,8 +92,8 @@ func (a *Achievement) Percent() int {
 	r := a.Progression.Requirements[0]
 	cur, err1 := strconv.ParseFloat(r.Current, 64)
 	target, err2 := strconv.ParseFloat(r.Target, 64)
-	if err1 != nil || err2 != nil || target <= 0 || cur <= 0 {
-		return 0
+	if err1 != nil || err2 != nil || !(target > 0 && cur > 0) || math.IsInf(target, 0) || math.IsInf(cur, 0) {
+		return 0 // NaN is not > 0
 	}
 	return int(min(100, cur*100/target))
 }

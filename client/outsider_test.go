@@ -284,7 +284,9 @@ func TestRTAUpgradeSignedWithProofKey(t *testing.T) {
 	}))
 	defer srv.Close()
 	c, err := New(Config{TitleID: title, RTATransport: plainTransport(t), Endpoints: map[string]string{"rta.xboxlive.com": srv.URL},
-		Tokens: TokenFunc(func(context.Context, string) (Token, error) { return Token{Authorization: "XBL3.0 x=-;T", Key: key}, nil })})
+		Tokens: TokenFunc(func(context.Context, string) (Token, error) {
+			return Token{Authorization: "XBL3.0 x=-;T", Key: key}, nil
+		})})
 	if err != nil {
 		t.Fatal(err)
 	}

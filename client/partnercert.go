@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"runtime"
 
@@ -39,30 +40,44 @@ func LoadPartnerCertificate(certFile, keyFile string) (tls.Certificate, error) {
 	return c, nil
 }
 
-// readSmall reads a file of at most maxPEMFile bytes; a private one must
-// be its owner's alone (the mode of the file opened, not of a name that
-// may change between a check and the read).
+// readSmall reads a regular file of at most maxPEMFile bytes; a private
+// one must be its owner's alone (the mode of the file opened, not of a
+// name that may change between a check and the read). It opens without
+// waiting (openNonblock), so that a FIFO put at name is refused, not
+// waited on.
 func readSmall(name string, private bool) ([]byte, error) {
-	f, err := os.Open(name)
+	f, err := os.OpenFile(name, os.O_RDONLY|openNonblock, 0)
 	if err != nil {
-		return nil, fmt.Errorf("client: %w", err)
+		return nil, fileError(name, err)
 	}
 	defer f.Close()
-	if private && runtime.GOOS != "windows" { // no such mode bits there
-		fi, err := f.Stat()
-		if err != nil {
-			return nil, fmt.Errorf("client: %w", err)
-		}
-		if fi.Mode().Perm()&0o077 != 0 {
-			return nil, fmt.Errorf("%w: %s is %v", ErrKeyReadable, safetext.Quote(name, 200), fi.Mode().Perm())
-		}
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fileError(name, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fileError(name, fmt.Errorf("not a regular file (%v)", fi.Mode().Type()))
+	}
+	if private && runtime.GOOS != "windows" && fi.Mode().Perm()&0o077 != 0 { // no such mode bits on Windows
+		return nil, fmt.Errorf("%w: %s is %v", ErrKeyReadable, safetext.Quote(name, 200), fi.Mode().Perm())
 	}
 	b, err := io.ReadAll(io.LimitReader(f, maxPEMFile+1))
 	if err == nil && len(b) > maxPEMFile {
 		err = fmt.Errorf("larger than %d bytes", maxPEMFile)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("client: %s: %v", safetext.Quote(name, 200), err)
+		return nil, fileError(name, err)
 	}
 	return b, nil
+}
+
+// fileError is err about the file name, the name quoted (a *fs.PathError
+// would show it as it is, escapes and all): errors.Is still finds the
+// cause, such as fs.ErrNotExist.
+func fileError(name string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return fmt.Errorf("client: %s: %w", safetext.Quote(name, 200), err)
 }

@@ -70,7 +70,8 @@ type ServiceSignIn struct {
 	RelyingParty string
 	// HTTPClient sends the sign-in requests. Nil means a client that
 	// presents Certificate, on http.DefaultTransport's settings; one given
-	// must present it itself (its TLS configuration's Certificates).
+	// must present it itself (its TLS configuration's Certificates). No
+	// redirect is followed: a 3xx is a failure.
 	HTTPClient *http.Client
 	// ProofKey is the key the tokens are bound to and requests signed
 	// with; nil means a fresh ECDSA P-256 key, made at the first sign-in
@@ -88,8 +89,8 @@ type ServiceSignIn struct {
 	key     *ecdsa.PrivateKey
 	sToken  tokenSlot
 	service tokenSlot
-	users   map[string]*delegation // by XUID
-	byHash  map[string]string      // a delegated X-token's userhash to its user's XUID, for RefreshToken
+	users   map[string]*delegation     // by XUID
+	byHash  map[string]map[string]bool // a delegated X-token's userhash to the XUIDs of the users given it, for RefreshToken
 }
 
 // delegation is a user the service acts for: their delegation token and
@@ -97,7 +98,7 @@ type ServiceSignIn struct {
 type delegation struct {
 	token string
 	slot  tokenSlot
-	uhs   string // the userhash its X-tokens carry, once one came (byHash's key)
+	uhs   string // the userhash its X-tokens carry, once one came (its byHash key)
 }
 
 // tokenSlot is one cached token and its renewal; the ServiceSignIn's mu
@@ -163,13 +164,18 @@ func (s *ServiceSignIn) SetDelegation(xuid, delegationToken string) error {
 	if d, ok := s.users[xuid]; ok && d.token == delegationToken {
 		return nil
 	}
-	if _, ok := s.users[xuid]; !ok && len(s.users) >= MaxDelegations {
+	old, ok := s.users[xuid]
+	if !ok && len(s.users) >= MaxDelegations {
 		return fmt.Errorf("client: already acting for %d users; Forget some first", MaxDelegations)
 	}
 	if s.users == nil {
 		s.users = map[string]*delegation{}
 	}
-	s.users[xuid] = &delegation{token: delegationToken}
+	d := &delegation{token: delegationToken}
+	if ok {
+		d.uhs = old.uhs // its byHash key, until a token of the new one comes
+	}
+	s.users[xuid] = d
 	return nil
 }
 
@@ -177,11 +183,46 @@ func (s *ServiceSignIn) SetDelegation(xuid, delegationToken string) error {
 // documentation asks of delegation tokens no longer needed.
 func (s *ServiceSignIn) Forget(xuid string) {
 	s.mu.Lock()
-	if d, ok := s.users[xuid]; ok && s.byHash[d.uhs] == xuid {
-		delete(s.byHash, d.uhs) // by the userhash kept, as a renewal under way has emptied its slot
+	if d, ok := s.users[xuid]; ok {
+		s.hashLocked(xuid, d.uhs, "") // by the userhash kept, as a renewal under way has emptied its slot
 	}
 	delete(s.users, xuid)
 	s.mu.Unlock()
+}
+
+// hashLocked moves xuid in byHash from userhash old to userhash new ("":
+// none). Requires s.mu held.
+func (s *ServiceSignIn) hashLocked(xuid, old, new string) {
+	if users := s.byHash[old]; users != nil {
+		delete(users, xuid)
+		if len(users) == 0 {
+			delete(s.byHash, old)
+		}
+	}
+	if new == "" {
+		return
+	}
+	if s.byHash == nil {
+		s.byHash = map[string]map[string]bool{}
+	}
+	if s.byHash[new] == nil {
+		s.byHash[new] = map[string]bool{}
+	}
+	s.byHash[new][xuid] = true
+}
+
+// userOfLocked returns whose delegated X-token stale is: the user given
+// its userhash uhs, or of several given it (XSTS need not make userhashes
+// unique), the one whose token it still is; else false, as renewing
+// another user's token would send the call as them. Requires s.mu held.
+func (s *ServiceSignIn) userOfLocked(uhs, stale string) (string, bool) {
+	users := s.byHash[uhs]
+	for xuid := range users {
+		if d := s.users[xuid]; len(users) == 1 || d != nil && d.slot.tok.Authorization() == stale {
+			return xuid, true
+		}
+	}
+	return "", false
 }
 
 // RefreshToken renews the X-token a request was refused with (its
@@ -204,10 +245,10 @@ func (s *ServiceSignIn) RefreshToken(req *http.Request) (string, error) {
 		x, err = s.serviceX(req.Context(), stale)
 	} else {
 		s.mu.Lock()
-		xuid, known := s.byHash[uhs]
+		xuid, known := s.userOfLocked(uhs, stale)
 		s.mu.Unlock()
 		if !known {
-			return "", fmt.Errorf("%w: the service acts for no user of userhash %s", ErrNoToken, safetext.Clip(uhs, 40))
+			return "", fmt.Errorf("%w: the service acts for no one user of userhash %s with this token", ErrNoToken, safetext.Clip(uhs, 40))
 		}
 		x, err = s.delegated(req.Context(), xuid, stale)
 	}
@@ -237,10 +278,8 @@ func (s *ServiceSignIn) delegated(ctx context.Context, xuid, stale string) (Xbox
 		}
 		s.mu.Lock()
 		if s.users[xuid] == d {
-			if s.byHash == nil {
-				s.byHash = map[string]string{}
-			}
-			s.byHash[x.UserHash], d.uhs = xuid, x.UserHash
+			s.hashLocked(xuid, d.uhs, x.UserHash)
+			d.uhs = x.UserHash
 		}
 		s.mu.Unlock()
 		return *x, a, nil
@@ -381,7 +420,7 @@ func (s *ServiceSignIn) renewLocked(ctx context.Context, slot *tokenSlot, wait t
 // first.
 func fetchAfter(ctx context.Context, wait time.Duration, fetch func(context.Context) (XboxToken, *xboxAuth, error)) (XboxToken, *xboxAuth, error) {
 	if wait > 0 && !sleep(ctx, wait) {
-		return XboxToken{}, nil, ctx.Err()
+		return XboxToken{}, nil, ended("XSTS token", ctx.Err())
 	}
 	return fetch(ctx)
 }

@@ -92,7 +92,8 @@ type SignIn struct {
 	// since.
 	Microsoft *oauth2.Token
 	// HTTPClient sends every sign-in request; nil means
-	// http.DefaultClient. Timeout bounds each sign-in either way.
+	// http.DefaultClient. Timeout bounds each sign-in either way, and no
+	// redirect is followed: a 3xx is a failure.
 	HTTPClient *http.Client
 	// RelyingParty is the XSTS relying party; empty means
 	// XboxRelyingParty.
@@ -140,14 +141,14 @@ func (s *SignIn) Token(ctx context.Context, xuid string) (Token, error) {
 		return Token{}, err
 	}
 	if xuid != "" && xuid != t.XUID {
-		return Token{}, fmt.Errorf("%w: signed in as %s, not %s", ErrNoToken, t.XUID, safetext.Clip(xuid, 40))
+		return Token{}, fmt.Errorf("%w: signed in as %s, not %s", ErrNoToken, safetext.Clip(t.XUID, 40), safetext.Clip(xuid, 40))
 	}
 	return Token{Authorization: t.Authorization()}, nil
 }
 
 // XboxToken returns the XSTS token, renewing what has expired or will
-// within Margin. It returns ctx's error when ctx ends first; the sign-in
-// under way goes on for the other callers.
+// within Margin. It returns a SignInError wrapping ctx's error when ctx
+// ends first; the sign-in under way goes on for the other callers.
 func (s *SignIn) XboxToken(ctx context.Context) (XboxToken, error) {
 	s.mu.Lock()
 	if s.xsts != nil && time.Now().Before(s.xstsRenew) {
@@ -266,20 +267,28 @@ func (s *SignIn) startLocked(ctx context.Context, wait time.Duration) *flight {
 	return f
 }
 
-// wait returns the flight's token when it lands, or ctx's error first.
+// wait returns the flight's token when it lands, or ctx's error first (an
+// XSTS token is what every caller waits for in the end).
 func (f *flight) wait(ctx context.Context) (XboxToken, error) {
 	select {
 	case <-f.done:
 		return f.tok, f.err
 	case <-ctx.Done():
-		return XboxToken{}, ctx.Err()
+		return XboxToken{}, ended("XSTS token", ctx.Err())
 	}
+}
+
+// ended is the SignInError of a sign-in that err, a context's error, ended
+// at step: errors.Is finds context.DeadlineExceeded or context.Canceled
+// through it.
+func ended(step string, err error) *SignInError {
+	return &SignInError{Step: step, Message: safetext.Clip(err.Error(), 200), Err: err}
 }
 
 // signIn gets, after wait, what is due of the user and XSTS tokens.
 func (s *SignIn) signIn(ctx context.Context, wait time.Duration) (XboxToken, error) {
 	if wait > 0 && !sleep(ctx, wait) {
-		return XboxToken{}, ctx.Err()
+		return XboxToken{}, ended("XSTS token", ctx.Err())
 	}
 	s.mu.Lock()
 	user, userRenew := s.user, s.userRenew
@@ -334,11 +343,14 @@ func lifeOf(a *xboxAuth, received time.Time) time.Duration {
 	return a.NotAfter.Sub(a.IssueInstant)
 }
 
-func (s *SignIn) httpClient() *http.Client {
-	if s.HTTPClient != nil {
-		return s.HTTPClient
-	}
-	return http.DefaultClient
+// signInClient returns a copy of hc (nil: http.DefaultClient) that follows
+// no redirect, so that a 3xx is the answer: a sign-in request carries a
+// token, which a 307 or 308 would post again to wherever it points. hc is
+// not changed.
+func signInClient(hc *http.Client) *http.Client {
+	c := *cmp.Or(hc, http.DefaultClient)
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &c
 }
 
 // accessToken returns a valid Microsoft access token, refreshing it with
@@ -348,9 +360,9 @@ func (s *SignIn) accessToken(ctx context.Context) (string, error) {
 	ms := s.msLocked()
 	s.mu.Unlock()
 	if ms == nil {
-		return "", errors.New("client: not signed in (no Microsoft account token)")
+		return "", &SignInError{Step: "Microsoft account", Message: "not signed in (no Microsoft account token)"}
 	}
-	ctx = context.WithValue(ctx, oauth2.HTTPClient, s.httpClient())
+	ctx = context.WithValue(ctx, oauth2.HTTPClient, signInClient(s.HTTPClient))
 	tok, err := s.OAuth.TokenSource(ctx, ms).Token()
 	if err != nil {
 		return "", microsoftError(err)
@@ -407,16 +419,17 @@ const maxAuthBody = 64 << 10
 
 // post sends one Xbox authentication request and reads its answer.
 func (s *SignIn) post(ctx context.Context, step, url string, body any) (*xboxAuth, error) {
-	return postAuth(ctx, s.httpClient(), step, url, body, nil)
+	return postAuth(ctx, s.HTTPClient, step, url, body, nil)
 }
 
-// postAuth sends one Xbox authentication request with hc, signed with key
-// under AuthSignaturePolicy when key is set, and reads its answer.
+// postAuth sends one Xbox authentication request with hc, following no
+// redirect (signInClient), signed with key under AuthSignaturePolicy when
+// key is set, and reads its answer: a token with life left (lifeOf).
 func postAuth(ctx context.Context, hc *http.Client, step, url string, body any, key *ecdsa.PrivateKey) (*xboxAuth, error) {
 	b, _ := json.Marshal(body)
 	req, err := http.NewRequestWithContext(ctx, "POST", url, bytes.NewReader(b))
 	if err != nil {
-		return nil, err
+		return nil, &SignInError{Step: step, Message: "cannot make the request", Err: err}
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
@@ -426,7 +439,7 @@ func postAuth(ctx context.Context, hc *http.Client, step, url string, body any, 
 			return nil, &SignInError{Step: step, Message: "cannot sign the request", Err: err}
 		}
 	}
-	resp, err := hc.Do(req)
+	resp, err := signInClient(hc).Do(req)
 	if err != nil {
 		return nil, &SignInError{Step: step, Message: safetext.Clip(err.Error(), 200), Err: err}
 	}
@@ -442,8 +455,9 @@ func postAuth(ctx context.Context, hc *http.Client, step, url string, body any, 
 	if err := json.Unmarshal(data, &a); err != nil || a.Token == "" || a.NotAfter.IsZero() {
 		return nil, &SignInError{Step: step, Status: resp.StatusCode, Message: "the answer lacks Token or NotAfter"}
 	}
-	if !a.IssueInstant.IsZero() && !a.NotAfter.After(a.IssueInstant) {
-		return nil, &SignInError{Step: step, Status: resp.StatusCode, Message: "the token expires as it is issued (NotAfter not after IssueInstant)"}
+	if lifeOf(&a, time.Now()) <= 0 {
+		return nil, &SignInError{Step: step, Status: resp.StatusCode,
+			Message: "the token has no life (NotAfter not after IssueInstant, or without IssueInstant not after now)"}
 	}
 	return &a, nil
 }
@@ -537,9 +551,7 @@ func signInFailure(step string, status int, data []byte) error {
 // asks for a code, calls show with it (the URL to open and the code to
 // enter), and waits until the user has entered it, or ctx ends.
 func DeviceLogin(ctx context.Context, cfg *oauth2.Config, hc *http.Client, show func(*oauth2.DeviceAuthResponse)) (*oauth2.Token, error) {
-	if hc != nil {
-		ctx = context.WithValue(ctx, oauth2.HTTPClient, hc)
-	}
+	ctx = context.WithValue(ctx, oauth2.HTTPClient, signInClient(hc))
 	da, err := cfg.DeviceAuth(ctx)
 	if err != nil {
 		return nil, microsoftError(err)
@@ -602,14 +614,12 @@ func BrowserLogin(ctx context.Context, cfg *oauth2.Config, hc *http.Client, open
 	select {
 	case res = <-got:
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, ended("Microsoft account", ctx.Err())
 	}
 	if res.err != nil {
 		return nil, res.err
 	}
-	if hc != nil {
-		ctx = context.WithValue(ctx, oauth2.HTTPClient, hc)
-	}
+	ctx = context.WithValue(ctx, oauth2.HTTPClient, signInClient(hc))
 	tok, err := c.Exchange(ctx, res.code, oauth2.VerifierOption(verifier))
 	if err != nil {
 		return nil, microsoftError(err)
@@ -618,11 +628,9 @@ func BrowserLogin(ctx context.Context, cfg *oauth2.Config, hc *http.Client, open
 }
 
 // microsoftError makes a SignInError of a failed Microsoft account request:
-// the OAuth error code and description when the service sent them.
+// the OAuth error code and description when the service sent them, else
+// the cause (a deadline, a network error).
 func microsoftError(err error) error {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
 	var re *oauth2.RetrieveError
 	if errors.As(err, &re) {
 		return &SignInError{Step: "Microsoft account", Status: re.Response.StatusCode,

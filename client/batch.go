@@ -112,7 +112,7 @@ func (b *batcher[T]) lookup(ctx context.Context, user, kind, xuid string, window
 	case <-p.done:
 	case <-ctx.Done():
 		b.leave(key, p)
-		return zero, transportError(b.api, ctx.Err()) // an *Error, as every failure of a call
+		return zero, transportError(b.api, ctx.Err(), nil) // an *Error, as every failure of a call
 	}
 	if p.err != nil {
 		return zero, p.err

@@ -111,6 +111,16 @@ type Client struct {
 	presences        batcher[Presence]
 }
 
+// checkRedirect is the calls' redirect policy: sameOrigin, and a call
+// signed once, before it was sent (a Transport that is not fgrl's, which
+// signs each attempt), follows none: its signature is for the first URL.
+func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
+	if !c.signsEachAttempt && via[0].Header.Get("Signature") != "" {
+		return http.ErrUseLastResponse
+	}
+	return sameOrigin(req, via)
+}
+
 // sameOrigin is the calls' redirect policy: follow one within the
 // request's origin, up to ten as net/http does; answer with one to
 // another origin (http.ErrUseLastResponse).
@@ -154,7 +164,7 @@ func New(cfg Config) (*Client, error) {
 	}
 	c := &Client{
 		cfg:       cfg,
-		http:      &http.Client{Transport: cfg.Transport, CheckRedirect: sameOrigin},
+		http:      &http.Client{Transport: cfg.Transport},
 		endpoints: make(map[string]*url.URL, len(cfg.Endpoints)),
 		userAgent: "fgrl/" + Version + " (XboxServicesAPI-compatible; title " + cfg.TitleID + ")",
 	}
@@ -164,6 +174,7 @@ func New(cfg Config) (*Client, error) {
 		}
 	}
 	_, c.signsEachAttempt = cfg.Transport.(*transport.Transport)
+	c.http.CheckRedirect = c.checkRedirect
 	c.profiles.call, c.profiles.missing, c.profiles.limit = c.profileBatch, missingProfile, 100
 	c.presences.call, c.presences.missing, c.presences.limit = c.presenceBatch, missingPresence, 1100
 	c.profiles.api, c.presences.api = api{service: profileAPI.service, name: "GetProfile"}, api{service: presenceAPI.service, name: "GetPresence"}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"strings"
@@ -39,7 +40,7 @@ func (u *User) call(ctx context.Context, a api, method string, p reqPath, q url.
 	}
 	resp, err := u.c.http.Do(req)
 	if err != nil {
-		return 0, transportError(a, err)
+		return 0, transportError(a, err, credentialsOf(req.Header))
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
@@ -54,12 +55,12 @@ func (u *User) call(ctx context.Context, a api, method string, p reqPath, q url.
 			return resp.StatusCode, nil // XSAPI treats 304 as success
 		}
 		return 0, &Error{code: hresult.FromStatus(resp.StatusCode), StatusCode: resp.StatusCode,
-			Service: a.service, API: a.name, Message: message(withoutCredentials(body, req.Header))}
+			Service: a.service, API: a.name, Message: message(body, credentialsOf(req.Header, sentHeader(resp)))}
 	}
 	if out != nil && len(bytes.TrimSpace(body)) > 0 {
-		if n := values(body); n > 1024 && n > len(body)/minValueBytes {
+		if n := elements(body); n > 1024 && n > len(body)/minElementBytes {
 			return 0, &Error{code: hresult.E_UNEXPECTED, StatusCode: resp.StatusCode, Service: a.service, API: a.name,
-				Message: fmt.Sprintf("malformed response body: %d JSON objects and arrays in %d bytes", n, len(body))}
+				Message: fmt.Sprintf("malformed response body: %d list elements in %d bytes", n, len(body))}
 		}
 		if err := json.Unmarshal(body, out); err != nil {
 			return 0, &Error{code: hresult.E_UNEXPECTED, StatusCode: resp.StatusCode, Service: a.service, API: a.name,
@@ -69,28 +70,65 @@ func (u *User) call(ctx context.Context, a api, method string, p reqPath, q url.
 	return resp.StatusCode, nil
 }
 
-// minValueBytes bounds what an answer may decode to: one holding a JSON
-// object or array for every fewer bytes than this (past the first 1,024) is
-// refused before it is decoded. Each `{}` of a list decodes into a whole
-// record (three bytes become 230 of an Achievement), so 16 MiB of them
-// would hold over a GiB; at 32 bytes a value an answer decodes to at most
-// about eight times its size. The services' recorded answers spend 150
-// bytes and more on each (mock/testdata/recorded).
-const minValueBytes = 32
+// minElementBytes bounds what an answer may decode to: one whose lists
+// hold an element for every fewer bytes than this (past the first 1,024
+// elements) is refused before it is decoded. Each element of a list
+// decodes into a whole value of its type, whatever it says: `{}` or
+// `null` (three and five bytes) become a 230-byte Achievement, so 16 MiB
+// of them would hold gigabytes; at 16 bytes an element, an Achievement
+// list holds at most about fifteen times its size. The services' recorded
+// answers spend over 100 bytes on each (mock/testdata/recorded); a list of
+// XUIDs as objects, 29.
+const minElementBytes = 16
 
-// values counts the JSON objects and arrays in body, outside strings.
-func values(body []byte) int {
-	n, in, esc := 0, false, false
+// maxNesting is the deepest nesting encoding/json decodes.
+const maxNesting = 10000
+
+// elements counts the elements of the JSON lists in body (outside
+// strings); nesting deeper than maxNesting counts as more than any body
+// may hold.
+func elements(body []byte) int {
+	var lists []bool // each open container: whether it is a list
+	n, in, esc, first := 0, false, false, false
 	for _, c := range body {
-		switch {
-		case esc:
-			esc = false
-		case in && c == '\\':
-			esc = true
-		case c == '"':
-			in = !in
-		case !in && (c == '{' || c == '['):
-			n++
+		if in {
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				in = false
+			}
+			continue
+		}
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		}
+		if first { // the first thing in a list: an element unless it ends it
+			first = false
+			if c != ']' {
+				n++
+			}
+		}
+		switch c {
+		case '"':
+			in = true
+		case '[', '{':
+			if len(lists) == maxNesting {
+				return math.MaxInt
+			}
+			lists = append(lists, c == '[')
+			first = c == '['
+		case ']', '}':
+			if len(lists) > 0 {
+				lists = lists[:len(lists)-1]
+			}
+		case ',':
+			if len(lists) > 0 && lists[len(lists)-1] {
+				n++
+			}
 		}
 	}
 	return n
@@ -165,36 +203,37 @@ func lacks(a api, status int, what string) error {
 		Message: "the answer lacks " + what}
 }
 
-// transportError describes a call that got no usable response. A throttled
-// call keeps the *transport.ThrottleError in its chain and takes its status
-// and HRESULT.
-func transportError(a api, err error) error {
-	e := &Error{code: hresult.Of(err), Service: a.service, API: a.name, Err: err}
+// transportError describes a call that got no usable response, without
+// the credentials in ss (net/http's errors may quote a service's text). A
+// throttled call keeps the *transport.ThrottleError in its chain and
+// takes its status and HRESULT.
+func transportError(a api, err error, ss secrets) error {
+	e := &Error{code: hresult.Of(err), Service: a.service, API: a.name, Err: ss.cleanErr(err)}
 	var te *transport.ThrottleError
 	if errors.As(err, &te) {
 		e.StatusCode = te.Status
 		if te.Body != nil && te.Body.DebugMessage != "" {
-			e.Message = clip(te.Body.DebugMessage)
+			e.Message = clip(ss.clean(te.Body.DebugMessage))
 		}
 	}
 	return e
 }
 
-// withoutCredentials is body with the request's own token and signature
-// taken out, wherever a service echoed them: an error's text is printed.
-func withoutCredentials(body []byte, h http.Header) []byte {
-	_, tok, _ := strings.Cut(h.Get("Authorization"), ";")
-	for _, secret := range []string{tok, h.Get("Signature")} {
-		if len(secret) >= 8 {
-			body = bytes.ReplaceAll(body, []byte(secret), []byte("[redacted]"))
-		}
+// sentHeader is the header of the request resp answers, as it was sent
+// (the transport's last attempt: a renewed token, its own signature); nil
+// when resp does not say.
+func sentHeader(resp *http.Response) http.Header {
+	if resp.Request == nil {
+		return nil
 	}
-	return body
+	return resp.Request.Header
 }
 
-// message extracts a short description from an error body: the JSON
-// "description", "message" or "code" field, or the start of a text body.
-func message(body []byte) string {
+// message extracts a short description from an error body, without the
+// credentials in ss: the JSON "description", "message" or "code" field (ss
+// taken out once it is decoded, which undoes escapes such as \u0053), or
+// the start of a text body.
+func message(body []byte, ss secrets) string {
 	var j struct {
 		Code        string `json:"code"`
 		Description string `json:"description"`
@@ -203,12 +242,12 @@ func message(body []byte) string {
 	if json.Unmarshal(body, &j) == nil {
 		for _, s := range []string{j.Description, j.Message, j.Code} {
 			if s != "" {
-				return clip(s)
+				return clip(ss.clean(s))
 			}
 		}
 		return ""
 	}
-	return clip(strings.TrimSpace(string(body)))
+	return clip(ss.clean(strings.TrimSpace(string(body))))
 }
 
 // clip makes text from the service safe for an error: escaped and at most

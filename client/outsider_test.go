@@ -16,6 +16,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -114,33 +116,58 @@ func TestPagesThatGoRoundEnd(t *testing.T) {
 
 // TestAnswerTooDenseRefused: an answer within maxResponse made of `{}`
 // (three bytes, each a whole Achievement in Go) left 81 times its size
-// live; one with a JSON object or array for every fewer than 32 bytes is
-// refused before it is decoded.
+// live, and one of `null`s (a second attack) 255 times; one whose lists
+// hold an element for every fewer than 16 bytes is refused before it is
+// decoded.
 func TestAnswerTooDenseRefused(t *testing.T) {
-	const size = 1 << 20
-	var body bytes.Buffer
-	body.WriteString(`{"achievements":[{}`)
-	for body.Len() < size-64 {
-		body.WriteString(`,{}`)
+	for _, elem := range []string{`{}`, `null`, `0`, `[]`, `{"z":0}`} {
+		const size = 1 << 20
+		var body bytes.Buffer
+		body.WriteString(`{"achievements":[` + elem)
+		for body.Len() < size-64 {
+			body.WriteString(`,` + elem)
+		}
+		body.WriteString(`],"pagingInfo":{"continuationToken":""}}`)
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(body.Bytes()) }))
+		c := hostileClient(t, srv, plainTransport(t), "achievements.xboxlive.com")
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		p, err := c.As(me).ListAchievements(context.Background(), me, title, 0, "")
+		runtime.ReadMemStats(&after)
+		srv.Close()
+		var e *Error
+		if !errors.As(err, &e) || !strings.Contains(e.Message, "malformed response body") {
+			t.Errorf("a list of %s: %d items, %v; want the answer refused as malformed", elem, len(p.Items), err)
+		}
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 8*uint64(body.Len()) {
+			t.Errorf("a %d-byte list of %s allocated %d bytes (%.0fx)", body.Len(), elem, alloc, float64(alloc)/float64(body.Len()))
+		}
 	}
-	body.WriteString(`],"pagingInfo":{"continuationToken":""}}`)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(body.Bytes()) }))
-	defer srv.Close()
-	c := hostileClient(t, srv, plainTransport(t), "achievements.xboxlive.com")
-	runtime.GC()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	p, err := c.As(me).ListAchievements(context.Background(), me, title, 0, "")
-	runtime.ReadMemStats(&after)
-	var e *Error
-	if !errors.As(err, &e) || !strings.Contains(e.Message, "malformed response body") {
-		t.Errorf("%d items, %v; want the answer refused as malformed", len(p.Items), err)
+	// The services' recorded answers pass.
+	files, _ := filepath.Glob("../mock/testdata/recorded/*/*.json")
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := elements(b); n > 1024 && n > len(b)/minElementBytes {
+			t.Errorf("%s: %d elements in %d bytes would be refused", f, n, len(b))
+		}
 	}
-	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 8*uint64(body.Len()) {
-		t.Errorf("a %d-byte answer allocated %d bytes (%.0fx)", body.Len(), alloc, float64(alloc)/float64(body.Len()))
+	if len(files) < 10 {
+		t.Errorf("%d recorded answers found", len(files))
 	}
-	if n := values([]byte(`{"a":"{[{[","b":[{"c":"\"{"}]}`)); n != 3 {
-		t.Errorf("values counts %d objects and arrays, want 3 (the ones in strings are text)", n)
+	for _, tc := range []struct {
+		s    string
+		want int
+	}{
+		{`{"a":"[1,2]","b":[{"c":"\"[,"},null, [ ] ,[1]]}`, 5}, {`[]`, 0}, {` [ ] `, 0}, {`[null]`, 1}, {`[[],[]]`, 2},
+		{`"\\"[1,2]`, 2}, {"[\"\xff\\\"[\",1]", 2}, {`"\u0022[1,2]"`, 0},
+	} {
+		if n := elements([]byte(tc.s)); n != tc.want {
+			t.Errorf("elements(%s) = %d, want %d (brackets and commas in strings are text)", tc.s, n, tc.want)
+		}
 	}
 }
 

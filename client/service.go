@@ -105,6 +105,7 @@ type delegation struct {
 // guards it.
 type tokenSlot struct {
 	tok     XboxToken
+	dropped string    // the Authorization of the token last dropped as refused: a 401 of it renews this slot
 	renew   time.Time // due for renewal, local clock
 	expires time.Time // local clock
 	flying  *flight
@@ -211,14 +212,14 @@ func (s *ServiceSignIn) hashLocked(xuid, old, new string) {
 	s.byHash[new][xuid] = true
 }
 
-// userOfLocked returns whose delegated X-token stale is: the user given
-// its userhash uhs, or of several given it (XSTS need not make userhashes
-// unique), the one whose token it still is; else false, as renewing
-// another user's token would send the call as them. Requires s.mu held.
+// userOfLocked returns whose delegated X-token stale is: among the users
+// given its userhash uhs (XSTS need not make userhashes unique), the one
+// whose token it is, or was until a 401 of it dropped it; else false, as
+// renewing another user's token (one forgotten meanwhile: Forget) would
+// send the call as them. Requires s.mu held.
 func (s *ServiceSignIn) userOfLocked(uhs, stale string) (string, bool) {
-	users := s.byHash[uhs]
-	for xuid := range users {
-		if d := s.users[xuid]; len(users) == 1 || d != nil && d.slot.tok.Authorization() == stale {
+	for xuid := range s.byHash[uhs] {
+		if d := s.users[xuid]; d != nil && (d.slot.tok.Authorization() == stale || d.slot.dropped == stale) {
 			return xuid, true
 		}
 	}
@@ -364,6 +365,7 @@ func (s *ServiceSignIn) get(ctx context.Context, slot *tokenSlot, stale string, 
 			s.renewLocked(ctx, slot, max(slot.forced.wait(now), slot.retryAt.Sub(now)), fetch)
 		}
 		slot.tok, slot.expires = XboxToken{}, time.Time{} // its callers wait for the renewal
+		slot.dropped = stale
 	}
 	tok, valid := slot.tok, slot.tok.Token != "" && now.Before(slot.expires)
 	if valid && now.Before(slot.renew) {

@@ -439,8 +439,10 @@ func postAuth(ctx context.Context, hc *http.Client, step, url string, body any, 
 			return nil, &SignInError{Step: step, Message: "cannot sign the request", Err: err}
 		}
 	}
+	ss := append(postedSecrets(b), credentialsOf(req.Header)...) // what the answer may echo
 	resp, err := signInClient(hc).Do(req)
 	if err != nil {
+		err = ss.cleanErr(err)
 		return nil, &SignInError{Step: step, Message: safetext.Clip(err.Error(), 200), Err: err}
 	}
 	defer resp.Body.Close()
@@ -449,7 +451,7 @@ func postAuth(ctx context.Context, hc *http.Client, step, url string, body any, 
 		return nil, &SignInError{Step: step, Status: resp.StatusCode, Message: "unreadable or oversized answer"}
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, signInFailure(step, resp.StatusCode, data)
+		return nil, signInFailure(step, resp.StatusCode, data, ss)
 	}
 	var a xboxAuth
 	if err := json.Unmarshal(data, &a); err != nil || a.Token == "" || a.NotAfter.IsZero() {
@@ -537,14 +539,15 @@ var xerrCauses = map[int64]string{
 	XErrChildAccount:     "a child account: an adult must add it to a Microsoft family (account.microsoft.com/family)",
 }
 
-// signInFailure reads an authentication refusal: {"XErr": ..., "Message": ...}.
-func signInFailure(step string, status int, data []byte) error {
+// signInFailure reads an authentication refusal: {"XErr": ..., "Message": ...},
+// without the secrets the request posted (ss).
+func signInFailure(step string, status int, data []byte, ss secrets) error {
 	var body struct {
 		XErr    int64  `json:"XErr"`
 		Message string `json:"Message"`
 	}
 	json.Unmarshal(data, &body)
-	return &SignInError{Step: step, Status: status, XErr: body.XErr, Message: safetext.Clip(body.Message, 200)}
+	return &SignInError{Step: step, Status: status, XErr: body.XErr, Message: safetext.Clip(ss.clean(body.Message), 200)}
 }
 
 // DeviceLogin signs a Microsoft account in with the device code flow: it

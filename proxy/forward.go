@@ -28,6 +28,10 @@ const (
 	maxHeldBodies = 64 << 20
 )
 
+// answerGrace is how long past MaxCallTime the proxy may write a call's
+// answer: the 504 of a call that passed it.
+const answerGrace = time.Second
+
 // errCallTooLong ends a call that passed Config.MaxCallTime.
 var errCallTooLong = errors.New("proxy: the call took longer than the proxy's MaxCallTime")
 
@@ -56,18 +60,30 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, host string) {
 	c := &call{host: host}
 	ctx, cancel := context.WithTimeoutCause(r.Context(), s.cfg.MaxCallTime, errCallTooLong)
 	defer cancel()
-	// The connection's deadlines end the call's reads and writes at
-	// MaxCallTime too: a body that never comes, or comes a byte at a time,
-	// blocks a read the context cannot stop. A server's own body timeout
-	// (mock.ConnLimits) pushes the read deadline on as bytes come, so the
-	// end of the call also cuts a read still waiting then; a call that
-	// ended in time leaves its connection alone (stop, before cancel). An
+	// The call's end also ends its reads: a body that never comes, or
+	// comes a byte at a time (within a server's own body timeout,
+	// mock.ConnLimits), blocks a read the context cannot stop, so when the
+	// call's context ends its connection's read deadline is set to now.
+	// (A read deadline of the call's end, set at its start, would race the
+	// call's timer: net/http's background read failing first cancels the
+	// request as if the client had gone, and the 504 is never written.) A
+	// call that ended in time leaves its connection alone (stop, before
+	// cancel); one that did not has its cut made before the handler
+	// returns, so that it never lands on the connection's next request.
+	// Writes end answerGrace after the call, time to write its 504. An
 	// error: a writer that cannot (a recorder); nothing to bound.
 	rc := http.NewResponseController(w)
-	rc.SetReadDeadline(start.Add(s.cfg.MaxCallTime))
-	rc.SetWriteDeadline(start.Add(s.cfg.MaxCallTime))
-	stop := context.AfterFunc(ctx, func() { rc.SetReadDeadline(time.Now()) })
-	defer stop()
+	rc.SetWriteDeadline(start.Add(s.cfg.MaxCallTime + answerGrace))
+	cut := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(cut)
+		rc.SetReadDeadline(time.Now())
+	})
+	defer func() {
+		if !stop() {
+			<-cut
+		}
+	}()
 	out := r.WithContext(context.WithValue(transport.WithPolicy(ctx, pol), callKey{}, c))
 	defer s.ended(r, c, start) // also when the answer's copy panics (http.ErrAbortHandler)
 	release, err := s.held.hold(out)

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/xblgo/fgrl/mock"
+	"github.com/xblgo/fgrl/transport"
 )
 
 // readAnswerWithin reads an HTTP answer on c, waiting at most d: its
@@ -209,6 +210,11 @@ func TestTunnelDialRefusesSpecialRanges(t *testing.T) {
 		{"127.0.0.1", false}, {"10.0.0.1", false}, {"169.254.169.254", false}, {"fd00::1", false},
 		{"100.63.255.255", true}, {"100.128.0.0", true}, {"198.17.255.255", true}, {"198.20.0.0", true},
 		{"8.8.8.8", true}, {"2001:4860:4860::8888", true},
+		// a second attack: 6to4 of a private or loopback address, Teredo,
+		// the IPv4-translated form
+		{"2002:a00:1::1", false}, {"2002:7f00:1::1", false}, {"2002:a9fe:a9fe::1", false}, {"2002:6464:64c8::1", false},
+		{"2001:0:4136:e378:8000:63bf:f5ff:fffe", false}, {"::ffff:0:a00:1", false}, {"::ffff:0:7f00:1", false},
+		{"2002:808:808::1", true},
 	} {
 		if got := public(netip.MustParseAddr(tc.addr).Unmap()); got != tc.want {
 			t.Errorf("public(%s) = %v, want %v", tc.addr, got, tc.want)
@@ -299,5 +305,142 @@ func TestHeldBodyOverTheReserveSentWhole(t *testing.T) {
 	}
 	if n := s.held.n.Load(); n != maxHeldBodies-3*holdStep {
 		t.Errorf("after the call the reserve counts %d bytes more than before", n-(maxHeldBodies-3*holdStep))
+	}
+}
+
+// reAnswer reads one answer on br (from c) within d.
+func reAnswer(t *testing.T, c net.Conn, br *bufio.Reader, d time.Duration) (*http.Response, string, error) {
+	t.Helper()
+	c.SetReadDeadline(time.Now().Add(d))
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		return nil, "", err
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp, string(b), err
+}
+
+// TestKeepAliveAfterForward: a call forwarded in absolute form that ended
+// in time leaves its keep-alive connection usable for the next request,
+// even one sent after MaxCallTime from the first call's start: the status
+// API, a CONNECT, another call (a second attack's probe of the read
+// deadlines).
+func TestKeepAliveAfterForward(t *testing.T) {
+	const maxCall = 400 * time.Millisecond
+	f := serve(t, func(c *Config) { c.MaxCallTime = maxCall })
+	tok := mock.Token(xuid1, title)
+	for _, next := range []struct{ name, req string }{
+		{"status API", "GET /_fgrl/api/status HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"},
+		{"CONNECT", "CONNECT profile.xboxlive.com:443 HTTP/1.1\r\nHost: profile.xboxlive.com:443\r\n\r\n"},
+		{"forward again", "GET " + profileURL + " HTTP/1.1\r\nHost: profile.xboxlive.com\r\nx-xbl-contract-version: 3\r\nAuthorization: " + tok + "\r\n\r\n"},
+	} {
+		t.Run(next.name, func(t *testing.T) {
+			c := dial(t, f.addr)
+			br := bufio.NewReader(c)
+			io.WriteString(c, "GET "+profileURL+" HTTP/1.1\r\nHost: profile.xboxlive.com\r\nx-xbl-contract-version: 3\r\nAuthorization: "+tok+"\r\n\r\n")
+			resp, _, err := reAnswer(t, c, br, 5*time.Second)
+			if err != nil || resp.StatusCode != 200 {
+				t.Fatalf("first call: %v %v", resp, err)
+			}
+			time.Sleep(2 * maxCall)
+			c.SetWriteDeadline(time.Now().Add(2 * time.Second))
+			io.WriteString(c, next.req)
+			if next.name == "CONNECT" {
+				c.SetReadDeadline(time.Now().Add(5 * time.Second))
+				line, err := br.ReadString('\n')
+				if err != nil || !strings.Contains(line, " 200 ") {
+					t.Errorf("a CONNECT on a keep-alive connection after a forwarded call got %q, %v; want 200", line, err)
+				}
+				return
+			}
+			resp, body, err := reAnswer(t, c, br, 5*time.Second)
+			if err != nil || resp.StatusCode != 200 {
+				t.Errorf("%s on a keep-alive connection after a forwarded call: %v, %v (%.100s); want 200", next.name, resp, err, body)
+			}
+		})
+	}
+}
+
+// TestTooLongCallAnswered504: a call cut at MaxCallTime (the service was
+// slow) is answered 504: the write deadline was MaxCallTime itself, so the
+// 504 was never written and the client saw the connection close (a second
+// attack); if the connection stays open, it serves the next call.
+func TestTooLongCallAnswered504(t *testing.T) {
+	const maxCall = 400 * time.Millisecond
+	slowOrOK := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if r.URL.Query().Get("slow") != "" {
+			<-r.Context().Done()
+			return nil, r.Context().Err()
+		}
+		rec := httptest.NewRecorder()
+		rec.WriteHeader(200)
+		io.WriteString(rec, "{}")
+		return rec.Result(), nil
+	})
+	f := serve(t, func(c *Config) {
+		c.MaxCallTime = maxCall
+		c.Transport = &transport.Transport{Base: slowOrOK, TitleID: title, Raw429: true}
+	})
+	tok := mock.Token(xuid1, title)
+	c := dial(t, f.addr)
+	br := bufio.NewReader(c)
+	io.WriteString(c, "GET "+profileURL+"&slow=1 HTTP/1.1\r\nHost: profile.xboxlive.com\r\nx-xbl-contract-version: 3\r\nAuthorization: "+tok+"\r\n\r\n")
+	resp, body, err := reAnswer(t, c, br, 5*time.Second)
+	if err != nil || resp.StatusCode != http.StatusGatewayTimeout {
+		t.Fatalf("the slow call: %v, %v (%.100s); want 504", resp, err, body)
+	}
+	if resp.Close {
+		return
+	}
+	io.WriteString(c, "GET "+profileURL+" HTTP/1.1\r\nHost: profile.xboxlive.com\r\nx-xbl-contract-version: 3\r\nAuthorization: "+tok+"\r\n\r\n")
+	resp, body, err = reAnswer(t, c, br, 5*time.Second)
+	if err != nil || resp.StatusCode != 200 {
+		t.Errorf("the next call on the kept-alive connection: %v, %v (%.200s); want 200", resp, err, body)
+	}
+}
+
+// TestHeldBodiesWholeUnderRace: bodies of every size around hold's steps,
+// with the reserve running out at every point, sent at once: each arrives
+// whole, and the reserve is back where it was (a second attack's probe).
+func TestHeldBodiesWholeUnderRace(t *testing.T) {
+	var mu sync.Mutex
+	got := map[string]int{}
+	echo := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got[string(b)]++
+		mu.Unlock()
+		rec := httptest.NewRecorder()
+		rec.WriteHeader(200)
+		return rec.Result(), nil
+	})
+	s := inProcess(t, echo, func(c *Config) { c.Transport.DisableBudget = true })
+	const others = maxHeldBodies - 200<<10
+	s.held.n.Add(others)
+	defer s.held.n.Add(-others)
+	sizes := []int{1, holdStep - 1, holdStep, holdStep + 1, 3 * holdStep, 12<<10 + 1, 28 << 10, 60<<10 + 7, maxRewindBody}
+	var bodies []string
+	for i := range 48 {
+		b := make([]byte, sizes[i%len(sizes)])
+		for j := range b {
+			b[j] = byte('a' + (i+j/1000)%26)
+		}
+		bodies = append(bodies, string(b))
+	}
+	var wg sync.WaitGroup
+	for _, b := range bodies {
+		wg.Go(func() {
+			send(s, context.Background(), "POST", "https://profile.xboxlive.com/users/batch/profile/settings", xuid1, strings.NewReader(b), HeaderFailFast, "true")
+		})
+	}
+	wg.Wait()
+	for i, b := range bodies {
+		if got[b] < 1 {
+			t.Errorf("body %d (%d bytes) never arrived whole", i, len(b))
+		}
+	}
+	if n := s.held.n.Load(); n != others {
+		t.Errorf("after the calls the reserve counts %d bytes more than before", n-others)
 	}
 }

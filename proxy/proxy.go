@@ -118,8 +118,9 @@ type Config struct {
 	// IdleTimeout with no byte either way.
 	ConfigureServer func(*http.Server)
 	// MaxCallTime bounds a call from its arrival to the end of its answer,
-	// waits included, whatever the application's own timeout. Zero means
-	// DefaultMaxCallTime.
+	// waits included, whatever the application's own timeout: its body's
+	// reads end then, and a call still under way is answered 504 (within a
+	// second more). Zero means DefaultMaxCallTime.
 	MaxCallTime time.Duration
 }
 

@@ -46,8 +46,16 @@ func public(ip netip.Addr) bool {
 			return false
 		}
 	}
+	if sixToFour.Contains(ip) { // 6to4: a relay reaches the IPv4 address it embeds
+		b := ip.As16()
+		return public(netip.AddrFrom4([4]byte(b[2:6])))
+	}
 	return true
 }
+
+// sixToFour is 6to4's prefix (RFC 3056), whose addresses embed an IPv4
+// one in their bits 16 to 47.
+var sixToFour = netip.MustParsePrefix("2002::/16")
 
 // notPublic are the special-purpose ranges (IANA's registries, RFC 6890)
 // that net/netip's checks leave out and that reach a network's or a
@@ -55,13 +63,15 @@ func public(ip netip.Addr) bool {
 // "this network" block, carrier-grade NAT's shared space (RFC 6598: cloud
 // metadata services live there), the IETF protocol assignments, the
 // benchmarking range (which local fake-IP resolvers hand out), the
-// reserved class E and broadcast; in IPv6, NAT64 (which reaches any IPv4
-// address through a translator), the IPv4-compatible form, the discard
-// prefix and the deprecated site-local one.
+// reserved class E and broadcast; in IPv6, NAT64 and the IPv4-translated
+// form (which reach any IPv4 address through a translator), Teredo (which
+// embeds its client's address and reaches it through a relay), the
+// IPv4-compatible form, the discard prefix and the deprecated site-local
+// one. 6to4 is checked by the IPv4 address it embeds (public).
 var notPublic = func() []netip.Prefix {
 	var ps []netip.Prefix
 	for _, s := range []string{"0.0.0.0/8", "100.64.0.0/10", "192.0.0.0/24", "198.18.0.0/15", "240.0.0.0/4",
-		"64:ff9b::/96", "64:ff9b:1::/48", "::/96", "100::/64", "fec0::/10"} {
+		"64:ff9b::/96", "64:ff9b:1::/48", "::ffff:0:0:0/96", "2001::/32", "::/96", "100::/64", "fec0::/10"} {
 		ps = append(ps, netip.MustParsePrefix(s))
 	}
 	return ps

@@ -50,10 +50,10 @@ func (c *call) assess(resp *http.Response, err error) verdict {
 		body = peek429(resp)
 		c.learn(body)
 	}
-	c.feedback(&a)
 	if resp.StatusCode == http.StatusUnauthorized {
-		c.unbook()
+		c.unbook() // before feedback: counts the answer reports are the service's, and win
 	}
+	c.feedback(&a)
 	if resp.StatusCode == http.StatusUnauthorized && c.t.RefreshToken != nil && !c.refreshed {
 		return c.refresh(resp)
 	}

@@ -22,12 +22,15 @@
 // the sizes alternating round by round, and each run prints a Go benchmark
 // line that bench/summary reads:
 //
-//	BenchmarkWhatIf/trace=T/calls=N 1 <ns per call> ns/call <CPU ns per call> cpu-ns/call <share> delayed-share <MiB> peak-live-MiB <MiB> peak-rss-MiB <s> s
+//	BenchmarkWhatIf/trace=T/calls=N 1 <ns per call> ns/call <CPU ns per call> cpu-ns/call <share> delayed-share <MiB> peak-live-MiB <MiB> peak-rss-MiB <MiB> peak-stacks-MiB <n> peak-goroutines <s> s
 //
 // delayed-share is the share of the calls fgrl delayed (refused calls are
 // not in it), peak-live-MiB the most the heap held after a collection
 // (sampled every 10 ms from runtime/metrics), peak-rss-MiB the process's
-// peak resident memory (VmHWM, Linux). Usage, from bench/:
+// peak resident memory (VmHWM, Linux), peak-stacks-MiB and peak-goroutines
+// the most memory the goroutines' stacks held and the most goroutines at
+// once (the replay runs each call waiting for its budget on a goroutine of
+// its own). Usage, from bench/:
 //
 //	go run ./whatifscale -rounds 3 -trace polling,bursts -calls 100000,500000,2000000
 //
@@ -139,17 +142,19 @@ func replay(n int, name, profile, heapProfile string) error {
 	for u := range auths {
 		auths[u] = "XBL3.0 x=" + strconv.Itoa(u) + ";R"
 	}
-	var peak atomic.Uint64
+	var peak, peakStacks, peakGoroutines atomic.Uint64
 	stop := make(chan struct{})
 	done := make(chan struct{})
-	go func() { // the heap live after each collection, every 10 ms
+	go func() { // the heap live after each collection, the goroutines' stacks and the goroutines, every 10 ms
 		defer close(done)
-		s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/memory/classes/heap/stacks:bytes"}, {Name: "/sched/goroutines:goroutines"}}
 		var written uint64 // the live heap at the heap profile's last writing
 		t := time.NewTicker(10 * time.Millisecond)
 		defer t.Stop()
 		for {
 			metrics.Read(s)
+			peakStacks.Store(max(peakStacks.Load(), s[1].Value.Uint64()))
+			peakGoroutines.Store(max(peakGoroutines.Load(), s[2].Value.Uint64()))
 			if v := s[0].Value.Uint64(); v > peak.Load() {
 				peak.Store(v)
 				if heapProfile != "" && v > written+written/10 {
@@ -188,8 +193,9 @@ func replay(n int, name, profile, heapProfile string) error {
 	if res.Calls != n {
 		return fmt.Errorf("%d calls replayed, want %d", res.Calls, n)
 	}
-	fmt.Printf("BenchmarkWhatIf/trace=%s/calls=%d 1 %.0f ns/call %.0f cpu-ns/call %.3f delayed-share %.1f peak-live-MiB %.1f peak-rss-MiB %.2f s\n", name, n,
-		float64(took.Nanoseconds())/float64(n), float64(cpu.Nanoseconds())/float64(n), float64(res.Delayed)/float64(n), float64(peak.Load())/(1<<20), float64(peakRSS())/(1<<20), took.Seconds())
+	fmt.Printf("BenchmarkWhatIf/trace=%s/calls=%d 1 %.0f ns/call %.0f cpu-ns/call %.3f delayed-share %.1f peak-live-MiB %.1f peak-rss-MiB %.1f peak-stacks-MiB %d peak-goroutines %.2f s\n", name, n,
+		float64(took.Nanoseconds())/float64(n), float64(cpu.Nanoseconds())/float64(n), float64(res.Delayed)/float64(n), float64(peak.Load())/(1<<20), float64(peakRSS())/(1<<20),
+		float64(peakStacks.Load())/(1<<20), peakGoroutines.Load(), took.Seconds())
 	return nil
 }
 

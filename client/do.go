@@ -14,6 +14,7 @@ import (
 
 	"github.com/xblgo/fgrl/hresult"
 	"github.com/xblgo/fgrl/internal/safetext"
+	"github.com/xblgo/fgrl/internal/xblauth"
 	"github.com/xblgo/fgrl/transport"
 )
 
@@ -40,7 +41,7 @@ func (u *User) call(ctx context.Context, a api, method string, p reqPath, q url.
 	}
 	resp, err := u.c.http.Do(req)
 	if err != nil {
-		return 0, transportError(a, err, credentialsOf(req.Header))
+		return 0, transportError(a, err, xblauth.Secrets{}.HeaderSecrets(req.Header))
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
@@ -55,7 +56,7 @@ func (u *User) call(ctx context.Context, a api, method string, p reqPath, q url.
 			return resp.StatusCode, nil // XSAPI treats 304 as success
 		}
 		return 0, &Error{code: hresult.FromStatus(resp.StatusCode), StatusCode: resp.StatusCode,
-			Service: a.service, API: a.name, Message: message(body, credentialsOf(req.Header, sentHeader(resp)))}
+			Service: a.service, API: a.name, Message: message(body, xblauth.Secrets{}.HeaderSecrets(req.Header, sentHeader(resp)))}
 	}
 	if out != nil && len(bytes.TrimSpace(body)) > 0 {
 		if n := elements(body); n > 1024 && n > len(body)/minElementBytes {
@@ -70,23 +71,24 @@ func (u *User) call(ctx context.Context, a api, method string, p reqPath, q url.
 	return resp.StatusCode, nil
 }
 
-// minElementBytes bounds what an answer may decode to: one whose lists
-// hold an element for every fewer bytes than this (past the first 1,024
-// elements) is refused before it is decoded. Each element of a list
+// minElementBytes bounds what an answer may decode to: one that holds a
+// list element or an object for every fewer bytes than this (past the
+// first 1,024) is refused before it is decoded. Each element of a list
 // decodes into a whole value of its type, whatever it says: `{}` or
 // `null` (three and five bytes) become a 230-byte Achievement, so 16 MiB
-// of them would hold gigabytes; at 16 bytes an element, an Achievement
-// list holds at most about fifteen times its size. The services' recorded
-// answers spend over 100 bytes on each (mock/testdata/recorded); a list of
-// XUIDs as objects, 29.
+// of them would hold gigabytes; and an object where a pointer field is,
+// `{"detail":{}}`, a whole record more. At 16 bytes each the answers
+// decode to at most about fifteen times their size. The services'
+// recorded answers spend 47 bytes and more on each
+// (mock/testdata/recorded).
 const minElementBytes = 16
 
 // maxNesting is the deepest nesting encoding/json decodes.
 const maxNesting = 10000
 
-// elements counts the elements of the JSON lists in body (outside
-// strings); nesting deeper than maxNesting counts as more than any body
-// may hold.
+// elements counts the elements of the JSON lists in body and its objects
+// (outside strings); nesting deeper than maxNesting counts as more than
+// any body may hold.
 func elements(body []byte) int {
 	var lists []bool // each open container: whether it is a list
 	n, in, esc, first := 0, false, false, false
@@ -121,6 +123,9 @@ func elements(body []byte) int {
 			}
 			lists = append(lists, c == '[')
 			first = c == '['
+			if c == '{' {
+				n++
+			}
 		case ']', '}':
 			if len(lists) > 0 {
 				lists = lists[:len(lists)-1]
@@ -207,13 +212,13 @@ func lacks(a api, status int, what string) error {
 // the credentials in ss (net/http's errors may quote a service's text). A
 // throttled call keeps the *transport.ThrottleError in its chain and
 // takes its status and HRESULT.
-func transportError(a api, err error, ss secrets) error {
-	e := &Error{code: hresult.Of(err), Service: a.service, API: a.name, Err: ss.cleanErr(err)}
+func transportError(a api, err error, ss xblauth.Secrets) error {
+	e := &Error{code: hresult.Of(err), Service: a.service, API: a.name, Err: ss.ScrubError(err)}
 	var te *transport.ThrottleError
 	if errors.As(err, &te) {
 		e.StatusCode = te.Status
 		if te.Body != nil && te.Body.DebugMessage != "" {
-			e.Message = clip(ss.clean(te.Body.DebugMessage))
+			e.Message = clip(ss.Scrub(te.Body.DebugMessage)) // the transport scrubbed the attempt's own before clipping
 		}
 	}
 	return e
@@ -233,7 +238,7 @@ func sentHeader(resp *http.Response) http.Header {
 // credentials in ss: the JSON "description", "message" or "code" field (ss
 // taken out once it is decoded, which undoes escapes such as \u0053), or
 // the start of a text body.
-func message(body []byte, ss secrets) string {
+func message(body []byte, ss xblauth.Secrets) string {
 	var j struct {
 		Code        string `json:"code"`
 		Description string `json:"description"`
@@ -242,12 +247,12 @@ func message(body []byte, ss secrets) string {
 	if json.Unmarshal(body, &j) == nil {
 		for _, s := range []string{j.Description, j.Message, j.Code} {
 			if s != "" {
-				return clip(ss.clean(s))
+				return clip(ss.Scrub(s))
 			}
 		}
 		return ""
 	}
-	return clip(ss.clean(strings.TrimSpace(string(body))))
+	return clip(ss.Scrub(strings.TrimSpace(string(body))))
 }
 
 // clip makes text from the service safe for an error: escaped and at most

@@ -162,11 +162,11 @@ func TestAnswerTooDenseRefused(t *testing.T) {
 		s    string
 		want int
 	}{
-		{`{"a":"[1,2]","b":[{"c":"\"[,"},null, [ ] ,[1]]}`, 5}, {`[]`, 0}, {` [ ] `, 0}, {`[null]`, 1}, {`[[],[]]`, 2},
+		{`{"a":"[1,2]","b":[{"c":"\"[,"},null, [ ] ,[1]]}`, 7}, {`[]`, 0}, {` [ ] `, 0}, {`[null]`, 1}, {`[[],[]]`, 2}, {`[{}]`, 2},
 		{`"\\"[1,2]`, 2}, {"[\"\xff\\\"[\",1]", 2}, {`"\u0022[1,2]"`, 0},
 	} {
 		if n := elements([]byte(tc.s)); n != tc.want {
-			t.Errorf("elements(%s) = %d, want %d (brackets and commas in strings are text)", tc.s, n, tc.want)
+			t.Errorf("elements(%s) = %d, want %d (list elements and objects; brackets, braces and commas in strings are text)", tc.s, n, tc.want)
 		}
 	}
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/xblgo/fgrl/hresult"
 	"github.com/xblgo/fgrl/internal/safetext"
+	"github.com/xblgo/fgrl/internal/xblauth"
 	"github.com/xblgo/fgrl/internal/xblsign"
 )
 
@@ -365,7 +366,7 @@ func (s *SignIn) accessToken(ctx context.Context) (string, error) {
 	ctx = context.WithValue(ctx, oauth2.HTTPClient, signInClient(s.HTTPClient))
 	tok, err := s.OAuth.TokenSource(ctx, ms).Token()
 	if err != nil {
-		return "", microsoftError(err)
+		return "", microsoftError(err, xblauth.Secrets{}.Add(ms.RefreshToken).Add(ms.AccessToken))
 	}
 	if tok.RefreshToken != ms.RefreshToken || tok.AccessToken != ms.AccessToken {
 		s.mu.Lock()
@@ -439,10 +440,10 @@ func postAuth(ctx context.Context, hc *http.Client, step, url string, body any, 
 			return nil, &SignInError{Step: step, Message: "cannot sign the request", Err: err}
 		}
 	}
-	ss := append(postedSecrets(b), credentialsOf(req.Header)...) // what the answer may echo
+	ss := xblauth.Secrets{}.PostedSecrets(b).HeaderSecrets(req.Header) // what the answer may echo
 	resp, err := signInClient(hc).Do(req)
 	if err != nil {
-		err = ss.cleanErr(err)
+		err = ss.ScrubError(err)
 		return nil, &SignInError{Step: step, Message: safetext.Clip(err.Error(), 200), Err: err}
 	}
 	defer resp.Body.Close()
@@ -541,13 +542,13 @@ var xerrCauses = map[int64]string{
 
 // signInFailure reads an authentication refusal: {"XErr": ..., "Message": ...},
 // without the secrets the request posted (ss).
-func signInFailure(step string, status int, data []byte, ss secrets) error {
+func signInFailure(step string, status int, data []byte, ss xblauth.Secrets) error {
 	var body struct {
 		XErr    int64  `json:"XErr"`
 		Message string `json:"Message"`
 	}
 	json.Unmarshal(data, &body)
-	return &SignInError{Step: step, Status: status, XErr: body.XErr, Message: safetext.Clip(ss.clean(body.Message), 200)}
+	return &SignInError{Step: step, Status: status, XErr: body.XErr, Message: safetext.Clip(ss.Scrub(body.Message), 200)}
 }
 
 // DeviceLogin signs a Microsoft account in with the device code flow: it
@@ -557,12 +558,12 @@ func DeviceLogin(ctx context.Context, cfg *oauth2.Config, hc *http.Client, show 
 	ctx = context.WithValue(ctx, oauth2.HTTPClient, signInClient(hc))
 	da, err := cfg.DeviceAuth(ctx)
 	if err != nil {
-		return nil, microsoftError(err)
+		return nil, microsoftError(err, nil)
 	}
 	show(da)
 	tok, err := cfg.DeviceAccessToken(ctx, da)
 	if err != nil {
-		return nil, microsoftError(err)
+		return nil, microsoftError(err, xblauth.Secrets{}.Add(da.DeviceCode))
 	}
 	return tok, nil
 }
@@ -625,19 +626,22 @@ func BrowserLogin(ctx context.Context, cfg *oauth2.Config, hc *http.Client, open
 	ctx = context.WithValue(ctx, oauth2.HTTPClient, signInClient(hc))
 	tok, err := c.Exchange(ctx, res.code, oauth2.VerifierOption(verifier))
 	if err != nil {
-		return nil, microsoftError(err)
+		return nil, microsoftError(err, xblauth.Secrets{}.Add(res.code).Add(verifier))
 	}
 	return tok, nil
 }
 
 // microsoftError makes a SignInError of a failed Microsoft account request:
 // the OAuth error code and description when the service sent them, else
-// the cause (a deadline, a network error).
-func microsoftError(err error) error {
+// the cause (a deadline, a network error), without the secrets the request
+// posted (ss: a refresh token, a code, a verifier), which the service may
+// echo.
+func microsoftError(err error, ss xblauth.Secrets) error {
 	var re *oauth2.RetrieveError
 	if errors.As(err, &re) {
 		return &SignInError{Step: "Microsoft account", Status: re.Response.StatusCode,
-			Message: safetext.Clip(re.ErrorCode, 64) + ": " + safetext.Clip(re.ErrorDescription, 200)}
+			Message: safetext.Clip(ss.Scrub(re.ErrorCode), 64) + ": " + safetext.Clip(ss.Scrub(re.ErrorDescription), 200)}
 	}
+	err = ss.ScrubError(err)
 	return &SignInError{Step: "Microsoft account", Message: safetext.Clip(err.Error(), 200), Err: err}
 }

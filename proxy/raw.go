@@ -37,6 +37,7 @@ func dialPublic(ctx context.Context, network, addr string) (net.Conn, error) {
 
 // public reports whether ip is an address of the internet at large.
 func public(ip netip.Addr) bool {
+	ip = ip.Unmap() // an IPv4-mapped address is its IPv4 address
 	if !ip.IsValid() || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsUnspecified() ||
 		ip.IsMulticast() || ip.IsLinkLocalMulticast() || ip.IsInterfaceLocalMulticast() {
 		return false

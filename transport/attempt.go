@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/xblgo/fgrl/internal/clock"
+	"github.com/xblgo/fgrl/internal/xblauth"
 )
 
 // send makes one attempt. After the first attempt the request gets a fresh
@@ -53,7 +54,7 @@ func (c *call) send() (*http.Response, bool, error) {
 	}
 	resp, err := c.t.base().RoundTrip(req)
 	if err != nil || resp == nil {
-		err = a.cause(err)
+		err = xblauth.Secrets{}.HeaderSecrets(req.Header).ScrubError(a.cause(err)) // net/http's errors quote what the server sent
 		a.release()
 		if err == nil {
 			err = errors.New("transport: base RoundTripper returned no response and no error")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/xblgo/fgrl/hresult"
 	"github.com/xblgo/fgrl/internal/safetext"
+	"github.com/xblgo/fgrl/internal/xblauth"
 	"github.com/xblgo/fgrl/ratelimit"
 )
 
@@ -88,12 +89,12 @@ var ErrInsecure = errors.New("transport: refusing to send an XBL token over plai
 func readBody(resp *http.Response) *ratelimit.Body {
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, ratelimit.MaxBodySize+1))
-	return parse429(b, err)
+	return parse429(b, err, resp.Request)
 }
 
 // parse429 parses a 429's body as read; nil when it could not be read or
-// does not parse.
-func parse429(b []byte, readErr error) *ratelimit.Body {
+// does not parse. sent is the request it answers, as sent (nil: unknown).
+func parse429(b []byte, readErr error, sent *http.Request) *ratelimit.Body {
 	if readErr != nil {
 		return nil
 	}
@@ -102,7 +103,12 @@ func parse429(b []byte, readErr error) *ratelimit.Body {
 		return nil
 	}
 	// The service's text goes on to errors, logs and span attributes:
-	// clipped and escaped here, once.
-	body.LimitType, body.DebugMessage = safetext.Clip(body.LimitType, 64), safetext.Clip(body.DebugMessage, 200)
+	// without the credentials the attempt sent (a token, the signature
+	// made for it), then clipped and escaped, here, once.
+	var ss xblauth.Secrets
+	if sent != nil {
+		ss = ss.HeaderSecrets(sent.Header)
+	}
+	body.LimitType, body.DebugMessage = safetext.Clip(body.LimitType, 64), safetext.Clip(ss.Scrub(body.DebugMessage), 200)
 	return &body
 }

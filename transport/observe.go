@@ -185,5 +185,5 @@ func peek429(resp *http.Response) *ratelimit.Body {
 		io.Reader
 		io.Closer
 	}{io.MultiReader(bytes.NewReader(b), rest), rest}
-	return parse429(b, err)
+	return parse429(b, err, resp.Request)
 }

@@ -1,0 +1,61 @@
+package xblauth
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// FuzzScrub: whatever the posted body and the headers, Scrub leaves none
+// of the secrets they hold in the text (but a secret made of "[redacted]"'s
+// own brackets, which the replacement could form anew), scrubbing twice
+// changes nothing more, and no secret is shorter than minSecret.
+func FuzzScrub(f *testing.F) {
+	f.Add([]byte(`{"Properties":{"RpsTicket":"d=SECRET-ACCESS-TOKEN-0123"},"RelyingParty":"http://auth.xboxlive.com"}`),
+		"XBL3.0 x=1;SECRET-TOKEN-abcdef", "sig", "ticket SECRET-ACCESS-TOKEN-0123 for http://auth.xboxlive.com")
+	f.Add([]byte(`{"UserTokens":["aaaaaaaaaaaaaaaa","aaaaaaaab"]}`), "", "", "aaaaaaaaaaaaaaaaab aaaaaaaab")
+	f.Fuzz(func(t *testing.T, body []byte, auth, sig, text string) {
+		h := http.Header{}
+		h.Set("Authorization", auth)
+		h.Set("Signature", sig)
+		ss := Secrets{}.PostedSecrets(body).HeaderSecrets(h)
+		out := ss.Scrub(text)
+		for _, x := range ss {
+			if len(x) < minSecret {
+				t.Fatalf("a secret of %d bytes: %q", len(x), x)
+			}
+			if !strings.ContainsAny(x, "[]") && strings.Contains(out, x) {
+				t.Fatalf("Scrub(%q) = %q still holds %q", text, out, x)
+			}
+		}
+		if again := ss.Scrub(out); again != out && !secretsWithBrackets(ss) {
+			t.Fatalf("scrubbing twice changed %q to %q", out, again)
+		}
+	})
+}
+
+func secretsWithBrackets(ss Secrets) bool {
+	for _, x := range ss {
+		if strings.ContainsAny(x, "[]") {
+			return true
+		}
+	}
+	return false
+}
+
+// TestPostedSecrets: the strings under credential fields, at any depth,
+// and a ticket's token alone; not the public fields a refusal names.
+func TestPostedSecrets(t *testing.T) {
+	body := `{"RelyingParty":"http://auth.xboxlive.com","TokenType":"JWT","Properties":{"AuthMethod":"RPS",` +
+		`"SiteName":"user.auth.xboxlive.com","RpsTicket":"d=ACCESS-0123456789","UserTokens":["USER-TOKEN-0123"],"SandboxId":"RETAIL"}}`
+	got := Secrets{}.PostedSecrets([]byte(body))
+	want := map[string]bool{"d=ACCESS-0123456789": true, "ACCESS-0123456789": true, "USER-TOKEN-0123": true}
+	if len(got) != len(want) {
+		t.Errorf("PostedSecrets = %q, want %d secrets", got, len(want))
+	}
+	for _, x := range got {
+		if !want[x] {
+			t.Errorf("PostedSecrets took %q", x)
+		}
+	}
+}

@@ -109,6 +109,6 @@ func parse429(b []byte, readErr error, sent *http.Request) *ratelimit.Body {
 	if sent != nil {
 		ss = ss.HeaderSecrets(sent.Header)
 	}
-	body.LimitType, body.DebugMessage = safetext.Clip(body.LimitType, 64), safetext.Clip(ss.Scrub(body.DebugMessage), 200)
+	body.LimitType, body.DebugMessage = safetext.Clip(ss.Scrub(body.LimitType), 64), safetext.Clip(ss.Scrub(body.DebugMessage), 200)
 	return &body
 }

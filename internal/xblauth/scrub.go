@@ -2,7 +2,10 @@ package xblauth
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -15,24 +18,40 @@ type Secrets []string
 // take ordinary words out.
 const minSecret = 8
 
-// Add returns ss with s, when s is long enough to be a secret.
+// Add returns ss with s, when s is long enough to be a secret, and the
+// forms a URL escapes it to (a token's or a signature's base64 '+', '/'
+// and '=' become %2B, %2F and %3D).
 func (ss Secrets) Add(s string) Secrets {
 	if len(s) < minSecret {
 		return ss
 	}
-	return append(ss, s)
+	ss = append(ss, s)
+	for _, e := range [...]string{url.QueryEscape(s), url.PathEscape(s)} {
+		if e != s && !slices.Contains(ss, e) {
+			ss = append(ss, e)
+		}
+	}
+	return ss
 }
 
 // HeaderSecrets returns ss with the credentials of each header given (nil
-// ones skipped): the token of Authorization (what follows its ';'), and
-// the Signature.
+// ones skipped): every value of every header named like a credential
+// (Sensitive: Authorization, Signature, Cookie, Proxy-Authorization, ...),
+// whatever the case its key is spelt in, and of an XBL3.0 Authorization
+// the token alone (what follows its ';').
 func (ss Secrets) HeaderSecrets(hs ...http.Header) Secrets {
 	for _, h := range hs {
-		if h == nil {
-			continue
+		for k, vs := range h {
+			if !Sensitive(k) {
+				continue
+			}
+			for _, v := range vs {
+				ss = ss.Add(v)
+				if _, tok, ok := strings.Cut(v, ";"); ok {
+					ss = ss.Add(tok)
+				}
+			}
 		}
-		_, tok, _ := strings.Cut(h.Get("Authorization"), ";")
-		ss = ss.Add(tok).Add(h.Get("Signature"))
 	}
 	return ss
 }
@@ -71,13 +90,46 @@ func (ss Secrets) PostedSecrets(body []byte) Secrets {
 	return ss
 }
 
-// Scrub returns s with each of ss replaced by "[redacted]". Scrub before
-// clipping: a clipped text may hold a secret's first part only.
+// Scrub returns s with each of ss replaced by "[redacted]", in any case
+// of its ASCII letters (a service may echo a token upper-cased). Scrub
+// before clipping: a clipped text may hold a secret's first part only.
 func (ss Secrets) Scrub(s string) string {
 	for _, x := range ss {
-		s = strings.ReplaceAll(s, x, "[redacted]")
+		s = replaceFold(s, x)
 	}
 	return s
+}
+
+// replaceFold returns s with every occurrence of x, compared without ASCII
+// case, replaced by "[redacted]".
+func replaceFold(s, x string) string {
+	low, lx := asciiLower(s), asciiLower(x)
+	if !strings.Contains(low, lx) {
+		return s
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(low, lx)
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		b.WriteString(s[:i])
+		b.WriteString("[redacted]")
+		s, low = s[i+len(x):], low[i+len(x):]
+	}
+}
+
+// asciiLower lowers s's ASCII letters only, so that its length and byte
+// offsets stay s's.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 // ScrubError returns err, or, when its text holds one of ss, an error
@@ -100,3 +152,16 @@ type scrubbed struct {
 
 func (e *scrubbed) Error() string { return e.text }
 func (e *scrubbed) Unwrap() error { return e.err }
+
+// Timeout and Temporary are err's, so that a *url.Error wrapping the
+// scrubbed error (http.Client's) still reports a timeout: it asks its
+// error directly, not through Unwrap.
+func (e *scrubbed) Timeout() bool {
+	var t interface{ Timeout() bool }
+	return errors.As(e.err, &t) && t.Timeout()
+}
+
+func (e *scrubbed) Temporary() bool {
+	var t interface{ Temporary() bool }
+	return errors.As(e.err, &t) && t.Temporary()
+}

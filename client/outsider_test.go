@@ -10,6 +10,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -56,6 +57,38 @@ func hostileClient(t *testing.T, srv *httptest.Server, rt http.RoundTripper, hos
 		t.Fatal(err)
 	}
 	return c
+}
+
+// keyRTAClient is a Client whose RTA host is at url, over a plain
+// transport, with a token bound to the proof key key.
+func keyRTAClient(t *testing.T, url string, key *ecdsa.PrivateKey) *Client {
+	t.Helper()
+	c, err := New(Config{TitleID: title, RTATransport: plainTransport(t), Endpoints: map[string]string{"rta.xboxlive.com": url},
+		Tokens: TokenFunc(func(context.Context, string) (Token, error) {
+			return Token{Authorization: "XBL3.0 x=-;T", Key: key}, nil
+		})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// failFastProfiles is GetProfiles as me of my own gamertag, FailFast (no
+// waiting, no retry), within 5 s: one call whose error a test reads.
+func failFastProfiles(c *Client) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := c.As(me).GetProfiles(transport.WithPolicy(ctx, transport.Policy{FailFast: true}), []string{me}, []string{"Gamertag"})
+	return err
+}
+
+// write429 answers 429 with an FGRL body whose debugMessage is msg.
+func write429(w http.ResponseWriter, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	b, _ := json.Marshal(map[string]any{"code": 429, "source": "x", "currentRequests": 11, "maxRequests": 10,
+		"periodInSeconds": 15, "limitType": "Rate", "debugMessage": msg})
+	w.Write(b)
 }
 
 // plainTransport is an http.Transport closed at the test's end: a
@@ -236,9 +269,7 @@ func TestErrorTextBounded(t *testing.T) {
 			srv := httptest.NewServer(tc.h)
 			defer srv.Close()
 			c := hostileClient(t, srv, nil, "profile.xboxlive.com")
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			_, err := c.As(me).GetProfiles(transport.WithPolicy(ctx, transport.Policy{FailFast: true}), []string{me}, []string{"Gamertag"})
+			err := failFastProfiles(c)
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -310,13 +341,7 @@ func TestRTAUpgradeSignedWithProofKey(t *testing.T) {
 		w.WriteHeader(503)
 	}))
 	defer srv.Close()
-	c, err := New(Config{TitleID: title, RTATransport: plainTransport(t), Endpoints: map[string]string{"rta.xboxlive.com": srv.URL},
-		Tokens: TokenFunc(func(context.Context, string) (Token, error) {
-			return Token{Authorization: "XBL3.0 x=-;T", Key: key}, nil
-		})})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := keyRTAClient(t, srv.URL, key)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	ch, err := c.As("").Subscribe(ctx, Sessions())

@@ -34,7 +34,7 @@ func pages[T any](ctx context.Context, a api, fetch func(ctx context.Context, co
 	return func(yield func(T, error) bool) {
 		var zero T
 		seed := maphash.MakeSeed()
-		seen := map[uint64]bool{} // the tokens given so far, by hash: 8 bytes a page
+		seen := map[uint64]bool{} // the tokens given so far, by hash: one a page
 		token, empty := "", 0
 		for {
 			p, err := fetch(ctx, token)

@@ -10,7 +10,6 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -76,23 +75,31 @@ func keyClient(t *testing.T, srv *httptest.Server, auth string, host string) *Cl
 // transport signs its own copy of each attempt, so the caller's request
 // never had the Signature an error body echoed: the error carried it.
 func TestReattackSignatureOfKeyTokenRedacted(t *testing.T) {
+	signatureEchoed(t, func(w http.ResponseWriter, sig string) {
+		w.WriteHeader(400)
+		fmt.Fprintf(w, `{"description":"bad signature %s"}`, sig)
+	})
+}
+
+// signatureEchoed makes a call with a proof-key token, the transport
+// signing each attempt, to a service that answers with echo given the
+// Signature the attempt carried; the call's error must not hold it.
+func signatureEchoed(t *testing.T, echo func(w http.ResponseWriter, sig string)) {
+	t.Helper()
 	var sent atomic.Value
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sent.Store(r.Header.Get("Signature"))
-		w.WriteHeader(400)
-		fmt.Fprintf(w, `{"description":"bad signature %s"}`, r.Header.Get("Signature"))
+		echo(w, r.Header.Get("Signature"))
 	}))
 	defer srv.Close()
 	c := keyClient(t, srv, "XBL3.0 x=1111;SECRET-KEY-TOKEN-0123456789", "profile.xboxlive.com")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_, err := c.As(me).GetProfiles(transport.WithPolicy(ctx, transport.Policy{FailFast: true}), []string{me}, []string{"Gamertag"})
+	err := failFastProfiles(c)
 	sig, _ := sent.Load().(string)
-	if err == nil || sig == "" {
+	if err == nil || len(sig) < 40 {
 		t.Fatalf("err %v, signature sent %q", err, sig)
 	}
 	if strings.Contains(err.Error(), sig[:40]) {
-		t.Errorf("the error carries the request's Signature: %.300q", err.Error())
+		t.Errorf("the error carries the attempt's Signature: %.400q", err.Error())
 	}
 }
 
@@ -152,11 +159,7 @@ func TestReattackTokenInOtherTexts(t *testing.T) {
 			fmt.Fprintf(w, `{"description":"not for %s"}`, tok)
 		}},
 		{"429 debugMessage", func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(429)
-			b, _ := json.Marshal(map[string]any{"code": 429, "source": "x", "currentRequests": 11, "maxRequests": 10,
-				"periodInSeconds": 15, "limitType": "Rate", "debugMessage": "too many from " + r.Header.Get("Authorization")})
-			w.Write(b)
+			write429(w, "too many from "+r.Header.Get("Authorization"))
 		}},
 		{"malformed status line", func(w http.ResponseWriter, r *http.Request) {
 			conn, rw, err := w.(http.Hijacker).Hijack()
@@ -172,9 +175,7 @@ func TestReattackTokenInOtherTexts(t *testing.T) {
 			srv := httptest.NewServer(tc.h)
 			defer srv.Close()
 			c := hostileClient(t, srv, nil, "profile.xboxlive.com")
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			_, err := c.As(me).GetProfiles(transport.WithPolicy(ctx, transport.Policy{FailFast: true}), []string{me}, []string{"Gamertag"})
+			err := failFastProfiles(c)
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -189,31 +190,7 @@ func TestReattackTokenInOtherTexts(t *testing.T) {
 // userhash; A is forgotten, so the hash names B alone, and a 401 of A's
 // call in flight was renewed with B's token: sent again as B.
 func TestReattackForgottenUserNotRenewedAsAnother(t *testing.T) {
-	var n atomic.Int64
-	fake := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		var req struct {
-			Properties struct{ DelegationToken string }
-		}
-		json.NewDecoder(r.Body).Decode(&req)
-		notAfter := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
-		if strings.Contains(r.URL.Host, "service.auth") {
-			return answer(r, fmt.Sprintf(`{"NotAfter":%q,"Token":"S"}`, notAfter)), nil
-		}
-		xid := map[string]string{"dA": me, "dB": other}[req.Properties.DelegationToken]
-		return answer(r, fmt.Sprintf(`{"NotAfter":%q,"Token":"T-%s-%d","DisplayClaims":{"xui":[{"uhs":"samehash","xid":%q}]}}`,
-			notAfter, xid, n.Add(1), xid)), nil
-	})
-	ctx := context.Background()
-	s := &ServiceSignIn{HTTPClient: &http.Client{Transport: fake}, ProofKey: proofKey(t)}
-	s.SetDelegation(me, "dA")
-	s.SetDelegation(other, "dB")
-	ta, err := s.Token(ctx, me)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Token(ctx, other); err != nil {
-		t.Fatal(err)
-	}
+	s, ta := sharedHashUsers(t)
 	s.Forget(me) // A's call is still in flight with ta
 	req, _ := http.NewRequest("GET", "https://profile.xboxlive.com/users/me/profile/settings", nil)
 	req.Header.Set("Authorization", ta.Authorization)
@@ -227,21 +204,10 @@ func TestReattackForgottenUserNotRenewedAsAnother(t *testing.T) {
 // is forgotten.
 func TestReattackServiceSignInRaces(t *testing.T) {
 	var n atomic.Int64
-	fake := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		var req struct {
-			Properties struct{ DelegationToken string }
-		}
-		json.NewDecoder(r.Body).Decode(&req)
-		notAfter := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
-		if strings.Contains(r.URL.Host, "service.auth") {
-			return answer(r, fmt.Sprintf(`{"NotAfter":%q,"Token":"S"}`, notAfter)), nil
-		}
-		d := req.Properties.DelegationToken
-		xid := strings.Split(d, "/")[0]
+	s := serviceAuth(t, func(r *http.Request, d string) *http.Response {
 		return answer(r, fmt.Sprintf(`{"NotAfter":%q,"Token":"T-%s-%d","DisplayClaims":{"xui":[{"uhs":"h%s","xid":%q}]}}`,
-			notAfter, d, n.Add(1), d, xid)), nil
+			time.Now().Add(time.Hour).UTC().Format(time.RFC3339), d, n.Add(1), d, strings.Split(d, "/")[0]))
 	})
-	s := &ServiceSignIn{HTTPClient: &http.Client{Transport: fake}, ProofKey: proofKey(t)}
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	users := []string{me, other, "2533274800000001", "2533274800000002"}
@@ -295,13 +261,7 @@ func TestReattackRTAUpgradeSignatureVerifies(t *testing.T) {
 		w.WriteHeader(503)
 	}))
 	defer srv.Close()
-	c, err := New(Config{TitleID: title, RTATransport: plainTransport(t), Endpoints: map[string]string{"rta.xboxlive.com": srv.URL + "/base"},
-		Tokens: TokenFunc(func(context.Context, string) (Token, error) {
-			return Token{Authorization: "XBL3.0 x=-;T", Key: key}, nil
-		})})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := keyRTAClient(t, srv.URL+"/base", key)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
 	defer cancel()
 	ch, err := c.As("").Subscribe(ctx, Sessions())
@@ -348,13 +308,7 @@ func TestReattackRTASigningFailureEnds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := New(Config{TitleID: title, RTATransport: plainTransport(t), Endpoints: map[string]string{"rta.xboxlive.com": srv.URL},
-		Tokens: TokenFunc(func(context.Context, string) (Token, error) {
-			return Token{Authorization: "XBL3.0 x=-;T", Key: bad}, nil
-		})})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := keyRTAClient(t, srv.URL, bad)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	ch, err := c.As("").Subscribe(ctx, Sessions())
@@ -412,9 +366,7 @@ func TestReattackSameOriginRedirectSigned(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			_, callErr := c.As(me).GetProfiles(transport.WithPolicy(ctx, transport.Policy{FailFast: true}), []string{me}, []string{"Gamertag"})
+			callErr := failFastProfiles(c)
 			select {
 			case err := <-verr:
 				if err != nil {
@@ -468,20 +420,11 @@ func TestReattackPagesLegitimateEnds(t *testing.T) {
 // text (clipped, not redacted).
 func TestReattackSignInErrorCarriesNoPostedToken(t *testing.T) {
 	const delegation = "SECRET-DELEGATION-TOKEN-0123456789abcdef"
-	fake := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		var req struct {
-			Properties struct{ DelegationToken string }
-		}
-		json.NewDecoder(r.Body).Decode(&req)
-		notAfter := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
-		if strings.Contains(r.URL.Host, "service.auth") {
-			return answer(r, fmt.Sprintf(`{"NotAfter":%q,"Token":"S"}`, notAfter)), nil
-		}
-		resp := answer(r, fmt.Sprintf(`{"XErr":0,"Message":"invalid delegation token %s"}`, req.Properties.DelegationToken))
+	s := serviceAuth(t, func(r *http.Request, delegation string) *http.Response {
+		resp := answer(r, fmt.Sprintf(`{"XErr":0,"Message":"invalid delegation token %s"}`, delegation))
 		resp.StatusCode = 400
-		return resp, nil
+		return resp
 	})
-	s := &ServiceSignIn{HTTPClient: &http.Client{Transport: fake}, ProofKey: proofKey(t)}
 	s.SetDelegation(me, delegation)
 	_, err := s.Token(context.Background(), me)
 	if err == nil {

@@ -31,6 +31,52 @@ func answer(r *http.Request, body string) *http.Response {
 		Body: io.NopCloser(strings.NewReader(body)), Request: r}
 }
 
+// serviceAuth is a ServiceSignIn whose sign-in services are fakes: XSAS
+// answers an S-token, XSTS what xsts makes of the request and of the
+// delegation token it posts.
+func serviceAuth(t *testing.T, xsts func(r *http.Request, delegation string) *http.Response) *ServiceSignIn {
+	fake := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		var req struct {
+			Properties struct{ DelegationToken string }
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		if strings.Contains(r.URL.Host, "service.auth") {
+			return answer(r, fmt.Sprintf(`{"NotAfter":%q,"Token":"S"}`, time.Now().Add(time.Hour).UTC().Format(time.RFC3339))), nil
+		}
+		return xsts(r, req.Properties.DelegationToken), nil
+	})
+	return &ServiceSignIn{HTTPClient: &http.Client{Transport: fake}, ProofKey: proofKey(t)}
+}
+
+// sharedHash is an XSTS that gives me (delegation "dA") and other ("dB")
+// the same userhash, and a new token each time.
+func sharedHash() func(r *http.Request, delegation string) *http.Response {
+	var n atomic.Int64
+	return func(r *http.Request, delegation string) *http.Response {
+		xid := map[string]string{"dA": me, "dB": other}[delegation]
+		return answer(r, fmt.Sprintf(`{"NotAfter":%q,"Token":"T-%s-%d","DisplayClaims":{"xui":[{"uhs":"samehash","xid":%q}]}}`,
+			time.Now().Add(time.Hour).UTC().Format(time.RFC3339), xid, n.Add(1), xid))
+	}
+}
+
+// sharedHashUsers is a ServiceSignIn acting for me and other, whom XSTS
+// gave one userhash, each with a token; ta is me's.
+func sharedHashUsers(t *testing.T) (*ServiceSignIn, Token) {
+	t.Helper()
+	ctx := context.Background()
+	s := serviceAuth(t, sharedHash())
+	s.SetDelegation(me, "dA")
+	s.SetDelegation(other, "dB")
+	ta, err := s.Token(ctx, me)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Token(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	return s, ta
+}
+
 // proofKey is a fresh ECDSA P-256 key.
 func proofKey(t *testing.T) *ecdsa.PrivateKey {
 	t.Helper()
@@ -106,31 +152,7 @@ func TestSignInRefusesRedirect(t *testing.T) {
 // renewed with A's token or refused, never sent again with user B's. An
 // outside attack found A's call retried as B.
 func TestServiceRefreshNeverAnotherUsersToken(t *testing.T) {
-	var n atomic.Int64
-	fake := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		var req struct {
-			Properties struct{ DelegationToken string }
-		}
-		json.NewDecoder(r.Body).Decode(&req)
-		notAfter := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
-		if strings.Contains(r.URL.Host, "service.auth") {
-			return answer(r, fmt.Sprintf(`{"NotAfter":%q,"Token":"S"}`, notAfter)), nil
-		}
-		xid := map[string]string{"dA": me, "dB": other}[req.Properties.DelegationToken]
-		return answer(r, fmt.Sprintf(`{"NotAfter":%q,"Token":"T-%s-%d","DisplayClaims":{"xui":[{"uhs":"samehash","xid":%q}]}}`,
-			notAfter, xid, n.Add(1), xid)), nil
-	})
-	ctx := context.Background()
-	s := &ServiceSignIn{HTTPClient: &http.Client{Transport: fake}, ProofKey: proofKey(t)}
-	s.SetDelegation(me, "dA")
-	s.SetDelegation(other, "dB")
-	ta, err := s.Token(ctx, me)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Token(ctx, other); err != nil {
-		t.Fatal(err)
-	}
+	s, ta := sharedHashUsers(t)
 	for _, stale := range []string{ta.Authorization, "XBL3.0 x=samehash;forged"} {
 		req, _ := http.NewRequest("GET", "https://profile.xboxlive.com/users/me/profile/settings", nil)
 		req.Header.Set("Authorization", stale)

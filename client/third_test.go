@@ -11,14 +11,12 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"golang.org/x/oauth2"
 
 	"github.com/xblgo/fgrl/internal/xblauth"
-	"github.com/xblgo/fgrl/transport"
 )
 
 // TestThirdThrottleDebugMessageEchoesTransportSignature: a 429's
@@ -26,56 +24,22 @@ import (
 // (a proof-key token) reached the error: the caller's request never held
 // that Signature.
 func TestThirdThrottleDebugMessageEchoesTransportSignature(t *testing.T) {
-	var sent atomic.Value
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		sent.Store(r.Header.Get("Signature"))
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(429)
-		b, _ := json.Marshal(map[string]any{"code": 429, "source": "x", "currentRequests": 11, "maxRequests": 10,
-			"periodInSeconds": 15, "limitType": "Rate", "debugMessage": "sig " + r.Header.Get("Signature")})
-		w.Write(b)
-	}))
-	defer srv.Close()
-	c := keyClient(t, srv, "XBL3.0 x=1111;SECRET-KEY-TOKEN-0123456789", "profile.xboxlive.com")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_, err := c.As(me).GetProfiles(transport.WithPolicy(ctx, transport.Policy{FailFast: true}), []string{me}, []string{"Gamertag"})
-	sig, _ := sent.Load().(string)
-	if err == nil || len(sig) < 40 {
-		t.Fatalf("err %v, signature sent %q", err, sig)
-	}
-	if strings.Contains(err.Error(), sig[:40]) {
-		t.Errorf("the error carries the attempt's Signature: %.400q", err.Error())
-	}
+	signatureEchoed(t, func(w http.ResponseWriter, sig string) { write429(w, "sig "+sig) })
 }
 
 // TestThirdMalformedAnswerEchoesTransportSignature: net/http quotes a
 // malformed status line in its error; the line can be the attempt's own
 // Signature, which the caller's header never held.
 func TestThirdMalformedAnswerEchoesTransportSignature(t *testing.T) {
-	var sent atomic.Value
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		sent.Store(r.Header.Get("Signature"))
+	signatureEchoed(t, func(w http.ResponseWriter, sig string) {
 		conn, rw, err := w.(http.Hijacker).Hijack()
 		if err != nil {
 			return
 		}
 		defer conn.Close()
-		rw.WriteString(r.Header.Get("Signature") + "\r\n\r\n")
+		rw.WriteString(sig + "\r\n\r\n")
 		rw.Flush()
-	}))
-	defer srv.Close()
-	c := keyClient(t, srv, "XBL3.0 x=1111;SECRET-KEY-TOKEN-0123456789", "profile.xboxlive.com")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_, err := c.As(me).GetProfiles(transport.WithPolicy(ctx, transport.Policy{FailFast: true}), []string{me}, []string{"Gamertag"})
-	sig, _ := sent.Load().(string)
-	if err == nil || len(sig) < 40 {
-		t.Fatalf("err %v, signature sent %q", err, sig)
-	}
-	if strings.Contains(err.Error(), sig[:40]) {
-		t.Errorf("the error carries the attempt's Signature: %.400q", err.Error())
-	}
+	})
 }
 
 // TestThirdThrottleDebugMessageClippedMidToken: the transport clipped a
@@ -84,17 +48,11 @@ func TestThirdMalformedAnswerEchoesTransportSignature(t *testing.T) {
 func TestThirdThrottleDebugMessageClippedMidToken(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, tok, _ := strings.Cut(r.Header.Get("Authorization"), ";")
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(429)
-		b, _ := json.Marshal(map[string]any{"code": 429, "source": "x", "currentRequests": 11, "maxRequests": 10,
-			"periodInSeconds": 15, "limitType": "Rate", "debugMessage": strings.Repeat("a", 178) + tok})
-		w.Write(b)
+		write429(w, strings.Repeat("a", 178)+tok)
 	}))
 	defer srv.Close()
 	c := hostileClient(t, srv, nil, "profile.xboxlive.com")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_, err := c.As(me).GetProfiles(transport.WithPolicy(ctx, transport.Policy{FailFast: true}), []string{me}, []string{"Gamertag"})
+	err := failFastProfiles(c)
 	if err == nil {
 		t.Fatal("no error")
 	}

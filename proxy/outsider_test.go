@@ -215,9 +215,21 @@ func TestTunnelDialRefusesSpecialRanges(t *testing.T) {
 		{"2002:a00:1::1", false}, {"2002:7f00:1::1", false}, {"2002:a9fe:a9fe::1", false}, {"2002:6464:64c8::1", false},
 		{"2001:0:4136:e378:8000:63bf:f5ff:fffe", false}, {"::ffff:0:a00:1", false}, {"::ffff:0:7f00:1", false},
 		{"2002:808:808::1", true},
+		// a third attack's probes (they held): 6to4 of 0.0.0.0, CGNAT and
+		// 192.168, IPv4-mapped forms whether or not the caller unmaps
+		// them, local-use NAT64, the IPv4-compatible form
+		{"2002:0000:0000::1", false}, {"2002:6464:c8c8::1", false}, {"2002:c0a8:0101::1", false},
+		{"::ffff:127.0.0.1", false}, {"::ffff:100.100.100.200", false}, {"::ffff:0:a9fe:a9fe", false},
+		{"64:ff9b::7f00:1", false}, {"64:ff9b:1:ffff::1", false}, {"::127.0.0.1", false}, {"::1", false},
+		{"fc00::1", false}, {"fe80::1", false}, {"192.0.0.170", false},
+		{"2606:4700:4700::1111", true}, {"2620:fe::fe", true}, {"::ffff:8.8.8.8", true},
 	} {
-		if got := public(netip.MustParseAddr(tc.addr).Unmap()); got != tc.want {
+		a := netip.MustParseAddr(tc.addr)
+		if got := public(a); got != tc.want {
 			t.Errorf("public(%s) = %v, want %v", tc.addr, got, tc.want)
+		}
+		if got := public(a.Unmap()); got != tc.want {
+			t.Errorf("public(%s unmapped) = %v, want %v", tc.addr, got, tc.want)
 		}
 	}
 }
@@ -323,11 +335,20 @@ func reAnswer(t *testing.T, c net.Conn, br *bufio.Reader, d time.Duration) (*htt
 
 // TestKeepAliveAfterForward: a call forwarded in absolute form that ended
 // in time leaves its keep-alive connection usable for the next request,
-// even one sent after MaxCallTime from the first call's start: the status
-// API, a CONNECT, another call (a second attack's probe of the read
+// even one sent after MaxCallTime from the first call's start, or after
+// the write deadline it left (MaxCallTime + answerGrace): the status API,
+// a CONNECT, another call (a second and a third attack's probes of the
 // deadlines).
 func TestKeepAliveAfterForward(t *testing.T) {
-	const maxCall = 400 * time.Millisecond
+	const maxCall = 300 * time.Millisecond
+	for _, wait := range []time.Duration{2 * maxCall, maxCall + answerGrace + 300*time.Millisecond} {
+		t.Run(wait.String(), func(t *testing.T) { keptAliveAfter(t, maxCall, wait) })
+	}
+}
+
+// keptAliveAfter makes a call, waits wait, and sends each next request on
+// the same connection.
+func keptAliveAfter(t *testing.T, maxCall, wait time.Duration) {
 	f := serve(t, func(c *Config) { c.MaxCallTime = maxCall })
 	tok := mock.Token(xuid1, title)
 	for _, next := range []struct{ name, req string }{
@@ -343,7 +364,7 @@ func TestKeepAliveAfterForward(t *testing.T) {
 			if err != nil || resp.StatusCode != 200 {
 				t.Fatalf("first call: %v %v", resp, err)
 			}
-			time.Sleep(2 * maxCall)
+			time.Sleep(wait)
 			c.SetWriteDeadline(time.Now().Add(2 * time.Second))
 			io.WriteString(c, next.req)
 			if next.name == "CONNECT" {

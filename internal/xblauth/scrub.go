@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 )
 
@@ -26,10 +25,12 @@ func (ss Secrets) Add(s string) Secrets {
 		return ss
 	}
 	ss = append(ss, s)
-	for _, e := range [...]string{url.QueryEscape(s), url.PathEscape(s)} {
-		if e != s && !slices.Contains(ss, e) {
-			ss = append(ss, e)
-		}
+	q, p := url.QueryEscape(s), url.PathEscape(s)
+	if q != s {
+		ss = append(ss, q)
+	}
+	if p != s && p != q {
+		ss = append(ss, p)
 	}
 	return ss
 }

@@ -174,8 +174,9 @@ func TestCloakEventsReorderedByConstantRTALatency(t *testing.T) {
 // uncloaks 11 minutes later (Offline: no event), and clears 15 s after
 // that; before, the clear told xuid1 "Ended:title2".
 func TestCloakUncloakThenClearLeaksTitle(t *testing.T) {
-	now := time.Now()
-	h := Must(New(Config{World: rtaWorld(), Now: func() time.Time { return now }}))
+	var now atomic.Int64 // read by the mock's goroutines while the test moves it on
+	now.Store(time.Now().UnixNano())
+	h := Must(New(Config{World: rtaWorld(), Now: func() time.Time { return time.Unix(0, now.Load()) }}))
 	ws := dialRTA(t, pipeServer(t, h), xuid1)
 	subscribe(t, ws, 1, devicesURI(xuid2))
 	subscribe(t, ws, 2, xuid2Title2URI)
@@ -183,7 +184,7 @@ func TestCloakUncloakThenClearLeaksTitle(t *testing.T) {
 	state := "https://userpresence.xboxlive.com/users/xuid(" + xuid2 + ")/state"
 	step := func(d time.Duration, method, url, tok, body string) {
 		t.Helper()
-		now = now.Add(d)
+		now.Add(int64(d))
 		if r := do(t, h, method, url, tok, body); r.status != http.StatusOK {
 			t.Fatalf("%s %s %s: %d %s", method, url, body, r.status, r.body)
 		}

@@ -156,7 +156,7 @@ func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	u := *req.URL
 	u.Host = host
 	c := &Call{Time: now(), Method: req.Method, URL: xblauth.RedactURL(u.String()),
-		Authorization: xblauth.Redact(req.Header.Get("Authorization"))}
+		Authorization: xblauth.Redact(req.Header.Get("Authorization")), UserAgent: req.Header.Get("User-Agent")}
 	if req.GetBody != nil {
 		if body, err := req.GetBody(); err == nil {
 			b, _ := io.ReadAll(io.LimitReader(body, MaxBody))

@@ -93,8 +93,8 @@ func (d *dataCall) call(c *Call, i int) string {
 	}
 	if a := headerValue(d.RequestHeaders, "Authorization"); a != "" {
 		c.Authorization = xblauth.Redact(a)
-	} else if d.XboxUserId != "" && len(d.XboxUserId) <= 64 {
-		c.Authorization = "XBL3.0 x=" + d.XboxUserId + ";REDACTED" // the user, named by XUID
+	} else if u := strings.TrimSpace(d.XboxUserId); u != "" && len(u) <= 64 && !strings.ContainsAny(u, "; \t") {
+		c.Authorization = "XBL3.0 x=" + u + ";REDACTED" // the user, named by XUID (a ';' would cut it short: another's)
 	}
 	c.UserAgent = headerValue(d.RequestHeaders, "User-Agent")
 	c.RetryAfter = headerValue(d.ResponseHeaders, "Retry-After")

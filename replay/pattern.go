@@ -38,10 +38,12 @@ type Event struct {
 	Req *Request
 }
 
-// Request is a call a trace recorded: its method and URL. Its body is not
-// replayed: the service counts calls, not bodies (Options.AnswerAll).
+// Request is a call a trace recorded: its method, URL, User-Agent and
+// request body. The service counts calls, not bodies (Options.AnswerAll);
+// the User-Agent and body are sent so that what records the calls the
+// service sees (Options.Base) reads them as the trace had them.
 type Request struct {
-	Method, URL string
+	Method, URL, UserAgent, Body string
 }
 
 // Pattern is a call pattern, in time order.

@@ -595,6 +595,9 @@ func call(ctx context.Context, rt http.RoundTripper, o Options, e Event) outcome
 		return failed
 	}
 	req.Header.Set("Authorization", mock.Token(e.User, o.title()))
+	if e.Req != nil && e.Req.UserAgent != "" {
+		req.Header.Set("User-Agent", e.Req.UserAgent)
+	}
 	if e.Background { // a background job: leaves the interactive share, waits up to 300 s for its budget
 		req = req.WithContext(transport.WithPolicy(ctx, transport.Policy{MaxWait: transport.MaxPolicyWait, Priority: transport.Background}))
 	}
@@ -628,7 +631,7 @@ func hostOf(r *limits.Rule) string {
 // call for its service scope.
 func request(l *limits.Limits, e Event) (method, url, body string) {
 	if e.Req != nil {
-		return e.Req.Method, e.Req.URL, ""
+		return e.Req.Method, e.Req.URL, e.Req.Body
 	}
 	rule, _ := l.ByScope(e.Service)
 	method, path, body := serviceCall(l, e)

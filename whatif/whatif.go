@@ -19,9 +19,10 @@
 // call), through a transport that keeps every window within the share of
 // its limits the analyzer warns past (Rules.NearLimit, 90 %:
 // transport.Transport.LimitShare), so what the title could fix by pacing
-// comes out clean; a call's body is not replayed (the service counts calls, not
-// bodies), and the simulated service answers every call it admits. Calls
-// the analyzer does not judge (hosts outside the limits and rules, calls
+// comes out clean; a call's User-Agent and body are replayed for the
+// analysis after alone (the service counts calls, not bodies), and the
+// simulated service answers every call it admits. A call the replay cannot
+// send fails the what-if. Calls the analyzer does not judge (hosts outside the limits and rules, calls
 // without a token) are not replayed. The replay is deterministic.
 package whatif
 
@@ -43,8 +44,9 @@ import (
 	"github.com/xblgo/fgrl/replay"
 )
 
-// MaxURLBytes bounds the distinct URLs a Replayer keeps, in bytes; past
-// it, a call's URL is kept without its query (the service counts by path).
+// MaxURLBytes bounds the distinct URLs (with their User-Agents and request
+// bodies) a Replayer keeps, in bytes; past it, a call's URL is kept without
+// its query and its body (the service counts by path).
 const MaxURLBytes = 256 << 20
 
 // Replayer gathers a trace's calls (Add, as analyze.Analyzer does) and
@@ -132,7 +134,7 @@ func (r *Replayer) Add(c *analyze.Call) {
 	if r.calls.n == 0 {
 		r.base = c.Time
 	}
-	r.calls.add(call{at: c.Time.Sub(r.base), user: u, kind: r.kind(s.Service, c.Method, c.URL)})
+	r.calls.add(call{at: c.Time.Sub(r.base), user: u, kind: r.kind(s.Service, c)})
 }
 
 func (r *Replayer) service(scope string) *Service {
@@ -144,24 +146,41 @@ func (r *Replayer) service(scope string) *Service {
 	return s
 }
 
-// kind interns a call's service, method and URL, within MaxURLBytes.
-func (r *Replayer) kind(service, method, raw string) int32 {
-	k := service + "\x00" + method + " " + raw
+// kind interns a call's service, method, URL, User-Agent and request body,
+// within MaxURLBytes. The User-Agent and body are replayed for the analysis
+// after, whose rules read them (a title's own calls, Social Manager's, a
+// batch's users, a repeated call), as the trace's did.
+func (r *Replayer) kind(service string, c *analyze.Call) int32 {
+	k := service + "\x00" + c.Method + " " + c.URL + "\x00" + c.UserAgent + "\x00" + string(c.RequestBody)
 	if i, ok := r.reqs[k]; ok {
 		return i
 	}
 	i := int32(len(r.kinds))
 	if r.bytes+len(k) > MaxURLBytes {
+		raw := c.URL
 		if j := strings.IndexAny(raw, "?#"); j >= 0 {
 			raw = raw[:j]
 		}
-		r.kinds = append(r.kinds, kind{service, &replay.Request{Method: method, URL: strings.Clone(raw)}})
+		r.kinds = append(r.kinds, kind{service, &replay.Request{Method: c.Method, URL: overHTTPS(raw), UserAgent: strings.Clone(c.UserAgent)}})
 		return i
 	}
-	r.kinds = append(r.kinds, kind{service, &replay.Request{Method: method, URL: raw}})
+	body := len(k) - len(c.RequestBody) // parts of the key: never of the trace's text
+	ua := k[body-1-len(c.UserAgent) : body-1]
+	r.kinds = append(r.kinds, kind{service, &replay.Request{Method: c.Method, URL: overHTTPS(c.URL), UserAgent: ua, Body: k[body:]}})
 	r.reqs[k] = i
 	r.bytes += 2*len(k) + 64
 	return i
+}
+
+// overHTTPS returns a call's URL as the replay sends it: over https,
+// whatever scheme (or none) the trace recorded, as the analyzer judges a
+// call by its host and path alone and the transport sends no token over
+// http. The result is never a part of raw.
+func overHTTPS(raw string) string {
+	if i := strings.Index(raw, "://"); i >= 0 { // as the analyzer splits it
+		raw = raw[i+3:]
+	}
+	return "https://" + raw
 }
 
 // events are the calls as the replay reads them (replay.Releaser): in
@@ -258,6 +277,12 @@ type Result struct {
 	Delayed  int       `json:"delayed"`
 	Refused  int       `json:"refusedLocally"`
 	Services []Service `json:"services"` // by service scope
+	// Unreproduced names the services whose 429s in the trace the replay
+	// does not explain: with fgrl under the same limits none of their calls
+	// waited, was refused or met a 429, so the service throttled the trace
+	// below those limits (other limits than the table's, or calls the trace
+	// did not hold). What After says of them assumes the table's limits.
+	Unreproduced []string `json:"unreproduced429s,omitempty"`
 }
 
 // RefusedOnly reports whether the verdict with fgrl is better than the
@@ -328,6 +353,9 @@ func (r *Replayer) Run(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if res.Failed > 0 { // never a pass: After would judge the trace without them
+		return nil, fmt.Errorf("whatif: %d of the traces' %d calls could not be replayed (a method or URL the replay cannot send)", res.Failed, ev.n)
+	}
 	o.flush()
 	out := &Result{Before: before, After: after.Report(), Calls: ev.n, Served: res.Served, Refused: res.Refused}
 	for _, s := range res.Services {
@@ -340,6 +368,11 @@ func (r *Replayer) Run(ctx context.Context) (*Result, error) {
 		out.Services = append(out.Services, *s)
 	}
 	sort.Slice(out.Services, func(i, j int) bool { return out.Services[i].Service < out.Services[j].Service })
+	for _, s := range out.Services {
+		if s.Trace429s > 0 && s.Fgrl429s == 0 && s.Delayed == 0 && s.Refused == 0 {
+			out.Unreproduced = append(out.Unreproduced, s.Service)
+		}
+	}
 	return out, nil
 }
 

@@ -278,6 +278,10 @@ func printWhatIf(w io.Writer, res *whatif.Result, lim *limits.Limits) error {
 		fmt.Fprintf(w, "note: %s with fgrl only by refusing %s of the calls locally: the title sees those fail, and the service never counts them; pace or batch them to send them all\n",
 			res.After.Verdict, share(res.Refused, res.Calls))
 	}
+	for _, s := range res.Unreproduced {
+		fmt.Fprintf(w, "note: %s: the traces' 429s came below the limits %s, where fgrl neither holds a call nor meets a 429: the service throttled these calls by other limits (or calls the traces do not hold), and the verdict with fgrl assumes the table's\n",
+			safetext.Clip(s, 60), lim.Revision)
+	}
 	return nil
 }
 

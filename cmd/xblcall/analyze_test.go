@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/xblgo/fgrl/analyze"
@@ -266,7 +267,9 @@ func TestSimulateAnalyzeAgree(t *testing.T) {
 
 // TestAnalyzeWhatIf: the naive client's trace of the worked example,
 // replayed through fgrl: its 53 429s become none, the verdict goes from red
-// to yellow (its bursts stay), and the exit status stays the trace's (1);
+// to yellow (its bursts stay), the exit status stays the trace's (1), and a
+// note says that the replay does not explain those 429s (its host has no
+// rule, so neither fgrl nor the mock limits it);
 // JSON carries the same; examples/ignored429s.har goes from red to green,
 // and the what-if says that it does so only by refusing 85 % of the calls
 // (before, no line said so); a CI format is refused with --what-if.
@@ -277,8 +280,12 @@ func TestAnalyzeWhatIf(t *testing.T) {
 			t.Errorf("--what-if printed no %q:\n%s", want, out)
 		}
 	}
-	if !strings.Contains(out, "calls with fgrl: 148 served (100 %), 0 of them delayed (0 %); 0 refused locally (0 %)") || strings.Contains(out, "note:") {
-		t.Errorf("--what-if examples/naive.har: want every call served and no note:\n%s", out)
+	// Its host has no rule in the 2020 table: the mock throttles none of
+	// its calls and fgrl holds none, so the note says that the replay does
+	// not explain the trace's 429s.
+	if !strings.Contains(out, "calls with fgrl: 148 served (100 %), 0 of them delayed (0 %); 0 refused locally (0 %)") ||
+		strings.Count(out, "note:") != 1 || !strings.Contains(out, "note: host:example.xboxlive.com: the traces' 429s came below the limits 2020") {
+		t.Errorf("--what-if examples/naive.har: want every call served and the one note of unreproduced 429s:\n%s", out)
 	}
 	if code != 1 {
 		t.Errorf("exit %d, want 1 (the trace is red): %s", code, errs)
@@ -396,5 +403,38 @@ func TestAnalyzeOutput(t *testing.T) {
 	}
 	if code, _, errs := xblcall(t, "analyze", "-o", filepath.Join(dir, "no", "such", "dir"), "../../examples/naive.har"); code != 2 || !strings.Contains(errs, "--output: ") {
 		t.Errorf("an unwritable -o: exit %d, %q; want 2", code, errs)
+	}
+}
+
+// TestAnalyzeWhatIfUnreproduced429s: ten presence reads 23 s apart, each
+// answered 429 (an outside attack's trace): under the table's limits fgrl
+// holds none of them and the mock throttles none, so the what-if came out
+// "green with fgrl" with no word that the replay does not explain the
+// trace's 429s. It now names the service in a note and in JSON; the
+// ignored429s example's, which fgrl's pacing explains, get no such note.
+func TestAnalyzeWhatIfUnreproduced429s(t *testing.T) {
+	var entries []string
+	for i := range 10 {
+		at := time.Date(2026, 3, 1, 20, 0, 0, 0, time.UTC).Add(time.Duration(i) * 23 * time.Second)
+		entries = append(entries, fmt.Sprintf(`{"startedDateTime":%q,"request":{"method":"GET","url":"https://userpresence.xboxlive.com/users/xuid(2533274791234567)",
+		"headers":[{"name":"Authorization","value":"XBL3.0 x=111;t"}]},"response":{"status":429,"headers":[{"name":"Retry-After","value":"300"}]}}`, at.Format(time.RFC3339)))
+	}
+	file := filepath.Join(t.TempDir(), "below.har")
+	if err := os.WriteFile(file, []byte(`{"log":{"entries":[`+strings.Join(entries, ",")+`]}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, out, errs := xblcall(t, "analyze", "--what-if", file)
+	if !strings.Contains(out, "note: presence/read: the traces' 429s came below the limits") {
+		t.Errorf("--what-if of 429s below the limits: no note naming presence/read:\n%s%s", out, errs)
+	}
+	_, out, _ = xblcall(t, "analyze", "--what-if", "--format", "json", file)
+	var res struct {
+		Unreproduced []string `json:"unreproduced429s"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Unreproduced) != 1 || res.Unreproduced[0] != "presence/read" {
+		t.Errorf("--what-if --format json: %v, unreproduced429s %q; want [presence/read]", err, res.Unreproduced)
+	}
+	if _, out, _ = xblcall(t, "analyze", "--what-if", "--format", "json", "../../examples/ignored429s.har"); strings.Contains(out, "unreproduced429s") {
+		t.Errorf("examples/ignored429s.har, whose 429s fgrl's pacing explains, is said unreproduced:\n%.500s", out)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 	"github.com/xblgo/fgrl/internal/clock"
+	"github.com/xblgo/fgrl/internal/xblauth"
 	"github.com/xblgo/fgrl/ratelimit"
 	"github.com/xblgo/fgrl/throttle"
 )
@@ -137,7 +138,8 @@ func (c *call) refresh(resp *http.Response) verdict {
 	}
 	tok, err := c.t.RefreshToken(c.req)
 	if err != nil || tok == "" {
-		c.emit(Event{Kind: EventRefreshFailed, Status: http.StatusUnauthorized, Err: err})
+		// RefreshToken's error may quote the token it could not refresh.
+		c.emit(Event{Kind: EventRefreshFailed, Status: http.StatusUnauthorized, Err: xblauth.Secrets{}.HeaderSecrets(c.req.Header).ScrubError(err)})
 		return verdict{}
 	}
 	c.auth = tok

@@ -54,7 +54,8 @@ func (c *call) send() (*http.Response, bool, error) {
 	}
 	resp, err := c.t.base().RoundTrip(req)
 	if err != nil || resp == nil {
-		err = xblauth.Secrets{}.HeaderSecrets(req.Header).ScrubError(a.cause(err)) // net/http's errors quote what the server sent
+		// net/http's errors quote what the server sent; a Base's may quote the URL as text.
+		err = querySecrets(xblauth.Secrets{}.HeaderSecrets(req.Header), req.URL).ScrubError(a.cause(err))
 		a.release()
 		if err == nil {
 			err = errors.New("transport: base RoundTripper returned no response and no error")
@@ -65,6 +66,9 @@ func (c *call) send() (*http.Response, bool, error) {
 	c.emit(Event{Kind: EventAttempt, Status: resp.StatusCode, Duration: c.since(at)})
 	if resp.Body == nil { // as http.Client reads it: an empty body (golang.org/issue/38095)
 		resp.Body = http.NoBody
+	}
+	if resp.Request == nil { // as net/http's Transport sets it: the 429's text is scrubbed of its credentials
+		resp.Request = req
 	}
 	if a != nil {
 		resp.Body = &attemptBody{ReadCloser: resp.Body, a: a}

@@ -110,5 +110,6 @@ func parse429(b []byte, readErr error, sent *http.Request) *ratelimit.Body {
 		ss = ss.HeaderSecrets(sent.Header)
 	}
 	body.LimitType, body.DebugMessage = safetext.Clip(ss.Scrub(body.LimitType), 64), safetext.Clip(ss.Scrub(body.DebugMessage), 200)
+	body.Aspect = safetext.Clip(ss.Scrub(body.Aspect), 64)
 	return &body
 }

@@ -65,7 +65,7 @@ func (f *failover) result(ctx context.Context, op string, k throttle.Key, err er
 		}
 		return nil
 	}
-	f.t.emit(ctx, Event{Kind: EventBudgetError, Scope: k.Scope, Err: err, Reason: op}, nil)
+	f.t.emit(ctx, Event{Kind: EventBudgetError, Scope: eventScope(k.Scope), Err: err, Reason: op}, nil)
 	f.lastErr.Store(now.UnixNano())
 	f.probeAt.Store(now.Add(probeEvery).UnixNano())
 	if f.down.CompareAndSwap(false, true) && f.t.Logger != nil {
@@ -82,7 +82,7 @@ func (f *failover) Reserve(ctx context.Context, k throttle.Key, l throttle.Limit
 			return a, nil
 		}
 	} else {
-		f.t.emit(ctx, Event{Kind: EventBudgetFallback, Scope: k.Scope}, nil)
+		f.t.emit(ctx, Event{Kind: EventBudgetFallback, Scope: eventScope(k.Scope)}, nil)
 	}
 	return f.local.Reserve(ctx, k, l, now, maxWait)
 }

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/ratelimit"
 	"github.com/xblgo/fgrl/throttle"
 )
@@ -79,13 +80,13 @@ func (t *Transport) LearnedLimits() []LearnedLimit {
 	var out []LearnedLimit
 	for w, l := range t.scopeMap() {
 		if now.Before(l.Until) {
-			out = append(out, LearnedLimit{Scope: w.scope, Period: w.p, Table: t.tableOf(w.scope, w.p), Learned: l.Limit, Until: l.Until})
+			out = append(out, LearnedLimit{Scope: scopeText(w.scope), Period: w.p, Table: t.tableOf(w.scope, w.p), Learned: l.Limit, Until: l.Until})
 		}
 	}
 	t.learned.mu.Lock()
 	for w, l := range t.learned.keys {
 		if now.Before(l.Until) {
-			out = append(out, LearnedLimit{Scope: w.key.Scope, User: w.key.User, Period: w.p, Table: t.tableOf(w.key.Scope, w.p), Learned: l.Limit, Until: l.Until})
+			out = append(out, LearnedLimit{Scope: scopeText(w.key.Scope), User: userText(w.key.User), Period: w.p, Table: t.tableOf(w.key.Scope, w.p), Learned: l.Limit, Until: l.Until})
 		}
 	}
 	t.learned.mu.Unlock()
@@ -213,7 +214,7 @@ func (t *Transport) refreshLearned(ctx context.Context, now time.Time) {
 		}
 		for w, old := range t.scopeMap() {
 			if _, ok := m[w]; !ok {
-				t.emit(ctx, Event{Kind: EventLimitLearned, Scope: w.scope, Reason: fmt.Sprintf("%s %d expired for the scope: %s", w.p, old.Limit, t.tableText(w.scope, w.p))}, nil)
+				t.emit(ctx, Event{Kind: EventLimitLearned, Scope: eventScope(w.scope), Reason: fmt.Sprintf("%s %d expired for the scope: %s", w.p, old.Limit, t.tableText(w.scope, w.p))}, nil)
 			}
 		}
 		t.learned.scopes.Store(&m)
@@ -221,16 +222,27 @@ func (t *Transport) refreshLearned(ctx context.Context, now time.Time) {
 	if t.learned.nkeys.Load() == 0 {
 		return
 	}
+	// The ends are reported after the lock is let go: an observer may read
+	// LearnedLimits when it hears one.
+	var ended []Event
 	t.learned.mu.Lock()
-	defer t.learned.mu.Unlock()
 	for w, l := range t.learned.keys {
 		if !now.Before(l.Until) {
 			delete(t.learned.keys, w)
-			t.emit(ctx, Event{Kind: EventLimitLearned, Scope: w.key.Scope, Reason: fmt.Sprintf("%s %d expired for one user: %s", w.p, l.Limit, t.tableText(w.key.Scope, w.p))}, nil)
+			ended = append(ended, Event{Kind: EventLimitLearned, Scope: eventScope(w.key.Scope), Reason: fmt.Sprintf("%s %d expired for one user: %s", w.p, l.Limit, t.tableText(w.key.Scope, w.p))})
 		}
 	}
 	t.learned.nkeys.Store(int32(len(t.learned.keys)))
+	t.learned.mu.Unlock()
+	for _, e := range ended {
+		t.emit(ctx, e, nil)
+	}
 }
+
+// scopeText is a learned scope as observers get it: a host the limits data
+// lacks ("host:" and the host) escaped, never clipped (at most four bytes
+// for each of MaxScopeLen), so that two scopes stay two.
+func scopeText(scope string) string { return safetext.Clip(scope, 4*throttle.MaxScopeLen) }
 
 func (t *Transport) tableText(scope string, p throttle.Period) string {
 	if n := t.tableOf(scope, p); n > 0 {

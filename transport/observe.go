@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/internal/xblauth"
 	"github.com/xblgo/fgrl/ratelimit"
 )
@@ -126,12 +127,32 @@ func (t *Transport) emit(ctx context.Context, e Event, c *call) {
 	}
 }
 
+// userText is a key's user as a log or LearnedLimits shows it: a userhash
+// (xblauth.UserHash), or REDACTED for anything else a client sent before
+// the ';' of its Authorization, which may be its token.
+func userText(user string) string {
+	if user == "" || xblauth.UserHash(user) {
+		return user
+	}
+	return xblauth.Redacted
+}
+
+// eventScope is a key's scope as an Event names it: "" for a host no rule
+// covers (the key's "host:" and the host), as a call's own events name it,
+// so that an observer's series stay those of the limits data.
+func eventScope(scope string) string {
+	if strings.HasPrefix(scope, "host:") {
+		return ""
+	}
+	return scope
+}
+
 // attrs are an event's log fields: the call's request and key, then the
 // event's own fields that are set.
 func (e *Event) attrs(c *call) []slog.Attr {
 	a := []slog.Attr{slog.String("scope", e.Scope)}
 	if c != nil {
-		a = append(a, slog.String("method", c.req.Method), slog.String("host", c.req.URL.Host), slog.String("user", c.key.User))
+		a = append(a, slog.String("method", safetext.Clip(c.req.Method, 64)), slog.String("host", safetext.Clip(c.req.URL.Host, 256)), slog.String("user", userText(c.key.User)))
 	}
 	if e.Status != 0 {
 		a = append(a, slog.Int("status", e.Status))

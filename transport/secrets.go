@@ -2,7 +2,10 @@ package transport
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
+
+	"github.com/xblgo/fgrl/internal/xblauth"
 )
 
 // credentialHeaders are the headers that carry a user's credentials.
@@ -50,4 +53,32 @@ func dropCredentialsOnRedirect(req *http.Request) (_ *http.Request, dropped bool
 		return req, true
 	}
 	return r, true
+}
+
+// querySecrets returns ss with the credentials of u that xblauth.RedactURL
+// takes out (its user info, the values of its query such as access_token),
+// for an error that quotes the URL as text rather than as a *url.Error.
+func querySecrets(ss xblauth.Secrets, u *url.URL) xblauth.Secrets {
+	if u == nil {
+		return ss
+	}
+	raw := u.String()
+	red := xblauth.RedactURL(raw)
+	if red == raw {
+		return ss
+	}
+	if u.User != nil {
+		ss = ss.Add(u.User.Username())
+		if p, ok := u.User.Password(); ok {
+			ss = ss.Add(p)
+		}
+	}
+	for _, vs := range u.Query() {
+		for _, v := range vs {
+			if !strings.Contains(red, v) && !strings.Contains(red, url.QueryEscape(v)) {
+				ss = ss.Add(v)
+			}
+		}
+	}
+	return ss
 }

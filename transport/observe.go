@@ -164,7 +164,7 @@ func (e *Event) attrs(c *call) []slog.Attr {
 		a = append(a, slog.String("reason", e.Reason))
 	}
 	if e.Err != nil {
-		a = append(a, slog.String("error", errText(e.Err)))
+		a = append(a, slog.String("error", safetext.Clip(errText(e.Err), 1024))) // a server's text may be quoted whole (net/http's malformed status)
 	}
 	return a
 }

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/throttle"
 )
 
@@ -70,7 +71,7 @@ func (f *failover) result(ctx context.Context, op string, k throttle.Key, err er
 	f.probeAt.Store(now.Add(probeEvery).UnixNano())
 	if f.down.CompareAndSwap(false, true) && f.t.Logger != nil {
 		f.t.Logger.Warn("fgrl: shared budget store failed; using a local budget for the calls it cannot serve until it recovers",
-			"error", err.Error())
+			"error", safetext.Clip(err.Error(), 1024)) // the store's text, as a call's error is clipped
 	}
 	return err
 }

@@ -44,6 +44,11 @@ func (t *Transport) Stats() Stats {
 // scope of the limits data ("profile", "presence/write"), and an empty
 // k.Title means the Transport's TitleID.
 func (t *Transport) Snapshot(k throttle.Key) (throttle.Snapshot, error) {
+	return t.snapshot(context.Background(), k)
+}
+
+// snapshot is Snapshot with the context of the store's call.
+func (t *Transport) snapshot(ctx context.Context, k throttle.Key) (throttle.Snapshot, error) {
 	t.init()
 	rule, ok := t.limits.ByScope(k.Scope)
 	if !ok {
@@ -51,7 +56,7 @@ func (t *Transport) Snapshot(k throttle.Key) (throttle.Snapshot, error) {
 	}
 	k.Title, k.Scope = cmp.Or(k.Title, t.TitleID), rule.Scope()
 	now := time.Now()
-	return t.budget.Snapshot(context.Background(), k, t.share(t.limitOf(context.Background(), k, rule.Limit(), now)), now)
+	return t.budget.Snapshot(ctx, k, t.share(t.limitOf(ctx, k, rule.Limit(), now)), now)
 }
 
 // BudgetLeft returns what is left, now, of the budget of the call that got

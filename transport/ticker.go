@@ -1,8 +1,10 @@
 package transport
 
 import (
+	"context"
 	"time"
 
+	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/throttle"
 )
 
@@ -15,7 +17,8 @@ import (
 // Stop it when done. A tick is dropped, not queued, while nobody receives.
 type Ticker struct {
 	C    <-chan time.Time
-	stop chan struct{}
+	ctx  context.Context // ends at Stop, and with it a wait for the budget store
+	stop context.CancelFunc
 	done chan struct{}
 }
 
@@ -27,22 +30,21 @@ func (t *Transport) NewTicker(k throttle.Key, every time.Duration) (*Ticker, err
 	if every <= 0 {
 		return nil, &usageError{"a ticker's interval must be positive"}
 	}
-	if _, err := t.Snapshot(k); err != nil {
-		return nil, err
+	t.init()
+	if _, ok := t.limits.ByScope(k.Scope); !ok {
+		return nil, &usageError{"no rule has scope " + safetext.Quote(k.Scope, 64)}
 	}
 	c := make(chan time.Time, 1)
-	tk := &Ticker{C: c, stop: make(chan struct{}), done: make(chan struct{})}
+	ctx, stop := context.WithCancel(context.Background())
+	tk := &Ticker{C: c, ctx: ctx, stop: stop, done: make(chan struct{})}
 	go tk.run(t, k, every, c)
 	return tk, nil
 }
 
-// Stop ends the ticker; no tick comes after it returns.
+// Stop ends the ticker, and a read of a shared budget store it waits for
+// (the store's call ends with its context); no tick comes after it returns.
 func (tk *Ticker) Stop() {
-	select {
-	case <-tk.stop:
-	default:
-		close(tk.stop)
-	}
+	tk.stop()
 	<-tk.done
 }
 
@@ -55,7 +57,7 @@ func (tk *Ticker) run(t *Transport, k throttle.Key, every time.Duration, c chan 
 		}
 		// At the planned time, the budget may ask for more (other calls
 		// of the key spent it): wait that out before ticking.
-		for w := t.budgetWait(k); w > 0; w = t.budgetWait(k) {
+		for w := t.budgetWait(tk.ctx, k); w > 0; w = t.budgetWait(tk.ctx, k) {
 			if !tk.sleep(w) {
 				return
 			}
@@ -73,7 +75,7 @@ func (tk *Ticker) sleep(d time.Duration) bool {
 	timer := time.NewTimer(d)
 	defer timer.Stop()
 	select {
-	case <-tk.stop:
+	case <-tk.ctx.Done():
 		return false
 	case <-timer.C:
 		return true
@@ -82,8 +84,8 @@ func (tk *Ticker) sleep(d time.Duration) bool {
 
 // budgetWait is how long the key's budget asks the next call to wait: the
 // snapshot's wait, or until a spent window frees a call.
-func (t *Transport) budgetWait(k throttle.Key) time.Duration {
-	s, err := t.Snapshot(k)
+func (t *Transport) budgetWait(ctx context.Context, k throttle.Key) time.Duration {
+	s, err := t.snapshot(ctx, k)
 	if err != nil {
 		return 0
 	}

@@ -1,6 +1,7 @@
 package transport_test
 
 import (
+	"context"
 	"net/http"
 	"testing"
 	"testing/synctest"
@@ -86,4 +87,51 @@ func equal(a, b []time.Duration) bool {
 		}
 	}
 	return true
+}
+
+// hungStore is a shared budget store that answers nothing until its
+// caller's context ends.
+type hungStore struct{}
+
+func (hungStore) Reserve(ctx context.Context, _ throttle.Key, _ throttle.Limit, _ time.Time, _ time.Duration) (throttle.Admission, error) {
+	<-ctx.Done()
+	return throttle.Admission{}, ctx.Err()
+}
+func (hungStore) Release(ctx context.Context, _ throttle.Key, _ throttle.Limit, _ int64) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+func (hungStore) Block(ctx context.Context, _ throttle.Key, _, _ time.Time) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+func (hungStore) Sync(ctx context.Context, _ throttle.Key, _ throttle.Limit, _ time.Time, _ throttle.Period, _ int, _ time.Duration) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+func (hungStore) Snapshot(ctx context.Context, _ throttle.Key, _ throttle.Limit, _ time.Time) (throttle.Snapshot, error) {
+	<-ctx.Done()
+	return throttle.Snapshot{}, ctx.Err()
+}
+
+// TestTickerStopsWithAHungStore: a ticker over a shared budget store that
+// hangs (an outside attack's find): NewTicker read the store to check the
+// key's scope, and the ticker's wait for the budget read it with
+// context.Background, so both NewTicker and Stop waited for ever. Now
+// NewTicker checks the scope in the limits, and Stop ends the store's read
+// with the ticker's context; a scope the limits lack is still refused.
+func TestTickerStopsWithAHungStore(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := &transport.Transport{Base: mock.NewHandler(), TitleID: "1234567890", Budget: hungStore{}}
+		if _, err := tr.NewTicker(throttle.Key{User: "1", Scope: "no-such-scope"}, time.Second); err == nil {
+			t.Error("a ticker for a scope the limits lack")
+		}
+		tk, err := tr.NewTicker(throttle.Key{User: "1", Scope: "social"}, 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second)
+		synctest.Wait() // the ticker is in the store's read
+		tk.Stop()
+	})
 }

@@ -46,8 +46,13 @@ import (
 
 // MaxURLBytes bounds the distinct URLs (with their User-Agents and request
 // bodies) a Replayer keeps, in bytes; past it, a call's URL is kept without
-// its query and its body (the service counts by path).
+// its query and its body (the service counts by path), and the verdict
+// after is Incomplete, as the analysis after no longer reads those calls
+// as the trace's.
 const MaxURLBytes = 256 << 20
+
+// maxURLBytes is MaxURLBytes, which a test lowers.
+var maxURLBytes = MaxURLBytes
 
 // Replayer gathers a trace's calls (Add, as analyze.Analyzer does) and
 // replays them (Run), once. It keeps 16 bytes a call for the replay beside
@@ -60,11 +65,15 @@ type Replayer struct {
 	base   time.Time
 	users  map[string]int32 // userhash -> index in xuids
 	xuids  []string         // a XUID of its own in the replay for each user of the trace
-	reqs   map[string]int32 // service, method and URL -> index in kinds
+	reqs   map[string]int32 // service, method, URL, User-Agent and body (kind) -> index in kinds
 	kinds  []kind
 	bytes  int
-	parts  int                 // replay.Options.Parts: GOMAXPROCS
-	trace  map[string]*Service // by service scope
+	// dropped counts the calls whose query or body was left out past
+	// MaxURLBytes, the first of them dropAt (its Call.Index): the analysis
+	// after is then Incomplete.
+	dropped, dropAt int
+	parts           int                 // replay.Options.Parts: GOMAXPROCS
+	trace           map[string]*Service // by service scope
 }
 
 // call is one call of the trace as the replay needs it.
@@ -151,26 +160,42 @@ func (r *Replayer) service(scope string) *Service {
 // after, whose rules read them (a title's own calls, Social Manager's, a
 // batch's users, a repeated call), as the trace's did.
 func (r *Replayer) kind(service string, c *analyze.Call) int32 {
-	k := service + "\x00" + c.Method + " " + c.URL + "\x00" + c.UserAgent + "\x00" + string(c.RequestBody)
+	// Each part but the body after its length: a NUL or a space in a
+	// User-Agent or a body (a HAR's "\u0000") makes no other call's key.
+	k := lenPrefixed(service) + lenPrefixed(c.Method) + lenPrefixed(c.URL) + lenPrefixed(c.UserAgent) + string(c.RequestBody)
 	if i, ok := r.reqs[k]; ok {
 		return i
 	}
 	i := int32(len(r.kinds))
-	if r.bytes+len(k) > MaxURLBytes {
+	if r.bytes+len(k) > maxURLBytes {
 		raw := c.URL
 		if j := strings.IndexAny(raw, "?#"); j >= 0 {
 			raw = raw[:j]
+		}
+		if len(c.RequestBody) > 0 || len(raw) < len(c.URL) {
+			if r.dropped == 0 {
+				r.dropAt = c.Index
+			}
+			r.dropped++
 		}
 		r.kinds = append(r.kinds, kind{service, &replay.Request{Method: c.Method, URL: overHTTPS(raw), UserAgent: strings.Clone(c.UserAgent)}})
 		return i
 	}
 	body := len(k) - len(c.RequestBody) // parts of the key: never of the trace's text
-	ua := k[body-1-len(c.UserAgent) : body-1]
-	r.kinds = append(r.kinds, kind{service, &replay.Request{Method: c.Method, URL: overHTTPS(c.URL), UserAgent: ua, Body: k[body:]}})
+	ua := k[body-len(c.UserAgent) : body]
+	req := &replay.Request{Method: c.Method, URL: overHTTPS(c.URL), UserAgent: ua, Body: k[body:]}
+	r.kinds = append(r.kinds, kind{service, req})
 	r.reqs[k] = i
-	r.bytes += 2*len(k) + 64
+	r.bytes += 2*len(k) + len(req.URL) + kindBytes // the key (and the map's growth), the URL's copy
 	return i
 }
+
+// lenPrefixed is s after its length, a part of a key no other can end.
+func lenPrefixed(s string) string { return strconv.Itoa(len(s)) + ":" + s }
+
+// kindBytes is what a distinct request costs beside its key and URL: its
+// map entry, its kind (and the slice's growth) and its replay.Request.
+const kindBytes = 160
 
 // overHTTPS returns a call's URL as the replay sends it: over https,
 // whatever scheme (or none) the trace recorded, as the analyzer judges a
@@ -278,10 +303,12 @@ type Result struct {
 	Refused  int       `json:"refusedLocally"`
 	Services []Service `json:"services"` // by service scope
 	// Unreproduced names the services whose 429s in the trace the replay
-	// does not explain: with fgrl under the same limits none of their calls
-	// waited, was refused or met a 429, so the service throttled the trace
-	// below those limits (other limits than the table's, or calls the trace
-	// did not hold). What After says of them assumes the table's limits.
+	// does not explain: with fgrl under the same limits fewer of their calls
+	// waited, were refused or met a 429 than the trace's 429s, so the
+	// service throttled the trace (some of it) below those limits (other
+	// limits than the table's, or calls the trace did not hold). What After
+	// says of them assumes the table's limits. A count: one user's held
+	// calls may still hide another's 429s.
 	Unreproduced []string `json:"unreproduced429s,omitempty"`
 }
 
@@ -343,6 +370,10 @@ func (r *Replayer) Run(ctx context.Context) (*Result, error) {
 	for _, in := range before.Inputs { // the traces, as read (and judged: past MaxCalls)
 		after.AddInput(in)
 	}
+	if r.dropped > 0 { // the analysis after does not read those calls as the trace's: never a pass
+		after.AddInput(analyze.Input{Name: "what-if replay", ProblemCount: r.dropped, Problems: []analyze.Problem{{Index: r.dropAt, Offset: -1,
+			Reason: fmt.Sprintf("%d calls replayed without their query or request body, past %d MiB of distinct requests", r.dropped, maxURLBytes>>20)}}})
+	}
 	o := &inOrder{a: after}
 	tap := func(next http.RoundTripper, now func() time.Time) http.RoundTripper {
 		return &analyze.Recorder{Base: next, Now: now, Add: o.add}
@@ -369,7 +400,7 @@ func (r *Replayer) Run(ctx context.Context) (*Result, error) {
 	}
 	sort.Slice(out.Services, func(i, j int) bool { return out.Services[i].Service < out.Services[j].Service })
 	for _, s := range out.Services {
-		if s.Trace429s > 0 && s.Fgrl429s == 0 && s.Delayed == 0 && s.Refused == 0 {
+		if s.Trace429s > s.Fgrl429s+s.Delayed+s.Refused { // each call fgrl held, refused or met a 429 on explains one 429 at most
 			out.Unreproduced = append(out.Unreproduced, s.Service)
 		}
 	}

@@ -279,7 +279,7 @@ func printWhatIf(w io.Writer, res *whatif.Result, lim *limits.Limits) error {
 			res.After.Verdict, share(res.Refused, res.Calls))
 	}
 	for _, s := range res.Unreproduced {
-		fmt.Fprintf(w, "note: %s: the traces' 429s came below the limits %s, where fgrl neither holds a call nor meets a 429: the service throttled these calls by other limits (or calls the traces do not hold), and the verdict with fgrl assumes the table's\n",
+		fmt.Fprintf(w, "note: %s: the traces' 429s came below the limits %s, where fgrl holds, refuses or meets a 429 on fewer calls than the traces have 429s: the service throttled these calls by other limits (or calls the traces do not hold), and the verdict with fgrl assumes the table's\n",
 			safetext.Clip(s, 60), lim.Revision)
 	}
 	return nil

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"time"
 
@@ -65,6 +66,9 @@ func (f *failover) result(ctx context.Context, op string, k throttle.Key, err er
 			f.t.Logger.Info("fgrl: shared budget store recovered")
 		}
 		return nil
+	}
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return err // the caller's own end (a cancel, its deadline), not the store's failure
 	}
 	f.t.emit(ctx, Event{Kind: EventBudgetError, Scope: eventScope(k.Scope), Err: err, Reason: op}, nil)
 	f.lastErr.Store(now.UnixNano())

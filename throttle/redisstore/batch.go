@@ -249,8 +249,15 @@ func (s *Store) unavailable(err error) error {
 	case errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("%w: no answer within %v (is Redis up, and are the address and TLS setting right?)", ErrUnavailable, s.timeout())
 	}
-	return fmt.Errorf("%w: %v", ErrUnavailable, err)
+	return fmt.Errorf("%w: %w", ErrUnavailable, clipped{err})
 }
+
+// clipped is a Redis error whose text (a server's own line, of any length
+// and bytes) an error quotes clipped and escaped; it still unwraps to err.
+type clipped struct{ err error }
+
+func (c clipped) Error() string { return safetext.Clip(c.err.Error(), maxScriptError) }
+func (c clipped) Unwrap() error { return c.err }
 
 // settle hands each job its result, and wakes its caller if it queued.
 func settle(batch []*job, res []result) {

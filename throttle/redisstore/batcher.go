@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"slices"
 	"sync"
 )
 
@@ -51,7 +52,8 @@ type job struct {
 // context is the caller's when the batch is the caller's own decision
 // alone, else one that no caller's end cancels (others' decisions ride in
 // it). A queued wait is bounded by the batches ahead of j, each bounded by
-// the store's timeout.
+// the store's timeout, and by ctx while j is still queued: a caller whose
+// ctx ends then leaves the queue, its decision never sent.
 func (b *batcher) run(ctx context.Context, j *job, exec func(ctx context.Context, batch []*job)) ([]int64, error) {
 	b.mu.Lock()
 	if b.leaders < maxInFlight { // nobody is queued: j goes now, alone
@@ -63,6 +65,22 @@ func (b *batcher) run(ctx context.Context, j *job, exec func(ctx context.Context
 	j.wake = make(chan []*job, 1)
 	b.pending = append(b.pending, j)
 	b.mu.Unlock()
+	select {
+	case batch := <-j.wake:
+		if batch != nil {
+			b.lead(ctx, batch, exec)
+		}
+		return j.res, j.err
+	case <-ctx.Done():
+	}
+	b.mu.Lock()
+	if i := slices.Index(b.pending, j); i >= 0 { // never sent: leave the queue
+		b.pending = slices.Delete(b.pending, i, i+1)
+		b.mu.Unlock()
+		return nil, ctx.Err()
+	}
+	b.mu.Unlock()
+	// Already in a batch (or handed one to lead): it ends within the timeout.
 	if batch := <-j.wake; batch != nil {
 		b.lead(ctx, batch, exec)
 	}

@@ -41,7 +41,7 @@ func (s *Store) Learn(ctx context.Context, r throttle.LimitReport) (throttle.Lea
 			r.Period.Duration().Microseconds(), throttle.LearnedFor.Microseconds(), 2*throttle.MaxLearned).Int64Slice()
 	})
 	if err != nil {
-		return throttle.Learned{}, fmt.Errorf("%w: learn: %w", ErrUnavailable, err)
+		return throttle.Learned{}, fmt.Errorf("%w: learn: %w", ErrUnavailable, clipped{err})
 	}
 	if len(v) != 2 || v[0] <= 0 {
 		return throttle.Learned{}, nil
@@ -57,7 +57,7 @@ func (s *Store) Learned(ctx context.Context, now time.Time) ([]throttle.Learned,
 		return learnedScript.Run(ctx, s.Client, []string{s.learnedKey()}, s.now(now)).StringSlice()
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%w: learned: %w", ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: learned: %w", ErrUnavailable, clipped{err})
 	}
 	var out []throttle.Learned
 	for i := 0; i+3 <= len(v); i += 3 {
@@ -91,6 +91,13 @@ func bounded[T any](ctx context.Context, s *Store, f func(context.Context) (T, e
 	if n.downUntil.Load() != 0 { // a decision probes it, not this
 		return zero, errors.New("the node is down")
 	}
+	return within(ctx, s, f)
+}
+
+// within runs f within the store's timeout and ctx; a client that ignores
+// context deadlines runs f in a goroutine the store stops waiting for.
+func within[T any](ctx context.Context, s *Store, f func(context.Context) (T, error)) (T, error) {
+	var zero T
 	ctx, cancel := context.WithTimeout(ctx, s.timeout())
 	defer cancel()
 	if honoursDeadlines(s.Client) {

@@ -27,7 +27,10 @@ type node struct {
 func (s *Store) node(ctx context.Context, key string) (*node, error) {
 	addr := ""
 	if cc, ok := s.Client.(*redis.ClusterClient); ok {
-		m, err := cc.MasterForKey(ctx, key)
+		// Within the store's timeout: the first lookup asks a seed node
+		// for the slots, and a silent one would hold the caller for
+		// go-redis's own read timeout.
+		m, err := within(ctx, s, func(ctx context.Context) (*redis.Client, error) { return cc.MasterForKey(ctx, key) })
 		if err != nil {
 			return nil, s.unavailable(err)
 		}

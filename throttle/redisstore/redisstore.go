@@ -137,8 +137,8 @@ func (s *Store) timeout() time.Duration {
 
 // run runs a script, batched with concurrent callers' (see batcher), and
 // returns its integers. A decision sent at once, alone, is bounded by ctx
-// and the store's timeout; a queued one by the store's timeout per batch
-// ahead, not by ctx: a decision already queued is not abandoned half-way.
+// and the store's timeout; a queued one by ctx until a batch takes it, then
+// by the store's timeout: a decision already sent is not abandoned half-way.
 func (s *Store) run(ctx context.Context, sc *script, keys []string, args []byte) ([]int64, error) {
 	if s.Client == nil {
 		return nil, fmt.Errorf("%w: no client", ErrUnavailable)
@@ -275,9 +275,10 @@ var (
 // Reset forgets k's server counts (and budget, when the store keeps one for
 // k): its next request starts new windows.
 func (s *Store) Reset(ctx context.Context, k throttle.Key) error {
-	ctx, cancel := context.WithTimeout(ctx, s.timeout())
-	defer cancel()
-	return s.Client.Del(ctx, s.key(k, "s"), s.key(k, "log"), s.key(k, "meta")).Err()
+	_, err := within(ctx, s, func(ctx context.Context) (int64, error) {
+		return s.Client.Del(ctx, s.key(k, "s"), s.key(k, "log"), s.key(k, "meta")).Result()
+	})
+	return s.unavailable(err)
 }
 
 // resetBatch is the keys ResetAll asks SCAN for per round trip.
@@ -306,16 +307,21 @@ func (s *Store) ResetAll(ctx context.Context) error {
 	del := func(ctx context.Context, c *redis.Client) error {
 		var cursor uint64
 		for {
-			keys, next, err := c.Scan(ctx, cursor, globEscape(prefix)+":{*", resetBatch).Result()
+			// Each page's round trips within the store's Timeout.
+			next, err := within(ctx, s, func(ctx context.Context) (uint64, error) {
+				keys, next, err := c.Scan(ctx, cursor, globEscape(prefix)+":{*", resetBatch).Result()
+				if err != nil || len(keys) == 0 {
+					return next, err
+				}
+				pipe := c.Pipeline() // one DEL per key: a cluster node refuses a DEL across slots
+				for _, k := range keys {
+					pipe.Del(ctx, k)
+				}
+				_, err = pipe.Exec(ctx)
+				return next, err
+			})
 			if err != nil {
-				return err
-			}
-			pipe := c.Pipeline() // one DEL per key: a cluster node refuses a DEL across slots
-			for _, k := range keys {
-				pipe.Del(ctx, k)
-			}
-			if _, err := pipe.Exec(ctx); err != nil {
-				return err
+				return s.unavailable(err)
 			}
 			if cursor = next; cursor == 0 {
 				return nil

@@ -23,10 +23,12 @@ local function budget(log, meta, A)
   local cap = math.min(math.max(bl, sl, 1), 100000)
 
   -- Entries at or before this can no longer affect a decision; nor can
-  -- more than the larger limit's, for an operation that brings the limits
-  -- (a block brings none: the admissions it finds still count after it).
+  -- more than the larger limit's, for an operation that decides by the
+  -- limits (reserve, sync): a block brings none, and a release's or a
+  -- snapshot's may be another transport's, smaller (the memory store's
+  -- ignore them too): the admissions they find still count after them.
   redis.call('ZREMRANGEBYSCORE', log, '-inf', now - SP - margin)
-  if op ~= 3 then redis.call('ZREMRANGEBYRANK', log, 0, -(cap + 1)) end
+  if op == 1 or op == 4 then redis.call('ZREMRANGEBYRANK', log, 0, -(cap + 1)) end
 
   local function kth(k) -- the k-th most recent admission
     local r = redis.call('ZRANGE', log, -k, -k, 'WITHSCORES')
@@ -47,6 +49,15 @@ local function budget(log, meta, A)
     local ms = math.floor((last + SP + margin - now) / 1000) + 1000
     redis.call('PEXPIRE', log, ms)
     redis.call('PEXPIRE', meta, ms)
+  end
+
+  -- keep expires the keys after last, or later when they hold more (the
+  -- newest admission, the block): a block or a sync never shortens them, nor
+  -- expires them at once for an end in the past.
+  local function keep(last)
+    local newest = redis.call('ZRANGE', log, -1, -1, 'WITHSCORES')
+    local blocked = tonumber(redis.call('HGET', meta, 'blocked')) or 0
+    expire(math.max(last, now, blocked, tonumber(newest[2]) or 0))
   end
 
   -- An admission is a member named by its id, so that release finds it
@@ -83,7 +94,7 @@ local function budget(log, meta, A)
     local till = now + tonumber(A[6])
     local blocked = tonumber(redis.call('HGET', meta, 'blocked')) or 0
     if till > blocked then redis.call('HSET', meta, 'blocked', till) end
-    expire(math.max(till, blocked))
+    keep(till)
     return {}
   elseif op == 4 then -- sync
     local period, used, reset = tonumber(A[6]), tonumber(A[7]), tonumber(A[8])
@@ -93,7 +104,7 @@ local function budget(log, meta, A)
     local missing = math.min(used - count(now - start + 1000000 + 1), cap)
     for i = 1, missing do add(start, first + i - 1) end
     redis.call('ZREMRANGEBYRANK', log, 0, -(cap + 1))
-    if missing > 0 then expire(now) end
+    if missing > 0 then keep(now) end
     return {}
   elseif op == 5 then -- snapshot
     local function window(span)

@@ -138,8 +138,13 @@ func TestCheck(t *testing.T) {
 		t.Errorf("admin check: %d %+v", code, out)
 	}
 	h.ForgetCalls()
-	if code := api(t, srv, "POST", "/_fgrl/api/check", `{"no429": true, "certify": true}`, &out); code != 200 || !out.OK {
+	if code := api(t, srv, "POST", "/_fgrl/api/check", `{"no429": true}`, &out); code != 200 || !out.OK {
 		t.Errorf("admin check after forgetting: %d %+v", code, out)
+	}
+	// Certifying no call is no pass (an outside attack: it was green).
+	if code := api(t, srv, "POST", "/_fgrl/api/check", `{"no429": true, "certify": true}`, &out); code != 422 || out.OK ||
+		len(out.Failures) != 1 || out.Failures[0] != "certification: no calls to certify" {
+		t.Errorf("admin certify after forgetting: %d %+v, want 422 and no calls to certify", code, out)
 	}
 	var e apiError
 	if code := api(t, srv, "POST", "/_fgrl/api/check", `{"no-429": true}`, &e); code != 400 {

@@ -19,8 +19,8 @@ type CheckOptions struct {
 	// throttled (XSAPI asserts on every 429 in a development sandbox).
 	No429 bool `json:"no429,omitempty"`
 	// Certify fails when the trace analyzer's rules fail what the mock saw
-	// (analyze's red verdict), with the failing findings, or could not
-	// judge it whole (analyze's incomplete verdict).
+	// (analyze's red verdict), with the failing findings, could not judge it
+	// whole (analyze's incomplete verdict), or the mock saw no call to judge.
 	Certify bool `json:"certify,omitempty"`
 	// Expect fails when a filter matches another number of calls (each in
 	// its own window: its Since, else this Since).
@@ -84,6 +84,9 @@ func (h *Handler) Check(opts CheckOptions) (CheckResult, error) {
 			return CheckResult{}, err
 		}
 		res.Report = rep
+		if rep.Calls == 0 { // nothing judged is no pass (analyze: "the traces hold no calls")
+			res.Failures = append(res.Failures, "certification: no calls to certify")
+		}
 		if gap := rep.Inputs[0].Gap(); gap != nil {
 			res.Failures = append(res.Failures, "certification: incomplete: "+gap.Reason)
 		}

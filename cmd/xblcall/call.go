@@ -13,6 +13,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -182,15 +183,46 @@ func (o *callOpts) run(ctx context.Context, e *env, args []string) error {
 				return t.Authorization, err
 			}
 		}
-		return runLoad(ctx, e, o.transport(e), req, body, auth, o.load, o.json)
+		return runLoad(ctx, e, o.transport(e), req, body, auth, o.load, o.json, o.answerTimeout())
 	}
-	resp, err := (&http.Client{Transport: o.transport(e)}).Do(req)
+	ctx, cancel := context.WithCancel(ctx) // ends the answer's body past answerTimeout
+	defer cancel()
+	resp, err := (&http.Client{Transport: o.transport(e)}).Do(req.WithContext(ctx))
 	if err != nil {
 		scrubURLs(err) // before describe writes its message
 		return describe(err)
 	}
 	defer resp.Body.Close()
-	return printResponse(e, resp, o.include || o.verbose && resp.StatusCode == http.StatusTooManyRequests)
+	bound := bodyBound(ctx, cancel, o.answerTimeout())
+	err = printResponse(e, resp, o.include || o.verbose && resp.StatusCode == http.StatusTooManyRequests)
+	return bound(err)
+}
+
+// answerTimeout bounds the reading of an answer's body, which the
+// transport's attempt timeout does not (it ends with the headers): the
+// attempt timeout given, else XSAPI's longest (30 s). A server that
+// trickles its body would otherwise hold a call (and each call of a load
+// run) for as long as it trickles.
+func (o *callOpts) answerTimeout() time.Duration {
+	if o.policy.AttemptTimeout > 0 {
+		return o.policy.AttemptTimeout
+	}
+	return 30 * time.Second
+}
+
+// bodyBound cancels ctx (the request's, so its body's reads end) after d;
+// the function it returns stops the timer and names the bound in err when
+// it was reached.
+func bodyBound(ctx context.Context, cancel context.CancelFunc, d time.Duration) func(error) error {
+	var reached atomic.Bool
+	t := time.AfterFunc(d, func() { reached.Store(true); cancel() })
+	return func(err error) error {
+		t.Stop()
+		if err != nil && reached.Load() {
+			return fmt.Errorf("the answer's body took longer than %v (--attempt-timeout): %w", d, err)
+		}
+		return err
+	}
 }
 
 // request builds the request from the flags; body is its body, nil for none.

@@ -87,13 +87,13 @@ func (o *checkOpts) run(ctx context.Context, e *env, args []string) error {
 		}
 		opts.Since = t
 	}
-	res, raw, err := o.post(ctx, base.JoinPath(admin.Prefix, "api", "check").String(), opts)
+	res, status, raw, err := o.post(ctx, base.JoinPath(admin.Prefix, "api", "check").String(), opts)
 	if err != nil {
 		return err
 	}
 	if o.json {
 		e.stdout.Write(raw)
-	} else if res.OK {
+	} else if res.OK && o.doubt(status, res) == "" {
 		fmt.Fprintln(e.stdout, "ok")
 	} else {
 		for _, f := range res.Failures {
@@ -103,17 +103,39 @@ func (o *checkOpts) run(ctx context.Context, e *env, args []string) error {
 	if !res.OK {
 		return &exitError{1, errors.New("the mock's check failed")}
 	}
+	if why := o.doubt(status, res); why != "" { // fail closed: a pass must be one whole
+		return &exitError{1, errors.New("the mock's verdict cannot be taken as a pass: " + why)}
+	}
 	return nil
 }
 
+// doubt says why an answer that reads "ok" is no pass: its status is not
+// 200, it lists failures, or --certify has no green or yellow report of
+// at least one call; "" when it is one.
+func (o *checkOpts) doubt(status int, res mock.CheckResult) string {
+	switch {
+	case status != http.StatusOK:
+		return fmt.Sprintf("it answered %d with ok", status)
+	case len(res.Failures) > 0:
+		return fmt.Sprintf("it answered ok with %d failures", len(res.Failures))
+	case o.certify && res.Report == nil:
+		return "--certify, and it sent no report"
+	case o.certify && res.Report.Verdict != "green" && res.Report.Verdict != "yellow":
+		return "--certify, and its report's verdict is " + safetext.Quote(res.Report.Verdict, 20)
+	case o.certify && res.Report.Calls == 0:
+		return "--certify, and it saw no calls to certify"
+	}
+	return ""
+}
+
 // post asks the mock's admin API at endpoint for the verdict.
-func (o *checkOpts) post(ctx context.Context, endpoint string, opts mock.CheckOptions) (mock.CheckResult, []byte, error) {
+func (o *checkOpts) post(ctx context.Context, endpoint string, opts mock.CheckOptions) (mock.CheckResult, int, []byte, error) {
 	body, _ := json.Marshal(opts)
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, "POST", endpoint, bytes.NewReader(body))
 	if err != nil {
-		return mock.CheckResult{}, nil, notAURL("--mock", o.mockURL, err)
+		return mock.CheckResult{}, 0, nil, notAURL("--mock", o.mockURL, err)
 	}
 	if o.token != "" {
 		req.Header.Set("Authorization", "Bearer "+o.token)
@@ -121,18 +143,22 @@ func (o *checkOpts) post(ctx context.Context, endpoint string, opts mock.CheckOp
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		scrubURLs(err)
-		return mock.CheckResult{}, nil, fmt.Errorf("the mock at %s: %w", shownURL(o.mockURL), err)
+		return mock.CheckResult{}, 0, nil, fmt.Errorf("the mock at %s: %w", shownURL(o.mockURL), err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	if err != nil {
-		return mock.CheckResult{}, nil, fmt.Errorf("the mock's answer: %v", err)
+		return mock.CheckResult{}, 0, nil, fmt.Errorf("the mock's answer: %v", err)
 	}
 	var res mock.CheckResult
 	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusUnprocessableEntity || json.Unmarshal(raw, &res) != nil {
-		return mock.CheckResult{}, nil, fmt.Errorf("the mock answered %d: %s", resp.StatusCode, safetext.Clip(string(raw), 200))
+		excerpt := string(raw)
+		if o.token != "" { // a server that echoes the request must not print the admin token
+			excerpt = strings.ReplaceAll(excerpt, o.token, "REDACTED")
+		}
+		return mock.CheckResult{}, 0, nil, fmt.Errorf("the mock answered %d: %s", resp.StatusCode, safetext.Clip(excerpt, 200))
 	}
-	return res, raw, nil
+	return res, resp.StatusCode, raw, nil
 }
 
 // parseExpect reads '[METHOD ]HOST[/PATH prefix]=N'.

@@ -25,6 +25,9 @@ import (
 // maxLoadCalls bounds -n: every call's latency is kept for the percentiles.
 const maxLoadCalls = 1_000_000
 
+// maxLoadPace bounds how long --rate may spread a run's starts over.
+const maxLoadPace = 168 * time.Hour
+
 // loadOpts are call's load flags: -n calls, -c at a time, at most --rate a
 // second, through one transport.
 type loadOpts struct {
@@ -42,6 +45,10 @@ func (l loadOpts) check() error {
 		return errors.New("-c must be between 1 and 10000")
 	case !(l.rate >= 0) || math.IsInf(l.rate, 0):
 		return errors.New("--rate must be a finite number, not negative")
+	case l.rate > 0 && float64(l.n-1)/l.rate > maxLoadPace.Seconds():
+		// a run whose starts are spaced past any end (1e-300/s: a wait of
+		// 1e300 s, which the rate limiter waits as forever)
+		return fmt.Errorf("--rate %g starts -n %d calls over more than %v: give a higher rate or fewer calls", l.rate, l.n, maxLoadPace)
 	}
 	return nil
 }
@@ -147,7 +154,7 @@ func (t *tally) progress(w io.Writer, b *bar, every time.Duration, wait func(tim
 // auth, when set, gives each copy its Authorization (a sign-in's current
 // token).
 func runLoad(ctx context.Context, e *env, t *transport.Transport, req *http.Request, body []byte,
-	auth func(context.Context) (string, error), l loadOpts, asJSON bool) error {
+	auth func(context.Context) (string, error), l loadOpts, asJSON bool, answer time.Duration) error {
 	tl := &tally{r: loadReport{Calls: l.n, Concurrency: l.c, Rate: l.rate, Statuses: map[string]int{}}, latencies: make([]time.Duration, 0, l.n)}
 	var lim *rate.Limiter
 	if l.rate > 0 {
@@ -173,7 +180,7 @@ func runLoad(ctx context.Context, e *env, t *transport.Transport, req *http.Requ
 				if ctx.Err() != nil {
 					return
 				}
-				status, d, err := oneCall(ctx, client, req, body, auth)
+				status, d, err := oneCall(ctx, client, req, body, auth, answer)
 				if ctx.Err() != nil && err != nil {
 					return // cut short by the interrupt: not a result
 				}
@@ -207,7 +214,9 @@ func runLoad(ctx context.Context, e *env, t *transport.Transport, req *http.Requ
 
 // oneCall sends one copy of req and reads its answer to the end (bounded).
 func oneCall(ctx context.Context, client *http.Client, req *http.Request, body []byte,
-	auth func(context.Context) (string, error)) (int, time.Duration, error) {
+	auth func(context.Context) (string, error), answer time.Duration) (int, time.Duration, error) {
+	ctx, cancel := context.WithCancel(ctx) // ends the answer's body past answer
+	defer cancel()
 	r := req.Clone(ctx)
 	if auth != nil {
 		a, err := auth(ctx)
@@ -226,9 +235,10 @@ func oneCall(ctx context.Context, client *http.Client, req *http.Request, body [
 		scrubURLs(err)
 		return 0, time.Since(start), err
 	}
+	bound := bodyBound(ctx, cancel, answer)
 	_, err = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<20))
 	resp.Body.Close()
-	return resp.StatusCode, time.Since(start), err
+	return resp.StatusCode, time.Since(start), bound(err)
 }
 
 func summarize(d []time.Duration) latencySummary {

@@ -22,6 +22,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	flag "github.com/spf13/pflag"
@@ -33,9 +34,38 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	code := runBounded(ctx, stop, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
+}
+
+// interruptGrace is how long a command may take to end once interrupted
+// (the mock's shutdown takes up to 5 s) before runBounded gives up on it.
+var interruptGrace = 10 * time.Second
+
+// runBounded is run, ended within interruptGrace of an interrupt even when
+// the command is stuck where no context reaches (opening a FIFO that no one
+// writes: -d @fifo, --world fifo, analyze fifo): 130. After the first
+// interrupt, stop restores the signals' default, so a second Ctrl-C ends
+// the process at once.
+func runBounded(ctx context.Context, stop func(), args []string, stdout, stderr io.Writer) int {
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, args, stdout, stderr) }()
+	select {
+	case code := <-done:
+		return code
+	case <-ctx.Done():
+	}
+	stop()
+	t := time.NewTimer(interruptGrace)
+	defer t.Stop()
+	select {
+	case code := <-done:
+		return code
+	case <-t.C:
+		fmt.Fprintf(stderr, "xblcall: interrupted; gave up on the command after %v\n", interruptGrace)
+		return 130
+	}
 }
 
 // runFunc runs a command with its positional arguments.

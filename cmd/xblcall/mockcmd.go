@@ -13,7 +13,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -293,7 +292,7 @@ func openRedis(rawURL, caFile string, align throttle.Align) (*redisstore.Store, 
 		if ro.TLSConfig == nil {
 			return nil, &exitError{2, errors.New("--redis-ca needs a rediss:// URL")}
 		}
-		pem, err := os.ReadFile(caFile)
+		pem, err := readPEMFile(caFile)
 		if err != nil {
 			return nil, &exitError{2, fmt.Errorf("--redis-ca: %v", err)}
 		}

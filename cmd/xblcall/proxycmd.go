@@ -335,6 +335,25 @@ func probeBudget(s *redisstore.Store) error {
 	return nil
 }
 
+// maxPEMFile bounds a PEM file of certificates read (--redis-ca,
+// --ca-cert, --ca): /dev/zero, or a wrong path to a large file, is no
+// reason to read without end.
+const maxPEMFile = 1 << 20
+
+// readPEMFile reads a PEM file of at most maxPEMFile bytes.
+func readPEMFile(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxPEMFile+1))
+	if err == nil && len(b) > maxPEMFile {
+		err = fmt.Errorf("%s: larger than %d bytes", safetext.Quote(name, 200), maxPEMFile)
+	}
+	return b, err
+}
+
 // certPool is the system's roots and the certificates of a PEM file of at
 // most 1 MiB.
 func certPool(name string) (*x509.CertPool, error) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/xblgo/fgrl/mock"
 	"io"
 	"net"
 	"os"
@@ -217,6 +218,11 @@ func TestReadmeAdminCalls(t *testing.T) {
 		os.WriteFile(filepath.Join(dir, name), data, 0o600)
 	}
 	base, _ := startMock(t, "--log-format", "off")
+	// The code under test's one call, which the lines check and certify (a
+	// mock that saw none certifies nothing).
+	if code, _, errs := xblcall(t, "call", "--token", mock.Token("1", "2"), "-H", "Host: social.xboxlive.com", base+"/users/me/people"); code != 0 {
+		t.Fatalf("a call to the mock: exit %d: %s", code, errs)
+	}
 	text := strings.ReplaceAll(string(b), "\\\n", " ")
 	ran := 0
 	for _, line := range strings.Split(text, "\n") {

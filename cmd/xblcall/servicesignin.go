@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -56,7 +55,7 @@ func (ss *storedService) serviceSignIn(via string) (s *client.ServiceSignIn, bas
 		if err != nil {
 			pool = x509.NewCertPool()
 		}
-		b, err := os.ReadFile(ss.CA)
+		b, err := readPEMFile(ss.CA)
 		if err != nil || !pool.AppendCertsFromPEM(b) {
 			return nil, nil, &exitError{2, fmt.Errorf("--ca %s: not a PEM certificate file", safetext.Quote(ss.CA, 200))}
 		}

@@ -220,6 +220,11 @@ func writePrivate(p string, b []byte) error { return writeFileAtomic(p, b, 0o600
 // new temporary file beside p (a unique name, created 0600, so no leftover
 // file's mode carries over), which then takes p's place.
 func writeFileAtomic(p string, b []byte, perm os.FileMode) error {
+	// Only a regular file is replaced: renaming over a device (/dev/null,
+	// as root), a FIFO or a directory would replace it, not write to it.
+	if fi, err := os.Lstat(p); err == nil && !fi.Mode().IsRegular() && fi.Mode()&fs.ModeSymlink == 0 {
+		return &fs.PathError{Op: "write", Path: p, Err: fmt.Errorf("not a regular file (%v)", fi.Mode().Type())}
+	}
 	f, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".*")
 	if err != nil {
 		return err

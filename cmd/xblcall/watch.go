@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -121,7 +120,7 @@ func (o *watchOpts) config(ctx context.Context, e *env) (client.Config, string, 
 		}
 		rt = http.DefaultTransport.(*http.Transport).Clone()
 		if o.caCert != "" {
-			pem, err := os.ReadFile(o.caCert)
+			pem, err := readPEMFile(o.caCert)
 			pool := x509.NewCertPool()
 			if err != nil || !pool.AppendCertsFromPEM(pem) {
 				return cfg, "", &exitError{2, fmt.Errorf("--ca-cert: no PEM certificate in %s", safetext.Quote(o.caCert, 200))}

@@ -272,6 +272,14 @@ func (a *admin) check(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, apiError{"check: " + decodeReason(err)})
 		return
 	}
+	if _, err := dec.Token(); err != io.EOF { // what follows, unread, would not be checked
+		writeJSON(w, http.StatusBadRequest, apiError{"check: the body holds more than one JSON object"})
+		return
+	}
+	if !o.No429 && !o.Certify && len(o.Expect) == 0 { // a check of nothing passes nothing
+		writeJSON(w, http.StatusBadRequest, apiError{"check: name a check: no429, certify or expect"})
+		return
+	}
 	res, err := a.h.Check(o)
 	if err != nil {
 		writeJSON(w, http.StatusInternalServerError, apiError{"check: " + safetext.Clip(err.Error(), 200)})

@@ -157,7 +157,8 @@ func TestAbsoluteFormOnlyFromLoopback(t *testing.T) {
 // TestAccess: off loopback, CONNECT needs the access token in
 // Proxy-Authorization (Basic's password, or Bearer), the admin endpoints
 // in Authorization or ?token=; with no token set, peers off loopback get
-// nothing; the admin endpoints answer to IP addresses and localhost only.
+// nothing; the admin endpoints answer to IP addresses and localhost only,
+// and not to another site's page.
 func TestAccess(t *testing.T) {
 	basic := func(user, pw string) string {
 		return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pw))
@@ -179,6 +180,10 @@ func TestAccess(t *testing.T) {
 		{"admin with ?token=", "s3cret", "GET", "/_fgrl/api/status?token=s3cret", "192.0.2.7:1", "10.0.0.1:3128", "", "", 200},
 		{"admin from loopback", "", "GET", "/_fgrl/api/status", "127.0.0.1:1", "localhost:3128", "", "", 200},
 		{"admin at a rebound name", "", "GET", "/_fgrl/api/status", "127.0.0.1:1", "evil.example:3128", "", "", 403},
+		// another site's page (the mock's admin API's attack, one rule)
+		{"admin from another site's page", "", "GET", "/_fgrl/api/status", "127.0.0.1:1", "localhost:3128", "Origin", "http://evil.example", 403},
+		{"admin, Sec-Fetch-Site cross-site", "", "GET", "/_fgrl/api/status", "127.0.0.1:1", "localhost:3128", "Sec-Fetch-Site", "cross-site", 403},
+		{"admin from its own page", "", "GET", "/_fgrl/api/status", "127.0.0.1:1", "localhost:3128", "Origin", "http://localhost:3128", 200},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := serve(t, func(c *Config) { c.Token = tc.token })

@@ -1,15 +1,18 @@
 // Package adminaccess is the one rule of who may use a server's own
 // endpoints (the mock's admin API and live page, the proxy's status and
 // live page): the Host must be an IP address, localhost or a name the
-// server was given (a guard against DNS rebinding); a peer on loopback may;
-// a peer off loopback must present the token as "Authorization: Bearer
-// <token>" or the query's token.
+// server was given (a guard against DNS rebinding); no other site's page
+// may (a form a web page posts to 127.0.0.1 needs no preflight: its Origin
+// names another host, or Sec-Fetch-Site says cross-site); a peer on
+// loopback may; a peer off loopback must present the token as
+// "Authorization: Bearer <token>" or the query's token.
 package adminaccess
 
 import (
 	"crypto/subtle"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 )
@@ -28,6 +31,9 @@ func (a Rule) Admit(r *http.Request) (int, string) {
 	if !a.hostAllowed(r.Host) {
 		return http.StatusForbidden, "the admin endpoints answer to an IP address, localhost or a name the " + a.Server + " was given (DNS rebinding guard), not this Host"
 	}
+	if crossSite(r) {
+		return http.StatusForbidden, "the admin endpoints answer no other site's page (its Origin is not this Host)"
+	}
 	if LoopbackPeer(r.RemoteAddr) {
 		return 0, ""
 	}
@@ -42,6 +48,21 @@ func (a Rule) Admit(r *http.Request) (int, string) {
 		return http.StatusUnauthorized, "the admin endpoints need the " + a.TokenName + " (Authorization: Bearer <token>, or ?token=)"
 	}
 	return 0, ""
+}
+
+// crossSite reports whether a browser sent r for another site's page: its
+// Origin names another host than r's, or Sec-Fetch-Site says cross-site.
+// A request without an Origin (curl, a test suite) is none.
+func crossSite(r *http.Request) bool {
+	if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+		return true
+	}
+	o := r.Header.Get("Origin")
+	if o == "" {
+		return false
+	}
+	u, err := url.Parse(o)
+	return err != nil || !strings.EqualFold(u.Host, r.Host)
 }
 
 func (a Rule) hostAllowed(hostport string) bool {

@@ -39,7 +39,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -89,34 +88,13 @@ func Handler(h *mock.Handler, c Config) http.Handler {
 		mux.HandleFunc(e.pattern, func(w http.ResponseWriter, r *http.Request) { e.serve(a, w, r) })
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		status, why := c.admit(r)
-		if status == 0 && crossSite(r) {
-			status, why = http.StatusForbidden, "the admin endpoints answer no other site's page (its Origin is not this Host)"
-		}
-		if status != 0 {
+		if status, why := c.admit(r); status != 0 {
 			c.logRefusal(r, status)
 			writeJSON(w, status, apiError{why})
 			return
 		}
 		mux.ServeHTTP(w, r)
 	})
-}
-
-// crossSite reports whether a browser sent r for another site's page: a
-// form on any web page may POST to 127.0.0.1 (no preflight), which the Host
-// rule admits, and POST /_fgrl/api/reset forgets the calls a check would
-// fail on. Its Origin names another host than r's, or Sec-Fetch-Site says
-// cross-site.
-func crossSite(r *http.Request) bool {
-	if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
-		return true
-	}
-	o := r.Header.Get("Origin")
-	if o == "" {
-		return false
-	}
-	u, err := url.Parse(o)
-	return err != nil || !strings.EqualFold(u.Host, r.Host)
 }
 
 // WithServices returns a handler that serves both h's services and its

@@ -26,11 +26,13 @@ import (
 // maxInFlight (2) batches at a time, each of the first callers' own decision
 // alone and under its own context; callers arriving meanwhile queue, and
 // the queue goes whole, as one batch, to its oldest caller, under a context
-// that its caller's end does not cancel. Every job is settled, once.
+// that its caller's end does not cancel; a queued caller whose context ends
+// before a batch takes it leaves the queue, its decision never sent. Every
+// job is settled, once.
 func TestBatcher(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var b batcher
-		release := make(chan struct{})
+		release, releaseQueue := make(chan struct{}), make(chan struct{}) // the callers' own batches; the queue's
 		type sent struct {
 			size   int
 			caller any   // the caller whose context the batch carries
@@ -40,6 +42,9 @@ func TestBatcher(t *testing.T) {
 		var batches []sent
 		exec := func(ctx context.Context, batch []*job) {
 			<-release
+			if len(batch) > 1 {
+				<-releaseQueue
+			}
 			mu.Lock()
 			batches = append(batches, sent{len(batch), ctx.Value(callerKey{}), ctx.Err()})
 			mu.Unlock()
@@ -47,24 +52,37 @@ func TestBatcher(t *testing.T) {
 		}
 		jobs := make([]*job, 10)
 		cancels := make([]context.CancelFunc, len(jobs))
+		errs := make([]error, len(jobs))
 		var wg sync.WaitGroup
 		for i := range jobs {
 			jobs[i] = &job{}
 			ctx, cancel := context.WithCancel(context.WithValue(context.Background(), callerKey{}, i))
 			cancels[i] = cancel
-			wg.Go(func() { b.run(ctx, jobs[i], exec) })
+			wg.Go(func() { _, errs[i] = b.run(ctx, jobs[i], exec) })
 			synctest.Wait() // callers arrive in turn
 		}
 		if b.leaders != maxInFlight || len(b.pending) != len(jobs)-maxInFlight {
 			t.Errorf("with every batch held up: %d batches running and %d callers queued, want %d and %d", b.leaders, len(b.pending), maxInFlight, len(jobs)-maxInFlight)
 		}
-		for _, cancel := range cancels {
+		last := len(jobs) - 1
+		cancels[last]() // a queued caller gives up: it leaves the queue
+		synctest.Wait()
+		if len(b.pending) != len(jobs)-maxInFlight-1 || !errors.Is(errs[last], context.Canceled) {
+			t.Errorf("a queued caller whose context ended: %d queued, its error %v; want %d and context.Canceled", len(b.pending), errs[last], len(jobs)-maxInFlight-1)
+		}
+		close(release) // the two alone end; the queue goes as one batch, held up
+		synctest.Wait()
+		if len(b.pending) != 0 {
+			t.Errorf("%d callers still queued with the queue's batch sent", len(b.pending))
+		}
+		for _, cancel := range cancels { // every caller's end, the queue's batch in flight: it is not abandoned
 			cancel()
 		}
-		close(release)
+		synctest.Wait()
+		close(releaseQueue)
 		wg.Wait()
 		slices.SortFunc(batches, func(a, b sent) int { return a.caller.(int) - b.caller.(int) }) // the two alone end in either order
-		want := []sent{{1, 0, context.Canceled}, {1, 1, context.Canceled}, {8, 2, nil}}
+		want := []sent{{1, 0, nil}, {1, 1, nil}, {7, 2, nil}} // the two alone ended before any caller did; the queue's batch after every caller ended
 		if diff := cmp.Diff(want, batches, cmp.AllowUnexported(sent{}), cmpopts.EquateErrors()); diff != "" {
 			t.Errorf("batches (-want +got):\n%s", diff)
 		}

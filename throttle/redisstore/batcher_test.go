@@ -82,7 +82,7 @@ func TestBatcher(t *testing.T) {
 		close(releaseQueue)
 		wg.Wait()
 		slices.SortFunc(batches, func(a, b sent) int { return a.caller.(int) - b.caller.(int) }) // the two alone end in either order
-		want := []sent{{1, 0, nil}, {1, 1, nil}, {7, 2, nil}} // the two alone ended before any caller did; the queue's batch after every caller ended
+		want := []sent{{1, 0, nil}, {1, 1, nil}, {7, 2, nil}}                                    // the two alone ended before any caller did; the queue's batch after every caller ended
 		if diff := cmp.Diff(want, batches, cmp.AllowUnexported(sent{}), cmpopts.EquateErrors()); diff != "" {
 			t.Errorf("batches (-want +got):\n%s", diff)
 		}

@@ -50,6 +50,16 @@ const maxCheckLines = 20
 func (h *Handler) Check(opts CheckOptions) (CheckResult, error) {
 	res := CheckResult{Failures: []string{}}
 	since := CallFilter{Since: opts.Since}
+	now := h.cfg.now()
+	// A window that starts after the mock's clock holds no call yet: a
+	// check of it would pass having looked at nothing.
+	future := func(what string, t time.Time) {
+		if t.After(now) {
+			res.Failures = append(res.Failures, fmt.Sprintf("%s %s is after the mock's clock (%s): the window holds no call to check",
+				what, t.Format(time.RFC3339Nano), now.Format(time.RFC3339Nano)))
+		}
+	}
+	future("since", opts.Since)
 	if opts.No429 {
 		f := since
 		f.Status = http.StatusTooManyRequests
@@ -70,6 +80,8 @@ func (h *Handler) Check(opts CheckOptions) (CheckResult, error) {
 		f := x.CallFilter
 		if f.Since.IsZero() {
 			f.Since = opts.Since
+		} else {
+			future("an expectation's since", f.Since)
 		}
 		n := len(h.Calls(f))
 		if dropped := h.journal.droppedIn(f.Since); dropped != "" {

@@ -193,10 +193,23 @@ func (o *callOpts) run(ctx context.Context, e *env, args []string) error {
 		return describe(err)
 	}
 	defer resp.Body.Close()
+	// The bound is on the server's sending the body, not on standard
+	// output's taking it (a pager, a slow pipe): the body is read whole
+	// (at most 64 MiB, as printed) before it is printed.
 	bound := bodyBound(ctx, cancel, o.answerTimeout())
-	err = printResponse(e, resp, o.include || o.verbose && resp.StatusCode == http.StatusTooManyRequests)
-	return bound(err)
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err = bound(err); err != nil {
+		resp.Body = io.NopCloser(io.MultiReader(bytes.NewReader(b), failedRead{err})) // what came is printed, then the error
+	} else {
+		resp.Body = io.NopCloser(bytes.NewReader(b))
+	}
+	return printResponse(e, resp, o.include || o.verbose && resp.StatusCode == http.StatusTooManyRequests)
 }
+
+// failedRead is a reader that fails with err.
+type failedRead struct{ err error }
+
+func (f failedRead) Read([]byte) (int, error) { return 0, f.err }
 
 // answerTimeout bounds the reading of an answer's body, which the
 // transport's attempt timeout does not (it ends with the headers): the

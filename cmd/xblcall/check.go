@@ -110,14 +110,16 @@ func (o *checkOpts) run(ctx context.Context, e *env, args []string) error {
 }
 
 // doubt says why an answer that reads "ok" is no pass: its status is not
-// 200, it lists failures, or --certify has no green or yellow report of
-// at least one call; "" when it is one.
+// 200, it lists failures or no list of them, or --certify has no green or
+// yellow report of at least one call; "" when it is one.
 func (o *checkOpts) doubt(status int, res mock.CheckResult) string {
 	switch {
 	case status != http.StatusOK:
 		return fmt.Sprintf("it answered %d with ok", status)
 	case len(res.Failures) > 0:
 		return fmt.Sprintf("it answered ok with %d failures", len(res.Failures))
+	case res.Failures == nil: // the mock's verdict always lists them ([]): this is some other server's {"ok":true}
+		return "its answer lists no failures, not even none: it is no mock's verdict"
 	case o.certify && res.Report == nil:
 		return "--certify, and it sent no report"
 	case o.certify && res.Report.Verdict != "green" && res.Report.Verdict != "yellow":
@@ -154,11 +156,23 @@ func (o *checkOpts) post(ctx context.Context, endpoint string, opts mock.CheckOp
 	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusUnprocessableEntity || json.Unmarshal(raw, &res) != nil {
 		excerpt := string(raw)
 		if o.token != "" { // a server that echoes the request must not print the admin token
-			excerpt = strings.ReplaceAll(excerpt, o.token, "REDACTED")
+			excerpt = redactToken(excerpt, o.token)
 		}
 		return mock.CheckResult{}, 0, nil, fmt.Errorf("the mock answered %d: %s", resp.StatusCode, safetext.Clip(excerpt, 200))
 	}
 	return res, resp.StatusCode, raw, nil
+}
+
+// redactToken replaces token in s, as given and as a JSON answer escapes
+// it (encoding/json writes <, > and & as \u003c, \u003e, \u0026).
+func redactToken(s, token string) string {
+	s = strings.ReplaceAll(s, token, "REDACTED")
+	if b, err := json.Marshal(token); err == nil {
+		if esc := string(b[1 : len(b)-1]); esc != token {
+			s = strings.ReplaceAll(s, esc, "REDACTED")
+		}
+	}
+	return s
 }
 
 // parseExpect reads '[METHOD ]HOST[/PATH prefix]=N'.

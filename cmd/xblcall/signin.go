@@ -220,10 +220,8 @@ func writePrivate(p string, b []byte) error { return writeFileAtomic(p, b, 0o600
 // new temporary file beside p (a unique name, created 0600, so no leftover
 // file's mode carries over), which then takes p's place.
 func writeFileAtomic(p string, b []byte, perm os.FileMode) error {
-	// Only a regular file is replaced: renaming over a device (/dev/null,
-	// as root), a FIFO or a directory would replace it, not write to it.
-	if fi, err := os.Lstat(p); err == nil && !fi.Mode().IsRegular() && fi.Mode()&fs.ModeSymlink == 0 {
-		return &fs.PathError{Op: "write", Path: p, Err: fmt.Errorf("not a regular file (%v)", fi.Mode().Type())}
+	if err := replaceable(p); err != nil {
+		return err
 	}
 	f, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".*")
 	if err != nil {
@@ -245,7 +243,31 @@ func writeFileAtomic(p string, b []byte, perm os.FileMode) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
+	if err := replaceable(p); err != nil { // again: p may have changed meanwhile
+		return err
+	}
 	return os.Rename(f.Name(), p)
+}
+
+// replaceable says why p may not be replaced by renaming over it: only a
+// regular file, or a link to one (or to nothing yet), is. Renaming over a
+// device (/dev/null, as root), a FIFO or a directory would replace it, not
+// write to it; so would renaming over a link to one (/dev/stdout links to
+// the process's descriptor), replacing the link.
+func replaceable(p string) error {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return nil // nothing there yet (or the rename will say why not)
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		if fi, err = os.Stat(p); err != nil {
+			return nil // a dangling link: nothing it names is replaced
+		}
+	}
+	if !fi.Mode().IsRegular() {
+		return &fs.PathError{Op: "write", Path: p, Err: fmt.Errorf("not a regular file (%v)", fi.Mode().Type())}
+	}
+	return nil
 }
 
 // errNotSignedIn is loadSignIn's error when there is no stored sign-in.

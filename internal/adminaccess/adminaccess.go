@@ -52,10 +52,16 @@ func (a Rule) Admit(r *http.Request) (int, string) {
 
 // crossSite reports whether a browser sent r for another site's page: its
 // Origin names another host than r's, or Sec-Fetch-Site says cross-site.
-// A request without an Origin (curl, a test suite) is none.
+// A request without an Origin (curl, a test suite) is none; nor is one
+// the browser calls same-origin (Sec-Fetch-Site, which no page can set),
+// whatever its Origin: under a no-referrer policy a page's own PUT says
+// "Origin: null".
 func crossSite(r *http.Request) bool {
-	if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "cross-site":
 		return true
+	case "same-origin":
+		return false
 	}
 	o := r.Header.Get("Origin")
 	if o == "" {

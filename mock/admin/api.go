@@ -266,7 +266,16 @@ func (a *admin) forgetCalls(w http.ResponseWriter, _ *http.Request) {
 // with the failures when it does not (so curl --fail fails).
 func (a *admin) check(w http.ResponseWriter, r *http.Request) {
 	var o mock.CheckOptions
-	dec := json.NewDecoder(io.LimitReader(r.Body, maxBody))
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, apiError{"check: the body could not be read"})
+		return
+	}
+	if len(body) > maxBody { // what follows the bound, unread, would not be checked
+		writeJSON(w, http.StatusRequestEntityTooLarge, apiError{fmt.Sprintf("check: the body is larger than %d bytes", maxBody)})
+		return
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&o); err != nil && err != io.EOF {
 		writeJSON(w, http.StatusBadRequest, apiError{"check: " + decodeReason(err)})

@@ -67,7 +67,7 @@ func (f *failover) result(ctx context.Context, op string, k throttle.Key, err er
 		}
 		return nil
 	}
-	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+	if callersEnd(ctx, err) {
 		return err // the caller's own end (a cancel, its deadline), not the store's failure
 	}
 	f.t.emit(ctx, Event{Kind: EventBudgetError, Scope: eventScope(k.Scope), Err: err, Reason: op}, nil)
@@ -78,6 +78,17 @@ func (f *failover) result(ctx context.Context, op string, k throttle.Key, err er
 			"error", safetext.Clip(err.Error(), 1024)) // the store's text, as a call's error is clipped
 	}
 	return err
+}
+
+// callersEnd reports whether err is the caller's own end rather than the
+// store's failure: a cancel, or the caller's context's error returned as
+// is. A store's own timeout that wraps context.DeadlineExceeded in its own
+// words is its failure even when the caller's deadline has passed too (a
+// caller whose deadline is near the store's timeout would otherwise hide a
+// dead store for good: no log line, no budget error, no probe pacing).
+func callersEnd(ctx context.Context, err error) bool {
+	cerr := ctx.Err()
+	return cerr != nil && (err == cerr || errors.Is(cerr, context.Canceled) && errors.Is(err, context.Canceled))
 }
 
 func (f *failover) Reserve(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time, maxWait time.Duration) (throttle.Admission, error) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/xblgo/fgrl/internal/safetext"
@@ -27,14 +28,16 @@ const maxPerCommand = 64
 
 // exec runs a batch as one pipeline within the store's timeout and ctx, and
 // settles every job. ctx is a caller's own only when the batch is that
-// caller's decision alone (see batcher.run); when it ends first, the caller
-// gets its error and the node is not judged by it. With a client that
-// ignores context deadlines (go-redis without ContextTimeoutEnabled, whose
-// reads wait for its own ReadTimeout, 3 s by default), the pipeline runs in
-// a goroutine of its own and the batch is settled as unavailable when the
-// timeout passes or ctx ends; the goroutine ends when go-redis gives up. A
-// client that honours deadlines runs inline, with no goroutine.
+// caller's decision alone (see batcher.run); when it ends first (see
+// callersEnd), the caller gets its error and the node is not judged by it.
+// With a client that ignores context deadlines (go-redis without
+// ContextTimeoutEnabled, whose reads wait for its own ReadTimeout, 3 s by
+// default), the pipeline runs in a goroutine of its own and the batch is
+// settled as unavailable when the timeout passes or ctx ends; the goroutine
+// ends when go-redis gives up. A client that honours deadlines runs inline,
+// with no goroutine.
 func (s *Store) exec(ctx context.Context, n *node, batch []*job) {
+	start := time.Now()
 	tctx, cancel := context.WithTimeout(ctx, s.timeout())
 	defer cancel()
 	var res []result
@@ -54,7 +57,7 @@ func (s *Store) exec(ctx context.Context, n *node, batch []*job) {
 		}
 	}
 	switch {
-	case res[0].err != nil && ctx.Err() != nil: // the caller's own end, not the node's failure
+	case res[0].err != nil && s.callersEnd(ctx, start): // the caller's own end, not the node's failure
 		res[0] = result{err: ctx.Err()}
 	case res[0].down: // a batch holds at least one job
 		n.failed()
@@ -62,6 +65,20 @@ func (s *Store) exec(ctx context.Context, n *node, batch []*job) {
 		n.ok()
 	}
 	settle(batch, res)
+}
+
+// callersEnd reports whether a decision that began at start and failed
+// ended by its caller's context rather than by the node: a cancel, or a
+// deadline that gave the node less than half its Timeout. A caller whose
+// deadline is the store's own Timeout (or near it) would otherwise hide a
+// silent node for good: every decision waits its whole deadline, none
+// marks the node down, and the transport never logs the outage.
+func (s *Store) callersEnd(ctx context.Context, start time.Time) bool {
+	if ctx.Err() == nil {
+		return false
+	}
+	d, _ := ctx.Deadline() // none: the zero time, long before start
+	return errors.Is(ctx.Err(), context.Canceled) || d.Sub(start) < s.timeout()/2
 }
 
 type result struct {

@@ -298,7 +298,7 @@ func globEscape(s string) string {
 }
 
 // ResetAll forgets every key under the store's Prefix, on every node of a
-// cluster, a SCAN page at a time.
+// cluster (one after another), a SCAN page at a time.
 func (s *Store) ResetAll(ctx context.Context) error {
 	prefix := s.Prefix
 	if prefix == "" {
@@ -321,7 +321,7 @@ func (s *Store) ResetAll(ctx context.Context) error {
 				return next, err
 			})
 			if err != nil {
-				return s.unavailable(err)
+				return err
 			}
 			if cursor = next; cursor == 0 {
 				return nil
@@ -329,10 +329,30 @@ func (s *Store) ResetAll(ctx context.Context) error {
 		}
 	}
 	if cc, ok := s.Client.(*redis.ClusterClient); ok {
-		return cc.ForEachMaster(ctx, del)
+		// The masters, the cluster's state reloaded within Timeout (a
+		// silent seed node held ResetAll for go-redis's own read
+		// timeouts, 10 s); a failure's text clipped, as a page's is.
+		masters, err := within(ctx, s, func(ctx context.Context) ([]*redis.Client, error) {
+			var mu sync.Mutex
+			var ms []*redis.Client
+			err := cc.ForEachMaster(ctx, func(_ context.Context, c *redis.Client) error {
+				mu.Lock()
+				defer mu.Unlock()
+				ms = append(ms, c)
+				return nil
+			})
+			return ms, err
+		})
+		for _, m := range masters {
+			if err != nil {
+				break
+			}
+			err = del(ctx, m)
+		}
+		return s.unavailable(err)
 	}
 	if c, ok := s.Client.(*redis.Client); ok {
-		return del(ctx, c)
+		return s.unavailable(del(ctx, c))
 	}
 	return errors.New("redisstore: ResetAll needs a *redis.Client or *redis.ClusterClient")
 }

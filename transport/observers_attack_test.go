@@ -217,28 +217,7 @@ func TestObservedLogUserNotAToken(t *testing.T) {
 // query's token reached Event.Err, the log's "error" and the caller.
 func TestObservedBaseErrorQuotesQueryToken(t *testing.T) {
 	const secret = "QUERYSECRET0123456789"
-	base := roundTripFunc(func(req *http.Request) (*http.Response, error) {
-		return nil, errors.New("dial " + req.URL.String() + ": connection refused")
-	})
-	var logs strings.Builder
-	var errs []string
-	tr := &transport.Transport{Base: base, TitleID: "1234567890", RetryWindow: -1,
-		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Observe: func(_ context.Context, e transport.Event) {
-			if e.Err != nil {
-				errs = append(errs, e.Err.Error())
-			}
-		}}
-	req, _ := http.NewRequest("GET", policyURL+"&access_token="+secret, nil)
-	req.Header.Set("Authorization", mock.Token("2533274790000001", "1234567890"))
-	_, err := tr.RoundTrip(req)
-	if err != nil {
-		errs = append(errs, err.Error())
-	}
-	if len(errs) == 0 {
-		t.Fatal("no error seen")
-	}
-	for _, s := range append(errs, logs.String()) {
+	for _, s := range baseErrorTexts(t, policyURL+"&access_token="+secret) {
 		if strings.Contains(s, secret) {
 			t.Errorf("the query's token in %.300q", s)
 		}

@@ -113,7 +113,7 @@ func callFlags(o *callOpts) *flag.FlagSet {
 	fs.DurationVar(&o.policy.MaxWait, "max-wait", 0, "wait for the budget or a Retry-After up to this long from the call's start, past the retry window (Policy.MaxWait, at most 5m)")
 	fs.BoolVar(&o.policy.FailFast, "fail-fast", false, "never wait: refused locally at once, no retries (Policy.FailFast)")
 	fs.BoolVar(&o.policy.NoRetry, "no-retry", false, "send once: no retries; the budget may still hold the call (Policy.NoRetry)")
-	fs.DurationVar(&o.policy.AttemptTimeout, "attempt-timeout", 0, "each attempt's timeout (Policy.AttemptTimeout; 0: XSAPI's, 5 to 30 s; at most 5m)")
+	fs.DurationVar(&o.policy.AttemptTimeout, "attempt-timeout", 0, "each attempt's timeout (Policy.AttemptTimeout; 0: XSAPI's, 5 to 30 s; at most 5m), and the bound on reading the answer's body (0: 30 s)")
 	fs.BoolVar(&o.background, "background", false, "a background call: leaves each limit's interactive share alone (Policy.Priority)")
 	fs.StringVar(&o.policy.Rule, "rule", "", "count against the limits rule of this scope (Policy.Rule), not the one the path matches")
 	fs.DurationVar(&o.timeout, "timeout", 0, "give up on the whole call after this long (0: the retry window decides)")

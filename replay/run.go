@@ -76,6 +76,11 @@ type Options struct {
 	// in one order whatever the parts.
 	OnStep func(until time.Time)
 	Step   time.Duration
+	// OnCall, if set, is called once a call of an event has ended, with
+	// whether the client held it (it took longer than the answer), refused
+	// it or it ended in a 429: under the run's lock, so it need not be
+	// safe for concurrent use.
+	OnCall func(e *Event, held bool)
 	// NoKeys leaves Result.Keys and Rows out: the service's counts are
 	// kept per scope only, so a long replay (package whatif) holds no
 	// tally per key and 15 s interval.
@@ -374,6 +379,9 @@ func RunEvents(ctx context.Context, ev Events, o Options) (Result, error) {
 			s.delays[priority(e)].add(took, outcome)
 			if took > 0 {
 				s.Delayed++
+			}
+			if o.OnCall != nil {
+				o.OnCall(e, took > 0 || outcome != served)
 			}
 			mu.Unlock()
 		}

@@ -23,7 +23,8 @@
 // analysis after alone (the service counts calls, not bodies), and the
 // simulated service answers every call it admits. A call the replay cannot
 // send fails the what-if. Calls the analyzer does not judge (hosts outside the limits and rules, calls
-// without a token) are not replayed. The replay is deterministic.
+// without a token) are not replayed: After takes them as the trace has
+// them, as fgrl changes nothing of them. The replay is deterministic.
 package whatif
 
 import (
@@ -61,20 +62,31 @@ type Replayer struct {
 	lim    *limits.Limits
 	rules  *analyze.Rules
 	before *analyze.Analyzer // nil once Run has begun
-	calls  events            // the calls to replay, at from base (Run makes the first 0)
-	base   time.Time
-	users  map[string]int32 // userhash -> index in xuids
-	xuids  []string         // a XUID of its own in the replay for each user of the trace
-	reqs   map[string]int32 // service, method, URL, User-Agent and body (kind) -> index in kinds
-	kinds  []kind
-	bytes  int
+	// after is the analysis with fgrl: the calls not replayed (not judged,
+	// without a token) are added to it as the trace has them, as fgrl
+	// changes nothing of them, so their findings stay in the verdict after.
+	after *analyze.Analyzer
+	calls events // the calls to replay, at from base (Run makes the first 0)
+	base  time.Time
+	users map[string]int32 // userhash -> index in xuids
+	xuids []string         // a XUID of its own in the replay for each user of the trace
+	reqs  map[string]int32 // service, method, URL, User-Agent and body (kind) -> index in kinds
+	kinds []kind
+	bytes int
 	// dropped counts the calls whose query or body was left out past
 	// MaxURLBytes, the first of them dropAt (its Call.Index): the analysis
 	// after is then Incomplete.
 	dropped, dropAt int
 	parts           int                 // replay.Options.Parts: GOMAXPROCS
 	trace           map[string]*Service // by service scope
+	// user429s counts the trace's 429s per service and user, explained
+	// the calls of each the replay held, refused or met a 429 on: one
+	// user's held calls explain no other user's 429s.
+	user429s, explained map[userScope]int
 }
+
+// userScope is one user's calls of one service in the replay.
+type userScope struct{ service, user string }
 
 // call is one call of the trace as the replay needs it.
 type call struct {
@@ -102,8 +114,12 @@ func New(lim *limits.Limits, rules *analyze.Rules) (*Replayer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Replayer{lim: lim, rules: rules, before: before, users: map[string]int32{}, reqs: map[string]int32{},
-		trace: map[string]*Service{}, parts: runtime.GOMAXPROCS(0)}, nil
+	after, err := analyze.New(lim, rules)
+	if err != nil {
+		return nil, err
+	}
+	return &Replayer{lim: lim, rules: rules, before: before, after: after, users: map[string]int32{}, reqs: map[string]int32{},
+		trace: map[string]*Service{}, parts: runtime.GOMAXPROCS(0), user429s: map[userScope]int{}, explained: map[userScope]int{}}, nil
 }
 
 // AddInput records what a reader made of a trace (analyze.Analyzer.AddInput).
@@ -127,7 +143,8 @@ func (r *Replayer) Add(c *analyze.Call) {
 	}
 	scope, uhs, ok := r.before.Judged(c)
 	if !ok {
-		return // not judged: not replayed
+		r.after.Add(c) // not judged: not replayed, and as the trace's after
+		return
 	}
 	u, ok := r.users[uhs]
 	if !ok {
@@ -139,6 +156,7 @@ func (r *Replayer) Add(c *analyze.Call) {
 	s.Calls++
 	if c.Status == 429 {
 		s.Trace429s++
+		r.user429s[userScope{s.Service, r.xuids[u]}]++
 	}
 	if r.calls.n == 0 {
 		r.base = c.Time
@@ -178,6 +196,15 @@ func (r *Replayer) kind(service string, c *analyze.Call) int32 {
 			}
 			r.dropped++
 		}
+		// Calls alike once cut are one request: the calls of a path with
+		// queries of their own (a cache-buster) each kept a URL, a kind
+		// and a request of their own, 11 times what a call under the
+		// bound costs. A key starting with '-' is no key under the bound.
+		cut := "-" + lenPrefixed(service) + lenPrefixed(c.Method) + lenPrefixed(raw) + c.UserAgent
+		if j, ok := r.reqs[cut]; ok {
+			return j
+		}
+		r.reqs[cut] = i
 		r.kinds = append(r.kinds, kind{service, &replay.Request{Method: c.Method, URL: overHTTPS(raw), UserAgent: strings.Clone(c.UserAgent)}})
 		return i
 	}
@@ -307,8 +334,8 @@ type Result struct {
 	// waited, were refused or met a 429 than the trace's 429s, so the
 	// service throttled the trace (some of it) below those limits (other
 	// limits than the table's, or calls the trace did not hold). What After
-	// says of them assumes the table's limits. A count: one user's held
-	// calls may still hide another's 429s.
+	// says of them assumes the table's limits. Counted per service and per
+	// user: one user's held calls explain no other user's 429s.
 	Unreproduced []string `json:"unreproduced429s,omitempty"`
 }
 
@@ -342,7 +369,7 @@ func (r *Replayer) Run(ctx context.Context) (*Result, error) {
 	}
 	before := r.before.Report()
 	r.before = nil
-	defer func() { r.calls, r.kinds, r.reqs = events{}, nil, nil }()
+	defer func() { r.calls, r.kinds, r.reqs, r.user429s, r.explained = events{}, nil, nil, nil, nil }()
 	if r.calls.n == 0 {
 		return nil, errors.New("whatif: the traces hold no call of a judged service with a token")
 	}
@@ -363,10 +390,8 @@ func (r *Replayer) Run(ctx context.Context) (*Result, error) {
 		}
 		r.base = r.base.Add(first)
 	}
-	after, err := analyze.New(r.lim, r.rules)
-	if err != nil {
-		return nil, err
-	}
+	after := r.after
+	r.after = nil
 	for _, in := range before.Inputs { // the traces, as read (and judged: past MaxCalls)
 		after.AddInput(in)
 	}
@@ -379,7 +404,12 @@ func (r *Replayer) Run(ctx context.Context) (*Result, error) {
 		return &analyze.Recorder{Base: next, Now: now, Add: o.add}
 	}
 	res, err := replay.RunEvents(ctx, ev, replay.Options{Limits: r.lim, Client: "fgrl", AnswerAll: true, Base: tap,
-		LimitShare: r.rules.NearLimit, NoKeys: true, Parts: r.parts, OnStep: o.before, Step: step(last-first, ev.n)})
+		LimitShare: r.rules.NearLimit, NoKeys: true, Parts: r.parts, OnStep: o.before, Step: step(last-first, ev.n),
+		OnCall: func(e *replay.Event, held bool) {
+			if k := (userScope{e.Service, e.User}); held && r.user429s[k] > 0 {
+				r.explained[k]++
+			}
+		}})
 	ev.chunks = nil // every one read
 	if err != nil {
 		return nil, err
@@ -404,6 +434,12 @@ func (r *Replayer) Run(ctx context.Context) (*Result, error) {
 			out.Unreproduced = append(out.Unreproduced, s.Service)
 		}
 	}
+	for k, n := range r.user429s { // and of the same user's calls
+		if n > r.explained[k] && !slices.Contains(out.Unreproduced, k.service) {
+			out.Unreproduced = append(out.Unreproduced, k.service)
+		}
+	}
+	slices.Sort(out.Unreproduced)
 	return out, nil
 }
 

@@ -270,6 +270,11 @@ func printWhatIf(w io.Writer, res *whatif.Result, lim *limits.Limits) error {
 			fmt.Fprintf(w, "\nINCOMPLETE: %s: not read whole: %s", safetext.Cut(in.Name, 60), safetext.Cut(gap.String(), 200))
 		}
 	}
+	for _, in := range res.After.Inputs[min(len(res.Before.Inputs), len(res.After.Inputs)):] { // the replay's own: what the JSON says of After
+		if gap := in.Gap(); gap != nil {
+			fmt.Fprintf(w, "\nINCOMPLETE with fgrl: %s: %s", safetext.Cut(in.Name, 60), safetext.Cut(gap.String(), 200))
+		}
+	}
 	fmt.Fprintf(w, "\ncalls with fgrl: %d served (%s), %d of them delayed (%s); %d refused locally (%s)\n",
 		res.Served, share(res.Served, res.Calls), res.Delayed, share(res.Delayed, res.Calls), res.Refused, share(res.Refused, res.Calls))
 	fmt.Fprintf(w, "429s: %d in the traces, %d with fgrl (%d avoided)\nverdict: %s in the traces (%d failing, %d warnings), %s with fgrl (%d failing, %d warnings)\n",

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -92,12 +94,17 @@ func (o *checkOpts) run(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if o.json {
-		e.stdout.Write(raw)
+		if why := o.doubt(status, res); res.OK && why != "" { // the JSON printed says no pass, as the exit code does
+			v := res
+			v.OK, v.Failures = false, append(slices.Clip(res.Failures), "xblcall check: the mock's verdict cannot be taken as a pass: "+why)
+			raw, _ = json.Marshal(v)
+		}
+		io.WriteString(e.stdout, o.redact(string(raw)))
 	} else if res.OK && o.doubt(status, res) == "" {
 		fmt.Fprintln(e.stdout, "ok")
 	} else {
 		for _, f := range res.Failures {
-			fmt.Fprintln(e.stdout, safetext.Clip(f, 300))
+			fmt.Fprintln(e.stdout, safetext.Clip(o.redact(f), 300))
 		}
 	}
 	if !res.OK {
@@ -153,14 +160,49 @@ func (o *checkOpts) post(ctx context.Context, endpoint string, opts mock.CheckOp
 		return mock.CheckResult{}, 0, nil, fmt.Errorf("the mock's answer: %v", err)
 	}
 	var res mock.CheckResult
-	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusUnprocessableEntity || json.Unmarshal(raw, &res) != nil {
-		excerpt := string(raw)
-		if o.token != "" { // a server that echoes the request must not print the admin token
-			excerpt = redactToken(excerpt, o.token)
-		}
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusUnprocessableEntity || json.Unmarshal(raw, &res) != nil || !verdictKeys(raw) {
+		excerpt := o.redact(string(raw)) // a server that echoes the request must not print the admin token
 		return mock.CheckResult{}, 0, nil, fmt.Errorf("the mock answered %d: %s", resp.StatusCode, safetext.Clip(excerpt, 200))
 	}
 	return res, resp.StatusCode, raw, nil
+}
+
+// redact is s without the admin token, given as --admin-token or in
+// --mock's query (?token=), as given, JSON-escaped or URL-escaped.
+func (o *checkOpts) redact(s string) string {
+	tokens := []string{o.token}
+	if u, err := url.Parse(o.mockURL); err == nil {
+		tokens = append(tokens, u.Query()["token"]...)
+	}
+	for _, tok := range tokens {
+		if tok == "" {
+			continue
+		}
+		s = redactToken(s, tok)
+		for _, esc := range []string{url.QueryEscape(tok), url.PathEscape(tok)} {
+			s = strings.ReplaceAll(s, esc, "REDACTED")
+		}
+	}
+	return s
+}
+
+// verdictKeys reports whether a verdict's keys are spelt as the mock
+// spells them: Go matches "OK" or "Ok" to "ok" too, and takes the last,
+// where another reader (jq) takes "ok" itself, so such an answer could pass
+// here and read as a failure there, or the reverse.
+func verdictKeys(raw []byte) bool {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return false
+	}
+	for k := range m {
+		for _, want := range []string{"ok", "failures", "report"} {
+			if k != want && strings.EqualFold(k, want) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // redactToken replaces token in s, as given and as a JSON answer escapes

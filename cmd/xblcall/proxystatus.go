@@ -42,7 +42,11 @@ func (o *proxyOpts) printStatus(ctx context.Context, e *env) error {
 		return err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("the proxy at %s answered %d: %s", o.addr, resp.StatusCode, safetext.Clip(string(b), 300))
+		excerpt := string(b)
+		if o.accessToken != "" { // a server that echoes the request must not print the access token
+			excerpt = redactToken(excerpt, o.accessToken)
+		}
+		return fmt.Errorf("the proxy at %s answered %d: %s", o.addr, resp.StatusCode, safetext.Clip(excerpt, 300))
 	}
 	var st proxy.Status
 	if len(b) > maxStatus {

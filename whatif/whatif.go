@@ -334,8 +334,8 @@ type Result struct {
 	// waited, were refused or met a 429 than the trace's 429s, so the
 	// service throttled the trace (some of it) below those limits (other
 	// limits than the table's, or calls the trace did not hold). What After
-	// says of them assumes the table's limits. Counted per service and per
-	// user: one user's held calls explain no other user's 429s.
+	// says of them assumes the table's limits. Counted per user: one
+	// user's held calls explain no other user's 429s.
 	Unreproduced []string `json:"unreproduced429s,omitempty"`
 }
 
@@ -429,17 +429,17 @@ func (r *Replayer) Run(ctx context.Context) (*Result, error) {
 		out.Services = append(out.Services, *s)
 	}
 	sort.Slice(out.Services, func(i, j int) bool { return out.Services[i].Service < out.Services[j].Service })
-	for _, s := range out.Services {
-		if s.Trace429s > s.Fgrl429s+s.Delayed+s.Refused { // each call fgrl held, refused or met a 429 on explains one 429 at most
-			out.Unreproduced = append(out.Unreproduced, s.Service)
-		}
-	}
-	for k, n := range r.user429s { // and of the same user's calls
-		if n > r.explained[k] && !slices.Contains(out.Unreproduced, k.service) {
+	// Each call of a user that fgrl held, refused or met a 429 on explains
+	// one of that user's 429s at most. (A service's own count needs no
+	// check of its own: its 429s are its users', and its held calls at
+	// least theirs.)
+	for k, n := range r.user429s {
+		if n > r.explained[k] {
 			out.Unreproduced = append(out.Unreproduced, k.service)
 		}
 	}
 	slices.Sort(out.Unreproduced)
+	out.Unreproduced = slices.Compact(out.Unreproduced)
 	return out, nil
 }
 

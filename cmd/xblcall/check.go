@@ -18,6 +18,7 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"github.com/xblgo/fgrl/internal/safetext"
+	"github.com/xblgo/fgrl/internal/xblauth"
 	"github.com/xblgo/fgrl/mock"
 	"github.com/xblgo/fgrl/mock/admin"
 )
@@ -168,22 +169,16 @@ func (o *checkOpts) post(ctx context.Context, endpoint string, opts mock.CheckOp
 }
 
 // redact is s without the admin token, given as --admin-token or in
-// --mock's query (?token=), as given, JSON-escaped or URL-escaped.
+// --mock's query (?token=), in any form a server may echo it
+// (xblauth.Secrets: as given, URL- or JSON-escaped).
 func (o *checkOpts) redact(s string) string {
-	tokens := []string{o.token}
+	ss := xblauth.Secrets{}.Add(o.token)
 	if u, err := url.Parse(o.mockURL); err == nil {
-		tokens = append(tokens, u.Query()["token"]...)
-	}
-	for _, tok := range tokens {
-		if tok == "" {
-			continue
-		}
-		s = redactToken(s, tok)
-		for _, esc := range []string{url.QueryEscape(tok), url.PathEscape(tok)} {
-			s = strings.ReplaceAll(s, esc, "REDACTED")
+		for _, tok := range u.Query()["token"] {
+			ss = ss.Add(tok)
 		}
 	}
-	return s
+	return ss.Scrub(s)
 }
 
 // verdictKeys reports whether a verdict's keys are spelt as the mock
@@ -203,18 +198,6 @@ func verdictKeys(raw []byte) bool {
 		}
 	}
 	return true
-}
-
-// redactToken replaces token in s, as given and as a JSON answer escapes
-// it (encoding/json writes <, > and & as \u003c, \u003e, \u0026).
-func redactToken(s, token string) string {
-	s = strings.ReplaceAll(s, token, "REDACTED")
-	if b, err := json.Marshal(token); err == nil {
-		if esc := string(b[1 : len(b)-1]); esc != token {
-			s = strings.ReplaceAll(s, esc, "REDACTED")
-		}
-	}
-	return s
 }
 
 // parseExpect reads '[METHOD ]HOST[/PATH prefix]=N'.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/xblgo/fgrl/internal/safetext"
+	"github.com/xblgo/fgrl/internal/xblauth"
 	"github.com/xblgo/fgrl/proxy"
 	"github.com/xblgo/fgrl/throttle"
 )
@@ -42,10 +43,7 @@ func (o *proxyOpts) printStatus(ctx context.Context, e *env) error {
 		return err
 	}
 	if resp.StatusCode != http.StatusOK {
-		excerpt := string(b)
-		if o.accessToken != "" { // a server that echoes the request must not print the access token
-			excerpt = redactToken(excerpt, o.accessToken)
-		}
+		excerpt := xblauth.Secrets{}.Add(o.accessToken).Scrub(string(b)) // a server that echoes the request must not print the access token
 		return fmt.Errorf("the proxy at %s answered %d: %s", o.addr, resp.StatusCode, safetext.Clip(excerpt, 300))
 	}
 	var st proxy.Status

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -19,18 +20,21 @@ const minSecret = 8
 
 // Add returns ss with s, when s is long enough to be a secret, and the
 // forms a URL escapes it to (a token's or a signature's base64 '+', '/'
-// and '=' become %2B, %2F and %3D).
+// and '=' become %2B, %2F and %3D) and a JSON answer does (encoding/json
+// writes <, > and & as \u003c, \u003e and \u0026).
 func (ss Secrets) Add(s string) Secrets {
 	if len(s) < minSecret {
 		return ss
 	}
 	ss = append(ss, s)
-	q, p := url.QueryEscape(s), url.PathEscape(s)
-	if q != s {
-		ss = append(ss, q)
+	forms := []string{url.QueryEscape(s), url.PathEscape(s)}
+	if b, err := json.Marshal(s); err == nil {
+		forms = append(forms, string(b[1:len(b)-1]))
 	}
-	if p != s && p != q {
-		ss = append(ss, p)
+	for i, f := range forms {
+		if f != s && !slices.Contains(forms[:i], f) {
+			ss = append(ss, f)
+		}
 	}
 	return ss
 }

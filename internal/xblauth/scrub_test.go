@@ -60,3 +60,17 @@ func TestPostedSecrets(t *testing.T) {
 		}
 	}
 }
+
+// TestAddEscapedForms: a secret is taken out as given, URL-escaped and
+// JSON-escaped (a server that echoes it through encoding/json writes <, >
+// and & as \u003c, \u003e, \u0026), the forms xblcall check's and proxy
+// --status's errors met.
+func TestAddEscapedForms(t *testing.T) {
+	const secret = "s3cret<&>TOKEN+/="
+	ss := Secrets{}.Add(secret)
+	for _, echoed := range []string{secret, "s3cret%3C%26%3ETOKEN%2B%2F%3D", `s3cret\u003c\u0026\u003eTOKEN+/=`} {
+		if got := ss.Scrub("auth: " + echoed + "."); got != "auth: [redacted]." {
+			t.Errorf("Scrub(%q) = %q", echoed, got)
+		}
+	}
+}

@@ -27,10 +27,6 @@ import (
 // refused or met a 429 on; a service whose trace holds more 429s than
 // that must be named.
 func TestUnreproducedNotHiddenByAFewDelays(t *testing.T) {
-	r, err := whatif.New(nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	const url = "https://userpresence.xboxlive.com/users/xuid(2533274791234567)"
 	var calls []analyze.Call
 	for i := range 30 {
@@ -41,14 +37,7 @@ func TestUnreproducedNotHiddenByAFewDelays(t *testing.T) {
 		calls = append(calls, analyze.Call{Time: t0.Add(60*time.Second + time.Duration(i)*23*time.Second), Method: "GET", URL: url,
 			Authorization: "XBL3.0 x=111;REDACTED", Status: 429, RetryAfter: "300"})
 	}
-	for i := range calls {
-		calls[i].Index = i
-		r.Add(&calls[i])
-	}
-	res, err := r.Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := replayCalls(t, calls, 0)
 	var s whatif.Service
 	for _, x := range res.Services {
 		if x.Service == "presence/read" {
@@ -186,10 +175,6 @@ func TestKeptBytesCounted(t *testing.T) {
 // a finding the trace does not have. Each call must be replayed with its
 // own User-Agent and body.
 func TestKindsDoNotCollide(t *testing.T) {
-	r, err := whatif.New(nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	const url = "https://profile.xboxlive.com/users/batch/profile/settings"
 	body := `{"userIds":["2533274791234567","2533274791234568"],"settings":["Gamertag"]}`
 	calls := []analyze.Call{
@@ -197,13 +182,9 @@ func TestKindsDoNotCollide(t *testing.T) {
 		{Method: "POST", URL: url, UserAgent: "Title/1", RequestBody: []byte("x\x00" + body)},
 	}
 	for i := range calls {
-		calls[i].Index, calls[i].Time, calls[i].Authorization, calls[i].Status = i, t0.Add(time.Duration(i)*2*time.Second), "XBL3.0 x=111;REDACTED", 200
-		r.Add(&calls[i])
+		calls[i].Time, calls[i].Authorization, calls[i].Status = t0.Add(time.Duration(i)*2*time.Second), "XBL3.0 x=111;REDACTED", 200
 	}
-	res, err := r.Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := replayCalls(t, calls, 0)
 	if res.Delayed+res.Refused != 0 || res.After.ByRule[analyze.RuleRepeatedCalls] != res.Before.ByRule[analyze.RuleRepeatedCalls] {
 		t.Errorf("two calls of different bodies and User-Agents: %d delayed, %d refused; before %s %v, after %s %v",
 			res.Delayed, res.Refused, res.Before.Verdict, res.Before.ByRule, res.After.Verdict, res.After.ByRule)

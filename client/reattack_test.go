@@ -5,7 +5,6 @@ package client
 // those named in RELIABILITY.md failed before their fix.
 
 import (
-	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -15,7 +14,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,33 +23,6 @@ import (
 	"github.com/xblgo/fgrl/internal/xblsign"
 	"github.com/xblgo/fgrl/transport"
 )
-
-// TestReattackNullsAmplify: each `null` of a list of structs decodes into
-// a whole zero record: five bytes (`null,`) became a 230-byte Achievement
-// (255 times the answer's size), past a check that counted only `{` and `[`.
-func TestReattackNullsAmplify(t *testing.T) {
-	const size = 1 << 20
-	var body bytes.Buffer
-	body.WriteString(`{"achievements":[null`)
-	for body.Len() < size-64 {
-		body.WriteString(`,null`)
-	}
-	body.WriteString(`],"pagingInfo":{"continuationToken":""}}`)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(body.Bytes()) }))
-	defer srv.Close()
-	c := hostileClient(t, srv, plainTransport(t), "achievements.xboxlive.com")
-	runtime.GC()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	p, err := c.As(me).ListAchievements(context.Background(), me, title, 0, "")
-	runtime.ReadMemStats(&after)
-	alloc := after.TotalAlloc - before.TotalAlloc
-	if alloc > 8*uint64(body.Len()) {
-		t.Errorf("a %d-byte answer of nulls: %d items, err %v, allocated %d bytes (%.0fx, the bound is 8x)",
-			body.Len(), len(p.Items), err, alloc, float64(alloc)/float64(body.Len()))
-	}
-	runtime.KeepAlive(p)
-}
 
 // keyClient is a Client with a proof-key token whose requests the
 // default transport signs at each attempt.

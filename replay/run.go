@@ -306,13 +306,9 @@ func RunEvents(ctx context.Context, ev Events, o Options) (Result, error) {
 	if r, ok := svc.ByScope(sum.busiest); ok {
 		res.BurstLimit, res.SustainLimit = r.Burst, r.Sustain
 	}
-	var mu sync.Mutex
-	// services holds each call's delay once, under its service and
-	// priority; the figures of a service and of a priority are summed
-	// from them at the end (summarize).
-	services := map[string]*serviceTally{}
-	byPriority := [2]*Delay{&res.Interactive, &res.Background} // the pushed calls' zeros
-	subscribed := map[[2]string]bool{}                         // a user and scope the Subscribed client subscribed to
+	tl := &tallies{o: &o, svc: svc, res: &res, services: map[string]*serviceTally{}, subscribed: map[[2]string]bool{},
+		byPriority: [2]*Delay{&res.Interactive, &res.Background}}
+	services, byPriority := tl.services, tl.byPriority
 	n := o.parts()
 	var st *steps
 	if n > 1 || o.OnStep != nil {
@@ -347,43 +343,12 @@ func RunEvents(ctx context.Context, ev Events, o Options) (Result, error) {
 		}
 		ctx := clock.With(ctx, r)
 		r.call = func(e *Event) {
+			if o.Client == Subscribed && tl.pushed(e) {
+				return
+			}
 			start := v.Now()
-			if o.Client == Subscribed && e.Req == nil && limits.SubscriptionFor(e.Service) != "" {
-				if method, _, _ := serviceCall(svc, *e); method == http.MethodGet {
-					k := [2]string{e.User, e.Service}
-					mu.Lock()
-					pushed := subscribed[k]
-					if !pushed {
-						subscribed[k] = true
-						res.Subscriptions++
-					} else {
-						res.Pushed++
-						res.count(served)
-						byPriority[priority(e)].add(0, served)
-					}
-					mu.Unlock()
-					if pushed {
-						return
-					}
-				}
-			}
-			outcome := call(ctx, rt, o, *e)
-			took := v.Now().Sub(start)
-			mu.Lock()
-			res.count(outcome)
-			s := services[e.Service]
-			if s == nil {
-				s = &serviceTally{ServiceResult: ServiceResult{Service: e.Service}}
-				services[e.Service] = s
-			}
-			s.delays[priority(e)].add(took, outcome)
-			if took > 0 {
-				s.Delayed++
-			}
-			if o.OnCall != nil {
-				o.OnCall(e, took > 0 || outcome != served)
-			}
-			mu.Unlock()
+			outcome := call(ctx, rt, &o, e)
+			tl.done(e, outcome, v.Now().Sub(start))
 		}
 		parts[i] = &part{v: v, obs: obs, r: r, ctx: ctx}
 	}
@@ -438,6 +403,66 @@ func RunEvents(ctx context.Context, ev Events, o Options) (Result, error) {
 	res.Interactive, res.Background = summarize(of[0]...), summarize(of[1]...)
 	slices.SortFunc(res.Services, func(a, b ServiceResult) int { return strings.Compare(a.Service, b.Service) })
 	return res, ctx.Err()
+}
+
+// tallies is what a run counts of its calls as they end, under its lock:
+// apart from the closure that makes a call, as a call waiting for its
+// budget holds its goroutine's stack, and the replay can have thousands
+// waiting at once.
+type tallies struct {
+	o   *Options
+	svc *limits.Limits
+	res *Result
+	mu  sync.Mutex
+	// services holds each call's delay once, under its service and
+	// priority; the figures of a service and of a priority are summed
+	// from them at the end (summarize).
+	services   map[string]*serviceTally
+	byPriority [2]*Delay          // the pushed calls' zeros
+	subscribed map[[2]string]bool // a user and scope the Subscribed client subscribed to
+}
+
+// pushed reports whether the Subscribed client's subscription answers e's
+// call, counting it as served; the first read of a user and scope is made
+// (and subscribes).
+func (t *tallies) pushed(e *Event) bool {
+	if e.Req != nil || limits.SubscriptionFor(e.Service) == "" {
+		return false
+	}
+	if method, _, _ := serviceCall(t.svc, e); method != http.MethodGet {
+		return false
+	}
+	k := [2]string{e.User, e.Service}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.subscribed[k] {
+		t.subscribed[k] = true
+		t.res.Subscriptions++
+		return false
+	}
+	t.res.Pushed++
+	t.res.count(served)
+	t.byPriority[priority(e)].add(0, served)
+	return true
+}
+
+// done counts a call of e that ended in outcome after took.
+func (t *tallies) done(e *Event, outcome outcome, took time.Duration) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.res.count(outcome)
+	s := t.services[e.Service]
+	if s == nil {
+		s = &serviceTally{ServiceResult: ServiceResult{Service: e.Service}}
+		t.services[e.Service] = s
+	}
+	s.delays[priority(e)].add(took, outcome)
+	if took > 0 {
+		s.Delayed++
+	}
+	if t.o.OnCall != nil {
+		t.o.OnCall(e, took > 0 || outcome != served)
+	}
 }
 
 // parts is how many parts the run replays at once.
@@ -592,7 +617,7 @@ func (r *Result) count(o outcome) {
 }
 
 // call makes one call of e and classifies how it ended.
-func call(ctx context.Context, rt http.RoundTripper, o Options, e Event) outcome {
+func call(ctx context.Context, rt http.RoundTripper, o *Options, e *Event) outcome {
 	method, url, body := request(o.service(), e)
 	var rd io.Reader
 	if body != "" {
@@ -637,7 +662,7 @@ func hostOf(r *limits.Rule) string {
 
 // request returns the event's call: its recorded request, or a realistic
 // call for its service scope.
-func request(l *limits.Limits, e Event) (method, url, body string) {
+func request(l *limits.Limits, e *Event) (method, url, body string) {
 	if e.Req != nil {
 		return e.Req.Method, e.Req.URL, e.Req.Body
 	}
@@ -647,7 +672,7 @@ func request(l *limits.Limits, e Event) (method, url, body string) {
 }
 
 // serviceCall returns a realistic call for a service scope.
-func serviceCall(l *limits.Limits, e Event) (method, path, body string) {
+func serviceCall(l *limits.Limits, e *Event) (method, path, body string) {
 	switch e.Service {
 	case "profile":
 		return "GET", "/users/me/profile/settings?settings=Gamertag", ""

@@ -175,7 +175,7 @@ func TestRequestsServed(t *testing.T) {
 				continue
 			}
 			const user = "2533274790000001"
-			method, path, body := serviceCall(l, Event{Service: r.Scope(), User: user})
+			method, path, body := serviceCall(l, &Event{Service: r.Scope(), User: user})
 			req := httptest.NewRequest(method, "https://"+r.Hosts[0]+path, strings.NewReader(body))
 			req.Header.Set("Authorization", mock.Token(user, "1234567890"))
 			h.ServeHTTP(httptest.NewRecorder(), req)

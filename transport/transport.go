@@ -246,11 +246,24 @@ func perWindow(l throttle.Limit, f func(int) int) throttle.Limit {
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	t.init()
 	if t.CoalesceReads {
-		if key, ok := t.readKeyOf(req); ok {
-			return t.coalesce(req, key)
+		if resp, ok, err := t.coalesceRead(req); ok {
+			return resp, err
 		}
 	}
 	return t.roundTrip(req)
+}
+
+// coalesceRead coalesces req when it is a read of its kind (readKeyOf),
+// and reports whether it was. Its own function, so that the read's key is
+// off the stack of every call that is not one: a call waiting for its
+// budget holds its stack while it waits.
+func (t *Transport) coalesceRead(req *http.Request) (*http.Response, bool, error) {
+	key, ok := t.readKeyOf(req)
+	if !ok {
+		return nil, false, nil
+	}
+	resp, err := t.coalesce(req, key)
+	return resp, true, err
 }
 
 // roundTrip is RoundTrip without coalescing.

@@ -32,8 +32,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
+	"os"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strconv"
@@ -54,6 +57,25 @@ const MaxURLBytes = 256 << 20
 
 // maxURLBytes is MaxURLBytes, which a test lowers.
 var maxURLBytes = MaxURLBytes
+
+// MemoryLimit is the soft memory limit (runtime/debug.SetMemoryLimit) a
+// what-if runs under in xblcall analyze --what-if (LimitMemory). Most of a
+// replay's heap is garbage between two collections; with the collector's
+// default pacing alone, a replay of 2 M calls, holding about 90 MiB live,
+// grows to about 250 MiB resident; under the limit the collector runs
+// sooner instead (BENCHMARKS.md, §7b). The limit is soft: a larger trace,
+// which must hold more, goes past it rather than fail.
+const MemoryLimit = 180 << 20
+
+// LimitMemory sets the process's soft memory limit to MemoryLimit unless
+// GOMEMLIMIT set one, and returns what restores the limit before it.
+func LimitMemory() (restore func()) {
+	if os.Getenv("GOMEMLIMIT") != "" || debug.SetMemoryLimit(-1) != math.MaxInt64 {
+		return func() {}
+	}
+	before := debug.SetMemoryLimit(MemoryLimit)
+	return func() { debug.SetMemoryLimit(before) }
+}
 
 // Replayer gathers a trace's calls (Add, as analyze.Analyzer does) and
 // replays them (Run), once. It keeps 16 bytes a call for the replay beside

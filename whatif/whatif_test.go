@@ -3,6 +3,8 @@ package whatif_test
 import (
 	"context"
 	"encoding/json"
+	"math"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -163,5 +165,32 @@ func TestOrderOfAddingChangesNothing(t *testing.T) {
 	}
 	if in, back := run(false), run(true); in != back {
 		t.Errorf("added backwards, the replay differs:\n%s", cmp.Diff(in, back))
+	}
+}
+
+// TestLimitMemory: a what-if sets MemoryLimit when nothing set a limit
+// before it, restores the limit after, and leaves a GOMEMLIMIT alone.
+func TestLimitMemory(t *testing.T) {
+	t.Setenv("GOMEMLIMIT", "")
+	before := debug.SetMemoryLimit(math.MaxInt64)
+	defer debug.SetMemoryLimit(before)
+	restore := whatif.LimitMemory()
+	if got := debug.SetMemoryLimit(-1); got != whatif.MemoryLimit {
+		t.Errorf("limit %d during the what-if; want %d", got, whatif.MemoryLimit)
+	}
+	restore()
+	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+		t.Errorf("limit %d after the what-if; want none again", got)
+	}
+	debug.SetMemoryLimit(1 << 30) // a program's own limit stays
+	whatif.LimitMemory()()
+	if got := debug.SetMemoryLimit(-1); got != 1<<30 {
+		t.Errorf("limit %d; want the program's own 1 GiB", got)
+	}
+	debug.SetMemoryLimit(math.MaxInt64)
+	t.Setenv("GOMEMLIMIT", "off") // the user's choice: no limit
+	defer whatif.LimitMemory()()
+	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+		t.Errorf("limit %d under GOMEMLIMIT=off; want none", got)
 	}
 }

@@ -18,6 +18,10 @@
 //     passed. The mix is the same from the first burst on, whatever the
 //     length: the trace for a time per call that should not grow.
 //
+// Each replay runs under the soft memory limit xblcall analyze --what-if
+// sets (whatif.LimitMemory); GOMEMLIMIT=off (or another limit) in the
+// environment runs it without that one.
+//
 // Each size runs in a process of its own (so its peak memory is its own),
 // the sizes alternating round by round, and each run prints a Go benchmark
 // line that bench/summary reads:
@@ -169,6 +173,7 @@ func replay(n int, name, profile, heapProfile string) error {
 			}
 		}
 	}()
+	defer whatif.LimitMemory()() // as xblcall analyze --what-if runs
 	cpu0 := cpuTime()
 	start := time.Now()
 	r, err := whatif.New(nil, nil)

@@ -228,6 +228,7 @@ func (o *analyzeOpts) runWhatIf(ctx context.Context, e *env, paths []string, lim
 	if err != nil {
 		return &exitError{2, err}
 	}
+	defer whatif.LimitMemory()()
 	if err := readTraces(e, paths, r); err != nil {
 		return err
 	}

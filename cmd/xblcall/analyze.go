@@ -105,7 +105,7 @@ func analyzeFlags(o *analyzeOpts) *flag.FlagSet {
 	fs.BoolVar(&o.traceLimits, "trace-limits", false, "judge by the limits the traces name (a HAR of xblcall simulate names those it ran under), every trace naming the same; only for traces you made: a trace that names limits chooses what judges it")
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "list every finding with its evidence, and wider columns")
 	fs.StringVar(&o.userAgent, "user-agent", "", "a title's own User-Agent: its calls are judged whatever their host (the limits' fallback rule where the limits have none), for a title's own services")
-	fs.BoolVar(&o.whatIf, "what-if", false, "replay the traces' calls through the fgrl transport against the mock, in virtual time, and compare: 429s, delays, refusals and the verdict, before and after (text or --format json)")
+	fs.BoolVar(&o.whatIf, "what-if", false, "replay the traces' calls through the fgrl transport against the mock, in virtual time, and compare: 429s, delays, refusals and the verdict, before and after (text or --format json); under a soft memory limit of 180 MiB unless GOMEMLIMIT is set")
 	return fs
 }
 

@@ -37,10 +37,12 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/xblgo/fgrl/analyze"
@@ -63,18 +65,66 @@ var maxURLBytes = MaxURLBytes
 // replay's heap is garbage between two collections; with the collector's
 // default pacing alone, a replay of 2 M calls, holding about 90 MiB live,
 // grows to about 250 MiB resident; under the limit the collector runs
-// sooner instead (BENCHMARKS.md, §7b). The limit is soft: a larger trace,
-// which must hold more, goes past it rather than fail.
+// sooner instead (BENCHMARKS.md, §7b). The limit is soft, and never under
+// twice the heap live after the last collection: a larger trace, which
+// must hold more, runs as the default pacing would run it rather than
+// have the collector run back to back.
 const MemoryLimit = 180 << 20
 
 // LimitMemory sets the process's soft memory limit to MemoryLimit unless
-// GOMEMLIMIT set one, and returns what restores the limit before it.
+// GOMEMLIMIT set one, and returns what restores the limit before it. It is
+// safe for concurrent use: what-ifs that overlap share the limit, and the
+// last of them to end restores the limit before the first.
 func LimitMemory() (restore func()) {
-	if os.Getenv("GOMEMLIMIT") != "" || debug.SetMemoryLimit(-1) != math.MaxInt64 {
-		return func() {}
+	limiting.Lock()
+	defer limiting.Unlock()
+	if limiting.n == 0 {
+		if os.Getenv("GOMEMLIMIT") != "" || debug.SetMemoryLimit(-1) != math.MaxInt64 {
+			return func() {}
+		}
+		limiting.before = debug.SetMemoryLimit(MemoryLimit)
+		limiting.gen++
+		followLiveHeap(limiting.gen)
 	}
-	before := debug.SetMemoryLimit(MemoryLimit)
-	return func() { debug.SetMemoryLimit(before) }
+	limiting.n++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			limiting.Lock()
+			defer limiting.Unlock()
+			if limiting.n--; limiting.n == 0 {
+				debug.SetMemoryLimit(limiting.before)
+			}
+		})
+	}
+}
+
+// limiting counts the what-ifs under LimitMemory's limit.
+var limiting struct {
+	sync.Mutex
+	n      int   // what-ifs under the limit
+	before int64 // the limit before the first
+	gen    int   // the times the limit was set
+}
+
+// followLiveHeap keeps the limit at twice the live heap at least, after
+// every collection, while the limit set as gen lasts: a trace that holds
+// more than half of MemoryLimit live would otherwise have the collector
+// run back to back (up to half the CPU, the runtime's cap), where the
+// default pacing alone would let the heap grow to twice the live heap.
+func followLiveHeap(gen int) {
+	type sentinel struct{ _ [16]byte } // 16 bytes: never in a tiny block another object keeps alive
+	runtime.SetFinalizer(new(sentinel), func(*sentinel) {
+		limiting.Lock()
+		defer limiting.Unlock()
+		if limiting.n == 0 || limiting.gen != gen {
+			return
+		}
+		s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		metrics.Read(s)
+		debug.SetMemoryLimit(max(MemoryLimit, 2*int64(s[0].Value.Uint64())))
+		followLiveHeap(gen)
+	})
 }
 
 // Replayer gathers a trace's calls (Add, as analyze.Analyzer does) and

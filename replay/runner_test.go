@@ -126,9 +126,12 @@ func TestWaitingCallsKeepSmallStacks(t *testing.T) {
 	if goroutines < users*waiting {
 		t.Fatalf("%d goroutines at the first step; want the %d waiting calls' at least", goroutines, users*waiting)
 	}
+	// The parked workers end with the run (goleak waits for their exits).
+	goleak.VerifyNone(t, append(leakcheck.Options(), before)...)
+	if race { // the race detector's instrumentation makes every frame larger: 8 KiB stacks either way (.ci/run runs this test without it too)
+		t.Skip("the stacks' sizes are those of the race detector's build")
+	}
 	if perCall > 5<<10 {
 		t.Errorf("%.0f bytes of stacks a waiting call; want the 4 KiB a goroutine that ran no other call needs", perCall)
 	}
-	// The parked workers end with the run (goleak waits for their exits).
-	goleak.VerifyNone(t, append(leakcheck.Options(), before)...)
 }

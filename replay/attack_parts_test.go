@@ -14,8 +14,8 @@ import (
 // TestSameResultAnyParts: every client, coalescing or not, gives the
 // same result twice and in 1, 2 or 8 parts, and its outcomes add up. The
 // xsapi client is left out of the comparison: it jitters Retry-After at
-// random (transport's jitterUp), and differed from run to run at HEAD~2
-// as well.
+// random (transport's jitterUp), and did so before each call had a
+// goroutine of its own as well.
 func TestSameResultAnyParts(t *testing.T) {
 	var p Pattern
 	for u := range 60 {

@@ -306,9 +306,8 @@ func RunEvents(ctx context.Context, ev Events, o Options) (Result, error) {
 	if r, ok := svc.ByScope(sum.busiest); ok {
 		res.BurstLimit, res.SustainLimit = r.Burst, r.Sustain
 	}
-	tl := &tallies{o: &o, svc: svc, res: &res, services: map[string]*serviceTally{}, subscribed: map[[2]string]bool{},
-		byPriority: [2]*Delay{&res.Interactive, &res.Background}}
-	services, byPriority := tl.services, tl.byPriority
+	tl := &tallies{o: &o, svc: svc, res: &res, services: map[string]*serviceTally{}, subscribed: map[[2]string]bool{}}
+	services := tl.services
 	n := o.parts()
 	var st *steps
 	if n > 1 || o.OnStep != nil {
@@ -394,7 +393,7 @@ func RunEvents(ctx context.Context, ev Events, o Options) (Result, error) {
 			res.Rows = res.Keys[0].Rows
 		}
 	}
-	of := [2][]*Delay{{byPriority[0]}, {byPriority[1]}}
+	of := [2][]*Delay{{&res.Interactive}, {&res.Background}} // the pushed calls' zeros, and every service's delays
 	for _, s := range services {
 		s.Delay = summarize(&s.delays[0], &s.delays[1])
 		of[0], of[1] = append(of[0], &s.delays[0]), append(of[1], &s.delays[1])
@@ -418,7 +417,6 @@ type tallies struct {
 	// priority; the figures of a service and of a priority are summed
 	// from them at the end (summarize).
 	services   map[string]*serviceTally
-	byPriority [2]*Delay          // the pushed calls' zeros
 	subscribed map[[2]string]bool // a user and scope the Subscribed client subscribed to
 }
 
@@ -442,7 +440,7 @@ func (t *tallies) pushed(e *Event) bool {
 	}
 	t.res.Pushed++
 	t.res.count(served)
-	t.byPriority[priority(e)].add(0, served)
+	[2]*Delay{&t.res.Interactive, &t.res.Background}[priority(e)].add(0, served) // a pushed call's zero
 	return true
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/internal/xblauth"
+	"github.com/xblgo/fgrl/limits"
 	"github.com/xblgo/fgrl/throttle"
 )
 
@@ -47,12 +48,22 @@ func (t *Transport) Snapshot(k throttle.Key) (throttle.Snapshot, error) {
 	return t.snapshot(context.Background(), k)
 }
 
+// ruleByScope is the rule of a key's scope, as Snapshot and NewTicker take
+// it from their caller.
+func (t *Transport) ruleByScope(scope string) (*limits.Rule, error) {
+	t.init()
+	rule, ok := t.limits.ByScope(scope)
+	if !ok {
+		return nil, &usageError{"no rule has scope " + safetext.Quote(scope, 64)}
+	}
+	return rule, nil
+}
+
 // snapshot is Snapshot with the context of the store's call.
 func (t *Transport) snapshot(ctx context.Context, k throttle.Key) (throttle.Snapshot, error) {
-	t.init()
-	rule, ok := t.limits.ByScope(k.Scope)
-	if !ok {
-		return throttle.Snapshot{}, &usageError{"no rule has scope " + safetext.Quote(k.Scope, 64)}
+	rule, err := t.ruleByScope(k.Scope)
+	if err != nil {
+		return throttle.Snapshot{}, err
 	}
 	k.Title, k.Scope = cmp.Or(k.Title, t.TitleID), rule.Scope()
 	now := time.Now()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/throttle"
 )
 
@@ -30,9 +29,8 @@ func (t *Transport) NewTicker(k throttle.Key, every time.Duration) (*Ticker, err
 	if every <= 0 {
 		return nil, &usageError{"a ticker's interval must be positive"}
 	}
-	t.init()
-	if _, ok := t.limits.ByScope(k.Scope); !ok {
-		return nil, &usageError{"no rule has scope " + safetext.Quote(k.Scope, 64)}
+	if _, err := t.ruleByScope(k.Scope); err != nil {
+		return nil, err
 	}
 	c := make(chan time.Time, 1)
 	ctx, stop := context.WithCancel(context.Background())

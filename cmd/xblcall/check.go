@@ -94,14 +94,15 @@ func (o *checkOpts) run(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	why := o.doubt(status, res)
 	if o.json {
-		if why := o.doubt(status, res); res.OK && why != "" { // the JSON printed says no pass, as the exit code does
+		if res.OK && why != "" { // the JSON printed says no pass, as the exit code does
 			v := res
 			v.OK, v.Failures = false, append(slices.Clip(res.Failures), "xblcall check: the mock's verdict cannot be taken as a pass: "+why)
 			raw, _ = json.Marshal(v)
 		}
 		io.WriteString(e.stdout, o.redact(string(raw)))
-	} else if res.OK && o.doubt(status, res) == "" {
+	} else if res.OK && why == "" {
 		fmt.Fprintln(e.stdout, "ok")
 	} else {
 		for _, f := range res.Failures {
@@ -111,7 +112,7 @@ func (o *checkOpts) run(ctx context.Context, e *env, args []string) error {
 	if !res.OK {
 		return &exitError{1, errors.New("the mock's check failed")}
 	}
-	if why := o.doubt(status, res); why != "" { // fail closed: a pass must be one whole
+	if why != "" { // fail closed: a pass must be one whole
 		return &exitError{1, errors.New("the mock's verdict cannot be taken as a pass: " + why)}
 	}
 	return nil

@@ -357,12 +357,7 @@ func readPEMFile(name string) ([]byte, error) {
 // certPool is the system's roots and the certificates of a PEM file of at
 // most 1 MiB.
 func certPool(name string) (*x509.CertPool, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, 1<<20+1))
+	b, err := readPEMFile(name)
 	if err != nil {
 		return nil, err
 	}
@@ -370,8 +365,8 @@ func certPool(name string) (*x509.CertPool, error) {
 	if err != nil {
 		pool = x509.NewCertPool()
 	}
-	if len(b) > 1<<20 || !pool.AppendCertsFromPEM(b) {
-		return nil, fmt.Errorf("%s holds no PEM certificate (of at most 1 MiB)", safetext.Quote(name, 200))
+	if !pool.AppendCertsFromPEM(b) {
+		return nil, fmt.Errorf("%s holds no PEM certificate", safetext.Quote(name, 200))
 	}
 	return pool, nil
 }

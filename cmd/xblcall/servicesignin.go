@@ -51,12 +51,8 @@ func (ss *storedService) serviceSignIn(via string) (s *client.ServiceSignIn, bas
 	base = http.DefaultTransport.(*http.Transport).Clone()
 	base.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}
 	if ss.CA != "" {
-		pool, err := x509.SystemCertPool()
+		pool, err := certPool(ss.CA)
 		if err != nil {
-			pool = x509.NewCertPool()
-		}
-		b, err := readPEMFile(ss.CA)
-		if err != nil || !pool.AppendCertsFromPEM(b) {
 			return nil, nil, &exitError{2, fmt.Errorf("--ca %s: not a PEM certificate file", safetext.Quote(ss.CA, 200))}
 		}
 		base.TLSClientConfig.RootCAs = pool

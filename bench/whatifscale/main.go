@@ -46,6 +46,12 @@
 // live heap passes its last writing by a tenth):
 //
 //	go run ./whatifscale -one 2000000 -heapprofile heap.out
+//
+// and for where the resident memory goes, a line a second on standard
+// error (the live heap, the heap's goal, the goroutines' stacks, the
+// memory mapped and not released, and the goroutines):
+//
+//	go run ./whatifscale -one 2000000 -trace polling -memtrace
 package main
 
 import (
@@ -75,9 +81,10 @@ func main() {
 	one := flag.Int("one", 0, "run one replay of this many calls in this process and print its line (what each round runs)")
 	cpuprofile := flag.String("cpuprofile", "", "with -one: write the replay's CPU profile to this file")
 	heapprofile := flag.String("heapprofile", "", "with -one: write the heap profile at the live heap's peak to this file")
+	memtrace := flag.Bool("memtrace", false, "with -one: print the memory's classes every second on standard error")
 	flag.Parse()
 	if *one > 0 {
-		if err := replay(*one, *traces, *cpuprofile, *heapprofile); err != nil {
+		if err := replay(*one, *traces, *cpuprofile, *heapprofile, *memtrace); err != nil {
 			fmt.Fprintln(os.Stderr, "whatifscale:", err)
 			os.Exit(1)
 		}
@@ -126,7 +133,7 @@ func traffic(name string) (func(i int) (user, service int), int, error) {
 // prints its line; with a profile path, it writes the CPU profile of the
 // whole run there, and with a heap profile path the heap profile at the
 // live heap's peak.
-func replay(n int, name, profile, heapProfile string) error {
+func replay(n int, name, profile, heapProfile string, memtrace bool) error {
 	of, users, err := traffic(name)
 	if err != nil {
 		return err
@@ -173,6 +180,10 @@ func replay(n int, name, profile, heapProfile string) error {
 			}
 		}
 	}()
+	if memtrace {
+		stopTrace := traceMemory()
+		defer stopTrace()
+	}
 	defer whatif.LimitMemory()() // as xblcall analyze --what-if runs
 	cpu0 := cpuTime()
 	start := time.Now()
@@ -243,4 +254,29 @@ func writeHeapProfile(path string) {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "whatifscale: heap profile:", err)
 	}
+}
+
+// traceMemory prints the memory's classes every second on standard error
+// until the function it returns is called.
+func traceMemory() (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/heap/goal:bytes"}, {Name: "/memory/classes/heap/stacks:bytes"},
+			{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}, {Name: "/sched/goroutines:goroutines"}}
+		mib := func(i int) float64 { return float64(s[i].Value.Uint64()) / (1 << 20) }
+		t0 := time.Now()
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			metrics.Read(s)
+			fmt.Fprintf(os.Stderr, "%4.0fs live %5.1f MiB, goal %5.1f, stacks %5.1f, mapped less released %5.1f; %d goroutines\n",
+				time.Since(t0).Seconds(), mib(0), mib(1), mib(2), mib(3)-mib(4), s[5].Value.Uint64())
+		}
+	}()
+	return func() { close(done) }
 }

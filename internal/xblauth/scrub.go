@@ -1,11 +1,16 @@
 package xblauth
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
 	"net/url"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -137,26 +142,125 @@ func asciiLower(s string) string {
 	return string(b)
 }
 
-// ScrubError returns err, or, when its text holds one of ss, an error
-// whose text is scrubbed and which errors.Is and errors.As see through to
-// err.
+// ScrubError returns err when no error in its tree (err and every error
+// it wraps, by either form of Unwrap) tells one of ss in its text, and
+// otherwise an error whose text is err's, scrubbed, and whose causes are
+// seen only through ScrubError too: a cause that tells no secret is itself,
+// one that does is scrubbed in turn. So errors.Is still finds a sentinel
+// such as context.DeadlineExceeded, errors.As still finds every cause that
+// tells no secret and a *url.Error (with its URL and cause scrubbed), and
+// a reporter that walks the causes (a logger's, an error tracker's) prints
+// no secret. A cause that tells a secret and is of another type is not
+// found by errors.As. A tree deeper than maxDepth is taken as telling one.
 func (ss Secrets) ScrubError(err error) error {
-	if err == nil || len(ss) == 0 {
+	if err == nil || len(ss) == 0 || !ss.tells(err, 0) {
 		return err
 	}
-	if t := err.Error(); ss.Scrub(t) != t {
-		return &scrubbed{err: err, text: ss.Scrub(t)}
+	text := ss.Scrub(err.Error())
+	if _, ok := err.(interface{ Unwrap() []error }); ok {
+		return &scrubbedJoin{scrubbed{err: err, text: text, ss: ss}}
 	}
-	return err
+	return &scrubbed{err: err, text: text, ss: ss}
 }
 
+// maxDepth bounds how deep tells looks into an error's tree.
+const maxDepth = 64
+
+// tells reports whether err or an error under it tells one of ss.
+func (ss Secrets) tells(err error, depth int) bool {
+	switch {
+	case err == nil:
+		return false
+	case depth > maxDepth:
+		return true
+	}
+	if t := err.Error(); ss.Scrub(t) != t {
+		return true
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		return ss.tells(u.Unwrap(), depth+1)
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			if ss.tells(e, depth+1) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// scrubbed is an error, err, seen without the secrets ss: its text
+// scrubbed, its cause seen through ss.ScrubError.
 type scrubbed struct {
 	err  error
 	text string
+	ss   Secrets
 }
 
 func (e *scrubbed) Error() string { return e.text }
-func (e *scrubbed) Unwrap() error { return e.err }
+
+// GoString is what %#v prints: the scrubbed text, not err's fields.
+func (e *scrubbed) GoString() string { return "xblauth.scrubbed(" + strconv.Quote(e.text) + ")" }
+
+// Unwrap returns err's cause, scrubbed.
+func (e *scrubbed) Unwrap() error {
+	if u, ok := e.err.(interface{ Unwrap() error }); ok {
+		return e.ss.ScrubError(u.Unwrap())
+	}
+	return nil
+}
+
+// Is reports whether err is target, as errors.Is finds it in err's tree:
+// an answer that shows nothing of err.
+func (e *scrubbed) Is(target error) bool { return errors.Is(e.err, target) }
+
+// As finds target in err's tree as errors.As does, and gives it as it is
+// when its text tells no secret; one that does is given as a copy with its
+// texts scrubbed when it is of a type copy knows (*url.Error, *net.DNSError,
+// *net.OpError, the certificate errors), and not given otherwise.
+func (e *scrubbed) As(target any) bool {
+	if !errors.As(e.err, target) {
+		return false
+	}
+	v := reflect.ValueOf(target).Elem()
+	found, _ := v.Interface().(error)
+	if !e.ss.tells(found, 0) {
+		return true
+	}
+	if c := e.ss.copyOf(found); c != nil && reflect.TypeOf(c).AssignableTo(v.Type()) {
+		v.Set(reflect.ValueOf(c))
+		return true
+	}
+	v.SetZero()
+	return false
+}
+
+// copyOf returns a copy of err with its texts scrubbed and its cause seen
+// through ScrubError, for the error types whose fields a caller reads:
+// the ones transport and client decide on, and *url.Error. nil for any
+// other type.
+func (ss Secrets) copyOf(err error) error {
+	switch x := err.(type) {
+	case *url.Error:
+		return &url.Error{Op: x.Op, URL: ss.Scrub(x.URL), Err: ss.ScrubError(x.Err)}
+	case *net.DNSError:
+		c := *x
+		c.Err, c.Name, c.Server, c.UnwrapErr = ss.Scrub(x.Err), ss.Scrub(x.Name), ss.Scrub(x.Server), ss.ScrubError(x.UnwrapErr)
+		return &c
+	case *net.OpError:
+		c := *x
+		c.Err = ss.ScrubError(x.Err)
+		return &c
+	case x509.HostnameError:
+		return x509.HostnameError{Certificate: x.Certificate, Host: ss.Scrub(x.Host)}
+	case x509.CertificateInvalidError:
+		return x509.CertificateInvalidError{Cert: x.Cert, Reason: x.Reason, Detail: ss.Scrub(x.Detail)}
+	case *tls.CertificateVerificationError:
+		return &tls.CertificateVerificationError{UnverifiedCertificates: x.UnverifiedCertificates, Err: ss.ScrubError(x.Err)}
+	}
+	return nil
+}
 
 // Timeout and Temporary are err's, so that a *url.Error wrapping the
 // scrubbed error (http.Client's) still reports a timeout: it asks its
@@ -169,4 +273,17 @@ func (e *scrubbed) Timeout() bool {
 func (e *scrubbed) Temporary() bool {
 	var t interface{ Temporary() bool }
 	return errors.As(e.err, &t) && t.Temporary()
+}
+
+// scrubbedJoin is scrubbed for an err that wraps several errors
+// (errors.Join's).
+type scrubbedJoin struct{ scrubbed }
+
+// Unwrap returns err's causes, each scrubbed.
+func (e *scrubbedJoin) Unwrap() []error {
+	var out []error
+	for _, c := range e.err.(interface{ Unwrap() []error }).Unwrap() {
+		out = append(out, e.ss.ScrubError(c))
+	}
+	return out
 }

@@ -151,9 +151,10 @@ func asciiLower(s string) string {
 // tells no secret and a *url.Error (with its URL and cause scrubbed), and
 // a reporter that walks the causes (a logger's, an error tracker's) prints
 // no secret. A cause that tells a secret and is of another type is not
-// found by errors.As. A tree deeper than maxDepth is taken as telling one.
+// found by errors.As. A tree of more than maxErrors errors is taken as
+// telling one.
 func (ss Secrets) ScrubError(err error) error {
-	if err == nil || len(ss) == 0 || !ss.tells(err, 0) {
+	if err == nil || len(ss) == 0 || !ss.tells(err) {
 		return err
 	}
 	text := ss.Scrub(err.Error())
@@ -163,31 +164,38 @@ func (ss Secrets) ScrubError(err error) error {
 	return &scrubbed{err: err, text: text, ss: ss}
 }
 
-// maxDepth bounds how deep tells looks into an error's tree.
-const maxDepth = 64
+// maxErrors bounds how many errors tells reads in one tree (errors.Join
+// trees that share branches grow exponentially in what a walk reads).
+const maxErrors = 256
 
-// tells reports whether err or an error under it tells one of ss.
-func (ss Secrets) tells(err error, depth int) bool {
-	switch {
-	case err == nil:
-		return false
-	case depth > maxDepth:
-		return true
-	}
-	if t := err.Error(); ss.Scrub(t) != t {
-		return true
-	}
-	switch u := err.(type) {
-	case interface{ Unwrap() error }:
-		return ss.tells(u.Unwrap(), depth+1)
-	case interface{ Unwrap() []error }:
-		for _, e := range u.Unwrap() {
-			if ss.tells(e, depth+1) {
-				return true
+// tells reports whether err or an error under it tells one of ss; a tree
+// of more than maxErrors errors is taken as telling one.
+func (ss Secrets) tells(err error) bool {
+	left := maxErrors
+	var walk func(err error) bool
+	walk = func(err error) bool {
+		if err == nil {
+			return false
+		}
+		if left--; left < 0 {
+			return true
+		}
+		if t := err.Error(); ss.Scrub(t) != t {
+			return true
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() error }:
+			return walk(u.Unwrap())
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				if walk(e) {
+					return true
+				}
 			}
 		}
+		return false
 	}
-	return false
+	return walk(err)
 }
 
 // scrubbed is an error, err, seen without the secrets ss: its text
@@ -225,7 +233,7 @@ func (e *scrubbed) As(target any) bool {
 	}
 	v := reflect.ValueOf(target).Elem()
 	found, _ := v.Interface().(error)
-	if !e.ss.tells(found, 0) {
+	if !e.ss.tells(found) {
 		return true
 	}
 	if c := e.ss.copyOf(found); c != nil && reflect.TypeOf(c).AssignableTo(v.Type()) {

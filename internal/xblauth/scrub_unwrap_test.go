@@ -114,3 +114,18 @@ func TestScrubbedErrorAsCopies(t *testing.T) {
 		t.Errorf("errors.As did not give a cause that tells no secret: %+v", c)
 	}
 }
+
+// TestScrubErrorBoundedOnSharedJoins: a tree of joins that share their
+// branches (2^16 paths; its text is 2^16 leaves long) is judged after
+// reading a bounded number of errors, as telling.
+func TestScrubErrorBoundedOnSharedJoins(t *testing.T) {
+	ss := Secrets{}.Add("sig-0123456789abcdef")
+	err := errors.New("leaf")
+	for range 16 {
+		err = errors.Join(err, err)
+	}
+	got := ss.ScrubError(err)
+	if got == err {
+		t.Error("a tree too large to read was taken as telling no secret")
+	}
+}

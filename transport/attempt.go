@@ -55,7 +55,8 @@ func (c *call) send() (*http.Response, bool, error) {
 	resp, err := c.t.base().RoundTrip(req)
 	if err != nil || resp == nil {
 		// net/http's errors quote what the server sent; a Base's may quote the URL as text.
-		err = querySecrets(xblauth.Secrets{}.HeaderSecrets(req.Header), req.URL).ScrubError(a.cause(err))
+		raw := a.cause(err)
+		err = keepCode(raw, querySecrets(xblauth.Secrets{}.HeaderSecrets(req.Header), req.URL).ScrubError(raw))
 		a.release()
 		if err == nil {
 			err = errors.New("transport: base RoundTripper returned no response and no error")

@@ -1,10 +1,12 @@
 package transport
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 
+	"github.com/xblgo/fgrl/hresult"
 	"github.com/xblgo/fgrl/internal/xblauth"
 )
 
@@ -114,4 +116,43 @@ func querySecrets(ss xblauth.Secrets, u *url.URL) xblauth.Secrets {
 		}
 	}
 	return ss
+}
+
+// keepCode returns scrubbed, the error raw seen without its secrets, so
+// that hresult.Of (and so permanent) finds in it raw's code: a Reporter
+// under raw whose text tells a secret is not given through scrubbed, and a
+// secret in a text must not change what the transport decides.
+func keepCode(raw, scrubbed error) error {
+	if scrubbed == nil || scrubbed == raw {
+		return scrubbed
+	}
+	if c := hresult.Of(raw); c != hresult.Of(scrubbed) {
+		return &codedError{err: scrubbed, code: c}
+	}
+	return scrubbed
+}
+
+// codedError is a scrubbed error with the HRESULT of the error it hides.
+type codedError struct {
+	err  error
+	code hresult.HRESULT
+}
+
+func (e *codedError) Error() string            { return e.err.Error() }
+func (e *codedError) Unwrap() error            { return e.err }
+func (e *codedError) HRESULT() hresult.HRESULT { return e.code }
+
+// GoString is the scrubbed error's, not codedError's fields.
+func (e *codedError) GoString() string { return fmt.Sprintf("%#v", e.err) }
+
+// Timeout and Temporary are the scrubbed error's: a *url.Error around
+// codedError (http.Client's) asks its error directly.
+func (e *codedError) Timeout() bool {
+	t, ok := e.err.(interface{ Timeout() bool })
+	return ok && t.Timeout()
+}
+
+func (e *codedError) Temporary() bool {
+	t, ok := e.err.(interface{ Temporary() bool })
+	return ok && t.Temporary()
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
@@ -34,7 +35,10 @@ func (ss Secrets) Add(s string) Secrets {
 	ss = append(ss, s)
 	forms := []string{url.QueryEscape(s), url.PathEscape(s)}
 	if b, err := json.Marshal(s); err == nil {
-		forms = append(forms, string(b[1:len(b)-1]))
+		j := string(b[1 : len(b)-1])
+		// Other encoders than Go's: "\/" for '/' (PHP, many JS and Java
+		// ones) and "\u002B" for '+' (System.Text.Json's default).
+		forms = append(forms, j, strings.ReplaceAll(j, "/", `\/`), strings.ReplaceAll(j, "+", `\u002B`))
 	}
 	for i, f := range forms {
 		if f != s && !slices.Contains(forms[:i], f) {
@@ -104,8 +108,16 @@ func (ss Secrets) PostedSecrets(body []byte) Secrets {
 // of its ASCII letters (a service may echo a token upper-cased). Scrub
 // before clipping: a clipped text may hold a secret's first part only.
 func (ss Secrets) Scrub(s string) string {
+	if len(ss) == 0 {
+		return s
+	}
+	low := asciiLower(s) // once, and again only after a replacement
 	for _, x := range ss {
+		if !strings.Contains(low, asciiLower(x)) {
+			continue
+		}
 		s = replaceFold(s, x)
+		low = asciiLower(s)
 	}
 	return s
 }
@@ -152,12 +164,19 @@ func asciiLower(s string) string {
 // a reporter that walks the causes (a logger's, an error tracker's) prints
 // no secret. A cause that tells a secret and is of another type is not
 // found by errors.As. A tree of more than maxErrors errors is taken as
-// telling one.
+// telling one, and so is an error that holds a secret where its text does
+// not show it (a field such as a kept *http.Request's header, what it
+// prints under %+v or %#v) or whose Error panics. A cause that tells part
+// of a secret its wrapper's text runs across is scrubbed of that part.
 func (ss Secrets) ScrubError(err error) error {
 	if err == nil || len(ss) == 0 || !ss.tells(err) {
 		return err
 	}
-	text := ss.Scrub(err.Error())
+	text, ok := errText(err)
+	if !ok {
+		text = "(error text unavailable: its Error method panicked)"
+	}
+	text = ss.Scrub(text)
 	if _, ok := err.(interface{ Unwrap() []error }); ok {
 		return &scrubbedJoin{scrubbed{err: err, text: text, ss: ss}}
 	}
@@ -171,7 +190,7 @@ const maxErrors = 256
 // tells reports whether err or an error under it tells one of ss; a tree
 // of more than maxErrors errors is taken as telling one.
 func (ss Secrets) tells(err error) bool {
-	left := maxErrors
+	left, fields := maxErrors, maxFields // fields: shared by the whole tree
 	var walk func(err error) bool
 	walk = func(err error) bool {
 		if err == nil {
@@ -180,7 +199,8 @@ func (ss Secrets) tells(err error) bool {
 		if left--; left < 0 {
 			return true
 		}
-		if t := err.Error(); ss.Scrub(t) != t {
+		t, ok := errText(err)
+		if !ok || ss.Scrub(t) != t || ss.fieldsTell(err, t, &fields) {
 			return true
 		}
 		switch u := err.(type) {
@@ -214,7 +234,8 @@ func (e *scrubbed) GoString() string { return "xblauth.scrubbed(" + strconv.Quot
 // Unwrap returns err's cause, scrubbed.
 func (e *scrubbed) Unwrap() error {
 	if u, ok := e.err.(interface{ Unwrap() error }); ok {
-		return e.ss.ScrubError(u.Unwrap())
+		c := u.Unwrap()
+		return e.ss.causeSecrets(e.err, c).ScrubError(c)
 	}
 	return nil
 }
@@ -232,7 +253,14 @@ func (e *scrubbed) As(target any) bool {
 		return false
 	}
 	v := reflect.ValueOf(target).Elem()
-	found, _ := v.Interface().(error)
+	found, isErr := v.Interface().(error)
+	if !isErr && v.Interface() != nil { // a value an As method gave, not an error
+		if e.ss.valueTells(v.Interface()) {
+			v.SetZero()
+			return false
+		}
+		return true
+	}
 	if !e.ss.tells(found) {
 		return true
 	}
@@ -251,14 +279,15 @@ func (e *scrubbed) As(target any) bool {
 func (ss Secrets) copyOf(err error) error {
 	switch x := err.(type) {
 	case *url.Error:
-		return &url.Error{Op: x.Op, URL: ss.Scrub(x.URL), Err: ss.ScrubError(x.Err)}
+		return &url.Error{Op: ss.Scrub(x.Op), URL: ss.Scrub(x.URL), Err: ss.ScrubError(x.Err)}
 	case *net.DNSError:
 		c := *x
 		c.Err, c.Name, c.Server, c.UnwrapErr = ss.Scrub(x.Err), ss.Scrub(x.Name), ss.Scrub(x.Server), ss.ScrubError(x.UnwrapErr)
 		return &c
 	case *net.OpError:
 		c := *x
-		c.Err = ss.ScrubError(x.Err)
+		c.Op, c.Net, c.Err = ss.Scrub(x.Op), ss.Scrub(x.Net), ss.ScrubError(x.Err)
+		c.Source, c.Addr = ss.scrubAddr(x.Source), ss.scrubAddr(x.Addr)
 		return &c
 	case x509.HostnameError:
 		return x509.HostnameError{Certificate: x.Certificate, Host: ss.Scrub(x.Host)}
@@ -273,14 +302,46 @@ func (ss Secrets) copyOf(err error) error {
 // Timeout and Temporary are err's, so that a *url.Error wrapping the
 // scrubbed error (http.Client's) still reports a timeout: it asks its
 // error directly, not through Unwrap.
+// Both read at most maxErrors errors of err's tree, which may be a cycle.
 func (e *scrubbed) Timeout() bool {
 	var t interface{ Timeout() bool }
-	return errors.As(e.err, &t) && t.Timeout()
+	return firstOf(e.err, &t) && t.Timeout()
 }
 
 func (e *scrubbed) Temporary() bool {
 	var t interface{ Temporary() bool }
-	return errors.As(e.err, &t) && t.Temporary()
+	return firstOf(e.err, &t) && t.Temporary()
+}
+
+// firstOf sets *t to the first error of err's tree, in errors.As's order,
+// that is a T, reading at most maxErrors errors.
+func firstOf[T any](err error, t *T) bool {
+	left := maxErrors
+	var walk func(err error) bool
+	walk = func(err error) bool {
+		if err == nil {
+			return false
+		}
+		if left--; left < 0 {
+			return false
+		}
+		if x, ok := err.(T); ok {
+			*t = x
+			return true
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() error }:
+			return walk(u.Unwrap())
+		case interface{ Unwrap() []error }:
+			for _, c := range u.Unwrap() {
+				if walk(c) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return walk(err)
 }
 
 // scrubbedJoin is scrubbed for an err that wraps several errors
@@ -291,7 +352,210 @@ type scrubbedJoin struct{ scrubbed }
 func (e *scrubbedJoin) Unwrap() []error {
 	var out []error
 	for _, c := range e.err.(interface{ Unwrap() []error }).Unwrap() {
-		out = append(out, e.ss.ScrubError(c))
+		out = append(out, e.ss.causeSecrets(e.err, c).ScrubError(c))
 	}
 	return out
+}
+
+// errText returns err.Error(), and false when it panics (a typed nil, a
+// hostile error).
+func errText(err error) (text string, ok bool) {
+	defer func() {
+		if recover() != nil {
+			text, ok = "", false
+		}
+	}()
+	return err.Error(), true
+}
+
+// minFragment is the shortest part of a secret causeSecrets takes.
+const minFragment = 4
+
+// causeSecrets returns ss with the parts of a secret that err's text holds
+// where it quotes cause's text and the secret runs across its edge (a
+// wrapper's "...%s%w" with a secret's start and a cause with its rest):
+// the cause tells a part only, which is no secret of ss.
+func (ss Secrets) causeSecrets(err, cause error) Secrets {
+	if cause == nil {
+		return ss
+	}
+	pt, ok := errText(err)
+	ct, ok2 := errText(cause)
+	if !ok || !ok2 || ct == "" {
+		return ss
+	}
+	i := strings.Index(pt, ct)
+	if i < 0 {
+		return ss
+	}
+	j := i + len(ct)
+	low := asciiLower(pt)
+	out := ss
+	for _, x := range ss {
+		lx := asciiLower(x)
+		for _, edge := range [2]int{i, j} {
+			lo, hi := max(0, edge-len(x)+1), min(len(low), edge+len(x)-1)
+			if hi-lo < len(x) {
+				continue
+			}
+			k := strings.Index(low[lo:hi], lx)
+			if k < 0 {
+				continue
+			}
+			a := lo + k
+			b := a + len(x)
+			if f := pt[max(a, i):min(b, j)]; len(f) >= minFragment {
+				out = append(out[:len(out):len(out)], f)
+			}
+		}
+	}
+	return out
+}
+
+// scrubAddr returns a, or when its text tells a secret, an address with
+// that text scrubbed.
+func (ss Secrets) scrubAddr(a net.Addr) net.Addr {
+	if a == nil {
+		return nil
+	}
+	s := a.String()
+	if t := ss.Scrub(s); t != s {
+		return scrubbedAddr{network: ss.Scrub(a.Network()), text: t}
+	}
+	return a
+}
+
+type scrubbedAddr struct{ network, text string }
+
+func (a scrubbedAddr) Network() string { return a.network }
+func (a scrubbedAddr) String() string  { return a.text }
+
+// containsFold reports whether s holds one of ss, compared without ASCII
+// case.
+func (ss Secrets) containsFold(s string) bool {
+	if len(s) < minFragment {
+		return false
+	}
+	low := asciiLower(s)
+	for _, x := range ss {
+		if strings.Contains(low, asciiLower(x)) {
+			return true
+		}
+	}
+	return false
+}
+
+// maxFields bounds the values fieldsTell reads in one tree of errors.
+const maxFields = 4096
+
+// fieldsTell reports whether err tells a secret other than by its text:
+// by what it prints under %+v or %#v when it formats itself, or in a
+// string or a []byte it holds (a field, a request's header, a body), read
+// by reflection up to maxFields values. Scrubbed errors are not read: what
+// they give is scrubbed.
+func (ss Secrets) fieldsTell(err error, text string, left *int) bool {
+	switch err.(type) {
+	case *scrubbed, *scrubbedJoin:
+		return false
+	case fmt.Formatter, fmt.GoStringer:
+		if ss.containsFold(safeSprintf("%+v", err)) || ss.containsFold(safeSprintf("%#v", err)) {
+			return true
+		}
+	}
+	return ss.valueHolds(reflect.ValueOf(err), text, left)
+}
+
+// valueTells reports whether v, a value an As method gave, tells a secret.
+func (ss Secrets) valueTells(v any) bool {
+	if e, ok := v.(error); ok {
+		return ss.tells(e)
+	}
+	left := maxFields
+	return ss.containsFold(safeSprintf("%+v", v)) || ss.containsFold(safeSprintf("%#v", v)) || ss.valueHolds(reflect.ValueOf(v), "", &left)
+}
+
+func safeSprintf(format string, v any) (s string) {
+	defer func() {
+		if recover() != nil {
+			s = ""
+		}
+	}()
+	return fmt.Sprintf(format, v)
+}
+
+var (
+	scrubbedType     = reflect.TypeFor[*scrubbed]()
+	scrubbedJoinType = reflect.TypeFor[*scrubbedJoin]()
+)
+
+// valueHolds reports whether v holds, at any depth, a string or bytes that
+// tell one of ss, reading at most maxFields values.
+func (ss Secrets) valueHolds(v reflect.Value, text string, left *int) (found bool) {
+	defer func() {
+		if recover() != nil {
+			found = false
+		}
+	}()
+	seen := map[uintptr]bool{}
+	var walk func(v reflect.Value) bool
+	walk = func(v reflect.Value) bool {
+		if !v.IsValid() {
+			return false
+		}
+		if *left--; *left < 0 {
+			return false
+		}
+		if t := v.Type(); t == scrubbedType || t == scrubbedJoinType {
+			return false
+		}
+		switch v.Kind() {
+		case reflect.String:
+			s := v.String()
+			return s != text && ss.containsFold(s) // text: Error's, read already
+		case reflect.Pointer:
+			if v.IsNil() || seen[v.Pointer()] {
+				return false
+			}
+			seen[v.Pointer()] = true
+			return walk(v.Elem())
+		case reflect.Interface:
+			return walk(v.Elem())
+		case reflect.Struct:
+			for i := range v.NumField() {
+				if walk(v.Field(i)) {
+					return true
+				}
+			}
+		case reflect.Slice, reflect.Array:
+			if v.Type().Elem().Kind() == reflect.Uint8 {
+				if v.Kind() == reflect.Slice {
+					return ss.containsFold(string(v.Bytes()))
+				}
+				return false
+			}
+			if v.Kind() == reflect.Slice {
+				if v.IsNil() || seen[v.Pointer()] {
+					return false
+				}
+				seen[v.Pointer()] = true
+			}
+			for i := range v.Len() {
+				if walk(v.Index(i)) {
+					return true
+				}
+			}
+		case reflect.Map:
+			if v.IsNil() || seen[v.Pointer()] {
+				return false
+			}
+			seen[v.Pointer()] = true
+			for it := v.MapRange(); it.Next(); {
+				if walk(it.Key()) || walk(it.Value()) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return walk(v)
 }

@@ -183,39 +183,54 @@ func (ss Secrets) ScrubError(err error) error {
 	return &scrubbed{err: err, text: text, ss: ss}
 }
 
-// maxErrors bounds how many errors tells reads in one tree (errors.Join
-// trees that share branches grow exponentially in what a walk reads).
+// maxErrors bounds how many errors a walk of a tree reads (errors.Join
+// trees that share branches grow exponentially in what a walk reads, and
+// a tree may be a cycle).
 const maxErrors = 256
 
-// tells reports whether err or an error under it tells one of ss; a tree
-// of more than maxErrors errors is taken as telling one.
-func (ss Secrets) tells(err error) bool {
-	left, fields := maxErrors, maxFields // fields: shared by the whole tree
-	var walk func(err error) bool
-	walk = func(err error) bool {
+// walkErrors calls visit on err and the errors under it, in errors.As's order,
+// until visit returns true (found), reading at most maxErrors of them
+// (over: the tree holds more).
+func walkErrors(err error, visit func(error) bool) (found, over bool) {
+	left := maxErrors
+	var step func(err error) bool
+	step = func(err error) bool {
 		if err == nil {
 			return false
 		}
 		if left--; left < 0 {
+			over = true
 			return true
 		}
-		t, ok := errText(err)
-		if !ok || ss.Scrub(t) != t || ss.fieldsTell(err, t, &fields) {
+		if visit(err) {
+			found = true
 			return true
 		}
 		switch u := err.(type) {
 		case interface{ Unwrap() error }:
-			return walk(u.Unwrap())
+			return step(u.Unwrap())
 		case interface{ Unwrap() []error }:
-			for _, e := range u.Unwrap() {
-				if walk(e) {
+			for _, c := range u.Unwrap() {
+				if step(c) {
 					return true
 				}
 			}
 		}
 		return false
 	}
-	return walk(err)
+	step(err)
+	return found, over
+}
+
+// tells reports whether err or an error under it tells one of ss; a tree
+// of more than maxErrors errors is taken as telling one.
+func (ss Secrets) tells(err error) bool {
+	fields := maxFields // shared by the whole tree
+	found, over := walkErrors(err, func(e error) bool {
+		t, ok := errText(e)
+		return !ok || ss.Scrub(t) != t || ss.fieldsTell(e, t, &fields)
+	})
+	return found || over
 }
 
 // scrubbed is an error, err, seen without the secrets ss: its text
@@ -316,32 +331,14 @@ func (e *scrubbed) Temporary() bool {
 // firstOf sets *t to the first error of err's tree, in errors.As's order,
 // that is a T, reading at most maxErrors errors.
 func firstOf[T any](err error, t *T) bool {
-	left := maxErrors
-	var walk func(err error) bool
-	walk = func(err error) bool {
-		if err == nil {
-			return false
-		}
-		if left--; left < 0 {
-			return false
-		}
-		if x, ok := err.(T); ok {
+	found, _ := walkErrors(err, func(e error) bool {
+		x, ok := e.(T)
+		if ok {
 			*t = x
-			return true
 		}
-		switch u := err.(type) {
-		case interface{ Unwrap() error }:
-			return walk(u.Unwrap())
-		case interface{ Unwrap() []error }:
-			for _, c := range u.Unwrap() {
-				if walk(c) {
-					return true
-				}
-			}
-		}
-		return false
-	}
-	return walk(err)
+		return ok
+	})
+	return found
 }
 
 // scrubbedJoin is scrubbed for an err that wraps several errors

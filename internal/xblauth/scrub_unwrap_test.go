@@ -10,25 +10,6 @@ import (
 	"testing"
 )
 
-// chainTexts returns the text of err and of every error under it, as an
-// error reporter that walks the chain (sentry-go, a %+v formatter, a
-// logger's cause list) would print them, following both Unwrap forms.
-func chainTexts(err error, depth int) []string {
-	if err == nil || depth > 32 {
-		return nil
-	}
-	out := []string{err.Error(), fmt.Sprintf("%+v", err), fmt.Sprintf("%#v", err)}
-	switch u := err.(type) {
-	case interface{ Unwrap() error }:
-		out = append(out, chainTexts(u.Unwrap(), depth+1)...)
-	case interface{ Unwrap() []error }:
-		for _, e := range u.Unwrap() {
-			out = append(out, chainTexts(e, depth+1)...)
-		}
-	}
-	return out
-}
-
 // TestScrubbedErrorHidesItsCauses: no error a scrubbed error leads to, by
 // Unwrap, errors.As or a Go-syntax print, tells the secret, while
 // errors.Is still finds what is under it and a timeout is still one.
@@ -46,7 +27,7 @@ func TestScrubbedErrorHidesItsCauses(t *testing.T) {
 	for name, err := range cases {
 		t.Run(name, func(t *testing.T) {
 			got := ss.ScrubError(err)
-			for _, text := range chainTexts(got, 0) {
+			for _, text := range atkWalk(got, 0) {
 				if strings.Contains(text, secret) {
 					t.Errorf("the chain tells the secret: %.200q", text)
 				}

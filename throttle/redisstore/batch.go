@@ -57,7 +57,10 @@ func (s *Store) exec(ctx context.Context, n *node, batch []*job) {
 		}
 	}
 	switch {
-	case res[0].err != nil && s.callersEnd(ctx, start): // the caller's own end, not the node's failure
+	case res[0].err != nil && s.callersEnd(ctx, start): // the caller's own end, not the node's failure...
+		if res[0].down && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			n.unanswered() // ...unless it keeps happening (silentEnds)
+		}
 		res[0] = result{err: ctx.Err()}
 	case res[0].down: // a batch holds at least one job
 		n.failed()

@@ -20,6 +20,7 @@ type node struct {
 	addr      string
 	batch     batcher
 	downUntil atomic.Int64 // unix ns; 0 when up
+	silent    atomic.Int32 // decisions in a row ended by their callers' deadlines unanswered
 }
 
 // node returns the node that holds key: its Cluster master for a
@@ -64,7 +65,27 @@ func (n *node) admit() error {
 // failed marks the node down after a batch could not reach it; ok marks it
 // up.
 func (n *node) failed() { n.downUntil.Store(time.Now().Add(probeEvery).UnixNano()) }
-func (n *node) ok()     { n.downUntil.Store(0) }
+func (n *node) ok() {
+	n.downUntil.Store(0)
+	n.silent.Store(0)
+}
+
+// silentEnds is how many decisions in a row, each ended by its caller's
+// deadline before the node answered, mark the node down. One such end is
+// the caller's (callersEnd: its deadline gave the node less than half the
+// store's Timeout) and does not judge the node; but callers whose
+// deadlines are all that short would then never let a silent node be
+// judged, and each would wait its whole deadline on it.
+const silentEnds = 3
+
+// unanswered counts a decision its caller's deadline ended before the node
+// answered, and marks the node down at the silentEnds-th in a row (any
+// answer in between starts the count again: ok).
+func (n *node) unanswered() {
+	if n.silent.Add(1) >= silentEnds {
+		n.failed()
+	}
+}
 
 // IsolatesFailures reports true: the store fails at once for the keys of a
 // node that is down and probes it itself, so a transport may keep sending

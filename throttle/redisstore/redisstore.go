@@ -78,6 +78,10 @@ type Store struct {
 	Margin time.Duration
 	// Timeout bounds each operation; 0 means DefaultTimeout. A slow or
 	// unreachable Redis then fails fast with an error wrapping ErrUnavailable.
+	// A decision whose caller's deadline ends it first, having given Redis
+	// less than half of Timeout, ends with the caller's own context error
+	// and does not mark the node down, unless three in a row end so with no
+	// answer from it.
 	Timeout time.Duration
 	// CallerTime decides with the now passed in instead of Redis TIME, for
 	// tests and simulations that drive time themselves.

@@ -1,0 +1,72 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/xblgo/fgrl/mock"
+	"github.com/xblgo/fgrl/throttle/redisstore"
+)
+
+// TestSilentRedisShortDeadlines: the shared store is a Redis that accepts
+// connections and never answers, and calls come one at a time, each with
+// a deadline shorter than half the store's Timeout. The first few wait
+// their deadlines on it (each is its caller's own end); then the store
+// marks the node down and the calls go on the local budget, served, and
+// the outage is logged once. Before, every call waited its deadline on the
+// dead Redis and failed, and nothing was logged.
+func TestSilentRedisShortDeadlines(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() { // accept, read, never answer
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				buf := make([]byte, 4096)
+				for {
+					if _, err := c.Read(buf); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	rc := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), MaxRetries: -1})
+	defer rc.Close()
+	var logs logBuffer
+	tr := &Transport{Base: mock.NewHandler(), TitleID: title, RetryWindow: -1, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		Budget: &redisstore.Store{Client: rc, Timeout: 400 * time.Millisecond}}
+	served, failed := 0, 0
+	for range 10 {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Millisecond)
+		_, err := get(t, tr, ctx, profileURL, xuid1)
+		cancel()
+		switch {
+		case err == nil:
+			served++
+		case errors.Is(err, context.DeadlineExceeded):
+			failed++
+		default:
+			t.Fatalf("call: %v", err)
+		}
+	}
+	if served < 6 || failed > 4 {
+		t.Errorf("%d of 10 calls served, %d failed on their deadlines; want the store to give up on the silent node after a few and the rest served on the local budget", served, failed)
+	}
+	if n := strings.Count(logs.String(), "using a local budget"); n != 1 {
+		t.Errorf("outage logged %d times, want 1:\n%s", n, logs.String())
+	}
+}

@@ -65,7 +65,7 @@ func TestSilentRedisShortDeadlines(t *testing.T) {
 		}
 	}
 	t.Logf("%d of 20 calls served, %d failed on their deadlines, the last of them call %d", served, failed, lastFailed)
-	if lastFailed >= 6 {
+	if lastFailed >= 10 { // the store judges the node within its 400 ms Timeout of the first unanswered call: about 8 calls of 60 ms
 		t.Errorf("%d of 20 calls served, %d failed on their deadlines, the last of them call %d; want the store to give up on the silent node after a few and the rest served on the local budget", served, failed, lastFailed)
 	}
 	if n := strings.Count(logs.String(), "using a local budget"); n != 1 {

@@ -56,10 +56,18 @@ func (s *Store) exec(ctx context.Context, n *node, batch []*job) {
 			}
 		}
 	}
+	if res[0].err != nil && ctx.Err() == nil {
+		if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+			// A client that honours deadlines sets them on its socket, whose
+			// read can fail before ctx's own timer marks ctx done: the
+			// caller's deadline ended it all the same (callersEnd).
+			<-ctx.Done()
+		}
+	}
 	switch {
 	case res[0].err != nil && s.callersEnd(ctx, start): // the caller's own end, not the node's failure...
 		if res[0].down && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			n.unanswered() // ...unless it keeps happening (silentEnds)
+			s.unanswered(n, batch[0].keys[0]) // ...unless the node answers no one (checked within Timeout)
 		}
 		res[0] = result{err: ctx.Err()}
 	case res[0].down: // a batch holds at least one job

@@ -20,7 +20,7 @@ type node struct {
 	addr      string
 	batch     batcher
 	downUntil atomic.Int64 // unix ns; 0 when up
-	silent    atomic.Int32 // decisions in a row ended by their callers' deadlines unanswered
+	checking  atomic.Bool  // a check (see Store.unanswered) is asking the node whether it answers at all
 }
 
 // node returns the node that holds key: its Cluster master for a
@@ -65,26 +65,41 @@ func (n *node) admit() error {
 // failed marks the node down after a batch could not reach it; ok marks it
 // up.
 func (n *node) failed() { n.downUntil.Store(time.Now().Add(probeEvery).UnixNano()) }
-func (n *node) ok() {
-	n.downUntil.Store(0)
-	n.silent.Store(0)
-}
+func (n *node) ok()     { n.downUntil.Store(0) }
 
-// silentEnds is how many decisions in a row, each ended by its caller's
-// deadline before the node answered, mark the node down. One such end is
-// the caller's (callersEnd: its deadline gave the node less than half the
-// store's Timeout) and does not judge the node; but callers whose
-// deadlines are all that short would then never let a silent node be
-// judged, and each would wait its whole deadline on it.
-const silentEnds = 3
-
-// unanswered counts a decision its caller's deadline ended before the node
-// answered, and marks the node down at the silentEnds-th in a row (any
-// answer in between starts the count again: ok).
-func (n *node) unanswered() {
-	if n.silent.Add(1) >= silentEnds {
-		n.failed()
+// unanswered is told of a decision its caller's short deadline ended
+// before the node answered (callersEnd). That alone judges nothing: the
+// node may be silent, or only slower than the caller's deadline, and a
+// count of such ends cannot tell the two apart (callers whose deadlines are
+// all under the node's latency would mark a healthy node down, again at
+// every probe, and a fleet would fall back to local budgets). So one check
+// at a time, on no caller's clock, asks the node for a PING within the
+// store's whole Timeout, as a decision with time to wait would: no answer
+// marks it down, an answer marks it up. A silent node is then judged within
+// about the Timeout of the first such end, whatever callers' deadlines are.
+func (s *Store) unanswered(n *node, key string) {
+	if !n.checking.CompareAndSwap(false, true) {
+		return
 	}
+	go func() {
+		defer n.checking.Store(false)
+		_, err := within(context.Background(), s, func(ctx context.Context) (string, error) {
+			var c redis.UniversalClient = s.Client
+			if cc, ok := s.Client.(*redis.ClusterClient); ok {
+				m, err := cc.MasterForKey(ctx, key)
+				if err != nil {
+					return "", err
+				}
+				c = m
+			}
+			return c.Ping(ctx).Result()
+		})
+		if unreachable(err) {
+			n.failed()
+		} else {
+			n.ok()
+		}
+	}()
 }
 
 // IsolatesFailures reports true: the store fails at once for the keys of a

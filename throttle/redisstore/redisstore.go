@@ -80,8 +80,9 @@ type Store struct {
 	// unreachable Redis then fails fast with an error wrapping ErrUnavailable.
 	// A decision whose caller's deadline ends it first, having given Redis
 	// less than half of Timeout, ends with the caller's own context error
-	// and does not mark the node down, unless three in a row end so with no
-	// answer from it.
+	// and does not mark the node down by itself: it starts a check that
+	// asks the node for a PING within Timeout, on no caller's clock, and
+	// only no answer to that marks the node down.
 	Timeout time.Duration
 	// CallerTime decides with the now passed in instead of Redis TIME, for
 	// tests and simulations that drive time themselves.

@@ -4,17 +4,15 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/xblgo/fgrl/internal/redistest"
 	"github.com/xblgo/fgrl/mock"
 	"github.com/xblgo/fgrl/throttle/redisstore"
 )
@@ -32,42 +30,7 @@ import (
 const slack = 500 * time.Millisecond
 
 func TestSilentRedisConcurrentTransport(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cw sync.WaitGroup
-	var cmu sync.Mutex
-	var conns []net.Conn
-	defer func() {
-		ln.Close()
-		cmu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		cmu.Unlock()
-		cw.Wait()
-	}()
-	cw.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			cmu.Lock()
-			conns = append(conns, c)
-			cmu.Unlock()
-			cw.Go(func() {
-				buf := make([]byte, 4096)
-				for {
-					if _, err := c.Read(buf); err != nil {
-						return
-					}
-				}
-			})
-		}
-	})
-	rc := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), MaxRetries: -1})
+	rc := redis.NewClient(&redis.Options{Addr: redistest.Silent(t), MaxRetries: -1})
 	defer rc.Close()
 	var logs logBuffer
 	tr := &Transport{Base: mock.NewHandler(), TitleID: title, RetryWindow: -1, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
@@ -122,30 +85,9 @@ func TestSilentRedisConcurrentTransport(t *testing.T) {
 // SIGCONT, decisions are shared again (each new user's call writes its key
 // in Redis).
 func TestStopContTransport(t *testing.T) {
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		t.Skip("redis-server not on PATH")
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	cmd := exec.Command("redis-server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Signal(syscall.SIGCONT); cmd.Process.Kill(); cmd.Wait() }()
-	admin := redis.NewClient(&redis.Options{Addr: addr})
-	defer admin.Close()
-	for i := 0; admin.Ping(context.Background()).Err() != nil; i++ {
-		if i > 200 {
-			t.Fatal("redis-server did not start")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	rc := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+	srv := redistest.Start(t)
+	admin := srv.Client()
+	rc := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1})
 	defer rc.Close()
 	var logs logBuffer
 	tr := &Transport{Base: mock.NewHandler(), TitleID: title, RetryWindow: -1, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
@@ -161,7 +103,7 @@ func TestStopContTransport(t *testing.T) {
 	if err := call(); err != nil {
 		t.Fatalf("healthy: %v", err)
 	}
-	cmd.Process.Signal(syscall.SIGSTOP)
+	srv.Pause()
 	served := 0
 	for i := 0; i < 20; i++ {
 		if call() == nil {
@@ -171,7 +113,7 @@ func TestStopContTransport(t *testing.T) {
 	if n := strings.Count(logs.String(), "using a local budget"); n != 1 || served < 8 {
 		t.Errorf("stopped Redis: %d of 20 calls served, outage logged %d times; want most served, logged once", served, n)
 	}
-	cmd.Process.Signal(syscall.SIGCONT)
+	srv.Resume()
 	cont := time.Now()
 	shared := time.Duration(-1)
 	for time.Since(cont) < 3*time.Second {

@@ -2,11 +2,8 @@ package transport
 
 import (
 	"context"
-	"io"
 	"log/slog"
-	"net"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,62 +13,6 @@ import (
 	"github.com/xblgo/fgrl/mock"
 	"github.com/xblgo/fgrl/throttle/redisstore"
 )
-
-// atkSlowProxy forwards loopback TCP to backend and holds each chunk the
-// backend answers for delay: a Redis slowed, but answering.
-func atkSlowProxy(t *testing.T, backend string, delay *atomic.Int64) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			b, err := net.Dial("tcp", backend)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			mu.Lock()
-			conns = append(conns, c, b)
-			mu.Unlock()
-			wg.Go(func() { io.Copy(b, c); b.Close() })
-			wg.Go(func() {
-				buf := make([]byte, 64<<10)
-				for {
-					n, err := b.Read(buf)
-					if n > 0 {
-						time.Sleep(time.Duration(delay.Load()))
-						if _, werr := c.Write(buf[:n]); werr != nil {
-							break
-						}
-					}
-					if err != nil {
-						break
-					}
-				}
-				c.Close()
-			})
-		}
-	})
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	return ln.Addr().String()
-}
 
 // TestFleetBudgetSlowRedis: a fleet of 4 transports shares one healthy
 // redis-server, reached through a proxy that holds each answer 40 ms (well
@@ -86,7 +27,7 @@ func TestFleetBudgetSlowRedis(t *testing.T) {
 		srv := redistest.Start(t)
 		var delay atomic.Int64
 		delay.Store(int64(40 * time.Millisecond))
-		addr := atkSlowProxy(t, srv.Addr, &delay)
+		addr := redistest.Slowed(t, srv.Addr, &delay)
 		var lb logBuffer
 		var fleet []*Transport
 		for range 4 {

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/xblgo/fgrl/internal/redistest"
 	"github.com/xblgo/fgrl/mock"
 	"github.com/xblgo/fgrl/throttle/redisstore"
 )
@@ -23,29 +23,7 @@ import (
 // the outage is logged once. Before, every call waited its deadline on the
 // dead Redis and failed, and nothing was logged.
 func TestSilentRedisShortDeadlines(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() { // accept, read, never answer
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				buf := make([]byte, 4096)
-				for {
-					if _, err := c.Read(buf); err != nil {
-						return
-					}
-				}
-			}()
-		}
-	}()
-	rc := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), MaxRetries: -1})
+	rc := redis.NewClient(&redis.Options{Addr: redistest.Silent(t), MaxRetries: -1})
 	defer rc.Close()
 	var logs logBuffer
 	tr := &Transport{Base: mock.NewHandler(), TitleID: title, RetryWindow: -1, Logger: slog.New(slog.NewTextHandler(&logs, nil)),

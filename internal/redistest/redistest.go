@@ -13,6 +13,9 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -98,9 +101,10 @@ func (s *Server) Client() *redis.Client {
 	return c
 }
 
-// Kill stops the server at once, as a crash would.
+// Kill stops the server at once, as a crash would (a paused one too).
 func (s *Server) Kill() {
 	if s.cmd != nil && s.cmd.Process != nil {
+		s.cmd.Process.Signal(syscall.SIGCONT)
 		s.cmd.Process.Kill()
 		s.cmd.Wait()
 		s.cmd = nil
@@ -112,4 +116,89 @@ func (s *Server) Restart() {
 	s.tb.Helper()
 	s.Kill()
 	s.start()
+}
+
+// Pause stops the server's process (SIGSTOP): it keeps its connections and
+// accepts new ones, and answers nothing until Resume, as a paused or
+// swapped-out Redis does.
+func (s *Server) Pause() { s.cmd.Process.Signal(syscall.SIGSTOP) }
+
+// Resume continues a paused server (SIGCONT).
+func (s *Server) Resume() { s.cmd.Process.Signal(syscall.SIGCONT) }
+
+// Silent listens on loopback and accepts connections, reading what they
+// send and never answering: a Redis that is up and says nothing (a network
+// that drops its replies). It returns the address; the listener and its
+// connections close when the test ends.
+func Silent(tb testing.TB) string {
+	tb.Helper()
+	return proxy(tb, func(c net.Conn) {
+		io.Copy(io.Discard, c)
+	})
+}
+
+// Slowed forwards loopback connections to backend and holds each chunk the
+// backend sends back for delay, which may change while it runs: a Redis
+// that answers, late. It returns the address to dial; everything closes
+// when the test ends.
+func Slowed(tb testing.TB, backend string, delay *atomic.Int64) string {
+	tb.Helper()
+	return proxy(tb, func(c net.Conn) {
+		b, err := net.Dial("tcp", backend)
+		if err != nil {
+			return
+		}
+		defer b.Close()
+		go func() { io.Copy(b, c); b.Close() }()
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := b.Read(buf)
+			if n > 0 {
+				time.Sleep(time.Duration(delay.Load()))
+				if _, werr := c.Write(buf[:n]); werr != nil {
+					return
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	})
+}
+
+// proxy listens on loopback and runs serve on each connection accepted,
+// closing it after; the listener and every connection close, and every
+// serve has returned, when the test ends.
+func proxy(tb testing.TB, serve func(net.Conn)) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var (
+		mu    sync.Mutex
+		conns []net.Conn
+		wg    sync.WaitGroup
+	)
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			wg.Go(func() { defer c.Close(); serve(c) })
+		}
+	})
+	tb.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	return ln.Addr().String()
 }

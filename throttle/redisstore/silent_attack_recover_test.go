@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/xblgo/fgrl/internal/redistest"
 	"github.com/xblgo/fgrl/throttle"
 )
 
@@ -24,8 +25,8 @@ import (
 func TestStopContRedis(t *testing.T) {
 	for _, honour := range []bool{false, true} {
 		t.Run(map[bool]string{false: "plain", true: "ContextTimeoutEnabled"}[honour], func(t *testing.T) {
-			rp := atkStartRedisProc(t)
-			c := redis.NewClient(&redis.Options{Addr: rp.addr, MaxRetries: -1, ContextTimeoutEnabled: honour})
+			rp := redistest.Start(t)
+			c := redis.NewClient(&redis.Options{Addr: rp.Addr, MaxRetries: -1, ContextTimeoutEnabled: honour})
 			defer c.Close()
 			const timeout, deadline = 400 * time.Millisecond, 60 * time.Millisecond
 			s := &Store{Client: c, Timeout: timeout}
@@ -41,7 +42,7 @@ func TestStopContRedis(t *testing.T) {
 			if _, err := call(); err != nil {
 				t.Fatalf("healthy: %v", err)
 			}
-			rp.stop()
+			rp.Pause()
 			stopped := time.Now()
 			var downAt time.Duration = -1
 			for time.Since(stopped) < 3*timeout {
@@ -57,7 +58,7 @@ func TestStopContRedis(t *testing.T) {
 			if downAt < 0 {
 				t.Fatalf("stopped Redis not judged down within %v of short-deadline calls", 3*timeout)
 			}
-			rp.cont()
+			rp.Resume()
 			cont := time.Now()
 			var upAt time.Duration = -1
 			for time.Since(cont) < 3*time.Second {
@@ -82,8 +83,8 @@ func TestStopContRedis(t *testing.T) {
 // marked down by callers' own ends); promise (d): each call ends within
 // its deadline plus a little, and goroutines return to the baseline.
 func TestHealthyConcurrentMixedDeadlines(t *testing.T) {
-	rp := atkStartRedisProc(t)
-	c := redis.NewClient(&redis.Options{Addr: rp.addr, MaxRetries: -1})
+	rp := redistest.Start(t)
+	c := redis.NewClient(&redis.Options{Addr: rp.Addr, MaxRetries: -1})
 	defer c.Close()
 	s := &Store{Client: c, Timeout: 400 * time.Millisecond}
 	l := throttle.Limit{Burst: 100000, Sustain: 100000}

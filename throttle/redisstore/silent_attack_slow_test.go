@@ -3,10 +3,12 @@ package redisstore
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/xblgo/fgrl/internal/redistest"
 	"github.com/xblgo/fgrl/throttle"
 )
 
@@ -19,9 +21,11 @@ import (
 func TestSlowRedisShortDeadlinesNotDown(t *testing.T) {
 	for _, honour := range []bool{false, true} {
 		t.Run(map[bool]string{false: "plain", true: "ContextTimeoutEnabled"}[honour], func(t *testing.T) {
-			rp := atkStartRedisProc(t)
-			px := atkStartDelayProxy(t, rp.addr, 40*time.Millisecond)
-			c := redis.NewClient(&redis.Options{Addr: px.addr(), MaxRetries: -1, ContextTimeoutEnabled: honour})
+			rp := redistest.Start(t)
+			var delay atomic.Int64
+			delay.Store(int64(40 * time.Millisecond))
+			px := redistest.Slowed(t, rp.Addr, &delay)
+			c := redis.NewClient(&redis.Options{Addr: px, MaxRetries: -1, ContextTimeoutEnabled: honour})
 			defer c.Close()
 			s := &Store{Client: c, Timeout: 400 * time.Millisecond}
 			k := throttle.Key{User: "u", Title: "t", Scope: "s"}
@@ -58,14 +62,16 @@ func TestSlowRedisShortDeadlinesNotDown(t *testing.T) {
 // not refused at once with ErrUnavailable (the node marked down by one
 // caller's deadline). 10 trials, each on a fresh store.
 func TestSocketDeadlineBeatsContext(t *testing.T) {
-	rp := atkStartRedisProc(t)
-	px := atkStartDelayProxy(t, rp.addr, 40*time.Millisecond)
+	rp := redistest.Start(t)
+	var delay atomic.Int64
+	delay.Store(int64(40 * time.Millisecond))
+	px := redistest.Slowed(t, rp.Addr, &delay)
 	k := throttle.Key{User: "u", Title: "t", Scope: "s"}
 	l := throttle.Limit{Burst: 1000, Sustain: 1000}
 	down := 0
 	var last error
 	for range 10 {
-		c := redis.NewClient(&redis.Options{Addr: px.addr(), MaxRetries: -1, ContextTimeoutEnabled: true})
+		c := redis.NewClient(&redis.Options{Addr: px, MaxRetries: -1, ContextTimeoutEnabled: true})
 		s := &Store{Client: c, Timeout: 400 * time.Millisecond}
 		if _, err := s.Reserve(context.Background(), k, l, time.Now(), 0); err != nil {
 			t.Fatalf("warm-up: %v", err)

@@ -116,7 +116,7 @@ func TestStopContTransport(t *testing.T) {
 	srv.Resume()
 	cont := time.Now()
 	shared := time.Duration(-1)
-	for time.Since(cont) < 3*time.Second {
+	for time.Since(cont) < 4*time.Second {
 		before := admin.DBSize(context.Background()).Val()
 		call()
 		if admin.DBSize(context.Background()).Val() > before {
@@ -126,7 +126,7 @@ func TestStopContTransport(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Logf("stopped Redis: %d of 20 calls served; decisions shared again %v after SIGCONT", served, shared.Round(time.Millisecond))
-	if shared < 0 || shared > 1500*time.Millisecond {
-		t.Errorf("after SIGCONT, decisions shared again only after %v (−1: not in 3 s); want within about the 1 s probe interval", shared)
+	if shared < 0 || shared > 2500*time.Millisecond { // the 1 s probe, with room for scheduling
+		t.Errorf("after SIGCONT, decisions shared again only after %v (−1: not in 4 s); want within about the 1 s probe interval", shared)
 	}
 }

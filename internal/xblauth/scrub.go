@@ -225,10 +225,10 @@ func walkErrors(err error, visit func(error) bool) (found, over bool) {
 // tells reports whether err or an error under it tells one of ss; a tree
 // of more than maxErrors errors is taken as telling one.
 func (ss Secrets) tells(err error) bool {
-	fields := maxFields // shared by the whole tree
+	fields := newBudget() // shared by the whole tree
 	found, over := walkErrors(err, func(e error) bool {
 		t, ok := errText(e)
-		return !ok || ss.Scrub(t) != t || ss.fieldsTell(e, t, &fields)
+		return !ok || ss.Scrub(t) != t || ss.fieldsTell(e, t, fields)
 	})
 	return found || over
 }
@@ -442,24 +442,45 @@ func (ss Secrets) containsFold(s string) bool {
 	return false
 }
 
-// maxFields bounds the values fieldsTell reads in one tree of errors.
-const maxFields = 4096
+// maxFields bounds the values fieldsTell reads in one tree of errors, and
+// maxFieldBytes the bytes of its strings and byte slices: past the values
+// a tree is taken as telling none (a certificate chain holds many), past
+// the bytes as telling one (reading more would copy a kept body whole).
+const (
+	maxFields     = 4096
+	maxFieldBytes = 1 << 20
+)
+
+// budget is what a read of one tree's fields has left.
+type budget struct{ values, bytes int }
+
+func newBudget() *budget { return &budget{maxFields, maxFieldBytes} }
+
+// holds reports whether s tells one of ss, or is longer than what b has
+// left to read (taken as telling one).
+func (ss Secrets) holds(s string, b *budget) bool {
+	if len(s) > b.bytes {
+		return true
+	}
+	b.bytes -= len(s)
+	return ss.containsFold(s)
+}
 
 // fieldsTell reports whether err tells a secret other than by its text:
 // by what it prints under %+v or %#v when it formats itself, or in a
 // string or a []byte it holds (a field, a request's header, a body), read
 // by reflection up to maxFields values. Scrubbed errors are not read: what
 // they give is scrubbed.
-func (ss Secrets) fieldsTell(err error, text string, left *int) bool {
+func (ss Secrets) fieldsTell(err error, text string, b *budget) bool {
 	switch err.(type) {
 	case *scrubbed, *scrubbedJoin:
 		return false
 	case fmt.Formatter, fmt.GoStringer:
-		if ss.containsFold(safeSprintf("%+v", err)) || ss.containsFold(safeSprintf("%#v", err)) {
+		if ss.holds(safeSprintf("%+v", err), b) || ss.holds(safeSprintf("%#v", err), b) {
 			return true
 		}
 	}
-	return ss.valueHolds(reflect.ValueOf(err), text, left)
+	return ss.valueHolds(reflect.ValueOf(err), text, b)
 }
 
 // valueTells reports whether v, a value an As method gave, tells a secret.
@@ -467,8 +488,8 @@ func (ss Secrets) valueTells(v any) bool {
 	if e, ok := v.(error); ok {
 		return ss.tells(e)
 	}
-	left := maxFields
-	return ss.containsFold(safeSprintf("%+v", v)) || ss.containsFold(safeSprintf("%#v", v)) || ss.valueHolds(reflect.ValueOf(v), "", &left)
+	b := newBudget()
+	return ss.holds(safeSprintf("%+v", v), b) || ss.holds(safeSprintf("%#v", v), b) || ss.valueHolds(reflect.ValueOf(v), "", b)
 }
 
 func safeSprintf(format string, v any) (s string) {
@@ -486,8 +507,8 @@ var (
 )
 
 // valueHolds reports whether v holds, at any depth, a string or bytes that
-// tell one of ss, reading at most maxFields values.
-func (ss Secrets) valueHolds(v reflect.Value, text string, left *int) (found bool) {
+// tell one of ss, reading at most what b has left.
+func (ss Secrets) valueHolds(v reflect.Value, text string, b *budget) (found bool) {
 	defer func() {
 		if recover() != nil {
 			found = false
@@ -499,7 +520,7 @@ func (ss Secrets) valueHolds(v reflect.Value, text string, left *int) (found boo
 		if !v.IsValid() {
 			return false
 		}
-		if *left--; *left < 0 {
+		if b.values--; b.values < 0 {
 			return false
 		}
 		if t := v.Type(); t == scrubbedType || t == scrubbedJoinType {
@@ -508,7 +529,7 @@ func (ss Secrets) valueHolds(v reflect.Value, text string, left *int) (found boo
 		switch v.Kind() {
 		case reflect.String:
 			s := v.String()
-			return s != text && ss.containsFold(s) // text: Error's, read already
+			return s != text && ss.holds(s, b) // text: Error's, read already
 		case reflect.Pointer:
 			if v.IsNil() || seen[v.Pointer()] {
 				return false
@@ -526,7 +547,7 @@ func (ss Secrets) valueHolds(v reflect.Value, text string, left *int) (found boo
 		case reflect.Slice, reflect.Array:
 			if v.Type().Elem().Kind() == reflect.Uint8 {
 				if v.Kind() == reflect.Slice {
-					return ss.containsFold(string(v.Bytes()))
+					return v.Len() > b.bytes || ss.holds(string(v.Bytes()), b)
 				}
 				return false
 			}

@@ -3,6 +3,8 @@ package xblauth
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/asn1"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -40,6 +42,7 @@ func (ss Secrets) Add(s string) Secrets {
 		// ones) and "\u002B" for '+' (System.Text.Json's default).
 		forms = append(forms, j, strings.ReplaceAll(j, "/", `\/`), strings.ReplaceAll(j, "+", `\u002B`))
 	}
+	forms = append(forms, partialEscapes(s)...)
 	for i, f := range forms {
 		if f != s && !slices.Contains(forms[:i], f) {
 			ss = append(ss, f)
@@ -228,9 +231,28 @@ func (ss Secrets) tells(err error) bool {
 	fields := newBudget() // shared by the whole tree
 	found, over := walkErrors(err, func(e error) bool {
 		t, ok := errText(e)
-		return !ok || ss.Scrub(t) != t || ss.fieldsTell(e, t, fields)
+		return !ok || ss.Scrub(t) != t || foreignAs(e) || ss.fieldsTell(e, t, fields)
 	})
 	return found || over
+}
+
+// foreignAs reports whether err has an As method of a type from outside
+// the standard library: what it gives a target cannot be judged before a
+// caller asks, so err is seen only through a scrubbed, whose As judges it.
+func foreignAs(err error) bool {
+	if _, ok := err.(interface{ As(any) bool }); !ok {
+		return false
+	}
+	switch err.(type) {
+	case *scrubbed, *scrubbedJoin:
+		return false
+	}
+	t := reflect.TypeOf(err)
+	for t.Kind() == reflect.Pointer && t.Name() == "" {
+		t = t.Elem()
+	}
+	first, _, _ := strings.Cut(t.PkgPath(), "/")
+	return t.PkgPath() == "" || strings.Contains(first, ".")
 }
 
 // scrubbed is an error, err, seen without the secrets ss: its text
@@ -305,13 +327,46 @@ func (ss Secrets) copyOf(err error) error {
 		c.Source, c.Addr = ss.scrubAddr(x.Source), ss.scrubAddr(x.Addr)
 		return &c
 	case x509.HostnameError:
-		return x509.HostnameError{Certificate: x.Certificate, Host: ss.Scrub(x.Host)}
+		return x509.HostnameError{Certificate: ss.scrubCert(x.Certificate), Host: ss.Scrub(x.Host)}
 	case x509.CertificateInvalidError:
-		return x509.CertificateInvalidError{Cert: x.Cert, Reason: x.Reason, Detail: ss.Scrub(x.Detail)}
+		return x509.CertificateInvalidError{Cert: ss.scrubCert(x.Cert), Reason: x.Reason, Detail: ss.Scrub(x.Detail)}
 	case *tls.CertificateVerificationError:
-		return &tls.CertificateVerificationError{UnverifiedCertificates: x.UnverifiedCertificates, Err: ss.ScrubError(x.Err)}
+		certs := x.UnverifiedCertificates
+		for i, c := range certs {
+			if d := ss.scrubCert(c); d != c {
+				if &certs[0] == &x.UnverifiedCertificates[0] {
+					certs = slices.Clone(certs)
+				}
+				certs[i] = d
+			}
+		}
+		return &tls.CertificateVerificationError{UnverifiedCertificates: certs, Err: ss.ScrubError(x.Err)}
 	}
 	return nil
+}
+
+// sanOID is the subjectAltName extension's: a scrubbed certificate keeps
+// it (with no value) so that a HostnameError's text reads its DNSNames.
+var sanOID = asn1.ObjectIdentifier{2, 5, 29, 17}
+
+// scrubCert returns c, or when one of its fields tells a secret (a
+// hostile server's names quoting a token it was sent before), a
+// certificate with only its names, scrubbed, and its addresses.
+func (ss Secrets) scrubCert(c *x509.Certificate) *x509.Certificate {
+	if c == nil || !ss.valueHolds(reflect.ValueOf(c), "", newBudget()) {
+		return c
+	}
+	d := &x509.Certificate{IPAddresses: c.IPAddresses}
+	d.Subject.CommonName = ss.Scrub(c.Subject.CommonName)
+	for _, n := range c.DNSNames {
+		d.DNSNames = append(d.DNSNames, ss.Scrub(n))
+	}
+	for _, e := range c.Extensions {
+		if e.Id.Equal(sanOID) {
+			d.Extensions = []pkix.Extension{{Id: sanOID, Critical: e.Critical}}
+		}
+	}
+	return d
 }
 
 // Timeout and Temporary are err's, so that a *url.Error wrapping the
@@ -381,13 +436,32 @@ func (ss Secrets) causeSecrets(err, cause error) Secrets {
 	if !ok || !ok2 || ct == "" {
 		return ss
 	}
-	i := strings.Index(pt, ct)
+	low, lct := asciiLower(pt), asciiLower(ct)
+	out := ss
+	// However the wrapper quotes its cause (escaped, in another case), a
+	// cause whose text starts with a secret's end or ends with its start
+	// tells that part, when the wrapper tells a secret (in any form).
+	told := ss.containsFold(pt)
+	for _, x := range ss {
+		if !told {
+			break
+		}
+		lx := asciiLower(x)
+		if n := overlap(lx, lct); n >= minFragment {
+			out = append(out[:len(out):len(out)], ct[:n])
+		}
+		if n := overlap(lct, lx); n >= minFragment {
+			out = append(out[:len(out):len(out)], ct[len(ct)-n:])
+		}
+		if len(ct) >= minFragment && strings.Contains(lx, lct) {
+			out = append(out[:len(out):len(out)], ct)
+		}
+	}
+	i := strings.Index(low, lct)
 	if i < 0 {
-		return ss
+		return out
 	}
 	j := i + len(ct)
-	low := asciiLower(pt)
-	out := ss
 	for _, x := range ss {
 		lx := asciiLower(x)
 		for _, edge := range [2]int{i, j} {
@@ -443,9 +517,10 @@ func (ss Secrets) containsFold(s string) bool {
 }
 
 // maxFields bounds the values fieldsTell reads in one tree of errors, and
-// maxFieldBytes the bytes of its strings and byte slices: past the values
-// a tree is taken as telling none (a certificate chain holds many), past
-// the bytes as telling one (reading more would copy a kept body whole).
+// maxFieldBytes the bytes of its strings and byte slices: past either a
+// tree is taken as telling one (a secret may lie past what was read;
+// reading more would copy a kept body whole). Arrays and slices of numbers
+// count as one value.
 const (
 	maxFields     = 4096
 	maxFieldBytes = 1 << 20
@@ -506,6 +581,18 @@ var (
 	scrubbedJoinType = reflect.TypeFor[*scrubbedJoin]()
 )
 
+// keyMaterial reports whether t is a public key's or a curve's type (a
+// certificate's PublicKey): numbers and the curve's functions, no text,
+// which the rule that a func tells a secret must not take for one.
+func keyMaterial(t reflect.Type) bool {
+	switch p := t.PkgPath(); p {
+	case "crypto/ecdsa", "crypto/elliptic", "crypto/rsa", "crypto/ed25519", "crypto/ecdh", "crypto/mlkem", "math/big":
+		return true
+	default:
+		return strings.HasPrefix(p, "crypto/internal/")
+	}
+}
+
 // valueHolds reports whether v holds, at any depth, a string or bytes that
 // tell one of ss, reading at most what b has left.
 func (ss Secrets) valueHolds(v reflect.Value, text string, b *budget) (found bool) {
@@ -521,9 +608,9 @@ func (ss Secrets) valueHolds(v reflect.Value, text string, b *budget) (found boo
 			return false
 		}
 		if b.values--; b.values < 0 {
-			return false
+			return true // past the budget: taken as telling one
 		}
-		if t := v.Type(); t == scrubbedType || t == scrubbedJoinType {
+		if t := v.Type(); t == scrubbedType || t == scrubbedJoinType || keyMaterial(t) {
 			return false
 		}
 		switch v.Kind() {
@@ -544,12 +631,34 @@ func (ss Secrets) valueHolds(v reflect.Value, text string, b *budget) (found boo
 					return true
 				}
 			}
+		case reflect.Func, reflect.UnsafePointer:
+			// What a closure or an unsafe pointer holds cannot be read:
+			// taken as telling a secret.
+			return !v.IsNil()
+		case reflect.Chan:
+			// A value waiting in a channel cannot be read without taking it.
+			return !v.IsNil() && v.Len() > 0
 		case reflect.Slice, reflect.Array:
-			if v.Type().Elem().Kind() == reflect.Uint8 {
-				if v.Kind() == reflect.Slice {
-					return v.Len() > b.bytes || ss.holds(string(v.Bytes()), b)
+			switch k := v.Type().Elem().Kind(); {
+			case k == reflect.Uint8 && v.Kind() == reflect.Slice:
+				return v.Len() > b.bytes || ss.holds(string(v.Bytes()), b)
+			case k == reflect.Uint8 || k == reflect.Int32:
+				// [N]byte (a key, a raw signature, a copied token), and
+				// runes: read as text.
+				if v.Len() > b.bytes {
+					return true
 				}
-				return false
+				var t strings.Builder
+				for i := range v.Len() {
+					if k == reflect.Uint8 {
+						t.WriteByte(byte(v.Index(i).Uint()))
+					} else {
+						t.WriteRune(rune(v.Index(i).Int()))
+					}
+				}
+				return ss.holds(t.String(), b)
+			case k >= reflect.Bool && k <= reflect.Complex128:
+				return false // numbers hold no text
 			}
 			if v.Kind() == reflect.Slice {
 				if v.IsNil() || seen[v.Pointer()] {
@@ -576,4 +685,55 @@ func (ss Secrets) valueHolds(v reflect.Value, text string, b *budget) (found boo
 		return false
 	}
 	return walk(v)
+}
+
+// overlap returns the length of the longest end of a that is a start of b
+// (prefix function over b's start, a separator and a's end): linear time.
+func overlap(a, b string) int {
+	m := min(len(a), len(b))
+	t := b[:m] + "\x00" + a[len(a)-m:]
+	pi := make([]int, len(t))
+	for i := 1; i < len(t); i++ {
+		k := pi[i-1]
+		for k > 0 && t[i] != t[k] {
+			k = pi[k-1]
+		}
+		if t[i] == t[k] {
+			k++
+		}
+		pi[i] = k
+	}
+	return pi[len(t)-1]
+}
+
+// maxEscaped bounds the distinct characters partialEscapes mixes.
+const maxEscaped = 3
+
+// partialEscapes returns s with each mix of base64's '+', '/' and '='
+// escaped or kept, as URL escapers differ on them (Python's
+// urllib.parse.quote keeps '/' and escapes '+' and '=').
+func partialEscapes(s string) []string {
+	var cs []byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if strings.IndexByte("+/=", c) >= 0 && !slices.Contains(cs, c) { // base64's
+			cs = append(cs, c)
+		}
+	}
+	if len(cs) == 0 || len(cs) > maxEscaped {
+		return nil
+	}
+	var out []string
+	for mask := 1; mask < 1<<len(cs); mask++ {
+		var b strings.Builder
+		for i := 0; i < len(s); i++ {
+			if k := slices.Index(cs, s[i]); k >= 0 && mask&(1<<k) != 0 {
+				fmt.Fprintf(&b, "%%%02X", s[i])
+			} else {
+				b.WriteByte(s[i])
+			}
+		}
+		out = append(out, b.String())
+	}
+	return out
 }

@@ -40,17 +40,7 @@ func TestScrubTransportRequestInError(t *testing.T) {
 		return nil, &atkReqErr{Req: r, Err: errors.New("connection reset by peer")}
 	})}
 	for _, via := range []string{"RoundTrip", "http.Client"} {
-		req, _ := http.NewRequestWithContext(context.Background(), "GET", profileURL, nil)
-		req.Header.Set("Authorization", "XBL3.0 x=123456789;"+atkToken)
-		var err error
-		if via == "RoundTrip" {
-			_, err = tr.RoundTrip(req)
-		} else {
-			_, err = (&http.Client{Transport: tr}).Do(req)
-		}
-		if err == nil {
-			t.Fatalf("%s: no error", via)
-		}
+		err := sendVia(t, tr, via, "XBL3.0 x=123456789;"+atkToken)
 		var re *atkReqErr
 		if errors.As(err, &re) && re.Req != nil && strings.Contains(re.Req.Header.Get("Authorization"), atkToken) {
 			t.Errorf("%s: errors.As(*atkReqErr) gives the request with its token: Authorization %q", via, re.Req.Header.Get("Authorization"))
@@ -120,4 +110,23 @@ func TestScrubTransportDecisions(t *testing.T) {
 			t.Errorf("%s: hresult.Of changed by scrubbing: %v, scrubbed %v", name, a, b)
 		}
 	}
+}
+
+// sendVia sends a GET of profileURL with auth through tr, by its RoundTrip
+// or by an http.Client over it (via), and returns the error, which it
+// requires.
+func sendVia(t *testing.T, tr *Transport, via, auth string) error {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(context.Background(), "GET", profileURL, nil)
+	req.Header.Set("Authorization", auth)
+	var err error
+	if via == "RoundTrip" {
+		_, err = tr.RoundTrip(req)
+	} else {
+		_, err = (&http.Client{Transport: tr}).Do(req)
+	}
+	if err == nil {
+		t.Fatalf("%s: no error", via)
+	}
+	return err
 }

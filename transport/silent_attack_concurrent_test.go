@@ -17,18 +17,17 @@ import (
 	"github.com/xblgo/fgrl/throttle/redisstore"
 )
 
+// slack is what a call may take past both its deadline and the store's
+// Timeout: scheduling, under -race on 2 cores with the package's other
+// tests running (150 ms was overrun once there).
+const slack = 500 * time.Millisecond
+
 // TestSilentRedisConcurrentTransport: the shared store is a Redis that
 // accepts and never answers; 8 goroutines call at once for 1.5 s, a user
 // per call, deadlines drawn from 20 ms to 300 ms (Timeout 400 ms). Promise
 // (a): the outage is logged once, and in the last half second nearly every
 // call is served on the local budget; (d) each call ends within its
 // deadline or the store's Timeout.
-
-// slack is what a call may take past both its deadline and the store's
-// Timeout: scheduling, under -race on 2 cores with the package's other
-// tests running (150 ms was overrun once there).
-const slack = 500 * time.Millisecond
-
 func TestSilentRedisConcurrentTransport(t *testing.T) {
 	rc := redis.NewClient(&redis.Options{Addr: redistest.Silent(t), MaxRetries: -1})
 	defer rc.Close()

@@ -116,22 +116,17 @@ func (ss Secrets) Scrub(s string) string {
 	}
 	low := asciiLower(s) // once, and again only after a replacement
 	for _, x := range ss {
-		if !strings.Contains(low, asciiLower(x)) {
-			continue
+		if lx := asciiLower(x); strings.Contains(low, lx) {
+			s = replaceFold(s, low, lx)
+			low = asciiLower(s)
 		}
-		s = replaceFold(s, x)
-		low = asciiLower(s)
 	}
 	return s
 }
 
-// replaceFold returns s with every occurrence of x, compared without ASCII
-// case, replaced by "[redacted]".
-func replaceFold(s, x string) string {
-	low, lx := asciiLower(s), asciiLower(x)
-	if !strings.Contains(low, lx) {
-		return s
-	}
+// replaceFold returns s, whose ASCII-lowered form is low, with every
+// occurrence of lx (a lowered secret) replaced by "[redacted]".
+func replaceFold(s, low, lx string) string {
 	var b strings.Builder
 	for {
 		i := strings.Index(low, lx)
@@ -141,7 +136,7 @@ func replaceFold(s, x string) string {
 		}
 		b.WriteString(s[:i])
 		b.WriteString("[redacted]")
-		s, low = s[i+len(x):], low[i+len(x):]
+		s, low = s[i+len(lx):], low[i+len(lx):]
 	}
 }
 
@@ -231,7 +226,7 @@ func (ss Secrets) tells(err error) bool {
 	fields := newBudget() // shared by the whole tree
 	found, over := walkErrors(err, func(e error) bool {
 		t, ok := errText(e)
-		return !ok || ss.Scrub(t) != t || foreignAs(e) || ss.fieldsTell(e, t, fields)
+		return !ok || ss.containsFold(t) || foreignAs(e) || ss.fieldsTell(e, t, fields)
 	})
 	return found || over
 }
@@ -290,20 +285,15 @@ func (e *scrubbed) As(target any) bool {
 		return false
 	}
 	v := reflect.ValueOf(target).Elem()
-	found, isErr := v.Interface().(error)
-	if !isErr && v.Interface() != nil { // a value an As method gave, not an error
-		if e.ss.valueTells(v.Interface()) {
-			v.SetZero()
-			return false
+	found := v.Interface() // an error, or a value an As method gave
+	if found == nil || !e.ss.valueTells(found) {
+		return true
+	}
+	if err, ok := found.(error); ok {
+		if c := e.ss.copyOf(err); c != nil && reflect.TypeOf(c).AssignableTo(v.Type()) {
+			v.Set(reflect.ValueOf(c))
+			return true
 		}
-		return true
-	}
-	if !e.ss.tells(found) {
-		return true
-	}
-	if c := e.ss.copyOf(found); c != nil && reflect.TypeOf(c).AssignableTo(v.Type()) {
-		v.Set(reflect.ValueOf(c))
-		return true
 	}
 	v.SetZero()
 	return false
@@ -331,14 +321,9 @@ func (ss Secrets) copyOf(err error) error {
 	case x509.CertificateInvalidError:
 		return x509.CertificateInvalidError{Cert: ss.scrubCert(x.Cert), Reason: x.Reason, Detail: ss.Scrub(x.Detail)}
 	case *tls.CertificateVerificationError:
-		certs := x.UnverifiedCertificates
+		certs := slices.Clone(x.UnverifiedCertificates)
 		for i, c := range certs {
-			if d := ss.scrubCert(c); d != c {
-				if &certs[0] == &x.UnverifiedCertificates[0] {
-					certs = slices.Clone(certs)
-				}
-				certs[i] = d
-			}
+			certs[i] = ss.scrubCert(c)
 		}
 		return &tls.CertificateVerificationError{UnverifiedCertificates: certs, Err: ss.ScrubError(x.Err)}
 	}
@@ -436,16 +421,15 @@ func (ss Secrets) causeSecrets(err, cause error) Secrets {
 	if !ok || !ok2 || ct == "" {
 		return ss
 	}
-	low, lct := asciiLower(pt), asciiLower(ct)
-	out := ss
 	// However the wrapper quotes its cause (escaped, in another case), a
-	// cause whose text starts with a secret's end or ends with its start
-	// tells that part, when the wrapper tells a secret (in any form).
-	told := ss.containsFold(pt)
+	// cause whose text starts with a secret's end or ends with its start,
+	// or lies inside a secret, tells that part, when the wrapper tells a
+	// secret (in any form).
+	if !ss.containsFold(pt) {
+		return ss
+	}
+	lct, out := asciiLower(ct), ss
 	for _, x := range ss {
-		if !told {
-			break
-		}
 		lx := asciiLower(x)
 		if n := overlap(lx, lct); n >= minFragment {
 			out = append(out[:len(out):len(out)], ct[:n])
@@ -455,29 +439,6 @@ func (ss Secrets) causeSecrets(err, cause error) Secrets {
 		}
 		if len(ct) >= minFragment && strings.Contains(lx, lct) {
 			out = append(out[:len(out):len(out)], ct)
-		}
-	}
-	i := strings.Index(low, lct)
-	if i < 0 {
-		return out
-	}
-	j := i + len(ct)
-	for _, x := range ss {
-		lx := asciiLower(x)
-		for _, edge := range [2]int{i, j} {
-			lo, hi := max(0, edge-len(x)+1), min(len(low), edge+len(x)-1)
-			if hi-lo < len(x) {
-				continue
-			}
-			k := strings.Index(low[lo:hi], lx)
-			if k < 0 {
-				continue
-			}
-			a := lo + k
-			b := a + len(x)
-			if f := pt[max(a, i):min(b, j)]; len(f) >= minFragment {
-				out = append(out[:len(out):len(out)], f)
-			}
 		}
 	}
 	return out

@@ -13,6 +13,11 @@ import (
 	"github.com/xblgo/fgrl/throttle"
 )
 
+// slack is what a call may take past both its deadline and the store's
+// Timeout: scheduling, under -race on 2 cores with the package's other
+// tests running (150 ms was overrun once there).
+const slack = 500 * time.Millisecond
+
 // TestSilentConcurrentMixedDeadlines: a server that accepts and never
 // answers, and 16 goroutines deciding at once for 2 s (so decisions queue
 // and batch), each with a deadline drawn from 5 ms to 300 ms (Timeout
@@ -22,12 +27,6 @@ import (
 // bounds it: a call ends within its deadline, or, once its decision was
 // sent in a batch, within the store's Timeout; the largest overrun past the
 // caller's own deadline is logged.
-
-// slack is what a call may take past both its deadline and the store's
-// Timeout: scheduling, under -race on 2 cores with the package's other
-// tests running (150 ms was overrun once there).
-const slack = 500 * time.Millisecond
-
 func TestSilentConcurrentMixedDeadlines(t *testing.T) {
 	for _, honour := range []bool{false, true} {
 		t.Run(map[bool]string{false: "plain", true: "ContextTimeoutEnabled"}[honour], func(t *testing.T) {

@@ -15,6 +15,10 @@ import (
 	"github.com/xblgo/fgrl/throttle"
 )
 
+// slackStop is what a call on a stopped Redis may take past its deadline:
+// scheduling, with other tests or mutants running beside it on 2 cores.
+const slackStop = 200 * time.Millisecond
+
 // TestStopContRedis: a redis-server of the test's own, stopped with
 // SIGSTOP (it accepts, and answers nothing) and continued with SIGCONT.
 // Callers one at a time with 60 ms deadlines (under half the 400 ms
@@ -22,11 +26,6 @@ import (
 // about the Timeout, and decisions then fail at once with ErrUnavailable;
 // every call ends within its deadline. Promise (c): after SIGCONT, a
 // decision succeeds again within about the probe interval.
-
-// slackStop is what a call on a stopped Redis may take past its deadline:
-// scheduling, with other tests or mutants running beside it on 2 cores.
-const slackStop = 200 * time.Millisecond
-
 func TestStopContRedis(t *testing.T) {
 	for _, honour := range []bool{false, true} {
 		t.Run(map[bool]string{false: "plain", true: "ContextTimeoutEnabled"}[honour], func(t *testing.T) {

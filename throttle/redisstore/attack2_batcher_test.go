@@ -14,9 +14,10 @@ import (
 // batcher whose exec takes 0 to 300 µs, each caller's context cancelled at
 // a random moment (often while queued, sometimes just as a leader takes the
 // queue). Every decision must be sent at most once; a caller that gets its
-// context's error must not have been sent (Redis would count what the
-// caller thinks was not); one that gets an answer must get its own; every
-// caller returns; and the batcher ends idle (no leader, nobody queued).
+// context's error either was never sent or has its decision undone once
+// its answer comes (Redis would otherwise count what the caller thinks was
+// not); one that gets an answer must get its own and no undo; every caller
+// returns; and the batcher ends idle (no batch running, nobody queued).
 func TestBatcherCancelRace(t *testing.T) {
 	var b batcher
 	var sends sync.Map // *job -> *atomic.Int32
@@ -47,7 +48,8 @@ func TestBatcherCancelRace(t *testing.T) {
 	for g := range 300 {
 		wg.Go(func() {
 			for i := range 20 {
-				j := &job{args: []byte{byte(g + i)}}
+				undone := new(atomic.Int32)
+				j := &job{args: []byte{byte(g + i)}, undo: func([]int64) { undone.Add(1) }}
 				n := new(atomic.Int32)
 				sends.Store(j, n)
 				ctx, cancel := context.WithCancel(context.Background())
@@ -67,12 +69,20 @@ func TestBatcherCancelRace(t *testing.T) {
 					return
 				}
 				cancel()
+				if err != nil { // a decision its caller left is undone once its answer comes
+					for end := time.Now().Add(5 * time.Second); n.Load() != undone.Load() && time.Now().Before(end); {
+						time.Sleep(time.Millisecond)
+					}
+				}
 				switch sent := n.Load(); {
 				case sent > 1:
 					t.Errorf("a decision sent %d times", sent)
 					bad.Add(1)
-				case err != nil && sent != 0:
-					t.Errorf("a decision sent, yet its caller got %v", err)
+				case err != nil && undone.Load() != sent:
+					t.Errorf("a decision sent %d times, its caller got %v, and it was undone %d times; want undone once if sent", sent, err, undone.Load())
+					bad.Add(1)
+				case err == nil && undone.Load() != 0:
+					t.Errorf("a decision whose caller got its answer was undone")
 					bad.Add(1)
 				case err != nil && !errors.Is(err, context.Canceled):
 					t.Errorf("error %v", err)
@@ -88,6 +98,14 @@ func TestBatcherCancelRace(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	idle := func() bool { // a batch of callers who all left may still be running
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return b.leaders == 0 && len(b.pending) == 0
+	}
+	for end := time.Now().Add(5 * time.Second); !idle() && time.Now().Before(end); {
+		time.Sleep(time.Millisecond)
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.leaders != 0 || len(b.pending) != 0 {

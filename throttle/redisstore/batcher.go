@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // batcher coalesces concurrent callers' decisions into one pipeline per
@@ -13,14 +14,15 @@ import (
 // per batch instead of per decision, and Redis one command. Up to
 // maxInFlight batches run at once, each on a connection of its own, so
 // Redis works on one batch while the client reads the answers of another
-// and gathers the next. There is no background goroutine, and batching
-// starts only when calls overlap: a caller that finds fewer than
-// maxInFlight batches running finds nobody queued (see lead), so it sends
-// its own decision at once, alone, on its own goroutine and under its own
-// context, as one EVALSHA (see pipeline). Callers arriving while
-// maxInFlight batches run queue, and when a batch ends its leader hands the
-// whole queue, as the next batch, to the oldest queued caller, so no caller
-// does more than one batch of others' work.
+// and gathers the next. Batching starts only when calls overlap: a caller
+// that finds fewer than maxInFlight batches running finds nobody queued
+// (see next), so it sends its own decision at once, alone, on its own
+// goroutine and under its own context, as one EVALSHA (see pipeline).
+// Callers arriving while maxInFlight batches run queue, and when a batch
+// ends, the whole queue goes as the next batch to a goroutine that runs
+// batches for as long as callers queue (work), so that each queued caller
+// waits only for its own answer or its own context's end, whichever comes
+// first.
 type batcher struct {
 	mu      sync.Mutex
 	pending []*job
@@ -33,43 +35,56 @@ type batcher struct {
 // hand: they split the same queue into thinner batches.
 const maxInFlight = 2
 
+// A job's states: its caller waits, or has its answer, or has left.
+const (
+	jobWaiting int32 = iota
+	jobSettled
+	jobLeft
+)
+
 // job is one decision: a script's run for one key's structures.
 type job struct {
+	ctx    context.Context // its caller's
 	script *script
 	keys   []string
 	args   []byte // packed: see pack
 	res    []int64
 	err    error
-	// wake, made only for a job that queues, is signalled once: with nil
-	// when res and err are set, or with the batch this job's caller must
-	// lead (which holds the job). A job sent at once is settled on its
+	// wake, made only for a job that queues, is signalled once, when res
+	// and err are set (see settle). A job sent at once is settled on its
 	// caller's goroutine, with no signal.
-	wake chan []*job
+	wake  chan struct{}
+	state atomic.Int32 // jobWaiting, jobSettled or jobLeft
+	// undo, when set, is run (on a goroutine of its own) with the answer
+	// of a decision that was sent and whose caller left before the answer
+	// came: Reserve's gives back the slot it booked.
+	undo func(res []int64)
 }
 
 // run runs j, batched with whatever else is queued, and returns its result.
 // exec sends a batch and settles its jobs (Store.exec, for a node); its
-// context is the caller's when the batch is the caller's own decision
-// alone, else one that no caller's end cancels (others' decisions ride in
-// it). A queued wait is bounded by the batches ahead of j, each bounded by
-// the store's timeout, and by ctx while j is still queued: a caller whose
-// ctx ends then leaves the queue, its decision never sent.
+// context is the caller's when the batch is one caller's decision alone,
+// else one that no caller's end cancels (others' decisions ride in it).
+// The caller's wait ends with ctx: a decision still queued then leaves the
+// queue, never sent; one already sent goes on without its caller, and its
+// answer, when it comes, is undone (job.undo).
 func (b *batcher) run(ctx context.Context, j *job, exec func(ctx context.Context, batch []*job)) ([]int64, error) {
+	j.ctx = ctx
 	b.mu.Lock()
 	if b.leaders < maxInFlight { // nobody is queued: j goes now, alone
 		b.leaders++
 		b.mu.Unlock()
-		b.lead(ctx, []*job{j}, exec)
+		exec(ctx, []*job{j})
+		if batch := b.next(); batch != nil {
+			go b.work(batch, exec)
+		}
 		return j.res, j.err
 	}
-	j.wake = make(chan []*job, 1)
+	j.wake = make(chan struct{}, 1)
 	b.pending = append(b.pending, j)
 	b.mu.Unlock()
 	select {
-	case batch := <-j.wake:
-		if batch != nil {
-			b.lead(ctx, batch, exec)
-		}
+	case <-j.wake:
 		return j.res, j.err
 	case <-ctx.Done():
 	}
@@ -80,29 +95,39 @@ func (b *batcher) run(ctx context.Context, j *job, exec func(ctx context.Context
 		return nil, ctx.Err()
 	}
 	b.mu.Unlock()
-	// Already in a batch (or handed one to lead): it ends within the timeout.
-	if batch := <-j.wake; batch != nil {
-		b.lead(ctx, batch, exec)
+	if j.state.CompareAndSwap(jobWaiting, jobLeft) { // sent: its answer is undone when it comes
+		return nil, ctx.Err()
 	}
+	<-j.wake // answered meanwhile
 	return j.res, j.err
 }
 
-// lead sends a batch, then hands whatever queued meanwhile to its oldest
-// caller as the next batch; the queue is taken whole at once, so no job is
-// in two batches. A batch ends with leaders lowered only when nobody is
-// queued, so the queue is empty whenever fewer than maxInFlight batches run.
-func (b *batcher) lead(ctx context.Context, batch []*job, exec func(ctx context.Context, batch []*job)) {
-	if len(batch) > 1 {
-		ctx = context.WithoutCancel(ctx) // the leader's end must not end the others' decisions
-	}
-	exec(ctx, batch)
+// next takes the queue whole, as the next batch, after a batch ends; with
+// nobody queued, the batch's place is given up and next returns nil. The
+// queue is taken whole at once, so no job is in two batches, and a place is
+// given up only when nobody is queued, so the queue is empty whenever fewer
+// than maxInFlight batches run.
+func (b *batcher) next() []*job {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if len(b.pending) == 0 {
 		b.leaders--
-		return
+		return nil
 	}
-	next := b.pending
+	batch := b.pending
 	b.pending = nil
-	next[0].wake <- next
+	return batch
+}
+
+// work runs queued batches one after another until nobody is queued. A
+// batch of one is sent under its caller's context; a batch of several under
+// its oldest caller's values and no caller's end.
+func (b *batcher) work(batch []*job, exec func(ctx context.Context, batch []*job)) {
+	for ; batch != nil; batch = b.next() {
+		ctx := batch[0].ctx
+		if len(batch) > 1 {
+			ctx = context.WithoutCancel(ctx)
+		}
+		exec(ctx, batch)
+	}
 }

@@ -25,10 +25,12 @@ import (
 // TestBatcher: however many callers decide at once, a node runs at most
 // maxInFlight (2) batches at a time, each of the first callers' own decision
 // alone and under its own context; callers arriving meanwhile queue, and
-// the queue goes whole, as one batch, to its oldest caller, under a context
-// that its caller's end does not cancel; a queued caller whose context ends
-// before a batch takes it leaves the queue, its decision never sent. Every
-// job is settled, once.
+// the queue goes whole, as one batch, to a goroutine of the batcher's,
+// under a context with its oldest caller's values that no caller's end
+// cancels; a queued caller whose context ends before a batch takes it
+// leaves the queue, its decision never sent; callers whose contexts end
+// while their batch is in flight return at once, and the batch runs on.
+// Every job is settled, once.
 func TestBatcher(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var b batcher
@@ -65,24 +67,31 @@ func TestBatcher(t *testing.T) {
 			t.Errorf("with every batch held up: %d batches running and %d callers queued, want %d and %d", b.leaders, len(b.pending), maxInFlight, len(jobs)-maxInFlight)
 		}
 		last := len(jobs) - 1
-		cancels[last]() // a queued caller gives up: it leaves the queue
+		cancels[maxInFlight]() // the oldest queued caller and the newest give up: they leave the queue
+		cancels[last]()
 		synctest.Wait()
-		if len(b.pending) != len(jobs)-maxInFlight-1 || !errors.Is(errs[last], context.Canceled) {
-			t.Errorf("a queued caller whose context ended: %d queued, its error %v; want %d and context.Canceled", len(b.pending), errs[last], len(jobs)-maxInFlight-1)
+		if len(b.pending) != len(jobs)-maxInFlight-2 || !errors.Is(errs[maxInFlight], context.Canceled) || !errors.Is(errs[last], context.Canceled) {
+			t.Errorf("the oldest and newest queued callers' contexts ended: %d queued, their errors %v and %v; want %d and context.Canceled", len(b.pending), errs[maxInFlight], errs[last], len(jobs)-maxInFlight-2)
 		}
 		close(release) // the two alone end; the queue goes as one batch, held up
 		synctest.Wait()
 		if len(b.pending) != 0 {
 			t.Errorf("%d callers still queued with the queue's batch sent", len(b.pending))
 		}
-		for _, cancel := range cancels { // every caller's end, the queue's batch in flight: it is not abandoned
+		for _, cancel := range cancels { // every caller's end, the queue's batch in flight: they return, it runs on
 			cancel()
 		}
 		synctest.Wait()
-		close(releaseQueue)
+		for i := maxInFlight + 1; i < last; i++ {
+			if !errors.Is(errs[i], context.Canceled) {
+				t.Errorf("caller %d, its batch in flight when its context ended: %v; want context.Canceled at once", i, errs[i])
+			}
+		}
 		wg.Wait()
+		close(releaseQueue)
+		synctest.Wait()
 		slices.SortFunc(batches, func(a, b sent) int { return a.caller.(int) - b.caller.(int) }) // the two alone end in either order
-		want := []sent{{1, 0, nil}, {1, 1, nil}, {7, 2, nil}}                                    // the two alone ended before any caller did; the queue's batch after every caller ended
+		want := []sent{{1, 0, nil}, {1, 1, nil}, {6, 3, nil}}                                    // the two alone ended before any caller did; the queue's batch after every caller ended
 		if diff := cmp.Diff(want, batches, cmp.AllowUnexported(sent{}), cmpopts.EquateErrors()); diff != "" {
 			t.Errorf("batches (-want +got):\n%s", diff)
 		}
@@ -93,6 +102,61 @@ func TestBatcher(t *testing.T) {
 			if j.wake != nil {
 				t.Errorf("job %d, sent at once, had a channel to wait on", i)
 			}
+		}
+	})
+}
+
+// TestQueuedAloneKeepsItsContext: a batch of one queued caller's decision
+// goes under that caller's own context, as a decision sent at once does, so
+// its end is the caller's (Store.callersEnd); only a batch of several goes
+// under a context no caller's end cancels.
+func TestQueuedAloneKeepsItsContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var b batcher
+		gate := make(chan struct{}) // each send lets one batch go
+		type sent struct {
+			size        int
+			cancellable bool
+		}
+		var mu sync.Mutex
+		var batches []sent
+		exec := func(ctx context.Context, batch []*job) {
+			<-gate
+			mu.Lock()
+			batches = append(batches, sent{len(batch), ctx.Done() != nil})
+			mu.Unlock()
+			settle(batch, make([]result, len(batch)))
+		}
+		var wg sync.WaitGroup
+		call := func() {
+			wg.Go(func() {
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				b.run(ctx, &job{}, exec)
+			})
+			synctest.Wait()
+		}
+		call() // two alone, held
+		call()
+		call() // queued alone
+		gate <- struct{}{}
+		synctest.Wait() // one alone ends; the queue goes as a batch of one
+		gate <- struct{}{}
+		gate <- struct{}{}
+		synctest.Wait()
+		call() // two alone again, held, and two queued
+		call()
+		call()
+		call()
+		for range 3 {
+			gate <- struct{}{}
+			synctest.Wait()
+		}
+		wg.Wait()
+		want := []sent{{1, true}, {1, true}, {1, true}, {1, true}, {1, true}, {2, false}}
+		slices.SortFunc(batches, func(a, b sent) int { return a.size - b.size })
+		if diff := cmp.Diff(want, batches, cmp.AllowUnexported(sent{})); diff != "" {
+			t.Errorf("batches' sizes and whether a caller's end cancels them (-want +got):\n%s", diff)
 		}
 	})
 }

@@ -88,8 +88,9 @@ type Store struct {
 	// tests and simulations that drive time themselves.
 	CallerTime bool
 
-	nodes  sync.Map    // node address ("" for a single server) -> *node
-	perTag atomic.Bool // the server refused a run across hash tags: batch per tag
+	nodes   sync.Map     // node address ("" for a single server) -> *node
+	undoing atomic.Int64 // undos running (see giveBack)
+	perTag  atomic.Bool  // the server refused a run across hash tags: batch per tag
 }
 
 // ErrUnavailable wraps every failure to reach Redis or run a script.
@@ -140,11 +141,12 @@ func (s *Store) timeout() time.Duration {
 	return s.Timeout
 }
 
-// run runs a script, batched with concurrent callers' (see batcher), and
-// returns its integers. A decision sent at once, alone, is bounded by ctx
-// and the store's timeout; a queued one by ctx until a batch takes it, then
-// by the store's timeout: a decision already sent is not abandoned half-way.
-func (s *Store) run(ctx context.Context, sc *script, keys []string, args []byte) ([]int64, error) {
+// run runs a decision, batched with concurrent callers' (see batcher), and
+// returns its integers. The caller's wait is bounded by ctx and by the
+// store's timeout for each batch it waits on: a decision sent before ctx
+// ends runs on without its caller, and j.undo, if set, gives back what it
+// booked.
+func (s *Store) run(ctx context.Context, j *job) ([]int64, error) {
 	if s.Client == nil {
 		return nil, fmt.Errorf("%w: no client", ErrUnavailable)
 	}
@@ -154,14 +156,42 @@ func (s *Store) run(ctx context.Context, sc *script, keys []string, args []byte)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	n, err := s.node(ctx, keys[0])
+	n, err := s.node(ctx, j.keys[0])
 	if err != nil {
 		return nil, err
 	}
 	if err := n.admit(); err != nil {
 		return nil, err
 	}
-	return n.batch.run(ctx, &job{script: sc, keys: keys, args: args}, func(ctx context.Context, batch []*job) { s.exec(ctx, n, batch) })
+	return n.batch.run(ctx, j, func(ctx context.Context, batch []*job) { s.exec(ctx, n, batch) })
+}
+
+// maxUndoing bounds the undos a Store runs at once (giveBack): past it, a
+// slot booked for a caller that left stays booked until its window passes,
+// which spends budget but never overspends it.
+const maxUndoing = 1024
+
+// giveBack returns j.undo for a Reserve whose admission id is id: when the
+// decision was sent and its caller left before the answer, it releases the
+// admission, unless the answer (res, nil when none came) says none was
+// booked. It runs on a goroutine of its own, within the store's timeout,
+// at most maxUndoing at once.
+func (s *Store) giveBack(ctx context.Context, k throttle.Key, l throttle.Limit, id int64) func(res []int64) {
+	return func(res []int64) {
+		if res != nil && (len(res) != 4 || res[0] != 1) {
+			return // answered, and nothing booked
+		}
+		if s.undoing.Add(1) > maxUndoing {
+			s.undoing.Add(-1)
+			return
+		}
+		go func() {
+			defer s.undoing.Add(-1)
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout())
+			defer cancel()
+			s.Release(ctx, k, l, id)
+		}()
+	}
 }
 
 func us(n int64) time.Duration { return time.Duration(n) * time.Microsecond }
@@ -177,7 +207,7 @@ func (s *Store) Peek(ctx context.Context, k throttle.Key, l throttle.Limit, now 
 }
 
 func (s *Store) take(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time, peek int64) (throttle.Decision, error) {
-	v, err := s.run(ctx, takeScript, []string{s.key(k, "s")}, pack(int64(l.Burst), int64(l.Sustain), int64(s.Align), peek, s.now(now)))
+	v, err := s.run(ctx, &job{script: takeScript, keys: []string{s.key(k, "s")}, args: pack(int64(l.Burst), int64(l.Sustain), int64(s.Align), peek, s.now(now))})
 	if err != nil {
 		return throttle.Decision{}, err
 	}
@@ -198,15 +228,21 @@ const (
 	opSnapshot
 )
 
-func (s *Store) budget(ctx context.Context, op int64, k throttle.Key, l throttle.Limit, now time.Time, args ...int64) ([]int64, error) {
+// budget runs one client-budget operation on k; undo is the job's (nil:
+// nothing to give back).
+func (s *Store) budget(ctx context.Context, undo func([]int64), op int64, k throttle.Key, l throttle.Limit, now time.Time, args ...int64) ([]int64, error) {
 	keys := []string{s.key(k, "log"), s.key(k, "meta")}
 	all := append([]int64{op, int64(l.Burst), int64(l.Sustain), throttle.MarginOr(s.Margin).Microseconds(), s.now(now)}, args...)
-	return s.run(ctx, budgetScript, keys, pack(all...))
+	return s.run(ctx, &job{script: budgetScript, keys: keys, args: pack(all...), undo: undo})
 }
 
-// Reserve books the earliest slot for a call for k within maxWait.
+// Reserve books the earliest slot for a call for k within maxWait. When ctx
+// ends after the decision was sent and before its answer, Reserve returns
+// ctx's error at once, and the slot, if one was booked, is released when
+// the answer comes (or at once, when none can come).
 func (s *Store) Reserve(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time, maxWait time.Duration) (throttle.Admission, error) {
-	v, err := s.budget(ctx, opReserve, k, l, now, max(maxWait, 0).Microseconds(), admissionID())
+	id := admissionID()
+	v, err := s.budget(ctx, s.giveBack(ctx, k, l, id), opReserve, k, l, now, max(maxWait, 0).Microseconds(), id)
 	if err != nil {
 		return throttle.Admission{}, err
 	}
@@ -224,21 +260,21 @@ func (s *Store) Reserve(ctx context.Context, k throttle.Key, l throttle.Limit, n
 // key's state (a restart, a failover to a lagging replica, a reset) matches
 // no admission booked since: ids are random, not counted by Redis.
 func (s *Store) Release(ctx context.Context, k throttle.Key, l throttle.Limit, slot int64) error {
-	_, err := s.budget(ctx, opRelease, k, l, time.Time{}, slot)
+	_, err := s.budget(ctx, nil, opRelease, k, l, time.Time{}, slot)
 	return err
 }
 
 // Block refuses calls for k until until, measured from now (the service's
 // Retry-After runs from when its answer arrived).
 func (s *Store) Block(ctx context.Context, k throttle.Key, now, until time.Time) error {
-	_, err := s.budget(ctx, opBlock, k, throttle.Limit{}, now, until.Sub(now).Microseconds())
+	_, err := s.budget(ctx, nil, opBlock, k, throttle.Limit{}, now, until.Sub(now).Microseconds())
 	return err
 }
 
 // Sync absorbs a server report of one window for k; see throttle.Sliding.Sync.
 func (s *Store) Sync(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time, p throttle.Period, used int, reset time.Duration) error {
 	// The admissions a sync adds take the ids from a random one up.
-	_, err := s.budget(ctx, opSync, k, l, now, p.Duration().Microseconds(), int64(used), reset.Microseconds(), admissionID())
+	_, err := s.budget(ctx, nil, opSync, k, l, now, p.Duration().Microseconds(), int64(used), reset.Microseconds(), admissionID())
 	return err
 }
 
@@ -254,7 +290,7 @@ func admissionID() int64 {
 // Snapshot reports k's budget. BlockedUntil is in the local clock: now plus
 // the block's remaining time by the Redis clock.
 func (s *Store) Snapshot(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time) (throttle.Snapshot, error) {
-	v, err := s.budget(ctx, opSnapshot, k, l, now)
+	v, err := s.budget(ctx, nil, opSnapshot, k, l, now)
 	if err != nil {
 		return throttle.Snapshot{}, err
 	}

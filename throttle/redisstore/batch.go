@@ -69,9 +69,6 @@ func (s *Store) exec(ctx context.Context, n *node, batch []*job) {
 		if res[0].down && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			s.unanswered(n, batch[0].keys[0]) // ...unless the node answers no one (checked within Timeout)
 		}
-		if u := batch[0].undo; u != nil { // sent, or not: a slot it may have booked is given back
-			u(nil)
-		}
 		res[0] = result{err: ctx.Err()}
 	case res[0].down: // a batch holds at least one job
 		n.failed()
@@ -290,15 +287,12 @@ type clipped struct{ err error }
 func (c clipped) Error() string { return safetext.Clip(c.err.Error(), maxScriptError) }
 func (c clipped) Unwrap() error { return c.err }
 
-// settle hands each job its result, and wakes its caller if it queued. A
-// job whose caller has left has its answer undone instead (job.undo).
+// settle hands each job its result, and wakes its caller if it queued (a
+// caller that has left is not woken).
 func settle(batch []*job, res []result) {
 	for i, j := range batch {
 		j.res, j.err = res[i].res, res[i].err
 		if !j.state.CompareAndSwap(jobWaiting, jobSettled) {
-			if j.undo != nil && j.err == nil {
-				go j.undo(j.res)
-			}
 			continue
 		}
 		if j.wake != nil {

@@ -55,10 +55,13 @@ type job struct {
 	// caller's goroutine, with no signal.
 	wake  chan struct{}
 	state atomic.Int32 // jobWaiting, jobSettled or jobLeft
-	// undo, when set, is run (on a goroutine of its own) with the answer
-	// of a decision that was sent and whose caller left before the answer
-	// came: Reserve's gives back the slot it booked.
-	undo func(res []int64)
+	// sent is set when a batch takes the job (under the batcher's lock for
+	// a queued job, so a caller that finds itself out of the queue sees
+	// it): from then on Redis may run it, whatever its caller is told.
+	sent atomic.Bool
+	// undo marks a release of a slot its caller may not hold (see
+	// Store.giveBack): it is sent even while the node is judged down.
+	undo bool
 }
 
 // run runs j, batched with whatever else is queued, and returns its result.
@@ -66,14 +69,15 @@ type job struct {
 // context is the caller's when the batch is one caller's decision alone,
 // else one that no caller's end cancels (others' decisions ride in it).
 // The caller's wait ends with ctx: a decision still queued then leaves the
-// queue, never sent; one already sent goes on without its caller, and its
-// answer, when it comes, is undone (job.undo).
+// queue, never sent; one already sent (job.sent) goes on without its
+// caller, whose error then does not say whether Redis ran it.
 func (b *batcher) run(ctx context.Context, j *job, exec func(ctx context.Context, batch []*job)) ([]int64, error) {
 	j.ctx = ctx
 	b.mu.Lock()
 	if b.leaders < maxInFlight { // nobody is queued: j goes now, alone
 		b.leaders++
 		b.mu.Unlock()
+		j.sent.Store(true)
 		exec(ctx, []*job{j})
 		if batch := b.next(); batch != nil {
 			go b.work(batch, exec)
@@ -95,7 +99,7 @@ func (b *batcher) run(ctx context.Context, j *job, exec func(ctx context.Context
 		return nil, ctx.Err()
 	}
 	b.mu.Unlock()
-	if j.state.CompareAndSwap(jobWaiting, jobLeft) { // sent: its answer is undone when it comes
+	if j.state.CompareAndSwap(jobWaiting, jobLeft) { // sent: it runs on without its caller
 		return nil, ctx.Err()
 	}
 	<-j.wake // answered meanwhile
@@ -116,6 +120,9 @@ func (b *batcher) next() []*job {
 	}
 	batch := b.pending
 	b.pending = nil
+	for _, j := range batch {
+		j.sent.Store(true)
+	}
 	return batch
 }
 

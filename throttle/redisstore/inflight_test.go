@@ -153,7 +153,7 @@ func TestLoneCallerLeavesNoSlot(t *testing.T) {
 
 // TestGiveBackBounded: a store runs at most maxUndoing releases at once;
 // past it, a left caller's slot stays booked (spent, never overspent), and
-// no goroutine is started. An answer that booked nothing is not released.
+// no goroutine is started.
 func TestGiveBackBounded(t *testing.T) {
 	var released atomic.Int64
 	s := &Store{Client: redis.NewClient(&redis.Options{Addr: redistest.Start(t).Addr, MaxRetries: -1}), Timeout: time.Second}
@@ -175,15 +175,13 @@ func TestGiveBackBounded(t *testing.T) {
 		}
 	}
 	s.undoing.Store(maxUndoing - 1)
-	s.giveBack(context.Background(), k, l, 7)(nil) // the last place: sent
+	s.giveBack(context.Background(), k, l, 7) // the last place: sent
 	settled(maxUndoing-1, 1)
 	s.undoing.Store(maxUndoing)
-	s.giveBack(context.Background(), k, l, 7)(nil) // no place left: not sent
+	s.giveBack(context.Background(), k, l, 7) // no place left: not sent
 	settled(maxUndoing, 1)
 	s.undoing.Store(0)
-	s.giveBack(context.Background(), k, l, 7)([]int64{0, 5, 0}) // refused: nothing booked
-	settled(0, 1)
-	s.giveBack(context.Background(), k, l, 7)([]int64{1, 0, 0, 7}) // booked
+	s.giveBack(context.Background(), k, l, 7)
 	settled(0, 2)
 }
 
@@ -207,5 +205,55 @@ func (c countReleases) ProcessPipelineHook(next redis.ProcessPipelineHook) redis
 			}
 		}
 		return next(ctx, cmds)
+	}
+}
+
+// TestReleaseBeforeReserveBooksNothing: a release that finds no admission
+// of its id (it overtook the reserve it undoes, on another connection)
+// leaves a mark, and the reserve with that id then books nothing; the mark
+// is used once, expires with the key's state (60 s when the key had none),
+// and a key holds at most 1,024 marks.
+func TestReleaseBeforeReserveBooksNothing(t *testing.T) {
+	rp := redistest.Start(t)
+	c := rp.Client()
+	s := &Store{Client: c, Timeout: time.Second}
+	ctx := context.Background()
+	k := throttle.Key{User: "u", Title: "t", Scope: "s"}
+	l := throttle.Limit{Burst: 10, Sustain: 10}
+	count := func() int {
+		t.Helper()
+		snap, err := s.Snapshot(ctx, k, l, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return snap.Counts.Burst.Count
+	}
+	if err := s.Release(ctx, k, l, 42); err != nil {
+		t.Fatal(err)
+	}
+	if ttl := c.PTTL(ctx, s.key(k, "meta")).Val(); ttl <= 0 || ttl > time.Minute {
+		t.Errorf("a mark on a key with no state: its expiry %v; want within 60 s", ttl)
+	}
+	v, err := s.budget(ctx, opReserve, k, l, time.Now(), 0, 42)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v) != 3 || v[0] != 0 || count() != 0 {
+		t.Errorf("a reserve whose id was released first: answer %v, %d booked; want refused, none booked", v, count())
+	}
+	v, err = s.budget(ctx, opReserve, k, l, time.Now(), 0, 42) // the mark is used once
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v) != 4 || v[0] != 1 || count() != 1 {
+		t.Errorf("the same id reserved again: answer %v, %d booked; want booked", v, count())
+	}
+	for id := range int64(2000) { // marks on one key are bounded
+		if err := s.Release(ctx, k, l, 1000+id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := c.HLen(ctx, s.key(k, "meta")).Val(); n > 1024 {
+		t.Errorf("a key holds %d marks after 2,000 releases of nothing; want at most 1,024", n)
 	}
 }

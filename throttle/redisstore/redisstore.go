@@ -144,8 +144,7 @@ func (s *Store) timeout() time.Duration {
 // run runs a decision, batched with concurrent callers' (see batcher), and
 // returns its integers. The caller's wait is bounded by ctx and by the
 // store's timeout for each batch it waits on: a decision sent before ctx
-// ends runs on without its caller, and j.undo, if set, gives back what it
-// booked.
+// ends runs on without its caller (j.sent says it was sent).
 func (s *Store) run(ctx context.Context, j *job) ([]int64, error) {
 	if s.Client == nil {
 		return nil, fmt.Errorf("%w: no client", ErrUnavailable)
@@ -160,38 +159,39 @@ func (s *Store) run(ctx context.Context, j *job) ([]int64, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := n.admit(); err != nil {
-		return nil, err
+	if !j.undo {
+		if err := n.admit(); err != nil {
+			return nil, err
+		}
 	}
 	return n.batch.run(ctx, j, func(ctx context.Context, batch []*job) { s.exec(ctx, n, batch) })
 }
 
-// maxUndoing bounds the undos a Store runs at once (giveBack): past it, a
-// slot booked for a caller that left stays booked until its window passes,
-// which spends budget but never overspends it.
+// maxUndoing bounds the releases a Store runs at once for callers that may
+// hold no slot (giveBack): past it, such a slot stays booked until its
+// window passes, which spends budget but never overspends it.
 const maxUndoing = 1024
 
-// giveBack returns j.undo for a Reserve whose admission id is id: when the
-// decision was sent and its caller left before the answer, it releases the
-// admission, unless the answer (res, nil when none came) says none was
-// booked. It runs on a goroutine of its own, within the store's timeout,
-// at most maxUndoing at once.
-func (s *Store) giveBack(ctx context.Context, k throttle.Key, l throttle.Limit, id int64) func(res []int64) {
-	return func(res []int64) {
-		if res != nil && (len(res) != 4 || res[0] != 1) {
-			return // answered, and nothing booked
-		}
-		if s.undoing.Add(1) > maxUndoing {
-			s.undoing.Add(-1)
-			return
-		}
-		go func() {
-			defer s.undoing.Add(-1)
-			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout())
-			defer cancel()
-			s.Release(ctx, k, l, id)
-		}()
+// giveBack releases the admission id of a Reserve that was sent and whose
+// caller got no admission (its context ended first, or no answer came
+// within Timeout): Redis may have run it. The release goes on a goroutine
+// of its own, within the store's timeout, at most maxUndoing at once, and
+// even while the node is judged down. It may reach Redis before the
+// Reserve it undoes (another connection): reserve.lua then keeps a mark of
+// the id, and the Reserve books nothing.
+func (s *Store) giveBack(ctx context.Context, k throttle.Key, l throttle.Limit, id int64) {
+	if s.undoing.Add(1) > maxUndoing {
+		s.undoing.Add(-1)
+		return
 	}
+	go func() {
+		defer s.undoing.Add(-1)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout())
+		defer cancel()
+		j := s.budgetJob(opRelease, k, l, time.Time{}, id)
+		j.undo = true
+		s.run(ctx, j)
+	}()
 }
 
 func us(n int64) time.Duration { return time.Duration(n) * time.Microsecond }
@@ -228,22 +228,31 @@ const (
 	opSnapshot
 )
 
-// budget runs one client-budget operation on k; undo is the job's (nil:
-// nothing to give back).
-func (s *Store) budget(ctx context.Context, undo func([]int64), op int64, k throttle.Key, l throttle.Limit, now time.Time, args ...int64) ([]int64, error) {
+// budgetJob is one client-budget operation on k (see reserve.lua).
+func (s *Store) budgetJob(op int64, k throttle.Key, l throttle.Limit, now time.Time, args ...int64) *job {
 	keys := []string{s.key(k, "log"), s.key(k, "meta")}
 	all := append([]int64{op, int64(l.Burst), int64(l.Sustain), throttle.MarginOr(s.Margin).Microseconds(), s.now(now)}, args...)
-	return s.run(ctx, &job{script: budgetScript, keys: keys, args: pack(all...), undo: undo})
+	return &job{script: budgetScript, keys: keys, args: pack(all...)}
+}
+
+// budget runs one client-budget operation on k.
+func (s *Store) budget(ctx context.Context, op int64, k throttle.Key, l throttle.Limit, now time.Time, args ...int64) ([]int64, error) {
+	return s.run(ctx, s.budgetJob(op, k, l, now, args...))
 }
 
 // Reserve books the earliest slot for a call for k within maxWait. When ctx
 // ends after the decision was sent and before its answer, Reserve returns
-// ctx's error at once, and the slot, if one was booked, is released when
-// the answer comes (or at once, when none can come).
+// ctx's error at once; a slot Redis books for it, before or after, is
+// released (giveBack), as is one for a decision that got no answer within
+// Timeout.
 func (s *Store) Reserve(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time, maxWait time.Duration) (throttle.Admission, error) {
 	id := admissionID()
-	v, err := s.budget(ctx, s.giveBack(ctx, k, l, id), opReserve, k, l, now, max(maxWait, 0).Microseconds(), id)
+	j := s.budgetJob(opReserve, k, l, now, max(maxWait, 0).Microseconds(), id)
+	v, err := s.run(ctx, j)
 	if err != nil {
+		if j.sent.Load() {
+			s.giveBack(ctx, k, l, id)
+		}
 		return throttle.Admission{}, err
 	}
 	switch {
@@ -260,21 +269,21 @@ func (s *Store) Reserve(ctx context.Context, k throttle.Key, l throttle.Limit, n
 // key's state (a restart, a failover to a lagging replica, a reset) matches
 // no admission booked since: ids are random, not counted by Redis.
 func (s *Store) Release(ctx context.Context, k throttle.Key, l throttle.Limit, slot int64) error {
-	_, err := s.budget(ctx, nil, opRelease, k, l, time.Time{}, slot)
+	_, err := s.budget(ctx, opRelease, k, l, time.Time{}, slot)
 	return err
 }
 
 // Block refuses calls for k until until, measured from now (the service's
 // Retry-After runs from when its answer arrived).
 func (s *Store) Block(ctx context.Context, k throttle.Key, now, until time.Time) error {
-	_, err := s.budget(ctx, nil, opBlock, k, throttle.Limit{}, now, until.Sub(now).Microseconds())
+	_, err := s.budget(ctx, opBlock, k, throttle.Limit{}, now, until.Sub(now).Microseconds())
 	return err
 }
 
 // Sync absorbs a server report of one window for k; see throttle.Sliding.Sync.
 func (s *Store) Sync(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time, p throttle.Period, used int, reset time.Duration) error {
 	// The admissions a sync adds take the ids from a random one up.
-	_, err := s.budget(ctx, nil, opSync, k, l, now, p.Duration().Microseconds(), int64(used), reset.Microseconds(), admissionID())
+	_, err := s.budget(ctx, opSync, k, l, now, p.Duration().Microseconds(), int64(used), reset.Microseconds(), admissionID())
 	return err
 }
 
@@ -290,7 +299,7 @@ func admissionID() int64 {
 // Snapshot reports k's budget. BlockedUntil is in the local clock: now plus
 // the block's remaining time by the Redis clock.
 func (s *Store) Snapshot(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time) (throttle.Snapshot, error) {
-	v, err := s.budget(ctx, nil, opSnapshot, k, l, now)
+	v, err := s.budget(ctx, opSnapshot, k, l, now)
 	if err != nil {
 		return throttle.Snapshot{}, err
 	}

@@ -9,7 +9,7 @@
 -- 5 snapshot), burst limit, sustain limit, margin (us), now (us; 0: Redis
 -- TIME), then per op:
 --   reserve: maxWait (us), id        -> {allowed, waitUs, blocked, id}
---   release: id                       -> {released}
+--   release: id                       -> {released} (0: none booked; a mark of the id is kept, see below)
 --   block:   duration (us)            -> {}
 --   sync:    period (us), used, reset (us), first id (ids first, first+1, ...) -> {}
 --   snapshot:                         -> {burstCount, burstResetUs, sustainCount, sustainResetUs, blockedUs, waitUs}
@@ -72,7 +72,19 @@ local function budget(log, meta, A)
     return redis.call('ZCOUNT', log, string.format('(%d', now - span), '+inf')
   end
 
+  -- A release that finds no admission of its id may have overtaken the
+  -- reserve it undoes (a caller that left: redisstore's giveBack, on
+  -- another connection); it leaves a mark of the id in meta (at most
+  -- 1,024 marks, expiring with meta, or after 60 s when meta had no expiry),
+  -- and a reserve with a marked id books nothing.
+  local function mark(id)
+    return 'r' .. string.format('%d', id)
+  end
+
   if op == 1 then -- reserve
+    if redis.call('HDEL', meta, mark(A[7] or 0)) == 1 then
+      return {0, 0, 0}
+    end
     local at, blocked = earliest()
     if at - now > tonumber(A[6]) then
       return {0, at - now, blocked}
@@ -89,7 +101,12 @@ local function budget(log, meta, A)
     expire(at)
     return {1, wait, 0, id}
   elseif op == 2 then -- release
-    return {redis.call('ZREM', log, string.format('%d', A[6]))}
+    local released = redis.call('ZREM', log, string.format('%d', A[6]))
+    if released == 0 and redis.call('HLEN', meta) < 1024 then
+      redis.call('HSET', meta, mark(A[6]), 1)
+      if redis.call('PTTL', meta) < 0 then redis.call('PEXPIRE', meta, 60000) end
+    end
+    return {released}
   elseif op == 3 then -- block
     local till = now + tonumber(A[6])
     local blocked = tonumber(redis.call('HGET', meta, 'blocked')) or 0

@@ -59,9 +59,6 @@ type job struct {
 	// a queued job, so a caller that finds itself out of the queue sees
 	// it): from then on Redis may run it, whatever its caller is told.
 	sent atomic.Bool
-	// undo marks a release of a slot its caller may not hold (see
-	// Store.giveBack): it is sent even while the node is judged down.
-	undo bool
 }
 
 // run runs j, batched with whatever else is queued, and returns its result.

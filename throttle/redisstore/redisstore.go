@@ -89,7 +89,7 @@ type Store struct {
 	CallerTime bool
 
 	nodes   sync.Map     // node address ("" for a single server) -> *node
-	undoing atomic.Int64 // undos running (see giveBack)
+	undoing atomic.Int64 // releases giveBack runs
 	perTag  atomic.Bool  // the server refused a run across hash tags: batch per tag
 }
 
@@ -159,10 +159,8 @@ func (s *Store) run(ctx context.Context, j *job) ([]int64, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !j.undo {
-		if err := n.admit(); err != nil {
-			return nil, err
-		}
+	if err := n.admit(); err != nil {
+		return nil, err
 	}
 	return n.batch.run(ctx, j, func(ctx context.Context, batch []*job) { s.exec(ctx, n, batch) })
 }
@@ -175,22 +173,28 @@ const maxUndoing = 1024
 // giveBack releases the admission id of a Reserve that was sent and whose
 // caller got no admission (its context ended first, or no answer came
 // within Timeout): Redis may have run it. The release goes on a goroutine
-// of its own, within the store's timeout, at most maxUndoing at once, and
-// even while the node is judged down. It may reach Redis before the
-// Reserve it undoes (another connection): reserve.lua then keeps a mark of
-// the id, and the Reserve books nothing.
+// of its own, each try within the store's timeout, at most maxUndoing at
+// once. While the key's node is judged down it waits, trying again each
+// probeEvery (as the node's probe when its turn comes), for up to the
+// sustain window, past which the admission no longer counts. It may reach
+// Redis before the Reserve it undoes (another connection): reserve.lua
+// then keeps a mark of the id, and the Reserve books nothing.
 func (s *Store) giveBack(ctx context.Context, k throttle.Key, l throttle.Limit, id int64) {
 	if s.undoing.Add(1) > maxUndoing {
 		s.undoing.Add(-1)
 		return
 	}
+	ctx = context.WithoutCancel(ctx)
 	go func() {
 		defer s.undoing.Add(-1)
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout())
-		defer cancel()
-		j := s.budgetJob(opRelease, k, l, time.Time{}, id)
-		j.undo = true
-		s.run(ctx, j)
+		for end := time.Now().Add(throttle.Sustain.Duration()); ; time.Sleep(probeEvery) {
+			tctx, cancel := context.WithTimeout(ctx, s.timeout())
+			_, err := s.run(tctx, s.budgetJob(opRelease, k, l, time.Time{}, id))
+			cancel()
+			if !errors.Is(err, ErrUnavailable) || time.Now().After(end) {
+				return
+			}
+		}
 	}()
 }
 

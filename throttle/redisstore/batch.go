@@ -74,6 +74,7 @@ func (s *Store) exec(ctx context.Context, n *node, batch []*job) {
 		n.failed()
 	default:
 		n.ok()
+		s.payOwed(n, time.Now())
 	}
 	settle(batch, res)
 }

@@ -257,3 +257,32 @@ func TestReleaseBeforeReserveBooksNothing(t *testing.T) {
 		t.Errorf("a key holds %d marks after 2,000 releases of nothing; want at most 1,024", n)
 	}
 }
+
+// TestOwedBounded: a node keeps at most maxUndoing releases owed while it
+// is down, and pays only those within the sustain window (older ones'
+// admissions no longer count).
+func TestOwedBounded(t *testing.T) {
+	var n node
+	for i := range maxUndoing + 100 {
+		n.owe(owed{ctx: context.Background(), id: int64(i), at: time.Now()})
+	}
+	if got := len(n.takeOwed()); got != maxUndoing {
+		t.Errorf("%d releases owed after %d refused; want %d", got, maxUndoing+100, maxUndoing)
+	}
+	s := &Store{Client: redis.NewClient(&redis.Options{Addr: redistest.Silent(t), MaxRetries: -1}), Timeout: 20 * time.Millisecond}
+	defer s.Client.Close()
+	at := time.Now()
+	n.owe(owed{ctx: context.Background(), id: 1, at: at})
+	s.payOwed(&n, at.Add(throttle.Sustain.Duration()))
+	if got := s.undoing.Load(); got != 0 {
+		t.Errorf("a release owed for longer than the sustain window was sent (%d running)", got)
+	}
+	n.owe(owed{ctx: context.Background(), id: 2, at: at})
+	s.payOwed(&n, at.Add(throttle.Sustain.Duration()-1))
+	if got := s.undoing.Load(); got != 1 {
+		t.Errorf("a release owed for a moment: %d running; want 1", got)
+	}
+	for end := time.Now().Add(2 * time.Second); s.undoing.Load() != 0 && time.Now().Before(end); {
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -21,6 +22,29 @@ type node struct {
 	batch     batcher
 	downUntil atomic.Int64 // unix ns; 0 when up
 	checking  atomic.Bool  // a check (see Store.unanswered) is asking the node whether it answers at all
+
+	mu   sync.Mutex
+	owes []owed // releases refused while the node was down (Store.giveBack), at most maxUndoing
+}
+
+// owe keeps a release to send when the node is next found up; past
+// maxUndoing owed, it is dropped (its slot stays booked until its window
+// passes: spent, never overspent).
+func (n *node) owe(o owed) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if len(n.owes) < maxUndoing {
+		n.owes = append(n.owes, o)
+	}
+}
+
+// takeOwed returns the releases owed and forgets them.
+func (n *node) takeOwed() []owed {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	o := n.owes
+	n.owes = nil
+	return o
 }
 
 // node returns the node that holds key: its Cluster master for a
@@ -98,6 +122,7 @@ func (s *Store) unanswered(n *node, key string) {
 			n.failed()
 		} else {
 			n.ok()
+			s.payOwed(n, time.Now())
 		}
 	}()
 }

@@ -159,6 +159,11 @@ func (s *Store) run(ctx context.Context, j *job) ([]int64, error) {
 	if err != nil {
 		return nil, err
 	}
+	return s.runOn(ctx, n, j)
+}
+
+// runOn runs j on n, the node of its keys.
+func (s *Store) runOn(ctx context.Context, n *node, j *job) ([]int64, error) {
 	if err := n.admit(); err != nil {
 		return nil, err
 	}
@@ -173,10 +178,9 @@ const maxUndoing = 1024
 // giveBack releases the admission id of a Reserve that was sent and whose
 // caller got no admission (its context ended first, or no answer came
 // within Timeout): Redis may have run it. The release goes on a goroutine
-// of its own, each try within the store's timeout, at most maxUndoing at
-// once. While the key's node is judged down it waits, trying again each
-// probeEvery (as the node's probe when its turn comes), for up to the
-// sustain window, past which the admission no longer counts. It may reach
+// of its own, within the store's timeout, at most maxUndoing at once. One
+// refused or unanswered because the key's node is down is owed (node.owe)
+// and sent again when a batch next finds the node up; it may also reach
 // Redis before the Reserve it undoes (another connection): reserve.lua
 // then keeps a mark of the id, and the Reserve books nothing.
 func (s *Store) giveBack(ctx context.Context, k throttle.Key, l throttle.Limit, id int64) {
@@ -187,15 +191,37 @@ func (s *Store) giveBack(ctx context.Context, k throttle.Key, l throttle.Limit, 
 	ctx = context.WithoutCancel(ctx)
 	go func() {
 		defer s.undoing.Add(-1)
-		for end := time.Now().Add(throttle.Sustain.Duration()); ; time.Sleep(probeEvery) {
-			tctx, cancel := context.WithTimeout(ctx, s.timeout())
-			_, err := s.run(tctx, s.budgetJob(opRelease, k, l, time.Time{}, id))
-			cancel()
-			if !errors.Is(err, ErrUnavailable) || time.Now().After(end) {
-				return
-			}
+		ctx, cancel := context.WithTimeout(ctx, s.timeout())
+		defer cancel()
+		j := s.budgetJob(opRelease, k, l, time.Time{}, id)
+		n, err := s.node(ctx, j.keys[0])
+		if err != nil {
+			return
+		}
+		if _, err := s.runOn(ctx, n, j); errors.Is(err, ErrUnavailable) {
+			n.owe(owed{ctx: ctx, k: k, l: l, id: id, at: time.Now()})
 		}
 	}()
+}
+
+// owed is a release giveBack could not send: the node was down.
+type owed struct {
+	ctx context.Context // the caller's values, no end
+	k   throttle.Key
+	l   throttle.Limit
+	id  int64
+	at  time.Time
+}
+
+// payOwed sends again the releases owed to n, now that a batch found it up;
+// those older than the sustain window are dropped: their admissions no
+// longer count.
+func (s *Store) payOwed(n *node, now time.Time) {
+	for _, o := range n.takeOwed() {
+		if now.Sub(o.at) < throttle.Sustain.Duration() {
+			s.giveBack(context.WithoutCancel(o.ctx), o.k, o.l, o.id)
+		}
+	}
 }
 
 func us(n int64) time.Duration { return time.Duration(n) * time.Microsecond }

@@ -293,7 +293,7 @@ func (c clipped) Unwrap() error { return c.err }
 func settle(batch []*job, res []result) {
 	for i, j := range batch {
 		j.res, j.err = res[i].res, res[i].err
-		if !j.state.CompareAndSwap(jobWaiting, jobSettled) {
+		if !j.done.CompareAndSwap(false, true) {
 			continue
 		}
 		if j.wake != nil {

@@ -35,13 +35,6 @@ type batcher struct {
 // hand: they split the same queue into thinner batches.
 const maxInFlight = 2
 
-// A job's states: its caller waits, or has its answer, or has left.
-const (
-	jobWaiting int32 = iota
-	jobSettled
-	jobLeft
-)
-
 // job is one decision: a script's run for one key's structures.
 type job struct {
 	ctx    context.Context // its caller's
@@ -53,8 +46,10 @@ type job struct {
 	// wake, made only for a job that queues, is signalled once, when res
 	// and err are set (see settle). A job sent at once is settled on its
 	// caller's goroutine, with no signal.
-	wake  chan struct{}
-	state atomic.Int32 // jobWaiting, jobSettled or jobLeft
+	wake chan struct{}
+	// done is claimed once, by whichever comes first: its answer (settle)
+	// or its caller's leaving with the decision sent (run).
+	done atomic.Bool
 	// sent is set when a batch takes the job (under the batcher's lock for
 	// a queued job, so a caller that finds itself out of the queue sees
 	// it): from then on Redis may run it, whatever its caller is told.
@@ -96,7 +91,7 @@ func (b *batcher) run(ctx context.Context, j *job, exec func(ctx context.Context
 		return nil, ctx.Err()
 	}
 	b.mu.Unlock()
-	if j.state.CompareAndSwap(jobWaiting, jobLeft) { // sent: it runs on without its caller
+	if j.done.CompareAndSwap(false, true) { // sent: it runs on without its caller
 		return nil, ctx.Err()
 	}
 	<-j.wake // answered meanwhile

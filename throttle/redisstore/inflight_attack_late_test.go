@@ -9,63 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-	"github.com/xblgo/fgrl/internal/redistest"
 	"github.com/xblgo/fgrl/throttle"
 )
-
-// attackBudgetCount reads k's burst count once the store answers again (the
-// node may be marked down for a while), waiting until it equals want or
-// until a few seconds pass.
-func attackBudgetCount(t *testing.T, s *Store, k throttle.Key, l throttle.Limit, want int) int {
-	t.Helper()
-	got := -1
-	for end := time.Now().Add(4 * time.Second); ; {
-		snap, err := s.Snapshot(context.Background(), k, l, time.Now())
-		if err == nil {
-			if got = snap.Counts.Burst.Count; got == want {
-				return got
-			}
-		}
-		if time.Now().After(end) {
-			return got
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
-}
-
-func attackSetup(t *testing.T, honour bool, timeout time.Duration) (*Store, *atomic.Int64, throttle.Key, throttle.Limit) {
-	t.Helper()
-	rp := redistest.Start(t)
-	delay := new(atomic.Int64)
-	px := redistest.Slowed(t, rp.Addr, delay)
-	c := redis.NewClient(&redis.Options{Addr: px, MaxRetries: -1, ContextTimeoutEnabled: honour, PoolSize: 16})
-	t.Cleanup(func() { c.Close() })
-	s := &Store{Client: c, Timeout: timeout}
-	k := throttle.Key{User: "u", Title: "t", Scope: "s"}
-	l := throttle.Limit{Burst: 1000, Sustain: 1000}
-	for range 4 { // warm connections and load the scripts
-		if _, err := s.Reserve(context.Background(), k, l, time.Now(), 0); err != nil {
-			t.Fatalf("warm-up: %v", err)
-		}
-		if _, err := s.Take(context.Background(), k, l, time.Now()); err != nil {
-			t.Fatalf("warm-up: %v", err)
-		}
-	}
-	// Several connections ready (HELLO done), so that a batch after a
-	// failed one needs no new connection's handshake through the slow proxy.
-	delay.Store(int64(50 * time.Millisecond))
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Go(func() { c.Ping(context.Background()) })
-	}
-	wg.Wait()
-	delay.Store(0)
-	if err := s.Reset(context.Background(), k); err != nil {
-		t.Fatal(err)
-	}
-	return s, delay, k, l
-}
 
 // TestInflightQueuedLeaverBatchFails: callers queue, their batch is sent, they
 // leave with their context's error; the batch's answer then comes later
@@ -78,7 +23,7 @@ func attackSetup(t *testing.T, honour bool, timeout time.Duration) (*Store, *ato
 func TestInflightQueuedLeaverBatchFails(t *testing.T) {
 	for _, honour := range []bool{false, true} {
 		t.Run(fmt.Sprintf("ContextTimeoutEnabled=%v", honour), func(t *testing.T) {
-			s, delay, k, l := attackSetup(t, honour, 300*time.Millisecond)
+			s, delay, k, l := slowedStore(t, honour, 300*time.Millisecond)
 			other := throttle.Key{User: "other"}
 			delay.Store(int64(time.Second))
 			var wg sync.WaitGroup
@@ -106,7 +51,7 @@ func TestInflightQueuedLeaverBatchFails(t *testing.T) {
 			delay.Store(0)
 			time.Sleep(1500 * time.Millisecond) // the late replies have come; undos had their Timeout
 			want := int(allowed.Load())
-			got := attackBudgetCount(t, s, k, l, want)
+			got := countWhenAnswered(t, s, k, l, want)
 			t.Logf("callers with ctx.Err(): %d, allowed: %d, budget counts: %d", ctxErrs.Load(), want, got)
 			if ctxErrs.Load() > 0 && got != want {
 				t.Errorf("budget counts %d admissions; callers were given %d (%d callers got their context's error after their decision was sent): slots of callers that left are never released when the batch's answer is an error (Timeout) although Redis ran it",
@@ -117,8 +62,8 @@ func TestInflightQueuedLeaverBatchFails(t *testing.T) {
 }
 
 // TestInflightLoneLeaverNearTimeout: a lone Reserve whose caller's deadline
-// gives Redis at least half of Timeout, and ends before Redis answers. The
-// Reserve doc says: "When ctx ends after the decision was sent and before
+// gives Redis at least half of Timeout, and ends before Redis answers.
+// Reserve's doc at 07a679c said: "When ctx ends after the decision was sent and before
 // its answer, Reserve returns ctx's error at once, and the slot, if one was
 // booked, is released". Here exec's callersEnd is false, so the caller gets
 // ErrUnavailable (not its context's error); at 07a679c the slot Redis
@@ -126,7 +71,7 @@ func TestInflightQueuedLeaverBatchFails(t *testing.T) {
 func TestInflightLoneLeaverNearTimeout(t *testing.T) {
 	for _, honour := range []bool{false, true} {
 		t.Run(fmt.Sprintf("ContextTimeoutEnabled=%v", honour), func(t *testing.T) {
-			s, delay, k, l := attackSetup(t, honour, 300*time.Millisecond)
+			s, delay, k, l := slowedStore(t, honour, 300*time.Millisecond)
 			delay.Store(int64(time.Second))
 			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond) // >= Timeout/2
 			start := time.Now()
@@ -139,7 +84,7 @@ func TestInflightLoneLeaverNearTimeout(t *testing.T) {
 			t.Logf("Reserve returned after %v: %v (is ctx.Err: %v)", took.Round(time.Millisecond), err, errors.Is(err, context.DeadlineExceeded))
 			delay.Store(0)
 			time.Sleep(1500 * time.Millisecond) // the late reply; the node's down time
-			if got := attackBudgetCount(t, s, k, l, 0); got != 0 {
+			if got := countWhenAnswered(t, s, k, l, 0); got != 0 {
 				t.Errorf("budget counts %d admissions after the only caller's context ended (it got %q); want 0: the slot was booked and never released", got, err)
 			}
 		})
@@ -156,7 +101,7 @@ func TestInflightLoneLeaverNearTimeout(t *testing.T) {
 func TestInflightUndoRefusedByDownNode(t *testing.T) {
 	for _, honour := range []bool{false, true} {
 		t.Run(fmt.Sprintf("ContextTimeoutEnabled=%v", honour), func(t *testing.T) {
-			s, delay, k, l := attackSetup(t, honour, 500*time.Millisecond)
+			s, delay, k, l := slowedStore(t, honour, 500*time.Millisecond)
 			other := throttle.Key{User: "other"}
 			delay.Store(int64(400 * time.Millisecond))
 			var wg sync.WaitGroup
@@ -197,7 +142,7 @@ func TestInflightUndoRefusedByDownNode(t *testing.T) {
 			time.Sleep(600 * time.Millisecond) // the batch's answer (~800 ms) and its undos
 			delay.Store(0)
 			want := int(allowed.Load())
-			got := attackBudgetCount(t, s, k, l, want)
+			got := countWhenAnswered(t, s, k, l, want)
 			t.Logf("callers with ctx.Err(): %d, allowed: %d, budget counts: %d", ctxErrs.Load(), want, got)
 			if ctxErrs.Load() > 0 && got != want {
 				t.Errorf("budget counts %d admissions; callers were given %d: the undos of %d callers that left were refused by the node marked down",
@@ -216,7 +161,7 @@ func TestInflightUndoRefusedByDownNode(t *testing.T) {
 func TestInflightQueuedAloneLeaver(t *testing.T) {
 	for _, honour := range []bool{false, true} {
 		t.Run(fmt.Sprintf("ContextTimeoutEnabled=%v", honour), func(t *testing.T) {
-			s, delay, k, l := attackSetup(t, honour, 300*time.Millisecond)
+			s, delay, k, l := slowedStore(t, honour, 300*time.Millisecond)
 			other := throttle.Key{User: "other"}
 			delay.Store(int64(time.Second))
 			var wg sync.WaitGroup
@@ -231,7 +176,7 @@ func TestInflightQueuedAloneLeaver(t *testing.T) {
 			t.Logf("queued caller: %+v, %v (its context's error: %v)", a, err, err != nil && err == ctx.Err())
 			delay.Store(0)
 			time.Sleep(1500 * time.Millisecond)
-			got := attackBudgetCount(t, s, k, l, 0)
+			got := countWhenAnswered(t, s, k, l, 0)
 			if err != nil && err == ctx.Err() && got != 0 {
 				t.Errorf("budget counts %d admissions; the only caller got its context's error (%v) after its decision was sent, and its slot was never released", got, err)
 			} else if got != 0 {

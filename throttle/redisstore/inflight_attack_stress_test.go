@@ -43,7 +43,7 @@ func TestInflightLeaversStress(t *testing.T) {
 	const slack = 150 * time.Millisecond
 	for _, honour := range []bool{false, true} {
 		t.Run(fmt.Sprintf("ContextTimeoutEnabled=%v", honour), func(t *testing.T) {
-			s, delay, k, l := attackSetup(t, honour, time.Second)
+			s, delay, k, l := slowedStore(t, honour, time.Second)
 			l = throttle.Limit{Burst: 100000, Sustain: 100000}
 			stop := make(chan struct{})
 			var peak atomic.Int64
@@ -105,7 +105,7 @@ func TestInflightLeaversStress(t *testing.T) {
 			bg.Wait()
 			delay.Store(0)
 			want := int(allowed.Load())
-			got := attackBudgetCount(t, s, k, l, want)
+			got := countWhenAnswered(t, s, k, l, want)
 			t.Logf("allowed %d, errors %d, budget counts %d, peak store goroutines %d, late %d (worst %v past its deadline)",
 				want, errs.Load(), got, peak.Load(), late.Load(), time.Duration(worst.Load()).Round(time.Millisecond))
 			if late.Load() > 0 {

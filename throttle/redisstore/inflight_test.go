@@ -26,22 +26,7 @@ const inflightSlack = 90 * time.Millisecond
 func TestBatchedCallersEndByTheirDeadlines(t *testing.T) {
 	for _, honour := range []bool{false, true} {
 		t.Run(fmt.Sprintf("ContextTimeoutEnabled=%v", honour), func(t *testing.T) {
-			rp := redistest.Start(t)
-			var delay atomic.Int64
-			px := redistest.Slowed(t, rp.Addr, &delay)
-			c := redis.NewClient(&redis.Options{Addr: px, MaxRetries: -1, ContextTimeoutEnabled: honour, PoolSize: 8})
-			defer c.Close()
-			s := &Store{Client: c, Timeout: 2 * time.Second}
-			k := throttle.Key{User: "u", Title: "t", Scope: "s"}
-			l := throttle.Limit{Burst: 1000, Sustain: 1000}
-			for range 4 { // warm connections (HELLO, the script's load)
-				if _, err := s.Reserve(context.Background(), k, l, time.Now(), 0); err != nil {
-					t.Fatalf("warm-up: %v", err)
-				}
-			}
-			if err := s.Reset(context.Background(), k); err != nil {
-				t.Fatal(err)
-			}
+			s, delay, k, l := slowedStore(t, honour, 2*time.Second)
 			delay.Store(int64(300 * time.Millisecond))
 
 			var allowed atomic.Int64
@@ -86,18 +71,7 @@ func TestBatchedCallersEndByTheirDeadlines(t *testing.T) {
 			// are given back within the Timeout after.
 			delay.Store(0)
 			want := int(allowed.Load())
-			var got int
-			for end := time.Now().Add(3 * time.Second); ; {
-				snap, err := s.Snapshot(context.Background(), k, l, time.Now())
-				if err != nil {
-					t.Fatal(err)
-				}
-				if got = snap.Counts.Burst.Count; got == want || time.Now().After(end) {
-					break
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
-			if got != want {
+			if got := countWhenAnswered(t, s, k, l, want); got != want {
 				t.Errorf("budget counts %d admissions; callers were given %d: a slot booked for a caller that left was not given back", got, want)
 			}
 		})
@@ -111,20 +85,7 @@ func TestBatchedCallersEndByTheirDeadlines(t *testing.T) {
 func TestLoneCallerLeavesNoSlot(t *testing.T) {
 	for _, honour := range []bool{false, true} {
 		t.Run(fmt.Sprintf("ContextTimeoutEnabled=%v", honour), func(t *testing.T) {
-			rp := redistest.Start(t)
-			var delay atomic.Int64
-			px := redistest.Slowed(t, rp.Addr, &delay)
-			c := redis.NewClient(&redis.Options{Addr: px, MaxRetries: -1, ContextTimeoutEnabled: honour})
-			defer c.Close()
-			s := &Store{Client: c, Timeout: 2 * time.Second}
-			k := throttle.Key{User: "u", Title: "t", Scope: "s"}
-			l := throttle.Limit{Burst: 1000, Sustain: 1000}
-			if _, err := s.Reserve(context.Background(), k, l, time.Now(), 0); err != nil {
-				t.Fatalf("warm-up: %v", err)
-			}
-			if err := s.Reset(context.Background(), k); err != nil {
-				t.Fatal(err)
-			}
+			s, delay, k, l := slowedStore(t, honour, 2*time.Second)
 			delay.Store(int64(300 * time.Millisecond))
 			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 			_, err := s.Reserve(ctx, k, l, time.Now(), 0)
@@ -133,18 +94,7 @@ func TestLoneCallerLeavesNoSlot(t *testing.T) {
 				t.Fatal("a 100 ms caller got an answer from a Redis 300 ms late")
 			}
 			delay.Store(0)
-			var got int
-			for end := time.Now().Add(3 * time.Second); ; {
-				snap, err := s.Snapshot(context.Background(), k, l, time.Now())
-				if err != nil {
-					t.Fatal(err)
-				}
-				if got = snap.Counts.Burst.Count; got == 0 || time.Now().After(end) {
-					break
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
-			if got != 0 {
+			if got := countWhenAnswered(t, s, k, l, 0); got != 0 {
 				t.Errorf("budget counts %d admissions after the only caller left with %v; want 0", got, err)
 			}
 		})
@@ -155,23 +105,20 @@ func TestLoneCallerLeavesNoSlot(t *testing.T) {
 // past it, a left caller's slot stays booked (spent, never overspent), and
 // no goroutine is started.
 func TestGiveBackBounded(t *testing.T) {
-	var released atomic.Int64
-	s := &Store{Client: redis.NewClient(&redis.Options{Addr: redistest.Start(t).Addr, MaxRetries: -1}), Timeout: time.Second}
-	defer s.Client.Close()
-	s.Client.AddHook(countReleases{&released})
+	s, r := recordedStore(t)
 	k := throttle.Key{User: "u"}
 	l := throttle.Limit{Burst: 1, Sustain: 1}
-	if err := s.Release(context.Background(), k, l, 7); err != nil { // the script loaded (NOSCRIPT, then EVAL)
-		t.Fatal(err)
-	}
-	released.Store(0)
+	var released int64 // scripts sent
 	settled := func(running int64, sent int64) {
 		t.Helper()
-		for end := time.Now().Add(2 * time.Second); (s.undoing.Load() != running || released.Load() != sent) && time.Now().Before(end); {
-			time.Sleep(5 * time.Millisecond)
+		for end := time.Now().Add(2 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			released += int64(len(r.recorded()))
+			if s.undoing.Load() == running && released == sent || time.Now().After(end) {
+				break
+			}
 		}
-		if s.undoing.Load() != running || released.Load() != sent {
-			t.Errorf("%d releases running, %d sent; want %d and %d", s.undoing.Load(), released.Load(), running, sent)
+		if s.undoing.Load() != running || released != sent {
+			t.Errorf("%d releases running, %d sent; want %d and %d", s.undoing.Load(), released, running, sent)
 		}
 	}
 	s.undoing.Store(maxUndoing - 1)
@@ -183,29 +130,6 @@ func TestGiveBackBounded(t *testing.T) {
 	s.undoing.Store(0)
 	s.giveBack(context.Background(), k, l, 7)
 	settled(0, 2)
-}
-
-// countReleases counts the scripts a client sends.
-type countReleases struct{ n *atomic.Int64 }
-
-func (countReleases) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (c countReleases) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		if name := cmd.Name(); name == "evalsha" || name == "eval" {
-			c.n.Add(1)
-		}
-		return next(ctx, cmd)
-	}
-}
-func (c countReleases) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		for _, cmd := range cmds {
-			if name := cmd.Name(); name == "evalsha" || name == "eval" {
-				c.n.Add(1)
-			}
-		}
-		return next(ctx, cmds)
-	}
 }
 
 // TestReleaseBeforeReserveBooksNothing: a release that finds no admission
@@ -285,4 +209,60 @@ func TestOwedBounded(t *testing.T) {
 	for end := time.Now().Add(2 * time.Second); s.undoing.Load() != 0 && time.Now().Before(end); {
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// countWhenAnswered reads k's burst count once the store answers again (the
+// node may be marked down for a while), waiting until it equals want or
+// until a few seconds pass.
+func countWhenAnswered(t *testing.T, s *Store, k throttle.Key, l throttle.Limit, want int) int {
+	t.Helper()
+	got := -1
+	for end := time.Now().Add(4 * time.Second); ; {
+		snap, err := s.Snapshot(context.Background(), k, l, time.Now())
+		if err == nil {
+			if got = snap.Counts.Burst.Count; got == want {
+				return got
+			}
+		}
+		if time.Now().After(end) {
+			return got
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+// slowedStore returns a store whose replies pass through a proxy that
+// holds them for delay (0 on return), its connections made and its scripts
+// loaded, and a key with no state and a limit no test reaches.
+func slowedStore(t *testing.T, honour bool, timeout time.Duration) (*Store, *atomic.Int64, throttle.Key, throttle.Limit) {
+	t.Helper()
+	rp := redistest.Start(t)
+	delay := new(atomic.Int64)
+	px := redistest.Slowed(t, rp.Addr, delay)
+	c := redis.NewClient(&redis.Options{Addr: px, MaxRetries: -1, ContextTimeoutEnabled: honour, PoolSize: 16})
+	t.Cleanup(func() { c.Close() })
+	s := &Store{Client: c, Timeout: timeout}
+	k := throttle.Key{User: "u", Title: "t", Scope: "s"}
+	l := throttle.Limit{Burst: 1000, Sustain: 1000}
+	for range 4 { // warm connections and load the scripts
+		if _, err := s.Reserve(context.Background(), k, l, time.Now(), 0); err != nil {
+			t.Fatalf("warm-up: %v", err)
+		}
+		if _, err := s.Take(context.Background(), k, l, time.Now()); err != nil {
+			t.Fatalf("warm-up: %v", err)
+		}
+	}
+	// Several connections ready (HELLO done), so that a batch after a
+	// failed one needs no new connection's handshake through the slow proxy.
+	delay.Store(int64(50 * time.Millisecond))
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() { c.Ping(context.Background()) })
+	}
+	wg.Wait()
+	delay.Store(0)
+	if err := s.Reset(context.Background(), k); err != nil {
+		t.Fatal(err)
+	}
+	return s, delay, k, l
 }

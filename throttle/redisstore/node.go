@@ -23,8 +23,9 @@ type node struct {
 	downUntil atomic.Int64 // unix ns; 0 when up
 	checking  atomic.Bool  // a check (see Store.unanswered) is asking the node whether it answers at all
 
-	mu   sync.Mutex
-	owes []owed // releases refused while the node was down (Store.giveBack), at most maxUndoing
+	mu    sync.Mutex
+	owes  []owed      // releases refused while the node was down (Store.giveBack), at most maxUndoing
+	owing atomic.Bool // owes is not empty: a batch that finds the node up takes no lock otherwise
 }
 
 // owe keeps a release to send when the node is next found up; past
@@ -35,15 +36,20 @@ func (n *node) owe(o owed) {
 	defer n.mu.Unlock()
 	if len(n.owes) < maxUndoing {
 		n.owes = append(n.owes, o)
+		n.owing.Store(true)
 	}
 }
 
 // takeOwed returns the releases owed and forgets them.
 func (n *node) takeOwed() []owed {
+	if !n.owing.Load() {
+		return nil
+	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	o := n.owes
 	n.owes = nil
+	n.owing.Store(false)
 	return o
 }
 

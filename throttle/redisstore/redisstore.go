@@ -191,14 +191,14 @@ func (s *Store) giveBack(ctx context.Context, k throttle.Key, l throttle.Limit, 
 	ctx = context.WithoutCancel(ctx)
 	go func() {
 		defer s.undoing.Add(-1)
-		ctx, cancel := context.WithTimeout(ctx, s.timeout())
+		tctx, cancel := context.WithTimeout(ctx, s.timeout())
 		defer cancel()
 		j := s.budgetJob(opRelease, k, l, time.Time{}, id)
-		n, err := s.node(ctx, j.keys[0])
+		n, err := s.node(tctx, j.keys[0])
 		if err != nil {
 			return
 		}
-		if _, err := s.runOn(ctx, n, j); errors.Is(err, ErrUnavailable) {
+		if _, err := s.runOn(tctx, n, j); errors.Is(err, ErrUnavailable) {
 			n.owe(owed{ctx: ctx, k: k, l: l, id: id, at: time.Now()})
 		}
 	}()
@@ -219,7 +219,7 @@ type owed struct {
 func (s *Store) payOwed(n *node, now time.Time) {
 	for _, o := range n.takeOwed() {
 		if now.Sub(o.at) < throttle.Sustain.Duration() {
-			s.giveBack(context.WithoutCancel(o.ctx), o.k, o.l, o.id)
+			s.giveBack(o.ctx, o.k, o.l, o.id)
 		}
 	}
 }

@@ -82,7 +82,8 @@ local function budget(log, meta, A)
   end
 
   if op == 1 then -- reserve
-    if redis.call('HDEL', meta, mark(A[7] or 0)) == 1 then
+    local id = A[7] or error('budget: reserve needs an admission id')
+    if redis.call('HDEL', meta, mark(id)) == 1 then
       return {0, 0, 0}
     end
     local at, blocked = earliest()
@@ -95,7 +96,6 @@ local function budget(log, meta, A)
     -- caller need not wait for the other's clock.
     local newest = redis.call('ZRANGE', log, -1, -1, 'WITHSCORES')
     if newest[2] then at = math.max(at, tonumber(newest[2])) end
-    local id = A[7] or error('budget: reserve needs an admission id')
     add(at, id)
     redis.call('ZREMRANGEBYRANK', log, 0, -(cap + 1))
     expire(at)

@@ -63,11 +63,11 @@ func TestInflightQueuedLeaverBatchFails(t *testing.T) {
 
 // TestInflightLoneLeaverNearTimeout: a lone Reserve whose caller's deadline
 // gives Redis at least half of Timeout, and ends before Redis answers.
-// Reserve's doc at 07a679c said: "When ctx ends after the decision was sent and before
-// its answer, Reserve returns ctx's error at once, and the slot, if one was
-// booked, is released". Here exec's callersEnd is false, so the caller gets
-// ErrUnavailable (not its context's error); at 07a679c the slot Redis
-// booked was then never released.
+// Reserve's doc at 07a679c said: "When ctx ends after the decision was
+// sent and before its answer, Reserve returns ctx's error at once, and the
+// slot, if one was booked, is released". Here exec's callersEnd is false,
+// so the caller gets ErrUnavailable (not its context's error); at 07a679c
+// the slot Redis booked was then never released.
 func TestInflightLoneLeaverNearTimeout(t *testing.T) {
 	for _, honour := range []bool{false, true} {
 		t.Run(fmt.Sprintf("ContextTimeoutEnabled=%v", honour), func(t *testing.T) {

@@ -266,3 +266,50 @@ func slowedStore(t *testing.T, honour bool, timeout time.Duration) (*Store, *ato
 	}
 	return s, delay, k, l
 }
+
+// TestMarksSweptWhenFull: a key whose hash is full of marks older than a
+// minute (releases whose reserves were refused, or never came) sweeps them
+// when a release needs a mark, so that a release that overtakes its
+// reserve still stops it; marks younger than that stay, and the key still
+// holds at most 1,024 fields.
+func TestMarksSweptWhenFull(t *testing.T) {
+	rp := redistest.Start(t)
+	c := rp.Client()
+	s := &Store{Client: c, Timeout: time.Second}
+	ctx := context.Background()
+	k := throttle.Key{User: "u", Title: "t", Scope: "s"}
+	l := throttle.Limit{Burst: 10, Sustain: 10}
+	meta := s.key(k, "meta")
+	tm, err := c.Time(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill := func(age time.Duration) {
+		t.Helper()
+		c.Del(ctx, meta)
+		fields := make([]any, 0, 2048)
+		for i := range 1024 {
+			fields = append(fields, fmt.Sprintf("r%d", 1000+i), tm.Add(-age).UnixMicro())
+		}
+		if err := c.HSet(ctx, meta, fields...).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fill(2 * time.Minute)
+	if err := s.Release(ctx, k, l, 42); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := s.budget(ctx, opReserve, k, l, time.Now(), 0, 42); err != nil || len(v) != 3 || v[0] != 0 {
+		t.Errorf("a key full of marks two minutes old, then a release overtaking its reserve: the reserve answered %v, %v; want refused", v, err)
+	}
+	if n := c.HLen(ctx, meta).Val(); n > 1 {
+		t.Errorf("%d fields left after the old marks were swept; want none but the new mark's, now used", n)
+	}
+	fill(10 * time.Second)
+	if err := s.Release(ctx, k, l, 43); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.HLen(ctx, meta).Val(); n != 1024 || c.HExists(ctx, meta, "r43").Val() {
+		t.Errorf("a key full of marks ten seconds old: %d fields, the new mark kept %v; want 1,024 and no new mark", n, c.HExists(ctx, meta, "r43").Val())
+	}
+}

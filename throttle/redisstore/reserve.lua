@@ -74,9 +74,13 @@ local function budget(log, meta, A)
 
   -- A release that finds no admission of its id may have overtaken the
   -- reserve it undoes (a caller that left: redisstore's giveBack, on
-  -- another connection); it leaves a mark of the id in meta (at most
-  -- 1,024 marks, expiring with meta, or after 60 s when meta had no expiry),
-  -- and a reserve with a marked id books nothing.
+  -- another connection); it leaves a mark of the id in meta, valued with
+  -- Redis's clock, and a reserve with a marked id books nothing. A reserve
+  -- arrives within seconds of its release or never (its own was refused),
+  -- so a mark older than markUs is of no use: a release that finds meta
+  -- full (1,024 fields) first sweeps those. Meta expires as the log does,
+  -- or after 60 s when it had no expiry.
+  local markUs = 60000000
   local function mark(id)
     return 'r' .. string.format('%d', id)
   end
@@ -101,10 +105,21 @@ local function budget(log, meta, A)
     expire(at)
     return {1, wait, 0, id}
   elseif op == 2 then -- release
+    local t = redisNow() -- a mark's time, whatever now the caller gave
     local released = redis.call('ZREM', log, string.format('%d', A[6]))
-    if released == 0 and redis.call('HLEN', meta) < 1024 then
-      redis.call('HSET', meta, mark(A[6]), 1)
-      if redis.call('PTTL', meta) < 0 then redis.call('PEXPIRE', meta, 60000) end
+    if released == 0 then
+      if redis.call('HLEN', meta) >= 1024 then
+        local fields = redis.call('HGETALL', meta)
+        for i = 1, #fields, 2 do
+          if string.sub(fields[i], 1, 1) == 'r' and (tonumber(fields[i + 1]) or 0) < t - markUs then
+            redis.call('HDEL', meta, fields[i])
+          end
+        end
+      end
+      if redis.call('HLEN', meta) < 1024 then
+        redis.call('HSET', meta, mark(A[6]), t)
+        if redis.call('PTTL', meta) < 0 then redis.call('PEXPIRE', meta, 60000) end
+      end
     end
     return {released}
   elseif op == 3 then -- block

@@ -32,16 +32,19 @@ const maxPerCommand = 64
 // callersEnd), the caller gets its error and the node is not judged by it.
 // With a client that ignores context deadlines (go-redis without
 // ContextTimeoutEnabled, whose reads wait for its own ReadTimeout, 3 s by
-// default), the pipeline runs in a goroutine of its own and the batch is
-// settled as unavailable when the timeout passes or ctx ends; the goroutine
-// ends when go-redis gives up. A client that honours deadlines runs inline,
-// with no goroutine.
+// default), or a ctx that can end before its deadline (a cancel: go-redis
+// turns only a deadline into its socket's), the pipeline runs in a
+// goroutine of its own and the batch is settled as unavailable when the
+// timeout passes or ctx ends; the goroutine ends when go-redis gives up
+// (with ContextTimeoutEnabled, at the store's timeout). A client that
+// honours deadlines, under a ctx no one can cancel (a batch of several
+// callers', or context.Background), runs inline, with no goroutine.
 func (s *Store) exec(ctx context.Context, n *node, batch []*job) {
 	start := time.Now()
 	tctx, cancel := context.WithTimeout(ctx, s.timeout())
 	defer cancel()
 	var res []result
-	if honoursDeadlines(s.Client) {
+	if honoursDeadlines(s.Client) && ctx.Done() == nil {
 		res = s.pipeline(tctx, batch)
 	} else {
 		out := make(chan []result, 1)

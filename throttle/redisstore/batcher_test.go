@@ -343,8 +343,10 @@ func queued(n *node) int {
 // down (its circuit then refuses the next call at once); a caller's own
 // deadline or cancellation says nothing about the node. A client that
 // honours deadlines (ContextTimeoutEnabled) does not see a cancellation
-// without one, so there the Timeout ends the call (before, every decision
-// waited for the Timeout whatever its context said).
+// without one, so a caller that can be cancelled has its decision sent on a
+// goroutine of its own, and the cancellation ends the call (before
+// 2026-12-05 the Timeout did there; before that, every decision waited for
+// the Timeout whatever its context said).
 func TestLoneDecisionEndsWithItsContext(t *testing.T) {
 	const (
 		short = 10 * time.Millisecond
@@ -365,7 +367,7 @@ func TestLoneDecisionEndsWithItsContext(t *testing.T) {
 		{"the store's timeout first", true, long, 0, short, ErrUnavailable, short, true},
 		{"the store's timeout first, a plain client", false, long, 0, short, ErrUnavailable, short, true},
 		{"the caller cancels, a plain client", false, long, short, long, context.Canceled, short, false},
-		{"the caller cancels, a client that sees only deadlines", true, long, short, 2 * short, context.Canceled, 2 * short, false},
+		{"the caller cancels, a client that sees only deadlines", true, long, short, 2 * short, context.Canceled, short, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -122,13 +122,13 @@ func TestGiveBackBounded(t *testing.T) {
 		}
 	}
 	s.undoing.Store(maxUndoing - 1)
-	s.giveBack(context.Background(), k, l, 7) // the last place: sent
+	s.giveBack(context.Background(), k, l, 7, time.Now().Add(time.Minute)) // the last place: sent
 	settled(maxUndoing-1, 1)
 	s.undoing.Store(maxUndoing)
-	s.giveBack(context.Background(), k, l, 7) // no place left: not sent
+	s.giveBack(context.Background(), k, l, 7, time.Now().Add(time.Minute)) // no place left: not sent
 	settled(maxUndoing, 1)
 	s.undoing.Store(0)
-	s.giveBack(context.Background(), k, l, 7)
+	s.giveBack(context.Background(), k, l, 7, time.Now().Add(time.Minute))
 	settled(0, 2)
 }
 
@@ -182,29 +182,39 @@ func TestReleaseBeforeReserveBooksNothing(t *testing.T) {
 	}
 }
 
+// TestCountsUntil: a release is owed for as long as the admission it undoes
+// may count: booked up to maxWait ahead, for the sustain window and the
+// margin.
+func TestCountsUntil(t *testing.T) {
+	at := time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC)
+	s := &Store{Margin: 2 * time.Second}
+	if got, want := s.countsUntil(at, 5*time.Second), at.Add(307*time.Second); !got.Equal(want) {
+		t.Errorf("countsUntil = %v, want %v", got, want)
+	}
+}
+
 // TestOwedBounded: a node keeps at most maxUndoing releases owed while it
-// is down, and pays only those within the sustain window (older ones'
-// admissions no longer count).
+// is down, and pays only those whose admissions still count.
 func TestOwedBounded(t *testing.T) {
 	var n node
 	for i := range maxUndoing + 100 {
-		n.owe(owed{ctx: context.Background(), id: int64(i), at: time.Now()})
+		n.owe(owed{ctx: context.Background(), id: int64(i), until: time.Now().Add(time.Minute)})
 	}
 	if got := len(n.takeOwed()); got != maxUndoing {
 		t.Errorf("%d releases owed after %d refused; want %d", got, maxUndoing+100, maxUndoing)
 	}
 	s := &Store{Client: redis.NewClient(&redis.Options{Addr: redistest.Silent(t), MaxRetries: -1}), Timeout: 20 * time.Millisecond}
 	defer s.Client.Close()
-	at := time.Now()
-	n.owe(owed{ctx: context.Background(), id: 1, at: at})
-	s.payOwed(&n, at.Add(throttle.Sustain.Duration()))
+	until := time.Now().Add(time.Minute)
+	n.owe(owed{ctx: context.Background(), id: 1, until: until})
+	s.payOwed(&n, until)
 	if got := s.undoing.Load(); got != 0 {
-		t.Errorf("a release owed for longer than the sustain window was sent (%d running)", got)
+		t.Errorf("a release owed past its admission's window was sent (%d running)", got)
 	}
-	n.owe(owed{ctx: context.Background(), id: 2, at: at})
-	s.payOwed(&n, at.Add(throttle.Sustain.Duration()-1))
+	n.owe(owed{ctx: context.Background(), id: 2, until: until})
+	s.payOwed(&n, until.Add(-1))
 	if got := s.undoing.Load(); got != 1 {
-		t.Errorf("a release owed for a moment: %d running; want 1", got)
+		t.Errorf("a release owed within its admission's window: %d running; want 1", got)
 	}
 	for end := time.Now().Add(2 * time.Second); s.undoing.Load() != 0 && time.Now().Before(end); {
 		time.Sleep(5 * time.Millisecond)
@@ -270,8 +280,8 @@ func slowedStore(t *testing.T, honour bool, timeout time.Duration) (*Store, *ato
 // TestMarksSweptWhenFull: a key whose hash is full of marks older than a
 // minute (releases whose reserves were refused, or never came) sweeps them
 // when a release needs a mark, so that a release that overtakes its
-// reserve still stops it; marks younger than that stay, and the key still
-// holds at most 1,024 fields.
+// reserve still stops it; a hash full of younger marks gives up its oldest
+// mark for the new one, and the key still holds at most 1,024 fields.
 func TestMarksSweptWhenFull(t *testing.T) {
 	rp := redistest.Start(t)
 	c := rp.Client()
@@ -306,10 +316,12 @@ func TestMarksSweptWhenFull(t *testing.T) {
 		t.Errorf("%d fields left after the old marks were swept; want none but the new mark's, now used", n)
 	}
 	fill(10 * time.Second)
+	c.HSet(ctx, meta, "r1000", tm.Add(-20*time.Second).UnixMicro()) // the oldest
 	if err := s.Release(ctx, k, l, 43); err != nil {
 		t.Fatal(err)
 	}
-	if n := c.HLen(ctx, meta).Val(); n != 1024 || c.HExists(ctx, meta, "r43").Val() {
-		t.Errorf("a key full of marks ten seconds old: %d fields, the new mark kept %v; want 1,024 and no new mark", n, c.HExists(ctx, meta, "r43").Val())
+	if n := c.HLen(ctx, meta).Val(); n != 1024 || !c.HExists(ctx, meta, "r43").Val() || c.HExists(ctx, meta, "r1000").Val() {
+		t.Errorf("a key full of marks ten seconds old: %d fields, the new mark kept %v, the oldest kept %v; want 1,024, the new one in the oldest's place",
+			n, c.HExists(ctx, meta, "r43").Val(), c.HExists(ctx, meta, "r1000").Val())
 	}
 }

@@ -177,13 +177,16 @@ const maxUndoing = 1024
 
 // giveBack releases the admission id of a Reserve that was sent and whose
 // caller got no admission (its context ended first, or no answer came
-// within Timeout): Redis may have run it. The release goes on a goroutine
-// of its own, within the store's timeout, at most maxUndoing at once. One
-// refused or unanswered because the key's node is down is owed (node.owe)
-// and sent again when a batch next finds the node up; it may also reach
-// Redis before the Reserve it undoes (another connection): reserve.lua
-// then keeps a mark of the id, and the Reserve books nothing.
-func (s *Store) giveBack(ctx context.Context, k throttle.Key, l throttle.Limit, id int64) {
+// within Timeout): Redis may have run it, booking an admission that counts
+// until until (the Reserve's time plus its longest wait and the sustain
+// window). The release goes on a goroutine of its own, within the store's
+// timeout, at most maxUndoing at once. One that fails with the key's node
+// judged down is owed (node.owe) and sent again when a batch next finds the
+// node up, until until; one the node answers with an error (a script's, a
+// read-only replica's) is not. It may also reach Redis before the Reserve
+// it undoes (another connection): reserve.lua then keeps a mark of the id,
+// and the Reserve books nothing.
+func (s *Store) giveBack(ctx context.Context, k throttle.Key, l throttle.Limit, id int64, until time.Time) {
 	if s.undoing.Add(1) > maxUndoing {
 		s.undoing.Add(-1)
 		return
@@ -198,28 +201,34 @@ func (s *Store) giveBack(ctx context.Context, k throttle.Key, l throttle.Limit, 
 		if err != nil {
 			return
 		}
-		if _, err := s.runOn(tctx, n, j); errors.Is(err, ErrUnavailable) {
-			n.owe(owed{ctx: ctx, k: k, l: l, id: id, at: time.Now()})
+		if _, err := s.runOn(tctx, n, j); err != nil && n.downUntil.Load() != 0 {
+			n.owe(owed{ctx: ctx, k: k, l: l, id: id, until: until})
 		}
 	}()
 }
 
+// countsUntil is when an admission a Reserve sent at now with maxWait may
+// have booked stops counting: booked at most maxWait ahead, it counts for
+// the sustain window and the margin.
+func (s *Store) countsUntil(now time.Time, maxWait time.Duration) time.Time {
+	return now.Add(maxWait + throttle.Sustain.Duration() + throttle.MarginOr(s.Margin))
+}
+
 // owed is a release giveBack could not send: the node was down.
 type owed struct {
-	ctx context.Context // the caller's values, no end
-	k   throttle.Key
-	l   throttle.Limit
-	id  int64
-	at  time.Time
+	ctx   context.Context // the caller's values, no end
+	k     throttle.Key
+	l     throttle.Limit
+	id    int64
+	until time.Time // when the admission it undoes stops counting
 }
 
 // payOwed sends again the releases owed to n, now that a batch found it up;
-// those older than the sustain window are dropped: their admissions no
-// longer count.
+// those whose admissions no longer count are dropped.
 func (s *Store) payOwed(n *node, now time.Time) {
 	for _, o := range n.takeOwed() {
-		if now.Sub(o.at) < throttle.Sustain.Duration() {
-			s.giveBack(o.ctx, o.k, o.l, o.id)
+		if now.Before(o.until) {
+			s.giveBack(o.ctx, o.k, o.l, o.id, o.until)
 		}
 	}
 }
@@ -276,12 +285,12 @@ func (s *Store) budget(ctx context.Context, op int64, k throttle.Key, l throttle
 // released (giveBack), as is one for a decision that got no answer within
 // Timeout.
 func (s *Store) Reserve(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time, maxWait time.Duration) (throttle.Admission, error) {
-	id := admissionID()
-	j := s.budgetJob(opReserve, k, l, now, max(maxWait, 0).Microseconds(), id)
+	id, maxWait := admissionID(), max(maxWait, 0)
+	j := s.budgetJob(opReserve, k, l, now, maxWait.Microseconds(), id)
 	v, err := s.run(ctx, j)
 	if err != nil {
 		if j.sent.Load() {
-			s.giveBack(ctx, k, l, id)
+			s.giveBack(ctx, k, l, id, s.countsUntil(time.Now(), maxWait))
 		}
 		return throttle.Admission{}, err
 	}

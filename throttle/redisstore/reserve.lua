@@ -76,10 +76,11 @@ local function budget(log, meta, A)
   -- reserve it undoes (a caller that left: redisstore's giveBack, on
   -- another connection); it leaves a mark of the id in meta, valued with
   -- Redis's clock, and a reserve with a marked id books nothing. A reserve
-  -- arrives within seconds of its release or never (its own was refused),
-  -- so a mark older than markUs is of no use: a release that finds meta
-  -- full (1,024 fields) first sweeps those. Meta expires as the log does,
-  -- or after 60 s when it had no expiry.
+  -- arrives within seconds of its release or never (its own was refused,
+  -- or lost on the way), so the newest marks are the ones of use: a release
+  -- that finds meta full (1,024 fields) first sweeps marks older than
+  -- markUs, then, if none was, the oldest mark. Meta expires as the log
+  -- does, or after 60 s when it had no expiry.
   local markUs = 60000000
   local function mark(id)
     return 'r' .. string.format('%d', id)
@@ -110,16 +111,22 @@ local function budget(log, meta, A)
     if released == 0 then
       if redis.call('HLEN', meta) >= 1024 then
         local fields = redis.call('HGETALL', meta)
+        local oldest, oldestAt, swept = nil, nil, false
         for i = 1, #fields, 2 do
-          if string.sub(fields[i], 1, 1) == 'r' and (tonumber(fields[i + 1]) or 0) < t - markUs then
-            redis.call('HDEL', meta, fields[i])
+          if string.sub(fields[i], 1, 1) == 'r' then
+            local at = tonumber(fields[i + 1]) or 0
+            if at < t - markUs then
+              redis.call('HDEL', meta, fields[i])
+              swept = true
+            elseif not oldest or at < oldestAt then
+              oldest, oldestAt = fields[i], at
+            end
           end
         end
+        if not swept and oldest then redis.call('HDEL', meta, oldest) end
       end
-      if redis.call('HLEN', meta) < 1024 then
-        redis.call('HSET', meta, mark(A[6]), t)
-        if redis.call('PTTL', meta) < 0 then redis.call('PEXPIRE', meta, 60000) end
-      end
+      redis.call('HSET', meta, mark(A[6]), t)
+      if redis.call('PTTL', meta) < 0 then redis.call('PEXPIRE', meta, 60000) end
     end
     return {released}
   elseif op == 3 then -- block

@@ -42,6 +42,7 @@ type loopbackContender struct {
 	cancel   bool
 	deadline bool
 	timer    bool
+	allocs   bool // four more heap objects a call (base-alloc4: see allocSink)
 	extra    bool // runs only when -contenders names it
 }
 
@@ -49,7 +50,7 @@ type loopbackContender struct {
 // (go test ... -args -contenders base-deadline,fgrl-deadline): fewer
 // contenders taking turns leave each other less of their memory to
 // evict. Empty: every contender but the extra ones.
-var contendersFlag = flag.String("contenders", "", "the loopback contenders to run, by name, comma-separated (default: all but fgrl-nobudget and base-cancel-again)")
+var contendersFlag = flag.String("contenders", "", "the loopback contenders to run, by name, comma-separated (default: all but fgrl-nobudget, base-cancel-again and base-alloc4)")
 
 // picked reports whether the contender named name runs.
 func picked(name string, extra bool) bool {
@@ -89,6 +90,7 @@ func loopbackContenders(b *testing.B) []loopbackContender {
 		{name: "base-cancel-again", rt: base(), reqs: requests(context.Background(), url), cancel: true, extra: true},
 		{name: "base-deadline", rt: base(), reqs: requests(context.Background(), url), deadline: true},
 		{name: "base-timer", rt: base(), reqs: requests(context.Background(), url), cancel: true, timer: true},
+		{name: "base-alloc4", rt: base(), reqs: requests(context.Background(), url), cancel: true, allocs: true, extra: true},
 		{name: "fgrl", rt: fgrl(), reqs: requests(context.Background(), url)},
 		{name: "fgrl-deadline", rt: fgrl(), reqs: requests(context.Background(), url), deadline: true},
 		// fgrl-deadline without its budget: what the budget's part is.
@@ -116,6 +118,12 @@ func (c *loopbackContender) roundTrip(b *testing.B, r *http.Request) {
 		if c.timer {
 			tm := time.AfterFunc(20*time.Second, cancel)
 			defer tm.Stop()
+		}
+		if c.allocs {
+			allocSink[0] = &obj48{}
+			allocSink[1] = &obj16{}
+			allocSink[2] = &obj96{}
+			allocSink[3] = &obj24{}
 		}
 		r = r.WithContext(ctx)
 	case c.deadline:
@@ -271,6 +279,7 @@ func reportPaired(b *testing.B, cs []loopbackContender, total []int64, calls int
 	vs := func(a, base string) { report(100*over(a, base)/per[base], a+"-vs-"+base+"-"+kind+"%", a, base) }
 	vs("fgrl", "base-cancel")
 	vs("base-timer", "base-cancel")
+	vs("base-alloc4", "base-cancel")
 	vs("base-cancel-again", "base-cancel")
 	vs("fgrl-deadline", "base-deadline")
 	vs("fgrl-nobudget", "base-deadline")
@@ -279,3 +288,33 @@ func reportPaired(b *testing.B, cs []loopbackContender, total []int64, calls int
 	report(per["fgrl"]/per["handbuilt"], "fgrl/handbuilt-"+kind+"x", "fgrl", "handbuilt")
 	report(per["fgrl-deadline"]/per["handbuilt-deadline"], "fgrl-deadline/handbuilt-deadline-"+kind+"x", "fgrl-deadline", "handbuilt-deadline")
 }
+
+// The four objects base-alloc4 allocates a call, about the sizes of the ones
+// the transport's attempt adds to a call without a deadline (the attempt, its
+// timer's function, the timer, the body's wrapper; BenchmarkNoRetry/fgrl's 11
+// allocations against the bare call's 4, of which the cancellable context
+// and the request's copy are base-cancel's too), each holding a pointer as
+// those do. Stored in allocSink so that they are made on the heap, and
+// garbage at the next call: whether fresh allocations, each a line of memory
+// the caches do not hold, are what a call over loopback pays for (BENCHMARKS.md
+// §1b).
+type (
+	obj48 struct {
+		p   *int
+		pad [40]byte
+	}
+	obj16 struct {
+		p   *int
+		pad [8]byte
+	}
+	obj96 struct {
+		p   *int
+		pad [88]byte
+	}
+	obj24 struct {
+		p   *int
+		pad [16]byte
+	}
+)
+
+var allocSink [4]any

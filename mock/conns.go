@@ -23,6 +23,11 @@ const (
 	// DefaultBodyTimeout is how long a request's body may send nothing
 	// before its connection is closed.
 	DefaultBodyTimeout = 10 * time.Second
+	// MinBodyRate is the slowest a request's body may come, in bytes a
+	// second, after its first BodyTimeout: a body of n bytes has
+	// BodyTimeout + n/MinBodyRate seconds in all (a 64 KiB sign-in body
+	// 74 s at the default).
+	MinBodyRate = 1 << 10
 )
 
 // ConnLimits bounds the connections of a server of the mock (Server.Conns;
@@ -46,9 +51,11 @@ type ConnLimits struct {
 	HeaderTimeout time.Duration
 	// BodyTimeout closes a connection whose request body sends nothing for
 	// this long: a header that declares a body which never comes, or one
-	// that stops half-way (each byte that arrives restarts the time).
-	// Answers are never cut short, so a live page's event stream stays
-	// open. DefaultBodyTimeout by default.
+	// that stops half-way (each byte that arrives restarts the time). A
+	// body must also come at MinBodyRate or faster after its first
+	// BodyTimeout, so that one dripped a byte at a time cannot hold a
+	// connection for days. Answers are never cut short, so a live page's
+	// event stream stays open. DefaultBodyTimeout by default.
 	BodyTimeout time.Duration
 	// MaxConns bounds the connections open at once on each listener, a
 	// CONNECT tunnel counting as the connection it came in on; past it the
@@ -67,7 +74,8 @@ func (l ConnLimits) Apply(srv *http.Server) {
 }
 
 // bodyDeadline reads a request's body under a read deadline of d that each
-// byte read pushes back, and hands the server its own body back when the
+// byte read pushes back, to no later than d plus a second for each
+// MinBodyRate bytes read since the request came, and hands the server its own body back when the
 // handler returns: net/http then answers at once a request whose large
 // body was left unread, or that awaited 100-continue, and what it drains
 // of a small one is drained under the deadline too. A request without a
@@ -84,23 +92,31 @@ func (b bodyDeadline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rc := http.NewResponseController(w)
-	rc.SetReadDeadline(time.Now().Add(b.d)) // an error: a writer that cannot (a recorder), nothing to bound
+	start := time.Now()
+	rc.SetReadDeadline(start.Add(b.d)) // an error: a writer that cannot (a recorder), nothing to bound
 	own := r.Body
-	r.Body = &pushedBody{ReadCloser: own, push: func() { rc.SetReadDeadline(time.Now().Add(b.d)) }}
+	r.Body = &pushedBody{ReadCloser: own, push: func(read int64) {
+		idle := time.Since(start) + b.d                             // nothing for d
+		slow := b.d + time.Duration(read)*(time.Second/MinBodyRate) // MinBodyRate after the first d
+		rc.SetReadDeadline(start.Add(min(idle, slow)))
+	}}
 	defer func() { r.Body = own }()
 	b.next.ServeHTTP(w, r)
 }
 
-// pushedBody calls push after each read that brought bytes.
+// pushedBody calls push with the bytes read so far after each read that
+// brought bytes.
 type pushedBody struct {
 	io.ReadCloser
-	push func()
+	read int64
+	push func(read int64)
 }
 
 func (p *pushedBody) Read(b []byte) (int, error) {
 	n, err := p.ReadCloser.Read(b)
 	if n > 0 {
-		p.push()
+		p.read += int64(n)
+		p.push(p.read)
 	}
 	return n, err
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -74,6 +75,11 @@ func didOf(id string) string {
 	return fmt.Sprintf("%X", sum[:8])
 }
 
+// bind is what a token minted for d is bound to: its ID and its key. The
+// ID is the device's own word (any caller may claim any Id at
+// device/authenticate); the key is what its signed calls prove.
+func (d device) bind() []string { return []string{d.did, d.key.X, d.key.Y} }
+
 // mintDevice makes a device token for d.
 func (s *signIn) mintDevice(d device, now time.Time) string {
 	return s.mint("dt", d.did+"\x00"+d.key.X+"\x00"+d.key.Y, now.Add(deviceTokenLife))
@@ -136,11 +142,28 @@ func (s *signIn) verifiedUnder(w http.ResponseWriter, r *http.Request, key xblsi
 	case errors.Is(err, xblsign.ErrMissing):
 		w.WriteHeader(http.StatusBadRequest)
 		return false
-	case err != nil, !anyAge && !s.fresh(r.Header.Get("Signature"), now):
+	case err != nil:
 		w.WriteHeader(http.StatusForbidden)
+		return false
+	case anyAge:
+		return true
+	}
+	switch f, wait := s.fresh(r.Header.Get("Signature"), now); f {
+	case sigReplay:
+		w.WriteHeader(http.StatusForbidden)
+		return false
+	case sigFull:
+		refuseFull(w, wait)
 		return false
 	}
 	return true
+}
+
+// refuseFull answers a signed call the record of signatures has no room
+// for (replays.go): 503, to come again when a place frees.
+func refuseFull(w http.ResponseWriter, wait time.Duration) {
+	w.Header().Set("Retry-After", strconv.Itoa(int((wait+time.Second-1)/time.Second)))
+	writeError(w, http.StatusServiceUnavailable, "ServiceUnavailable", "too many signed calls within the signatures' window; try again after Retry-After")
 }
 
 // signedByDevice returns the device a device token names, the request
@@ -256,12 +279,12 @@ func (s *signIn) titleAuthenticate(w http.ResponseWriter, r *http.Request) {
 func (s *signIn) titleToken(tid string, d device, now time.Time) map[string]any {
 	return map[string]any{
 		"IssueInstant": now.UTC().Format(time.RFC3339Nano), "NotAfter": now.Add(titleTokenLife).UTC().Format(time.RFC3339Nano),
-		"Token":         s.mint(boundKind("tt", d.did), tid, now.Add(titleTokenLife)),
+		"Token":         s.mint(boundKind("tt", d.bind()...), tid, now.Add(titleTokenLife)),
 		"DisplayClaims": map[string]any{"xti": map[string]string{"tid": tid}},
 	}
 }
 
-// titleOf returns the title ID of a title token minted for device did.
-func (s *signIn) titleOf(tok, did string, now time.Time) (string, bool) {
-	return s.check(tok, boundKind("tt", did), now)
+// titleOf returns the title ID of a title token minted for device d.
+func (s *signIn) titleOf(tok string, d device, now time.Time) (string, bool) {
+	return s.check(tok, boundKind("tt", d.bind()...), now)
 }

@@ -190,6 +190,9 @@ func (s *signIn) pollDeviceCode(w http.ResponseWriter, code, clientID string, no
 // the user to login.live.com's oauth20_remoteconnect.srf): the user code
 // in otc, given by GET or POST, is approved as the current account.
 func (s *signIn) liveRemoteConnect(w http.ResponseWriter, r *http.Request) {
+	if r.Body != nil {
+		r.Body = http.MaxBytesReader(w, r.Body, 64<<10) // as readForm's bound; ParseForm's own is 10 MB
+	}
 	if err := r.ParseForm(); err != nil {
 		http.Error(w, "the form could not be read", http.StatusBadRequest)
 		return

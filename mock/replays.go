@@ -1,60 +1,93 @@
 package mock
 
 import (
+	"container/heap"
 	"crypto/sha256"
 	"time"
 
 	"github.com/xblgo/fgrl/internal/xblsign"
 )
 
-// Replays: a signature is good once. A signed call presented again within
-// signatureSkew (after which Verify refuses it as stale) is a replay and
-// is refused. The mock keeps the digests of the latest replayWindow
-// signatures, 16 bytes each: a replay is caught unless that many signed
-// calls came between, which at the sign-in services' limits takes far
-// longer than signatureSkew.
+// Replays: a signature is good once. Verify takes a signature whose time is
+// within signatureSkew of the mock's clock, either side; the mock keeps the
+// digest of every signature it took (16 bytes) until that window has passed
+// for it, so a signature presented again while Verify would still take it is
+// always a replay. At most replayCapacity are kept: when that many are all
+// still within their windows, a new signed call is refused as the mock's
+// own overload (503 with Retry-After), never taken by forgetting one that
+// could still be replayed.
 
-// replayWindow is how many of the latest signatures are remembered.
-const replayWindow = 1 << 13
+// replayCapacity is how many signatures within their windows the mock
+// remembers (81 bytes each, 5 MiB in all: TestReplayRecordBytes): 109
+// signed calls a second, every second of a ten-minute window.
+const replayCapacity = 1 << 16
 
-// replays is the record of the signatures seen. The zero value is ready;
+// replays is the record of the signatures taken. The zero value is ready;
 // it is guarded by signIn.mu.
 type replays struct {
-	ring []replayEntry
-	next int
-	seen map[[16]byte]int // digest to its index in ring
+	until map[[16]byte]int64 // a digest to the end of its signature's window (unix ns)
+	ends  replayHeap         // the same, earliest end first
 }
 
 type replayEntry struct {
 	sum [16]byte
-	at  time.Time
+	end int64 // unix ns
 }
 
-// fresh reports whether the signature sig was not seen within
-// signatureSkew of now, and notes it. A signature is known by its
-// canonical form (xblsign.Header.Canonical): its twin, which anyone who
-// saw it can make, is the same signature presented again.
-func (s *signIn) fresh(sig string, now time.Time) bool {
-	if h, err := xblsign.ParseHeader(sig); err == nil { // always, after Verify
-		sig = h.Canonical().String()
+// replayHeap is a container/heap of entries, earliest end first.
+type replayHeap []replayEntry
+
+func (h replayHeap) Len() int           { return len(h) }
+func (h replayHeap) Less(i, j int) bool { return h[i].end < h[j].end }
+func (h replayHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *replayHeap) Push(x any)        { *h = append(*h, x.(replayEntry)) }
+func (h *replayHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return e
+}
+
+// freshness is what fresh says of a signature.
+type freshness int
+
+const (
+	sigFresh  freshness = iota // not seen: taken, and noted
+	sigReplay                  // seen, and its window has not passed
+	sigFull                    // not seen, but the record is full: refused
+)
+
+// fresh reports whether the signature sig was taken before within its
+// window, and notes it when not. A signature is known by its canonical
+// form (xblsign.Header.Canonical): its twin, which anyone who saw it can
+// make, is the same signature presented again. Its window ends
+// signatureSkew after its own time, when Verify stops taking it; wait is,
+// for sigFull, the time until a place in the record frees.
+func (s *signIn) fresh(sig string, now time.Time) (_ freshness, wait time.Duration) {
+	end := now.Add(2 * signatureSkew) // a header that does not parse (never, after Verify)
+	if h, err := xblsign.ParseHeader(sig); err == nil {
+		sig, end = h.Canonical().String(), h.Time.Add(signatureSkew)
 	}
 	full := sha256.Sum256([]byte(sig))
 	sum := [16]byte(full[:16])
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := &s.replays
-	if r.ring == nil {
-		r.ring, r.seen = make([]replayEntry, replayWindow), make(map[[16]byte]int, replayWindow)
+	if r.until == nil {
+		r.until = make(map[[16]byte]int64)
 	}
-	if i, ok := r.seen[sum]; ok && now.Sub(r.ring[i].at) < 2*signatureSkew {
-		return false
+	t := now.UnixNano()
+	for len(r.ends) > 0 && r.ends[0].end < t { // past its window: Verify refuses it as stale
+		e := heap.Pop(&r.ends).(replayEntry)
+		delete(r.until, e.sum)
 	}
-	old := r.ring[r.next]
-	if i, ok := r.seen[old.sum]; ok && i == r.next {
-		delete(r.seen, old.sum)
+	if _, ok := r.until[sum]; ok {
+		return sigReplay, 0
 	}
-	r.ring[r.next] = replayEntry{sum: sum, at: now}
-	r.seen[sum] = r.next
-	r.next = (r.next + 1) % replayWindow
-	return true
+	if len(r.ends) >= replayCapacity {
+		return sigFull, time.Duration(r.ends[0].end-t) + time.Nanosecond
+	}
+	r.until[sum] = end.UnixNano()
+	heap.Push(&r.ends, replayEntry{sum: sum, end: end.UnixNano()})
+	return sigFresh, 0
 }

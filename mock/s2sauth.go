@@ -60,8 +60,12 @@ func (h *Handler) boundIdentity(x *exchange, rule *limits.Rule, kind, uhs, tok s
 		writeError(x.w, http.StatusForbidden, "Forbidden", err.Error())
 		return identity{}, false
 	}
-	if !h.signIn.fresh(r.Header.Get("Signature"), now) {
+	switch f, wait := h.signIn.fresh(r.Header.Get("Signature"), now); f {
+	case sigReplay:
 		writeError(x.w, http.StatusForbidden, "Forbidden", "the signature was presented before (a replay)")
+		return identity{}, false
+	case sigFull:
+		refuseFull(x.w, wait)
 		return identity{}, false
 	}
 	if kind == "xs" {

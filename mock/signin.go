@@ -359,7 +359,7 @@ func (s *signIn) xstsAuthorize(w http.ResponseWriter, r *http.Request) {
 	if p := req.Properties; p.DeviceToken != "" || p.TitleToken != "" {
 		d, ok := s.deviceOf(p.DeviceToken, now)
 		if ok && p.TitleToken != "" {
-			title, ok = s.titleOf(p.TitleToken, d.did, now)
+			title, ok = s.titleOf(p.TitleToken, d, now)
 		}
 		if !ok {
 			w.WriteHeader(http.StatusUnauthorized)

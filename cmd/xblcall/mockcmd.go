@@ -63,7 +63,8 @@ answers only the hosts served and never opens a connection elsewhere.
 A connection idle for --idle-timeout (2m) is closed, a keep-alive one or a
 CONNECT tunnel alike, as is one that has not sent its request header (or
 finished its TLS handshake) within --header-timeout (10s), or whose request
-body sends nothing for --body-timeout (10s); each port keeps at most
+body sends nothing for --body-timeout (10s) or, past it, comes slower than
+1 KiB a second (mock.MinBodyRate); each port keeps at most
 --max-conns (1024) open: the next waits until one closes.
 Sign-in works as against the real services: login.live.com
 (oauth20_authorize.srf, oauth20_token.srf), login.microsoftonline.com,
@@ -165,7 +166,7 @@ func mockFlags(o *mockOpts) *flag.FlagSet {
 func connFlags(fs *flag.FlagSet, c *mock.ConnLimits) {
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", mock.DefaultIdleTimeout, "close a connection (keep-alive, or a CONNECT tunnel) that waits this long for a request, or an untouched tunnel for a byte")
 	fs.DurationVar(&c.HeaderTimeout, "header-timeout", mock.DefaultHeaderTimeout, "close a connection whose TLS handshake or request header takes longer (one that sends nothing, among them)")
-	fs.DurationVar(&c.BodyTimeout, "body-timeout", mock.DefaultBodyTimeout, "close a connection whose request body sends nothing for this long")
+	fs.DurationVar(&c.BodyTimeout, "body-timeout", mock.DefaultBodyTimeout, "close a connection whose request body sends nothing for this long, or comes slower than 1 KiB a second past it")
 	fs.IntVar(&c.MaxConns, "max-conns", mock.DefaultMaxConns, "connections open at once on each port; past it the next waits for one to close")
 }
 

@@ -71,7 +71,7 @@ func (s *signIn) sisuAuthenticate(w http.ResponseWriter, r *http.Request) {
 	u := url.Values{"lw": {"1"}, "fl": {"dob,easi2"}, "xsup": {"1"}, "display": {q["display"]},
 		"code_challenge": {q["code_challenge"]}, "code_challenge_method": {"S256"}, "state": {q["state"]},
 		"client_id": {req.AppId}, "response_type": {"code"}, "scope": {sisuScope}, "redirect_uri": {req.RedirectUri}, "nopa": {"2"}}
-	w.Header().Set("X-SessionId", s.mint(boundKind("ss", append([]string{strings.ToLower(req.AppId)}, d.bind()...)...), title, now.Add(sisuSessionLife)))
+	w.Header().Set("X-SessionId", s.mint(sessionKind(req.AppId, d), title, now.Add(sisuSessionLife)))
 	writeJSON(w, http.StatusOK, map[string]any{
 		"MsaOauthRedirect":     "https://" + liveHost + "/oauth20_authorize.srf?" + u.Encode(),
 		"MsaRequestParameters": map[string]string{},
@@ -108,7 +108,7 @@ func (s *signIn) sisuAuthorize(w http.ResponseWriter, r *http.Request) {
 	}
 	title := s.w.signInTitle
 	if req.SessionId != "" {
-		if title, ok = s.check(req.SessionId, boundKind("ss", append([]string{strings.ToLower(req.AppId)}, d.bind()...)...), now); !ok {
+		if title, ok = s.check(req.SessionId, sessionKind(req.AppId, d), now); !ok {
 			w.WriteHeader(http.StatusUnauthorized)
 			return
 		}
@@ -132,4 +132,10 @@ func (s *signIn) sisuAuthorize(w http.ResponseWriter, r *http.Request) {
 		"Sandbox":            "RETAIL",
 		"UseModernGamertag":  true,
 	})
+}
+
+// sessionKind is the kind of a SISU session minted for app appID on
+// device d: bound to both, the app's ID in any case.
+func sessionKind(appID string, d device) string {
+	return boundKind("ss", append([]string{strings.ToLower(appID)}, d.bind()...)...)
 }

@@ -158,8 +158,8 @@ func (s *ServiceSignIn) serviceX(ctx context.Context, stale string) (XboxToken, 
 // SetDelegation makes the service act for xuid with the user's delegation
 // token (XboxToken.DelegationToken of the user's token for the service's
 // relying party), replacing the one it had. It fails past MaxDelegations
-// users. A token that is another user's (XSTS's answer names another XUID)
-// gives no X-token: Token(ctx, xuid) fails with ErrNoToken.
+// users. A token that is not xuid's (XSTS's answer names another XUID, or
+// none) gives no X-token: Token(ctx, xuid) fails with ErrNoToken.
 func (s *ServiceSignIn) SetDelegation(xuid, delegationToken string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -278,10 +278,11 @@ func (s *ServiceSignIn) delegated(ctx context.Context, xuid, stale string) (Xbox
 		if err != nil {
 			return XboxToken{}, nil, err
 		}
-		if x.XUID != "" && x.XUID != xuid {
+		if x.XUID != xuid {
 			// A game client may send another user's delegation token:
-			// the X-token would act for that user under xuid's name.
-			return XboxToken{}, nil, fmt.Errorf("%w: the delegation token given for user %s is user %s's", ErrNoToken, safetext.Clip(xuid, 40), safetext.Clip(x.XUID, 40))
+			// the X-token would act for that user under xuid's name. An
+			// answer that names no user cannot say it is xuid's.
+			return XboxToken{}, nil, fmt.Errorf("%w: the delegation token given for user %s is user %q's (XSTS's answer, xui[0].xid)", ErrNoToken, safetext.Clip(xuid, 40), safetext.Clip(x.XUID, 40))
 		}
 		s.mu.Lock()
 		if s.users[xuid] == d {

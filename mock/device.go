@@ -148,7 +148,7 @@ func (s *signIn) verifiedUnder(w http.ResponseWriter, r *http.Request, key xblsi
 	case anyAge:
 		return true
 	}
-	switch f, wait := s.fresh(r.Header.Get("Signature"), now); f {
+	switch f, wait := s.fresh(r.Header.Get("Signature"), key, now); f {
 	case sigReplay:
 		w.WriteHeader(http.StatusForbidden)
 		return false

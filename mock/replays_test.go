@@ -12,38 +12,36 @@ import (
 )
 
 // TestReplayRecordFailsClosedWhenFull: the record keeps every signature
-// within its window, at most replayCapacity; a new signature past that is
-// refused (sigFull, with the wait until a place frees), never taken by
-// forgetting one that could still be replayed, and a place frees when the
-// earliest window ends. Over HTTP the refusal is a 503 with Retry-After.
-// Before (a ring of the latest 8,192), a flood of signatures of one's own
-// evicted another's, which could then be replayed
-// (TestAttackReplayAfterFlood).
+// within its window, at most replayCapacity, and at most replayPerKey of
+// one key's; a new signature past either is refused (sigFull, with the
+// wait until a place frees), never taken by forgetting one that could
+// still be replayed, and a place frees when the earliest window ends. Over
+// HTTP the refusal is a 503 with Retry-After. Before (a ring of the latest
+// 8,192), a flood of signatures of one's own evicted another's, which
+// could then be replayed (TestAttackReplayAfterFlood); and one key could
+// fill the whole record (TestAttack2OneKeyFillsTheRecordForEveryone).
 func TestReplayRecordFailsClosedWhenFull(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 20, 0, 0, 0, time.UTC)
 	now := t0
 	h := Must(New(Config{Now: func() time.Time { return now }}))
-	sig := func(i int, at time.Time) string {
-		hd := xblsign.Header{Version: 1, Time: at}
-		binary.BigEndian.PutUint64(hd.R[:8], uint64(i)+1)
-		hd.S[31] = 1
-		return hd.String()
-	}
-	first := sig(0, t0.Add(-time.Minute)) // its window ends first: t0+4m
-	if f, _ := h.signIn.fresh(first, now); f != sigFresh {
+	const keys = replayCapacity / replayPerKey
+	first := testSig(0, t0.Add(-time.Minute)) // its window ends first: t0+4m
+	if f, _ := h.signIn.fresh(first, testKey(0), now); f != sigFresh {
 		t.Fatalf("a new signature: %v", f)
 	}
 	for i := 1; i < replayCapacity; i++ {
-		if f, _ := h.signIn.fresh(sig(i, t0), now); f != sigFresh {
+		if f, _ := h.signIn.fresh(testSig(i, t0), testKey(i%keys), now); f != sigFresh {
 			t.Fatalf("signature %d: %v, want taken", i, f)
 		}
 	}
-	if f, _ := h.signIn.fresh(first, now); f != sigReplay {
+	if f, _ := h.signIn.fresh(first, testKey(0), now); f != sigReplay {
 		t.Errorf("the first signature again, the record full: %v, want a replay", f)
 	}
-	f, wait := h.signIn.fresh(sig(replayCapacity, t0), now)
-	if f != sigFull || wait != 4*time.Minute+time.Nanosecond {
-		t.Errorf("one more, the record full of live signatures: %v, wait %v; want refused, 4m0.000000001s", f, wait)
+	for name, k := range map[string]xblsign.ProofKey{"a new key, the record full": testKey(keys), "key 0, its share full": testKey(0)} {
+		f, wait := h.signIn.fresh(testSig(replayCapacity, t0), k, now)
+		if f != sigFull || wait != 4*time.Minute+time.Nanosecond {
+			t.Errorf("%s: %v, wait %v; want refused, 4m0.000000001s", name, f, wait)
+		}
 	}
 
 	// Over HTTP: a device's signed call gets 503 and when to come again.
@@ -55,16 +53,45 @@ func TestReplayRecordFailsClosedWhenFull(t *testing.T) {
 	}
 
 	now = t0.Add(4*time.Minute + time.Nanosecond) // the first signature's window has passed
-	if f, _ := h.signIn.fresh(sig(replayCapacity, t0), now); f != sigFresh {
+	if f, _ := h.signIn.fresh(testSig(replayCapacity, t0), testKey(0), now); f != sigFresh {
 		t.Errorf("after the earliest window ended: %v, want taken", f)
 	}
-	if f, _ := h.signIn.fresh(sig(replayCapacity+1, t0), now); f != sigFull {
+	if f, _ := h.signIn.fresh(testSig(replayCapacity+1, t0), testKey(keys), now); f != sigFull {
 		t.Errorf("the place it freed taken again: %v, want refused", f)
 	}
 }
 
+// TestReplayRecordKeyShare: one key's signatures past replayPerKey are
+// refused while another key's are taken.
+func TestReplayRecordKeyShare(t *testing.T) {
+	now := time.Date(2026, 3, 1, 20, 0, 0, 0, time.UTC)
+	h := Must(New(Config{Now: func() time.Time { return now }}))
+	for i := range replayPerKey {
+		if f, _ := h.signIn.fresh(testSig(i, now), testKey(0), now); f != sigFresh {
+			t.Fatalf("signature %d of one key: %v, want taken", i, f)
+		}
+	}
+	if f, wait := h.signIn.fresh(testSig(replayPerKey, now), testKey(0), now); f != sigFull || wait != 5*time.Minute+time.Nanosecond {
+		t.Errorf("one more of the same key: %v, wait %v; want refused, 5m0.000000001s", f, wait)
+	}
+	if f, _ := h.signIn.fresh(testSig(replayPerKey, now), testKey(1), now); f != sigFresh {
+		t.Errorf("another key's: %v, want taken", f)
+	}
+}
+
+// testSig is a signature header of instant at, told apart by i.
+func testSig(i int, at time.Time) string {
+	hd := xblsign.Header{Version: 1, Time: at}
+	binary.BigEndian.PutUint64(hd.R[:8], uint64(i)+1)
+	hd.S[31] = 1
+	return hd.String()
+}
+
+// testKey is a proof key told apart by i (fresh reads only its X and Y).
+func testKey(i int) xblsign.ProofKey { return xblsign.ProofKey{X: "x" + strconv.Itoa(i), Y: "y"} }
+
 // TestReplayRecordBytes: the record full (replayCapacity signatures
-// within their windows) holds at most 6 MiB (replays.go says 5).
+// within their windows) holds at most 7 MiB (replays.go says 6).
 func TestReplayRecordBytes(t *testing.T) {
 	now := time.Date(2026, 3, 1, 20, 0, 0, 0, time.UTC)
 	h := Must(New(Config{Now: func() time.Time { return now }}))
@@ -72,17 +99,14 @@ func TestReplayRecordBytes(t *testing.T) {
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	for i := range replayCapacity {
-		hd := xblsign.Header{Version: 1, Time: now}
-		binary.BigEndian.PutUint64(hd.R[:8], uint64(i)+1)
-		hd.S[31] = 1
-		h.signIn.fresh(hd.String(), now)
+		h.signIn.fresh(testSig(i, now), testKey(i%(replayCapacity/replayPerKey)), now)
 	}
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	held := int64(after.HeapAlloc) - int64(before.HeapAlloc)
 	t.Logf("%d signatures held in %.2f MiB (%d bytes each)", replayCapacity, float64(held)/(1<<20), held/replayCapacity)
-	if held > 6<<20 {
-		t.Errorf("the full record holds %d bytes, want at most 6 MiB", held)
+	if held > 7<<20 {
+		t.Errorf("the full record holds %d bytes, want at most 7 MiB", held)
 	}
 	runtime.KeepAlive(h)
 }

@@ -293,28 +293,15 @@ func reportPaired(b *testing.B, cs []loopbackContender, total []int64, calls int
 // the transport's attempt adds to a call without a deadline (the attempt, its
 // timer's function, the timer, the body's wrapper; BenchmarkNoRetry/fgrl's 11
 // allocations against the bare call's 4, of which the cancellable context
-// and the request's copy are base-cancel's too), each holding a pointer as
-// those do. Stored in allocSink so that they are made on the heap, and
-// garbage at the next call: whether fresh allocations, each a line of memory
-// the caches do not hold, are what a call over loopback pays for (BENCHMARKS.md
-// §1b).
+// and the request's copy are base-cancel's too), made of pointers as those
+// are. Stored in allocSink so that they are made on the heap, and garbage at
+// the next call: whether fresh allocations, each a line of memory the caches
+// do not hold, are what a call over loopback pays for (BENCHMARKS.md §1b).
 type (
-	obj48 struct {
-		p   *int
-		pad [40]byte
-	}
-	obj16 struct {
-		p   *int
-		pad [8]byte
-	}
-	obj96 struct {
-		p   *int
-		pad [88]byte
-	}
-	obj24 struct {
-		p   *int
-		pad [16]byte
-	}
+	obj48 [6]*int
+	obj16 [2]*int
+	obj96 [12]*int
+	obj24 [3]*int
 )
 
 var allocSink [4]any

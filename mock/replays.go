@@ -1,6 +1,7 @@
 package mock
 
 import (
+	"cmp"
 	"container/heap"
 	"crypto/sha256"
 	"time"
@@ -12,37 +13,66 @@ import (
 // within signatureSkew of the mock's clock, either side; the mock keeps the
 // digest of every signature it took (16 bytes) until that window has passed
 // for it, so a signature presented again while Verify would still take it is
-// always a replay. At most replayCapacity are kept, and at most
-// replayPerKey of one key's: when a key has that many within their
-// windows, or the record that many of all keys, a new signed call is
+// always a replay. A record keeps at most replayCapacity, and the sign-in
+// services' at most replayPerKey of one key's: when a key has that many
+// within their windows, or the record that many of all keys, a new signed
+// call is
 // refused as the mock's own overload (503 with Retry-After), never taken by
-// forgetting one that could still be replayed. A signature whose window
-// ended before one the record has forgotten is refused too: with a clock
-// that stepped back (Config.Now, a wall clock set back), it may be one the
-// record has forgotten.
+// forgetting one that could still be replayed. A signature is forgotten
+// replayGrace after its window ends, so that calls that read the clock a
+// moment apart, or a clock set back by less than that, replay nothing; a
+// signature whose window ended at or before one the record has forgotten
+// is refused too: with a clock set back further (Config.Now, a wall clock
+// set back), it may be one the record has forgotten.
 
-// replayCapacity is how many signatures within their windows the mock
-// remembers (96 bytes each, 6 MiB in all: TestReplayRecordBytes): 109
-// signed calls a second, every second of a ten-minute window.
+// replayCapacity is how many signatures within their windows a record
+// keeps (TestReplayRecordBytes: 8 MiB in all at most): 99 signed calls a
+// second, every second of a window of ten minutes and replayGrace.
 const replayCapacity = 1 << 16
 
-// replayPerKey is how many of them may be one key's: one device or
-// service signing without end fills its own share, not the record, and
+// replayPerKey is how many of the sign-in services' may be one key's: one
+// device signing without end fills its own share, not the record, and
 // other devices still sign in.
 const replayPerKey = replayCapacity / 16
 
-// replays is the record of the signatures taken. The zero value is ready;
-// it is guarded by signIn.mu.
+// replayGrace is how long past its window's end a signature is kept.
+const replayGrace = time.Minute
+
+// replays is a record of the signatures taken. The zero value is ready,
+// with a share of replayPerKey a key; it is guarded by signIn.mu. There are
+// two: the sign-in services' (signIn.replays), where anyone may make a
+// device and its key, and the services' signed calls' (signIn.services),
+// whose keys XSTS bound to a partner's S-token and where one backend signs
+// every user's calls with one key, which may hold the whole record. A
+// flood of either leaves the other's alone.
 type replays struct {
-	until  map[[16]byte]int64 // a digest to the end of its signature's window (unix ns)
-	ends   replayHeap         // the same, earliest end first
-	perKey map[[16]byte]int   // a key's digest to its signatures held
-	forgot int64              // the latest end of a signature forgotten (unix ns)
+	keyShare int // a key's places at most (0: replayPerKey)
+
+	until  map[[16]byte]int64    // a digest to the end of its signature's window (unix ns)
+	ends   replayHeap            // the same, earliest end first
+	perKey map[[16]byte]*endHeap // a key's digest to the ends of its signatures held
+	forgot int64                 // the latest end of a signature forgotten (unix ns)
 }
 
 type replayEntry struct {
 	sum, key [16]byte
 	end      int64 // unix ns
+}
+
+// endHeap is a container/heap of one key's ends, earliest first. The
+// record forgets signatures earliest end first, so a key's earliest end is
+// the one forgotten when one of its signatures is.
+type endHeap []int64
+
+func (h endHeap) Len() int           { return len(h) }
+func (h endHeap) Less(i, j int) bool { return h[i] < h[j] }
+func (h endHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *endHeap) Push(x any)        { *h = append(*h, x.(int64)) }
+func (h *endHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return e
 }
 
 // replayHeap is a container/heap of entries, earliest end first.
@@ -68,13 +98,23 @@ const (
 	sigFull                    // not seen, but its key's share or the record is full: refused
 )
 
-// fresh reports whether the signature sig, made with key, was taken
-// before within its window, and notes it when not. A signature is known
+// fresh is note for the sign-in services' record.
+func (s *signIn) fresh(sig string, key xblsign.ProofKey, now time.Time) (freshness, time.Duration) {
+	return s.note(&s.replays, sig, key, now)
+}
+
+// freshService is note for the record of the services' signed calls.
+func (s *signIn) freshService(sig string, key xblsign.ProofKey, now time.Time) (freshness, time.Duration) {
+	return s.note(&s.services, sig, key, now)
+}
+
+// note reports whether the signature sig, made with key, was taken
+// before within its window in r, and notes it when not. A signature is known
 // by its canonical form (xblsign.Header.Canonical): its twin, which
 // anyone who saw it can make, is the same signature presented again. Its
 // window ends signatureSkew after its own time, when Verify stops taking
 // it; wait is, for sigFull, the time until a place frees.
-func (s *signIn) fresh(sig string, key xblsign.ProofKey, now time.Time) (_ freshness, wait time.Duration) {
+func (s *signIn) note(r *replays, sig string, key xblsign.ProofKey, now time.Time) (_ freshness, wait time.Duration) {
 	end := now.Add(2 * signatureSkew) // a header that does not parse (never, after Verify)
 	if h, err := xblsign.ParseHeader(sig); err == nil {
 		sig, end = h.Canonical().String(), h.Time.Add(signatureSkew)
@@ -85,43 +125,37 @@ func (s *signIn) fresh(sig string, key xblsign.ProofKey, now time.Time) (_ fresh
 	kid := [16]byte(kfull[:16])
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r := &s.replays
 	if r.until == nil {
-		r.until, r.perKey = make(map[[16]byte]int64), make(map[[16]byte]int)
+		r.until, r.perKey = make(map[[16]byte]int64), make(map[[16]byte]*endHeap)
 	}
 	t := now.UnixNano()
-	for len(r.ends) > 0 && r.ends[0].end < t { // past its window: Verify refuses it as stale
+	grace := int64(replayGrace)
+	for len(r.ends) > 0 && r.ends[0].end+grace < t { // a minute past its window: Verify refuses it as stale
 		e := heap.Pop(&r.ends).(replayEntry)
 		delete(r.until, e.sum)
-		if r.perKey[e.key]--; r.perKey[e.key] == 0 {
+		if k := r.perKey[e.key]; k.Len() == 1 {
 			delete(r.perKey, e.key)
+		} else {
+			heap.Pop(k) // e's end: the key's earliest
 		}
 		r.forgot = max(r.forgot, e.end)
 	}
 	if _, ok := r.until[sum]; ok || end.UnixNano() <= r.forgot {
 		return sigReplay, 0
 	}
+	k := r.perKey[kid]
 	switch {
-	case r.perKey[kid] >= replayPerKey:
-		return sigFull, r.keyFrees(kid, t)
+	case k != nil && k.Len() >= cmp.Or(r.keyShare, replayPerKey):
+		return sigFull, time.Duration((*k)[0]+grace-t) + time.Nanosecond
 	case len(r.ends) >= replayCapacity:
-		return sigFull, time.Duration(r.ends[0].end-t) + time.Nanosecond
+		return sigFull, time.Duration(r.ends[0].end+grace-t) + time.Nanosecond
+	}
+	if k == nil {
+		k = new(endHeap)
+		r.perKey[kid] = k
 	}
 	r.until[sum] = end.UnixNano()
-	r.perKey[kid]++
+	heap.Push(k, end.UnixNano())
 	heap.Push(&r.ends, replayEntry{sum: sum, key: kid, end: end.UnixNano()})
 	return sigFresh, 0
-}
-
-// keyFrees returns the time from t until the earliest window of key's
-// signatures ends. It reads the whole record (replayCapacity entries at
-// most), only when a key is refused.
-func (r *replays) keyFrees(key [16]byte, t int64) time.Duration {
-	first := int64(0)
-	for _, e := range r.ends {
-		if e.key == key && (first == 0 || e.end < first) {
-			first = e.end
-		}
-	}
-	return time.Duration(first-t) + time.Nanosecond
 }

@@ -1,6 +1,7 @@
 package mock
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
 	"net/http"
 	"runtime"
@@ -39,8 +40,8 @@ func TestReplayRecordFailsClosedWhenFull(t *testing.T) {
 	}
 	for name, k := range map[string]xblsign.ProofKey{"a new key, the record full": testKey(keys), "key 0, its share full": testKey(0)} {
 		f, wait := h.signIn.fresh(testSig(replayCapacity, t0), k, now)
-		if f != sigFull || wait != 4*time.Minute+time.Nanosecond {
-			t.Errorf("%s: %v, wait %v; want refused, 4m0.000000001s", name, f, wait)
+		if f != sigFull || wait != 4*time.Minute+replayGrace+time.Nanosecond {
+			t.Errorf("%s: %v, wait %v; want refused, 5m0.000000001s (the first window's end and replayGrace)", name, f, wait)
 		}
 	}
 
@@ -48,11 +49,11 @@ func TestReplayRecordFailsClosedWhenFull(t *testing.T) {
 	d := newXALDevice(t, h, func() time.Time { return now })
 	dt, _ := d.deviceToken(t, h) // device/authenticate takes a signature of any age, and keeps none
 	status, _, hdr := signedPost(t, h, d.key, now, "https://sisu.xboxlive.com/authenticate", d.sisuAuthenticateRequest(dt, "a-verifier-of-forty-three-characters-or-more-0123"), nil)
-	if ra, _ := strconv.Atoi(hdr.Get("Retry-After")); status != http.StatusServiceUnavailable || ra != 241 {
-		t.Errorf("a signed call, the record full: %d, Retry-After %q; want 503, 241", status, hdr.Get("Retry-After"))
+	if ra, _ := strconv.Atoi(hdr.Get("Retry-After")); status != http.StatusServiceUnavailable || ra != 301 {
+		t.Errorf("a signed call, the record full: %d, Retry-After %q; want 503, 301", status, hdr.Get("Retry-After"))
 	}
 
-	now = t0.Add(4*time.Minute + time.Nanosecond) // the first signature's window has passed
+	now = t0.Add(4*time.Minute + replayGrace + time.Nanosecond) // a minute past the first signature's window
 	if f, _ := h.signIn.fresh(testSig(replayCapacity, t0), testKey(0), now); f != sigFresh {
 		t.Errorf("after the earliest window ended: %v, want taken", f)
 	}
@@ -71,8 +72,8 @@ func TestReplayRecordKeyShare(t *testing.T) {
 			t.Fatalf("signature %d of one key: %v, want taken", i, f)
 		}
 	}
-	if f, wait := h.signIn.fresh(testSig(replayPerKey, now), testKey(0), now); f != sigFull || wait != 5*time.Minute+time.Nanosecond {
-		t.Errorf("one more of the same key: %v, wait %v; want refused, 5m0.000000001s", f, wait)
+	if f, wait := h.signIn.fresh(testSig(replayPerKey, now), testKey(0), now); f != sigFull || wait != 5*time.Minute+replayGrace+time.Nanosecond {
+		t.Errorf("one more of the same key: %v, wait %v; want refused, 6m0.000000001s", f, wait)
 	}
 	if f, _ := h.signIn.fresh(testSig(replayPerKey, now), testKey(1), now); f != sigFresh {
 		t.Errorf("another key's: %v, want taken", f)
@@ -91,7 +92,7 @@ func testSig(i int, at time.Time) string {
 func testKey(i int) xblsign.ProofKey { return xblsign.ProofKey{X: "x" + strconv.Itoa(i), Y: "y"} }
 
 // TestReplayRecordBytes: the record full (replayCapacity signatures
-// within their windows) holds at most 7 MiB (replays.go says 6).
+// within their windows) holds at most 8 MiB (replays.go says so).
 func TestReplayRecordBytes(t *testing.T) {
 	now := time.Date(2026, 3, 1, 20, 0, 0, 0, time.UTC)
 	h := Must(New(Config{Now: func() time.Time { return now }}))
@@ -105,8 +106,66 @@ func TestReplayRecordBytes(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	held := int64(after.HeapAlloc) - int64(before.HeapAlloc)
 	t.Logf("%d signatures held in %.2f MiB (%d bytes each)", replayCapacity, float64(held)/(1<<20), held/replayCapacity)
-	if held > 7<<20 {
-		t.Errorf("the full record holds %d bytes, want at most 7 MiB", held)
+	if held > 8<<20 {
+		t.Errorf("the full record holds %d bytes, want at most 8 MiB", held)
 	}
 	runtime.KeepAlive(h)
+}
+
+// TestReplayAfterLongClockStepBack: a clock set back by less than
+// replayGrace replays nothing, the signature still held
+// (TestAttack2ReplayAfterClockStepsBack); one set back further finds the
+// signature forgotten, and the watermark refuses it: its window ended at
+// or before one the record forgot.
+func TestReplayAfterLongClockStepBack(t *testing.T) {
+	t0 := time.Date(2026, 3, 1, 20, 0, 0, 0, time.UTC)
+	h := Must(New(Config{Now: func() time.Time { return t0 }}))
+	victim := testSig(1, t0) // its window ends at t0+5m
+	if f, _ := h.signIn.fresh(victim, testKey(1), t0); f != sigFresh {
+		t.Fatalf("the victim's signature: %v", f)
+	}
+	later := t0.Add(signatureSkew + replayGrace + time.Second)
+	if f, _ := h.signIn.fresh(testSig(2, later), testKey(2), later); f != sigFresh { // forgets the victim's
+		t.Fatalf("a call at t0+6m1s: %v", f)
+	}
+	if _, held := h.signIn.replays.until[sha256Prefix(victim)]; held {
+		t.Fatal("the victim's signature still held: the test no longer reaches the watermark")
+	}
+	back := t0.Add(time.Minute)
+	if f, _ := h.signIn.fresh(victim, testKey(1), back); f != sigReplay {
+		t.Errorf("the victim's signature again, the clock set back to t0+1m: %v, want a replay", f)
+	}
+	if f, _ := h.signIn.fresh(testSig(3, back), testKey(3), back); f != sigFresh {
+		t.Errorf("a new signature at t0+1m (its window ends after the latest forgotten): %v, want taken", f)
+	}
+}
+
+// sha256Prefix is the record's digest of a signature header (fresh's).
+func sha256Prefix(sig string) [16]byte {
+	h, _ := xblsign.ParseHeader(sig)
+	full := sha256.Sum256([]byte(h.Canonical().String()))
+	return [16]byte(full[:16])
+}
+
+// TestServiceRecordApart: the services' signed calls have a record of
+// their own, where one key (a backend signs every user's calls with one)
+// may hold more than replayPerKey, and which a flood of sign-ins leaves
+// alone; a signature is a replay in it as in the sign-in services'.
+func TestServiceRecordApart(t *testing.T) {
+	now := time.Date(2026, 3, 1, 20, 0, 0, 0, time.UTC)
+	h := Must(New(Config{Now: func() time.Time { return now }}))
+	for i := range replayPerKey + 100 {
+		if f, _ := h.signIn.freshService(testSig(i, now), testKey(0), now); f != sigFresh {
+			t.Fatalf("a backend's signed call %d: %v, want taken (its key may hold the record)", i, f)
+		}
+	}
+	for i := range replayCapacity {
+		h.signIn.fresh(testSig(1<<20+i, now), testKey(1+i%16), now) // the sign-in services' record full
+	}
+	if f, _ := h.signIn.freshService(testSig(1<<21, now), testKey(0), now); f != sigFresh {
+		t.Errorf("a backend's call, the sign-in record full: %v, want taken", f)
+	}
+	if f, _ := h.signIn.freshService(testSig(5, now), testKey(0), now); f != sigReplay {
+		t.Errorf("a backend's signature again: %v, want a replay", f)
+	}
 }

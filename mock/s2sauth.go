@@ -60,7 +60,7 @@ func (h *Handler) boundIdentity(x *exchange, rule *limits.Rule, kind, uhs, tok s
 		writeError(x.w, http.StatusForbidden, "Forbidden", err.Error())
 		return identity{}, false
 	}
-	switch f, wait := h.signIn.fresh(r.Header.Get("Signature"), xblsign.ProofKeyOf(pub), now); f {
+	switch f, wait := h.signIn.freshService(r.Header.Get("Signature"), xblsign.ProofKeyOf(pub), now); f {
 	case sigReplay:
 		writeError(x.w, http.StatusForbidden, "Forbidden", "the signature was presented before (a replay)")
 		return identity{}, false

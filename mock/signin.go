@@ -67,13 +67,14 @@ type signIn struct {
 	account  Account
 	accounts map[string]Account
 	codes    oneTime       // authorization and device codes (codes.go)
-	replays  replays       // the signatures seen (replays.go)
+	replays  replays       // the sign-in services' signatures seen (replays.go)
+	services replays       // the services' signed calls' signatures seen
 	pending  pendings      // login.live.com's device codes (livedevice.go)
 	serial   atomic.Uint64 // the XSTS tokens minted so far
 }
 
 func newSignIn(w *world) *signIn {
-	s := &signIn{w: w, account: DefaultAccount, accounts: map[string]Account{DefaultAccount.XUID: DefaultAccount}}
+	s := &signIn{w: w, account: DefaultAccount, accounts: map[string]Account{DefaultAccount.XUID: DefaultAccount}, services: replays{keyShare: replayCapacity}}
 	rand.Read(s.key[:])
 	return s
 }

@@ -1,15 +1,12 @@
 package mock
 
 import (
-	"encoding/binary"
 	"net/http"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/xblgo/fgrl/internal/xblsign"
 )
 
 // TestAttack2ReplayAfterClockStepsBack: the record of signatures forgets a
@@ -95,12 +92,6 @@ func TestAttack2OneKeyFillsTheRecordForEveryone(t *testing.T) {
 func TestAttack2ReplayRecordConcurrent(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 20, 0, 0, 0, time.UTC)
 	h := Must(New(Config{Now: func() time.Time { return t0 }}))
-	sig := func(i int, at time.Time) string {
-		hd := xblsign.Header{Version: 1, Time: at}
-		binary.BigEndian.PutUint64(hd.R[:8], uint64(i)+1)
-		hd.S[31] = 1
-		return hd.String()
-	}
 	var wg sync.WaitGroup
 	var taken atomic.Int64
 	for g := 0; g < 8; g++ {
@@ -109,7 +100,7 @@ func TestAttack2ReplayRecordConcurrent(t *testing.T) {
 			defer wg.Done()
 			for i := 0; i < 2000; i++ {
 				at := t0.Add(time.Duration(i) * time.Millisecond)
-				if f, _ := h.signIn.fresh(sig(i, at), testKey(g), t0); f == sigFresh {
+				if f, _ := h.signIn.fresh(testSig(i, at), testKey(g), t0); f == sigFresh {
 					taken.Add(1)
 				}
 			}

@@ -42,7 +42,7 @@ func TestAttack3KeyFullRefusalCost(t *testing.T) {
 	}
 }
 
-// TestAttack3WatermarkRefusesAnOverlappingCall: verifiedUnder reads the
+// TestAttack3WatermarkSparesAnOverlappingCall: verifiedUnder reads the
 // clock (now) before Verify and takes signIn.mu only in fresh, so two
 // calls on a clock that never goes back reach the record out of order:
 // B reads tB, A reads tA = tB-1ms and is preempted; B's fresh forgets a
@@ -52,7 +52,7 @@ func TestAttack3KeyFullRefusalCost(t *testing.T) {
 // the watermark and is refused as a replay though it was never
 // presented. The watermark must not refuse what Verify took unless the
 // clock went back further than the calls overlap.
-func TestAttack3WatermarkRefusesAnOverlappingCall(t *testing.T) {
+func TestAttack3WatermarkSparesAnOverlappingCall(t *testing.T) {
 	tA := time.Date(2026, 3, 1, 20, 0, 0, 0, time.UTC)
 	tB := tA.Add(time.Millisecond)
 	h := Must(New(Config{Now: func() time.Time { return tA }}))

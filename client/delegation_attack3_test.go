@@ -2,9 +2,11 @@ package client
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"testing"
 
+	"github.com/xblgo/fgrl/internal/xblid"
 	"github.com/xblgo/fgrl/mock"
 )
 
@@ -55,5 +57,22 @@ func TestAttack3RefusedDelegationLeavesNothing(t *testing.T) {
 	req.Header.Set("Authorization", got)
 	if x, err := s.RefreshToken(req); err == nil {
 		t.Errorf("RefreshToken of forgotten B's token: %.40q, no error", x)
+	}
+}
+
+// TestSetDelegationRefusesNoXUID: SetDelegation takes XUIDs only (a third
+// attack noticed "" taken: an XSTS answer naming no XUID would then have
+// matched it, though Token(ctx, "") gives the service's own token and
+// never reaches it); a second spelling of a number ("0" before it) is no
+// XUID either, so one user is one delegation.
+func TestSetDelegationRefusesNoXUID(t *testing.T) {
+	s := &ServiceSignIn{}
+	for _, x := range []string{"", "02533274791234567", "2533274791234567 ", "-1", "xuid(2533274791234567)"} {
+		if err := s.SetDelegation(x, "token"); !errors.Is(err, xblid.ErrXUID) {
+			t.Errorf("SetDelegation(%q): %v, want an error wrapping xblid.ErrXUID", x, err)
+		}
+	}
+	if err := s.SetDelegation("2533274791234567", "token"); err != nil {
+		t.Errorf("a XUID: %v", err)
 	}
 }

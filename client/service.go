@@ -15,6 +15,7 @@ import (
 
 	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/internal/xblauth"
+	"github.com/xblgo/fgrl/internal/xblid"
 	"github.com/xblgo/fgrl/internal/xblsign"
 )
 
@@ -158,9 +159,14 @@ func (s *ServiceSignIn) serviceX(ctx context.Context, stale string) (XboxToken, 
 // SetDelegation makes the service act for xuid with the user's delegation
 // token (XboxToken.DelegationToken of the user's token for the service's
 // relying party), replacing the one it had. It fails past MaxDelegations
-// users. A token that is not xuid's (XSTS's answer names another XUID, or
-// none) gives no X-token: Token(ctx, xuid) fails with ErrNoToken.
+// users, and for an xuid that is not a XUID (xblid: decimal, no leading
+// zero; "" names the service itself in Token). A token that is not xuid's
+// (XSTS's answer names another XUID, or none) gives no X-token:
+// Token(ctx, xuid) fails with ErrNoToken.
 func (s *ServiceSignIn) SetDelegation(xuid, delegationToken string) error {
+	if err := xblid.CheckXUID(xuid); err != nil {
+		return fmt.Errorf("client: SetDelegation: %w", err)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if d, ok := s.users[xuid]; ok && d.token == delegationToken {

@@ -21,9 +21,8 @@ func TestAttack2ReplayAfterClockStepsBack(t *testing.T) {
 	now := t0
 	h := Must(New(Config{Now: func() time.Time { return now }}))
 	victim := newXALDevice(t, h, func() time.Time { return now })
-	vdt, _ := victim.deviceToken(t, h)
 	const url = "https://sisu.xboxlive.com/authenticate"
-	vbody := victim.sisuAuthenticateRequest(vdt, "a-verifier-of-forty-three-characters-or-more-0123")
+	vbody := victim.authenticateBody(t, h)
 	var sig string
 	if status, b, _ := signedPost(t, h, victim.key, now, url, vbody, func(r *http.Request) { sig = r.Header.Get("Signature") }); status != http.StatusOK {
 		t.Fatalf("victim's call: %d %s", status, b)
@@ -33,8 +32,7 @@ func TestAttack2ReplayAfterClockStepsBack(t *testing.T) {
 	now = t0.Add(6 * time.Minute)
 	other := newXALDevice(t, h, func() time.Time { return now })
 	other.id = "{44444444-945d-4379-b708-d4ee92c12d99}"
-	odt, _ := other.deviceToken(t, h)
-	if status, b, _ := signedPost(t, h, other.key, now, url, other.sisuAuthenticateRequest(odt, "a-verifier-of-forty-three-characters-or-more-0123"), nil); status != http.StatusOK {
+	if status, b, _ := signedPost(t, h, other.key, now, url, other.authenticateBody(t, h), nil); status != http.StatusOK {
 		t.Fatalf("a call 6 min later: %d %s", status, b)
 	}
 	// The clock steps back to t0+1m: the victim's signature is 1 min old.
@@ -59,8 +57,7 @@ func TestAttack2OneKeyFillsTheRecordForEveryone(t *testing.T) {
 	h := Must(New(Config{Now: func() time.Time { return now }}))
 	attacker := newXALDevice(t, h, func() time.Time { return now })
 	attacker.id = "{55555555-945d-4379-b708-d4ee92c12d99}"
-	adt, _ := attacker.deviceToken(t, h)
-	abody := attacker.sisuAuthenticateRequest(adt, "a-verifier-of-forty-three-characters-or-more-0123")
+	abody := attacker.authenticateBody(t, h)
 	taken, refused := 0, 0
 	for i := 0; i < replayCapacity; i++ {
 		switch status, _, _ := signedPost(t, h, attacker.key, now.Add(signatureSkew), "https://sisu.xboxlive.com/authenticate", abody, nil); status {
@@ -75,9 +72,8 @@ func TestAttack2OneKeyFillsTheRecordForEveryone(t *testing.T) {
 	}
 	t.Logf("one key: %d signed calls taken, %d refused 503", taken, refused)
 	victim := newXALDevice(t, h, func() time.Time { return now })
-	vdt, _ := victim.deviceToken(t, h)
 	status, b, hdr := signedPost(t, h, victim.key, now, "https://sisu.xboxlive.com/authenticate",
-		victim.sisuAuthenticateRequest(vdt, "a-verifier-of-forty-three-characters-or-more-0123"), nil)
+		victim.authenticateBody(t, h), nil)
 	if status != http.StatusOK {
 		ra, _ := strconv.Atoi(hdr.Get("Retry-After"))
 		t.Errorf("another device's sign-in after one key's %d signed calls: %d (Retry-After %d s) %.120s; want 200: one signer must not lock every user out", taken, status, ra, b)

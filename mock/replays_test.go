@@ -47,8 +47,8 @@ func TestReplayRecordFailsClosedWhenFull(t *testing.T) {
 
 	// Over HTTP: a device's signed call gets 503 and when to come again.
 	d := newXALDevice(t, h, func() time.Time { return now })
-	dt, _ := d.deviceToken(t, h) // device/authenticate takes a signature of any age, and keeps none
-	status, _, hdr := signedPost(t, h, d.key, now, "https://sisu.xboxlive.com/authenticate", d.sisuAuthenticateRequest(dt, "a-verifier-of-forty-three-characters-or-more-0123"), nil)
+	body := d.authenticateBody(t, h) // device/authenticate takes a signature of any age, and keeps none
+	status, _, hdr := signedPost(t, h, d.key, now, "https://sisu.xboxlive.com/authenticate", body, nil)
 	if ra, _ := strconv.Atoi(hdr.Get("Retry-After")); status != http.StatusServiceUnavailable || ra != 301 {
 		t.Errorf("a signed call, the record full: %d, Retry-After %q; want 503, 301", status, hdr.Get("Retry-After"))
 	}

@@ -41,9 +41,8 @@ func TestAttackReplayAtTheWindowsEdges(t *testing.T) {
 	now := t0
 	h := Must(New(Config{Now: func() time.Time { return now }}))
 	d := newXALDevice(t, h, func() time.Time { return now })
-	dt, _ := d.deviceToken(t, h)
 	const url = "https://sisu.xboxlive.com/authenticate"
-	body := d.sisuAuthenticateRequest(dt, "a-verifier-of-forty-three-characters-or-more-0123")
+	body := d.authenticateBody(t, h)
 	var sig string
 	signedAt := t0.Add(signatureSkew) // the future edge, taken
 	if status, b, _ := signedPost(t, h, d.key, signedAt, url, body, func(r *http.Request) { sig = r.Header.Get("Signature") }); status != http.StatusOK {
@@ -68,17 +67,15 @@ func TestAttackReplayAfterFlood(t *testing.T) {
 	now := time.Date(2026, 3, 1, 20, 0, 0, 0, time.UTC)
 	h := Must(New(Config{Now: func() time.Time { return now }}))
 	victim := newXALDevice(t, h, func() time.Time { return now })
-	vdt, _ := victim.deviceToken(t, h)
 	const url = "https://sisu.xboxlive.com/authenticate"
-	vbody := victim.sisuAuthenticateRequest(vdt, "a-verifier-of-forty-three-characters-or-more-0123")
+	vbody := victim.authenticateBody(t, h)
 	var sig string
 	if status, b, _ := signedPost(t, h, victim.key, now, url, vbody, func(r *http.Request) { sig = r.Header.Get("Signature") }); status != http.StatusOK {
 		t.Fatalf("victim's call: %d %s", status, b)
 	}
 	attacker := newXALDevice(t, h, func() time.Time { return now })
 	attacker.id = "{22222222-945d-4379-b708-d4ee92c12d99}"
-	adt, _ := attacker.deviceToken(t, h)
-	abody := attacker.sisuAuthenticateRequest(adt, "a-verifier-of-forty-three-characters-or-more-0123")
+	abody := attacker.authenticateBody(t, h)
 	taken := 0
 	for i := 0; i < oldReplayWindow; i++ {
 		if status, _, _ := signedPost(t, h, attacker.key, now, url, abody, nil); status == http.StatusOK {
@@ -104,7 +101,7 @@ func TestAttackSessionAndTitleTokenBoundToKey(t *testing.T) {
 	vdt, _ := victim.deviceToken(t, h)
 	adt, _ := attacker.deviceToken(t, h)
 	_, _, hdr := signedPost(t, h, victim.key, now, "https://sisu.xboxlive.com/authenticate",
-		victim.sisuAuthenticateRequest(vdt, "a-verifier-of-forty-three-characters-or-more-0123"), nil)
+		victim.sisuAuthenticateRequest(vdt, testVerifier), nil)
 	session := hdr.Get("X-SessionId")
 	if session == "" {
 		t.Fatal("no session")
@@ -187,8 +184,7 @@ func TestAttackServiceCallReplayAfterSignInFlood(t *testing.T) {
 	s, sig := firstSignedCall(t, r)
 	attacker := newXALDevice(t, r.h, func() time.Time { return r.now })
 	attacker.id = "{33333333-945d-4379-b708-d4ee92c12d99}"
-	adt, _ := attacker.deviceToken(t, r.h)
-	abody := attacker.sisuAuthenticateRequest(adt, "a-verifier-of-forty-three-characters-or-more-0123")
+	abody := attacker.authenticateBody(t, r.h)
 	for i := 0; i < oldReplayWindow; i++ {
 		signedPost(t, r.h, attacker.key, r.now, "https://sisu.xboxlive.com/authenticate", abody, nil)
 	}

@@ -85,6 +85,17 @@ func (d *xalDevice) deviceToken(t *testing.T, h *Handler) (string, []byte) {
 	return tok.Token, body
 }
 
+// authenticateBody signs d in at device.auth.xboxlive.com and returns its
+// sisu/authenticate request, with testVerifier's challenge.
+func (d *xalDevice) authenticateBody(t *testing.T, h *Handler) map[string]any {
+	t.Helper()
+	dt, _ := d.deviceToken(t, h)
+	return d.sisuAuthenticateRequest(dt, testVerifier)
+}
+
+// testVerifier is the PKCE verifier of the tests' SISU sign-ins.
+const testVerifier = "a-verifier-of-forty-three-characters-or-more-0123"
+
 func (d *xalDevice) sisuAuthenticateRequest(deviceToken, verifier string) map[string]any {
 	return map[string]any{"AppId": d.appID, "TitleId": d.titleID, "RedirectUri": d.redirect, "DeviceToken": deviceToken,
 		"Sandbox": "RETAIL", "TokenType": "code", "Offers": []string{"service::user.auth.xboxlive.com::MBI_SSL"},
@@ -106,7 +117,7 @@ func (d *xalDevice) sisuSignIn(t *testing.T, h *Handler) sisuAnswers {
 	var a sisuAnswers
 	dt, dev := d.deviceToken(t, h)
 	a.device = dev
-	const verifier = "a-verifier-of-forty-three-characters-or-more-0123"
+	const verifier = testVerifier
 	status, body, hdr := signedPost(t, h, d.key, d.now(), "https://sisu.xboxlive.com/authenticate", d.sisuAuthenticateRequest(dt, verifier), nil)
 	if status != http.StatusOK || hdr.Get("X-SessionId") == "" {
 		t.Fatalf("sisu/authenticate: %d %s (session %q)", status, body, hdr.Get("X-SessionId"))
@@ -209,7 +220,7 @@ func TestSignedSignInRefusals(t *testing.T) {
 	other.id = "{00000000-945d-4379-b708-d4ee92c12d99}"
 	dt, _ := d.deviceToken(t, h)
 	otherDT, _ := other.deviceToken(t, h)
-	const verifier = "a-verifier-of-forty-three-characters-or-more-0123"
+	const verifier = testVerifier
 	auth := d.sisuAuthenticateRequest(dt, verifier)
 	_, _, hdr := signedPost(t, h, d.key, now, "https://sisu.xboxlive.com/authenticate", auth, nil)
 	session := hdr.Get("X-SessionId")

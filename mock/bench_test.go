@@ -193,3 +193,37 @@ func BenchmarkMemoryUsers(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReplayNote is what the record of signatures costs a signed call
+// under signIn.mu, with the record about half full or more: a signature
+// taken (the clock 20 ms on a call, 50 calls a second over a thousand
+// keys, so that the record forgets as it notes), and one refused because
+// its key's share is full, the record one place short of full
+// (TestAttack3KeyFullRefusal: a refusal reads its key's earliest end, not
+// the record).
+func BenchmarkReplayNote(b *testing.B) {
+	now := time.Date(2026, 3, 1, 20, 0, 0, 0, time.UTC)
+	b.Run("taken", func(b *testing.B) {
+		h := Must(New(Config{Now: func() time.Time { return now }}))
+		for i := range replayCapacity / 2 {
+			h.signIn.fresh(testSig(i, now), testKey(i%16), now)
+		}
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			at := now.Add(time.Duration(i) * 20 * time.Millisecond)
+			if f, _ := h.signIn.fresh(testSig(1<<30+i, at), testKey(16+i%1000), at); f != sigFresh {
+				b.Fatalf("call %d: %v", i, f)
+			}
+		}
+	})
+	b.Run("refused-key-full", func(b *testing.B) {
+		h := Must(New(Config{Now: func() time.Time { return now }}))
+		fillKeyShares(b, h, now)
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			if f, _ := h.signIn.fresh(testSig(1<<31+i, now), testKey(0), now); f != sigFull {
+				b.Fatalf("call %d: %v", i, f)
+			}
+		}
+	})
+}

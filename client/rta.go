@@ -91,7 +91,8 @@ type Event interface{ rtaEvent() }
 
 // Subscribed says a subscription is in force (again, after a reconnect),
 // with the state it starts from: the presence record for a presence
-// resource, the connection id for Sessions (which MPSD members register).
+// resource (nil when the service sent none, or one of another user), the
+// connection id for Sessions (which MPSD members register).
 type Subscribed struct {
 	Resource     Resource
 	Presence     *Presence

@@ -239,7 +239,8 @@ func (k keepHost) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // rtaSub is one subscription on one connection. Whatever the service
 // answers, and however often, it holds one service id at most (the last
-// it was given: bySvc maps no other to it) and one retry pending at most
+// it was given, until a refusal: bySvc maps no other to it) and one retry
+// pending at most
 // (the only one in due, so that the timer's send never waits).
 type rtaSub struct {
 	res     Resource
@@ -343,11 +344,13 @@ func (s *rtaSession) handle(ctx context.Context, m rtaMessage, subs []*rtaSub, b
 			return true // not ours: XSAPI ignores it too
 		}
 		sub := subs[m.seq-1]
+		// Whatever the answer, the id the service gave it before, if any,
+		// is no longer its: a refused subscription hears no event.
+		if bySvc[sub.svc] == sub {
+			delete(bySvc, sub.svc)
+		}
 		switch m.code {
 		case 0:
-			if bySvc[sub.svc] == sub { // its id before, if the service gave it one
-				delete(bySvc, sub.svc)
-			}
 			bySvc[m.sub], sub.svc = sub, m.sub
 			return s.emit(ctx, subscribed(sub.res, m.data))
 		case rtaThrottled, rtaServiceUnavailable:
@@ -392,7 +395,7 @@ func subscribed(r Resource, data json.RawMessage) *Subscribed {
 	switch {
 	case r.presence():
 		var p Presence
-		if json.Unmarshal(data, &p) == nil && p.XUID != "" {
+		if json.Unmarshal(data, &p) == nil && p.XUID == r.xuid { // another user's record is no start of this one's
 			ev.Presence = &p
 		}
 	case r == Sessions():

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/xblgo/fgrl/internal/xblid"
 )
@@ -157,13 +158,16 @@ func (r rtaResource) key() string {
 //	http://social.xboxlive.com/users/xuid(N)/friends
 //	https://sessiondirectory.xboxlive.com/connections/
 //
-// The scheme (http or https) and the host's case do not matter.
+// The scheme (http or https) and the host's case do not matter; both are
+// ASCII, as XSAPI builds them (Unicode folding would take "httpſ" for
+// "https" and "xboxlİve" for "xboxlive").
 func parseRTAResource(uri string) (rtaResource, bool) {
 	scheme, rest, ok := strings.Cut(uri, "://")
-	if !ok || !strings.EqualFold(scheme, "https") && !strings.EqualFold(scheme, "http") {
+	host, path, _ := strings.Cut(rest, "/")
+	if !ok || !isASCII(scheme) || !isASCII(host) ||
+		!strings.EqualFold(scheme, "https") && !strings.EqualFold(scheme, "http") {
 		return rtaResource{}, false
 	}
-	host, path, _ := strings.Cut(rest, "/")
 	switch strings.ToLower(host) {
 	case "sessiondirectory.xboxlive.com":
 		return rtaResource{kind: rtaSessions}, path == "connections/" || path == "connections"
@@ -191,6 +195,16 @@ func parseRTAResource(uri string) (rtaResource, bool) {
 		return rtaResource{kind: rtaTitle, xuid: x, title: strings.Clone(seg[3])}, true
 	}
 	return rtaResource{}, false
+}
+
+// isASCII reports whether s is ASCII only.
+func isASCII(s string) bool {
+	for i := range len(s) {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // sentRecord is a client message as the record keeps it: as the mock

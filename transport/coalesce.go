@@ -218,7 +218,7 @@ func (t *Transport) lead(req *http.Request, key readKey, f *flight) (_ *http.Res
 	resp.Body.Close()
 	head := *resp
 	head.Body, head.Request, head.Header, head.Trailer = nil, nil, resp.Header.Clone(), resp.Trailer.Clone()
-	s := &shared{resp: &head, body: body, size: len(body) + headerBytes(head.Header) + headerBytes(head.Trailer) + key.size()}
+	s := &shared{resp: &head, body: body, size: cap(body) + headerBytes(head.Header) + headerBytes(head.Trailer) + key.size()}
 	// An answer to a renewed token is not the answer to the token the
 	// followers and the cache's later callers hold: it stays the leader's.
 	if !renewed && shareable(resp.Header) {
@@ -233,28 +233,39 @@ func (t *Transport) lead(req *http.Request, key readKey, f *flight) (_ *http.Res
 }
 
 // buffer reads body into memory, at most MaxCoalescedBody bytes and within
-// maxBufferedBytes over every flight reading at once; whole says it read
-// all of it.
+// maxBufferedBytes over every flight reading at once, counting the memory
+// it holds (its buffer's capacity, which never passes MaxCoalescedBody+1);
+// whole says it read all of it. A whole body is returned in a slice of
+// about its own size, so that the cache, which counts what its answers
+// hold, keeps no spare room.
 func (c *coalescer) buffer(body io.Reader) (_ []byte, whole bool, _ error) {
 	const chunk = 64 << 10
-	var b bytes.Buffer
+	var buf []byte
 	var held int64
 	defer func() { c.buffered.Add(-held) }()
-	for b.Len() <= MaxCoalescedBody {
-		if c.buffered.Add(chunk) > maxBufferedBytes {
-			c.buffered.Add(-chunk)
-			return b.Bytes(), false, nil
+	for len(buf) <= MaxCoalescedBody { // one byte past it says the body is larger
+		if len(buf) == cap(buf) {
+			n := min(max(2*cap(buf), chunk), MaxCoalescedBody+1)
+			if c.buffered.Add(int64(n)-held) > maxBufferedBytes {
+				c.buffered.Add(held - int64(n))
+				return buf, false, nil
+			}
+			held = int64(n)
+			buf = append(make([]byte, 0, n), buf...)
 		}
-		held += chunk
-		_, err := io.CopyN(&b, body, chunk)
+		m, err := body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+m]
 		if err == io.EOF {
-			return b.Bytes(), true, nil
+			if cap(buf)-len(buf) > len(buf)/4 {
+				buf = bytes.Clone(buf)
+			}
+			return buf, true, nil
 		}
 		if err != nil {
 			return nil, false, err
 		}
 	}
-	return b.Bytes(), false, nil
+	return buf, false, nil
 }
 
 // response is a caller's own copy of the shared answer.

@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/xblgo/fgrl/internal/xblauth"
@@ -34,6 +36,9 @@ func (t *Transport) readKeyOf(req *http.Request) (readKey, bool) {
 	if req.Method != http.MethodGet || (req.Body != nil && req.Body != http.NoBody) || req.Response != nil || !plainRead(req.Header) {
 		return readKey{}, false
 	}
+	if signerOf(req.Context()) != nil { // its Signature is made per attempt, by a key the transport cannot compare
+		return readKey{}, false
+	}
 	cred, ok := credentialsOf(req.Header)
 	if !ok {
 		return readKey{}, false
@@ -42,8 +47,33 @@ func (t *Transport) readKeyOf(req *http.Request) (readKey, bool) {
 	pol.BoundBody = false // a shared answer is always read in full under the attempt timeout
 	return readKey{cred: cred, title: t.TitleID, scheme: strings.ToLower(req.URL.Scheme), urlHost: strings.ToLower(req.URL.Host),
 		host: strings.ToLower(cmp.Or(req.Host, req.URL.Host)), uri: req.URL.RequestURI(),
-		contract: headerFold(req.Header, "X-Xbl-Contract-Version"), accept: headerFold(req.Header, "Accept"),
-		language: headerFold(req.Header, "Accept-Language"), encoding: headerFold(req.Header, "Accept-Encoding"), pol: pol}, true
+		contract: headerAll(req.Header, "X-Xbl-Contract-Version"), accept: headerAll(req.Header, "Accept"),
+		language: headerAll(req.Header, "Accept-Language"), encoding: headerAll(req.Header, "Accept-Encoding"), pol: pol}, true
+}
+
+// headerAll is every value of the header name in h, under every spelling
+// of it, as net/http sends them (spellings in sorted order, each one's
+// values in order), each value after its length, so that two requests that
+// send the header differently never have the same text.
+func headerAll(h http.Header, name string) string {
+	var keys []string
+	for k := range h {
+		if strings.EqualFold(k, name) {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 1 && len(h[keys[0]]) == 1 && !strings.Contains(h[keys[0]][0], "\x00") {
+		return h[keys[0]][0] // the usual request: one value, which no encoding below spells
+	}
+	slices.Sort(keys)
+	var b []byte
+	for _, k := range keys {
+		for _, v := range h[k] {
+			b = strconv.AppendInt(append(b, 0), int64(len(v)), 10)
+			b = append(append(b, ':'), v...)
+		}
+	}
+	return string(b)
 }
 
 // plainRead reports whether h asks for the resource as it is: no Range, no

@@ -130,17 +130,23 @@ type Transport struct {
 	// whole Authorization, Signature and Cookie values, compared as a
 	// SHA-256 digest: never across users, nor across two tokens of one
 	// user), title, contract version, Accept, Accept-Encoding and
-	// Accept-Language, and the same policy (Policy: waits, retries,
+	// Accept-Language (every value, under every spelling of the name), and
+	// the same policy (Policy: waits, retries,
 	// attempt timeout, priority, rule), as one that started
 	// less than 5 s ago waits for that one's answer, read in full (at most
-	// MaxCoalescedBody, and 64 MiB over all answers being read at once)
+	// MaxCoalescedBody, and 64 MiB over all answers being read at once,
+	// counting the memory that holds them)
 	// under its attempt timeout and copied to each. A call whose
 	// credentials the transport cannot read (no XBL3.0 Authorization, or one
-	// given twice) always sends its own. A caller waits for another's
-	// answer no longer than its own call could take (ErrSharedReadTimeout),
-	// and never past its context; a caller whose deadline is later than the
-	// one it waited for sends its own when that one ended in an error or a
-	// status XSAPI retries. An answer too large to read in full, one that
+	// given twice), or whose context carries a Signer (WithSigner: its
+	// Signature is made as it is sent), always sends its own. A caller
+	// waits for another's answer no longer than its own call could take
+	// (ErrSharedReadTimeout), and never past its context; a caller whose
+	// deadline is later than the one it waited for sends its own when that
+	// one ended in an error or a status XSAPI retries, and so does one
+	// whose wait ended with the other call's caller giving up: that call is
+	// a whole call of its own, so a caller that waited takes at most twice
+	// its own call's time. An answer too large to read in full, one that
 	// varies on another header (Vary), or one that came to a token renewed
 	// by RefreshToken stays its caller's. The XLTA's repeated-call rule is
 	// what it saves: titles issue the same read many times at once.
@@ -151,7 +157,8 @@ type Transport struct {
 	// max-age): the same read with the same credentials made again within
 	// it is answered from memory. An answer with Set-Cookie or Cache-Control
 	// no-store or no-cache is not kept. The cache holds at most 4,096
-	// answers and 64 MiB, counting bodies, headers and keys. Zero keeps
+	// answers and 64 MiB, counting the memory of bodies, headers and keys.
+	// Zero keeps
 	// nothing.
 	ReadCacheTTL time.Duration
 	// DisableBudget turns the local budget off: the transport then only

@@ -239,13 +239,13 @@ func (t *Transport) lead(req *http.Request, key readKey, f *flight) (_ *http.Res
 // about its own size, so that the cache, which counts what its answers
 // hold, keeps no spare room.
 func (c *coalescer) buffer(body io.Reader) (_ []byte, whole bool, _ error) {
-	const chunk = 64 << 10
+	const first = 512 // as bytes.Buffer starts: most answers are small
 	var buf []byte
 	var held int64
 	defer func() { c.buffered.Add(-held) }()
 	for len(buf) <= MaxCoalescedBody { // one byte past it says the body is larger
 		if len(buf) == cap(buf) {
-			n := min(max(2*cap(buf), chunk), MaxCoalescedBody+1)
+			n := min(max(2*cap(buf), first), MaxCoalescedBody+1)
 			if c.buffered.Add(int64(n)-held) > maxBufferedBytes {
 				c.buffered.Add(held - int64(n))
 				return buf, false, nil

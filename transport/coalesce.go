@@ -190,8 +190,10 @@ func (t *Transport) land(key readKey, f *flight) {
 // lead sends req for the flight f and returns the leader's own answer; it
 // gives the followers a copy of it (f.s) when it may be shared, and caches
 // it when it may be kept. The body is read in full under the attempt
-// timeout (BoundBody) and the leader's context. The flight lands however
-// the call ends, a panic included.
+// timeout (BoundBody) and the leader's context; the rest of an answer too
+// large to share then comes at the caller's pace, as without coalescing,
+// unless the caller's own policy asks for BoundBody. The flight lands
+// however the call ends, a panic included.
 func (t *Transport) lead(req *http.Request, key readKey, f *flight) (_ *http.Response, err error) {
 	defer t.land(key, f)
 	defer func() {
@@ -203,16 +205,16 @@ func (t *Transport) lead(req *http.Request, key readKey, f *flight) (_ *http.Res
 	if err != nil {
 		return nil, err
 	}
-	body, whole, err := t.reads.buffer(resp.Body)
+	body, release, err := t.reads.buffer(resp.Body)
 	if err != nil {
 		resp.Body.Close()
 		return nil, err
 	}
-	if !whole { // too large to share: the leader reads the rest as it comes
-		resp.Body = struct {
-			io.Reader
-			io.Closer
-		}{io.MultiReader(bytes.NewReader(body), resp.Body), resp.Body}
+	if release != nil { // too large to share: the leader reads the rest as it comes
+		if ab, ok := resp.Body.(*attemptBody); ok && !t.policyFor(req.Context()).BoundBody {
+			ab.a.timer.Stop() // as handOver would: the rest streams at the caller's pace
+		}
+		resp.Body = &tooLarge{head: body, release: sync.OnceFunc(release), rest: resp.Body}
 		return resp, nil
 	}
 	resp.Body.Close()
@@ -234,38 +236,77 @@ func (t *Transport) lead(req *http.Request, key readKey, f *flight) (_ *http.Res
 
 // buffer reads body into memory, at most MaxCoalescedBody bytes and within
 // maxBufferedBytes over every flight reading at once, counting the memory
-// it holds (its buffer's capacity, which never passes MaxCoalescedBody+1);
-// whole says it read all of it. A whole body is returned in a slice of
-// about its own size, so that the cache, which counts what its answers
-// hold, keeps no spare room.
-func (c *coalescer) buffer(body io.Reader) (_ []byte, whole bool, _ error) {
+// it holds (its buffer's capacity, which never passes MaxCoalescedBody+1).
+// A whole body is returned in a slice of about its own size, so that the
+// cache, which counts what its answers hold, keeps no spare room, and
+// release nil. A body too large to read whole is returned as far as it was
+// read, still counted: release stops counting it, once its reader no
+// longer holds it (tooLarge). A body that answers 100 reads in a row with
+// no byte and no error fails with io.ErrNoProgress, as bufio's readers do.
+func (c *coalescer) buffer(body io.Reader) (_ []byte, release func(), _ error) {
 	const first = 512 // as bytes.Buffer starts: most answers are small
 	var buf []byte
 	var held int64
-	defer func() { c.buffered.Add(-held) }()
-	for len(buf) <= MaxCoalescedBody { // one byte past it says the body is larger
+	defer func() {
+		if release == nil {
+			c.buffered.Add(-held)
+		}
+	}()
+	for empty := 0; len(buf) <= MaxCoalescedBody; { // one byte past it says the body is larger
 		if len(buf) == cap(buf) {
 			n := min(max(2*cap(buf), first), MaxCoalescedBody+1)
 			if c.buffered.Add(int64(n)-held) > maxBufferedBytes {
 				c.buffered.Add(held - int64(n))
-				return buf, false, nil
+				break
 			}
 			held = int64(n)
 			buf = append(make([]byte, 0, n), buf...)
 		}
 		m, err := body.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+m]
-		if err == io.EOF {
+		switch {
+		case err == io.EOF:
 			if cap(buf)-len(buf) > len(buf)/4 {
 				buf = bytes.Clone(buf)
 			}
-			return buf, true, nil
-		}
-		if err != nil {
-			return nil, false, err
+			return buf, nil, nil
+		case err != nil:
+			return nil, nil, err
+		case m > 0:
+			empty = 0
+		default:
+			if empty++; empty == 100 {
+				return nil, nil, io.ErrNoProgress
+			}
 		}
 	}
-	return buf, false, nil
+	return buf, func() { c.buffered.Add(-held) }, nil
+}
+
+// tooLarge is the body of an answer too large to share: the part the
+// coalescer read (head), counted against maxBufferedBytes until it has
+// been read or the body closed, then the rest as it comes.
+type tooLarge struct {
+	head    []byte
+	release func() // once
+	rest    io.ReadCloser
+}
+
+func (b *tooLarge) Read(p []byte) (int, error) {
+	if b.head == nil {
+		return b.rest.Read(p)
+	}
+	n := copy(p, b.head)
+	if b.head = b.head[n:]; len(b.head) == 0 {
+		b.head = nil // the memory is no longer held
+		b.release()
+	}
+	return n, nil
+}
+
+func (b *tooLarge) Close() error {
+	b.release()
+	return b.rest.Close()
 }
 
 // response is a caller's own copy of the shared answer.

@@ -54,7 +54,9 @@ func (t *Transport) readKeyOf(req *http.Request) (readKey, bool) {
 // headerAll is every value of the header name in h, under every spelling
 // of it, as net/http sends them (spellings in sorted order, each one's
 // values in order), each value after its length, so that two requests that
-// send the header differently never have the same text.
+// send the header differently never have the same text: "" is a header not
+// sent, and one sent empty is not "" (a server may tell them apart: an
+// empty Accept-Encoding asks for no coding, none for any).
 func headerAll(h http.Header, name string) string {
 	var keys []string
 	for k := range h {
@@ -62,7 +64,7 @@ func headerAll(h http.Header, name string) string {
 			keys = append(keys, k)
 		}
 	}
-	if len(keys) == 1 && len(h[keys[0]]) == 1 && !strings.Contains(h[keys[0]][0], "\x00") {
+	if len(keys) == 1 && len(h[keys[0]]) == 1 && h[keys[0]][0] != "" && !strings.Contains(h[keys[0]][0], "\x00") {
 		return h[keys[0]][0] // the usual request: one value, which no encoding below spells
 	}
 	slices.Sort(keys)

@@ -377,9 +377,36 @@ func (a *Analyzer) keepURL(key uint64, method, host, p string) {
 	if _, ok := a.urls[key]; ok || a.urlBytes > maxURLBytes {
 		return
 	}
-	s := safetext.Cut(method, 16) + " " + safetext.Cut(host, maxKeptText) + safetext.Cut(p, 203)
+	s := safetext.Cut(method, 16) + " " + safetext.Cut(host, maxKeptText) + safetext.Cut(withoutPathParams(p), 203)
 	a.urls[key] = s
 	a.urlBytes += len(s) + 16
+}
+
+// withoutPathParams returns p with each segment's parameters (";name=value"
+// up to the next '/', as servlet containers write a session token:
+// ";jsessionid=...") replaced by xblauth.Redacted: the findings quote a
+// call's path, never its query, and a path parameter is as secret as a
+// query's.
+func withoutPathParams(p string) string {
+	if !strings.Contains(p, ";") {
+		return p
+	}
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(p, ';')
+		if i < 0 {
+			b.WriteString(p)
+			return b.String()
+		}
+		b.WriteString(p[:i+1])
+		b.WriteString(xblauth.Redacted)
+		p = p[i+1:]
+		if j := strings.IndexByte(p, '/'); j >= 0 {
+			p = p[j:]
+		} else {
+			p = ""
+		}
+	}
 }
 
 // callKey hashes what makes two calls the same: method, URL and body.

@@ -118,10 +118,27 @@ func (d *dataCall) call(c *Call, i int) string {
 func parseLoggedTime(s string) (time.Time, bool) {
 	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.9999999", "2006-01-02 15:04:05.9999999", "1/2/2006 3:04:05 PM"} {
 		if t, err := time.Parse(layout, strings.TrimSpace(s)); err == nil {
-			return t.UTC(), true
+			return t.UTC(), countable(t)
 		}
 	}
 	return time.Time{}, false
+}
+
+// The times a call may have: those whose Unix nanoseconds an int64 holds
+// (time.Time.UnixNano, which the rules count in), the years 1678 to 2262.
+// Past them UnixNano wraps around, and a call would sort among others it
+// is centuries away from.
+var (
+	minCallTime = time.Unix(0, math.MinInt64)
+	maxCallTime = time.Unix(0, math.MaxInt64)
+)
+
+// countable reports whether t is a time a call may have.
+func countable(t time.Time) bool { return !t.Before(minCallTime) && !t.After(maxCallTime) }
+
+// uncountable is the problem of a call whose time is not countable.
+func uncountable(field string, t time.Time) string {
+	return fmt.Sprintf("%s %s is outside the years 1678 to 2262", field, t.UTC().Format(time.RFC3339))
 }
 
 // fileTimeEpoch is the Unix epoch as a Windows file time (100 ns units

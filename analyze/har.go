@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -11,15 +12,20 @@ import (
 // ReadHAR reads a HAR 1.2 trace (what browsers, Fiddler and proxies
 // export), streaming, and passes each entry to add as a Call (reused: add
 // must copy what it keeps), its Authorization redacted, in trace order. An
-// entry that lacks a method, URL or start time, whose status is neither 0
-// (no answer, as browsers record one) nor an integer from 100 to 999, or
-// that names one of the fields read twice (readers differ on which one
-// counts) is skipped and named in Input.Problems; a file cut short or not
+// entry that lacks a method, URL or start time, whose start time is
+// outside the years 1678 to 2262 (the times a call's nanoseconds hold),
+// whose status is neither 0 (no answer, as browsers record one) nor an
+// integer from 100 to 999, that names one of the fields read twice, or in
+// another case ("Text", which encoding/json reads as "text"), or that
+// holds two Authorization, User-Agent or Retry-After headers (readers
+// differ on which one counts) is skipped and named in Input.Problems; a
+// file cut short or not
 // valid JSON past some entry, longer than MaxTraceBytes or MaxCalls
 // entries, or holding anything after the entries that could hold calls
 // other readers read (a second "entries" in the log or a second "log",
-// which JSON.parse and encoding/json take in place of the first, or data
-// after the document) yields the calls before and Input.Stop. Either way
+// which JSON.parse and encoding/json take in place of the first, in any
+// case, as encoding/json matches names, or data after the document)
+// yields the calls before and Input.Stop. Either way
 // the trace is not Complete. A header object is read as JSON.parse reads
 // it, its last "name" and "value" counting. A string is read to its first
 // 384 KiB (a body to its first MaxBody bytes, a URL to MaxURL); invalid
@@ -144,7 +150,7 @@ func finishHAR(dec *jsontext.Decoder, cut *jsonCutter, in *Input) {
 				in.stop(i, cut.errOffset(err), "%s", afterReason(err, "the entries"))
 				return
 			case tok.Kind() == '}':
-			case tok.String() == again:
+			case strings.EqualFold(tok.String(), again): // encoding/json folds case (and ſ, K)
 				in.stop(i, off, "a second %q after the entries: readers that take the last of a repeated name read the calls there", again)
 				return
 			default:

@@ -86,6 +86,8 @@ func (h *harReader) entry(dec *jsontext.Decoder, i int, off int64) (c *Call, bad
 		return nil, h.bad, nil
 	case perr != nil:
 		return nil, fmt.Sprintf("startedDateTime %q is not an ISO 8601 time", clip(h.started)), nil
+	case !countable(t):
+		return nil, uncountable("startedDateTime", t), nil
 	case h.c.Method == "" || h.c.URL == "":
 		return nil, "the request has no method or url", nil
 	}
@@ -126,7 +128,7 @@ func (f *entryFields) field(key []byte) error {
 	case "_webSocketMessages":
 		return h.read(fWebSocket, key, h.countMessages)
 	}
-	return h.dec.SkipValue()
+	return h.skip(key, "startedDateTime", "time", "request", "response")
 }
 
 // countMessages counts the elements of a websocket's messages array
@@ -159,12 +161,12 @@ func (f *requestFields) field(key []byte) error {
 	case "headers":
 		return h.read(fRequestHeaders, key, func() error {
 			h.hdr.want, h.hdr.to = [2][]byte{authorization, userAgent}, [2]*string{&h.c.Authorization, &h.c.UserAgent}
-			return headers(h.dec, &h.hdr)
+			return h.headers()
 		})
 	case "postData":
 		return h.read(fPostData, key, func() error { return object(h.dec, (*postDataFields)(h)) })
 	}
-	return h.dec.SkipValue()
+	return h.skip(key, "method", "url", "headers", "postData")
 }
 
 func (f *postDataFields) field(key []byte) error {
@@ -172,7 +174,7 @@ func (f *postDataFields) field(key []byte) error {
 	if string(key) == "text" {
 		return h.read(fRequestText, key, func() error { return readString(h.dec, &h.reqBody) })
 	}
-	return h.dec.SkipValue()
+	return h.skip(key, "text")
 }
 
 func (f *responseFields) field(key []byte) error {
@@ -183,7 +185,7 @@ func (f *responseFields) field(key []byte) error {
 	case "headers":
 		return h.read(fResponseHeaders, key, func() error {
 			h.hdr.want, h.hdr.to = [2][]byte{retryAfter, nil}, [2]*string{&h.c.RetryAfter, nil}
-			return headers(h.dec, &h.hdr)
+			return h.headers()
 		})
 	case "content":
 		return h.read(fContent, key, func() error {
@@ -195,7 +197,7 @@ func (f *responseFields) field(key []byte) error {
 			return err
 		})
 	}
-	return h.dec.SkipValue()
+	return h.skip(key, "status", "headers", "content")
 }
 
 func (f *contentFields) field(key []byte) error {
@@ -205,6 +207,20 @@ func (f *contentFields) field(key []byte) error {
 		return h.read(fResponseText, key, func() error { return readString(h.dec, &h.respBody) })
 	case "encoding":
 		return h.read(fEncoding, key, func() error { return h.str(&h.encoding) })
+	}
+	return h.skip(key, "text", "encoding")
+}
+
+// skip skips the value of a key the entry does not read. A key that is
+// one of names in another case (or Unicode folding: "Text", "teXt") makes
+// the entry a problem: encoding/json reads it as that field, the last of
+// them counting, where JSON.parse and this reader read the exact name.
+func (h *harReader) skip(key []byte, names ...string) error {
+	for _, n := range names {
+		if bytes.EqualFold(key, []byte(n)) {
+			h.badf("%q is %q in another case: readers differ on which counts", clip(string(key)), n)
+			break
+		}
 	}
 	return h.dec.SkipValue()
 }
@@ -261,6 +277,8 @@ type headerFields struct {
 	value   []byte // the last "value", when a string
 	valued  bool
 	nameBuf [maxHeaderName]byte
+	got     [2]bool // each wanted header seen in this array
+	twice   string  // why readers differ on the array: a wanted header named twice, or "name" or "value" in another case
 }
 
 // maxHeaderName bounds the header names kept: no name wanted is longer.
@@ -286,6 +304,9 @@ func (f *headerFields) field(key []byte) error {
 		f.valued = dec.PeekKind() == '"'
 		return readString(dec, &f.value)
 	}
+	if bytes.EqualFold(key, []byte("name")) || bytes.EqualFold(key, []byte("value")) {
+		f.twice = fmt.Sprintf("%q in a header is \"name\" or \"value\" in another case", clip(string(key))) // encoding/json reads it so
+	}
 	return dec.SkipValue()
 }
 
@@ -297,9 +318,23 @@ func (f *headerFields) keep() {
 	}
 	for i, w := range f.want {
 		if w != nil && bytes.EqualFold(f.name, w) {
-			*f.to[i] = string(f.value)
+			if f.got[i] {
+				f.twice = fmt.Sprintf("%q twice in the headers", w)
+			}
+			*f.to[i], f.got[i] = string(f.value), true
 		}
 	}
+}
+
+// headers reads a headers array of the entry into h.hdr.to; a header it
+// reads named twice (two Authorization headers: net/http takes the first,
+// this reader the last) makes the entry a problem.
+func (h *harReader) headers() error {
+	err := headers(h.dec, &h.hdr)
+	if h.hdr.twice != "" {
+		h.badf("%s: readers differ on which counts", h.hdr.twice)
+	}
+	return err
 }
 
 // headers walks a HAR headers array ([{"name": ..., "value": ...}]) and
@@ -311,7 +346,7 @@ func headers(dec *jsontext.Decoder, f *headerFields) error {
 	if _, err := dec.ReadToken(); err != nil {
 		return err
 	}
-	f.dec = dec
+	f.dec, f.got, f.twice = dec, [2]bool{}, ""
 	for dec.PeekKind() != ']' {
 		f.named, f.valued = false, false
 		if err := object(dec, f); err != nil {

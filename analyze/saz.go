@@ -340,6 +340,9 @@ func sazTimers(r *bufio.Reader, c *Call) string {
 	if err != nil {
 		return fmt.Sprintf("ClientBeginRequest %q is not an ISO 8601 time", clip(m.Timers.Begin))
 	}
+	if !countable(t) {
+		return uncountable("ClientBeginRequest", t)
+	}
 	c.Time = t
 	if done, err := time.Parse(time.RFC3339Nano, m.Timers.Done); err == nil && done.After(t) {
 		c.Duration = done.Sub(t)

@@ -117,8 +117,8 @@ func (d *dataCall) call(c *Call, i int) string {
 // zone, or .NET's invariant form.
 func parseLoggedTime(s string) (time.Time, bool) {
 	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.9999999", "2006-01-02 15:04:05.9999999", "1/2/2006 3:04:05 PM"} {
-		if t, err := time.Parse(layout, strings.TrimSpace(s)); err == nil {
-			return t.UTC(), countable(t)
+		if t, err := time.Parse(layout, strings.TrimSpace(s)); err == nil && countable(t) {
+			return t.UTC(), true
 		}
 	}
 	return time.Time{}, false

@@ -7,6 +7,7 @@ package analyze_test
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -264,5 +265,22 @@ func TestFoldedEntryFieldIsAProblem(t *testing.T) {
 	}
 	if _, in := anAtkAnalyze(t, anAtkHAR(e)); !in.Complete() {
 		t.Errorf("the entry as it is: problems %v", in.Problems)
+	}
+}
+
+// TestFarFutureTimeInEveryReader: the analyzer's data files (and so their
+// in-game events) take a time outside the years 1678 to 2262 as no time:
+// the call is a problem, as in a HAR.
+func TestFarFutureTimeInEveryReader(t *testing.T) {
+	b, err := os.ReadFile("../examples/xlta-data.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, when := range []string{"2610-09-20T19:34:34.000Z", "1600-01-01T00:00:00.000Z"} {
+		csv := strings.Replace(string(b), `"2026-03-01T20:00:00.000Z"`, `"`+when+`"`, 1)
+		in, err := analyze.ReadData(strings.NewReader(csv), func(*analyze.Call) {})
+		if err != nil || in.Complete() {
+			t.Errorf("a data file's call at %s: %v, complete %v, problems %v; want a problem", when, err, in.Complete(), in.Problems)
+		}
 	}
 }

@@ -59,25 +59,7 @@ func TestAttackSubscribeEndsWithContextOnSilentPeer(t *testing.T) {
 // presence it was denied.
 func TestAttackRefusedSubscriptionStillDelivers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := hostileRTA(t, func(w http.ResponseWriter, r *http.Request) {
-			ws := acceptRTA(w, r)
-			if ws == nil {
-				return
-			}
-			defer ws.CloseNow()
-			ctx := r.Context()
-			if _, _, err := ws.Read(ctx); err != nil {
-				return
-			}
-			ws.Write(ctx, websocket.MessageText, []byte(`[1,1,0,7,null]`))
-			ws.Write(ctx, websocket.MessageText, []byte(`[1,1,3]`))
-			ws.Write(ctx, websocket.MessageText, []byte(`[3,7,"Scarlett:true"]`))
-			for {
-				if _, _, err := ws.Read(ctx); err != nil {
-					return
-				}
-			}
-		})
+		c := scriptedRTA(t, `[1,1,0,7,null]`, `[1,1,3]`, `[3,7,"Scarlett:true"]`)
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
 		ch, err := c.As(me).Subscribe(ctx, PresenceOf(other))
@@ -107,23 +89,7 @@ func TestAttackRefusedSubscriptionStillDelivers(t *testing.T) {
 // the caller that stranger's record as other's state.
 func TestAttackSubscribedPresenceOfAnotherUser(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := hostileRTA(t, func(w http.ResponseWriter, r *http.Request) {
-			ws := acceptRTA(w, r)
-			if ws == nil {
-				return
-			}
-			defer ws.CloseNow()
-			ctx := r.Context()
-			if _, _, err := ws.Read(ctx); err != nil {
-				return
-			}
-			ws.Write(ctx, websocket.MessageText, []byte(`[1,1,0,7,{"xuid":"`+stranger+`","state":"Online"}]`))
-			for {
-				if _, _, err := ws.Read(ctx); err != nil {
-					return
-				}
-			}
-		})
+		c := scriptedRTA(t, `[1,1,0,7,{"xuid":"`+stranger+`","state":"Online"}]`)
 		ctx, cancel := context.WithCancel(t.Context())
 		ch, err := c.As(me).Subscribe(ctx, PresenceOf(other))
 		if err != nil {
@@ -135,6 +101,30 @@ func TestAttackSubscribedPresenceOfAnotherUser(t *testing.T) {
 		}
 		cancel()
 		for range ch {
+		}
+	})
+}
+
+// scriptedRTA is a hostile RTA service that reads the first subscribe,
+// sends msgs, then reads until the connection ends.
+func scriptedRTA(t *testing.T, msgs ...string) *Client {
+	return hostileRTA(t, func(w http.ResponseWriter, r *http.Request) {
+		ws := acceptRTA(w, r)
+		if ws == nil {
+			return
+		}
+		defer ws.CloseNow()
+		ctx := r.Context()
+		if _, _, err := ws.Read(ctx); err != nil {
+			return
+		}
+		for _, m := range msgs {
+			ws.Write(ctx, websocket.MessageText, []byte(m))
+		}
+		for {
+			if _, _, err := ws.Read(ctx); err != nil {
+				return
+			}
 		}
 	})
 }

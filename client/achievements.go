@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
+	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/internal/xblid"
 )
 
@@ -146,6 +148,8 @@ func (u *User) AllAchievements(ctx context.Context, xuid, titleID string, pageSi
 // GetAchievement returns one achievement
 // (GET /users/xuid(X)/achievements/{scid}/{id}). The service answers a list
 // holding it; like XSAPI, any other count is an error.
+// An answer naming another achievement (its id, or a SCID other than
+// scid) is an error.
 func (u *User) GetAchievement(ctx context.Context, xuid, scid, id string) (Achievement, error) {
 	a := achievementsAPI
 	a.name = "GetAchievement"
@@ -167,7 +171,11 @@ func (u *User) GetAchievement(ctx context.Context, xuid, scid, id string) (Achie
 	if len(out.Achievements) != 1 {
 		return Achievement{}, lacks(a, status, "exactly one achievement, got "+strconv.Itoa(len(out.Achievements)))
 	}
-	return out.Achievements[0], nil
+	got := out.Achievements[0]
+	if got.ID != id || got.ServiceConfigID != "" && !strings.EqualFold(got.ServiceConfigID, scid) { // another achievement is not this one
+		return Achievement{}, lacks(a, status, "the achievement asked for (it names "+safetext.Quote(got.ServiceConfigID, 40)+"/"+safetext.Quote(got.ID, 16)+")")
+	}
+	return got, nil
 }
 
 // UpdateAchievement raises the acting user's progress on an achievement to
@@ -261,6 +269,9 @@ func (u *User) GetAchievementHistory(ctx context.Context, xuid string, maxItems 
 	}
 	if out.Titles == nil || out.PagingInfo == nil {
 		return Page[TitleProgress]{}, lacks(a, status, `"titles" and "pagingInfo"`)
+	}
+	if err := notNegative(a, status, "totalRecords", out.PagingInfo.TotalRecords); err != nil {
+		return Page[TitleProgress]{}, err
 	}
 	return Page[TitleProgress]{Items: out.Titles, TotalCount: out.PagingInfo.TotalRecords,
 		ContinuationToken: deref(out.PagingInfo.ContinuationToken)}, nil

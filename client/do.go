@@ -10,6 +10,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/xblgo/fgrl/hresult"
@@ -206,6 +207,38 @@ func (c *Client) url(host string, p reqPath, q url.Values) *url.URL {
 func lacks(a api, status int, what string) error {
 	return &Error{code: hresult.E_UNEXPECTED, StatusCode: status, Service: a.service, API: a.name,
 		Message: "the answer lacks " + what}
+}
+
+// onlyAsked checks a batch answer's records against the users asked for:
+// a record of a user not asked for, or a second record of one user, makes
+// the whole answer an error (a service answering so may give one user
+// another's record, and no record of it can be trusted).
+func onlyAsked[T any](a api, status int, asked []string, records []T, xuid func(T) string) error {
+	want := make(map[string]bool, len(asked))
+	for _, x := range asked {
+		want[x] = true
+	}
+	seen := make(map[string]bool, len(records))
+	for _, r := range records {
+		x := xuid(r)
+		switch {
+		case !want[x]:
+			return lacks(a, status, "only records of the users asked for (one names "+safetext.Quote(x, 32)+")")
+		case seen[x]:
+			return lacks(a, status, "one record a user (two name "+safetext.Quote(x, 32)+")")
+		}
+		seen[x] = true
+	}
+	return nil
+}
+
+// notNegative checks a count an answer gives (a page's total): a
+// negative one is no count.
+func notNegative(a api, status int, name string, n int) error {
+	if n < 0 {
+		return lacks(a, status, "a "+name+" of 0 or more, not "+strconv.Itoa(n))
+	}
+	return nil
 }
 
 // transportError describes a call that got no usable response, without

@@ -147,6 +147,7 @@ type Title struct {
 // GetTitleHistory returns the titles a user played, most recent first, at
 // most maxItems of them (1 to 1000)
 // (GET titlehub /users/xuid(X)/titles/titlehistory/decoration/achievement,image,scid?maxItems=N).
+// An answer of more than maxItems titles is an error.
 func (u *User) GetTitleHistory(ctx context.Context, xuid string, maxItems int) ([]Title, error) {
 	a := titlehubAPI
 	a.name = "GetTitleHistory"
@@ -157,12 +158,16 @@ func (u *User) GetTitleHistory(ctx context.Context, xuid string, maxItems int) (
 		return nil, err
 	}
 	q := url.Values{"maxItems": {strconv.Itoa(maxItems)}}
-	ts, _, err := u.titles(ctx, a, userPath(xuid, "titles", "titlehistory", "decoration", titleDecorations), q)
+	ts, status, err := u.titles(ctx, a, userPath(xuid, "titles", "titlehistory", "decoration", titleDecorations), q)
+	if err == nil && len(ts) > maxItems {
+		return nil, lacks(a, status, "at most maxItems ("+strconv.Itoa(maxItems)+") titles")
+	}
 	return ts, err
 }
 
 // GetTitle returns a title with the acting user's progress in it
 // (GET titlehub /users/xuid(X)/titles/titleid(T)/decoration/achievement,image,scid).
+// An answer naming another title is an error.
 func (u *User) GetTitle(ctx context.Context, titleID string) (Title, error) {
 	a := titlehubAPI
 	a.name = "GetTitle"
@@ -176,8 +181,11 @@ func (u *User) GetTitle(ctx context.Context, titleID string) (Title, error) {
 	if err != nil {
 		return Title{}, err
 	}
-	if len(ts) != 1 {
+	switch {
+	case len(ts) != 1:
 		return Title{}, lacks(a, status, "one title")
+	case ts[0].TitleID != titleID: // another title is not this one
+		return Title{}, lacks(a, status, "the title asked for (it names "+safetext.Quote(ts[0].TitleID, 16)+")")
 	}
 	return ts[0], nil
 }

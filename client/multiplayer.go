@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"time"
+
+	"github.com/xblgo/fgrl/internal/safetext"
 )
 
 var (
@@ -87,7 +89,7 @@ type InviteHandle struct {
 // SendInvites invites users to a session, one POST /handles each, and
 // returns the invite handles created. Like XSAPI, each is sent once, and a
 // failure stops at that user (the handles created so far are returned with
-// the error).
+// the error). A handle naming another invitee than its user is a failure.
 func (u *User) SendInvites(ctx context.Context, ref SessionRef, xuids []string) ([]InviteHandle, error) {
 	a := mpsdAPI
 	a.name, a.once = "SendInvites", true
@@ -125,8 +127,12 @@ func (u *User) sendInvite(ctx context.Context, a api, ref SessionRef, xuid strin
 	}{"invite", ref, 1, xuid, attributes{u.c.cfg.TitleID}}
 	var h InviteHandle
 	status, err := u.call(ctx, a, "POST", path("handles"), nil, in, &h)
-	if err == nil && h.ID == "" {
+	switch {
+	case err != nil:
+	case h.ID == "":
 		return h, lacks(a, status, `the handle's "id"`)
+	case h.InvitedXUID != "" && h.InvitedXUID != xuid: // a handle for another user is not this invite's
+		return InviteHandle{}, lacks(a, status, "the handle of the user invited (it names "+safetext.Quote(h.InvitedXUID, 32)+")")
 	}
 	return h, err
 }

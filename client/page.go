@@ -13,7 +13,8 @@ import (
 type Page[T any] struct {
 	Items []T
 	// TotalCount is the number of items in all pages, when the service
-	// says (GetPeople, leaderboards); 0 otherwise.
+	// says (GetPeople, leaderboards); 0 otherwise. A negative one is the
+	// call's error.
 	TotalCount int
 	// ContinuationToken fetches the next page; "" on the last page. Pass
 	// it back as the call's continuationToken.

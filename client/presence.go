@@ -114,6 +114,9 @@ func missingPresence(status int) error {
 
 // GetPresenceBatch returns the presence of 1 to 1100 users
 // (POST /users/batch).
+//
+// An answer holding a record of a user not asked for, or two records of
+// one user, is an error: none of its records is returned.
 func (u *User) GetPresenceBatch(ctx context.Context, xuids []string) ([]Presence, error) {
 	a := presenceAPI
 	a.name = "GetPresenceBatch"
@@ -135,10 +138,16 @@ func (u *User) getPresenceBatch(ctx context.Context, a api, xuids []string) ([]P
 	}{Users: xuids, Level: "all"}
 	var out []Presence
 	status, err := u.call(ctx, a, "POST", path("users", "batch"), nil, in, &out)
-	if err == nil && out == nil {
+	switch {
+	case err != nil:
+		return nil, status, err
+	case out == nil:
 		return nil, status, lacks(a, status, "a list of presence records")
 	}
-	return out, status, err
+	if err := onlyAsked(a, status, xuids, out, func(p Presence) string { return p.XUID }); err != nil {
+		return nil, status, err
+	}
+	return out, status, nil
 }
 
 // SetPresence sets the acting user's presence in the title: active or not,

@@ -25,6 +25,9 @@ type Profile struct {
 
 // GetProfiles returns the named settings of 1 to 100 users
 // (POST /users/batch/profile/settings).
+//
+// An answer holding a record of a user not asked for, or two records of
+// one user, is an error: none of its records is returned.
 func (u *User) GetProfiles(ctx context.Context, xuids, settings []string) ([]Profile, error) {
 	a := profileAPI
 	a.name = "GetProfiles"
@@ -53,7 +56,11 @@ func (u *User) getProfiles(ctx context.Context, a api, xuids, settings []string)
 	if out.ProfileUsers == nil {
 		return nil, status, lacks(a, status, `"profileUsers"`)
 	}
-	return out.profiles(), status, nil
+	ps := out.profiles()
+	if err := onlyAsked(a, status, xuids, ps, profileXUID); err != nil {
+		return nil, status, err
+	}
+	return ps, status, nil
 }
 
 // profileAnswer is the profile service's answer.
@@ -148,7 +155,11 @@ func (u *User) getProfile(ctx context.Context, a api, xuid string, settings []st
 	if out.ProfileUsers == nil {
 		return nil, status, lacks(a, status, `"profileUsers"`)
 	}
-	return out.profiles(), status, nil
+	ps := out.profiles()
+	if err := onlyAsked(a, status, []string{xuid}, ps, profileXUID); err != nil {
+		return nil, status, err
+	}
+	return ps, status, nil
 }
 
 // missingProfile is GetProfile's error for an answer of status without

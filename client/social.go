@@ -68,6 +68,9 @@ func (u *User) GetPeople(ctx context.Context, xuid string, maxItems int, continu
 	if out.TotalCount == nil || out.People == nil {
 		return Page[Person]{}, lacks(a, status, `"totalCount" and "people"`)
 	}
+	if err := notNegative(a, status, "totalCount", *out.TotalCount); err != nil {
+		return Page[Person]{}, err
+	}
 	p := Page[Person]{Items: out.People, TotalCount: *out.TotalCount}
 	if end := start + len(out.People); len(out.People) > 0 && end < p.TotalCount {
 		p.ContinuationToken = strconv.Itoa(end)

@@ -50,6 +50,7 @@ func (s UserStats) Stats() []Stat {
 // GetStats returns named statistics of one user
 // (GET /users/xuid(X)/scids/{scid}/stats/{a,b}, contract 1). The answer's
 // root is the user: {"xuid", "scids": [{"scid", "stats"}]}.
+// An answer whose root is another user is an error.
 func (u *User) GetStats(ctx context.Context, xuid, scid string, names []string) (UserStats, error) {
 	a := statsAPI
 	a.name = "GetStats"
@@ -62,8 +63,11 @@ func (u *User) GetStats(ctx context.Context, xuid, scid string, names []string) 
 	if err != nil {
 		return UserStats{}, err
 	}
-	if out.XUID == "" || out.SCIDs == nil {
+	switch {
+	case out.XUID == "" || out.SCIDs == nil:
 		return UserStats{}, lacks(a, status, `"xuid" and "scids"`)
+	case out.XUID != xuid: // another user's statistics are not this one's
+		return UserStats{}, lacks(a, status, "the statistics of the user asked for (they are another's)")
 	}
 	return out, nil
 }
@@ -85,6 +89,9 @@ func (u *User) checkStatsArgs(a api, xuid, scid string, names []string) (string,
 
 // GetStatsBatch returns named statistics of 1 to 100 users, by xuid
 // (POST /batch?operation=read, contract 1).
+//
+// An answer holding a record of a user not asked for, or two records of
+// one user, is an error: none of its records is returned.
 func (u *User) GetStatsBatch(ctx context.Context, xuids []string, scid string, names []string) (map[string]UserStats, error) {
 	a := statsAPI
 	a.name = "GetStatsBatch"
@@ -112,6 +119,9 @@ func (u *User) GetStatsBatch(ctx context.Context, xuids []string, scid string, n
 	}
 	if out.Users == nil {
 		return nil, lacks(a, status, `"users"`)
+	}
+	if err := onlyAsked(a, status, xuids, out.Users, func(s UserStats) string { return s.XUID }); err != nil {
+		return nil, err
 	}
 	m := make(map[string]UserStats, len(out.Users))
 	for _, su := range out.Users {
@@ -202,6 +212,9 @@ func (u *User) leaderboard(ctx context.Context, a api, scid, name, seg string, m
 	}
 	if out.LeaderboardInfo == nil || out.UserList == nil {
 		return Leaderboard{}, lacks(a, status, `"leaderboardInfo" and "userList"`)
+	}
+	if err := notNegative(a, status, "totalCount", out.LeaderboardInfo.TotalCount); err != nil {
+		return Leaderboard{}, err
 	}
 	for i := range out.UserList {
 		if r := &out.UserList[i]; r.Value == "" && len(r.Values) > 0 {

@@ -64,7 +64,7 @@ var wireCases = []struct {
 			ID: "219630713", Name: "DefaultTitle", Placement: "Full", State: "Active", LastModified: "2015-01-21T23:19:21Z",
 			Activity: &PresenceActivity{RichPresence: "Playing on Dust"}}}}}}},
 	{"GetPresenceBatch", func(ctx context.Context, u *User) (any, error) {
-		return u.GetPresenceBatch(ctx, []string{"2669321029139235", "2584878536129841"})
+		return u.GetPresenceBatch(ctx, []string{"2669321029139235", "2584878536129841", "2535428504476914"})
 	}, []Presence{
 		{XUID: "2669321029139235", State: "Online", Devices: []PresenceDevice{{Type: "XboxOne", Titles: []PresenceTitle{{
 			ID: "99467", Name: "awesomeGame", Placement: "Full", State: "active", LastModified: "2013-01-31T16:00:00Z",

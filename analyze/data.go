@@ -25,7 +25,10 @@ import (
 // of a Windows file time). Each call is passed to add as a Call: the
 // method is GET when IsGet says so and POST otherwise (the logs record no
 // other); the user is the call's XboxUserId (the logs keep no token: an
-// Authorization naming it stands in); a recorded in-game event
+// Authorization naming it stands in; a logged Authorization header counts
+// only when there is no XboxUserId); a call whose logged headers name
+// Authorization, User-Agent or Retry-After twice is a problem; a recorded
+// in-game event
 // (IsInGameEvent) is passed with its InGameEvent name, a real-time
 // activity shoulder tap (IsShoulderTap) as a ShoulderTap. Bounds, problems
 // and where reading stops as ReadHAR's; a JSON string is read to its first
@@ -91,13 +94,23 @@ func (d *dataCall) call(c *Call, i int) string {
 			c.URL = "https://inGameEvents/"
 		}
 	}
-	if a := headerValue(d.RequestHeaders, "Authorization"); a != "" {
-		c.Authorization = xblauth.Redact(a)
-	} else if u := strings.TrimSpace(d.XboxUserId); u != "" && len(u) <= 64 && !strings.ContainsAny(u, "; \t") {
-		c.Authorization = "XBL3.0 x=" + u + ";REDACTED" // the user, named by XUID (a ';' would cut it short: another's)
+	auth, na := headerValue(d.RequestHeaders, "Authorization")
+	ua, nu := headerValue(d.RequestHeaders, "User-Agent")
+	ra, nr := headerValue(d.ResponseHeaders, "Retry-After")
+	for _, h := range []struct {
+		name string
+		n    int
+	}{{"Authorization", na}, {"User-Agent", nu}, {"Retry-After", nr}} {
+		if h.n > 1 {
+			return fmt.Sprintf("%d %s headers: readers differ on which counts", h.n, h.name)
+		}
 	}
-	c.UserAgent = headerValue(d.RequestHeaders, "User-Agent")
-	c.RetryAfter = headerValue(d.ResponseHeaders, "Retry-After")
+	if u := strings.TrimSpace(d.XboxUserId); u != "" && len(u) <= 64 && !strings.ContainsAny(u, "; \t") {
+		c.Authorization = "XBL3.0 x=" + u + ";REDACTED" // the user is the XboxUserId (a ';' would cut it short: another's)
+	} else if auth != "" {
+		c.Authorization = xblauth.Redact(auth)
+	}
+	c.UserAgent, c.RetryAfter = ua, ra
 	if st := strings.TrimSpace(d.HttpStatusCode); st != "" {
 		var ok bool
 		if c.Status, ok = parseStatus(st); !ok {

@@ -299,13 +299,16 @@ func (s *csvRows) endField() {
 }
 
 // headerValue finds a header in the logger's header text ("Name: value"
-// pairs, separated by two spaces or line breaks).
-func headerValue(text, name string) string {
+// pairs, separated by two spaces or line breaks): its first value, and how
+// many times the text names it.
+func headerValue(text, name string) (value string, n int) {
 	for _, part := range strings.FieldsFunc(strings.ReplaceAll(text, "  ", "\n"), func(r rune) bool { return r == '\n' || r == '\r' }) {
 		k, v, ok := strings.Cut(part, ":")
 		if ok && strings.EqualFold(strings.TrimSpace(k), name) {
-			return strings.TrimSpace(v)
+			if n++; n == 1 {
+				value = strings.TrimSpace(v)
+			}
 		}
 	}
-	return ""
+	return value, n
 }

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"compress/gzip"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -30,9 +31,12 @@ const maxSessionFile = 1 << 20
 // files the zip cannot give back whole (a corrupt entry, a bad checksum, a
 // file overlapping another), or whose files are listed twice or named two
 // ways (raw/2_c.txt and raw/02_c.txt: no two readers agree on which is
-// the session) is skipped and named in Input.Problems, as is a session's
-// file whose number is not decimal digits (raw/+2_c.txt); the trace is
-// then not Complete. A CONNECT tunnel is passed over. Of each file, the
+// the session), whose request names Authorization or User-Agent twice or
+// answer Retry-After twice, or whose timers name an attribute twice, is
+// skipped and named in Input.Problems, as is a session's file whose number
+// is not decimal digits (raw/+2_c.txt) or that is named another way
+// (raw\2_s.txt, ./raw/2_s.txt: archive/zip's Open reads it as
+// raw/2_s.txt); the trace is then not Complete. A CONNECT tunnel is passed over. Of each file, the
 // first 1 MiB is read (checked against its checksum when that is all of
 // it), and what the files read inflate to is bounded per archive
 // (256 MiB and 64 bytes per byte of it): past that, reading stops
@@ -119,10 +123,10 @@ func (b *badNames) add(name []byte, off uint64) {
 func (b *badNames) report(in *Input, i int) {
 	for k := range b.n {
 		if k >= len(b.names) {
-			in.problem(i, -1, "a session's file whose number is not decimal digits")
+			in.problem(i, -1, "a session's file whose number is not decimal digits, or named another way")
 			continue
 		}
-		in.problem(i, int64(min(b.offs[k], 1<<62)), "%s: its number is not decimal digits", b.names[k])
+		in.problem(i, int64(min(b.offs[k], 1<<62)), "%s: its number is not decimal digits, or it is a session's file named another way (readers differ on which file it is)", b.names[k])
 	}
 }
 
@@ -183,10 +187,28 @@ const (
 	sazBadName            // named as one, but N is not decimal digits
 )
 
+// zipOpenName is the name archive/zip's Reader.Open gives a file named
+// name: backslashes as slashes, the path cleaned, no leading "/" or "../".
+func zipOpenName(name string) string {
+	p := strings.TrimPrefix(path.Clean(strings.ReplaceAll(name, `\`, "/")), "/")
+	for strings.HasPrefix(p, "../") {
+		p = p[len("../"):]
+	}
+	return p
+}
+
 // sazName parses "raw/12_c.txt" into 12, its digits' count (2) and 'c'.
 // A session's number is decimal digits only, at most 9 of them: Fiddler
 // writes no other.
 func sazName(name string) (n int, width uint8, kind byte, found int) {
+	if z := zipOpenName(name); z != name {
+		// Named another way: archive/zip's Open (an fs.FS of the zip) reads
+		// it as z. A session's file so named is one no two readers agree on.
+		if _, _, _, f := sazName(z); f != sazOther {
+			return 0, 0, 0, sazBadName
+		}
+		return 0, 0, 0, sazOther
+	}
 	dir, file := path.Split(name)
 	if !strings.EqualFold(dir, "raw/") {
 		return 0, 0, 0, sazOther
@@ -295,12 +317,26 @@ func sazRequest(r *bufio.Reader, c *Call) string {
 	if u.Scheme == "" {
 		u.Scheme = "https"
 	}
+	if bad := onceEach(req.Header, "Authorization", "User-Agent"); bad != "" {
+		return bad
+	}
 	c.Method, c.URL = req.Method, u.String()
 	if a := req.Header.Get("Authorization"); a != "" {
 		c.Authorization = xblauth.Redact(a) // the token is never kept
 	}
 	c.UserAgent = req.Header.Get("User-Agent")
 	c.RequestBody, _ = io.ReadAll(io.LimitReader(req.Body, MaxBody))
+	return ""
+}
+
+// onceEach says which of the headers names h holds more than once
+// (net/http's Get takes the first; other readers the last), or "".
+func onceEach(h http.Header, names ...string) string {
+	for _, n := range names {
+		if vs := h.Values(n); len(vs) > 1 {
+			return fmt.Sprintf("%d %s headers: readers differ on which counts", len(vs), n)
+		}
+	}
 	return ""
 }
 
@@ -314,6 +350,9 @@ func sazResponse(r *bufio.Reader, c *Call) string {
 	if err != nil {
 		return err.Error()
 	}
+	if bad := onceEach(resp.Header, "Retry-After"); bad != "" {
+		return bad
+	}
 	c.Status, c.RetryAfter = resp.StatusCode, resp.Header.Get("Retry-After")
 	body := io.Reader(resp.Body)
 	if strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
@@ -325,13 +364,42 @@ func sazResponse(r *bufio.Reader, c *Call) string {
 	return ""
 }
 
+// sazTimerAttrs are the timers of a session's SessionTimers element. An
+// element given twice, or an attribute named twice in it (which XML does
+// not allow, and .NET's reader, Fiddler's, refuses; encoding/xml keeps the
+// last), is an error: readers differ on which counts.
+type sazTimerAttrs struct {
+	Begin, Done string
+	read        bool
+}
+
+func (t *sazTimerAttrs) UnmarshalXML(d *xml.Decoder, start xml.StartElement) error {
+	if t.read {
+		return errors.New("SessionTimers twice: readers differ on which counts")
+	}
+	t.read = true
+	var seen [2]bool
+	for _, a := range start.Attr {
+		to, k := &t.Begin, 0
+		switch a.Name.Local {
+		case "ClientBeginRequest":
+		case "ClientDoneResponse":
+			to, k = &t.Done, 1
+		default:
+			continue
+		}
+		if seen[k] {
+			return fmt.Errorf("%s twice in SessionTimers: not well-formed XML", a.Name.Local)
+		}
+		seen[k], *to = true, a.Value
+	}
+	return d.Skip()
+}
+
 // sazTimers reads the session's timers into c.
 func sazTimers(r *bufio.Reader, c *Call) string {
 	var m struct {
-		Timers struct {
-			Begin string `xml:"ClientBeginRequest,attr"`
-			Done  string `xml:"ClientDoneResponse,attr"`
-		} `xml:"SessionTimers"`
+		Timers sazTimerAttrs `xml:"SessionTimers"`
 	}
 	if err := xml.NewDecoder(r).Decode(&m); err != nil {
 		return err.Error()

@@ -110,6 +110,8 @@ type achievementsAnswer struct {
 // ListAchievements returns one page of a user's achievements in a title
 // (GET /users/xuid(X)/achievements?titleId=T). maxItems 0 lets the service
 // choose; pass the previous page's ContinuationToken for the next.
+// A page holding an achievement of other titles only (its title
+// associations), or one achievement twice, is an error.
 func (u *User) ListAchievements(ctx context.Context, xuid, titleID string, maxItems int, continuationToken string) (Page[Achievement], error) {
 	a := achievementsAPI
 	a.name = "ListAchievements"
@@ -134,7 +136,26 @@ func (u *User) ListAchievements(ctx context.Context, xuid, titleID string, maxIt
 	if out.Achievements == nil || out.PagingInfo == nil {
 		return Page[Achievement]{}, lacks(a, status, `"achievements" and "pagingInfo"`)
 	}
+	if err := onceEach(a, status, out.Achievements, func(x Achievement) string { return x.ServiceConfigID + "/" + x.ID }); err != nil {
+		return Page[Achievement]{}, err
+	}
+	for _, x := range out.Achievements {
+		if !ofTitle(x, titleID) {
+			return Page[Achievement]{}, lacks(a, status, "achievements of the title asked for (achievement "+safetext.Quote(x.ID, 16)+" is another's)")
+		}
+	}
 	return Page[Achievement]{Items: out.Achievements, ContinuationToken: deref(out.PagingInfo.ContinuationToken)}, nil
+}
+
+// ofTitle reports whether x is an achievement of the title titleID: its
+// title associations name it, or name none.
+func ofTitle(x Achievement, titleID string) bool {
+	for _, ta := range x.TitleAssociations {
+		if strconv.FormatUint(uint64(ta.ID), 10) == titleID {
+			return true
+		}
+	}
+	return len(x.TitleAssociations) == 0
 }
 
 // AllAchievements iterates over every achievement of a user in a title,

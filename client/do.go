@@ -232,6 +232,21 @@ func onlyAsked[T any](a api, status int, asked []string, records []T, xuid func(
 	return nil
 }
 
+// onceEach checks a page's items for one named twice (by id): two records
+// of one thing in a page are two answers, of which the caller cannot tell
+// the true one.
+func onceEach[T any](a api, status int, items []T, id func(T) string) error {
+	seen := make(map[string]bool, len(items))
+	for _, it := range items {
+		k := id(it)
+		if seen[k] {
+			return lacks(a, status, "one record of each (two name "+safetext.Quote(k, 40)+")")
+		}
+		seen[k] = true
+	}
+	return nil
+}
+
 // notNegative checks a count an answer gives (a page's total): a
 // negative one is no count.
 func notNegative(a api, status int, name string, n int) error {

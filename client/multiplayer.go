@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/xblgo/fgrl/internal/safetext"
@@ -89,7 +90,8 @@ type InviteHandle struct {
 // SendInvites invites users to a session, one POST /handles each, and
 // returns the invite handles created. Like XSAPI, each is sent once, and a
 // failure stops at that user (the handles created so far are returned with
-// the error). A handle naming another invitee than its user is a failure.
+// the error). A handle naming another invitee than its user, or another
+// session, is a failure.
 func (u *User) SendInvites(ctx context.Context, ref SessionRef, xuids []string) ([]InviteHandle, error) {
 	a := mpsdAPI
 	a.name, a.once = "SendInvites", true
@@ -114,6 +116,12 @@ func (u *User) SendInvites(ctx context.Context, ref SessionRef, xuids []string) 
 	return out, nil
 }
 
+// sameSession reports whether two references name one session (MPSD
+// compares SCIDs, templates and names without case).
+func sameSession(x, y SessionRef) bool {
+	return strings.EqualFold(x.SCID, y.SCID) && strings.EqualFold(x.Template, y.Template) && strings.EqualFold(x.Name, y.Name)
+}
+
 func (u *User) sendInvite(ctx context.Context, a api, ref SessionRef, xuid string) (InviteHandle, error) {
 	type attributes struct {
 		TitleID string `json:"titleId"` // decimal, as a string
@@ -133,6 +141,8 @@ func (u *User) sendInvite(ctx context.Context, a api, ref SessionRef, xuid strin
 		return h, lacks(a, status, `the handle's "id"`)
 	case h.InvitedXUID != "" && h.InvitedXUID != xuid: // a handle for another user is not this invite's
 		return InviteHandle{}, lacks(a, status, "the handle of the user invited (it names "+safetext.Quote(h.InvitedXUID, 32)+")")
+	case h.SessionRef != (SessionRef{}) && !sameSession(h.SessionRef, ref): // nor one to another session
+		return InviteHandle{}, lacks(a, status, "a handle to the session invited to (it names "+safetext.Quote(h.SessionRef.Template+"/"+h.SessionRef.Name, 80)+")")
 	}
 	return h, err
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/xblgo/fgrl/hresult"
 	"github.com/xblgo/fgrl/internal/safetext"
+	"github.com/xblgo/fgrl/internal/xblid"
 )
 
 var profileAPI = api{service: "profile", host: "profile.xboxlive.com", contract: "2", rule: "profile"}
@@ -172,6 +173,22 @@ func missingProfile(status int) error {
 
 func profileXUID(p Profile) string { return p.XUID }
 
+// namedBy reports whether p is the profile of gamertag, as far as its
+// settings tell: a gamertag setting it holds (classic, modern or unique
+// modern) names it, without case, or it holds none.
+func namedBy(p Profile, gamertag string) bool {
+	held := false
+	for _, s := range []string{"Gamertag", "ModernGamertag", "UniqueModernGamertag"} {
+		if v, ok := p.Settings[s]; ok && v != "" {
+			if strings.EqualFold(v, gamertag) {
+				return true
+			}
+			held = true
+		}
+	}
+	return !held
+}
+
 // byXUID indexes records by their XUID.
 func byXUID[T any](all []T, xuid func(T) string) map[string]T {
 	m := make(map[string]T, len(all))
@@ -184,6 +201,8 @@ func byXUID[T any](all []T, xuid func(T) string) map[string]T {
 // GetProfileByGamertag returns the named settings of the user whose
 // gamertag is gamertag (GET /users/gt(G)/profile/settings?settings=A,B): its
 // XUID is the way from a gamertag to a XUID.
+// An answer whose id is no XUID, or whose gamertag settings name another
+// gamertag, is an error.
 func (u *User) GetProfileByGamertag(ctx context.Context, gamertag string, settings []string) (Profile, error) {
 	a := profileAPI
 	a.name = "GetProfileByGamertag"
@@ -202,5 +221,12 @@ func (u *User) GetProfileByGamertag(ctx context.Context, gamertag string, settin
 	if len(out.ProfileUsers) != 1 {
 		return Profile{}, lacks(a, status, `one of "profileUsers"`)
 	}
-	return out.profiles()[0], nil
+	p := out.profiles()[0]
+	if xblid.CheckXUID(p.XUID) != nil {
+		return Profile{}, lacks(a, status, "the user's XUID as its id (it is "+safetext.Quote(p.XUID, 32)+")")
+	}
+	if !namedBy(p, gamertag) {
+		return Profile{}, lacks(a, status, "the profile of the gamertag asked for (it is another's)")
+	}
+	return p, nil
 }

@@ -33,6 +33,7 @@ type Person struct {
 // the page's ContinuationToken (the service pages by index: the token is the
 // next startIndex). XSAPI 2510 sends view=FriendList for its "All" filter;
 // this call asks for view=All, the service's documented default.
+// A page holding one person twice is an error.
 func (u *User) GetPeople(ctx context.Context, xuid string, maxItems int, continuationToken string) (Page[Person], error) {
 	a := socialAPI
 	a.name = "GetPeople"
@@ -69,6 +70,9 @@ func (u *User) GetPeople(ctx context.Context, xuid string, maxItems int, continu
 		return Page[Person]{}, lacks(a, status, `"totalCount" and "people"`)
 	}
 	if err := notNegative(a, status, "totalCount", *out.TotalCount); err != nil {
+		return Page[Person]{}, err
+	}
+	if err := onceEach(a, status, out.People, func(p Person) string { return p.XUID }); err != nil {
 		return Page[Person]{}, err
 	}
 	p := Page[Person]{Items: out.People, TotalCount: *out.TotalCount}

@@ -50,7 +50,8 @@ func (s UserStats) Stats() []Stat {
 // GetStats returns named statistics of one user
 // (GET /users/xuid(X)/scids/{scid}/stats/{a,b}, contract 1). The answer's
 // root is the user: {"xuid", "scids": [{"scid", "stats"}]}.
-// An answer whose root is another user is an error.
+// An answer whose root is another user, or that holds no statistics of
+// scid, is an error.
 func (u *User) GetStats(ctx context.Context, xuid, scid string, names []string) (UserStats, error) {
 	a := statsAPI
 	a.name = "GetStats"
@@ -69,7 +70,23 @@ func (u *User) GetStats(ctx context.Context, xuid, scid string, names []string) 
 	case out.XUID != xuid: // another user's statistics are not this one's
 		return UserStats{}, lacks(a, status, "the statistics of the user asked for (they are another's)")
 	}
+	if err := ofSCID(a, status, scid, out); err != nil {
+		return UserStats{}, err
+	}
 	return out, nil
+}
+
+// ofSCID checks that s holds statistics of scid, the service
+// configuration asked for: an answer of others' only is not its. Others
+// beside it are kept, as XSAPI keeps them (its StatsTests.cpp
+// defaultSingleUserStatsResponse answers one SCID's request with two).
+func ofSCID(a api, status int, scid string, s UserStats) error {
+	for _, sc := range s.SCIDs {
+		if strings.EqualFold(sc.SCID, scid) {
+			return nil
+		}
+	}
+	return lacks(a, status, "the statistics of the service configuration asked for")
 }
 
 func (u *User) checkStatsArgs(a api, xuid, scid string, names []string) (string, error) {
@@ -91,7 +108,8 @@ func (u *User) checkStatsArgs(a api, xuid, scid string, names []string) (string,
 // (POST /batch?operation=read, contract 1).
 //
 // An answer holding a record of a user not asked for, or two records of
-// one user, is an error: none of its records is returned.
+// one user, or a user's record without statistics of scid, is an error:
+// none of its records is returned.
 func (u *User) GetStatsBatch(ctx context.Context, xuids []string, scid string, names []string) (map[string]UserStats, error) {
 	a := statsAPI
 	a.name = "GetStatsBatch"
@@ -122,6 +140,11 @@ func (u *User) GetStatsBatch(ctx context.Context, xuids []string, scid string, n
 	}
 	if err := onlyAsked(a, status, xuids, out.Users, func(s UserStats) string { return s.XUID }); err != nil {
 		return nil, err
+	}
+	for _, su := range out.Users {
+		if err := ofSCID(a, status, scid, su); err != nil {
+			return nil, err
+		}
 	}
 	m := make(map[string]UserStats, len(out.Users))
 	for _, su := range out.Users {
@@ -184,6 +207,7 @@ func (u *User) GetLeaderboard(ctx context.Context, scid, name string, maxItems i
 // GetStatLeaderboard returns one page of the global leaderboard of a
 // title-managed statistic (GET /scids/{scid}/leaderboards/stat({stat}),
 // contract 4.1).
+// A page whose column names another statistic is an error.
 func (u *User) GetStatLeaderboard(ctx context.Context, scid, stat string, maxItems int, continuationToken string) (Leaderboard, error) {
 	a := statLeaderboardAPI
 	a.name = "GetStatLeaderboard"
@@ -215,6 +239,9 @@ func (u *User) leaderboard(ctx context.Context, a api, scid, name, seg string, m
 	}
 	if err := notNegative(a, status, "totalCount", out.LeaderboardInfo.TotalCount); err != nil {
 		return Leaderboard{}, err
+	}
+	if c := out.LeaderboardInfo.ColumnDefinition.StatName; a.name == "GetStatLeaderboard" && c != "" && c != name {
+		return Leaderboard{}, lacks(a, status, "the leaderboard of the statistic asked for (it is "+safetext.Quote(c, 64)+"'s)")
 	}
 	for i := range out.UserList {
 		if r := &out.UserList[i]; r.Value == "" && len(r.Values) > 0 {

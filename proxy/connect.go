@@ -22,12 +22,11 @@ func (s *Server) connect(w http.ResponseWriter, r *http.Request) {
 		s.refuseConnect(w, r, status, why)
 		return
 	}
-	host, port, err := net.SplitHostPort(r.Host)
-	if err != nil {
-		host, port = r.Host, "443"
-	}
+	host, port, ok := hostPort(r.Host)
 	host = hostName(host)
 	switch {
+	case !ok:
+		s.refuseConnect(w, r, http.StatusBadRequest, fmt.Sprintf("%s is not a host, or a host and a port", safetext.Quote(r.Host, 100)))
 	case port != "443":
 		s.refuseConnect(w, r, http.StatusForbidden, fmt.Sprintf("the proxy tunnels HTTPS (port 443) only, not port %s of %s",
 			safetext.Quote(port, 8), safetext.Quote(host, 100)))
@@ -160,15 +159,26 @@ func (s *Server) tunnelTLS(base *tls.Config) *tls.Config {
 	return c
 }
 
+// hostPort splits a request's host into host and port, the port 443 when
+// it names none; ok is false for one that is neither (a colon net cannot
+// split, as in "a.xboxlive.com:8080.xboxlive.com:22", which names port 22
+// behind a host a glob of the limits data could match).
+func hostPort(s string) (host, port string, ok bool) {
+	if h, p, err := net.SplitHostPort(s); err == nil {
+		return h, p, true
+	}
+	if strings.Contains(s, ":") {
+		return "", "", false
+	}
+	return s, "443", true
+}
+
 // serveTunnelled serves a request of a decrypted tunnel: for the tunnel's
 // host alone.
 func (s *Server) serveTunnelled(w http.ResponseWriter, r *http.Request) {
 	host, _ := r.Context().Value(tunnelKey{}).(string)
-	asked, port, err := net.SplitHostPort(r.Host)
-	if err != nil {
-		asked, port = r.Host, "443"
-	}
-	if host == "" || hostName(asked) != host || port != "443" {
+	asked, port, ok := hostPort(r.Host)
+	if !ok || host == "" || hostName(asked) != host || port != "443" {
 		s.stats.add(&s.stats.misdirected)
 		plain(w, http.StatusMisdirectedRequest, fmt.Sprintf("proxy: a request for %s in a tunnel to %s: open a tunnel to each host",
 			safetext.Quote(r.Host, 100), safetext.Quote(host, 100)))

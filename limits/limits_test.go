@@ -375,3 +375,25 @@ func TestLoad(t *testing.T) {
 		t.Errorf("Load of a missing file = %v, want a *datafile.Error that is fs.ErrNotExist", err)
 	}
 }
+
+// TestGlobTakesNoColon: a host holding a colon that is no port's
+// ("clubhub.xboxlive.com:8080.xboxlive.com:22", whose ":22" normalizeHost
+// takes for the port) matches no rule's glob: a '*' never takes a colon
+// for part of a name (the proxy's CONNECT took it for port 443 of a host
+// club*.xboxlive.com covers; an outside attack, 2026-12-05).
+func TestGlobTakesNoColon(t *testing.T) {
+	l := Default()
+	for _, h := range []string{"clubhub.xboxlive.com:8080.xboxlive.com:22", "[::1]:8080.xboxlive.com:22"} {
+		if r, ok := l.Match("GET", h, "/clubs/Ids(1)"); ok {
+			t.Errorf("Match(%q) = %s, want no rule", h, r.Scope())
+		}
+		for i := range l.Rules {
+			if l.Rules[i].CoversHost(h) {
+				t.Errorf("rule %s covers %q", l.Rules[i].Scope(), h)
+			}
+		}
+	}
+	if _, ok := l.Match("GET", "clubhub.xboxlive.com:443", "/clubs/Ids(1)"); !ok {
+		t.Errorf("clubhub.xboxlive.com:443 matches no rule; want its glob's")
+	}
+}

@@ -173,8 +173,12 @@ func (l *Limits) Match(method, host, path string) (*Rule, bool) {
 			break
 		}
 	}
-	for _, g := range l.globs {
-		if g.rule >= best || !hostName(host) {
+	globs := l.globs
+	if !hostName(host) {
+		globs = nil // no glob takes its colon for part of a name
+	}
+	for _, g := range globs {
+		if g.rule >= best {
 			break
 		}
 		if globMatch(g.pattern, host) && l.Rules[g.rule].matchRequest(method, path) {

@@ -3,6 +3,7 @@ package mock
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -149,7 +150,7 @@ func (s presenceService) serveBatchPresence(c *call) {
 	if !c.decode(&req) {
 		return
 	}
-	if len(req.Users) == 0 || len(req.Users) > maxPresenceUsers {
+	if len(req.Users) == 0 || len(req.Users) > maxPresenceUsers || slices.ContainsFunc(req.Users, notXUID) {
 		writeError(c.w, http.StatusBadRequest, "BadRequest", "users must hold 1 to 1100 xuids")
 		return
 	}

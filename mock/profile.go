@@ -296,6 +296,12 @@ func (w *world) profileOf(xuid string, settings []string, into []profileSetting)
 	return u
 }
 
+// notXUID reports whether x is not a XUID as the services write one
+// (xblid.CheckXUID: decimal, no leading zero): a batch naming one is
+// refused, as profile's is, rather than answer one user under two
+// spellings.
+func notXUID(x string) bool { return xblid.CheckXUID(x) != nil }
+
 // gamertag is the gamertag derived from a XUID: "Player" and its last four
 // digits.
 func gamertag(xuid string) string {

@@ -92,14 +92,19 @@ func mergeSession(old []byte, w *sessionWrite, by joiner) ([]byte, error) {
 	return json.Marshal(&s)
 }
 
-// writeMembers adds, changes or (null) removes members; "me" is the caller.
+// writeMembers adds, changes or (null) removes members; "me" is the caller,
+// and a member named by its index must be the caller too.
 func (s *session) writeMembers(ws map[string]json.RawMessage, by joiner) error {
 	for _, k := range slices.Sorted(maps.Keys(ws)) {
 		idx := k
 		if k == "me" {
 			idx = s.memberIndex(by.xuid)
-		} else if _, ok := s.Members[k]; !ok {
+		} else if m, ok := s.Members[k]; !ok {
 			return fmt.Errorf("members: no member %s", safetext.Quote(k, 20))
+		} else if sys, _ := m.Constants["system"].(map[string]any); sys == nil || sys["xuid"] != by.xuid {
+			// A client writes its own entry only (MPSD's "me"): another
+			// member's is theirs.
+			return fmt.Errorf("members.%s is another member's entry: a caller writes its own, as members.me", safetext.Clip(k, 20))
 		}
 		if string(ws[k]) == "null" {
 			delete(s.Members, idx)

@@ -255,6 +255,10 @@ func (s statsService) serveStatsBatch(c *call) {
 	if !c.decode(&req) {
 		return
 	}
+	if slices.ContainsFunc(req.RequestedUsers, notXUID) {
+		writeError(c.w, http.StatusBadRequest, "BadRequest", "requestedusers must hold xuids")
+		return
+	}
 	if len(req.RequestedUsers) == 0 || len(req.RequestedUsers) > maxStatUsers || len(req.RequestedScids) != 1 ||
 		!statNamesOK(req.RequestedScids[0].RequestedStats) || len(req.RequestedScids[0].Scid) > maxStatNameLen {
 		writeError(c.w, http.StatusBadRequest, "BadRequest", "name 1 to 100 users, one scid and 1 to 100 stats of at most 256 bytes")
@@ -329,8 +333,9 @@ func (s leaderboardsService) serveLeaderboard(c *call) {
 		x := ranked[i].xuid
 		score := strconv.FormatInt(ranked[i].score, 10)
 		gt := s.gamertagOf(x)
-		row := leaderboardRow{Gamertag: gt, ModernGamertag: gt, ModernGamertagSuffix: x[len(x)-4:],
-			UniqueModernGamertag: gt + "#" + x[len(x)-4:], XUID: x, Rank: i + 1, GlobalRank: i + 1,
+		suffix := x[max(0, len(x)-4):] // a XUID may be shorter than four digits
+		row := leaderboardRow{Gamertag: gt, ModernGamertag: gt, ModernGamertagSuffix: suffix,
+			UniqueModernGamertag: gt + "#" + suffix, XUID: x, Rank: i + 1, GlobalRank: i + 1,
 			Percentile: 1 - float64(i)/float64(len(ranked))}
 		if valueField {
 			row.Value = &score

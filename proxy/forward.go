@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/xblgo/fgrl/internal/safetext"
+	"github.com/xblgo/fgrl/internal/xblauth"
 	"github.com/xblgo/fgrl/throttle"
 	"github.com/xblgo/fgrl/transport"
 )
@@ -121,7 +122,28 @@ func (rt roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if c, ok := req.Context().Value(callKey{}).(*call); ok && resp != nil {
 		c.status = resp.StatusCode
 	}
+	if resp != nil && resp.Body != nil && resp.StatusCode != http.StatusSwitchingProtocols { // an upgrade's body is the raw connection
+		// The ReverseProxy logs an error reading the answer as it is: the
+		// transport scrubbed its own errors, not a body's.
+		resp.Body = &scrubbedBody{ReadCloser: resp.Body, req: req}
+	}
 	return resp, err
+}
+
+// scrubbedBody is an answer's body whose read errors hold none of the
+// request's credentials (its Authorization, Signature and URL secrets),
+// since the ReverseProxy writes them to the log.
+type scrubbedBody struct {
+	io.ReadCloser
+	req *http.Request
+}
+
+func (b *scrubbedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF {
+		err = xblauth.Secrets{}.HeaderSecrets(b.req.Header).URLSecrets(b.req.URL).ScrubError(err)
+	}
+	return n, err
 }
 
 // failed is the ReverseProxy's ErrorHandler: a refusal is answered as the

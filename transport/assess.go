@@ -139,7 +139,7 @@ func (c *call) refresh(resp *http.Response) verdict {
 	tok, err := c.t.RefreshToken(c.req)
 	if err != nil || tok == "" {
 		// RefreshToken's error may quote the token it could not refresh.
-		c.emit(Event{Kind: EventRefreshFailed, Status: http.StatusUnauthorized, Err: querySecrets(xblauth.Secrets{}.HeaderSecrets(c.req.Header), c.req.URL).ScrubError(err)})
+		c.emit(Event{Kind: EventRefreshFailed, Status: http.StatusUnauthorized, Err: xblauth.Secrets{}.HeaderSecrets(c.req.Header).URLSecrets(c.req.URL).ScrubError(err)})
 		return verdict{}
 	}
 	c.auth = tok

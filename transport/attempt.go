@@ -56,7 +56,7 @@ func (c *call) send() (*http.Response, bool, error) {
 	if err != nil || resp == nil {
 		// net/http's errors quote what the server sent; a Base's may quote the URL as text.
 		raw := a.cause(err)
-		err = keepCode(raw, querySecrets(xblauth.Secrets{}.HeaderSecrets(req.Header), req.URL).ScrubError(raw))
+		err = keepCode(raw, xblauth.Secrets{}.HeaderSecrets(req.Header).URLSecrets(req.URL).ScrubError(raw))
 		a.release()
 		if err == nil {
 			err = errors.New("transport: base RoundTripper returned no response and no error")

@@ -107,7 +107,7 @@ func parse429(b []byte, readErr error, sent *http.Request) *ratelimit.Body {
 	// made for it), then clipped and escaped, here, once.
 	var ss xblauth.Secrets
 	if sent != nil {
-		ss = querySecrets(ss.HeaderSecrets(sent.Header), sent.URL) // a service may quote the URL it refused
+		ss = ss.HeaderSecrets(sent.Header).URLSecrets(sent.URL) // a service may quote the URL it refused
 	}
 	body.LimitType, body.DebugMessage = safetext.Clip(ss.Scrub(body.LimitType), 64), safetext.Clip(ss.Scrub(body.DebugMessage), 200)
 	body.Aspect = safetext.Clip(ss.Scrub(body.Aspect), 64)

@@ -55,7 +55,7 @@ func baseErrorTexts(t *testing.T, rawURL string) []string {
 // error quotes the URL as text") is that the error is scrubbed of what
 // xblauth.RedactURL takes out of the URL. RedactURL takes a credential out
 // of a fragment (an OAuth implicit grant's #access_token=), out of a pair
-// after a ';' and out of a value with a bad escape; querySecrets read the
+// after a ';' and out of a value with a bad escape; URLSecrets read the
 // query through url.Values only, which holds none of them, so each token
 // reached Event.Err, the log and the caller.
 func TestObservedBaseErrorQuotesURLForms(t *testing.T) {
@@ -91,7 +91,7 @@ func TestObservedBaseErrorKeepsItsCause(t *testing.T) {
 }
 
 // TestObservedQuerySecretsLinear: a URL of 9,000 query pairs (about 450 KB)
-// and one access_token, and a Base that fails quoting it. querySecrets
+// and one access_token, and a Base that fails quoting it. URLSecrets
 // searched the whole redacted URL once for each pair's value, 9,000
 // searches of 400 KB each: quadratic in the URL. The failed call must cost
 // about what reading the URL costs. With 20,000 pairs, past net/url's

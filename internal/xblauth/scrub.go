@@ -698,3 +698,64 @@ func partialEscapes(s string) []string {
 	}
 	return out
 }
+
+// maxQuerySecrets bounds the credentials URLSecrets takes from a URL's
+// query and fragment one by one: past it, the whole text after the first
+// '?' or '#' is one secret, so that scrubbing an error stays linear in it.
+const maxQuerySecrets = 64
+
+// URLSecrets returns ss with the credentials of u that RedactURL
+// takes out (its user info, the values of its query and fragment such as
+// access_token, however they are separated or escaped), for an error that
+// quotes the URL as text rather than as a *url.Error. Each pair of the
+// query and fragment is judged alone, as RedactURL judges it (url.Values
+// holds no fragment, no pair after a ';', none with a bad escape, and none
+// past net/url's 10,000 pairs), in time linear in the URL.
+func (ss Secrets) URLSecrets(u *url.URL) Secrets {
+	if u == nil {
+		return ss
+	}
+	raw := u.String()
+	if RedactURL(raw) == raw {
+		return ss
+	}
+	if u.User != nil {
+		ss = ss.Add(u.User.Username())
+		if p, ok := u.User.Password(); ok {
+			ss = ss.Add(p)
+		}
+	}
+	i := strings.IndexAny(raw, "?#")
+	if i < 0 {
+		return ss
+	}
+	form, n := raw[i+1:], 0
+	for start := 0; start < len(form); {
+		end := strings.IndexAny(form[start:], "&;#?")
+		if end < 0 {
+			end = len(form)
+		} else {
+			end += start
+		}
+		pair := form[start:end]
+		start = end + 1
+		if pair == "" || RedactParams(u.Host, "?"+pair) == "?"+pair {
+			continue
+		}
+		if n++; n > maxQuerySecrets {
+			return append(Secrets{}.Add(form), ss...) // first, before its parts are replaced
+		}
+		_, v, ok := strings.Cut(pair, "=")
+		if !ok {
+			v = pair
+		}
+		ss = ss.Add(v)
+		if x, err := url.QueryUnescape(v); err == nil && x != v {
+			ss = ss.Add(x)
+		}
+		if x, err := url.PathUnescape(v); err == nil && x != v {
+			ss = ss.Add(x)
+		}
+	}
+	return ss
+}

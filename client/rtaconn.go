@@ -71,7 +71,7 @@ func reconnectDelay(n int, wasConnected bool, jitter float64) time.Duration {
 // its Authorization.
 func (u *User) Subscribe(ctx context.Context, rs ...Resource) (<-chan Event, error) {
 	a := api{service: "rta", name: "Subscribe"}
-	if len(rs) == 0 || len(rs) > maxRTAResources {
+	if len(rs) == 0 {
 		return nil, invalid(a, "subscribe to 1 to 1100 resources")
 	}
 	var uniq []Resource
@@ -90,6 +90,9 @@ func (u *User) Subscribe(ctx context.Context, rs ...Resource) (<-chan Event, err
 			}
 		}
 		if !slices.Contains(uniq, r) {
+			if len(uniq) == maxRTAResources {
+				return nil, invalid(a, "subscribe to 1 to 1100 resources")
+			}
 			uniq = append(uniq, r)
 		}
 	}

@@ -327,8 +327,8 @@ func (c *rtaConn) subscribe(req rtaRequest) {
 		c.send(rtaAnswer(rtaSubscribe, req.seq, refuse, 0, nil))
 		return
 	}
-	sub := c.hub.nextSub.Add(1)
-	if !c.hub.follow(c, sub, res) {
+	sub, ok := c.hub.follow(c, res)
+	if !ok {
 		c.send(rtaAnswer(rtaSubscribe, req.seq, rtaSubscriptionLimit, 0, nil))
 		return
 	}

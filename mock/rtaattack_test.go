@@ -110,10 +110,10 @@ func BenchmarkRTAPublish(b *testing.B) {
 	c := &rtaConn{hub: h.rta, id: identity{xuid: xuid1}, out: make(chan []byte, rtaOutbox),
 		done: make(chan struct{}), cancel: func() {}, subs: map[uint32]rtaResource{}}
 	h.rta.add(c)
-	for i := range maxRTASubs - 1 {
-		h.rta.follow(c, uint32(i+2), rtaResource{kind: rtaTitle, xuid: xuid1, title: title1})
+	for range maxRTASubs - 1 {
+		h.rta.follow(c, rtaResource{kind: rtaTitle, xuid: xuid1, title: title1})
 	}
-	h.rta.follow(c, 1, rtaResource{kind: rtaDevices, xuid: xuid1})
+	h.rta.follow(c, rtaResource{kind: rtaDevices, xuid: xuid1})
 	key := rtaResource{kind: rtaDevices, xuid: xuid1}.key()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -246,7 +246,7 @@ func delayedConn(t *testing.T, h *Handler, xuid string) *rtaConn {
 	c := &rtaConn{hub: h.rta, id: identity{xuid: xuid1}, out: make(chan []byte, rtaOutbox),
 		done: make(chan struct{}), cancel: func() {}, subs: map[uint32]rtaResource{}}
 	h.rta.add(c)
-	h.rta.follow(c, 1, rtaResource{kind: rtaDevices, xuid: xuid})
+	h.rta.follow(c, rtaResource{kind: rtaDevices, xuid: xuid})
 	return c
 }
 
@@ -311,7 +311,7 @@ func TestRTASubscriptionBytes(t *testing.T) {
 	h0 := heap()
 	for _, c := range cs {
 		for j, r := range res {
-			if !h.rta.follow(c, uint32(j+1), r) {
+			if _, ok := h.rta.follow(c, r); !ok {
 				t.Fatalf("subscription %d refused", j+1)
 			}
 		}

@@ -22,13 +22,21 @@ type rtaSubRef struct {
 
 // follow adds subscription sub of c to res, unless c holds maxRTASubs
 // already or all connections maxSubs; it reports whether it did.
-func (hub *rtaHub) follow(c *rtaConn, sub uint32, res rtaResource) bool {
+func (hub *rtaHub) follow(c *rtaConn, res rtaResource) (sub uint32, ok bool) {
 	hub.mu.Lock()
 	defer hub.mu.Unlock()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.subs) >= maxRTASubs || hub.nsubs >= hub.maxSubs {
-		return false
+		return 0, false
+	}
+	// The counter wraps after 2^32 subscriptions of the mock's life: an id
+	// the connection still holds (at most maxRTASubs of them), or 0, is
+	// passed over.
+	for sub = hub.nextSub.Add(1); ; sub = hub.nextSub.Add(1) {
+		if _, held := c.subs[sub]; sub != 0 && !held {
+			break
+		}
 	}
 	hub.nsubs++
 	c.subs[sub] = res
@@ -38,7 +46,7 @@ func (hub *rtaHub) follow(c *rtaConn, sub uint32, res rtaResource) bool {
 		hub.follows[res.key()] = f
 	}
 	f.subs[rtaSubRef{c, sub}] = struct{}{}
-	return true
+	return sub, true
 }
 
 // unfollow removes subscription sub of c; it reports whether c held it.

@@ -218,18 +218,12 @@ func onlyAsked[T any](a api, status int, asked []string, records []T, xuid func(
 	for _, x := range asked {
 		want[x] = true
 	}
-	seen := make(map[string]bool, len(records))
 	for _, r := range records {
-		x := xuid(r)
-		switch {
-		case !want[x]:
+		if x := xuid(r); !want[x] {
 			return lacks(a, status, "only records of the users asked for (one names "+safetext.Quote(x, 32)+")")
-		case seen[x]:
-			return lacks(a, status, "one record a user (two name "+safetext.Quote(x, 32)+")")
 		}
-		seen[x] = true
 	}
-	return nil
+	return onceEach(a, status, records, xuid)
 }
 
 // onceEach checks a page's items for one named twice (by id): two records

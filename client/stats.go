@@ -201,7 +201,7 @@ type leaderboardAnswer struct {
 func (u *User) GetLeaderboard(ctx context.Context, scid, name string, maxItems int, continuationToken string) (Leaderboard, error) {
 	a := leaderboardAPI
 	a.name = "GetLeaderboard"
-	return u.leaderboard(ctx, a, scid, name, name, maxItems, continuationToken)
+	return u.leaderboard(ctx, a, scid, name, name, "", maxItems, continuationToken)
 }
 
 // GetStatLeaderboard returns one page of the global leaderboard of a
@@ -211,10 +211,12 @@ func (u *User) GetLeaderboard(ctx context.Context, scid, name string, maxItems i
 func (u *User) GetStatLeaderboard(ctx context.Context, scid, stat string, maxItems int, continuationToken string) (Leaderboard, error) {
 	a := statLeaderboardAPI
 	a.name = "GetStatLeaderboard"
-	return u.leaderboard(ctx, a, scid, stat, "stat("+stat+")", maxItems, continuationToken)
+	return u.leaderboard(ctx, a, scid, stat, "stat("+stat+")", stat, maxItems, continuationToken)
 }
 
-func (u *User) leaderboard(ctx context.Context, a api, scid, name, seg string, maxItems int, continuationToken string) (Leaderboard, error) {
+// leaderboard gets one page of the leaderboard at seg; column, when not
+// "", is the statistic its column must name (another's page is refused).
+func (u *User) leaderboard(ctx context.Context, a api, scid, name, seg, column string, maxItems int, continuationToken string) (Leaderboard, error) {
 	scid, err := normSCID(a, "scid", scid)
 	if err != nil {
 		return Leaderboard{}, err
@@ -240,7 +242,7 @@ func (u *User) leaderboard(ctx context.Context, a api, scid, name, seg string, m
 	if err := notNegative(a, status, "totalCount", out.LeaderboardInfo.TotalCount); err != nil {
 		return Leaderboard{}, err
 	}
-	if c := out.LeaderboardInfo.ColumnDefinition.StatName; a.name == "GetStatLeaderboard" && c != "" && c != name {
+	if c := out.LeaderboardInfo.ColumnDefinition.StatName; column != "" && c != "" && c != column {
 		return Leaderboard{}, lacks(a, status, "the leaderboard of the statistic asked for (it is "+safetext.Quote(c, 64)+"'s)")
 	}
 	for i := range out.UserList {

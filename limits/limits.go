@@ -100,11 +100,8 @@ func scopeOf(service, class string) string {
 // rule's Hosts.
 func (r *Rule) CoversHost(host string) bool {
 	host = normalizeHost(host)
-	if !hostName(host) {
-		return false
-	}
 	for _, h := range r.Hosts {
-		if globMatch(strings.ToLower(h), host) {
+		if hostMatch(strings.ToLower(h), host) {
 			return true
 		}
 	}
@@ -173,15 +170,11 @@ func (l *Limits) Match(method, host, path string) (*Rule, bool) {
 			break
 		}
 	}
-	globs := l.globs
-	if !hostName(host) {
-		globs = nil // no glob takes its colon for part of a name
-	}
-	for _, g := range globs {
+	for _, g := range l.globs {
 		if g.rule >= best {
 			break
 		}
-		if globMatch(g.pattern, host) && l.Rules[g.rule].matchRequest(method, path) {
+		if hostMatch(g.pattern, host) && l.Rules[g.rule].matchRequest(method, path) {
 			best = g.rule
 			break
 		}
@@ -217,13 +210,6 @@ func (l *Limits) Scopes() []string {
 // normalizeHost strips a port and a trailing dot and lowers the case, without
 // allocating when nothing needs lowering (strings.ToLower returns ASCII
 // text without capitals as it is).
-// hostName reports whether a normalized host can be a name a rule's glob
-// matches: a colon is left only in an IPv6 literal ("[::1]"); in any other
-// host it is no name ("a.xboxlive.com:8080.xboxlive.com", whose last ":22"
-// normalizeHost took for a port), and a glob's '*' must not take it for one.
-func hostName(h string) bool {
-	return !strings.Contains(h, ":") || strings.HasPrefix(h, "[")
-}
 
 func normalizeHost(h string) string {
 	if i := strings.LastIndexByte(h, ':'); i >= 0 && !strings.Contains(h[i:], "]") {

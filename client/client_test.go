@@ -108,7 +108,10 @@ var calls = []struct {
 		return check(err, len(lb.Items) == 10 && lb.Items[0].Rank == 1 && lb.Items[0].Value != "", "leaderboard", lb)
 	}},
 	{"WriteSession", func(ctx context.Context, u *User) error {
-		doc, _, err := u.WriteSession(ctx, SessionRef{scid, "quick", "s1"}, map[string]any{"properties": map[string]any{}})
+		// The caller joins (members.me): a user not a member may not write
+		// a session it does not join (the mock answers 403, as MPSD does).
+		doc, _, err := u.WriteSession(ctx, SessionRef{scid, "quick", "s1"}, map[string]any{"properties": map[string]any{},
+			"members": map[string]any{"me": map[string]any{"constants": map[string]any{"system": map[string]any{"initialize": true}}}}})
 		return check(err, len(doc) > 0, "session", string(doc))
 	}},
 	{"SendInvites", func(ctx context.Context, u *User) error {

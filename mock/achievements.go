@@ -130,6 +130,47 @@ func (w *world) scidOf(title string) string {
 	return SCID(title)
 }
 
+// derivedSCID is the form of the SCIDs SCID makes: the title ID in the
+// last twelve hex digits.
+const derivedSCID = "00000000-0000-0000-0000-"
+
+// otherTitlesSCID reports whether scid is the SCID of a title the mock knows
+// other than title: one Config.SCIDs names, or one of the form SCID makes
+// (the title ID in hex), for a title Config.SCIDs gives no other. A SCID of
+// no title the mock knows (a real game's, say, not configured) is nobody's:
+// it is taken, as the caller's own, so that tests may name any.
+func (w *world) otherTitlesSCID(scid, title string) bool {
+	if strings.EqualFold(scid, w.scidOf(title)) {
+		return false
+	}
+	for t, s := range w.scids {
+		if strings.EqualFold(s, scid) {
+			return t != title
+		}
+	}
+	if len(scid) != len(derivedSCID)+12 || !strings.EqualFold(scid[:len(derivedSCID)], derivedSCID) {
+		return false
+	}
+	n, err := strconv.ParseUint(scid[len(derivedSCID):], 16, 64)
+	if err != nil {
+		return false
+	}
+	owner := strconv.FormatUint(n, 10)
+	_, configured := w.scids[owner]
+	return !configured // owner is not title: title's own SCID was matched first
+}
+
+// refuseOtherTitlesSCID answers c 403 and reports true when scid is another
+// title's than c's caller's (otherTitlesSCID): a title writes only under its
+// own service configuration.
+func (w *world) refuseOtherTitlesSCID(c *call, scid string) bool {
+	if !w.otherTitlesSCID(scid, c.id.title) {
+		return false
+	}
+	writeError(c.w, http.StatusForbidden, "Forbidden", "the service configuration is another title's")
+	return true
+}
+
 func (w *world) achievementsOf(xuid, title string) []achievement {
 	scid := w.scidOf(title)
 	progress := w.progressOf(xuid, title)

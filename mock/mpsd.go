@@ -2,6 +2,7 @@ package mock
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -107,6 +108,9 @@ func (s mpsdService) serveCreateHandle(c *call) {
 		writeError(c.w, http.StatusBadRequest, "BadRequest", "inviteAttributes.titleId must be the caller's title, as a string")
 		return
 	}
+	if s.refuseOtherTitlesSCID(c, req.SessionRef.Scid) {
+		return
+	}
 	now := s.now().UTC()
 	writeJSON(c.w, http.StatusCreated, inviteHandle{
 		Type: "invite", SessionRef: req.SessionRef, Version: 1, InviteAttributes: req.InviteAttributes,
@@ -145,9 +149,16 @@ func (s mpsdService) servePutSession(c *call) {
 		writeError(c.w, http.StatusBadRequest, "BadRequest", "the session write is empty or not a JSON object")
 		return
 	}
+	if s.refuseOtherTitlesSCID(c, c.params[0]) {
+		return
+	}
 	key := sessionKey(c)
 	doc, existed, err := s.writeSession(key, c, &write)
-	if err != nil {
+	switch {
+	case errors.Is(err, errNotMember): // the session as stored: it can be read, not updated
+		writeRaw(c.w, http.StatusForbidden, doc)
+		return
+	case err != nil:
 		writeError(c.w, http.StatusBadRequest, "BadRequest", err.Error())
 		return
 	}
@@ -170,6 +181,9 @@ func (s mpsdService) writeSession(key string, c *call, write *sessionWrite) (doc
 	s.state.mu.Lock()
 	old, existed := s.state.sessions.get(key)
 	doc, err = mergeSession(old, write, joiner{c.id.xuid, c.id.title, s.gamertagOf(c.id.xuid), s.now().UTC()})
+	if errors.Is(err, errNotMember) {
+		doc = old
+	}
 	if err == nil && len(doc) > maxSessionBytes {
 		err = fmt.Errorf("the session would be larger than %d bytes", maxSessionBytes)
 	}
@@ -207,6 +221,9 @@ func (s smartmatchService) serveCreateTicket(c *call) {
 		req.TicketSessionRef == nil || !req.TicketSessionRef.valid() {
 		writeError(c.w, http.StatusBadRequest, "BadRequest",
 			`giveUpDuration (seconds), preserveSession ("always" or "never") and ticketSessionRef are required`)
+		return
+	}
+	if s.refuseOtherTitlesSCID(c, c.params[0]) || s.refuseOtherTitlesSCID(c, req.TicketSessionRef.Scid) {
 		return
 	}
 	writeJSON(c.w, http.StatusOK, struct {

@@ -300,7 +300,7 @@ func TestRTASessionAndWorldEvents(t *testing.T) {
 		}
 		subscribe(t, other, 1, "https://sessiondirectory.xboxlive.com/connections/")
 		_, friends, _ := subscribe(t, member, 2, "http://social.xboxlive.com/users/xuid("+xuid1+")/friends")
-		scid := "00000000-0000-0000-0000-000076029b4d"
+		scid := SCID(title1) // the writer's title's
 		do(t, h, "PUT", "https://sessiondirectory.xboxlive.com/serviceconfigs/"+scid+"/sessiontemplates/lobby/sessions/s1",
 			Token(xuid1, title1), `{"members":{"me":{"constants":{"system":{"initialize":true}}}}}`)
 		a := read(t, member)

@@ -102,7 +102,7 @@ func TestRTASessionTapBeforeItsSubscribeAnswer(t *testing.T) {
 	h := rtaHandler(t)
 	hc := pipeServer(t, h)
 	ws := dialRTA(t, hc, xuid1)
-	scid := "00000000-0000-0000-0000-000076029b4d"
+	scid := SCID(title1) // the writer's title's
 	do(t, h, "PUT", "https://sessiondirectory.xboxlive.com/serviceconfigs/"+scid+"/sessiontemplates/lobby/sessions/s1",
 		Token(xuid1, title1), `{"members":{"me":{"constants":{"system":{"initialize":true}}}}}`)
 	var writes atomic.Int64

@@ -122,6 +122,9 @@ func (s mpsdService) serveCreateSearchHandle(c *call, body []byte) {
 		writeError(c.w, http.StatusBadRequest, "BadRequest", bad)
 		return
 	}
+	if s.refuseOtherTitlesSCID(c, req.SessionRef.Scid) {
+		return
+	}
 	ref := req.SessionRef
 	s.state.mu.Lock()
 	doc, ok := s.state.sessions.get(strings.ToLower(ref.Scid + "/" + ref.TemplateName + "/" + ref.Name))

@@ -67,6 +67,9 @@ func mergeSession(old []byte, w *sessionWrite, by joiner) ([]byte, error) {
 		if err := json.Unmarshal(old, &s); err != nil {
 			return nil, err
 		}
+		if _, member := s.member(caller); !member && caller != "" && !joins(w) {
+			return nil, errNotMember
+		}
 	} else {
 		s.CorrelationID = fmt.Sprintf("%08x-0000-4000-8000-%012x", statValue(caller, s.StartTime), now.UnixNano()&0xffffffffffff)
 		s.Constants = w.Constants
@@ -153,12 +156,33 @@ func (s *session) setMember(idx string, m member, by joiner) {
 
 // memberIndex returns the caller's member index, or the next free one.
 func (s *session) memberIndex(xuid string) string {
-	for idx, m := range s.Members {
-		if sys, _ := m.Constants["system"].(map[string]any); sys != nil && sys["xuid"] == xuid {
-			return idx
-		}
+	if idx, ok := s.member(xuid); ok {
+		return idx
 	}
 	return strconv.Itoa(s.MembersInfo.Next)
+}
+
+// member returns xuid's member index, if xuid is a member.
+func (s *session) member(xuid string) (string, bool) {
+	for idx, m := range s.Members {
+		if sys, _ := m.Constants["system"].(map[string]any); sys != nil && sys["xuid"] == xuid {
+			return idx, true
+		}
+	}
+	return "", false
+}
+
+// errNotMember refuses a user's write to a session that user is not a
+// member of and does not join (members.me): MPSD answers it 403 with the
+// session, which "can't be updated by the user, but it can be read" (the
+// multiplayer session status codes). A service's write, which names no
+// user, is taken.
+var errNotMember = errors.New("the caller is not a member of the session and does not join it")
+
+// joins reports whether w adds or changes the caller's own entry.
+func joins(w *sessionWrite) bool {
+	me, ok := w.Members["me"]
+	return ok && string(me) != "null"
 }
 
 func (s *session) countMembers() {

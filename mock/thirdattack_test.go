@@ -18,7 +18,7 @@ func bigSessionWrite() string {
 		strings.Repeat("b", 40<<10) + `"}}}`
 }
 
-const thirdSession = "http://sessiondirectory.xboxlive.com/serviceconfigs/00000000-0000-0000-0000-000076029b4d/sessiontemplates/lobby/sessions/big"
+var thirdSession = "http://sessiondirectory.xboxlive.com/serviceconfigs/" + SCID(title1) + "/sessiontemplates/lobby/sessions/big"
 
 // TestMPSDAnswerNotHeldUnderPresenceLock: an MPSD session write whose
 // client is slow to read its answer (it has read the header, not the

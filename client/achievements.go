@@ -111,7 +111,8 @@ type achievementsAnswer struct {
 // (GET /users/xuid(X)/achievements?titleId=T). maxItems 0 lets the service
 // choose; pass the previous page's ContinuationToken for the next.
 // A page holding an achievement of other titles only (its title
-// associations), or one achievement twice, is an error.
+// associations), or one achievement twice (its SCID in either case), is
+// an error.
 func (u *User) ListAchievements(ctx context.Context, xuid, titleID string, maxItems int, continuationToken string) (Page[Achievement], error) {
 	a := achievementsAPI
 	a.name = "ListAchievements"
@@ -136,7 +137,8 @@ func (u *User) ListAchievements(ctx context.Context, xuid, titleID string, maxIt
 	if out.Achievements == nil || out.PagingInfo == nil {
 		return Page[Achievement]{}, lacks(a, status, `"achievements" and "pagingInfo"`)
 	}
-	if err := onceEach(a, status, out.Achievements, func(x Achievement) string { return x.ServiceConfigID + "/" + x.ID }); err != nil {
+	// A SCID is a GUID: one in either case (ofSCID compares it so too).
+	if err := onceEach(a, status, out.Achievements, func(x Achievement) string { return strings.ToLower(x.ServiceConfigID) + "/" + x.ID }); err != nil {
 		return Page[Achievement]{}, err
 	}
 	for _, x := range out.Achievements {

@@ -47,8 +47,9 @@ func (u *User) call(ctx context.Context, a api, method string, p reqPath, q url.
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
 	switch {
-	case err != nil:
-		return 0, &Error{code: hresult.Of(err), StatusCode: resp.StatusCode, Service: a.service, API: a.name, Err: err}
+	case err != nil: // net/http's read errors quote what the service sent, which may echo the credentials
+		return 0, &Error{code: hresult.Of(err), StatusCode: resp.StatusCode, Service: a.service, API: a.name,
+			Err: xblauth.Secrets{}.HeaderSecrets(req.Header, sentHeader(resp)).ScrubError(err)}
 	case len(body) > maxResponse:
 		return 0, &Error{code: hresult.E_FAIL, StatusCode: resp.StatusCode, Service: a.service, API: a.name,
 			Message: fmt.Sprintf("response larger than %d bytes", maxResponse)}

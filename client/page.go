@@ -27,8 +27,8 @@ const maxEmptyPages = 64
 
 // pages iterates over every item of a paged listing, fetching pages on
 // demand. It stops after the first error, which it yields. A listing
-// whose continuation token comes back to one it already gave (A, B, A),
-// or that gives maxEmptyPages pages in a row without an item, ends with
+// whose continuation token comes back to one it already gave (A, B, A, or
+// A again at once: the same page for ever), or that gives maxEmptyPages pages in a row without an item, ends with
 // an error: the service would go round for ever, and a caller who gets
 // no item cannot stop it.
 func pages[T any](ctx context.Context, a api, fetch func(ctx context.Context, continuationToken string) (Page[T], error)) iter.Seq2[T, error] {
@@ -48,7 +48,7 @@ func pages[T any](ctx context.Context, a api, fetch func(ctx context.Context, co
 					return
 				}
 			}
-			if p.ContinuationToken == "" || p.ContinuationToken == token {
+			if p.ContinuationToken == "" {
 				return
 			}
 			if empty = empty + 1; len(p.Items) > 0 {

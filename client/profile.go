@@ -180,13 +180,44 @@ func namedBy(p Profile, gamertag string) bool {
 	held := false
 	for _, s := range []string{"Gamertag", "ModernGamertag", "UniqueModernGamertag"} {
 		if v, ok := p.Settings[s]; ok && v != "" {
-			if strings.EqualFold(v, gamertag) {
+			if sameGamertag(v, gamertag) || s == "UniqueModernGamertag" && sameGamertag(withoutSuffix(v), gamertag) {
 				return true
 			}
 			held = true
 		}
 	}
 	return !held
+}
+
+// sameGamertag reports whether a and b are one gamertag in another case:
+// the same characters, letters compared without case, but an ASCII letter
+// only with an ASCII letter, so that the long s (U+017F) is not "s" nor
+// the Kelvin sign "K", as strings.EqualFold would have them.
+func sameGamertag(a, b string) bool {
+	for a != "" && b != "" {
+		ra, na := utf8.DecodeRuneInString(a)
+		rb, nb := utf8.DecodeRuneInString(b)
+		a, b = a[na:], b[nb:]
+		if ra == rb {
+			continue
+		}
+		if (ra < utf8.RuneSelf) != (rb < utf8.RuneSelf) || !strings.EqualFold(string(ra), string(rb)) {
+			return false
+		}
+	}
+	return a == b
+}
+
+// withoutSuffix returns a unique modern gamertag without its suffix
+// ("Name#1234" is Name's: the recorded leaderboard answer holds "Modern
+// FaceRocker#1234" for the modern gamertag "Modern FaceRocker"), or v
+// when it has none.
+func withoutSuffix(v string) string {
+	i := strings.LastIndexByte(v, '#')
+	if i < 0 || i == len(v)-1 || strings.Trim(v[i+1:], "0123456789") != "" {
+		return v
+	}
+	return v[:i]
 }
 
 // byXUID indexes records by their XUID.
@@ -202,7 +233,9 @@ func byXUID[T any](all []T, xuid func(T) string) map[string]T {
 // gamertag is gamertag (GET /users/gt(G)/profile/settings?settings=A,B): its
 // XUID is the way from a gamertag to a XUID.
 // An answer whose id is no XUID, or whose gamertag settings name another
-// gamertag, is an error.
+// gamertag, is an error. Gamertags are compared without case, an ASCII
+// letter only with an ASCII letter (the long s is not "s"), and a unique
+// modern gamertag with or without its suffix ("Name#1234" names Name).
 func (u *User) GetProfileByGamertag(ctx context.Context, gamertag string, settings []string) (Profile, error) {
 	a := profileAPI
 	a.name = "GetProfileByGamertag"

@@ -13,6 +13,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/xblgo/fgrl/hresult"
+	"github.com/xblgo/fgrl/internal/xblauth"
 	"github.com/xblgo/fgrl/transport"
 )
 
@@ -108,6 +109,7 @@ type rtaSession struct {
 	u      *User
 	rs     []Resource
 	events chan<- Event
+	ss     xblauth.Secrets // the credentials the last dial sent: no error of the connection tells them
 }
 
 // run makes the connection and serves it, again and again, until ctx
@@ -195,8 +197,12 @@ func (s *rtaSession) dial(ctx context.Context) (*websocket.Conn, error) {
 		HTTPHeader:   h,
 		Subprotocols: []string{rtaSubprotocol},
 	})
-	if err != nil {
-		e := &Error{code: hresult.E_XBL_RTA_GENERIC_ERROR, Service: a.service, API: a.name, Message: "websocket refused", Err: err}
+	s.ss = xblauth.Secrets{}.HeaderSecrets(h)
+	if resp != nil && resp.Request != nil { // as sent: with the signature the Signer made
+		s.ss = s.ss.HeaderSecrets(resp.Request.Header)
+	}
+	if err != nil { // the dialer's errors quote the service's header lines, which may echo the credentials
+		e := &Error{code: hresult.E_XBL_RTA_GENERIC_ERROR, Service: a.service, API: a.name, Message: "websocket refused", Err: s.ss.ScrubError(err)}
 		if resp != nil {
 			e.StatusCode = resp.StatusCode
 			if e.code = hresult.FromStatus(resp.StatusCode); e.code == 0 {
@@ -296,7 +302,12 @@ func (s *rtaSession) serve(ctx context.Context, ws *websocket.Conn) error {
 			ws.Close(websocket.StatusNormalClosure, "renewed")
 			return errRTALifetime
 		case err := <-readErr:
-			return err
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			// A close frame's reason is the service's text: an *Error
+			// clips and escapes it, without the credentials sent.
+			return &Error{code: hresult.E_XBL_RTA_GENERIC_ERROR, Service: "rta", API: "Subscribe", Message: "connection lost", Err: s.ss.ScrubError(err)}
 		case sub := <-due:
 			sub.pending = false
 			if err := send(ctx, ws, rtaSubscribe, sub.seq, sub.res.uri); err != nil {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/xblgo/fgrl/internal/safetext"
+	"github.com/xblgo/fgrl/internal/xblid"
 )
 
 var (
@@ -33,7 +34,8 @@ type Person struct {
 // the page's ContinuationToken (the service pages by index: the token is the
 // next startIndex). XSAPI 2510 sends view=FriendList for its "All" filter;
 // this call asks for view=All, the service's documented default.
-// A page holding one person twice is an error.
+// A page holding one person twice, or a person whose id is no XUID (a
+// second spelling of one, "0"+XUID), is an error.
 func (u *User) GetPeople(ctx context.Context, xuid string, maxItems int, continuationToken string) (Page[Person], error) {
 	a := socialAPI
 	a.name = "GetPeople"
@@ -71,6 +73,11 @@ func (u *User) GetPeople(ctx context.Context, xuid string, maxItems int, continu
 	}
 	if err := notNegative(a, status, "totalCount", *out.TotalCount); err != nil {
 		return Page[Person]{}, err
+	}
+	for _, p := range out.People { // one spelling a user: "0"+XUID would be a second record of one
+		if xblid.CheckXUID(p.XUID) != nil {
+			return Page[Person]{}, lacks(a, status, "a XUID for each person (one is "+safetext.Quote(p.XUID, 32)+")")
+		}
 	}
 	if err := onceEach(a, status, out.People, func(p Person) string { return p.XUID }); err != nil {
 		return Page[Person]{}, err

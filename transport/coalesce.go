@@ -220,7 +220,7 @@ func (t *Transport) lead(req *http.Request, key readKey, f *flight) (_ *http.Res
 	resp.Body.Close()
 	head := *resp
 	head.Body, head.Request, head.Header, head.Trailer = nil, nil, resp.Header.Clone(), resp.Trailer.Clone()
-	s := &shared{resp: &head, body: body, size: cap(body) + headerBytes(head.Header) + headerBytes(head.Trailer) + key.size()}
+	s := &shared{resp: &head, body: body, size: cap(body) + headerBytes(head.Header) + headerBytes(head.Trailer) + len(head.Status) + len(head.Proto) + key.size()}
 	// An answer to a renewed token is not the answer to the token the
 	// followers and the cache's later callers hold: it stays the leader's.
 	if !renewed && shareable(resp.Header) {

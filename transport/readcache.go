@@ -30,12 +30,16 @@ func shareable(h http.Header) bool {
 
 // cacheTTL returns how long the read cache may keep resp, at most ttl:
 // only a 200 without Set-Cookie, and never what its Cache-Control forbids
-// keeping (no-store, no-cache) or keeps for less (max-age). "private" is
-// kept: the cache is one user's (a key holds the credentials).
+// keeping (no-store, no-cache) or what is fresh for less: its max-age, or
+// without one its Expires less its Date, either less its Age (RFC 9111
+// §4.2.1, §4.2.3). An Age or Expires that cannot be read, or an Expires
+// without a Date, is taken as stale (RFC 9111 §5.3). "private" is kept:
+// the cache is one user's (a key holds the credentials).
 func cacheTTL(resp *http.Response, ttl time.Duration) time.Duration {
 	if ttl <= 0 || resp.StatusCode != http.StatusOK || len(headerValues(resp.Header, "Set-Cookie")) > 0 {
 		return 0
 	}
+	maxAge := time.Duration(-1) // none given
 	for _, v := range headerValues(resp.Header, "Cache-Control") {
 		for d := range strings.SplitSeq(v, ",") {
 			name, arg, _ := strings.Cut(strings.TrimSpace(d), "=")
@@ -47,11 +51,47 @@ func cacheTTL(resp *http.Response, ttl time.Duration) time.Duration {
 				if err != nil || n <= 0 {
 					return 0
 				}
-				ttl = min(ttl, time.Duration(min(n, int64(MaxReadCacheTTL/time.Second)))*time.Second)
+				maxAge = time.Duration(min(n, int64(MaxReadCacheTTL/time.Second))) * time.Second
+				ttl = min(ttl, maxAge)
 			}
 		}
 	}
-	return ttl
+	fresh, ok := freshFor(resp.Header, maxAge)
+	if !ok {
+		return 0
+	}
+	return min(ttl, fresh)
+}
+
+// freshFor returns how long an answer with header h is still fresh, given
+// its max-age (negative: none): its lifetime (max-age, else Expires less
+// Date) less its Age. ok is false when it is stale or h cannot tell.
+func freshFor(h http.Header, maxAge time.Duration) (time.Duration, bool) {
+	life := maxAge
+	if life < 0 {
+		exp := headerValues(h, "Expires")
+		if len(exp) == 0 {
+			return MaxReadCacheTTL, true // nothing says how long: ttl decides
+		}
+		e, err1 := http.ParseTime(exp[0])
+		date := headerValues(h, "Date")
+		if err1 != nil || len(date) == 0 {
+			return 0, false
+		}
+		d, err2 := http.ParseTime(date[0])
+		if err2 != nil {
+			return 0, false
+		}
+		life = e.Sub(d)
+	}
+	if ages := headerValues(h, "Age"); len(ages) > 0 {
+		n, err := strconv.ParseInt(strings.TrimSpace(ages[0]), 10, 64)
+		if err != nil || n < 0 {
+			return 0, false
+		}
+		life -= time.Duration(min(n, int64(MaxReadCacheTTL/time.Second)+1)) * time.Second
+	}
+	return life, life > 0
 }
 
 // headerValues returns the values of the header name in h, whatever the

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/xblgo/fgrl/internal/xblauth"
 )
@@ -30,13 +31,24 @@ var sharedHeaders = []string{"Accept", "Accept-Encoding", "Accept-Language", "X-
 
 // readKeyOf returns req's key, and false when req may not share an answer:
 // it is not a plain GET (a body, a Range, a conditional or no-cache
-// request, a redirect being followed), or the transport cannot read its
-// credentials (credentialsOf).
+// request, a redirect being followed), the transport cannot read its
+// credentials (credentialsOf), it carries a Signer or a Request.Cancel,
+// or its host is not ASCII.
 func (t *Transport) readKeyOf(req *http.Request) (readKey, bool) {
 	if req.Method != http.MethodGet || (req.Body != nil && req.Body != http.NoBody) || req.Response != nil || !plainRead(req.Header) {
 		return readKey{}, false
 	}
 	if signerOf(req.Context()) != nil { // its Signature is made per attempt, by a key the transport cannot compare
+		return readKey{}, false
+	}
+	// A caller who may give up through the deprecated Request.Cancel does
+	// so where no flight sees it: its giving up would end the others' wait
+	// with its own error.
+	if req.Cancel != nil {
+		return readKey{}, false
+	}
+	host := cmp.Or(req.Host, req.URL.Host)
+	if !isASCII(host) || !isASCII(req.URL.Host) { // lower-cased, "ẞ" would be "ß", another host than the "ss" net/http dials
 		return readKey{}, false
 	}
 	cred, ok := credentialsOf(req.Header)
@@ -46,7 +58,7 @@ func (t *Transport) readKeyOf(req *http.Request) (readKey, bool) {
 	pol := t.policyFor(req.Context())
 	pol.BoundBody = false // a shared answer is always read in full under the attempt timeout
 	return readKey{cred: cred, title: t.TitleID, scheme: strings.ToLower(req.URL.Scheme), urlHost: strings.ToLower(req.URL.Host),
-		host: strings.ToLower(cmp.Or(req.Host, req.URL.Host)), uri: req.URL.RequestURI(),
+		host: strings.ToLower(host), uri: req.URL.RequestURI(),
 		contract: headerAll(req.Header, "X-Xbl-Contract-Version"), accept: headerAll(req.Header, "Accept"),
 		language: headerAll(req.Header, "Accept-Language"), encoding: headerAll(req.Header, "Accept-Encoding"), pol: pol}, true
 }
@@ -127,6 +139,16 @@ func credentialsOf(h http.Header) ([sha256.Size]byte, bool) {
 	var sum [sha256.Size]byte
 	d.Sum(sum[:0])
 	return sum, true
+}
+
+// isASCII reports whether s holds ASCII only.
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // cacheKey is k for the read cache: without the policy.

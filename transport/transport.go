@@ -138,8 +138,11 @@ type Transport struct {
 	// counting the memory that holds them)
 	// under its attempt timeout and copied to each. A call whose
 	// credentials the transport cannot read (no XBL3.0 Authorization, or one
-	// given twice), or whose context carries a Signer (WithSigner: its
-	// Signature is made as it is sent), always sends its own. A caller
+	// given twice), whose context carries a Signer (WithSigner: its
+	// Signature is made as it is sent), whose host is not ASCII (net/http
+	// dials it through IDNA, which case-folds otherwise), or that may be
+	// cancelled through the deprecated Request.Cancel, always sends its
+	// own. A caller
 	// waits for another's answer no longer than its own call could take
 	// (ErrSharedReadTimeout), and never past its context; a caller whose
 	// deadline is later than the one it waited for sends its own when that
@@ -153,11 +156,13 @@ type Transport struct {
 	// Stats.Coalesced counts the calls it answers without a request.
 	CoalesceReads bool
 	// ReadCacheTTL, with CoalesceReads, also keeps each 200 answer for this
-	// long (at most MaxReadCacheTTL, 10 s, and at most its Cache-Control
-	// max-age): the same read with the same credentials made again within
-	// it is answered from memory. An answer with Set-Cookie or Cache-Control
-	// no-store or no-cache is not kept. The cache holds at most 4,096
-	// answers and 64 MiB, counting the memory of bodies, headers and keys.
+	// long (at most MaxReadCacheTTL, 10 s, and at most as long as it is
+	// still fresh: its Cache-Control max-age, else its Expires less its
+	// Date, less its Age): the same read with the same credentials made
+	// again within it is answered from memory. An answer with Set-Cookie,
+	// Cache-Control no-store or no-cache, or an Age or Expires that cannot
+	// be read, is not kept. The cache holds at most 4,096 answers and 64
+	// MiB, counting the memory of bodies, headers, status lines and keys.
 	// Zero keeps
 	// nothing.
 	ReadCacheTTL time.Duration

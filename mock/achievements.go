@@ -130,17 +130,18 @@ func (w *world) scidOf(title string) string {
 	return SCID(title)
 }
 
-// derivedSCID is the form of the SCIDs SCID makes: the title ID in the
-// last twelve hex digits.
+// derivedSCID is the form of the SCIDs SCID makes: the title ID in hex in
+// the last group, at least twelve digits.
 const derivedSCID = "00000000-0000-0000-0000-"
 
 // otherTitlesSCID reports whether scid is the SCID of a title the mock knows
-// other than title: one Config.SCIDs names, or one of the form SCID makes
-// (the title ID in hex), for a title Config.SCIDs gives no other. A SCID of
-// no title the mock knows (a real game's, say, not configured) is nobody's:
+// other than title: one Config.SCIDs names, or one of the form SCID makes,
+// whose title is the title ID it encodes, written as a title ID is (no
+// leading zero), for a title Config.SCIDs gives no other SCID. A SCID of no
+// title the mock knows (a real game's, say, not configured) is nobody's:
 // it is taken, as the caller's own, so that tests may name any.
 func (w *world) otherTitlesSCID(scid, title string) bool {
-	if strings.EqualFold(scid, w.scidOf(title)) {
+	if s, ok := w.scids[title]; ok && strings.EqualFold(s, scid) {
 		return false
 	}
 	for t, s := range w.scids {
@@ -148,16 +149,29 @@ func (w *world) otherTitlesSCID(scid, title string) bool {
 			return t != title
 		}
 	}
-	if len(scid) != len(derivedSCID)+12 || !strings.EqualFold(scid[:len(derivedSCID)], derivedSCID) {
+	owner, ok := derivedOwner(scid)
+	if !ok {
 		return false
 	}
-	n, err := strconv.ParseUint(scid[len(derivedSCID):], 16, 64)
+	if _, configured := w.scids[owner]; configured {
+		return false // nobody's: its title has another
+	}
+	return owner != title
+}
+
+// derivedOwner returns the title ID a SCID of SCID's form encodes, without
+// a leading zero, whatever the case of its hex digits or their count (12
+// to 16).
+func derivedOwner(scid string) (string, bool) {
+	n := len(scid) - len(derivedSCID)
+	if n < 12 || n > 16 || !strings.EqualFold(scid[:len(derivedSCID)], derivedSCID) {
+		return "", false
+	}
+	id, err := strconv.ParseUint(scid[len(derivedSCID):], 16, 64)
 	if err != nil {
-		return false
+		return "", false
 	}
-	owner := strconv.FormatUint(n, 10)
-	_, configured := w.scids[owner]
-	return !configured // owner is not title: title's own SCID was matched first
+	return strconv.FormatUint(id, 10), true
 }
 
 // refuseOtherTitlesSCID answers c 403 and reports true when scid is another

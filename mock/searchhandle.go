@@ -135,14 +135,20 @@ func (s mpsdService) serveCreateSearchHandle(c *call, body []byte) {
 	}
 	now := s.now().UTC()
 	sh := &searchHandle{Type: "search", SessionRef: ref, SearchAttributes: req.SearchAttributes, Version: 1,
-		ID:         fmt.Sprintf("%08x-0000-4000-8000-%012x", statValue(ref.Name, c.id.xuid), now.UnixNano()&0xffffffffffff),
 		CreateTime: now.Format(time.RFC3339Nano), creator: c.id.xuid}
 	sh.fillFromSession(doc)
 	if sh.SearchAttributes.Tags == nil {
 		sh.SearchAttributes.Tags = []string{}
 	}
-	b, _ := json.Marshal(sh)
 	s.state.mu.Lock()
+	for { // an id no handle holds: a number of the mock's own, then the clock
+		s.state.handleSeq++
+		sh.ID = fmt.Sprintf("%08x-0000-4000-8000-%012x", s.state.handleSeq, now.UnixNano()&0xffffffffffff)
+		if _, taken := s.state.handles.get(sh.ID); !taken {
+			break
+		}
+	}
+	b, _ := json.Marshal(sh)
 	s.state.handles.put(sh.ID, sh, int64(len(b)+16*len(sh.members)))
 	s.state.mu.Unlock()
 	writeRaw(c.w, http.StatusCreated, b)

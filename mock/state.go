@@ -17,6 +17,9 @@ type state struct {
 	progress boundedMap[map[string]int] // xuid + "/" + title: achievement id -> percent
 	sessions boundedMap[json.RawMessage]
 	handles  boundedMap[*searchHandle] // MPSD search handles by id
+	// handleSeq numbers the search handles made, for their ids: two
+	// handles never share one, whatever the clock says.
+	handleSeq uint32
 	// cloaked are the users who set their presence state "Cloaked", apart
 	// from their presence records, which the state may evict: a cloak is
 	// never forgotten to make room. At most maxCloaks, each counted in the

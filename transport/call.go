@@ -169,7 +169,7 @@ func (c *call) canWait(d time.Duration) bool { return d <= c.maxWait(c.now) }
 // mayRetry applies XSAPI's rule: retry only with more than 5 s left in the
 // window and at least delay + 5 s; never sleep past the context deadline.
 func (c *call) mayRetry(delay time.Duration) bool {
-	if !c.retries {
+	if !c.retries || requestCancelled(c.req) {
 		return false
 	}
 	now := c.clk.Now()
@@ -179,6 +179,21 @@ func (c *call) mayRetry(delay time.Duration) bool {
 	}
 	dl, ok := c.ctx.Deadline()
 	return !ok || now.Add(delay).Before(dl)
+}
+
+// requestCancelled reports whether req's caller gave up through the
+// deprecated Request.Cancel channel, which net/http still honours: its
+// attempt ended with "request canceled", and another would end so too.
+func requestCancelled(req *http.Request) bool {
+	if req.Cancel == nil {
+		return false
+	}
+	select {
+	case <-req.Cancel:
+		return true
+	default:
+		return false
+	}
 }
 
 // sleep waits d or until the call's context is done.

@@ -48,7 +48,11 @@ func (u *User) call(ctx context.Context, a api, method string, p reqPath, q url.
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
 	switch {
 	case err != nil: // net/http's read errors quote what the service sent, which may echo the credentials
-		return 0, &Error{code: hresult.Of(err), StatusCode: resp.StatusCode, Service: a.service, API: a.name,
+		code := hresult.Of(err)
+		if resp.StatusCode < 200 || resp.StatusCode > 299 { // the status says more than the broken body
+			code = hresult.FromStatus(resp.StatusCode)
+		}
+		return 0, &Error{code: code, StatusCode: resp.StatusCode, Service: a.service, API: a.name,
 			Err: xblauth.Secrets{}.HeaderSecrets(req.Header, sentHeader(resp)).ScrubError(err)}
 	case len(body) > maxResponse:
 		return 0, &Error{code: hresult.E_FAIL, StatusCode: resp.StatusCode, Service: a.service, API: a.name,

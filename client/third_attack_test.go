@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/xblgo/fgrl/hresult"
 )
 
 // attack3Serve is a loopback service whose handler is h.
@@ -385,5 +387,37 @@ func TestAttack3EndlessBodyBounded(t *testing.T) {
 	}
 	if w := wrote.Load(); w > 1<<30-1 {
 		t.Errorf("the service wrote %d bytes", w)
+	}
+}
+
+// TestBrokenBodyKeepsTheStatusCode: a 404 or 503 whose body read fails
+// (a malformed chunked trailer) is the status's error (its HRESULT), not
+// E_FAIL: the status says more than the broken body. Seen by the third
+// attack, not asserted there.
+func TestBrokenBodyKeepsTheStatusCode(t *testing.T) {
+	for status, want := range map[int]hresult.HRESULT{404: hresult.HTTP_E_STATUS_NOT_FOUND, 503: hresult.HTTP_E_STATUS_SERVICE_UNAVAIL} {
+		srv := attack3TrailerEcho(t, status)
+		c := hostileClient(t, srv, plainTransport(t), "peoplehub.xboxlive.com")
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		_, err := c.As(me).GetFriends(ctx, me)
+		cancel()
+		if !errors.Is(err, want) {
+			t.Errorf("%d with a broken body: %v, want %v", status, err, want)
+		}
+	}
+}
+
+// TestStatLeaderboardWithoutItsColumnRefused: a stat leaderboard page whose
+// column names no statistic ("statName" empty or missing) is not the
+// leaderboard asked for: the recorded answers (GetStatLeaderboard.txt, from
+// XSAPI's LeaderboardTests.cpp) always name it. Seen by the third attack,
+// not asserted there.
+func TestStatLeaderboardWithoutItsColumnRefused(t *testing.T) {
+	for _, col := range []string{`"columnDefinition":{"displayName":"x","statName":"","type":"Integer"},`, ``} {
+		srv := clAtkServer(t, `{"pagingInfo":{"continuationToken":null},"leaderboardInfo":{`+col+`"totalCount":1},"userList":[{"gamertag":"A","xuid":"`+other+`","rank":1,"values":["5"]}]}`)
+		c := hostileClient(t, srv, plainTransport(t), "leaderboards.xboxlive.com")
+		if lb, err := c.As(me).GetStatLeaderboard(clAtkCtx(t), scid, "kills", 0, ""); err == nil {
+			t.Errorf("a page naming no column (%q) taken: %+v", col, lb)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -142,11 +143,15 @@ type rec struct {
 	at     int64  // Unix nanoseconds
 	key    uint64 // hash of method, URL and request body
 	index  int32  // in the whole analysis
-	ra     int32  // a 429's Retry-After in seconds; -1 for none
+	ra     int32  // milliseconds from at until a 429's Retry-After passed (raWait); -1 for none
 	status int16  // status16
 	users  int16  // users a batch call lists; -1 when not a batch call
 	batch  int8   // 1 + index of the batch rule; 0 for none
 	social bool   // Social Manager's call: exempt from polling, repeated-call and small-batch
+	// answer is the milliseconds from at until a 429's answer arrived, at
+	// most 65,535: ra less answer is the Retry-After the answer gave, which
+	// the findings quote (raText). The rule reads ra alone.
+	answer uint16
 }
 
 // New returns an Analyzer judging calls under lim (nil: the built-in 2020
@@ -257,11 +262,29 @@ func (a *Analyzer) Add(c *Call) {
 func (a *Analyzer) rec(c *Call) rec {
 	r := rec{at: c.Time.UnixNano(), index: int32(a.offset + c.Index), status: status16(c.Status), ra: -1, users: -1}
 	if c.Status == 429 {
-		if d, ok := ratelimit.ParseRetryAfter(c.RetryAfter, c.Time, 24*time.Hour); ok {
-			r.ra = int32(d / time.Second)
-		}
+		r.ra, r.answer = raWait(c)
 	}
 	return r
+}
+
+// maxRAWait bounds the wait a rec keeps, in milliseconds (24.8 days).
+const maxRAWait = math.MaxInt32
+
+// raWait returns how long after its request's start a 429's Retry-After
+// passed, in milliseconds rounded up (so a call before an HTTP-date's
+// instant is never read as after it), or -1 when it gave none, and when
+// the answer arrived (rec.answer). Delay seconds count from the answer's
+// arrival (RFC 9110 §10.2.3): the request's start plus c.Duration where
+// the trace records it, else the start. The Retry-After is read as at most
+// 24 hours, the whole wait as at most maxRAWait.
+func raWait(c *Call) (int32, uint16) {
+	got := min(max(c.Duration, 0), maxRAWait*time.Millisecond)
+	d, ok := ratelimit.ParseRetryAfter(c.RetryAfter, c.Time.Add(got), 24*time.Hour)
+	if !ok {
+		return -1, 0
+	}
+	ceil := func(d time.Duration) time.Duration { return (d + time.Millisecond - 1) / time.Millisecond }
+	return int32(min(ceil(got+d), maxRAWait)), uint16(min(ceil(got), math.MaxUint16))
 }
 
 // sampleTitle notes a PlayFab call for a sample title ID: to

@@ -27,8 +27,10 @@ import (
 // other); the user is the call's XboxUserId (the logs keep no token: an
 // Authorization naming it stands in; a logged Authorization header counts
 // only when there is no XboxUserId); a call whose logged headers name
-// Authorization, User-Agent or Retry-After twice is a problem; a recorded
-// in-game event
+// Authorization, User-Agent or Retry-After twice is a problem, as is a
+// JSON call holding a field's name in another case only under Unicode
+// ("HttpStatuſCode": the trace analyzer's Json.NET reads it as the
+// field); a recorded in-game event
 // (IsInGameEvent) is passed with its InGameEvent name, a real-time
 // activity shoulder tap (IsShoulderTap) as a ShoulderTap. Bounds, problems
 // and where reading stops as ReadHAR's; a JSON string is read to its first

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -163,7 +164,9 @@ func (d *dataJSON) call() error {
 }
 
 // The fields of a JSON call, by the logger's names, which are matched in
-// any case (as the trace analyzer's Json.NET matches them).
+// any ASCII case (as the trace analyzer's Json.NET matches them); a name
+// in another case only under Unicode (foldedName: "HttpStatuſCode") makes
+// the call a problem, since Json.NET reads it as the field.
 const (
 	jHost = iota
 	jUri
@@ -202,7 +205,8 @@ func (f *dataFields) reset(dec *jsontext.Decoder) {
 func (f *dataFields) field(key []byte) error {
 	dec := f.dec
 	var lower [24]byte
-	if len(key) > len(lower) {
+	if len(key) > len(lower) || !isASCII(key) {
+		f.folded(key)
 		return dec.SkipValue()
 	}
 	for i, c := range key {
@@ -246,4 +250,30 @@ func (f *dataFields) field(key []byte) error {
 		f.bad = fmt.Sprintf("%s: %q is not a number", clip(string(key)), clip(string(v)))
 	}
 	return nil
+}
+
+// folded makes the call a problem when key, not one of its fields' names
+// in ASCII case, is one under Unicode folding (foldedName). A character
+// folding to an ASCII letter takes at most 3 bytes (the Kelvin sign), so a
+// longer key is no name.
+func (f *dataFields) folded(key []byte) {
+	if len(key) > 3*len("elapsedcalltimems") {
+		return
+	}
+	for _, n := range dataFieldNames {
+		if foldedName(key, n) {
+			f.bad = fmt.Sprintf("%q is %q in another case: readers differ on which counts", clip(string(key)), n)
+			return
+		}
+	}
+}
+
+// isASCII reports whether b is ASCII text.
+func isASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }

@@ -34,9 +34,15 @@
 //   - call-frequency: spans of 15 s and 300 s past 90 % of the burst or
 //     sustain limit warn; at or over the limit warn that the service answers
 //     429; a 300 s span holding the rule's certification figure (limits
-//     data: Certification, else 10 x sustain) fails.
+//     data: Certification, else 10 x sustain) fails. A span may start at
+//     any call: of overlapping spans the one holding the most calls is
+//     reported.
 //   - throttled-calls: a single 429 warns; two or more 429s in a row fail,
-//     and so does any call sent before a 429's Retry-After had passed.
+//     and so does any call sent before a 429's Retry-After had passed, to
+//     the millisecond. As RFC 9110 §10.2.3 says, a Retry-After in seconds
+//     counts from when the answer was received, where the trace records it
+//     (a HAR entry's time, a .saz session's ClientDoneResponse, a data
+//     file's ElapsedCallTimeMs), else from the request's start.
 //   - burst: 3 or more calls within 2 s warn.
 //   - repeated-calls: the same method, URL and body again within 5 s warns.
 //   - polling: 5 or more identical calls at one interval (each gap within

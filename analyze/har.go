@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -150,7 +149,7 @@ func finishHAR(dec *jsontext.Decoder, cut *jsonCutter, in *Input) {
 				in.stop(i, cut.errOffset(err), "%s", afterReason(err, "the entries"))
 				return
 			case tok.Kind() == '}':
-			case strings.EqualFold(tok.String(), again): // encoding/json folds case (and ſ, K)
+			case foldedName([]byte(tok.String()), again): // encoding/json folds case (and ſ, K)
 				in.stop(i, off, "a second %q after the entries: readers that take the last of a repeated name read the calls there", again)
 				return
 			default:

@@ -212,12 +212,13 @@ func (f *contentFields) field(key []byte) error {
 }
 
 // skip skips the value of a key the entry does not read. A key that is
-// one of names in another case (or Unicode folding: "Text", "teXt") makes
-// the entry a problem: encoding/json reads it as that field, the last of
-// them counting, where JSON.parse and this reader read the exact name.
+// one of names in another case (foldedName: "Text", "teXt", "ſtatus")
+// makes the entry a problem: encoding/json reads it as that field, the
+// last of them counting, where JSON.parse and this reader read the exact
+// name.
 func (h *harReader) skip(key []byte, names ...string) error {
 	for _, n := range names {
-		if bytes.EqualFold(key, []byte(n)) {
+		if foldedName(key, n) {
 			h.badf("%q is %q in another case: readers differ on which counts", clip(string(key)), n)
 			break
 		}
@@ -304,7 +305,7 @@ func (f *headerFields) field(key []byte) error {
 		f.valued = dec.PeekKind() == '"'
 		return readString(dec, &f.value)
 	}
-	if bytes.EqualFold(key, []byte("name")) || bytes.EqualFold(key, []byte("value")) {
+	if foldedName(key, "name") || foldedName(key, "value") {
 		f.twice = fmt.Sprintf("%q in a header is \"name\" or \"value\" in another case", clip(string(key))) // encoding/json reads it so
 	}
 	return dec.SkipValue()

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -139,4 +141,30 @@ func stopReason(err error, i int, what string) string {
 		return fmt.Sprintf("the file ends inside %s %d", what, i)
 	}
 	return fmt.Sprintf("%s %d is not valid JSON (%s)", what, i, shortErr(err))
+}
+
+// foldedName reports whether key is the field name (ASCII) in some case,
+// as a reader that matches names in any case reads it: encoding/json by
+// Unicode simple folding ("ſ" (U+017F) and the Kelvin sign read as "s"
+// and "k"), Json.NET by upper-casing each character ("ı" (U+0131) reads
+// as "I"). Every JSON reader of traces makes a key that is a field's name
+// so but not as it reads it a problem: readers differ on which counts.
+func foldedName(key []byte, name string) bool {
+	if bytes.EqualFold(key, []byte(name)) {
+		return true
+	}
+	i := 0
+	for len(key) > 0 {
+		r, n := utf8.DecodeRune(key)
+		key = key[n:]
+		if i == len(name) {
+			return false
+		}
+		c := rune(name[i])
+		i++
+		if unicode.ToUpper(r) != unicode.ToUpper(c) && unicode.ToLower(r) != unicode.ToLower(c) {
+			return false
+		}
+	}
+	return i == len(name)
 }

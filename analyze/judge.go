@@ -158,25 +158,38 @@ type timed interface{ time() int64 }
 func (r rec) time() int64      { return r.at }
 func (e eventRec) time() int64 { return e.at }
 
-// windows returns the spans of recs holding more than threshold calls: each
-// span starts at its first call and takes every call within period of it
-// (its end in when inclusive, as "within 2 s" reads; out for the service's
-// 15 s and 300 s windows); the next span starts after it (the trace
-// analyzer's GetExcessCallsForTimeWindow).
+// windows returns the spans of recs holding more than threshold calls,
+// none overlapping another: each span starts at a call and takes every
+// call within period of it (its end in when inclusive, as "within 2 s"
+// reads; out for the service's 15 s and 300 s windows). Of spans over
+// threshold whose starts fall within the span kept so far, the one
+// holding the most calls is kept, so the most calls of any span are
+// always found, wherever it starts; the next span starts after it (the
+// trace analyzer's GetExcessCallsForTimeWindow keeps the first span over
+// threshold, and so may split the densest between two). Both ends only
+// move forward: the time is linear in the calls.
 func windows[R timed](recs []R, period time.Duration, threshold int, inclusive bool) [][]R {
 	var out [][]R
 	in := func(d int64) bool { return d < int64(period) || inclusive && d == int64(period) }
-	for lo := 0; lo < len(recs); {
-		hi := lo
+	end := func(lo, hi int) int { // the end of the span from lo; hi is no later than it
 		for hi < len(recs) && in(gap(recs[lo].time(), recs[hi].time())) {
 			hi++
 		}
-		if hi-lo > threshold {
-			out = append(out, recs[lo:hi])
-			lo = hi
-		} else {
-			lo++
+		return hi
+	}
+	best, bestEnd, hi := -1, 0, 0
+	for lo := 0; lo < len(recs); lo++ {
+		if best >= 0 && lo == bestEnd {
+			out = append(out, recs[best:bestEnd])
+			best = -1
 		}
+		hi = end(lo, max(hi, lo))
+		if hi-lo > threshold && (best < 0 || hi-lo > bestEnd-best) {
+			best, bestEnd = lo, hi
+		}
+	}
+	if best >= 0 {
+		out = append(out, recs[best:bestEnd])
 	}
 	return out
 }
@@ -225,20 +238,20 @@ func (j *judging) throttled() {
 			k++
 		}
 		if k-i == 1 {
-			j.add(RuleThrottledCalls, Warn, recs[i:k], false, "a 429 (Retry-After %s): back off until it passes", raText(recs[i].ra))
+			j.add(RuleThrottledCalls, Warn, recs[i:k], false, "a 429 (Retry-After %s): back off until it passes", raText(recs[i]))
 		} else {
 			j.add(RuleThrottledCalls, Fail, recs[i:k], false, "%d 429s in a row: the title does not back off after a 429", k-i)
 		}
 		i = k
 	}
-	var until int64 = -1
+	var until int64 = math.MinInt64
 	var soon []rec
 	var from rec
 	flush := func() {
 		if len(soon) > 0 {
 			ev := append([]rec{from}, soon...)
 			j.add(RuleThrottledCalls, Fail, ev, false, "%s sent before the 429's Retry-After of %s passed",
-				plural(len(soon), "call"), raText(from.ra))
+				plural(len(soon), "call"), raText(from))
 		}
 		soon = nil
 	}
@@ -247,7 +260,7 @@ func (j *judging) throttled() {
 			soon = append(soon, r)
 		}
 		if r.status == 429 && r.ra >= 0 {
-			if d := r.at + min(int64(r.ra)*int64(time.Second), math.MaxInt64-r.at); d > until {
+			if d := raEnd(r); d > until {
 				if r.at >= until {
 					flush()
 					from = r
@@ -259,11 +272,23 @@ func (j *judging) throttled() {
 	flush()
 }
 
-func raText(s int32) string {
-	if s < 0 {
+// raEnd returns when r's Retry-After passes, in Unix nanoseconds: r.ra
+// after r.at, saturating at the end of time (r.at may be before 1970,
+// negative, and r.ra is never negative here).
+func raEnd(r rec) int64 {
+	d := int64(r.ra) * int64(time.Millisecond)
+	if r.at > math.MaxInt64-d {
+		return math.MaxInt64
+	}
+	return r.at + d
+}
+
+// raText writes a 429's Retry-After, as a wait from its answer.
+func raText(r rec) string {
+	if r.ra < 0 {
 		return "not given"
 	}
-	return (time.Duration(s) * time.Second).String()
+	return (time.Duration(max(r.ra-int32(r.answer), 0)) * time.Millisecond).String()
 }
 
 // bursts is BurstDetection: Size or more calls within Window.

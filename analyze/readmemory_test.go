@@ -83,7 +83,7 @@ func (k *traceKind) writeSAZ(w io.Writer) error {
 		for _, f := range []struct{ name, text string }{
 			{"raw/%d_c.txt", "GET https://profile.xboxlive.com/users/xuid(%d)/profile/settings?settings=Gamertag HTTP/1.1\r\nHost: profile.xboxlive.com\r\n" +
 				"Authorization: XBL3.0 x=7;REDACTED\r\nx-xbl-contract-version: 2\r\nAccept: application/json\r\nUser-Agent: XboxServicesAPI/2021.04 c\r\n\r\n"},
-			{"raw/%d_s.txt", "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 61\r\n\r\n" +
+			{"raw/%d_s.txt", "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 75\r\n\r\n" + // the body with its 16-digit XUID
 				`{"profileUsers":[{"id":"%d","settings":[{"id":"Gamertag"}]}]}`},
 			{"raw/%d_m.xml", timers(t0.Add(time.Duration(i) * time.Millisecond).Format(time.RFC3339Nano))},
 		} {

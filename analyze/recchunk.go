@@ -3,6 +3,7 @@ package analyze
 import (
 	"encoding/binary"
 	"errors"
+	"math"
 )
 
 // A group's filled chunks of calls are kept encoded (Analyzer.add): a
@@ -11,14 +12,14 @@ import (
 // the same few requests, the same status, times and indexes a little
 // apart. Each rec is written against the one before it in its chunk:
 //
-//	head byte   headSame: status, ra, users, batch and social are the
+//	head byte   headSame: status, ra, answer, users, batch and social are the
 //	            previous rec's
 //	at          varint of the difference (wrapping), nanoseconds
 //	key         uvarint i: the chunk's i-th distinct key; i equal to the
 //	            keys so far: a new key follows, 8 bytes little-endian
 //	index       varint of the difference (wrapping)
-//	the rest    unless headSame: varints of status, ra and users, then
-//	            batch and social, a byte each
+//	the rest    unless headSame: varints of status, ra and users, an
+//	            uvarint of answer, then batch and social, a byte each
 //
 // A chunk of recChunk calls of one request made every few seconds takes
 // about 9 bytes a call.
@@ -29,7 +30,7 @@ func encodeRecs(b []byte, recs []rec) []byte {
 	var prev rec
 	var keys []uint64
 	for i, r := range recs {
-		same := i > 0 && r.status == prev.status && r.ra == prev.ra && r.users == prev.users && r.batch == prev.batch && r.social == prev.social
+		same := i > 0 && r.status == prev.status && r.ra == prev.ra && r.answer == prev.answer && r.users == prev.users && r.batch == prev.batch && r.social == prev.social
 		head := byte(0)
 		if same {
 			head = headSame
@@ -50,6 +51,7 @@ func encodeRecs(b []byte, recs []rec) []byte {
 			b = binary.AppendVarint(b, int64(r.status))
 			b = binary.AppendVarint(b, int64(r.ra))
 			b = binary.AppendVarint(b, int64(r.users))
+			b = binary.AppendUvarint(b, uint64(r.answer))
 			social := byte(0)
 			if r.social {
 				social = 1
@@ -108,10 +110,12 @@ func decodeRecs(out []rec, b []byte) ([]rec, error) {
 			status, ok1 := varint()
 			ra, ok2 := varint()
 			users, ok3 := varint()
-			if !ok1 || !ok2 || !ok3 || len(b) < 2 || b[1] > 1 {
+			answer, n := binary.Uvarint(b)
+			if !ok1 || !ok2 || !ok3 || n <= 0 || answer > math.MaxUint16 || len(b) < n+2 || b[n+1] > 1 {
 				return out, errChunk
 			}
-			r.status, r.ra, r.users = int16(status), int32(ra), int16(users)
+			b = b[n:]
+			r.status, r.ra, r.users, r.answer = int16(status), int32(ra), int16(users), uint16(answer)
 			r.batch, r.social = int8(b[0]), b[1] == 1
 			b = b[2:]
 		}

@@ -27,7 +27,8 @@ const maxSessionFile = 1 << 20
 // session N, raw/N_c.txt (the request as sent), raw/N_s.txt (the answer)
 // and raw/N_m.xml (its timers). Each session becomes a Call, in session
 // order, its time Fiddler's ClientBeginRequest. A session that lacks a
-// request or a start time, whose answer is not an HTTP response, whose
+// request or a start time, whose answer is not an HTTP response (interim
+// 1xx answers before it passed over) or has bytes after its body, whose
 // files the zip cannot give back whole (a corrupt entry, a bad checksum, a
 // file overlapping another), or whose files are listed twice or named two
 // ways (raw/2_c.txt and raw/02_c.txt: no two readers agree on which is
@@ -341,12 +342,20 @@ func onceEach(h http.Header, names ...string) string {
 }
 
 // sazResponse reads the answer into c: an empty file is a session without
-// one.
+// one. Interim answers (1xx but 101, RFC 9110 §15.2) before it are passed
+// over, as a client does; bytes after its body (another answer) make the
+// session a problem, since which answer the client acted on is unknown.
 func sazResponse(r *bufio.Reader, c *Call) string {
 	if _, err := r.Peek(1); err == io.EOF {
 		return ""
 	}
 	resp, err := http.ReadResponse(r, nil)
+	for err == nil && interim(resp.StatusCode) {
+		code := resp.StatusCode
+		if resp, err = http.ReadResponse(r, nil); err == io.EOF {
+			return fmt.Sprintf("an interim %d answer and no final one", code)
+		}
+	}
 	if err != nil {
 		return err.Error()
 	}
@@ -361,7 +370,18 @@ func sazResponse(r *bufio.Reader, c *Call) string {
 		}
 	}
 	c.ResponseBody, _ = io.ReadAll(io.LimitReader(body, MaxBody))
+	io.Copy(io.Discard, resp.Body)
+	if _, err := r.Peek(1); err != io.EOF {
+		return fmt.Sprintf("bytes after the %d answer's body (another answer?): readers differ on which counts", resp.StatusCode)
+	}
 	return ""
+}
+
+// interim reports whether status is an interim answer, which a final one
+// follows: 1xx but 101 Switching Protocols, after which the connection is
+// no longer HTTP.
+func interim(status int) bool {
+	return status >= 100 && status < 200 && status != http.StatusSwitchingProtocols
 }
 
 // sazTimerAttrs are the timers of a session's SessionTimers element. An

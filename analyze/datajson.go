@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/xblgo/fgrl/internal/safetext"
 )
 
 // readDataJSON reads a data file's JSON streaming, a call at a time (its
@@ -205,7 +206,7 @@ func (f *dataFields) reset(dec *jsontext.Decoder) {
 func (f *dataFields) field(key []byte) error {
 	dec := f.dec
 	var lower [24]byte
-	if len(key) > len(lower) || !isASCII(key) {
+	if len(key) > len(lower) || !safetext.IsASCII(string(key)) {
 		f.folded(key)
 		return dec.SkipValue()
 	}
@@ -266,14 +267,4 @@ func (f *dataFields) folded(key []byte) {
 			return
 		}
 	}
-}
-
-// isASCII reports whether b is ASCII text.
-func isASCII(b []byte) bool {
-	for _, c := range b {
-		if c >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
 }

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/internal/xblid"
 )
 
@@ -164,7 +164,7 @@ func (r rtaResource) key() string {
 func parseRTAResource(uri string) (rtaResource, bool) {
 	scheme, rest, ok := strings.Cut(uri, "://")
 	host, path, _ := strings.Cut(rest, "/")
-	if !ok || !isASCII(scheme) || !isASCII(host) ||
+	if !ok || !safetext.IsASCII(scheme) || !safetext.IsASCII(host) ||
 		!strings.EqualFold(scheme, "https") && !strings.EqualFold(scheme, "http") {
 		return rtaResource{}, false
 	}
@@ -195,16 +195,6 @@ func parseRTAResource(uri string) (rtaResource, bool) {
 		return rtaResource{kind: rtaTitle, xuid: x, title: strings.Clone(seg[3])}, true
 	}
 	return rtaResource{}, false
-}
-
-// isASCII reports whether s is ASCII only.
-func isASCII(s string) bool {
-	for i := range len(s) {
-		if s[i] >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
 }
 
 // sentRecord is a client message as the record keeps it: as the mock

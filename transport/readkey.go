@@ -8,8 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/internal/xblauth"
 )
 
@@ -48,7 +48,7 @@ func (t *Transport) readKeyOf(req *http.Request) (readKey, bool) {
 		return readKey{}, false
 	}
 	host := cmp.Or(req.Host, req.URL.Host)
-	if !isASCII(host) || !isASCII(req.URL.Host) { // lower-cased, "ẞ" would be "ß", another host than the "ss" net/http dials
+	if !safetext.IsASCII(host) || !safetext.IsASCII(req.URL.Host) { // lower-cased, "ẞ" would be "ß", another host than the "ss" net/http dials
 		return readKey{}, false
 	}
 	cred, ok := credentialsOf(req.Header)
@@ -139,16 +139,6 @@ func credentialsOf(h http.Header) ([sha256.Size]byte, bool) {
 	var sum [sha256.Size]byte
 	d.Sum(sum[:0])
 	return sum, true
-}
-
-// isASCII reports whether s holds ASCII only.
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
 }
 
 // cacheKey is k for the read cache: without the policy.

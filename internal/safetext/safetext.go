@@ -92,3 +92,17 @@ func Reason(msg string, limit int) string {
 	}
 	return Clip(msg, limit)
 }
+
+// IsASCII reports whether s holds ASCII only. Where a name is compared
+// without case (a host, a scheme, a field's name), text in another script
+// is refused with it: Unicode case folding maps some of its letters onto
+// ASCII ones ("ſ" to "s", the Kelvin sign to "k", "ẞ" to "ß" and IDNA's
+// "ss").
+func IsASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}

@@ -1,7 +1,6 @@
 package client
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -182,8 +181,7 @@ var errRTAMessage = errors.New("client: not an RTA message")
 // [4]. Anything else is refused.
 func parseRTAMessage(b []byte) (rtaMessage, error) {
 	var a []json.RawMessage
-	d := json.NewDecoder(bytes.NewReader(b))
-	if err := d.Decode(&a); err != nil || d.More() || len(a) == 0 {
+	if json.Unmarshal(b, &a) != nil || len(a) == 0 { // one JSON text: nothing after the array (a Decoder's More misses "]")
 		return rtaMessage{}, errRTAMessage
 	}
 	var m rtaMessage

@@ -68,8 +68,12 @@ func reconnectDelay(n int, wasConnected bool, jitter float64) time.Duration {
 // connection is renewed every 90 minutes, and a resync from the service
 // reads the followed users' presence again (Resynced). A subscription the
 // service refuses for good is reported (SubscriptionError) and not sent
-// again. The websocket is sent through Config.RTATransport, the token in
-// its Authorization.
+// again, on that connection or a later one. The subscribes go out between
+// the service's answers, at most 32 awaiting theirs at once: a service
+// drops a reader whose answers pile up. A lost connection is an *Error
+// (ConnectionState.Err) that tells no credential sent and no close reason,
+// the service's own text, only its close code. The websocket is sent
+// through Config.RTATransport, the token in its Authorization.
 func (u *User) Subscribe(ctx context.Context, rs ...Resource) (<-chan Event, error) {
 	a := api{service: "rta", name: "Subscribe"}
 	if len(rs) == 0 {
@@ -98,7 +102,7 @@ func (u *User) Subscribe(ctx context.Context, rs ...Resource) (<-chan Event, err
 		}
 	}
 	ch := make(chan Event, 16)
-	s := &rtaSession{u: u, rs: uniq, events: ch}
+	s := &rtaSession{u: u, rs: uniq, events: ch, refused: map[Resource]bool{}}
 	go s.run(ctx)
 	return ch, nil
 }
@@ -110,6 +114,12 @@ type rtaSession struct {
 	rs     []Resource
 	events chan<- Event
 	ss     xblauth.Secrets // the credentials the last dial sent: no error of the connection tells them
+	// refused are the resources the service refused for good, on any
+	// connection of the session: they are not sent again.
+	refused map[Resource]bool
+	// awaiting counts the connection's first subscribes not answered yet
+	// (rtaSub.awaiting), at most rtaUnanswered.
+	awaiting int
 }
 
 // run makes the connection and serves it, again and again, until ctx
@@ -252,12 +262,14 @@ func (k keepHost) RoundTrip(req *http.Request) (*http.Response, error) {
 // pending at most
 // (the only one in due, so that the timer's send never waits).
 type rtaSub struct {
-	res     Resource
-	seq     uint32 // its SEQUENCE_N, fixed for the session (XSAPI's client id)
-	attempt int    // refusals with 1001 or 1002 so far on this connection
-	svc     uint32 // the service's id for it, while bySvc maps it to it
-	pending bool   // a retry is timed or in due
-	timer   *time.Timer
+	res      Resource
+	seq      uint32 // its SEQUENCE_N, fixed for the session (XSAPI's client id)
+	attempt  int    // refusals with 1001 or 1002 so far on this connection
+	svc      uint32 // the service's id for it, while bySvc maps it to it
+	pending  bool   // a retry is timed or in due
+	refused  bool   // refused for good (rtaSession.refused): never sent again
+	awaiting bool   // its first subscribe on this connection is not answered yet
+	timer    *time.Timer
 }
 
 var errRTALifetime = errors.New("client: RTA connection renewed after 90 minutes")
@@ -280,50 +292,102 @@ func (s *rtaSession) serve(ctx context.Context, ws *websocket.Conn) error {
 	bySvc := map[uint32]*rtaSub{}
 	due := make(chan *rtaSub, len(s.rs)) // one pending retry a subscription at most
 	for i, r := range s.rs {
-		subs[i] = &rtaSub{res: r, seq: uint32(i + 1)}
+		subs[i] = &rtaSub{res: r, seq: uint32(i + 1), refused: s.refused[r]}
 		defer func() {
 			if t := subs[i].timer; t != nil {
 				t.Stop()
 			}
 		}()
-		if err := send(ctx, ws, rtaSubscribe, subs[i].seq, r.uri); err != nil {
-			return err
-		}
 	}
 	start := time.Now()
+	// The subscribes go out one a turn of the loop below, between the
+	// service's answers, at most rtaUnanswered awaiting theirs: a service
+	// queues only so many answers for a reader that does not read (the
+	// mock drops it at 256), and a thousand subscribes sent before any
+	// answer is read outrun the sockets' buffers.
+	next := 0 // the next subscription to send
+	s.awaiting = 0
+	sending := make(chan struct{})
+	close(sending)
 	life := time.NewTimer(rtaLifetime)
 	defer life.Stop()
 	for {
+		for next < len(subs) && subs[next].refused {
+			next++ // refused for good on an earlier connection: not sent again
+		}
+		var send1 <-chan struct{} // ready while subscribes remain, and few await their answers
+		if next < len(subs) && s.awaiting < rtaUnanswered {
+			send1 = sending
+			select { // an answer waiting goes first
+			case b := <-msgs:
+				if err := s.message(ctx, ws, b, subs, bySvc, due, start); err != nil {
+					return err
+				}
+				continue
+			default:
+			}
+		}
 		select {
 		case <-ctx.Done():
 			ws.Close(websocket.StatusNormalClosure, "")
 			return ctx.Err()
+		case <-send1:
+			if err := send(ctx, ws, rtaSubscribe, subs[next].seq, subs[next].res.uri); err != nil {
+				return s.lost(ctx, err)
+			}
+			subs[next].awaiting = true
+			s.awaiting++
+			next++
 		case <-life.C:
 			ws.Close(websocket.StatusNormalClosure, "renewed")
 			return errRTALifetime
 		case err := <-readErr:
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			// A close frame's reason is the service's text: an *Error
-			// clips and escapes it, without the credentials sent.
-			return &Error{code: hresult.E_XBL_RTA_GENERIC_ERROR, Service: "rta", API: "Subscribe", Message: "connection lost", Err: s.ss.ScrubError(err)}
+			return s.lost(ctx, err)
 		case sub := <-due:
 			sub.pending = false
 			if err := send(ctx, ws, rtaSubscribe, sub.seq, sub.res.uri); err != nil {
-				return err
+				return s.lost(ctx, err)
 			}
 		case b := <-msgs:
-			m, err := parseRTAMessage(b)
-			if err != nil {
-				ws.Close(websocket.StatusInvalidFramePayloadData, "not an RTA message")
-				return &Error{code: hresult.E_XBL_RTA_GENERIC_ERROR, Service: "rta", API: "Subscribe", Message: "the service sent a malformed message", Err: err}
-			}
-			if !s.handle(ctx, m, subs, bySvc, due, start) {
-				return ctx.Err()
+			if err := s.message(ctx, ws, b, subs, bySvc, due, start); err != nil {
+				return err
 			}
 		}
 	}
+}
+
+// rtaUnanswered is how many first subscribes of a connection may await
+// their answers at once.
+const rtaUnanswered = 32
+
+// message acts on one message the service sent; the error ends the
+// connection: a malformed message, or ctx ended while delivering.
+func (s *rtaSession) message(ctx context.Context, ws *websocket.Conn, b []byte, subs []*rtaSub, bySvc map[uint32]*rtaSub, due chan *rtaSub, start time.Time) error {
+	m, err := parseRTAMessage(b)
+	if err != nil {
+		ws.Close(websocket.StatusInvalidFramePayloadData, "not an RTA message")
+		return &Error{code: hresult.E_XBL_RTA_GENERIC_ERROR, Service: "rta", API: "Subscribe", Message: "the service sent a malformed message", Err: err}
+	}
+	if !s.handle(ctx, m, subs, bySvc, due, start) {
+		return ctx.Err()
+	}
+	return nil
+}
+
+// lost describes the connection's loss by err (a read's or a write's): an
+// *Error whose cause is scrubbed of the credentials sent, and clipped and
+// escaped when printed. A close frame's reason, the service's own text,
+// is left out: a hostile service can echo a token a hundred bytes a
+// connection, which no scrubbing of whole credentials catches; its status
+// code stays.
+func (s *rtaSession) lost(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if code := websocket.CloseStatus(err); code != -1 {
+		err = websocket.CloseError{Code: code}
+	}
+	return &Error{code: hresult.E_XBL_RTA_GENERIC_ERROR, Service: "rta", API: "Subscribe", Message: "connection lost", Err: s.ss.ScrubError(err)}
 }
 
 // readLoop hands every message read to msgs, until the connection ends.
@@ -358,6 +422,13 @@ func (s *rtaSession) handle(ctx context.Context, m rtaMessage, subs []*rtaSub, b
 			return true // not ours: XSAPI ignores it too
 		}
 		sub := subs[m.seq-1]
+		if sub.refused {
+			return true // refused for good: an answer to what was not sent again is not ours
+		}
+		if sub.awaiting {
+			sub.awaiting = false
+			s.awaiting--
+		}
 		// Whatever the answer, the id the service gave it before, if any,
 		// is no longer its: a refused subscription hears no event.
 		if bySvc[sub.svc] == sub {
@@ -377,6 +448,8 @@ func (s *rtaSession) handle(ctx context.Context, m rtaMessage, subs []*rtaSub, b
 			sub.timer = time.AfterFunc(d, func() { due <- sub })
 			return true
 		}
+		sub.refused = true // for good: not sent again, on this connection or the next
+		s.refused[sub.res] = true
 		return s.emit(ctx, &SubscriptionError{Resource: sub.res, Err: rtaRefusal(sub.res, m.code)})
 	case rtaEvent:
 		sub := bySvc[m.sub]

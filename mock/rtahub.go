@@ -65,6 +65,9 @@ func (hub *rtaHub) unfollowLocked(c *rtaConn, sub uint32) bool {
 		return false
 	}
 	delete(c.subs, sub)
+	// Its held-back events go with it: the id may come round to another
+	// subscription of c before they are due (the counter wraps).
+	c.delayed = slices.DeleteFunc(c.delayed, func(e delayedEvent) bool { return e.sub == sub })
 	hub.nsubs--
 	key := res.key()
 	if f := hub.follows[key]; f != nil {

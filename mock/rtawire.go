@@ -1,7 +1,6 @@
 package mock
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -86,8 +85,7 @@ var errRTAMessage = errors.New("not an RTA subscribe or unsubscribe message")
 // 32-bit unsigned integers and a URI longer than maxRTAURI.
 func parseRTARequest(b []byte) (rtaRequest, error) {
 	var a []json.RawMessage
-	d := json.NewDecoder(bytes.NewReader(b))
-	if err := d.Decode(&a); err != nil || d.More() || len(a) != 3 {
+	if json.Unmarshal(b, &a) != nil || len(a) != 3 { // one JSON text: nothing after the array (a Decoder's More misses "]")
 		return rtaRequest{}, errRTAMessage
 	}
 	var r rtaRequest

@@ -185,10 +185,12 @@ func (c *call) mayRetry(delay time.Duration) bool {
 // deprecated Request.Cancel channel, which net/http still honours: its
 // attempt ended with "request canceled", and another would end so too.
 func requestCancelled(req *http.Request) bool {
+	//lint:ignore SA1019 net/http still honours the deprecated Cancel: a caller may give up through it
 	if req.Cancel == nil {
 		return false
 	}
 	select {
+	//lint:ignore SA1019 as above
 	case <-req.Cancel:
 		return true
 	default:

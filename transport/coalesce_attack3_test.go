@@ -102,6 +102,7 @@ func TestAttack3CoalLeaderCancelledByRequestCancel(t *testing.T) {
 	leaderDone := make(chan error, 1)
 	go func() {
 		req, _ := http.NewRequest("GET", srv.URL+"/users/me", nil)
+		//lint:ignore SA1019 the deprecated Cancel is what this test gives up through
 		req.Cancel = cancel
 		_, err := attack3CoalGet(tr, req)
 		leaderDone <- err

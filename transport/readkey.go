@@ -44,6 +44,7 @@ func (t *Transport) readKeyOf(req *http.Request) (readKey, bool) {
 	// A caller who may give up through the deprecated Request.Cancel does
 	// so where no flight sees it: its giving up would end the others' wait
 	// with its own error.
+	//lint:ignore SA1019 net/http still honours the deprecated Cancel: a caller may give up through it
 	if req.Cancel != nil {
 		return readKey{}, false
 	}

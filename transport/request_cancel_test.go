@@ -28,6 +28,7 @@ func TestRequestCancelEndsTheCall(t *testing.T) {
 	cancel := make(chan struct{})
 	req, _ := http.NewRequest("GET", srv.URL+"/users/me", nil)
 	req.Header.Set("Authorization", "XBL3.0 x=1111;token-a")
+	//lint:ignore SA1019 the deprecated Cancel is what this test gives up through
 	req.Cancel = cancel
 	done := make(chan error, 1)
 	go func() {

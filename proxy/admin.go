@@ -32,7 +32,7 @@ func (s *Server) adminHandler() http.Handler {
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if status, why := s.admitAdmin(r); status != 0 {
-			plain(w, status, "proxy: "+why)
+			plain(w, r, status, "proxy: "+why)
 			return
 		}
 		mux.ServeHTTP(w, r)

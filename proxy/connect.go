@@ -53,7 +53,7 @@ func (s *Server) refuseConnect(w http.ResponseWriter, r *http.Request, status in
 	if status == http.StatusProxyAuthRequired {
 		w.Header().Set("Proxy-Authenticate", `Basic realm="xblcall proxy"`)
 	}
-	plain(w, status, "proxy: "+why)
+	plain(w, r, status, "proxy: "+why)
 }
 
 // absolute serves a plain HTTP request in absolute form (GET
@@ -64,11 +64,11 @@ func (s *Server) absolute(w http.ResponseWriter, r *http.Request) {
 	host = hostName(host)
 	switch {
 	case !adminaccess.LoopbackPeer(r.RemoteAddr):
-		plain(w, http.StatusForbidden, "proxy: a request in plain HTTP carries its token in clear: from off this machine, send HTTPS through CONNECT")
+		plain(w, r, http.StatusForbidden, "proxy: a request in plain HTTP carries its token in clear: from off this machine, send HTTPS through CONNECT")
 	case r.URL.Scheme != "https":
-		plain(w, http.StatusForbidden, "proxy: the proxy calls the Xbox services over HTTPS only: ask for https://"+safetext.Clip(r.URL.Host, 100)+"/...")
+		plain(w, r, http.StatusForbidden, "proxy: the proxy calls the Xbox services over HTTPS only: ask for https://"+safetext.Clip(r.URL.Host, 100)+"/...")
 	case port != "" && port != "443" || !s.xbox(host):
-		plain(w, http.StatusForbidden, "proxy: "+safetext.Quote(r.URL.Host, 100)+" is not a host of the proxy's limits data: it serves the Xbox services only")
+		plain(w, r, http.StatusForbidden, "proxy: "+safetext.Quote(r.URL.Host, 100)+" is not a host of the proxy's limits data: it serves the Xbox services only")
 	default:
 		s.forward(w, r, host)
 	}
@@ -92,7 +92,7 @@ func (s *Server) tunnel(w http.ResponseWriter, r *http.Request, host string) {
 func hijack(w http.ResponseWriter) (net.Conn, bool) {
 	hj, ok := w.(http.Hijacker)
 	if !ok {
-		plain(w, http.StatusHTTPVersionNotSupported, "proxy: CONNECT needs HTTP/1.1")
+		plain(w, nil, http.StatusHTTPVersionNotSupported, "proxy: CONNECT needs HTTP/1.1")
 		return nil, false
 	}
 	conn, rw, err := hj.Hijack()
@@ -180,7 +180,7 @@ func (s *Server) serveTunnelled(w http.ResponseWriter, r *http.Request) {
 	asked, port, ok := hostPort(r.Host)
 	if !ok || host == "" || hostName(asked) != host || port != "443" {
 		s.stats.add(&s.stats.misdirected)
-		plain(w, http.StatusMisdirectedRequest, fmt.Sprintf("proxy: a request for %s in a tunnel to %s: open a tunnel to each host",
+		plain(w, r, http.StatusMisdirectedRequest, fmt.Sprintf("proxy: a request for %s in a tunnel to %s: open a tunnel to each host",
 			safetext.Quote(r.Host, 100), safetext.Quote(host, 100)))
 		return
 	}

@@ -55,7 +55,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, host string) {
 	start := time.Now()
 	pol, err := ParsePolicy(r.Header, s.lim)
 	if err != nil {
-		plain(w, http.StatusBadRequest, safetext.Clip(err.Error(), 400))
+		plain(w, r, http.StatusBadRequest, safetext.Clip(err.Error(), 400))
 		return
 	}
 	c := &call{host: host}
@@ -91,7 +91,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, host string) {
 	defer release()
 	if err != nil {
 		c.status, c.outcome = http.StatusBadRequest, "failed"
-		plain(w, c.status, "proxy: the request's body did not arrive whole")
+		plain(w, r, c.status, "proxy: the request's body did not arrive whole")
 		return
 	}
 	if out.Body != nil && out.Body != http.NoBody && out.GetBody == nil { // streamed: its read errors are the application's
@@ -161,15 +161,15 @@ func (s *Server) failed(w http.ResponseWriter, r *http.Request, err error) {
 		}
 	case context.Cause(r.Context()) == errCallTooLong:
 		c.status, c.outcome = http.StatusGatewayTimeout, "too_long"
-		plain(w, c.status, errCallTooLong.Error())
+		plain(w, r, c.status, errCallTooLong.Error())
 	case r.Context().Err() != nil:
 		c.outcome = "cancelled" // the application gave up: nobody reads an answer
 	case c.body != nil && c.body.failed():
 		c.status, c.outcome = http.StatusBadRequest, "failed" // the application's body broke off or is malformed: not the service's fault
-		plain(w, c.status, "proxy: the request's body did not arrive whole")
+		plain(w, r, c.status, "proxy: the request's body did not arrive whole")
 	default:
 		c.status, c.outcome = http.StatusBadGateway, "failed"
-		plain(w, c.status, "proxy: the call failed: "+safetext.Clip(reason(err), 300))
+		plain(w, r, c.status, "proxy: the call failed: "+safetext.Clip(reason(err), 300))
 	}
 }
 

@@ -283,9 +283,16 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.URL.IsAbs():
 		s.absolute(w, r)
 	case isAdmin(r):
+		// A body is read within MaxCallTime, by the page or, unread, by
+		// net/http before the answer; the deadline stays on the
+		// connection, which then closes.
+		if r.ContentLength != 0 || len(r.TransferEncoding) > 0 {
+			http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.cfg.MaxCallTime))
+			w.Header().Set("Connection", "close")
+		}
 		s.admin.ServeHTTP(w, r)
 	default: // the request's Host is the peer's to choose: the answer names the address it came to
-		plain(w, http.StatusBadRequest, "proxy: this is a forward proxy for the Xbox services: send it HTTPS through CONNECT "+
+		plain(w, r, http.StatusBadRequest, "proxy: this is a forward proxy for the Xbox services: send it HTTPS through CONNECT "+
 			"(HTTPS_PROXY=http://"+localAddr(r)+"); its own pages are at "+AdminPrefix)
 	}
 }
@@ -298,9 +305,18 @@ func localAddr(r *http.Request) string {
 	return "<this address>"
 }
 
-// plain writes a text answer.
-func plain(w http.ResponseWriter, status int, msg string) {
+// plain writes a text answer to r, the proxy's own. A body r announced
+// is not waited for (net/http reads a small unread body before an
+// answer's header, with no deadline of its own, so a body announced and
+// never sent would hold the answer and the connection for good): the
+// connection closes after the answer. A request without a body keeps its
+// connection; r is nil where its body was read (a refusal after the call).
+func plain(w http.ResponseWriter, r *http.Request, status int, msg string) {
 	h := w.Header()
+	if r != nil && (r.ContentLength != 0 || len(r.TransferEncoding) > 0) { // a body that may be unread: no keep-alive after it
+		http.NewResponseController(w).SetReadDeadline(time.Now()) // an error: a writer that cannot (a recorder)
+		h.Set("Connection", "close")
+	}
 	h.Set("Content-Type", "text/plain; charset=utf-8")
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)

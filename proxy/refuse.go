@@ -23,7 +23,7 @@ func (s *Server) refuse(w http.ResponseWriter, c *call, te *transport.ThrottleEr
 		h.Set(HeaderRefused, "local")
 	}
 	if te.Status != http.StatusTooManyRequests {
-		plain(w, te.Status, fmt.Sprintf("proxy: refused locally: the service answered %d with a Retry-After for this user and service; "+
+		plain(w, nil, te.Status, fmt.Sprintf("proxy: refused locally: the service answered %d with a Retry-After for this user and service; "+
 			"retry after %v", te.Status, te.Wait))
 		return te.Status
 	}

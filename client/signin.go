@@ -214,11 +214,25 @@ func (f *forcedRenewals) wait(now time.Time) time.Duration {
 
 // RefreshToken renews the token a request was refused with (its
 // Authorization header): the signature of transport.Transport's
-// RefreshToken, so that a 401 signs in again once per wave of refusals.
+// RefreshToken, so that a 401 signs in again once per wave of refusals. A
+// request without an XBL3.0 token, or a renewal that names another user
+// (another userhash), is ErrNoToken: the call is not sent again.
 func (s *SignIn) RefreshToken(req *http.Request) (string, error) {
-	x, err := s.Renew(req.Context(), req.Header.Get("Authorization"))
+	stale := req.Header.Get("Authorization")
+	was, _, err := xblauth.Parse(stale)
+	if err != nil {
+		return "", fmt.Errorf("%w: the refused request carries no XBL3.0 token", ErrNoToken)
+	}
+	x, err := s.Renew(req.Context(), stale)
 	if err != nil {
 		return "", err
+	}
+	// A renewal that signed another user in (the Microsoft account's
+	// refresh, a confused XSTS) is no token for the refused call, which
+	// asked for the first user's view.
+	if now, _, _ := xblauth.Parse(x.Authorization()); now != was {
+		return "", fmt.Errorf("%w: the renewed token is another user's (userhash %s, not %s)", ErrNoToken,
+			safetext.Clip(now, 40), safetext.Clip(was, 40))
 	}
 	return x.Authorization(), nil
 }
@@ -366,7 +380,7 @@ func (s *SignIn) accessToken(ctx context.Context) (string, error) {
 	ctx = context.WithValue(ctx, oauth2.HTTPClient, signInClient(s.HTTPClient))
 	tok, err := s.OAuth.TokenSource(ctx, ms).Token()
 	if err != nil {
-		return "", microsoftError(err, xblauth.Secrets{}.Add(ms.RefreshToken).Add(ms.AccessToken))
+		return "", microsoftError(err, s.OAuth, xblauth.Secrets{}.Add(ms.RefreshToken).Add(ms.AccessToken))
 	}
 	if tok.RefreshToken != ms.RefreshToken || tok.AccessToken != ms.AccessToken {
 		s.mu.Lock()
@@ -558,12 +572,12 @@ func DeviceLogin(ctx context.Context, cfg *oauth2.Config, hc *http.Client, show 
 	ctx = context.WithValue(ctx, oauth2.HTTPClient, signInClient(hc))
 	da, err := cfg.DeviceAuth(ctx)
 	if err != nil {
-		return nil, microsoftError(err, nil)
+		return nil, microsoftError(err, cfg, nil)
 	}
 	show(da)
 	tok, err := cfg.DeviceAccessToken(ctx, da)
 	if err != nil {
-		return nil, microsoftError(err, xblauth.Secrets{}.Add(da.DeviceCode))
+		return nil, microsoftError(err, cfg, xblauth.Secrets{}.Add(da.DeviceCode))
 	}
 	return tok, nil
 }
@@ -626,7 +640,7 @@ func BrowserLogin(ctx context.Context, cfg *oauth2.Config, hc *http.Client, open
 	ctx = context.WithValue(ctx, oauth2.HTTPClient, signInClient(hc))
 	tok, err := c.Exchange(ctx, res.code, oauth2.VerifierOption(verifier))
 	if err != nil {
-		return nil, microsoftError(err, xblauth.Secrets{}.Add(res.code).Add(verifier))
+		return nil, microsoftError(err, &c, xblauth.Secrets{}.Add(res.code).Add(verifier))
 	}
 	return tok, nil
 }
@@ -634,9 +648,12 @@ func BrowserLogin(ctx context.Context, cfg *oauth2.Config, hc *http.Client, open
 // microsoftError makes a SignInError of a failed Microsoft account request:
 // the OAuth error code and description when the service sent them, else
 // the cause (a deadline, a network error), without the secrets the request
-// posted (ss: a refresh token, a code, a verifier), which the service may
-// echo.
-func microsoftError(err error, ss xblauth.Secrets) error {
+// posted (ss: a refresh token, a code, a verifier; and cfg's client
+// secret, which a confidential client posts), which the service may echo.
+func microsoftError(err error, cfg *oauth2.Config, ss xblauth.Secrets) error {
+	if cfg != nil {
+		ss = ss.Add(cfg.ClientSecret)
+	}
 	var re *oauth2.RetrieveError
 	if errors.As(err, &re) {
 		return &SignInError{Step: "Microsoft account", Status: re.Response.StatusCode,

@@ -370,7 +370,7 @@ func (s *signIn) xstsAuthorize(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	a, status := s.xstsAnswer(xuid, title, now)
+	a, status := s.xstsAnswer(xuid, title, !slices.Contains(xboxRelyingParties, req.RelyingParty), now)
 	if status == http.StatusOK {
 		s.addDelegation(a, req.RelyingParty, xuid, req.Properties.SandboxId, now)
 	}
@@ -380,7 +380,7 @@ func (s *signIn) xstsAuthorize(w http.ResponseWriter, r *http.Request) {
 // xstsAnswer is the XSTS token's answer for xuid playing title, as
 // xsts/authorize and SISU's authorize (AuthorizationToken) give it, or the
 // refusal (401, XErr) of an account the world refuses.
-func (s *signIn) xstsAnswer(xuid, title string, now time.Time) (map[string]any, int) {
+func (s *signIn) xstsAnswer(xuid, title string, elsewhere bool, now time.Time) (map[string]any, int) {
 	s.mu.Lock()
 	a, known := s.accounts[xuid]
 	s.mu.Unlock()
@@ -392,7 +392,7 @@ func (s *signIn) xstsAnswer(xuid, title string, now time.Time) (map[string]any, 
 			"Redirect": "https://start.ui.xboxlive.com/CreateAccount"}, http.StatusUnauthorized
 	}
 	notAfter := now.Add(xstsTokenLife)
-	tok := signInToken(xuid, title, s.serial.Add(1), notAfter)
+	tok := signInToken(xuid, title, s.serial.Add(1), notAfter, elsewhere)
 	return map[string]any{
 		"IssueInstant": now.UTC().Format(time.RFC3339Nano), "NotAfter": notAfter.UTC().Format(time.RFC3339Nano),
 		"Token": tok[strings.IndexByte(tok, ';')+1:],

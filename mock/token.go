@@ -86,7 +86,14 @@ type identity struct {
 	// sign-in minted, its NotAfter's, whatever instant that is (before
 	// 1970 on a clock set there); neverExpires for one Token minted.
 	expires int64
+	// elsewhere marks an XSTS token the sign-in issued a user for a
+	// relying party not the Xbox services' (a title service's): no Xbox
+	// service takes it (caller).
+	elsewhere bool
 }
+
+// elsewhereMark ends the serial of a token that is elsewhere's.
+const elsewhereMark = "x"
 
 var errToken = errors.New("token is not one minted by mock.Token")
 
@@ -126,21 +133,34 @@ func parseToken(h string) (identity, error) {
 		string(strconv.AppendUint(ub[:0], userHashOf(xuid), 10)) != uhs {
 		return identity{}, errToken
 	}
-	expires := int64(neverExpires)
+	expires, elsewhere := int64(neverExpires), false
 	if _, e, dated := strings.Cut(serial, "."); dated {
+		e, mark, marked := strings.Cut(e, ".")
+		if marked && mark != elsewhereMark {
+			return identity{}, errToken
+		}
+		elsewhere = marked
 		if expires, err = strconv.ParseInt(e, 10, 64); err != nil {
 			return identity{}, errToken
 		}
 	}
-	return identity{xuid: xuid, title: title, userhash: uhs, expires: expires}, nil
+	return identity{xuid: xuid, title: title, userhash: uhs, expires: expires, elsewhere: elsewhere}, nil
 }
 
 // signInToken mints the XSTS token a sign-in gives xuid playing title,
 // the serial-th: a token of its own that expires at notAfter (to the
 // second below; it is refused from the second after).
-func signInToken(xuid, title string, serial uint64, notAfter time.Time) string {
-	return mintToken(xuid, title, strconv.FormatUint(serial, 10)+"."+strconv.FormatInt(notAfter.Unix(), 10))
+func signInToken(xuid, title string, serial uint64, notAfter time.Time, elsewhere bool) string {
+	s := strconv.FormatUint(serial, 10) + "." + strconv.FormatInt(notAfter.Unix(), 10)
+	if elsewhere {
+		s += "." + elsewhereMark
+	}
+	return mintToken(xuid, title, s)
 }
+
+// errElsewhere refuses, at an Xbox service, a user's XSTS token issued for
+// another relying party: such tokens are for their relying party alone.
+var errElsewhere = errors.New("the XSTS token was issued for another relying party")
 
 // errExpired is the refusal of a token the sign-in minted, used past its
 // NotAfter.
@@ -152,10 +172,15 @@ var errExpired = errors.New("the XSTS token has expired")
 // token).
 func (tc *tokenCache) caller(auth string, now func() time.Time) (identity, error) {
 	id, err := tc.identity(auth)
-	if err == nil && id.expires != neverExpires && now().Unix() > id.expires {
+	switch {
+	case err != nil:
+		return id, err
+	case id.elsewhere:
+		return identity{}, errElsewhere
+	case id.expires != neverExpires && now().Unix() > id.expires:
 		return identity{}, errExpired
 	}
-	return id, err
+	return id, nil
 }
 
 // refuseExpired answers 401 for an expired token, what names what it is.

@@ -57,7 +57,8 @@ type frame struct {
 // returns it with the values to hide replaced by "REDACTED", nil if none
 // is, and whether doc was read to its end. At a sign-in host every string
 // value is replaced but those of publicName fields (and of their arrays),
-// and those inside a wholeName field; objects are walked, each field
+// and those inside a wholeName field that no credentialName names;
+// objects are walked, each field
 // judged by its own name, and a name that is not one (isName) ends the
 // reading. On any host every string and number inside a field
 // credentialName names is replaced. Bytes between tokens and the tokens
@@ -124,10 +125,14 @@ func redactJSON(doc []byte, signIn bool) (out []byte, complete bool) {
 			continue
 		}
 		public := keepWhole > 0 || top != nil && top.public
-		secret := keepWhole == 0 && top != nil && (top.object && top.field || !top.object && top.secret)
+		// Inside a field kept whole too: its credentials go (DisplayClaims'
+		// xui entries carry a DelegationToken for a relying party
+		// configured for delegation).
+		secret := top != nil && (top.object && top.field || !top.object && top.secret)
 		if d, ok := tok.(json.Delim); ok {
 			if keepWhole == 0 && top != nil && top.object && top.whole {
 				keepWhole = len(stack) + 1
+				secret = false // a whole value is judged by its own names, not the token it is in
 			}
 			stack = append(stack, frame{object: d == '{', public: d == '[' && public, secret: secret})
 			continue

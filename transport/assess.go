@@ -108,7 +108,9 @@ func (c *call) feedback(a *reply) {
 	if c.limit == (throttle.Limit{}) || c.t.DisableBudget {
 		return
 	}
-	counts, reported := ratelimit.ParseHeaders(a.resp.Header, c.limit)
+	// What the service reports is of its own limit (c.full), not of the
+	// share of it this transport's budget keeps to (c.limit).
+	counts, reported := ratelimit.ParseHeaders(a.resp.Header, c.full)
 	blocked := a.resp.StatusCode == http.StatusTooManyRequests && a.hasRetryAfter // 429 is retryable: a is read
 	if !reported && !blocked {
 		return
@@ -143,7 +145,9 @@ func (c *call) refresh(resp *http.Response) verdict {
 		return verdict{}
 	}
 	c.auth = tok
-	c.timeout = attemptTimeout(c.t.window(), c.clk.Now().Sub(c.start)) // XSAPI computes it again for the new call
+	if c.pol.AttemptTimeout == 0 { // the call's own timeout (Policy.AttemptTimeout) bounds the renewed attempt too
+		c.timeout = attemptTimeout(c.t.window(), c.clk.Now().Sub(c.start)) // XSAPI computes it again for the new call
+	}
 	return verdict{again: true}
 }
 

@@ -68,7 +68,11 @@ func (c *call) send() (*http.Response, bool, error) {
 	if resp.Body == nil { // as http.Client reads it: an empty body (golang.org/issue/38095)
 		resp.Body = http.NoBody
 	}
-	if resp.Request == nil { // as net/http's Transport sets it: the 429's text is scrubbed of its credentials
+	// As net/http's Transport sets it: the 429's text is scrubbed of the
+	// credentials it names, and BudgetLeft reads its key. A Base's answer
+	// that names a request of other credentials (another user's, the token
+	// before a renewal) names this attempt's instead.
+	if resp.Request == nil || resp.Request != req && !sameCredentials(resp.Request.Header, req.Header) {
 		resp.Request = req
 	}
 	if a != nil {
@@ -76,6 +80,12 @@ func (c *call) send() (*http.Response, bool, error) {
 	}
 	c.att = a
 	return resp, true, nil
+}
+
+// sameCredentials reports whether a and b carry the same Authorization
+// and Signature.
+func sameCredentials(a, b http.Header) bool {
+	return headerFold(a, "Authorization") == headerFold(b, "Authorization") && headerFold(a, "Signature") == headerFold(b, "Signature")
 }
 
 // since returns the time from t, or 0 when t is zero (no observer).

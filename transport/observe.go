@@ -110,7 +110,7 @@ func (c *call) emit(e Event) {
 // logged at Debug, the rest at Info. Only the userhash names the user: the
 // token is never logged.
 func (t *Transport) emit(ctx context.Context, e Event, c *call) {
-	if e.Kind < numEventKinds {
+	if e.Kind < numEventKinds && !(e.Kind == EventLimitLearned && e.Body == nil) { // a learned limit's end is no limit learned
 		t.stats[e.Kind].Add(1)
 	}
 	if t.Logger != nil {

@@ -31,7 +31,10 @@ const (
 	// for interactive calls, and it books no future slot, so an
 	// interactive call of the same user and service never queues behind
 	// it; while its share is spent it waits (within MaxWait) and asks
-	// again, yielding to any call that came meanwhile.
+	// again, yielding to any call that came meanwhile. While a service's
+	// Retry-After runs it waits for it without taking the one place to
+	// wait for it (XSAPI's fail-fast rule), which an interactive call
+	// that comes after may still take.
 	Background
 )
 

@@ -61,6 +61,22 @@ func (h *Handler) Calls(f CallFilter) []Call {
 	return out
 }
 
+// count is len(h.Calls(f)) of the Handler whose record j is, without
+// copying the calls or building their URLs: a check of many expectations
+// reads the record once each.
+func (j *journal) count(f CallFilter) int {
+	n := 0
+	j.mu.Lock()
+	j.each(func(c *Call) bool {
+		if f.match(c) {
+			n++
+		}
+		return true
+	})
+	j.mu.Unlock()
+	return n
+}
+
 // ForgetCalls empties the record of calls, as a test does between cases;
 // the live page's keys and recent 429s, which are read from it, go too.
 // The counters (Metrics) and FGRL's counts stay.

@@ -76,6 +76,7 @@ func (h *Handler) Check(opts CheckOptions) (CheckResult, error) {
 				c.Method, safetext.Clip(c.URL, 120), c.Time.Format(time.RFC3339Nano), c.Scope, c.RetryAfter))
 		}
 	}
+	failed := 0 // expectations not met
 	for _, x := range opts.Expect {
 		f := x.CallFilter
 		if f.Since.IsZero() {
@@ -83,12 +84,21 @@ func (h *Handler) Check(opts CheckOptions) (CheckResult, error) {
 		} else {
 			future("an expectation's since", f.Since)
 		}
-		n := len(h.Calls(f))
+		n := h.journal.count(f)
+		var line string
 		if dropped := h.journal.droppedIn(f.Since); dropped != "" {
-			res.Failures = append(res.Failures, fmt.Sprintf("expected %d calls %s, saw %d: incomplete: %s", x.Count, describeFilter(x.CallFilter), n, dropped))
+			line = fmt.Sprintf("expected %d calls %s, saw %d: incomplete: %s", x.Count, describeFilter(x.CallFilter), n, dropped)
 		} else if n != x.Count {
-			res.Failures = append(res.Failures, fmt.Sprintf("expected %d calls %s, saw %d", x.Count, describeFilter(x.CallFilter), n))
+			line = fmt.Sprintf("expected %d calls %s, saw %d", x.Count, describeFilter(x.CallFilter), n)
 		}
+		if line != "" {
+			if failed++; failed <= maxCheckLines {
+				res.Failures = append(res.Failures, line)
+			}
+		}
+	}
+	if failed > maxCheckLines {
+		res.Failures = append(res.Failures, fmt.Sprintf("and %d more expectations not met", failed-maxCheckLines))
 	}
 	if opts.Certify {
 		rep, err := h.certify(since, opts.Rules)

@@ -10,7 +10,8 @@ import (
 // RedactBody returns a request's or an answer's body as a record may keep
 // it. JSON (a body starting with '{' or '[') and forms (any other) are
 // rewritten in place, everything but the values replaced kept byte for
-// byte: at a sign-in host, every value is replaced but those publicName
+// byte (a byte order mark before JSON is left out; a multipart body is
+// replaced whole): at a sign-in host, every value is replaced but those publicName
 // and wholeName keep (and JSON's numbers, booleans and nulls), and
 // anything else (cut short, not JSON, a form with a pair that is not
 // name=value) is replaced whole; elsewhere only the values of the
@@ -22,6 +23,17 @@ func RedactBody(host string, body []byte) []byte {
 	t := bytes.TrimSpace(body)
 	if len(t) == 0 {
 		return body
+	}
+	// A byte order mark before JSON, which many JSON readers skip (RFC
+	// 8259 §8.1 lets them): the JSON is read after it.
+	if b, ok := bytes.CutPrefix(t, []byte("\ufeff")); ok {
+		t = bytes.TrimSpace(b)
+		if len(t) == 0 {
+			return body
+		}
+	}
+	if multipart(t) {
+		return []byte(Redacted)
 	}
 	signIn := SignInHost(host)
 	if t[0] == '{' || t[0] == '[' {
@@ -39,6 +51,20 @@ func RedactBody(host string, body []byte) []byte {
 		return body
 	}
 	return []byte(out)
+}
+
+// multipart reports whether t is a multipart body (RFC 7578's
+// form-data): a boundary line, then a part's header. Its parts are not
+// read as pairs: the whole body is replaced, whatever its fields' names.
+func multipart(t []byte) bool {
+	line, rest, ok := bytes.Cut(t, []byte("\n"))
+	if !ok || !bytes.HasPrefix(line, []byte("--")) {
+		return false
+	}
+	head, _, _ := bytes.Cut(rest, []byte("\n"))
+	name, _, _ := bytes.Cut(head, []byte(":"))
+	return bytes.EqualFold(bytes.TrimSpace(name), []byte("Content-Disposition")) ||
+		bytes.EqualFold(bytes.TrimSpace(name), []byte("Content-Type"))
 }
 
 // frame is one object or array being rewritten by redactJSON.
@@ -121,6 +147,13 @@ func redactJSON(doc []byte, signIn bool) (out []byte, complete bool) {
 			}
 			lower := strings.ToLower(name)
 			top.public, top.whole, top.field = publicName(lower), wholeName(lower), top.secret || credentialName(lower)
+			// Inside a credential a name may be one too (a map of tokens to
+			// their state): only the names of a token's own answer stay
+			// (Token, and the public and whole ones: NotAfter,
+			// DisplayClaims).
+			if top.secret && keepWhole == 0 && !top.public && !top.whole && lower != "token" {
+				replace(start, end)
+			}
 			top.n++
 			continue
 		}

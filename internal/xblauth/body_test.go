@@ -62,7 +62,7 @@ var redactBodyTests = []struct {
 		`{"userIds": ["2533274791234567"], "settings": ["Gamertag"], "access_token": "REDACTED"}`},
 	{"credentials at any depth, in any case", "sessiondirectory.xboxlive.com",
 		`{"properties": {"system": {"joinRestriction": "followed", "Authorization": "XBL3.0 x=1;SECRET", "nested": [{"RpsTicket": "t=SECRET", "n": 1}]}}, "XSTS": {"value": "SECRET", "count": 7}, "ClientSecret": "SECRET", "pin": {"PASSWORD": 1234}}`,
-		`{"properties": {"system": {"joinRestriction": "followed", "Authorization": "REDACTED", "nested": [{"RpsTicket": "REDACTED", "n": 1}]}}, "XSTS": {"value": "REDACTED", "count": "REDACTED"}, "ClientSecret": "REDACTED", "pin": {"PASSWORD": "REDACTED"}}`},
+		`{"properties": {"system": {"joinRestriction": "followed", "Authorization": "REDACTED", "nested": [{"RpsTicket": "REDACTED", "n": 1}]}}, "XSTS": {"REDACTED": "REDACTED", "REDACTED": "REDACTED"}, "ClientSecret": "REDACTED", "pin": {"PASSWORD": "REDACTED"}}`},
 	{"the Xbox token services' names", "titlehub.xboxlive.com",
 		`{"UserTokens": ["SECRET", "SECRET"], "DeviceToken": "SECRET", "TitleToken": {"Token": "SECRET"}, "Signature": "SECRET", "code": "SECRET", "id_token": "SECRET", "refresh_token": "SECRET"}`,
 		`{"UserTokens": ["REDACTED", "REDACTED"], "DeviceToken": "REDACTED", "TitleToken": {"Token": "REDACTED"}, "Signature": "REDACTED", "code": "REDACTED", "id_token": "REDACTED", "refresh_token": "REDACTED"}`},

@@ -116,11 +116,12 @@ func (a *admin) faults(w http.ResponseWriter, _ *http.Request) {
 // setFaults changes the faults by the fields the body names; the others
 // keep their values (a list, services, is replaced whole when named).
 func (a *admin) setFaults(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
-	var named map[string]json.RawMessage
-	if err == nil {
-		err = json.Unmarshal(body, &named)
+	body, ok := readBody(w, r, "faults")
+	if !ok {
+		return
 	}
+	var named map[string]json.RawMessage
+	err := json.Unmarshal(body, &named)
 	f := a.h.Faults()
 	old := f.Services
 	f.Services = nil
@@ -262,17 +263,29 @@ func (a *admin) forgetCalls(w http.ResponseWriter, _ *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
+// readBody reads r's body, at most maxBody bytes, and answers the
+// refusal (400, or 413 past the bound: what follows it, unread, would be
+// neither applied nor checked) and reports false when it cannot. what
+// names the endpoint in the refusal.
+func readBody(w http.ResponseWriter, r *http.Request, what string) ([]byte, bool) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	switch {
+	case err != nil:
+		writeJSON(w, http.StatusBadRequest, apiError{what + ": the body could not be read"})
+		return nil, false
+	case len(body) > maxBody:
+		writeJSON(w, http.StatusRequestEntityTooLarge, apiError{fmt.Sprintf("%s: the body is larger than %d bytes", what, maxBody)})
+		return nil, false
+	}
+	return body, true
+}
+
 // check runs Check with the options in the body: 200 when it passes, 422
 // with the failures when it does not (so curl --fail fails).
 func (a *admin) check(w http.ResponseWriter, r *http.Request) {
 	var o mock.CheckOptions
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-	if err != nil {
-		writeJSON(w, http.StatusBadRequest, apiError{"check: the body could not be read"})
-		return
-	}
-	if len(body) > maxBody { // what follows the bound, unread, would not be checked
-		writeJSON(w, http.StatusRequestEntityTooLarge, apiError{fmt.Sprintf("check: the body is larger than %d bytes", maxBody)})
+	body, ok := readBody(w, r, "check")
+	if !ok {
 		return
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))

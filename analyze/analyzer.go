@@ -148,10 +148,11 @@ type rec struct {
 	users  int16  // users a batch call lists; -1 when not a batch call
 	batch  int8   // 1 + index of the batch rule; 0 for none
 	social bool   // Social Manager's call: exempt from polling, repeated-call and small-batch
-	// answer is the milliseconds from at until a 429's answer arrived, at
-	// most 65,535: ra less answer is the Retry-After the answer gave, which
-	// the findings quote (raText). The rule reads ra alone.
-	answer uint16
+	// answer is the milliseconds from at until a 429's answer arrived (at
+	// most maxRAWait): a call sent before it does not follow the 429, and
+	// ra less answer is the wait the answer gave, which the findings quote
+	// (raText).
+	answer uint32
 }
 
 // New returns an Analyzer judging calls under lim (nil: the built-in 2020
@@ -273,18 +274,25 @@ const maxRAWait = math.MaxInt32
 // raWait returns how long after its request's start a 429's Retry-After
 // passed, in milliseconds rounded up (so a call before an HTTP-date's
 // instant is never read as after it), or -1 when it gave none, and when
-// the answer arrived (rec.answer). Delay seconds count from the answer's
-// arrival (RFC 9110 §10.2.3): the request's start plus c.Duration where
-// the trace records it, else the start. The Retry-After is read as at most
-// 24 hours, the whole wait as at most maxRAWait.
-func raWait(c *Call) (int32, uint16) {
+// the answer arrived (rec.answer), at most maxRAWait. Delay seconds count
+// from the answer's arrival (RFC 9110 §10.2.3): the request's start plus
+// c.Duration where the trace records it, else the start. An HTTP-date is
+// an instant, whenever the answer came: its wait runs from the start, and
+// one already past when the answer came is over then. The Retry-After is
+// read as at most 24 hours, the whole wait as at most maxRAWait.
+func raWait(c *Call) (int32, uint32) {
 	got := min(max(c.Duration, 0), maxRAWait*time.Millisecond)
-	d, ok := ratelimit.ParseRetryAfter(c.RetryAfter, c.Time.Add(got), 24*time.Hour)
+	v := strings.TrimSpace(c.RetryAfter)
+	from := c.Time.Add(got) // delay seconds (ParseRetryAfter's first form: a digit first)
+	if v != "" && (v[0] < '0' || v[0] > '9') {
+		from = c.Time // an HTTP-date
+	}
+	d, ok := ratelimit.ParseRetryAfter(v, from, 24*time.Hour)
 	if !ok {
 		return -1, 0
 	}
 	ceil := func(d time.Duration) time.Duration { return (d + time.Millisecond - 1) / time.Millisecond }
-	return int32(min(ceil(got+d), maxRAWait)), uint16(min(ceil(got), math.MaxUint16))
+	return int32(min(ceil(from.Sub(c.Time)+d), maxRAWait)), uint32(ceil(got))
 }
 
 // sampleTitle notes a PlayFab call for a sample title ID: to

@@ -223,3 +223,18 @@ func (t *tee) Close() error {
 	})
 	return err
 }
+
+// maxCallMs bounds a call's duration as a trace gives it (about 11.6
+// days): past it, or below 0, the duration is unknown (0), not a time
+// that overflows a Duration, whose sign then depends on the processor.
+const maxCallMs = 1e9
+
+// elapsed returns the duration of ms milliseconds, as a HAR entry's time
+// or a data file's ElapsedCallTimeMs gives it, or 0 (unknown) outside 0 to
+// maxCallMs.
+func elapsed(ms float64) time.Duration {
+	if !(ms >= 0 && ms < maxCallMs) {
+		return 0
+	}
+	return time.Duration(ms * float64(time.Millisecond))
+}

@@ -119,8 +119,8 @@ func (d *dataCall) call(c *Call, i int) string {
 			return fmt.Sprintf("HttpStatusCode %s is not 0 nor an integer from 100 to 999", clip(st))
 		}
 	}
-	if ms, err := strconv.ParseFloat(strings.TrimSpace(d.ElapsedCallTimeMs), 64); err == nil && ms >= 0 && ms < 1e9 {
-		c.Duration = time.Duration(ms * float64(time.Millisecond))
+	if ms, err := strconv.ParseFloat(strings.TrimSpace(d.ElapsedCallTimeMs), 64); err == nil {
+		c.Duration = elapsed(ms)
 	}
 	c.RequestBody, c.ResponseBody = []byte(d.RequestBody), []byte(d.ResponseBody)
 	c.cut()

@@ -38,11 +38,14 @@
 //     any call: of overlapping spans the one holding the most calls is
 //     reported.
 //   - throttled-calls: a single 429 warns; two or more 429s in a row fail,
-//     and so does any call sent before a 429's Retry-After had passed, to
-//     the millisecond. As RFC 9110 §10.2.3 says, a Retry-After in seconds
-//     counts from when the answer was received, where the trace records it
-//     (a HAR entry's time, a .saz session's ClientDoneResponse, a data
-//     file's ElapsedCallTimeMs), else from the request's start.
+//     and so does any call sent after a 429's answer arrived and before
+//     its Retry-After had passed, to the millisecond (a call sent while
+//     the 429 was in flight follows nothing). As RFC 9110 §10.2.3 says, a
+//     Retry-After in seconds counts from when the answer was received,
+//     where the trace records it (a HAR entry's time, a .saz session's
+//     ClientDoneResponse, a data file's ElapsedCallTimeMs; none past
+//     about 11.6 days), else from the request's start; an HTTP-date is its
+//     own instant.
 //   - burst: 3 or more calls within 2 s warn.
 //   - repeated-calls: the same method, URL and body again within 5 s warns.
 //   - polling: 5 or more identical calls at one interval (each gap within

@@ -118,7 +118,7 @@ func (f *entryFields) field(key []byte) error {
 	case "time":
 		return h.read(fTime, key, func() error {
 			ms, err := number(h.dec)
-			h.c.Duration = time.Duration(ms * float64(time.Millisecond))
+			h.c.Duration = elapsed(ms)
 			return err
 		})
 	case "request":

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	minheap "container/heap"
 	"fmt"
 	"math"
 	"time"
@@ -244,6 +245,11 @@ func (j *judging) throttled() {
 		}
 		i = k
 	}
+	// A call is early when it was sent after a 429's answer arrived and
+	// before its Retry-After passed: a call sent while the 429 was in
+	// flight follows nothing. The 429s wait in pending until their
+	// answers' arrival; until is the latest end of those arrived.
+	var pending raPending
 	var until int64 = math.MinInt64
 	var soon []rec
 	var from rec
@@ -256,31 +262,60 @@ func (j *judging) throttled() {
 		soon = nil
 	}
 	for _, r := range recs {
+		for len(pending) > 0 && pending[0].arrival <= r.at {
+			p := minheap.Pop(&pending).(raWindow)
+			if p.end > until {
+				if p.arrival >= until { // the window before ended: this one begins
+					flush()
+					from = p.r
+				}
+				until = p.end
+			}
+		}
 		if r.at < until {
 			soon = append(soon, r)
 		}
 		if r.status == 429 && r.ra >= 0 {
-			if d := raEnd(r); d > until {
-				if r.at >= until {
-					flush()
-					from = r
-				}
-				until = d
-			}
+			// answer is rounded up: a millisecond less is no later than
+			// the arrival, so no call after it is read as in flight.
+			minheap.Push(&pending, raWindow{r: r, arrival: afterMs(r.at, max(int64(r.answer)-1, 0)), end: raEnd(r)})
 		}
 	}
 	flush()
 }
 
 // raEnd returns when r's Retry-After passes, in Unix nanoseconds: r.ra
-// after r.at, saturating at the end of time (r.at may be before 1970,
-// negative, and r.ra is never negative here).
-func raEnd(r rec) int64 {
-	d := int64(r.ra) * int64(time.Millisecond)
-	if r.at > math.MaxInt64-d {
+// after r.at (r.ra is never negative here).
+func raEnd(r rec) int64 { return afterMs(r.at, int64(r.ra)) }
+
+// afterMs returns at plus ms milliseconds (0 or more), saturating at the
+// end of time (at may be before 1970, negative).
+func afterMs(at, ms int64) int64 {
+	d := ms * int64(time.Millisecond)
+	if at > math.MaxInt64-d {
 		return math.MaxInt64
 	}
-	return r.at + d
+	return at + d
+}
+
+// raWindow is a 429's Retry-After: from its answer's arrival to its end.
+type raWindow struct {
+	r            rec
+	arrival, end int64
+}
+
+// raPending is a min-heap of raWindows by arrival (minheap).
+type raPending []raWindow
+
+func (h raPending) Len() int           { return len(h) }
+func (h raPending) Less(i, j int) bool { return h[i].arrival < h[j].arrival }
+func (h raPending) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *raPending) Push(x any)        { *h = append(*h, x.(raWindow)) }
+func (h *raPending) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 // raText writes a 429's Retry-After, as a wait from its answer.
@@ -288,7 +323,7 @@ func raText(r rec) string {
 	if r.ra < 0 {
 		return "not given"
 	}
-	return (time.Duration(max(r.ra-int32(r.answer), 0)) * time.Millisecond).String()
+	return (time.Duration(max(int64(r.ra)-int64(r.answer), 0)) * time.Millisecond).String()
 }
 
 // bursts is BurstDetection: Size or more calls within Window.

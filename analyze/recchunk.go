@@ -111,11 +111,11 @@ func decodeRecs(out []rec, b []byte) ([]rec, error) {
 			ra, ok2 := varint()
 			users, ok3 := varint()
 			answer, n := binary.Uvarint(b)
-			if !ok1 || !ok2 || !ok3 || n <= 0 || answer > math.MaxUint16 || len(b) < n+2 || b[n+1] > 1 {
+			if !ok1 || !ok2 || !ok3 || n <= 0 || answer > math.MaxUint32 || len(b) < n+2 || b[n+1] > 1 {
 				return out, errChunk
 			}
 			b = b[n:]
-			r.status, r.ra, r.users, r.answer = int16(status), int32(ra), int16(users), uint16(answer)
+			r.status, r.ra, r.users, r.answer = int16(status), int32(ra), int16(users), uint32(answer)
 			r.batch, r.social = int8(b[0]), b[1] == 1
 			b = b[2:]
 		}

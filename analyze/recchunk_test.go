@@ -25,7 +25,7 @@ func recsFrom(b []byte) []rec {
 			users:  int16(int8(b[13])),
 			batch:  int8(b[14] % 3),
 			social: b[15]&1 == 1,
-			answer: uint16(b[15] >> 2),
+			answer: uint32(b[15] >> 2),
 		}
 		if b[8]&0x80 != 0 {
 			r.key = binary.LittleEndian.Uint64(b) ^ math.MaxUint64

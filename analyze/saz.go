@@ -349,10 +349,11 @@ func sazResponse(r *bufio.Reader, c *Call) string {
 	if _, err := r.Peek(1); err == io.EOF {
 		return ""
 	}
-	resp, err := http.ReadResponse(r, nil)
+	req := &http.Request{Method: c.Method} // a HEAD's answer has no body, whatever its Content-Length says
+	resp, err := http.ReadResponse(r, req)
 	for err == nil && interim(resp.StatusCode) {
 		code := resp.StatusCode
-		if resp, err = http.ReadResponse(r, nil); err == io.EOF {
+		if resp, err = http.ReadResponse(r, req); err == io.EOF {
 			return fmt.Sprintf("an interim %d answer and no final one", code)
 		}
 	}
@@ -433,7 +434,7 @@ func sazTimers(r *bufio.Reader, c *Call) string {
 	}
 	c.Time = t
 	if done, err := time.Parse(time.RFC3339Nano, m.Timers.Done); err == nil && done.After(t) {
-		c.Duration = done.Sub(t)
+		c.Duration = elapsed(float64(done.Sub(t)) / float64(time.Millisecond))
 	}
 	return ""
 }

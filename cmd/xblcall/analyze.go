@@ -98,7 +98,7 @@ func analyzeFlags(o *analyzeOpts) *flag.FlagSet {
 	fs.BoolVar(&o.json, "json", false, "print the report as JSON (schema "+analyze.Schema+"); the same as --format json")
 	fs.StringVar(&o.format, "format", "text", "write the report to standard output as text, json, junit (JUnit XML: a failure per failing finding), sarif (SARIF 2.1.0, for code scanning) or html")
 	fs.StringVar(&o.html, "html", "", "also write a self-contained HTML report to this file")
-	fs.StringVarP(&o.output, "output", "o", "", "write the report (--format's) to this file instead of standard output; the exit status stays the verdict's, where a pipe to tee would give tee's")
+	fs.StringVarP(&o.output, "output", "o", "", "write the report (--format's) to this file instead of standard output, once the traces are read (never one of them emptied first); the exit status stays the verdict's, where a pipe to tee would give tee's")
 	fs.StringVar(&o.rules, "rules", "", "rules data file (JSON or YAML; fields left out keep the trace analyzer's values)")
 	fs.StringVar(&o.revision, "revision", "", "built-in limits table (default 2020)")
 	fs.StringVar(&o.limits, "limits", "", "limits data file")
@@ -141,19 +141,22 @@ func (o *analyzeOpts) run(ctx context.Context, e *env, args []string) (err error
 		return &exitError{2, err}
 	}
 	if o.output != "" {
-		f, err := os.Create(o.output)
-		if err != nil {
+		// The report is written once the traces are read, in place of the
+		// file (writeFileAtomic): an output that is one of the traces, or
+		// a report already there, is never emptied before that, and is
+		// left alone when no report is made.
+		if err := replaceable(o.output); err != nil {
 			return &exitError{2, fmt.Errorf("--output: %w", err)}
 		}
-		w := bufio.NewWriter(f)
+		var report bytes.Buffer
 		out := *e
-		out.stdout, e = w, &out
+		out.stdout, e = &report, &out
 		defer func() {
-			if ferr := w.Flush(); ferr != nil && err == nil {
-				err = fmt.Errorf("--output: %w", ferr)
+			if report.Len() == 0 {
+				return
 			}
-			if cerr := f.Close(); cerr != nil && err == nil {
-				err = fmt.Errorf("--output: %w", cerr)
+			if werr := writeFileAtomic(o.output, report.Bytes(), 0o644); werr != nil {
+				err = &exitError{2, fmt.Errorf("--output: %w", werr)}
 			}
 		}()
 	}

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -139,6 +140,9 @@ func (o *callOpts) run(ctx context.Context, e *env, args []string) error {
 	if o.retryWindow <= 0 || o.timeout < 0 || o.policy.MaxWait < 0 || o.policy.AttemptTimeout < 0 {
 		return &exitError{2, errors.New("--retry-window must be positive, and --timeout, --max-wait and --attempt-timeout not negative")}
 	}
+	if o.policy.AttemptTimeout > transport.LongCallTimeout { // it bounds the body's reading too (answerTimeout)
+		return &exitError{2, fmt.Errorf("--attempt-timeout %v: at most %v", o.policy.AttemptTimeout, transport.LongCallTimeout)}
+	}
 	if err := o.load.check(); err != nil {
 		return &exitError{2, err}
 	}
@@ -197,13 +201,29 @@ func (o *callOpts) run(ctx context.Context, e *env, args []string) error {
 	// output's taking it (a pager, a slow pipe): the body is read whole
 	// (at most 64 MiB, as printed) before it is printed.
 	bound := bodyBound(ctx, cancel, o.answerTimeout())
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxPrinted+1))
+	if err == nil && len(b) > maxPrinted { // a body cut is no answer: its first part is printed, then the error
+		b, err = b[:maxPrinted], fmt.Errorf("the answer's body is larger than %d MiB: cut there", maxPrinted>>20)
+	}
 	if err = bound(err); err != nil {
 		resp.Body = io.NopCloser(io.MultiReader(bytes.NewReader(b), failedRead{err})) // what came is printed, then the error
 	} else {
 		resp.Body = io.NopCloser(bytes.NewReader(b))
 	}
-	return printResponse(e, resp, o.include || o.verbose && resp.StatusCode == http.StatusTooManyRequests)
+	ss := xblauth.Secrets{}.HeaderSecrets(req.Header, sentHeaderOf(resp)).URLSecrets(req.URL)
+	return printResponse(e, resp, o.include || o.verbose && resp.StatusCode == http.StatusTooManyRequests, ss)
+}
+
+// maxPrinted bounds the answer's body call reads and prints.
+const maxPrinted = 64 << 20
+
+// sentHeaderOf is the header of the request resp answers as it was sent
+// (a renewed token, a signature), or nil.
+func sentHeaderOf(resp *http.Response) http.Header {
+	if resp.Request == nil {
+		return nil
+	}
+	return resp.Request.Header
 }
 
 // failedRead is a reader that fails with err.
@@ -313,8 +333,20 @@ func contractVersion(req *http.Request) string {
 	return "1"
 }
 
+// sameVia reports whether two mock addresses name one mock: the same
+// scheme, host and port, whatever else they say; "" is none.
+func sameVia(a, b string) bool {
+	if a == "" || b == "" {
+		return a == b
+	}
+	ua, err1 := url.Parse(a)
+	ub, err2 := url.Parse(b)
+	return err1 == nil && err2 == nil && strings.EqualFold(ua.Scheme, ub.Scheme) && strings.EqualFold(ua.Host, ub.Host)
+}
+
 // storedToken signs in with the stored sign-in (xblcall login), whose mock
-// address, if it has one, the call then goes to.
+// address, if it has one, the call then goes to; a call given another
+// address is refused.
 func (o *callOpts) storedToken(ctx context.Context) (string, error) {
 	st, err := loadSignIn()
 	if errors.Is(err, errNotSignedIn) {
@@ -323,8 +355,19 @@ func (o *callOpts) storedToken(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if o.via == "" {
+	switch {
+	case o.via == "":
 		o.via = st.Via
+	case !sameVia(o.via, st.Via):
+		// A sign-in's tokens go only where it was made: the real services'
+		// to them, a mock's to that mock, never to an address given since
+		// (a $XBLCALL_MOCK left set from a mock session).
+		where := "the Microsoft and Xbox services"
+		if st.Via != "" {
+			where = shownURL(st.Via)
+		}
+		return "", &exitError{2, fmt.Errorf("the stored sign-in was made with %s, not %s: its tokens go only there; "+
+			"give --token, or sign in again with --via (or unset %s)", where, shownURL(o.via), mockEnv)}
 	}
 	if st.Service != nil {
 		if o.service, o.serviceBase, err = st.Service.serviceSignIn(o.via); err != nil {
@@ -439,15 +482,25 @@ func describe(err error) error {
 	return fmt.Errorf("%v: %w", hresult.Of(err), err)
 }
 
-func printResponse(e *env, resp *http.Response, include bool) error {
+func printResponse(e *env, resp *http.Response, include bool, ss xblauth.Secrets) error {
 	if include {
-		fmt.Fprintf(e.stdout, "%s %s\n", safetext.Clip(resp.Proto, 16), safetext.Clip(resp.Status, 100))
+		fmt.Fprintf(e.stdout, "%s %s\n", safetext.Clip(resp.Proto, 16), safetext.Clip(ss.Scrub(resp.Status), 100))
 		for _, k := range slices.Sorted(maps.Keys(resp.Header)) {
-			fmt.Fprintf(e.stdout, "%s: %s\n", safetext.Clip(headerName(k), 100), safetext.Clip(strings.Join(resp.Header[k], ", "), 1000))
+			fmt.Fprintf(e.stdout, "%s: %s\n", safetext.Clip(headerName(k), 100), safetext.Clip(ss.Scrub(strings.Join(resp.Header[k], ", ")), 1000))
 		}
 		fmt.Fprintln(e.stdout)
 	}
-	if _, err := io.Copy(e.stdout, io.LimitReader(resp.Body, 64<<20)); err != nil {
+	// The body as it came, but a credential the call sent, which a
+	// service may echo: tokens are never printed.
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxPrinted+1)) // one more: a failure after maxPrinted bytes is read too
+	body = body[:min(len(body), maxPrinted)]
+	if len(ss) > 0 {
+		body = []byte(ss.Scrub(string(body)))
+	}
+	if _, werr := e.stdout.Write(body); werr != nil {
+		return werr
+	}
+	if err != nil {
 		return err
 	}
 	fmt.Fprintln(e.stdout)

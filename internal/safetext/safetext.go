@@ -4,7 +4,9 @@
 // and invalid UTF-8 are escaped, Go-style, and the result is clipped to a
 // byte budget); Quote does that in Go quotes, for an argument in an error;
 // Cut only bounds text kept as data, at a character boundary. None splits a
-// UTF-8 character.
+// UTF-8 character. IsASCII tells text that only ASCII may name (a host, a
+// field's name), where Unicode case folding would map other letters onto
+// ASCII ones.
 package safetext
 
 import (

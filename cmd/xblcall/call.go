@@ -201,9 +201,9 @@ func (o *callOpts) run(ctx context.Context, e *env, args []string) error {
 	// output's taking it (a pager, a slow pipe): the body is read whole
 	// (at most 64 MiB, as printed) before it is printed.
 	bound := bodyBound(ctx, cancel, o.answerTimeout())
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxPrinted+1))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, int64(maxPrinted)+1))
 	if err == nil && len(b) > maxPrinted { // a body cut is no answer: its first part is printed, then the error
-		b, err = b[:maxPrinted], fmt.Errorf("the answer's body is larger than %d MiB: cut there", maxPrinted>>20)
+		b, err = b[:maxPrinted], fmt.Errorf("the answer's body is larger than %d bytes: cut there", maxPrinted)
 	}
 	if err = bound(err); err != nil {
 		resp.Body = io.NopCloser(io.MultiReader(bytes.NewReader(b), failedRead{err})) // what came is printed, then the error
@@ -214,8 +214,9 @@ func (o *callOpts) run(ctx context.Context, e *env, args []string) error {
 	return printResponse(e, resp, o.include || o.verbose && resp.StatusCode == http.StatusTooManyRequests, ss)
 }
 
-// maxPrinted bounds the answer's body call reads and prints.
-const maxPrinted = 64 << 20
+// maxPrinted bounds the answer's body call reads and prints (a variable
+// so that a test may make it small).
+var maxPrinted = 64 << 20
 
 // sentHeaderOf is the header of the request resp answers as it was sent
 // (a renewed token, a signature), or nil.
@@ -492,7 +493,7 @@ func printResponse(e *env, resp *http.Response, include bool, ss xblauth.Secrets
 	}
 	// The body as it came, but a credential the call sent, which a
 	// service may echo: tokens are never printed.
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxPrinted+1)) // one more: a failure after maxPrinted bytes is read too
+	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(maxPrinted)+1)) // one more: a failure after maxPrinted bytes is read too
 	body = body[:min(len(body), maxPrinted)]
 	if len(ss) > 0 {
 		body = []byte(ss.Scrub(string(body)))

@@ -142,6 +142,9 @@ func RedactParams(host, ref string) string {
 	}
 	f, fChanged := redactForm(frag, signIn, urlSeparators)
 	q, qChanged := redactForm(query, signIn, urlSeparators)
+	if q2, changed := redactHashNames(q, signIn); changed {
+		q, qChanged = q2, true
+	}
 	if !fChanged && !qChanged {
 		return ref
 	}
@@ -155,6 +158,39 @@ func RedactParams(host, ref string) string {
 		b.WriteString("?" + q)
 	}
 	return b.String()
+}
+
+// redactHashNames replaces the values of q's pairs as net/http reads them,
+// split at '&' (and ';', which a server of another language may take),
+// whose names hold a '#' and are secret: a '#' inside a query is part of
+// a pair's name there ("access_token\x80x#?code=y" is one pair, named
+// like a token), where redactForm, splitting at '#' too, judged "?code".
+func redactHashNames(q string, signIn bool) (string, bool) {
+	var b strings.Builder
+	changed, start := false, 0
+	for i := 0; i <= len(q); i++ {
+		if i < len(q) && q[i] != '&' && q[i] != ';' {
+			continue
+		}
+		name, value, hasValue := strings.Cut(q[start:i], "=")
+		if secret, _ := pairSecret(name, hasValue, signIn); secret && hasValue && value != Redacted && strings.Contains(name, "#") {
+			if !changed {
+				b.WriteString(q[:start])
+				changed = true
+			}
+			b.WriteString(name + "=" + Redacted)
+		} else if changed {
+			b.WriteString(q[start:i])
+		}
+		if changed && i < len(q) {
+			b.WriteByte(q[i])
+		}
+		start = i + 1
+	}
+	if !changed {
+		return q, false
+	}
+	return b.String(), true
 }
 
 // The separators of a form's pairs: in a body, '&' and ';' (the ';' that

@@ -228,9 +228,16 @@ func TestRTAResetWorldOrderedWithWrites(t *testing.T) {
 	h.world.mu.Lock()
 	reset := make(chan struct{})
 	go func() { defer close(reset); h.ResetWorld() }()
-	for h.world.lapses.mu.TryLock() { // until the reset holds it (and then waits for world.mu)
-		h.world.lapses.mu.Unlock()
-		time.Sleep(time.Millisecond)
+	// Until the reset holds lapses.mu (and then waits for world.mu): held
+	// for 20 tries in a row, as the reset holds it, not for the moment
+	// another holder (a subscribe's answer) does.
+	for held := 0; held < 20; time.Sleep(time.Millisecond) {
+		if h.world.lapses.mu.TryLock() {
+			h.world.lapses.mu.Unlock()
+			held = 0
+		} else {
+			held++
+		}
 	}
 	wrote := make(chan struct{})
 	go func() {

@@ -254,13 +254,9 @@ func (f *dataFields) field(key []byte) error {
 }
 
 // folded makes the call a problem when key, not one of its fields' names
-// in ASCII case, is one under Unicode folding (foldedName). A character
-// folding to an ASCII letter takes at most 3 bytes (the Kelvin sign), so a
-// longer key is no name.
+// in ASCII case, is one under Unicode folding (foldedName, which reads at
+// most a name's length of key, so a long key costs no more).
 func (f *dataFields) folded(key []byte) {
-	if len(key) > 3*len("elapsedcalltimems") {
-		return
-	}
 	for _, n := range dataFieldNames {
 		if foldedName(key, n) {
 			f.bad = fmt.Sprintf("%q is %q in another case: readers differ on which counts", clip(string(key)), n)

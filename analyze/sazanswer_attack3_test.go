@@ -15,7 +15,7 @@ import (
 )
 
 // attack3SAZ writes sessions 1..n (request, timers, answer s[i]), stored.
-func attack3SAZ(t *testing.T, t0 time.Time, answers ...string) []byte {
+func attack3SAZ(t *testing.T, method string, t0 time.Time, answers ...string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	z := zip.NewWriter(&buf)
@@ -29,7 +29,7 @@ func attack3SAZ(t *testing.T, t0 time.Time, answers ...string) []byte {
 	for i, a := range answers {
 		n := i + 1
 		b := t0.Add(time.Duration(i) * time.Second).Format(time.RFC3339Nano)
-		put(fmt.Sprintf("raw/%d_c.txt", n), "GET https://profile.xboxlive.com/users/me/profile/settings HTTP/1.1\r\nHost: profile.xboxlive.com\r\nAuthorization: XBL3.0 x=1;tok\r\n\r\n")
+		put(fmt.Sprintf("raw/%d_c.txt", n), method+" https://profile.xboxlive.com/users/me/profile/settings HTTP/1.1\r\nHost: profile.xboxlive.com\r\nAuthorization: XBL3.0 x=1;tok\r\n\r\n")
 		put(fmt.Sprintf("raw/%d_m.xml", n), `<?xml version="1.0" encoding="utf-8"?><Session SID="`+fmt.Sprint(n)+`"><SessionTimers ClientConnected="`+b+
 			`" ClientBeginRequest="`+b+`" ClientDoneResponse="`+b+`"/><SessionFlags/></Session>`)
 		put(fmt.Sprintf("raw/%d_s.txt", n), a)
@@ -70,11 +70,11 @@ const attack3429 = "HTTP/1.1 429 Too Many Requests\r\nContent-Length: 0\r\n\r\n"
 // answered 100, read whole: yellow (repeated-calls), exit 0.
 func TestAttack3SAZAnswerAfterInterimNotPassedOver(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 20, 0, 0, 0, time.UTC)
-	if rep, _ := attack3AnalyzeSAZ(t, attack3SAZ(t, t0, attack3429, attack3429)); rep.Verdict != analyze.Red {
+	if rep, _ := attack3AnalyzeSAZ(t, attack3SAZ(t, "GET", t0, attack3429, attack3429)); rep.Verdict != analyze.Red {
 		t.Fatalf("control: two 429s in a row: verdict %s, want red", rep.Verdict)
 	}
 	interim := "HTTP/1.1 100 Continue\r\n\r\n" + attack3429
-	rep, in := attack3AnalyzeSAZ(t, attack3SAZ(t, t0, interim, interim))
+	rep, in := attack3AnalyzeSAZ(t, attack3SAZ(t, "GET", t0, interim, interim))
 	if rep.Verdict == analyze.Green || rep.Verdict == analyze.Yellow {
 		t.Errorf("two answers \"100 Continue\" then 429: verdict %s, complete %v, problems %v; want red or incomplete", rep.Verdict, in.Complete(), in.Problems)
 	}
@@ -87,7 +87,7 @@ func TestAttack3SAZAnswerAfterInterimNotPassedOver(t *testing.T) {
 func TestAttack3SAZBytesAfterAnswerNotPassedOver(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 20, 0, 0, 0, time.UTC)
 	two := "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n" + attack3429
-	rep, in := attack3AnalyzeSAZ(t, attack3SAZ(t, t0, two, two))
+	rep, in := attack3AnalyzeSAZ(t, attack3SAZ(t, "GET", t0, two, two))
 	if rep.Verdict == analyze.Green || rep.Verdict == analyze.Yellow {
 		t.Errorf("answer files holding a 200 then a 429: verdict %s, complete %v, problems %v; want red or incomplete", rep.Verdict, in.Complete(), in.Problems)
 	}
@@ -99,7 +99,7 @@ func TestAttack3SAZBytesAfterAnswerNotPassedOver(t *testing.T) {
 func TestAttack3SAZGzipAnswerBodyCutNeverPanics(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 20, 0, 0, 0, time.UTC)
 	cut := "HTTP/1.1 429 Too Many Requests\r\nContent-Encoding: gzip\r\nContent-Length: 12\r\n\r\n\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff\x00\x00"
-	rep, _ := attack3AnalyzeSAZ(t, attack3SAZ(t, t0, cut, cut))
+	rep, _ := attack3AnalyzeSAZ(t, attack3SAZ(t, "GET", t0, cut, cut))
 	if rep.Verdict == analyze.Green || rep.Verdict == analyze.Yellow {
 		t.Errorf("two 429s with cut gzip bodies: verdict %s, want red or incomplete", rep.Verdict)
 	}

@@ -5,59 +5,13 @@ package analyze_test
 // bytes after the final answer a problem).
 
 import (
-	"archive/zip"
-	"bytes"
 	"fmt"
-	"io"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/xblgo/fgrl/analyze"
 )
-
-// attack4SAZ4 writes one session per answer: a request by method, its timers a
-// second apart, and the answer file as given, stored.
-func attack4SAZ4(t *testing.T, method string, answers ...string) []byte {
-	t.Helper()
-	t0 := time.Date(2026, 3, 1, 20, 0, 0, 0, time.UTC)
-	var buf bytes.Buffer
-	z := zip.NewWriter(&buf)
-	put := func(name, content string) {
-		w, err := z.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Store})
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.WriteString(w, content)
-	}
-	for i, a := range answers {
-		n := i + 1
-		b := t0.Add(time.Duration(i) * time.Second).Format(time.RFC3339Nano)
-		put(fmt.Sprintf("raw/%d_c.txt", n), method+" https://profile.xboxlive.com/users/me/profile/settings HTTP/1.1\r\nHost: profile.xboxlive.com\r\nAuthorization: XBL3.0 x=1;tok\r\n\r\n")
-		put(fmt.Sprintf("raw/%d_m.xml", n), `<?xml version="1.0" encoding="utf-8"?><Session SID="`+fmt.Sprint(n)+`"><SessionTimers ClientConnected="`+b+
-			`" ClientBeginRequest="`+b+`" ClientDoneResponse="`+b+`"/><SessionFlags/></Session>`)
-		put(fmt.Sprintf("raw/%d_s.txt", n), a)
-	}
-	if err := z.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
-func attack4ReadSAZ4(t *testing.T, b []byte) (*analyze.Report, analyze.Input) {
-	t.Helper()
-	a, err := analyze.New(nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, err := analyze.ReadSAZ(bytes.NewReader(b), int64(len(b)), a.Add)
-	if err != nil {
-		t.Fatalf("ReadSAZ: %v", err)
-	}
-	in.Name = "atk.saz"
-	a.AddInput(in)
-	return a.Report(), in
-}
 
 const attack4429s4 = "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 1\r\nContent-Length: 0\r\n\r\n"
 
@@ -73,7 +27,7 @@ const attack4429s4 = "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 1\r\nConten
 // two such sessions (two 429s in a row, red) read green, whole.
 func TestAttack4SAZHeadAnswerHidesA429(t *testing.T) {
 	hidden := fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", len(attack4429s4)) + attack4429s4
-	rep, in := attack4ReadSAZ4(t, attack4SAZ4(t, "HEAD", hidden, hidden))
+	rep, in := attack3AnalyzeSAZ(t, attack3SAZ(t, "HEAD", time.Date(2026, 3, 1, 20, 0, 0, 0, time.UTC), hidden, hidden))
 	if rep.Verdict == analyze.Green || rep.Verdict == analyze.Yellow {
 		t.Errorf("HEAD answers holding a 200 (Content-Length %d) then a 429: verdict %s, complete %v, problems %v; want red or incomplete",
 			len(attack4429s4), rep.Verdict, in.Complete(), in.Problems)
@@ -109,7 +63,7 @@ func TestAttack4SAZAnswerHeldProbes(t *testing.T) {
 		// 204 then a 429: 204 has no content, the 429 is bytes after.
 		{"204 then 429", "GET", "HTTP/1.1 204 No Content\r\nContent-Length: 70\r\n\r\n" + attack4429s4, false, ""},
 	} {
-		rep, in := attack4ReadSAZ4(t, attack4SAZ4(t, c.method, c.answer, c.answer))
+		rep, in := attack3AnalyzeSAZ(t, attack3SAZ(t, c.method, time.Date(2026, 3, 1, 20, 0, 0, 0, time.UTC), c.answer, c.answer))
 		switch {
 		case in.Complete() != c.whole:
 			t.Errorf("%s: complete %v (problems %v, stop %v), want %v", c.name, in.Complete(), in.Problems, in.Stop, c.whole)

@@ -52,7 +52,7 @@ func TestAttack4SAZProblemKeepsNoToken(t *testing.T) {
 		"Authori\x01zation: XBL3.0 x=1;" + secret,
 	} {
 		req := "GET https://profile.xboxlive.com/users/me/profile/settings HTTP/1.1\r\nHost: profile.xboxlive.com\r\n" + line + "\r\n\r\n"
-		rep, in := attack4ReadSAZ4(t, attack4SAZRequest4(t, req))
+		rep, in := attack3AnalyzeSAZ(t, attack4SAZRequest4(t, req))
 		if in.Complete() {
 			t.Errorf("%q: read whole, want a problem", line)
 		}

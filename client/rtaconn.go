@@ -267,7 +267,6 @@ type rtaSub struct {
 	attempt  int    // refusals with 1001 or 1002 so far on this connection
 	svc      uint32 // the service's id for it, while bySvc maps it to it
 	pending  bool   // a retry is timed or in due
-	refused  bool   // refused for good (rtaSession.refused): never sent again
 	awaiting bool   // its first subscribe on this connection is not answered yet
 	timer    *time.Timer
 }
@@ -292,7 +291,7 @@ func (s *rtaSession) serve(ctx context.Context, ws *websocket.Conn) error {
 	bySvc := map[uint32]*rtaSub{}
 	due := make(chan *rtaSub, len(s.rs)) // one pending retry a subscription at most
 	for i, r := range s.rs {
-		subs[i] = &rtaSub{res: r, seq: uint32(i + 1), refused: s.refused[r]}
+		subs[i] = &rtaSub{res: r, seq: uint32(i + 1)}
 		defer func() {
 			if t := subs[i].timer; t != nil {
 				t.Stop()
@@ -312,7 +311,7 @@ func (s *rtaSession) serve(ctx context.Context, ws *websocket.Conn) error {
 	life := time.NewTimer(rtaLifetime)
 	defer life.Stop()
 	for {
-		for next < len(subs) && subs[next].refused {
+		for next < len(subs) && s.refused[subs[next].res] {
 			next++ // refused for good on an earlier connection: not sent again
 		}
 		var send1 <-chan struct{} // ready while subscribes remain, and few await their answers
@@ -422,7 +421,7 @@ func (s *rtaSession) handle(ctx context.Context, m rtaMessage, subs []*rtaSub, b
 			return true // not ours: XSAPI ignores it too
 		}
 		sub := subs[m.seq-1]
-		if sub.refused {
+		if s.refused[sub.res] {
 			return true // refused for good: an answer to what was not sent again is not ours
 		}
 		if sub.awaiting {
@@ -448,8 +447,7 @@ func (s *rtaSession) handle(ctx context.Context, m rtaMessage, subs []*rtaSub, b
 			sub.timer = time.AfterFunc(d, func() { due <- sub })
 			return true
 		}
-		sub.refused = true // for good: not sent again, on this connection or the next
-		s.refused[sub.res] = true
+		s.refused[sub.res] = true // for good: not sent again, on this connection or the next
 		return s.emit(ctx, &SubscriptionError{Resource: sub.res, Err: rtaRefusal(sub.res, m.code)})
 	case rtaEvent:
 		sub := bySvc[m.sub]

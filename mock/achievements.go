@@ -119,7 +119,7 @@ func (s achievementsService) routes() []route {
 // Config.SCIDs names another: lower-case hex, as the service stores SCIDs.
 func SCID(titleID string) string {
 	n, _ := strconv.ParseUint(titleID, 10, 64)
-	return fmt.Sprintf("00000000-0000-0000-0000-%012x", n)
+	return fmt.Sprintf(derivedSCID+"%012x", n)
 }
 
 // scidOf returns the SCID of a title: Config.SCIDs', else SCID's.

@@ -283,13 +283,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.URL.IsAbs():
 		s.absolute(w, r)
 	case isAdmin(r):
-		// A body is read within MaxCallTime, by the page or, unread, by
-		// net/http before the answer; the deadline stays on the
-		// connection, which then closes.
-		if r.ContentLength != 0 || len(r.TransferEncoding) > 0 {
-			http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.cfg.MaxCallTime))
-			w.Header().Set("Connection", "close")
-		}
+		bodyReadsUntil(w, r, time.Now().Add(s.cfg.MaxCallTime)) // by the page, or unread by net/http before the answer
 		s.admin.ServeHTTP(w, r)
 	default: // the request's Host is the peer's to choose: the answer names the address it came to
 		plain(w, r, http.StatusBadRequest, "proxy: this is a forward proxy for the Xbox services: send it HTTPS through CONNECT "+
@@ -305,18 +299,27 @@ func localAddr(r *http.Request) string {
 	return "<this address>"
 }
 
-// plain writes a text answer to r, the proxy's own. A body r announced
-// is not waited for (net/http reads a small unread body before an
-// answer's header, with no deadline of its own, so a body announced and
-// never sent would hold the answer and the connection for good): the
-// connection closes after the answer. A request without a body keeps its
-// connection; r is nil where its body was read (a refusal after the call).
-func plain(w http.ResponseWriter, r *http.Request, status int, msg string) {
-	h := w.Header()
-	if r != nil && (r.ContentLength != 0 || len(r.TransferEncoding) > 0) { // a body that may be unread: no keep-alive after it
-		http.NewResponseController(w).SetReadDeadline(time.Now()) // an error: a writer that cannot (a recorder)
-		h.Set("Connection", "close")
+// bodyReadsUntil ends the reads of r's body, if it has one, at deadline,
+// and closes the connection after the answer: net/http reads a small
+// unread body before an answer's header with no deadline of its own, and
+// the deadline stays on the connection, which no other request then uses.
+// A request without a body keeps its connection. An error of the
+// deadline's setting means a writer that cannot (a recorder).
+func bodyReadsUntil(w http.ResponseWriter, r *http.Request, deadline time.Time) {
+	if r.ContentLength != 0 || len(r.TransferEncoding) > 0 {
+		http.NewResponseController(w).SetReadDeadline(deadline)
+		w.Header().Set("Connection", "close")
 	}
+}
+
+// plain writes a text answer to r, the proxy's own, which waits for no
+// body r announced (bodyReadsUntil now); r is nil where its body was read
+// (a refusal after the call).
+func plain(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	if r != nil {
+		bodyReadsUntil(w, r, time.Now()) // the proxy's own answer reads no body
+	}
+	h := w.Header()
 	h.Set("Content-Type", "text/plain; charset=utf-8")
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)

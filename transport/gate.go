@@ -31,18 +31,13 @@ func (c *call) gateCache() error {
 	if !ok {
 		return nil
 	}
-	if c.pol.Priority == Background && c.canWait(wait) {
-		// A background call waits without the one place to wait
-		// (claim): an interactive call that comes after takes it, rather
-		// than be refused for a call that yields to it. After the wait
-		// the budget's background share still paces it (gateBackground).
-		c.emit(Event{Kind: EventWait, Wait: wait, Reason: "retry-after"})
-		err := c.sleep(wait)
-		c.now = c.clk.Now()
-		return err
-	}
-	if c.canWait(wait) && c.t.cache.claim(c.key) {
-		c.ownsCache = true // released when this call sends again, or ends
+	// A background call waits without the one place to wait (claim): an
+	// interactive call that comes after takes it, rather than be refused
+	// for a call that yields to it. After the wait the budget's background
+	// share still paces it (gateBackground).
+	background := c.pol.Priority == Background
+	if c.canWait(wait) && (background || c.t.cache.claim(c.key)) {
+		c.ownsCache = !background // released when this call sends again, or ends
 		c.emit(Event{Kind: EventWait, Wait: wait, Reason: "retry-after"})
 		err := c.sleep(wait)
 		c.now = c.clk.Now()

@@ -205,13 +205,8 @@ func (o *callOpts) run(ctx context.Context, e *env, args []string) error {
 	if err == nil && len(b) > maxPrinted { // a body cut is no answer: its first part is printed, then the error
 		b, err = b[:maxPrinted], fmt.Errorf("the answer's body is larger than %d bytes: cut there", maxPrinted)
 	}
-	if err = bound(err); err != nil {
-		resp.Body = io.NopCloser(io.MultiReader(bytes.NewReader(b), failedRead{err})) // what came is printed, then the error
-	} else {
-		resp.Body = io.NopCloser(bytes.NewReader(b))
-	}
 	ss := xblauth.Secrets{}.HeaderSecrets(req.Header, sentHeaderOf(resp)).URLSecrets(req.URL)
-	return printResponse(e, resp, o.include || o.verbose && resp.StatusCode == http.StatusTooManyRequests, ss)
+	return printResponse(e, resp, b, bound(err), o.include || o.verbose && resp.StatusCode == http.StatusTooManyRequests, ss)
 }
 
 // maxPrinted bounds the answer's body call reads and prints (a variable
@@ -226,11 +221,6 @@ func sentHeaderOf(resp *http.Response) http.Header {
 	}
 	return resp.Request.Header
 }
-
-// failedRead is a reader that fails with err.
-type failedRead struct{ err error }
-
-func (f failedRead) Read([]byte) (int, error) { return 0, f.err }
 
 // answerTimeout bounds the reading of an answer's body, which the
 // transport's attempt timeout does not (it ends with the headers): the
@@ -483,7 +473,10 @@ func describe(err error) error {
 	return fmt.Errorf("%v: %w", hresult.Of(err), err)
 }
 
-func printResponse(e *env, resp *http.Response, include bool, ss xblauth.Secrets) error {
+// printResponse prints resp, whose body is body (read before, at most
+// maxPrinted bytes) and the error that ended its reading, readErr:
+// what came is printed, then the error.
+func printResponse(e *env, resp *http.Response, body []byte, readErr error, include bool, ss xblauth.Secrets) error {
 	if include {
 		fmt.Fprintf(e.stdout, "%s %s\n", safetext.Clip(resp.Proto, 16), safetext.Clip(ss.Scrub(resp.Status), 100))
 		for _, k := range slices.Sorted(maps.Keys(resp.Header)) {
@@ -493,16 +486,14 @@ func printResponse(e *env, resp *http.Response, include bool, ss xblauth.Secrets
 	}
 	// The body as it came, but a credential the call sent, which a
 	// service may echo: tokens are never printed.
-	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(maxPrinted)+1)) // one more: a failure after maxPrinted bytes is read too
-	body = body[:min(len(body), maxPrinted)]
 	if len(ss) > 0 {
 		body = []byte(ss.Scrub(string(body)))
 	}
-	if _, werr := e.stdout.Write(body); werr != nil {
-		return werr
-	}
-	if err != nil {
+	if _, err := e.stdout.Write(body); err != nil {
 		return err
+	}
+	if readErr != nil {
+		return readErr
 	}
 	fmt.Fprintln(e.stdout)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {

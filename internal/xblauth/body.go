@@ -46,7 +46,7 @@ func RedactBody(host string, body []byte) []byte {
 		}
 		return out
 	}
-	out, changed := redactForm(string(t), signIn, bodySeparators)
+	out, changed := redactForm(string(t), signIn, bodySeparators, nil)
 	if !changed && !signIn {
 		return body
 	}

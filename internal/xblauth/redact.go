@@ -140,9 +140,13 @@ func RedactParams(host, ref string) string {
 	} else {
 		query = rest
 	}
-	f, fChanged := redactForm(frag, signIn, urlSeparators)
-	q, qChanged := redactForm(query, signIn, urlSeparators)
-	if q2, changed := redactHashNames(q, signIn); changed {
+	f, fChanged := redactForm(frag, signIn, urlSeparators, nil)
+	q, qChanged := redactForm(query, signIn, urlSeparators, nil)
+	// net/http reads the query's pairs split at '&' (and ';', which a
+	// server of another language may take): a '#' inside one is part of
+	// its name there ("access_token\x80x#?code=y" is one pair, named like
+	// a token), where the split at '#' too judged "?code".
+	if q2, changed := redactForm(q, signIn, bodySeparators, hashName); changed {
 		q, qChanged = q2, true
 	}
 	if !fChanged && !qChanged {
@@ -160,38 +164,9 @@ func RedactParams(host, ref string) string {
 	return b.String()
 }
 
-// redactHashNames replaces the values of q's pairs as net/http reads them,
-// split at '&' (and ';', which a server of another language may take),
-// whose names hold a '#' and are secret: a '#' inside a query is part of
-// a pair's name there ("access_token\x80x#?code=y" is one pair, named
-// like a token), where redactForm, splitting at '#' too, judged "?code".
-func redactHashNames(q string, signIn bool) (string, bool) {
-	var b strings.Builder
-	changed, start := false, 0
-	for i := 0; i <= len(q); i++ {
-		if i < len(q) && q[i] != '&' && q[i] != ';' {
-			continue
-		}
-		name, value, hasValue := strings.Cut(q[start:i], "=")
-		if secret, _ := pairSecret(name, hasValue, signIn); secret && hasValue && value != Redacted && strings.Contains(name, "#") {
-			if !changed {
-				b.WriteString(q[:start])
-				changed = true
-			}
-			b.WriteString(name + "=" + Redacted)
-		} else if changed {
-			b.WriteString(q[start:i])
-		}
-		if changed && i < len(q) {
-			b.WriteByte(q[i])
-		}
-		start = i + 1
-	}
-	if !changed {
-		return q, false
-	}
-	return b.String(), true
-}
+// hashName reports whether a pair's name holds a '#' (redactForm's only,
+// for the pairs net/http names otherwise than a split at '#' does).
+func hashName(name string) bool { return strings.Contains(name, "#") }
 
 // The separators of a form's pairs: in a body, '&' and ';' (the ';' that
 // net/url refuses, since a server of another language may take it); in a
@@ -248,8 +223,10 @@ func RedactURL(rawURL string) string {
 // redactForm returns a form's text (name=value pairs split by any byte of
 // seps) with its secret values replaced, and whether anything was. At a
 // sign-in host a form holding a pair that is not name=value, or a name
-// that is not one, is replaced whole.
-func redactForm(form string, signIn bool, seps string) (string, bool) {
+// that is not one, is replaced whole. With only, the form is read again
+// as another reader splits it: only the pairs whose names only takes are
+// judged, by their names alone, the others kept as they are.
+func redactForm(form string, signIn bool, seps string, only func(name string) bool) (string, bool) {
 	var b strings.Builder
 	changed := false
 	for start := 0; start < len(form); {
@@ -262,6 +239,9 @@ func redactForm(form string, signIn bool, seps string) (string, bool) {
 		pair := form[start:end]
 		name, value, hasValue := strings.Cut(pair, "=")
 		secret, whole := pairSecret(name, hasValue, signIn)
+		if only != nil {
+			secret, whole = secret && only(name), false
+		}
 		switch {
 		case pair == "":
 		case whole:

@@ -100,3 +100,31 @@ func TestCancelFromOutside(t *testing.T) {
 		}
 	}
 }
+
+// TestCancelLeavesQueuedCallsUnmade: calls queued at one instant and not
+// yet started when the context ends are not made. Before, each of them ran
+// through the client to fail on the ended context: a ^C on a replay of
+// 180,000 calls returned 1.3 s after it (9 s under the race detector),
+// and here 100,000 calls ended after the cancel.
+func TestCancelLeavesQueuedCallsUnmade(t *testing.T) {
+	p := Pattern{{At: 0, Service: "profile", User: "2533274790000001", Count: 100_000}}
+	for _, client := range append(Clients, Subscribed) {
+		t.Run(client, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var calls atomic.Int64
+			_, err := Run(ctx, p, Options{Limits: limits.Default(), Client: client, NoKeys: true,
+				OnCall: func(*Event, bool) {
+					if calls.Add(1) == 10 {
+						cancel()
+					}
+				}})
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("err %v; want context.Canceled", err)
+			}
+			if after := calls.Load() - 10; after > 100 {
+				t.Errorf("%d calls ended after the cancel; want only those under way (at most a worker each)", after)
+			}
+		})
+	}
+}

@@ -276,7 +276,9 @@ func (p Pattern) Len() int { return len(p) }
 // Event returns p[i].
 func (p Pattern) Event(i int) Event { return p[i] }
 
-// Run replays p in virtual time; p need not be in time order.
+// Run replays p in virtual time; p need not be in time order. When ctx
+// ends, the calls not yet started are not made and Run returns ctx's error
+// with what the run counted until then.
 func Run(ctx context.Context, p Pattern, o Options) (Result, error) {
 	if !slices.IsSortedFunc(p, byTime) {
 		p = slices.Clone(p)
@@ -342,6 +344,9 @@ func RunEvents(ctx context.Context, ev Events, o Options) (Result, error) {
 		}
 		ctx := clock.With(ctx, r)
 		r.call = func(e *Event) {
+			if ctx.Err() != nil {
+				return // the run ends: the calls still queued are not made
+			}
 			if o.Client == Subscribed && tl.pushed(e) {
 				return
 			}

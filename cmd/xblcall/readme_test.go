@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -144,7 +145,13 @@ func TestHelpExamples(t *testing.T) {
 				if args[0] == "call" && !slices.Contains(args, "--mock") {
 					continue // a live service or a running mock
 				}
-				code, _, errs := xblcall(t, args...)
+				var code int
+				var errs string
+				if args[0] == "call" { // the embedded mock, in virtual time: -n 20 waits 15 s for profile's burst window
+					synctest.Test(t, func(t *testing.T) { code, _, errs = xblcall(t, args...) })
+				} else {
+					code, _, errs = xblcall(t, args...)
+				}
 				red := args[0] == "analyze" // the traces at hand are the naive client's: red
 				if code != want && !(red && code == 1) {
 					t.Errorf("help %s: %s: exit %d\n%s", name, part, code, clip(errs))

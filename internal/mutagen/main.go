@@ -41,6 +41,7 @@ func main() {
 	flag.Float64Var(&o.min, "min", 90, "the least score, in percent, each package must reach")
 	flag.IntVar(&o.workers, "workers", runtime.NumCPU(), "test binaries run at once")
 	flag.BoolVar(&o.verbose, "v", false, "list every mutant, not only the survivors")
+	flag.BoolVar(&o.all, "all", false, "run the accepted equivalents' tests too (without it, they count as survivors unrun)")
 	flag.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: mutagen [flags] PKG[=FILE_REGEXP]...")
 		flag.PrintDefaults()
@@ -67,6 +68,7 @@ type options struct {
 	min      float64
 	workers  int
 	verbose  bool
+	all      bool // run the accepted equivalents too
 }
 
 // run tests every target, then every edit of the table, and returns an
@@ -86,7 +88,11 @@ func run(o options, w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		ms, refused, err := mutate(p, o.workers)
+		var skip func(string) bool
+		if !o.all {
+			skip = func(key string) bool { return match(acc, key) != nil }
+		}
+		ms, refused, err := mutate(p, o.workers, skip)
 		if err != nil {
 			return fmt.Errorf("%s: %w", p.path, err)
 		}
@@ -137,7 +143,7 @@ func judge(w io.Writer, results []result, acc []*acceptance, o options) []string
 
 // report prints a package's mutants and returns what fails it.
 func report(w io.Writer, path string, ms []*mutant, refused int, acc []*acceptance, o options) []string {
-	var nKilled, nTimedOut, nLived, nAccepted int
+	var nKilled, nTimedOut, nLived, nAccepted, nNotRun int
 	var fails []string
 	for _, m := range ms {
 		a := match(acc, m.key())
@@ -156,11 +162,14 @@ func report(w io.Writer, path string, ms []*mutant, refused int, acc []*acceptan
 			nLived++
 			if a != nil {
 				nAccepted++
+				if m.by == notRun {
+					nNotRun++
+				}
 			} else {
 				fails = append(fails, "survived: "+m.key())
 			}
 			if o.verbose || a == nil {
-				fmt.Fprintf(w, "%-8s %s%s (%.1f s)\n", m.status, m.where(), acceptedMark(a), m.took.Seconds())
+				fmt.Fprintf(w, "%-8s %s%s (%.1f s)\n", m.status, m.where(), acceptedMark(a, m), m.took.Seconds())
 			}
 			continue
 		}
@@ -172,8 +181,8 @@ func report(w io.Writer, path string, ms []*mutant, refused int, acc []*acceptan
 	if len(ms) > 0 {
 		score = 100 * float64(nKilled) / float64(max(nKilled+nLived, 1))
 	}
-	fmt.Fprintf(w, "%s: %d mutants, %d reached by its tests: %d killed (%d by a timeout), %d survived (%d accepted as equivalent); score %.1f %%",
-		path, len(ms), nKilled+nLived, nKilled, nTimedOut, nLived, nAccepted, score)
+	fmt.Fprintf(w, "%s: %d mutants, %d reached by its tests: %d killed (%d by a timeout), %d survived (%d accepted as equivalent, %d of them not run); score %.1f %%",
+		path, len(ms), nKilled+nLived, nKilled, nTimedOut, nLived, nAccepted, nNotRun, score)
 	if refused > 0 {
 		fmt.Fprintf(w, "; %d more the compiler refused", refused)
 	}
@@ -184,9 +193,12 @@ func report(w io.Writer, path string, ms []*mutant, refused int, acc []*acceptan
 	return fails
 }
 
-func acceptedMark(a *acceptance) string {
-	if a == nil {
+func acceptedMark(a *acceptance, m *mutant) string {
+	switch {
+	case a == nil:
 		return ""
+	case m.by == notRun:
+		return " (accepted, not run)"
 	}
 	return " (accepted)"
 }

@@ -21,7 +21,7 @@ func mutateSample(t *testing.T) result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ms, refused, err := mutate(p, 2)
+	ms, refused, err := mutate(p, 2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,4 +252,42 @@ func FuzzParseTables(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestAcceptedNotRun: a mutant reached whose key skip names counts as a
+// survivor without its tests being run (Less's "<=" is killed when run);
+// one no test reaches stays untested; the others run as before.
+func TestAcceptedNotRun(t *testing.T) {
+	p, err := load(sample, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const (
+		less   = "internal/mutagen/testdata/sample/sample.go: Less: func Less(a, b int) bool { return a [<] b } -> <="
+		unused = "internal/mutagen/testdata/sample/sample.go: Unused: func Unused(x int) int { return x [+] 1 + table[0] } -> -"
+		sum    = "internal/mutagen/testdata/sample/sample.go: Sum: s = s [+] xs[i] -> -"
+	)
+	ms, _, err := mutate(p, 2, func(key string) bool { return key == less || key == unused })
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, m := range ms {
+		got[m.key()] = m.status.String() + " " + m.by
+	}
+	want := map[string]string{less: "SURVIVED not run", unused: "UNTESTED ", sum: "KILLED TestSample"}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s: %q, want %q", k, got[k], w)
+		}
+	}
+	var out bytes.Buffer
+	acc, err := parseAccepted(strings.NewReader(less+"\n\tsaid so\n"), "accepted")
+	if err != nil {
+		t.Fatal(err)
+	}
+	report(&out, p.path, ms, 0, acc, options{min: 0, verbose: true})
+	if !strings.Contains(out.String(), "(accepted, not run)") || !strings.Contains(out.String(), "(1 accepted as equivalent, 1 of them not run)") {
+		t.Errorf("the report does not say the accepted mutant was not run:\n%s", out.String())
+	}
 }

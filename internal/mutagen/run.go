@@ -20,10 +20,11 @@ import (
 )
 
 // mutate builds p's mutants into one test binary, learns which tests reach
-// each, and runs those tests against each mutant. It returns every mutant
-// whose code compiled, with its status, and the number whose code the
-// compiler refused.
-func mutate(p *pkg, workers int) ([]*mutant, int, error) {
+// each, and runs those tests against each mutant but those whose key skip
+// reports (nil: none), which count as survivors without running. It
+// returns every mutant whose code compiled, with its status, and the
+// number whose code the compiler refused.
+func mutate(p *pkg, workers int, skip func(key string) bool) ([]*mutant, int, error) {
 	tmp, err := os.MkdirTemp("", "mutagen-")
 	if err != nil {
 		return nil, 0, err
@@ -64,7 +65,7 @@ func mutate(p *pkg, workers int) ([]*mutant, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	parallel(workers, len(ms), func(i int) { runMutant(bin, p.dir, ms[i], tests) })
+	parallel(workers, len(ms), func(i int) { runMutant(bin, p.dir, ms[i], tests, skip) })
 	return ms, refused, nil
 }
 
@@ -190,8 +191,9 @@ func readTrace(name string) (map[int]bool, error) {
 
 // runMutant runs the tests that reach m against it, each alone and the
 // quickest first, until one fails or outlives three times its own time
-// (plus a second, for a test that hangs on the mutant).
-func runMutant(bin, dir string, m *mutant, tests []*test) {
+// (plus a second, for a test that hangs on the mutant). A mutant reached
+// whose key skip reports survives without running (notRun).
+func runMutant(bin, dir string, m *mutant, tests []*test, skip func(key string) bool) {
 	start := time.Now()
 	defer func() { m.took = time.Since(start) }()
 	var reaching []*test
@@ -204,8 +206,12 @@ func runMutant(bin, dir string, m *mutant, tests []*test) {
 		m.status = notReached
 		return
 	}
-	slices.SortStableFunc(reaching, func(a, b *test) int { return int(a.took - b.took) })
 	m.status = survived
+	if skip != nil && skip(m.key()) {
+		m.by = notRun
+		return
+	}
+	slices.SortStableFunc(reaching, func(a, b *test) int { return int(a.took - b.took) })
 	env := []string{"MUTAGEN_ACTIVE=" + strconv.Itoa(m.id)}
 	for _, t := range reaching {
 		out, timeout, err := runBinary(bin, dir, env, 3*t.took+time.Second, "-test.run", "^"+t.name+"$")
@@ -219,6 +225,9 @@ func runMutant(bin, dir string, m *mutant, tests []*test) {
 		}
 	}
 }
+
+// notRun is the by of a survivor counted without running its tests.
+const notRun = "not run"
 
 // failLine matches the line go test prints for a failed test or subtest.
 var failLine = regexp.MustCompile(`(?m)^\s*--- FAIL: (\S+)`)

@@ -24,14 +24,16 @@ import (
 // closes the connection with 1009), maxRTASubs subscriptions a connection
 // (the next is answered SubscriptionLimitReached, as is one past
 // maxRTAAllSubs of all connections), maxRTAConns connections
-// (the next upgrade is answered 503), rtaOutbox messages waiting for a
-// reader (a reader that falls further behind is dropped), rtaWriteTimeout
+// (the next upgrade is answered 503), rtaOutbox messages or rtaOutboxBytes
+// waiting for a reader, held back by a latency fault or not (a reader that
+// falls further behind is dropped), rtaWriteTimeout
 // for one message to be written, rtaPing between pings of an idle peer,
 // rtaLifetime for a connection.
 
 // More bounds of a connection.
 const (
 	rtaOutbox       = 256
+	rtaOutboxBytes  = 256 << 10
 	rtaWriteTimeout = 10 * time.Second
 	rtaPing         = time.Minute
 	// rtaLifetime is how long the service keeps a connection: "RTA v2 has
@@ -74,9 +76,12 @@ type rtaConn struct {
 	ws     *websocket.Conn
 	connID string // its MPSD connection id
 	out    chan []byte
-	done   chan struct{}
-	cancel context.CancelFunc // ends the loops' context
-	once   sync.Once
+	// waiting is the bytes of the messages in out and in delayed: at
+	// most rtaOutboxBytes.
+	waiting atomic.Int64
+	done    chan struct{}
+	cancel  context.CancelFunc // ends the loops' context
+	once    sync.Once
 
 	mu   sync.Mutex
 	subs map[uint32]rtaResource
@@ -275,6 +280,7 @@ func (c *rtaConn) writeLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case b := <-c.out:
+			c.waiting.Add(-int64(len(b)))
 			wctx, cancel := context.WithTimeout(ctx, rtaWriteTimeout)
 			err = c.ws.Write(wctx, websocket.MessageText, b)
 			cancel()
@@ -352,9 +358,10 @@ func (c *rtaConn) unsubscribe(req rtaRequest) {
 // latency fault that ended, or two of one instant, once timers of their
 // own, which fire in any order). A held-back event of a subscription
 // unsubscribed meanwhile is dropped: it never follows the unsubscribe's
-// answer. At most rtaOutbox wait, past which the reader is dropped as
-// slow; a connection closed drops them and stops their timer, so that it
-// holds neither its events nor the connection. Every send of an event is
+// answer. At most rtaOutbox (or rtaOutboxBytes, with the outbox) wait,
+// past which the reader is dropped as slow; a connection closed drops
+// them and stops their timer, so that it holds neither its events nor the
+// connection. Every send of an event is
 // made under mu, which an unsubscribe takes to unfollow.
 func (c *rtaConn) event(sub uint32, b []byte, delay time.Duration) {
 	c.mu.Lock()
@@ -368,9 +375,10 @@ func (c *rtaConn) event(sub uint32, b []byte, delay time.Duration) {
 	switch {
 	case delay <= 0 && len(c.delayed) == 0:
 		full = c.sendLocked(b)
-	case len(c.delayed) >= rtaOutbox:
+	case len(c.delayed) >= rtaOutbox || c.waiting.Load()+int64(len(b)) > rtaOutboxBytes:
 		full = true
 	default:
+		c.waiting.Add(int64(len(b)))
 		now := time.Now()
 		due := now.Add(delay)
 		if n := len(c.delayed); n > 0 && due.Before(c.delayed[n-1].due) {
@@ -405,6 +413,7 @@ func (c *rtaConn) flush() {
 		e := c.delayed[0]
 		c.delayed[0] = delayedEvent{} // hold no event sent
 		c.delayed = c.delayed[1:]
+		c.waiting.Add(-int64(len(e.b))) // counted again if sent
 		if _, held := c.subs[e.sub]; held {
 			full = c.sendLocked(e.b)
 		}
@@ -427,11 +436,17 @@ func (c *rtaConn) sendLocked(b []byte) (full bool) {
 		return false
 	default:
 	}
+	n := int64(len(b)) // counted before the writer can take it
+	if c.waiting.Add(n) > rtaOutboxBytes {
+		c.waiting.Add(-n)
+		return true
+	}
 	select {
 	case c.out <- b:
 		c.rec.add("receive", c.hub.w.now(), b)
 		return false
 	default:
+		c.waiting.Add(-n)
 		return true
 	}
 }

@@ -284,6 +284,32 @@ func TestRTASlowReaderDropped(t *testing.T) {
 	})
 }
 
+// TestRTASlowReaderDroppedByBytes: a client that sends subscribes and
+// reads nothing, each answered with the largest presence record (about
+// 5.4 KB), is dropped once the answers waiting pass rtaOutboxBytes, long
+// before rtaOutbox messages. Before, only the count bounded the outbox:
+// 1.4 MB a connection, 1.4 GB over the 1,000 connections the mock takes.
+func TestRTASlowReaderDroppedByBytes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := rtaHandler(t)
+		big := strings.Repeat("r", maxPresenceID*(maxPresenceParams+1))
+		h.world.storePresence(presenceRecord{XUID: xuid1, State: "Online", Devices: []presenceDevice{{Type: deviceType,
+			Titles: []presenceTitle{{ID: title1, Name: "t", Placement: "Full", State: "Active", Activity: &presenceActivity{RichPresence: big}}}}}})
+		ws := dialRTA(t, pipeServer(t, h), xuid1)
+		n := 0
+		for ; n < rtaOutbox && h.RTAConns() > 0; n++ {
+			b, _ := json.Marshal([]any{1, n + 1, devicesURI(xuid1)})
+			if ws.Write(t.Context(), websocket.MessageText, b) != nil {
+				break // closed
+			}
+			synctest.Wait()
+		}
+		if n*len(big) > 2*rtaOutboxBytes || h.RTAConns() != 0 {
+			t.Errorf("a slow reader still open (%d) after %d answers of %d bytes; want it dropped past %d bytes", h.RTAConns(), n, len(big), rtaOutboxBytes)
+		}
+	})
+}
+
 // TestRTASessionAndWorldEvents: an MPSD write taps its members'
 // subscriptions (XSAPI multiplayer_subscription.cpp: shoulderTaps,
 // resource SCID~TEMPLATE~NAME) and no one else's; SetWorld tells a user's

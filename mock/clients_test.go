@@ -148,12 +148,17 @@ func TestPublishedNodeClient(t *testing.T) {
 // SISU's authorize, every call signed) and its "live" flow (a signed user
 // token, a device token, a signed XSTS call with the device token); each
 // flow's XSTS token then reads profile, presence and social as the same
-// account. Its device code poll waits the 5 s interval the mock answers,
-// once per flow.
+// account, and writes a session through @xboxreplay/xboxlive-api's call:
+// under its title's SCID it is written, under another title's refused
+// 403. Its device code poll waits the 5 s interval the mock answers, once
+// per flow.
 func TestPublishedDeviceClient(t *testing.T) {
 	dir := nodeClients(t)
 	h := mock.NewHandler()
 	cmd := nodeAgainst(t, h, h, filepath.Join(dir, "devices.mjs"))
+	// The flows' title is the mock's default sign-in title (the client
+	// names none); another title's SCID is refused a write (MPSD: 403).
+	cmd.Env = append(cmd.Env, "FGRL_OWN_SCID="+mock.SCID("1234567890"), "FGRL_OTHER_SCID="+mock.SCID("1016898439"))
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	done := time.AfterFunc(60*time.Second, func() { cmd.Process.Kill() }) // every run ends
@@ -185,10 +190,11 @@ func TestPublishedDeviceClient(t *testing.T) {
 	json.NewDecoder(resp.Body).Decode(&summary)
 	resp.Body.Close()
 	code := map[string]any{"uri": "https://www.microsoft.com/link", "userCode": true}
+	sessions := map[string]any{"own": "written", "other": "403"}
 	want := []map[string]any{
 		{"flow": "password", "xuid": mock.DefaultAccount.XUID, "gamertag": mock.DefaultAccount.Gamertag, "presence": "Offline", "following": summary.TargetFollowingCount},
-		{"flow": "sisu", "code": code, "xuid": mock.DefaultAccount.XUID, "gamertag": mock.DefaultAccount.Gamertag, "presence": "Offline", "following": summary.TargetFollowingCount},
-		{"flow": "live", "code": code, "xuid": mock.DefaultAccount.XUID, "gamertag": mock.DefaultAccount.Gamertag, "presence": "Offline", "following": summary.TargetFollowingCount},
+		{"flow": "sisu", "code": code, "xuid": mock.DefaultAccount.XUID, "gamertag": mock.DefaultAccount.Gamertag, "presence": "Offline", "following": summary.TargetFollowingCount, "sessions": sessions},
+		{"flow": "live", "code": code, "xuid": mock.DefaultAccount.XUID, "gamertag": mock.DefaultAccount.Gamertag, "presence": "Offline", "following": summary.TargetFollowingCount, "sessions": sessions},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("the client's flows (-want +got):\n%s\nstderr:\n%s", diff, stderr.String())

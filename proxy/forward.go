@@ -154,6 +154,14 @@ func (s *Server) failed(w http.ResponseWriter, r *http.Request, err error) {
 	var te *transport.ThrottleError
 	switch {
 	case errors.As(err, &te):
+		if c.body != nil {
+			// A streamed body: net/http reads up to 256 KiB of what the
+			// call left of it before the answer's header, with no deadline
+			// of its own. Now it takes only what the connection has
+			// buffered: all that is left, and the connection stays for the
+			// next request; not, and it closes after the answer.
+			http.NewResponseController(w).SetReadDeadline(time.Now())
+		}
 		c.status = s.refuse(w, c, te)
 		c.outcome = "throttled"
 		if te.Local {

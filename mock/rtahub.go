@@ -67,7 +67,13 @@ func (hub *rtaHub) unfollowLocked(c *rtaConn, sub uint32) bool {
 	delete(c.subs, sub)
 	// Its held-back events go with it: the id may come round to another
 	// subscription of c before they are due (the counter wraps).
-	c.delayed = slices.DeleteFunc(c.delayed, func(e delayedEvent) bool { return e.sub == sub })
+	c.delayed = slices.DeleteFunc(c.delayed, func(e delayedEvent) bool {
+		if e.sub != sub {
+			return false
+		}
+		c.waiting.Add(-int64(len(e.b))) // no longer waiting for the reader
+		return true
+	})
 	hub.nsubs--
 	key := res.key()
 	if f := hub.follows[key]; f != nil {

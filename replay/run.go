@@ -110,7 +110,7 @@ type Result struct {
 	Keys []KeyResult `json:"keys"`
 	// Rows are the busiest key's table (Keys[0].Rows).
 	Rows       []Row `json:"rows"`
-	Calls      int   `json:"calls"`          // calls the pattern made
+	Calls      int   `json:"calls"`          // calls the pattern made (a run cut short: those it made)
 	Served     int   `json:"served"`         // calls that ended in a non-429 answer
 	Server429s int   `json:"server429s"`     // 429 answers the service sent, retries included
 	Refused    int   `json:"refusedLocally"` // calls the transport refused without an answer
@@ -338,15 +338,12 @@ func RunEvents(ctx context.Context, ev Events, o Options) (Result, error) {
 			base = o.Base(obs, v.Now)
 		}
 		rt := o.client(base)
-		r := newRunner(v)
+		r := newRunner(ctx, v)
 		if o.onRunner != nil {
 			o.onRunner(r)
 		}
 		ctx := clock.With(ctx, r)
 		r.call = func(e *Event) {
-			if ctx.Err() != nil {
-				return // the run ends: the calls still queued are not made
-			}
 			if o.Client == Subscribed && tl.pushed(e) {
 				return
 			}
@@ -406,6 +403,9 @@ func RunEvents(ctx context.Context, ev Events, o Options) (Result, error) {
 	}
 	res.Interactive, res.Background = summarize(of[0]...), summarize(of[1]...)
 	slices.SortFunc(res.Services, func(a, b ServiceResult) int { return strings.Compare(a.Service, b.Service) })
+	if ctx.Err() != nil { // cut short: the calls made, not the pattern's
+		res.Calls = res.Interactive.Calls + res.Background.Calls
+	}
 	return res, ctx.Err()
 }
 

@@ -26,6 +26,7 @@ import (
 type runner struct {
 	v    *clock.Virtual
 	call func(e *Event)
+	ctx  context.Context // the run's: once it ends, the calls queued are dropped, not made
 
 	mu      sync.Mutex
 	queue   []queued
@@ -37,9 +38,9 @@ type runner struct {
 	stop    chan struct{}
 }
 
-// newRunner returns a runner of calls on v.
-func newRunner(v *clock.Virtual) *runner {
-	return &runner{v: v, resume: make(chan struct{}), stop: make(chan struct{})}
+// newRunner returns a runner of calls on v for a run under ctx.
+func newRunner(ctx context.Context, v *clock.Virtual) *runner {
+	return &runner{v: v, ctx: ctx, resume: make(chan struct{}), stop: make(chan struct{})}
 }
 
 // close ends the parked workers, once the clock is idle (v.Wait).
@@ -93,7 +94,10 @@ func (r *runner) wake() (reuse bool) {
 }
 
 // work runs a queued call, parking while there is none, until close; the
-// next queued call goes to a goroutine of its own.
+// next queued call goes to a goroutine of its own. Once the run's context
+// has ended, the queue is dropped instead: its calls are not made, and
+// the work after a cancel grows with the calls under way, not with those
+// queued.
 func (r *runner) work() {
 	for {
 		e := r.pop()
@@ -105,6 +109,12 @@ func (r *runner) work() {
 			case <-r.stop:
 				return
 			}
+		}
+		if r.ctx.Err() != nil {
+			r.mu.Lock()
+			r.queue = nil
+			r.mu.Unlock()
+			continue // pop parks this worker
 		}
 		r.call(e)
 		r.v.Hold() // the next worker, counted awake as this one was

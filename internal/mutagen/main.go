@@ -24,10 +24,13 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -82,12 +85,14 @@ func run(o options, w io.Writer) error {
 		}
 	}
 	var results []result
+	root := "" // the module's directory
 	for _, target := range o.targets {
 		pattern, filter, _ := strings.Cut(target, "=")
 		p, err := load(pattern, filter)
 		if err != nil {
 			return err
 		}
+		root = p.root
 		var skip func(string) bool
 		if !o.all {
 			skip = func(key string) bool { return match(acc, key) != nil }
@@ -99,6 +104,13 @@ func run(o options, w io.Writer) error {
 		results = append(results, result{p.path, p.mutated(), ms, refused})
 	}
 	failures := judge(w, results, acc, o)
+	// An entry of a file renamed or deleted names no mutant, whatever
+	// files this run mutated (judge checks the entries of those).
+	for _, a := range acc {
+		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(a.file))); root != "" && errors.Is(err, fs.ErrNotExist) {
+			failures = append(failures, "accepted, but no such mutant: its file is gone (renamed, or deleted): "+a.key)
+		}
+	}
 	if o.edits != "" {
 		fails, err := runEdits(o.edits, o.workers, w)
 		if err != nil {

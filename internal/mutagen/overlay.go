@@ -12,7 +12,10 @@ import (
 // helperSrc is the file added to a mutated package: the switch, the trace of
 // which mutants a test reaches, and the helpers that apply an edit. The
 // active mutant comes from MUTAGEN_ACTIVE (0: none); with MUTAGEN_TRACE set,
-// the id of each mutant reached is appended to that file once.
+// the id of each mutant reached is appended to that file once. The trace
+// opens at the first mutant reached, not in an init function: a package
+// variable's initialiser, or an init function of a file that sorts before
+// this one, runs before it.
 const helperSrc = `package %s
 
 import (
@@ -26,21 +29,21 @@ var mutagenActive, _ = strconv.Atoi(os.Getenv("MUTAGEN_ACTIVE"))
 
 var mutagenTrace struct {
 	sync.Mutex
+	open sync.Once
 	f    *os.File
 	seen map[int]bool
 }
 
-func init() {
-	if name := os.Getenv("MUTAGEN_TRACE"); name != "" {
-		f, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-		if err != nil {
-			panic(err)
-		}
-		mutagenTrace.f, mutagenTrace.seen = f, map[int]bool{}
-	}
-}
-
 func mutagenOn(k int) bool {
+	mutagenTrace.open.Do(func() {
+		if name := os.Getenv("MUTAGEN_TRACE"); name != "" {
+			f, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+			if err != nil {
+				panic(err)
+			}
+			mutagenTrace.f, mutagenTrace.seen = f, map[int]bool{}
+		}
+	})
 	if mutagenTrace.f != nil {
 		mutagenTrace.Lock()
 		if !mutagenTrace.seen[k] {
@@ -251,16 +254,23 @@ func culprits(out []byte, files map[string]*rendered) ([]*point, bool) {
 // rendered is a file as the overlay holds it, with its points (all of them,
 // nested ones included).
 type rendered struct {
-	file   *file
-	src    []byte
-	roots  []*point
-	points []*point
+	file    *file
+	src     []byte
+	roots   []*point
+	points  []*point
+	overlay string // the file the overlay puts in the source's place
 }
 
-// byName finds the file a compiler error names: by module-relative name
-// when it has one, else by its ending.
+// byName finds the file a compiler error names: by the overlay's file put
+// in its place (the compiler names that one), by module-relative name, or
+// by its ending.
 func byName(files map[string]*rendered, name string) *rendered {
 	var found *rendered
+	for _, r := range files {
+		if r.overlay != "" && name == r.overlay { // the compiler names the file the overlay put in its place
+			return r
+		}
+	}
 	for rel, r := range files {
 		if rel == name || len(name) < len(rel) && rel[len(rel)-len(name)-1] == '/' && rel[len(rel)-len(name):] == name ||
 			len(name) > len(rel) && name[len(name)-len(rel)-1] == '/' && name[len(name)-len(rel):] == rel {

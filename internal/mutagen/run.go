@@ -93,7 +93,7 @@ func buildSchema(p *pkg, files map[string]*rendered, tmp, bin string) error {
 			if err := os.WriteFile(name, r.src, 0o600); err != nil {
 				return err
 			}
-			replace[r.file.name] = name
+			replace[r.file.name], r.overlay = name, name
 		}
 		overlay, err := json.Marshal(map[string]any{"Replace": replace})
 		if err != nil {

@@ -33,6 +33,12 @@ const (
 // answer: the 504 of a call that passed it.
 const answerGrace = time.Second
 
+// drainGrace is how long what a call left of its streamed body has to
+// come once the call has ended (net/http reads it before the answer's
+// header): a body sent whole is read in well under it, and keeps its
+// connection; one still coming closes it.
+const drainGrace = 200 * time.Millisecond
+
 // errCallTooLong ends a call that passed Config.MaxCallTime.
 var errCallTooLong = errors.New("proxy: the call took longer than the proxy's MaxCallTime")
 
@@ -99,6 +105,19 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, host string) {
 		out.Body = c.body
 	}
 	s.fwd.ServeHTTP(w, out)
+	if c.body != nil && !c.body.eof.Load() {
+		// The call ended before its streamed body did (refused, or the
+		// service answered without reading it all): net/http reads what
+		// is left, up to 256 KiB, before the answer's header, with no
+		// deadline of its own. What has come is read within drainGrace
+		// (never past the call's end), and the connection stays for the
+		// next request; a body still coming closes it after the answer.
+		until := time.Now().Add(drainGrace)
+		if end := start.Add(s.cfg.MaxCallTime); end.Before(until) {
+			until = end
+		}
+		rc.SetReadDeadline(until)
+	}
 }
 
 // rewrite is the ReverseProxy's: the request goes to https://host with
@@ -154,14 +173,6 @@ func (s *Server) failed(w http.ResponseWriter, r *http.Request, err error) {
 	var te *transport.ThrottleError
 	switch {
 	case errors.As(err, &te):
-		if c.body != nil {
-			// A streamed body: net/http reads up to 256 KiB of what the
-			// call left of it before the answer's header, with no deadline
-			// of its own. Now it takes only what the connection has
-			// buffered: all that is left, and the connection stays for the
-			// next request; not, and it closes after the answer.
-			http.NewResponseController(w).SetReadDeadline(time.Now())
-		}
 		c.status = s.refuse(w, c, te)
 		c.outcome = "throttled"
 		if te.Local {
@@ -239,12 +250,15 @@ func (c *copyBuffers) Put(b []byte) {
 // failure is answered as the application's, not the service's.
 type watchedBody struct {
 	io.ReadCloser
-	bad, closed atomic.Bool
+	bad, closed, eof atomic.Bool
 }
 
 func (b *watchedBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
-	if err != nil && err != io.EOF && !b.closed.Load() { // a read after Close fails by the transport's doing
+	switch {
+	case err == io.EOF:
+		b.eof.Store(true)
+	case err != nil && !b.closed.Load(): // a read after Close fails by the transport's doing
 		b.bad.Store(true)
 	}
 	return n, err

@@ -120,7 +120,11 @@ type Config struct {
 	// MaxCallTime bounds a call from its arrival to the end of its answer,
 	// waits included, whatever the application's own timeout: its body's
 	// reads end then, and a call still under way is answered 504 (within a
-	// second more). Zero means DefaultMaxCallTime.
+	// second more). A call that ends before its streamed body does
+	// (refused, or answered without the service reading it all) is
+	// answered once the rest has come, within 200 ms; a body still coming
+	// then closes the connection after the answer. Zero means
+	// DefaultMaxCallTime.
 	MaxCallTime time.Duration
 }
 

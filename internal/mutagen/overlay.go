@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"go/ast"
 	"go/token"
+	"path/filepath"
 	"regexp"
 	"strconv"
 )
@@ -221,11 +222,11 @@ var compileError = regexp.MustCompile(`(?m)^(?:\./)?([^\s:]+\.go):(\d+):(\d+): `
 // out (the build's standard error), the innermost for each error, and
 // whether every error was placed. rendered holds each file's overlay by its
 // module-relative name.
-func culprits(out []byte, files map[string]*rendered) ([]*point, bool) {
+func culprits(out []byte, files map[string]*rendered, dir string) ([]*point, bool) {
 	var found []*point
 	all := true
 	for _, m := range compileError.FindAllSubmatch(out, -1) {
-		r := byName(files, string(m[1]))
+		r := byName(files, string(m[1]), dir)
 		if r == nil {
 			all = false
 			continue
@@ -262,12 +263,17 @@ type rendered struct {
 }
 
 // byName finds the file a compiler error names: by the overlay's file put
-// in its place (the compiler names that one), by module-relative name, or
-// by its ending.
-func byName(files map[string]*rendered, name string) *rendered {
+// in its place (the compiler names that one, relative to dir, the build's
+// directory, when that is shorter), by module-relative name, or by its
+// ending.
+func byName(files map[string]*rendered, name, dir string) *rendered {
 	var found *rendered
+	abs := name
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(dir, abs)
+	}
 	for _, r := range files {
-		if r.overlay != "" && name == r.overlay { // the compiler names the file the overlay put in its place
+		if r.overlay != "" && filepath.Clean(abs) == filepath.Clean(r.overlay) {
 			return r
 		}
 	}

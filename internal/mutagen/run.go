@@ -108,7 +108,7 @@ func buildSchema(p *pkg, files map[string]*rendered, tmp, bin string) error {
 		if err == nil {
 			return nil
 		}
-		bad, placed := culprits(out, files)
+		bad, placed := culprits(out, files, p.root)
 		if !placed || len(bad) == 0 || round == 20 {
 			return fmt.Errorf("building the mutants of %s: %v\n%s", p.path, err, out)
 		}

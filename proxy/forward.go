@@ -46,7 +46,9 @@ var errCallTooLong = errors.New("proxy: the call took longer than the proxy's Ma
 // request is rewritten, and how it ended.
 type call struct {
 	host    string
-	body    *watchedBody // the request's body, when it has one the transport reads
+	rc      *http.ResponseController // the answer's
+	end     time.Time                // its arrival and MaxCallTime
+	body    *watchedBody             // the request's body, when it has one the transport reads
 	key     throttle.Key
 	counted bool // the key is a rule's (transport.KeyOf)
 	status  int
@@ -80,6 +82,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, host string) {
 	// Writes end answerGrace after the call, time to write its 504. An
 	// error: a writer that cannot (a recorder); nothing to bound.
 	rc := http.NewResponseController(w)
+	c.rc, c.end = rc, start.Add(s.cfg.MaxCallTime)
 	rc.SetWriteDeadline(start.Add(s.cfg.MaxCallTime + answerGrace))
 	cut := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
@@ -105,19 +108,25 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, host string) {
 		out.Body = c.body
 	}
 	s.fwd.ServeHTTP(w, out)
-	if c.body != nil && !c.body.eof.Load() {
-		// The call ended before its streamed body did (refused, or the
-		// service answered without reading it all): net/http reads what
-		// is left, up to 256 KiB, before the answer's header, with no
-		// deadline of its own. What has come is read within drainGrace
-		// (never past the call's end), and the connection stays for the
-		// next request; a body still coming closes it after the answer.
-		until := time.Now().Add(drainGrace)
-		if end := start.Add(s.cfg.MaxCallTime); end.Before(until) {
-			until = end
-		}
-		rc.SetReadDeadline(until)
+}
+
+// answered gives what the call left of its streamed body drainGrace to
+// come, never past the call's end, once the call has its answer or its
+// refusal and before the answer's header is written: net/http reads what
+// is left of an unread body, when under 256 KiB, before the header (inside the
+// ReverseProxy's copy, for an answer past its 2 KiB buffer), with no
+// deadline of its own. A body sent whole is read in well under it, and
+// the connection stays for the next request; a body still coming closes
+// it after the answer.
+func (c *call) answered() {
+	if c.body == nil || c.body.eof.Load() {
+		return
 	}
+	until := time.Now().Add(drainGrace)
+	if c.end.Before(until) {
+		until = c.end
+	}
+	c.rc.SetReadDeadline(until)
 }
 
 // rewrite is the ReverseProxy's: the request goes to https://host with
@@ -138,8 +147,11 @@ type roundTripper struct{ s *Server }
 
 func (rt roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := rt.s.tr.RoundTrip(req)
-	if c, ok := req.Context().Value(callKey{}).(*call); ok && resp != nil {
-		c.status = resp.StatusCode
+	if c, ok := req.Context().Value(callKey{}).(*call); ok {
+		c.answered()
+		if resp != nil {
+			c.status = resp.StatusCode
+		}
 	}
 	if resp != nil && resp.Body != nil && resp.StatusCode != http.StatusSwitchingProtocols { // an upgrade's body is the raw connection
 		// The ReverseProxy logs an error reading the answer as it is: the

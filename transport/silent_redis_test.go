@@ -29,7 +29,7 @@ func TestSilentRedisShortDeadlines(t *testing.T) {
 	tr := &Transport{Base: mock.NewHandler(), TitleID: title, RetryWindow: -1, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 		Budget: &redisstore.Store{Client: rc, Timeout: 400 * time.Millisecond}}
 	served, failed, lastFailed := 0, 0, -1
-	for i := range 20 {
+	for i := range 40 {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Millisecond)
 		_, err := get(t, tr, ctx, profileURL, strconv.Itoa(2533274790000000+i)) // a user each: no local limit is reached
 		cancel()
@@ -42,9 +42,12 @@ func TestSilentRedisShortDeadlines(t *testing.T) {
 			t.Fatalf("call: %v", err)
 		}
 	}
-	t.Logf("%d of 20 calls served, %d failed on their deadlines, the last of them call %d", served, failed, lastFailed)
-	if lastFailed >= 10 { // the store judges the node within its 400 ms Timeout of the first unanswered call: about 8 calls of 60 ms
-		t.Errorf("%d of 20 calls served, %d failed on their deadlines, the last of them call %d; want the store to give up on the silent node after a few and the rest served on the local budget", served, failed, lastFailed)
+	t.Logf("%d of 40 calls served, %d failed on their deadlines, the last of them call %d", served, failed, lastFailed)
+	// The store judges the node within its 400 ms Timeout of the first
+	// unanswered call: about 8 calls of 60 ms, on a machine at rest; 25
+	// leaves a CI run's load a second more (before the fix, all 40 failed).
+	if lastFailed >= 25 {
+		t.Errorf("%d of 40 calls served, %d failed on their deadlines, the last of them call %d; want the store to give up on the silent node after a few and the rest served on the local budget", served, failed, lastFailed)
 	}
 	if n := strings.Count(logs.String(), "using a local budget"); n != 1 {
 		t.Errorf("outage logged %d times, want 1:\n%s", n, logs.String())

@@ -26,9 +26,9 @@ import (
 // maxRTAAllSubs of all connections), maxRTAConns connections
 // (the next upgrade is answered 503), rtaOutbox messages or rtaOutboxBytes
 // waiting for a reader, held back by a latency fault or not (a reader that
-// falls further behind is dropped), rtaWriteTimeout
-// for one message to be written, rtaPing between pings of an idle peer,
-// rtaLifetime for a connection.
+// falls further behind is dropped), rtaWriteTimeout for one message to be
+// written, rtaPing between pings of an idle peer, rtaLifetime for a
+// connection.
 
 // More bounds of a connection.
 const (
@@ -361,8 +361,8 @@ func (c *rtaConn) unsubscribe(req rtaRequest) {
 // answer. At most rtaOutbox (or rtaOutboxBytes, with the outbox) wait,
 // past which the reader is dropped as slow; a connection closed drops
 // them and stops their timer, so that it holds neither its events nor the
-// connection. Every send of an event is
-// made under mu, which an unsubscribe takes to unfollow.
+// connection. Every send of an event is made under mu, which an
+// unsubscribe takes to unfollow.
 func (c *rtaConn) event(sub uint32, b []byte, delay time.Duration) {
 	c.mu.Lock()
 	select {

@@ -47,7 +47,7 @@ var errCallTooLong = errors.New("proxy: the call took longer than the proxy's Ma
 type call struct {
 	host    string
 	rc      *http.ResponseController // the answer's
-	end     time.Time                // its arrival and MaxCallTime
+	end     time.Time                // its arrival plus MaxCallTime
 	body    *watchedBody             // the request's body, when it has one the transport reads
 	key     throttle.Key
 	counted bool // the key is a rule's (transport.KeyOf)
@@ -113,11 +113,11 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, host string) {
 // answered gives what the call left of its streamed body drainGrace to
 // come, never past the call's end, once the call has its answer or its
 // refusal and before the answer's header is written: net/http reads what
-// is left of an unread body, when under 256 KiB, before the header (inside the
-// ReverseProxy's copy, for an answer past its 2 KiB buffer), with no
-// deadline of its own. A body sent whole is read in well under it, and
-// the connection stays for the next request; a body still coming closes
-// it after the answer.
+// is left of an unread body, when under 256 KiB, before the header
+// (inside the ReverseProxy's copy, for an answer past its 2 KiB buffer),
+// with no deadline of its own. A body sent whole is read in well under
+// it, and the connection stays for the next request; a body still coming
+// closes it after the answer.
 func (c *call) answered() {
 	if c.body == nil || c.body.eof.Load() {
 		return

@@ -289,7 +289,8 @@ func Run(ctx context.Context, p Pattern, o Options) (Result, error) {
 
 func byTime(a, b Event) int { return cmp.Compare(a.At, b.At) }
 
-// RunEvents replays ev, whose events are in time order, in virtual time.
+// RunEvents replays ev, whose events are in time order, in virtual time;
+// a context that ends ends it as it ends Run.
 // It holds an event from when its first call starts until its last has
 // started, and a call until it ends: memory grows with the calls at once
 // and, unless Options.NoKeys, with the keys' tables, not with the events.

@@ -280,7 +280,7 @@ func (c *rtaConn) writeLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case b := <-c.out:
-			c.waiting.Add(-int64(len(b)))
+			c.release(len(b))
 			wctx, cancel := context.WithTimeout(ctx, rtaWriteTimeout)
 			err = c.ws.Write(wctx, websocket.MessageText, b)
 			cancel()
@@ -375,10 +375,9 @@ func (c *rtaConn) event(sub uint32, b []byte, delay time.Duration) {
 	switch {
 	case delay <= 0 && len(c.delayed) == 0:
 		full = c.sendLocked(b)
-	case len(c.delayed) >= rtaOutbox || c.waiting.Load()+int64(len(b)) > rtaOutboxBytes:
+	case len(c.delayed) >= rtaOutbox || !c.hold(len(b)):
 		full = true
 	default:
-		c.waiting.Add(int64(len(b)))
 		now := time.Now()
 		due := now.Add(delay)
 		if n := len(c.delayed); n > 0 && due.Before(c.delayed[n-1].due) {
@@ -413,7 +412,7 @@ func (c *rtaConn) flush() {
 		e := c.delayed[0]
 		c.delayed[0] = delayedEvent{} // hold no event sent
 		c.delayed = c.delayed[1:]
-		c.waiting.Add(-int64(len(e.b))) // counted again if sent
+		c.release(len(e.b)) // held again if sent
 		if _, held := c.subs[e.sub]; held {
 			full = c.sendLocked(e.b)
 		}
@@ -436,9 +435,7 @@ func (c *rtaConn) sendLocked(b []byte) (full bool) {
 		return false
 	default:
 	}
-	n := int64(len(b)) // counted before the writer can take it
-	if c.waiting.Add(n) > rtaOutboxBytes {
-		c.waiting.Add(-n)
+	if !c.hold(len(b)) { // counted before the writer can take it
 		return true
 	}
 	select {
@@ -446,10 +443,25 @@ func (c *rtaConn) sendLocked(b []byte) (full bool) {
 		c.rec.add("receive", c.hub.w.now(), b)
 		return false
 	default:
-		c.waiting.Add(-n)
+		c.release(len(b))
 		return true
 	}
 }
+
+// hold counts n more bytes waiting for the reader and reports whether they
+// fit in rtaOutboxBytes; bytes that do not are not counted.
+func (c *rtaConn) hold(n int) bool {
+	if c.waiting.Add(int64(n)) > rtaOutboxBytes {
+		c.release(n)
+		return false
+	}
+	return true
+}
+
+// release counts n bytes no longer waiting for the reader: written, sent
+// from the delayed events to the outbox, or dropped with their
+// subscription.
+func (c *rtaConn) release(n int) { c.waiting.Add(-int64(n)) }
 
 // Resync sends every RTA connection the resync message ([4]): XSAPI then
 // re-reads the state its subscriptions follow (after the first 5 minutes of

@@ -71,7 +71,7 @@ func (hub *rtaHub) unfollowLocked(c *rtaConn, sub uint32) bool {
 		if e.sub != sub {
 			return false
 		}
-		c.waiting.Add(-int64(len(e.b))) // no longer waiting for the reader
+		c.release(len(e.b))
 		return true
 	})
 	hub.nsubs--

@@ -83,7 +83,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, host string) {
 	// error: a writer that cannot (a recorder); nothing to bound.
 	rc := http.NewResponseController(w)
 	c.rc, c.end = rc, start.Add(s.cfg.MaxCallTime)
-	rc.SetWriteDeadline(start.Add(s.cfg.MaxCallTime + answerGrace))
+	rc.SetWriteDeadline(c.end.Add(answerGrace))
 	cut := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
 		defer close(cut)

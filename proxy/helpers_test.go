@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -135,4 +136,42 @@ func statuses(rs []*http.Response) (byStatus map[int]int, local int) {
 		}
 	}
 	return byStatus, local
+}
+
+// callConn opens a connection to the proxy: a decrypted tunnel to
+// profile.xboxlive.com (requests in origin form), or the proxy's port
+// (requests in absolute form); pre is what goes before a request's path.
+func callConn(t *testing.T, f *fixture, inTunnel bool) (conn net.Conn, br *bufio.Reader, pre string) {
+	t.Helper()
+	if inTunnel {
+		tc, r := pxAtkTunnel(t, f, "profile.xboxlive.com")
+		t.Cleanup(func() { tc.Close() })
+		return tc, r, ""
+	}
+	c := dial(t, f.addr)
+	return c, bufio.NewReader(c), "https://profile.xboxlive.com"
+}
+
+// spendBudget spends xuid's profile budget (10 calls in 15 s) with a burst
+// of 12, so that its next profile call is refused locally.
+func spendBudget(t *testing.T, f *fixture, xuid string) {
+	t.Helper()
+	if _, local := statuses(burst(t, f.client, 12, profileURL, xuid, HeaderFailFast, "true")); local == 0 {
+		t.Fatal("the burst spent no budget: no call was refused locally")
+	}
+}
+
+// readLocalRefusal reads the answer to a POST from br, its body too, and
+// fails the test unless it is a 429 the proxy refused locally.
+func readLocalRefusal(t *testing.T, br *bufio.Reader) *http.Response {
+	t.Helper()
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("no answer to the POST: %v", err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get(HeaderRefused) != "local" {
+		t.Fatalf("want 429 refused locally, got %d %s=%q", resp.StatusCode, HeaderRefused, resp.Header.Get(HeaderRefused))
+	}
+	return resp
 }

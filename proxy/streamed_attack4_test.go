@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -48,21 +47,9 @@ func TestAttack4StreamedBodyRefusedLocallyEnds(t *testing.T) {
 		for _, b := range bodies {
 			name := fmt.Sprintf("tunnel=%v/%s", inTunnel, b.name)
 			t.Run(name, func(t *testing.T) {
-				// Spend the user's budget (10 calls in 15 s): the next call is refused locally.
-				if _, local := statuses(burst(t, f.client, 12, profileURL, xuid1, HeaderFailFast, "true")); local == 0 {
-					t.Fatal("the burst spent no budget: no call was refused locally")
-				}
-				var conn net.Conn
-				var br *bufio.Reader
-				target := "https://profile.xboxlive.com" + path
-				if inTunnel {
-					tc, r := pxAtkTunnel(t, f, "profile.xboxlive.com")
-					t.Cleanup(func() { tc.Close() })
-					conn, br, target = tc, r, path
-				} else {
-					conn = dial(t, f.addr)
-					br = bufio.NewReader(conn)
-				}
+				spendBudget(t, f, xuid1)
+				conn, br, pre := callConn(t, f, inTunnel)
+				target := pre + path
 				start := time.Now()
 				if _, err := io.WriteString(conn, "POST "+target+" HTTP/1.1\r\nHost: profile.xboxlive.com\r\nAuthorization: "+auth+
 					"\r\nx-xbl-contract-version: 2\r\n"+HeaderFailFast+": true\r\nContent-Type: application/json\r\n"+b.hdr+"\r\n"); err != nil {
@@ -148,36 +135,17 @@ func TestAttack4RefusedLocallyWholeBodyKeepsConnection(t *testing.T) {
 	for _, inTunnel := range []bool{false, true} {
 		for name, framed := range bodies {
 			t.Run(fmt.Sprintf("tunnel=%v/%s", inTunnel, name), func(t *testing.T) {
-				if _, local := statuses(burst(t, f.client, 12, profileURL, xuid1, HeaderFailFast, "true")); local == 0 {
-					t.Fatal("the burst spent no budget: no call was refused locally")
-				}
-				var conn net.Conn
-				var br *bufio.Reader
-				target := "https://profile.xboxlive.com"
-				if inTunnel {
-					tc, r := pxAtkTunnel(t, f, "profile.xboxlive.com")
-					t.Cleanup(func() { tc.Close() })
-					conn, br, target = tc, r, ""
-				} else {
-					conn = dial(t, f.addr)
-					br = bufio.NewReader(conn)
-				}
+				spendBudget(t, f, xuid1)
+				conn, br, target := callConn(t, f, inTunnel)
 				conn.SetDeadline(time.Now().Add(5 * time.Second))
 				head := " HTTP/1.1\r\nHost: profile.xboxlive.com\r\nAuthorization: " + auth + "\r\n" + HeaderFailFast + ": true\r\n"
 				io.WriteString(conn, "POST "+target+path+head+"x-xbl-contract-version: 2\r\nContent-Type: application/json\r\n"+framed)
-				resp, err := http.ReadResponse(br, nil)
-				if err != nil {
-					t.Fatalf("no answer to the POST: %v", err)
-				}
-				io.Copy(io.Discard, resp.Body)
-				if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get(HeaderRefused) != "local" {
-					t.Fatalf("want 429 refused locally, got %d %s=%q", resp.StatusCode, HeaderRefused, resp.Header.Get(HeaderRefused))
-				}
+				resp := readLocalRefusal(t, br)
 				if resp.Close {
 					t.Errorf("the refusal of a call whose body came whole closes its connection")
 				}
 				io.WriteString(conn, "GET "+target+"/users/me/profile/settings?settings=Gamertag"+head+"x-xbl-contract-version: 3\r\n\r\n")
-				resp, err = http.ReadResponse(br, nil)
+				resp, err := http.ReadResponse(br, nil)
 				if err != nil {
 					t.Fatalf("the connection did not serve its next request: %v", err)
 				}

@@ -15,20 +15,6 @@ import (
 	"github.com/xblgo/fgrl/transport"
 )
 
-// attack5Conn opens a connection to the proxy: a decrypted tunnel to
-// profile.xboxlive.com (requests in origin form), or the proxy's port
-// (requests in absolute form); pre is what goes before a request's path.
-func attack5Conn(t *testing.T, f *fixture, inTunnel bool) (conn net.Conn, br *bufio.Reader, pre string) {
-	t.Helper()
-	if inTunnel {
-		tc, r := pxAtkTunnel(t, f, "profile.xboxlive.com")
-		t.Cleanup(func() { tc.Close() })
-		return tc, r, ""
-	}
-	c := dial(t, f.addr)
-	return c, bufio.NewReader(c), "https://profile.xboxlive.com"
-}
-
 // attack5Trickled writes head (a request's line and header, with the blank
 // line) on conn, then trickles its body (3 bytes every 100 ms, chunked or
 // raw) until the test stops it. It returns the answer read by deadline, or
@@ -121,7 +107,7 @@ func TestAttack5ServiceEarlyAnswerStreamedBodyEnds(t *testing.T) {
 				}
 				c.MaxCallTime = maxCall
 			})
-			conn, br, pre := attack5Conn(t, f, tc.inTunnel)
+			conn, br, pre := callConn(t, f, tc.inTunnel)
 			head := "POST " + pre + "/users/batch/profile/settings HTTP/1.1\r\nHost: profile.xboxlive.com\r\nAuthorization: " + tc.auth +
 				"\r\nx-xbl-contract-version: 2\r\nContent-Type: application/json\r\n" + tc.framing + "\r\n"
 			resp, body, took, stop, err := attack5Trickled(t, conn, br, head, tc.chunked, maxCall+margin+time.Second)
@@ -163,26 +149,17 @@ func TestAttack5RefusedWholeStreamedBodyKeepsConnection(t *testing.T) {
 	for _, inTunnel := range []bool{false, true} {
 		for _, b := range bodies {
 			t.Run(fmt.Sprintf("tunnel=%v/%s", inTunnel, b.name), func(t *testing.T) {
-				if _, local := statuses(burst(t, f.client, 12, profileURL, xuid1, HeaderFailFast, "true")); local == 0 {
-					t.Fatal("the burst spent no budget: no call was refused locally")
-				}
-				conn, br, pre := attack5Conn(t, f, inTunnel)
+				spendBudget(t, f, xuid1)
+				conn, br, pre := callConn(t, f, inTunnel)
 				conn.SetDeadline(time.Now().Add(5 * time.Second))
 				head := " HTTP/1.1\r\nHost: profile.xboxlive.com\r\nAuthorization: " + auth + "\r\n" + HeaderFailFast + ": true\r\n"
 				io.WriteString(conn, "POST "+pre+"/users/batch/profile/settings"+head+"x-xbl-contract-version: 2\r\nContent-Type: application/json\r\n"+b.framed+
 					"GET "+pre+"/users/me/profile/settings?settings=Gamertag"+head+"x-xbl-contract-version: 3\r\n\r\n")
-				resp, err := http.ReadResponse(br, nil)
-				if err != nil {
-					t.Fatalf("no answer to the POST: %v", err)
-				}
-				io.Copy(io.Discard, resp.Body)
-				if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get(HeaderRefused) != "local" {
-					t.Fatalf("want 429 refused locally, got %d %s=%q", resp.StatusCode, HeaderRefused, resp.Header.Get(HeaderRefused))
-				}
+				resp := readLocalRefusal(t, br)
 				if resp.Close {
 					t.Errorf("the refusal of a call whose streamed body came whole closes its connection (Connection: close)")
 				}
-				resp, err = http.ReadResponse(br, nil)
+				resp, err := http.ReadResponse(br, nil)
 				if err != nil {
 					t.Fatalf("the next request, sent with the whole body, got no answer: %v", err)
 				}
@@ -203,9 +180,7 @@ func TestAttack5RefusedWholeStreamedBodyKeepsConnection(t *testing.T) {
 // Config.MaxCallTime: "its body's reads end then".
 func TestAttack5RefusedH2StreamTrickledHoldsNothing(t *testing.T) {
 	f := serve(t, func(c *Config) { c.MaxCallTime = 500 * time.Millisecond })
-	if _, local := statuses(burst(t, f.client, 12, profileURL, xuid1, HeaderFailFast, "true")); local == 0 {
-		t.Fatal("the burst spent no budget: no call was refused locally")
-	}
+	spendBudget(t, f, xuid1)
 	pr, pw := io.Pipe()
 	defer pw.Close()
 	go func() {
@@ -279,7 +254,7 @@ func TestAttack5CachedNon429RetryAfterTrickledEnds(t *testing.T) {
 	}
 	for _, inTunnel := range []bool{false, true} {
 		t.Run(fmt.Sprintf("tunnel=%v", inTunnel), func(t *testing.T) {
-			conn, br, pre := attack5Conn(t, f, inTunnel)
+			conn, br, pre := callConn(t, f, inTunnel)
 			head := "POST " + pre + "/users/batch/profile/settings HTTP/1.1\r\nHost: profile.xboxlive.com\r\nAuthorization: " + auth +
 				"\r\nx-xbl-contract-version: 2\r\n" + HeaderFailFast + ": true\r\nTransfer-Encoding: chunked\r\n\r\n"
 			resp, body, took, stop, err := attack5Trickled(t, conn, br, head, true, 3*time.Second)
@@ -315,12 +290,10 @@ func TestAttack5CachedNon429RetryAfterTrickledEnds(t *testing.T) {
 // Promise: Config.MaxCallTime: "its body's reads end then".
 func TestAttack5ExpectContinueRefused(t *testing.T) {
 	f := serve(t, func(c *Config) { c.MaxCallTime = 500 * time.Millisecond })
-	if _, local := statuses(burst(t, f.client, 12, profileURL, xuid1, HeaderFailFast, "true")); local == 0 {
-		t.Fatal("the burst spent no budget: no call was refused locally")
-	}
+	spendBudget(t, f, xuid1)
 	for _, inTunnel := range []bool{false, true} {
 		t.Run(fmt.Sprintf("tunnel=%v", inTunnel), func(t *testing.T) {
-			conn, br, pre := attack5Conn(t, f, inTunnel)
+			conn, br, pre := callConn(t, f, inTunnel)
 			head := "POST " + pre + "/users/batch/profile/settings HTTP/1.1\r\nHost: profile.xboxlive.com\r\nAuthorization: " + mock.Token(xuid1, title) +
 				"\r\n" + HeaderFailFast + ": true\r\nExpect: 100-continue\r\nx-xbl-contract-version: 2\r\nTransfer-Encoding: chunked\r\n\r\n"
 			resp, _, took, stop, err := attack5Trickled(t, conn, br, head, true, 3*time.Second)
@@ -352,15 +325,13 @@ func TestAttack5ExpectContinueRefused(t *testing.T) {
 // next request".
 func TestAttack5PipelinedAfterRefusedNoSmuggling(t *testing.T) {
 	f := serve(t, func(c *Config) { c.MaxCallTime = 500 * time.Millisecond })
-	if _, local := statuses(burst(t, f.client, 12, profileURL, xuid1, HeaderFailFast, "true")); local == 0 {
-		t.Fatal("the burst spent no budget: no call was refused locally")
-	}
+	spendBudget(t, f, xuid1)
 	head := func(xuid string) string {
 		return " HTTP/1.1\r\nHost: profile.xboxlive.com\r\nAuthorization: " + mock.Token(xuid, title) + "\r\n" + HeaderFailFast + ": true\r\n"
 	}
 	for _, inTunnel := range []bool{false, true} {
 		t.Run(fmt.Sprintf("tunnel=%v", inTunnel), func(t *testing.T) {
-			conn, br, pre := attack5Conn(t, f, inTunnel)
+			conn, br, pre := callConn(t, f, inTunnel)
 			conn.SetDeadline(time.Now().Add(5 * time.Second))
 			inner := "GET " + pre + "/users/me/profile/settings?settings=Gamertag" + head(xuid1) + "x-xbl-contract-version: 3\r\n\r\n"
 			before := f.tr.Stats().Attempts
@@ -387,7 +358,7 @@ func TestAttack5PipelinedAfterRefusedNoSmuggling(t *testing.T) {
 				t.Errorf("%d calls sent, want 1 (xuid2's)", n)
 			}
 
-			conn2, br2, _ := attack5Conn(t, f, inTunnel)
+			conn2, br2, _ := callConn(t, f, inTunnel)
 			conn2.SetDeadline(time.Now().Add(time.Second)) // in absolute form the request line (it has a colon) is read as a trailer line: swallowed, the connection kept
 			before = f.tr.Stats().Attempts
 			io.WriteString(conn2, "POST "+pre+"/users/batch/profile/settings"+head(xuid1)+"x-xbl-contract-version: 2\r\nTransfer-Encoding: chunked\r\n\r\n"+
@@ -433,7 +404,7 @@ func TestAttack5Service429AfterWholeBodyKeepsConnection(t *testing.T) {
 	})
 	for _, inTunnel := range []bool{false, true} {
 		t.Run(fmt.Sprintf("tunnel=%v", inTunnel), func(t *testing.T) {
-			conn, br, pre := attack5Conn(t, f, inTunnel)
+			conn, br, pre := callConn(t, f, inTunnel)
 			conn.SetDeadline(time.Now().Add(5 * time.Second))
 			head := " HTTP/1.1\r\nHost: profile.xboxlive.com\r\nAuthorization: " + mock.Token(xuid1, title) + "\r\n"
 			io.WriteString(conn, "POST "+pre+"/users/batch/profile/settings"+head+"x-xbl-contract-version: 2\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n[1,2]\r\n0\r\n\r\n")

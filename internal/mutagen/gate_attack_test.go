@@ -52,7 +52,7 @@ func TestAttackInitMutantsAreRun(t *testing.T) {
 		}
 	}
 	var out bytes.Buffer
-	judge(&out, []result{{p.path, p.mutated(), ms, 0}}, nil, options{min: 90})
+	judge(&out, []result{{p.path, p.root, p.mutated(), ms, 0}}, nil, options{min: 90})
 	if !strings.Contains(out.String(), "3 mutants, 3 reached") {
 		t.Errorf("report: %s, want all 3 mutants reached", strings.TrimSpace(out.String()))
 	}
@@ -213,7 +213,7 @@ func TestAttackMovedLinesFail(t *testing.T) {
 				a.used = false
 			}
 			numberRepeats([]*point{{mutants: v.ms}})
-			fails := judge(io.Discard, []result{{"x", []string{"x.go"}, v.ms, 0}}, acc, options{min: 0})
+			fails := judge(io.Discard, []result{{"x", "", []string{"x.go"}, v.ms, 0}}, acc, options{min: 0})
 			if len(fails) != v.fails {
 				t.Errorf("failures %q, want %d", fails, v.fails)
 			}

@@ -24,6 +24,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -85,14 +86,12 @@ func run(o options, w io.Writer) error {
 		}
 	}
 	var results []result
-	root := "" // the module's directory
 	for _, target := range o.targets {
 		pattern, filter, _ := strings.Cut(target, "=")
 		p, err := load(pattern, filter)
 		if err != nil {
 			return err
 		}
-		root = p.root
 		var skip func(string) bool
 		if !o.all {
 			skip = func(key string) bool { return match(acc, key) != nil }
@@ -101,16 +100,9 @@ func run(o options, w io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", p.path, err)
 		}
-		results = append(results, result{p.path, p.mutated(), ms, refused})
+		results = append(results, result{p.path, p.root, p.mutated(), ms, refused})
 	}
 	failures := judge(w, results, acc, o)
-	// An entry of a file renamed or deleted names no mutant, whatever
-	// files this run mutated (judge checks the entries of those).
-	for _, a := range acc {
-		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(a.file))); root != "" && errors.Is(err, fs.ErrNotExist) {
-			failures = append(failures, "accepted, but no such mutant: its file is gone (renamed, or deleted): "+a.key)
-		}
-	}
 	if o.edits != "" {
 		fails, err := runEdits(o.edits, o.workers, w)
 		if err != nil {
@@ -131,26 +123,39 @@ func run(o options, w io.Writer) error {
 // result is one package's mutants, tested.
 type result struct {
 	path    string
+	root    string   // the module's directory
 	files   []string // the files mutated
 	ms      []*mutant
 	refused int // mutants whose code the compiler refused
 }
 
 // judge reports every package's mutants and returns what fails the run:
-// survivors not accepted, scores below o.min, and accepted entries, for the
-// files mutated, that name no mutant.
+// survivors not accepted, scores below o.min, and accepted entries that
+// name no mutant: of the files mutated, or of a file gone (renamed or
+// deleted), whatever the run mutated.
 func judge(w io.Writer, results []result, acc []*acceptance, o options) []string {
 	var failures, files []string
+	root := "" // the module's, when a result knows it
 	for _, r := range results {
 		files = append(files, r.files...)
+		root = cmp.Or(r.root, root)
 		failures = append(failures, report(w, r.path, r.ms, r.refused, acc, o)...)
 	}
 	for _, a := range acc {
-		if !a.used && slices.Contains(files, a.file) {
+		switch {
+		case !a.used && slices.Contains(files, a.file):
 			failures = append(failures, "accepted, but no such mutant (its line changed, or went): "+a.key)
+		case root != "" && gone(filepath.Join(root, filepath.FromSlash(a.file))):
+			failures = append(failures, "accepted, but no such mutant: its file is gone (renamed, or deleted): "+a.key)
 		}
 	}
 	return failures
+}
+
+// gone reports whether no file is at name.
+func gone(name string) bool {
+	_, err := os.Stat(name)
+	return errors.Is(err, fs.ErrNotExist)
 }
 
 // report prints a package's mutants and returns what fails it.

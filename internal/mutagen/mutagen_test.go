@@ -25,7 +25,7 @@ func mutateSample(t *testing.T) result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return result{p.path, p.mutated(), ms, refused}
+	return result{p.path, p.root, p.mutated(), ms, refused}
 }
 
 // TestMutate: every form of the sample compiles as a mutant (the compiler

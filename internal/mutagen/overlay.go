@@ -268,12 +268,12 @@ type rendered struct {
 // ending.
 func byName(files map[string]*rendered, name, dir string) *rendered {
 	var found *rendered
-	abs := name
+	abs := filepath.Clean(name)
 	if !filepath.IsAbs(abs) {
 		abs = filepath.Join(dir, abs)
 	}
 	for _, r := range files {
-		if r.overlay != "" && filepath.Clean(abs) == filepath.Clean(r.overlay) {
+		if abs == r.overlay { // filepath.Join's: clean
 			return r
 		}
 	}

@@ -3,6 +3,7 @@ package datafile
 import (
 	"bytes"
 	"io"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -32,6 +33,9 @@ var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
 // fromYAML turns the YAML document of data into the source's JSON and
 // notes its lines.
 func (s *source) fromYAML(data []byte) *Error {
+	if err := yamlBreaks(data); err != nil {
+		return err
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc, next yaml.Node
 	if err := dec.Decode(&doc); err != nil {
@@ -53,6 +57,28 @@ func (s *source) fromYAML(data []byte) *Error {
 	}
 	s.json, s.yaml, s.marks = w.json, true, w.marks
 	return nil
+}
+
+// yamlBreaks refuses NEL (U+0085), LINE SEPARATOR (U+2028) and PARAGRAPH
+// SEPARATOR (U+2029) written as themselves. YAML 1.2 breaks lines at CR and
+// LF only, as Error.Line counts them; yaml.v3 also breaks at these three,
+// so each would shift the line of every later error, fold a quoted value
+// ('x<NEL>y' read as "x y", where JSON keeps the character) or end a plain
+// one. Escaped in a double-quoted string (\N, \L, \P) they are read as
+// the characters.
+func yamlBreaks(data []byte) *Error {
+	at, name := -1, ""
+	for _, b := range []struct{ seq, name string }{{"\u0085", "NEL (U+0085)"}, {"\u2028", "U+2028"}, {"\u2029", "U+2029"}} {
+		if i := bytes.Index(data, []byte(b.seq)); i >= 0 && (at < 0 || i < at) {
+			at, name = i, b.name
+		}
+	}
+	if at < 0 {
+		return nil
+	}
+	text := data[:at]
+	line := 1 + bytes.Count(text, []byte{'\n'}) + bytes.Count(text, []byte{'\r'}) - bytes.Count(text, []byte("\r\n"))
+	return &Error{Line: line, Reason: name + " in YAML, which yaml.v3 reads as a line break: escape it in a double-quoted string, or write the file in JSON"}
 }
 
 // yamlError is the Error of yaml.v3's error, its line taken from the
@@ -179,8 +205,18 @@ func (w *yamlWriter) scalar(n *yaml.Node) *Error {
 	default:
 		return w.errorAt(n, "not a value")
 	}
+	if f, ok := v.(float64); ok {
+		// A float in exponent form, which JSON reads as a float too: 1.0
+		// is refused where a whole number belongs, in YAML as in JSON,
+		// rather than rewritten as 1.
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return w.errorAt(n, "not a value JSON can hold")
+		}
+		w.json = strconv.AppendFloat(w.json, f, 'e', -1, 64)
+		return nil
+	}
 	b, err := json.Marshal(v)
-	if err != nil { // NaN and the infinities
+	if err != nil {
 		return w.errorAt(n, "not a value JSON can hold")
 	}
 	w.json = append(w.json, b...)

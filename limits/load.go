@@ -29,7 +29,8 @@ type document struct {
 }
 
 // Read reads limits data of at most MaxSize bytes from r: an object with
-// "revision", "source", an optional "fallback" (a rule without hosts) and
+// "revision", "source", an optional "fallback" (a rule without hosts,
+// methods or paths, whose limits the rules of its scope share) and
 // "rules" (Rule objects, in match order), in JSON or YAML. It is read
 // strictly (datafile): a field the data does not have, a misspelt one
 // among them, is an error, never ignored. Every error is a
@@ -70,6 +71,10 @@ func (d *document) check() error {
 		}
 	}
 	scopes := make(map[string]int, len(d.Rules))
+	fallback := ""
+	if d.Fallback != nil {
+		fallback = scopeOf(d.Fallback.Service, d.Fallback.Class)
+	}
 	for i := range d.Rules {
 		r := &d.Rules[i]
 		if f, reason := r.validate(false); reason != "" {
@@ -81,6 +86,10 @@ func (d *document) check() error {
 		if j, ok := scopes[scope]; ok && !sameLimits(&d.Rules[j], r) {
 			return limitsError(fmt.Sprintf("rules[%d]", i),
 				fmt.Sprintf("scope %s has other limits than rules[%d]", safetext.Quote(scope, 64), j))
+		}
+		if scope == fallback && !sameLimits(d.Fallback, r) { // the mock counts hosts without a rule under it
+			return limitsError(fmt.Sprintf("rules[%d]", i),
+				fmt.Sprintf("scope %s has other limits than the fallback", safetext.Quote(scope, 64)))
 		}
 		scopes[scope] = i
 	}
@@ -102,14 +111,22 @@ func (r *Rule) validate(fallback bool) (field, reason string) {
 		return ".service", "service and class may not contain '/', '#' or spaces"
 	case !fallback && len(r.Hosts) == 0:
 		return ".hosts", "missing"
+	case fallback && len(r.Hosts) > 0:
+		return ".hosts", "a fallback covers every host no rule covers: it names none"
+	case fallback && len(r.Methods) > 0:
+		return ".methods", "a fallback covers every method: it names none"
+	case fallback && len(r.Paths) > 0:
+		return ".paths", "a fallback covers every path: it names none"
 	case r.Burst < 0:
 		return ".burst", "must not be negative"
 	case r.Sustain < 0:
 		return ".sustain", "must not be negative"
 	case r.Burst > throttle.MaxLimit:
 		return ".burst", fmt.Sprintf("must be at most %d", throttle.MaxLimit)
-	case r.Sustain > throttle.MaxLimit || r.PublisherSustain > throttle.MaxLimit:
+	case r.Sustain > throttle.MaxLimit:
 		return ".sustain", fmt.Sprintf("must be at most %d", throttle.MaxLimit)
+	case r.PublisherSustain > throttle.MaxLimit:
+		return ".publisherSustain", fmt.Sprintf("must be at most %d", throttle.MaxLimit)
 	case r.Burst == 0 && r.Sustain == 0:
 		return ".sustain", "burst and sustain are both zero"
 	case r.PublisherSustain < 0:
@@ -118,6 +135,9 @@ func (r *Rule) validate(fallback bool) (field, reason string) {
 		return ".certification", "must not be negative"
 	}
 	for i, h := range r.Hosts {
+		if len(h) > 1 && strings.HasSuffix(h, ".") && validHost(strings.TrimSuffix(h, ".")) {
+			return fmt.Sprintf(".hosts[%d]", i), safetext.Quote(h, 64) + " ends with a dot: write the host without it (Match ignores a request's)"
+		}
 		if !validHost(h) {
 			return fmt.Sprintf(".hosts[%d]", i), safetext.Quote(h, 64) + " is not a host name or pattern"
 		}
@@ -137,8 +157,12 @@ func (r *Rule) validate(fallback bool) (field, reason string) {
 
 var httpMethods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
 
+// validHost reports whether h is a host name or pattern as rules write
+// them: labels of letters, digits, '-' and '*', none empty (no leading or
+// trailing dot: a rule's host is written without the root's dot, which
+// Match ignores in a request's).
 func validHost(h string) bool {
-	if h == "" || len(h) > 253 {
+	if h == "" || len(h) > 253 || h[0] == '.' || h[len(h)-1] == '.' || strings.Contains(h, "..") {
 		return false
 	}
 	for i := 0; i < len(h); i++ {
@@ -172,7 +196,10 @@ func (l *Limits) compile() {
 	}
 }
 
+// sameLimits reports whether rules of one scope agree on what their shared
+// counter allows, the certification figure the analyzer reads for it
+// included.
 func sameLimits(a, b *Rule) bool {
 	return a.Burst == b.Burst && a.Sustain == b.Sustain &&
-		a.PublisherSustain == b.PublisherSustain && a.Store == b.Store
+		a.PublisherSustain == b.PublisherSustain && a.Store == b.Store && a.Certification == b.Certification
 }

@@ -77,25 +77,36 @@ func (f *flexInt) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-type wireBody struct {
-	Version         flexInt `json:"version"`
-	CurrentRequests flexInt `json:"currentRequests"`
-	MaxRequests     flexInt `json:"maxRequests"`
-	PeriodInSeconds flexInt `json:"periodInSeconds"`
-	LimitType       string  `json:"limitType"`
-	DebugMessage    string  `json:"debugMessage"`
-}
-
+// parseJSONBody reads the JSON form's keys exactly as the body has them
+// (lower camel case; XSAPI's reader compares them so): encoding/json
+// matches a field's name in any case, so a key the body does not have,
+// "MaxRequests" after "maxRequests", would override the one it has.
 func parseJSONBody(b []byte) (Body, error) {
-	var w wireBody
-	if err := json.Unmarshal(b, &w); err != nil {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
 		return Body{}, fmt.Errorf("%w: %v", ErrBody, err)
 	}
-	return Body{
-		Version: int(w.Version), CurrentRequests: int(w.CurrentRequests),
-		MaxRequests: int(w.MaxRequests), PeriodInSeconds: int(w.PeriodInSeconds),
-		LimitType: w.LimitType, DebugMessage: w.DebugMessage,
-	}, nil
+	var w Body
+	for _, f := range []struct {
+		key string
+		to  any
+	}{
+		{"version", (*flexInt)(&w.Version)},
+		{"currentRequests", (*flexInt)(&w.CurrentRequests)},
+		{"maxRequests", (*flexInt)(&w.MaxRequests)},
+		{"periodInSeconds", (*flexInt)(&w.PeriodInSeconds)},
+		{"limitType", &w.LimitType},
+		{"debugMessage", &w.DebugMessage},
+	} {
+		v, ok := raw[f.key]
+		if !ok {
+			continue
+		}
+		if err := json.Unmarshal(v, f.to); err != nil {
+			return Body{}, fmt.Errorf("%w: %s: %v", ErrBody, f.key, err)
+		}
+	}
+	return w, nil
 }
 
 const (

@@ -68,7 +68,11 @@ func ParseHeaders(h http.Header, l throttle.Limit) (c throttle.Counts, ok bool) 
 		return throttle.Counts{}, false
 	}
 	var limits throttle.Counts // the policy's q, as Limit
-	for _, item := range strings.Split(first(h["Ratelimit-Policy"]), ",") {
+	policy := first(h["Ratelimit-Policy"])
+	if len(policy) > 1024 { // ignored as the RateLimit value would be: the caller's limits count
+		policy = ""
+	}
+	for _, item := range strings.Split(policy, ",") {
 		if p, params, good := rateItem(item); good {
 			if q, has := params["q"]; has {
 				window(&limits, p).Limit = q

@@ -15,8 +15,15 @@ func RetryAfter(d time.Duration) string {
 }
 
 // RetryAfterDate returns the Retry-After value that names the instant at, in
-// the HTTP-date form.
-func RetryAfterDate(at time.Time) string { return at.UTC().Format(http.TimeFormat) }
+// the HTTP-date form, rounded up to its whole second (the form has nothing
+// finer): what it names is never before at, so a wait read from it
+// (ParseRetryAfter) never ends early.
+func RetryAfterDate(at time.Time) string {
+	if s := at.Truncate(time.Second); !s.Equal(at) {
+		at = s.Add(time.Second)
+	}
+	return at.UTC().Format(http.TimeFormat)
+}
 
 // CeilSeconds returns d in whole seconds, rounded up; 0 for d <= 0.
 func CeilSeconds(d time.Duration) int64 {

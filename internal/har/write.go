@@ -2,6 +2,7 @@ package har
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -110,15 +111,23 @@ func (hw *Writer) Close() error {
 
 // raw is an entry as written: its URL and bodies redacted (xblauth's
 // RedactURL and RedactBody: credentials in the query, and the sign-in
-// services' secrets), the Authorization header too.
+// services' secrets), the Authorization header too. The bodies of an
+// entry whose URL does not parse (an invalid escape, a URL cut short)
+// are replaced whole: without its host, whose rules redact them, nothing
+// says which of their values are secrets. A negative Duration (a clock
+// stepped back) is written as 0: HAR 1.2 has no negative time.
 func raw(c *Entry) rawEntry {
-	r := rawEntry{StartedDateTime: c.Time.UTC().Format(time.RFC3339Nano), Time: float64(c.Duration) / float64(time.Millisecond)}
+	r := rawEntry{StartedDateTime: c.Time.UTC().Format(time.RFC3339Nano), Time: float64(max(c.Duration, 0)) / float64(time.Millisecond)}
 	r.Timings.Wait = r.Time
+	var reqBody, respBody []byte
+	u, err := url.Parse(c.URL)
 	var host string
-	if u, err := url.Parse(c.URL); err == nil {
+	if err == nil {
 		host = u.Host
+		reqBody, respBody = xblauth.RedactBody(host, c.RequestBody), xblauth.RedactBody(host, c.ResponseBody)
+	} else {
+		reqBody, respBody = redactWhole(c.RequestBody), redactWhole(c.ResponseBody)
 	}
-	reqBody, respBody := xblauth.RedactBody(host, c.RequestBody), xblauth.RedactBody(host, c.ResponseBody)
 	r.Request = rawRequest{Method: c.Method, URL: xblauth.RedactURL(c.URL), HTTPVersion: "HTTP/1.1", Headers: []header{},
 		QueryString: []header{}, Cookies: []header{}, HeadersSize: -1, BodySize: len(reqBody)}
 	if host != "" {
@@ -144,4 +153,12 @@ func raw(c *Entry) rawEntry {
 		r.WebSocketMessages = append(r.WebSocketMessages, wsMessage{Type: typ, Time: float64(m.Time.UnixMicro()) / 1e6, Opcode: 1, Data: m.Data})
 	}
 	return r
+}
+
+// redactWhole replaces a body that is not empty with xblauth.Redacted.
+func redactWhole(b []byte) []byte {
+	if len(bytes.TrimSpace(b)) == 0 {
+		return b
+	}
+	return []byte(xblauth.Redacted)
 }

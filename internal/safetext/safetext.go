@@ -55,7 +55,7 @@ func Clip(s string, limit int) string {
 
 // Quote returns s cut to limit bytes (Cut) and quoted as strconv.Quote
 // does: escaped, in double quotes, for an argument in an error message.
-// The result is at most 4*limit+2 bytes.
+// The result is at most 4*max(limit, 4)+2 bytes (Cut's limit is at least 4).
 func Quote(s string, limit int) string { return strconv.Quote(Cut(s, limit)) }
 
 // Cut returns s cut to at most limit bytes at a character boundary, ending
@@ -87,9 +87,19 @@ func plain(s string) bool {
 // Reason returns a decoder's error message without the input it quotes
 // (from the first quote on, since how much of the bad input a decoder
 // quotes depends on how it arrived, and the input is not the reader's to
-// print), clipped as Clip clips.
+// print), clipped as Clip clips. A message that starts with the input it
+// quotes keeps what follows the last quote of that kind, after "(the
+// input)", cut at its own first quote too.
 func Reason(msg string, limit int) string {
-	if i := strings.IndexAny(msg, "'\"`"); i > 0 {
+	const quotes = "'\"`"
+	if msg != "" && strings.IndexByte(quotes, msg[0]) >= 0 {
+		tail := ""
+		if j := strings.LastIndexByte(msg, msg[0]); j > 0 {
+			tail = msg[j+1:]
+		}
+		msg = strings.TrimSpace("(the input) " + strings.TrimSpace(tail))
+	}
+	if i := strings.IndexAny(msg, quotes); i > 0 {
 		msg = strings.TrimSpace(msg[:i])
 	}
 	return Clip(msg, limit)

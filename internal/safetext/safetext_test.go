@@ -113,7 +113,7 @@ func TestReason(t *testing.T) {
 		{`invalid character 'x' looking for beginning of value`, "invalid character"},
 		{"cannot unmarshal string \"\x1b[31mred\" into int", "cannot unmarshal string"},
 		{"unexpected end of input", "unexpected end of input"},
-		{"'starts with a quote'", `'starts with a quote'`},
+		{"'starts with a quote'", "(the input)"}, // the whole message is the input it quotes
 		{"control \x1b[2J in the reason", `control \x1b[2J in the reason`},
 	} {
 		if got := Reason(tc.in, 60); got != tc.want {

@@ -11,13 +11,14 @@ import (
 // request and the service counting it.
 const DefaultMargin = time.Second
 
-// MarginOr returns the margin a configured value means: m when positive,
-// DefaultMargin for zero, none for a negative m.
+// MarginOr returns the margin a configured value means: m when positive
+// (at most a SustainPeriod: a longer one is read as that, the periods'
+// ends never overflowing), DefaultMargin for zero, none for a negative m.
 func MarginOr(m time.Duration) time.Duration {
 	if m == 0 {
 		return DefaultMargin
 	}
-	return max(m, 0)
+	return min(max(m, 0), SustainPeriod)
 }
 
 // BudgetStore holds client budgets for many keys. A budget admits a call at
@@ -30,9 +31,13 @@ func MarginOr(m time.Duration) time.Duration {
 // each Reserve atomic and pass the conformance suite (package storetest).
 type BudgetStore interface {
 	// Reserve books the earliest slot for a call for k if it comes within
-	// maxWait of now: the call is counted at now+Wait and must be sent no
-	// earlier, so callers that book in turn are served in turn; maxWait 0
-	// admits now or never.
+	// maxWait of now: the call must be sent no earlier than now+Wait, so
+	// callers that book in turn are served in turn; maxWait 0 admits now or
+	// never. It is counted at now+Wait, or at the key's newest booking
+	// when that is later (a booking ahead that a Release left alone,
+	// another caller's clock a little ahead): counted later than it is
+	// sent, which only makes the budget stricter, and Admission.Slot says
+	// when. Such a call may go before that booking.
 	Reserve(ctx context.Context, k Key, l Limit, now time.Time, maxWait time.Duration) (Admission, error)
 	// Release gives back a slot Reserve booked (Admission.Slot) for a call
 	// that was then not sent, so it no longer counts.

@@ -1,6 +1,7 @@
 package throttle
 
 import (
+	"math"
 	"slices"
 	"time"
 )
@@ -16,8 +17,11 @@ import (
 // The zero value admits everything until a limit is given. slidingLog is not safe
 // for concurrent use; MemoryBudgetStore guards one per key; it must not be copied after
 // its first admission (its first ring lives inside it). It keeps up to
-// max(Burst, Sustain) timestamps (at most MaxLimit), growing as it needs: a
-// key admitted once holds its one timestamp inline.
+// max(Burst, Sustain) timestamps of the largest limit it has been given (at
+// most MaxLimit), growing as it needs: a key admitted once holds its one
+// timestamp inline. It never shrinks to a smaller limit: callers sharing a
+// key under different limits (transports of other LimitShares on one
+// store) each need the admissions their own limit counts.
 type slidingLog struct {
 	times   []int64 // ring of admission times (unix ns), oldest at head
 	head    int32
@@ -53,10 +57,12 @@ func (s *slidingLog) Admit(now time.Time, l Limit, margin time.Duration) Admissi
 }
 
 // Reserve books the earliest slot for a call, if it comes within maxWait of
-// now: the call is counted at now+Wait and must be sent no earlier. Callers
-// that book in turn are served in turn, instead of all waking at the same
-// instant to race for one slot.
+// now: the call must be sent no earlier than now+Wait, and is counted then
+// or at the newest admission when that is later (see BudgetStore.Reserve).
+// Callers that book in turn are served in turn, instead of all waking at
+// the same instant to race for one slot.
 func (s *slidingLog) Reserve(now time.Time, l Limit, margin, maxWait time.Duration) Admission {
+	l = l.held()
 	t := now.UnixNano()
 	at, blocked := s.earliest(t, l, int64(margin))
 	if at-t > int64(max(maxWait, 0)) {
@@ -87,8 +93,24 @@ func (s *slidingLog) Release(slot int64) bool {
 // Block refuses every call until until; a later deadline wins over an earlier
 // one. This is how a server Retry-After, which is authoritative, is absorbed.
 func (s *slidingLog) Block(until time.Time) {
-	s.blocked = max(s.blocked, until.UnixNano())
+	s.blocked = max(s.blocked, unixNano(until))
 }
+
+// unixNano is t.UnixNano held to the instants it can name (1678 to 2262),
+// where UnixNano wraps: a block past 2262 lasts to then, one before 1678
+// has ended.
+func unixNano(t time.Time) int64 {
+	switch {
+	case t.After(lastNano):
+		return math.MaxInt64
+	case t.Before(firstNano):
+		return math.MinInt64
+	}
+	return t.UnixNano()
+}
+
+// The instants UnixNano names.
+var firstNano, lastNano = time.Unix(0, math.MinInt64), time.Unix(0, math.MaxInt64)
 
 // earliest returns the first instant at or after t at which a call is
 // admissible, and whether the server block is what decides it.
@@ -137,14 +159,15 @@ func (s *slidingLog) push(t int64, l Limit) int64 {
 func capFor(l Limit) int { return min(max(l.Burst, l.Sustain, 1), MaxLimit) }
 
 // fit makes room in the ring for one more admission under l. The ring grows
-// by doubling up to capFor(l), so a key that calls rarely stays small, and
-// shrinks to it when the limit drops, keeping the newest admissions.
+// by doubling up to capFor(l), so a key that calls rarely stays small; it
+// never shrinks (see slidingLog): a full ring at least as large as l's
+// limits drops its oldest admission, which no decision under them reads.
 func (s *slidingLog) fit(l Limit) {
 	want, size := capFor(l), len(s.times)
 	switch {
 	case size == 0:
 		s.times = s.first[:] // one admission: no allocation yet
-	case size > want, size < want && int(s.n) == size: // shrink, or grow a full ring by doubling
+	case size < want && int(s.n) == size: // grow a full ring by doubling
 		s.resize(min(want, max(4, 2*size)))
 	}
 }
@@ -202,7 +225,7 @@ func (s *slidingLog) Sync(now time.Time, l Limit, p Period, used int, reset time
 	if missing <= 0 {
 		return
 	}
-	s.resize(capFor(l))
+	s.resize(max(capFor(l), len(s.times))) // never smaller: see fit
 	all := s.ordered()
 	i, _ := slices.BinarySearch(all, start)
 	all = slices.Insert(all, i, slices.Repeat([]int64{start}, min(missing, len(s.times)))...)
@@ -225,6 +248,7 @@ type Snapshot struct {
 
 // Snapshot reports the budget at now.
 func (s *slidingLog) Snapshot(now time.Time, l Limit, margin time.Duration) Snapshot {
+	l = l.held()
 	t := now.UnixNano()
 	at, _ := s.earliest(t, l, int64(margin))
 	snap := Snapshot{

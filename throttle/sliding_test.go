@@ -161,10 +161,12 @@ func TestSlidingSteadyState(t *testing.T) {
 	}
 }
 
-// TestSlidingShrinks: when a key's limit drops, its ring shrinks to what
-// the new limit needs at the next admission: a budget keeps at most
-// max(Burst, Sustain) timestamps.
-func TestSlidingShrinks(t *testing.T) {
+// TestSlidingKeepsItsRing: when a key's limit drops, its ring keeps the
+// admissions it holds: another caller of the key may count them under the
+// larger limit (throttle/storetest, "a booking under a smaller limit keeps
+// the admissions a larger one counts"). It grows by doubling, to at most
+// the largest limit's max(Burst, Sustain).
+func TestSlidingKeepsItsRing(t *testing.T) {
 	var s slidingLog
 	for range 5 {
 		s.Admit(t0, Limit{Burst: 10, Sustain: 10}, 0)
@@ -173,8 +175,14 @@ func TestSlidingShrinks(t *testing.T) {
 		t.Fatalf("ring of %d after 5 admissions, want 8 (1, 4, 8)", got)
 	}
 	s.Admit(t0, Limit{Burst: 6, Sustain: 6}, 0)
-	if got := len(s.times); got != 6 {
-		t.Errorf("ring of %d after the limit dropped to 6, want 6", got)
+	if got := len(s.times); got != 8 || s.n != 6 {
+		t.Errorf("ring of %d holding %d after the limit dropped to 6, want 8 holding 6", got, s.n)
+	}
+	for range 10 {
+		s.Admit(t0.Add(time.Hour), Limit{Burst: 10, Sustain: 10}, 0)
+	}
+	if got := len(s.times); got != 10 {
+		t.Errorf("ring of %d under a limit of 10, want 10", got)
 	}
 }
 

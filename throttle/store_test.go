@@ -256,6 +256,29 @@ func TestTableEvictsLeastRecent(t *testing.T) {
 	}
 }
 
+// TestBudgetTableEvictsLeastRecent: the same for client budgets: a full
+// MemoryBudgetStore with no idle key evicts the key admitted least
+// recently (slidingLog.last), whose budget restarts; the others keep theirs.
+func TestBudgetTableEvictsLeastRecent(t *testing.T) {
+	l := Limit{Burst: 1, Sustain: 5}
+	keys := []Key{{"a", "t", "p"}, {"b", "t", "p"}, {"c", "t", "p"}}
+	for trial := range 20 { // the sample's order is random: 20 trials
+		b := MemoryBudgetStore{MaxKeys: 3}
+		for i, k := range keys {
+			b.Reserve(ctx, k, l, t0.Add(time.Duration(i)*time.Second), 0)
+		}
+		b.Reserve(ctx, Key{"d", "t", "p"}, l, t3, 0)
+		var counts []int
+		for _, k := range keys { // Snapshot creates no key, evicting none
+			s, _ := b.Snapshot(ctx, k, l, t3)
+			counts = append(counts, s.Burst.Count)
+		}
+		if !slices.Equal(counts, []int{0, 1, 1}) {
+			t.Fatalf("trial %d: burst counts of a, b, c after evicting one = %v, want [0 1 1] (a, the least recent, evicted)", trial, counts)
+		}
+	}
+}
+
 // TestTableDropsIdleFirst: a full table drops an idle key rather than
 // evict an active one, whichever of its sweep and its eviction finds it.
 func TestTableDropsIdleFirst(t *testing.T) {

@@ -46,8 +46,13 @@ type Key struct {
 
 // MaxLimit bounds every limit: a client budget keeps one timestamp per
 // request allowed, so a limit is also a memory size. The limits loader
-// refuses larger ones.
+// refuses larger ones; the budget stores read a larger one as MaxLimit.
 const MaxLimit = 100_000
+
+// held returns l with each limit held to MaxLimit.
+func (l Limit) held() Limit {
+	return Limit{Burst: min(l.Burst, MaxLimit), Sustain: min(l.Sustain, MaxLimit)}
+}
 
 // Limit is the pair of limits applied to one key. A zero field means no limit
 // of that kind (the Store services enforce sustain only on the per-publisher

@@ -71,8 +71,12 @@ func (w *fixedWindows) roll(t int64, a Align) {
 	rollOne(&w.sustainStart, &w.sustainCount, t, int64(SustainPeriod), a)
 }
 
+// rollOne opens a new window at t once the current one has ended. A
+// request stamped before the current window's start (two requests racing
+// to the store with their clocks read in the other order) counts in it, as
+// the service counts what it receives: restarting would forget the count.
 func rollOne(start *int64, count *int32, t, period int64, a Align) {
-	if *count > 0 && t < *start+period && t >= *start {
+	if *count > 0 && t < *start+period {
 		return
 	}
 	*count = 0

@@ -24,7 +24,7 @@ func TestClusterConformance(t *testing.T) {
 		return &Store{Client: c, Align: a, CallerTime: true, Prefix: "conf" + string(rune('a'+n))}
 	})
 	storetest.BudgetRule(t, func(margin time.Duration) throttle.BudgetStore {
-		return &Store{Client: c, CallerTime: true, Prefix: "budget", Margin: margin}
+		return &Store{Client: c, CallerTime: true, Prefix: "budget", Margin: margin, Timeout: 10 * time.Second} // as TestConformance's
 	})
 	t.Run("learned", func(t *testing.T) { storetest.Learned(t, &Store{Client: c, Prefix: "learned", CallerTime: true}) })
 	t.Run("reset", func(t *testing.T) { storetest.Reset(t, &Store{Client: c, CallerTime: true, Prefix: "reset"}) })

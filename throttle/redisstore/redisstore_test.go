@@ -26,7 +26,9 @@ func TestConformance(t *testing.T) {
 		return &Store{Client: c, Align: a, CallerTime: true, Prefix: "conf" + string(rune('a'+n))}
 	})
 	storetest.BudgetRule(t, func(margin time.Duration) throttle.BudgetStore {
-		return &Store{Client: c, CallerTime: true, Prefix: "budget", Margin: margin}
+		// A Timeout of seconds: the suite checks the rule, and one case
+		// fills a log with MaxLimit admissions in one script.
+		return &Store{Client: c, CallerTime: true, Prefix: "budget", Margin: margin, Timeout: 10 * time.Second}
 	})
 	t.Run("learned", func(t *testing.T) { storetest.Learned(t, &Store{Client: c, Prefix: "learned", CallerTime: true}) })
 	t.Run("reset", func(t *testing.T) {

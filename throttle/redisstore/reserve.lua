@@ -17,18 +17,31 @@
 -- values, all little-endian doubles (or its error: see frame in common.lua).
 local function budget(log, meta, A)
   local op = A[1]
-  local bl, sl, margin = tonumber(A[2]), tonumber(A[3]), tonumber(A[4])
+  -- A limit over MaxLimit (100,000) is read as MaxLimit, as the memory
+  -- store reads it: the log keeps no more admissions than that.
+  local bl, sl, margin = math.min(tonumber(A[2]), 100000), math.min(tonumber(A[3]), 100000), tonumber(A[4])
   local now = tonumber(A[5])
   if now == 0 then now = redisNow() end
   local cap = math.min(math.max(bl, sl, 1), 100000)
 
-  -- Entries at or before this can no longer affect a decision; nor can
-  -- more than the larger limit's, for an operation that decides by the
-  -- limits (reserve, sync): a block brings none, and a release's or a
-  -- snapshot's may be another transport's, smaller (the memory store's
-  -- ignore them too): the admissions they find still count after them.
+  -- Entries at or before this can no longer affect a decision.
   redis.call('ZREMRANGEBYSCORE', log, '-inf', now - SP - margin)
-  if op == 1 or op == 4 then redis.call('ZREMRANGEBYRANK', log, 0, -(cap + 1)) end
+
+  -- keepNewest drops all but the newest admissions that the largest limit
+  -- the key has been given while it lives counts (meta's cap), as the
+  -- memory store's ring, which never shrinks, keeps them: not down to this
+  -- decision's limit, since callers sharing the key under other limits
+  -- (transports of another LimitShare) need the admissions their own
+  -- limits count. Called where an admission was added, whose expiry then
+  -- covers meta too.
+  local function keepNewest()
+    local kept = tonumber(redis.call('HGET', meta, 'cap')) or 0
+    if cap > kept then
+      redis.call('HSET', meta, 'cap', cap)
+      kept = cap
+    end
+    redis.call('ZREMRANGEBYRANK', log, 0, -(kept + 1))
+  end
 
   local function kth(k) -- the k-th most recent admission
     local r = redis.call('ZRANGE', log, -k, -k, 'WITHSCORES')
@@ -102,7 +115,7 @@ local function budget(log, meta, A)
     local newest = redis.call('ZRANGE', log, -1, -1, 'WITHSCORES')
     if newest[2] then at = math.max(at, tonumber(newest[2])) end
     add(at, id)
-    redis.call('ZREMRANGEBYRANK', log, 0, -(cap + 1))
+    keepNewest()
     expire(at)
     return {1, wait, 0, id}
   elseif op == 2 then -- release
@@ -142,8 +155,10 @@ local function budget(log, meta, A)
     local start = now + reset - period
     local missing = math.min(used - count(now - start + 1000000 + 1), cap)
     for i = 1, missing do add(start, first + i - 1) end
-    redis.call('ZREMRANGEBYRANK', log, 0, -(cap + 1))
-    if missing > 0 then keep(now) end
+    if missing > 0 then
+      keepNewest()
+      keep(now)
+    end
     return {}
   elseif op == 5 then -- snapshot
     local function window(span)

@@ -184,6 +184,34 @@ var budgetCases = []budgetCase{
 		})
 	}},
 	{"release", -1, release},
+	{"a booking under a smaller limit keeps the admissions a larger one counts", -1, func(t *testing.T, s throttle.BudgetStore, k throttle.Key) {
+		// Two transports of other LimitShares on one store: the smaller
+		// one's booking ahead must not forget the admissions the whole
+		// limit still counts.
+		whole, half := throttle.Limit{Sustain: 4}, throttle.Limit{Sustain: 2}
+		reserves(t, s, k, whole, []reserve{{0, 0, true, 0}, {1, 0, true, 0}, {2, 0, true, 0}, {3, 0, true, 0}})
+		reserves(t, s, k, half, []reserve{{4, 400 * time.Second, true, 298 * time.Second}}) // 2 s + 300 s
+		reserves(t, s, k, whole, []reserve{{5, 0, false, 296 * time.Second}})               // the 4th newest, at 1 s (the booking counts)
+	}},
+	{"a limit over MaxLimit is held to it", -1, func(t *testing.T, s throttle.BudgetStore, k throttle.Key) {
+		// A store keeps at most MaxLimit admissions: a larger limit, which
+		// they could never reach, is read as MaxLimit, not as none.
+		l := throttle.Limit{Burst: throttle.MaxLimit + 1}
+		sync(t, s, k, l, 0, throttle.Burst, 1<<40, throttle.BurstPeriod)
+		reserves(t, s, k, l, []reserve{{0, 0, false, 15 * time.Second}})
+	}},
+	{"a sync under a smaller limit keeps the admissions a larger one counts", -1, func(t *testing.T, s throttle.BudgetStore, k throttle.Key) {
+		l := throttle.Limit{Burst: 10, Sustain: 20}
+		for i := range 10 {
+			reserves(t, s, k, l, []reserve{{float64(i) * 0.1, 0, true, 0}})
+		}
+		for i := range 10 {
+			reserves(t, s, k, l, []reserve{{20 + float64(i)*0.1, 0, true, 0}})
+		}
+		sync(t, s, k, throttle.Limit{Burst: 10}, 40, throttle.Burst, 1, 10*time.Second)
+		// The 20th newest (the sync adds one at 35 s) is the one at 0.1 s.
+		reserves(t, s, k, l, []reserve{{40, 0, false, 260100 * time.Millisecond}})
+	}},
 }
 
 func reserves(t *testing.T, s throttle.BudgetStore, k throttle.Key, l throttle.Limit, rs []reserve) {

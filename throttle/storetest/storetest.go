@@ -75,6 +75,12 @@ func ServerRule(t *testing.T, newStore func(align throttle.Align) throttle.Serve
 			{290, false, 1, 2, throttle.Sustain, 10 * time.Second}, // burst window [290, 305)
 			{291, false, 2, 3, throttle.Burst, 14 * time.Second},
 		}},
+		// A request stamped before its window opened (clocks read in the
+		// other order than the requests reached the store) counts in it.
+		{"a request stamped before its window's start", throttle.FirstRequest, throttle.Limit{Burst: 1, Sustain: 100}, time.Time{}, []take{
+			{10.001, true, 1, 1, throttle.None, 0},
+			{10, false, 2, 2, throttle.Burst, 15001 * time.Millisecond},
+		}},
 		{"first window near the Unix epoch", throttle.FirstRequest, throttle.Limit{Burst: 1, Sustain: 2}, time.Unix(0, 0), []take{
 			{5, true, 1, 1, throttle.None, 0},
 			{19, false, 2, 2, throttle.Burst, time.Second}, // window [5 s, 20 s)

@@ -8,7 +8,8 @@
 // fgrl.scope (the limits rule, such as "profile" or "presence/write") and
 // fgrl.class ("read" or "write"):
 //
-//	fgrl.transport.attempts        counter, + fgrl.outcome: 2xx 3xx 4xx 429 5xx error
+//	fgrl.transport.attempts        counter, + fgrl.outcome: 1xx 2xx 3xx 4xx 429 5xx error,
+//	                               or other (a status outside 100-599, which net/http takes)
 //	fgrl.transport.retries         counter, + fgrl.reason: "status 503", "network error", ...
 //	fgrl.transport.wait.duration   histogram (s), + fgrl.reason: budget, retry-after
 //	fgrl.transport.local_refusals  counter, + fgrl.reason: budget, retry-after
@@ -17,7 +18,8 @@
 //	fgrl.transport.budget.errors   counter (fgrl.scope only): the shared store failed
 //	fgrl.transport.budget.fallbacks counter (fgrl.scope only): a local budget decided
 //	fgrl.transport.limits.learned  counter, + fgrl.period: burst, sustain: a 429 reported
-//	                               another limit than the data's (drift; transport.LearnedLimits)
+//	                               another limit than the data's (drift; transport.LearnedLimits);
+//	                               a learned limit's end is none (as in transport.Stats)
 //
 // Never a user, token, userhash or XUID: they are personal data, and one
 // series per player would grow without bound.
@@ -167,6 +169,9 @@ func (r *recorder) observe(ctx context.Context, e transport.Event) {
 	case transport.EventBudgetFallback:
 		r.fallbacks.Add(ctx, 1, r.attrs(&e, "", "").add...)
 	case transport.EventLimitLearned:
+		if e.Body == nil { // a learned limit's end (EventLimitLearned: "Body nil"): no limit learned
+			break
+		}
 		period, _, _ := strings.Cut(e.Reason, " ") // "burst 8 in 15 s (was 10)"
 		r.learned.Add(ctx, 1, r.attrs(&e, "fgrl.period", period).add...)
 	}

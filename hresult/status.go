@@ -25,8 +25,12 @@ func (h HRESULT) Status() (int, bool) {
 	if h == HTTP_E_STATUS_UNEXPECTED || h&0xFFFF0000 != 0x80190000 {
 		return 0, false
 	}
-	if _, ok := names[h]; !ok {
+	// FromStatus of the code h holds gives h back: not so for the
+	// facility's codes that encode no status (0x80190005,
+	// HTTP_E_STATUS_UNEXPECTED_SERVER_ERROR, holds 5).
+	code := int(h.Code())
+	if FromStatus(code) != h {
 		return 0, false
 	}
-	return int(h.Code()), true
+	return code, true
 }

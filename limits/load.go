@@ -109,6 +109,10 @@ func (r *Rule) validate(fallback bool) (field, reason string) {
 		return ".service", "missing"
 	case strings.ContainsAny(r.Service+r.Class, "/# \t"):
 		return ".service", "service and class may not contain '/', '#' or spaces"
+	case strings.ContainsFunc(r.Service+r.Class, func(c rune) bool { return c < 0x21 || c > 0x7e }):
+		// They name metrics' labels and log fields: no control character
+		// or other script reaches a terminal that reads them.
+		return ".service", "service and class are printable ASCII"
 	case !fallback && len(r.Hosts) == 0:
 		return ".hosts", "missing"
 	case fallback && len(r.Hosts) > 0:
@@ -201,5 +205,5 @@ func (l *Limits) compile() {
 // included.
 func sameLimits(a, b *Rule) bool {
 	return a.Burst == b.Burst && a.Sustain == b.Sustain &&
-		a.PublisherSustain == b.PublisherSustain && a.Store == b.Store && a.Certification == b.Certification
+		a.PublisherSustain == b.PublisherSustain && a.Store == b.Store && a.CertificationLimit() == b.CertificationLimit()
 }

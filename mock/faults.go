@@ -169,6 +169,17 @@ func (m *RetryAfterMode) UnmarshalText(b []byte) error {
 // Faults returns the faults in force.
 func (h *Handler) Faults() Faults { return h.faults.Load().f }
 
+// checkFaultServices refuses a service fault whose service no rule of l
+// has: Config.Faults (New) and SetFaults alike.
+func checkFaultServices(l *limits.Limits, ss []ServiceFault) error {
+	for i, sf := range ss {
+		if _, ok := l.ByScope(sf.Service); !ok && !hasService(l, sf.Service) && sf.Service != RTAService {
+			return fmt.Errorf("mock: services[%d]: no rule has service or scope %s", i, safetext.Quote(sf.Service, 60))
+		}
+	}
+	return nil
+}
+
 // SetFaults changes the faults while the handler serves (the admin API's
 // PUT /_fgrl/api/faults). A new Seed restarts the fault dice.
 func (h *Handler) SetFaults(f Faults) error {
@@ -177,11 +188,11 @@ func (h *Handler) SetFaults(f Faults) error {
 	}
 	now := h.cfg.now()
 	f.Services = slices.Clone(f.Services)
+	if err := checkFaultServices(h.cfg.limits, f.Services); err != nil {
+		return err
+	}
 	for i := range f.Services {
 		sf := &f.Services[i]
-		if _, ok := h.cfg.limits.ByScope(sf.Service); !ok && !hasService(h.cfg.limits, sf.Service) && sf.Service != RTAService {
-			return fmt.Errorf("mock: services[%d]: no rule has service or scope %s", i, safetext.Quote(sf.Service, 60))
-		}
 		if sf.For > 0 && sf.Until.IsZero() {
 			sf.Until = now.Add(time.Duration(sf.For)).UTC()
 		}

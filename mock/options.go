@@ -137,6 +137,9 @@ func (c Config) check() (config, error) {
 	if r.limits == nil {
 		r.limits = limits.Default()
 	}
+	if err := checkFaultServices(r.limits, c.Faults.Services); err != nil {
+		return config{}, err
+	}
 	if r.store == nil {
 		r.store = &throttle.MemoryServerStore{Align: c.Align, MaxKeys: c.MaxKeys}
 	}

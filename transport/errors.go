@@ -105,9 +105,13 @@ func parse429(b []byte, readErr error, sent *http.Request) *ratelimit.Body {
 	// The service's text goes on to errors, logs and span attributes:
 	// without the credentials the attempt sent (a token, the signature
 	// made for it), then clipped and escaped, here, once.
+	// The userhash too: events and spans never name the user.
 	var ss xblauth.Secrets
 	if sent != nil {
 		ss = ss.HeaderSecrets(sent.Header).URLSecrets(sent.URL) // a service may quote the URL it refused
+		if uhs, _, err := xblauth.Parse(headerFold(sent.Header, "Authorization")); err == nil {
+			ss = ss.Add(uhs)
+		}
 	}
 	body.LimitType, body.DebugMessage = safetext.Clip(ss.Scrub(body.LimitType), 64), safetext.Clip(ss.Scrub(body.DebugMessage), 200)
 	body.Aspect = safetext.Clip(ss.Scrub(body.Aspect), 64)

@@ -257,9 +257,12 @@ func (t *Transport) tableText(scope string, p throttle.Period) string {
 // another user's report, or one from a later window, confirms it there it
 // applies to this key alone; confirmed, to every key of the scope. It is
 // kept within a tenth of the table's limit and the ceiling. Each change is
-// one EventLimitLearned carrying the body.
+// one EventLimitLearned carrying the body. A call that named no user (no
+// token: its key's user is "") teaches nothing: the services count a user's
+// calls, and LearnedLimits would report its key's limit as a confirmed
+// one's, for every key.
 func (c *call) learn(b *ratelimit.Body) {
-	if b == nil || b.MaxRequests <= 0 || !c.t.learning() || len(c.key.Scope) > throttle.MaxScopeLen {
+	if b == nil || b.MaxRequests <= 0 || !c.t.learning() || len(c.key.Scope) > throttle.MaxScopeLen || c.key.User == "" {
 		return
 	}
 	var p throttle.Period

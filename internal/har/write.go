@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -111,22 +112,18 @@ func (hw *Writer) Close() error {
 
 // raw is an entry as written: its URL and bodies redacted (xblauth's
 // RedactURL and RedactBody: credentials in the query, and the sign-in
-// services' secrets), the Authorization header too. The bodies of an
-// entry whose URL does not parse (an invalid escape, a URL cut short)
-// are replaced whole: without its host, whose rules redact them, nothing
-// says which of their values are secrets. A negative Duration (a clock
-// stepped back) is written as 0: HAR 1.2 has no negative time.
+// services' secrets, by the rules of the URL's host), the Authorization
+// header too. The bodies of an entry whose URL names no host (hostOf) are
+// replaced whole: without the host, whose rules redact them, nothing says
+// which of their values are secrets. A negative Duration (a clock stepped
+// back) is written as 0: HAR 1.2 has no negative time.
 func raw(c *Entry) rawEntry {
 	r := rawEntry{StartedDateTime: c.Time.UTC().Format(time.RFC3339Nano), Time: float64(max(c.Duration, 0)) / float64(time.Millisecond)}
 	r.Timings.Wait = r.Time
-	var reqBody, respBody []byte
-	u, err := url.Parse(c.URL)
-	var host string
-	if err == nil {
-		host = u.Host
+	host := hostOf(c.URL)
+	reqBody, respBody := redactWhole(c.RequestBody), redactWhole(c.ResponseBody)
+	if host != "" {
 		reqBody, respBody = xblauth.RedactBody(host, c.RequestBody), xblauth.RedactBody(host, c.ResponseBody)
-	} else {
-		reqBody, respBody = redactWhole(c.RequestBody), redactWhole(c.ResponseBody)
 	}
 	r.Request = rawRequest{Method: c.Method, URL: xblauth.RedactURL(c.URL), HTTPVersion: "HTTP/1.1", Headers: []header{},
 		QueryString: []header{}, Cookies: []header{}, HeadersSize: -1, BodySize: len(reqBody)}
@@ -161,4 +158,26 @@ func redactWhole(b []byte) []byte {
 		return b
 	}
 	return []byte(xblauth.Redacted)
+}
+
+// hostOf returns the host (and port) a URL names: url.Parse's, or, for a URL
+// it refuses (an invalid escape, a URL cut short inside one, a port that is
+// no number), the authority after "scheme://" up to its path, query or
+// fragment, without user info. "" when it names none (a URL without
+// "//", one whose authority is empty).
+func hostOf(rawURL string) string {
+	if u, err := url.Parse(rawURL); err == nil {
+		return u.Host
+	}
+	_, rest, ok := strings.Cut(rawURL, "://")
+	if !ok {
+		return ""
+	}
+	if i := strings.IndexAny(rest, "/?#\\"); i >= 0 {
+		rest = rest[:i]
+	}
+	if i := strings.LastIndexByte(rest, '@'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	return rest
 }

@@ -43,7 +43,7 @@ type Error struct {
 // Error returns `"abc" is not a XUID (...)`, the value escaped and clipped
 // to 40 bytes.
 func (e *Error) Error() string {
-	return `"` + safetext.Clip(e.Value, 40) + `" is ` + e.Kind.Error()
+	return safetext.Quote(e.Value, 40) + " is " + e.Kind.Error()
 }
 
 // Unwrap returns the kind.

@@ -24,8 +24,10 @@ type Partner struct {
 	// organizational unit); empty means every sandbox.
 	Sandbox string
 	// NotBefore and NotAfter bound its validity; zero means from an hour
-	// ago, and 18 months from now (the documented lifespan), within the
-	// CA's own validity either way.
+	// ago, and 18 months from now (the documented lifespan). NotAfter is
+	// held within the CA's validity; NotBefore is taken as given, even
+	// before the CA's (a test's expired certificate: NotBefore and NotAfter
+	// both past, which a CA made at start could not sign otherwise).
 	NotBefore, NotAfter time.Time
 }
 

@@ -65,7 +65,8 @@ func New() (*CA, error) {
 
 // Load reads a CA from a PEM certificate file and a PEM private key file
 // (PKCS #8, EC or PKCS #1), so that clients' trust outlives a run. A key
-// file that other users may read is refused.
+// file that other users may read is refused, and so is a CA that is not
+// valid now (expired, or not yet valid): every leaf it signed would be.
 func Load(certFile, keyFile string) (*CA, error) {
 	fi, err := os.Stat(keyFile)
 	if err != nil {
@@ -93,6 +94,11 @@ func Load(certFile, keyFile string) (*CA, error) {
 	key, ok := pair.PrivateKey.(crypto.Signer)
 	if !ok || !cert.IsCA || cert.KeyUsage&x509.KeyUsageCertSign == 0 {
 		return nil, errors.New("tlsca: the CA certificate is not a CA's (it must have basic constraints CA:TRUE and the certSign key usage)")
+	}
+	if now := time.Now(); now.After(cert.NotAfter) || now.Before(cert.NotBefore) {
+		// Every leaf it signs would be refused: say so here.
+		return nil, fmt.Errorf("tlsca: the CA certificate is valid from %s to %s, not now: make a new one (xblcall mock without --ca-cert and --ca-key makes one at start)",
+			cert.NotBefore.UTC().Format(time.RFC3339), cert.NotAfter.UTC().Format(time.RFC3339))
 	}
 	return &CA{Cert: cert, key: key}, nil
 }

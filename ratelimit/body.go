@@ -78,7 +78,7 @@ func (f *flexInt) UnmarshalJSON(b []byte) error {
 }
 
 // parseJSONBody reads the JSON form's keys exactly as the body has them
-// (lower camel case; XSAPI's reader compares them so): encoding/json
+// (lower camel case, as the FGRL documentation shows them): encoding/json
 // matches a field's name in any case, so a key the body does not have,
 // "MaxRequests" after "maxRequests", would override the one it has.
 func parseJSONBody(b []byte) (Body, error) {

@@ -26,6 +26,7 @@ type slidingLog struct {
 	times   []int64 // ring of admission times (unix ns), oldest at head
 	head    int32
 	n       int32
+	largest int32    // capFor of the largest limit given while the key lives: what the ring may grow to
 	blocked int64    // unix ns before which nothing is admitted
 	first   [1]int64 // the ring of a key admitted once, without an allocation
 }
@@ -65,11 +66,12 @@ func (s *slidingLog) Reserve(now time.Time, l Limit, margin, maxWait time.Durati
 	l = l.held()
 	t := now.UnixNano()
 	at, blocked := s.earliest(t, l, int64(margin))
-	if at-t > int64(max(maxWait, 0)) {
-		return Admission{Wait: time.Duration(at - t), Blocked: blocked}
+	wait := until(at, t)
+	if wait > max(maxWait, 0) {
+		return Admission{Wait: wait, Blocked: blocked}
 	}
 	slot := s.push(at, l)
-	return Admission{Allowed: true, Wait: time.Duration(at - t), Slot: slot}
+	return Admission{Allowed: true, Wait: wait, Slot: slot}
 }
 
 // Release gives back the slot a Reserve booked (Admission.Slot) for a call
@@ -107,6 +109,15 @@ func unixNano(t time.Time) int64 {
 		return math.MinInt64
 	}
 	return t.UnixNano()
+}
+
+// until returns the time from t to at (at >= t), held to the longest
+// Duration: a block held to 2262 seen from before 1970 would overflow it.
+func until(at, t int64) time.Duration {
+	if d := at - t; d >= 0 {
+		return time.Duration(d)
+	}
+	return math.MaxInt64
 }
 
 // The instants UnixNano names.
@@ -154,16 +165,24 @@ func (s *slidingLog) push(t int64, l Limit) int64 {
 	return t
 }
 
+// hold notes l as given to the key and returns the ring size the largest
+// limit given needs.
+func (s *slidingLog) hold(l Limit) int {
+	s.largest = max(s.largest, int32(capFor(l)))
+	return int(s.largest)
+}
+
 // capFor returns the ring size l needs: its larger limit, held to MaxLimit
 // (which Parse refuses to exceed).
 func capFor(l Limit) int { return min(max(l.Burst, l.Sustain, 1), MaxLimit) }
 
 // fit makes room in the ring for one more admission under l. The ring grows
-// by doubling up to capFor(l), so a key that calls rarely stays small; it
-// never shrinks (see slidingLog): a full ring at least as large as l's
-// limits drops its oldest admission, which no decision under them reads.
+// by doubling up to the largest limit the key has been given (hold), so a
+// key that calls rarely stays small; it never shrinks (see slidingLog): a
+// full ring as large as the largest limit drops its oldest admission,
+// which no decision under any of its limits reads.
 func (s *slidingLog) fit(l Limit) {
-	want, size := capFor(l), len(s.times)
+	want, size := s.hold(l), len(s.times)
 	switch {
 	case size == 0:
 		s.times = s.first[:] // one admission: no allocation yet
@@ -225,7 +244,7 @@ func (s *slidingLog) Sync(now time.Time, l Limit, p Period, used int, reset time
 	if missing <= 0 {
 		return
 	}
-	s.resize(max(capFor(l), len(s.times))) // never smaller: see fit
+	s.resize(max(s.hold(l), len(s.times))) // the largest limit's: see fit
 	all := s.ordered()
 	i, _ := slices.BinarySearch(all, start)
 	all = slices.Insert(all, i, slices.Repeat([]int64{start}, min(missing, len(s.times)))...)
@@ -253,7 +272,7 @@ func (s *slidingLog) Snapshot(now time.Time, l Limit, margin time.Duration) Snap
 	at, _ := s.earliest(t, l, int64(margin))
 	snap := Snapshot{
 		Counts: Counts{Burst: s.window(t, l.Burst, int64(BurstPeriod+margin)), Sustain: s.window(t, l.Sustain, int64(SustainPeriod+margin))},
-		Wait:   time.Duration(at - t),
+		Wait:   until(at, t),
 	}
 	if s.blocked > t {
 		snap.BlockedUntil = time.Unix(0, s.blocked)

@@ -318,3 +318,21 @@ func TestTableEvictsFromASample(t *testing.T) {
 		t.Error("5 trials of 5 evicted the least recent of all 1,000 keys: the whole table is examined")
 	}
 }
+
+// TestServerStampedAPeriodBeforeItsWindow: a request stamped before its
+// window's start by less than a period, or by exactly one, counts in it
+// (rollOne); one stamped earlier still opens a new window.
+func TestServerStampedAPeriodBeforeItsWindow(t *testing.T) {
+	l := Limit{Burst: 1, Sustain: 100}
+	for _, c := range []struct {
+		before  time.Duration
+		allowed bool
+	}{{time.Millisecond, false}, {BurstPeriod, false}, {BurstPeriod + time.Millisecond, true}} {
+		var s MemoryServerStore
+		k := Key{"u", "t", "p"}
+		s.Take(ctx, k, l, t0.Add(time.Hour))
+		if d, _ := s.Take(ctx, k, l, t0.Add(time.Hour-c.before)); d.Allowed != c.allowed {
+			t.Errorf("a request stamped %v before its burst window opened: allowed %v, want %v", c.before, d.Allowed, c.allowed)
+		}
+	}
+}

@@ -72,11 +72,13 @@ func (w *fixedWindows) roll(t int64, a Align) {
 }
 
 // rollOne opens a new window at t once the current one has ended. A
-// request stamped before the current window's start (two requests racing
-// to the store with their clocks read in the other order) counts in it, as
-// the service counts what it receives: restarting would forget the count.
+// request stamped before the current window's start by less than a period
+// (two requests racing to the store with their clocks read in the other
+// order) counts in it, as the service counts what it receives: restarting
+// would forget the count. One stamped earlier still (a clock stepped back)
+// opens a new window, which a window's length then bounds.
 func rollOne(start *int64, count *int32, t, period int64, a Align) {
-	if *count > 0 && t < *start+period {
+	if *count > 0 && t < *start+period && t >= *start-period {
 		return
 	}
 	*count = 0

@@ -27,19 +27,24 @@ local function budget(log, meta, A)
   -- Entries at or before this can no longer affect a decision.
   redis.call('ZREMRANGEBYSCORE', log, '-inf', now - SP - margin)
 
-  -- keepNewest drops all but the newest admissions that the largest limit
-  -- the key has been given while it lives counts (meta's cap), as the
-  -- memory store's ring, which never shrinks, keeps them: not down to this
-  -- decision's limit, since callers sharing the key under other limits
-  -- (transports of another LimitShare) need the admissions their own
-  -- limits count. Called where an admission was added, whose expiry then
-  -- covers meta too.
-  local function keepNewest()
+  -- largest notes this decision's limit as given to the key and returns
+  -- the log size the largest limit given while the key lives needs (meta's
+  -- cap), as the memory store's ring, which never shrinks, grows to it:
+  -- callers sharing the key under other limits (transports of another
+  -- LimitShare) need the admissions their own limits count. Called where an
+  -- admission is added, whose expiry then covers meta too.
+  local function largest()
     local kept = tonumber(redis.call('HGET', meta, 'cap')) or 0
     if cap > kept then
       redis.call('HSET', meta, 'cap', cap)
       kept = cap
     end
+    return kept
+  end
+
+  -- keepNewest drops all but the newest admissions the largest limit
+  -- counts.
+  local function keepNewest(kept)
     redis.call('ZREMRANGEBYRANK', log, 0, -(kept + 1))
   end
 
@@ -115,7 +120,7 @@ local function budget(log, meta, A)
     local newest = redis.call('ZRANGE', log, -1, -1, 'WITHSCORES')
     if newest[2] then at = math.max(at, tonumber(newest[2])) end
     add(at, id)
-    keepNewest()
+    keepNewest(largest())
     expire(at)
     return {1, wait, 0, id}
   elseif op == 2 then -- release
@@ -153,10 +158,11 @@ local function budget(log, meta, A)
     local first = A[9] or error('budget: sync needs a first admission id')
     if reset <= 0 or reset > period then return {} end
     local start = now + reset - period
-    local missing = math.min(used - count(now - start + 1000000 + 1), cap)
-    for i = 1, missing do add(start, first + i - 1) end
+    local missing = used - count(now - start + 1000000 + 1)
     if missing > 0 then
-      keepNewest()
+      local kept = largest()
+      for i = 1, math.min(missing, kept) do add(start, first + i - 1) end
+      keepNewest(kept)
       keep(now)
     end
     return {}

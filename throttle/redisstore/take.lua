@@ -22,9 +22,11 @@ local function take(key, bl, sl, align, peek, now)
     bs, bc, ss, sc = struct.unpack('<dddd', raw)
   end
   local function roll(start, count, period)
-    -- A request stamped before the window's start (clocks read in the
-    -- other order than the requests came) counts in it: see rollOne.
-    if count > 0 and now < start + period then
+    -- A request stamped before the window's start by less than a period
+    -- (clocks read in the other order than the requests came) counts in
+    -- it; one earlier still (a clock stepped back) opens a new window: see
+    -- rollOne.
+    if count > 0 and now < start + period and now >= start - period then
       return start, count
     end
     if align == 1 then

@@ -200,6 +200,14 @@ var budgetCases = []budgetCase{
 		sync(t, s, k, l, 0, throttle.Burst, 1<<40, throttle.BurstPeriod)
 		reserves(t, s, k, l, []reserve{{0, 0, false, 15 * time.Second}})
 	}},
+	{"a sync under a smaller limit records what the larger one counts", -1, func(t *testing.T, s throttle.BudgetStore, k throttle.Key) {
+		// The service reports 30 counted to the half share's transport:
+		// all 29 missing are recorded, not the half's 15.
+		whole, half := throttle.Limit{Burst: 10, Sustain: 30}, throttle.Limit{Burst: 5, Sustain: 15}
+		reserves(t, s, k, whole, []reserve{{0, 0, true, 0}})
+		sync(t, s, k, half, 10, throttle.Sustain, 30, 290*time.Second) // the window opened at 0 s
+		reserves(t, s, k, whole, []reserve{{20, 0, false, 280 * time.Second}})
+	}},
 	{"a sync under a smaller limit keeps the admissions a larger one counts", -1, func(t *testing.T, s throttle.BudgetStore, k throttle.Key) {
 		l := throttle.Limit{Burst: 10, Sustain: 20}
 		for i := range 10 {

@@ -187,3 +187,22 @@ func TestAttackScopeAgreesOnCertification(t *testing.T) {
 		t.Errorf("two rules of scope a with certification 100 and 300: %v, want refused at rules[1]", err)
 	}
 }
+
+// A rule's service and class are printable ASCII: every character from
+// '!' to '~' but those the scope's spelling reserves ('/', '#'), and none
+// outside (a control character, DEL, another script).
+func TestAttackServiceNamesPrintableASCII(t *testing.T) {
+	rule := func(service string) string {
+		return `{"rules": [{"service": "` + service + `", "hosts": ["a.example.com"], "burst": 1, "sustain": 2}]}`
+	}
+	for _, ok := range []string{"a!b", "a~b", "presence-v2", "x.y_z"} {
+		if _, err := attackRead(t, rule(ok)); err != nil {
+			t.Errorf("service %q refused: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{`ab`, `ab`, `ab`, `présence`, `a b`} {
+		if _, err := attackRead(t, rule(bad)); err == nil || err.Field != "rules[0].service" {
+			t.Errorf("service %s: %v, want refused at rules[0].service", bad, err)
+		}
+	}
+}

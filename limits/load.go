@@ -139,7 +139,7 @@ func (r *Rule) validate(fallback bool) (field, reason string) {
 		return ".certification", "must not be negative"
 	}
 	for i, h := range r.Hosts {
-		if len(h) > 1 && strings.HasSuffix(h, ".") && validHost(strings.TrimSuffix(h, ".")) {
+		if strings.HasSuffix(h, ".") && validHost(strings.TrimSuffix(h, ".")) { // validHost("") is false: "." is no host
 			return fmt.Sprintf(".hosts[%d]", i), safetext.Quote(h, 64) + " ends with a dot: write the host without it (Match ignores a request's)"
 		}
 		if !validHost(h) {

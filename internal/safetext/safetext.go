@@ -99,7 +99,7 @@ func Reason(msg string, limit int) string {
 		}
 		msg = strings.TrimSpace("(the input) " + strings.TrimSpace(tail))
 	}
-	if i := strings.IndexAny(msg, quotes); i > 0 {
+	if i := strings.IndexAny(msg, quotes); i != -1 { // not at 0: a message that starts with one is rewritten above
 		msg = strings.TrimSpace(msg[:i])
 	}
 	return Clip(msg, limit)

@@ -212,3 +212,23 @@ func TestAttack2RedisServerClockStepBackFreezesWindow(t *testing.T) {
 		t.Errorf("%d of 5 requests 20 s apart refused under burst 1", refused)
 	}
 }
+
+// TestLimitOverMaxLimitHeld: a store keeps at most MaxLimit admissions, so a
+// larger limit, which they could never reach, is read as MaxLimit, not as
+// none (reserve.lua holds it; the memory store's TestAttackLimitOverMaxLimitIsNoLimit).
+// Apart from the conformance suite: it fills a log with MaxLimit admissions,
+// a quarter of a second that each of the suite's runs (one per edit of the
+// Lua scripts' table) would pay.
+func TestLimitOverMaxLimitHeld(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	s := &Store{Client: srv.Client(), CallerTime: true, Margin: -1, Timeout: 10 * time.Second}
+	k := throttle.Key{User: "u", Title: "t", Scope: "s"}
+	l := throttle.Limit{Burst: throttle.MaxLimit + 1}
+	if err := s.Sync(ctx, k, l, attack2Base, throttle.Burst, 1<<40, throttle.BurstPeriod); err != nil {
+		t.Fatal(err)
+	}
+	if a, err := s.Reserve(ctx, k, l, attack2Base, 0); err != nil || a.Allowed || a.Wait != throttle.BurstPeriod {
+		t.Errorf("a call under burst MaxLimit+1 with MaxLimit admissions in the span: %+v, %v; want refused for 15 s", a, err)
+	}
+}

@@ -193,13 +193,6 @@ var budgetCases = []budgetCase{
 		reserves(t, s, k, half, []reserve{{4, 400 * time.Second, true, 298 * time.Second}}) // 2 s + 300 s
 		reserves(t, s, k, whole, []reserve{{5, 0, false, 296 * time.Second}})               // the 4th newest, at 1 s (the booking counts)
 	}},
-	{"a limit over MaxLimit is held to it", -1, func(t *testing.T, s throttle.BudgetStore, k throttle.Key) {
-		// A store keeps at most MaxLimit admissions: a larger limit, which
-		// they could never reach, is read as MaxLimit, not as none.
-		l := throttle.Limit{Burst: throttle.MaxLimit + 1}
-		sync(t, s, k, l, 0, throttle.Burst, 1<<40, throttle.BurstPeriod)
-		reserves(t, s, k, l, []reserve{{0, 0, false, 15 * time.Second}})
-	}},
 	{"a sync under a smaller limit records what the larger one counts", -1, func(t *testing.T, s throttle.BudgetStore, k throttle.Key) {
 		// The service reports 30 counted to the half share's transport:
 		// all 29 missing are recorded, not the half's 15.

@@ -200,7 +200,7 @@ func TestAttackServiceNamesPrintableASCII(t *testing.T) {
 			t.Errorf("service %q refused: %v", ok, err)
 		}
 	}
-	for _, bad := range []string{`ab`, `ab`, `ab`, `présence`, `a b`} {
+	for _, bad := range []string{`a\u001bb`, `a\u007fb`, `a\u0080b`, `pr\u00e9sence`, `a b`} {
 		if _, err := attackRead(t, rule(bad)); err == nil || err.Field != "rules[0].service" {
 			t.Errorf("service %s: %v, want refused at rules[0].service", bad, err)
 		}

@@ -40,10 +40,11 @@ type Error struct {
 	Kind  error // ErrXUID or ErrTitle
 }
 
-// Error returns `"abc" is not a XUID (...)`, the value escaped and clipped
-// to 40 bytes.
+// Error returns `"abc" is not a XUID (...)`, the value cut to 28 bytes and
+// quoted (safetext.Quote: escaped, at most 114 bytes), the whole at most
+// 200.
 func (e *Error) Error() string {
-	return safetext.Quote(e.Value, 40) + " is " + e.Kind.Error()
+	return safetext.Quote(e.Value, 28) + " is " + e.Kind.Error()
 }
 
 // Unwrap returns the kind.

@@ -153,5 +153,11 @@ func (s *source) line(off int) int {
 	}
 	text := s.json[:min(max(off, 0), len(s.json))]
 	s.walked += len(text)
+	return lineOf(text)
+}
+
+// lineOf returns the line that starts after text: 1 and one for each line
+// break in it (a LF, a CRLF or a bare CR), counted once.
+func lineOf(text []byte) int {
 	return 1 + bytes.Count(text, []byte{'\n'}) + bytes.Count(text, []byte{'\r'}) - bytes.Count(text, []byte("\r\n"))
 }

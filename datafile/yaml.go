@@ -76,9 +76,7 @@ func yamlBreaks(data []byte) *Error {
 	if at < 0 {
 		return nil
 	}
-	text := data[:at]
-	line := 1 + bytes.Count(text, []byte{'\n'}) + bytes.Count(text, []byte{'\r'}) - bytes.Count(text, []byte("\r\n"))
-	return &Error{Line: line, Reason: name + " in YAML, which yaml.v3 reads as a line break: escape it in a double-quoted string, or write the file in JSON"}
+	return &Error{Line: lineOf(data[:at]), Reason: name + " in YAML, which yaml.v3 reads as a line break: escape it in a double-quoted string, or write the file in JSON"}
 }
 
 // yamlError is the Error of yaml.v3's error, its line taken from the

@@ -54,6 +54,10 @@ func appendName(b []byte, p throttle.Period) []byte {
 	return append(b, '"')
 }
 
+// maxHeaderValue is the longest RateLimit or RateLimit-Policy value
+// ParseHeaders reads.
+const maxHeaderValue = 1024
+
 // ParseHeaders reads RateLimit and RateLimit-Policy headers as SetHeaders
 // writes them, as a key's counts: for each window reported, its limit
 // (RateLimit-Policy's q, or l's when the policy names none, or names 0),
@@ -64,12 +68,12 @@ func appendName(b []byte, p throttle.Period) []byte {
 func ParseHeaders(h http.Header, l throttle.Limit) (c throttle.Counts, ok bool) {
 	// Canonical keys, read directly: Get would allocate to canonicalize them.
 	state := first(h["Ratelimit"])
-	if state == "" || len(state) > 1024 {
+	if state == "" || len(state) > maxHeaderValue {
 		return throttle.Counts{}, false
 	}
 	var limits throttle.Counts // the policy's q, as Limit
 	policy := first(h["Ratelimit-Policy"])
-	if len(policy) > 1024 { // ignored as the RateLimit value would be: the caller's limits count
+	if len(policy) > maxHeaderValue { // ignored as the RateLimit value is: the caller's limits count
 		policy = ""
 	}
 	for _, item := range strings.Split(policy, ",") {

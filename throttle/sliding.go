@@ -63,7 +63,7 @@ func (s *slidingLog) Admit(now time.Time, l Limit, margin time.Duration) Admissi
 // Callers that book in turn are served in turn, instead of all waking at
 // the same instant to race for one slot.
 func (s *slidingLog) Reserve(now time.Time, l Limit, margin, maxWait time.Duration) Admission {
-	l = l.held()
+	l = l.Held()
 	t := now.UnixNano()
 	at, blocked := s.earliest(t, l, int64(margin))
 	wait := until(at, t)
@@ -244,7 +244,7 @@ func (s *slidingLog) Sync(now time.Time, l Limit, p Period, used int, reset time
 	if missing <= 0 {
 		return
 	}
-	s.resize(max(s.hold(l), len(s.times))) // the largest limit's: see fit
+	s.resize(s.hold(l)) // the largest limit's (the ring is never larger): see fit
 	all := s.ordered()
 	i, _ := slices.BinarySearch(all, start)
 	all = slices.Insert(all, i, slices.Repeat([]int64{start}, min(missing, len(s.times)))...)
@@ -267,7 +267,7 @@ type Snapshot struct {
 
 // Snapshot reports the budget at now.
 func (s *slidingLog) Snapshot(now time.Time, l Limit, margin time.Duration) Snapshot {
-	l = l.held()
+	l = l.Held()
 	t := now.UnixNano()
 	at, _ := s.earliest(t, l, int64(margin))
 	snap := Snapshot{

@@ -49,8 +49,9 @@ type Key struct {
 // refuses larger ones; the budget stores read a larger one as MaxLimit.
 const MaxLimit = 100_000
 
-// held returns l with each limit held to MaxLimit.
-func (l Limit) held() Limit {
+// Held returns l with each limit held to MaxLimit, as the budget stores
+// read it.
+func (l Limit) Held() Limit {
 	return Limit{Burst: min(l.Burst, MaxLimit), Sustain: min(l.Sustain, MaxLimit)}
 }
 

@@ -121,10 +121,11 @@ func raw(c *Entry) rawEntry {
 	r := rawEntry{StartedDateTime: c.Time.UTC().Format(time.RFC3339Nano), Time: float64(max(c.Duration, 0)) / float64(time.Millisecond)}
 	r.Timings.Wait = r.Time
 	host := hostOf(c.URL)
-	reqBody, respBody := redactWhole(c.RequestBody), redactWhole(c.ResponseBody)
-	if host != "" {
-		reqBody, respBody = xblauth.RedactBody(host, c.RequestBody), xblauth.RedactBody(host, c.ResponseBody)
+	redact := func(b []byte) []byte { return xblauth.RedactBody(host, b) }
+	if host == "" {
+		redact = redactWhole
 	}
+	reqBody, respBody := redact(c.RequestBody), redact(c.ResponseBody)
 	r.Request = rawRequest{Method: c.Method, URL: xblauth.RedactURL(c.URL), HTTPVersion: "HTTP/1.1", Headers: []header{},
 		QueryString: []header{}, Cookies: []header{}, HeadersSize: -1, BodySize: len(reqBody)}
 	if host != "" {

@@ -346,8 +346,8 @@ func (s *Store) Snapshot(ctx context.Context, k throttle.Key, l throttle.Limit, 
 		return throttle.Snapshot{}, fmt.Errorf("%w: snapshot returned %d values", ErrUnavailable, len(v))
 	}
 	snap := throttle.Snapshot{
-		Counts: throttle.Counts{Burst: throttle.WindowState{Count: int(v[0]), Limit: min(l.Burst, throttle.MaxLimit), Reset: us(v[1])},
-			Sustain: throttle.WindowState{Count: int(v[2]), Limit: min(l.Sustain, throttle.MaxLimit), Reset: us(v[3])}},
+		Counts: throttle.Counts{Burst: throttle.WindowState{Count: int(v[0]), Limit: l.Held().Burst, Reset: us(v[1])},
+			Sustain: throttle.WindowState{Count: int(v[2]), Limit: l.Held().Sustain, Reset: us(v[3])}},
 		Wait: us(v[5]),
 	}
 	if v[4] > 0 {

@@ -104,8 +104,9 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, host string) {
 		return
 	}
 	if out.Body != nil && out.Body != http.NoBody && out.GetBody == nil { // streamed: its read errors are the application's
-		c.body = &watchedBody{ReadCloser: out.Body}
+		c.body = &watchedBody{ReadCloser: out.Body, ended: make(chan struct{})}
 		out.Body = c.body
+		defer c.body.end()
 	}
 	s.fwd.ServeHTTP(w, out)
 }
@@ -119,7 +120,11 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, host string) {
 // it, and the connection stays for the next request; a body still coming
 // closes it after the answer.
 func (c *call) answered() {
-	if c.body == nil || c.body.eof.Load() {
+	if c.body == nil {
+		return
+	}
+	c.body.answered.Store(true)
+	if c.body.eof.Load() {
 		return
 	}
 	until := time.Now().Add(drainGrace)
@@ -260,16 +265,39 @@ func (c *copyBuffers) Put(b []byte) {
 // watchedBody is a streamed request body that remembers whether reading
 // it failed (a chunked body malformed or cut off), so that the call's
 // failure is answered as the application's, not the service's.
+//
+// Once the call has its answer, the transport's reads wait for the call's
+// end (or the transport's Close) and then fail with errAnswered: what is
+// left of the body is net/http's to read, before the answer's header, and
+// it closes the body when it has (or its deadline, drainGrace, passes).
+// Had the transport's next read failed then, while it was still sending
+// the body, an HTTP/1 transport would have closed its connection,
+// cutting the answer it was still reading.
 type watchedBody struct {
 	io.ReadCloser
-	bad, closed, eof atomic.Bool
+	bad, closed, eof, answered atomic.Bool
+	ended                      chan struct{} // closed by end
+	once                       sync.Once
 }
 
+// errAnswered is the read of a body the call's answer has come before.
+var errAnswered = errors.New("proxy: the call has its answer; the rest of its body is not sent")
+
 func (b *watchedBody) Read(p []byte) (int, error) {
+	if b.answered.Load() {
+		<-b.ended
+		return 0, errAnswered
+	}
 	n, err := b.ReadCloser.Read(p)
 	switch {
 	case err == io.EOF:
 		b.eof.Store(true)
+	case err != nil && b.answered.Load(): // net/http's drain took the rest, or its deadline passed
+		if n > 0 {
+			return n, nil
+		}
+		<-b.ended
+		return 0, errAnswered
 	case err != nil && !b.closed.Load(): // a read after Close fails by the transport's doing
 		b.bad.Store(true)
 	}
@@ -278,8 +306,12 @@ func (b *watchedBody) Read(p []byte) (int, error) {
 
 func (b *watchedBody) Close() error {
 	b.closed.Store(true)
+	b.end()
 	return b.ReadCloser.Close()
 }
+
+// end lets the reads waiting for the call's end fail.
+func (b *watchedBody) end() { b.once.Do(func() { close(b.ended) }) }
 
 func (b *watchedBody) failed() bool { return b.bad.Load() }
 

@@ -151,7 +151,8 @@ func TestAttackKeysUnique(t *testing.T) {
 // trailing blanks and CRLF line ends are ignored, and any other spelling
 // (another case, a rank the mutant does not have) fails the run twice
 // over: the survivor is not listed, and the entry names no mutant; with a
-// leading ./ the survivor still fails it. None lets the survivor through.
+// leading ./ too (the entry names the file of a package the run mutates,
+// and no mutant). None lets the survivor through.
 func TestAttackAcceptedSpellings(t *testing.T) {
 	r := mutateSample(t)
 	const key = "internal/mutagen/testdata/sample/sample.go: Max: if a [>] b { -> >="
@@ -164,7 +165,7 @@ func TestAttackAcceptedSpellings(t *testing.T) {
 		{"CRLF line ends", key + "\r\n\twhy\r\n", 0}, // bufio.ScanLines drops the \r
 		{"another case", strings.Replace(key, "Max", "max", 1) + "\n\twhy\n", 2},
 		{"a rank it has not", key + " (2)\n\twhy\n", 2},
-		{"a leading ./", "./" + key + "\n\twhy\n", 1}, // the entry's file is no file mutated: only the survivor fails
+		{"a leading ./", "./" + key + "\n\twhy\n", 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -89,6 +90,9 @@ func load(pattern, filter string) (*pkg, error) {
 		}
 		p.srcs = append(p.srcs, f)
 		asts = append(asts, f.ast)
+	}
+	if !slices.ContainsFunc(p.srcs, func(f *file) bool { return f.mutate }) {
+		return nil, fmt.Errorf("%s: the file filter %q matches none of its files: nothing to mutate", pattern, filter)
 	}
 	exports, err := exportData(pattern)
 	if err != nil {

@@ -31,6 +31,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -78,6 +79,9 @@ type options struct {
 // run tests every target, then every edit of the table, and returns an
 // error naming what failed.
 func run(o options, w io.Writer) error {
+	if !(o.min >= 0 && o.min <= 100) { // NaN too: no score is below it
+		return fmt.Errorf("-min %v is not a percent from 0 to 100", o.min)
+	}
 	var acc []*acceptance
 	if o.accepted != "" {
 		var err error
@@ -134,19 +138,29 @@ type result struct {
 // name no mutant: of the files mutated, or of a file gone (renamed or
 // deleted), whatever the run mutated.
 func judge(w io.Writer, results []result, acc []*acceptance, o options) []string {
-	var failures, files []string
+	var failures, files, dirs []string
 	root := "" // the module's, when a result knows it
 	for _, r := range results {
 		files = append(files, r.files...)
+		for _, f := range r.files {
+			dirs = append(dirs, path.Dir(f))
+		}
 		root = cmp.Or(r.root, root)
 		failures = append(failures, report(w, r.path, r.ms, r.refused, acc, o)...)
 	}
 	for _, a := range acc {
 		switch {
-		case !a.used && slices.Contains(files, a.file):
+		case a.used:
+		case slices.Contains(files, a.file):
 			failures = append(failures, "accepted, but no such mutant (its line changed, or went): "+a.key)
+		case !strings.HasSuffix(a.file, ".go"):
+			failures = append(failures, "accepted, but no such mutant: its file is no Go file: "+a.key)
 		case root != "" && gone(filepath.Join(root, filepath.FromSlash(a.file))):
 			failures = append(failures, "accepted, but no such mutant: its file is gone (renamed, or deleted): "+a.key)
+		case slices.Contains(dirs, path.Dir(a.file)):
+			failures = append(failures, "accepted, but no such mutant: the run mutates its package but not its file (the file filter leaves it out): "+a.key)
+		case len(results) > 0:
+			fmt.Fprintln(w, "NOTE: not judged, its package is not in this run: "+a.key)
 		}
 	}
 	return failures
@@ -194,8 +208,8 @@ func report(w io.Writer, path string, ms []*mutant, refused int, acc []*acceptan
 			fmt.Fprintf(w, "%-8s %s %s (%.1f s)\n", m.status, m.where(), m.by, m.took.Seconds())
 		}
 	}
-	score := 100.0 // no mutants at all; with mutants, none reached scores 0
-	if len(ms) > 0 {
+	score := 100.0 // no mutants at all; with mutants (the compiler's refused among them), none reached scores 0
+	if len(ms)+refused > 0 {
 		score = 100 * float64(nKilled) / float64(max(nKilled+nLived, 1))
 	}
 	fmt.Fprintf(w, "%s: %d mutants, %d reached by its tests: %d killed (%d by a timeout), %d survived (%d accepted as equivalent, %d of them not run); score %.1f %%",

@@ -118,7 +118,7 @@ type point struct {
 
 // points finds the mutable operators of f and numbers their mutants from
 // next. Constant declarations and array lengths, which must stay constant,
-// are left alone; so is anything the generated code could not express
+// and constant expressions are left alone; so is anything the generated code could not express
 // (string concatenation, comparisons of named boolean types).
 func (p *pkg) points(f *file, next int) []*point {
 	var pts []*point
@@ -169,6 +169,13 @@ func (p *pkg) points(f *file, next int) []*point {
 
 // point returns the point n is, or nil.
 func (p *pkg) point(n ast.Node, stmtLevel map[ast.Stmt]bool) *point {
+	if e, ok := n.(ast.Expr); ok && p.info.Types[e].Value != nil {
+		// A constant expression is the compiler's arithmetic, exact and by
+		// its operands' kinds (3 / 2 is 1 in a float64 context): a helper
+		// computing it at run time in the context's type is not the code
+		// with every switch off.
+		return nil
+	}
 	switch n := n.(type) {
 	case *ast.BinaryExpr:
 		switch n.Op {

@@ -3,10 +3,16 @@
 // Vulnerabilities of the Go standard library are listed as warnings: they are
 // fixed by the toolchain a machine runs, not by this module's dependencies.
 //
+// It fails closed: input that does not begin with govulncheck's config
+// message (nothing, or a stream cut before it) is no verdict, and a scan
+// below symbol level (govulncheck -scan package or module) cannot tell a
+// called function from an imported one, so it fails too.
+//
 // Usage: govulncheck -format json ./... | go run ./internal/vulngate
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,9 +20,14 @@ import (
 	"maps"
 	"os"
 	"slices"
+
+	"github.com/xblgo/fgrl/internal/safetext"
 )
 
 type message struct {
+	Config *struct {
+		ScanLevel string `json:"scan_level"`
+	} `json:"config"`
 	Finding *struct {
 		OSV   string `json:"osv"`
 		Fixed string `json:"fixed_version"`
@@ -36,12 +47,16 @@ func main() {
 	}
 }
 
+// hit is a vulnerability called in one module: one OSV can name the
+// standard library and a module both (net/http and golang.org/x/net).
+type hit struct{ osv, module string }
+
 // gate reports the called vulnerabilities and returns an error when any is
 // outside the standard library.
 func gate(r io.Reader, w io.Writer) error {
 	dec := json.NewDecoder(r)
-	called := map[string]string{} // osv -> "module@version (fixed in ...)"
-	std := map[string]bool{}
+	called := map[hit]string{} // -> "module@version in package.function (fixed in ...)"
+	configured := false
 	for {
 		var m message
 		if err := dec.Decode(&m); errors.Is(err, io.EOF) {
@@ -49,28 +64,40 @@ func gate(r io.Reader, w io.Writer) error {
 		} else if err != nil {
 			return fmt.Errorf("reading govulncheck output: %w", err)
 		}
+		if !configured { // govulncheck's protocol: the config message comes first
+			if m.Config == nil {
+				return errors.New("the input does not begin with govulncheck's config message: no govulncheck run to judge")
+			}
+			if m.Config.ScanLevel != "symbol" {
+				return fmt.Errorf("govulncheck scanned at level %s: only a symbol-level scan tells a called function from an imported one", safetext.Quote(m.Config.ScanLevel, 40))
+			}
+			configured = true
+			continue
+		}
 		f := m.Finding
 		if f == nil || len(f.Trace) == 0 || f.Trace[0].Function == "" {
 			continue // imported or required only: not called
 		}
 		top := f.Trace[0]
-		called[f.OSV] = fmt.Sprintf("%s@%s in %s.%s (fixed in %s)", top.Module, top.Version, top.Package, top.Function, f.Fixed)
-		std[f.OSV] = top.Module == "stdlib" || top.Module == "toolchain"
+		called[hit{f.OSV, top.Module}] = safetext.Clip(fmt.Sprintf("%s@%s in %s.%s (fixed in %s)", top.Module, top.Version, top.Package, top.Function, f.Fixed), 400)
 	}
-	ids := slices.Sorted(maps.Keys(called))
+	if !configured {
+		return errors.New("no govulncheck output: its config message never came")
+	}
+	hits := slices.SortedFunc(maps.Keys(called), func(a, b hit) int { return cmp.Or(cmp.Compare(a.osv, b.osv), cmp.Compare(a.module, b.module)) })
 	bad := 0
-	for _, id := range ids {
+	for _, h := range hits {
 		kind := "VULNERABLE"
-		if std[id] {
+		if h.module == "stdlib" || h.module == "toolchain" {
 			kind = "warning (Go toolchain; upgrade Go)"
 		} else {
 			bad++
 		}
-		fmt.Fprintf(w, "%s: %s %s\n", kind, id, called[id])
+		fmt.Fprintf(w, "%s: %s %s\n", kind, safetext.Clip(h.osv, 60), called[h])
 	}
 	if bad > 0 {
 		return fmt.Errorf("%d called vulnerabilities in required modules", bad)
 	}
-	fmt.Fprintf(w, "no called vulnerability in required modules (%d in the standard library)\n", len(ids)-bad)
+	fmt.Fprintf(w, "no called vulnerability in required modules (%d in the standard library)\n", len(hits))
 	return nil
 }

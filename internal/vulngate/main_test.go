@@ -14,8 +14,9 @@ func TestGate(t *testing.T) {
 		in   string
 		fail bool
 	}{
-		{`{"config":{}}` + std + uncalled, false},
-		{std + dep, true},
+		{`{"config":{"scan_level":"symbol"}}` + std + uncalled, false},
+		{`{"config":{"scan_level":"symbol"}}` + std + dep, true},
+		{std + dep, true}, // no config message
 		{`{"finding":`, true},
 	}
 	for _, tt := range tests {

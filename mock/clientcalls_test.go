@@ -13,7 +13,9 @@ import (
 // The user stats answers of contracts 2 and 3 as OpenXbox/xbox-webapi-python
 // records them: tests/data/responses/userstats_by_scid_with_metadata.json
 // (whole) and userstats_batch.json (one group stat and the top-level list
-// kept, every field kept).
+// kept, every field kept), with the top-level list of
+// userstats_batch_by_scid.json (whose stats carry "groupproperties": {}),
+// since userstats_batch.json's top-level stats are empty: no shape.
 const (
 	recordedStatsMeta = `{"statlistscollection": [{"arrangebyfield": "xuid", "arrangebyfieldid": "2669321029139235",
 		"stats": [{"xuid": "2669321029139235", "scid": "1370999b-fca2-4c53-8ec5-73493bcb67e5", "name": "MinutesPlayed",
@@ -23,7 +25,9 @@ const (
 		"DisplayName": "d", "DisplayFormat": "Integer", "DisplaySemantic": "Best"}, "xuid": "2584878536129841",
 		"scid": "00000000-0000-0000-0000-000066591171", "name": "ChestsCashedIn", "type": "Double", "value": "5",
 		"properties": {"DisplayName": "d"}}]}]}],
-		"statlistscollection": [{"arrangebyfield": "xuid", "arrangebyfieldid": "2584878536129841", "stats": []}]}`
+		"statlistscollection": [{"arrangebyfield": "xuid", "arrangebyfieldid": "2584878536129841", "stats": []},
+		{"arrangebyfield": "xuid", "arrangebyfieldid": "2669321029139235", "stats": [{"groupproperties": {}, "xuid": "2669321029139235",
+		"scid": "1370999b-fca2-4c53-8ec5-73493bcb67e5", "name": "MinutesPlayed", "type": "Integer", "value": "1220", "properties": {}}]}]}`
 )
 
 // statsRequest sends a request with a contract version and returns the

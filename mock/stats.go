@@ -138,11 +138,15 @@ type statList struct {
 }
 
 type statItem struct {
-	XUID  string `json:"xuid"`
-	Scid  string `json:"scid"`
-	Name  string `json:"name"`
-	Type  string `json:"type"`
-	Value string `json:"value"`
+	// GroupProperties is {} in a batch's stats (userstats_batch_by_scid.json;
+	// a group's stats carry the group's in userstats_batch.json), absent
+	// from the GET's.
+	GroupProperties *struct{} `json:"groupproperties,omitempty"`
+	XUID            string    `json:"xuid"`
+	Scid            string    `json:"scid"`
+	Name            string    `json:"name"`
+	Type            string    `json:"type"`
+	Value           string    `json:"value"`
 	// Properties is always there, {} when the title configured none: in
 	// both recordings of the GET (userstats_by_scid.json, contract 2;
 	// ..._with_metadata.json, contract 3 with include=valuemetadata) and
@@ -224,7 +228,11 @@ func (s statsService) serveStatsBatchGroups(c *call) {
 			writeError(c.w, http.StatusBadRequest, "BadRequest", "xuids must hold xuids")
 			return
 		}
-		out.Lists = append(out.Lists, s.statListOf(x, scid, names))
+		l := s.statListOf(x, scid, names)
+		for i := range l.Stats {
+			l.Stats[i].GroupProperties = &struct{}{}
+		}
+		out.Lists = append(out.Lists, l)
 	}
 	for _, g := range req.Groups {
 		gr := group{Name: g.Name, TitleID: g.TitleID.String(), Scid: strings.ToLower(g.Scid), Lists: []statList{}}

@@ -4,6 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -84,6 +88,47 @@ type pkg struct {
 	TestImports, XTestImports []string
 	GoFiles, TestGoFiles      []string
 	XTestGoFiles              []string
+	CgoFiles, IgnoredGoFiles  []string // IgnoredGoFiles: those of other systems and build tags
+}
+
+// files returns the package's Go files, whatever the system or build tags
+// they are for (go list's Imports and TestImports hold only this build's),
+// its code's and its tests'.
+func (p pkg) files() (code, tests []string) {
+	for _, f := range slices.Concat(p.GoFiles, p.CgoFiles, p.TestGoFiles, p.XTestGoFiles, p.IgnoredGoFiles) {
+		if strings.HasSuffix(f, "_test.go") {
+			tests = append(tests, f)
+		} else {
+			code = append(code, f)
+		}
+	}
+	return code, tests
+}
+
+// parse parses the files of p named.
+func parse(t *testing.T, p pkg, names []string, mode parser.Mode) []*ast.File {
+	t.Helper()
+	var out []*ast.File
+	for _, n := range names {
+		f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(p.Dir, n), nil, mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// importsOf returns the paths the files import.
+func importsOf(files []*ast.File) []string {
+	var out []string
+	for _, f := range files {
+		for _, s := range f.Imports {
+			out = append(out, strings.Trim(s.Path.Value, "`\""))
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 func list(t *testing.T, args ...string) []pkg {
@@ -131,14 +176,14 @@ func TestPackageTable(t *testing.T) {
 		if !ok {
 			continue
 		}
-		for _, imp := range internal(p.Imports) {
+		codeFiles, testFiles := p.files()
+		for _, imp := range internal(importsOf(parse(t, p, codeFiles, parser.ImportsOnly))) {
 			if !slices.Contains(r.imports, imp) {
 				t.Errorf("%s imports %s: docs/ARCHITECTURE.md does not allow it", name, imp)
 			}
 		}
-		tests := internal(append(p.TestImports, p.XTestImports...))
-		slices.Sort(tests)
-		for _, imp := range slices.Compact(tests) {
+		tests := internal(importsOf(parse(t, p, testFiles, parser.ImportsOnly)))
+		for _, imp := range tests {
 			if imp != name && !slices.Contains(r.imports, imp) && !slices.Contains(r.testImports, imp) {
 				t.Errorf("%s's tests import %s: docs/ARCHITECTURE.md does not allow it", name, imp)
 			}
@@ -203,18 +248,18 @@ func TestOneDurationEncoding(t *testing.T) {
 }
 
 // TestFuzzTable: RELIABILITY.md's table of fuzz targets names every fuzz
-// target of the module's test files, as package.FuzzName, and no other.
+// target of the module's test files (whatever the system or build tags
+// they are for), as package.FuzzName, and no other.
 func TestFuzzTable(t *testing.T) {
 	var have []string
 	for _, p := range list(t, module+"/...") {
 		name := p.ImportPath[strings.LastIndex(p.ImportPath, "/")+1:]
-		for _, f := range append(p.TestGoFiles, p.XTestGoFiles...) {
-			src, err := os.ReadFile(filepath.Join(p.Dir, f))
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, m := range fuzzFunc.FindAllSubmatch(src, -1) {
-				have = append(have, name+"."+string(m[1]))
+		_, testFiles := p.files()
+		for _, f := range parse(t, p, testFiles, 0) {
+			for _, d := range f.Decls {
+				if fn, ok := d.(*ast.FuncDecl); ok && isFuzzTarget(fn) {
+					have = append(have, name+"."+fn.Name.Name)
+				}
 			}
 		}
 	}
@@ -223,8 +268,14 @@ func TestFuzzTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	var listed []string
+	in := false // in the table of fuzz targets: from its header to its last row
 	for _, line := range strings.Split(string(doc), "\n") {
-		if strings.HasPrefix(line, "| `") {
+		switch {
+		case strings.HasPrefix(line, "| target |"):
+			in = true
+		case !strings.HasPrefix(line, "|"):
+			in = false
+		case in && strings.HasPrefix(line, "| `"):
 			cell := strings.Split(line, "|")[1]
 			for _, m := range fuzzName.FindAllStringSubmatch(cell, -1) {
 				listed = append(listed, m[1])
@@ -238,7 +289,19 @@ func TestFuzzTable(t *testing.T) {
 	}
 }
 
-var (
-	fuzzFunc = regexp.MustCompile(`(?m)^func (Fuzz\w+)\(f \*testing\.F\)`)
-	fuzzName = regexp.MustCompile("`(\\w+\\.Fuzz\\w+)`")
-)
+// isFuzzTarget reports whether fn is one go test runs as a fuzz target: a
+// function named Fuzz (then not a lower-case letter) of one *testing.F.
+func isFuzzTarget(fn *ast.FuncDecl) bool {
+	rest, ok := strings.CutPrefix(fn.Name.Name, "Fuzz")
+	if !ok || fn.Recv != nil || rest != "" && unicode.IsLower([]rune(rest)[0]) || fn.Type.Params.NumFields() != 1 {
+		return false
+	}
+	star, ok := fn.Type.Params.List[0].Type.(*ast.StarExpr)
+	if !ok {
+		return false
+	}
+	sel, ok := star.X.(*ast.SelectorExpr)
+	return ok && sel.Sel.Name == "F"
+}
+
+var fuzzName = regexp.MustCompile("`(\\w+\\.Fuzz\\w+)`")

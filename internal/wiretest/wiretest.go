@@ -45,19 +45,20 @@ var files embed.FS
 
 // Exchange is one recorded request and its answer.
 type Exchange struct {
-	Name    string   // the typed call, such as "GetStats"
-	Sources []string // the comment lines: where the shapes come from
-	Caller  string   // the XUID the call is made as
-	Title   string   // the title the call is made for
-	Scid    string   // the title's service configuration, when the call needs it
-	Before  []string // exchanges the service must have seen first (state)
-	Method  string
-	RawPath string     // the path as sent, escaped once
-	Query   url.Values // the query, compared as a set
-	Header  map[string]string
-	Request []byte // the JSON request body, or nil
-	Status  int
-	Answer  []byte // the JSON answer, or nil
+	Name     string   // the typed call, such as "GetStats"
+	Sources  []string // the comment lines: where the shapes come from
+	Caller   string   // the XUID the call is made as
+	Title    string   // the title the call is made for
+	Scid     string   // the title's service configuration, when the call needs it
+	Before   []string // exchanges the service must have seen first (state)
+	Method   string
+	RawPath  string     // the path as sent, escaped once
+	Query    url.Values // the query, compared as a set
+	RawQuery string     // the query as sent (its order, its commas unescaped)
+	Header   map[string]string
+	Request  []byte // the JSON request body, or nil
+	Status   int
+	Answer   []byte // the JSON answer, or nil
 }
 
 // Load returns the exchange recorded for a typed call.
@@ -189,7 +190,7 @@ func (x *Exchange) parseRequestLine(line string) error {
 	if err != nil {
 		return fmt.Errorf("bad query: %w", err)
 	}
-	x.Method, x.RawPath, x.Query = method, raw, query
+	x.Method, x.RawPath, x.Query, x.RawQuery = method, raw, query, q
 	return nil
 }
 
@@ -206,8 +207,8 @@ func jsonOrNil(b []byte, what string) ([]byte, error) {
 
 // URL returns the request's path and query as sent.
 func (x *Exchange) URL() string {
-	if len(x.Query) == 0 {
+	if x.RawQuery == "" {
 		return x.RawPath
 	}
-	return x.RawPath + "?" + x.Query.Encode()
+	return x.RawPath + "?" + x.RawQuery
 }

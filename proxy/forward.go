@@ -104,7 +104,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, host string) {
 		return
 	}
 	if out.Body != nil && out.Body != http.NoBody && out.GetBody == nil { // streamed: its read errors are the application's
-		c.body = &watchedBody{ReadCloser: out.Body, ended: make(chan struct{})}
+		c.body = &watchedBody{ReadCloser: out.Body, length: out.ContentLength, ended: make(chan struct{})}
 		out.Body = c.body
 		defer c.body.end()
 	}
@@ -118,12 +118,22 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, host string) {
 // (inside the ReverseProxy's copy, for an answer past its 2 KiB buffer),
 // with no deadline of its own. A body sent whole is read in well under
 // it, and the connection stays for the next request; a body still coming
-// closes it after the answer.
-func (c *call) answered() {
+// closes it after the answer. From then on a read of the body that fails
+// (net/http read the rest and closed it, or the deadline passed) does not
+// fail the transport's sending of it (watchedBody): an HTTP/1 transport
+// closes its connection on a failed body read, cutting the answer it is
+// reading.
+func (c *call) answered(resp *http.Response) {
 	if c.body == nil {
 		return
 	}
-	c.body.answered.Store(true)
+	after := afterEOF
+	if resp != nil && resp.ProtoMajor == 1 && c.body.length > 0 {
+		// HTTP/1 checks a declared length: a body that ends short fails
+		// the request's write, which closes the connection too.
+		after = afterWait
+	}
+	c.body.after.Store(after)
 	if c.body.eof.Load() {
 		return
 	}
@@ -153,7 +163,7 @@ type roundTripper struct{ s *Server }
 func (rt roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := rt.s.tr.RoundTrip(req)
 	if c, ok := req.Context().Value(callKey{}).(*call); ok {
-		c.answered()
+		c.answered(resp)
 		if resp != nil {
 			c.status = resp.StatusCode
 		}
@@ -266,35 +276,46 @@ func (c *copyBuffers) Put(b []byte) {
 // it failed (a chunked body malformed or cut off), so that the call's
 // failure is answered as the application's, not the service's.
 //
-// Once the call has its answer, the transport's reads wait for the call's
-// end (or the transport's Close) and then fail with errAnswered: what is
-// left of the body is net/http's to read, before the answer's header, and
-// it closes the body when it has (or its deadline, drainGrace, passes).
-// Had the transport's next read failed then, while it was still sending
-// the body, an HTTP/1 transport would have closed its connection,
-// cutting the answer it was still reading.
+// Once the call has its answer, the transport goes on reading the body
+// (so that its end starts net/http's watch for the application's
+// leaving), but a read that fails then ends the body instead: at io.EOF
+// (the service has answered: what it has of the body is enough), or, where
+// an HTTP/1 request declared its length (a short body would fail the
+// write), by waiting for the call's end (or the transport's Close) and
+// then failing with errAnswered. Either way the transport's connection
+// stays whole while it delivers the answer.
 type watchedBody struct {
 	io.ReadCloser
-	bad, closed, eof, answered atomic.Bool
-	ended                      chan struct{} // closed by end
-	once                       sync.Once
+	length           int64 // the request's declared length, or -1
+	bad, closed, eof atomic.Bool
+	after            atomic.Int32  // what a failed read gives once the call has its answer
+	ended            chan struct{} // closed by end
+	once             sync.Once
 }
 
-// errAnswered is the read of a body the call's answer has come before.
+// What a failed read of a body gives the transport once the call has its
+// answer.
+const (
+	reading   int32 = iota // no answer yet: the failure
+	afterEOF               // io.EOF
+	afterWait              // errAnswered, at the call's end
+)
+
+// errAnswered is the failed read of a body the call's answer has come
+// before.
 var errAnswered = errors.New("proxy: the call has its answer; the rest of its body is not sent")
 
 func (b *watchedBody) Read(p []byte) (int, error) {
-	if b.answered.Load() {
-		<-b.ended
-		return 0, errAnswered
-	}
 	n, err := b.ReadCloser.Read(p)
 	switch {
 	case err == io.EOF:
 		b.eof.Store(true)
-	case err != nil && b.answered.Load(): // net/http's drain took the rest, or its deadline passed
+	case err != nil && b.after.Load() != reading:
 		if n > 0 {
 			return n, nil
+		}
+		if b.after.Load() == afterEOF {
+			return 0, io.EOF
 		}
 		<-b.ended
 		return 0, errAnswered

@@ -15,29 +15,42 @@ import (
 	"github.com/xblgo/fgrl/mock"
 )
 
-// stalledUpstream is a TLS service that answers a POST at once without
-// reading its body: the answer's first part, then, 100 ms later, the
-// rest. Its connections' buffers are small (4 KiB each way), so the
-// transport is still sending a body of 100 KB when the first part
-// arrives. keepAlive false: the answer says Connection: close.
-func stalledUpstream(t *testing.T, first, rest string, keepAlive bool) http.RoundTripper {
+// earlyService serves over HTTPS on loopback a service that answers a
+// POST at once without reading its body: first, flushed (answered is told
+// then), a pause of 100 ms, then rest. h2: HTTP/2 (as http.DefaultTransport,
+// which xblcall proxy's Base clones, would speak it); keepAlive false: the
+// answer says Connection: close (so that net/http does not read the
+// request's body before the answer); small: its connections' buffers are
+// 4 KiB each way, so the transport is still sending a body of 100 KB when
+// the first part arrives. It returns a RoundTripper that sends every
+// request there, whatever its host, and the protocol each request came in.
+func earlyService(t *testing.T, first, rest string, h2, keepAlive, small bool) (rt http.RoundTripper, answered chan struct{}, protos chan string) {
 	t.Helper()
+	answered, protos = make(chan struct{}, 8), make(chan string, 8)
 	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		protos <- r.Proto
 		if !keepAlive {
 			w.Header().Set("Connection", "close")
 		}
 		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusOK)
 		io.WriteString(w, first)
 		w.(http.Flusher).Flush()
+		answered <- struct{}{}
 		time.Sleep(100 * time.Millisecond)
 		io.WriteString(w, rest)
 	}))
-	ts.Config.ConnState = func(c net.Conn, s http.ConnState) {
-		if tc, ok := c.(*net.TCPConn); ok && s == http.StateNew {
+	buffers := func(c net.Conn) {
+		if tc, ok := c.(*net.TCPConn); ok && small {
 			tc.SetReadBuffer(4 << 10)
+			tc.SetWriteBuffer(4 << 10)
 		}
 	}
+	ts.Config.ConnState = func(c net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			buffers(c)
+		}
+	}
+	ts.EnableHTTP2 = h2
 	ts.StartTLS()
 	t.Cleanup(ts.Close)
 	addr := strings.TrimPrefix(ts.URL, "https://")
@@ -45,13 +58,12 @@ func stalledUpstream(t *testing.T, first, rest string, keepAlive bool) http.Roun
 	return &http.Transport{
 		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
 			c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-			if tc, ok := c.(*net.TCPConn); ok {
-				tc.SetWriteBuffer(4 << 10)
-			}
+			buffers(c)
 			return c, err
 		},
-		TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: "example.com"},
-	}
+		TLSClientConfig:   &tls.Config{RootCAs: pool, ServerName: "example.com"},
+		ForceAttemptHTTP2: h2,
+	}, answered, protos
 }
 
 // TestEarlyAnswerWhileBodyIsSent: a service answers a call before it has
@@ -84,7 +96,8 @@ func TestEarlyAnswerWhileBodyIsSent(t *testing.T) {
 		for framing, body := range framings {
 			t.Run(fmt.Sprintf("keepalive=%v/%s", keepAlive, framing), func(t *testing.T) {
 				f := serve(t, func(c *Config) {
-					withBase(stalledUpstream(t, first, rest, keepAlive))(c)
+					base, _, _ := earlyService(t, first, rest, false, keepAlive, true)
+					withBase(base)(c)
 					c.MaxCallTime = 3 * time.Second
 				})
 				conn, br, pre := callConn(t, f, false)

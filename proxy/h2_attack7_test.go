@@ -2,54 +2,16 @@ package proxy
 
 import (
 	"bufio"
-	"context"
-	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/xblgo/fgrl/mock"
 )
-
-// attack7EarlyService serves over HTTPS on loopback (HTTP/2 when h2, else
-// HTTP/1.1 with Connection: close, so that net/http does not read the
-// request's body before the answer) a service that answers a POST at once,
-// without reading its body: first, flushed, then (after answered is told)
-// a pause of 100 ms, then rest. It returns a RoundTripper that sends every
-// request there, whatever its host, and the protocol each request came in.
-func attack7EarlyService(t *testing.T, h2 bool, first, rest string) (rt http.RoundTripper, answered chan struct{}, protos chan string) {
-	t.Helper()
-	answered, protos = make(chan struct{}, 8), make(chan string, 8)
-	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		protos <- r.Proto
-		if !h2 {
-			w.Header().Set("Connection", "close")
-		}
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, first)
-		w.(http.Flusher).Flush()
-		answered <- struct{}{}
-		time.Sleep(100 * time.Millisecond)
-		io.WriteString(w, rest)
-	}))
-	ts.EnableHTTP2 = h2
-	ts.StartTLS()
-	t.Cleanup(ts.Close)
-	addr := strings.TrimPrefix(ts.URL, "https://")
-	pool := ts.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
-	return &http.Transport{
-		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
-			return (&net.Dialer{}).DialContext(ctx, network, addr)
-		},
-		TLSClientConfig:   &tls.Config{RootCAs: pool, ServerName: "example.com"},
-		ForceAttemptHTTP2: h2, // as http.DefaultTransport, which xblcall proxy's Base clones
-	}, answered, protos
-}
 
 // attack7EarlyAnswerCall sends a POST whose chunked body (about 100 KB) comes
 // in two parts: its first chunk, then, once the service has answered, the
@@ -122,7 +84,7 @@ func attack7EarlyAnswerCases(t *testing.T, h2 bool) {
 	{
 		for _, inTunnel := range []bool{false, true} {
 			t.Run(fmt.Sprintf("h2=%v/tunnel=%v", h2, inTunnel), func(t *testing.T) {
-				base, answered, protos := attack7EarlyService(t, h2, first, rest)
+				base, answered, protos := earlyService(t, first, rest, h2, h2, false)
 				f := serve(t, func(c *Config) {
 					withBase(base)(c)
 					c.MaxCallTime = 3 * time.Second

@@ -121,12 +121,13 @@ func FuzzShapeDiff(f *testing.F) {
 	f.Add([]byte(`{"a":[{"b":null}]}`), []byte(`{"a":[{"b":1},{"c":2}]}`))
 	f.Add([]byte(strings.Repeat("6", 400)), []byte(`1e999`)) // once failed: beyond float64
 	f.Add([]byte(`{"a":1,"a":"x","\ud800":[]}`), []byte(`{}`))
+	f.Add([]byte(`[null,[null,[null,1]]]`), []byte(`[[1],null]`)) // once failed: a null element not its own shape
 	f.Fuzz(func(t *testing.T, want, got []byte) {
 		// A body has its own shape, but for the names it gives twice or
 		// that are not valid text, reported on both sides.
 		if d := ShapeDiff(want, want); json.Valid(want) && d != "" {
 			for _, line := range strings.Split(d, "\n") {
-				if !strings.HasSuffix(line, ": named twice") && !strings.HasSuffix(line, ": a name that is not valid text") {
+				if !strings.HasSuffix(line, ": named twice") && !strings.HasSuffix(line, ": a name that is not valid text") && !strings.HasSuffix(line, " more differences") {
 					t.Fatalf("ShapeDiff(x, x) = %q for %q", d, want)
 				}
 			}

@@ -118,8 +118,11 @@ type point struct {
 
 // points finds the mutable operators of f and numbers their mutants from
 // next. Constant declarations and array lengths, which must stay constant,
-// and constant expressions are left alone; so is anything the generated code could not express
-// (string concatenation, comparisons of named boolean types).
+// and constant expressions are left alone; so is anything the generated
+// code could not express (string concatenation, comparisons of named
+// boolean types, arithmetic on a type parameter, arithmetic of untyped
+// operands in another package's type, which a helper would compute in
+// int).
 func (p *pkg) points(f *file, next int) []*point {
 	var pts []*point
 	fixed := constRanges(f.ast)
@@ -189,11 +192,19 @@ func (p *pkg) point(n ast.Node, stmtLevel map[ast.Stmt]bool) *point {
 			if !numeric(t) || n.Op == token.REM && !integer(t) {
 				return nil
 			}
-			return &point{node: n, form: call, helper: helpers[n.Op], typeArg: p.typeArg(t)}
+			ta := p.typeArg(t)
+			if ta == "" && p.untyped(n.X) && p.untyped(n.Y) {
+				return nil // the helper's type would come from untyped operands (int), not the context's
+			}
+			return &point{node: n, form: call, helper: helpers[n.Op], typeArg: ta}
 		}
 	case *ast.UnaryExpr:
 		if t := p.info.Types[n].Type; n.Op == token.SUB && numeric(t) {
-			return &point{node: n, form: call, helper: "mutagenNEG", typeArg: p.typeArg(t)}
+			ta := p.typeArg(t)
+			if ta == "" && p.untyped(n.X) {
+				return nil
+			}
+			return &point{node: n, form: call, helper: "mutagenNEG", typeArg: ta}
 		}
 	case *ast.IncDecStmt:
 		if stmtLevel[n] {
@@ -208,6 +219,18 @@ func (p *pkg) point(n ast.Node, stmtLevel map[ast.Stmt]bool) *point {
 		return &point{node: n, form: call, helper: helpers[n.Tok], typeArg: p.typeArg(t)}
 	}
 	return nil
+}
+
+// untyped reports whether e takes its type from its context: a constant,
+// or a shift of one by a variable (1 << s is computed in the type the
+// expression around it gives it, os.FileMode's uint32 say).
+func (p *pkg) untyped(e ast.Expr) bool {
+	e = ast.Unparen(e)
+	if p.info.Types[e].Value != nil {
+		return true
+	}
+	b, ok := e.(*ast.BinaryExpr)
+	return ok && (b.Op == token.SHL || b.Op == token.SHR) && p.untyped(b.X)
 }
 
 // typeArg spells t for an explicit instantiation of a helper, so that

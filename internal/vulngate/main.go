@@ -4,9 +4,11 @@
 // fixed by the toolchain a machine runs, not by this module's dependencies.
 //
 // It fails closed: input that does not begin with govulncheck's config
-// message (nothing, or a stream cut before it) is no verdict, and a scan
-// below symbol level (govulncheck -scan package or module) cannot tell a
-// called function from an imported one, so it fails too.
+// message (nothing, or a stream cut before it) is no verdict; a scan below
+// symbol level (govulncheck -scan package or module) cannot tell a called
+// function from an imported one, and a run that scans no code (-mode
+// query) calls nothing: each config message of the stream must name a
+// symbol-level scan of source or of a binary.
 //
 // Usage: govulncheck -format json ./... | go run ./internal/vulngate
 package main
@@ -27,6 +29,7 @@ import (
 type message struct {
 	Config *struct {
 		ScanLevel string `json:"scan_level"`
+		ScanMode  string `json:"scan_mode"`
 	} `json:"config"`
 	Finding *struct {
 		OSV   string `json:"osv"`
@@ -64,15 +67,17 @@ func gate(r io.Reader, w io.Writer) error {
 		} else if err != nil {
 			return fmt.Errorf("reading govulncheck output: %w", err)
 		}
-		if !configured { // govulncheck's protocol: the config message comes first
-			if m.Config == nil {
-				return errors.New("the input does not begin with govulncheck's config message: no govulncheck run to judge")
+		if !configured && m.Config == nil { // govulncheck's protocol: the config message comes first
+			return errors.New("the input does not begin with govulncheck's config message: no govulncheck run to judge")
+		}
+		if c := m.Config; c != nil { // every run's, when runs share a stream
+			if c.ScanLevel != "symbol" {
+				return fmt.Errorf("govulncheck scanned at level %s: only a symbol-level scan tells a called function from an imported one", safetext.Quote(c.ScanLevel, 40))
 			}
-			if m.Config.ScanLevel != "symbol" {
-				return fmt.Errorf("govulncheck scanned at level %s: only a symbol-level scan tells a called function from an imported one", safetext.Quote(m.Config.ScanLevel, 40))
+			if c.ScanMode != "source" && c.ScanMode != "binary" {
+				return fmt.Errorf("govulncheck ran in mode %s: only a scan of code (source or binary) is a verdict on what it calls", safetext.Quote(c.ScanMode, 40))
 			}
 			configured = true
-			continue
 		}
 		f := m.Finding
 		if f == nil || len(f.Trace) == 0 || f.Trace[0].Function == "" {

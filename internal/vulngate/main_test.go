@@ -14,8 +14,8 @@ func TestGate(t *testing.T) {
 		in   string
 		fail bool
 	}{
-		{`{"config":{"scan_level":"symbol"}}` + std + uncalled, false},
-		{`{"config":{"scan_level":"symbol"}}` + std + dep, true},
+		{`{"config":{"scan_level":"symbol","scan_mode":"source"}}` + std + uncalled, false},
+		{`{"config":{"scan_level":"symbol","scan_mode":"source"}}` + std + dep, true},
 		{std + dep, true}, // no config message
 		{`{"finding":`, true},
 	}

@@ -1,13 +1,9 @@
 package proxy
 
 import (
-	"context"
-	"crypto/tls"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -180,24 +176,5 @@ func TestAttack8CutBodyBeforeAnswerNeverWhole(t *testing.T) {
 				}
 			})
 		}
-	}
-}
-
-// upstreamProto serves h over HTTPS on loopback, HTTP/2 when h2, and
-// returns a RoundTripper that sends every request there.
-func upstreamProto(t *testing.T, h2 bool, h http.Handler) http.RoundTripper {
-	t.Helper()
-	ts := httptest.NewUnstartedServer(h)
-	ts.EnableHTTP2 = h2
-	ts.StartTLS()
-	t.Cleanup(ts.Close)
-	addr := strings.TrimPrefix(ts.URL, "https://")
-	pool := ts.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
-	return &http.Transport{
-		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
-			return (&net.Dialer{}).DialContext(ctx, network, addr)
-		},
-		TLSClientConfig:   &tls.Config{RootCAs: pool, ServerName: "example.com"},
-		ForceAttemptHTTP2: h2,
 	}
 }

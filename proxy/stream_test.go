@@ -16,11 +16,18 @@ import (
 	"github.com/xblgo/fgrl/transport"
 )
 
-// upstream serves h over HTTPS on loopback and returns a RoundTripper that
-// sends every request there, whatever its host, as a stand-in service.
-func upstream(t *testing.T, h http.Handler) http.RoundTripper {
+// upstream serves h over HTTPS (HTTP/1.1) on loopback and returns a
+// RoundTripper that sends every request there, whatever its host, as a
+// stand-in service.
+func upstream(t *testing.T, h http.Handler) http.RoundTripper { return upstreamProto(t, false, h) }
+
+// upstreamProto serves h over HTTPS on loopback, HTTP/2 when h2, and
+// returns a RoundTripper that sends every request there.
+func upstreamProto(t *testing.T, h2 bool, h http.Handler) http.RoundTripper {
 	t.Helper()
-	ts := httptest.NewTLSServer(h)
+	ts := httptest.NewUnstartedServer(h)
+	ts.EnableHTTP2 = h2
+	ts.StartTLS()
 	t.Cleanup(ts.Close)
 	addr := strings.TrimPrefix(ts.URL, "https://")
 	pool := ts.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
@@ -28,7 +35,8 @@ func upstream(t *testing.T, h http.Handler) http.RoundTripper {
 		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
 			return (&net.Dialer{}).DialContext(ctx, network, addr)
 		},
-		TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: "example.com"},
+		TLSClientConfig:   &tls.Config{RootCAs: pool, ServerName: "example.com"},
+		ForceAttemptHTTP2: h2,
 	}
 }
 

@@ -1,13 +1,10 @@
 package proxy
 
 import (
-	"context"
-	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +24,7 @@ import (
 func earlyService(t *testing.T, first, rest string, h2, keepAlive, small bool) (rt http.RoundTripper, answered chan struct{}, protos chan string) {
 	t.Helper()
 	answered, protos = make(chan struct{}, 8), make(chan string, 8)
-	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		protos <- r.Proto
 		if !keepAlive {
 			w.Header().Set("Connection", "close")
@@ -38,32 +35,14 @@ func earlyService(t *testing.T, first, rest string, h2, keepAlive, small bool) (
 		answered <- struct{}{}
 		time.Sleep(100 * time.Millisecond)
 		io.WriteString(w, rest)
-	}))
+	})
 	buffers := func(c net.Conn) {
 		if tc, ok := c.(*net.TCPConn); ok && small {
 			tc.SetReadBuffer(4 << 10)
 			tc.SetWriteBuffer(4 << 10)
 		}
 	}
-	ts.Config.ConnState = func(c net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			buffers(c)
-		}
-	}
-	ts.EnableHTTP2 = h2
-	ts.StartTLS()
-	t.Cleanup(ts.Close)
-	addr := strings.TrimPrefix(ts.URL, "https://")
-	pool := ts.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
-	return &http.Transport{
-		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
-			c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-			buffers(c)
-			return c, err
-		},
-		TLSClientConfig:   &tls.Config{RootCAs: pool, ServerName: "example.com"},
-		ForceAttemptHTTP2: h2,
-	}, answered, protos
+	return serveTLS(t, h, h2, buffers), answered, protos
 }
 
 // TestEarlyAnswerWhileBodyIsSent: a service answers a call before it has

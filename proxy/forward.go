@@ -104,9 +104,8 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, host string) {
 		return
 	}
 	if out.Body != nil && out.Body != http.NoBody && out.GetBody == nil { // streamed: its read errors are the application's
-		c.body = &watchedBody{ReadCloser: out.Body, length: out.ContentLength, ended: make(chan struct{})}
+		c.body = &watchedBody{ReadCloser: out.Body, length: out.ContentLength, ended: ctx.Done()}
 		out.Body = c.body
-		defer c.body.end()
 	}
 	s.fwd.ServeHTTP(w, out)
 }
@@ -281,16 +280,15 @@ func (c *copyBuffers) Put(b []byte) {
 // leaving), but a read that fails then ends the body instead: at io.EOF
 // (the service has answered: what it has of the body is enough), or, where
 // an HTTP/1 request declared its length (a short body would fail the
-// write), by waiting for the call's end (or the transport's Close) and
-// then failing with errAnswered. Either way the transport's connection
+// write), by waiting for the call's end (its context's, when the handler
+// returns or MaxCallTime passes) and then failing with errAnswered. Either way the transport's connection
 // stays whole while it delivers the answer.
 type watchedBody struct {
 	io.ReadCloser
 	length           int64 // the request's declared length, or -1
 	bad, closed, eof atomic.Bool
-	after            atomic.Int32  // what a failed read gives once the call has its answer
-	ended            chan struct{} // closed by end
-	once             sync.Once
+	after            atomic.Int32    // what a failed read gives once the call has its answer
+	ended            <-chan struct{} // the call's context's Done
 }
 
 // What a failed read of a body gives the transport once the call has its
@@ -327,12 +325,8 @@ func (b *watchedBody) Read(p []byte) (int, error) {
 
 func (b *watchedBody) Close() error {
 	b.closed.Store(true)
-	b.end()
 	return b.ReadCloser.Close()
 }
-
-// end lets the reads waiting for the call's end fail.
-func (b *watchedBody) end() { b.once.Do(func() { close(b.ended) }) }
 
 func (b *watchedBody) failed() bool { return b.bad.Load() }
 

@@ -24,8 +24,20 @@ func upstream(t *testing.T, h http.Handler) http.RoundTripper { return upstreamP
 // upstreamProto serves h over HTTPS on loopback, HTTP/2 when h2, and
 // returns a RoundTripper that sends every request there.
 func upstreamProto(t *testing.T, h2 bool, h http.Handler) http.RoundTripper {
+	return serveTLS(t, h, h2, func(net.Conn) {})
+}
+
+// serveTLS serves h over HTTPS on loopback (HTTP/2 when h2) and returns a
+// RoundTripper that sends every request there, whatever its host; each
+// connection, on either side, is given to conn when it is made.
+func serveTLS(t *testing.T, h http.Handler, h2 bool, conn func(net.Conn)) http.RoundTripper {
 	t.Helper()
 	ts := httptest.NewUnstartedServer(h)
+	ts.Config.ConnState = func(c net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conn(c)
+		}
+	}
 	ts.EnableHTTP2 = h2
 	ts.StartTLS()
 	t.Cleanup(ts.Close)
@@ -33,7 +45,11 @@ func upstreamProto(t *testing.T, h2 bool, h http.Handler) http.RoundTripper {
 	pool := ts.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
 	return &http.Transport{
 		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
-			return (&net.Dialer{}).DialContext(ctx, network, addr)
+			c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+			if err == nil {
+				conn(c)
+			}
+			return c, err
 		},
 		TLSClientConfig:   &tls.Config{RootCAs: pool, ServerName: "example.com"},
 		ForceAttemptHTTP2: h2,

@@ -27,7 +27,19 @@ assert owners.get("usr/local/bin/xblcall") == 0, owners
 PY
 	tar -C "$work" -xf "$work/$layer"
 done
-file "$work/usr/local/bin/xblcall" 2>/dev/null | grep -q 'statically linked' || ldd "$work/usr/local/bin/xblcall" 2>&1 | grep -q 'not a dynamic executable'
+# Static: an ELF file with no interpreter and no dynamic section among its
+# program headers (read here, rather than by file(1), which a fresh machine
+# may lack, or ldd, which exits 1 for a static binary).
+python3 - "$work/usr/local/bin/xblcall" <<'PY'
+import struct, sys
+with open(sys.argv[1], "rb") as f:
+    elf = f.read()
+assert elf[:4] == b"\x7fELF" and elf[4] == 2 and elf[5] == 1, "not a 64-bit little-endian ELF file"
+phoff, = struct.unpack_from("<Q", elf, 0x20)
+phentsize, phnum = struct.unpack_from("<HH", elf, 0x36)
+kinds = {struct.unpack_from("<I", elf, phoff + i * phentsize)[0] for i in range(phnum)}
+assert not kinds & {2, 3}, "a dynamically linked binary (PT_DYNAMIC or PT_INTERP)"
+PY
 hosts=$("$work/usr/local/bin/xblcall" mock --hosts)
 grep -q '^127.0.0.1 profile.xboxlive.com$' <<<"$hosts"
 grep -q '^127.0.0.1 login.live.com$' <<<"$hosts"

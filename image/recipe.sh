@@ -11,9 +11,10 @@
 #
 #   bash image/recipe.sh xblcall-mock.tar
 #
-# When dockerd cannot start here (no privileges for its mounts, cgroups or
-# networks), it says why and exits 0: the recipe was not run. Any other
-# failure exits 1.
+# When dockerd cannot start here (its log says it was denied privileges
+# for its mounts, cgroups or networks), it says why and exits 0: the recipe
+# was not run. Any other failure exits 1, a dockerd that refused its own
+# command line or never answered too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 img=$(realpath "$1")
@@ -50,7 +51,17 @@ for _ in $(seq 300); do
 	sleep 0.2
 done
 if ! docker version >/dev/null 2>&1; then
-	echo "SKIP: dockerd did not start here, the container recipe was not run; its log ends:"
+	# Only a machine's refusal is a reason to skip: its log names the
+	# privilege, mount, cgroup or network setup dockerd was denied. A
+	# dockerd that refused its command line, or never answered, is a
+	# failure of the recipe.
+	denied='operation not permitted|permission denied|read-only file system|cgroup|iptables|nftables|failed to mount|must be run as root'
+	if kill -0 "$dockerd_pid" 2>/dev/null || ! grep -qiE "$denied" "$run/dockerd.log"; then
+		echo "dockerd did not start, for no reason of this machine's privileges; its log ends:"
+		tail -n 5 "$run/dockerd.log" | sed 's/^/  /'
+		exit 1
+	fi
+	echo "SKIP: dockerd cannot start here (denied by this machine), the container recipe was not run; its log ends:"
 	tail -n 5 "$run/dockerd.log" | sed 's/^/  /'
 	exit 0
 fi

@@ -13,6 +13,7 @@ package limits
 
 import (
 	"bytes"
+	"cmp"
 	"embed"
 	"errors"
 	"fmt"
@@ -80,6 +81,20 @@ func (r *Rule) PublisherScope() string { return r.Scope() + "#publisher" }
 
 // Limit returns the rule's per user + title limits.
 func (r *Rule) Limit() throttle.Limit { return throttle.Limit{Burst: r.Burst, Sustain: r.Sustain} }
+
+// ClientLimit returns what one user of one title may send: Limit, its
+// sustain cut to PublisherSustain when that is lower, since the
+// publisher's counter counts every call the title's does (and the calls of
+// the publisher's other titles, which a client of one title cannot see).
+// The transport's budget and the planner use it; the mock, as the
+// service, counts the two limits apart.
+func (r *Rule) ClientLimit() throttle.Limit {
+	l := r.Limit()
+	if p := r.PublisherSustain; p > 0 {
+		l.Sustain = min(cmp.Or(l.Sustain, p), p) // a sustain of 0 is none
+	}
+	return l
+}
 
 // CertificationLimit returns Certification, or 10 × Sustain when it is zero.
 func (r *Rule) CertificationLimit() int {

@@ -107,8 +107,10 @@ func (r *Rule) validate(fallback bool) (field, reason string) {
 	switch {
 	case r.Service == "":
 		return ".service", "missing"
-	case strings.ContainsAny(r.Service+r.Class, "/# \t"):
-		return ".service", "service and class may not contain '/', '#' or spaces"
+	case strings.ContainsAny(r.Service+r.Class, "/#: \t"):
+		// ':' too: a scope is written SCOPE:EVERY in a plan, and the
+		// transport's key for a host no rule has is "host:" + the host.
+		return ".service", "service and class may not contain '/', '#', ':' or spaces"
 	case strings.ContainsFunc(r.Service+r.Class, func(c rune) bool { return c < 0x21 || c > 0x7e }):
 		// They name metrics' labels and log fields: no control character
 		// or other script reaches a terminal that reads them.

@@ -146,7 +146,7 @@ func (l *Limits) PlanFor(calls []PeriodicCall, c PlanClient) ([]PlanRow, error) 
 	rows := make([]PlanRow, 0, len(by))
 	for scope, cs := range by {
 		r, _ := l.ByScope(scope)
-		row, err := plan(scope, r.Limit(), c, cs)
+		row, err := plan(scope, r.ClientLimit(), c, cs)
 		if err != nil {
 			return nil, err
 		}
@@ -179,8 +179,8 @@ func plan(scope string, rule throttle.Limit, c PlanClient, cs []PeriodicCall) (P
 		if pc.Every != row.Every {
 			row.Every = 0
 		}
-		row.Batch = row.Batch || batchable[scope] && pc.Count > 1
 	}
+	row.Batch = batchable[scope] && perTick > 1 // every periodic call has a tick at 0
 	row.PerTick, row.BurstPeak, row.SustainPeak = int(perTick), int(burst), int(sustain)
 	row.BurstLeft, row.SustainLeft = left(lim.Burst, row.BurstPeak), left(lim.Sustain, row.SustainPeak)
 	row.Fastest = fastest(row.PerTick, lim, c.Margin)

@@ -2,6 +2,7 @@ package mock
 
 import (
 	"io"
+	"net/url"
 	"strings"
 	"time"
 
@@ -14,7 +15,9 @@ import (
 type CallFilter struct {
 	Method string `json:"method,omitempty"`
 	Host   string `json:"host,omitempty"`
-	// PathPrefix matches the start of the path.
+	// Host matches the host without regard to case or a trailing dot.
+	// PathPrefix matches the start of the path, both percent-decoded and
+	// without regard to case (as the services' paths match).
 	PathPrefix string `json:"pathPrefix,omitempty"`
 	// Scope is a limits rule's scope ("presence/read") or service
 	// ("presence").
@@ -25,13 +28,26 @@ type CallFilter struct {
 	Since  time.Time `json:"since,omitzero"`
 }
 
+// hasPathPrefix reports whether the path served starts with prefix, both
+// percent-decoded and without regard to case, as the mock's routes and the
+// limits' paths match.
+func hasPathPrefix(path, prefix string) bool {
+	if p, err := url.PathUnescape(path); err == nil {
+		path = p
+	}
+	if p, err := url.PathUnescape(prefix); err == nil {
+		prefix = p
+	}
+	return len(path) >= len(prefix) && strings.EqualFold(path[:len(prefix)], prefix)
+}
+
 func (f *CallFilter) match(c *Call) bool {
 	path, _, _ := strings.Cut(c.uri, "?")
 	service, _, _ := strings.Cut(c.Scope, "/")
 	switch {
 	case f.Method != "" && !strings.EqualFold(f.Method, c.Method),
-		f.Host != "" && !strings.EqualFold(f.Host, c.host),
-		f.PathPrefix != "" && !strings.HasPrefix(path, f.PathPrefix),
+		f.Host != "" && !strings.EqualFold(strings.TrimSuffix(f.Host, "."), strings.TrimSuffix(c.host, ".")),
+		f.PathPrefix != "" && !hasPathPrefix(path, f.PathPrefix),
 		f.Scope != "" && f.Scope != c.Scope && f.Scope != service,
 		f.XUID != "" && f.XUID != c.XUID,
 		f.Status != 0 && f.Status != c.Status,

@@ -59,7 +59,7 @@ func (c *call) init(t *Transport, req *http.Request) error {
 	*c = call{t: t, req: req, ctx: req.Context(), start: now, now: now, clk: clk, pol: t.policyFor(req.Context())}
 	c.key, c.rule = t.keyFor(req, uhs, c.pol.Rule)
 	if c.rule != nil {
-		c.table = c.rule.Limit()
+		c.table = c.rule.ClientLimit()
 	}
 	c.full = t.limitOf(c.ctx, c.key, c.table, now)
 	c.limit = t.share(c.full)

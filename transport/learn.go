@@ -116,7 +116,7 @@ func (t *Transport) scopeMap() map[scopeWindow]throttle.Learned {
 // tableOf is the limits data's limit of a scope's window (0: none).
 func (t *Transport) tableOf(scope string, p throttle.Period) int {
 	if r, ok := t.limits.ByScope(scope); ok {
-		return windowOf(r.Limit(), p)
+		return windowOf(r.ClientLimit(), p)
 	}
 	return 0
 }

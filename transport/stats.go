@@ -67,7 +67,7 @@ func (t *Transport) snapshot(ctx context.Context, k throttle.Key) (throttle.Snap
 	}
 	k.Title, k.Scope = cmp.Or(k.Title, t.TitleID), rule.Scope()
 	now := time.Now()
-	return t.budget.Snapshot(ctx, k, t.share(t.limitOf(ctx, k, rule.Limit(), now)), now)
+	return t.budget.Snapshot(ctx, k, t.share(t.limitOf(ctx, k, rule.ClientLimit(), now)), now)
 }
 
 // BudgetLeft returns what is left, now, of the budget of the call that got

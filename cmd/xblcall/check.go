@@ -219,6 +219,9 @@ func parseExpect(s string) (mock.Expectation, error) {
 	if host == "" || strings.ContainsAny(host, " \t") {
 		return mock.Expectation{}, bad
 	}
+	if strings.Contains(host, ":") { // a URL's scheme, or a port: the record has neither, so the filter would match nothing
+		return mock.Expectation{}, fmt.Errorf("--expect %s: HOST is a host name, without a scheme or port, such as 'GET userpresence.xboxlive.com/users/=3'", safetext.Quote(s, 80))
+	}
 	x.Host = host
 	if hasPath {
 		x.PathPrefix = "/" + path

@@ -502,7 +502,7 @@ func TestIDsAndInterrupt(t *testing.T) {
 	}
 	pattern := filepath.Join(t.TempDir(), "p.csv")
 	os.WriteFile(pattern, []byte("0,profil,1,1\n"), 0o600)
-	if code, _, errs := xblcall(t, "simulate", "--pattern", pattern); code != 1 || !strings.Contains(errs, `unknown service "profil" in the pattern (have stats-read, profile,`) {
+	if code, _, errs := xblcall(t, "simulate", "--pattern", pattern); code != 2 || !strings.Contains(errs, `--pattern: entry 1: unknown service "profil" (have stats-read, profile,`) {
 		t.Errorf("unknown service: exit %d, stderr %q", code, errs)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

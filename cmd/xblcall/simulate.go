@@ -21,6 +21,7 @@ import (
 	"github.com/xblgo/fgrl/analyze"
 	"github.com/xblgo/fgrl/internal/har"
 	"github.com/xblgo/fgrl/internal/safetext"
+	"github.com/xblgo/fgrl/internal/xblid"
 	"github.com/xblgo/fgrl/limits"
 	"github.com/xblgo/fgrl/replay"
 )
@@ -82,7 +83,10 @@ func (o *simulateOpts) run(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	p, limits, desc, err := o.load(e)
+	if err := xblid.CheckTitle(o.title); err != nil {
+		return &exitError{2, fmt.Errorf("--title: %w", err)}
+	}
+	p, lim, desc, err := o.load(e)
 	if err != nil {
 		return err
 	}
@@ -90,16 +94,25 @@ func (o *simulateOpts) run(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// Every service the pattern names is checked before any output is
+	// opened (--har, --svg): a typo is an input error that loses no file.
+	// (replay.Run checks them against the service's limits, as here.)
+	svc := cmp.Or(served, lim)
+	for i, ev := range p {
+		if _, ok := svc.ByScope(ev.Service); !ok && ev.Req == nil {
+			return &exitError{2, fmt.Errorf("--pattern: entry %d: unknown service %s (have %s)", i+1, safetext.Quote(ev.Service, 40), strings.Join(svc.Scopes(), ", "))}
+		}
+	}
 	if err := checkWritable(o.svg, "--svg"); err != nil {
 		return err
 	}
-	trace, err := o.openHAR(len(clients), limits)
+	trace, err := o.openHAR(len(clients), lim)
 	if err != nil {
 		return err
 	}
 	var results []replay.Result
 	for _, c := range clients {
-		opts := replay.Options{Limits: limits, ServiceLimits: served, Client: c, TitleID: o.title, Coalesce: o.coalesce, Progress: progress(e, c)}
+		opts := replay.Options{Limits: lim, ServiceLimits: served, Client: c, TitleID: o.title, Coalesce: o.coalesce, Progress: progress(e, c)}
 		if trace != nil {
 			opts.Base = trace.tap
 		}
@@ -245,7 +258,7 @@ func (o *simulateOpts) load(e *env) (replay.Pattern, *limits.Limits, string, err
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("--pattern: %w", err)
 	}
-	return p, limits, fmt.Sprintf("pattern %s: %d calls over %v", o.pattern, p.Calls(), p.End().Round(time.Second)), nil
+	return p, limits, fmt.Sprintf("pattern %s: %d calls over %v", safetext.Clip(o.pattern, 200), p.Calls(), p.End().Round(time.Second)), nil
 }
 
 // tablesPerClient bounds the per-key tables printed; every key still gets

@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/replay"
 	"github.com/xblgo/fgrl/throttle"
 )
@@ -32,6 +33,11 @@ const (
 // sustain limit as a step line that drops where a window resets. Long runs
 // are aggregated into at most 240 buckets, each showing its busiest
 // interval, so a 24-hour pattern stays readable.
+// svgText is s as an SVG text node's content: control characters and
+// invalid UTF-8, which XML does not take even as references, escaped
+// Go-style (safetext), then the markup.
+func svgText(s string) string { return html.EscapeString(safetext.Clip(s, 1000)) }
+
 func writeSVG(name string, results []replay.Result, desc string) error {
 	c := chart{end: int(throttle.BurstPeriod / time.Second)}
 	for _, r := range results {
@@ -65,7 +71,7 @@ type chart struct {
 func (c *chart) printf(format string, args ...any) { fmt.Fprintf(&c.body, format+"\n", args...) }
 
 func (c *chart) header(desc string) {
-	c.printf(`<text x="10" y="20" font-size="14">%s</text>`, html.EscapeString(desc))
+	c.printf(`<text x="10" y="20" font-size="14">%s</text>`, svgText(desc))
 	y := 40
 	c.printf(`<rect x="10" y="%d" width="14" height="10" fill="seagreen"/><text x="30" y="%d">served</text>`, y-9, y)
 	c.printf(`<rect x="100" y="%d" width="14" height="10" fill="crimson"/><text x="120" y="%d">throttled (429)</text>`, y-9, y)
@@ -75,7 +81,7 @@ func (c *chart) header(desc string) {
 }
 
 func (c *chart) note(s string) {
-	c.printf(`<text x="10" y="%d" fill="dimgray">%s</text>`, c.y+16, html.EscapeString(s))
+	c.printf(`<text x="10" y="%d" fill="dimgray">%s</text>`, c.y+16, svgText(s))
 	c.y += 26
 }
 
@@ -97,7 +103,7 @@ func (c *chart) key(client string, k replay.KeyResult) {
 	for _, r := range k.Rows {
 		throttled += r.Throttled
 	}
-	c.printf(`<text x="10" y="%d" font-weight="bold">client %s, user %s, %s</text>`, c.y+16, html.EscapeString(client), html.EscapeString(k.User), html.EscapeString(k.Scope))
+	c.printf(`<text x="10" y="%d" font-weight="bold">client %s, user %s, %s</text>`, c.y+16, svgText(client), svgText(k.User), svgText(k.Scope))
 	c.printf(`<text x="10" y="%d" fill="dimgray">%d requests reached the service, %d throttled; burst %d / 15 s, sustain %d / 300 s</text>`,
 		c.y+32, k.Requests, throttled, k.Burst, k.Sustain)
 	c.y += keyHeader
@@ -207,7 +213,7 @@ func (c *chart) steps(v []int, sx func(int) float64, sy func(int) float64) {
 // axes draws a plot's frame, y ticks and x ticks with time units.
 func (c *chart) axes(top, w, yMax, yStep int, title string, b buckets) {
 	bottom := top + plotHeight
-	c.printf(`<text x="%d" y="%d" fill="dimgray">%s</text>`, plotLeft, top-6, html.EscapeString(title))
+	c.printf(`<text x="%d" y="%d" fill="dimgray">%s</text>`, plotLeft, top-6, svgText(title))
 	c.printf(`<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>`, plotLeft, top, plotLeft, bottom)
 	c.printf(`<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>`, plotLeft, bottom, plotLeft+w, bottom)
 	for n := 0; n <= yMax; n += yStep {

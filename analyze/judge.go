@@ -14,7 +14,7 @@ import (
 func (a *Analyzer) judge(g *group, recs []rec) (Group, []Finding) {
 	info := a.userInfo[g.user]
 	gr := Group{User: shown(a.name(g.user)), Userhash: shown(info.hash), XUID: shown(info.xuid()), Gamertag: shown(info.gamertag()),
-		Service: shown(g.scope), Host: shown(g.host), Burst: g.rule.Burst, Sustain: g.rule.Sustain,
+		Service: shown(g.scope), Host: shown(g.host), Burst: g.rule.Burst, Sustain: g.rule.ClientLimit().Sustain,
 		Certification: g.rule.CertificationLimit(), Calls: len(recs)}
 	stats(recs, &gr)
 	j := judging{a: a, g: g, recs: recs, gr: &gr}
@@ -221,8 +221,9 @@ func (j *judging) frequency() {
 			}
 		}
 	}
-	check("burst", throttle.BurstPeriod, r.Burst)
-	check("sustain", throttle.SustainPeriod, r.Sustain)
+	l := r.ClientLimit() // a Store rule's publisher sustain, when lower, is the one a title's calls reach first
+	check("burst", throttle.BurstPeriod, l.Burst)
+	check("sustain", throttle.SustainPeriod, l.Sustain)
 }
 
 // throttled is ThrottledCalls: a single 429 is a warning; two or more in a

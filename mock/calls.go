@@ -2,7 +2,6 @@ package mock
 
 import (
 	"io"
-	"net/url"
 	"strings"
 	"time"
 
@@ -15,9 +14,9 @@ import (
 type CallFilter struct {
 	Method string `json:"method,omitempty"`
 	Host   string `json:"host,omitempty"`
-	// Host matches the host without regard to case or a trailing dot.
-	// PathPrefix matches the start of the path, both percent-decoded and
-	// without regard to case (as the services' paths match).
+	// Host matches the host without regard to ASCII case or a trailing
+	// dot. PathPrefix matches the start of the path, both percent-decoded
+	// and without regard to ASCII case (as the services' paths match).
 	PathPrefix string `json:"pathPrefix,omitempty"`
 	// Scope is a limits rule's scope ("presence/read") or service
 	// ("presence").
@@ -29,16 +28,71 @@ type CallFilter struct {
 }
 
 // hasPathPrefix reports whether the path served starts with prefix, both
-// percent-decoded and without regard to case, as the mock's routes and the
-// limits' paths match.
+// percent-decoded and without regard to ASCII case, as the mock's routes
+// and the limits' paths match.
 func hasPathPrefix(path, prefix string) bool {
-	if p, err := url.PathUnescape(path); err == nil {
-		path = p
+	path, prefix = unescape(path), unescape(prefix)
+	return len(path) >= len(prefix) && equalFoldASCII(path[:len(prefix)], prefix)
+}
+
+// sameHost reports whether two hosts are one without regard to ASCII case
+// or a trailing dot (as the limits match hosts: no Unicode folding, which
+// would take "ſocial" for "social").
+func sameHost(a, b string) bool {
+	return equalFoldASCII(strings.TrimSuffix(a, "."), strings.TrimSuffix(b, "."))
+}
+
+// equalFoldASCII compares a and b byte by byte, folding ASCII letters only.
+func equalFoldASCII(a, b string) bool {
+	if len(a) != len(b) {
+		return false
 	}
-	if p, err := url.PathUnescape(prefix); err == nil {
-		prefix = p
+	for i := range len(a) {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
 	}
-	return len(path) >= len(prefix) && strings.EqualFold(path[:len(prefix)], prefix)
+	return true
+}
+
+// unescape decodes each valid %XX of s and keeps the rest as it is: a
+// record's path cut inside an escape is still decoded up to the cut.
+func unescape(s string) string {
+	if !strings.Contains(s, "%") {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) {
+			if hi, lo := unhex(s[i+1]), unhex(s[i+2]); hi >= 0 && lo >= 0 {
+				b.WriteByte(byte(hi<<4 | lo))
+				i += 2
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func unhex(c byte) int {
+	switch {
+	case '0' <= c && c <= '9':
+		return int(c - '0')
+	case 'a' <= c && c <= 'f':
+		return int(c-'a') + 10
+	case 'A' <= c && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
 }
 
 func (f *CallFilter) match(c *Call) bool {
@@ -46,7 +100,7 @@ func (f *CallFilter) match(c *Call) bool {
 	service, _, _ := strings.Cut(c.Scope, "/")
 	switch {
 	case f.Method != "" && !strings.EqualFold(f.Method, c.Method),
-		f.Host != "" && !strings.EqualFold(strings.TrimSuffix(f.Host, "."), strings.TrimSuffix(c.host, ".")),
+		f.Host != "" && !sameHost(f.Host, c.host),
 		f.PathPrefix != "" && !hasPathPrefix(path, f.PathPrefix),
 		f.Scope != "" && f.Scope != c.Scope && f.Scope != service,
 		f.XUID != "" && f.XUID != c.XUID,

@@ -221,7 +221,10 @@ var ErrCannotReset = errors.New("mock: the counts' store cannot forget keys")
 // ResetCounts forgets the FGRL counts of key k, or of every key for nil,
 // in the counts' store, which must be a throttle.Resetter (the built-in
 // store and redisstore.Store are); the live page stops listing them until
-// they are counted again.
+// they are counted again. For a rule with a publisher sustain (the Store
+// services) it forgets k's user's count at k's title's publisher too,
+// which counted k's calls (those of the publisher's other titles with
+// them): k's next request is served.
 func (h *Handler) ResetCounts(ctx context.Context, k *throttle.Key) error {
 	rs, ok := h.cfg.store.(throttle.Resetter)
 	if !ok {
@@ -231,8 +234,15 @@ func (h *Handler) ResetCounts(ctx context.Context, k *throttle.Key) error {
 		if err := rs.ResetAll(ctx); err != nil {
 			return err
 		}
-	} else if err := rs.Reset(ctx, *k); err != nil {
-		return err
+	} else {
+		if err := rs.Reset(ctx, *k); err != nil {
+			return err
+		}
+		if r, ok := h.ruleOf(k.Scope); ok && r.PublisherSustain > 0 {
+			if err := rs.Reset(ctx, throttle.Key{User: k.User, Title: h.cfg.publisher(k.Title), Scope: r.PublisherScope()}); err != nil {
+				return err
+			}
+		}
 	}
 	j := h.journal
 	j.mu.Lock()

@@ -192,8 +192,13 @@ func (h *Handler) count(x *exchange, rule *limits.Rule) bool {
 		if err != nil {
 			return h.storeFailed(x, err)
 		}
-		if !pd.Allowed && (d.Allowed || pd.RetryAfter > d.RetryAfter) {
+		switch {
+		case !pd.Allowed && (d.Allowed || pd.RetryAfter > d.RetryAfter):
 			d, aspect = pd, "{userId;publisherId}"
+		case d.Allowed && pd.Sustain.Limit-pd.Sustain.Count < d.Sustain.Limit-d.Sustain.Count:
+			// The RateLimit headers say the sustain window that binds, so
+			// that a client keeping in sync with them keeps within both.
+			d.Sustain = pd.Sustain
 		}
 	}
 	x.counts, x.flags = d.Counts, x.flags|decided

@@ -36,7 +36,10 @@ func checkCommand(e *env) *cobra.Command {
 The mock's admin API does the checking (POST /_fgrl/api/check); this prints
 each failure on a line, or the whole verdict with --json, and exits 1 when a
 check fails. --certify judges what the mock saw by the trace analyzer's rules
-(xblcall analyze), and prints its failing findings.
+(xblcall analyze), and prints its failing findings. An --expect's HOST
+matches without regard to case or a trailing dot (a scheme or port is
+refused: the mock records neither), and its PATH prefix the path as served,
+percent-decoded and without regard to case.
 `,
 		RunE: runE(e, o.run),
 	}

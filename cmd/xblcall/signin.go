@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -64,7 +65,7 @@ func logoutCommand(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err := forgetSignIn(p); err != nil {
 				return err
 			}
 			fmt.Fprintln(e.stdout, "signed out")
@@ -177,15 +178,31 @@ func (o *loginOpts) run(ctx context.Context, e *env, args []string) error {
 }
 
 // signIn returns the stored sign-in's token source, saving each refreshed
-// Microsoft token.
+// Microsoft token while the sign-in stored is still this one: a command
+// that ran across a logout, or a login since, does not bring its own back.
 func (st *stored) signIn(hc *http.Client) *client.SignIn {
 	s := &client.SignIn{OAuth: client.MicrosoftOAuth(st.ClientID), Microsoft: st.Microsoft}
 	s.HTTPClient, s.RelyingParty, s.Sandbox = hc, st.RelyingParty, st.Sandbox
+	var mu sync.Mutex
 	s.OnRefresh = func(t *oauth2.Token) {
+		mu.Lock()
+		defer mu.Unlock()
+		prev := st.Microsoft
 		st.Microsoft = t
+		if cur, err := loadSignIn(); err != nil || !cur.same(st, prev) {
+			return
+		}
 		st.save() // best effort: the next run refreshes again if this fails
 	}
 	return s
+}
+
+// same reports whether cur, the sign-in stored now, is st's, whose
+// Microsoft token was prev until a refresh: the same account's sign-in,
+// made at the same place, with the same refresh token.
+func (cur *stored) same(st *stored, prev *oauth2.Token) bool {
+	return cur.ClientID == st.ClientID && cur.Via == st.Via && cur.Microsoft != nil && prev != nil &&
+		cur.Microsoft.RefreshToken == prev.RefreshToken
 }
 
 // signInPath is where the sign-in is stored.
@@ -266,6 +283,33 @@ func replaceable(p string) error {
 	}
 	if !fi.Mode().IsRegular() {
 		return &fs.PathError{Op: "write", Path: p, Err: fmt.Errorf("not a regular file (%v)", fi.Mode().Type())}
+	}
+	return nil
+}
+
+// forgetSignIn removes the sign-in stored at p: the file, the file it
+// links to when it is a link to a sign-in (the one loadSignIn reads), and
+// what a save killed before its rename left beside it (writeFileAtomic's
+// temporary files), each of which holds the tokens.
+func forgetSignIn(p string) error {
+	if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		if target, err := filepath.EvalSymlinks(p); err == nil {
+			var st stored
+			if b, err := os.ReadFile(target); err == nil && json.Unmarshal(b, &st) == nil && (st.Microsoft != nil || st.Service != nil) {
+				if err := os.Remove(target); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	left, _ := filepath.Glob(filepath.Join(filepath.Dir(p), "."+filepath.Base(p)+".*"))
+	for _, f := range left {
+		if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
 	}
 	return nil
 }

@@ -112,6 +112,19 @@ func (o *watchOpts) run(ctx context.Context, e *env, args []string) error {
 // as run documents, and with --via every host at the mock.
 func (o *watchOpts) config(ctx context.Context, e *env) (client.Config, string, error) {
 	cfg := client.Config{TitleID: o.title}
+	// The stored sign-in, when no other token is given: a sign-in made at
+	// a mock (login --via) watches at that mock, as its tokens go only
+	// where it was made.
+	var st *stored
+	if o.token == "" && e.getenv("XBL_TOKEN") == "" && o.via == "" {
+		var err error
+		if st, err = loadSignIn(); errors.Is(err, errNotSignedIn) {
+			return cfg, "", &exitError{2, errors.New("no token: use --token, XBL_TOKEN, --via or xblcall login")}
+		} else if err != nil {
+			return cfg, "", err
+		}
+		o.via = st.Via
+	}
 	var rt *http.Transport
 	if o.via != "" {
 		u, err := parseVia("--via", o.via)
@@ -146,16 +159,9 @@ func (o *watchOpts) config(ctx context.Context, e *env) (client.Config, string, 
 	case tok != "":
 	case e.getenv("XBL_TOKEN") != "":
 		tok = e.getenv("XBL_TOKEN")
-	case o.via != "":
+	case st == nil: // --via with no token: the mock's own
 		tok = mock.Token(o.xuid, o.title)
 	default:
-		st, err := loadSignIn()
-		if errors.Is(err, errNotSignedIn) {
-			return cfg, "", &exitError{2, errors.New("no token: use --token, XBL_TOKEN, --via or xblcall login")}
-		}
-		if err != nil {
-			return cfg, "", err
-		}
 		hc, err := viaClient(st.Via)
 		if err != nil {
 			return cfg, "", err

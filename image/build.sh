@@ -34,7 +34,10 @@ echo "== compiling xblcall: static, linux/amd64, trimmed (the image's one binary
 mkdir -p "$work/root/usr/local/bin"
 CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go build -trimpath -ldflags=-s -o "$work/root/usr/local/bin/xblcall" ./cmd/xblcall
 mkdir -m 755 "$work/root/ca" # for --ca-out on a volume: the image's user owns it, so a new volume does too
-tar --owner=0 --group=0 --numeric-owner --mtime=@0 --sort=name -C "$work/root" -cf "$work/layer.tar" usr
+# Modes as the image needs them whatever this machine's umask (027 would
+# leave the binary and its directories 0750, root's: the image's user could
+# not run it): directories 0755, the binary 0755.
+tar --owner=0 --group=0 --numeric-owner --mode=u=rwX,go=rX --mtime=@0 --sort=name -C "$work/root" -cf "$work/layer.tar" usr
 tar --owner=65532 --group=65532 --numeric-owner --mtime=@0 -C "$work/root" -rf "$work/layer.tar" ca
 
 echo "== assembling the image: a layer on the empty base, its config, through a registry crane serves on loopback"

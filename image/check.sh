@@ -21,15 +21,24 @@ PY
 for layer in $(python3 -c 'import json,sys; print(" ".join(json.load(open(sys.argv[1]))[0]["Layers"]))' "$work/manifest.json"); do
 	python3 - "$work/$layer" <<'PY'
 import sys, tarfile
-owners = {m.name.strip("./"): m.uid for m in tarfile.open(sys.argv[1])}
+members = {m.name.strip("./"): m for m in tarfile.open(sys.argv[1])}
+owners = {n: m.uid for n, m in members.items()}
 assert owners.get("ca") == 65532, f"/ca belongs to {owners.get('ca')}, want the image's user 65532"
 assert owners.get("usr/local/bin/xblcall") == 0, owners
+# The image's user (65532, not the owner) must reach and run the binary:
+# every directory on its path searchable by others, the binary readable
+# and executable by them.
+for d in ("usr", "usr/local", "usr/local/bin"):
+    assert d in members and members[d].mode & 0o001, f"/{d}: mode {oct(members[d].mode) if d in members else None}, the image's user cannot reach the binary"
+assert members["usr/local/bin/xblcall"].mode & 0o005 == 0o005, f"/usr/local/bin/xblcall: mode {oct(members['usr/local/bin/xblcall'].mode)}, the image's user cannot run it"
 PY
 	tar -C "$work" -xf "$work/$layer"
 done
-# Static: an ELF file with no interpreter and no dynamic section among its
-# program headers (read here, rather than by file(1), which a fresh machine
-# may lack, or ldd, which exits 1 for a static binary).
+# Static: an ELF file with no interpreter (PT_INTERP: the loader, which the
+# image's empty base lacks) among its program headers; a static-PIE build
+# has a PT_DYNAMIC of its own relocations and runs with no loader. Read
+# here rather than by file(1), which a fresh machine may lack, or ldd,
+# which exits 1 for a static binary.
 python3 - "$work/usr/local/bin/xblcall" <<'PY'
 import struct, sys
 with open(sys.argv[1], "rb") as f:
@@ -38,7 +47,7 @@ assert elf[:4] == b"\x7fELF" and elf[4] == 2 and elf[5] == 1, "not a 64-bit litt
 phoff, = struct.unpack_from("<Q", elf, 0x20)
 phentsize, phnum = struct.unpack_from("<HH", elf, 0x36)
 kinds = {struct.unpack_from("<I", elf, phoff + i * phentsize)[0] for i in range(phnum)}
-assert not kinds & {2, 3}, "a dynamically linked binary (PT_DYNAMIC or PT_INTERP)"
+assert 3 not in kinds, "a dynamically linked binary (it names a loader: PT_INTERP)"
 PY
 hosts=$("$work/usr/local/bin/xblcall" mock --hosts)
 grep -q '^127.0.0.1 profile.xboxlive.com$' <<<"$hosts"

@@ -37,6 +37,9 @@ cleanup() {
 		kill "$dockerd_pid" 2>/dev/null || true
 		for _ in $(seq 100); do kill -0 "$dockerd_pid" 2>/dev/null || break; sleep 0.1; done
 	fi
+	# A dockerd that failed may leave mounts under $run: undo them first.
+	awk -v run="$run" '$2 == run || index($2, run "/") == 1 {print $2}' /proc/mounts 2>/dev/null | sort -r |
+		while read -r m; do umount -l "$m" 2>/dev/null || true; done
 	rm -rf "$run" 2>/dev/null || true
 }
 trap cleanup EXIT
@@ -51,12 +54,14 @@ for _ in $(seq 300); do
 	sleep 0.2
 done
 if ! docker version >/dev/null 2>&1; then
-	# Only a machine's refusal is a reason to skip: its log names the
-	# privilege, mount, cgroup or network setup dockerd was denied. A
-	# dockerd that refused its command line, or never answered, is a
-	# failure of the recipe.
+	# Only a machine's refusal is a reason to skip: the error dockerd ended
+	# with (not its routine lines: containerd logs loading its cgroups
+	# plugin in every start) names the privilege, mount, cgroup or network
+	# setup it was denied. A dockerd that refused its command line, or
+	# never answered, is a failure of the recipe.
 	denied='operation not permitted|permission denied|read-only file system|cgroup|iptables|nftables|failed to mount|must be run as root'
-	if kill -0 "$dockerd_pid" 2>/dev/null || ! grep -qiE "$denied" "$run/dockerd.log"; then
+	fatal=$(grep -iE 'failed to start daemon|error starting daemon|level=fatal' "$run/dockerd.log" || true)
+	if kill -0 "$dockerd_pid" 2>/dev/null || ! grep -qiE "$denied" <<<"$fatal"; then
 		echo "dockerd did not start, for no reason of this machine's privileges; its log ends:"
 		tail -n 5 "$run/dockerd.log" | sed 's/^/  /'
 		exit 1

@@ -2,71 +2,115 @@ package archtest
 
 import (
 	"go/ast"
+	"go/build"
 	"go/build/constraint"
 	"go/parser"
 	"os"
+	"path"
 	"regexp"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestRaceSkipsRunWithoutRace: a test that reads a package's build-tagged
-// race constant (set in a file for the race detector's build, such as
-// replay's race_on_test.go) behaves otherwise under -race, the tests step
-// of .ci/run, typically skipping; .ci/run's norace list names each one,
-// and its step runs it without -race and fails unless it passed. A test
-// missing from the list would never be checked as written.
+// TestRaceSkipsRunWithoutRace: a test that behaves otherwise under the race
+// detector (.ci/run's tests step runs -race) must run without it too:
+// .ci/run's norace list names each one, and its step runs it without -race
+// and fails unless it passed. A test is race-dependent when it is declared
+// in a file built only without the race tag (//go:build !race), or when it
+// refers, directly or through the module's functions, variables and
+// constants (helpers, another package's exported names, non-test files),
+// to a name declared in a file whose build constraint holds with race and
+// not without it (or the other way) on this machine's system and
+// architecture. A test missing from the list would never be checked as
+// written.
 func TestRaceSkipsRunWithoutRace(t *testing.T) {
-	var have []string
+	type ident struct{ pkg, name string }
+	type decl struct {
+		node    ast.Node
+		pkg     string
+		imports map[string]string // a file's import names to paths
+		test    bool              // a Test function of a test file
+		file    raceDep
+		rel     string // ./dir of its package
+		name    string
+	}
+	marked := map[ident]bool{}
+	var decls []decl
 	for _, p := range packages(t) {
-		_, testFiles := p.files()
-		files := parse(t, p, testFiles, parser.ParseComments)
-		names := map[string]bool{} // identifiers declared in the race build's files
-		for _, f := range files {
-			if !raceOnly(f) {
-				continue
-			}
-			for _, d := range f.Decls {
-				ast.Inspect(d, func(n ast.Node) bool {
-					switch s := n.(type) {
-					case *ast.ValueSpec:
-						for _, id := range s.Names {
-							names[id.Name] = true
-						}
-					case *ast.FuncDecl:
-						names[s.Name.Name] = true
-					}
-					return true
-				})
-			}
-		}
-		if len(names) == 0 {
-			continue
-		}
+		code, tests := p.files()
 		rel := "./" + strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
-		for _, f := range files {
-			if raceOnly(f) {
-				continue
+		for i, f := range parse(t, p, slices.Concat(code, tests), parser.ParseComments) {
+			isTest := i >= len(code)
+			dep := raceDependence(f)
+			imports := map[string]string{}
+			for _, s := range f.Imports {
+				ip, _ := strconv.Unquote(s.Path.Value)
+				name := path.Base(ip)
+				if s.Name != nil {
+					name = s.Name.Name
+				}
+				imports[name] = ip
+			}
+			add := func(name string, n ast.Node, test bool) {
+				decls = append(decls, decl{node: n, pkg: p.ImportPath, imports: imports, test: test, file: dep, rel: rel, name: name})
+				if dep != raceNone {
+					marked[ident{p.ImportPath, name}] = true
+				}
 			}
 			for _, d := range f.Decls {
-				fn, ok := d.(*ast.FuncDecl)
-				if !ok || fn.Recv != nil || fn.Body == nil || !strings.HasPrefix(fn.Name.Name, "Test") {
-					continue
-				}
-				uses := false
-				ast.Inspect(fn.Body, func(n ast.Node) bool {
-					if id, ok := n.(*ast.Ident); ok && names[id.Name] {
-						uses = true
+				switch d := d.(type) {
+				case *ast.FuncDecl:
+					if d.Recv == nil {
+						add(d.Name.Name, d, isTest && strings.HasPrefix(d.Name.Name, "Test"))
 					}
-					return !uses
-				})
-				if uses {
-					have = append(have, rel+"="+fn.Name.Name)
+				case *ast.GenDecl:
+					for _, s := range d.Specs {
+						if v, ok := s.(*ast.ValueSpec); ok {
+							for _, id := range v.Names {
+								add(id.Name, v, false)
+							}
+						}
+					}
 				}
 			}
+		}
+	}
+	refers := func(d decl) bool {
+		found := false
+		ast.Inspect(d.node, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.SelectorExpr:
+				if x, ok := n.X.(*ast.Ident); ok {
+					if ip, ok := d.imports[x.Name]; ok && marked[ident{ip, n.Sel.Name}] {
+						found = true
+					}
+				}
+			case *ast.Ident:
+				if marked[ident{d.pkg, n.Name}] && n.Name != d.name {
+					found = true
+				}
+			}
+			return !found
+		})
+		return found
+	}
+	for changed := true; changed; { // what refers to a race-dependent name is one
+		changed = false
+		for _, d := range decls {
+			if id := (ident{d.pkg, d.name}); !marked[id] && refers(d) {
+				marked[id], changed = true, true
+			}
+		}
+	}
+	var have []string
+	for _, d := range decls {
+		if d.test && d.file != raceOnly && (d.file == noRace || marked[ident{d.pkg, d.name}]) {
+			have = append(have, d.rel+"="+d.name)
 		}
 	}
 	run, err := os.ReadFile("../../.ci/run")
@@ -84,13 +128,22 @@ func TestRaceSkipsRunWithoutRace(t *testing.T) {
 	slices.Sort(have)
 	slices.Sort(listed)
 	if diff := cmp.Diff(have, listed); diff != "" {
-		t.Errorf("the tests that read a race build's constant (-) and .ci/run's norace list (+) differ:\n%s", diff)
+		t.Errorf("the tests that behave otherwise under -race (-) and .ci/run's norace list (+) differ:\n%s", diff)
 	}
 }
 
-// raceOnly reports whether f is built only with the race tag: its build
-// constraint holds with race and not without.
-func raceOnly(f *ast.File) bool {
+// raceDep is how a file's build constraint depends on the race tag.
+type raceDep int
+
+const (
+	raceNone raceDep = iota
+	raceOnly         // built only with race
+	noRace           // built only without race
+)
+
+// raceDependence evaluates f's build constraint with this machine's
+// system, architecture, compiler and release tags, with and without race.
+func raceDependence(f *ast.File) raceDep {
 	for _, g := range f.Comments {
 		if g.Pos() > f.Package {
 			break
@@ -101,12 +154,22 @@ func raceOnly(f *ast.File) bool {
 			}
 			expr, err := constraint.Parse(c.Text)
 			if err != nil {
-				return false
+				return raceNone
 			}
-			with := expr.Eval(func(tag string) bool { return tag == "race" })
-			without := expr.Eval(func(string) bool { return false })
-			return with && !without
+			tags := map[string]bool{runtime.GOOS: true, runtime.GOARCH: true, runtime.Compiler: true, "unix": runtime.GOOS != "windows" && runtime.GOOS != "plan9"}
+			for _, r := range build.Default.ReleaseTags {
+				tags[r] = true
+			}
+			with := expr.Eval(func(tag string) bool { return tag == "race" || tags[tag] })
+			without := expr.Eval(func(tag string) bool { return tag != "race" && tags[tag] })
+			switch {
+			case with && !without:
+				return raceOnly
+			case without && !with:
+				return noRace
+			}
+			return raceNone
 		}
 	}
-	return false
+	return raceNone
 }

@@ -190,13 +190,8 @@ func TestChartLongAndHostile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := xml.NewDecoder(bytes.NewReader(data))
-	for {
-		if _, err := d.Token(); err == io.EOF {
-			break
-		} else if err != nil {
-			t.Fatalf("not well-formed: %v", err)
-		}
+	if err := xmlError(data); err != nil {
+		t.Fatalf("not well-formed: %v", err)
 	}
 	if len(data) > 400<<10 {
 		t.Errorf("SVG is %d bytes for a day: not aggregated", len(data))
@@ -208,5 +203,17 @@ func TestChartLongAndHostile(t *testing.T) {
 	}
 	if n := bytes.Count(data, []byte(`font-weight="bold"`)); n != chartKeysPerClient {
 		t.Errorf("%d panels, want %d", n, chartKeysPerClient)
+	}
+}
+
+// xmlError returns why data is not well-formed XML, or nil.
+func xmlError(data []byte) error {
+	d := xml.NewDecoder(bytes.NewReader(data))
+	for {
+		if _, err := d.Token(); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return err
+		}
 	}
 }

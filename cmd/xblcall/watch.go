@@ -40,7 +40,8 @@ user's presence is visible to those who follow them; another's is refused
 
 The token comes from --token; else the XBL_TOKEN variable; else, with
 --via, the mock's own for --xuid and --title; else the stored sign-in
-(xblcall login). Tokens are never printed. It runs until interrupted
+(xblcall login), watched where it was made: a sign-in made at a mock
+(login --via) watches at that mock. Tokens are never printed. It runs until interrupted
 (Ctrl-C), --for has passed, or --events events were printed.
 `,
 		RunE: runE(e, o.run),

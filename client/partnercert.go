@@ -4,12 +4,11 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"runtime"
 
 	"github.com/xblgo/fgrl/internal/safetext"
+	"github.com/xblgo/fgrl/internal/smallfile"
 )
 
 // ErrKeyReadable is LoadPartnerCertificate's error for a key file that
@@ -40,33 +39,17 @@ func LoadPartnerCertificate(certFile, keyFile string) (tls.Certificate, error) {
 	return c, nil
 }
 
-// readSmall reads a regular file of at most maxPEMFile bytes; a private
-// one must be its owner's alone (the mode of the file opened, not of a
-// name that may change between a check and the read). It opens without
-// waiting (openNonblock), so that a FIFO put at name is refused, not
-// waited on.
+// readSmall reads a regular file of at most maxPEMFile bytes
+// (smallfile.Read: a FIFO put at name is refused, not waited on); a
+// private one must be its owner's alone (the mode of the file opened, not
+// of a name that may change between a check and the read).
 func readSmall(name string, private bool) ([]byte, error) {
-	f, err := os.OpenFile(name, os.O_RDONLY|openNonblock, 0)
+	b, mode, err := smallfile.Read(name, maxPEMFile)
 	if err != nil {
 		return nil, fileError(name, err)
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fileError(name, err)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fileError(name, fmt.Errorf("not a regular file (%v)", fi.Mode().Type()))
-	}
-	if private && runtime.GOOS != "windows" && fi.Mode().Perm()&0o077 != 0 { // no such mode bits on Windows
-		return nil, fmt.Errorf("%w: %s is %v", ErrKeyReadable, safetext.Quote(name, 200), fi.Mode().Perm())
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxPEMFile+1))
-	if err == nil && len(b) > maxPEMFile {
-		err = fmt.Errorf("larger than %d bytes", maxPEMFile)
-	}
-	if err != nil {
-		return nil, fileError(name, err)
+	if private && runtime.GOOS != "windows" && mode.Perm()&0o077 != 0 { // no such mode bits on Windows
+		return nil, fmt.Errorf("%w: %s is %v", ErrKeyReadable, safetext.Quote(name, 200), mode.Perm())
 	}
 	return b, nil
 }

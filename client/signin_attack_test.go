@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -286,7 +287,7 @@ func TestPartnerCertOddFiles(t *testing.T) {
 	case <-time.After(2 * time.Second):
 		t.Error("LoadPartnerCertificate waits on a FIFO")
 		for { // let it go: a writer that comes and goes, for each open
-			if w, err := os.OpenFile(fifo, os.O_WRONLY|openNonblock, 0); err == nil {
+			if w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
 				w.Close()
 			}
 			select {

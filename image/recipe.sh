@@ -55,12 +55,14 @@ for _ in $(seq 300); do
 done
 if ! docker version >/dev/null 2>&1; then
 	# Only a machine's refusal is a reason to skip: the error dockerd ended
-	# with (not its routine lines: containerd logs loading its cgroups
-	# plugin in every start) names the privilege, mount, cgroup or network
-	# setup it was denied. A dockerd that refused its command line, or
-	# never answered, is a failure of the recipe.
-	denied='operation not permitted|permission denied|read-only file system|cgroup|iptables|nftables|failed to mount|must be run as root'
-	fatal=$(grep -iE 'failed to start daemon|error starting daemon|level=fatal' "$run/dockerd.log" || true)
+	# with (its last line, or a fatal one; not its routine lines:
+	# containerd logs loading its cgroups plugin in every start) says it
+	# was denied a privilege, a mount or its cgroups. Words that only name
+	# a subsystem (cgroup, iptables) are no denial: dockerd's refusals of
+	# its own options name them too. A dockerd that refused its command
+	# line, or never answered, is a failure of the recipe.
+	denied="operation not permitted|permission denied|read-only file system|failed to mount|must be run as root|needs to be started with root privileges|cgroups? (mountpoint does not exist|isn't mounted|is not mounted)|no cgroup mount found"
+	fatal=$( (grep -iE 'failed to start daemon|error starting daemon|level=fatal' "$run/dockerd.log" || true; grep -v '^[[:space:]]*$' "$run/dockerd.log" | tail -n 1) || true)
 	if kill -0 "$dockerd_pid" 2>/dev/null || ! grep -qiE "$denied" <<<"$fatal"; then
 		echo "dockerd did not start, for no reason of this machine's privileges; its log ends:"
 		tail -n 5 "$run/dockerd.log" | sed 's/^/  /'

@@ -6,10 +6,8 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
-	"os"
 	"strconv"
 	"time"
 
@@ -19,6 +17,7 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"github.com/xblgo/fgrl/internal/safetext"
+	"github.com/xblgo/fgrl/internal/smallfile"
 	"github.com/xblgo/fgrl/internal/xblid"
 	"github.com/xblgo/fgrl/limits"
 	"github.com/xblgo/fgrl/mock"
@@ -340,18 +339,14 @@ func probeBudget(s *redisstore.Store) error {
 // reason to read without end.
 const maxPEMFile = 1 << 20
 
-// readPEMFile reads a PEM file of at most maxPEMFile bytes.
+// readPEMFile reads a PEM file of at most maxPEMFile bytes (a FIFO or a
+// device refused: smallfile.Read).
 func readPEMFile(name string) ([]byte, error) {
-	f, err := os.Open(name)
+	b, _, err := smallfile.Read(name, maxPEMFile)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", safetext.Quote(name, 200), err)
 	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxPEMFile+1))
-	if err == nil && len(b) > maxPEMFile {
-		err = fmt.Errorf("%s: larger than %d bytes", safetext.Quote(name, 200), maxPEMFile)
-	}
-	return b, err
+	return b, nil
 }
 
 // certPool is the system's roots and the certificates of a PEM file of at

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 
 	"github.com/xblgo/fgrl/client"
 	"github.com/xblgo/fgrl/internal/safetext"
+	"github.com/xblgo/fgrl/internal/smallfile"
 )
 
 const signInHelp = `
@@ -227,6 +229,9 @@ func (st *stored) save() error {
 	if err != nil {
 		return err
 	}
+	if target, ok := linkedSignIn(p); ok { // the link stays, naming the file it keeps the sign-in in
+		p = target
+	}
 	return writePrivate(p, b)
 }
 
@@ -288,30 +293,52 @@ func replaceable(p string) error {
 }
 
 // forgetSignIn removes the sign-in stored at p: the file, the file it
-// links to when it is a link to a sign-in (the one loadSignIn reads), and
-// what a save killed before its rename left beside it (writeFileAtomic's
-// temporary files), each of which holds the tokens.
+// links to when that holds a sign-in (one loadSignIn takes), and what a
+// save killed before its rename left beside it (writeFileAtomic's
+// temporary files: regular files named .signin.json.*), each of which
+// holds the tokens.
 func forgetSignIn(p string) error {
-	if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		if target, err := filepath.EvalSymlinks(p); err == nil {
-			var st stored
-			if b, err := os.ReadFile(target); err == nil && json.Unmarshal(b, &st) == nil && (st.Microsoft != nil || st.Service != nil) {
-				if err := os.Remove(target); err != nil {
-					return err
-				}
-			}
+	if target, ok := linkedSignIn(p); ok {
+		if err := os.Remove(target); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
 		}
 	}
 	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	left, _ := filepath.Glob(filepath.Join(filepath.Dir(p), "."+filepath.Base(p)+".*"))
-	for _, f := range left {
-		if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
+	dir, prefix := filepath.Dir(p), "."+filepath.Base(p)+"."
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), prefix) && e.Type().IsRegular() {
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// linkedSignIn returns the file the link p names, when p is a link and
+// that file holds a sign-in loadSignIn takes (a dotfiles manager's link to
+// the sign-in it keeps).
+func linkedSignIn(p string) (string, bool) {
+	fi, err := os.Lstat(p)
+	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		return "", false
+	}
+	target, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return "", false
+	}
+	b, _, err := smallfile.Read(target, maxSignIn)
+	if err != nil {
+		return "", false
+	}
+	_, err = parseSignIn(b)
+	return target, err == nil
 }
 
 // errNotSignedIn is loadSignIn's error when there is no stored sign-in.
@@ -323,16 +350,33 @@ func loadSignIn() (*stored, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := os.ReadFile(p)
+	b, _, err := smallfile.Read(p, maxSignIn)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, errNotSignedIn
 	}
 	if err != nil {
+		return nil, fmt.Errorf("the stored sign-in %s: %w", safetext.Quote(p, 200), err)
+	}
+	st, err := parseSignIn(b)
+	if err != nil {
+		return nil, fmt.Errorf("the stored sign-in %s is damaged; run xblcall login again", p)
+	}
+	return st, nil
+}
+
+// maxSignIn bounds a stored sign-in's file (a few KiB: its tokens, a
+// service's certificate and key).
+const maxSignIn = 1 << 20
+
+// parseSignIn reads a stored sign-in: a Microsoft account's (its client
+// and token) or a service's (its certificate and key).
+func parseSignIn(b []byte) (*stored, error) {
+	var st stored
+	if err := json.Unmarshal(b, &st); err != nil {
 		return nil, err
 	}
-	var st stored
-	if err := json.Unmarshal(b, &st); err != nil || (st.Microsoft == nil || st.ClientID == "") && (st.Service == nil || st.Service.Cert == "" || st.Service.Key == "") {
-		return nil, fmt.Errorf("the stored sign-in %s is damaged; run xblcall login again", p)
+	if (st.Microsoft == nil || st.ClientID == "") && (st.Service == nil || st.Service.Cert == "" || st.Service.Key == "") {
+		return nil, errors.New("no sign-in")
 	}
 	return &st, nil
 }

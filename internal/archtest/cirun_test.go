@@ -3,12 +3,11 @@ package archtest
 import (
 	"go/ast"
 	"go/build"
-	"go/build/constraint"
 	"go/parser"
+	"go/token"
 	"os"
 	"path"
 	"regexp"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,14 +19,18 @@ import (
 // TestRaceSkipsRunWithoutRace: a test that behaves otherwise under the race
 // detector (.ci/run's tests step runs -race) must run without it too:
 // .ci/run's norace list names each one, and its step runs it without -race
-// and fails unless it passed. A test is race-dependent when it is declared
-// in a file built only without the race tag (//go:build !race), or when it
-// refers, directly or through the module's functions, variables and
-// constants (helpers, another package's exported names, non-test files),
-// to a name declared in a file whose build constraint holds with race and
-// not without it (or the other way) on this machine's system and
-// architecture. A test missing from the list would never be checked as
-// written.
+// and fails unless it passed. A test is race-dependent when its file is
+// built here only without the race tag (go/build's MatchFile: file names
+// and build lines, this machine's system and architecture), or when it
+// refers, directly or through the module's functions, methods, types,
+// variables and constants (and package variables an assignment sets from
+// them, as init does), to a name declared in a file built here only with
+// race or only without it, or names the build's "-race" setting (which
+// runtime/debug.ReadBuildInfo carries). A name declared in
+// the function itself (a local variable, a parameter) is not a reference,
+// nor is a field's or method's name after a value's dot unless the method
+// is one of the module's race-dependent ones. A test missing from the list
+// would never be checked as written.
 func TestRaceSkipsRunWithoutRace(t *testing.T) {
 	type ident struct{ pkg, name string }
 	type decl struct {
@@ -37,16 +40,20 @@ func TestRaceSkipsRunWithoutRace(t *testing.T) {
 		test    bool              // a Test function of a test file
 		file    raceDep
 		rel     string // ./dir of its package
-		name    string
+		name    string // a method's is "." + its name
 	}
 	marked := map[ident]bool{}
 	var decls []decl
 	for _, p := range packages(t) {
 		code, tests := p.files()
 		rel := "./" + strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
-		for i, f := range parse(t, p, slices.Concat(code, tests), parser.ParseComments) {
-			isTest := i >= len(code)
-			dep := raceDependence(f)
+		names := slices.Concat(code, tests)
+		for i, f := range parse(t, p, names, parser.ParseComments) {
+			dep := raceDependence(t, p.Dir, names[i])
+			if dep == raceNotBuilt {
+				continue
+			}
+			isTest := strings.HasSuffix(names[i], "_test.go")
 			imports := map[string]string{}
 			for _, s := range f.Imports {
 				ip, _ := strconv.Unquote(s.Path.Value)
@@ -65,45 +72,92 @@ func TestRaceSkipsRunWithoutRace(t *testing.T) {
 			for _, d := range f.Decls {
 				switch d := d.(type) {
 				case *ast.FuncDecl:
-					if d.Recv == nil {
+					if d.Recv != nil {
+						add("."+d.Name.Name, d, false)
+					} else {
 						add(d.Name.Name, d, isTest && strings.HasPrefix(d.Name.Name, "Test"))
 					}
 				case *ast.GenDecl:
 					for _, s := range d.Specs {
-						if v, ok := s.(*ast.ValueSpec); ok {
-							for _, id := range v.Names {
-								add(id.Name, v, false)
+						switch s := s.(type) {
+						case *ast.ValueSpec:
+							for _, id := range s.Names {
+								add(id.Name, s, false)
 							}
+						case *ast.TypeSpec:
+							add(s.Name.Name, s, false)
 						}
 					}
 				}
 			}
 		}
 	}
-	refers := func(d decl) bool {
+	// refersIn reports whether n refers to a race-dependent name, for d.
+	var refersIn func(d decl, n ast.Node, local map[string]bool) bool
+	refersIn = func(d decl, n ast.Node, local map[string]bool) bool {
 		found := false
-		ast.Inspect(d.node, func(n ast.Node) bool {
+		ast.Inspect(n, func(n ast.Node) bool {
+			if found {
+				return false
+			}
 			switch n := n.(type) {
 			case *ast.SelectorExpr:
-				if x, ok := n.X.(*ast.Ident); ok {
-					if ip, ok := d.imports[x.Name]; ok && marked[ident{ip, n.Sel.Name}] {
-						found = true
+				if x, ok := n.X.(*ast.Ident); ok && !local[x.Name] {
+					if ip, ok := d.imports[x.Name]; ok {
+						found = marked[ident{ip, n.Sel.Name}]
+						return false
 					}
 				}
+				found = marked[ident{d.pkg, "." + n.Sel.Name}] || refersIn(d, n.X, local)
+				return false
 			case *ast.Ident:
-				if marked[ident{d.pkg, n.Name}] && n.Name != d.name {
-					found = true
-				}
+				found = !local[n.Name] && n.Name != d.name && marked[ident{d.pkg, n.Name}]
+			case *ast.BasicLit: // the build's "-race" setting (runtime/debug.ReadBuildInfo)
+				found = n.Kind == token.STRING && n.Value == `"-race"`
+			case *ast.KeyValueExpr: // a field's name in a composite literal is no reference
+				found = refersIn(d, n.Value, local)
+				return false
 			}
-			return !found
+			return true
 		})
 		return found
+	}
+	refers := func(d decl) bool {
+		return refersIn(d, d.node, localNames(d.node))
+	}
+	// assigned: package variables an assignment in a function sets from a
+	// race-dependent value (init's skipStacks = race).
+	assigned := func(d decl) (out []string) {
+		fn, ok := d.node.(*ast.FuncDecl)
+		if !ok || fn.Body == nil {
+			return nil
+		}
+		local := localNames(fn)
+		ast.Inspect(fn.Body, func(n ast.Node) bool {
+			if as, ok := n.(*ast.AssignStmt); ok && as.Tok == token.ASSIGN {
+				for i, l := range as.Lhs {
+					id, ok := l.(*ast.Ident)
+					if !ok || local[id.Name] || marked[ident{d.pkg, id.Name}] {
+						continue
+					}
+					rhs := as.Rhs[min(i, len(as.Rhs)-1)]
+					if refersIn(d, rhs, local) {
+						out = append(out, id.Name)
+					}
+				}
+			}
+			return true
+		})
+		return out
 	}
 	for changed := true; changed; { // what refers to a race-dependent name is one
 		changed = false
 		for _, d := range decls {
 			if id := (ident{d.pkg, d.name}); !marked[id] && refers(d) {
 				marked[id], changed = true, true
+			}
+			for _, v := range assigned(d) {
+				marked[ident{d.pkg, v}], changed = true, true
 			}
 		}
 	}
@@ -132,44 +186,95 @@ func TestRaceSkipsRunWithoutRace(t *testing.T) {
 	}
 }
 
-// raceDep is how a file's build constraint depends on the race tag.
+// localNames are the names a function declares itself: its receiver,
+// parameters and results, and its := and var declarations and range
+// variables (a name declared anywhere in it counts as local throughout:
+// a test that both shadows and uses a race-dependent name is rare).
+func localNames(n ast.Node) map[string]bool {
+	local := map[string]bool{}
+	fields := func(l *ast.FieldList) {
+		if l == nil {
+			return
+		}
+		for _, f := range l.List {
+			for _, id := range f.Names {
+				local[id.Name] = true
+			}
+		}
+	}
+	fn, ok := n.(*ast.FuncDecl)
+	if !ok {
+		return local
+	}
+	fields(fn.Recv)
+	fields(fn.Type.Params)
+	fields(fn.Type.Results)
+	if fn.Body == nil {
+		return local
+	}
+	ast.Inspect(fn.Body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.AssignStmt:
+			if n.Tok == token.DEFINE {
+				for _, l := range n.Lhs {
+					if id, ok := l.(*ast.Ident); ok {
+						local[id.Name] = true
+					}
+				}
+			}
+		case *ast.RangeStmt:
+			if n.Tok == token.DEFINE {
+				for _, e := range []ast.Expr{n.Key, n.Value} {
+					if id, ok := e.(*ast.Ident); ok {
+						local[id.Name] = true
+					}
+				}
+			}
+		case *ast.ValueSpec:
+			for _, id := range n.Names {
+				local[id.Name] = true
+			}
+		case *ast.FuncLit:
+			fields(n.Type.Params)
+			fields(n.Type.Results)
+		}
+		return true
+	})
+	return local
+}
+
+// raceDep is how a file's inclusion in a build depends on the race tag.
 type raceDep int
 
 const (
-	raceNone raceDep = iota
-	raceOnly         // built only with race
-	noRace           // built only without race
+	raceNone     raceDep = iota
+	raceOnly             // built here only with race
+	noRace               // built here only without race
+	raceNotBuilt         // built here neither way (another system's)
 )
 
-// raceDependence evaluates f's build constraint with this machine's
-// system, architecture, compiler and release tags, with and without race.
-func raceDependence(f *ast.File) raceDep {
-	for _, g := range f.Comments {
-		if g.Pos() > f.Package {
-			break
-		}
-		for _, c := range g.List {
-			if !constraint.IsGoBuild(c.Text) {
-				continue
-			}
-			expr, err := constraint.Parse(c.Text)
-			if err != nil {
-				return raceNone
-			}
-			tags := map[string]bool{runtime.GOOS: true, runtime.GOARCH: true, runtime.Compiler: true, "unix": runtime.GOOS != "windows" && runtime.GOOS != "plan9"}
-			for _, r := range build.Default.ReleaseTags {
-				tags[r] = true
-			}
-			with := expr.Eval(func(tag string) bool { return tag == "race" || tags[tag] })
-			without := expr.Eval(func(tag string) bool { return tag != "race" && tags[tag] })
-			switch {
-			case with && !without:
-				return raceOnly
-			case without && !with:
-				return noRace
-			}
-			return raceNone
-		}
+// raceDependence asks go/build whether the file name in dir is built on
+// this machine with the race tag and without it (its name's system and
+// architecture, its build lines, //go:build or // +build).
+func raceDependence(t *testing.T, dir, name string) raceDep {
+	t.Helper()
+	with, without := build.Default, build.Default
+	with.BuildTags = append(slices.Clone(with.BuildTags), "race")
+	in, err := with.MatchFile(dir, name)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return raceNone
+	out, err := without.MatchFile(dir, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	switch {
+	case in && out:
+		return raceNone
+	case in:
+		return raceOnly
+	case out:
+		return noRace
+	}
+	return raceNotBuilt
 }

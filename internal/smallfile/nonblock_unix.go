@@ -1,9 +1,9 @@
 //go:build unix
 
-package client
+package smallfile
 
 import "syscall"
 
 // openNonblock opens a file without waiting for a writer, should it be a
-// FIFO (readSmall).
+// FIFO.
 const openNonblock = syscall.O_NONBLOCK

@@ -209,7 +209,7 @@ func (j *judging) frequency() {
 		for _, w := range windows(j.recs, period, int(float64(limit)*near), false) {
 			n := len(w)
 			switch {
-			case name == "sustain" && n >= j.gr.Certification:
+			case name == "sustain" && j.gr.Certification > 0 && n >= j.gr.Certification: // 0: a rule with no figure (no title sustain)
 				j.add(RuleCallFrequency, Fail, w, false,
 					"%d calls in %d s reach the certification figure of %d (sustain limit %d)", n, secs, j.gr.Certification, limit)
 			case n >= limit:

@@ -27,12 +27,22 @@ type CallFilter struct {
 	Since  time.Time `json:"since,omitzero"`
 }
 
-// hasPathPrefix reports whether the path served starts with prefix, both
-// percent-decoded and without regard to ASCII case, as the mock's routes
-// and the limits' paths match.
+// hasPathPrefix reports whether the path served starts with prefix (the
+// filter's, decoded once: prepared), both percent-decoded and without
+// regard to ASCII case, as the mock's routes and the limits' paths match.
 func hasPathPrefix(path, prefix string) bool {
-	path, prefix = unescape(path), unescape(prefix)
+	if len(path) < len(prefix) { // decoding only shortens a path
+		return false
+	}
+	path = unescape(path)
 	return len(path) >= len(prefix) && equalFoldASCII(path[:len(prefix)], prefix)
+}
+
+// prepared is f with its path prefix percent-decoded, once for all the
+// calls it is matched against (match takes a prepared filter).
+func (f CallFilter) prepared() CallFilter {
+	f.PathPrefix = unescape(f.PathPrefix)
+	return f
 }
 
 // sameHost reports whether two hosts are one without regard to ASCII case
@@ -117,6 +127,7 @@ func (f *CallFilter) match(c *Call) bool {
 // the latest 10,000, within 32 MiB of heap in all).
 func (h *Handler) Calls(f CallFilter) []Call {
 	out := []Call{}
+	f = f.prepared()
 	h.journal.mu.Lock()
 	h.journal.each(func(c *Call) bool {
 		if f.match(c) {
@@ -136,6 +147,7 @@ func (h *Handler) Calls(f CallFilter) []Call {
 // reads the record once each.
 func (j *journal) count(f CallFilter) int {
 	n := 0
+	f = f.prepared()
 	j.mu.Lock()
 	j.each(func(c *Call) bool {
 		if f.match(c) {

@@ -192,14 +192,24 @@ func (h *Handler) count(x *exchange, rule *limits.Rule) bool {
 		if err != nil {
 			return h.storeFailed(x, err)
 		}
+		// The RateLimit headers say both windows, the title's burst and
+		// the sustain window that binds (the publisher's when it leaves
+		// less, or when the title has none), refused or not, so that a
+		// client keeping in sync with them keeps within both; a refusal
+		// says the window that refused.
+		counts := d.Counts
 		switch {
-		case !pd.Allowed && (d.Allowed || pd.RetryAfter > d.RetryAfter):
+		case !pd.Allowed && (d.Allowed || pd.RetryAfter >= d.RetryAfter):
+			// The publisher's refusal: alone, or ending no sooner than the
+			// title's (on a tie its limit, the lower, is the one to learn).
 			d, aspect = pd, "{userId;publisherId}"
-		case d.Allowed && pd.Sustain.Limit-pd.Sustain.Count < d.Sustain.Limit-d.Sustain.Count:
-			// The RateLimit headers say the sustain window that binds, so
-			// that a client keeping in sync with them keeps within both.
-			d.Sustain = pd.Sustain
+			counts.Sustain = pd.Sustain
+		case d.Allowed || d.Limiter == throttle.Burst:
+			if counts.Sustain.Limit == 0 || pd.Sustain.Limit-pd.Sustain.Count < counts.Sustain.Limit-counts.Sustain.Count {
+				counts.Sustain = pd.Sustain
+			}
 		}
+		d.Counts = counts
 	}
 	x.counts, x.flags = d.Counts, x.flags|decided
 	ratelimit.SetHeaders(x.w.Header(), d)

@@ -6,8 +6,10 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"time"
 
@@ -17,7 +19,6 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"github.com/xblgo/fgrl/internal/safetext"
-	"github.com/xblgo/fgrl/internal/smallfile"
 	"github.com/xblgo/fgrl/internal/xblid"
 	"github.com/xblgo/fgrl/limits"
 	"github.com/xblgo/fgrl/mock"
@@ -339,14 +340,19 @@ func probeBudget(s *redisstore.Store) error {
 // reason to read without end.
 const maxPEMFile = 1 << 20
 
-// readPEMFile reads a PEM file of at most maxPEMFile bytes (a FIFO or a
-// device refused: smallfile.Read).
+// readPEMFile reads a PEM file of at most maxPEMFile bytes. A pipe is
+// taken (--ca-cert <(...), /dev/stdin), read up to the bound.
 func readPEMFile(name string) ([]byte, error) {
-	b, _, err := smallfile.Read(name, maxPEMFile)
+	f, err := os.Open(name)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", safetext.Quote(name, 200), err)
+		return nil, err
 	}
-	return b, nil
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxPEMFile+1))
+	if err == nil && len(b) > maxPEMFile {
+		err = fmt.Errorf("%s: larger than %d bytes", safetext.Quote(name, 200), maxPEMFile)
+	}
+	return b, err
 }
 
 // certPool is the system's roots and the certificates of a PEM file of at

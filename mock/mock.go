@@ -53,7 +53,10 @@
 //
 // As an extension, every counted response carries RateLimit-Policy and
 // RateLimit headers describing both windows (written by ratelimit.SetHeaders,
-// which documents them), so a client can keep its budget in sync.
+// which documents them), so a client can keep its budget in sync. For a
+// rule with a per-publisher sustain (the Store services) the sustain window
+// is the one that binds: the publisher's when it leaves less than the
+// title's, or when the title has none.
 package mock
 
 import (

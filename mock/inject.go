@@ -105,7 +105,7 @@ func (h *Handler) serviceFault(x *exchange, rule *limits.Rule, f *Faults) bool {
 				Counts:     throttle.Counts{Burst: throttle.WindowState{Count: l.Burst + 1, Limit: l.Burst, Reset: wait}},
 				Limiter:    throttle.Burst,
 				RetryAfter: wait,
-			}, "{userId;titleId}", now)
+			}, ratelimit.AspectTitle, now)
 		case sf.Status != 0:
 			if sf.Status == http.StatusServiceUnavailable {
 				x.flags |= unavailable

@@ -185,7 +185,7 @@ func (h *Handler) count(x *exchange, rule *limits.Rule) bool {
 	if err != nil {
 		return h.storeFailed(x, err)
 	}
-	aspect := "{userId;titleId}"
+	aspect := ratelimit.AspectTitle
 	if rule.PublisherSustain > 0 {
 		pk := throttle.Key{User: x.id.userhash, Title: h.cfg.publisher(x.id.title), Scope: rule.PublisherScope()}
 		pd, err := h.cfg.store.Take(x.r.Context(), pk, throttle.Limit{Sustain: rule.PublisherSustain}, now)
@@ -199,10 +199,8 @@ func (h *Handler) count(x *exchange, rule *limits.Rule) bool {
 		// says the window that refused.
 		counts := d.Counts
 		switch {
-		case !pd.Allowed && (d.Allowed || pd.RetryAfter >= d.RetryAfter):
-			// The publisher's refusal: alone, or ending no sooner than the
-			// title's (on a tie its limit, the lower, is the one to learn).
-			d, aspect = pd, "{userId;publisherId}"
+		case !pd.Allowed && (d.Allowed || publisherRefuses(d, pd)):
+			d, aspect = pd, ratelimit.AspectPublisher
 			counts.Sustain = pd.Sustain
 		case d.Allowed || d.Limiter == throttle.Burst:
 			if counts.Sustain.Limit == 0 || pd.Sustain.Limit-pd.Sustain.Count < counts.Sustain.Limit-counts.Sustain.Count {
@@ -219,6 +217,19 @@ func (h *Handler) count(x *exchange, rule *limits.Rule) bool {
 	x.wait, x.flags = d.RetryAfter, x.flags|refused|throttled
 	h.write429(x.w, rule, d, aspect, now)
 	return false
+}
+
+// publisherRefuses reports whether the refusal of both counters is the
+// publisher's: its window ends later (in the whole seconds Retry-After
+// says: on a Redis store each counter reads the server's clock apart, and
+// windows one title started together end microseconds apart), or on a tie
+// its limit is the lower, the one that binds.
+func publisherRefuses(d, pd throttle.Decision) bool {
+	t, p := ratelimit.CeilSeconds(d.RetryAfter), ratelimit.CeilSeconds(pd.RetryAfter)
+	if p != t {
+		return p > t
+	}
+	return pd.Sustain.Limit < d.Counts.Window(d.Limiter).Limit
 }
 
 // storeFailed answers 503 for a store that failed, unless Config.FailOpen

@@ -36,6 +36,13 @@ type Body struct {
 	Aspect string `json:"-"`
 }
 
+// The Store's counters, as its 429 text names them (SPEC.md section 2): a
+// user's calls in one title, and in all of one publisher's titles.
+const (
+	AspectTitle     = "{userId;titleId}"
+	AspectPublisher = "{userId;publisherId}"
+)
+
 // ErrBody is wrapped by every error ParseBody returns.
 var ErrBody = errors.New("ratelimit: malformed 429 body")
 

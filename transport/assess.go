@@ -123,8 +123,13 @@ func (c *call) feedback(a *reply) {
 		c.t.budget.Block(ctx, c.key, now, now.Add(a.retryAfter))
 	}
 	for _, p := range []throttle.Period{throttle.Burst, throttle.Sustain} {
-		if w := counts.Window(p); w.Count > 0 {
-			c.t.budget.Sync(ctx, c.key, c.limit, now, p, w.Count, w.Reset)
+		// A window of a higher limit than the key's (a publisher's, which
+		// counts other titles' calls too) is synced by what it leaves: the
+		// calls used are the key's limit less those. (A lower one is the
+		// service's drift: its 429 teaches it.)
+		w := counts.Window(p)
+		if n := max(w.Count-max(w.Limit-windowOf(c.full, p), 0), 0); n > 0 {
+			c.t.budget.Sync(ctx, c.key, c.limit, now, p, n, w.Reset)
 		}
 	}
 }

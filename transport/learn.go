@@ -265,6 +265,9 @@ func (c *call) learn(b *ratelimit.Body) {
 	if b == nil || b.MaxRequests <= 0 || !c.t.learning() || len(c.key.Scope) > throttle.MaxScopeLen || c.key.User == "" {
 		return
 	}
+	if b.Aspect != "" && b.Aspect != ratelimit.AspectTitle {
+		return // another counter's limit (a publisher's, counting other titles' calls too): not the key's
+	}
 	var p throttle.Period
 	switch b.PeriodInSeconds {
 	case 15:

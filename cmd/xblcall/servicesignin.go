@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -88,6 +89,12 @@ func (o *loginOpts) loginService(ctx context.Context, e *env) error {
 	if o.ca != "" {
 		if ss.CA, err = filepath.Abs(o.ca); err != nil {
 			return err
+		}
+		// The stored sign-in keeps the path, which every later command
+		// reads again: a pipe (<(...), /dev/stdin) would be gone, or read
+		// another input.
+		if fi, err := os.Stat(ss.CA); err == nil && !fi.Mode().IsRegular() {
+			return &exitError{2, fmt.Errorf("--ca %s: not a regular file (%v): the stored sign-in keeps its path, which later commands read again", safetext.Quote(o.ca, 200), fi.Mode().Type())}
 		}
 	}
 	s, _, err := ss.serviceSignIn(o.via)

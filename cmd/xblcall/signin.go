@@ -302,20 +302,41 @@ func forgetSignIn(p string) error {
 		if err := os.Remove(target); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
+		// A save through the link makes its temporary file beside the file
+		// the link names: there, only those holding a sign-in are ours.
+		if err := removeLeftovers(target, true); err != nil {
+			return err
+		}
 	}
 	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
+	return removeLeftovers(p, false)
+}
+
+// removeLeftovers removes the regular files beside p named as
+// writeFileAtomic names its temporary files for p; with onlySignIns, only
+// those holding a sign-in.
+func removeLeftovers(p string, onlySignIns bool) error {
 	dir, prefix := filepath.Dir(p), "."+filepath.Base(p)+"."
 	entries, err := os.ReadDir(dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), prefix) && e.Type().IsRegular() {
-			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return err
+		if !strings.HasPrefix(e.Name(), prefix) || !e.Type().IsRegular() {
+			continue
+		}
+		f := filepath.Join(dir, e.Name())
+		if onlySignIns {
+			if b, _, err := smallfile.Read(f, maxSignIn); err != nil {
+				continue
+			} else if _, err := parseSignIn(b); err != nil {
+				continue
 			}
+		}
+		if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
 		}
 	}
 	return nil

@@ -224,7 +224,9 @@ func TestAttack4CITrapKillsFuzzSession(t *testing.T) {
 		ciAtkLines(t, run, "fuzzlog=$(mktemp)", "fuzzpid=$!") +
 		"for _ in $(seq 100); do [ -s \"$PIDFILE\" ] && break; sleep 0.1; done\n" +
 		"step \"mutation testing\"\nfalse\n"
-	code, out := ciAtkBash(t, t.TempDir(), frag, "PIDFILE="+pidfile)
+	dir := t.TempDir() // the fuzzing counts its targets against RELIABILITY.md's table
+	ciAtkTree(t, dir, map[string]string{"RELIABILITY.md": "| target | what | property |\n|---|---|---|\n| `p.FuzzP` | x | y |\n"})
+	code, out := ciAtkBash(t, dir, frag, "PIDFILE="+pidfile)
 	b, err := os.ReadFile(pidfile)
 	if err != nil {
 		t.Fatalf("the stand-in fuzzing never started: %v\n%s", err, out)

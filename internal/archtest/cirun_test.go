@@ -41,8 +41,10 @@ func TestRaceSkipsRunWithoutRace(t *testing.T) {
 		file    raceDep
 		rel     string // ./dir of its package
 		name    string // a method's is "." + its name
+		recv    string // a method's receiver's type name
 	}
 	marked := map[ident]bool{}
+	methods := map[string]bool{} // names of race-dependent methods, in any of the module's packages
 	var decls []decl
 	for _, p := range packages(t) {
 		code, tests := p.files()
@@ -64,7 +66,11 @@ func TestRaceSkipsRunWithoutRace(t *testing.T) {
 				imports[name] = ip
 			}
 			add := func(name string, n ast.Node, test bool) {
-				decls = append(decls, decl{node: n, pkg: p.ImportPath, imports: imports, test: test, file: dep, rel: rel, name: name})
+				recv := ""
+				if fn, ok := n.(*ast.FuncDecl); ok && fn.Recv != nil && len(fn.Recv.List) > 0 {
+					recv = typeName(fn.Recv.List[0].Type)
+				}
+				decls = append(decls, decl{node: n, pkg: p.ImportPath, imports: imports, test: test, file: dep, rel: rel, name: name, recv: recv})
 				if dep != raceNone {
 					marked[ident{p.ImportPath, name}] = true
 				}
@@ -75,7 +81,7 @@ func TestRaceSkipsRunWithoutRace(t *testing.T) {
 					if d.Recv != nil {
 						add("."+d.Name.Name, d, false)
 					} else {
-						add(d.Name.Name, d, isTest && strings.HasPrefix(d.Name.Name, "Test"))
+						add(d.Name.Name, d, isTest && strings.HasPrefix(d.Name.Name, "Test") && d.Name.Name != "TestMain")
 					}
 				case *ast.GenDecl:
 					for _, s := range d.Specs {
@@ -108,7 +114,7 @@ func TestRaceSkipsRunWithoutRace(t *testing.T) {
 						return false
 					}
 				}
-				found = marked[ident{d.pkg, "." + n.Sel.Name}] || refersIn(d, n.X, local)
+				found = methods[n.Sel.Name] || refersIn(d, n.X, local)
 				return false
 			case *ast.Ident:
 				found = !local[n.Name] && n.Name != d.name && marked[ident{d.pkg, n.Name}]
@@ -136,8 +142,8 @@ func TestRaceSkipsRunWithoutRace(t *testing.T) {
 		ast.Inspect(fn.Body, func(n ast.Node) bool {
 			if as, ok := n.(*ast.AssignStmt); ok && as.Tok == token.ASSIGN {
 				for i, l := range as.Lhs {
-					id, ok := l.(*ast.Ident)
-					if !ok || local[id.Name] || marked[ident{d.pkg, id.Name}] {
+					id := rootIdent(l) // cfg.skipStacks = race marks cfg
+					if id == nil || local[id.Name] || marked[ident{d.pkg, id.Name}] {
 						continue
 					}
 					rhs := as.Rhs[min(i, len(as.Rhs)-1)]
@@ -156,6 +162,11 @@ func TestRaceSkipsRunWithoutRace(t *testing.T) {
 			if id := (ident{d.pkg, d.name}); !marked[id] && refers(d) {
 				marked[id], changed = true, true
 			}
+			if marked[ident{d.pkg, d.name}] && d.recv != "" && !methods[d.name[1:]] {
+				// A method's name, whatever value it is called on, and its
+				// type, whose methods a suite runs by reflection.
+				methods[d.name[1:]], marked[ident{d.pkg, d.recv}], changed = true, true, true
+			}
 			for _, v := range assigned(d) {
 				marked[ident{d.pkg, v}], changed = true, true
 			}
@@ -163,7 +174,7 @@ func TestRaceSkipsRunWithoutRace(t *testing.T) {
 	}
 	var have []string
 	for _, d := range decls {
-		if d.test && d.file != raceOnly && (d.file == noRace || marked[ident{d.pkg, d.name}]) {
+		if d.test && d.file != raceOnly && (d.file == noRace || marked[ident{d.pkg, d.name}] || marked[ident{d.pkg, "TestMain"}]) {
 			have = append(have, d.rel+"="+d.name)
 		}
 	}
@@ -183,6 +194,45 @@ func TestRaceSkipsRunWithoutRace(t *testing.T) {
 	slices.Sort(listed)
 	if diff := cmp.Diff(have, listed); diff != "" {
 		t.Errorf("the tests that behave otherwise under -race (-) and .ci/run's norace list (+) differ:\n%s", diff)
+	}
+}
+
+// typeName is the name of a receiver's type: T, *T, T[P], *T[P].
+func typeName(e ast.Expr) string {
+	for {
+		switch x := e.(type) {
+		case *ast.StarExpr:
+			e = x.X
+		case *ast.IndexExpr:
+			e = x.X
+		case *ast.IndexListExpr:
+			e = x.X
+		case *ast.Ident:
+			return x.Name
+		default:
+			return ""
+		}
+	}
+}
+
+// rootIdent is the variable an assignment's left side sets: v, v.f.g,
+// v[i], *v.
+func rootIdent(e ast.Expr) *ast.Ident {
+	for {
+		switch x := e.(type) {
+		case *ast.SelectorExpr:
+			e = x.X
+		case *ast.IndexExpr:
+			e = x.X
+		case *ast.StarExpr:
+			e = x.X
+		case *ast.ParenExpr:
+			e = x.X
+		case *ast.Ident:
+			return x
+		default:
+			return nil
+		}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 )
 
@@ -29,6 +30,7 @@ func Read(name string, max int64) ([]byte, fs.FileMode, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fi.Mode(), fmt.Errorf("not a regular file (%v)", fi.Mode().Type())
 	}
+	max = min(max, math.MaxInt64-1) // max+1 below must not overflow
 	b, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err == nil && int64(len(b)) > max {
 		err = fmt.Errorf("larger than %d bytes", max)

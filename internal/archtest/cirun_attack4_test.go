@@ -58,6 +58,7 @@ func attack4Pkg(s, name string) string { return strings.ReplaceAll(s, "%s", name
 // that reads the race build's constant in its own body, unlisted, is found
 // (the case the fix was made for).
 func TestAttack4CIRaceCheckBaselineAndDirectUse(t *testing.T) {
+	t.Parallel() // each runs its own processes in a directory of its own
 	if failed, out := check(t, "TestRaceSkipsRunWithoutRace", attack4RaceModule(t, nil)); failed {
 		t.Fatalf("TestRaceSkipsRunWithoutRace fails on the sound module:\n%s", out)
 	}
@@ -96,6 +97,7 @@ func TestAttack4CIRaceCheckBaselineAndDirectUse(t *testing.T) {
 //     one architecture): raceOnly evaluates every tag but race as false, so
 //     a file built under -race on the CI's amd64 is not a race file to it.
 func TestAttack4CIRaceSkipCheckMissesTests(t *testing.T) {
+	t.Parallel() // each runs its own processes in a directory of its own
 	stack := func(pkg, test, pre string) string {
 		return "package " + pkg + "\n\nimport \"testing\"\n\nfunc " + test + "(t *testing.T) {\n" + pre + attack4StackBody
 	}
@@ -159,12 +161,14 @@ func TestAttack4CIRaceSkipCheckMissesTests(t *testing.T) {
 // package's target makes the count non-zero: green with a parser that fails
 // on every input.
 func TestAttack4CIFuzzTargetHiddenByOkLine(t *testing.T) {
+	t.Parallel() // each runs its own processes in a directory of its own
 	attack4FuzzHidden(t, "ok: ")
 }
 
 // The same with "?": "? FuzzParse" is taken for a package without test
 // files.
 func TestAttack4CIFuzzTargetHiddenByQuestionLine(t *testing.T) {
+	t.Parallel() // each runs its own processes in a directory of its own
 	attack4FuzzHidden(t, "? ")
 }
 
@@ -186,6 +190,7 @@ func attack4FuzzHidden(t *testing.T, prefix string) {
 // hand: a value that is no duration or count, 0x, -5x, " 3000x", makes the
 // fuzz binary exit 2, which fails the run too.)
 func TestAttack4CIFuzzTimeTooShortFails(t *testing.T) {
+	t.Parallel() // each runs its own processes in a directory of its own
 	dir := ciAtkFuzzModule(t, nil)
 	code, out := ciAtkBash(t, dir, ciAtkFuzzFragment(t), "FUZZTIME=1ns")
 	if code == 0 || !strings.Contains(out, "no input was run") {
@@ -217,6 +222,7 @@ func attack4PidGone(pid int) bool {
 // that has a test binary running (a grandchild, here sleep); then a step
 // fails. The run exits 1 and the grandchild is gone.
 func TestAttack4CITrapKillsFuzzSession(t *testing.T) {
+	t.Parallel() // each runs its own processes in a directory of its own
 	run := ciAtkScript(t, ".ci/run")
 	pidfile := filepath.Join(t.TempDir(), "pid")
 	frag := "set -euo pipefail\n" + ciAtkLines(t, run, "steps=() step_start", "trap times EXIT") +
@@ -248,6 +254,7 @@ func TestAttack4CITrapKillsFuzzSession(t *testing.T) {
 // killer, say) as a failure: setsid -w's status for a child that did not
 // exit normally is not 0.
 func TestAttack4CIFuzzSessionKilledFails(t *testing.T) {
+	t.Parallel() // each runs its own processes in a directory of its own
 	run := ciAtkScript(t, ".ci/run")
 	frag := "set -euo pipefail\nstep() { echo \"== $1\"; }\n" +
 		"fuzz_all() { kill -9 $$; }\n" +
@@ -279,6 +286,7 @@ func TestAttack4CIFuzzSessionKilledFails(t *testing.T) {
 // driver not supported" and its line 40 is the plugin line. The fake
 // dockerd below prints an excerpt of that log, in order.
 func TestAttack4CIRecipeSkipsOnLateDockerdFailure(t *testing.T) {
+	t.Parallel() // each runs its own processes in a directory of its own
 	frag := "set -euo pipefail\n" + ciAtkLines(t, ciAtkScript(t, "image/recipe.sh"), "run=$(mktemp -d", "fi") + "echo 'the recipe would run here'\n"
 	log := []string{
 		`time="2026-12-05T19:52:37.895147869Z" level=info msg="Starting up"`,
@@ -364,6 +372,7 @@ func main() {
 // under umask 027 from a stand-in cmd/xblcall; the manifest and config are
 // written as crane writes them; check.sh runs whole.
 func TestAttack4CIImageBinaryUnrunnableByImageUser(t *testing.T) {
+	t.Parallel() // each runs its own processes in a directory of its own
 	root := t.TempDir()
 	ciAtkTree(t, root, map[string]string{
 		"go.mod":              "module example.com/fakexblcall\n\ngo 1.26\n",
@@ -451,6 +460,7 @@ bash "$CHECK" "$work/img.tar"
 // linked binary". What it means by static is "no PT_INTERP" (a loader the
 // image lacks).
 func TestAttack4CIImageStaticPieRejected(t *testing.T) {
+	t.Parallel() // each runs its own processes in a directory of its own
 	frag := "set -euo pipefail\n" + ciAtkLines(t, ciAtkScript(t, "image/check.sh"), `python3 - "$work/usr/local/bin/xblcall" <<'PY'`, "PY") + "echo static\n"
 	work := t.TempDir()
 	ciAtkTree(t, work, map[string]string{"src/go.mod": "module example.com/spie\n\ngo 1.26\n", "src/main.go": "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"ran\") }\n"})

@@ -45,6 +45,7 @@ import (
 //     go test -race binary carries ("-race true", checked here with
 //     go1.26.8): no file of the module depends on the race tag at all.
 func TestAttack5CIRaceCheckMissesMethodsInitTypesBuildInfo(t *testing.T) {
+	t.Parallel() // each runs its own processes in a directory of its own
 	const fail = "\tt.Errorf(\"8530 bytes of stacks a waiting call; want 4 KiB\")\n}\n"
 	raceFiles := func(pkg string) map[string]string {
 		return map[string]string{
@@ -111,6 +112,7 @@ func TestAttack5CIRaceCheckMissesMethodsInitTypesBuildInfo(t *testing.T) {
 //     listing it makes .ci/run's norace step fail ("did not run and pass
 //     without -race"), not listing it fails this check: CI cannot pass.
 func TestAttack5CIRaceCheckFalseDemands(t *testing.T) {
+	t.Parallel() // each runs its own processes in a directory of its own
 	failed, out := check(t, "TestRaceSkipsRunWithoutRace", attack4RaceModule(t, map[string]string{
 		"replay/report_test.go": "package replay\n\nimport (\n\t\"strings\"\n\t\"testing\"\n)\n\n" +
 			"func TestReportNamesNoRace(t *testing.T) {\n\treport := \"ok\"\n\tif race := strings.Contains(report, \"DATA RACE\"); race {\n\t\tt.Errorf(\"the report names a race\")\n\t}\n}\n",
@@ -135,6 +137,7 @@ func TestAttack5CIRaceCheckFalseDemands(t *testing.T) {
 // `//go:build !race` line placed after a copyright comment (go honours it
 // there; so does the check).
 func TestAttack5CIRaceCheckHeldClosureExportCopyright(t *testing.T) {
+	t.Parallel() // each runs its own processes in a directory of its own
 	const fail = "\tt.Errorf(\"8530 bytes of stacks a waiting call; want 4 KiB\")\n}\n"
 	failed, out := check(t, "TestRaceSkipsRunWithoutRace", attack4RaceModule(t, map[string]string{
 		"closure/c.go":             "package closure\n",
@@ -168,6 +171,7 @@ func TestAttack5CIRaceCheckHeldClosureExportCopyright(t *testing.T) {
 // read, fails .ci/run's gofmt step (gofmt adds the //go:build line), so it
 // cannot land as it is; once gofmt has added the line, the check reads it.
 func TestAttack5CIPlusBuildOnlyFailsGofmt(t *testing.T) {
+	t.Parallel() // each runs its own processes in a directory of its own
 	run := ciAtkScript(t, ".ci/run")
 	frag := "set -euo pipefail\nstep() { echo \"== $1\"; }\ngit init -q .\ngit add -A\n" + ciAtkLines(t, run, "step \"gofmt\"", "fi")
 	dir := t.TempDir()
@@ -203,6 +207,7 @@ func TestAttack5CIPlusBuildOnlyFailsGofmt(t *testing.T) {
 // on every input. (The line is forged on purpose; no test binary is told
 // apart from go test by its text alone.)
 func TestAttack5CIFuzzTargetHiddenByExactResultLine(t *testing.T) {
+	t.Parallel() // each runs its own processes in a directory of its own
 	dir := ciAtkFuzzModule(t, map[string]string{
 		"p/p.go": "package p\n",
 		"p/p_test.go": "package p\n\nimport (\n\t\"fmt\"\n\t\"testing\"\n)\n\n" +
@@ -218,6 +223,7 @@ func TestAttack5CIFuzzTargetHiddenByExactResultLine(t *testing.T) {
 // whether or not go test prints a package's -list result as "(cached)", it
 // is go test's exact form and the targets are fuzzed again.
 func TestAttack5CIFuzzSecondRunCachedPasses(t *testing.T) {
+	t.Parallel() // each runs its own processes in a directory of its own
 	dir := ciAtkFuzzModule(t, nil)
 	for i := 0; i < 2; i++ {
 		code, out := ciAtkBash(t, dir, ciAtkFuzzFragment(t), "FUZZTIME=200x")
@@ -257,6 +263,7 @@ func attack5RecipeFragment(t *testing.T) string {
 // this test runs as root with dockerd and setpriv on PATH it runs that
 // real dockerd as uid 65534; otherwise a stand-in prints those two lines.
 func TestAttack5CIRecipeNonRootDockerdFails(t *testing.T) {
+	t.Parallel() // each runs its own processes in a directory of its own
 	shim := t.TempDir()
 	real, err1 := exec.LookPath("dockerd")
 	setpriv, err2 := exec.LookPath("setpriv")
@@ -288,6 +295,7 @@ func TestAttack5CIRecipeNonRootDockerdFails(t *testing.T) {
 // exit 0: the recipe never runs, green. The stand-in prints the start of
 // that log and its last line.
 func TestAttack5CIRecipeSkipsOnOwnCgroupFlag(t *testing.T) {
+	t.Parallel() // each runs its own processes in a directory of its own
 	frag := attack5RecipeFragment(t)
 	if !strings.Contains(frag, `--pidfile "$run/docker.pid"`) {
 		t.Fatal("recipe.sh's dockerd line has changed")
@@ -312,6 +320,7 @@ func TestAttack5CIRecipeSkipsOnOwnCgroupFlag(t *testing.T) {
 // privilege to create the NAT chain: "iptables ... Permission denied")
 // still skips.
 func TestAttack5CIRecipeIptablesDenialSkips(t *testing.T) {
+	t.Parallel() // each runs its own processes in a directory of its own
 	shim := t.TempDir()
 	ciAtkTree(t, shim, map[string]string{
 		"dockerd": "#!/bin/sh\nprintf '%s\\n' 'time=\"2026-12-05T20:13:10.101Z\" level=info msg=\"Starting up\"' " +

@@ -37,6 +37,7 @@ import (
 // seen, FuzzParse is never fuzzed, and the good package's target keeps the
 // count non-zero: green with a parser failing on every input.
 func TestAttack6CIFuzzTargetSwallowedByNameFraming(t *testing.T) {
+	t.Parallel() // each runs its own processes in a directory of its own
 	dir := ciAtkFuzzModule(t, map[string]string{
 		"p/p.go": "package p\n",
 		"p/p_test.go": "package p\n\nimport (\n\t\"fmt\"\n\t\"testing\"\n)\n\n" +
@@ -60,6 +61,7 @@ func TestAttack6CIFuzzTargetSwallowedByNameFraming(t *testing.T) {
 // that is neither a target nor its result" and the run fails, though go
 // test -list printed exactly the target's name and go test -fuzz runs it.
 func TestAttack6CIFuzzNonASCIITargetNameFails(t *testing.T) {
+	t.Parallel() // each runs its own processes in a directory of its own
 	dir := ciAtkFuzzModule(t, map[string]string{
 		"report/report.go": "package report\n",
 		"report/report_test.go": "package report\n\nimport \"testing\"\n\n" +
@@ -83,6 +85,7 @@ func TestAttack6CIFuzzNonASCIITargetNameFails(t *testing.T) {
 // the package prints only go test's own "ok" line, which the script takes,
 // and its FuzzParse, failing on every input, is never fuzzed: green.
 func TestAttack6CIFuzzTargetHiddenByQuietStdout(t *testing.T) {
+	t.Parallel() // each runs its own processes in a directory of its own
 	dir := ciAtkFuzzModule(t, map[string]string{
 		"p/p.go": "package p\n",
 		"p/p_test.go": "package p\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\n" +
@@ -102,6 +105,7 @@ func TestAttack6CIFuzzTargetHiddenByQuietStdout(t *testing.T) {
 // line), a package without test files, and a package whose directory name
 // holds regexp metacharacters ('+', '.').
 func TestAttack6CIFuzzOddButValidPackagesPass(t *testing.T) {
+	t.Parallel() // each runs its own processes in a directory of its own
 	fuzz := func(pkg, name string) string {
 		return "package " + pkg + "\n\nimport \"testing\"\n\nfunc " + name + "(f *testing.F) { f.Fuzz(func(t *testing.T, b []byte) {}) }\n"
 	}
@@ -141,6 +145,7 @@ func TestAttack6CIFuzzOddButValidPackagesPass(t *testing.T) {
 // a "fail" event even though the pipeline's status (pipefail is off in the
 // fuzzing's `bash -c`) is not read.
 func TestAttack6CIFuzzListingFailuresFail(t *testing.T) {
+	t.Parallel() // each runs its own processes in a directory of its own
 	for name, files := range map[string]map[string]string{
 		"two names": {"e/a.go": "package e\n", "e/b.go": "package other\n"},
 		"no module": {"e/a.go": "package e\n\nimport _ \"example.com/nothere/x\"\n"},
@@ -184,6 +189,7 @@ func TestAttack6CIFuzzListingFailuresFail(t *testing.T) {
 //     constant (cfg.skipStacks = race): only a bare identifier on an
 //     assignment's left is followed.
 func TestAttack6CIRaceCheckMissesSuitesForeignMethodsFields(t *testing.T) {
+	t.Parallel() // each runs its own processes in a directory of its own
 	const fail = "\tt.Errorf(\"8530 bytes of stacks a waiting call; want 4 KiB\")\n"
 	files := map[string]string{
 		"internal/atksuite/suite.go": "// Package atksuite runs a value's Test methods as subtests, as testify's suite.Run.\npackage atksuite\n\n" +
@@ -242,6 +248,7 @@ func TestAttack6CIRaceCheckMissesSuitesForeignMethodsFields(t *testing.T) {
 // package's test, TestPackageStacks, which never runs under -race, is not
 // demanded (listing it fails the check instead).
 func TestAttack6CIRaceCheckTestMainDemanded(t *testing.T) {
+	t.Parallel() // each runs its own processes in a directory of its own
 	failed, out := check(t, "TestRaceSkipsRunWithoutRace", attack4RaceModule(t, map[string]string{
 		"mainrace/m.go":             "package mainrace\n",
 		"mainrace/race_on_test.go":  attack4Pkg(attack4RaceOn, "mainrace"),
@@ -267,6 +274,7 @@ func TestAttack6CIRaceCheckTestMainDemanded(t *testing.T) {
 // (skipIf[int](t)), and through an interface's method of that name, are
 // each found.
 func TestAttack6CIRaceCheckHeldEmbeddedGenericInterface(t *testing.T) {
+	t.Parallel() // each runs its own processes in a directory of its own
 	const fail = "\tt.Errorf(\"8530 bytes of stacks a waiting call; want 4 KiB\")\n}\n"
 	failed, out := check(t, "TestRaceSkipsRunWithoutRace", attack4RaceModule(t, map[string]string{
 		"held/h.go":             "package held\n",
@@ -302,6 +310,7 @@ func TestAttack6CIRaceCheckHeldEmbeddedGenericInterface(t *testing.T) {
 // root the change misplaced under /proc ("mkdir /proc/atkroot: no such file
 // or directory", its last line and no fatal one) each exit 1, not SKIP.
 func TestAttack6CIRecipeOwnMistakesFail(t *testing.T) {
+	t.Parallel() // each runs its own processes in a directory of its own
 	for name, last := range map[string]string{
 		"driver":   "failed to start daemon: error initializing graphdriver: driver not supported",
 		"dataroot": "mkdir /proc/atkroot: no such file or directory",

@@ -160,6 +160,7 @@ const brokenFuzz = "func FuzzParse(f *testing.F) {\n\tf.Fuzz(func(t *testing.T, 
 
 // held: a sound module fuzzes green (the baseline the attacks change).
 func TestAttack3CIFuzzBaselinePasses(t *testing.T) {
+	t.Parallel() // each runs its own processes in a directory of its own
 	dir := ciAtkFuzzModule(t, nil)
 	code, out := ciAtkBash(t, dir, ciAtkFuzzFragment(t))
 	if code != 0 || !strings.Contains(out, "fuzz example.com/atkcirun/good FuzzGood") {
@@ -172,6 +173,7 @@ func TestAttack3CIFuzzBaselinePasses(t *testing.T) {
 // run, through the background job and the wait (errexit is off inside
 // fuzz_all; each step's `|| return` carries the status).
 func TestAttack3CIFuzzFailingTargetFails(t *testing.T) {
+	t.Parallel() // each runs its own processes in a directory of its own
 	dir := ciAtkFuzzModule(t, map[string]string{
 		"p/p.go":      "package p\n",
 		"p/p_test.go": "package p\n\nimport \"testing\"\n\n" + brokenFuzz,
@@ -185,6 +187,7 @@ func TestAttack3CIFuzzFailingTargetFails(t *testing.T) {
 // held: .ci/run, fuzz_all: "list=$(go test -list '^Fuzz' ./...) || return
 // # a package whose tests do not build fails the run here".
 func TestAttack3CIFuzzTestsNotBuildingFails(t *testing.T) {
+	t.Parallel() // each runs its own processes in a directory of its own
 	dir := ciAtkFuzzModule(t, map[string]string{
 		"p/p.go":      "package p\n",
 		"p/p_test.go": "package p\n\nimport \"testing\"\n\nfunc FuzzP(f *testing.F) { f.Fuzz(func(t *testing.T, b []byte) { undefined() }) }\n",
@@ -208,6 +211,7 @@ func TestAttack3CIFuzzTestsNotBuildingFails(t *testing.T) {
 // so "[ "$n" -gt 0 ]" holds and the run is green with a parser that fails on
 // every input.
 func TestAttack3CIFuzzTargetHiddenByTestOutput(t *testing.T) {
+	t.Parallel() // each runs its own processes in a directory of its own
 	dir := ciAtkFuzzModule(t, map[string]string{
 		"p/p.go": "package p\n",
 		"p/p_test.go": "package p\n\nimport (\n\t\"fmt\"\n\t\"os\"\n\t\"testing\"\n)\n\n" +
@@ -228,6 +232,7 @@ func TestAttack3CIFuzzTargetHiddenByTestOutput(t *testing.T) {
 // fuzz run lacks) exits 0 with "--- SKIP" and no execution, and is counted.
 // The run is green with a parser that fails on every input.
 func TestAttack3CIFuzzSkippedTargetCounted(t *testing.T) {
+	t.Parallel() // each runs its own processes in a directory of its own
 	dir := ciAtkFuzzModule(t, map[string]string{
 		"p/p.go": "package p\n",
 		"p/p_test.go": "package p\n\nimport \"testing\"\n\n" +
@@ -244,7 +249,7 @@ func TestAttack3CIFuzzSkippedTargetCounted(t *testing.T) {
 func ciAtkTestsModule(t *testing.T, files map[string]string) string {
 	dir := t.TempDir()
 	base := map[string]string{"go.mod": "module github.com/xblgo/fgrl\n\ngo 1.26\n"}
-	for _, p := range []string{"mock", "throttle/redisstore", "transport", "replay", "proxy", "analyze", "whatif"} {
+	for _, p := range []string{"mock", "internal/archtest", "throttle/redisstore", "transport", "replay", "proxy", "analyze", "whatif"} {
 		base[p+"/x.go"] = "package " + filepath.Base(p) + "\n"
 	}
 	base["cmd/xblcall/main.go"] = "package main\n\nfunc main() {}\n"
@@ -272,6 +277,7 @@ func ciAtkTestsFragment(t *testing.T) string {
 // the tests running on the first=(...) packages alone. A `go` whose list
 // subcommand fails shows it.
 func TestAttack3CIGoListFailureStopsTests(t *testing.T) {
+	t.Parallel() // each runs its own processes in a directory of its own
 	dir := ciAtkTestsModule(t, nil)
 	if code, out := ciAtkBash(t, dir, ciAtkTestsFragment(t)); code != 0 {
 		t.Fatalf("the sound module: the tests steps exit %d\n%s", code, out)
@@ -301,6 +307,7 @@ func TestAttack3CIGoListFailureStopsTests(t *testing.T) {
 // run. Green. Here replay's stack test, renamed
 // TestWaitingCallsHoldSmallStacks, fails its size check without -race.
 func TestAttack3CIStackTestRenamedNeverRuns(t *testing.T) {
+	t.Parallel() // each runs its own processes in a directory of its own
 	dir := ciAtkTestsModule(t, map[string]string{
 		"replay/race_on_test.go":  "//go:build race\n\npackage replay\n\nconst race = true\n",
 		"replay/race_off_test.go": "//go:build !race\n\npackage replay\n\nconst race = false\n",
@@ -328,6 +335,7 @@ func TestAttack3CIStackTestRenamedNeverRuns(t *testing.T) {
 // (python3, which the tools step installs): here, on a PATH without file,
 // a static build passes and a dynamic one fails.
 func TestAttack3CIImageStaticCheckWithoutFile(t *testing.T) {
+	t.Parallel() // each runs its own processes in a directory of its own
 	frag := "set -euo pipefail\n" + ciAtkLines(t, ciAtkScript(t, "image/check.sh"), `python3 - "$work/usr/local/bin/xblcall" <<'PY'`, "PY") + "echo static\n"
 	build := func(cgo string) string {
 		work := t.TempDir()
@@ -373,6 +381,7 @@ func TestAttack3CIImageStaticCheckWithoutFile(t *testing.T) {
 // finds no daemon; the fragment from run=$(mktemp ...) through the SKIP's fi
 // exits 0.
 func TestAttack3CIRecipeSkipsOnAnyDockerdFailure(t *testing.T) {
+	t.Parallel() // each runs its own processes in a directory of its own
 	frag := "set -euo pipefail\n" + ciAtkLines(t, ciAtkScript(t, "image/recipe.sh"), "run=$(mktemp -d", "fi") + "echo 'the recipe would run here'\n"
 	shim := t.TempDir()
 	ciAtkTree(t, shim, map[string]string{
@@ -388,6 +397,7 @@ func TestAttack3CIRecipeSkipsOnAnyDockerdFailure(t *testing.T) {
 // held: .ci/run's EXIT trap (times) prints the steps' times and keeps the
 // failing status: a step that fails still fails the run.
 func TestAttack3CITrapKeepsFailure(t *testing.T) {
+	t.Parallel() // each runs its own processes in a directory of its own
 	run := ciAtkScript(t, ".ci/run")
 	frag := "set -euo pipefail\n" + ciAtkLines(t, run, "steps=() step_start", "trap times EXIT") + "step \"a step that fails\"\nfalse\n"
 	code, out := ciAtkBash(t, t.TempDir(), frag)

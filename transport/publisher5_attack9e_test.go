@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -14,7 +15,6 @@ import (
 	"github.com/xblgo/fgrl/limits"
 	"github.com/xblgo/fgrl/mock"
 	"github.com/xblgo/fgrl/ratelimit"
-	"github.com/xblgo/fgrl/throttle"
 	"github.com/xblgo/fgrl/transport"
 )
 
@@ -85,21 +85,9 @@ func attack9eSend(t *testing.T, rt http.RoundTripper) (int, *http.Response) {
 func attack9eHeaders(q, r, t int) map[string]string {
 	pol := `"sustain";w=300`
 	if q > 0 {
-		pol = `"sustain";q=` + attack9eItoa(q) + `;w=300`
+		pol = `"sustain";q=` + strconv.Itoa(q) + `;w=300`
 	}
-	return map[string]string{"RateLimit-Policy": pol, "RateLimit": `"sustain";r=` + attack9eItoa(r) + `;t=` + attack9eItoa(t)}
-}
-
-func attack9eItoa(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	s := ""
-	for n > 0 {
-		s = string(rune('0'+n%10)) + s
-		n /= 10
-	}
-	return s
+	return map[string]string{"RateLimit-Policy": pol, "RateLimit": `"sustain";r=` + strconv.Itoa(r) + `;t=` + strconv.Itoa(t)}
 }
 
 // sustainLeft sends one call answering 200 with hdr through a fresh
@@ -241,5 +229,3 @@ func TestAttack9eLearnedLowerThenHigherWindow(t *testing.T) {
 		}
 	})
 }
-
-var _ = throttle.Sustain

@@ -203,8 +203,7 @@ func (st *stored) signIn(hc *http.Client) *client.SignIn {
 // Microsoft token was prev until a refresh: the same account's sign-in,
 // made at the same place, with the same refresh token.
 func (cur *stored) same(st *stored, prev *oauth2.Token) bool {
-	return cur.ClientID == st.ClientID && cur.Via == st.Via && cur.Microsoft != nil && prev != nil &&
-		cur.Microsoft.RefreshToken == prev.RefreshToken
+	return cur.sameAccount(st) && cur.Microsoft != nil && prev != nil && cur.Microsoft.RefreshToken == prev.RefreshToken
 }
 
 // signInPath is where the sign-in is stored.
@@ -229,7 +228,7 @@ func (st *stored) save() error {
 	if err != nil {
 		return err
 	}
-	if target, ok := linkedSignIn(p); ok { // the link stays, naming the file it keeps the sign-in in
+	if target, _ := linkedSignIn(p); target != "" { // the link stays, naming the file it keeps the sign-in in
 		p = target
 	}
 	return writePrivate(p, b)
@@ -298,11 +297,7 @@ func replaceable(p string) error {
 // temporary files: regular files named .signin.json.*), each of which
 // holds the tokens.
 func forgetSignIn(p string) error {
-	if target, ok := linkedSignIn(p); ok {
-		var mine *stored
-		if b, _, err := smallfile.Read(target, maxSignIn); err == nil {
-			mine, _ = parseSignIn(b)
-		}
+	if target, mine := linkedSignIn(p); target != "" {
 		if err := os.Remove(target); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
@@ -363,24 +358,27 @@ func (st *stored) sameAccount(o *stored) bool {
 	return st.ClientID == o.ClientID && st.Via == o.Via
 }
 
-// linkedSignIn returns the file the link p names, when p is a link and
-// that file holds a sign-in loadSignIn takes (a dotfiles manager's link to
-// the sign-in it keeps).
-func linkedSignIn(p string) (string, bool) {
+// linkedSignIn returns the file the link p names and the sign-in in it,
+// when p is a link and that file holds one loadSignIn takes (a dotfiles
+// manager's link to the sign-in it keeps); "" otherwise.
+func linkedSignIn(p string) (string, *stored) {
 	fi, err := os.Lstat(p)
 	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
-		return "", false
+		return "", nil
 	}
 	target, err := filepath.EvalSymlinks(p)
 	if err != nil {
-		return "", false
+		return "", nil
 	}
 	b, _, err := smallfile.Read(target, maxSignIn)
 	if err != nil {
-		return "", false
+		return "", nil
 	}
-	_, err = parseSignIn(b)
-	return target, err == nil
+	st, err := parseSignIn(b)
+	if err != nil {
+		return "", nil
+	}
+	return target, st
 }
 
 // errNotSignedIn is loadSignIn's error when there is no stored sign-in.

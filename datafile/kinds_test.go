@@ -10,6 +10,7 @@ import (
 
 	"github.com/xblgo/fgrl/analyze"
 	"github.com/xblgo/fgrl/datafile"
+	"github.com/xblgo/fgrl/internal/racebuild"
 	"github.com/xblgo/fgrl/limits"
 	"github.com/xblgo/fgrl/mock"
 	"github.com/xblgo/fgrl/replay"
@@ -93,6 +94,7 @@ func (f listFile) made(n int) []byte {
 // (yaml.v3's tree of nodes), at 256 KiB and 1 MiB (YAML, the slower to
 // parse, at 64 and 256 KiB), past every bound.
 func TestListsRefusedBeforeDecoding(t *testing.T) {
+	racebuild.Skip(t, "allocation figures")
 	for _, f := range listFiles() {
 		t.Run(f.kind.name+"/"+f.name, func(t *testing.T) {
 			small, large := 256<<10, 1<<20

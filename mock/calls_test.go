@@ -20,6 +20,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/xblgo/fgrl/analyze"
+	"github.com/xblgo/fgrl/internal/racebuild"
 )
 
 // TestCalls: the mock records each call it received (user, scope, status,
@@ -166,6 +167,7 @@ func TestCheck(t *testing.T) {
 // (over loopback, so that net/http parses them), or bodies of 20 KiB (cut
 // at 16 KiB).
 func TestCallsBoundedInBytes(t *testing.T) {
+	racebuild.Skip(t, "heap figures over 3,300 calls")
 	pad := strings.Repeat("a", 256<<10)
 	tests := []struct {
 		name string

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/xblgo/fgrl/internal/racebuild"
 	"github.com/xblgo/fgrl/limits"
 	"github.com/xblgo/fgrl/ratelimit"
 	"github.com/xblgo/fgrl/throttle"
@@ -311,6 +312,7 @@ func TestRetryAfterModes(t *testing.T) {
 // TestFloodBounded: a flood of forged-but-valid distinct users keeps the key
 // table and the service state bounded.
 func TestFloodBounded(t *testing.T) {
+	racebuild.Skip(t, "a volume test: 20,000 calls on one goroutine")
 	h := Must(New(Config{MaxKeys: 1024}))
 	for i := 0; i < 20000; i++ {
 		x := strconv.Itoa(9000000 + i)
@@ -328,6 +330,7 @@ func TestFloodBounded(t *testing.T) {
 // only up to its byte cap, and one request cannot make the mock build an
 // answer of unbounded size.
 func TestStateBoundedInBytes(t *testing.T) {
+	racebuild.Skip(t, "a volume test: 500 documents of 60 KiB on one goroutine")
 	const capBytes = 3 << 20
 	h := Must(New(Config{MaxStateBytes: capBytes, LegacyTitles: []string{title1}}))
 	tok := Token(xuid1, title1)

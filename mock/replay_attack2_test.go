@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/xblgo/fgrl/internal/racebuild"
 )
 
 // TestAttack2ReplayAfterClockStepsBack: the record of signatures forgets a
@@ -52,6 +54,7 @@ func TestAttack2ReplayAfterClockStepsBack(t *testing.T) {
 // The signer stops once refused past twice its share (without a share,
 // only at the full record).
 func TestAttack2OneKeyFillsTheRecordForEveryone(t *testing.T) {
+	racebuild.Skip(t, "a volume test: 65,536 signed calls on one goroutine")
 	if testing.Short() {
 		t.Skip("65,536 signed calls")
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/xblgo/fgrl/internal/leakcheck"
+	"github.com/xblgo/fgrl/internal/racebuild"
 	"github.com/xblgo/fgrl/limits"
 	"go.uber.org/goleak"
 )
@@ -128,9 +129,7 @@ func TestWaitingCallsKeepSmallStacks(t *testing.T) {
 	}
 	// The parked workers end with the run (goleak waits for their exits).
 	goleak.VerifyNone(t, append(leakcheck.Options(), before)...)
-	if race { // the race detector's instrumentation makes every frame larger: 8 KiB stacks either way (.ci/run runs this test without it too)
-		t.Skip("the stacks' sizes are those of the race detector's build")
-	}
+	racebuild.Skip(t, "every frame is larger in its build: 8 KiB stacks either way")
 	if perCall > 5<<10 {
 		t.Errorf("%.0f bytes of stacks a waiting call; want the 4 KiB a goroutine that ran no other call needs", perCall)
 	}

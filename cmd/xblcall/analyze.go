@@ -167,7 +167,7 @@ func (o *analyzeOpts) run(ctx context.Context, e *env, args []string) (err error
 	if err != nil {
 		return &exitError{2, err}
 	}
-	if err := readTraces(e, paths, a); err != nil {
+	if err := readTraces(ctx, e, paths, a); err != nil {
 		return err
 	}
 	rep := a.Report()
@@ -232,7 +232,7 @@ func (o *analyzeOpts) runWhatIf(ctx context.Context, e *env, paths []string, lim
 		return &exitError{2, err}
 	}
 	defer whatif.LimitMemory()()
-	if err := readTraces(e, paths, r); err != nil {
+	if err := readTraces(ctx, e, paths, r); err != nil {
 		return err
 	}
 	res, err := r.Run(ctx)
@@ -407,32 +407,37 @@ type traceSink interface {
 }
 
 // readTraces reads every trace into a; an unreadable one is an input error
-// (exit 2) naming it.
-func readTraces(e *env, paths []string, a traceSink) error {
+// (exit 2) naming it. An interrupt (ctx) ends the reading at the next
+// read of any trace, and returns ctx's error: no verdict on what was read.
+func readTraces(ctx context.Context, e *env, paths []string, a traceSink) error {
 	for _, p := range paths {
-		if err := readTrace(e, p, a); err != nil {
+		err := readTrace(ctx, e, p, a)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil {
 			return &exitError{2, fmt.Errorf("%s: %w", safetext.Clip(p, 200), err)}
 		}
 	}
 	return nil
 }
 
-func readTrace(e *env, p string, a traceSink) error {
+func readTrace(ctx context.Context, e *env, p string, a traceSink) error {
 	var in analyze.Input
 	var err error
 	if p == "-" {
-		br := bufio.NewReaderSize(e.stdin, 64<<10)
+		br := bufio.NewReaderSize(ctxReader{ctx, e.stdin}, 64<<10)
 		head, _ := br.Peek(8)
 		switch {
 		case isZip(head):
-			in, err = readSAZ(br, a)
+			in, err = readSAZ(ctx, br, a)
 		case isData(head):
 			in, err = analyze.ReadData(br, a.Add)
 		default:
 			in, err = analyze.ReadHAR(br, a.Add)
 		}
 	} else {
-		in, err = readTraceFile(p, a)
+		in, err = readTraceFile(ctx, p, a)
 	}
 	if err != nil {
 		return err
@@ -445,7 +450,7 @@ func readTrace(e *env, p string, a traceSink) error {
 	return nil
 }
 
-func readTraceFile(p string, a traceSink) (analyze.Input, error) {
+func readTraceFile(ctx context.Context, p string, a traceSink) (analyze.Input, error) {
 	f, err := os.Open(p)
 	if err != nil {
 		return analyze.Input{}, err
@@ -454,15 +459,41 @@ func readTraceFile(p string, a traceSink) (analyze.Input, error) {
 	head := make([]byte, 8)
 	n, _ := io.ReadFull(f, head)
 	if isZip(head[:n]) {
-		return readSAZFile(f, a)
+		return readSAZFile(ctx, f, a)
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return analyze.Input{}, err
 	}
 	if isData(head[:n]) {
-		return analyze.ReadData(f, a.Add)
+		return analyze.ReadData(ctxReader{ctx, f}, a.Add)
 	}
-	return analyze.ReadHAR(f, a.Add)
+	return analyze.ReadHAR(ctxReader{ctx, f}, a.Add)
+}
+
+// ctxReader and ctxReaderAt end reading at an interrupt: each read first
+// checks ctx (a read already waiting is runBounded's to end).
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+type ctxReaderAt struct {
+	ctx context.Context
+	r   io.ReaderAt
+}
+
+func (c ctxReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.ReadAt(p, off)
 }
 
 func isZip(head []byte) bool { return bytes.HasPrefix(head, []byte("PK\x03\x04")) }
@@ -477,7 +508,7 @@ func isData(head []byte) bool {
 
 // readSAZ reads a zip from standard input, through a temporary file, as zip
 // needs to seek, at most maxStdinSAZ bytes of it.
-func readSAZ(r io.Reader, a traceSink) (analyze.Input, error) {
+func readSAZ(ctx context.Context, r io.Reader, a traceSink) (analyze.Input, error) {
 	f, err := os.CreateTemp("", "xblcall-*.saz")
 	if err != nil {
 		return analyze.Input{}, err
@@ -491,7 +522,7 @@ func readSAZ(r io.Reader, a traceSink) (analyze.Input, error) {
 	if n > maxStdinSAZ {
 		return analyze.Input{}, &exitError{2, fmt.Errorf("a .saz on standard input over %d MiB: give it as a file", maxStdinSAZ>>20)}
 	}
-	return readSAZFile(f, a)
+	return readSAZFile(ctx, f, a)
 }
 
 // maxStdinSAZ bounds a .saz read from standard input (copied to a temporary
@@ -499,12 +530,12 @@ func readSAZ(r io.Reader, a traceSink) (analyze.Input, error) {
 var maxStdinSAZ int64 = analyze.MaxTraceBytes
 
 // readSAZFile reads the zip f.
-func readSAZFile(f *os.File, a traceSink) (analyze.Input, error) {
+func readSAZFile(ctx context.Context, f *os.File, a traceSink) (analyze.Input, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return analyze.Input{}, err
 	}
-	return analyze.ReadSAZ(f, st.Size(), a.Add)
+	return analyze.ReadSAZ(ctxReaderAt{ctx, f}, st.Size(), a.Add)
 }
 
 func writeHTMLReport(name string, rep *analyze.Report) error {

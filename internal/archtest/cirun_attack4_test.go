@@ -1,6 +1,7 @@
 package archtest
 
 import (
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,8 +25,8 @@ import (
 // TestRaceSkipsRunWithoutRace and .ci/run's norace list
 
 // attack4RaceModule is a module named like fgrl whose .ci/run is the real one
-// (its norace list names replay's stack test) and whose replay package is
-// sound: its stack test reads the race build's constant and is listed.
+// and whose packages are sound: every test its norace list names skips
+// under -race (ciAtkNoraceFiles) and is listed.
 func attack4RaceModule(t *testing.T, files map[string]string) map[string]string {
 	t.Helper()
 	m := map[string]string{
@@ -33,14 +34,13 @@ func attack4RaceModule(t *testing.T, files map[string]string) map[string]string 
 		".ci/run":                 ciAtkScript(t, ".ci/run"),
 		"internal/archtest/.keep": "",
 		"replay/replay.go":        "package replay\n",
-		"replay/race_on_test.go":  ciAtkScript(t, "replay/race_on_test.go"),
-		"replay/race_off_test.go": ciAtkScript(t, "replay/race_off_test.go"),
-		"replay/runner_test.go": "package replay\n\nimport \"testing\"\n\n" +
-			"func TestWaitingCallsKeepSmallStacks(t *testing.T) {\n\tif race {\n\t\tt.Skip(\"the stacks' sizes are those of the race detector's build\")\n\t}\n}\n",
+		// A constant of the race build in replay itself, as its tests once
+		// had, beside internal/racebuild's.
+		"replay/race_on_test.go":  attack4Pkg(attack4RaceOn, "replay"),
+		"replay/race_off_test.go": attack4Pkg(attack4RaceOff, "replay"),
 	}
-	for k, v := range files {
-		m[k] = v
-	}
+	maps.Copy(m, ciAtkNoraceFiles(t))
+	maps.Copy(m, files)
 	return m
 }
 

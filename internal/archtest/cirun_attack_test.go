@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -255,13 +257,52 @@ func ciAtkTestsModule(t *testing.T, files map[string]string) string {
 	base["cmd/xblcall/main.go"] = "package main\n\nfunc main() {}\n"
 	base["other/other.go"] = "package other\n"
 	base["other/other_test.go"] = "package other\n\nimport \"testing\"\n\nfunc TestOther(t *testing.T) {}\n"
-	// The stack test .ci/run's norace list names, sound.
-	base["replay/stack_test.go"] = "package replay\n\nimport \"testing\"\n\nfunc TestWaitingCallsKeepSmallStacks(t *testing.T) {}\n"
+	// The tests .ci/run's norace list names, sound.
+	maps.Copy(base, ciAtkNoraceFiles(t))
 	for k, v := range files {
 		base[k] = v
 	}
 	ciAtkTree(t, dir, base)
 	return dir
+}
+
+// ciAtkNoraceFiles are, for every test .ci/run's norace list names, a
+// package of that path with that test (in PKG/norace_test.go), skipping
+// under -race through internal/racebuild (its files the real ones): the
+// list's tests, sound, in a throwaway module named like fgrl.
+func ciAtkNoraceFiles(t *testing.T) map[string]string {
+	t.Helper()
+	block := regexp.MustCompile(`(?s)\nnorace=\(\n(.*?)\n\)\n`).FindStringSubmatch(ciAtkScript(t, ".ci/run"))
+	if block == nil {
+		t.Fatal(".ci/run has no norace=( ... ) list")
+	}
+	files := map[string]string{}
+	for _, f := range []string{"racebuild.go", "race_on.go", "race_off.go"} {
+		files["internal/racebuild/"+f] = ciAtkScript(t, "internal/racebuild/"+f)
+	}
+	for _, line := range strings.Split(block[1], "\n") {
+		pkg, test, ok := strings.Cut(strings.TrimPrefix(strings.TrimSpace(line), "./"), "=")
+		if !ok {
+			t.Fatalf(".ci/run's norace list: %q is not ./PACKAGE=TEST", line)
+		}
+		name := path.Base(pkg)
+		if pkg == "cmd/xblcall" {
+			name = "main"
+		}
+		file := pkg + "/norace_test.go"
+		if files[file] == "" {
+			skip := "import (\n\t\"testing\"\n\n\t\"github.com/xblgo/fgrl/internal/racebuild\"\n)\n\nfunc skip(t *testing.T) { racebuild.Skip(t, \"a test of sizes\") }\n"
+			if pkg == "internal/racebuild" {
+				skip = "import \"testing\"\n\nfunc skip(t *testing.T) { Skip(t, \"a test of sizes\") }\n"
+			}
+			files[file] = "package " + name + "\n\n" + skip
+			if files[pkg+"/x.go"] == "" && pkg != "internal/racebuild" {
+				files[pkg+"/x.go"] = "package " + name + "\n"
+			}
+		}
+		files[file] += "\nfunc " + test + "(t *testing.T) { skip(t) }\n"
+	}
+	return files
 }
 
 // ciAtkTestsFragment is .ci/run's two test steps verbatim (from first=( to
@@ -311,7 +352,7 @@ func TestAttack3CIStackTestRenamedNeverRuns(t *testing.T) {
 	dir := ciAtkTestsModule(t, map[string]string{
 		"replay/race_on_test.go":  "//go:build race\n\npackage replay\n\nconst race = true\n",
 		"replay/race_off_test.go": "//go:build !race\n\npackage replay\n\nconst race = false\n",
-		"replay/stack_test.go": "package replay\n\nimport \"testing\"\n\n" +
+		"replay/norace_test.go": "package replay\n\nimport \"testing\"\n\n" +
 			"func TestWaitingCallsHoldSmallStacks(t *testing.T) {\n\tif race {\n\t\tt.Skip(\"the stacks' sizes are those of the race detector's build\")\n\t}\n" +
 			"\tt.Errorf(\"8530 bytes of stacks a waiting call; want the 4 KiB a goroutine that ran no other call needs\")\n}\n",
 	})

@@ -42,7 +42,9 @@ The token comes from --token; else the XBL_TOKEN variable; else, with
 --via, the mock's own for --xuid and --title; else the stored sign-in
 (xblcall login), watched where it was made: a sign-in made at a mock
 (login --via) watches at that mock. Tokens are never printed. It runs until interrupted
-(Ctrl-C), --for has passed, or --events events were printed.
+(Ctrl-C), --for has passed, or --events events were printed. It exits 1
+when it ends without the connection ever made (the last error says why),
+and at once when the service refuses both subscriptions for good.
 `,
 		RunE: runE(e, o.run),
 	}
@@ -99,12 +101,38 @@ func (o *watchOpts) run(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return &exitError{2, err}
 	}
-	n := 0
+	var (
+		n         int
+		connected bool
+		lastErr   error
+		refused   = map[string]bool{}
+	)
 	for ev := range ch {
 		o.print(e, ev)
+		switch v := ev.(type) {
+		case *client.ConnectionState:
+			connected = connected || v.Connected
+			if v.Err != nil {
+				lastErr = v.Err
+			}
+		case *client.SubscriptionError:
+			// Refused for good: when both are, nothing more can come.
+			if refused[v.Resource.URI()] = true; len(refused) == 2 {
+				lastErr = v.Err
+				stop()
+			}
+		}
 		if n++; o.events > 0 && n >= o.events {
 			stop()
 		}
+	}
+	switch {
+	case ctx.Err() != nil && !connected && lastErr != nil:
+		return fmt.Errorf("never connected to the Real-Time Activity service: %s", oneLine(lastErr))
+	case ctx.Err() != nil && !connected:
+		return errors.New("never connected to the Real-Time Activity service")
+	case len(refused) == 2:
+		return fmt.Errorf("every subscription was refused: %s", oneLine(lastErr))
 	}
 	return nil
 }

@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/xblgo/fgrl/mock"
 )
@@ -70,5 +73,39 @@ func TestWatchPresence(t *testing.T) {
 				t.Errorf("printed:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 			}
 		})
+	}
+}
+
+// TestWatchFailsWhenNothingCanCome: watch exits 1, saying why, when it
+// ends without the connection ever made (a mock address where nothing
+// listens, --for 1s), and at once, without --for, when the service
+// refuses both subscriptions for good (a user who does not follow the
+// watched one: access denied). Before, both exited 0, and the second ran
+// until interrupted, printing nothing more.
+func TestWatchFailsWhenNothingCanCome(t *testing.T) {
+	const me, stranger = "2533274791234567", "2533274799999999"
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + l.Addr().String()
+	l.Close()
+	code, out, errs := xblcall(t, "watch", "presence", stranger, "--xuid", me, "--via", closed, "--for", "1s")
+	if code != 1 || !strings.Contains(errs, "never connected to the Real-Time Activity service: ") || !strings.Contains(out, "disconnected") {
+		t.Errorf("nothing listening: exit %d, stdout %q, stderr %q; want 1, a disconnected line, \"never connected\"", code, out, errs)
+	}
+
+	h := mock.Must(mock.New(mock.Config{World: mock.World{Accounts: []mock.WorldAccount{{XUID: me}, {XUID: stranger}}}}))
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var o, e strings.Builder
+	code = run(ctx, []string{"watch", "presence", stranger, "--xuid", me, "--via", srv.URL}, &o, &e)
+	if ctx.Err() != nil {
+		t.Fatalf("watch of a stranger ran until its test's 30 s: %q %q", o.String(), e.String())
+	}
+	if code != 1 || strings.Count(o.String(), "refused "+stranger) != 2 || !strings.Contains(e.String(), "every subscription was refused: ") {
+		t.Errorf("a stranger: exit %d, stdout %q, stderr %q; want 1, two refused lines, \"every subscription was refused\"", code, o.String(), e.String())
 	}
 }

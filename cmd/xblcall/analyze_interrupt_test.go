@@ -1,42 +1,14 @@
 package main
 
 import (
-	"archive/zip"
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
-
-// sazOf is a Fiddler archive of n sessions, each a call answered 200.
-func sazOf(t *testing.T, n int) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	z := zip.NewWriter(&buf)
-	t0 := time.Date(2026, 3, 1, 20, 0, 0, 0, time.UTC)
-	for i := 1; i <= n; i++ {
-		for _, f := range [][2]string{
-			{fmt.Sprintf("raw/%d_c.txt", i), "GET https://profile.xboxlive.com/users/me/profile/settings HTTP/1.1\r\nHost: profile.xboxlive.com\r\nAuthorization: XBL3.0 x=1;tok\r\n\r\n"},
-			{fmt.Sprintf("raw/%d_m.xml", i), `<Session SID="1"><SessionTimers ClientBeginRequest="` + t0.Add(time.Duration(i)*time.Second).Format(time.RFC3339Nano) + `"/></Session>`},
-			{fmt.Sprintf("raw/%d_s.txt", i), "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"},
-		} {
-			w, err := z.Create(f[0])
-			if err != nil {
-				t.Fatal(err)
-			}
-			io.WriteString(w, f[1])
-		}
-	}
-	if err := z.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
 
 // cancelAfter is a trace on standard input that interrupts the command
 // (cancels its context) once it has handed over after bytes, and counts
@@ -71,9 +43,10 @@ func TestAnalyzeInterruptedStopsReading(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	saz := sazOf(t, 2000)
-	sazFile := filepath.Join(t.TempDir(), "t.saz")
-	if err := os.WriteFile(sazFile, saz, 0o600); err != nil {
+	f := sazFile(t, 2000)
+	f.Close()
+	saz, err := os.ReadFile(f.Name())
+	if err != nil {
 		t.Fatal(err)
 	}
 	for _, what := range [][]string{{"analyze"}, {"analyze", "--what-if"}} {
@@ -95,7 +68,7 @@ func TestAnalyzeInterruptedStopsReading(t *testing.T) {
 				}
 			})
 		}
-		for _, file := range []string{har, sazFile} {
+		for _, file := range []string{har, f.Name()} {
 			t.Run(strings.Join(what, " ")+"/file/"+filepath.Ext(file), func(t *testing.T) {
 				ctx, cancel := context.WithCancel(context.Background())
 				cancel() // interrupted before the first read

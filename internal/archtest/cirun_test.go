@@ -7,11 +7,14 @@ import (
 	"go/token"
 	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -37,6 +40,7 @@ func TestRaceSkipsRunWithoutRace(t *testing.T) {
 		node    ast.Node
 		pkg     string
 		imports map[string]string // a file's import names to paths
+		dots    []string          // the paths a file imports with a dot
 		test    bool              // a Test function of a test file
 		file    raceDep
 		rel     string // ./dir of its package
@@ -57,11 +61,15 @@ func TestRaceSkipsRunWithoutRace(t *testing.T) {
 			}
 			isTest := strings.HasSuffix(names[i], "_test.go")
 			imports := map[string]string{}
+			var dots []string
 			for _, s := range f.Imports {
 				ip, _ := strconv.Unquote(s.Path.Value)
 				name := path.Base(ip)
 				if s.Name != nil {
 					name = s.Name.Name
+				}
+				if name == "." {
+					dots = append(dots, ip)
 				}
 				imports[name] = ip
 			}
@@ -70,7 +78,7 @@ func TestRaceSkipsRunWithoutRace(t *testing.T) {
 				if fn, ok := n.(*ast.FuncDecl); ok && fn.Recv != nil && len(fn.Recv.List) > 0 {
 					recv = typeName(fn.Recv.List[0].Type)
 				}
-				decls = append(decls, decl{node: n, pkg: p.ImportPath, imports: imports, test: test, file: dep, rel: rel, name: name, recv: recv})
+				decls = append(decls, decl{node: n, pkg: p.ImportPath, imports: imports, dots: dots, test: test, file: dep, rel: rel, name: name, recv: recv})
 				if dep != raceNone {
 					marked[ident{p.ImportPath, name}] = true
 				}
@@ -81,7 +89,7 @@ func TestRaceSkipsRunWithoutRace(t *testing.T) {
 					if d.Recv != nil {
 						add("."+d.Name.Name, d, false)
 					} else {
-						add(d.Name.Name, d, isTest && strings.HasPrefix(d.Name.Name, "Test") && d.Name.Name != "TestMain")
+						add(d.Name.Name, d, isTest && isTestName(d.Name.Name))
 					}
 				case *ast.GenDecl:
 					for _, s := range d.Specs {
@@ -99,8 +107,11 @@ func TestRaceSkipsRunWithoutRace(t *testing.T) {
 		}
 	}
 	// refersIn reports whether n refers to a race-dependent name, for d.
-	var refersIn func(d decl, n ast.Node, local map[string]bool) bool
-	refersIn = func(d decl, n ast.Node, local map[string]bool) bool {
+	// local are the names d declares itself; tvars those of them that are
+	// a *testing.T, B or F, or a testing.TB (whose methods are testing's:
+	// t.Skip is no call of a module's method named Skip).
+	var refersIn func(d decl, n ast.Node, local, tvars map[string]bool) bool
+	refersIn = func(d decl, n ast.Node, local, tvars map[string]bool) bool {
 		found := false
 		ast.Inspect(n, func(n ast.Node) bool {
 			if found {
@@ -114,14 +125,21 @@ func TestRaceSkipsRunWithoutRace(t *testing.T) {
 						return false
 					}
 				}
-				found = methods[n.Sel.Name] || refersIn(d, n.X, local)
+				if x, ok := n.X.(*ast.Ident); ok && tvars[x.Name] {
+					return false // testing's own method
+				}
+				found = methods[n.Sel.Name] || refersIn(d, n.X, local, tvars)
 				return false
 			case *ast.Ident:
 				found = !local[n.Name] && n.Name != d.name && marked[ident{d.pkg, n.Name}]
-			case *ast.BasicLit: // the build's "-race" setting (runtime/debug.ReadBuildInfo)
-				found = n.Kind == token.STRING && n.Value == `"-race"`
+				for _, ip := range d.dots {
+					found = found || !local[n.Name] && marked[ident{ip, n.Name}]
+				}
+			case *ast.BasicLit: // the build's "-race" setting (runtime/debug.ReadBuildInfo), in either kind of quotes
+				v, _ := strconv.Unquote(n.Value)
+				found = n.Kind == token.STRING && v == "-"+"race" // spelt in two, or this check would be one
 			case *ast.KeyValueExpr: // a field's name in a composite literal is no reference
-				found = refersIn(d, n.Value, local)
+				found = refersIn(d, n.Value, local, tvars)
 				return false
 			}
 			return true
@@ -129,26 +147,41 @@ func TestRaceSkipsRunWithoutRace(t *testing.T) {
 		return found
 	}
 	refers := func(d decl) bool {
-		return refersIn(d, d.node, localNames(d.node))
+		return refersIn(d, d.node, localNames(d.node), testingVars(d.node, d.imports))
 	}
 	// assigned: package variables an assignment in a function sets from a
-	// race-dependent value (init's skipStacks = race).
-	assigned := func(d decl) (out []string) {
+	// race-dependent value (init's skipStacks = race), of its own package
+	// or, through an import's name, of another (init's env.Volume = race).
+	assigned := func(d decl) (out []ident) {
 		fn, ok := d.node.(*ast.FuncDecl)
 		if !ok || fn.Body == nil {
 			return nil
 		}
-		local := localNames(fn)
+		local, tvars := localNames(fn), testingVars(fn, d.imports)
 		ast.Inspect(fn.Body, func(n ast.Node) bool {
 			if as, ok := n.(*ast.AssignStmt); ok && as.Tok == token.ASSIGN {
 				for i, l := range as.Lhs {
 					id := rootIdent(l) // cfg.skipStacks = race marks cfg
-					if id == nil || local[id.Name] || marked[ident{d.pkg, id.Name}] {
+					if id == nil || local[id.Name] {
+						continue
+					}
+					target := ident{d.pkg, id.Name}
+					if ip, ok := d.imports[id.Name]; ok { // env.Volume = race marks env's Volume
+						sel, ok := l.(*ast.SelectorExpr)
+						for ok && sel.X != id {
+							sel, ok = sel.X.(*ast.SelectorExpr)
+						}
+						if !ok {
+							continue
+						}
+						target = ident{ip, sel.Sel.Name}
+					}
+					if marked[target] {
 						continue
 					}
 					rhs := as.Rhs[min(i, len(as.Rhs)-1)]
-					if refersIn(d, rhs, local) {
-						out = append(out, id.Name)
+					if refersIn(d, rhs, local, tvars) {
+						out = append(out, target)
 					}
 				}
 			}
@@ -168,7 +201,7 @@ func TestRaceSkipsRunWithoutRace(t *testing.T) {
 				methods[d.name[1:]], marked[ident{d.pkg, d.recv}], changed = true, true, true
 			}
 			for _, v := range assigned(d) {
-				marked[ident{d.pkg, v}], changed = true, true
+				marked[v], changed = true, true
 			}
 		}
 	}
@@ -177,6 +210,47 @@ func TestRaceSkipsRunWithoutRace(t *testing.T) {
 		if d.test && d.file != raceOnly && (d.file == noRace || marked[ident{d.pkg, d.name}] || marked[ident{d.pkg, "TestMain"}]) {
 			have = append(have, d.rel+"="+d.name)
 		}
+	}
+	// The nested modules (interop, pagetest, bench): .ci/run tests them
+	// only with -race, and its norace step runs in the root module; a file
+	// of theirs that depends on the race build could never run as written.
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if p != root && (name == "testdata" || name == "node_modules" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		dir := filepath.Dir(p)
+		if !strings.HasSuffix(name, ".go") || moduleRoot(root, dir) == root {
+			return nil
+		}
+		dep := raceDependence(t, dir, name)
+		f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		imports := false
+		for _, s := range f.Imports {
+			ip, _ := strconv.Unquote(s.Path.Value)
+			imports = imports || ip == module+"/internal/racebuild"
+		}
+		if dep == raceOnly || dep == noRace || imports {
+			rel, _ := filepath.Rel(root, p)
+			t.Errorf("%s, in a nested module, depends on the race build: .ci/run tests nested modules only with -race, and its norace step cannot run it", rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	run, err := os.ReadFile("../../.ci/run")
 	if err != nil {
@@ -195,6 +269,68 @@ func TestRaceSkipsRunWithoutRace(t *testing.T) {
 	if diff := cmp.Diff(have, listed); diff != "" {
 		t.Errorf("the tests that behave otherwise under -race (-) and .ci/run's norace list (+) differ:\n%s", diff)
 	}
+}
+
+// moduleRoot is the directory of the go.mod that holds dir, at most root.
+func moduleRoot(root, dir string) string {
+	for d := dir; d != root && strings.HasPrefix(d, root); d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d
+		}
+	}
+	return root
+}
+
+// isTestName reports whether name is a test's, by testing's rule: Test,
+// then nothing or a character that is not a lower-case letter (Testbed is
+// a helper's name). TestMain is no test.
+func isTestName(name string) bool {
+	rest, ok := strings.CutPrefix(name, "Test")
+	if !ok || name == "TestMain" {
+		return false
+	}
+	r, _ := utf8.DecodeRuneInString(rest)
+	return rest == "" || !unicode.IsLower(r)
+}
+
+// testingVars are the names of n's parameters (its own and its function
+// literals') whose type is testing's T, B or F pointer or its TB
+// interface, by the file's name for package testing.
+func testingVars(n ast.Node, imports map[string]string) map[string]bool {
+	vars := map[string]bool{}
+	var tname string
+	for name, ip := range imports {
+		if ip == "testing" {
+			tname = name
+		}
+	}
+	if tname == "" {
+		return vars
+	}
+	isTesting := func(e ast.Expr) bool {
+		if st, ok := e.(*ast.StarExpr); ok {
+			e = st.X
+		}
+		sel, ok := e.(*ast.SelectorExpr)
+		if !ok {
+			return false
+		}
+		x, ok := sel.X.(*ast.Ident)
+		return ok && x.Name == tname && slices.Contains([]string{"T", "B", "F", "TB"}, sel.Sel.Name)
+	}
+	ast.Inspect(n, func(n ast.Node) bool {
+		if ft, ok := n.(*ast.FuncType); ok && ft.Params != nil {
+			for _, f := range ft.Params.List {
+				if isTesting(f.Type) {
+					for _, id := range f.Names {
+						vars[id.Name] = true
+					}
+				}
+			}
+		}
+		return true
+	})
+	return vars
 }
 
 // typeName is the name of a receiver's type: T, *T, T[P], *T[P].

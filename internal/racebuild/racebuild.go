@@ -6,7 +6,9 @@
 // on one goroutine, which it slows five times over with nothing to
 // watch. .ci/run runs each such test again without the detector (its
 // norace list, which internal/archtest keeps equal to the tests that
-// skip here).
+// skip here). A test of the race build itself, which checks something
+// only under it, goes in a file of its own with //go:build race instead:
+// the norace step could never see it pass.
 package racebuild
 
 import "testing"

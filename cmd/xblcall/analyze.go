@@ -152,6 +152,10 @@ func (o *analyzeOpts) run(ctx context.Context, e *env, args []string) (err error
 		out := *e
 		out.stdout, e = &report, &out
 		defer func() {
+			if ctx.Err() != nil { // an interrupted run writes no report
+				err = ctx.Err()
+				return
+			}
 			if report.Len() == 0 {
 				return
 			}
@@ -160,6 +164,16 @@ func (o *analyzeOpts) run(ctx context.Context, e *env, args []string) (err error
 			}
 		}()
 	}
+	// Nothing is written once interrupted: the report or result, printed
+	// or buffered for -o, ends at its next write, and the run with ctx's
+	// error (exit 130).
+	out := *e
+	out.stdout, e = ctxWriter{ctx, e.stdout}, &out
+	defer func() {
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		}
+	}()
 	if o.whatIf {
 		return o.runWhatIf(ctx, e, paths, lim, rules)
 	}
@@ -171,6 +185,9 @@ func (o *analyzeOpts) run(ctx context.Context, e *env, args []string) (err error
 		return err
 	}
 	rep := a.Report()
+	if err := ctx.Err(); err != nil { // interrupted while judging: no report
+		return err
+	}
 	if rep.Calls == 0 && rep.Verdict != analyze.Incomplete {
 		return &exitError{2, errors.New("the traces hold no calls")}
 	}
@@ -236,6 +253,9 @@ func (o *analyzeOpts) runWhatIf(ctx context.Context, e *env, paths []string, lim
 		return err
 	}
 	res, err := r.Run(ctx)
+	if ctx.Err() != nil { // interrupted, the replay ended or not: no result
+		return ctx.Err()
+	}
 	if err != nil {
 		return &exitError{2, err}
 	}
@@ -470,8 +490,9 @@ func readTraceFile(ctx context.Context, p string, a traceSink) (analyze.Input, e
 	return analyze.ReadHAR(ctxReader{ctx, f}, a.Add)
 }
 
-// ctxReader and ctxReaderAt end reading at an interrupt: each read first
-// checks ctx (a read already waiting is runBounded's to end).
+// ctxReader and ctxReaderAt end reading at an interrupt, ctxWriter writing:
+// each read or write first checks ctx (a read already waiting is
+// runBounded's to end).
 type ctxReader struct {
 	ctx context.Context
 	r   io.Reader
@@ -482,6 +503,18 @@ func (c ctxReader) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	return c.r.Read(p)
+}
+
+type ctxWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (c ctxWriter) Write(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.w.Write(p)
 }
 
 type ctxReaderAt struct {
@@ -513,7 +546,13 @@ func readSAZ(ctx context.Context, r io.Reader, a traceSink) (analyze.Input, erro
 	if err != nil {
 		return analyze.Input{}, err
 	}
-	defer os.Remove(f.Name())
+	// Gone from the directory at once where the system allows it (the open
+	// file reads on): a run given up on after an interrupt, or killed,
+	// leaves no copy of the trace's requests behind. Elsewhere, when the
+	// reading ends.
+	if os.Remove(f.Name()) != nil {
+		defer os.Remove(f.Name())
+	}
 	defer f.Close()
 	n, err := io.Copy(f, io.LimitReader(r, maxStdinSAZ+1))
 	if err != nil {

@@ -137,14 +137,19 @@ func (o *simulateOpts) run(ctx context.Context, e *env, args []string) error {
 }
 
 // checkWritable makes sure an output path can be written before a long run
-// starts, so a typo does not lose the run: it creates the file (empty) if
-// it does not exist, and leaves an existing one as it is.
+// starts, so a typo does not lose the run. It leaves no trace: a file that
+// did not exist is created and removed again (a run that ends without its
+// report leaves none), an existing one is opened and left as it is.
 func checkWritable(path, flag string) error {
 	if path == "" {
 		return nil
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
-	if err != nil {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err == nil {
+		f.Close()
+		return os.Remove(path)
+	}
+	if f, err = os.OpenFile(path, os.O_WRONLY, 0); err != nil {
 		return fmt.Errorf("%s: %w", flag, err)
 	}
 	return f.Close()

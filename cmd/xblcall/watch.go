@@ -42,9 +42,11 @@ The token comes from --token; else the XBL_TOKEN variable; else, with
 --via, the mock's own for --xuid and --title; else the stored sign-in
 (xblcall login), watched where it was made: a sign-in made at a mock
 (login --via) watches at that mock. Tokens are never printed. It runs until interrupted
-(Ctrl-C), --for has passed, or --events events were printed. It exits 1
-when it ends without the connection ever made (the last error says why),
-and at once when the service refuses both subscriptions for good.
+(Ctrl-C), --for has passed, or --events events were printed: exit 0
+(Ctrl-C is its usual end once connected; before, 130). It exits 1 when it
+ends without the connection ever made (the last error says why, when
+there was one), and at once when the service refuses both subscriptions
+for good.
 `,
 		RunE: runE(e, o.run),
 	}

@@ -34,7 +34,10 @@ redirect URI http://localhost.
 
 The tokens are stored in the user's config directory (fgrl/signin.json,
 mode 0600) and never printed. 'xblcall call' uses them when no --token,
---mock or XBL_TOKEN is given, renewing them as they expire.
+--mock or XBL_TOKEN is given, renewing them as they expire. A command that
+writes or removes them (login, logout, a renewal) holds the file
+fgrl/signin.json.lock meanwhile; one left by a command killed holding it
+is broken after 30 s.
 
 --via ADDR sends every request to a mock at that loopback address (xblcall
 mock) with the real host names in the Host header: the whole sign-in runs
@@ -63,11 +66,7 @@ func logoutCommand(e *env) *cobra.Command {
 			if len(args) > 0 {
 				return &exitError{2, errors.New("logout takes no arguments")}
 			}
-			p, err := signInPath()
-			if err != nil {
-				return err
-			}
-			if err := forgetSignIn(p); err != nil {
+			if err := withSignInLock(false, forgetSignIn); err != nil {
 				return err
 			}
 			fmt.Fprintln(e.stdout, "signed out")
@@ -191,10 +190,16 @@ func (st *stored) signIn(hc *http.Client) *client.SignIn {
 		defer mu.Unlock()
 		prev := st.Microsoft
 		st.Microsoft = t
-		if cur, err := loadSignIn(); err != nil || !cur.same(st, prev) {
-			return
-		}
-		st.save() // best effort: the next run refreshes again if this fails
+		// Best effort: the next run refreshes again if this fails. The
+		// check and the write hold the sign-in's lock, so that a logout
+		// or a login cannot come between them.
+		withSignInLock(false, func(p string) error {
+			if cur, err := loadSignIn(); err != nil || !cur.same(st, prev) {
+				return nil
+			}
+			signInChecked()
+			return st.writeTo(p)
+		})
 	}
 	return s
 }
@@ -215,15 +220,66 @@ func signInPath() (string, error) {
 	return filepath.Join(dir, "fgrl", "signin.json"), nil
 }
 
-// save writes the sign-in, readable by its owner only.
-func (st *stored) save() error {
+// save writes the sign-in, readable by its owner only, holding its lock.
+func (st *stored) save() error { return withSignInLock(true, st.writeTo) }
+
+// signInChecked is called by a refresh between its check of the stored
+// sign-in and its write (tests hold it there).
+var signInChecked = func() {}
+
+// Waiting for the sign-in's lock: at most lockWait (lowered by tests); a
+// lock older than staleLock was left by a command killed holding it, and
+// is broken.
+var lockWait = 10 * time.Second
+
+const staleLock = 30 * time.Second
+
+// withSignInLock runs fn with the stored sign-in's path p while holding
+// its lock: a file beside it (p + ".lock", made with O_EXCL) that every
+// command writing or removing the sign-in holds while it checks and
+// writes, so that a refresh's check and write, a login's write and a
+// logout's removal never interleave. create makes the directory; without
+// it, a directory that does not exist holds no sign-in to guard and fn
+// runs without the lock.
+func withSignInLock(create bool, fn func(p string) error) error {
 	p, err := signInPath()
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		return err
+	if create {
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			return err
+		}
 	}
+	lock := p + ".lock"
+	for deadline := time.Now().Add(lockWait); ; {
+		f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err == nil {
+			f.Close()
+			defer os.Remove(lock)
+			break
+		}
+		if errors.Is(err, fs.ErrNotExist) && !create {
+			return fn(p)
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+		if fi, err := os.Lstat(lock); err == nil && time.Since(fi.ModTime()) > staleLock {
+			os.Remove(lock)
+			continue
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the stored sign-in is locked by another xblcall (%s, for more than %v): try again, or remove that file if no xblcall runs", safetext.Quote(lock, 200), lockWait)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return fn(p)
+}
+
+// writeTo writes the sign-in to p (through a link, to the file it names),
+// readable by its owner only.
+func (st *stored) writeTo(p string) error {
 	b, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return err

@@ -1,10 +1,12 @@
 package archtest
 
 import (
+	"fmt"
 	"go/ast"
 	"go/build"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -46,11 +48,18 @@ func TestRaceSkipsRunWithoutRace(t *testing.T) {
 		rel     string // ./dir of its package
 		name    string // a method's is "." + its name
 		recv    string // a method's receiver's type name
+		nested  bool   // of a nested module (interop, pagetest, bench)
 	}
 	marked := map[ident]bool{}
-	methods := map[string]bool{} // names of race-dependent methods, in any of the module's packages
+	methods := map[string]bool{}            // names of race-dependent methods, in any of the module's packages
+	aliases := map[string]map[string]bool{} // a package's names for testing's T, B, F and TB (type T = testing.T)
 	var decls []decl
-	for _, p := range packages(t) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range slices.Concat(packages(t), nestedPackages(t, root)) {
+		nested := moduleRoot(root, p.Dir) != root
 		code, tests := p.files()
 		rel := "./" + strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
 		names := slices.Concat(code, tests)
@@ -78,7 +87,7 @@ func TestRaceSkipsRunWithoutRace(t *testing.T) {
 				if fn, ok := n.(*ast.FuncDecl); ok && fn.Recv != nil && len(fn.Recv.List) > 0 {
 					recv = typeName(fn.Recv.List[0].Type)
 				}
-				decls = append(decls, decl{node: n, pkg: p.ImportPath, imports: imports, dots: dots, test: test, file: dep, rel: rel, name: name, recv: recv})
+				decls = append(decls, decl{node: n, pkg: p.ImportPath, imports: imports, dots: dots, test: test, file: dep, rel: rel, name: name, recv: recv, nested: nested})
 				if dep != raceNone {
 					marked[ident{p.ImportPath, name}] = true
 				}
@@ -100,6 +109,12 @@ func TestRaceSkipsRunWithoutRace(t *testing.T) {
 							}
 						case *ast.TypeSpec:
 							add(s.Name.Name, s, false)
+							if s.Assign.IsValid() && isTestingType(s.Type, imports, nil) {
+								if aliases[p.ImportPath] == nil {
+									aliases[p.ImportPath] = map[string]bool{}
+								}
+								aliases[p.ImportPath][s.Name.Name] = true
+							}
 						}
 					}
 				}
@@ -118,6 +133,24 @@ func TestRaceSkipsRunWithoutRace(t *testing.T) {
 				return false
 			}
 			switch n := n.(type) {
+			// A declaration's own names (a function's, a method's, a
+			// parameter's, a field's, a variable's, a type's) are no
+			// references: only what it is made of.
+			case *ast.FuncDecl:
+				found = n.Recv != nil && refersIn(d, n.Recv, local, tvars) || refersIn(d, n.Type, local, tvars) || n.Body != nil && refersIn(d, n.Body, local, tvars)
+				return false
+			case *ast.Field:
+				found = refersIn(d, n.Type, local, tvars)
+				return false
+			case *ast.ValueSpec:
+				found = n.Type != nil && refersIn(d, n.Type, local, tvars)
+				for _, v := range n.Values {
+					found = found || refersIn(d, v, local, tvars)
+				}
+				return false
+			case *ast.TypeSpec:
+				found = refersIn(d, n.Type, local, tvars)
+				return false
 			case *ast.SelectorExpr:
 				if x, ok := n.X.(*ast.Ident); ok && !local[x.Name] {
 					if ip, ok := d.imports[x.Name]; ok {
@@ -147,7 +180,7 @@ func TestRaceSkipsRunWithoutRace(t *testing.T) {
 		return found
 	}
 	refers := func(d decl) bool {
-		return refersIn(d, d.node, localNames(d.node), testingVars(d.node, d.imports))
+		return refersIn(d, d.node, localNames(d.node), testingVars(d.node, d.imports, aliases[d.pkg]))
 	}
 	// assigned: package variables an assignment in a function sets from a
 	// race-dependent value (init's skipStacks = race), of its own package
@@ -157,7 +190,7 @@ func TestRaceSkipsRunWithoutRace(t *testing.T) {
 		if !ok || fn.Body == nil {
 			return nil
 		}
-		local, tvars := localNames(fn), testingVars(fn, d.imports)
+		local, tvars := localNames(fn), testingVars(fn, d.imports, aliases[d.pkg])
 		ast.Inspect(fn.Body, func(n ast.Node) bool {
 			if as, ok := n.(*ast.AssignStmt); ok && as.Tok == token.ASSIGN {
 				for i, l := range as.Lhs {
@@ -205,19 +238,24 @@ func TestRaceSkipsRunWithoutRace(t *testing.T) {
 			}
 		}
 	}
+	// A TestMain or an init that depends on the race build may change
+	// every test of its package's test binary (an init setting a shared
+	// switch through a setter, an atomic, a pointer the check cannot
+	// follow): each of them is race-dependent.
 	var have []string
 	for _, d := range decls {
-		if d.test && d.file != raceOnly && (d.file == noRace || marked[ident{d.pkg, d.name}] || marked[ident{d.pkg, "TestMain"}]) {
-			have = append(have, d.rel+"="+d.name)
+		if !d.test || d.file == raceOnly || !(d.file == noRace || marked[ident{d.pkg, d.name}] || marked[ident{d.pkg, "TestMain"}] || marked[ident{d.pkg, "init"}]) {
+			continue
 		}
+		if d.nested {
+			t.Errorf("%s, a test of a nested module (%s), depends on the race build: .ci/run tests nested modules only with -race, and its norace step cannot run it", d.name, d.pkg)
+			continue
+		}
+		have = append(have, d.rel+"="+d.name)
 	}
 	// The nested modules (interop, pagetest, bench): .ci/run tests them
 	// only with -race, and its norace step runs in the root module; a file
 	// of theirs that depends on the race build could never run as written.
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
 	err = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -267,7 +305,9 @@ func TestRaceSkipsRunWithoutRace(t *testing.T) {
 	slices.Sort(have)
 	slices.Sort(listed)
 	if diff := cmp.Diff(have, listed); diff != "" {
-		t.Errorf("the tests that behave otherwise under -race (-) and .ci/run's norace list (+) differ:\n%s", diff)
+		t.Errorf("the tests that behave otherwise under -race (-) and .ci/run's norace list (+) differ:\n%s\n"+
+			"(a test demanded here that does not skip under -race calls a method named like one of the module's race-dependent methods (%s) on a value this check cannot type: call it on the *testing.T, B, F or testing.TB parameter itself, or rename the module's method)",
+			diff, strings.Join(slices.Sorted(maps.Keys(methods)), ", "))
 	}
 }
 
@@ -296,32 +336,12 @@ func isTestName(name string) bool {
 // testingVars are the names of n's parameters (its own and its function
 // literals') whose type is testing's T, B or F pointer or its TB
 // interface, by the file's name for package testing.
-func testingVars(n ast.Node, imports map[string]string) map[string]bool {
+func testingVars(n ast.Node, imports map[string]string, aliases map[string]bool) map[string]bool {
 	vars := map[string]bool{}
-	var tname string
-	for name, ip := range imports {
-		if ip == "testing" {
-			tname = name
-		}
-	}
-	if tname == "" {
-		return vars
-	}
-	isTesting := func(e ast.Expr) bool {
-		if st, ok := e.(*ast.StarExpr); ok {
-			e = st.X
-		}
-		sel, ok := e.(*ast.SelectorExpr)
-		if !ok {
-			return false
-		}
-		x, ok := sel.X.(*ast.Ident)
-		return ok && x.Name == tname && slices.Contains([]string{"T", "B", "F", "TB"}, sel.Sel.Name)
-	}
 	ast.Inspect(n, func(n ast.Node) bool {
 		if ft, ok := n.(*ast.FuncType); ok && ft.Params != nil {
 			for _, f := range ft.Params.List {
-				if isTesting(f.Type) {
+				if isTestingType(f.Type, imports, aliases) {
 					for _, id := range f.Names {
 						vars[id.Name] = true
 					}
@@ -331,6 +351,79 @@ func testingVars(n ast.Node, imports map[string]string) map[string]bool {
 		return true
 	})
 	return vars
+}
+
+// isTestingType reports whether e is testing's T, B or F (or a pointer to
+// one) or its TB, by the file's name for package testing, or one of the
+// package's aliases of them.
+func isTestingType(e ast.Expr, imports map[string]string, aliases map[string]bool) bool {
+	if st, ok := e.(*ast.StarExpr); ok {
+		e = st.X
+	}
+	if id, ok := e.(*ast.Ident); ok {
+		return aliases[id.Name]
+	}
+	sel, ok := e.(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	x, ok := sel.X.(*ast.Ident)
+	return ok && imports[x.Name] == "testing" && slices.Contains([]string{"T", "B", "F", "TB"}, sel.Sel.Name)
+}
+
+// nestedPackages are the directories of Go files of the modules nested in
+// root (a directory with a go.mod of its own below it), each as a package
+// whose import path is its module's path and its place in it.
+func nestedPackages(t *testing.T, root string) []pkg {
+	t.Helper()
+	byDir := map[string]*pkg{}
+	var dirs []string
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if p != root && (name == "testdata" || name == "node_modules" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		dir := filepath.Dir(p)
+		mod := moduleRoot(root, dir)
+		if !strings.HasSuffix(name, ".go") || mod == root {
+			return nil
+		}
+		q := byDir[dir]
+		if q == nil {
+			b, err := os.ReadFile(filepath.Join(mod, "go.mod"))
+			if err != nil {
+				return err
+			}
+			m := regexp.MustCompile(`(?m)^module\s+(\S+)`).FindSubmatch(b)
+			if m == nil {
+				return fmt.Errorf("%s: no module line", filepath.Join(mod, "go.mod"))
+			}
+			rel, _ := filepath.Rel(mod, dir)
+			q = &pkg{Dir: dir, ImportPath: path.Join(string(m[1]), filepath.ToSlash(rel))}
+			byDir[dir] = q
+			dirs = append(dirs, dir)
+		}
+		if strings.HasSuffix(name, "_test.go") {
+			q.TestGoFiles = append(q.TestGoFiles, name)
+		} else {
+			q.GoFiles = append(q.GoFiles, name)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []pkg
+	for _, d := range dirs {
+		out = append(out, *byDir[d])
+	}
+	return out
 }
 
 // typeName is the name of a receiver's type: T, *T, T[P], *T[P].

@@ -159,7 +159,13 @@ func (o *analyzeOpts) run(ctx context.Context, e *env, args []string) (err error
 			if report.Len() == 0 {
 				return
 			}
-			if werr := writeFileAtomic(o.output, report.Bytes(), 0o644); werr != nil {
+			// Put in place only if not interrupted by then: the check comes
+			// after the file is written and synced, just before the rename.
+			werr := writeFileAtomicIf(o.output, report.Bytes(), 0o644, ctx.Err)
+			switch {
+			case ctx.Err() != nil:
+				err = ctx.Err()
+			case werr != nil:
 				err = &exitError{2, fmt.Errorf("--output: %w", werr)}
 			}
 		}()
@@ -192,7 +198,7 @@ func (o *analyzeOpts) run(ctx context.Context, e *env, args []string) (err error
 		return &exitError{2, errors.New("the traces hold no calls")}
 	}
 	if o.html != "" {
-		if err := writeHTMLReport(o.html, rep); err != nil {
+		if err := writeHTMLReport(ctx, o.html, rep); err != nil {
 			return err
 		}
 	}
@@ -577,14 +583,33 @@ func readSAZFile(ctx context.Context, f *os.File, a traceSink) (analyze.Input, e
 	return analyze.ReadSAZ(ctxReaderAt{ctx, f}, st.Size(), a.Add)
 }
 
-func writeHTMLReport(name string, rep *analyze.Report) error {
+// writeHTMLReport writes rep's HTML form to the file name (--html), made
+// whole in memory first; nothing of it once ctx is done.
+func writeHTMLReport(ctx context.Context, name string, rep *analyze.Report) error {
+	var b bytes.Buffer
+	if err := rep.WriteHTML(&b); err != nil {
+		return fmt.Errorf("--html: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	f, err := os.Create(name)
 	if err != nil {
 		return fmt.Errorf("--html: %w", err)
 	}
-	err = rep.WriteHTML(f)
+	// In pieces, each after a check of ctx: to a pipe, an interrupt stops
+	// the report at the next piece.
+	w := ctxWriter{ctx, f}
+	for p := b.Bytes(); len(p) > 0 && err == nil; {
+		n := min(len(p), 32<<10)
+		_, err = w.Write(p[:n])
+		p = p[n:]
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
 	}
 	if err != nil {
 		return fmt.Errorf("--html: %w", err)

@@ -297,6 +297,13 @@ func writePrivate(p string, b []byte) error { return writeFileAtomic(p, b, 0o600
 // new temporary file beside p (a unique name, created 0600, so no leftover
 // file's mode carries over), which then takes p's place.
 func writeFileAtomic(p string, b []byte, perm os.FileMode) error {
+	return writeFileAtomicIf(p, b, perm, nil)
+}
+
+// writeFileAtomicIf is writeFileAtomic, where ok (when not nil), called
+// once the new file is written and synced, may still refuse to put it in
+// place (an interrupt): its error is returned and p is left as it was.
+func writeFileAtomicIf(p string, b []byte, perm os.FileMode, ok func() error) error {
 	if err := replaceable(p); err != nil {
 		return err
 	}
@@ -322,6 +329,11 @@ func writeFileAtomic(p string, b []byte, perm os.FileMode) error {
 	}
 	if err := replaceable(p); err != nil { // again: p may have changed meanwhile
 		return err
+	}
+	if ok != nil {
+		if err := ok(); err != nil {
+			return err
+		}
 	}
 	return os.Rename(f.Name(), p)
 }

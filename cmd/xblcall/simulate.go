@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -138,10 +140,16 @@ func (o *simulateOpts) run(ctx context.Context, e *env, args []string) error {
 
 // checkWritable makes sure an output path can be written before a long run
 // starts, so a typo does not lose the run. It leaves no trace: a file that
-// did not exist is created and removed again (a run that ends without its
-// report leaves none), an existing one is opened and left as it is.
+// did not exist (or that a link names but does not exist yet) is created
+// and removed again, so a run that ends without its report leaves none;
+// an existing file is opened and left as it is; a named pipe or a device
+// (/dev/stdout, a FIFO a reader waits on) is not opened at all, since
+// opening and closing it would hand a waiting reader an end of file.
 func checkWritable(path, flag string) error {
 	if path == "" {
+		return nil
+	}
+	if fi, err := os.Stat(path); err == nil && fi.Mode()&(fs.ModeNamedPipe|fs.ModeDevice|fs.ModeCharDevice) != 0 {
 		return nil
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
@@ -149,10 +157,25 @@ func checkWritable(path, flag string) error {
 		f.Close()
 		return os.Remove(path)
 	}
-	if f, err = os.OpenFile(path, os.O_WRONLY, 0); err != nil {
+	if !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("%s: %w", flag, err)
 	}
-	return f.Close()
+	if f, err = os.OpenFile(path, os.O_WRONLY, 0); err == nil {
+		return f.Close()
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s: %w", flag, err)
+	}
+	// A link to a file not made yet: made through the link, then removed.
+	if f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644); err != nil {
+		return fmt.Errorf("%s: %w", flag, err)
+	}
+	f.Close()
+	target, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", flag, err)
+	}
+	return os.Remove(target)
 }
 
 // harTrace is the --har file being written.

@@ -240,9 +240,6 @@ func TestAttack11AnalyzeStdinSAZCopyLeftWhenGivenUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pr.Close()
-	stdin := os.Stdin
-	os.Stdin = pr
-	defer func() { os.Stdin = stdin }()
 	defer func(g time.Duration) { interruptGrace = g }(interruptGrace)
 	interruptGrace = 500 * time.Millisecond
 	if _, err := pw.Write(saz[:len(saz)/2]); err != nil { // half the archive, then nothing more
@@ -252,7 +249,7 @@ func TestAttack11AnalyzeStdinSAZCopyLeftWhenGivenUp(t *testing.T) {
 	defer interrupt()
 	time.AfterFunc(300*time.Millisecond, interrupt)
 	var out, errb syncBuffer
-	code := runBounded(ctx, func() {}, []string{"analyze", "-"}, &out, &errb)
+	code := runBounded(ctx, func() {}, []string{"analyze", "-"}, &out, &errb, withStdin(pr))
 	left, _ := filepath.Glob(filepath.Join(tmp, "xblcall-*.saz"))
 	var held []byte
 	if len(left) > 0 {

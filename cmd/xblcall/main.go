@@ -48,9 +48,9 @@ var interruptGrace = 10 * time.Second
 // writes: -d @fifo, --world fifo, analyze fifo): 130. After the first
 // interrupt, stop restores the signals' default, so a second Ctrl-C ends
 // the process at once.
-func runBounded(ctx context.Context, stop func(), args []string, stdout, stderr io.Writer) int {
+func runBounded(ctx context.Context, stop func(), args []string, stdout, stderr io.Writer, opts ...func(*env)) int {
 	done := make(chan int, 1)
-	go func() { done <- run(ctx, args, stdout, stderr) }()
+	go func() { done <- run(ctx, args, stdout, stderr, opts...) }()
 	select {
 	case code := <-done:
 		return code

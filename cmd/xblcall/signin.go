@@ -62,11 +62,11 @@ func logoutCommand(e *env) *cobra.Command {
 		Use:     "logout",
 		Short:   "forget the stored sign-in",
 		Example: "  xblcall logout\n",
-		RunE: runE(e, func(_ context.Context, e *env, args []string) error {
+		RunE: runE(e, func(ctx context.Context, e *env, args []string) error {
 			if len(args) > 0 {
 				return &exitError{2, errors.New("logout takes no arguments")}
 			}
-			if err := withSignInLock(false, forgetSignIn); err != nil {
+			if err := withSignInLock(ctx, false, forgetSignIn); err != nil {
 				return err
 			}
 			fmt.Fprintln(e.stdout, "signed out")
@@ -170,7 +170,7 @@ func (o *loginOpts) run(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	st.Microsoft = s.MicrosoftToken()
-	if err := st.save(); err != nil {
+	if err := st.save(ctx); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "signed in as %s (XUID %s); token valid until %s\n", safetext.Clip(x.Gamertag, 40),
@@ -193,7 +193,7 @@ func (st *stored) signIn(hc *http.Client) *client.SignIn {
 		// Best effort: the next run refreshes again if this fails. The
 		// check and the write hold the sign-in's lock, so that a logout
 		// or a login cannot come between them.
-		withSignInLock(false, func(p string) error {
+		withSignInLock(context.Background(), false, func(p string) error {
 			if cur, err := loadSignIn(); err != nil || !cur.same(st, prev) {
 				return nil
 			}
@@ -221,7 +221,7 @@ func signInPath() (string, error) {
 }
 
 // save writes the sign-in, readable by its owner only, holding its lock.
-func (st *stored) save() error { return withSignInLock(true, st.writeTo) }
+func (st *stored) save(ctx context.Context) error { return withSignInLock(ctx, true, st.writeTo) }
 
 // signInChecked is called by a refresh between its check of the stored
 // sign-in and its write (tests hold it there).
@@ -240,8 +240,9 @@ const staleLock = 30 * time.Second
 // writes, so that a refresh's check and write, a login's write and a
 // logout's removal never interleave. create makes the directory; without
 // it, a directory that does not exist holds no sign-in to guard and fn
-// runs without the lock.
-func withSignInLock(create bool, fn func(p string) error) error {
+// runs without the lock. The wait ends with ctx (its error, fn not run),
+// or after lockWait with an error naming the lock.
+func withSignInLock(ctx context.Context, create bool, fn func(p string) error) error {
 	p, err := signInPath()
 	if err != nil {
 		return err
@@ -253,6 +254,9 @@ func withSignInLock(create bool, fn func(p string) error) error {
 	}
 	lock := p + ".lock"
 	for deadline := time.Now().Add(lockWait); ; {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if err == nil {
 			f.Close()
@@ -265,16 +269,60 @@ func withSignInLock(create bool, fn func(p string) error) error {
 		if !errors.Is(err, fs.ErrExist) {
 			return err
 		}
-		if fi, err := os.Lstat(lock); err == nil && time.Since(fi.ModTime()) > staleLock {
-			os.Remove(lock)
+		switch broke, err := breakStaleLock(lock); {
+		case err != nil:
+			return err
+		case broke:
 			continue
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("the stored sign-in is locked by another xblcall (%s, for more than %v): try again, or remove that file if no xblcall runs", safetext.Quote(lock, 200), lockWait)
 		}
-		time.Sleep(20 * time.Millisecond)
+		t := time.NewTimer(20 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	return fn(p)
+}
+
+// breakStaleLock removes lock if it is stale (older than staleLock: left
+// by a command killed holding it), and reports whether it did. Two
+// commands finding the same stale lock must not both break it, or the
+// slower would remove the lock the faster has made since: the break holds
+// a lock of its own (lock + ".break", made with O_EXCL) and looks at the
+// lock's age again under it. A lock that cannot be removed is an error
+// naming it.
+func breakStaleLock(lock string) (bool, error) {
+	if fi, err := os.Lstat(lock); err != nil || time.Since(fi.ModTime()) <= staleLock {
+		return false, nil
+	}
+	brk := lock + ".break"
+	f, err := os.OpenFile(brk, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		// Another command is breaking it; a break left by one killed
+		// while breaking is itself stale, and removed.
+		if fi, serr := os.Lstat(brk); serr == nil && time.Since(fi.ModTime()) > staleLock {
+			os.Remove(brk)
+		}
+		return false, nil
+	}
+	f.Close()
+	defer os.Remove(brk)
+	fi, err := os.Lstat(lock)
+	if err != nil || time.Since(fi.ModTime()) <= staleLock {
+		return false, nil // broken meanwhile, or a fresh one made since
+	}
+	if err := os.Remove(lock); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, fmt.Errorf("the stored sign-in's lock %s is stale (a command killed holding it) and cannot be removed: %w; remove it if no xblcall runs", safetext.Quote(lock, 200), err)
+	}
+	return true, nil
 }
 
 // writeTo writes the sign-in to p (through a link, to the file it names),

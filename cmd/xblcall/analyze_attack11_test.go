@@ -82,7 +82,7 @@ func (o *attack11Out) String() string { o.mu.Lock(); defer o.mu.Unlock(); return
 
 // TestAttack11AnalyzeInterruptedWhileJudgingPrintsNoReport: Ctrl-C after the
 // trace is read but before the command has printed anything (while it
-// judges the trace's 150,000 calls).
+// judges the trace's 50,000 calls).
 //
 // Promised: commit 1716872 "xblcall analyze: an interrupt ended neither
 // the analysis nor the what-if ... a plain analysis interrupted exited 0
@@ -94,15 +94,15 @@ func (o *attack11Out) String() string { o.mu.Lock(); defer o.mu.Unlock(); return
 //
 // The interrupt is verified to have come before the first byte the command
 // wrote (stdout) or before the -o file was written (its modification
-// time); delays that miss the window (the judging of 150,000 calls takes
+// time); delays that miss the window (the judging of 50,000 calls takes
 // tens of ms) are tried in turn.
 func TestAttack11AnalyzeInterruptedWhileJudgingPrintsNoReport(t *testing.T) {
 	racebuild.Skip(t, "a search for a moment in a run, which the detector's slowness moves")
-	red, err := os.ReadFile(attack4GreenHAR(t, 1500, 100)) // 150,000 calls: red (1500 failing)
+	red, err := os.ReadFile(attack4GreenHAR(t, 500, 100)) // 50,000 calls: red (500 failing)
 	if err != nil {
 		t.Fatal(err)
 	}
-	green, err := os.ReadFile(attack4GreenHAR(t, 1500, 40)) // 60,000 calls: exit 0 when not interrupted
+	green, err := os.ReadFile(attack4GreenHAR(t, 500, 40)) // 20,000 calls: exit 0 when not interrupted
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestAttack11AnalyzeInterruptedWhileJudgingPrintsNoReport(t *testing.T) {
 // interrupt verified to have come before the first write counts.
 func TestAttack11WhatIfInterruptedAfterReplayPrintsNoResult(t *testing.T) {
 	racebuild.Skip(t, "a search for a moment in a run, which the detector's slowness moves")
-	b, err := os.ReadFile(attack4GreenHAR(t, 1500, 15)) // 22,500 calls: exit 0 when not interrupted
+	b, err := os.ReadFile(attack4GreenHAR(t, 600, 15)) // 9,000 calls: exit 0 when not interrupted
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -442,7 +442,7 @@ func TestAttack13CheckWritableRefusesAndLeavesAsIs(t *testing.T) {
 // uninterrupted run.
 func TestAttack13OutputWrittenAfterInterruptExitsZero(t *testing.T) {
 	racebuild.Skip(t, "a search for a moment in a run, which the detector's slowness moves")
-	b, err := os.ReadFile(attack13Green123(t, 1500, 40)) // 60,000 calls, green
+	b, err := os.ReadFile(attack13Green123(t, 500, 40)) // 20,000 calls, green
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,8 +65,8 @@ func attack14LowerWait(t *testing.T, d time.Duration) {
 // has broken the stale lock and made its own, it takes that fresh lock,
 // makes its own, and both are inside at once (the faster one's deferred
 // remove then takes the slower one's, letting a third in). Here two
-// commands break one stale lock at once, each holding it 1 ms, up to 500
-// times, here up to 500 (lockWait lowered to 0 so that the one that finds the lock held
+// commands break one stale lock at once, each holding it 1 ms, up to 200
+// times, here up to 200 (lockWait lowered to 0 so that the one that finds the lock held
 // gives up at once rather than sleep; the stale branch does not look at
 // it): on the code here about one try in 30 lets both in.
 func TestAttack14StaleLockBreakLetsTwoHoldersIn(t *testing.T) {
@@ -82,7 +82,7 @@ func TestAttack14StaleLockBreakLetsTwoHoldersIn(t *testing.T) {
 		return nil
 	}
 	rounds := 0
-	for ; rounds < 500 && most.Load() < 2; rounds++ {
+	for ; rounds < 200 && most.Load() < 2; rounds++ {
 		if err := os.WriteFile(lock, nil, 0o600); err != nil {
 			t.Fatal(err)
 		}

@@ -105,6 +105,7 @@ func attack11Secret() string {
 // watch.go: "It exits 1 ... at once when the service refuses both
 // subscriptions for good"; the refusal of one is not that.
 func TestAttack11WatchOneRefusedKeepsRunning(t *testing.T) {
+	t.Parallel() // its own servers; no environment or package variable
 	for _, twice := range []bool{false, true} {
 		srv := httptest.NewServer(&attack11RTA{answer: func(_ int, seq int, uri string) []string {
 			if strings.HasSuffix(uri, "/devices") {
@@ -131,6 +132,7 @@ func TestAttack11WatchOneRefusedKeepsRunning(t *testing.T) {
 // exits 0, with no refused line; the same with one of them refused for
 // good and the other throttled.
 func TestAttack11WatchThrottledIsNotForGood(t *testing.T) {
+	t.Parallel() // its own servers; no environment or package variable
 	for _, mixed := range []bool{false, true} {
 		srv := httptest.NewServer(&attack11RTA{answer: func(_ int, seq int, uri string) []string {
 			if mixed && strings.HasSuffix(uri, "/devices") {
@@ -159,18 +161,25 @@ func TestAttack11WatchThrottledIsNotForGood(t *testing.T) {
 // subscription limit): exit 1 at once (--for 30s not waited), the
 // "every subscription was refused" line, and no token anywhere; the same
 // when the service then reads nothing more (it never answers the close
-// of the websocket).
+// of the websocket), within the websocket library's close handshake
+// (github.com/coder/websocket waits up to 5 s for the service's close
+// frame: written down as left open, RELIABILITY.md).
 //
 // watch.go: "It exits 1 ... and at once when the service refuses both
 // subscriptions for good"; "Tokens are never printed."
 func TestAttack11WatchBothRefusedEndsAtOnce(t *testing.T) {
+	t.Parallel() // its own servers; no environment or package variable
 	for _, deaf := range []bool{false, true} {
 		srv := httptest.NewServer(&attack11RTA{deaf: deaf, answer: func(_ int, seq int, uri string) []string {
 			return []string{attack11Refuse(seq, seq)} // 1 and 2
 		}})
 		code, out, errs, took := attack11Watch(t, context.Background(), srv.URL, attack11Other, "--for", "30s")
 		srv.Close()
-		if code != 1 || took > 2*time.Second || strings.Count(out, "refused "+attack11Other) != 2 || !strings.Contains(errs, "every subscription was refused: ") {
+		bound := 2 * time.Second
+		if deaf {
+			bound = 7 * time.Second
+		}
+		if code != 1 || took > bound || strings.Count(out, "refused "+attack11Other) != 2 || !strings.Contains(errs, "every subscription was refused: ") {
 			t.Errorf("deaf %v: exit %d after %v; stdout %q stderr %q; want 1 at once, two refused lines", deaf, code, took, out, errs)
 		}
 		if strings.Contains(out+errs, attack11Secret()) {
@@ -185,6 +194,7 @@ func TestAttack11WatchBothRefusedEndsAtOnce(t *testing.T) {
 // "never connected" (watch.go: "It exits 1 when it ends without the
 // connection ever made").
 func TestAttack11WatchDroppedEveryTimeIsConnected(t *testing.T) {
+	t.Parallel() // its own servers; no environment or package variable
 	srv := httptest.NewServer(&attack11RTA{drop: true})
 	defer srv.Close()
 	code, out, errs, took := attack11Watch(t, context.Background(), srv.URL, attack11Other, "--for", "2s")
@@ -203,6 +213,7 @@ func TestAttack11WatchDroppedEveryTimeIsConnected(t *testing.T) {
 // watch.go: "It exits 1 when it ends without the connection ever made
 // (the last error says why)"; "Tokens are never printed."
 func TestAttack11WatchNeverConnectedTellsNoToken(t *testing.T) {
+	t.Parallel() // its own servers; no environment or package variable
 	for _, kind := range []string{"101-echo", "401-body"} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			auth := r.Header.Get("Authorization")
@@ -238,6 +249,7 @@ func TestAttack11WatchNeverConnectedTellsNoToken(t *testing.T) {
 // events were printed. It exits 1 when it ends without the connection
 // ever made").
 func TestAttack11WatchEventsCounting(t *testing.T) {
+	t.Parallel() // its own servers; no environment or package variable
 	srv := httptest.NewServer(&attack11RTA{answer: func(_ int, seq int, uri string) []string {
 		if strings.HasSuffix(uri, "/devices") {
 			return []string{attack11Refuse(seq, 3)}
@@ -266,6 +278,7 @@ func TestAttack11WatchEventsCounting(t *testing.T) {
 // --xuid) at the mock: both subscriptions taken, none refused, watch runs
 // to --for, exit 0.
 func TestAttack11WatchYourself(t *testing.T) {
+	t.Parallel() // its own servers; no environment or package variable
 	h := mock.Must(mock.New(mock.Config{World: mock.World{Accounts: []mock.WorldAccount{{XUID: attack11Me}}}}))
 	srv := httptest.NewServer(h)
 	defer srv.Close()
@@ -282,6 +295,7 @@ func TestAttack11WatchYourself(t *testing.T) {
 // exit is 130 ("interrupted"): README "Exit status is 0 for success, ...
 // 130 when interrupted"; main.go run "130 when interrupted (Ctrl-C)".
 func TestAttack11WatchCtrlCInEachState(t *testing.T) {
+	t.Parallel() // its own servers; no environment or package variable
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

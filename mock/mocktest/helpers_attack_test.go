@@ -127,8 +127,18 @@ rules:
 	ctx, cancel := context.WithCancel(context.Background())
 	hung := make(chan struct{})
 	go func() { defer close(hung); attackDo(t, h, ctx, "GET", presence, nil) }()
-	time.Sleep(50 * time.Millisecond)
-	before := runtime.NumGoroutine()
+	// The count once the hanging call has settled in the mock (three
+	// samples alike, 20 ms apart: a loaded machine may take longer than
+	// any one sleep to get it there).
+	before, same := runtime.NumGoroutine(), 0
+	for deadline := time.Now().Add(3 * time.Second); same < 3 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		if n := runtime.NumGoroutine(); n == before {
+			same++
+		} else {
+			before, same = n, 0
+		}
+	}
 	done := make(chan []string)
 	go func() {
 		r := &recorder{TB: t}
@@ -144,7 +154,12 @@ rules:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the helpers waited for a hanging call")
 	}
-	if after := runtime.NumGoroutine(); after > before {
+	// The helpers' own goroutine has sent its result; give it time to end.
+	after := runtime.NumGoroutine()
+	for deadline := time.Now().Add(2 * time.Second); after > before && time.Now().Before(deadline); after = runtime.NumGoroutine() {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if after > before {
 		t.Errorf("goroutines %d after the helpers, %d before", after, before)
 	}
 	cancel()

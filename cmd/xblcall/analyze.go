@@ -140,6 +140,15 @@ func (o *analyzeOpts) run(ctx context.Context, e *env, args []string) (err error
 	if err := checkWritable(o.html, "--html"); err != nil {
 		return &exitError{2, err}
 	}
+	// Nothing is written once interrupted: the report or result, printed
+	// or buffered for -o, ends at its next write, and the run with ctx's
+	// error (exit 130), whatever came first. (Deferred first: it runs
+	// last, after -o's.)
+	defer func() {
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		}
+	}()
 	if o.output != "" {
 		// The report is written once the traces are read, in place of the
 		// file (writeFileAtomic): an output that is one of the traces, or
@@ -152,34 +161,18 @@ func (o *analyzeOpts) run(ctx context.Context, e *env, args []string) (err error
 		out := *e
 		out.stdout, e = &report, &out
 		defer func() {
-			if ctx.Err() != nil { // an interrupted run writes no report
-				err = ctx.Err()
-				return
-			}
-			if report.Len() == 0 {
+			if report.Len() == 0 || ctx.Err() != nil { // an interrupted run writes no report
 				return
 			}
 			// Put in place only if not interrupted by then: the check comes
 			// after the file is written and synced, just before the rename.
-			werr := writeFileAtomicIf(o.output, report.Bytes(), 0o644, ctx.Err)
-			switch {
-			case ctx.Err() != nil:
-				err = ctx.Err()
-			case werr != nil:
+			if werr := writeFileAtomicIf(o.output, report.Bytes(), 0o644, ctx.Err); werr != nil && ctx.Err() == nil {
 				err = &exitError{2, fmt.Errorf("--output: %w", werr)}
 			}
 		}()
 	}
-	// Nothing is written once interrupted: the report or result, printed
-	// or buffered for -o, ends at its next write, and the run with ctx's
-	// error (exit 130).
 	out := *e
 	out.stdout, e = ctxWriter{ctx, e.stdout}, &out
-	defer func() {
-		if ctx.Err() != nil {
-			err = ctx.Err()
-		}
-	}()
 	if o.whatIf {
 		return o.runWhatIf(ctx, e, paths, lim, rules)
 	}
@@ -191,9 +184,6 @@ func (o *analyzeOpts) run(ctx context.Context, e *env, args []string) (err error
 		return err
 	}
 	rep := a.Report()
-	if err := ctx.Err(); err != nil { // interrupted while judging: no report
-		return err
-	}
 	if rep.Calls == 0 && rep.Verdict != analyze.Incomplete {
 		return &exitError{2, errors.New("the traces hold no calls")}
 	}
@@ -259,9 +249,6 @@ func (o *analyzeOpts) runWhatIf(ctx context.Context, e *env, paths []string, lim
 		return err
 	}
 	res, err := r.Run(ctx)
-	if ctx.Err() != nil { // interrupted, the replay ended or not: no result
-		return ctx.Err()
-	}
 	if err != nil {
 		return &exitError{2, err}
 	}

@@ -286,9 +286,6 @@ func withSignInLock(ctx context.Context, create bool, fn func(p string) error) e
 		case <-t.C:
 		}
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
 	return fn(p)
 }
 

@@ -149,25 +149,23 @@ func checkWritable(path, flag string) error {
 	if path == "" {
 		return nil
 	}
-	if fi, err := os.Stat(path); err == nil && fi.Mode()&(fs.ModeNamedPipe|fs.ModeDevice|fs.ModeCharDevice) != 0 {
+	fi, err := os.Stat(path) // through a link
+	switch {
+	case err == nil && fi.Mode()&(fs.ModeNamedPipe|fs.ModeDevice|fs.ModeCharDevice) != 0:
 		return nil
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err == nil {
-		f.Close()
-		return os.Remove(path)
-	}
-	if !errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("%s: %w", flag, err)
-	}
-	if f, err = os.OpenFile(path, os.O_WRONLY, 0); err == nil {
+	case err == nil:
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return fmt.Errorf("%s: %w", flag, err)
+		}
 		return f.Close()
-	}
-	if !errors.Is(err, fs.ErrNotExist) {
+	case !errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("%s: %w", flag, err)
 	}
-	// A link to a file not made yet: made through the link, then removed.
-	if f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644); err != nil {
+	// Not there yet (or a link to a file not made yet): made, through the
+	// link if it is one, then removed.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
 		return fmt.Errorf("%s: %w", flag, err)
 	}
 	f.Close()

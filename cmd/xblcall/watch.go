@@ -99,7 +99,8 @@ func (o *watchOpts) run(ctx context.Context, e *env, args []string) error {
 	}
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
-	ch, err := c.As(xuid).Subscribe(ctx, client.PresenceOf(target), client.TitlePresenceOf(target, o.title))
+	rs := []client.Resource{client.PresenceOf(target), client.TitlePresenceOf(target, o.title)}
+	ch, err := c.As(xuid).Subscribe(ctx, rs...)
 	if err != nil {
 		return &exitError{2, err}
 	}
@@ -118,8 +119,8 @@ func (o *watchOpts) run(ctx context.Context, e *env, args []string) error {
 				lastErr = v.Err
 			}
 		case *client.SubscriptionError:
-			// Refused for good: when both are, nothing more can come.
-			if refused[v.Resource.URI()] = true; len(refused) == 2 {
+			// Refused for good: when all are, nothing more can come.
+			if refused[v.Resource.URI()] = true; len(refused) == len(rs) {
 				lastErr = v.Err
 				stop()
 			}
@@ -133,7 +134,7 @@ func (o *watchOpts) run(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("never connected to the Real-Time Activity service: %s", oneLine(lastErr))
 	case ctx.Err() != nil && !connected:
 		return errors.New("never connected to the Real-Time Activity service")
-	case len(refused) == 2:
+	case len(refused) == len(rs):
 		return fmt.Errorf("every subscription was refused: %s", oneLine(lastErr))
 	}
 	return nil

@@ -40,6 +40,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -104,8 +105,9 @@ func Handler(h *mock.Handler, c Config) http.Handler {
 			return
 		}
 		for name := range q {
-			if strings.HasPrefix(r.URL.Path, "/_fgrl/api/") && !queryNames[name] {
-				writeJSON(w, http.StatusBadRequest, apiError{"no query parameter " + safetext.Quote(name, 40) + " (the API reads method, host, path, scope, xuid, user, title, status, since, script and token)"})
+			if strings.HasPrefix(r.URL.Path, "/_fgrl/api/") && !slices.Contains(queryNames, name) {
+				writeJSON(w, http.StatusBadRequest, apiError{"no query parameter " + safetext.Quote(name, 40) + " (the API reads " +
+					strings.Join(queryNames[:len(queryNames)-1], ", ") + " and " + queryNames[len(queryNames)-1] + ")"})
 				return
 			}
 		}
@@ -115,8 +117,7 @@ func Handler(h *mock.Handler, c Config) http.Handler {
 
 // queryNames are the query parameters the API reads: the calls' filter,
 // a key's fields, and the token (the live page passes it on).
-var queryNames = map[string]bool{"method": true, "host": true, "path": true, "scope": true, "xuid": true, "user": true,
-	"title": true, "status": true, "since": true, "script": true, "token": true}
+var queryNames = []string{"method", "host", "path", "scope", "xuid", "user", "title", "status", "since", "script", "token"}
 
 // WithServices returns a handler that serves both h's services and its
 // admin endpoints (Handler(h, c)) on one address, as xblcall mock does: a

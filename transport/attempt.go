@@ -14,8 +14,9 @@ import (
 // send makes one attempt. After the first attempt the request gets a fresh
 // body from GetBody; after a refresh, the new token; with a Signer
 // (WithSigner), a signature of its own, made last. Every attempt runs under
-// XSAPI's per-attempt timeout (c.timeout): a cancel-cause context and a
-// timer, as net/http bounds a request with Client.Timeout. The timer keeps
+// XSAPI's per-attempt timeout (c.timeout): a cancel-cause context that a
+// timer ends (attemptTimers: one for the Transport's attempts of a
+// timeout), as net/http bounds a request with Client.Timeout. The timer keeps
 // running after the headers arrive, so that it bounds the transport's own
 // reads of a body (the drain before a retry, a 429's body) as XSAPI's covers
 // the whole response; handOver stops it when a body goes to the caller, whose
@@ -28,7 +29,7 @@ func (c *call) send() (*http.Response, bool, error) {
 	req := c.req
 	// A request whose own deadline comes first needs no timer of ours.
 	if dl, ok := c.ctx.Deadline(); !ok || dl.After(c.now.Add(c.timeout)) {
-		a = newAttempt(c.ctx, c.clk, c.timeout)
+		a = c.t.newAttempt(c.ctx, c.clk, c.now, c.timeout)
 		req = req.WithContext(a.ctx)
 	}
 	var sign Signer
@@ -76,7 +77,8 @@ func (c *call) send() (*http.Response, bool, error) {
 		resp.Request = req
 	}
 	if a != nil {
-		resp.Body = &attemptBody{ReadCloser: resp.Body, a: a}
+		a.body.ReadCloser = resp.Body
+		resp.Body = &a.body
 	}
 	c.att = a
 	return resp, true, nil
@@ -101,7 +103,7 @@ func (c *call) since(t time.Time) time.Duration {
 // the request asked for BoundBody.
 func (c *call) handOver(resp *http.Response) *http.Response {
 	if c.att != nil && !c.pol.BoundBody {
-		c.att.timer.Stop()
+		c.att.stopTimer()
 	}
 	if resp.Request == nil { // so that a redirect it asks for can tell the host it came from
 		resp.Request = c.req
@@ -132,12 +134,37 @@ func (c *call) rewind(req **http.Request) error {
 type attempt struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-	timer  clock.Stopper
+	// Under the real clock the attempt waits in its Transport's queue for
+	// its timeout (attemptTimers); under another (clock.With), on a timer
+	// of its own.
+	timer    clock.Stopper
+	q        *attemptQueue // while queued; guarded by the queue's timers' mutex
+	prev     *attempt
+	next     *attempt
+	deadline time.Time
+	body     attemptBody // the response's body, made with the attempt
 }
 
-func newAttempt(parent context.Context, clk clock.Clock, timeout time.Duration) *attempt {
+func (t *Transport) newAttempt(parent context.Context, clk clock.Clock, now time.Time, timeout time.Duration) *attempt {
 	ctx, cancel := context.WithCancelCause(parent)
-	return &attempt{ctx: ctx, cancel: cancel, timer: clk.AfterFunc(timeout, func() { cancel(context.DeadlineExceeded) })}
+	a := &attempt{ctx: ctx, cancel: cancel}
+	a.body.a = a
+	// A time read in a synctest bubble carries no monotonic reading
+	// (Round(0) strips one): there, and under a clock of a test's own,
+	// the attempt gets a timer of its own, which belongs to its bubble.
+	if _, real := clk.(clock.Real); !real || now == now.Round(0) || !t.timers.add(a, now.Add(timeout), timeout) {
+		a.timer = clk.AfterFunc(timeout, func() { cancel(context.DeadlineExceeded) })
+	}
+	return a
+}
+
+// stopTimer ends the attempt's timer, leaving its context to release.
+func (a *attempt) stopTimer() {
+	if a.timer != nil {
+		a.timer.Stop()
+	} else if a.q != nil {
+		a.q.remove(a)
+	}
 }
 
 // cause returns err, or context.DeadlineExceeded in place of the
@@ -156,7 +183,7 @@ func (a *attempt) release() {
 	if a == nil {
 		return
 	}
-	a.timer.Stop()
+	a.stopTimer()
 	a.cancel(context.Canceled)
 }
 

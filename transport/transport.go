@@ -200,6 +200,7 @@ type Transport struct {
 	stats   counters
 	learned learner
 	reads   coalescer
+	timers  attemptTimers
 }
 
 func (t *Transport) init() {

@@ -1,0 +1,117 @@
+package transport
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// attemptTimers ends a Transport's attempts at their timeouts with one
+// runtime timer for each timeout in use rather than one for each attempt.
+// The attempts of one timeout wait in a queue in the order of their
+// deadlines; its timer is armed for the first, and is not stopped when an
+// attempt ends before it (the common case): when it fires, it ends the
+// attempts whose deadlines have come and arms itself again for the next,
+// or, with none left, drops the queue. A busy Transport so arms a timer
+// about once per timeout, and a call pays a lock and a few links instead
+// of arming and stopping a timer of its own (BENCHMARKS.md, §1b).
+type attemptTimers struct {
+	mu sync.Mutex
+	q  map[time.Duration]*attemptQueue
+}
+
+// maxAttemptQueues bounds the queues, one per timeout in use: the attempts
+// of a timeout beyond them get timers of their own.
+const maxAttemptQueues = 8
+
+// attemptQueue holds the queued attempts of one timeout, in the order of
+// their deadlines.
+type attemptQueue struct {
+	ts         *attemptTimers
+	timeout    time.Duration
+	head, tail *attempt
+	timer      *time.Timer
+}
+
+// add queues a, to end at deadline, and reports whether it did: false when
+// maxAttemptQueues other timeouts have queues.
+func (ts *attemptTimers) add(a *attempt, deadline time.Time, timeout time.Duration) bool {
+	a.deadline = deadline
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	q := ts.q[timeout]
+	if q == nil {
+		if len(ts.q) >= maxAttemptQueues {
+			return false
+		}
+		if ts.q == nil {
+			ts.q = make(map[time.Duration]*attemptQueue)
+		}
+		q = &attemptQueue{ts: ts, timeout: timeout}
+		ts.q[timeout] = q
+		q.timer = time.AfterFunc(time.Until(deadline), q.fire)
+	}
+	// Deadlines come in order but for calls whose times were read in
+	// another order than they queue: walk back past those.
+	p := q.tail
+	for p != nil && p.deadline.After(deadline) {
+		p = p.prev
+	}
+	a.q, a.prev = q, p
+	if p == nil {
+		a.next, q.head = q.head, a
+	} else {
+		a.next, p.next = p.next, a
+	}
+	if a.next == nil {
+		q.tail = a
+	} else {
+		a.next.prev = a
+	}
+	return true
+}
+
+// remove takes a out of its queue, if it is still there.
+func (q *attemptQueue) remove(a *attempt) {
+	q.ts.mu.Lock()
+	if a.q == q {
+		q.unlink(a)
+	}
+	q.ts.mu.Unlock()
+}
+
+func (q *attemptQueue) unlink(a *attempt) {
+	if a.prev == nil {
+		q.head = a.next
+	} else {
+		a.prev.next = a.next
+	}
+	if a.next == nil {
+		q.tail = a.prev
+	} else {
+		a.next.prev = a.prev
+	}
+	a.q, a.prev, a.next = nil, nil, nil
+}
+
+// fire ends the attempts whose deadlines have come, then arms the timer
+// for the next or, with none left, drops the queue.
+func (q *attemptQueue) fire() {
+	var due []*attempt
+	q.ts.mu.Lock()
+	now := time.Now()
+	for q.head != nil && !q.head.deadline.After(now) {
+		a := q.head
+		q.unlink(a)
+		due = append(due, a)
+	}
+	if q.head != nil {
+		q.timer.Reset(q.head.deadline.Sub(now))
+	} else {
+		delete(q.ts.q, q.timeout)
+	}
+	q.ts.mu.Unlock()
+	for _, a := range due {
+		a.cancel(context.DeadlineExceeded)
+	}
+}

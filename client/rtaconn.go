@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"slices"
@@ -31,6 +32,10 @@ const (
 	rtaResyncQuiet  = 5 * time.Minute
 	rtaDialTimeout  = 30 * time.Second
 	rtaWriteTimeout = 10 * time.Second
+	// rtaCloseWait is how long a close waits for the service's answer
+	// before it drops the connection (github.com/coder/websocket's own
+	// close handshake waits 5 s).
+	rtaCloseWait = time.Second
 	maxRTAResources = 1100 // as many users as one presence batch reads again
 )
 
@@ -132,7 +137,7 @@ func (s *rtaSession) run(ctx context.Context) {
 			return
 		}
 		attempt++
-		ws, err := s.dial(ctx)
+		ws, conn, err := s.dial(ctx)
 		if err != nil {
 			if ctx.Err() != nil || !s.emit(ctx, &ConnectionState{Err: err, Attempt: attempt}) {
 				return
@@ -144,7 +149,7 @@ func (s *rtaSession) run(ctx context.Context) {
 			ws.CloseNow()
 			return
 		}
-		err = s.serve(ctx, ws)
+		err = s.serve(ctx, ws, conn)
 		if ctx.Err() != nil || !s.emit(ctx, &ConnectionState{Err: err}) {
 			return
 		}
@@ -176,8 +181,10 @@ func (s *rtaSession) emit(ctx context.Context, ev Event) bool {
 	}
 }
 
-// dial opens the websocket with the user's token.
-func (s *rtaSession) dial(ctx context.Context) (*websocket.Conn, error) {
+// dial opens the websocket with the user's token; conn closes the
+// connection under it (the upgrade's body), to end a close that waits too
+// long.
+func (s *rtaSession) dial(ctx context.Context) (ws *websocket.Conn, conn io.Closer, err error) {
 	c := s.u.c
 	a := api{service: "rta", name: "Connect"}
 	tok, err := c.cfg.Tokens.Token(ctx, s.u.xuid)
@@ -185,7 +192,7 @@ func (s *rtaSession) dial(ctx context.Context) (*websocket.Conn, error) {
 		err = ErrNoToken
 	}
 	if err != nil {
-		return nil, &Error{code: hresult.E_XBL_AUTH_NO_TOKEN, Service: a.service, API: a.name, Message: "no token for user " + s.u.xuid, Err: err}
+		return nil, nil, &Error{code: hresult.E_XBL_AUTH_NO_TOKEN, Service: a.service, API: a.name, Message: "no token for user " + s.u.xuid, Err: err}
 	}
 	h := http.Header{"Authorization": {tok.Authorization}, "User-Agent": {c.userAgent}}
 	var sign transport.Signer
@@ -198,8 +205,9 @@ func (s *rtaSession) dial(ctx context.Context) (*websocket.Conn, error) {
 	dctx, cancel := context.WithTimeout(ctx, rtaDialTimeout)
 	defer cancel()
 	u := c.url(rtaHost, reqPath{Path: rtaPath}, nil)
+	up := &upgrade{}
 	ws, resp, err := websocket.Dial(dctx, u.String(), &websocket.DialOptions{
-		HTTPClient: &http.Client{Transport: keepHost{base: c.rtaTransport(), host: rtaHost, sign: sign},
+		HTTPClient: &http.Client{Transport: keepHost{base: c.rtaTransport(), host: rtaHost, sign: sign, up: up},
 			// An upgrade answered with a redirect is refused: followed, it
 			// would carry Signature to any host (and Authorization to
 			// the same name on another port or scheme).
@@ -219,14 +227,30 @@ func (s *rtaSession) dial(ctx context.Context) (*websocket.Conn, error) {
 				e.code = hresult.E_XBL_RTA_GENERIC_ERROR
 			}
 		}
-		return nil, e
+		return nil, nil, e
 	}
 	if ws.Subprotocol() != rtaSubprotocol {
 		ws.CloseNow()
-		return nil, &Error{code: hresult.E_XBL_RTA_GENERIC_ERROR, Service: a.service, API: a.name, Message: "the service did not speak " + rtaSubprotocol}
+		return nil, nil, &Error{code: hresult.E_XBL_RTA_GENERIC_ERROR, Service: a.service, API: a.name, Message: "the service did not speak " + rtaSubprotocol}
 	}
 	ws.SetReadLimit(maxRTAMessage)
-	return ws, nil
+	return ws, up.conn, nil
+}
+
+// upgrade keeps the connection a websocket's upgrade answer carries.
+type upgrade struct{ conn io.Closer }
+
+// closeWithin closes ws with code and reason, waiting at most rtaCloseWait
+// for the service's answer; then it closes conn, the connection under ws,
+// which ends the wait. With no conn (an RTATransport whose 101 answer's
+// body is not an io.ReadWriteCloser), the close waits as long as
+// github.com/coder/websocket's own.
+func closeWithin(ws *websocket.Conn, conn io.Closer, code websocket.StatusCode, reason string) {
+	if conn != nil {
+		t := time.AfterFunc(rtaCloseWait, func() { conn.Close() })
+		defer t.Stop()
+	}
+	ws.Close(code, reason)
 }
 
 // rtaTransport is Config.RTATransport, or http.DefaultTransport.
@@ -243,6 +267,7 @@ type keepHost struct {
 	base http.RoundTripper
 	host string
 	sign transport.Signer
+	up   *upgrade // the connection of a 101 answer, when there is one
 }
 
 func (k keepHost) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -253,7 +278,13 @@ func (k keepHost) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 	}
-	return k.base.RoundTrip(out)
+	resp, err := k.base.RoundTrip(out)
+	if err == nil && resp.StatusCode == http.StatusSwitchingProtocols && k.up != nil {
+		if rwc, ok := resp.Body.(io.ReadWriteCloser); ok {
+			k.up.conn = rwc
+		}
+	}
+	return resp, err
 }
 
 // rtaSub is one subscription on one connection. Whatever the service
@@ -275,7 +306,7 @@ var errRTALifetime = errors.New("client: RTA connection renewed after 90 minutes
 
 // serve subscribes on ws and delivers its events until the connection is
 // lost (the error), renewed, or ctx ends.
-func (s *rtaSession) serve(ctx context.Context, ws *websocket.Conn) error {
+func (s *rtaSession) serve(ctx context.Context, ws *websocket.Conn, conn io.Closer) error {
 	rctx, cancel := context.WithCancel(ctx)
 	msgs := make(chan []byte)
 	readErr := make(chan error, 1)
@@ -319,7 +350,7 @@ func (s *rtaSession) serve(ctx context.Context, ws *websocket.Conn) error {
 			send1 = sending
 			select { // an answer waiting goes first
 			case b := <-msgs:
-				if err := s.message(ctx, ws, b, subs, bySvc, due, start); err != nil {
+				if err := s.message(ctx, ws, conn, b, subs, bySvc, due, start); err != nil {
 					return err
 				}
 				continue
@@ -328,7 +359,7 @@ func (s *rtaSession) serve(ctx context.Context, ws *websocket.Conn) error {
 		}
 		select {
 		case <-ctx.Done():
-			ws.Close(websocket.StatusNormalClosure, "")
+			closeWithin(ws, conn, websocket.StatusNormalClosure, "")
 			return ctx.Err()
 		case <-send1:
 			if err := send(ctx, ws, rtaSubscribe, subs[next].seq, subs[next].res.uri); err != nil {
@@ -338,7 +369,7 @@ func (s *rtaSession) serve(ctx context.Context, ws *websocket.Conn) error {
 			s.awaiting++
 			next++
 		case <-life.C:
-			ws.Close(websocket.StatusNormalClosure, "renewed")
+			closeWithin(ws, conn, websocket.StatusNormalClosure, "renewed")
 			return errRTALifetime
 		case err := <-readErr:
 			return s.lost(ctx, err)
@@ -348,7 +379,7 @@ func (s *rtaSession) serve(ctx context.Context, ws *websocket.Conn) error {
 				return s.lost(ctx, err)
 			}
 		case b := <-msgs:
-			if err := s.message(ctx, ws, b, subs, bySvc, due, start); err != nil {
+			if err := s.message(ctx, ws, conn, b, subs, bySvc, due, start); err != nil {
 				return err
 			}
 		}
@@ -361,10 +392,10 @@ const rtaUnanswered = 32
 
 // message acts on one message the service sent; the error ends the
 // connection: a malformed message, or ctx ended while delivering.
-func (s *rtaSession) message(ctx context.Context, ws *websocket.Conn, b []byte, subs []*rtaSub, bySvc map[uint32]*rtaSub, due chan *rtaSub, start time.Time) error {
+func (s *rtaSession) message(ctx context.Context, ws *websocket.Conn, conn io.Closer, b []byte, subs []*rtaSub, bySvc map[uint32]*rtaSub, due chan *rtaSub, start time.Time) error {
 	m, err := parseRTAMessage(b)
 	if err != nil {
-		ws.Close(websocket.StatusInvalidFramePayloadData, "not an RTA message")
+		closeWithin(ws, conn, websocket.StatusInvalidFramePayloadData, "not an RTA message")
 		return &Error{code: hresult.E_XBL_RTA_GENERIC_ERROR, Service: "rta", API: "Subscribe", Message: "the service sent a malformed message", Err: err}
 	}
 	if !s.handle(ctx, m, subs, bySvc, due, start) {

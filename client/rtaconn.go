@@ -35,7 +35,7 @@ const (
 	// rtaCloseWait is how long a close waits for the service's answer
 	// before it drops the connection (github.com/coder/websocket's own
 	// close handshake waits 5 s).
-	rtaCloseWait = time.Second
+	rtaCloseWait    = time.Second
 	maxRTAResources = 1100 // as many users as one presence batch reads again
 )
 

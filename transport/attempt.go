@@ -29,7 +29,7 @@ func (c *call) send() (*http.Response, bool, error) {
 	req := c.req
 	// A request whose own deadline comes first needs no timer of ours.
 	if dl, ok := c.ctx.Deadline(); !ok || dl.After(c.now.Add(c.timeout)) {
-		a = c.t.newAttempt(c.ctx, c.clk, c.now, c.timeout)
+		a = c.t.newAttempt(c.ctx, c.clk, c.timeout)
 		req = req.WithContext(a.ctx)
 	}
 	var sign Signer
@@ -138,32 +138,42 @@ type attempt struct {
 	// its timeout (attemptTimers); under another (clock.With), on a timer
 	// of its own.
 	timer    clock.Stopper
-	q        *attemptQueue // while queued; guarded by the queue's timers' mutex
+	ts       *attemptTimers // the queues it went to, set once
+	q        *attemptQueue  // while queued; q, prev and next are guarded by ts.mu
 	prev     *attempt
 	next     *attempt
 	deadline time.Time
 	body     attemptBody // the response's body, made with the attempt
 }
 
-func (t *Transport) newAttempt(parent context.Context, clk clock.Clock, now time.Time, timeout time.Duration) *attempt {
+func (t *Transport) newAttempt(parent context.Context, clk clock.Clock, timeout time.Duration) *attempt {
 	ctx, cancel := context.WithCancelCause(parent)
 	a := &attempt{ctx: ctx, cancel: cancel}
 	a.body.a = a
 	// A time read in a synctest bubble carries no monotonic reading
 	// (Round(0) strips one): there, and under a clock of a test's own,
 	// the attempt gets a timer of its own, which belongs to its bubble.
-	if _, real := clk.(clock.Real); !real || now == now.Round(0) || !t.timers.add(a, now.Add(timeout), timeout) {
+	// The timeout counts from here, not from the call's time (c.now), read
+	// before its gate, which a slow budget store may have held.
+	if _, real := clk.(clock.Real); !real || !queueable(a, &t.timers, timeout) {
 		a.timer = clk.AfterFunc(timeout, func() { cancel(context.DeadlineExceeded) })
 	}
 	return a
+}
+
+// queueable queues a in ts under the real clock, and reports whether it
+// did.
+func queueable(a *attempt, ts *attemptTimers, timeout time.Duration) bool {
+	now := time.Now()
+	return now != now.Round(0) && ts.add(a, now.Add(timeout), timeout)
 }
 
 // stopTimer ends the attempt's timer, leaving its context to release.
 func (a *attempt) stopTimer() {
 	if a.timer != nil {
 		a.timer.Stop()
-	} else if a.q != nil {
-		a.q.remove(a)
+	} else if a.ts != nil {
+		a.ts.remove(a)
 	}
 }
 

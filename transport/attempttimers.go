@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"time"
+	"weak"
 )
 
 // attemptTimers ends a Transport's attempts at their timeouts with one
@@ -14,7 +15,9 @@ import (
 // attempts whose deadlines have come and arms itself again for the next,
 // or, with none left, drops the queue. A busy Transport so arms a timer
 // about once per timeout, and a call pays a lock and a few links instead
-// of arming and stopping a timer of its own (BENCHMARKS.md, §1b).
+// of arming and stopping a timer of its own (BENCHMARKS.md, §1b). The
+// timer holds its queue weakly: a Transport no longer used is freed with
+// its queues by the next collection, its timers left to fire on nothing.
 type attemptTimers struct {
 	mu sync.Mutex
 	q  map[time.Duration]*attemptQueue
@@ -25,18 +28,19 @@ type attemptTimers struct {
 const maxAttemptQueues = 8
 
 // attemptQueue holds the queued attempts of one timeout, in the order of
-// their deadlines.
+// their deadlines. Its fields, and the links of the attempts in it, are
+// guarded by ts.mu.
 type attemptQueue struct {
 	ts         *attemptTimers
 	timeout    time.Duration
 	head, tail *attempt
 	timer      *time.Timer
+	at         time.Time // when the timer fires
 }
 
 // add queues a, to end at deadline, and reports whether it did: false when
 // maxAttemptQueues other timeouts have queues.
 func (ts *attemptTimers) add(a *attempt, deadline time.Time, timeout time.Duration) bool {
-	a.deadline = deadline
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	q := ts.q[timeout]
@@ -49,8 +53,20 @@ func (ts *attemptTimers) add(a *attempt, deadline time.Time, timeout time.Durati
 		}
 		q = &attemptQueue{ts: ts, timeout: timeout}
 		ts.q[timeout] = q
-		q.timer = time.AfterFunc(time.Until(deadline), q.fire)
+		w := weak.Make(q)
+		q.at = deadline
+		q.timer = time.AfterFunc(time.Until(deadline), func() {
+			if q := w.Value(); q != nil {
+				q.fire()
+			}
+		})
+	} else if deadline.Before(q.at) {
+		// A call whose time was read before another's, but that queues
+		// after it, may be due before the timer fires.
+		q.at = deadline
+		q.timer.Reset(time.Until(deadline))
 	}
+	a.ts, a.deadline = ts, deadline
 	// Deadlines come in order but for calls whose times were read in
 	// another order than they queue: walk back past those.
 	p := q.tail
@@ -71,13 +87,13 @@ func (ts *attemptTimers) add(a *attempt, deadline time.Time, timeout time.Durati
 	return true
 }
 
-// remove takes a out of its queue, if it is still there.
-func (q *attemptQueue) remove(a *attempt) {
-	q.ts.mu.Lock()
-	if a.q == q {
-		q.unlink(a)
+// remove takes a out of its queue, if it is still in one.
+func (ts *attemptTimers) remove(a *attempt) {
+	ts.mu.Lock()
+	if a.q != nil {
+		a.q.unlink(a)
 	}
-	q.ts.mu.Unlock()
+	ts.mu.Unlock()
 }
 
 func (q *attemptQueue) unlink(a *attempt) {
@@ -106,8 +122,9 @@ func (q *attemptQueue) fire() {
 		due = append(due, a)
 	}
 	if q.head != nil {
+		q.at = q.head.deadline
 		q.timer.Reset(q.head.deadline.Sub(now))
-	} else {
+	} else if q.ts.q[q.timeout] == q {
 		delete(q.ts.q, q.timeout)
 	}
 	q.ts.mu.Unlock()

@@ -5,22 +5,20 @@
 # and from the work tree, run in alternating rounds (which one goes first
 # alternates too); then bench/summary's medians and ranges of each figure.
 # CONTENDERS defaults to the bare calls with the same kinds of context as
-# fgrl's two rows, and those rows. Lines are named
+# fgrl's two rows, and those rows; "all" runs the benchmark's own default
+# set (the nine of run.sh's §1b). Lines are named
 # LoopbackPaired/before and LoopbackPaired/after.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 base=$1
 count=${2:-10}
-contenders=${3:-base-cancel,fgrl,base-deadline,fgrl-deadline}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-mkdir "$tmp/before"
-git archive "$base" | tar -x -C "$tmp/before"
-(cd "$tmp/before/bench" && go test -c -o "$tmp/before.test" .)
-(cd bench && go test -c -o "$tmp/after.test" .)
-(cd bench && go build -o "$tmp/summary" ./summary)
+arg=${3:-base-cancel,fgrl,base-deadline,fgrl-deadline}
+contenders=$arg
+[ "$contenders" != all ] || contenders=
+. bench/before-after-lib.sh
+build_both "$base"
 printf '$ bash bench/loopback-before-after.sh %s %s %s   # before: %s, after: the work tree at %s%s\n' \
-	"$base" "$count" "$contenders" "$(git rev-parse --short "$base")" "$(git rev-parse --short HEAD)" "$(git diff --quiet HEAD -- transport bench || echo ' (with changes)')"
+	"$base" "$count" "$arg" "$(git rev-parse --short "$base")" "$(git rev-parse --short HEAD)" "$(git diff --quiet HEAD -- transport bench || echo ' (with changes)')"
 out=$tmp/out
 one() { # one VERSION DIR
 	(cd "$2/bench" && "$tmp/$1.test" -test.run '^$' -test.bench 'LoopbackPaired$' -test.benchtime 400x -test.count 1 \

@@ -10,13 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 base=$1
 count=${2:-6}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-mkdir "$tmp/before"
-git archive "$base" | tar -x -C "$tmp/before"
-(cd "$tmp/before/bench" && go test -c -o "$tmp/before.test" .)
-(cd bench && go test -c -o "$tmp/after.test" .)
-(cd bench && go build -o "$tmp/summary" ./summary)
+. bench/before-after-lib.sh
+build_both "$base"
 printf '$ bash bench/redis-before-after.sh %s %s   # before: %s, after: the work tree at %s%s\n' \
 	"$base" "$count" "$(git rev-parse --short "$base")" "$(git rev-parse --short HEAD)" "$(git diff --quiet HEAD -- throttle bench || echo ' (with changes)')"
 out=$tmp/out

@@ -301,7 +301,7 @@ func (o *callOpts) request(ctx context.Context, e *env, url string) (req *http.R
 			return nil, nil, &exitError{2, fmt.Errorf("the stored sign-in's token is sent only to Xbox service hosts "+
 				"(%s and its subdomains), not %q: give --token to send a token there", xblauth.ServiceDomain, safetext.Clip(req.URL.Host, 100))}
 		}
-		tok, err := o.storedToken(ctx)
+		tok, err := o.storedToken(ctx, e.stderr)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -338,7 +338,7 @@ func sameVia(a, b string) bool {
 // storedToken signs in with the stored sign-in (xblcall login), whose mock
 // address, if it has one, the call then goes to; a call given another
 // address is refused.
-func (o *callOpts) storedToken(ctx context.Context) (string, error) {
+func (o *callOpts) storedToken(ctx context.Context, stderr io.Writer) (string, error) {
 	st, err := loadSignIn()
 	if errors.Is(err, errNotSignedIn) {
 		return "", &exitError{2, errors.New("no token: use --token, XBL_TOKEN, --mock or xblcall login")}
@@ -375,7 +375,7 @@ func (o *callOpts) storedToken(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	o.signIn = st.signIn(hc)
+	o.signIn = st.signIn(ctx, hc, stderr)
 	x, err := o.signIn.XboxToken(ctx)
 	if err != nil {
 		return "", err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"net/http"
@@ -66,7 +67,7 @@ func logoutCommand(e *env) *cobra.Command {
 			if len(args) > 0 {
 				return &exitError{2, errors.New("logout takes no arguments")}
 			}
-			if err := withSignInLock(ctx, false, forgetSignIn); err != nil {
+			if err := withSignInLock(ctx, e.stderr, false, forgetSignIn); err != nil {
 				return err
 			}
 			fmt.Fprintln(e.stdout, "signed out")
@@ -164,13 +165,13 @@ func (o *loginOpts) run(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	st := &stored{ClientID: o.clientID, RelyingParty: o.relyingParty, Sandbox: o.sandbox, Via: o.via, Microsoft: tok}
-	s := st.signIn(hc)
+	s := st.signIn(ctx, hc, e.stderr)
 	x, err := s.XboxToken(ctx)
 	if err != nil {
 		return err
 	}
 	st.Microsoft = s.MicrosoftToken()
-	if err := st.save(ctx); err != nil {
+	if err := st.save(ctx, e.stderr); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "signed in as %s (XUID %s); token valid until %s\n", safetext.Clip(x.Gamertag, 40),
@@ -181,7 +182,9 @@ func (o *loginOpts) run(ctx context.Context, e *env, args []string) error {
 // signIn returns the stored sign-in's token source, saving each refreshed
 // Microsoft token while the sign-in stored is still this one: a command
 // that ran across a logout, or a login since, does not bring its own back.
-func (st *stored) signIn(hc *http.Client) *client.SignIn {
+// A save waits for the sign-in's lock no longer than ctx, the command's,
+// and tells w when it waits.
+func (st *stored) signIn(ctx context.Context, hc *http.Client, w io.Writer) *client.SignIn {
 	s := &client.SignIn{OAuth: client.MicrosoftOAuth(st.ClientID), Microsoft: st.Microsoft}
 	s.HTTPClient, s.RelyingParty, s.Sandbox = hc, st.RelyingParty, st.Sandbox
 	var mu sync.Mutex
@@ -193,7 +196,7 @@ func (st *stored) signIn(hc *http.Client) *client.SignIn {
 		// Best effort: the next run refreshes again if this fails. The
 		// check and the write hold the sign-in's lock, so that a logout
 		// or a login cannot come between them.
-		withSignInLock(context.Background(), false, func(p string) error {
+		withSignInLock(ctx, w, false, func(p string) error {
 			if cur, err := loadSignIn(); err != nil || !cur.same(st, prev) {
 				return nil
 			}
@@ -221,16 +224,18 @@ func signInPath() (string, error) {
 }
 
 // save writes the sign-in, readable by its owner only, holding its lock.
-func (st *stored) save(ctx context.Context) error { return withSignInLock(ctx, true, st.writeTo) }
+func (st *stored) save(ctx context.Context, w io.Writer) error {
+	return withSignInLock(ctx, w, true, st.writeTo)
+}
 
 // signInChecked is called by a refresh between its check of the stored
 // sign-in and its write (tests hold it there).
 var signInChecked = func() {}
 
-// Waiting for the sign-in's lock: at most lockWait (lowered by tests); a
-// lock older than staleLock was left by a command killed holding it, and
-// is broken.
-var lockWait = 10 * time.Second
+// Waiting for the sign-in's lock: at most lockWait, and said after
+// lockNotice (both lowered by tests); a lock older than staleLock was left
+// by a command killed holding it, and is broken.
+var lockWait, lockNotice = 10 * time.Second, time.Second
 
 const staleLock = 30 * time.Second
 
@@ -241,8 +246,9 @@ const staleLock = 30 * time.Second
 // logout's removal never interleave. create makes the directory; without
 // it, a directory that does not exist holds no sign-in to guard and fn
 // runs without the lock. The wait ends with ctx (its error, fn not run),
-// or after lockWait with an error naming the lock.
-func withSignInLock(ctx context.Context, create bool, fn func(p string) error) error {
+// or after lockWait with an error naming the lock; once it has lasted
+// lockNotice, a line to w (when not nil) says what it waits for.
+func withSignInLock(ctx context.Context, w io.Writer, create bool, fn func(p string) error) error {
 	p, err := signInPath()
 	if err != nil {
 		return err
@@ -253,7 +259,9 @@ func withSignInLock(ctx context.Context, create bool, fn func(p string) error) e
 		}
 	}
 	lock := p + ".lock"
-	for deadline := time.Now().Add(lockWait); ; {
+	start := time.Now()
+	told := w == nil
+	for deadline := start.Add(lockWait); ; {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -277,6 +285,10 @@ func withSignInLock(ctx context.Context, create bool, fn func(p string) error) e
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("the stored sign-in is locked by another xblcall (%s, for more than %v): try again, or remove that file if no xblcall runs", safetext.Quote(lock, 200), lockWait)
+		}
+		if !told && time.Since(start) >= lockNotice {
+			told = true
+			fmt.Fprintf(w, "xblcall: waiting for another xblcall to release the stored sign-in's lock (%s), at most %v\n", safetext.Quote(lock, 200), lockWait)
 		}
 		t := time.NewTimer(20 * time.Millisecond)
 		select {
@@ -557,7 +569,7 @@ func (o *whoamiOpts) run(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	x, err := st.signIn(hc).XboxToken(ctx)
+	x, err := st.signIn(ctx, hc, e.stderr).XboxToken(ctx)
 	if err != nil {
 		return err
 	}

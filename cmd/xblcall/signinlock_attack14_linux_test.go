@@ -51,14 +51,14 @@ func TestAttack14LockSymlinkNeverTouchesItsTarget(t *testing.T) {
 		if err := os.Symlink(target, lock); err != nil {
 			t.Fatal(err)
 		}
-		if err := withSignInLock(context.Background(), true, st.writeTo); err == nil || !strings.Contains(err.Error(), "signin.json.lock") {
+		if err := withSignInLock(context.Background(), nil, true, st.writeTo); err == nil || !strings.Contains(err.Error(), "signin.json.lock") {
 			t.Errorf("a fresh link as the lock: %v; want the held lock's error", err)
 		}
 		if _, err := os.Stat(p); err == nil {
 			t.Errorf("written though the lock (a link) was held")
 		}
 		attack14Lutimes(t, lock, time.Now().Add(-staleLock-time.Minute))
-		if err := withSignInLock(context.Background(), true, st.writeTo); err != nil {
+		if err := withSignInLock(context.Background(), nil, true, st.writeTo); err != nil {
 			t.Errorf("a stale link as the lock: %v; want it broken", err)
 		}
 		if _, err := os.Lstat(lock); err == nil {
@@ -84,7 +84,7 @@ func TestAttack14LockFIFONoHang(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- withSignInLock(context.Background(), false, func(string) error { return nil }) }()
+	go func() { done <- withSignInLock(context.Background(), nil, false, func(string) error { return nil }) }()
 	select {
 	case err := <-done:
 		if err == nil || !strings.Contains(err.Error(), "locked by another xblcall") {
@@ -94,7 +94,7 @@ func TestAttack14LockFIFONoHang(t *testing.T) {
 		t.Fatal("a FIFO as the lock: hung")
 	}
 	attack14Stale(t, lock)
-	if err := withSignInLock(context.Background(), false, func(string) error { return nil }); err != nil {
+	if err := withSignInLock(context.Background(), nil, false, func(string) error { return nil }); err != nil {
 		t.Errorf("a stale FIFO as the lock: %v", err)
 	}
 	if _, err := os.Lstat(lock); err == nil {

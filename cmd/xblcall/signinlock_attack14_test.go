@@ -94,7 +94,7 @@ func TestAttack14StaleLockBreakLetsTwoHoldersIn(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				withSignInLock(context.Background(), true, fn) // the one that finds a fresh lock gives up (lockWait 0)
+				withSignInLock(context.Background(), nil, true, fn) // the one that finds a fresh lock gives up (lockWait 0)
 			}()
 		}
 		close(start)
@@ -334,7 +334,7 @@ func TestAttack14LoginOfAnotherAccountDuringARenewalsWindow(t *testing.T) {
 func TestAttack14LockRemovedAfterErrorAndPanic(t *testing.T) {
 	_, lock := attack14LockDir(t)
 	boom := errors.New("boom")
-	if err := withSignInLock(context.Background(), true, func(string) error { return boom }); !errors.Is(err, boom) {
+	if err := withSignInLock(context.Background(), nil, true, func(string) error { return boom }); !errors.Is(err, boom) {
 		t.Errorf("fn's error: %v", err)
 	}
 	if _, err := os.Lstat(lock); err == nil {
@@ -342,7 +342,7 @@ func TestAttack14LockRemovedAfterErrorAndPanic(t *testing.T) {
 	}
 	func() {
 		defer func() { recover() }()
-		withSignInLock(context.Background(), false, func(string) error { panic("boom") })
+		withSignInLock(context.Background(), nil, false, func(string) error { panic("boom") })
 	}()
 	if _, err := os.Lstat(lock); err == nil {
 		t.Errorf("the lock is left behind after fn's panic")

@@ -66,7 +66,7 @@ func TestSignInLockWaitsAndBreaksStale(t *testing.T) {
 	defer srv.Close()
 	p, st := attack9Login(t, srv.URL)
 	lock := p + ".lock"
-	write := func() error { return withSignInLock(context.Background(), true, st.writeTo) }
+	write := func() error { return withSignInLock(context.Background(), nil, true, st.writeTo) }
 
 	if err := os.WriteFile(lock, nil, 0o600); err != nil {
 		t.Fatal(err)

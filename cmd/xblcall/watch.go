@@ -198,7 +198,7 @@ func (o *watchOpts) config(ctx context.Context, e *env) (client.Config, string, 
 		if err != nil {
 			return cfg, "", err
 		}
-		si := st.signIn(hc)
+		si := st.signIn(ctx, hc, e.stderr)
 		x, err := si.XboxToken(ctx)
 		if err != nil {
 			return cfg, "", err

@@ -55,10 +55,15 @@ func (s *attack11InterruptAfterEOF) Read(p []byte) (int, error) {
 	if err == io.EOF {
 		s.once.Do(func() {
 			s.clock.mark(&s.clock.eof)
-			time.AfterFunc(s.delay, func() {
+			interrupt := func() {
 				s.clock.mark(&s.clock.interrupt)
 				s.cancel()
-			})
+			}
+			if s.delay == 0 { // at once, before the end is returned: a moment every run has
+				interrupt()
+			} else {
+				time.AfterFunc(s.delay, interrupt)
+			}
 		})
 	}
 	return n, err
@@ -120,7 +125,7 @@ func TestAttack11AnalyzeInterruptedWhileJudgingPrintsNoReport(t *testing.T) {
 		b := tc.b
 		t.Run(tc.name, func(t *testing.T) {
 			landed := false
-			for _, delay := range []time.Duration{2 * time.Millisecond, 10 * time.Millisecond, 25 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond} {
+			for _, delay := range []time.Duration{0, 2 * time.Millisecond, 10 * time.Millisecond, 25 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond} {
 				ctx, cancel := context.WithCancel(context.Background())
 				clock := &attack11Clock{}
 				src := &attack11InterruptAfterEOF{r: bytes.NewReader(b), delay: delay, cancel: cancel, clock: clock}
@@ -154,8 +159,8 @@ func TestAttack11AnalyzeInterruptedWhileJudgingPrintsNoReport(t *testing.T) {
 					return
 				}
 			}
-			if !landed {
-				t.Log("no interrupt landed between the reading and the report: nothing to judge in this run")
+			if !landed { // the first, at the trace's end, always lands
+				t.Error("no interrupt landed between the reading and the report, not even at the trace's end")
 			}
 		})
 	}
@@ -190,6 +195,16 @@ func TestAttack11WhatIfInterruptedAfterReplayPrintsNoResult(t *testing.T) {
 		t.Fatalf("the what-if itself: exit %d: %s", code, errb.String())
 	}
 	w := clock.get(&clock.firstOut).Sub(clock.get(&clock.eof))
+	// At the trace's end, before the replay: a moment every run has.
+	ctx, cancel := context.WithCancel(context.Background())
+	at0 := &attack11Out{clock: &attack11Clock{}}
+	errb.Reset()
+	code := run(ctx, []string{"analyze", "--what-if", "--format", "json", "-"}, at0, &errb,
+		withStdin(&attack11InterruptAfterEOF{r: bytes.NewReader(b), cancel: cancel, clock: &attack11Clock{}}))
+	cancel()
+	if code != 130 || at0.String() != "" {
+		t.Errorf("what-if interrupted at the trace's end: exit %d, stdout %.100q; want 130, nothing", code, at0.String())
+	}
 	lo, hi := w*6/10, w*12/10
 	for range 5 {
 		delay := (lo + hi) / 2

@@ -454,6 +454,14 @@ func TestAttack13OutputWrittenAfterInterruptExitsZero(t *testing.T) {
 		t.Fatalf("uninterrupted: exit %d: %s", code, errb.String())
 	}
 	total := time.Since(clock.get(&clock.eof))
+	// At the trace's end, before the judging: a moment every run has.
+	ctx, cancel := context.WithCancel(context.Background())
+	o0 := filepath.Join(t.TempDir(), "r.json")
+	code := run(ctx, args(o0), &out, &errb, withStdin(&attack11InterruptAfterEOF{r: bytes.NewReader(b), cancel: cancel, clock: &attack11Clock{}}))
+	cancel()
+	if _, err := os.Stat(o0); code != 130 || err == nil {
+		t.Errorf("interrupted at the trace's end: exit %d, -o written: %v; want 130, no -o file", code, err == nil)
+	}
 	for i := range 12 {
 		delay := total - time.Duration(i)*total/60
 		ctx, cancel := context.WithCancel(context.Background())

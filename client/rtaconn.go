@@ -240,15 +240,17 @@ func (s *rtaSession) dial(ctx context.Context) (ws *websocket.Conn, conn io.Clos
 // upgrade keeps the connection a websocket's upgrade answer carries.
 type upgrade struct{ conn io.Closer }
 
-// closeWithin closes ws with code and reason, waiting at most rtaCloseWait
-// for the service's answer; then it closes conn, the connection under ws,
-// which ends the wait. With no conn (an RTATransport whose 101 answer's
-// body is not an io.ReadWriteCloser), the close waits as long as
-// github.com/coder/websocket's own.
-func closeWithin(ws *websocket.Conn, conn io.Closer, code websocket.StatusCode, reason string) {
+// closeWithin closes ws with code and reason, waiting for the service's
+// answer at most rtaCloseWait, and no longer than ctx, the caller's: then
+// it closes conn, the connection under ws, which ends the wait.
+// (github.com/coder/websocket takes only a 101 answer whose body is an
+// io.ReadWriteCloser, so a websocket always has its conn.)
+func closeWithin(ctx context.Context, ws *websocket.Conn, conn io.Closer, code websocket.StatusCode, reason string) {
 	if conn != nil {
-		t := time.AfterFunc(rtaCloseWait, func() { conn.Close() })
+		drop := func() { conn.Close() }
+		t := time.AfterFunc(rtaCloseWait, drop)
 		defer t.Stop()
+		defer context.AfterFunc(ctx, drop)()
 	}
 	ws.Close(code, reason)
 }
@@ -279,7 +281,7 @@ func (k keepHost) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	resp, err := k.base.RoundTrip(out)
-	if err == nil && resp.StatusCode == http.StatusSwitchingProtocols && k.up != nil {
+	if err == nil && resp != nil && resp.StatusCode == http.StatusSwitchingProtocols && k.up != nil {
 		if rwc, ok := resp.Body.(io.ReadWriteCloser); ok {
 			k.up.conn = rwc
 		}
@@ -359,7 +361,7 @@ func (s *rtaSession) serve(ctx context.Context, ws *websocket.Conn, conn io.Clos
 		}
 		select {
 		case <-ctx.Done():
-			closeWithin(ws, conn, websocket.StatusNormalClosure, "")
+			closeWithin(ctx, ws, conn, websocket.StatusNormalClosure, "")
 			return ctx.Err()
 		case <-send1:
 			if err := send(ctx, ws, rtaSubscribe, subs[next].seq, subs[next].res.uri); err != nil {
@@ -369,7 +371,7 @@ func (s *rtaSession) serve(ctx context.Context, ws *websocket.Conn, conn io.Clos
 			s.awaiting++
 			next++
 		case <-life.C:
-			closeWithin(ws, conn, websocket.StatusNormalClosure, "renewed")
+			closeWithin(ctx, ws, conn, websocket.StatusNormalClosure, "renewed")
 			return errRTALifetime
 		case err := <-readErr:
 			return s.lost(ctx, err)
@@ -395,7 +397,7 @@ const rtaUnanswered = 32
 func (s *rtaSession) message(ctx context.Context, ws *websocket.Conn, conn io.Closer, b []byte, subs []*rtaSub, bySvc map[uint32]*rtaSub, due chan *rtaSub, start time.Time) error {
 	m, err := parseRTAMessage(b)
 	if err != nil {
-		closeWithin(ws, conn, websocket.StatusInvalidFramePayloadData, "not an RTA message")
+		closeWithin(ctx, ws, conn, websocket.StatusInvalidFramePayloadData, "not an RTA message")
 		return &Error{code: hresult.E_XBL_RTA_GENERIC_ERROR, Service: "rta", API: "Subscribe", Message: "the service sent a malformed message", Err: err}
 	}
 	if !s.handle(ctx, m, subs, bySvc, due, start) {

@@ -65,7 +65,7 @@ func TestAttack6CIFuzzNonASCIITargetNameFails(t *testing.T) {
 	dir := ciAtkFuzzModule(t, map[string]string{
 		"report/report.go": "package report\n",
 		"report/report_test.go": "package report\n\nimport \"testing\"\n\n" +
-			"func FuzzÜbersicht(f *testing.F) { f.Fuzz(func(t *testing.T, b []byte) {}) }\n",
+			"func FuzzÜbersicht(f *testing.F) { f.Add([]byte(\"x\")); f.Fuzz(func(t *testing.T, b []byte) {}) }\n",
 	})
 	code, out := ciAtkBash(t, dir, ciAtkFuzzFragment(t), "FUZZTIME=200x")
 	if code != 0 || !strings.Contains(out, "fuzz example.com/atkcirun/report FuzzÜbersicht") {
@@ -107,7 +107,7 @@ func TestAttack6CIFuzzTargetHiddenByQuietStdout(t *testing.T) {
 func TestAttack6CIFuzzOddButValidPackagesPass(t *testing.T) {
 	t.Parallel() // each runs its own processes in a directory of its own
 	fuzz := func(pkg, name string) string {
-		return "package " + pkg + "\n\nimport \"testing\"\n\nfunc " + name + "(f *testing.F) { f.Fuzz(func(t *testing.T, b []byte) {}) }\n"
+		return "package " + pkg + "\n\nimport \"testing\"\n\nfunc " + name + "(f *testing.F) { f.Add([]byte(\"x\")); f.Fuzz(func(t *testing.T, b []byte) {}) }\n"
 	}
 	dir := ciAtkFuzzModule(t, map[string]string{
 		"xt/x.go":            "package xt\n",

@@ -128,10 +128,10 @@ func ciAtkFuzzModule(t *testing.T, files map[string]string) string {
 	base := map[string]string{
 		"go.mod":              "module example.com/atkcirun\n\ngo 1.26\n",
 		"good/good.go":        "package good\n",
-		"good/good_test.go":   "package good\n\nimport \"testing\"\n\nfunc FuzzGood(f *testing.F) { f.Fuzz(func(t *testing.T, b []byte) {}) }\n",
+		"good/good_test.go":   "package good\n\nimport \"testing\"\n\nfunc FuzzGood(f *testing.F) { f.Add([]byte(\"x\")); f.Fuzz(func(t *testing.T, b []byte) {}) }\n",
 		"bench/go.mod":        "module example.com/atkcirun/bench\n\ngo 1.26\n",
 		"bench/sum/sum.go":    "package sum\n",
-		"bench/sum/s_test.go": "package sum\n\nimport \"testing\"\n\nfunc FuzzSum(f *testing.F) { f.Fuzz(func(t *testing.T, b []byte) {}) }\n",
+		"bench/sum/s_test.go": "package sum\n\nimport \"testing\"\n\nfunc FuzzSum(f *testing.F) { f.Add([]byte(\"x\")); f.Fuzz(func(t *testing.T, b []byte) {}) }\n",
 	}
 	for k, v := range files {
 		base[k] = v

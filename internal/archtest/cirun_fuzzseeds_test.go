@@ -9,8 +9,9 @@ import (
 // as the run does it, on scratch modules; RELIABILITY.md "The fuzzing
 // step's verdict"): each case is a target that checks nothing, or one the
 // step would not fuzz, and the step must fail naming it. The cases come
-// from an outside attack (helper 127's scripts t02, t03, t06, t07, t14,
-// t16).
+// from an outside attack (helper 127's scripts t02, t06, t14, t16; its t03
+// and t07 are the same checks as t02 and t16, and each case here costs
+// two fuzzing runs).
 func TestCIFuzzFailsTargetsThatCheckNothingOrAreHidden(t *testing.T) {
 	const narrowList = "package p\n\nimport (\n\t\"flag\"\n\t\"fmt\"\n\t\"os\"\n\t\"testing\"\n)\n\n" +
 		"func TestMain(m *testing.M) {\n\tflag.Parse()\n\tif flag.Lookup(\"test.list\").Value.String() != \"\" {\n\t\tflag.Set(\"test.list\", \"^FuzzA$\")\n\t\tfmt.Println(\"FuzzA\")\n\t}\n\tos.Exit(m.Run())\n}\n\n" +
@@ -23,13 +24,8 @@ func TestCIFuzzFailsTargetsThatCheckNothingOrAreHidden(t *testing.T) {
 	}{
 		{"no seed input", map[string]string{"p/p_test.go": "package p\n\nimport \"testing\"\n\nfunc FuzzNoSeeds(f *testing.F) { f.Fuzz(func(t *testing.T, b []byte) {}) }\n"},
 			"FuzzNoSeeds: 0 of 0 seed inputs passed"},
-		{"every input skipped in a helper", map[string]string{"p/p_test.go": "package p\n\nimport \"testing\"\n\nfunc skip(t *testing.T) { t.Helper(); t.Skip(\"no\") }\n\n" +
-			"func FuzzSkips(f *testing.F) { f.Add([]byte(\"x\")); f.Add([]byte(\"y\")); f.Fuzz(func(t *testing.T, b []byte) { skip(t) }) }\n"},
-			"FuzzSkips: 0 of 2 seed inputs passed"},
 		{"a TestMain narrowing the listing and printing a target twice", map[string]string{"p/p_test.go": narrowList},
 			"listed twice: p FuzzA"},
-		{"a TestMain narrowing bench's listing", map[string]string{"bench/p/p_test.go": strings.Replace(narrowList, "\t\tfmt.Println(\"FuzzA\")\n", "\t\t_ = fmt.Sprint()\n", 1)},
-			"declared in the test files, not listed (so not fuzzed): p FuzzB"},
 		{"a bench target behind a build tag", map[string]string{"bench/sum/tagged_test.go": "//go:build integration\n\npackage sum\n\nimport \"testing\"\n\n" +
 			"func FuzzTagged(f *testing.F) { f.Add([]byte(\"x\")); f.Fuzz(func(t *testing.T, b []byte) { t.Fatal(\"broken\") }) }\n"},
 			"declared in the test files, not listed (so not fuzzed): sum FuzzTagged"},

@@ -301,7 +301,11 @@ func (o *callOpts) request(ctx context.Context, e *env, url string) (req *http.R
 			return nil, nil, &exitError{2, fmt.Errorf("the stored sign-in's token is sent only to Xbox service hosts "+
 				"(%s and its subdomains), not %q: give --token to send a token there", xblauth.ServiceDomain, safetext.Clip(req.URL.Host, 100))}
 		}
-		tok, err := o.storedToken(ctx, e.stderr)
+		var told io.Writer = e.stderr // a wait for the sign-in's lock is a wait line
+		if o.silent {
+			told = nil
+		}
+		tok, err := o.storedToken(ctx, told)
 		if err != nil {
 			return nil, nil, err
 		}

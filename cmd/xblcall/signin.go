@@ -239,6 +239,11 @@ var lockWait, lockNotice = 10 * time.Second, time.Second
 
 const staleLock = 30 * time.Second
 
+// maxPath bounds a path quoted whole (Linux's PATH_MAX): the lock's path
+// is the user's own, and a message telling them to remove it must name all
+// of it, its end above all.
+const maxPath = 4096
+
 // withSignInLock runs fn with the stored sign-in's path p while holding
 // its lock: a file beside it (p + ".lock", made with O_EXCL) that every
 // command writing or removing the sign-in holds while it checks and
@@ -284,11 +289,11 @@ func withSignInLock(ctx context.Context, w io.Writer, create bool, fn func(p str
 			continue
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("the stored sign-in is locked by another xblcall (%s, for more than %v): try again, or remove that file if no xblcall runs", safetext.Quote(lock, 200), lockWait)
+			return fmt.Errorf("the stored sign-in is locked by another xblcall (%s, for more than %v): try again, or remove that file if no xblcall runs", safetext.Quote(lock, maxPath), lockWait)
 		}
 		if !told && time.Since(start) >= lockNotice {
 			told = true
-			fmt.Fprintf(w, "xblcall: waiting for another xblcall to release the stored sign-in's lock (%s), at most %v\n", safetext.Quote(lock, 200), lockWait)
+			fmt.Fprintf(w, "xblcall: waiting for another xblcall to release the stored sign-in's lock (%s), at most %v\n", safetext.Quote(lock, maxPath), lockWait)
 		}
 		t := time.NewTimer(20 * time.Millisecond)
 		select {
@@ -329,7 +334,7 @@ func breakStaleLock(lock string) (bool, error) {
 		return false, nil // broken meanwhile, or a fresh one made since
 	}
 	if err := os.Remove(lock); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return false, fmt.Errorf("the stored sign-in's lock %s is stale (a command killed holding it) and cannot be removed: %w; remove it if no xblcall runs", safetext.Quote(lock, 200), err)
+		return false, fmt.Errorf("the stored sign-in's lock %s is stale (a command killed holding it) and cannot be removed: %w; remove it if no xblcall runs", safetext.Quote(lock, maxPath), err)
 	}
 	return true, nil
 }

@@ -116,22 +116,6 @@ func attack16ReadFrame(br *bufio.Reader) (byte, []byte, error) {
 	return h[0] & 0x0f, p, nil
 }
 
-// attack16LostAfter subscribes, waits for the connection, and returns how long
-// after the service signals on sent the connection was reported lost, and
-// the state reported.
-func attack16LostAfter(t *testing.T, c *Client, sent <-chan time.Time) (time.Duration, *ConnectionState) {
-	t.Helper()
-	ch, err := c.As(me).Subscribe(t.Context(), PresenceOf(other))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cs := until[*ConnectionState](t, ch); !cs.Connected {
-		t.Fatalf("not connected: %v", cs.Err)
-	}
-	cs := until[*ConnectionState](t, ch)
-	return time.Since(<-sent), cs
-}
-
 // held: a service that reads the client's close only after a while (it
 // answers slowly) ends the connection when it answers, if within
 // rtaCloseWait, and at rtaCloseWait if later; an answer at the very
@@ -164,7 +148,7 @@ func TestAttack16CloseAnsweredSlowly(t *testing.T) {
 				case <-quit:
 				}
 			})
-			took, cs := attack16LostAfter(t, c, sent)
+			took, cs := lostAfter(t, c, sent)
 			if cs.Connected || cs.Err == nil {
 				t.Fatalf("after a malformed message: %+v, want the connection lost", cs)
 			}
@@ -205,7 +189,7 @@ func TestAttack16CloseUnderFlood(t *testing.T) {
 					}
 				}
 			})
-			took, cs := attack16LostAfter(t, c, sent)
+			took, cs := lostAfter(t, c, sent)
 			if cs.Connected || cs.Err == nil {
 				t.Fatalf("after a malformed message: %+v, want the connection lost", cs)
 			}
@@ -236,7 +220,7 @@ func TestAttack16CloseCrossesServiceClose(t *testing.T) {
 			conn.Write(attack16Frame(0x8, reason))
 			<-quit // reads nothing more
 		})
-		took, cs := attack16LostAfter(t, c, sent)
+		took, cs := lostAfter(t, c, sent)
 		if cs.Connected || cs.Err == nil {
 			t.Fatalf("%+v, want the connection lost", cs)
 		}

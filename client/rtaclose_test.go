@@ -19,7 +19,7 @@ import (
 func TestCloseWaitsBoundedForAServiceThatStopsReading(t *testing.T) {
 	for _, answers := range []bool{false, true} {
 		synctest.Test(t, func(t *testing.T) {
-			var sent time.Time
+			sent := make(chan time.Time, 1)
 			quit := make(chan struct{}) // ends the service's handler with the test
 			defer close(quit)
 			c := hostileRTA(t, func(w http.ResponseWriter, r *http.Request) {
@@ -31,7 +31,7 @@ func TestCloseWaitsBoundedForAServiceThatStopsReading(t *testing.T) {
 				if _, _, err := ws.Read(r.Context()); err != nil { // the subscribe
 					return
 				}
-				sent = time.Now() // before the write, which the client's read follows
+				sent <- time.Now()
 				ws.Write(r.Context(), websocket.MessageText, []byte(`not an RTA message`))
 				if answers {
 					for { // reads on, and so answers the close
@@ -43,15 +43,7 @@ func TestCloseWaitsBoundedForAServiceThatStopsReading(t *testing.T) {
 				}
 				<-quit // reads nothing more
 			})
-			ch, err := c.As(me).Subscribe(t.Context(), PresenceOf(other))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if cs := until[*ConnectionState](t, ch); !cs.Connected {
-				t.Fatalf("not connected: %v", cs.Err)
-			}
-			cs := until[*ConnectionState](t, ch)
-			took := time.Since(sent)
+			took, cs := lostAfter(t, c, sent)
 			if cs.Connected || cs.Err == nil {
 				t.Fatalf("after a malformed message: %+v, want the connection lost", cs)
 			}
@@ -63,4 +55,20 @@ func TestCloseWaitsBoundedForAServiceThatStopsReading(t *testing.T) {
 			}
 		})
 	}
+}
+
+// lostAfter subscribes, waits for the connection, and returns how long
+// after the service signals on sent the connection was reported lost, and
+// the state reported.
+func lostAfter(t *testing.T, c *Client, sent <-chan time.Time) (time.Duration, *ConnectionState) {
+	t.Helper()
+	ch, err := c.As(me).Subscribe(t.Context(), PresenceOf(other))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cs := until[*ConnectionState](t, ch); !cs.Connected {
+		t.Fatalf("not connected: %v", cs.Err)
+	}
+	cs := until[*ConnectionState](t, ch)
+	return time.Since(<-sent), cs
 }

@@ -214,24 +214,8 @@ func TestAttack15ManyTimeoutsConcurrentEachEndsAtItsOwn(t *testing.T) {
 		time.Sleep(7 * time.Millisecond) // new attempts while the timers fire
 	}
 	wg.Wait()
-	deadline := time.Now().Add(3 * time.Second)
-	for {
-		tr.timers.mu.Lock()
-		n := len(tr.timers.q)
-		tr.timers.mu.Unlock()
-		if n == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d queues left", n)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	after := runtime.NumGoroutine()
-	for deadline := time.Now().Add(time.Second); after > before && time.Now().Before(deadline); after = runtime.NumGoroutine() {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if after > before {
+	queuesDrain(t, tr, 3*time.Second)
+	if after := goroutinesSettle(before); after > before {
 		t.Errorf("%d goroutines after the calls, %d before", after, before)
 	}
 }

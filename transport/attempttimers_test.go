@@ -154,18 +154,23 @@ func TestAttemptTimeoutsInOneQueueEndEachAtItsOwn(t *testing.T) {
 			t.Errorf("a long attempt ended at the short timeout: %v", r.took)
 		}
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	queuesDrain(t, tr, 5*time.Second)
+}
+
+// queuesDrain fails t unless tr holds no attempt queue within d: once the
+// timers have fired on empty queues, none is left.
+func queuesDrain(t *testing.T, tr *Transport, d time.Duration) {
+	t.Helper()
+	for deadline := time.Now().Add(d); ; time.Sleep(10 * time.Millisecond) {
 		tr.timers.mu.Lock()
 		n := len(tr.timers.q)
 		tr.timers.mu.Unlock()
 		if n == 0 {
-			break
+			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d queues left 5 s after the last call", n)
+			t.Fatalf("%d queues left %v after the last call", n, d)
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -247,13 +252,18 @@ func TestAttemptQueueStartsNoGoroutine(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// A timer of an earlier test's firing runs a goroutine for a moment:
-	// the count may take a little while to settle.
+	if after := goroutinesSettle(before); after > before {
+		t.Fatalf("%d goroutines after 100 calls, %d before", after, before)
+	}
+}
+
+// goroutinesSettle returns the number of goroutines once it is at most
+// before, or after a second: a timer of an earlier test's firing runs a
+// goroutine for a moment.
+func goroutinesSettle(before int) int {
 	after := runtime.NumGoroutine()
 	for deadline := time.Now().Add(time.Second); after > before && time.Now().Before(deadline); after = runtime.NumGoroutine() {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if after > before {
-		t.Fatalf("%d goroutines after 100 calls, %d before", after, before)
-	}
+	return after
 }

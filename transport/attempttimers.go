@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 	"weak"
 )
@@ -16,8 +17,14 @@ import (
 // or, with none left, drops the queue. A busy Transport so arms a timer
 // about once per timeout, and a call pays a lock and a few links instead
 // of arming and stopping a timer of its own (BENCHMARKS.md, §1b). The
-// timer holds its queue weakly: a Transport no longer used is freed with
-// its queues by the next collection, its timers left to fire on nothing.
+// timer holds its queue strongly while attempts wait in it (an attempt
+// whose caller dropped its body, and the Transport, still ends at its
+// timeout) and weakly once none do: a Transport no longer used is then
+// freed with its queues by the next collection, its timers left to fire on
+// nothing. Only timeouts of whole milliseconds queue (those calls are
+// given: XSAPI's and Policy.AttemptTimeout); one computed from the time a
+// call has taken (a retry's, a renewal's) would make a queue of one
+// attempt, and gets a timer of its own.
 type attemptTimers struct {
 	mu sync.Mutex
 	q  map[time.Duration]*attemptQueue
@@ -35,12 +42,16 @@ type attemptQueue struct {
 	timeout    time.Duration
 	head, tail *attempt
 	timer      *time.Timer
-	at         time.Time // when the timer fires
+	at         time.Time                     // when the timer fires
+	held       *atomic.Pointer[attemptQueue] // the timer's strong hold: the queue while it is not empty
 }
 
 // add queues a, to end at deadline, and reports whether it did: false when
 // maxAttemptQueues other timeouts have queues.
 func (ts *attemptTimers) add(a *attempt, deadline time.Time, timeout time.Duration) bool {
+	if timeout%time.Millisecond != 0 {
+		return false
+	}
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	q := ts.q[timeout]
@@ -51,12 +62,16 @@ func (ts *attemptTimers) add(a *attempt, deadline time.Time, timeout time.Durati
 		if ts.q == nil {
 			ts.q = make(map[time.Duration]*attemptQueue)
 		}
-		q = &attemptQueue{ts: ts, timeout: timeout}
+		q = &attemptQueue{ts: ts, timeout: timeout, held: new(atomic.Pointer[attemptQueue])}
 		ts.q[timeout] = q
-		w := weak.Make(q)
+		w, held := weak.Make(q), q.held
 		q.at = deadline
 		q.timer = time.AfterFunc(time.Until(deadline), func() {
-			if q := w.Value(); q != nil {
+			q := held.Load()
+			if q == nil {
+				q = w.Value()
+			}
+			if q != nil {
 				q.fire()
 			}
 		})
@@ -84,6 +99,9 @@ func (ts *attemptTimers) add(a *attempt, deadline time.Time, timeout time.Durati
 	} else {
 		a.next.prev = a
 	}
+	if q.head == a && a.next == nil { // the first in an empty queue
+		q.held.Store(q)
+	}
 	return true
 }
 
@@ -108,6 +126,9 @@ func (q *attemptQueue) unlink(a *attempt) {
 		a.next.prev = a.prev
 	}
 	a.q, a.prev, a.next = nil, nil, nil
+	if q.head == nil {
+		q.held.Store(nil)
+	}
 }
 
 // fire ends the attempts whose deadlines have come, then arms the timer

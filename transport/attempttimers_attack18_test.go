@@ -325,7 +325,7 @@ func TestAttack18BoundBodiesClosedWhileTheirTimerFires(t *testing.T) {
 }
 
 // held: Transports made, used once with the long timeout (5 min) and
-// dropped, 3,000 times: each is freed, and what their timers keep (a
+// dropped, 1,000 times: each is freed, and what their timers keep (a
 // runtime timer each, armed for 5 min, holding a weak pointer) stays small
 // in bytes.
 //
@@ -334,7 +334,7 @@ func TestAttack18BoundBodiesClosedWhileTheirTimerFires(t *testing.T) {
 // weakly: a Transport no longer used is freed by the next collection";
 // the project's rule: memory bounded in bytes.
 func TestAttack18ManyDroppedTransportsFreed(t *testing.T) {
-	const n = 3000
+	const n = 1000
 	var freed atomic.Int32
 	var ms runtime.MemStats
 	runtime.GC()

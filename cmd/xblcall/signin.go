@@ -270,9 +270,8 @@ func withSignInLock(ctx context.Context, w io.Writer, create bool, fn func(p str
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		err := makeLock(lock)
 		if err == nil {
-			f.Close()
 			defer os.Remove(lock)
 			break
 		}
@@ -306,6 +305,16 @@ func withSignInLock(ctx context.Context, w io.Writer, create bool, fn func(p str
 	return fn(p)
 }
 
+// makeLock makes the lock file p, failing (fs.ErrExist) if it is there.
+func makeLock(p string) error {
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return nil
+}
+
 // breakStaleLock removes lock if it is stale (older than staleLock: left
 // by a command killed holding it), and reports whether it did. Two
 // commands finding the same stale lock must not both break it, or the
@@ -318,8 +327,7 @@ func breakStaleLock(lock string) (bool, error) {
 		return false, nil
 	}
 	brk := lock + ".break"
-	f, err := os.OpenFile(brk, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
+	if err := makeLock(brk); err != nil {
 		// Another command is breaking it; a break left by one killed
 		// while breaking is itself stale, and removed.
 		if fi, serr := os.Lstat(brk); serr == nil && time.Since(fi.ModTime()) > staleLock {
@@ -327,7 +335,6 @@ func breakStaleLock(lock string) (bool, error) {
 		}
 		return false, nil
 	}
-	f.Close()
 	defer os.Remove(brk)
 	fi, err := os.Lstat(lock)
 	if err != nil || time.Since(fi.ModTime()) <= staleLock {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/xblgo/fgrl/internal/clock"
@@ -142,6 +143,7 @@ type attempt struct {
 	q        *attemptQueue  // while queued; q, prev and next are guarded by ts.mu
 	prev     *attempt
 	next     *attempt
+	out      atomic.Bool // taken out of its queue, for good: stopTimer need not lock to look
 	deadline time.Time
 	body     attemptBody // the response's body, made with the attempt
 }
@@ -172,7 +174,7 @@ func queueable(a *attempt, ts *attemptTimers, timeout time.Duration) bool {
 func (a *attempt) stopTimer() {
 	if a.timer != nil {
 		a.timer.Stop()
-	} else if a.ts != nil {
+	} else if a.ts != nil && !a.out.Load() { // a call stops it at hand-over, and its body at the end
 		a.ts.remove(a)
 	}
 }
@@ -181,6 +183,9 @@ func (a *attempt) stopTimer() {
 // context.Canceled of a base that returns its context's Err (net/http
 // returns the cause itself) when the attempt timed out.
 func (a *attempt) cause(err error) error {
+	if err == nil || err == io.EOF { // a body's every read: errors.Is reads cold type data
+		return err
+	}
 	if a != nil && errors.Is(err, context.Canceled) && context.Cause(a.ctx) == context.DeadlineExceeded {
 		return context.DeadlineExceeded
 	}

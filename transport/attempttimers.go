@@ -126,6 +126,7 @@ func (q *attemptQueue) unlink(a *attempt) {
 		a.next.prev = a.prev
 	}
 	a.q, a.prev, a.next = nil, nil, nil
+	a.out.Store(true)
 	if q.head == nil {
 		q.held.Store(nil)
 	}

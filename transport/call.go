@@ -53,7 +53,7 @@ func (c *call) init(t *Transport, req *http.Request) error {
 		!t.AllowInsecure && !loopback(req.URL.Hostname()) {
 		return ErrInsecure
 	}
-	uhs, _, _ := xblauth.Parse(auth) // no token: the key's user is ""
+	uhs := xblauth.UserHashOf(auth) // no token: the key's user is ""
 	clk := clock.From(req.Context())
 	now := clk.Now()
 	*c = call{t: t, req: req, ctx: req.Context(), start: now, now: now, clk: clk, pol: t.policyFor(req.Context())}

@@ -19,7 +19,7 @@ import (
 // (package proxy) reads a call's budget with it (Snapshot).
 func (t *Transport) KeyOf(req *http.Request) (k throttle.Key, ok bool) {
 	t.init()
-	uhs, _, _ := xblauth.Parse(headerFold(req.Header, "Authorization"))
+	uhs := xblauth.UserHashOf(headerFold(req.Header, "Authorization"))
 	k, rule := t.keyFor(req, uhs, t.policyFor(req.Context()).Rule)
 	return k, rule != nil
 }

@@ -86,6 +86,6 @@ func (t *Transport) BudgetLeft(resp *http.Response) (throttle.Snapshot, error) {
 	if !ok {
 		return throttle.Snapshot{}, &usageError{"no rule of the limits covers " + safetext.Quote(host, 64)}
 	}
-	uhs, _, _ := xblauth.Parse(headerFold(req.Header, "Authorization"))
+	uhs := xblauth.UserHashOf(headerFold(req.Header, "Authorization"))
 	return t.Snapshot(throttle.Key{User: uhs, Scope: rule.Scope()})
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"net"
 	"strings"
+	"unicode"
 )
 
 // MaxHeader bounds the Authorization values Parse accepts; real XSTS tokens
@@ -24,15 +25,35 @@ var (
 
 // Parse splits an Authorization value into its userhash and token. The
 // scheme is matched case-insensitively; the userhash and the token must both
-// be non-empty and the userhash may not contain spaces or ';'.
+// be non-empty and the userhash may not contain spaces or ';'. White space
+// around the value is not part of either.
 func Parse(h string) (userhash, token string, err error) {
+	userhash, token, err = split(h)
+	return userhash, strings.TrimRightFunc(token, unicode.IsSpace), err
+}
+
+// UserHashOf returns the userhash Parse returns for h, or "" when Parse
+// fails. It reads no further into the token than its first character
+// that is not white space: a caller that wants only whose call it is (the
+// transport, once a call) does not read a token of a kilobyte or two
+// to its end.
+func UserHashOf(h string) string {
+	uhs, _, _ := split(h)
+	return uhs
+}
+
+// split is Parse but for the white space after the token, which it keeps:
+// a token whose first character that is not white space exists is not
+// empty once trimmed, so split decides as Parse does without reading the
+// token's end.
+func split(h string) (userhash, token string, err error) {
 	switch {
 	case h == "":
 		return "", "", ErrMissing
 	case len(h) > MaxHeader:
 		return "", "", ErrTooLarge
 	}
-	scheme, rest, ok := strings.Cut(strings.TrimSpace(h), " ")
+	scheme, rest, ok := strings.Cut(strings.TrimLeftFunc(h, unicode.IsSpace), " ")
 	if !ok || !strings.EqualFold(scheme, "XBL3.0") {
 		return "", "", ErrMalformed
 	}
@@ -41,7 +62,7 @@ func Parse(h string) (userhash, token string, err error) {
 		return "", "", ErrMalformed
 	}
 	userhash, token, ok = strings.Cut(rest, ";")
-	if !ok || userhash == "" || token == "" || strings.ContainsAny(userhash, " \t") {
+	if !ok || userhash == "" || strings.TrimLeftFunc(token, unicode.IsSpace) == "" || strings.ContainsAny(userhash, " \t") {
 		return "", "", ErrMalformed
 	}
 	return userhash, token, nil

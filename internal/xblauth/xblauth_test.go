@@ -95,14 +95,26 @@ func FuzzParse(f *testing.F) {
 	for _, tt := range redactTests {
 		f.Add(tt.in)
 	}
+	for _, s := range []string{ // white space where split reads no further and Parse trims
+		"XBL3.0 x=123;tok \t", "XBL3.0 x=123; \u00a0", "XBL3.0 x=123;\u0085", " \u2003XBL3.0 x=1;t\u2003",
+		"XBL3.0 ", "XBL3.0\u00a0x=1;t", "xbl3.0  x=1;;", "XBL3.0 x=1;\xff ", "\t",
+	} {
+		f.Add(s)
+	}
 	f.Fuzz(func(t *testing.T, h string) {
+		uhs, tok, err := Parse(h)
+		if wuhs, wtok, werr := parseBefore(h); uhs != wuhs || tok != wtok || err != werr {
+			t.Fatalf("Parse(%q) = %q, %q, %v; before: %q, %q, %v", h, uhs, tok, err, wuhs, wtok, werr)
+		}
+		if got := UserHashOf(h); got != uhs {
+			t.Fatalf("UserHashOf(%q) = %q, Parse's userhash %q", h, got, uhs)
+		}
 		if r := Redact(h); r != "" && r != Redacted {
 			uhs, tok, ok := strings.Cut(strings.TrimPrefix(r, "XBL3.0 x="), ";")
 			if !ok || !UserHash(uhs) || tok != Redacted || !strings.HasPrefix(r, "XBL3.0 x=") {
 				t.Fatalf("Redact(%q) = %q: keeps more than a userhash", h, r)
 			}
 		}
-		uhs, tok, err := Parse(h)
 		if err != nil {
 			if uhs != "" || tok != "" {
 				t.Fatalf("Parse(%q) returned values with an error", h)
@@ -136,4 +148,28 @@ func TestSensitive(t *testing.T) {
 			t.Errorf("Sensitive(%q) = %v, want %v", tt.name, got, tt.want)
 		}
 	}
+}
+
+// parseBefore is Parse as it was at 9264bfd, before split: the
+// whole value trimmed first. FuzzParse holds Parse and UserHashOf to it.
+func parseBefore(h string) (userhash, token string, err error) {
+	switch {
+	case h == "":
+		return "", "", ErrMissing
+	case len(h) > MaxHeader:
+		return "", "", ErrTooLarge
+	}
+	scheme, rest, ok := strings.Cut(strings.TrimSpace(h), " ")
+	if !ok || !strings.EqualFold(scheme, "XBL3.0") {
+		return "", "", ErrMalformed
+	}
+	rest, ok = strings.CutPrefix(strings.TrimLeft(rest, " "), "x=")
+	if !ok {
+		return "", "", ErrMalformed
+	}
+	userhash, token, ok = strings.Cut(rest, ";")
+	if !ok || userhash == "" || token == "" || strings.ContainsAny(userhash, " \t") {
+		return "", "", ErrMalformed
+	}
+	return userhash, token, nil
 }

@@ -150,8 +150,10 @@ func TestSensitive(t *testing.T) {
 	}
 }
 
-// parseBefore is Parse as it was at 9264bfd, before split: the
-// whole value trimmed first. FuzzParse holds Parse and UserHashOf to it.
+// parseBefore is Parse as it was at 9264bfd, before split: the whole
+// value trimmed first, then read. FuzzParse holds Parse, which trims the
+// token's end after reading, and UserHashOf, which does not trim it, to
+// it.
 func parseBefore(h string) (userhash, token string, err error) {
 	switch {
 	case h == "":
@@ -159,17 +161,8 @@ func parseBefore(h string) (userhash, token string, err error) {
 	case len(h) > MaxHeader:
 		return "", "", ErrTooLarge
 	}
-	scheme, rest, ok := strings.Cut(strings.TrimSpace(h), " ")
-	if !ok || !strings.EqualFold(scheme, "XBL3.0") {
+	if h = strings.TrimSpace(h); h == "" {
 		return "", "", ErrMalformed
 	}
-	rest, ok = strings.CutPrefix(strings.TrimLeft(rest, " "), "x=")
-	if !ok {
-		return "", "", ErrMalformed
-	}
-	userhash, token, ok = strings.Cut(rest, ";")
-	if !ok || userhash == "" || token == "" || strings.ContainsAny(userhash, " \t") {
-		return "", "", ErrMalformed
-	}
-	return userhash, token, nil
+	return split(h)
 }

@@ -149,7 +149,8 @@ func (b *attack19Body) Close() error { b.closed.Store(true); return nil }
 // its cause, whether the timer fires between reads or during one: every
 // such read reports context.DeadlineExceeded, none io.EOF or
 // context.Canceled, and a body read to its end before the timer reports
-// io.EOF with all its bytes.
+// io.EOF with all its bytes, and none fails before half its timeout
+// (a loaded machine may stall a read past it: that is not judged).
 func TestAttack19BoundBodyCanceledBaseReportsDeadline(t *testing.T) {
 	const timeout = 40 * time.Millisecond
 	for _, pause := range []time.Duration{0, 3 * time.Millisecond, 15 * time.Millisecond} {
@@ -161,15 +162,14 @@ func TestAttack19BoundBodyCanceledBaseReportsDeadline(t *testing.T) {
 				})
 				tr := &Transport{Base: base, TitleID: title, DisableBudget: true}
 				ctx := WithPolicy(context.Background(), Policy{NoRetry: true, BoundBody: true, AttemptTimeout: timeout})
+				start := time.Now() // before the attempt's timer starts
 				resp, err := tr.RoundTrip(attack15Request(t, ctx, "b"))
 				if err != nil {
 					t.Fatal(err)
 				}
-				start := time.Now()
 				b, err := io.ReadAll(resp.Body)
 				took := time.Since(start)
 				resp.Body.Close()
-				expectFull := time.Duration((n+6)/7)*pause < timeout/2
 				switch {
 				case err == nil && len(b) != n:
 					t.Errorf("pause %v n %d: body reported complete (EOF) with %d of %d bytes", pause, n, len(b), n)
@@ -177,8 +177,8 @@ func TestAttack19BoundBodyCanceledBaseReportsDeadline(t *testing.T) {
 					t.Errorf("pause %v n %d eofWithData %v: read ended with %v (%d bytes, %v); want context.DeadlineExceeded "+
 						"(attempt.cause: \"context.DeadlineExceeded in place of the context.Canceled of a base that returns its context's Err\")",
 						pause, n, eofWithData, err, len(b), took)
-				case err != nil && expectFull:
-					t.Errorf("pause %v n %d: a body read within its timeout failed: %v", pause, n, err)
+				case err != nil && took < timeout/2: // the read ended well before the timer was due
+					t.Errorf("pause %v n %d: a body read failed %v into its %v timeout: %v", pause, n, took, timeout, err)
 				}
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -471,7 +472,19 @@ func TestPartnerCertificateOverTLS(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			tr := srv.Transport().(*http.Transport).Clone()
-			tr.TLSClientConfig.Certificates = tc.certs
+			// The certificate is presented whatever CAs the server names (Go's
+			// client sends one from Certificates only when its issuer is among
+			// them, and the server asks without requiring one: with
+			// Certificates, the other CA's certificate was never sent and the
+			// case judged a client without one).
+			var asked atomic.Bool
+			tr.TLSClientConfig.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+				asked.Store(true)
+				if len(tc.certs) == 0 {
+					return &tls.Certificate{}, nil
+				}
+				return &tc.certs[0], nil
+			}
 			defer tr.CloseIdleConnections()
 			req, _ := http.NewRequest("POST", "https://service.auth.xboxlive.com/service/authenticate", strings.NewReader(string(body)))
 			req.Header.Set("Content-Type", "application/json")
@@ -484,6 +497,9 @@ func TestPartnerCertificateOverTLS(t *testing.T) {
 			}
 			if got := err == nil && resp.StatusCode == 200; got != tc.wantOK {
 				t.Errorf("got %v, %v; want success %t", resp, err, tc.wantOK)
+			}
+			if !asked.Load() {
+				t.Error("the server never asked for a client certificate")
 			}
 		})
 	}

@@ -13,6 +13,7 @@ import (
 // with exit 1 (mock, check, login; call after retrying it for 10 s), and
 // a malformed --redis URL was printed with its password.
 func TestBadInputsExit2(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -83,6 +84,7 @@ func TestBadInputsExit2(t *testing.T) {
 // TestCheckAddrAndURL: the bounds of addresses and URLs, and the
 // well-formed ones taken.
 func TestCheckAddrAndURL(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		addr   string
 		listen bool
@@ -146,6 +148,7 @@ func secretNotPrinted(t *testing.T, args []string, secret string) {
 // the authority ends there); xblcall says what is wrong in its own words
 // (urlProblem), quoting nothing of the URL.
 func TestMalformedRedisURLPrintsNoPassword(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ name, url, secret string }{
 		{"a password with '/'", "redis://:hunter2-SECRET/x@127.0.0.1:6379/0", "hunter2-SECRET"},
 		{"a password with '#'", "redis://default:pw-SECRET#x@127.0.0.1:6379/0", "pw-SECRET"},
@@ -168,6 +171,7 @@ func TestMalformedRedisURLPrintsNoPassword(t *testing.T) {
 //   - call: a usage error for a URL out of bounds;
 //   - call -H: a header without ':', or with a name that is not one.
 func TestSecretsNeverPrinted(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		args   []string

@@ -102,6 +102,7 @@ func (o *attack11Out) String() string { o.mu.Lock(); defer o.mu.Unlock(); return
 // time); delays that miss the window (the judging of 50,000 calls takes
 // tens of ms) are tried in turn.
 func TestAttack11AnalyzeInterruptedWhileJudgingPrintsNoReport(t *testing.T) {
+	t.Parallel()
 	racebuild.Skip(t, "a search for a moment in a run, which the detector's slowness moves")
 	red, err := os.ReadFile(attack4GreenHAR(t, 500, 100)) // 50,000 calls: red (500 failing)
 	if err != nil {
@@ -136,7 +137,7 @@ func TestAttack11AnalyzeInterruptedWhileJudgingPrintsNoReport(t *testing.T) {
 				if tc.o {
 					args = append([]string{args[0], "-o", report}, args[1:]...)
 				}
-				code := run(ctx, args, out, &errb, withStdin(src))
+				code := run(ctx, args, out, &errb, withTestEnv(t), withStdin(src))
 				returned := time.Now()
 				cancel()
 				intr := clock.get(&clock.interrupt)
@@ -181,6 +182,7 @@ func TestAttack11AnalyzeInterruptedWhileJudgingPrintsNoReport(t *testing.T) {
 // replay exits 130: later; one after the first write: earlier); only an
 // interrupt verified to have come before the first write counts.
 func TestAttack11WhatIfInterruptedAfterReplayPrintsNoResult(t *testing.T) {
+	t.Parallel()
 	racebuild.Skip(t, "a search for a moment in a run, which the detector's slowness moves")
 	b, err := os.ReadFile(attack4GreenHAR(t, 600, 15)) // 9,000 calls: exit 0 when not interrupted
 	if err != nil {
@@ -191,7 +193,7 @@ func TestAttack11WhatIfInterruptedAfterReplayPrintsNoResult(t *testing.T) {
 	out := &attack11Out{clock: clock}
 	never := &attack11InterruptAfterEOF{r: bytes.NewReader(b), delay: time.Hour, cancel: func() {}, clock: clock}
 	var errb bytes.Buffer
-	if code := run(context.Background(), []string{"analyze", "--what-if", "-"}, out, &errb, withStdin(never)); code != 0 {
+	if code := run(context.Background(), []string{"analyze", "--what-if", "-"}, out, &errb, withTestEnv(t), withStdin(never)); code != 0 {
 		t.Fatalf("the what-if itself: exit %d: %s", code, errb.String())
 	}
 	w := clock.get(&clock.firstOut).Sub(clock.get(&clock.eof))
@@ -199,7 +201,7 @@ func TestAttack11WhatIfInterruptedAfterReplayPrintsNoResult(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	at0 := &attack11Out{clock: &attack11Clock{}}
 	errb.Reset()
-	code := run(ctx, []string{"analyze", "--what-if", "--format", "json", "-"}, at0, &errb,
+	code := run(ctx, []string{"analyze", "--what-if", "--format", "json", "-"}, at0, &errb, withTestEnv(t),
 		withStdin(&attack11InterruptAfterEOF{r: bytes.NewReader(b), cancel: cancel, clock: &attack11Clock{}}))
 	cancel()
 	if code != 130 || at0.String() != "" {
@@ -213,7 +215,7 @@ func TestAttack11WhatIfInterruptedAfterReplayPrintsNoResult(t *testing.T) {
 		src := &attack11InterruptAfterEOF{r: bytes.NewReader(b), delay: delay, cancel: cancel, clock: clock}
 		out := &attack11Out{clock: clock}
 		var errb bytes.Buffer
-		code := run(ctx, []string{"analyze", "--what-if", "--format", "json", "-"}, out, &errb, withStdin(src))
+		code := run(ctx, []string{"analyze", "--what-if", "--format", "json", "-"}, out, &errb, withTestEnv(t), withStdin(src))
 		returned := time.Now()
 		cancel()
 		intr, written := clock.get(&clock.interrupt), clock.get(&clock.firstOut)
@@ -264,7 +266,7 @@ func TestAttack11AnalyzeStdinSAZCopyLeftWhenGivenUp(t *testing.T) {
 	defer interrupt()
 	time.AfterFunc(300*time.Millisecond, interrupt)
 	var out, errb syncBuffer
-	code := runBounded(ctx, func() {}, []string{"analyze", "-"}, &out, &errb, withStdin(pr))
+	code := runBounded(ctx, func() {}, []string{"analyze", "-"}, &out, &errb, withTestEnv(t), withStdin(pr))
 	left, _ := filepath.Glob(filepath.Join(tmp, "xblcall-*.saz"))
 	var held []byte
 	if len(left) > 0 {
@@ -289,6 +291,7 @@ func TestAttack11AnalyzeStdinSAZCopyLeftWhenGivenUp(t *testing.T) {
 // at the next read of any trace, and returns ctx's error: no verdict on
 // what was read."
 func TestAttack11AnalyzeInterruptedBetweenDirectoryFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	first, err := os.ReadFile(attack4GreenHAR(t, 10, 10))
 	if err != nil {
@@ -314,7 +317,7 @@ func TestAttack11AnalyzeInterruptedBetweenDirectoryFiles(t *testing.T) {
 	}()
 	report := filepath.Join(t.TempDir(), "report.xml")
 	var out, errb bytes.Buffer
-	code := run(ctx, []string{"analyze", "--format", "junit", "-o", report, dir}, &out, &errb)
+	code := run(ctx, []string{"analyze", "--format", "junit", "-o", report, dir}, &out, &errb, withTestEnv(t))
 	if code != 130 || out.Len() != 0 || !strings.Contains(errb.String(), "interrupted") {
 		t.Errorf("exit %d, stdout %.200q, stderr %q; want 130, nothing, \"interrupted\"", code, out.String(), errb.String())
 	}
@@ -336,6 +339,7 @@ func TestAttack11AnalyzeInterruptedBetweenDirectoryFiles(t *testing.T) {
 // file, made empty before the reading to fail early on a bad path, holds
 // no report).
 func TestAttack11AnalyzeInterruptedEveryFormat(t *testing.T) {
+	t.Parallel()
 	har := attack4GreenHAR(t, 20, 20)
 	sazFile := filepath.Join(t.TempDir(), "t.saz")
 	if err := os.WriteFile(sazFile, attack11SAZ(t, 50), 0o600); err != nil {
@@ -353,7 +357,7 @@ func TestAttack11AnalyzeInterruptedEveryFormat(t *testing.T) {
 					args = append(args, "-o", report)
 				}
 				var out, errb bytes.Buffer
-				code := run(ctx, append(args, trace), &out, &errb)
+				code := run(ctx, append(args, trace), &out, &errb, withTestEnv(t))
 				if code != 130 || out.Len() != 0 || !strings.Contains(errb.String(), "interrupted") {
 					t.Errorf("%s %s -o %v: exit %d, stdout %.100q, stderr %q; want 130, nothing", filepath.Ext(trace), format, o, code, out.String(), errb.String())
 				}

@@ -20,7 +20,7 @@ func attack13Green123(t *testing.T, users, calls int) string {
 	t.Helper()
 	har := attack4GreenHAR(t, users, calls)
 	var out, errb bytes.Buffer
-	if code := run(context.Background(), []string{"analyze", har}, &out, &errb); code != 0 {
+	if code := run(context.Background(), []string{"analyze", har}, &out, &errb, withTestEnv(t)); code != 0 {
 		t.Fatalf("the trace itself: exit %d: %s", code, errb.String())
 	}
 	return har
@@ -40,6 +40,7 @@ func attack13Green123(t *testing.T, users, calls int) string {
 // straight to its file, not through ctxWriter, and run checks ctx only
 // before it.
 func TestAttack13AnalyzeHTMLWrittenAfterInterrupt(t *testing.T) {
+	t.Parallel()
 	har := attack4GreenHAR(t, 300, 20)
 	pr, pw, err := os.Pipe()
 	if err != nil {
@@ -71,7 +72,7 @@ func TestAttack13AnalyzeHTMLWrittenAfterInterrupt(t *testing.T) {
 		after <- len(rest)
 	}()
 	var out, errb bytes.Buffer
-	code := run(ctx, []string{"analyze", "--html", path, har}, &out, &errb)
+	code := run(ctx, []string{"analyze", "--html", path, har}, &out, &errb, withTestEnv(t))
 	pw.Close()
 	n := <-after
 	if n < 0 {
@@ -101,6 +102,7 @@ func TestAttack13AnalyzeHTMLWrittenAfterInterrupt(t *testing.T) {
 // write a self-contained HTML report to this file"; --svg "also draw
 // requests and throttles over time to this SVG file".
 func TestAttack13HTMLAndSVGThroughDanglingLink(t *testing.T) {
+	t.Parallel()
 	har := attack13Green123(t, 5, 5)
 	for _, tc := range []struct {
 		name, flag string
@@ -118,7 +120,7 @@ func TestAttack13HTMLAndSVGThroughDanglingLink(t *testing.T) {
 				t.Skip(err)
 			}
 			var out, errb bytes.Buffer
-			code := run(context.Background(), append(tc.args, link), &out, &errb)
+			code := run(context.Background(), append(tc.args, link), &out, &errb, withTestEnv(t))
 			b, _ := os.ReadFile(target)
 			if code != 0 || !strings.Contains(string(b), tc.want) {
 				t.Errorf("%s LINK (to a file not yet made, in a writable directory): exit %d, stderr %q, %d bytes written through the link; want exit 0 and the report written",
@@ -141,6 +143,7 @@ func TestAttack13HTMLAndSVGThroughDanglingLink(t *testing.T) {
 // written before a long run starts, so a typo does not lose the run. It
 // leaves no trace: ... an existing one is opened and left as it is."
 func TestAttack13FIFOOutputLosesItsReader(t *testing.T) {
+	t.Parallel()
 	har := attack13Green123(t, 300, 20) // judged in tens of ms: the reader has its end-of-file by then
 	for _, tc := range []struct {
 		name string
@@ -168,7 +171,7 @@ func TestAttack13FIFOOutputLosesItsReader(t *testing.T) {
 			}()
 			done := make(chan int, 1)
 			var out, errb syncBuffer
-			go func() { done <- run(context.Background(), append(tc.args, fifo), &out, &errb) }()
+			go func() { done <- run(context.Background(), append(tc.args, fifo), &out, &errb, withTestEnv(t)) }()
 			select {
 			case code := <-done:
 				b := <-got
@@ -247,7 +250,7 @@ func TestAttack13StdinSAZLeavesNoCopy(t *testing.T) {
 				}
 			}}
 			var out, errb bytes.Buffer
-			code := run(ctx, []string{"analyze", "-"}, &out, &errb, withStdin(src))
+			code := run(ctx, []string{"analyze", "-"}, &out, &errb, withTestEnv(t), withStdin(src))
 			after := attack13List123(t, tmp)
 			ok := false
 			for _, c := range tc.codes {
@@ -286,6 +289,7 @@ func attack13List123(t *testing.T, dir string) []string {
 // emptied before that, and is left alone when no report is made";
 // checkWritable "an existing one is opened and left as it is".
 func TestAttack13InterruptedRunKeepsEarlierReports(t *testing.T) {
+	t.Parallel()
 	har := attack4GreenHAR(t, 300, 20)
 	b, err := os.ReadFile(har)
 	if err != nil {
@@ -307,7 +311,7 @@ func TestAttack13InterruptedRunKeepsEarlierReports(t *testing.T) {
 				args = append(args, "--what-if")
 			}
 			var out, errb bytes.Buffer
-			code := run(ctx, append(args, "-"), &out, &errb, withStdin(src))
+			code := run(ctx, append(args, "-"), &out, &errb, withTestEnv(t), withStdin(src))
 			cancel()
 			r, _ := os.ReadFile(report)
 			h, _ := os.ReadFile(html)
@@ -347,23 +351,24 @@ func attack13SlowPipe123(r io.Reader) <-chan []byte {
 // or write first checks ctx"); README/main.go "1 for a failure of the
 // work itself" (a red verdict).
 func TestAttack13UninterruptedReportWhole(t *testing.T) {
+	t.Parallel()
 	har := attack4GreenHAR(t, 400, 10)
 	for _, format := range []string{"text", "json", "junit", "sarif", "html"} {
 		args := []string{"analyze", "-v", "--format", format, har}
 		var want, errb bytes.Buffer
-		wantCode := run(context.Background(), args, &want, &errb)
+		wantCode := run(context.Background(), args, &want, &errb, withTestEnv(t))
 		pr, pw, err := os.Pipe()
 		if err != nil {
 			t.Fatal(err)
 		}
 		got := attack13SlowPipe123(pr)
-		code := run(context.Background(), args, pw, &errb)
+		code := run(context.Background(), args, pw, &errb, withTestEnv(t))
 		pw.Close()
 		b := <-got
 		pr.Close()
 		o := filepath.Join(t.TempDir(), "report")
 		var none bytes.Buffer
-		oCode := run(context.Background(), append([]string{"analyze", "-v", "--format", format, "-o", o}, har), &none, &errb)
+		oCode := run(context.Background(), append([]string{"analyze", "-v", "--format", format, "-o", o}, har), &none, &errb, withTestEnv(t))
 		ob, _ := os.ReadFile(o)
 		if code != wantCode || oCode != wantCode || !bytes.Equal(b, want.Bytes()) || !bytes.Equal(ob, want.Bytes()) || want.Len() < 10000 {
 			t.Errorf("%s: exit %d to a buffer (%d bytes), %d to a slow pipe (%d bytes, same %v), %d to -o (%d bytes, same %v)",
@@ -384,6 +389,7 @@ func TestAttack13UninterruptedReportWhole(t *testing.T) {
 // existing one is opened and left as it is"; RELIABILITY.md "`--html`'s
 // check before the run now creates and removes a file that did not exist".
 func TestAttack13CheckWritableRefusesAndLeavesAsIs(t *testing.T) {
+	t.Parallel()
 	notTrace := filepath.Join(t.TempDir(), "x.har")
 	os.WriteFile(notTrace, []byte(`{"not":"a trace"}`), 0o600)
 	for _, cmd := range [][]string{{"analyze", notTrace, "--html"}, {"simulate", "--svg"}} {
@@ -393,7 +399,7 @@ func TestAttack13CheckWritableRefusesAndLeavesAsIs(t *testing.T) {
 		os.Symlink(sub, filepath.Join(dir, "tosub"))
 		for _, p := range []string{sub, filepath.Join(dir, "tosub"), filepath.Join(dir, "missing", "r.out")} {
 			var out, errb bytes.Buffer
-			code := run(context.Background(), append(append([]string{}, cmd...), p), &out, &errb)
+			code := run(context.Background(), append(append([]string{}, cmd...), p), &out, &errb, withTestEnv(t))
 			ents, _ := os.ReadDir(sub)
 			if code != 2 || len(ents) != 0 || out.Len() != 0 {
 				t.Errorf("%s %s: exit %d, %d entries made in the directory, stdout %.60q, stderr %q; want 2, nothing", cmd[0], p, code, len(ents), out.String(), errb.String())
@@ -412,7 +418,7 @@ func TestAttack13CheckWritableRefusesAndLeavesAsIs(t *testing.T) {
 					args = append(args, "--har", sub)
 				}
 				var out, errb bytes.Buffer
-				code := run(context.Background(), args, &out, &errb)
+				code := run(context.Background(), args, &out, &errb, withTestEnv(t))
 				b, _ := os.ReadFile(f)
 				_, ferr := os.Lstat(fresh)
 				if code != 2 || string(b) != "earlier" || ferr == nil {
@@ -441,6 +447,7 @@ func TestAttack13CheckWritableRefusesAndLeavesAsIs(t *testing.T) {
 // delay after the trace's end is searched for near the end of an
 // uninterrupted run.
 func TestAttack13OutputWrittenAfterInterruptExitsZero(t *testing.T) {
+	t.Parallel()
 	racebuild.Skip(t, "a search for a moment in a run, which the detector's slowness moves")
 	b, err := os.ReadFile(attack13Green123(t, 500, 40)) // 20,000 calls, green
 	if err != nil {
@@ -450,14 +457,14 @@ func TestAttack13OutputWrittenAfterInterruptExitsZero(t *testing.T) {
 	clock := &attack11Clock{}
 	never := &attack11InterruptAfterEOF{r: bytes.NewReader(b), delay: time.Hour, cancel: func() {}, clock: clock}
 	var out, errb bytes.Buffer
-	if code := run(context.Background(), args(filepath.Join(t.TempDir(), "r.json")), &out, &errb, withStdin(never)); code != 0 {
+	if code := run(context.Background(), args(filepath.Join(t.TempDir(), "r.json")), &out, &errb, withTestEnv(t), withStdin(never)); code != 0 {
 		t.Fatalf("uninterrupted: exit %d: %s", code, errb.String())
 	}
 	total := time.Since(clock.get(&clock.eof))
 	// At the trace's end, before the judging: a moment every run has.
 	ctx, cancel := context.WithCancel(context.Background())
 	o0 := filepath.Join(t.TempDir(), "r.json")
-	code := run(ctx, args(o0), &out, &errb, withStdin(&attack11InterruptAfterEOF{r: bytes.NewReader(b), cancel: cancel, clock: &attack11Clock{}}))
+	code := run(ctx, args(o0), &out, &errb, withTestEnv(t), withStdin(&attack11InterruptAfterEOF{r: bytes.NewReader(b), cancel: cancel, clock: &attack11Clock{}}))
 	cancel()
 	if _, err := os.Stat(o0); code != 130 || err == nil {
 		t.Errorf("interrupted at the trace's end: exit %d, -o written: %v; want 130, no -o file", code, err == nil)
@@ -469,7 +476,7 @@ func TestAttack13OutputWrittenAfterInterruptExitsZero(t *testing.T) {
 		src := &attack11InterruptAfterEOF{r: bytes.NewReader(b), delay: delay, cancel: cancel, clock: clock}
 		o := filepath.Join(t.TempDir(), "r.json")
 		var out, errb bytes.Buffer
-		code := run(ctx, args(o), &out, &errb, withStdin(src))
+		code := run(ctx, args(o), &out, &errb, withTestEnv(t), withStdin(src))
 		returned := time.Now()
 		cancel()
 		intr := clock.get(&clock.interrupt)

@@ -29,6 +29,7 @@ func attack3CLIEntry(t time.Time, status int) string {
 // past 90 % of the limit (analyze/judge.go windows), so the 300 calls are
 // split between [0 s, 300 s) and [300 s, 600 s).
 func TestAttack3AnalyzeCertificationSpanExitZero(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 3, 1, 20, 0, 0, 0, time.UTC)
 	var es []string
 	for i := range 28 {
@@ -44,7 +45,7 @@ func TestAttack3AnalyzeCertificationSpanExitZero(t *testing.T) {
 	}
 	for _, format := range []string{"text", "json", "junit", "sarif"} {
 		var out, errb bytes.Buffer
-		code := run(context.Background(), []string{"analyze", "--format", format, p}, &out, &errb)
+		code := run(context.Background(), []string{"analyze", "--format", format, p}, &out, &errb, withTestEnv(t))
 		if code != 1 {
 			t.Errorf("--format %s: exit %d, want 1 (red: a 300 s span holds 300 profile calls)\n%s", format, code, errb.String())
 		}

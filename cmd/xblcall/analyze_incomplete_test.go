@@ -15,6 +15,7 @@ import (
 // (after.inputs); the text printed the traces' gaps alone, so it said
 // "incomplete with fgrl" and never why. The text says what the JSON says.
 func TestWhatIfTextNamesIncompleteAfter(t *testing.T) {
+	t.Parallel()
 	trace := analyze.Input{Name: "a.har", Calls: 10}
 	replayed := analyze.Input{Name: "what-if replay", ProblemCount: 4, Problems: []analyze.Problem{{Index: 6, Offset: -1,
 		Reason: "4 calls replayed without their query or request body, past 256 MiB of distinct requests"}}}

@@ -38,6 +38,7 @@ func (c *cancelAfter) Read(p []byte) (int, error) {
 // read first: an interrupted what-if of a 60,000-call HAR ended 2 s after
 // the interrupt, as late as one that ran whole.
 func TestAnalyzeInterruptedStopsReading(t *testing.T) {
+	t.Parallel()
 	har := attack4GreenHAR(t, 300, 40) // 12,000 calls, 2.6 MB
 	b, err := os.ReadFile(har)
 	if err != nil {
@@ -59,7 +60,7 @@ func TestAnalyzeInterruptedStopsReading(t *testing.T) {
 				defer cancel()
 				src := &cancelAfter{r: bytes.NewReader(in.data), after: len(in.data) / 4, cancel: cancel}
 				var out, errb bytes.Buffer
-				code := run(ctx, append(what, "-"), &out, &errb, withStdin(src))
+				code := run(ctx, append(what, "-"), &out, &errb, withTestEnv(t), withStdin(src))
 				if code != 130 || out.Len() != 0 || !strings.Contains(errb.String(), "interrupted") {
 					t.Errorf("exit %d, stdout %.200q, stderr %q; want 130, nothing, \"interrupted\"", code, out.String(), errb.String())
 				}
@@ -74,7 +75,7 @@ func TestAnalyzeInterruptedStopsReading(t *testing.T) {
 				cancel() // interrupted before the first read
 				report := t.TempDir() + "/report"
 				var out, errb bytes.Buffer
-				code := run(ctx, append(what, "-o", report, file), &out, &errb)
+				code := run(ctx, append(what, "-o", report, file), &out, &errb, withTestEnv(t))
 				if code != 130 || out.Len() != 0 || !strings.Contains(errb.String(), "interrupted") {
 					t.Errorf("exit %d, stdout %.200q, stderr %q; want 130, nothing, \"interrupted\"", code, out.String(), errb.String())
 				}

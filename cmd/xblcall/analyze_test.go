@@ -53,6 +53,7 @@ func exampleLimits(t *testing.T) string {
 // red (it keeps calling through 429s), with the example's known figures;
 // through the fgrl transport it is not red and holds no 429.
 func TestAnalyzeRecordedTrace(t *testing.T) {
+	t.Parallel()
 	limitsFile := exampleLimits(t)
 	trace := recordHAR(t, "naive")
 	b, _ := os.ReadFile(trace)
@@ -104,6 +105,7 @@ func entry(at float64, url, user string, status int, retryAfter string) map[stri
 
 // TestAnalyzeExitCodes: 0 green or yellow, 1 red, 2 usage or input error.
 func TestAnalyzeExitCodes(t *testing.T) {
+	t.Parallel()
 	green := harOf(t, []map[string]any{entry(0, "https://social.xboxlive.com/users/me/people", "1", 200, "")})
 	yellow := harOf(t, []map[string]any{entry(0, "https://social.xboxlive.com/users/me/people", "1", 429, "5"),
 		entry(10, "https://social.xboxlive.com/users/me/people", "1", 200, "")})
@@ -144,6 +146,7 @@ func TestAnalyzeExitCodes(t *testing.T) {
 // are read; a bad entry and a file cut short make the verdict incomplete
 // (exit 2), naming the entry and the byte.
 func TestAnalyzeInputs(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	good := entry(0, "https://social.xboxlive.com/users/me/people", "1", 200, "")
 	clean, _ := json.Marshal(map[string]any{"log": map[string]any{"entries": []any{good}}})
@@ -184,7 +187,7 @@ func TestAnalyzeInputs(t *testing.T) {
 		os.WriteFile(stdin, tc.data, 0o644)
 		f, _ := os.Open(stdin)
 		var o, e bytes.Buffer
-		code := run(t.Context(), []string{"analyze", "-"}, &o, &e, withStdin(f))
+		code := run(t.Context(), []string{"analyze", "-"}, &o, &e, withTestEnv(t), withStdin(f))
 		f.Close()
 		if code != tc.code || !strings.Contains(o.String(), "standard input: 1 calls") {
 			t.Errorf("%s on stdin: exit %d, want %d\n%s%s", name, code, tc.code, o.String(), e.String())
@@ -196,6 +199,7 @@ func TestAnalyzeInputs(t *testing.T) {
 // trace's names, and text from the trace is escaped; a userhash that is not
 // one (escape codes in its place) is not kept at all.
 func TestAnalyzeTextFits(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("x", 300)
 	var calls []map[string]any
 	for i := range 30 {
@@ -235,7 +239,7 @@ func TestAnalyzeEndlessStdin(t *testing.T) {
 	defer func(old int64) { maxStdinSAZ = old }(maxStdinSAZ)
 	maxStdinSAZ = 1 << 20
 	var o, e bytes.Buffer
-	code := run(t.Context(), []string{"analyze", "-"}, &o, &e, withStdin(&endlessInput{head: []byte("PK\x03\x04")}))
+	code := run(t.Context(), []string{"analyze", "-"}, &o, &e, withTestEnv(t), withStdin(&endlessInput{head: []byte("PK\x03\x04")}))
 	if code != 2 || !strings.Contains(e.String(), "a .saz on standard input over 1 MiB") {
 		t.Errorf("endless .saz: exit %d\n%s%s", code, o.String(), e.String())
 	}
@@ -246,6 +250,7 @@ func TestAnalyzeEndlessStdin(t *testing.T) {
 // (burst 30, sustain 100, the limits the HAR names), and every call the
 // mock served is a 200.
 func TestSimulateAnalyzeAgree(t *testing.T) {
+	t.Parallel()
 	trace := recordHAR(t, "naive")
 	code, out, errs := xblcall(t, "analyze", "--json", "--trace-limits", trace)
 	var rep analyze.Report
@@ -274,6 +279,7 @@ func TestSimulateAnalyzeAgree(t *testing.T) {
 // and the what-if says that it does so only by refusing 85 % of the calls
 // (before, no line said so); a CI format is refused with --what-if.
 func TestAnalyzeWhatIf(t *testing.T) {
+	t.Parallel()
 	code, out, errs := xblcall(t, "analyze", "--what-if", "../../examples/naive.har")
 	for _, want := range []string{"429s: 53 in the traces, 0 with fgrl (53 avoided)", "verdict: red in the traces (4 failing", "yellow with fgrl (0 failing"} {
 		if !strings.Contains(out, want) {
@@ -319,6 +325,7 @@ func TestAnalyzeWhatIf(t *testing.T) {
 // with the title's User-Agent) is not judged by default, and is with
 // --user-agent naming it: the fallback rule's call-frequency finding.
 func TestAnalyzeUserAgent(t *testing.T) {
+	t.Parallel()
 	var entries []string
 	for i := range 40 {
 		entries = append(entries, fmt.Sprintf(`{"startedDateTime":"2026-03-01T20:00:%02d.%dZ","request":{"method":"GET","url":"https://api.mygame.example.com/matches",
@@ -346,6 +353,7 @@ func TestAnalyzeUserAgent(t *testing.T) {
 // Before, any HAR chose the limits it (and every trace beside it) was
 // judged by: every call "not judged", green, exit 0.
 func TestTraceLimitsOnlyWhenAsked(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	named := `"_fgrlLimits": {"revision": "2020", "source": "x", "rules": [{"service": "none", "hosts": ["nothing.example"], "burst": 1, "sustain": 1}]}, `
 	red := redHAR("")
@@ -382,6 +390,7 @@ func TestTraceLimitsOnlyWhenAsked(t *testing.T) {
 // stays the verdict's (1 for a red trace), where a pipe to tee gives tee's
 // 0; a path that cannot be written is exit 2 before any trace is read.
 func TestAnalyzeOutput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, tc := range []struct {
 		name, format, file string
@@ -413,6 +422,7 @@ func TestAnalyzeOutput(t *testing.T) {
 // trace's 429s. It now names the service in a note and in JSON; the
 // ignored429s example's, which fgrl's pacing explains, get no such note.
 func TestAnalyzeWhatIfUnreproduced429s(t *testing.T) {
+	t.Parallel()
 	var entries []string
 	for i := range 10 {
 		at := time.Date(2026, 3, 1, 20, 0, 0, 0, time.UTC).Add(time.Duration(i) * 23 * time.Second)

@@ -32,6 +32,7 @@ func redHAR(bad string) string {
 // short was judged green with a warning (exit 0), and one with a bad byte
 // too.
 func TestAnalyzeIncomplete(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	red := redHAR("")
 	cut := red[:strings.LastIndex(red, "Retry-After")]
@@ -66,7 +67,7 @@ func TestAnalyzeIncomplete(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var o, e bytes.Buffer
-			code := run(t.Context(), append([]string{"analyze"}, tt.args...), &o, &e, withStdin(strings.NewReader(tt.stdin)))
+			code := run(t.Context(), append([]string{"analyze"}, tt.args...), &o, &e, withTestEnv(t), withStdin(strings.NewReader(tt.stdin)))
 			for _, want := range tt.want {
 				if code != tt.code || !strings.Contains(o.String()+e.String(), want) {
 					t.Errorf("exit %d, want %d and %q in:\n%.3000s%s", code, tt.code, want, o.String(), e.String())
@@ -147,6 +148,7 @@ func liveHeap() uint64 {
 // as a file. The heap is sampled after a collection at each MiB read, and
 // as the report is written.
 func TestAnalyzeStdinMemory(t *testing.T) {
+	// Serial: it measures the process's heap.
 	entry := `{"startedDateTime":"2026-03-01T20:00:00.5Z","request":{"method":"GET","url":"https://social.xboxlive.com/users/xuid(2533274791234567)/people?n=1",` +
 		`"headers":[{"name":"Authorization","value":"XBL3.0 x=7;REDACTED"},{"name":"Accept","value":"application/json"}]},"response":{"status":200,"content":{"size":0}}},`
 	csvHead := "v1510\n\"Host\",\"Uri\",\"XboxUserId\",\"MultiplayerCorrelationId\",\"RequestHeaders\",\"RequestBody\",\"ResponseHeaders\",\"ResponseBody\",\"HttpStatusCode\",\"EllapsedCallTimeMs\",\"ReqTimeUTC\",\"IsGet\"\n"
@@ -182,7 +184,7 @@ func TestAnalyzeStdinMemory(t *testing.T) {
 			}
 			base := liveHeap()
 			s := &heapSampler{r: in, w: io.Discard, next: 1 << 20}
-			code := run(t.Context(), []string{"analyze", "-"}, s, io.Discard, withStdin(s))
+			code := run(t.Context(), []string{"analyze", "-"}, s, io.Discard, withTestEnv(t), withStdin(s))
 			perByte := float64(s.peak-min(s.peak, base)) / float64(size)
 			t.Logf("%.1f MiB: %.4f bytes of heap per input byte, at most %.2f MiB", float64(size)/(1<<20), perByte, float64(s.peak-min(s.peak, base))/(1<<20))
 			if code > 1 || perByte > tt.bound {
@@ -222,6 +224,7 @@ func sazFile(t *testing.T, n int) *os.File {
 // is incomplete, exit 2, naming the file and the byte after the version
 // line. Before, it was read whole with no row: green, exit 0.
 func TestAnalyzeHeaderQuoteIncomplete(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	green := filepath.Join(dir, "green.har")
 	os.WriteFile(green, []byte(`{"log": {"entries": [{"startedDateTime": "2026-03-01T20:00:00Z", "request": {"method": "GET",

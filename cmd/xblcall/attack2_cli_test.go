@@ -24,6 +24,7 @@ import (
 // replaced by a regular file (as root, --ca-out /dev/stdout would have
 // replaced /dev/stdout for every program).
 func TestWriteThroughLinkToSpecialFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
@@ -36,7 +37,7 @@ func TestWriteThroughLinkToSpecialFile(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	var out, errs bytes.Buffer
-	code := run(ctx, []string{"mock", "--addr", "127.0.0.1:0", "--ca-out", link}, &out, &errs)
+	code := run(ctx, []string{"mock", "--addr", "127.0.0.1:0", "--ca-out", link}, &out, &errs, withTestEnv(t))
 	fi, err := os.Lstat(link)
 	if code != 2 || err != nil || fi.Mode().Type() != os.ModeSymlink {
 		t.Errorf("--ca-out a link to a FIFO: exit %d (%s), the link now %v %v; want exit 2, the link kept", code, errs.String(), fi.Mode(), err)
@@ -59,6 +60,7 @@ func (w *slowWriter) Write(p []byte) (int, error) {
 // exit 0. Before: exit 1, "the answer's body took longer than 500ms", the
 // body cut short.
 func TestSlowStdoutNotCutAsTrickle(t *testing.T) {
+	t.Parallel()
 	body := strings.Repeat("x", 256<<10)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte(body))
@@ -69,7 +71,7 @@ func TestSlowStdoutNotCutAsTrickle(t *testing.T) {
 	var out slowWriter
 	var errs bytes.Buffer
 	code := run(ctx, []string{"call", "--via", srv.URL, "--token", "XBL3.0 x=1;t", "--attempt-timeout", "500ms",
-		"https://profile.xboxlive.com/users/me/profile/settings"}, &out, &errs)
+		"https://profile.xboxlive.com/users/me/profile/settings"}, &out, &errs, withTestEnv(t))
 	if code != 0 || !strings.Contains(out.b.String(), body) {
 		t.Errorf("a fast body to a slow output: exit %d, %d bytes printed of %d: %s", code, out.b.Len(), len(body), clip(errs.String()))
 	}
@@ -81,6 +83,7 @@ func TestSlowStdoutNotCutAsTrickle(t *testing.T) {
 // route), or a verdict whose failures are null, checked nothing this can
 // see. Before: "ok", exit 0, with and without --json.
 func TestCheckAnswerThatIsNoVerdict(t *testing.T) {
+	t.Parallel()
 	for _, body := range []string{`{"ok":true}`, `{"ok":true,"failures":null}`, `{"ok":true,"status":"healthy"}`} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			io.Copy(io.Discard, r.Body)
@@ -100,6 +103,7 @@ func TestCheckAnswerThatIsNoVerdict(t *testing.T) {
 // clock judges no call and passes nothing. Before: the mock had answered a
 // 429, and check --no-429 --since an hour ahead printed ok, exit 0.
 func TestCheckSinceInTheFuture(t *testing.T) {
+	t.Parallel()
 	base, _ := startMock(t)
 	req, _ := http.NewRequest("PUT", base+"/_fgrl/api/faults", strings.NewReader(`{"services":[{"service":"social","status":429}]}`))
 	resp, err := http.DefaultClient.Do(req)
@@ -124,6 +128,7 @@ func TestCheckSinceInTheFuture(t *testing.T) {
 // encoding/json writes <, > and & as \u003c, \u003e, \u0026). Before:
 // "the mock answered 401: {\"auth\":\"Bearer s3cret\u003c\u0026\u003eTOKEN\"}".
 func TestCheckErrorHoldsNoEscapedAdminToken(t *testing.T) {
+	t.Parallel()
 	const secret = "s3cret<&>TOKEN"
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := json.Marshal(map[string]string{"auth": r.Header.Get("Authorization")})

@@ -15,6 +15,7 @@ import (
 // escapes it. Before: the error path redacted it, but a verdict's
 // failures and --json's raw answer were printed as they came.
 func TestCheckVerdictHoldsNoAdminToken(t *testing.T) {
+	t.Parallel()
 	const secret = "s3cret<&>TOKEN"
 	for _, status := range []int{200, 422} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -43,6 +44,7 @@ func TestCheckVerdictHoldsNoAdminToken(t *testing.T) {
 // keys without case and takes the last, jq and others read "ok" itself.
 // Before: exit 0, printing ok, for {"ok":false,"failures":["a 429"],"OK":true,"Failures":[]}.
 func TestCheckCaseFoldedVerdictNoPass(t *testing.T) {
+	t.Parallel()
 	body := `{"ok":false,"failures":["a 429"],"OK":true,"Failures":[]}`
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
@@ -62,6 +64,7 @@ func TestCheckCaseFoldedVerdictNoPass(t *testing.T) {
 // failures list, or with failures, or "ok":true beside "OK":false (Go reads
 // the last, jq the first) was printed as it came, reading as a pass.
 func TestCheckJSONSaysNoPassOnDoubt(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		status int
 		body   string
@@ -98,6 +101,7 @@ func TestCheckJSONSaysNoPassOnDoubt(t *testing.T) {
 // never printed, though a server at --mock echoes the request's URL in an
 // error or a verdict.
 func TestCheckHoldsNoQueryToken(t *testing.T) {
+	t.Parallel()
 	for _, status := range []int{401, 200, 422} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			io.Copy(io.Discard, r.Body)
@@ -125,6 +129,7 @@ func TestCheckHoldsNoQueryToken(t *testing.T) {
 // not, TestCheckErrorHoldsNoAdminToken). Before: "the proxy at ... answered
 // 401: {"auth":"Bearer ps3cret..."}".
 func TestProxyStatusHoldsNoAccessToken(t *testing.T) {
+	t.Parallel()
 	const secret = "ps3cret<&>TOKEN"
 	for _, escaped := range []bool{false, true} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

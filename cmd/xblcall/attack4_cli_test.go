@@ -54,6 +54,7 @@ func attack4EchoServer(t *testing.T) *httptest.Server {
 // answer: a service that echoes the token has it printed. Without -v the
 // same call prints no token.
 func TestAttack4CallVerbose429HoldsNoToken(t *testing.T) {
+	t.Parallel()
 	srv := attack4EchoServer(t)
 	code, out, errs := attack4Run("call", "-v", "--no-retry", "--token", attack4Token, srv.URL+"/429")
 	if code != 1 {
@@ -67,6 +68,7 @@ func TestAttack4CallVerbose429HoldsNoToken(t *testing.T) {
 // held: the same 429 without -v prints no token (the ThrottleError is
 // scrubbed); exit 1.
 func TestAttack4Call429HoldsNoTokenWithoutVerbose(t *testing.T) {
+	t.Parallel()
 	srv := attack4EchoServer(t)
 	code, out, errs := attack4Run("call", "--no-retry", "--token", attack4Token, srv.URL+"/429")
 	if code != 1 || strings.Contains(out+errs, "SECRETTOKENVALUE") {
@@ -103,6 +105,7 @@ func TestAttack4CallCutBodyIsNoSuccess(t *testing.T) {
 // access_token in its query quote neither (RELIABILITY.md "Secrets":
 // "the URL without its user info or its query's credentials").
 func TestAttack4CallURLSecretsNotInErrors(t *testing.T) {
+	t.Parallel()
 	for _, v := range []string{"", "-v"} {
 		args := []string{"call", "--no-retry", "--token", attack4Token, "http://u:PASSWSECRET@127.0.0.1:1/x?access_token=QUERYSECRET"}
 		if v != "" {
@@ -118,6 +121,7 @@ func TestAttack4CallURLSecretsNotInErrors(t *testing.T) {
 // held: a --token with CR LF in it is refused by net/http without its
 // value being quoted (call.go:50).
 func TestAttack4CallTokenWithNewlineNotQuoted(t *testing.T) {
+	t.Parallel()
 	srv := attack4EchoServer(t)
 	code, out, errs := attack4Run("call", "--no-retry", "-v", "--token", "XBL3.0 x=1;SECRET\r\nPART", srv.URL+"/")
 	if code != 1 || strings.Contains(out+errs, "SECRET") || strings.Contains(out+errs, "PART") {
@@ -134,6 +138,7 @@ func TestAttack4CallTokenWithNewlineNotQuoted(t *testing.T) {
 // gone. The report should never destroy the input it judges: refuse an
 // output that is one of the inputs, or write it only after they are read.
 func TestAttack4AnalyzeOutputSameAsInputKeepsTrace(t *testing.T) {
+	t.Parallel()
 	src, err := os.ReadFile("../../examples/naive.har")
 	if err != nil {
 		t.Fatal(err)
@@ -152,6 +157,7 @@ func TestAttack4AnalyzeOutputSameAsInputKeepsTrace(t *testing.T) {
 // held: an -o report already there is left alone when the trace does not
 // exist (exit 2).
 func TestAttack4AnalyzeMissingInputKeepsOldReport(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	rep := filepath.Join(dir, "r.json")
 	os.WriteFile(rep, []byte("OLD"), 0o600)
@@ -179,6 +185,7 @@ func attack4Entry(at time.Time, user, url string, status int, ra string) string 
 // second, the 429s counted; and over calls whose times run backward it
 // ends too.
 func TestAttack4WhatIfHugeRetryAfterFailsClosed(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 3, 1, 20, 0, 0, 0, time.UTC)
 	var huge, back []string
 	for i := 0; i < 60; i++ {
@@ -210,6 +217,7 @@ func TestAttack4WhatIfHugeRetryAfterFailsClosed(t *testing.T) {
 // holds the call (and each call of a load run) for 292 years. The flag
 // should be refused past 5 min, or the body bound capped alike.
 func TestAttack4AttemptTimeoutBoundsTheBody(t *testing.T) {
+	t.Parallel()
 	o := new(callOpts)
 	if err := callFlags(o).Parse([]string{"--attempt-timeout", "2562047h"}); err != nil {
 		t.Fatal(err)

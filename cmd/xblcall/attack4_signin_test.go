@@ -31,9 +31,10 @@ import (
 // real sign-in's credentials should go only where it was made (the
 // Microsoft and Xbox hosts), never to a mock address it was not made with.
 func TestAttack4RealSignInNotSentToEnvMock(t *testing.T) {
+	t.Parallel()
 	cfg := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", cfg)
-	t.Setenv("XBL_TOKEN", "")
+	setConfigDir(t, cfg)
+	setenv(t, "XBL_TOKEN", "")
 	const refresh = "REALREFRESHTOKENSECRET"
 	const access = "REALMSAACCESSTOKENSECRET"
 	st := stored{ClientID: "00000000-0000-0000-0000-000000000001", RelyingParty: "http://xboxlive.com", Sandbox: "RETAIL",
@@ -58,7 +59,7 @@ func TestAttack4RealSignInNotSentToEnvMock(t *testing.T) {
 	defer srv.Close()
 	var out, errb bytes.Buffer
 	code := run(context.Background(), []string{"call", "--no-retry", "https://profile.xboxlive.com/users/me/profile/settings?settings=Gamertag"},
-		&out, &errb, func(e *env) {
+		&out, &errb, withTestEnv(t), func(e *env) {
 			e.getenv = func(k string) string {
 				if k == mockEnv {
 					return srv.URL

@@ -19,6 +19,7 @@ import (
 // read whole, its sessions without an answer, and exits 0: a gate passes
 // two 429s in a row.
 func TestAttackAnalyzeSAZBackslashAnswersExitZero(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 3, 1, 20, 0, 0, 0, time.UTC)
 	write := func(name, answer string) string {
 		var buf bytes.Buffer
@@ -47,12 +48,12 @@ func TestAttackAnalyzeSAZBackslashAnswersExitZero(t *testing.T) {
 		return p
 	}
 	var out, errb bytes.Buffer
-	if code := run(context.Background(), []string{"analyze", write("control.saz", "raw/%d_s.txt")}, &out, &errb); code != 1 {
+	if code := run(context.Background(), []string{"analyze", write("control.saz", "raw/%d_s.txt")}, &out, &errb, withTestEnv(t)); code != 1 {
 		t.Fatalf("control: two 429s in a row: exit %d, want 1\n%s%s", code, out.String(), errb.String())
 	}
 	out.Reset()
 	errb.Reset()
-	code := run(context.Background(), []string{"analyze", write("hostile.saz", `raw\%d_s.txt`)}, &out, &errb)
+	code := run(context.Background(), []string{"analyze", write("hostile.saz", `raw\%d_s.txt`)}, &out, &errb, withTestEnv(t))
 	t.Logf("exit %d\n%s%s", code, out.String(), errb.String())
 	if code == 0 {
 		t.Errorf("two 429s in a row, their answers stored as raw\\N_s.txt: exit 0 (pass), want 1 or an incomplete trace's exit")

@@ -78,6 +78,7 @@ func TestAttackNoSecretNoEscapeInAnyFormat(t *testing.T) { anAtkNoSecret(t, fals
 func TestAttackPathParamSessionTokenInFindings(t *testing.T) { anAtkNoSecret(t, true) }
 
 func anAtkNoSecret(t *testing.T, pathParam bool) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := filepath.Join(dir, "hostile.har")
 	if err := os.WriteFile(p, []byte(anAtkHostileHAR(t, pathParam)), 0o600); err != nil {
@@ -85,7 +86,7 @@ func anAtkNoSecret(t *testing.T, pathParam bool) {
 	}
 	for _, format := range []string{"text", "json", "junit", "sarif", "html"} {
 		var out, errb bytes.Buffer
-		code := run(context.Background(), []string{"analyze", "-v", "--format", format, p}, &out, &errb)
+		code := run(context.Background(), []string{"analyze", "-v", "--format", format, p}, &out, &errb, withTestEnv(t))
 		all := out.String() + errb.String()
 		if code != 1 {
 			t.Errorf("%s: exit %d, want 1 (red)\n%s", format, code, errb.String())
@@ -120,6 +121,7 @@ func anAtkNoSecret(t *testing.T, pathParam bool) {
 // TestAttackExitCodesOnHostileTraces: a trace holding no entries, one that is
 // gzip, UTF-16 or has a BOM is no pass (exit 2); a red trace exits 1.
 func TestAttackExitCodesOnHostileTraces(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	e := `{"startedDateTime": "2026-03-01T20:00:00Z", "request": {"method": "GET", "url": "https://profile.xboxlive.com/users/me/profile/settings", "headers": [{"name": "Authorization", "value": "XBL3.0 x=1;t"}]}, "response": {"status": 200}}`
 	cases := map[string]string{
@@ -139,7 +141,7 @@ func TestAttackExitCodesOnHostileTraces(t *testing.T) {
 		}
 		for _, format := range []string{"text", "junit", "sarif"} {
 			var out, errb bytes.Buffer
-			code := run(context.Background(), []string{"analyze", "--format", format, p}, &out, &errb)
+			code := run(context.Background(), []string{"analyze", "--format", format, p}, &out, &errb, withTestEnv(t))
 			if code == 0 {
 				t.Errorf("%s (%s): exit 0, a pass: %s%s", name, format, out.String(), errb.String())
 			}

@@ -19,6 +19,7 @@ import (
 // report. Before: a 422 reading ok, an ok listing a failure, a --certify
 // answer with no report or a red one all exited 0 printing "ok".
 func TestCheckVerdictFailsClosed(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name    string
 		status  int
@@ -62,6 +63,7 @@ func TestCheckVerdictFailsClosed(t *testing.T) {
 // TestCheckCertifyNoCalls: a mock that saw no calls cannot be certified
 // (analyze: "the traces hold no calls", exit 2). Before: green, exit 0.
 func TestCheckCertifyNoCalls(t *testing.T) {
+	t.Parallel()
 	url, _ := startMock(t)
 	code, out, errs := xblcall(t, "check", "--mock", url, "--certify")
 	if code != 1 || strings.Contains(out, "ok") {
@@ -73,12 +75,13 @@ func TestCheckCertifyNoCalls(t *testing.T) {
 // 1e300 s after the first, which the limiter waits as forever: a usage
 // error. Before: the run sat at "calls 1/2" until interrupted.
 func TestLoadRateThatNeverEnds(t *testing.T) {
+	t.Parallel()
 	for _, r := range []string{"1e-300", "1e-9"} {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		var out, errs bytes.Buffer
 		start := time.Now()
-		code := run(ctx, []string{"call", "--mock", "-n", "2", "--rate", r, loadURL}, &out, &errs)
+		code := run(ctx, []string{"call", "--mock", "-n", "2", "--rate", r, loadURL}, &out, &errs, withTestEnv(t))
 		if code != 2 || time.Since(start) > 3*time.Second {
 			t.Errorf("--rate %s -n 2: exit %d after %v: %s%s; want exit 2 at once", r, code, time.Since(start), out.String(), errs.String())
 		}
@@ -90,6 +93,7 @@ func TestLoadRateThatNeverEnds(t *testing.T) {
 // Before: renamed over, a PEM file where the FIFO was (as root, /dev/full
 // became a regular file).
 func TestWriteOverSpecialFile(t *testing.T) {
+	t.Parallel()
 	fifo := filepath.Join(t.TempDir(), "fifo")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Skip(err)
@@ -97,7 +101,7 @@ func TestWriteOverSpecialFile(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	var out, errs bytes.Buffer
-	code := run(ctx, []string{"mock", "--addr", "127.0.0.1:0", "--ca-out", fifo}, &out, &errs)
+	code := run(ctx, []string{"mock", "--addr", "127.0.0.1:0", "--ca-out", fifo}, &out, &errs, withTestEnv(t))
 	fi, err := os.Lstat(fifo)
 	if code != 2 || err != nil || fi.Mode().Type() != os.ModeNamedPipe {
 		t.Errorf("--ca-out FIFO: exit %d (%s), the FIFO now %v %v; want exit 2, the FIFO kept", code, errs.String(), fi.Mode(), err)
@@ -109,6 +113,7 @@ func TestWriteOverSpecialFile(t *testing.T) {
 // print the admin token in its error. Before: "the mock answered 401:
 // {\"auth\":\"Bearer <token>\"}" on stderr.
 func TestCheckErrorHoldsNoAdminToken(t *testing.T) {
+	t.Parallel()
 	const secret = "ADMINSECRET0123456789"
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(401)

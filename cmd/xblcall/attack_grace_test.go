@@ -35,7 +35,7 @@ func TestInterruptEndsStuckOpen(t *testing.T) {
 	start := time.Now()
 	done := make(chan int, 1)
 	go func() {
-		done <- runBounded(ctx, stop, []string{"call", "--mock", "-d", "@" + fifo, loadURL}, &out, &errs)
+		done <- runBounded(ctx, stop, []string{"call", "--mock", "-d", "@" + fifo, loadURL}, &out, &errs, withTestEnv(t))
 	}()
 	select {
 	case code := <-done:

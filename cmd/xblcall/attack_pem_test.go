@@ -15,6 +15,7 @@ import (
 // Before: read whole (os.ReadFile; /dev/zero: 1.8 GB resident after 3 s,
 // without end).
 func TestPEMFilesBounded(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"mock", "--addr", "127.0.0.1:0", "--redis", "rediss://127.0.0.1:1/0", "--redis-ca"},
 		{"watch", "presence", "2533274791234567", "--via", "http://127.0.0.1:1", "--ca-cert"},
@@ -44,7 +45,7 @@ func TestPEMFilesBounded(t *testing.T) {
 		}()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		var out, errs bytes.Buffer
-		code := run(ctx, append(args, fifo), &out, &errs)
+		code := run(ctx, append(args, fifo), &out, &errs, withTestEnv(t))
 		cancel()
 		if f, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
 			f.Close() // a writer still waiting for a reader ends

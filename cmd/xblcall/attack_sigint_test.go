@@ -16,6 +16,7 @@ import (
 // the grace. Before: every SIGINT was caught, and the process blocked in
 // open(2) until SIGKILL.
 func TestCtrlCEndsStuckOpen(t *testing.T) {
+	t.Parallel()
 	bin := installXblcall(t)
 	fifo := filepath.Join(t.TempDir(), "fifo")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {

@@ -17,6 +17,7 @@ import (
 // for as long as it trickled (12 s and on, exit 130 at the test's
 // interrupt; up to 64 MiB, a year and more at a byte a second).
 func TestCallEndsOnATrickledBody(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(200)
 		for range 600 {
@@ -38,7 +39,7 @@ func TestCallEndsOnATrickledBody(t *testing.T) {
 		args := append([]string{"call", "--via", srv.URL, "--token", "XBL3.0 x=1;t", "--attempt-timeout", "1s"}, load...)
 		var out, errs bytes.Buffer
 		start := time.Now()
-		code := run(ctx, append(args, "https://profile.xboxlive.com/users/me/profile/settings"), &out, &errs)
+		code := run(ctx, append(args, "https://profile.xboxlive.com/users/me/profile/settings"), &out, &errs, withTestEnv(t))
 		took := time.Since(start)
 		interrupt()
 		if code != 1 || took > 5*time.Second || !strings.Contains(errs.String(), "longer than 1s") {

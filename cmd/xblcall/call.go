@@ -305,7 +305,7 @@ func (o *callOpts) request(ctx context.Context, e *env, url string) (req *http.R
 		if o.silent {
 			told = nil
 		}
-		tok, err := o.storedToken(ctx, told)
+		tok, err := o.storedToken(ctx, e, told)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -342,8 +342,8 @@ func sameVia(a, b string) bool {
 // storedToken signs in with the stored sign-in (xblcall login), whose mock
 // address, if it has one, the call then goes to; a call given another
 // address is refused.
-func (o *callOpts) storedToken(ctx context.Context, stderr io.Writer) (string, error) {
-	st, err := loadSignIn()
+func (o *callOpts) storedToken(ctx context.Context, e *env, stderr io.Writer) (string, error) {
+	st, err := loadSignIn(e)
 	if errors.Is(err, errNotSignedIn) {
 		return "", &exitError{2, errors.New("no token: use --token, XBL_TOKEN, --mock or xblcall login")}
 	}
@@ -379,7 +379,7 @@ func (o *callOpts) storedToken(ctx context.Context, stderr io.Writer) (string, e
 	if err != nil {
 		return "", err
 	}
-	o.signIn = st.signIn(ctx, hc, stderr)
+	o.signIn = st.signIn(ctx, e, hc, stderr)
 	x, err := o.signIn.XboxToken(ctx)
 	if err != nil {
 		return "", err

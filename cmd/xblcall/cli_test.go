@@ -20,6 +20,7 @@ var hint = regexp.MustCompile(`\b(?:run|see) (xblcall help(?: [a-z]+)*)\b`)
 // (a flag error's "run xblcall help limits plan", an unknown command's
 // "run xblcall help", the hints written in its source) runs, and exits 0.
 func TestEveryHintRuns(t *testing.T) {
+	t.Parallel()
 	hints := map[string]bool{}
 	// The hints a flag error gives, for every command of the tree.
 	var walk func(c *cobra.Command)
@@ -72,6 +73,7 @@ func TestEveryHintRuns(t *testing.T) {
 // TestUnknownCommandExits2: a command that does not exist is an error
 // however it is asked for, its help included.
 func TestUnknownCommandExits2(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{{"nosuch"}, {"nosuch", "--help"}, {"help", "nosuch"}, {"limits", "nosuch"}} {
 		if code, _, stderr := xblcall(t, args...); code != 2 || !strings.Contains(stderr, "unknown command") {
 			t.Errorf("xblcall %s: exit %d, %q; want exit 2, unknown command", strings.Join(args, " "), code, stderr)
@@ -81,6 +83,7 @@ func TestUnknownCommandExits2(t *testing.T) {
 
 // TestVersion: --version prints the build's version.
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	code, out, _ := xblcall(t, "--version")
 	if code != 0 || !strings.HasPrefix(out, "xblcall ") || !strings.HasSuffix(out, "\n") {
 		t.Errorf("xblcall --version: exit %d, %q", code, out)
@@ -91,6 +94,7 @@ func TestVersion(t *testing.T) {
 // has any, and its arguments: the flags are listed from the flag set, never
 // written by hand.
 func TestUsageFromFlags(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ args, want string }{
 		{"help call", "usage: xblcall call [flags] URL\n"},
 		{"help limits plan", "usage: xblcall limits plan [flags] SCOPE:EVERY[:COUNT]...\n"},
@@ -106,6 +110,7 @@ func TestUsageFromFlags(t *testing.T) {
 // TestHelpAnalyzeListsEveryRule: `xblcall help analyze` names every rule a
 // report can carry (the list once missed events-burst).
 func TestHelpAnalyzeListsEveryRule(t *testing.T) {
+	t.Parallel()
 	code, out, errs := xblcall(t, "help", "analyze")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)

@@ -12,6 +12,7 @@ import (
 // naming one) is the table's. Before, call sent 1 to every host, so -v
 // printed 1 for profile settings where the table says 2.
 func TestCallContractIsTheTables(t *testing.T) {
+	t.Parallel()
 	doc, err := os.ReadFile("../../docs/CLIENT.md")
 	if err != nil {
 		t.Fatal(err)

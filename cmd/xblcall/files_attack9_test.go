@@ -35,7 +35,7 @@ func attack9cRunWithin(t *testing.T, d time.Duration, args ...string) (int, stri
 	done := make(chan res, 1)
 	go func() {
 		var out, errb bytes.Buffer
-		code := run(context.Background(), args, &out, &errb)
+		code := run(context.Background(), args, &out, &errb, withTestEnv(t))
 		done <- res{code, out.String(), errb.String()}
 	}()
 	select {
@@ -80,7 +80,8 @@ func attack9cHolding(dir, secret string) []string {
 // dotfiles/.signin.json.NNNN, refresh token and all; logout says "signed
 // out" and leaves it, and pointing signin.json at it signs in again.
 func TestAttack9cLogoutLeavesKilledSaveBesideLinkedSignIn(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Parallel()
+	setConfigDir(t, t.TempDir())
 	srv := httptest.NewServer(mock.NewHandler())
 	defer srv.Close()
 	p, st := attack9Login(t, srv.URL)
@@ -148,8 +149,9 @@ func TestAttack9cLogoutLeavesKilledSaveBesideLinkedSignIn(t *testing.T) {
 // with it is unusable. It should be refused at login (or its contents
 // kept), not reported as signed in.
 func TestAttack9cServiceLoginTakesAPipeCAItCannotKeep(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	t.Setenv("XBL_TOKEN", "")
+	t.Parallel()
+	setConfigDir(t, t.TempDir())
+	setenv(t, "XBL_TOKEN", "")
 	dir := t.TempDir()
 	caFile, partner := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "partner.pem")
 	out, _ := servedMock(t, "--addr", "127.0.0.1:0", "--https", "127.0.0.1:0", "--ca-out", caFile,
@@ -189,12 +191,13 @@ func TestAttack9cServiceLoginTakesAPipeCAItCannotKeep(t *testing.T) {
 // given as /dev/fd/N of a pipe is read and makes a pool; a pipe fed 2 MiB
 // and /dev/zero end with "larger than" (bounded, promptly).
 func TestAttack9cHeldPEMFileTakesAPipeBounded(t *testing.T) {
+	t.Parallel()
 	ca, err := tlsca.New()
 	if err != nil {
 		t.Fatal(err)
 	}
 	r, w, _ := os.Pipe()
-	go func() { w.Write(ca.CertPEM()); w.Close() }()
+	go func(w *os.File) { w.Write(ca.CertPEM()); w.Close() }(w) // w is another pipe's below
 	if pool, err := certPool("/dev/fd/" + strconv.Itoa(int(r.Fd()))); err != nil || pool == nil {
 		t.Errorf("certPool of a pipe holding a CA: %v", err)
 	}
@@ -232,7 +235,8 @@ func TestAttack9cHeldPEMFileTakesAPipeBounded(t *testing.T) {
 // others may write (0777): a refresh's save leaves the linked file 0600
 // and ours, the link in place, and no temporary file in either directory.
 func TestAttack9cHeldSaveThroughLinkKeeps0600(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Parallel()
+	setConfigDir(t, t.TempDir())
 	srv := httptest.NewServer(mock.NewHandler())
 	defer srv.Close()
 	p, st := attack9Login(t, srv.URL)
@@ -288,11 +292,12 @@ func TestAttack9cHeldSaveThroughLinkKeeps0600(t *testing.T) {
 // refuses; logout leaves what the link named (none holds a sign-in);
 // login writes nothing into the FIFO and leaves /dev/zero a device.
 func TestAttack9cHeldOddSignInFilesEndPromptly(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(mock.NewHandler())
 	defer srv.Close()
-	t.Setenv("XBL_TOKEN", "")
-	t.Setenv("XBL_CLIENT_ID", "")
-	t.Setenv("XBLCALL_MOCK", "")
+	setenv(t, "XBL_TOKEN", "")
+	setenv(t, "XBL_CLIENT_ID", "")
+	setenv(t, "XBLCALL_MOCK", "")
 	big := filepath.Join(t.TempDir(), "big.json")
 	os.WriteFile(big, append([]byte(`{"clientId":"x","microsoft":{"refresh_token":"`), bytes.Repeat([]byte("a"), 2<<20)...), 0o600)
 	dir := t.TempDir()
@@ -311,8 +316,8 @@ func TestAttack9cHeldOddSignInFilesEndPromptly(t *testing.T) {
 	os.Symlink(fifo, mid)
 	for name, target := range map[string]string{"/dev/zero": "/dev/zero", "2 MiB": big, "directory": dir, "chain to a FIFO": mid} {
 		t.Run(name, func(t *testing.T) {
-			t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-			p := filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "fgrl", "signin.json")
+			setConfigDir(t, t.TempDir())
+			p := filepath.Join(configDirOf(t), "fgrl", "signin.json")
 			os.MkdirAll(filepath.Dir(p), 0o700)
 			os.Symlink(target, p)
 			if code, _, errs, ok := attack9cRunWithin(t, 10*time.Second, "whoami"); ok && code == 0 {

@@ -43,6 +43,7 @@ func attack4GreenHAR(t *testing.T, users, calls int) string {
 // "interrupted" (main.go: "130 when interrupted (Ctrl-C)"), nothing on
 // standard output, no report file: no verdict from a replay cut short.
 func TestAttack4WhatIfInterruptedNoVerdict(t *testing.T) {
+	t.Parallel()
 	har := attack4GreenHAR(t, 1500, 40)
 	// The trace as it is: green, exit 0, so a cut-short run could pass.
 	if code, out, errs := xblcall(t, "analyze", har); code != 0 {
@@ -57,7 +58,7 @@ func TestAttack4WhatIfInterruptedNoVerdict(t *testing.T) {
 				time.AfterFunc(after, cancel)
 				var out, errb bytes.Buffer
 				start := time.Now()
-				code := run(ctx, []string{"analyze", "--what-if", "--format", format, "-o", report, har}, &out, &errb)
+				code := run(ctx, []string{"analyze", "--what-if", "--format", format, "-o", report, har}, &out, &errb, withTestEnv(t))
 				took := time.Since(start)
 				if code != 130 || out.Len() != 0 || !strings.Contains(errb.String(), "interrupted") {
 					t.Errorf("interrupted at %v (returned at %v): exit %d, stdout %q, stderr %q; want 130, nothing, \"interrupted\"", after, took, code, out.String(), errb.String())
@@ -77,6 +78,7 @@ func TestAttack4WhatIfInterruptedNoVerdict(t *testing.T) {
 // output; the HAR it leaves, cut short, is never judged a pass by
 // `xblcall analyze` (exit 0).
 func TestAttack4SimulateInterruptedHARNotAPass(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	pattern := filepath.Join(dir, "p.csv")
 	if err := os.WriteFile(pattern, []byte("0,profile,2533274790000001,2000000\n"), 0o600); err != nil {
@@ -87,7 +89,7 @@ func TestAttack4SimulateInterruptedHARNotAPass(t *testing.T) {
 	defer cancel()
 	time.AfterFunc(300*time.Millisecond, cancel)
 	var out, errb bytes.Buffer
-	code := run(ctx, []string{"simulate", "--pattern", pattern, "--client", "naive", "--json", "--har", har}, &out, &errb)
+	code := run(ctx, []string{"simulate", "--pattern", pattern, "--client", "naive", "--json", "--har", har}, &out, &errb, withTestEnv(t))
 	if code != 130 || out.Len() != 0 || !strings.Contains(errb.String(), "interrupted") {
 		t.Errorf("simulate interrupted: exit %d, stdout %.200q, stderr %q; want 130, nothing, \"interrupted\"", code, out.String(), errb.String())
 	}

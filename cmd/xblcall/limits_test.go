@@ -16,6 +16,7 @@ import (
 // of that poller through fgrl delayed calls). A scope no rule has is
 // refused naming the scopes rules have.
 func TestLimitsPlan(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -47,6 +48,7 @@ func TestLimitsPlan(t *testing.T) {
 // TestLimitsPlanJSON: --json prints the rows, durations as Go duration
 // strings, the mixed interval left out.
 func TestLimitsPlanJSON(t *testing.T) {
+	t.Parallel()
 	code, out, errs := xblcall(t, "limits", "plan", "--json", "social:11s", "profile:1m", "profile:30s:2")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, errs)

@@ -21,6 +21,7 @@ const loadURL = "https://profile.xboxlive.com/users/me/profile/settings?settings
 // no real time. Every call is accounted for, the budget keeps the service's
 // 429s at zero, and the summary's fields agree with each other.
 func TestLoad(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		code, out, errs := xblcall(t, "call", "--mock", "-n", "60", "-c", "4", "--json", loadURL)
 		if code != 0 {
@@ -59,6 +60,7 @@ func TestLoad(t *testing.T) {
 // calls that ended (calls cut short are not counted) and exit 130. Real
 // time: 60 calls at 20 a second, interrupted after half a second.
 func TestLoadInterrupted(t *testing.T) {
+	t.Parallel()
 	for _, asJSON := range []bool{false, true} {
 		t.Run(fmt.Sprint("json=", asJSON), func(t *testing.T) {
 			ctx, interrupt := context.WithTimeout(context.Background(), 500*time.Millisecond)
@@ -68,7 +70,7 @@ func TestLoadInterrupted(t *testing.T) {
 				args = append(args, "--json")
 			}
 			var out, errs bytes.Buffer
-			code := run(ctx, args, &out, &errs)
+			code := run(ctx, args, &out, &errs, withTestEnv(t))
 			if code != 130 || !strings.Contains(errs.String(), "interrupted") {
 				t.Fatalf("exit %d: %s%s", code, out.String(), errs.String())
 			}
@@ -88,6 +90,7 @@ func TestLoadInterrupted(t *testing.T) {
 
 // TestLoadRate: --rate spaces the calls' starts.
 func TestLoadRate(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		start := time.Now()
 		code, out, errs := xblcall(t, "call", "--mock", "-n", "5", "-c", "3", "--rate", "2", loadURL)
@@ -106,6 +109,7 @@ func TestLoadRate(t *testing.T) {
 }
 
 func TestLoadErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		args []string
 		code int
@@ -135,6 +139,7 @@ func TestLoadErrors(t *testing.T) {
 // TestBarClears: the progress bar draws on a terminal and is wiped when the
 // work ends; off a terminal it writes nothing.
 func TestBarClears(t *testing.T) {
+	t.Parallel()
 	var buf strings.Builder
 	b := newBar(&buf, true, 3, "calls", "calls")
 	for range 3 {

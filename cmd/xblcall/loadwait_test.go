@@ -19,6 +19,7 @@ import (
 // lines name the wait and the window while the last 10 wait (before, they
 // counted "30/40" for 15 s and said nothing of why).
 func TestLoadSaysWhatItWaits(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		code, _, errs := xblcall(t, "call", "--mock", "-n", "40", "-c", "4", "https://userpresence.xboxlive.com/users/xuid(2533274791234567)")
 		if code != 0 {
@@ -33,6 +34,7 @@ func TestLoadSaysWhatItWaits(t *testing.T) {
 // TestProgressOnTerminal: on a terminal the bar's description says what
 // the run waits for, and goes back to its name once the wait ends.
 func TestProgressOnTerminal(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		var out lockedBuffer
 		b := newBar(&out, true, 10, "calls", "calls")
@@ -68,6 +70,7 @@ func (l *lockedBuffer) String() string {
 // TestWaitingSays: the wait in words, for each reason, and nothing once it
 // ended.
 func TestWaitingSays(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	full := func() (throttle.Snapshot, error) {
 		return throttle.Snapshot{Counts: throttle.Counts{Sustain: throttle.WindowState{Count: 30, Limit: 30}}}, nil

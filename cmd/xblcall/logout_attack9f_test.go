@@ -20,7 +20,8 @@ import (
 // client id and refresh token: no save of ours wrote it) is not a leftover
 // of our save, yet logout deletes it: it reads "holds a sign-in" as "ours".
 func TestAttack9fLogoutRemovesAnotherAccountsSignInBesideLink(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Parallel()
+	setConfigDir(t, t.TempDir())
 	srv := httptest.NewServer(mock.NewHandler())
 	defer srv.Close()
 	p, st := attack9Login(t, srv.URL)
@@ -55,8 +56,9 @@ func TestAttack9fLogoutRemovesAnotherAccountsSignInBesideLink(t *testing.T) {
 // is taken, stored as an absolute path, and the next command signs in
 // from it.
 func TestAttack9fServiceLoginHeldCASymlinkRelative(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	t.Setenv("XBL_TOKEN", "")
+	// Serial: it changes the working directory (os.Chdir).
+	setConfigDir(t, t.TempDir())
+	setenv(t, "XBL_TOKEN", "")
 	dir := t.TempDir()
 	caFile, partner := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "partner.pem")
 	out, _ := servedMock(t, "--addr", "127.0.0.1:0", "--https", "127.0.0.1:0", "--ca-out", caFile,

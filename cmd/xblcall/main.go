@@ -71,11 +71,13 @@ func runBounded(ctx context.Context, stop func(), args []string, stdout, stderr 
 // runFunc runs a command with its positional arguments.
 type runFunc func(ctx context.Context, e *env, args []string) error
 
-// env is what a command writes to and reads from.
+// env is what a command writes to and reads from, its variables and the
+// user's config directory (where the sign-in is stored).
 type env struct {
 	stdout, stderr io.Writer
 	stdin          io.Reader
 	getenv         func(string) string
+	configDir      func() (string, error)
 	exit           int // a status the help asks for (the help of a command that does not exist)
 }
 
@@ -118,9 +120,9 @@ func (e *exitError) Error() string { return e.err.Error() }
 // run runs xblcall with args and returns its exit status: 0 on success, 1 on
 // failure (with a one-line reason on stderr; a red analysis too), 2 for
 // usage and input errors, 130 when interrupted (Ctrl-C). opts adjust the environment
-// (tests give standard input).
+// (tests give standard input, variables and a config directory).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...func(*env)) int {
-	e := &env{stdout: stdout, stderr: stderr, stdin: os.Stdin, getenv: os.Getenv}
+	e := &env{stdout: stdout, stderr: stderr, stdin: os.Stdin, getenv: os.Getenv, configDir: os.UserConfigDir}
 	for _, o := range opts {
 		o(e)
 	}

@@ -27,11 +27,12 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-// xblcall runs the command with args and returns its exit status and output.
+// xblcall runs the command with args, in t's environment (withTestEnv), and
+// returns its exit status and output.
 func xblcall(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := run(context.Background(), args, &out, &errb)
+	code := run(context.Background(), args, &out, &errb, withTestEnv(t))
 	return code, out.String(), errb.String()
 }
 
@@ -53,6 +54,7 @@ func golden(t *testing.T, name, got string) {
 }
 
 func TestSimulateGolden(t *testing.T) {
+	t.Parallel()
 	code, out, errs := xblcall(t, "simulate")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
@@ -61,6 +63,7 @@ func TestSimulateGolden(t *testing.T) {
 }
 
 func TestSimulateJSON(t *testing.T) {
+	t.Parallel()
 	code, out, _ := xblcall(t, "simulate", "--json", "--client", "fgrl")
 	var res []struct {
 		Client string `json:"client"`
@@ -77,6 +80,7 @@ func TestSimulateJSON(t *testing.T) {
 }
 
 func TestSimulatePatternAndSVG(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	pattern := filepath.Join(dir, "p.csv")
 	os.WriteFile(pattern, []byte("time,service,user,count,spread\n0,profile,1,40,10\n20,presence/write,1,5\n"), 0o644)
@@ -100,6 +104,7 @@ func TestSimulatePatternAndSVG(t *testing.T) {
 }
 
 func TestUsageErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		args []string
 		code int
@@ -133,6 +138,7 @@ func TestUsageErrors(t *testing.T) {
 // that names it, what is wrong with it exits 2 (exitCode, on the one
 // *datafile.Error) and says the file, line and field.
 func TestDataFileErrorsExit2(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := func(name, text string) string {
 		p := filepath.Join(dir, name)
@@ -174,6 +180,7 @@ func TestDataFileErrorsExit2(t *testing.T) {
 }
 
 func TestHelp(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"call", "limits", "mock", "token", "simulate", "analyze", "login", "logout", "whoami"} {
 		for _, args := range [][]string{{"help", name}, {name, "--help"}} {
 			code, out, _ := xblcall(t, args...)
@@ -188,6 +195,7 @@ func TestHelp(t *testing.T) {
 }
 
 func TestToken(t *testing.T) {
+	t.Parallel()
 	code, out, _ := xblcall(t, "token", "--xuid", "1", "--title", "2")
 	if code != 0 || strings.TrimSpace(out) != mock.Token("1", "2") {
 		t.Errorf("token: %d %q", code, out)
@@ -204,6 +212,7 @@ func TestToken(t *testing.T) {
 }
 
 func TestLimits(t *testing.T) {
+	t.Parallel()
 	code, out, _ := xblcall(t, "limits")
 	if code != 0 || !strings.Contains(out, "presence/write") || !strings.Contains(out, "(other hosts)") {
 		t.Errorf("limits: %d\n%s", code, out)
@@ -233,6 +242,7 @@ func TestLimits(t *testing.T) {
 }
 
 func TestCallMock(t *testing.T) {
+	t.Parallel()
 	code, out, errs := xblcall(t, "call", "--mock", "-i", "https://profile.xboxlive.com/users/me/profile/settings?settings=Gamertag")
 	if code != 0 || !strings.Contains(out, "200 OK") || !strings.Contains(out, "\nRateLimit-Policy: ") || !strings.Contains(out, "\nRateLimit: ") || !strings.Contains(out, "MockPlayer") {
 		t.Errorf("call: %d\n%s\n%s", code, out, errs)
@@ -252,6 +262,7 @@ func TestCallMock(t *testing.T) {
 }
 
 func TestCallThrottledReason(t *testing.T) {
+	t.Parallel()
 	err := describe(&throttleErrForTest)
 	if !strings.Contains(err.Error(), "0x801901AD") || !strings.Contains(err.Error(), "refused locally by the budget (no request sent)") {
 		t.Errorf("describe: %v", err)
@@ -259,6 +270,7 @@ func TestCallThrottledReason(t *testing.T) {
 }
 
 func TestMockServes(t *testing.T) {
+	t.Parallel()
 	logged := testMockServes(t)
 	for _, want := range []string{"msg=request method=GET host=social.xboxlive.com path=/users/me/people status=200 scope=social user=",
 		"burst=1 burstLimit=", "sustain=1 sustainLimit="} {
@@ -270,6 +282,7 @@ func TestMockServes(t *testing.T) {
 
 // TestMockLogJSON: --log-format json writes one object a line; off, none.
 func TestMockLogJSON(t *testing.T) {
+	t.Parallel()
 	logged := testMockServes(t, "--log-format", "json")
 	var line struct {
 		Msg, Host, Scope, User string
@@ -289,6 +302,7 @@ func TestMockLogJSON(t *testing.T) {
 
 // TestMockServesRedis: the same, with the counts in Redis.
 func TestMockServesRedis(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	testMockServes(t, "--redis", "redis://"+srv.Addr+"/0")
 	keys, err := srv.Client().Keys(context.Background(), "fgrl:*").Result()
@@ -323,7 +337,9 @@ func startMock(t *testing.T, args ...string) (string, func() (int, string)) {
 	out := &syncBuffer{printed: printed}
 	errb := &syncBuffer{}
 	done := make(chan int, 1)
-	go func() { done <- run(ctx, append([]string{"mock", "--addr", "127.0.0.1:0"}, args...), out, errb) }()
+	go func() {
+		done <- run(ctx, append([]string{"mock", "--addr", "127.0.0.1:0"}, args...), out, errb, withTestEnv(t))
+	}()
 	select {
 	case <-printed:
 	case code := <-done:
@@ -363,6 +379,7 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 func TestCallTraceRedactsSignature(t *testing.T) {
+	t.Parallel()
 	code, _, errs := xblcall(t, "call", "--mock", "-v", "-H", "Signature: very-secret-signature",
 		"https://profile.xboxlive.com/users/me/profile/settings")
 	if code != 0 || strings.Contains(errs, "very-secret-signature") || !strings.Contains(errs, "Signature: REDACTED") {
@@ -374,6 +391,7 @@ func TestCallTraceRedactsSignature(t *testing.T) {
 // wrong, instead of serving 503s; --redis-ca needs a rediss:// URL and a PEM
 // file.
 func TestMockRedisChecks(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t, "--requirepass", "secret")
 	notPEM := filepath.Join(t.TempDir(), "ca.pem")
 	os.WriteFile(notPEM, []byte("not a certificate"), 0o600)
@@ -403,6 +421,7 @@ func TestMockRedisChecks(t *testing.T) {
 // TestSimulateHARErrors: --har records one client, and a path that cannot be
 // written fails before the run.
 func TestSimulateHARErrors(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		args []string
 		code int
@@ -424,9 +443,10 @@ func TestSimulateHARErrors(t *testing.T) {
 // on stderr (silenced by -s), XBL_TOKEN does not override --mock, and a URL
 // no retry can fix fails at once.
 func TestCallLikeCurl(t *testing.T) {
+	t.Parallel()
 	profile := "https://profile.xboxlive.com/users/me/profile/settings?settings=Gamertag"
 	t.Run("body only", func(t *testing.T) {
-		t.Setenv("XBL_TOKEN", "XBL3.0 x=1;not-a-mock-token")
+		setenv(t, "XBL_TOKEN", "XBL3.0 x=1;not-a-mock-token")
 		code, out, errs := xblcall(t, "call", "--mock", profile)
 		if code != 0 || !json.Valid([]byte(out)) {
 			t.Errorf("exit %d, stdout %q (want only JSON), stderr %q", code, out, errs)
@@ -488,6 +508,7 @@ func TestCallLikeCurl(t *testing.T) {
 // flag; a pattern's unknown service lists the valid scopes; an interrupted
 // command exits 130.
 func TestIDsAndInterrupt(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		args []string
 		want string
@@ -508,7 +529,7 @@ func TestIDsAndInterrupt(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var out, errb bytes.Buffer
-	if code := run(ctx, []string{"simulate"}, &out, &errb); code != 130 {
+	if code := run(ctx, []string{"simulate"}, &out, &errb, withTestEnv(t)); code != 130 {
 		t.Errorf("interrupted simulate: exit %d, want 130 (%s)", code, errb.String())
 	}
 }
@@ -516,6 +537,7 @@ func TestIDsAndInterrupt(t *testing.T) {
 // TestCompletion: spf13/cobra's completion scripts, with the values and
 // file kinds each flag takes.
 func TestCompletion(t *testing.T) {
+	t.Parallel()
 	for _, shell := range []string{"bash", "zsh", "fish", "powershell"} {
 		if code, out, errs := xblcall(t, "completion", shell); code != 0 || !strings.Contains(out, "xblcall") {
 			t.Errorf("completion %s: exit %d, stderr %q", shell, code, errs)
@@ -546,6 +568,7 @@ func TestCompletion(t *testing.T) {
 // example gives an xblcall command, is a flag of that command, spelt the
 // same way.
 func TestUsageSpellsFlags(t *testing.T) {
+	t.Parallel()
 	flagRE := regexp.MustCompile(`(?:^|[\s\[|(])(--[a-z][a-z0-9-]*|-[A-Za-z])\b`)
 	callRE := regexp.MustCompile(`xblcall ([a-z]+)([^|;)&\n]*)`)
 	root := newRoot(&env{stdout: io.Discard, stderr: io.Discard})
@@ -585,13 +608,14 @@ func clip(s string) string {
 // (exit 0, "stopped") while a live page's event stream is open; the
 // stream ends with it.
 func TestMockStopsWithLivePage(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	printed := make(chan struct{})
 	out := &syncBuffer{printed: printed}
 	var errb syncBuffer
 	done := make(chan int)
-	go func() { done <- run(ctx, []string{"mock", "--addr", "127.0.0.1:0"}, out, &errb) }()
+	go func() { done <- run(ctx, []string{"mock", "--addr", "127.0.0.1:0"}, out, &errb, withTestEnv(t)) }()
 	<-printed
 	s := out.String()
 	url := strings.Fields(s[strings.Index(s, "http://"):])[0]
@@ -618,6 +642,7 @@ func TestMockStopsWithLivePage(t *testing.T) {
 // container's log). The mock's output holds no secret given on its command
 // line.
 func TestMockAdminToken(t *testing.T) {
+	t.Parallel()
 	const secret = "s3cret-given-on-the-command-line"
 	for _, tt := range []struct {
 		args []string
@@ -633,7 +658,7 @@ func TestMockAdminToken(t *testing.T) {
 			out := &syncBuffer{}
 			var errb syncBuffer
 			done := make(chan int)
-			go func() { done <- run(ctx, append([]string{"mock"}, tt.args...), out, &errb) }()
+			go func() { done <- run(ctx, append([]string{"mock"}, tt.args...), out, &errb, withTestEnv(t)) }()
 			for !strings.Contains(out.String(), "metrics http") {
 				select {
 				case code := <-done:
@@ -655,6 +680,7 @@ func TestMockAdminToken(t *testing.T) {
 
 // TestMockWorld: --world seeds the mock's Config with the file's world.
 func TestMockWorld(t *testing.T) {
+	t.Parallel()
 	o := new(mockOpts)
 	if err := mockFlags(o).Parse([]string{"--world", "../../mock/testdata/world.json"}); err != nil {
 		t.Fatal(err)

@@ -33,6 +33,7 @@ func hitCounter(t *testing.T) (*httptest.Server, *atomic.Int32) {
 // login may not use (off loopback) is a usage error naming the variable.
 // Before, only the flags named a running mock.
 func TestMockAddressFromEnvironment(t *testing.T) {
+	t.Parallel()
 	fromEnv, envHits := hitCounter(t)
 	fromFlag, flagHits := hitCounter(t)
 	profile := "https://profile.xboxlive.com/users/me/profile/settings?settings=Gamertag"
@@ -66,7 +67,7 @@ func TestMockAddressFromEnvironment(t *testing.T) {
 				return ""
 			}
 			var out, errb bytes.Buffer
-			code := run(context.Background(), tt.args, &out, &errb, func(e *env) { e.getenv = getenv })
+			code := run(context.Background(), tt.args, &out, &errb, withTestEnv(t), func(e *env) { e.getenv = getenv })
 			if code != tt.wantCode {
 				t.Errorf("exit %d, want %d: %s", code, tt.wantCode, errb.String())
 			}

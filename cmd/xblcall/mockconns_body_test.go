@@ -15,6 +15,7 @@ import (
 // port, which the tunnel counts on with --max-conns 1, was answered while
 // it lasted). The test waits at most 5 s.
 func TestTunnelUnsentBodyEndsItsConnection(t *testing.T) {
+	t.Parallel()
 	caFile := filepath.Join(t.TempDir(), "ca.pem")
 	out, _ := servedMock(t, "--addr", "127.0.0.1:0", "--ca-out", caFile, "--log-format", "off",
 		"--max-conns", "1", "--idle-timeout", "100ms", "--header-timeout", "100ms", "--body-timeout", "100ms")

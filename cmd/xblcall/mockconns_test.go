@@ -20,6 +20,7 @@ import (
 // --header-timeout 100ms, a tunnel that never starts its TLS handshake.
 // The test waits for each close at most 5 s.
 func TestMockIdleConnections(t *testing.T) {
+	t.Parallel()
 	caFile := filepath.Join(t.TempDir(), "ca.pem")
 	tlsConfig := func(t *testing.T) *tls.Config {
 		return &tls.Config{RootCAs: trusting(t, caFile), ServerName: "profile.xboxlive.com", NextProtos: []string{"http/1.1"}}
@@ -61,6 +62,7 @@ func TestMockIdleConnections(t *testing.T) {
 // TestMockMaxConns: with --max-conns 1, a second client's request is not
 // answered while the first's connection is open, and is once it closes.
 func TestMockMaxConns(t *testing.T) {
+	t.Parallel()
 	out, _ := servedMock(t, "--addr", "127.0.0.1:0", "--log-format", "off", "--max-conns", "1")
 	plain := addrAfter(t, out.String(), "http://")
 	first, second := dialT(t, plain), dialT(t, plain)
@@ -85,9 +87,10 @@ func TestMockMaxConns(t *testing.T) {
 // TestMockConnFlags: --idle-timeout, --header-timeout and --max-conns must
 // be positive.
 func TestMockConnFlags(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{{"--idle-timeout", "0s"}, {"--header-timeout", "-1s"}, {"--max-conns", "-1"}} {
 		var out, errb strings.Builder
-		if code := run(t.Context(), append([]string{"mock", "--addr", "127.0.0.1:0"}, args...), &out, &errb); code != 2 || !strings.Contains(errb.String(), "must be positive") {
+		if code := run(t.Context(), append([]string{"mock", "--addr", "127.0.0.1:0"}, args...), &out, &errb, withTestEnv(t)); code != 2 || !strings.Contains(errb.String(), "must be positive") {
 			t.Errorf("%v: exit %d, %q; want 2 and the rule", args, code, errb.String())
 		}
 	}

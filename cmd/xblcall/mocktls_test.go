@@ -27,7 +27,7 @@ func servedMock(t *testing.T, args ...string) (out, errb *syncBuffer) {
 	ctx, cancel := context.WithCancel(context.Background())
 	out, errb = &syncBuffer{}, &syncBuffer{}
 	done := make(chan int, 1)
-	go func() { done <- run(ctx, append([]string{"mock"}, args...), out, errb) }()
+	go func() { done <- run(ctx, append([]string{"mock"}, args...), out, errb, withTestEnv(t)) }()
 	t.Cleanup(func() {
 		cancel()
 		if code := <-done; code != 0 {
@@ -73,6 +73,7 @@ func trusting(t *testing.T, caFile string) *x509.CertPool {
 // plain port as an HTTPS proxy; CONNECT to another host and a handshake for
 // another host are refused, each with a log line naming it.
 func TestMockHTTPS(t *testing.T) {
+	t.Parallel()
 	caFile := filepath.Join(t.TempDir(), "ca.pem")
 	out, errb := servedMock(t, "--addr", "127.0.0.1:0", "--https", "127.0.0.1:0", "--ca-out", caFile, "--log-format", "off")
 	plain, tlsAddr := addrAfter(t, out.String(), "http://"), addrAfter(t, out.String(), "https://")
@@ -129,6 +130,7 @@ func TestMockHTTPS(t *testing.T) {
 // TestMockHosts: --hosts prints a hosts-file line for every exact host,
 // sign-in hosts included, notes the patterns, and exits.
 func TestMockHosts(t *testing.T) {
+	t.Parallel()
 	code, out, errs := xblcall(t, "mock", "--hosts")
 	for _, want := range []string{"127.0.0.1 profile.xboxlive.com\n", "127.0.0.1 login.live.com\n", "127.0.0.1 xsts.auth.xboxlive.com\n", "# club*.xboxlive.com"} {
 		if !strings.Contains(out, want) {
@@ -143,6 +145,7 @@ func TestMockHosts(t *testing.T) {
 // TestMockCAFlags: a CA kept in files is used (--ca-out writes the same
 // certificate); half a pair and a key other users can read are refused.
 func TestMockCAFlags(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ca, err := tlsca.New()
 	if err != nil {
@@ -176,6 +179,7 @@ func TestMockCAFlags(t *testing.T) {
 // TestReadmeHosts: docs/MOCK.md's list of served hosts is what --hosts
 // prints.
 func TestReadmeHosts(t *testing.T) {
+	t.Parallel()
 	_, out, _ := xblcall(t, "mock", "--hosts")
 	readme, err := os.ReadFile("../../docs/MOCK.md")
 	if err != nil {
@@ -199,6 +203,7 @@ func TestReadmeHosts(t *testing.T) {
 // the --https port under the real name and through the plain port as an
 // HTTPS proxy; through the proxy another host is refused with 403.
 func TestReachEveryHost(t *testing.T) {
+	t.Parallel()
 	var hosts []string
 	for _, h := range mock.NewHandler().Hosts() {
 		if !strings.Contains(h, "*") {
@@ -258,6 +263,7 @@ func TestReachEveryHost(t *testing.T) {
 // TestReadmeEndpoints: docs/MOCK.md's table of the calls the mock answers
 // is what --endpoints prints (generated from the route table).
 func TestReadmeEndpoints(t *testing.T) {
+	t.Parallel()
 	_, out, _ := xblcall(t, "mock", "--endpoints")
 	readme, err := os.ReadFile("../../docs/MOCK.md")
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 // installed (FGRL_REQUIRE_NODE=1: must). Before, the only way was the test
 // fixture mock/testdata/node/resolve.cjs.
 func TestNodePreload(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("node"); err != nil {
 		if os.Getenv("FGRL_REQUIRE_NODE") != "" {
 			t.Fatal("no node on PATH and FGRL_REQUIRE_NODE is set")
@@ -63,6 +64,7 @@ https.get(url, {headers}, (res) => {
 // --https port, on loopback for a listener on every interface; without
 // --https, --node-preload is a usage error.
 func TestNodePreloadFile(t *testing.T) {
+	t.Parallel()
 	hosts := mock.NewHandler().Hosts()
 	for _, tt := range []struct {
 		name     string

@@ -387,6 +387,7 @@ func ap108Plans(t *testing.T) []struct {
 //
 // held: the peaks, what is left, the verdict and the exit status agree.
 func TestAttack5PlanPeaksMatchBruteForce(t *testing.T) {
+	t.Parallel()
 	for _, p := range ap108Plans(t) {
 		code, rows := ap108Plan(t, append(p.f.args(), p.calls...)...)
 		by := map[string][]ap108Call{}
@@ -430,6 +431,7 @@ func TestAttack5PlanPeaksMatchBruteForce(t *testing.T) {
 //
 // held: the verdict is the transport's, for every plan.
 func TestAttack5PlanVerdictThroughTransport(t *testing.T) {
+	t.Parallel()
 	for _, p := range ap108Plans(t) {
 		t.Run(strings.Join(p.calls, ","), func(t *testing.T) {
 			code, _ := ap108Plan(t, append(p.f.args(), p.calls...)...)
@@ -458,6 +460,7 @@ func TestAttack5PlanVerdictThroughTransport(t *testing.T) {
 //
 // held: at FGRL every call goes at once; 1 ms faster some wait.
 func TestAttack5PlanFastestThroughTransport(t *testing.T) {
+	t.Parallel()
 	odd := ap108File(t)
 	for _, tc := range []struct {
 		f    ap108Flags
@@ -499,6 +502,7 @@ func TestAttack5PlanFastestThroughTransport(t *testing.T) {
 //
 // held: PLAIN is the service's fastest.
 func TestAttack5PlanPlainAgainstService(t *testing.T) {
+	t.Parallel()
 	odd := ap108File(t)
 	l, err := limits.Load(odd)
 	if err != nil {
@@ -548,6 +552,7 @@ func TestAttack5PlanPlainAgainstService(t *testing.T) {
 // profile calls a tick (A TICK 2) exactly as profile:20s:2 does; the plan
 // must say to batch them both ways.
 func TestAttack5PlanBatchScopeGivenTwice(t *testing.T) {
+	t.Parallel()
 	for _, tc := range [][2]string{
 		{"profile:20.067s:2", "profile:20.067s"},
 		{"presence/read:1m:2", "presence/read:1m"},
@@ -577,6 +582,7 @@ func TestAttack5PlanBatchScopeGivenTwice(t *testing.T) {
 // share.) The loader now refuses ':' in a service or class: the file is
 // an input error, exit 2, naming the field.
 func TestAttack5PlanScopeWithColon(t *testing.T) {
+	t.Parallel()
 	p := filepath.Join(t.TempDir(), "colon.json")
 	if err := os.WriteFile(p, []byte(`{"revision": "atk", "rules": [{"service": "title:storage", "hosts": ["titlestorage.xboxlive.com"], "burst": 30, "sustain": 300}]}`), 0o644); err != nil {
 		t.Fatal(err)
@@ -597,6 +603,7 @@ func TestAttack5PlanScopeWithColon(t *testing.T) {
 //
 // held: every malformed argument is a clear exit 2.
 func TestAttack5PlanMalformedArguments(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("x", 1<<20)
 	for _, args := range [][]string{
 		{"social"}, {"social:"}, {":10s"}, {":"}, {"::"}, {"social:10s:"}, {"social:10s:0"}, {"social:10s:-1"},
@@ -633,6 +640,7 @@ func TestAttack5PlanMalformedArguments(t *testing.T) {
 //
 // held: linear.
 func TestAttack5PlanManyArgumentsLinear(t *testing.T) {
+	t.Parallel()
 	racebuild.Skip(t, "time figures over 220,000 calls")
 	timeFor := func(n int) time.Duration {
 		args := []string{"limits", "plan", "--json"}
@@ -659,6 +667,7 @@ func TestAttack5PlanManyArgumentsLinear(t *testing.T) {
 //
 // held: they agree.
 func TestAttack5PlanJSONAgreesWithText(t *testing.T) {
+	t.Parallel()
 	for _, p := range ap108Plans(t) {
 		args := append(p.f.args(), p.calls...)
 		_, rows := ap108Plan(t, args...)
@@ -698,6 +707,7 @@ func TestAttack5PlanJSONAgreesWithText(t *testing.T) {
 //
 // held.
 func TestAttack5PlanThroughMock(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		margin time.Duration
 		scope  string
@@ -768,6 +778,7 @@ func TestAttack5PlanThroughMock(t *testing.T) {
 // service refuses 10 of the plain client's calls; through fgrl at the
 // plan's FGRL interval the mock answers 429s.
 func TestAttack5PlanPublisherSustainIgnored(t *testing.T) {
+	t.Parallel()
 	p := filepath.Join(t.TempDir(), "store.json")
 	if err := os.WriteFile(p, []byte(`{"revision": "atk", "rules": [{"service": "collections", "hosts": ["collections.mp.microsoft.com"],
 	 "burst": 100, "sustain": 100, "publisherSustain": 20, "store": true}]}`), 0o644); err != nil {

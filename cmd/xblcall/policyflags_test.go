@@ -12,6 +12,7 @@ import (
 // the same names, and nothing else: --no-retry sends once but keeps the
 // budget's waits (as Policy.NoRetry does), --fail-fast is what never waits.
 func TestPolicyFlags(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		want transport.Policy

@@ -60,6 +60,7 @@ func nodeModules(t *testing.T) string {
 // (its axios sends the proxy requests in absolute form) and the proxy's
 // --fail-fast, gets the same.
 func TestProxyFromOtherLanguages(t *testing.T) {
+	t.Parallel()
 	token := mock.Token("2533274791234567", "1234567890")
 	for _, tc := range []struct {
 		name, tool, script string

@@ -27,7 +27,7 @@ func servedProxy(t *testing.T, args ...string) (addr string, out, errb *syncBuff
 	ctx, cancel := context.WithCancel(context.Background())
 	out, errb = &syncBuffer{}, &syncBuffer{}
 	done := make(chan int, 1)
-	go func() { done <- run(ctx, append([]string{"proxy"}, args...), out, errb) }()
+	go func() { done <- run(ctx, append([]string{"proxy"}, args...), out, errb, withTestEnv(t)) }()
 	t.Cleanup(func() {
 		cancel()
 		if code := <-done; code != 0 {
@@ -108,6 +108,7 @@ func mockNo429(t *testing.T, addr string) {
 // answered 429 by the proxy, marked local; the mock answers no call 429;
 // --status lists the key's budget.
 func TestProxyBurst(t *testing.T) {
+	t.Parallel()
 	mockOut, _ := servedMock(t, "--addr", "127.0.0.1:0", "--log-format", "off")
 	mockAddr := addrAfter(t, mockOut.String(), "http://")
 	caFile := filepath.Join(t.TempDir(), "ca.pem")
@@ -131,6 +132,7 @@ func TestProxyBurst(t *testing.T) {
 // TestProxyFleet: two proxies on one Redis keep one budget: 15 reads at
 // once through each serve 10 in all, and the mock answers none 429.
 func TestProxyFleet(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	mockOut, _ := servedMock(t, "--addr", "127.0.0.1:0", "--log-format", "off")
 	mockAddr := addrAfter(t, mockOut.String(), "http://")
@@ -155,6 +157,7 @@ func TestProxyFleet(t *testing.T) {
 // TestProxyMetrics: with --metrics, /metrics on the proxy's address has the
 // transport's counters.
 func TestProxyMetrics(t *testing.T) {
+	t.Parallel()
 	mockOut, _ := servedMock(t, "--addr", "127.0.0.1:0", "--log-format", "off")
 	caFile := filepath.Join(t.TempDir(), "ca.pem")
 	addr, _, _ := servedProxy(t, "--addr", "127.0.0.1:0", "--via", "http://"+addrAfter(t, mockOut.String(), "http://"),
@@ -177,6 +180,7 @@ func TestProxyMetrics(t *testing.T) {
 // owner only, which --ca-cert and --ca-key then take (the mock's checks);
 // a client trusting the first run's ca.pem reaches the second run.
 func TestProxyCAFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cert, key := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "ca-key.pem")
 	servedProxy(t, "--addr", "127.0.0.1:0", "--ca-out", cert, "--ca-key-out", key, "--log-format", "off")
@@ -198,6 +202,7 @@ func TestProxyCAFiles(t *testing.T) {
 // TestProxyUsageErrors: malformed flags exit 2 naming what is wrong,
 // before anything listens.
 func TestProxyUsageErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	open := filepath.Join(dir, "open-key.pem")
 	os.WriteFile(open, []byte("x"), 0o644)
@@ -235,6 +240,7 @@ func TestProxyUsageErrors(t *testing.T) {
 // printed); with --status, no proxy at the address is a failure (exit 1),
 // not a usage error.
 func TestProxyOffLoopback(t *testing.T) {
+	t.Parallel()
 	if code, out, errs := xblcall(t, "proxy", "--addr", "0.0.0.0:0", "--log-format", "off"); code != 2 || !strings.Contains(errs, "--access-token") {
 		t.Errorf("off loopback without a token: exit %d %q %q, want 2 naming --access-token", code, out, errs)
 	}
@@ -252,6 +258,7 @@ func TestProxyOffLoopback(t *testing.T) {
 // loopback, by any loopback name, or on every address) is a usage error:
 // every call would come back to the proxy.
 func TestProxyViaItself(t *testing.T) {
+	t.Parallel()
 	port := freePort(t)
 	for _, tc := range []struct{ addr, via string }{
 		{"127.0.0.1:" + port, "http://127.0.0.1:" + port},

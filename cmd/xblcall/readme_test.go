@@ -207,6 +207,7 @@ func shellWords(t *testing.T, s string) []string {
 // cmd/xblcall/testdata/rehearsal.yaml). Each must succeed (curl -f: no
 // 4xx or 5xx answer).
 func TestReadmeAdminCalls(t *testing.T) {
+	t.Parallel()
 	curl, err := exec.LookPath("curl")
 	if err != nil {
 		t.Skip("no curl on PATH")

@@ -45,6 +45,7 @@ print(r.json()["profileUsers"][0]["settings"][0]["value"])
 // the mock's check that it answered no call 429. This is the issue's "Done
 // when": curl through xblcall proxy --via <mock> --ca-out ca.pem.
 func TestReadmeProxyBlock(t *testing.T) {
+	t.Parallel()
 	for _, tool := range []string{"bash", "curl", "python3", "node", "go"} {
 		needTool(t, tool)
 	}

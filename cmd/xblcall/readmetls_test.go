@@ -24,6 +24,7 @@ import (
 // background until the next mock or the end; every other line must exit
 // 0. Comment lines and the .NET line (no command) are skipped.
 func TestReadmeTLSBlock(t *testing.T) {
+	t.Parallel()
 	for _, tool := range []string{"bash", "curl", "openssl", "python3", "node", "go"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			if os.Getenv("FGRL_REQUIRE_NODE") != "" {

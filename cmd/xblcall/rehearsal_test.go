@@ -17,6 +17,7 @@ import (
 // outage with 429s, and ignores a 429 on purpose; xblcall check then fails
 // with exit status 1 and the analyzer's finding.
 func TestRehearsalFromNode(t *testing.T) {
+	t.Parallel()
 	node, err := exec.LookPath("node")
 	if err != nil {
 		if os.Getenv("FGRL_REQUIRE_NODE") != "" {
@@ -62,6 +63,7 @@ func TestRehearsalFromNode(t *testing.T) {
 
 // TestCheckUsage: xblcall check refuses what it cannot ask.
 func TestCheckUsage(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{{"check"}, {"check", "--expect", "nothing"}, {"check", "--expect", "host=-1"}, {"check", "--no-429", "--since", "yesterday"}} {
 		if code, _, errs := xblcall(t, args...); code != 2 || errs == "" {
 			t.Errorf("xblcall %v: exit %d %q, want 2", args, code, errs)

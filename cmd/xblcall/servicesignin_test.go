@@ -20,8 +20,9 @@ import (
 // service-auth call the multiplayer service takes; a key file others can
 // read is refused.
 func TestLoginServiceThenCall(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	t.Setenv("XBL_TOKEN", "")
+	t.Parallel()
+	setConfigDir(t, t.TempDir())
+	setenv(t, "XBL_TOKEN", "")
 	dir := t.TempDir()
 	caFile, partner := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "partner.pem")
 	out, _ := servedMock(t, "--addr", "127.0.0.1:0", "--https", "127.0.0.1:0", "--ca-out", caFile,
@@ -35,7 +36,7 @@ func TestLoginServiceThenCall(t *testing.T) {
 	if code != 0 || !strings.Contains(sout, "signed in as the service of") {
 		t.Fatalf("login --service: exit %d\n%s%s", code, sout, serr)
 	}
-	b, _ := os.ReadFile(filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "fgrl", "signin.json"))
+	b, _ := os.ReadFile(filepath.Join(configDirOf(t), "fgrl", "signin.json"))
 	if strings.Contains(string(b), "PRIVATE KEY") || strings.Contains(string(b), "XBL3.0") {
 		t.Errorf("the stored sign-in holds a key or a token: %s", b)
 	}
@@ -68,8 +69,9 @@ func TestLoginServiceThenCall(t *testing.T) {
 // session request 401, and the call renews the service's token and is
 // answered by the mock (its 404 for a session nobody made).
 func TestServiceCallRenewsOn401(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	t.Setenv("XBL_TOKEN", "")
+	t.Parallel()
+	setConfigDir(t, t.TempDir())
+	setenv(t, "XBL_TOKEN", "")
 	dir := t.TempDir()
 	caFile, partner, script := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "partner.pem"), filepath.Join(dir, "script.yaml")
 	os.WriteFile(script, []byte("rules:\n  - name: token refused once\n    match: {host: sessiondirectory.xboxlive.com}\n    then: mock\n    answers:\n      - {status: 401}\n"), 0o600)
@@ -92,6 +94,7 @@ func TestServiceCallRenewsOn401(t *testing.T) {
 // X-tokens, signed calls taken, and an unsigned call and one signed over
 // another path refused.
 func TestServiceSignInFromNode(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("node"); err != nil {
 		if os.Getenv("FGRL_REQUIRE_NODE") != "" {
 			t.Fatal("node is missing")

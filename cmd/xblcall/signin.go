@@ -67,7 +67,7 @@ func logoutCommand(e *env) *cobra.Command {
 			if len(args) > 0 {
 				return &exitError{2, errors.New("logout takes no arguments")}
 			}
-			if err := withSignInLock(ctx, e.stderr, false, forgetSignIn); err != nil {
+			if err := withSignInLock(ctx, e, e.stderr, false, forgetSignIn); err != nil {
 				return err
 			}
 			fmt.Fprintln(e.stdout, "signed out")
@@ -165,13 +165,13 @@ func (o *loginOpts) run(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	st := &stored{ClientID: o.clientID, RelyingParty: o.relyingParty, Sandbox: o.sandbox, Via: o.via, Microsoft: tok}
-	s := st.signIn(ctx, hc, e.stderr)
+	s := st.signIn(ctx, e, hc, e.stderr)
 	x, err := s.XboxToken(ctx)
 	if err != nil {
 		return err
 	}
 	st.Microsoft = s.MicrosoftToken()
-	if err := st.save(ctx, e.stderr); err != nil {
+	if err := st.save(ctx, e, e.stderr); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "signed in as %s (XUID %s); token valid until %s\n", safetext.Clip(x.Gamertag, 40),
@@ -184,7 +184,7 @@ func (o *loginOpts) run(ctx context.Context, e *env, args []string) error {
 // that ran across a logout, or a login since, does not bring its own back.
 // A save waits for the sign-in's lock no longer than ctx, the command's,
 // and tells w when it waits.
-func (st *stored) signIn(ctx context.Context, hc *http.Client, w io.Writer) *client.SignIn {
+func (st *stored) signIn(ctx context.Context, e *env, hc *http.Client, w io.Writer) *client.SignIn {
 	s := &client.SignIn{OAuth: client.MicrosoftOAuth(st.ClientID), Microsoft: st.Microsoft}
 	s.HTTPClient, s.RelyingParty, s.Sandbox = hc, st.RelyingParty, st.Sandbox
 	var mu sync.Mutex
@@ -196,8 +196,8 @@ func (st *stored) signIn(ctx context.Context, hc *http.Client, w io.Writer) *cli
 		// Best effort: the next run refreshes again if this fails. The
 		// check and the write hold the sign-in's lock, so that a logout
 		// or a login cannot come between them.
-		withSignInLock(ctx, w, false, func(p string) error {
-			if cur, err := loadSignIn(); err != nil || !cur.same(st, prev) {
+		withSignInLock(ctx, e, w, false, func(p string) error {
+			if cur, err := loadSignIn(e); err != nil || !cur.same(st, prev) {
 				return nil
 			}
 			signInChecked()
@@ -214,9 +214,9 @@ func (cur *stored) same(st *stored, prev *oauth2.Token) bool {
 	return cur.sameAccount(st) && cur.Microsoft != nil && prev != nil && cur.Microsoft.RefreshToken == prev.RefreshToken
 }
 
-// signInPath is where the sign-in is stored.
-func signInPath() (string, error) {
-	dir, err := os.UserConfigDir()
+// signInPath is where the sign-in is stored: in e's config directory.
+func signInPath(e *env) (string, error) {
+	dir, err := e.configDir()
 	if err != nil {
 		return "", fmt.Errorf("no config directory for the sign-in: %w", err)
 	}
@@ -224,8 +224,8 @@ func signInPath() (string, error) {
 }
 
 // save writes the sign-in, readable by its owner only, holding its lock.
-func (st *stored) save(ctx context.Context, w io.Writer) error {
-	return withSignInLock(ctx, w, true, st.writeTo)
+func (st *stored) save(ctx context.Context, e *env, w io.Writer) error {
+	return withSignInLock(ctx, e, w, true, st.writeTo)
 }
 
 // signInChecked is called by a refresh between its check of the stored
@@ -244,7 +244,7 @@ const staleLock = 30 * time.Second
 // of it, its end above all.
 const maxPath = 4096
 
-// withSignInLock runs fn with the stored sign-in's path p while holding
+// withSignInLock runs fn with the path p of e's stored sign-in while holding
 // its lock: a file beside it (p + ".lock", made with O_EXCL) that every
 // command writing or removing the sign-in holds while it checks and
 // writes, so that a refresh's check and write, a login's write and a
@@ -253,8 +253,8 @@ const maxPath = 4096
 // runs without the lock. The wait ends with ctx (its error, fn not run),
 // or after lockWait with an error naming the lock; once it has lasted
 // lockNotice, a line to w (when not nil) says what it waits for.
-func withSignInLock(ctx context.Context, w io.Writer, create bool, fn func(p string) error) error {
-	p, err := signInPath()
+func withSignInLock(ctx context.Context, e *env, w io.Writer, create bool, fn func(p string) error) error {
+	p, err := signInPath(e)
 	if err != nil {
 		return err
 	}
@@ -521,9 +521,9 @@ func linkedSignIn(p string) (string, *stored) {
 // errNotSignedIn is loadSignIn's error when there is no stored sign-in.
 var errNotSignedIn = errors.New("not signed in (xblcall login)")
 
-// loadSignIn reads the stored sign-in.
-func loadSignIn() (*stored, error) {
-	p, err := signInPath()
+// loadSignIn reads the sign-in stored in e's config directory.
+func loadSignIn(e *env) (*stored, error) {
+	p, err := signInPath(e)
 	if err != nil {
 		return nil, err
 	}
@@ -570,7 +570,7 @@ func (o *whoamiOpts) run(ctx context.Context, e *env, args []string) error {
 	if len(args) > 0 {
 		return &exitError{2, errors.New("whoami takes no arguments")}
 	}
-	st, err := loadSignIn()
+	st, err := loadSignIn(e)
 	if err != nil {
 		return err
 	}
@@ -581,7 +581,7 @@ func (o *whoamiOpts) run(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	x, err := st.signIn(ctx, hc, e.stderr).XboxToken(ctx)
+	x, err := st.signIn(ctx, e, hc, e.stderr).XboxToken(ctx)
 	if err != nil {
 		return err
 	}

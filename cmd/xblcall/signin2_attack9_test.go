@@ -33,13 +33,14 @@ import (
 // "Microsoft", matched without case) object: loadSignIn refuses it as
 // "damaged", so whoami does not read it as a sign-in; logout deletes it.
 func TestAttack9LogoutDeletesLinkedFileThatIsNoSignIn(t *testing.T) {
+	t.Parallel()
 	for name, content := range map[string]string{
 		"service":   `{"service": {"name": "web", "image": "nginx"}}` + "\n",
 		"Microsoft": `{"Microsoft": {"tenant": "contoso", "telemetry": "off"}}` + "\n",
 	} {
 		t.Run(name, func(t *testing.T) {
-			t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-			p := filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "fgrl", "signin.json")
+			setConfigDir(t, t.TempDir())
+			p := filepath.Join(configDirOf(t), "fgrl", "signin.json")
 			if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 				t.Fatal(err)
 			}
@@ -73,11 +74,12 @@ func TestAttack9LogoutDeletesLinkedFileThatIsNoSignIn(t *testing.T) {
 // beside the sign-in, refresh token and all; under "cfg[" the pattern is
 // malformed, Glob fails, and the leftover stays.
 func TestAttack9LogoutGlobMetaInConfigDir(t *testing.T) {
+	t.Parallel()
 	for _, dirName := range []string{"cfg[1]", "cfg["} {
 		t.Run(dirName, func(t *testing.T) {
 			base := t.TempDir()
 			cfg := filepath.Join(base, dirName)
-			t.Setenv("XDG_CONFIG_HOME", cfg)
+			setConfigDir(t, cfg)
 			srv := httptest.NewServer(mock.NewHandler())
 			defer srv.Close()
 			p, st := attack9Login(t, srv.URL)
@@ -115,7 +117,8 @@ func TestAttack9LogoutGlobMetaInConfigDir(t *testing.T) {
 // use). logout then says "signed out" and the tokens stay in the linked
 // file, usable: pointing signin.json at it again signs in.
 func TestAttack9LogoutThroughALinkAfterARefresh(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Parallel()
+	setConfigDir(t, t.TempDir())
 	srv := httptest.NewServer(mock.NewHandler())
 	defer srv.Close()
 	p, st := attack9Login(t, srv.URL)
@@ -157,7 +160,8 @@ func TestAttack9LogoutThroughALinkAfterARefresh(t *testing.T) {
 // it, fails ("directory not empty"), exits 2 without "signed out" having
 // removed signin.json, and fails the same way on every later run.
 func TestAttack9LogoutDirectoryNamedLikeATempFile(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Parallel()
+	setConfigDir(t, t.TempDir())
 	srv := httptest.NewServer(mock.NewHandler())
 	defer srv.Close()
 	p, _ := attack9Login(t, srv.URL)
@@ -184,8 +188,9 @@ func TestAttack9LogoutDirectoryNamedLikeATempFile(t *testing.T) {
 // (a link to /dev/zero would read without end, growing memory: not run
 // here).
 func TestAttack9LogoutEndsOnALinkToAFIFO(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	p := filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "fgrl", "signin.json")
+	t.Parallel()
+	setConfigDir(t, t.TempDir())
+	p := filepath.Join(configDirOf(t), "fgrl", "signin.json")
 	os.MkdirAll(filepath.Dir(p), 0o700)
 	fifo := filepath.Join(t.TempDir(), "fifo")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
@@ -196,7 +201,7 @@ func TestAttack9LogoutEndsOnALinkToAFIFO(t *testing.T) {
 	}
 	done := make(chan int, 1)
 	var out, errb bytes.Buffer
-	go func() { done <- run(context.Background(), []string{"logout"}, &out, &errb) }()
+	go func() { done <- run(context.Background(), []string{"logout"}, &out, &errb, withTestEnv(t)) }()
 	select {
 	case code := <-done:
 		t.Logf("logout: exit %d %q %q", code, out.String(), errb.String())
@@ -216,7 +221,8 @@ func TestAttack9LogoutEndsOnALinkToAFIFO(t *testing.T) {
 // directory (a sibling file beside the target, another's
 // .signin.json.* beside the target) is touched, and whoami is signed out.
 func TestAttack9LogoutHeldLinkChainAndOtherDir(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Parallel()
+	setConfigDir(t, t.TempDir())
 	srv := httptest.NewServer(mock.NewHandler())
 	defer srv.Close()
 	p, st := attack9Login(t, srv.URL)
@@ -256,7 +262,8 @@ func TestAttack9LogoutHeldLinkChainAndOtherDir(t *testing.T) {
 // are not revoked by a later refresh), both succeed and the next run,
 // refreshing again, signs in.
 func TestAttack9HeldTwoRefreshesAtOnce(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Parallel()
+	setConfigDir(t, t.TempDir())
 	g := &attack9Gated{h: mock.NewHandler(), arrived: make(chan struct{}, 2)}
 	srv := httptest.NewServer(g)
 	defer srv.Close()
@@ -272,7 +279,7 @@ func TestAttack9HeldTwoRefreshesAtOnce(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			var out, errb bytes.Buffer
-			codes[i] = run(context.Background(), []string{"whoami"}, &out, &errb)
+			codes[i] = run(context.Background(), []string{"whoami"}, &out, &errb, withTestEnv(t))
 		}()
 	}
 	<-g.arrived
@@ -300,7 +307,8 @@ func TestAttack9HeldTwoRefreshesAtOnce(t *testing.T) {
 // the newer sign-in (its refresh token differs from the one the command
 // read).
 func TestAttack9HeldSameAccountReLoginKept(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Parallel()
+	setConfigDir(t, t.TempDir())
 	h := mock.NewHandler()
 	gate, arrived := make(chan struct{}), make(chan struct{}, 1)
 	var held atomic.Bool
@@ -324,7 +332,7 @@ func TestAttack9HeldSameAccountReLoginKept(t *testing.T) {
 	attack9Expire(t, p, st)
 	done := make(chan int, 1)
 	var out, errb bytes.Buffer
-	go func() { done <- run(context.Background(), []string{"whoami"}, &out, &errb) }()
+	go func() { done <- run(context.Background(), []string{"whoami"}, &out, &errb, withTestEnv(t)) }()
 	<-arrived // whoami read the first sign-in and is refreshing
 	time.Sleep(1100 * time.Millisecond)
 	_, again := attack9Login(t, srv.URL) // the same account, client and mock
@@ -349,7 +357,8 @@ func TestAttack9HeldSameAccountReLoginKept(t *testing.T) {
 // mock's certificate not trusted) fails the handshake: the server gets no
 // request, so no token. Neither prints a token.
 func TestAttack9WatchHeldEditedVia(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Parallel()
+	setConfigDir(t, t.TempDir())
 	srv := httptest.NewServer(mock.NewHandler())
 	defer srv.Close()
 	p, st := attack9Login(t, srv.URL)
@@ -366,7 +375,7 @@ func TestAttack9WatchHeldEditedVia(t *testing.T) {
 		os.WriteFile(p, b, 0o600)
 		var out, errb bytes.Buffer
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		code := run(ctx, []string{"watch", "presence", "2533274791234567", "--for", "2s", "--events", "1"}, &out, &errb)
+		code := run(ctx, []string{"watch", "presence", "2533274791234567", "--for", "2s", "--events", "1"}, &out, &errb, withTestEnv(t))
 		cancel()
 		all := out.String() + errb.String()
 		if code == 0 {
@@ -386,7 +395,8 @@ func TestAttack9WatchHeldEditedVia(t *testing.T) {
 // mock, watch with no --via: it watches at that mock, ends at --for
 // (exit 0), and prints no token.
 func TestAttack9WatchHeldMockSignInEndsQuietly(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Parallel()
+	setConfigDir(t, t.TempDir())
 	h := mock.NewHandler()
 	var rta atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -401,7 +411,7 @@ func TestAttack9WatchHeldMockSignInEndsQuietly(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	start := time.Now()
-	code := run(ctx, []string{"watch", "presence", "2533274791234567", "--for", "2s"}, &out, &errb)
+	code := run(ctx, []string{"watch", "presence", "2533274791234567", "--for", "2s"}, &out, &errb, withTestEnv(t))
 	all := out.String() + errb.String()
 	if code != 0 || rta.Load() == 0 || time.Since(start) > 10*time.Second {
 		t.Errorf("watch: exit %d after %v, %d RTA connections at the mock: %q", code, time.Since(start), rta.Load(), all)

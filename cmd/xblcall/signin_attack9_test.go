@@ -26,9 +26,9 @@ import (
 // sign-in's path and what it holds.
 func attack9Login(t *testing.T, url string) (string, stored) {
 	t.Helper()
-	t.Setenv("XBL_TOKEN", "")
-	t.Setenv("XBL_CLIENT_ID", "")
-	t.Setenv("XBLCALL_MOCK", "")
+	setenv(t, "XBL_TOKEN", "")
+	setenv(t, "XBL_CLIENT_ID", "")
+	setenv(t, "XBLCALL_MOCK", "")
 	if code, out, errs := xblcall(t, "login", "--via", url); code != 0 {
 		t.Fatalf("login: exit %d\n%s%s", code, out, errs)
 	}
@@ -38,7 +38,7 @@ func attack9Login(t *testing.T, url string) (string, stored) {
 // attack9Stored reads the stored sign-in.
 func attack9Stored(t *testing.T) (string, stored) {
 	t.Helper()
-	p := filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "fgrl", "signin.json")
+	p := filepath.Join(configDirOf(t), "fgrl", "signin.json")
 	b, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +117,8 @@ func (g *attack9Gated) hold() func() {
 // made, or refuse (exit 2), never carry that sign-in's token off the
 // machine.
 func TestAttack9WatchMockSignInStaysAtMock(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Parallel()
+	setConfigDir(t, t.TempDir())
 	h := mock.NewHandler()
 	var rta atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -131,7 +132,7 @@ func TestAttack9WatchMockSignInStaysAtMock(t *testing.T) {
 	var out, errb bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	code := run(ctx, []string{"watch", "presence", "2533274791234567", "--for", "3s", "--events", "1"}, &out, &errb)
+	code := run(ctx, []string{"watch", "presence", "2533274791234567", "--for", "3s", "--events", "1"}, &out, &errb, withTestEnv(t))
 	all := out.String() + errb.String()
 	if strings.Contains(all, "rta.xboxlive.com/connect") && !strings.Contains(all, srv.Listener.Addr().String()) {
 		t.Errorf("watch with a sign-in made at the mock %s went to the real RTA service (the mock saw %d RTA connections); exit %d:\n%s",
@@ -152,7 +153,8 @@ func TestAttack9WatchMockSignInStaysAtMock(t *testing.T) {
 // signed in again. A refresh should update the sign-in only if it is still
 // the one stored (none after logout).
 func TestAttack9LogoutNotUndoneByARunningCommand(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Parallel()
+	setConfigDir(t, t.TempDir())
 	g := &attack9Gated{h: mock.NewHandler(), arrived: make(chan struct{}, 1)}
 	srv := httptest.NewServer(g)
 	defer srv.Close()
@@ -162,7 +164,7 @@ func TestAttack9LogoutNotUndoneByARunningCommand(t *testing.T) {
 	defer release()
 	done := make(chan int, 1)
 	var out, errb bytes.Buffer
-	go func() { done <- run(context.Background(), []string{"whoami"}, &out, &errb) }()
+	go func() { done <- run(context.Background(), []string{"whoami"}, &out, &errb, withTestEnv(t)) }()
 	<-g.arrived // whoami has read the sign-in and is refreshing
 	if code, lout, lerr := xblcall(t, "logout"); code != 0 || !strings.Contains(lout, "signed out") {
 		t.Fatalf("logout: exit %d %s%s", code, lout, lerr)
@@ -193,7 +195,8 @@ func TestAttack9LogoutNotUndoneByARunningCommand(t *testing.T) {
 // refreshes its Microsoft token and saves A's whole sign-in over B's. The
 // sign-in the user made last should stay stored.
 func TestAttack9NewerLoginNotOverwrittenByARunningCommand(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Parallel()
+	setConfigDir(t, t.TempDir())
 	g := &attack9Gated{h: mock.NewHandler(), arrived: make(chan struct{}, 1)}
 	srvA := httptest.NewServer(g)
 	defer srvA.Close()
@@ -205,7 +208,7 @@ func TestAttack9NewerLoginNotOverwrittenByARunningCommand(t *testing.T) {
 	defer release()
 	done := make(chan int, 1)
 	var out, errb bytes.Buffer
-	go func() { done <- run(context.Background(), []string{"whoami"}, &out, &errb) }()
+	go func() { done <- run(context.Background(), []string{"whoami"}, &out, &errb, withTestEnv(t)) }()
 	<-g.arrived
 	if code, lout, lerr := xblcall(t, "login", "--via", srvB.URL); code != 0 || !strings.Contains(lout, "PlayerB") {
 		t.Fatalf("login as B: exit %d %s%s", code, lout, lerr)
@@ -231,7 +234,8 @@ func TestAttack9NewerLoginNotOverwrittenByARunningCommand(t *testing.T) {
 // deferred Remove does not run). logout removes signin.json only: the
 // refresh token stays on disk after "signed out".
 func TestAttack9LogoutForgetsACrashedWrite(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Parallel()
+	setConfigDir(t, t.TempDir())
 	srv := httptest.NewServer(mock.NewHandler())
 	defer srv.Close()
 	p, st := attack9Login(t, srv.URL)
@@ -263,7 +267,8 @@ func TestAttack9LogoutForgetsACrashedWrite(t *testing.T) {
 // and the refresh token stays in the file. logout should remove the
 // sign-in it was using, or say that it did not.
 func TestAttack9LogoutThroughASymlink(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Parallel()
+	setConfigDir(t, t.TempDir())
 	srv := httptest.NewServer(mock.NewHandler())
 	defer srv.Close()
 	p, st := attack9Login(t, srv.URL)
@@ -293,7 +298,8 @@ func TestAttack9LogoutThroughASymlink(t *testing.T) {
 // "Seen and left" says of proxy --status --json: machine output); no
 // token reaches stdout or stderr.
 func TestAttack9HeldHostileNamesEscaped(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Parallel()
+	setConfigDir(t, t.TempDir())
 	h := mock.NewHandler()
 	const evil = "\x1b]0;pwned\x07Ev\u202eil\nsigned in as Admin"
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -318,8 +324,8 @@ func TestAttack9HeldHostileNamesEscaped(t *testing.T) {
 		w.Write(b)
 	}))
 	defer srv.Close()
-	t.Setenv("XBL_TOKEN", "")
-	t.Setenv("XBLCALL_MOCK", "")
+	setenv(t, "XBL_TOKEN", "")
+	setenv(t, "XBLCALL_MOCK", "")
 	code, out, errs := xblcall(t, "login", "--via", srv.URL)
 	if code != 0 {
 		t.Fatalf("login: exit %d %s%s", code, out, errs)
@@ -352,7 +358,8 @@ func TestAttack9HeldHostileNamesEscaped(t *testing.T) {
 // exit 1, without the refresh or access token on stdout or stderr, and
 // the stored sign-in is left as it was (0600).
 func TestAttack9HeldRefusedRenewalEchoesNoSecret(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Parallel()
+	setConfigDir(t, t.TempDir())
 	h := mock.NewHandler()
 	var refuse atomic.Bool
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -396,7 +403,8 @@ func TestAttack9HeldRefusedRenewalEchoesNoSecret(t *testing.T) {
 // save does not pick the leftover up, and a damaged signin.json (a torn
 // file) is refused without printing what it holds.
 func TestAttack9HeldCrashMidWriteKeepsOldSignIn(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Parallel()
+	setConfigDir(t, t.TempDir())
 	srv := httptest.NewServer(mock.NewHandler())
 	defer srv.Close()
 	p, st := attack9Login(t, srv.URL)
@@ -432,10 +440,11 @@ func TestAttack9HeldCrashMidWriteKeepsOldSignIn(t *testing.T) {
 // tokens through it into that file; planted at a directory, login refuses
 // and leaves it.
 func TestAttack9HeldLoginDoesNotWriteThroughALink(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Parallel()
+	setConfigDir(t, t.TempDir())
 	srv := httptest.NewServer(mock.NewHandler())
 	defer srv.Close()
-	p := filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "fgrl", "signin.json")
+	p := filepath.Join(configDirOf(t), "fgrl", "signin.json")
 	os.MkdirAll(filepath.Dir(p), 0o700)
 	victim := filepath.Join(t.TempDir(), "notes.txt")
 	os.WriteFile(victim, []byte("my notes\n"), 0o644)
@@ -462,10 +471,11 @@ func TestAttack9HeldLoginDoesNotWriteThroughALink(t *testing.T) {
 // held: two logins at once (two processes' saves racing) leave one whole
 // sign-in, 0600, and no temp file.
 func TestAttack9HeldTwoLoginsAtOnce(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	t.Setenv("XBL_TOKEN", "")
-	t.Setenv("XBL_CLIENT_ID", "")
-	t.Setenv("XBLCALL_MOCK", "")
+	t.Parallel()
+	setConfigDir(t, t.TempDir())
+	setenv(t, "XBL_TOKEN", "")
+	setenv(t, "XBL_CLIENT_ID", "")
+	setenv(t, "XBLCALL_MOCK", "")
 	srvA := httptest.NewServer(mock.NewHandler())
 	defer srvA.Close()
 	srvB := httptest.NewServer(mock.Must(mock.New(mock.Config{Account: &mock.Account{XUID: "2533274790000042", Gamertag: "PlayerB"}})))
@@ -481,7 +491,7 @@ func TestAttack9HeldTwoLoginsAtOnce(t *testing.T) {
 				url = srvB.URL
 			}
 			var out, errb bytes.Buffer
-			codes[i] = run(context.Background(), []string{"login", "--via", url}, &out, &errb)
+			codes[i] = run(context.Background(), []string{"login", "--via", url}, &out, &errb, withTestEnv(t))
 		}()
 	}
 	wg.Wait()

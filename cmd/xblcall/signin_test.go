@@ -19,13 +19,14 @@ import (
 // loopback server), then whoami and call with the stored sign-in, then
 // logout.
 func TestLoginThenCall(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	t.Setenv("XBL_TOKEN", "")
+	t.Parallel()
+	setConfigDir(t, t.TempDir())
+	setenv(t, "XBL_TOKEN", "")
 	h := mock.NewHandler()
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 
-	p := filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "fgrl", "signin.json")
+	p := filepath.Join(configDirOf(t), "fgrl", "signin.json")
 	os.MkdirAll(filepath.Dir(p), 0o700)
 	os.WriteFile(p+".tmp", []byte("a leftover"), 0o644) // an earlier version's temp file, world-readable
 	code, out, errs := xblcall(t, "login", "--via", srv.URL)
@@ -77,7 +78,8 @@ func TestLoginThenCall(t *testing.T) {
 
 // TestLoginRefused: an account XSTS refuses fails login with the cause.
 func TestLoginRefused(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Parallel()
+	setConfigDir(t, t.TempDir())
 	h := mock.Must(mock.New(mock.Config{Account: &mock.Account{XUID: "2533274790000009", XErr: client.XErrNoProfile}}))
 	srv := httptest.NewServer(h)
 	defer srv.Close()
@@ -86,7 +88,7 @@ func TestLoginRefused(t *testing.T) {
 		t.Errorf("exit %d: %s", code, errs)
 	}
 	for _, tt := range []struct{ args []string }{{[]string{"login", "--via", "http://10.0.0.1:80"}}, {[]string{"login"}}} {
-		t.Setenv("XBL_CLIENT_ID", "")
+		setenv(t, "XBL_CLIENT_ID", "")
 		if code, _, errs := xblcall(t, tt.args...); code != 2 {
 			t.Errorf("%v: exit %d %s", tt.args, code, errs)
 		}
@@ -96,14 +98,17 @@ func TestLoginRefused(t *testing.T) {
 // TestLoginBrowser: login --browser prints the address to open; the test,
 // as the browser, opens it at the mock and follows the redirect back.
 func TestLoginBrowser(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Parallel()
+	setConfigDir(t, t.TempDir())
 	srv := httptest.NewServer(mock.NewHandler())
 	defer srv.Close()
 	printed := make(chan struct{})
 	errb := &syncBuffer{printed: printed}
 	var out syncBuffer
 	done := make(chan int)
-	go func() { done <- run(t.Context(), []string{"login", "--browser", "--via", srv.URL}, &out, errb) }()
+	go func() {
+		done <- run(t.Context(), []string{"login", "--browser", "--via", srv.URL}, &out, errb, withTestEnv(t))
+	}()
 	select {
 	case <-printed:
 	case code := <-done:
@@ -131,8 +136,9 @@ func TestLoginBrowser(t *testing.T) {
 // service has dropped the token) signs in again once for all of them, and
 // every call ends served.
 func TestLoadRenewsOnce(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	t.Setenv("XBL_TOKEN", "")
+	t.Parallel()
+	setConfigDir(t, t.TempDir())
+	setenv(t, "XBL_TOKEN", "")
 	h := mock.NewHandler()
 	var xsts atomic.Int64
 	var mu sync.Mutex

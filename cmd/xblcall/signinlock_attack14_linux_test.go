@@ -39,6 +39,7 @@ func attack14Lutimes(t *testing.T, p string, at time.Time) {
 // that file is never written, truncated or removed, and the lock made in
 // its place is removed after the write.
 func TestAttack14LockSymlinkNeverTouchesItsTarget(t *testing.T) {
+	// Serial: it lowers lockWait (attack14LowerWait).
 	p, lock := attack14LockDir(t)
 	attack14LowerWait(t, 200*time.Millisecond)
 	victim := filepath.Join(t.TempDir(), "notes.txt")
@@ -51,14 +52,14 @@ func TestAttack14LockSymlinkNeverTouchesItsTarget(t *testing.T) {
 		if err := os.Symlink(target, lock); err != nil {
 			t.Fatal(err)
 		}
-		if err := withSignInLock(context.Background(), nil, true, st.writeTo); err == nil || !strings.Contains(err.Error(), "signin.json.lock") {
+		if err := withSignInLock(context.Background(), testEnvOf(t), nil, true, st.writeTo); err == nil || !strings.Contains(err.Error(), "signin.json.lock") {
 			t.Errorf("a fresh link as the lock: %v; want the held lock's error", err)
 		}
 		if _, err := os.Stat(p); err == nil {
 			t.Errorf("written though the lock (a link) was held")
 		}
 		attack14Lutimes(t, lock, time.Now().Add(-staleLock-time.Minute))
-		if err := withSignInLock(context.Background(), nil, true, st.writeTo); err != nil {
+		if err := withSignInLock(context.Background(), testEnvOf(t), nil, true, st.writeTo); err != nil {
 			t.Errorf("a stale link as the lock: %v; want it broken", err)
 		}
 		if _, err := os.Lstat(lock); err == nil {
@@ -78,13 +79,16 @@ func TestAttack14LockSymlinkNeverTouchesItsTarget(t *testing.T) {
 // without opening it (no wait for a writer), so a fresh one is a held lock
 // (the error after lockWait), an old one is broken.
 func TestAttack14LockFIFONoHang(t *testing.T) {
+	// Serial: it lowers lockWait (attack14LowerWait).
 	_, lock := attack14LockDir(t)
 	attack14LowerWait(t, 200*time.Millisecond)
 	if err := syscall.Mkfifo(lock, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- withSignInLock(context.Background(), nil, false, func(string) error { return nil }) }()
+	go func() {
+		done <- withSignInLock(context.Background(), testEnvOf(t), nil, false, func(string) error { return nil })
+	}()
 	select {
 	case err := <-done:
 		if err == nil || !strings.Contains(err.Error(), "locked by another xblcall") {
@@ -94,7 +98,7 @@ func TestAttack14LockFIFONoHang(t *testing.T) {
 		t.Fatal("a FIFO as the lock: hung")
 	}
 	attack14Stale(t, lock)
-	if err := withSignInLock(context.Background(), nil, false, func(string) error { return nil }); err != nil {
+	if err := withSignInLock(context.Background(), testEnvOf(t), nil, false, func(string) error { return nil }); err != nil {
 		t.Errorf("a stale FIFO as the lock: %v", err)
 	}
 	if _, err := os.Lstat(lock); err == nil {

@@ -26,8 +26,8 @@ import (
 // returns the stored sign-in's path and its lock's.
 func attack14LockDir(t *testing.T) (string, string) {
 	t.Helper()
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	p, err := signInPath()
+	setConfigDir(t, t.TempDir())
+	p, err := signInPath(testEnvOf(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,6 +70,7 @@ func attack14LowerWait(t *testing.T, d time.Duration) {
 // gives up at once rather than sleep; the stale branch does not look at
 // it): on the code here about one try in 30 lets both in.
 func TestAttack14StaleLockBreakLetsTwoHoldersIn(t *testing.T) {
+	// Serial: it lowers lockWait (attack14LowerWait).
 	_, lock := attack14LockDir(t)
 	attack14LowerWait(t, 0)
 	var inside, most atomic.Int32
@@ -94,7 +95,7 @@ func TestAttack14StaleLockBreakLetsTwoHoldersIn(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				withSignInLock(context.Background(), nil, true, fn) // the one that finds a fresh lock gives up (lockWait 0)
+				withSignInLock(context.Background(), testEnvOf(t), nil, true, fn) // the one that finds a fresh lock gives up (lockWait 0)
 			}()
 		}
 		close(start)
@@ -117,7 +118,8 @@ func TestAttack14StaleLockBreakLetsTwoHoldersIn(t *testing.T) {
 // expired token, whose renewal's save is best effort, never ends; login
 // never ends. Given 6 s with lockWait at 200 ms (a login's device flow takes 2), each should have ended.
 func TestAttack14UnremovableStaleLockSpinsForever(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	// Serial: it lowers lockWait (attack14LowerWait).
+	setConfigDir(t, t.TempDir())
 	srv := httptest.NewServer(mock.NewHandler())
 	defer srv.Close()
 	p, st := attack9Login(t, srv.URL)
@@ -136,7 +138,7 @@ func TestAttack14UnremovableStaleLockSpinsForever(t *testing.T) {
 	for _, args := range [][]string{{"whoami"}, {"login", "--via", srv.URL}} {
 		done := make(chan int, 1)
 		var out, errb bytes.Buffer
-		go func() { done <- run(context.Background(), args, &out, &errb) }()
+		go func() { done <- run(context.Background(), args, &out, &errb, withTestEnv(t)) }()
 		select {
 		case code := <-done:
 			t.Logf("%v: exit %d %s%s", args, code, out.String(), errb.String())
@@ -162,7 +164,8 @@ func TestAttack14UnremovableStaleLockSpinsForever(t *testing.T) {
 // the interrupt comes 200 ms into the wait, the other lets go 700 ms
 // later: logout should end with the interrupt (130) and forget nothing.
 func TestAttack14LogoutInterruptedWhileWaitingStillSignsOut(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	// Serial: it lowers lockWait (attack14LowerWait).
+	setConfigDir(t, t.TempDir())
 	srv := httptest.NewServer(mock.NewHandler())
 	defer srv.Close()
 	p, _ := attack9Login(t, srv.URL)
@@ -175,7 +178,7 @@ func TestAttack14LogoutInterruptedWhileWaitingStillSignsOut(t *testing.T) {
 	defer cancel()
 	done := make(chan int, 1)
 	var out, errb bytes.Buffer
-	go func() { done <- run(ctx, []string{"logout"}, &out, &errb) }()
+	go func() { done <- run(ctx, []string{"logout"}, &out, &errb, withTestEnv(t)) }()
 	time.Sleep(200 * time.Millisecond)
 	cancel()
 	interrupted := time.Now()
@@ -198,7 +201,8 @@ func TestAttack14LogoutInterruptedWhileWaitingStillSignsOut(t *testing.T) {
 // interrupted there, it writes the new sign-in over the one stored once
 // the other lets go, and exits 0.
 func TestAttack14LoginInterruptedWhileWaitingStillWrites(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	// Serial: it lowers lockWait (attack14LowerWait).
+	setConfigDir(t, t.TempDir())
 	h := mock.NewHandler()
 	xsts := make(chan struct{}, 4)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -223,7 +227,7 @@ func TestAttack14LoginInterruptedWhileWaitingStillWrites(t *testing.T) {
 	defer cancel()
 	done := make(chan int, 1)
 	var out, errb bytes.Buffer
-	go func() { done <- run(ctx, []string{"login", "--via", srv.URL}, &out, &errb) }()
+	go func() { done <- run(ctx, []string{"login", "--via", srv.URL}, &out, &errb, withTestEnv(t)) }()
 	select {
 	case <-xsts:
 	case <-time.After(10 * time.Second):
@@ -254,7 +258,8 @@ func TestAttack14LoginInterruptedWhileWaitingStillWrites(t *testing.T) {
 // nothing said meanwhile), then still shows who is signed in (exit 0); the
 // stored sign-in is left as it was and the other's lock is not removed.
 func TestAttack14RenewalBehindHeldLockStillWorks(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	// Serial: it lowers lockWait (attack14LowerWait).
+	setConfigDir(t, t.TempDir())
 	srv := httptest.NewServer(mock.NewHandler())
 	defer srv.Close()
 	p, st := attack9Login(t, srv.URL)
@@ -290,7 +295,7 @@ func TestAttack14RenewalBehindHeldLockStillWorks(t *testing.T) {
 // check and its write: the login waits for the lock, writes after A's
 // renewal, and B stays stored.
 func TestAttack14LoginOfAnotherAccountDuringARenewalsWindow(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	setConfigDir(t, t.TempDir())
 	srvA := httptest.NewServer(mock.NewHandler())
 	defer srvA.Close()
 	srvB := httptest.NewServer(mock.Must(mock.New(mock.Config{Account: &mock.Account{XUID: "2533274790000042", Gamertag: "PlayerB"}})))
@@ -304,7 +309,7 @@ func TestAttack14LoginOfAnotherAccountDuringARenewalsWindow(t *testing.T) {
 		signInChecked = func() {}
 		go func() {
 			var out, errb bytes.Buffer
-			code := run(context.Background(), []string{"login", "--via", srvB.URL}, &out, &errb)
+			code := run(context.Background(), []string{"login", "--via", srvB.URL}, &out, &errb, withTestEnv(t))
 			login <- strings.TrimSpace(out.String() + errb.String() + " exit " + strconv.Itoa(code))
 		}()
 		time.Sleep(300 * time.Millisecond)
@@ -332,9 +337,10 @@ func TestAttack14LoginOfAnotherAccountDuringARenewalsWindow(t *testing.T) {
 // (defer os.Remove(lock)): an error in fn, and a panic in fn, leave no
 // lock behind, so the next command does not wait.
 func TestAttack14LockRemovedAfterErrorAndPanic(t *testing.T) {
+	t.Parallel()
 	_, lock := attack14LockDir(t)
 	boom := errors.New("boom")
-	if err := withSignInLock(context.Background(), nil, true, func(string) error { return boom }); !errors.Is(err, boom) {
+	if err := withSignInLock(context.Background(), testEnvOf(t), nil, true, func(string) error { return boom }); !errors.Is(err, boom) {
 		t.Errorf("fn's error: %v", err)
 	}
 	if _, err := os.Lstat(lock); err == nil {
@@ -342,7 +348,7 @@ func TestAttack14LockRemovedAfterErrorAndPanic(t *testing.T) {
 	}
 	func() {
 		defer func() { recover() }()
-		withSignInLock(context.Background(), nil, false, func(string) error { panic("boom") })
+		withSignInLock(context.Background(), testEnvOf(t), nil, false, func(string) error { panic("boom") })
 	}()
 	if _, err := os.Lstat(lock); err == nil {
 		t.Errorf("the lock is left behind after fn's panic")
@@ -355,11 +361,12 @@ func TestAttack14LockRemovedAfterErrorAndPanic(t *testing.T) {
 // its one-line message names signin.json.lock quoted, with no raw escape,
 // and prints no token.
 func TestAttack14LockErrorMessageIsQuotedAndSecretFree(t *testing.T) {
+	// Serial: it lowers lockWait (attack14LowerWait).
 	dir := filepath.Join(t.TempDir(), "cfg\x1b]0;pwned\x07\nxblcall logout: signed out")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("XDG_CONFIG_HOME", dir)
+	setConfigDir(t, dir)
 	srv := httptest.NewServer(mock.NewHandler())
 	defer srv.Close()
 	p, st := attack9Login(t, srv.URL)
@@ -390,7 +397,8 @@ func TestAttack14LockErrorMessageIsQuotedAndSecretFree(t *testing.T) {
 // for it), not beside the file it names. Logout behind a held lock fails
 // and leaves the linked file; once the lock is let go, logout removes it.
 func TestAttack14LogoutThroughLinkLocksBesideTheLink(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	// Serial: it lowers lockWait (attack14LowerWait).
+	setConfigDir(t, t.TempDir())
 	srv := httptest.NewServer(mock.NewHandler())
 	defer srv.Close()
 	p, _ := attack9Login(t, srv.URL)

@@ -20,7 +20,7 @@ import (
 // lock, and logout waits for it: after both, nothing is stored. Here the
 // logout starts inside that window (signInChecked) and is given 300 ms.
 func TestLogoutBetweenARefreshsCheckAndWrite(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	setConfigDir(t, t.TempDir())
 	srv := httptest.NewServer(mock.NewHandler())
 	defer srv.Close()
 	p, st := attack9Login(t, srv.URL)
@@ -32,7 +32,7 @@ func TestLogoutBetweenARefreshsCheckAndWrite(t *testing.T) {
 		signInChecked = func() {}
 		go func() {
 			var out, errb bytes.Buffer
-			logout <- run(context.Background(), []string{"logout"}, &out, &errb)
+			logout <- run(context.Background(), []string{"logout"}, &out, &errb, withTestEnv(t))
 		}()
 		time.Sleep(300 * time.Millisecond)
 	}
@@ -61,12 +61,12 @@ func TestLogoutBetweenARefreshsCheckAndWrite(t *testing.T) {
 // held past lockWait is an error naming the lock file, with nothing
 // written.
 func TestSignInLockWaitsAndBreaksStale(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	setConfigDir(t, t.TempDir())
 	srv := httptest.NewServer(mock.NewHandler())
 	defer srv.Close()
 	p, st := attack9Login(t, srv.URL)
 	lock := p + ".lock"
-	write := func() error { return withSignInLock(context.Background(), nil, true, st.writeTo) }
+	write := func() error { return withSignInLock(context.Background(), testEnvOf(t), nil, true, st.writeTo) }
 
 	if err := os.WriteFile(lock, nil, 0o600); err != nil {
 		t.Fatal(err)

@@ -18,7 +18,7 @@ import (
 func heldSignInLock(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", dir)
+	setConfigDir(t, dir)
 	if err := os.MkdirAll(filepath.Join(dir, "fgrl"), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestRenewalsSaveEndsWithTheCommand(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var errb bytes.Buffer
 	st := &stored{Microsoft: &oauth2.Token{AccessToken: "old-access", RefreshToken: "old-refresh"}}
-	s := st.signIn(ctx, http.DefaultClient, &errb)
+	s := st.signIn(ctx, testEnvOf(t), http.DefaultClient, &errb)
 	time.AfterFunc(300*time.Millisecond, cancel)
 	start := time.Now()
 	s.OnRefresh(&oauth2.Token{AccessToken: "new-access", RefreshToken: "new-refresh"})
@@ -60,7 +60,7 @@ func TestSignInLockWaitIsTold(t *testing.T) {
 	defer func(w, n time.Duration) { lockWait, lockNotice = w, n }(lockWait, lockNotice)
 	lockWait, lockNotice = 400*time.Millisecond, 50*time.Millisecond
 	var errb bytes.Buffer
-	if err := withSignInLock(context.Background(), &errb, false, func(string) error { return nil }); err == nil {
+	if err := withSignInLock(context.Background(), testEnvOf(t), &errb, false, func(string) error { return nil }); err == nil {
 		t.Fatal("a lock held past lockWait: no error")
 	}
 	if got := errb.String(); strings.Count(got, "waiting for another xblcall to release the stored sign-in's lock") != 1 || !strings.Contains(got, lock) {
@@ -68,7 +68,7 @@ func TestSignInLockWaitIsTold(t *testing.T) {
 	}
 	os.Remove(lock)
 	errb.Reset()
-	if err := withSignInLock(context.Background(), &errb, false, func(string) error { return nil }); err != nil || errb.Len() != 0 {
+	if err := withSignInLock(context.Background(), testEnvOf(t), &errb, false, func(string) error { return nil }); err != nil || errb.Len() != 0 {
 		t.Errorf("a free lock: %v, stderr %q; want nothing said", err, errb.String())
 	}
 }

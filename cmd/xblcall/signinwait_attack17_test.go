@@ -50,8 +50,9 @@ func attack17HoldLock(t *testing.T, p string, d time.Duration) {
 // its first 200 bytes (safetext.Quote keeps the head): the notice and the
 // error name ".../ddd..." and never the file the user is told to remove.
 func TestAttack17LockNoticeNamesTheLockUnderALongConfigDir(t *testing.T) {
+	// Serial: it lowers lockWait and lockNotice (attack17LowerLockTimes).
 	dir := filepath.Join(t.TempDir(), strings.Repeat("d", 150))
-	t.Setenv("XDG_CONFIG_HOME", dir)
+	setConfigDir(t, dir)
 	if err := os.MkdirAll(filepath.Join(dir, "fgrl"), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +83,8 @@ func TestAttack17LockNoticeNamesTheLockUnderALongConfigDir(t *testing.T) {
 // given e.stderr whatever --silent says: call.go request ->
 // o.storedToken(ctx, e.stderr)).
 func TestAttack17CallSilentStillPrintsTheLockWait(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	// Serial: it lowers lockWait and lockNotice (attack17LowerLockTimes).
+	setConfigDir(t, t.TempDir())
 	srv := httptest.NewServer(mock.NewHandler())
 	defer srv.Close()
 	p, st := attack9Login(t, srv.URL)
@@ -108,7 +110,8 @@ func TestAttack17CallSilentStillPrintsTheLockWait(t *testing.T) {
 // 400 ms: stdout is only the JSON, stderr one notice naming the lock with
 // no token, and the renewed refresh token is stored once the lock is free.
 func TestAttack17WhoamiJSONRenewalBehindLockToldOnStderrAndStored(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	// Serial: it lowers lockWait and lockNotice (attack17LowerLockTimes).
+	setConfigDir(t, t.TempDir())
 	srv := httptest.NewServer(mock.NewHandler())
 	defer srv.Close()
 	p, st := attack9Login(t, srv.URL)
@@ -145,8 +148,9 @@ func TestAttack17WhoamiJSONRenewalBehindLockToldOnStderrAndStored(t *testing.T) 
 // whose name holds a terminal escape, a newline and a carriage return: the
 // notice is one line, with no control byte in it.
 func TestAttack17LockNoticeEscapesHostileConfigDir(t *testing.T) {
+	// Serial: it lowers lockWait and lockNotice (attack17LowerLockTimes).
 	dir := filepath.Join(t.TempDir(), "a\x1b[2J\x1b]0;pwned\a\nforged: line\rb")
-	t.Setenv("XDG_CONFIG_HOME", dir)
+	setConfigDir(t, dir)
 	if err := os.MkdirAll(filepath.Join(dir, "fgrl"), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +180,8 @@ func TestAttack17LockNoticeEscapesHostileConfigDir(t *testing.T) {
 // sign-in's flight goes on without the caller's cancellation) and its
 // OnRefresh is not allowed to write the sign-in or leave a lock.
 func TestAttack17InterruptedRenewalWritesNothing(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Parallel()
+	setConfigDir(t, t.TempDir())
 	g := &attack9Gated{h: mock.NewHandler(), arrived: make(chan struct{}, 4)}
 	srv := httptest.NewServer(g)
 	defer srv.Close()
@@ -190,7 +195,7 @@ func TestAttack17InterruptedRenewalWritesNothing(t *testing.T) {
 	defer cancel()
 	done := make(chan int, 1)
 	var out, errb syncBuffer
-	go func() { done <- run(ctx, []string{"whoami", "--json"}, &out, &errb) }()
+	go func() { done <- run(ctx, []string{"whoami", "--json"}, &out, &errb, withTestEnv(t)) }()
 	select {
 	case <-g.arrived:
 	case <-time.After(10 * time.Second):

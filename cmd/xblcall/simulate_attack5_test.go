@@ -79,6 +79,7 @@ func attack5MockCalls(t *testing.T, base string) []attack5Call {
 // simulate --title takes anything: "abc", "0123", a 35-bit number and an
 // empty string all run the simulation, exit 0.
 func TestAttack5SimulateTitleChecked(t *testing.T) {
+	t.Parallel()
 	for _, title := range []string{"abc", "0123", "99999999999", "-1"} {
 		code, out, errs := xblcall(t, "simulate", "--title", title)
 		if code != 2 || !strings.Contains(errs, "--title") {
@@ -94,6 +95,7 @@ func TestAttack5SimulateTitleChecked(t *testing.T) {
 // ESC (a name ls prints as '?') makes an SVG no XML reader takes
 // ("illegal character code U+001B").
 func TestAttack5SimulateSVGWellFormedForAnyPatternName(t *testing.T) {
+	t.Parallel()
 	pattern := attack5Write(t, "p\x1b[31mred.csv", "0,profile,"+attack5User+",12\n")
 	svg := filepath.Join(t.TempDir(), "out.svg")
 	if code, _, errs := xblcall(t, "simulate", "--pattern", pattern, "--svg", svg); code != 0 {
@@ -116,6 +118,7 @@ func TestAttack5SimulateSVGWellFormedForAnyPatternName(t *testing.T) {
 // raw in its report's first line on standard output, ESC and all: a file
 // name can recolour or clear the terminal.
 func TestAttack5SimulateReportEscapesPatternName(t *testing.T) {
+	t.Parallel()
 	pattern := attack5Write(t, "p\x1b[2J\x1b[31mred.csv", "0,profile,"+attack5User+",12\n")
 	code, out, errs := xblcall(t, "simulate", "--pattern", pattern)
 	if code != 0 {
@@ -135,6 +138,7 @@ func TestAttack5SimulateReportEscapesPatternName(t *testing.T) {
 // README.) It is found only after --har has been truncated: an existing
 // trace given as --har is lost to the typo.
 func TestAttack5SimulateUnknownServiceIsInputError(t *testing.T) {
+	t.Parallel()
 	pattern := attack5Write(t, "typo.csv", "0,profil,"+attack5User+",1\n")
 	har := attack5Write(t, "keep.har", `{"log":{"version":"1.2","creator":{"name":"x","version":"1"},"entries":[]}}`)
 	before, _ := os.ReadFile(har)
@@ -157,6 +161,7 @@ func TestAttack5SimulateUnknownServiceIsInputError(t *testing.T) {
 // 'profile.xboxlive.com=0' passes after a profile call the mock served,
 // counted and recorded.
 func TestAttack5CheckExpectZeroSeesTrailingDotHost(t *testing.T) {
+	t.Parallel()
 	base, _ := startMock(t, "--log-format", "off")
 	attack5MockCall(t, base, "profile.xboxlive.com.", "/users/me/profile/settings?settings=Gamertag")
 	calls := attack5MockCalls(t, base)
@@ -177,6 +182,7 @@ func TestAttack5CheckExpectZeroSeesTrailingDotHost(t *testing.T) {
 // many calls were made to that URL. A port is taken as part of the host
 // alike, and matches nothing either (the record drops the port).
 func TestAttack5CheckExpectThatCanMatchNothingRefused(t *testing.T) {
+	t.Parallel()
 	base, _ := startMock(t, "--log-format", "off")
 	attack5MockCall(t, base, "profile.xboxlive.com", "/users/me/profile/settings?settings=Gamertag")
 	if calls := attack5MockCalls(t, base); len(calls) != 1 || calls[0].Scope != "profile" {
@@ -196,6 +202,7 @@ func TestAttack5CheckExpectThatCanMatchNothingRefused(t *testing.T) {
 // prefix with the path as sent, still encoded and in its case: 'GET
 // profile.xboxlive.com/users/me/=0' passes after both.
 func TestAttack5CheckExpectPathPrefixAsServed(t *testing.T) {
+	t.Parallel()
 	base, _ := startMock(t, "--log-format", "off")
 	attack5MockCall(t, base, "profile.xboxlive.com", "/users/%6De/profile/settings?settings=Gamertag")
 	attack5MockCall(t, base, "profile.xboxlive.com", "/USERS/ME/profile/settings?settings=Gamertag")
@@ -220,6 +227,7 @@ func TestAttack5CheckExpectPathPrefixAsServed(t *testing.T) {
 // HAR of what the service saw (analyze.Recorder at the mock), counted here:
 // entries, their 429s, and per key the requests and 429s of each 15 s row.
 func TestAttack5SimulateFiguresMatchHAR(t *testing.T) {
+	t.Parallel()
 	for _, client := range []string{"naive", "xsapi", "fgrl"} {
 		har := filepath.Join(t.TempDir(), client+".har")
 		code, out, errs := xblcall(t, "simulate", "--pattern", "../../examples/mixed.csv", "--client", client, "--json", "--har", har)
@@ -322,6 +330,7 @@ func sameMultiset(a, b []int) bool {
 // no token". simulate --har of the worked example holds the userhash of
 // each call, never the token the simulated client sent.
 func TestAttack5SimulateHARHoldsNoToken(t *testing.T) {
+	t.Parallel()
 	har := filepath.Join(t.TempDir(), "t.har")
 	if code, _, errs := xblcall(t, "simulate", "--client", "xsapi", "--har", har); code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
@@ -346,6 +355,7 @@ func TestAttack5SimulateHARHoldsNoToken(t *testing.T) {
 // count past the bound and a time past MaxSpan: exit 2, nothing printed on
 // standard output, and the hostile text in the error escaped.
 func TestAttack5SimulatePartialPatternFailsClosed(t *testing.T) {
+	t.Parallel()
 	for name, data := range map[string]string{
 		"cut.csv":     "0,profile," + attack5User + ",40,10\n20,presence/write," + attack5User,
 		"badline.csv": "0,profile," + attack5User + ",4\n0,profile,\x1b[2J,1\n30,profile," + attack5User + ",4\n",
@@ -367,6 +377,7 @@ func TestAttack5SimulatePartialPatternFailsClosed(t *testing.T) {
 // --certify --no-429. Upper-case and port-suffixed hosts count for
 // --expect (the record drops the port, the filter ignores case).
 func TestAttack5CheckNo429SeesMockThrottle(t *testing.T) {
+	t.Parallel()
 	base, _ := startMock(t, "--log-format", "off")
 	hosts := []string{"PROFILE.XBOXLIVE.COM", "profile.xboxlive.com:443"}
 	for i := range 11 {

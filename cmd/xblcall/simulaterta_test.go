@@ -9,6 +9,7 @@ import (
 // subscribed client for examples/polling.csv: the subscription sends 3
 // requests where polling sends 720 (naive) or 572 (fgrl).
 func TestSimulateSubscribed(t *testing.T) {
+	t.Parallel()
 	code, out, errs := xblcall(t, "simulate", "--pattern", "../../examples/polling.csv", "--client", "naive,fgrl,subscribed")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)

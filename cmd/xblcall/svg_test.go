@@ -19,6 +19,7 @@ import (
 )
 
 func TestNiceStep(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		v, n  int
 		steps []int
@@ -48,6 +49,7 @@ func TestNiceStep(t *testing.T) {
 }
 
 func TestSpan(t *testing.T) {
+	t.Parallel()
 	var got []string
 	for _, d := range []time.Duration{0, 45 * time.Second, 2 * time.Minute, 150 * time.Second, 3 * time.Hour, 90 * time.Minute, 72 * time.Hour} {
 		got = append(got, span(d))
@@ -62,6 +64,7 @@ func TestSpan(t *testing.T) {
 // maxBuckets buckets, each keeping its busiest interval and highest
 // sustain count, and that the sustain line stops at the key's last row.
 func TestBucketize(t *testing.T) {
+	t.Parallel()
 	const day = 86400
 	k := replay.KeyResult{Rows: []replay.Row{
 		{Start: 0, End: 15, Requests: 3, SustainCount: 3},
@@ -89,6 +92,7 @@ func TestBucketize(t *testing.T) {
 // librsvg2-bin) and looks at the picture: its size is the SVG's, it is not
 // blank, and throttled calls are red next to served green.
 func TestChartRenders(t *testing.T) {
+	t.Parallel()
 	rsvg, err := exec.LookPath("rsvg-convert")
 	if err != nil {
 		if os.Getenv("FGRL_REQUIRE_RSVG") != "" {
@@ -172,6 +176,7 @@ func census(img image.Image) pixels {
 // whose name carries markup: the SVG stays well-formed XML, bounded in
 // size, one panel per drawn key with a note for the rest.
 func TestChartLongAndHostile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	pattern := filepath.Join(dir, `<a&"b>.csv`)
 	var b strings.Builder

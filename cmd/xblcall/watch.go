@@ -150,7 +150,7 @@ func (o *watchOpts) config(ctx context.Context, e *env) (client.Config, string, 
 	var st *stored
 	if o.token == "" && e.getenv("XBL_TOKEN") == "" && o.via == "" {
 		var err error
-		if st, err = loadSignIn(); errors.Is(err, errNotSignedIn) {
+		if st, err = loadSignIn(e); errors.Is(err, errNotSignedIn) {
 			return cfg, "", &exitError{2, errors.New("no token: use --token, XBL_TOKEN, --via or xblcall login")}
 		} else if err != nil {
 			return cfg, "", err
@@ -198,7 +198,7 @@ func (o *watchOpts) config(ctx context.Context, e *env) (client.Config, string, 
 		if err != nil {
 			return cfg, "", err
 		}
-		si := st.signIn(ctx, hc, e.stderr)
+		si := st.signIn(ctx, e, hc, e.stderr)
 		x, err := si.XboxToken(ctx)
 		if err != nil {
 			return cfg, "", err

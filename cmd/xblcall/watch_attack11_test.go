@@ -85,7 +85,7 @@ func attack11Watch(t *testing.T, ctx context.Context, srvURL, target string, arg
 	t.Helper()
 	var out, errb syncBuffer
 	start := time.Now()
-	code := run(ctx, append([]string{"watch", "presence", target, "--xuid", attack11Me, "--via", srvURL}, args...), &out, &errb)
+	code := run(ctx, append([]string{"watch", "presence", target, "--xuid", attack11Me, "--via", srvURL}, args...), &out, &errb, withTestEnv(t))
 	return code, out.String(), errb.String(), time.Since(start)
 }
 

@@ -22,6 +22,7 @@ import (
 // title when the friend's presence is written through the mock, and ends
 // after --events.
 func TestWatchPresence(t *testing.T) {
+	t.Parallel()
 	const me, friend, title = "2533274791234567", "2533274799999999", "1234567890"
 	for _, tls := range []bool{false, true} {
 		name := map[bool]string{false: "http", true: "https"}[tls]
@@ -44,7 +45,7 @@ func TestWatchPresence(t *testing.T) {
 			done := make(chan int, 1)
 			go func() {
 				var errb strings.Builder
-				code := run(context.Background(), args, pw, &errb)
+				code := run(context.Background(), args, pw, &errb, withTestEnv(t))
 				if code != 0 {
 					t.Errorf("exit %d: %s", code, errb.String())
 				}
@@ -83,6 +84,7 @@ func TestWatchPresence(t *testing.T) {
 // watched one: access denied). Before, both exited 0, and the second ran
 // until interrupted, printing nothing more.
 func TestWatchFailsWhenNothingCanCome(t *testing.T) {
+	t.Parallel()
 	const me, stranger = "2533274791234567", "2533274799999999"
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -101,7 +103,7 @@ func TestWatchFailsWhenNothingCanCome(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var o, e strings.Builder
-	code = run(ctx, []string{"watch", "presence", stranger, "--xuid", me, "--via", srv.URL}, &o, &e)
+	code = run(ctx, []string{"watch", "presence", stranger, "--xuid", me, "--via", srv.URL}, &o, &e, withTestEnv(t))
 	if ctx.Err() != nil {
 		t.Fatalf("watch of a stranger ran until its test's 30 s: %q %q", o.String(), e.String())
 	}

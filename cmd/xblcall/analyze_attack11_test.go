@@ -102,7 +102,7 @@ func (o *attack11Out) String() string { o.mu.Lock(); defer o.mu.Unlock(); return
 // time); delays that miss the window (the judging of 50,000 calls takes
 // tens of ms) are tried in turn.
 func TestAttack11AnalyzeInterruptedWhileJudgingPrintsNoReport(t *testing.T) {
-	t.Parallel()
+	// Serial: it times a run (it skips under -race; .ci/run runs it without).
 	racebuild.Skip(t, "a search for a moment in a run, which the detector's slowness moves")
 	red, err := os.ReadFile(attack4GreenHAR(t, 500, 100)) // 50,000 calls: red (500 failing)
 	if err != nil {
@@ -182,7 +182,7 @@ func TestAttack11AnalyzeInterruptedWhileJudgingPrintsNoReport(t *testing.T) {
 // replay exits 130: later; one after the first write: earlier); only an
 // interrupt verified to have come before the first write counts.
 func TestAttack11WhatIfInterruptedAfterReplayPrintsNoResult(t *testing.T) {
-	t.Parallel()
+	// Serial: it times a run (it skips under -race; .ci/run runs it without).
 	racebuild.Skip(t, "a search for a moment in a run, which the detector's slowness moves")
 	b, err := os.ReadFile(attack4GreenHAR(t, 600, 15)) // 9,000 calls: exit 0 when not interrupted
 	if err != nil {

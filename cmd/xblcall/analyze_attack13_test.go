@@ -447,7 +447,7 @@ func TestAttack13CheckWritableRefusesAndLeavesAsIs(t *testing.T) {
 // delay after the trace's end is searched for near the end of an
 // uninterrupted run.
 func TestAttack13OutputWrittenAfterInterruptExitsZero(t *testing.T) {
-	t.Parallel()
+	// Serial: it times a run (it skips under -race; .ci/run runs it without).
 	racebuild.Skip(t, "a search for a moment in a run, which the detector's slowness moves")
 	b, err := os.ReadFile(attack13Green123(t, 500, 40)) // 20,000 calls, green
 	if err != nil {

@@ -640,7 +640,7 @@ func TestAttack5PlanMalformedArguments(t *testing.T) {
 //
 // held: linear.
 func TestAttack5PlanManyArgumentsLinear(t *testing.T) {
-	t.Parallel()
+	// Serial: it times a run (it skips under -race; .ci/run runs it without).
 	racebuild.Skip(t, "time figures over 220,000 calls")
 	timeFor := func(n int) time.Duration {
 		args := []string{"limits", "plan", "--json"}

@@ -179,15 +179,18 @@ func TestAttack13FIFOOutputLosesItsReader(t *testing.T) {
 					t.Errorf("%s FIFO with a reader waiting: exit %d, the reader got %d bytes %.60q (end-of-file from the check before the run; the report then went into the pipe after the reader had its end, or nowhere); want the report delivered to the reader",
 						tc.args[len(tc.args)-1], code, len(b), b)
 				}
-			case <-time.After(5 * time.Second):
+			case <-time.After(60 * time.Second): // a hang, not a slow run: judged in tens of ms alone, seconds beside other packages under -race
 				b := <-got
-				// Let the run end: be the reader its report waits for.
-				if f, err := os.Open(fifo); err == nil {
+				// Let the run end: be the reader its report waits for,
+				// opened without waiting for a writer (the run may have
+				// ended meanwhile, and a blocking open would then wait
+				// forever).
+				if f, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
 					io.Copy(io.Discard, f)
 					f.Close()
 				}
 				<-done
-				t.Errorf("%s FIFO with a reader waiting: the reader got %d bytes and end-of-file from the check before the run; the run then hung 5 s writing its report (no reader left); want the report delivered to the reader",
+				t.Errorf("%s FIFO with a reader waiting: the reader got %d bytes and end-of-file from the check before the run; the run then hung 60 s writing its report (no reader left); want the report delivered to the reader",
 					tc.args[len(tc.args)-1], len(b))
 			}
 		})

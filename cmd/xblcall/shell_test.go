@@ -3,13 +3,11 @@ package main
 import (
 	"bufio"
 	"crypto/rand"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,17 +39,8 @@ var builtXblcall = sync.OnceValues(func() (string, error) {
 	return bin, nil
 })
 
-// TestMain runs the tests, then removes the xblcall they shared. Most
-// wait in real time (a lock, a device code's polling, an interrupt's
-// grace), not on a CPU: without -test.parallel (go test's -parallel), four
-// parallel tests a CPU run at once rather than one.
+// TestMain runs the tests, then removes the xblcall they shared.
 func TestMain(m *testing.M) {
-	flag.Parse()
-	given := false
-	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
-	if !given {
-		flag.Set("test.parallel", strconv.Itoa(4*runtime.GOMAXPROCS(0)))
-	}
 	code := m.Run()
 	if bin, err := builtXblcall(); err == nil && bin != "" {
 		os.RemoveAll(bin)

@@ -36,7 +36,9 @@ type testEnv struct {
 }
 
 // lookupTestEnv returns the environment of the test named name or of its
-// nearest ancestor, or nil.
+// nearest ancestor, or nil. Ancestors are found by the name's elements, so
+// a subtest of a test with an environment must not hold '/' in its own
+// name (t.Run("a/b") would be taken for a subtest of a sibling "a").
 func lookupTestEnv(name string) *testEnv {
 	for {
 		if v, ok := testEnvs.Load(name); ok {
@@ -63,7 +65,9 @@ func ownTestEnv(t *testing.T) *testEnv {
 		te.configDir = p.configDir
 		p.mu.Unlock()
 	}
-	testEnvs.Store(t.Name(), te)
+	if v, loaded := testEnvs.LoadOrStore(t.Name(), te); loaded { // another goroutine of t made it first
+		return v.(*testEnv)
+	}
 	t.Cleanup(func() { testEnvs.Delete(t.Name()) })
 	return te
 }
@@ -100,15 +104,21 @@ func configDirOf(t *testing.T) string {
 	return ""
 }
 
-// withTestEnv gives a command t's environment, as it is now.
+// withTestEnv gives a command t's environment, as it is now. A test that
+// gave no config directory gets an empty one of its own, never the user's
+// (os.UserConfigDir): a test must not read, renew or remove a developer's
+// real sign-in, nor send its tokens anywhere.
 func withTestEnv(t *testing.T) func(*env) {
-	te := lookupTestEnv(t.Name())
-	if te == nil {
-		return func(*env) {}
+	var vars map[string]string
+	var dir string
+	if te := lookupTestEnv(t.Name()); te != nil {
+		te.mu.Lock()
+		vars, dir = maps.Clone(te.vars), te.configDir
+		te.mu.Unlock()
 	}
-	te.mu.Lock()
-	vars, dir := maps.Clone(te.vars), te.configDir
-	te.mu.Unlock()
+	if dir == "" {
+		dir = t.TempDir()
+	}
 	return func(e *env) {
 		e.getenv = func(key string) string {
 			if v, ok := vars[key]; ok {
@@ -116,9 +126,7 @@ func withTestEnv(t *testing.T) func(*env) {
 			}
 			return os.Getenv(key)
 		}
-		if dir != "" {
-			e.configDir = func() (string, error) { return dir, nil }
-		}
+		e.configDir = func() (string, error) { return dir, nil }
 	}
 }
 

@@ -105,7 +105,7 @@ func (o *loginOpts) loginService(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	if err := (&stored{Sandbox: o.sandbox, Via: o.via, Service: ss}).save(ctx, e, e.stderr); err != nil {
+	if err := (&stored{Sandbox: o.sandbox, Via: o.via, Service: ss}).save(ctx, e); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "signed in as the service of %s in sandbox %s; X-token valid until %s\n",

@@ -171,7 +171,7 @@ func (o *loginOpts) run(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	st.Microsoft = s.MicrosoftToken()
-	if err := st.save(ctx, e, e.stderr); err != nil {
+	if err := st.save(ctx, e); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "signed in as %s (XUID %s); token valid until %s\n", safetext.Clip(x.Gamertag, 40),
@@ -223,9 +223,10 @@ func signInPath(e *env) (string, error) {
 	return filepath.Join(dir, "fgrl", "signin.json"), nil
 }
 
-// save writes the sign-in, readable by its owner only, holding its lock.
-func (st *stored) save(ctx context.Context, e *env, w io.Writer) error {
-	return withSignInLock(ctx, e, w, true, st.writeTo)
+// save writes the sign-in, readable by its owner only, holding its lock
+// (a wait for it told on e's stderr).
+func (st *stored) save(ctx context.Context, e *env) error {
+	return withSignInLock(ctx, e, e.stderr, true, st.writeTo)
 }
 
 // signInChecked is called by a refresh between its check of the stored

@@ -76,28 +76,28 @@ func ParseHeaders(h http.Header, l throttle.Limit) (c throttle.Counts, ok bool) 
 	if len(policy) > maxHeaderValue { // ignored as the RateLimit value is: the caller's limits count
 		policy = ""
 	}
-	for _, item := range strings.Split(policy, ",") {
-		if p, params, good := rateItem(item); good {
-			if q, has := params["q"]; has {
-				window(&limits, p).Limit = q
-			}
+	for rest, more := policy, true; more; {
+		var s string
+		s, rest, more = strings.Cut(rest, ",")
+		if it, good := rateItem(s); good && it.has&hasQ != 0 {
+			window(&limits, it.p).Limit = it.q
 		}
 	}
-	for _, item := range strings.Split(state, ",") {
-		p, params, good := rateItem(item)
-		r, okR := params["r"]
-		t, okT := params["t"]
-		if !good || !okR || !okT {
+	for rest, more := state, true; more; {
+		var s string
+		s, rest, more = strings.Cut(rest, ",")
+		it, good := rateItem(s)
+		if !good || it.has&(hasR|hasT) != hasR|hasT {
 			continue
 		}
-		limit := window(&limits, p).Limit
+		limit := window(&limits, it.p).Limit
 		if limit <= 0 { // no limit reported (or a limit of none): the caller's
 			limit = l.Burst
-			if p == throttle.Sustain {
+			if it.p == throttle.Sustain {
 				limit = l.Sustain
 			}
 		}
-		*window(&c, p) = throttle.WindowState{Count: max(limit-r, 0), Limit: limit, Reset: time.Duration(t) * time.Second}
+		*window(&c, it.p) = throttle.WindowState{Count: max(limit-it.r, 0), Limit: limit, Reset: time.Duration(it.t) * time.Second}
 		ok = true
 	}
 	return c, ok
@@ -111,28 +111,55 @@ func window(c *throttle.Counts, p throttle.Period) *throttle.WindowState {
 	return &c.Sustain
 }
 
-// rateItem parses one `"name";k=v;k=v` item.
-func rateItem(item string) (throttle.Period, map[string]int, bool) {
-	parts := strings.Split(strings.TrimSpace(item), ";")
-	var p throttle.Period
-	switch strings.Trim(parts[0], `"`) {
+// item is one `"name";k=v;k=v` item of a RateLimit or RateLimit-Policy
+// value: its window and the parameters ParseHeaders reads (has says which
+// it holds).
+type item struct {
+	p       throttle.Period
+	q, r, t int
+	has     uint8 // hasQ, hasR, hasT
+}
+
+const (
+	hasQ = 1 << iota
+	hasR
+	hasT
+)
+
+// rateItem parses one item, the parameters in turn and a later one of a
+// name over an earlier. It is false for a name other than burst or sustain
+// (quoted or not), and for any parameter that is not k=n with n a whole
+// number from 0 to 2^30. It allocates only to say why a number is
+// malformed (strconv's error): this runs on every answer that carries the
+// headers.
+func rateItem(s string) (it item, ok bool) {
+	name, rest, more := strings.Cut(strings.TrimSpace(s), ";")
+	switch strings.Trim(name, `"`) {
 	case "burst":
-		p = throttle.Burst
+		it.p = throttle.Burst
 	case "sustain":
-		p = throttle.Sustain
+		it.p = throttle.Sustain
 	default:
-		return 0, nil, false
+		return item{}, false
 	}
-	params := make(map[string]int, 3)
-	for _, kv := range parts[1:] {
+	for more {
+		var kv string
+		kv, rest, more = strings.Cut(rest, ";")
 		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
 		n, err := strconv.Atoi(v)
 		if !ok || err != nil || n < 0 || n > 1<<30 {
-			return 0, nil, false
+			return item{}, false
 		}
-		params[k] = n
+		switch k {
+		case "q":
+			it.q, it.has = n, it.has|hasQ
+		case "r":
+			it.r, it.has = n, it.has|hasR
+		case "t":
+			it.t, it.has = n, it.has|hasT
+		}
 	}
-	return p, params, true
+	return it, true
 }
 
 func first(v []string) string {

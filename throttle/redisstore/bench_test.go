@@ -79,3 +79,25 @@ func BenchmarkReserve(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkTakeAlone measures server-rule decisions from one caller, which
+// the store sends at once, alone, as one EVALSHA (no batching): what the
+// store adds to a lone decision's round trip. Its client, go-redis as
+// configured by default, does not honour context deadlines, so each
+// decision's EVALSHA runs on a goroutine of its own that the store's
+// Timeout bounds (see exec); bench's BenchmarkRedisClients runs the lone
+// decision on a client that honours them (inline, no goroutine) beside
+// go-redis alone.
+func BenchmarkTakeAlone(b *testing.B) {
+	s, keys := benchStore(b)
+	l := throttle.Limit{Burst: 1 << 20, Sustain: 1 << 20}
+	ctx := context.Background()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if _, err := s.Take(ctx, keys[i%len(keys)], l, time.Time{}); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}

@@ -45,6 +45,29 @@ func BenchmarkServeHTTPAdmitted(b *testing.B) {
 	benchServe(b, h, req)
 }
 
+// BenchmarkRoundTripAdmitted is BenchmarkServeHTTPAdmitted through
+// Handler.RoundTrip, the in-process mock (no socket) that the what-if
+// replays every call through and tests use as a transport's Base: the
+// server's request and the recorded answer are the mock's to make.
+func BenchmarkRoundTripAdmitted(b *testing.B) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { now = now.Add(10 * time.Millisecond); return now }
+	h := Must(New(Config{Limits: bigLimits(b), Now: clock}))
+	req, err := http.NewRequest("GET", profileURL, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	req.Header.Set("Authorization", Token(xuid1, title1))
+	b.ReportAllocs()
+	for b.Loop() {
+		resp, err := h.RoundTrip(req)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			b.Fatal(resp, err)
+		}
+		resp.Body.Close()
+	}
+}
+
 // BenchmarkServeHTTPAdmittedUsers is BenchmarkServeHTTPAdmitted with the
 // load of bench/wrk-tokens.lua: each request carries the next of n users'
 // tokens, in the form net/http's server hands a handler (RequestURI the

@@ -246,7 +246,7 @@ func newCall(x *exchange, at time.Time, took time.Duration, status int) Call {
 	uri = safetext.Cut(xblauth.RedactParams(host, safetext.Cut(uri, maxCallURL)), maxCallURL)
 	fields := [...]string{safetext.Cut(r.Method, 16), host, uri,
 		safetext.Cut(x.id.xuid, 64), safetext.Cut(x.id.title, 64), safetext.Cut(x.scope, 256), safetext.Cut(x.script, 256),
-		safetext.Cut(x.sw.Header().Get("Retry-After"), 64), safetext.Cut(x.id.userhash, 64)}
+		safetext.Cut(x.sw.retryAfterSent(), 64), safetext.Cut(x.id.userhash, 64)}
 	n := 0
 	for _, f := range fields {
 		n += len(f)
@@ -267,20 +267,34 @@ func newCall(x *exchange, at time.Time, took time.Duration, status int) Call {
 // statusWriter notes the status an answer was given.
 type statusWriter struct {
 	http.ResponseWriter
-	status int
+	status     int
+	retryAfter string // the Retry-After sent with the status
+}
+
+// sent notes the status and the Retry-After that go with it, once.
+func (s *statusWriter) sent(code int) {
+	if s.status == 0 {
+		s.status, s.retryAfter = code, s.ResponseWriter.Header().Get("Retry-After")
+	}
+}
+
+// retryAfterSent is the Retry-After the answer carries: the one sent with
+// its status, or, when the handler wrote nothing (the server then sends a
+// 200 with its headers as they stand), the header's.
+func (s *statusWriter) retryAfterSent() string {
+	if s.status == 0 {
+		return s.ResponseWriter.Header().Get("Retry-After")
+	}
+	return s.retryAfter
 }
 
 func (s *statusWriter) WriteHeader(code int) {
-	if s.status == 0 {
-		s.status = code
-	}
+	s.sent(code)
 	s.ResponseWriter.WriteHeader(code)
 }
 
 func (s *statusWriter) Write(b []byte) (int, error) {
-	if s.status == 0 {
-		s.status = http.StatusOK
-	}
+	s.sent(http.StatusOK)
 	return s.ResponseWriter.Write(b)
 }
 

@@ -1,11 +1,15 @@
 package mock
 
 import (
+	"bytes"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
+	"net/textproto"
 	"os"
+	"reflect"
+	"strconv"
 	"syscall"
 )
 
@@ -19,7 +23,17 @@ func (h *Handler) RoundTrip(req *http.Request) (resp *http.Response, err error) 
 	if err := req.Context().Err(); err != nil {
 		return nil, err
 	}
-	sreq := req.Clone(req.Context())
+	// The server's request shares the caller's headers and body, which the
+	// mock reads and never changes (TestRoundTripLeavesTheRequest), and
+	// has a URL of its own: the pipeline cleans its path in place (serve).
+	// A whole Clone copied every header for every call (BENCHMARKS.md §7b).
+	sreq := new(http.Request)
+	*sreq = *req
+	u := *req.URL
+	sreq.URL = &u
+	// A server parses its own form from the request: a Form a client set
+	// (which net/http's client never sends) would stand in for the body's.
+	sreq.Form, sreq.PostForm, sreq.MultipartForm = nil, nil, nil
 	if sreq.Host == "" {
 		sreq.Host = req.URL.Host
 	}
@@ -29,7 +43,7 @@ func (h *Handler) RoundTrip(req *http.Request) (resp *http.Response, err error) 
 	sreq.GetBody = nil // a server's request has none: what it reads is the body
 	sreq.RequestURI = req.URL.RequestURI()
 	sreq.RemoteAddr = "127.0.0.1:1"
-	rec := httptest.NewRecorder()
+	rec := &answer{header: make(http.Header)}
 	defer func() {
 		if p := recover(); p != nil {
 			if p != http.ErrAbortHandler {
@@ -45,21 +59,106 @@ func (h *Handler) RoundTrip(req *http.Request) (resp *http.Response, err error) 
 	if err := req.Context().Err(); err != nil {
 		return nil, err
 	}
-	resp = rec.Result()
+	resp = rec.result()
 	resp.Request = req
 	return resp, nil
 }
 
 // aborted is what a client sees of an aborted handler: a reset when nothing
 // was sent, or a response whose body ends early when the headers were.
-func aborted(rec *httptest.ResponseRecorder, req *http.Request) (*http.Response, error) {
-	if !rec.Flushed {
+func aborted(rec *answer, req *http.Request) (*http.Response, error) {
+	if !rec.flushed {
 		return nil, &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}
 	}
-	resp := rec.Result()
+	resp := rec.result()
 	resp.Body = io.NopCloser(io.MultiReader(resp.Body, errReader{io.ErrUnexpectedEOF}))
 	resp.Request = req
 	return resp, nil
+}
+
+// answer is the ResponseWriter of RoundTrip: what a server would send, as
+// httptest.ResponseRecorder keeps it (a status of 200 when none is written,
+// a Content-Type sniffed from the first bytes written when none is set, no
+// body for a status that has none) without its copies: the answer's
+// headers are the handler's header map as it stands when the status is
+// written, and a handler that asks for its headers again after that gets a
+// copy, made then, so that what it sets no longer reaches the answer (a
+// server has sent them). The mock keeps no header map across a
+// WriteHeader, and sends no trailers.
+type answer struct {
+	header  http.Header // the handler's
+	sent    http.Header // the answer's, from the status on
+	code    int
+	body    bytes.Buffer
+	flushed bool
+}
+
+func (a *answer) Header() http.Header {
+	if a.sent != nil && sameMap(a.header, a.sent) {
+		a.header = a.sent.Clone()
+	}
+	return a.header
+}
+
+// sameMap reports whether a and b are one map.
+func sameMap(a, b http.Header) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
+func (a *answer) WriteHeader(code int) {
+	if a.sent != nil {
+		return
+	}
+	if code < 100 || code > 999 {
+		panic(fmt.Sprintf("invalid WriteHeader code %v", code))
+	}
+	a.code, a.sent = code, a.header
+}
+
+// sniff writes the status line of a Write before any: 200, with the
+// Content-Type of b when the handler set none (nor a Transfer-Encoding).
+func (a *answer) sniff(b []byte) {
+	if a.sent != nil {
+		return
+	}
+	if _, has := a.header["Content-Type"]; !has && a.header.Get("Transfer-Encoding") == "" {
+		a.header.Set("Content-Type", http.DetectContentType(b))
+	}
+	a.WriteHeader(http.StatusOK)
+}
+
+func (a *answer) Write(b []byte) (int, error) {
+	a.sniff(b)
+	a.body.Write(b)
+	if !bodyAllowed(a.code) {
+		return 0, http.ErrBodyNotAllowed
+	}
+	return len(b), nil
+}
+
+// Flush sends the status line if it is not sent yet.
+func (a *answer) Flush() {
+	a.WriteHeader(http.StatusOK)
+	a.flushed = true
+}
+
+// bodyAllowed reports whether a status may have a body (RFC 9110 6.4.1).
+func bodyAllowed(code int) bool {
+	return !(code >= 100 && code <= 199 || code == http.StatusNoContent || code == http.StatusNotModified)
+}
+
+// result is the client's view of the answer.
+func (a *answer) result() *http.Response {
+	if a.sent == nil { // nothing written: an empty 200
+		a.WriteHeader(http.StatusOK)
+	}
+	resp := &http.Response{Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, StatusCode: a.code, Header: a.sent, ContentLength: -1}
+	resp.Status = strconv.Itoa(a.code) + " " + http.StatusText(a.code)
+	if n, err := strconv.ParseUint(textproto.TrimString(a.sent.Get("Content-Length")), 10, 63); err == nil {
+		resp.ContentLength = int64(n)
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(a.body.Bytes()))
+	return resp
 }
 
 type errReader struct{ err error }

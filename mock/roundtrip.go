@@ -16,7 +16,13 @@ import (
 // RoundTrip serves req in the calling goroutine, with no socket, so a Handler
 // can be the Base of a transport in tests, including inside a
 // testing/synctest bubble. The request's URL host is the Host the mock sees,
-// so production URLs (https://profile.xboxlive.com/...) work unchanged. An
+// so production URLs (https://profile.xboxlive.com/...) work unchanged. The
+// mock sees the request as a server would (its headers and body, a URL and
+// form of its own: a Form the caller set is not read) and leaves req as it
+// was; the answer is what a server would send (its headers as they stood
+// when its status was written, a Content-Type sniffed from its first bytes
+// when it names none and writes them before its status, as
+// httptest.ResponseRecorder does). An
 // injected connection reset returns an error wrapping syscall.ECONNRESET, as
 // a real reset would.
 func (h *Handler) RoundTrip(req *http.Request) (resp *http.Response, err error) {
@@ -83,8 +89,9 @@ func aborted(rec *answer, req *http.Request) (*http.Response, error) {
 // headers are the handler's header map as it stands when the status is
 // written, and a handler that asks for its headers again after that gets a
 // copy, made then, so that what it sets no longer reaches the answer (a
-// server has sent them). The mock keeps no header map across a
-// WriteHeader, and sends no trailers.
+// server has sent them); the values are the answer's own from the status
+// on. The mock keeps no header map across a WriteHeader, and sends no
+// trailers.
 type answer struct {
 	header  http.Header // the handler's
 	sent    http.Header // the answer's, from the status on
@@ -112,7 +119,23 @@ func (a *answer) WriteHeader(code int) {
 	if code < 100 || code > 999 {
 		panic(fmt.Sprintf("invalid WriteHeader code %v", code))
 	}
-	a.code, a.sent = code, a.header
+	a.code, a.sent = code, owned(a.header)
+}
+
+// owned gives each of h's keys a value slice of its own, all in one array:
+// a handler may set a slice it shares (route.go's jsonType, in every JSON
+// answer), and the answer's headers are the caller's to change.
+func owned(h http.Header) http.Header {
+	n := 0
+	for _, v := range h {
+		n += len(v)
+	}
+	all := make([]string, n)
+	for k, v := range h {
+		m := copy(all, v)
+		h[k], all = all[:m:m], all[m:]
+	}
+	return h
 }
 
 // sniff writes the status line of a Write before any: 200, with the

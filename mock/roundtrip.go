@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/textproto"
 	"os"
-	"reflect"
 	"strconv"
 	"syscall"
 )
@@ -98,18 +97,14 @@ type answer struct {
 	code    int
 	body    bytes.Buffer
 	flushed bool
+	copied  bool // header is a copy of sent, made after the status
 }
 
 func (a *answer) Header() http.Header {
-	if a.sent != nil && sameMap(a.header, a.sent) {
-		a.header = a.sent.Clone()
+	if a.sent != nil && !a.copied {
+		a.header, a.copied = a.sent.Clone(), true
 	}
 	return a.header
-}
-
-// sameMap reports whether a and b are one map.
-func sameMap(a, b http.Header) bool {
-	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
 func (a *answer) WriteHeader(code int) {

@@ -312,13 +312,19 @@ func (c *attack15ReentrantCtx) AfterFunc(f func()) func() bool {
 func TestAttack15CancelRunningUserCodeNoDeadlock(t *testing.T) {
 	tr := &Transport{Base: hangingBase, TitleID: title, DisableBudget: true}
 	done := make(chan struct{})
-	var rc *attack15ReentrantCtx
+	// Every call's context, not the last one's: the last call hangs until
+	// the queue's timer cancels its attempt, and a cancel closes the
+	// context's Done before it calls the parent's stop, so the call can end
+	// before the timer's goroutine gets to the stop (CI, 2026-12-06, 0.04 s
+	// in). A quick call's attempt is released by its body's read on the
+	// caller's own goroutine, so its stop has run when the call ends.
+	var rcs []*attack15ReentrantCtx
 	go func() {
 		defer close(done)
 		var wg sync.WaitGroup
 		for i := range 8 {
 			rctx := &attack15ReentrantCtx{Context: WithPolicy(context.Background(), Policy{NoRetry: true, AttemptTimeout: 30 * time.Millisecond}), done: make(chan struct{}), tr: tr}
-			rc = rctx
+			rcs = append(rcs, rctx)
 			query := "hang"
 			if i%2 == 0 {
 				query = "quick"
@@ -338,8 +344,12 @@ func TestAttack15CancelRunningUserCodeNoDeadlock(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("deadlock: calls whose cancel calls back into the transport did not end in 10 s")
 	}
-	if rc.calls.Load() == 0 {
-		t.Error("the context's AfterFunc stop was never called: the attack did not run")
+	var calls int32
+	for _, rc := range rcs {
+		calls += rc.calls.Load()
+	}
+	if calls == 0 {
+		t.Error("no call's context had its AfterFunc stop called: the attack did not run")
 	}
 }
 

@@ -92,17 +92,16 @@ func aborted(rec *answer, req *http.Request) (*http.Response, error) {
 // on. The mock keeps no header map across a WriteHeader, and sends no
 // trailers.
 type answer struct {
-	header  http.Header // the handler's
+	header  http.Header // the handler's; nil from the status until it asks again
 	sent    http.Header // the answer's, from the status on
 	code    int
 	body    bytes.Buffer
 	flushed bool
-	copied  bool // header is a copy of sent, made after the status
 }
 
 func (a *answer) Header() http.Header {
-	if a.sent != nil && !a.copied {
-		a.header, a.copied = a.sent.Clone(), true
+	if a.header == nil { // asked for after the status: a copy
+		a.header = a.sent.Clone()
 	}
 	return a.header
 }
@@ -114,7 +113,7 @@ func (a *answer) WriteHeader(code int) {
 	if code < 100 || code > 999 {
 		panic(fmt.Sprintf("invalid WriteHeader code %v", code))
 	}
-	a.code, a.sent = code, owned(a.header)
+	a.code, a.sent, a.header = code, owned(a.header), nil
 }
 
 // owned gives each of h's keys a value slice of its own, all in one array:

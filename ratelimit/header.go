@@ -76,18 +76,14 @@ func ParseHeaders(h http.Header, l throttle.Limit) (c throttle.Counts, ok bool) 
 	if len(policy) > maxHeaderValue { // ignored as the RateLimit value is: the caller's limits count
 		policy = ""
 	}
-	for rest, more := policy, true; more; {
-		var s string
-		s, rest, more = strings.Cut(rest, ",")
-		if it, good := rateItem(s); good && it.has&hasQ != 0 {
+	for s := range strings.SplitSeq(policy, ",") {
+		if it, good := rateItem(s); good && it.hasQ {
 			window(&limits, it.p).Limit = it.q
 		}
 	}
-	for rest, more := state, true; more; {
-		var s string
-		s, rest, more = strings.Cut(rest, ",")
+	for s := range strings.SplitSeq(state, ",") {
 		it, good := rateItem(s)
-		if !good || it.has&(hasR|hasT) != hasR|hasT {
+		if !good || !it.hasR || !it.hasT {
 			continue
 		}
 		limit := window(&limits, it.p).Limit
@@ -112,19 +108,12 @@ func window(c *throttle.Counts, p throttle.Period) *throttle.WindowState {
 }
 
 // item is one `"name";k=v;k=v` item of a RateLimit or RateLimit-Policy
-// value: its window and the parameters ParseHeaders reads (has says which
-// it holds).
+// value: its window and the parameters ParseHeaders reads.
 type item struct {
-	p       throttle.Period
-	q, r, t int
-	has     uint8 // hasQ, hasR, hasT
+	p                throttle.Period
+	q, r, t          int
+	hasQ, hasR, hasT bool
 }
-
-const (
-	hasQ = 1 << iota
-	hasR
-	hasT
-)
 
 // rateItem parses one item, the parameters in turn and a later one of a
 // name over an earlier. It is false for a name other than burst or sustain
@@ -142,9 +131,10 @@ func rateItem(s string) (it item, ok bool) {
 	default:
 		return item{}, false
 	}
-	for more {
-		var kv string
-		kv, rest, more = strings.Cut(rest, ";")
+	if !more { // the name alone
+		return it, true
+	}
+	for kv := range strings.SplitSeq(rest, ";") {
 		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
 		n, err := strconv.Atoi(v)
 		if !ok || err != nil || n < 0 || n > 1<<30 {
@@ -152,11 +142,11 @@ func rateItem(s string) (it item, ok bool) {
 		}
 		switch k {
 		case "q":
-			it.q, it.has = n, it.has|hasQ
+			it.q, it.hasQ = n, true
 		case "r":
-			it.r, it.has = n, it.has|hasR
+			it.r, it.hasR = n, true
 		case "t":
-			it.t, it.has = n, it.has|hasT
+			it.t, it.hasT = n, true
 		}
 	}
 	return it, true

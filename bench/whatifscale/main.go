@@ -47,6 +47,11 @@
 //
 //	go run ./whatifscale -one 2000000 -heapprofile heap.out
 //
+// and for what the whole run allocated, by where:
+//
+//	go run ./whatifscale -one 2000000 -allocprofile allocs.out
+//	go tool pprof -sample_index=alloc_space -top allocs.out
+//
 // and for where the resident memory goes, a line a second on standard
 // error (the live heap, the heap's goal, the goroutines' stacks, the
 // memory mapped and not released, and the goroutines):
@@ -81,10 +86,11 @@ func main() {
 	one := flag.Int("one", 0, "run one replay of this many calls in this process and print its line (what each round runs)")
 	cpuprofile := flag.String("cpuprofile", "", "with -one: write the replay's CPU profile to this file")
 	heapprofile := flag.String("heapprofile", "", "with -one: write the heap profile at the live heap's peak to this file")
+	allocprofile := flag.String("allocprofile", "", "with -one: write the profile of what the whole run allocated (go tool pprof -sample_index=alloc_space) to this file")
 	memtrace := flag.Bool("memtrace", false, "with -one: print the memory's classes every second on standard error")
 	flag.Parse()
 	if *one > 0 {
-		if err := replay(*one, *traces, *cpuprofile, *heapprofile, *memtrace); err != nil {
+		if err := replay(*one, *traces, *cpuprofile, *heapprofile, *allocprofile, *memtrace); err != nil {
 			fmt.Fprintln(os.Stderr, "whatifscale:", err)
 			os.Exit(1)
 		}
@@ -132,8 +138,9 @@ func traffic(name string) (func(i int) (user, service int), int, error) {
 // replay generates a trace of n calls of the traffic name, replays it and
 // prints its line; with a profile path, it writes the CPU profile of the
 // whole run there, and with a heap profile path the heap profile at the
-// live heap's peak.
-func replay(n int, name, profile, heapProfile string, memtrace bool) error {
+// live heap's peak; with an allocation profile path, the profile of what
+// it allocated from start to end.
+func replay(n int, name, profile, heapProfile, allocProfile string, memtrace bool) error {
 	of, users, err := traffic(name)
 	if err != nil {
 		return err
@@ -206,6 +213,9 @@ func replay(n int, name, profile, heapProfile string, memtrace bool) error {
 	took, cpu := time.Since(start), cpuTime()-cpu0
 	close(stop)
 	<-done
+	if allocProfile != "" {
+		writeHeapProfile(allocProfile) // a heap profile's alloc_space counts every allocation since the start
+	}
 	if res.Calls != n {
 		return fmt.Errorf("%d calls replayed, want %d", res.Calls, n)
 	}

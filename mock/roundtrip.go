@@ -9,7 +9,9 @@ import (
 	"net/textproto"
 	"os"
 	"strconv"
+	"sync/atomic"
 	"syscall"
+	"time"
 )
 
 // RoundTrip serves req in the calling goroutine, with no socket, so a Handler
@@ -18,10 +20,12 @@ import (
 // so production URLs (https://profile.xboxlive.com/...) work unchanged. The
 // mock sees the request as a server would (its headers and body, a URL and
 // form of its own: a Form the caller set is not read) and leaves req as it
-// was; the answer is what a server would send (its headers as they stood
-// when its status was written, a Content-Type sniffed from its first bytes
-// when it names none and writes them before its status, as
-// httptest.ResponseRecorder does). An
+// was; the answer is what a client of net/http's HTTP/1.1 server would
+// receive: the headers as they stood when the status was written, and what
+// the server adds to them (a Date; a Content-Type sniffed from the body
+// when the handler names none; a Content-Length, and so resp.ContentLength,
+// for a body of at most 2048 bytes the handler wrote without flushing, and
+// otherwise a chunked body: resp.TransferEncoding), no body for a HEAD. An
 // injected connection reset returns an error wrapping syscall.ECONNRESET, as
 // a real reset would.
 func (h *Handler) RoundTrip(req *http.Request) (resp *http.Response, err error) {
@@ -48,7 +52,7 @@ func (h *Handler) RoundTrip(req *http.Request) (resp *http.Response, err error) 
 	sreq.GetBody = nil // a server's request has none: what it reads is the body
 	sreq.RequestURI = req.URL.RequestURI()
 	sreq.RemoteAddr = "127.0.0.1:1"
-	rec := &answer{header: make(http.Header)}
+	rec := &answer{header: make(http.Header), head: req.Method == http.MethodHead}
 	defer func() {
 		if p := recover(); p != nil {
 			if p != http.ErrAbortHandler {
@@ -81,22 +85,26 @@ func aborted(rec *answer, req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// answer is the ResponseWriter of RoundTrip: what a server would send, as
-// httptest.ResponseRecorder keeps it (a status of 200 when none is written,
-// a Content-Type sniffed from the first bytes written when none is set, no
-// body for a status that has none) without its copies: the answer's
-// headers are the handler's header map as it stands when the status is
-// written, and a handler that asks for its headers again after that gets a
-// copy, made then, so that what it sets no longer reaches the answer (a
-// server has sent them); the values are the answer's own from the status
-// on. The mock keeps no header map across a WriteHeader, and sends no
-// trailers.
+// answer is the ResponseWriter of RoundTrip: what net/http's HTTP/1.1
+// server would send (a status of 200 when none is written, no body for a
+// status that has none nor for a HEAD, and at the status or the first
+// flush the headers it adds: see result). The answer's headers are the
+// handler's header map as it stands when the status is written, and a
+// handler that asks for its headers again after that gets a copy, made
+// then, so that what it sets no longer reaches the answer (a server has
+// sent them); the values are the answer's own from the status on. The mock
+// keeps no header map across a WriteHeader, and sends no trailers.
+// Informational statuses (1xx), which no handler of the mock writes, end
+// the answer as any other status would (as httptest.ResponseRecorder does);
+// a server sends them ahead of the final one.
 type answer struct {
 	header  http.Header // the handler's; nil from the status until it asks again
 	sent    http.Header // the answer's, from the status on
 	code    int
 	body    bytes.Buffer
+	head    bool // the request's method is HEAD: the body is not sent
 	flushed bool
+	atFlush int // the bytes written before the first flush
 }
 
 func (a *answer) Header() http.Header {
@@ -132,31 +140,26 @@ func owned(h http.Header) http.Header {
 	return h
 }
 
-// sniff writes the status line of a Write before any: 200, with the
-// Content-Type of b when the handler set none (nor a Transfer-Encoding).
-func (a *answer) sniff(b []byte) {
-	if a.sent != nil {
-		return
-	}
-	if _, has := a.header["Content-Type"]; !has && a.header.Get("Transfer-Encoding") == "" {
-		a.header.Set("Content-Type", http.DetectContentType(b))
-	}
-	a.WriteHeader(http.StatusOK)
-}
-
 func (a *answer) Write(b []byte) (int, error) {
-	a.sniff(b)
-	a.body.Write(b)
+	a.WriteHeader(http.StatusOK)
+	if len(b) == 0 { // as net/http's server: an empty write is no write
+		return 0, nil
+	}
 	if !bodyAllowed(a.code) {
 		return 0, http.ErrBodyNotAllowed
 	}
+	a.body.Write(b)
 	return len(b), nil
 }
 
-// Flush sends the status line if it is not sent yet.
+// Flush sends the status line if it is not sent yet: the headers go with
+// the bytes written so far (net/http sniffs a Content-Type from them, and
+// sends no Content-Length it has not been given).
 func (a *answer) Flush() {
 	a.WriteHeader(http.StatusOK)
-	a.flushed = true
+	if !a.flushed {
+		a.flushed, a.atFlush = true, a.body.Len()
+	}
 }
 
 // bodyAllowed reports whether a status may have a body (RFC 9110 6.4.1).
@@ -164,19 +167,96 @@ func bodyAllowed(code int) bool {
 	return !(code >= 100 && code <= 199 || code == http.StatusNoContent || code == http.StatusNotModified)
 }
 
-// result is the client's view of the answer.
+// chunkingAfter is the most a handler may write, without flushing, for
+// net/http's HTTP/1.1 server to send its answer with a Content-Length
+// (bufferBeforeChunkingSize): a longer one is sent chunked.
+const chunkingAfter = 2048
+
+// result is the client's view of the answer. To the headers as they stood
+// at the status it adds what net/http's server adds as it sends them
+// (chunkWriter.writeHeader): a Content-Type sniffed from the first bytes
+// it sends (those written before the first flush, or all) when the answer
+// names none, nor a Content-Encoding or Transfer-Encoding; a Date; and a
+// Content-Length when the handler ended without flushing, having written
+// at most chunkingAfter bytes (one or more for a HEAD), and set none, nor
+// a Transfer-Encoding; a longer body is chunked. A status without a body
+// loses its Content-Length and Transfer-Encoding (a 304 its Content-Type
+// too), as there. Its ContentLength, TransferEncoding and Body are as
+// net/http's client reads them: a HEAD's and a bodiless status's body is
+// empty.
 func (a *answer) result() *http.Response {
-	if a.sent == nil { // nothing written: an empty 200
-		a.WriteHeader(http.StatusOK)
+	a.WriteHeader(http.StatusOK) // nothing written: an empty 200
+	h, allowed := a.sent, bodyAllowed(a.code)
+	p := a.body.Bytes()
+	if a.flushed {
+		p = p[:a.atFlush]
 	}
-	resp := &http.Response{Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, StatusCode: a.code, Header: a.sent, ContentLength: -1}
+	_, hasTE := h["Transfer-Encoding"]
+	var added []string // the values added, in one array, each slice capped to its own
+	add := func(k, v string) {
+		if added == nil {
+			added = make([]string, 0, 3)
+		}
+		added = append(added, v)
+		h[k] = added[len(added)-1 : len(added) : len(added)]
+	}
+	if !allowed {
+		delete(h, "Content-Length")
+		delete(h, "Transfer-Encoding")
+		if a.code == http.StatusNotModified {
+			delete(h, "Content-Type")
+		}
+	} else if _, has := h["Content-Type"]; !has && !hasTE && h.Get("Content-Encoding") == "" && len(p) > 0 {
+		add("Content-Type", http.DetectContentType(p))
+	}
+	if _, has := h["Date"]; !has {
+		add("Date", httpDate(time.Now()))
+	}
+	if _, has := h["Content-Length"]; !has && allowed && !hasTE && !a.flushed && a.body.Len() <= chunkingAfter && (!a.head || a.body.Len() > 0) {
+		add("Content-Length", strconv.Itoa(a.body.Len()))
+	}
+	resp := &http.Response{Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, StatusCode: a.code, Header: h, ContentLength: -1, Body: http.NoBody}
 	resp.Status = strconv.Itoa(a.code) + " " + http.StatusText(a.code)
-	if n, err := strconv.ParseUint(textproto.TrimString(a.sent.Get("Content-Length")), 10, 63); err == nil {
-		resp.ContentLength = int64(n)
+	if http.StatusText(a.code) == "" { // as the server's status line reads
+		resp.Status = fmt.Sprintf("%03d status code %d", a.code, a.code)
 	}
-	resp.Body = io.NopCloser(bytes.NewReader(a.body.Bytes()))
+	n, clErr := strconv.ParseUint(textproto.TrimString(h.Get("Content-Length")), 10, 63)
+	switch {
+	case a.head: // the client reads a HEAD's length from its header, whatever its status
+		if clErr == nil {
+			resp.ContentLength = int64(n)
+		}
+	case !allowed:
+		resp.ContentLength = 0
+	default:
+		if clErr == nil {
+			resp.ContentLength = int64(n)
+		} else {
+			resp.TransferEncoding = []string{"chunked"}
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(a.body.Bytes()))
+	}
 	return resp
 }
+
+// httpDate is t in an HTTP Date header's form (http.TimeFormat), formatted
+// once a second: every answer carries one.
+func httpDate(t time.Time) string {
+	sec := t.Unix()
+	if d := lastDate.Load(); d != nil && d.sec == sec {
+		return d.text
+	}
+	d := &dateText{sec: sec, text: t.UTC().Format(http.TimeFormat)}
+	lastDate.Store(d)
+	return d.text
+}
+
+type dateText struct {
+	sec  int64
+	text string
+}
+
+var lastDate atomic.Pointer[dateText]
 
 type errReader struct{ err error }
 

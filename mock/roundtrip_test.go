@@ -1,14 +1,19 @@
 package mock
 
 import (
+	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -102,57 +107,149 @@ func TestRoundTripReadsTheBodyNotTheCallersForm(t *testing.T) {
 	}
 }
 
-// FuzzAnswerAsRecorder: RoundTrip's ResponseWriter answers any sequence of
-// a handler's header changes, status, writes and flushes as
-// httptest.ResponseRecorder, which it replaces, did: the same status,
-// headers, body and length (the mock sends no trailers, so no Trailer
-// header is set here).
-func FuzzAnswerAsRecorder(f *testing.F) {
-	f.Add([]byte{0, 1, 2, 3, 4})
-	f.Add([]byte{3, 7, 0, 2, 9, 1, 4, 0, 5})
-	f.Add([]byte{2, 204, 3, 1, 0, 3})
-	f.Add([]byte{0, 0, 1, 6, 3, 3, 2, 100, 3})
-	f.Fuzz(func(t *testing.T, ops []byte) {
+// FuzzAnswerAsServer: RoundTrip's ResponseWriter answers any sequence of
+// a handler's header changes, status, writes and flushes as net/http's
+// HTTP/1.1 server does, seen through net/http's client: the same status
+// and status line, headers (a Date's presence and form, not its second),
+// body, ContentLength and TransferEncoding, and the same result of each
+// Write. The programs keep to what the mock's handlers do: final statuses,
+// no Transfer-Encoding nor Content-Length of their own (the truncation
+// fault sets one and aborts: TestAttack21RoundTripAsSocket), GET or HEAD.
+func FuzzAnswerAsServer(f *testing.F) {
+	f.Add(false, []byte{0, 1, 2, 3, 4})
+	f.Add(false, []byte{3, 7, 0, 2, 9, 1, 4, 0, 5})
+	f.Add(false, []byte{2, 2, 3, 1, 0, 3})
+	f.Add(false, []byte{0, 0, 1, 6, 3, 3, 2, 100, 3})
+	f.Add(false, []byte{3, 5})             // 1,500 bytes: a Content-Length
+	f.Add(false, []byte{3, 5, 3, 7})       // 2,048 bytes: a Content-Length
+	f.Add(false, []byte{3, 5, 3, 7, 3, 8}) // 2,049 bytes: chunked
+	f.Add(false, []byte{3, 5, 3, 5})       // 1,500 then 1,500 bytes: chunked
+	f.Add(false, []byte{3, 6})             // 3,000 bytes in one write
+	f.Add(false, []byte{3, 1, 5, 0, 3, 0}) // a flush between writes
+	f.Add(true, []byte{0, 0, 3, 0})
+	f.Add(true, []byte{3, 6})
+	f.Add(false, []byte{2, 9, 3, 0}) // a status with no reason phrase
+	served := make(chan []string, 1) // the server's results of each Write, once its handler has returned
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ops, _ := hex.DecodeString(r.URL.Query().Get("ops"))
+		served <- playAnswer(w, ops)
+	}))
+	defer srv.Close()
+	client := &http.Transport{DisableCompression: true} // the answers' bodies as sent
+	defer client.CloseIdleConnections()
+	f.Fuzz(func(t *testing.T, head bool, ops []byte) {
 		if len(ops) > 64 {
 			return
 		}
-		names := []string{"Content-Type", "Retry-After", "Content-Length", "X-Xbl-Correlation-Id", "Transfer-Encoding", "Ratelimit"}
-		values := []string{"application/json", "5", "3", "", "chunked", "text/html; charset=utf-8", "-1", "12", "+3", " 4 ", "99999999999999999999"}
-		bodies := [][]byte{[]byte(`{"a":1}`), []byte("<html>"), {0, 1, 2}, nil, []byte("plain text")}
-		a, rec := &answer{header: make(http.Header)}, httptest.NewRecorder()
-		for i := 0; i+1 < len(ops); i += 2 {
-			op, arg := ops[i]%6, int(ops[i+1])
-			var wrote [2]string
-			for k, w := range []http.ResponseWriter{a, rec} {
-				switch op {
-				case 0:
-					w.Header().Set(names[arg%len(names)], values[arg/len(names)%len(values)])
-				case 1:
-					w.Header().Del(names[arg%len(names)])
-				case 2:
-					w.WriteHeader(100 + arg*4%900)
-				case 3, 4:
-					n, err := w.Write(bodies[arg%len(bodies)])
-					wrote[k] = fmt.Sprint(n, err)
-				case 5:
-					w.(http.Flusher).Flush()
-				}
-			}
-			if wrote[0] != wrote[1] {
-				t.Fatalf("op %d: Write returned %s, the recorder %s", i/2, wrote[0], wrote[1])
-			}
+		method := http.MethodGet
+		if head {
+			method = http.MethodHead
 		}
-		got, want := a.result(), rec.Result()
+		a := &answer{header: make(http.Header), head: head}
+		wrote := playAnswer(a, ops)
+		got := a.result()
+		req, err := http.NewRequest(method, srv.URL+"/?ops="+hex.EncodeToString(ops), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := client.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer want.Body.Close()
 		gb, _ := io.ReadAll(got.Body)
-		wb, _ := io.ReadAll(want.Body)
-		if got.StatusCode != want.StatusCode || got.Status != want.Status || got.ContentLength != want.ContentLength || string(gb) != string(wb) {
-			t.Fatalf("answer %d %q len %d body %q; recorder %d %q len %d body %q", got.StatusCode, got.Status, got.ContentLength, gb, want.StatusCode, want.Status, want.ContentLength, wb)
+		wb, err := io.ReadAll(want.Body)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if d := cmp.Diff(want.Header, got.Header); d != "" {
-			t.Fatalf("headers differ (-recorder +answer):\n%s", d)
+		var sw []string
+		select { // a flushed answer reaches the client before its handler returns
+		case sw = <-served:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the server's handler did not return")
 		}
-		if a.flushed != rec.Flushed {
-			t.Fatalf("flushed %v, recorder %v", a.flushed, rec.Flushed)
+		if d := cmp.Diff(sw, wrote); d != "" {
+			t.Fatalf("Write's results differ (-server +answer):\n%s", d)
+		}
+		if got.StatusCode != want.StatusCode || got.Status != want.Status || got.ContentLength != want.ContentLength || string(gb) != string(wb) ||
+			!slices.Equal(got.TransferEncoding, want.TransferEncoding) {
+			t.Fatalf("answer %d %q length %d %v body %q; server %d %q length %d %v body %q", got.StatusCode, got.Status, got.ContentLength, got.TransferEncoding, gb,
+				want.StatusCode, want.Status, want.ContentLength, want.TransferEncoding, wb)
+		}
+		if gd, wd := got.Header["Date"], want.Header["Date"]; !slices.Equal(gd, wd) { // the server's own, of another second
+			_, gerr := http.ParseTime(got.Header.Get("Date"))
+			_, werr := http.ParseTime(want.Header.Get("Date"))
+			if len(gd) != 1 || len(wd) != 1 || gerr != nil || werr != nil {
+				t.Fatalf("Date %q, server %q", gd, wd)
+			}
+		}
+		gh, wh := got.Header.Clone(), want.Header.Clone()
+		delete(gh, "Date")
+		delete(wh, "Date")
+		if d := cmp.Diff(wh, gh); d != "" {
+			t.Fatalf("headers differ (-server +answer):\n%s", d)
 		}
 	})
+}
+
+// playAnswer runs a handler's program of header changes, statuses, writes
+// and flushes on w, and returns what each Write returned.
+func playAnswer(w http.ResponseWriter, ops []byte) []string {
+	names := []string{"Content-Type", "Retry-After", "X-Xbl-Correlation-Id", "Ratelimit", "Content-Encoding", "Date"}
+	values := []string{"application/json", "5", "", "text/html; charset=utf-8", "br", "Sun, 06 Dec 2026 10:00:00 GMT"}
+	statuses := []int{200, 201, 204, 304, 302, 400, 401, 403, 404, 429, 599, 500, 503}
+	bodies := [][]byte{[]byte(`{"a":1}`), []byte("<html>"), {0, 1, 2}, nil, []byte("plain text"), bytes.Repeat([]byte("x"), 1500), bytes.Repeat([]byte("<y>"), 1000), bytes.Repeat([]byte("z"), 548), []byte("!")}
+	var wrote []string
+	for i := 0; i+1 < len(ops); i += 2 {
+		op, arg := ops[i]%6, int(ops[i+1])
+		switch op {
+		case 0:
+			w.Header().Set(names[arg%len(names)], values[arg/len(names)%len(values)])
+		case 1:
+			w.Header().Del(names[arg%len(names)])
+		case 2:
+			w.WriteHeader(statuses[arg%len(statuses)])
+		case 3, 4:
+			n, err := w.Write(bodies[arg%len(bodies)])
+			wrote = append(wrote, fmt.Sprint(n, err))
+		case 5:
+			w.(http.Flusher).Flush()
+		}
+	}
+	return wrote
+}
+
+// The values the in-process answer adds as a server would (Date,
+// Content-Length, a sniffed Content-Type) are each answer's own: a caller
+// that edits them in place changes no other answer.
+func TestRoundTripAddedValuesAreTheAnswers(t *testing.T) {
+	h := NewHandler()
+	get := func() *http.Response {
+		req, err := http.NewRequest("GET", "https://profile.xboxlive.com/users/me/profile/settings?settings=Gamertag", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", Token("2535405290689422", "1234567890"))
+		req.Header.Set("x-xbl-contract-version", "3")
+		resp, err := h.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	first := get()
+	date, length := first.Header.Get("Date"), first.Header.Get("Content-Length")
+	if _, err := http.ParseTime(date); err != nil || length == "" || first.ContentLength <= 0 || strconv.FormatInt(first.ContentLength, 10) != length {
+		t.Fatalf("Date %q (%v), Content-Length %q, ContentLength %d: want a server's", date, err, length, first.ContentLength)
+	}
+	first.Header["Date"][0], first.Header["Content-Length"][0] = "edited", "edited"
+	first.Header["Date"] = append(first.Header["Date"], "appended")
+	second := get()
+	if d, l := second.Header["Date"], second.Header["Content-Length"]; len(d) != 1 || d[0] == "edited" || len(l) != 1 || l[0] != length {
+		t.Errorf("after the first caller's edits, the second answer's Date %q, Content-Length %q", d, l)
+	}
+	if d, l := first.Header["Date"], first.Header["Content-Length"]; d[0] != "edited" || l[0] != "edited" {
+		t.Errorf("the second answer changed the first's values: Date %q, Content-Length %q", d, l)
+	}
 }

@@ -59,7 +59,7 @@ rules:
 	// A YAML body keeps its keys in the order written, as a JSON one does.
 	want := []string{"1  Service Unavailable", `30 {"limitType":"Rate"} Too Many Requests`, ` {"xuid":"1","state":"Online"} OK`,
 		` {"xuid":"1","state":"Online"} OK`, ` {"xuid":"1","state":"Online"} OK`,
-		"Internal Server Error ", "OK application/json; charset=utf-8"}
+		"Internal Server Error text/plain; charset=utf-8", "OK application/json; charset=utf-8"} // a body without a type: sniffed, as a server does
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("(-want +got)\n%s", d)
 	}

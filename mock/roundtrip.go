@@ -80,7 +80,12 @@ func aborted(rec *answer, req *http.Request) (*http.Response, error) {
 		return nil, &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}
 	}
 	resp := rec.result()
-	resp.Body = io.NopCloser(io.MultiReader(resp.Body, errReader{io.ErrUnexpectedEOF}))
+	// The client reads an early end only where a body was promised: a
+	// chunked one, or fewer bytes than its Content-Length (not a HEAD's,
+	// nor a status's that has none, nor a whole short one).
+	if resp.Body != http.NoBody && (resp.ContentLength < 0 || int64(rec.body.Len()) < resp.ContentLength) {
+		resp.Body = io.NopCloser(io.MultiReader(resp.Body, errReader{io.ErrUnexpectedEOF}))
+	}
 	resp.Request = req
 	return resp, nil
 }
@@ -94,9 +99,10 @@ func aborted(rec *answer, req *http.Request) (*http.Response, error) {
 // then, so that what it sets no longer reaches the answer (a server has
 // sent them); the values are the answer's own from the status on. The mock
 // keeps no header map across a WriteHeader, and sends no trailers.
-// Informational statuses (1xx), which no handler of the mock writes, end
-// the answer as any other status would (as httptest.ResponseRecorder does);
-// a server sends them ahead of the final one.
+// Informational statuses (1xx), which no handler of the mock writes (a
+// script's status is 200 to 599), end the answer as any other status would
+// (as httptest.ResponseRecorder does); a server sends them ahead of the
+// final one.
 type answer struct {
 	header  http.Header // the handler's; nil from the status until it asks again
 	sent    http.Header // the answer's, from the status on

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/textproto"
 	"strconv"
 	"strings"
 	"sync"
@@ -62,8 +63,12 @@ type ScriptMatch struct {
 // ScriptAnswer is one scripted answer: a status with headers and a body,
 // after a latency, or a network fault.
 type ScriptAnswer struct {
-	// Status is the answer's status (200 when 0).
-	Status  int               `json:"status,omitempty"`
+	// Status is the answer's status: 200 to 599, 200 when 0.
+	Status int `json:"status,omitempty"`
+	// Headers are set on the answer, each value without the blanks around
+	// it (as a client reads it). The server's own are refused:
+	// Content-Length, Transfer-Encoding, Trailer, Connection, Keep-Alive,
+	// Proxy-Connection, TE and Upgrade.
 	Headers map[string]string `json:"headers,omitempty"`
 	// Body is the answer's body: a JSON object, array, number or literal
 	// is sent as JSON (Content-Type application/json), a JSON string as
@@ -253,7 +258,7 @@ func (a *ScriptAnswer) answer(w http.ResponseWriter, r *http.Request) {
 	}
 	body, isJSON := a.body()
 	for k, v := range a.Headers {
-		w.Header().Set(k, v)
+		w.Header().Set(k, textproto.TrimString(v)) // as a client reads it: the blanks around a value are not its
 	}
 	if isJSON && w.Header().Get("Content-Type") == "" {
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")

@@ -146,7 +146,7 @@ func TestReadScriptErrors(t *testing.T) {
 		want       datafile.Error
 	}{
 		{"no answers", "rules:\n  - match: {path: /x}\n    answers: []\n", datafile.Error{Line: 3, Field: "rules[0].answers", Reason: "a rule needs an answer"}},
-		{"status", "rules:\n  - match: {path: /x}\n    answers:\n      - status: 200\n      - status: 99\n", datafile.Error{Line: 5, Field: "rules[0].answers[1].status", Reason: "a status is 100 to 599"}},
+		{"status", "rules:\n  - match: {path: /x}\n    answers:\n      - status: 200\n      - status: 99\n", datafile.Error{Line: 5, Field: "rules[0].answers[1].status", Reason: "a status is 200 to 599 (a 1xx is sent ahead of an answer, never as one)"}},
 		{"fault", `{"rules": [{"match": {}, "answers": [{"fault": "explode"}]}]}`, datafile.Error{Line: 1, Field: "rules[0].answers[0].fault", Reason: `want "reset", "hang" or "truncate"`}},
 		{"latency", "rules:\n  - match: {}\n    answers:\n      - latency: soon\n", datafile.Error{Line: 4, Field: "rules[0].answers[0].latency", Reason: "not a duration"}},
 		{"two paths", "rules:\n  - match:\n      path: /a\n      pathPrefix: /b\n    answers: [{}]\n", datafile.Error{Line: 2, Field: "rules[0].match", Reason: "name one of path, pathPrefix and pathPattern"}},

@@ -172,8 +172,11 @@ func (r *ScriptRule) check(f string) error {
 	for j, a := range r.Answers {
 		af := fmt.Sprintf(".answers[%d]", j)
 		switch {
-		case a.Status != 0 && (a.Status < 100 || a.Status > 599):
-			return bad(af+".status", "a status is 100 to 599")
+		case a.Status != 0 && (a.Status < 200 || a.Status > 599):
+			// A 1xx is informational: a server sends it ahead of an
+			// answer, and a client (net/http's) skips it and reads the
+			// answer after it, which a script's one status cannot give.
+			return bad(af+".status", "a status is 200 to 599 (a 1xx is sent ahead of an answer, never as one)")
 		case a.Fault != "" && !slices.Contains(scriptFaults, a.Fault):
 			return bad(af+".fault", `want "reset", "hang" or "truncate"`)
 		case a.Latency < 0 || time.Duration(a.Latency) > maxScriptLatency:
@@ -210,8 +213,16 @@ func validPattern(p string) (ok bool) {
 // name must be a token (RFC 9110, section 5.1), which net/http writes
 // (it drops any other without a word); a value holds no control character
 // but tab (section 5.5; a Go client fails the whole answer on one,
-// "malformed MIME header line"); and two names may not differ only in
-// case, which net/http writes as one, either of the two.
+// "malformed MIME header line"); two names may not differ only in case,
+// which net/http writes as one, either of the two; and the headers that
+// frame the body or belong to the connection (framingHeaders) are the
+// server's: a script that wants a body cut short names the "truncate"
+// fault.
+// framingHeaders are the headers net/http's server and client write and
+// read themselves, to frame a body or keep a connection, which a client
+// never finds as a handler set them.
+var framingHeaders = []string{"Content-Length", "Transfer-Encoding", "Trailer", "Connection", "Keep-Alive", "Proxy-Connection", "Te", "Upgrade"}
+
 func headersProblem(h map[string]string) string {
 	seen := make(map[string]string, len(h))
 	for _, k := range slices.Sorted(maps.Keys(h)) {
@@ -219,6 +230,8 @@ func headersProblem(h map[string]string) string {
 		switch other, dup := seen[c]; {
 		case !isToken(k):
 			return "a header's name is a token (letters, digits and !#$%&'*+-.^_`|~): " + safetext.Quote(k, 40)
+		case slices.Contains(framingHeaders, c):
+			return "the server frames the body and keeps the connection: a script sets no " + c + ` (the fault "truncate" cuts a body short)`
 		case strings.ContainsFunc(h[k], func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }):
 			return "a header's value holds no control character but tab: " + safetext.Quote(k, 40)
 		case dup:

@@ -167,7 +167,7 @@ func TestDataFileErrorsExit2(t *testing.T) {
 		{[]string{"simulate", "--pattern", pattern}, "xblcall simulate: --pattern: " + pattern + `: line 2: user: "x" is not a XUID (a decimal number that fits in 64 bits, with no leading zero)`},
 		{[]string{"simulate", "--pattern", patternJSON}, "xblcall simulate: --pattern: " + patternJSON + ": line 2: [0].cuont: no such field"},
 		{[]string{"mock", "--world", world, "--hosts"}, "xblcall mock: --world: " + world + ": line 3: accounts[0].friends[0]: no account of the world has this XUID"},
-		{[]string{"mock", "--script", script, "--hosts"}, "xblcall mock: --script: " + script + ": line 3: rules[0].answers[0].status: a status is 100 to 599"},
+		{[]string{"mock", "--script", script, "--hosts"}, "xblcall mock: --script: " + script + ": line 3: rules[0].answers[0].status: a status is 200 to 599 (a 1xx is sent ahead of an answer, never as one)"},
 		{[]string{"mock", "--script", filepath.Join(dir, "none.yaml"), "--hosts"}, "xblcall mock: --script: " + filepath.Join(dir, "none.yaml") + ": cannot open: no such file or directory"},
 	} {
 		t.Run(strings.Join(tc.args[:2], " "), func(t *testing.T) {

@@ -225,16 +225,7 @@ func playAnswer(w http.ResponseWriter, ops []byte) []string {
 func TestRoundTripAddedValuesAreTheAnswers(t *testing.T) {
 	h := NewHandler()
 	get := func() *http.Response {
-		req, err := http.NewRequest("GET", "https://profile.xboxlive.com/users/me/profile/settings?settings=Gamertag", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Authorization", Token("2535405290689422", "1234567890"))
-		req.Header.Set("x-xbl-contract-version", "3")
-		resp, err := h.RoundTrip(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp := attack21Get(t, h, attack21ProfileURL)
 		resp.Body.Close()
 		return resp
 	}

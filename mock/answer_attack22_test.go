@@ -147,6 +147,15 @@ func attack22Script(t *testing.T, answers ...ScriptAnswer) func(h *Handler) {
 	}
 }
 
+// attack22Faults sets f on a Handler, for attack22Compare's prep.
+func attack22Faults(t *testing.T, f Faults) func(h *Handler) {
+	return func(h *Handler) {
+		if err := h.SetFaults(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 const attack22Presence = "https://presence.xboxlive.com/users/me"
 
 const attack22Promise = "RoundTrip's godoc: \"the answer is what a client of net/http's HTTP/1.1 server would receive\"; " +
@@ -311,11 +320,7 @@ func TestAttack22ScriptedFramingHeaders(t *testing.T) {
 func TestAttack22TruncateWithoutBody(t *testing.T) {
 	get, head := attack22Req{method: "GET", url: attack22Presence}, attack22Req{method: "HEAD", url: attack22Presence}
 	trunc := func(a ScriptAnswer) func(*Handler) { a.Fault = "truncate"; return attack22Script(t, a) }
-	faults := func(h *Handler) {
-		if err := h.SetFaults(Faults{TruncateRate: 1, Seed: 1}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	faults := attack22Faults(t, Faults{TruncateRate: 1, Seed: 1})
 	attack22Run(t, []attack22Case{
 		{"scripted truncate, HEAD", trunc(ScriptAnswer{Body: []byte(`{"a":"0123456789"}`)}), []attack22Req{head}},
 		{"scripted truncate 204", trunc(ScriptAnswer{Status: 204, Body: []byte(`{"a":"0123456789"}`)}), []attack22Req{get}},
@@ -330,11 +335,7 @@ func TestAttack22TruncateWithoutBody(t *testing.T) {
 func TestAttack22TruncateWithBody(t *testing.T) {
 	get := attack22Req{method: "GET", url: attack22Presence}
 	trunc := func(a ScriptAnswer) func(*Handler) { a.Fault = "truncate"; return attack22Script(t, a) }
-	faults := func(h *Handler) {
-		if err := h.SetFaults(Faults{TruncateRate: 1, Seed: 1}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	faults := attack22Faults(t, Faults{TruncateRate: 1, Seed: 1})
 	attack22Run(t, []attack22Case{
 		{"scripted truncate", trunc(ScriptAnswer{Body: []byte(`{"a":"0123456789"}`)}), []attack22Req{get}},
 		{"scripted truncate big", trunc(ScriptAnswer{Body: []byte(`"` + strings.Repeat("b", 5000) + `"`)}), []attack22Req{get}},
@@ -349,13 +350,7 @@ func TestAttack22TruncateWithBody(t *testing.T) {
 // sign-in form and JSON posts: the same answer in process and over a socket.
 func TestAttack22FaultsAndServices(t *testing.T) {
 	profile := attack22Req{method: "GET", url: "https://profile.xboxlive.com/users/me/profile/settings?settings=Gamertag"}
-	faults := func(f Faults) func(*Handler) {
-		return func(h *Handler) {
-			if err := h.SetFaults(f); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	faults := func(f Faults) func(*Handler) { return attack22Faults(t, f) }
 	var cases []attack22Case
 	for mode := RetryAfterSeconds; mode <= RetryAfterGarbage; mode++ {
 		cases = append(cases,

@@ -9,7 +9,6 @@ import (
 	"net/textproto"
 	"os"
 	"strconv"
-	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -102,7 +101,8 @@ func aborted(rec *answer, req *http.Request) (*http.Response, error) {
 // Informational statuses (1xx), which no handler of the mock writes (a
 // script's status is 200 to 599), end the answer as any other status would
 // (as httptest.ResponseRecorder does); a server sends them ahead of the
-// final one.
+// final one. No handler of the mock sets a Transfer-Encoding either (a
+// script cannot), so the answer frames no body by one.
 type answer struct {
 	header  http.Header // the handler's; nil from the status until it asks again
 	sent    http.Header // the answer's, from the status on
@@ -182,12 +182,11 @@ const chunkingAfter = 2048
 // at the status it adds what net/http's server adds as it sends them
 // (chunkWriter.writeHeader): a Content-Type sniffed from the first bytes
 // it sends (those written before the first flush, or all) when the answer
-// names none, nor a Content-Encoding or Transfer-Encoding; a Date; and a
-// Content-Length when the handler ended without flushing, having written
-// at most chunkingAfter bytes (one or more for a HEAD), and set none, nor
-// a Transfer-Encoding; a longer body is chunked. A status without a body
-// loses its Content-Length and Transfer-Encoding (a 304 its Content-Type
-// too), as there. Its ContentLength, TransferEncoding and Body are as
+// names none, nor a Content-Encoding; a Date; and a Content-Length when
+// the handler ended without flushing, having written at most
+// chunkingAfter bytes (one or more for a HEAD), and set none; a longer
+// body is chunked. A status without a body loses its Content-Length (a
+// 304 its Content-Type too), as there. Its ContentLength, TransferEncoding and Body are as
 // net/http's client reads them: a HEAD's and a bodiless status's body is
 // empty.
 func (a *answer) result() *http.Response {
@@ -197,7 +196,6 @@ func (a *answer) result() *http.Response {
 	if a.flushed {
 		p = p[:a.atFlush]
 	}
-	_, hasTE := h["Transfer-Encoding"]
 	var added []string // the values added, in one array, each slice capped to its own
 	add := func(k, v string) {
 		if added == nil {
@@ -208,22 +206,22 @@ func (a *answer) result() *http.Response {
 	}
 	if !allowed {
 		delete(h, "Content-Length")
-		delete(h, "Transfer-Encoding")
 		if a.code == http.StatusNotModified {
 			delete(h, "Content-Type")
 		}
-	} else if _, has := h["Content-Type"]; !has && !hasTE && h.Get("Content-Encoding") == "" && len(p) > 0 {
+	} else if _, has := h["Content-Type"]; !has && h.Get("Content-Encoding") == "" && len(p) > 0 {
 		add("Content-Type", http.DetectContentType(p))
 	}
 	if _, has := h["Date"]; !has {
-		add("Date", httpDate(time.Now()))
+		add("Date", time.Now().UTC().Format(http.TimeFormat))
 	}
-	if _, has := h["Content-Length"]; !has && allowed && !hasTE && !a.flushed && a.body.Len() <= chunkingAfter && (!a.head || a.body.Len() > 0) {
+	if _, has := h["Content-Length"]; !has && allowed && !a.flushed && a.body.Len() <= chunkingAfter && (!a.head || a.body.Len() > 0) {
 		add("Content-Length", strconv.Itoa(a.body.Len()))
 	}
 	resp := &http.Response{Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, StatusCode: a.code, Header: h, ContentLength: -1, Body: http.NoBody}
-	resp.Status = strconv.Itoa(a.code) + " " + http.StatusText(a.code)
-	if http.StatusText(a.code) == "" { // as the server's status line reads
+	if text := http.StatusText(a.code); text != "" {
+		resp.Status = strconv.Itoa(a.code) + " " + text
+	} else { // as the server's status line reads
 		resp.Status = fmt.Sprintf("%03d status code %d", a.code, a.code)
 	}
 	n, clErr := strconv.ParseUint(textproto.TrimString(h.Get("Content-Length")), 10, 63)
@@ -244,25 +242,6 @@ func (a *answer) result() *http.Response {
 	}
 	return resp
 }
-
-// httpDate is t in an HTTP Date header's form (http.TimeFormat), formatted
-// once a second: every answer carries one.
-func httpDate(t time.Time) string {
-	sec := t.Unix()
-	if d := lastDate.Load(); d != nil && d.sec == sec {
-		return d.text
-	}
-	d := &dateText{sec: sec, text: t.UTC().Format(http.TimeFormat)}
-	lastDate.Store(d)
-	return d.text
-}
-
-type dateText struct {
-	sec  int64
-	text string
-}
-
-var lastDate atomic.Pointer[dateText]
 
 type errReader struct{ err error }
 

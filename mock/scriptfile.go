@@ -209,6 +209,11 @@ func validPattern(p string) (ok bool) {
 	return true
 }
 
+// framingHeaders are the headers net/http's server and client write and
+// read themselves, to frame a body or keep a connection, which a client
+// never finds as a handler set them.
+var framingHeaders = []string{"Content-Length", "Transfer-Encoding", "Trailer", "Connection", "Keep-Alive", "Proxy-Connection", "Te", "Upgrade"}
+
 // headersProblem says what is wrong with an answer's headers, or "": a
 // name must be a token (RFC 9110, section 5.1), which net/http writes
 // (it drops any other without a word); a value holds no control character
@@ -218,11 +223,6 @@ func validPattern(p string) (ok bool) {
 // frame the body or belong to the connection (framingHeaders) are the
 // server's: a script that wants a body cut short names the "truncate"
 // fault.
-// framingHeaders are the headers net/http's server and client write and
-// read themselves, to frame a body or keep a connection, which a client
-// never finds as a handler set them.
-var framingHeaders = []string{"Content-Length", "Transfer-Encoding", "Trailer", "Connection", "Keep-Alive", "Proxy-Connection", "Te", "Upgrade"}
-
 func headersProblem(h map[string]string) string {
 	seen := make(map[string]string, len(h))
 	for _, k := range slices.Sorted(maps.Keys(h)) {

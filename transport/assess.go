@@ -1,7 +1,6 @@
 package transport
 
 import (
-	"context"
 	"math/rand/v2"
 	"net/http"
 	"time"
@@ -117,8 +116,11 @@ func (c *call) feedback(a *reply) {
 	}
 	a.read(c.clk)
 	now := a.now
-	// The call may be cancelled; what the service said must still be kept.
-	ctx := context.WithoutCancel(c.ctx)
+	// Within the call's own context, as every budget operation of the
+	// call: a shared store keeps its own copy after the local one
+	// (failover), so what the service said is kept locally even when the
+	// call ends before a stalled store answers.
+	ctx := c.ctx
 	if blocked {
 		c.t.budget.Block(ctx, c.key, now, now.Add(a.retryAfter))
 	}

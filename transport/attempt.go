@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -221,6 +222,21 @@ func (b *attemptBody) Close() error {
 	err := b.ReadCloser.Close()
 	b.a.release()
 	return err
+}
+
+// drain reads at most maxDrain bytes of resp's body (so that its
+// connection can be reused when the body ends within them) and leaves in
+// resp.Body what it read, then what is left: whether the answer is retried
+// can then be decided after the time its body took, and one that is not
+// is handed over uncut (as peek429 leaves a 429's).
+func drain(resp *http.Response) {
+	var b bytes.Buffer
+	io.CopyN(&b, resp.Body, maxDrain) // an error is the rest's to give again
+	rest := resp.Body
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(&b, rest), rest}
 }
 
 // discard drains (at most maxDrain bytes, so the connection can be reused)

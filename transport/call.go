@@ -126,6 +126,14 @@ func (c *call) run() (*http.Response, error) {
 			c.unbook() // never sent: the service never counted it
 		}
 		again := v.again || (v.retry && c.mayRetry(v.delay))
+		if again && !v.again && resp != nil {
+			// The answer's body is read before the wait, and a service
+			// may take up to the attempt's timeout to send it: the window
+			// is asked again after it, and an answer not retried after
+			// all goes to the caller whole.
+			drain(resp)
+			again = c.mayRetry(v.delay)
+		}
 		c.cacheRetryAfter(v, again)
 		if again {
 			discard(resp)

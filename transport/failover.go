@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -40,6 +41,10 @@ type failover struct {
 	t      *Transport
 	shared throttle.BudgetStore
 	local  throttle.MemoryBudgetStore
+
+	owedMu sync.Mutex
+	owed   []owedRelease // releases the shared store is owed, oldest first (at most maxOwed)
+	nOwed  atomic.Int32  // len(owed), read without the lock
 
 	isolates bool         // the shared store is a FailureIsolator
 	down     atomic.Bool  // an outage is logged and not yet over
@@ -93,6 +98,7 @@ func callersEnd(ctx context.Context, err error) bool {
 
 func (f *failover) Reserve(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time, maxWait time.Duration) (throttle.Admission, error) {
 	if f.use(now) {
+		f.payOwed(ctx)
 		a, err := f.shared.Reserve(ctx, k, l, now, maxWait)
 		if f.result(ctx, "reserve", k, err, now) == nil {
 			return a, nil
@@ -104,13 +110,71 @@ func (f *failover) Reserve(ctx context.Context, k throttle.Key, l throttle.Limit
 }
 
 // Release gives the slot back to both stores: a slot is booked in one of
-// them, and a slot number unknown to a store changes nothing there.
+// them, and a slot number unknown to a store changes nothing there. The
+// local store at once; the shared store within ctx, the call's own: when
+// the call has ended (a call cancelled while it waited for its slot) or
+// ends before the store answers, the shared store is owed the release,
+// which the next call to reach it sends (payOwed). A call so never waits
+// past its context for a stalled store, and a slot booked in a working
+// one still goes back.
 func (f *failover) Release(ctx context.Context, k throttle.Key, l throttle.Limit, slot int64) error {
 	f.local.Release(ctx, k, l, slot)
-	if f.isolates || !f.down.Load() {
-		f.shared.Release(ctx, k, l, slot) // a failure here shows at the next Reserve
+	if !f.isolates && f.down.Load() {
+		return nil
 	}
+	if ctx.Err() != nil {
+		f.owe(owedRelease{k, l, slot})
+		return nil
+	}
+	if err := f.shared.Release(ctx, k, l, slot); err != nil && callersEnd(ctx, err) {
+		f.owe(owedRelease{k, l, slot})
+	} // a store's own failure shows at the next Reserve
 	return nil
+}
+
+// maxOwed bounds the releases owed to the shared store; past it the oldest
+// is dropped (its slot ages out of the store's windows, as an unsent
+// call's would: the budget stays on the strict side).
+const maxOwed = 256
+
+// owedRelease is a release the shared store is owed.
+type owedRelease struct {
+	k    throttle.Key
+	l    throttle.Limit
+	slot int64
+}
+
+// owe keeps r for the next call that reaches the shared store.
+func (f *failover) owe(r owedRelease) {
+	f.owedMu.Lock()
+	defer f.owedMu.Unlock()
+	if len(f.owed) == maxOwed {
+		f.owed = append(f.owed[:0], f.owed[1:]...)
+	}
+	f.owed = append(f.owed, r)
+	f.nOwed.Store(int32(len(f.owed)))
+}
+
+// payOwed sends the oldest release owed to the shared store, within ctx
+// (the call that reaches the store next): one a call, so that no call
+// carries more than one extra operation. One that ctx's end cuts short is
+// owed again.
+func (f *failover) payOwed(ctx context.Context) {
+	if f.nOwed.Load() == 0 {
+		return
+	}
+	f.owedMu.Lock()
+	if len(f.owed) == 0 {
+		f.owedMu.Unlock()
+		return
+	}
+	r := f.owed[0]
+	f.owed = f.owed[1:]
+	f.nOwed.Store(int32(len(f.owed)))
+	f.owedMu.Unlock()
+	if err := f.shared.Release(ctx, r.k, r.l, r.slot); err != nil && callersEnd(ctx, err) {
+		f.owe(r)
+	}
 }
 
 func (f *failover) Block(ctx context.Context, k throttle.Key, now, until time.Time) error {

@@ -1,7 +1,6 @@
 package transport
 
 import (
-	"context"
 	"math"
 	"net/http"
 	"time"
@@ -66,8 +65,9 @@ func (c *call) gateBudget() error {
 		if err != nil {
 			// Cancelled while waiting: the call will not be sent, so its
 			// slot goes back, and the budget keeps counting what the service
-			// counts. The call's context is done: release without it.
-			c.t.budget.Release(context.WithoutCancel(c.ctx), c.key, c.limit, a.Slot)
+			// counts. The call's context is done: a shared store is owed
+			// the release (failover.Release), and the call ends now.
+			c.t.budget.Release(c.ctx, c.key, c.limit, a.Slot)
 			return err
 		}
 		c.booked, c.slot = c.limit, a.Slot
@@ -92,7 +92,7 @@ func (c *call) unbook() {
 	if c.booked == (throttle.Limit{}) {
 		return
 	}
-	c.t.budget.Release(context.WithoutCancel(c.ctx), c.key, c.booked, c.slot)
+	c.t.budget.Release(c.ctx, c.key, c.booked, c.slot)
 	c.booked = throttle.Limit{}
 }
 

@@ -127,14 +127,17 @@ func TestOneWaiterWhenTheCallerDoesNotRetry(t *testing.T) {
 // computed once per call and reused by its retries; with a window of 0 (no
 // retries) it is 5 s. Each attempt's answer stalls mid-body, so the attempt
 // lasts exactly its timeout: the drain of the 503 before the retry, and the
-// caller's read of the final body (BoundBody) end when it does.
+// caller's read of the final body (BoundBody) end when it does; a retry
+// goes only if the window still has room for it after the drain.
 func TestAttemptTimeoutOncePerCall(t *testing.T) {
 	tests := []struct {
 		name   string
 		window time.Duration
 		want   []time.Duration // each attempt's timeout
 	}{
-		{"default window: 20s for every attempt", 0, []time.Duration{20 * time.Second, 20 * time.Second}},
+		// The 503's body takes the whole window to end: the window is asked
+		// again after it, and no retry goes (TestAttack24DrainedRetryOutsideWindow).
+		{"default window: 20s, and no retry after a body that took it all", 0, []time.Duration{20 * time.Second}},
 		{"long window: capped at 30s, and the retry keeps it", 40 * time.Second, []time.Duration{30 * time.Second, 30 * time.Second}},
 		{"short window: at least 5s", 3 * time.Second, []time.Duration{5 * time.Second}},
 		{"retries off: 5s", -1, []time.Duration{5 * time.Second}},

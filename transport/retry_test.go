@@ -311,3 +311,68 @@ func TestFinal429WithoutRetryAfter(t *testing.T) {
 		}
 	})
 }
+
+// slowStartBody gives head, then waits pause (the request's context may end
+// it), then gives tail, then io.EOF.
+type slowStartBody struct {
+	ctx        context.Context
+	head, tail []byte
+	pause      time.Duration
+	paused     bool
+}
+
+func (b *slowStartBody) Read(p []byte) (int, error) {
+	if len(b.head) > 0 {
+		n := copy(p, b.head)
+		b.head = b.head[n:]
+		return n, nil
+	}
+	if !b.paused {
+		b.paused = true
+		select {
+		case <-time.After(b.pause):
+		case <-b.ctx.Done():
+			return 0, context.Cause(b.ctx)
+		}
+	}
+	if len(b.tail) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, b.tail)
+	b.tail = b.tail[n:]
+	return n, nil
+}
+
+func (b *slowStartBody) Close() error { return nil }
+
+// TestNotRetriedAfterItsDrainIsWhole: a 503 whose body takes 18 s of the
+// 20 s window to come is read before the wait; the window then has no room
+// for a retry, so the call returns that 503, its body whole (longer than
+// what the transport reads of it: maxDrain), and sends nothing more.
+func TestNotRetriedAfterItsDrainIsWhole(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		head, tail := []byte("{\"code\":"), bytes.Repeat([]byte("7"), maxDrain+1000)
+		want := append(append([]byte(nil), head...), tail...)
+		attempts := 0
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			attempts++
+			return &http.Response{StatusCode: 503, Header: http.Header{}, Request: r,
+				Body: &slowStartBody{ctx: r.Context(), head: head, tail: tail, pause: 18 * time.Second}}, nil
+		})
+		tr := &Transport{Base: base, TitleID: title, DisableBudget: true}
+		req, _ := http.NewRequest("GET", profileURL, nil)
+		req.Header.Set("Authorization", mock.Token(xuid1, title))
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 503 || err != nil || !bytes.Equal(got, want) {
+			t.Errorf("got %d, %d bytes (%v), want the 503 with its %d bytes", resp.StatusCode, len(got), err, len(want))
+		}
+		if attempts != 1 {
+			t.Errorf("%d attempts, want 1: no room was left in the window for a retry", attempts)
+		}
+	})
+}

@@ -91,8 +91,13 @@ type Transport struct {
 	// purpose (a throttle.MemoryBudgetStore in one process, a redisstore.Store across a
 	// fleet) to give them one budget per key. While it fails, the transport
 	// uses a local budget, logs the outage once, and tries the store again
-	// every second until it recovers. If nil, a private in-memory
-	// throttle.MemoryBudgetStore is used.
+	// every second until it recovers. A call gives the store every
+	// operation within its own context: what the service reports (a 429's
+	// block, RateLimit counts) is kept locally when the call ends before
+	// the store answers, and a slot a call gives back then (cancelled while
+	// it waited) is owed to the store and sent by the next call that
+	// reaches it (at most 256 owed; one a call). If nil, a private
+	// in-memory throttle.MemoryBudgetStore is used.
 	Budget throttle.BudgetStore
 	// Margin lengthens both periods of the private and fallback budgets, to
 	// absorb the delay between sending and the service counting. Zero means

@@ -1,0 +1,121 @@
+package transport
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/xblgo/fgrl/mock"
+	"github.com/xblgo/fgrl/throttle"
+)
+
+// releaseRecorder is a shared store that records the slots released to it,
+// and whether the context of each release had ended.
+type releaseRecorder struct {
+	*throttle.MemoryBudgetStore
+	mu       sync.Mutex
+	released []int64
+}
+
+func (s *releaseRecorder) Release(ctx context.Context, k throttle.Key, l throttle.Limit, slot int64) error {
+	if err := ctx.Err(); err != nil {
+		return err // as a network store fails at once under a done context
+	}
+	s.mu.Lock()
+	s.released = append(s.released, slot)
+	s.mu.Unlock()
+	return s.MemoryBudgetStore.Release(ctx, k, l, slot)
+}
+
+func (s *releaseRecorder) slots() []int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]int64(nil), s.released...)
+}
+
+// TestCancelledWaitOwesTheSharedRelease: a call cancelled while it waits
+// for its booked slot ends at once (TestAttack24CancelledWaitReleaseWithinTheCall)
+// and its slot goes back to both stores: the local one at once, the shared
+// one, whose release cannot run under the call's ended context, from the
+// next call that reaches it; after that the shared store counts the slot no
+// more (the next call of the key is booked where the cancelled one was).
+func TestCancelledWaitOwesTheSharedRelease(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+		})
+		shared := &releaseRecorder{MemoryBudgetStore: &throttle.MemoryBudgetStore{}}
+		tr := &Transport{Base: base, TitleID: title, Budget: shared}
+		for range 10 { // profile's burst
+			if _, err := get(t, tr, context.Background(), profileURL, xuid1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() {
+			_, err := get(t, tr, ctx, profileURL, xuid1)
+			done <- err
+		}()
+		synctest.Wait() // it waits for its booked slot
+		cancel()
+		if err := <-done; err == nil {
+			t.Fatal("the cancelled call was sent")
+		}
+		if got := shared.slots(); len(got) != 0 {
+			t.Fatalf("released to the shared store under the ended context: %v", got)
+		}
+		if n := tr.budget.(*failover).nOwed.Load(); n != 1 {
+			t.Fatalf("%d releases owed, want 1", n)
+		}
+		// The next call to reach the shared store (another user's) pays it.
+		if _, err := get(t, tr, context.Background(), profileURL, xuid2); err != nil {
+			t.Fatal(err)
+		}
+		if got := shared.slots(); len(got) != 1 {
+			t.Fatalf("the shared store was released %v, want the cancelled call's one slot", got)
+		}
+		if n := tr.budget.(*failover).nOwed.Load(); n != 0 {
+			t.Errorf("%d releases still owed after the next call", n)
+		}
+		// The slot is free in the shared store: once the burst window has
+		// passed, its sustain window counts the ten calls sent, not the
+		// cancelled one too.
+		time.Sleep(20 * time.Second)
+		req, _ := http.NewRequest("GET", profileURL, nil)
+		req.Header.Set("Authorization", mock.Token(xuid1, title))
+		k, _ := tr.KeyOf(req)
+		snap, err := shared.Snapshot(context.Background(), k, throttle.Limit{Burst: 10, Sustain: 30}, time.Now())
+		if err != nil || snap.Sustain.Count != 10 {
+			t.Errorf("the shared store counts %d calls of the key in its sustain window (%v), want the 10 sent", snap.Sustain.Count, err)
+		}
+	})
+}
+
+// TestOwedReleasesBounded: the releases owed to a shared store are at most
+// maxOwed, the oldest dropped first, and each payment sends the oldest.
+func TestOwedReleasesBounded(t *testing.T) {
+	shared := &releaseRecorder{MemoryBudgetStore: &throttle.MemoryBudgetStore{}}
+	f := newFailover(&Transport{}, shared, 0)
+	k := throttle.Key{User: "u", Title: title, Scope: "profile"}
+	for i := range maxOwed + 44 {
+		f.owe(owedRelease{k, throttle.Limit{Burst: 10}, int64(i)})
+	}
+	if n := f.nOwed.Load(); n != maxOwed {
+		t.Fatalf("%d owed, want %d", n, maxOwed)
+	}
+	f.payOwed(context.Background())
+	f.payOwed(context.Background())
+	if got := shared.slots(); len(got) != 2 || got[0] != 44 || got[1] != 45 {
+		t.Errorf("paid %v, want the oldest kept two (44, 45)", got)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	f.payOwed(ctx) // cut short by its caller's end: owed again
+	if n := f.nOwed.Load(); n != maxOwed-2 {
+		t.Errorf("%d owed after a payment its context ended, want %d", n, maxOwed-2)
+	}
+}

@@ -111,24 +111,23 @@ func (f *failover) Reserve(ctx context.Context, k throttle.Key, l throttle.Limit
 
 // Release gives the slot back to both stores: a slot is booked in one of
 // them, and a slot number unknown to a store changes nothing there. The
-// local store at once; the shared store within ctx, the call's own: when
-// the call has ended (a call cancelled while it waited for its slot) or
-// ends before the store answers, the shared store is owed the release,
-// which the next call to reach it sends (payOwed). A call so never waits
-// past its context for a stalled store, and a slot booked in a working
-// one still goes back.
+// local store at once; the shared store within ctx, the call's own. When
+// the call has already ended (cancelled while it waited for its slot), the
+// shared store is owed the release, which the next call to reach it sends
+// (payOwed). A call so never waits past its context for a stalled store,
+// and a slot booked in a working one still goes back. A release the
+// call's end cuts short is not sent again: the store may have taken it,
+// and a slot released twice could free another call's; one it did not
+// take ages out of its windows (the budget stays strict).
 func (f *failover) Release(ctx context.Context, k throttle.Key, l throttle.Limit, slot int64) error {
 	f.local.Release(ctx, k, l, slot)
-	if !f.isolates && f.down.Load() {
-		return nil
-	}
-	if ctx.Err() != nil {
+	switch {
+	case !f.isolates && f.down.Load():
+	case ctx.Err() != nil:
 		f.owe(owedRelease{k, l, slot})
-		return nil
+	default:
+		f.shared.Release(ctx, k, l, slot) // a failure here shows at the next Reserve
 	}
-	if err := f.shared.Release(ctx, k, l, slot); err != nil && callersEnd(ctx, err) {
-		f.owe(owedRelease{k, l, slot})
-	} // a store's own failure shows at the next Reserve
 	return nil
 }
 
@@ -157,10 +156,11 @@ func (f *failover) owe(r owedRelease) {
 
 // payOwed sends the oldest release owed to the shared store, within ctx
 // (the call that reaches the store next): one a call, so that no call
-// carries more than one extra operation. One that ctx's end cuts short is
-// owed again.
+// carries more than one extra operation, and none under a context already
+// ended. Like a call's own release, one that ctx's end cuts short is not
+// sent again.
 func (f *failover) payOwed(ctx context.Context) {
-	if f.nOwed.Load() == 0 {
+	if f.nOwed.Load() == 0 || ctx.Err() != nil {
 		return
 	}
 	f.owedMu.Lock()
@@ -172,9 +172,7 @@ func (f *failover) payOwed(ctx context.Context) {
 	f.owed = f.owed[1:]
 	f.nOwed.Store(int32(len(f.owed)))
 	f.owedMu.Unlock()
-	if err := f.shared.Release(ctx, r.k, r.l, r.slot); err != nil && callersEnd(ctx, err) {
-		f.owe(r)
-	}
+	f.shared.Release(ctx, r.k, r.l, r.slot)
 }
 
 func (f *failover) Block(ctx context.Context, k throttle.Key, now, until time.Time) error {

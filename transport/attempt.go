@@ -232,11 +232,37 @@ func (b *attemptBody) Close() error {
 func drain(resp *http.Response) {
 	var b bytes.Buffer
 	io.CopyN(&b, resp.Body, maxDrain) // an error is the rest's to give again
-	rest := resp.Body
-	resp.Body = struct {
-		io.Reader
-		io.Closer
-	}{io.MultiReader(&b, rest), rest}
+	keep(resp, b.Bytes())
+}
+
+// keep leaves in resp.Body read, the bytes the transport read of it, then
+// the rest.
+func keep(resp *http.Response, read []byte) {
+	resp.Body = &keptBody{Reader: io.MultiReader(bytes.NewReader(read), resp.Body), rest: resp.Body}
+}
+
+// keptBody is a body the transport read the first bytes of (drain,
+// peek429): it gives them again, then the rest.
+type keptBody struct {
+	io.Reader
+	rest io.ReadCloser
+}
+
+func (b *keptBody) Close() error { return b.rest.Close() }
+
+// attemptOf returns the attempt whose timer bounds body, through the
+// bodies the transport kept the first bytes of; nil when none does.
+func attemptOf(body io.ReadCloser) *attempt {
+	for {
+		switch b := body.(type) {
+		case *attemptBody:
+			return b.a
+		case *keptBody:
+			body = b.rest
+		default:
+			return nil
+		}
+	}
 }
 
 // discard drains (at most maxDrain bytes, so the connection can be reused)

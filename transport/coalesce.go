@@ -211,8 +211,8 @@ func (t *Transport) lead(req *http.Request, key readKey, f *flight) (_ *http.Res
 		return nil, err
 	}
 	if release != nil { // too large to share: the leader reads the rest as it comes
-		if ab, ok := resp.Body.(*attemptBody); ok && !t.policyFor(req.Context()).BoundBody {
-			ab.a.stopTimer() // as handOver would: the rest streams at the caller's pace
+		if a := attemptOf(resp.Body); a != nil && !t.policyFor(req.Context()).BoundBody {
+			a.stopTimer() // as handOver would: the rest streams at the caller's pace
 		}
 		resp.Body = &tooLarge{head: body, release: sync.OnceFunc(release), rest: resp.Body}
 		return resp, nil

@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,8 +44,8 @@ type failover struct {
 	local  throttle.MemoryBudgetStore
 
 	owedMu sync.Mutex
-	owed   []owedRelease // releases the shared store is owed, oldest first (at most maxOwed)
-	nOwed  atomic.Int32  // len(owed), read without the lock
+	owed   []owedOp     // operations the shared store is owed, oldest first (at most maxOwed)
+	nOwed  atomic.Int32 // len(owed), read without the lock
 
 	isolates bool         // the shared store is a FailureIsolator
 	down     atomic.Bool  // an outage is logged and not yet over
@@ -98,7 +99,7 @@ func callersEnd(ctx context.Context, err error) bool {
 
 func (f *failover) Reserve(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time, maxWait time.Duration) (throttle.Admission, error) {
 	if f.use(now) {
-		f.payOwed(ctx)
+		f.payOwed(ctx, k)
 		a, err := f.shared.Reserve(ctx, k, l, now, maxWait)
 		if f.result(ctx, "reserve", k, err, now) == nil {
 			return a, nil
@@ -111,74 +112,20 @@ func (f *failover) Reserve(ctx context.Context, k throttle.Key, l throttle.Limit
 
 // Release gives the slot back to both stores: a slot is booked in one of
 // them, and a slot number unknown to a store changes nothing there. The
-// local store at once; the shared store within ctx, the call's own. When
-// the call has already ended (cancelled while it waited for its slot), the
-// shared store is owed the release, which the next call to reach it sends
-// (payOwed). A call so never waits past its context for a stalled store,
-// and a slot booked in a working one still goes back. A release the
-// call's end cuts short is not sent again: the store may have taken it,
-// and a slot released twice could free another call's; one it did not
-// take ages out of its windows (the budget stays strict).
+// local store at once; the shared store within ctx, the call's own (see
+// shared).
 func (f *failover) Release(ctx context.Context, k throttle.Key, l throttle.Limit, slot int64) error {
 	f.local.Release(ctx, k, l, slot)
-	switch {
-	case !f.isolates && f.down.Load():
-	case ctx.Err() != nil:
-		f.owe(owedRelease{k, l, slot})
-	default:
-		f.shared.Release(ctx, k, l, slot) // a failure here shows at the next Reserve
+	if f.isolates || !f.down.Load() {
+		f.send(ctx, owedOp{op: opRelease, k: k, l: l, slot: slot}, time.Time{})
 	}
 	return nil
-}
-
-// maxOwed bounds the releases owed to the shared store; past it the oldest
-// is dropped (its slot ages out of the store's windows, as an unsent
-// call's would: the budget stays on the strict side).
-const maxOwed = 256
-
-// owedRelease is a release the shared store is owed.
-type owedRelease struct {
-	k    throttle.Key
-	l    throttle.Limit
-	slot int64
-}
-
-// owe keeps r for the next call that reaches the shared store.
-func (f *failover) owe(r owedRelease) {
-	f.owedMu.Lock()
-	defer f.owedMu.Unlock()
-	if len(f.owed) == maxOwed {
-		f.owed = append(f.owed[:0], f.owed[1:]...)
-	}
-	f.owed = append(f.owed, r)
-	f.nOwed.Store(int32(len(f.owed)))
-}
-
-// payOwed sends the oldest release owed to the shared store, within ctx
-// (the call that reaches the store next): one a call, so that no call
-// carries more than one extra operation, and none under a context already
-// ended. Like a call's own release, one that ctx's end cuts short is not
-// sent again.
-func (f *failover) payOwed(ctx context.Context) {
-	if f.nOwed.Load() == 0 || ctx.Err() != nil {
-		return
-	}
-	f.owedMu.Lock()
-	if len(f.owed) == 0 {
-		f.owedMu.Unlock()
-		return
-	}
-	r := f.owed[0]
-	f.owed = f.owed[1:]
-	f.nOwed.Store(int32(len(f.owed)))
-	f.owedMu.Unlock()
-	f.shared.Release(ctx, r.k, r.l, r.slot)
 }
 
 func (f *failover) Block(ctx context.Context, k throttle.Key, now, until time.Time) error {
 	f.local.Block(ctx, k, now, until) // kept locally too, for the next outage
 	if f.use(now) {
-		f.result(ctx, "block", k, f.shared.Block(ctx, k, now, until), now)
+		f.send(ctx, owedOp{op: opBlock, k: k, now: now, until: until}, now)
 	}
 	return nil
 }
@@ -186,9 +133,118 @@ func (f *failover) Block(ctx context.Context, k throttle.Key, now, until time.Ti
 func (f *failover) Sync(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time, p throttle.Period, used int, reset time.Duration) error {
 	f.local.Sync(ctx, k, l, now, p, used, reset)
 	if f.use(now) {
-		f.result(ctx, "sync", k, f.shared.Sync(ctx, k, l, now, p, used, reset), now)
+		f.send(ctx, owedOp{op: opSync, k: k, l: l, now: now, p: p, used: used, reset: reset}, now)
 	}
 	return nil
+}
+
+// The operations a call reports to the shared store (owedOp.op).
+const (
+	opRelease = "release"
+	opBlock   = "block"
+	opSync    = "sync"
+)
+
+// owedOp is a Release, Block or Sync for the shared store.
+type owedOp struct {
+	op         string
+	k          throttle.Key
+	l          throttle.Limit
+	slot       int64
+	now, until time.Time
+	p          throttle.Period
+	used       int
+	reset      time.Duration
+}
+
+func (o owedOp) to(ctx context.Context, s throttle.BudgetStore) error {
+	switch o.op {
+	case opRelease:
+		return s.Release(ctx, o.k, o.l, o.slot)
+	case opBlock:
+		return s.Block(ctx, o.k, o.now, o.until)
+	}
+	return s.Sync(ctx, o.k, o.l, o.now, o.p, o.used, o.reset)
+}
+
+// send gives o to the shared store within ctx, the call's own, so that a
+// stalled store never holds a call past its context. When the call's
+// context has ended, or ends before the store answers, the store is owed
+// o: the next call of this Transport to reach it sends it first when it is
+// of that call's key (so what the service reported reaches the budget
+// before the key's next booking), else one a call (payOwed). A store may so
+// get an operation twice when the first did arrive: a Block or Sync twice
+// is one, and a Release names a booking (throttle.BudgetStore). A failure
+// with the call's context alive is the store's own (result).
+func (f *failover) send(ctx context.Context, o owedOp, now time.Time) {
+	err := o.to(ctx, f.shared)
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		f.owe(o)
+	case o.op != opRelease:
+		f.result(ctx, o.op, o.k, err, now)
+	} // a failed Release shows at the next Reserve
+}
+
+// maxOwed bounds the operations owed to the shared store; past it the
+// oldest is dropped (a released slot ages out of the store's windows, as
+// an unsent call's would; a block or a count the service reported is kept
+// by the local store, which serves the key in the next outage).
+const maxOwed = 256
+
+// maxPaid bounds the owed operations one call sends.
+const maxPaid = 4
+
+// owe keeps o for the next call that reaches the shared store.
+func (f *failover) owe(o owedOp) {
+	f.owedMu.Lock()
+	defer f.owedMu.Unlock()
+	if len(f.owed) == maxOwed {
+		f.owed = append(f.owed[:0], f.owed[1:]...)
+	}
+	f.owed = append(f.owed, o)
+	f.nOwed.Store(int32(len(f.owed)))
+}
+
+// payOwed sends what the shared store is owed, within ctx, the context of
+// the call about to book for k there: first those of k, oldest first, then
+// the oldest of another key, at most maxPaid in all and none under a
+// context already ended. One that ctx's end cuts short is owed again.
+func (f *failover) payOwed(ctx context.Context, k throttle.Key) {
+	if f.nOwed.Load() == 0 || ctx.Err() != nil {
+		return
+	}
+	f.owedMu.Lock()
+	var pay []owedOp
+	other := -1
+	f.owed = slices.DeleteFunc(f.owed, func(o owedOp) bool {
+		if o.k == k && len(pay) < maxPaid-1 {
+			pay = append(pay, o)
+			return true
+		}
+		return false
+	})
+	for i, o := range f.owed {
+		if o.k != k {
+			other = i
+			break
+		}
+	}
+	if other >= 0 {
+		pay = append(pay, f.owed[other])
+		f.owed = slices.Delete(f.owed, other, other+1)
+	}
+	f.nOwed.Store(int32(len(f.owed)))
+	f.owedMu.Unlock()
+	for i, o := range pay {
+		if o.to(ctx, f.shared) != nil && ctx.Err() != nil {
+			for _, o := range pay[i:] {
+				f.owe(o)
+			}
+			return
+		}
+	}
 }
 
 func (f *failover) Snapshot(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time) (throttle.Snapshot, error) {

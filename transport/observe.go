@@ -1,7 +1,6 @@
 package transport
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -201,10 +200,6 @@ func (c *call) class() string {
 // peek429 reads a 429's body for its event, leaving the body readable.
 func peek429(resp *http.Response) *ratelimit.Body {
 	b, err := io.ReadAll(io.LimitReader(resp.Body, ratelimit.MaxBodySize+1))
-	rest := resp.Body
-	resp.Body = struct {
-		io.Reader
-		io.Closer
-	}{io.MultiReader(bytes.NewReader(b), rest), rest}
+	keep(resp, b)
 	return parse429(b, err, resp.Request)
 }

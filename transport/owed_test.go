@@ -102,19 +102,19 @@ func TestOwedReleasesBounded(t *testing.T) {
 	f := newFailover(&Transport{}, shared, 0)
 	k := throttle.Key{User: "u", Title: title, Scope: "profile"}
 	for i := range maxOwed + 44 {
-		f.owe(owedRelease{k, throttle.Limit{Burst: 10}, int64(i)})
+		f.owe(owedOp{op: opRelease, k: k, l: throttle.Limit{Burst: 10}, slot: int64(i)})
 	}
 	if n := f.nOwed.Load(); n != maxOwed {
 		t.Fatalf("%d owed, want %d", n, maxOwed)
 	}
-	f.payOwed(context.Background())
-	f.payOwed(context.Background())
+	f.payOwed(context.Background(), throttle.Key{})
+	f.payOwed(context.Background(), throttle.Key{})
 	if got := shared.slots(); len(got) != 2 || got[0] != 44 || got[1] != 45 {
 		t.Errorf("paid %v, want the oldest kept two (44, 45)", got)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	f.payOwed(ctx) // a call already ended pays nothing
+	f.payOwed(ctx, throttle.Key{}) // a call already ended pays nothing
 	if n := f.nOwed.Load(); n != maxOwed-2 || len(shared.slots()) != 2 {
 		t.Errorf("%d owed and %d paid after a payment under an ended context, want %d and 2", n, len(shared.slots()), maxOwed-2)
 	}

@@ -304,15 +304,20 @@ func localAddr(r *http.Request) string {
 }
 
 // bodyReadsUntil ends the reads of r's body, if it has one, at deadline,
-// and closes the connection after the answer: net/http reads a small
-// unread body before an answer's header with no deadline of its own, and
-// the deadline stays on the connection, which no other request then uses.
-// A request without a body keeps its connection. An error of the
-// deadline's setting means a writer that cannot (a recorder).
+// and over HTTP/1 closes the connection after the answer: net/http reads a
+// small unread body before an answer's header with no deadline of its own,
+// and the deadline stays on the connection, which no other request then
+// uses. An HTTP/2 stream's deadline is its own, and its unread body holds
+// no other stream: the connection stays (a Connection: close would end it
+// for every stream, GOAWAY). A request without a body keeps its
+// connection. An error of the deadline's setting means a writer that
+// cannot (a recorder).
 func bodyReadsUntil(w http.ResponseWriter, r *http.Request, deadline time.Time) {
 	if r.ContentLength != 0 || len(r.TransferEncoding) > 0 {
 		http.NewResponseController(w).SetReadDeadline(deadline)
-		w.Header().Set("Connection", "close")
+		if r.ProtoMajor < 2 {
+			w.Header().Set("Connection", "close")
+		}
 	}
 }
 

@@ -99,7 +99,7 @@ func callersEnd(ctx context.Context, err error) bool {
 
 func (f *failover) Reserve(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time, maxWait time.Duration) (throttle.Admission, error) {
 	if f.use(now) {
-		f.payOwed(ctx, k)
+		f.payOwed(ctx, k, now)
 		a, err := f.shared.Reserve(ctx, k, l, now, maxWait)
 		if f.result(ctx, "reserve", k, err, now) == nil {
 			return a, nil
@@ -113,28 +113,22 @@ func (f *failover) Reserve(ctx context.Context, k throttle.Key, l throttle.Limit
 // Release gives the slot back to both stores: a slot is booked in one of
 // them, and a slot number unknown to a store changes nothing there. The
 // local store at once; the shared store within ctx, the call's own (see
-// shared).
+// send).
 func (f *failover) Release(ctx context.Context, k throttle.Key, l throttle.Limit, slot int64) error {
 	f.local.Release(ctx, k, l, slot)
-	if f.isolates || !f.down.Load() {
-		f.send(ctx, owedOp{op: opRelease, k: k, l: l, slot: slot}, time.Time{})
-	}
+	f.send(ctx, owedOp{op: opRelease, k: k, l: l, slot: slot}, f.isolates || !f.down.Load(), time.Time{})
 	return nil
 }
 
 func (f *failover) Block(ctx context.Context, k throttle.Key, now, until time.Time) error {
 	f.local.Block(ctx, k, now, until) // kept locally too, for the next outage
-	if f.use(now) {
-		f.send(ctx, owedOp{op: opBlock, k: k, now: now, until: until}, now)
-	}
+	f.send(ctx, owedOp{op: opBlock, k: k, now: now, until: until}, f.use(now), now)
 	return nil
 }
 
 func (f *failover) Sync(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time, p throttle.Period, used int, reset time.Duration) error {
 	f.local.Sync(ctx, k, l, now, p, used, reset)
-	if f.use(now) {
-		f.send(ctx, owedOp{op: opSync, k: k, l: l, now: now, p: p, used: used, reset: reset}, now)
-	}
+	f.send(ctx, owedOp{op: opSync, k: k, l: l, now: now, p: p, used: used, reset: reset}, f.use(now), now)
 	return nil
 }
 
@@ -167,22 +161,54 @@ func (o owedOp) to(ctx context.Context, s throttle.BudgetStore) error {
 	return s.Sync(ctx, o.k, o.l, o.now, o.p, o.used, o.reset)
 }
 
+// report reports whether o is what the service said (a Block or Sync)
+// rather than a Release.
+func (o owedOp) report() bool { return o.op != opRelease }
+
+// at returns o as sent at now, and whether it still says anything: a
+// block that has ended, or counts of a window that has reset, are
+// dropped; the rest is measured from now (a store may measure a block or
+// a window's reset from when it arrives: redisstore does by Redis's clock).
+func (o owedOp) at(now time.Time) (owedOp, bool) {
+	switch o.op {
+	case opBlock:
+		if !o.until.After(now) {
+			return o, false
+		}
+	case opSync:
+		o.reset -= now.Sub(o.now)
+		if o.reset <= 0 {
+			return o, false
+		}
+	}
+	if o.report() {
+		o.now = now
+	}
+	return o, true
+}
+
 // send gives o to the shared store within ctx, the call's own, so that a
-// stalled store never holds a call past its context. When the call's
-// context has ended, or ends before the store answers, the store is owed
-// o: the next call of this Transport to reach it sends it first when it is
-// of that call's key (so what the service reported reaches the budget
-// before the key's next booking), else one a call (payOwed). A store may so
-// get an operation twice when the first did arrive: a Block or Sync twice
-// is one, and a Release names a booking (throttle.BudgetStore). A failure
-// with the call's context alive is the store's own (result).
-func (f *failover) send(ctx context.Context, o owedOp, now time.Time) {
+// stalled store never holds a call past its context; reach is false while
+// the store is down (an outage: it is not tried). The store is owed o when
+// it is down, or when the call's context has ended, or ends before the
+// store answers: the next call of this Transport to reach the store sends
+// it (payOwed), first when it is of that call's key, so that what the
+// service reported reaches the budget before the key's next booking. A
+// store may so get an operation twice when the first did arrive: a Block
+// or Sync twice is one, and a Release names a booking
+// (throttle.BudgetStore). A failure with the call's context alive is the
+// store's own (result).
+func (f *failover) send(ctx context.Context, o owedOp, reach bool, now time.Time) {
+	if !reach {
+		f.owe(o)
+		return
+	}
 	err := o.to(ctx, f.shared)
 	switch {
 	case err == nil:
 	case ctx.Err() != nil:
 		f.owe(o)
-	case o.op != opRelease:
+	case o.report():
 		f.result(ctx, o.op, o.k, err, now)
 	} // a failed Release shows at the next Reserve
 }
@@ -193,13 +219,29 @@ func (f *failover) send(ctx context.Context, o owedOp, now time.Time) {
 // by the local store, which serves the key in the next outage).
 const maxOwed = 256
 
-// maxPaid bounds the owed operations one call sends.
+// maxPaid bounds the owed operations one call sends: a key owes at most
+// three reports (its latest block, its latest counts of each window), so a
+// key's reports all go before its booking.
 const maxPaid = 4
 
-// owe keeps o for the next call that reaches the shared store.
+// owe keeps o for the next call that reaches the shared store. A report
+// replaces the key's owed one of its kind (the later block wins; a
+// window's latest counts are what the service says now), so a key owes
+// at most three.
 func (f *failover) owe(o owedOp) {
 	f.owedMu.Lock()
 	defer f.owedMu.Unlock()
+	if o.report() {
+		for i, p := range f.owed {
+			if p.k == o.k && p.op == o.op && (o.op == opBlock || p.p == o.p) {
+				if o.op == opBlock && p.until.After(o.until) {
+					o.until = p.until
+				}
+				f.owed[i] = o
+				return
+			}
+		}
+	}
 	if len(f.owed) == maxOwed {
 		f.owed = append(f.owed[:0], f.owed[1:]...)
 	}
@@ -208,37 +250,36 @@ func (f *failover) owe(o owedOp) {
 }
 
 // payOwed sends what the shared store is owed, within ctx, the context of
-// the call about to book for k there: first those of k, oldest first, then
-// the oldest of another key, at most maxPaid in all and none under a
-// context already ended. One that ctx's end cuts short is owed again.
-func (f *failover) payOwed(ctx context.Context, k throttle.Key) {
+// the call about to book for k there at now: first k's reports, then its
+// releases, then the oldest of another key, at most maxPaid in all and
+// none under a context already ended. One that ctx's end cuts short is
+// owed again.
+func (f *failover) payOwed(ctx context.Context, k throttle.Key, now time.Time) {
 	if f.nOwed.Load() == 0 || ctx.Err() != nil {
 		return
 	}
 	f.owedMu.Lock()
 	var pay []owedOp
-	other := -1
-	f.owed = slices.DeleteFunc(f.owed, func(o owedOp) bool {
-		if o.k == k && len(pay) < maxPaid-1 {
-			pay = append(pay, o)
-			return true
-		}
-		return false
-	})
-	for i, o := range f.owed {
-		if o.k != k {
-			other = i
-			break
-		}
+	for _, reports := range []bool{true, false} {
+		f.owed = slices.DeleteFunc(f.owed, func(o owedOp) bool {
+			if o.k == k && o.report() == reports && len(pay) < maxPaid {
+				pay = append(pay, o)
+				return true
+			}
+			return false
+		})
 	}
-	if other >= 0 {
-		pay = append(pay, f.owed[other])
-		f.owed = slices.Delete(f.owed, other, other+1)
+	if len(pay) < maxPaid {
+		if i := slices.IndexFunc(f.owed, func(o owedOp) bool { return o.k != k }); i >= 0 {
+			pay = append(pay, f.owed[i])
+			f.owed = slices.Delete(f.owed, i, i+1)
+		}
 	}
 	f.nOwed.Store(int32(len(f.owed)))
 	f.owedMu.Unlock()
 	for i, o := range pay {
-		if o.to(ctx, f.shared) != nil && ctx.Err() != nil {
+		o, ok := o.at(now)
+		if ok && o.to(ctx, f.shared) != nil && ctx.Err() != nil {
 			for _, o := range pay[i:] {
 				f.owe(o)
 			}

@@ -129,15 +129,15 @@ func TestAttack25OwedConcurrentOweAndPay(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			if i%2 == 0 {
-				f.payOwed(dead, throttle.Key{})
+				f.payOwed(dead, throttle.Key{}, time.Now())
 			} else {
-				f.payOwed(context.Background(), throttle.Key{})
+				f.payOwed(context.Background(), throttle.Key{}, time.Now())
 			}
 		}()
 	}
 	wg.Wait()
 	for f.nOwed.Load() > 0 {
-		f.payOwed(context.Background(), throttle.Key{})
+		f.payOwed(context.Background(), throttle.Key{}, time.Now())
 	}
 	seen := map[int64]int{}
 	for _, s := range shared.slots() {

@@ -2,11 +2,16 @@ package transport
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/xblgo/fgrl/mock"
 	"github.com/xblgo/fgrl/throttle"
@@ -107,15 +112,80 @@ func TestOwedReleasesBounded(t *testing.T) {
 	if n := f.nOwed.Load(); n != maxOwed {
 		t.Fatalf("%d owed, want %d", n, maxOwed)
 	}
-	f.payOwed(context.Background(), throttle.Key{})
-	f.payOwed(context.Background(), throttle.Key{})
+	f.payOwed(context.Background(), throttle.Key{}, time.Now())
+	f.payOwed(context.Background(), throttle.Key{}, time.Now())
 	if got := shared.slots(); len(got) != 2 || got[0] != 44 || got[1] != 45 {
 		t.Errorf("paid %v, want the oldest kept two (44, 45)", got)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	f.payOwed(ctx, throttle.Key{}) // a call already ended pays nothing
+	f.payOwed(ctx, throttle.Key{}, time.Now()) // a call already ended pays nothing
 	if n := f.nOwed.Load(); n != maxOwed-2 || len(shared.slots()) != 2 {
 		t.Errorf("%d owed and %d paid after a payment under an ended context, want %d and 2", n, len(shared.slots()), maxOwed-2)
+	}
+}
+
+// opRecorder is a shared store that records the operations it takes, in
+// order.
+type opRecorder struct {
+	*throttle.MemoryBudgetStore
+	mu  sync.Mutex
+	ops []string
+}
+
+func (s *opRecorder) note(op string) { s.mu.Lock(); s.ops = append(s.ops, op); s.mu.Unlock() }
+
+func (s *opRecorder) Release(ctx context.Context, k throttle.Key, l throttle.Limit, slot int64) error {
+	s.note(opRelease)
+	return s.MemoryBudgetStore.Release(ctx, k, l, slot)
+}
+
+func (s *opRecorder) Block(ctx context.Context, k throttle.Key, now, until time.Time) error {
+	s.note(opBlock + " " + until.Sub(now).String())
+	return s.MemoryBudgetStore.Block(ctx, k, now, until)
+}
+
+func (s *opRecorder) Sync(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time, p throttle.Period, used int, reset time.Duration) error {
+	s.note(fmt.Sprint(opSync, " ", p, " ", used))
+	return s.MemoryBudgetStore.Sync(ctx, k, l, now, p, used, reset)
+}
+
+// TestOwedReportsGoFirst: a key owes five releases and, reported twice
+// each, a block and the counts of both windows: a key's reports replace
+// its owed ones of their kind (the later block's end, a window's latest
+// counts), and its next call sends its three reports before its booking,
+// then one release; an ended block is dropped, and a block is measured
+// from the payment.
+func TestOwedReportsGoFirst(t *testing.T) {
+	shared := &opRecorder{MemoryBudgetStore: &throttle.MemoryBudgetStore{}}
+	f := newFailover(&Transport{}, shared, 0)
+	k := throttle.Key{User: "u", Title: title, Scope: "profile"}
+	l := throttle.Limit{Burst: 10, Sustain: 30}
+	t0 := time.Now()
+	for i := range 5 {
+		f.owe(owedOp{op: opRelease, k: k, l: l, slot: int64(i + 1)})
+	}
+	f.owe(owedOp{op: opBlock, k: k, now: t0, until: t0.Add(30 * time.Second)})
+	f.owe(owedOp{op: opBlock, k: k, now: t0, until: t0.Add(20 * time.Second)}) // an earlier end: the later stays
+	f.owe(owedOp{op: opSync, k: k, l: l, now: t0, p: throttle.Burst, used: 3, reset: 10 * time.Second})
+	f.owe(owedOp{op: opSync, k: k, l: l, now: t0, p: throttle.Burst, used: 5, reset: 10 * time.Second})
+	f.owe(owedOp{op: opSync, k: k, l: l, now: t0, p: throttle.Sustain, used: 7, reset: 200 * time.Second})
+	if n := f.nOwed.Load(); n != 8 {
+		t.Fatalf("%d owed, want 8 (5 releases, 1 block, 2 windows' counts)", n)
+	}
+	if _, err := f.Reserve(context.Background(), k, l, t0.Add(5*time.Second), 0); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"block 25s", "sync burst 5", "sync sustain 7", opRelease, "reserve"}
+	shared.note("reserve") // after Reserve: what was sent before it is above
+	if diff := cmp.Diff(want, shared.ops); diff != "" {
+		t.Errorf("what the key's next call sent (-want +got):\n%s", diff)
+	}
+	// An owed block that has ended says nothing: dropped, not sent.
+	shared.ops = nil
+	f.owe(owedOp{op: opBlock, k: k, now: t0, until: t0.Add(time.Second)})
+	f.payOwed(context.Background(), k, t0.Add(2*time.Second)) // the key's call: its report first
+	if len(shared.ops) != 3 || slices.ContainsFunc(shared.ops, func(op string) bool { return strings.HasPrefix(op, opBlock) }) {
+		t.Errorf("sent %v: want three of the releases left (the ended block took its place, unsent), and not the block", shared.ops)
 	}
 }

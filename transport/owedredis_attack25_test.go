@@ -31,7 +31,7 @@ func TestAttack25OwedPaymentCutByDeadlineReachesRedis(t *testing.T) {
 
 	srv.Pause()
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-	f.payOwed(ctx, throttle.Key{}) // the paying call's deadline cuts the payment short
+	f.payOwed(ctx, throttle.Key{}, time.Now()) // the paying call's deadline cuts the payment short
 	cancel()
 	srv.Resume()
 	owedAfterCut := f.nOwed.Load()
@@ -43,7 +43,7 @@ func TestAttack25OwedPaymentCutByDeadlineReachesRedis(t *testing.T) {
 			break
 		}
 		pctx, pcancel := context.WithTimeout(context.Background(), time.Second)
-		f.payOwed(pctx, throttle.Key{})
+		f.payOwed(pctx, throttle.Key{}, time.Now())
 		pcancel()
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -92,13 +92,16 @@ type Transport struct {
 	// fleet) to give them one budget per key. While it fails, the transport
 	// uses a local budget, logs the outage once, and tries the store again
 	// every second until it recovers. A call gives the store every
-	// operation within its own context. One it cannot give before its
-	// context ends (a 429's block or RateLimit counts the service
-	// reported; a slot given back by a call cancelled while it waited) is
-	// kept by the local store and owed to the shared one: the next call of
-	// this Transport to reach it sends it, before its own booking when it
-	// is of that call's key (at most 256 owed, four sent a call). If nil,
-	// a private in-memory throttle.MemoryBudgetStore is used.
+	// operation within its own context. One it cannot give, because the
+	// store is down or the call's context ends first (a 429's block or
+	// RateLimit counts the service reported; a slot given back by a call
+	// cancelled while it waited), is kept by the local store and owed to
+	// the shared one: the next call of this Transport to reach it sends
+	// it, a key's reports before that key's next booking, measured from
+	// when they are sent (a block that has ended, or counts of a window
+	// that has reset, are dropped). A key owes at most its latest block and
+	// its latest counts of each window; at most 256 are owed, four sent a
+	// call. If nil, a private in-memory throttle.MemoryBudgetStore is used.
 	Budget throttle.BudgetStore
 	// Margin lengthens both periods of the private and fallback budgets, to
 	// absorb the delay between sending and the service counting. Zero means

@@ -225,19 +225,15 @@ const maxOwed = 256
 const maxPaid = 4
 
 // owe keeps o for the next call that reaches the shared store. A report
-// replaces the key's owed one of its kind (the later block wins; a
-// window's latest counts are what the service says now), so a key owes
-// at most three.
+// merges with the key's owed one of its kind (merged), so a key owes at
+// most three.
 func (f *failover) owe(o owedOp) {
 	f.owedMu.Lock()
 	defer f.owedMu.Unlock()
 	if o.report() {
 		for i, p := range f.owed {
 			if p.k == o.k && p.op == o.op && (o.op == opBlock || p.p == o.p) {
-				if o.op == opBlock && p.until.After(o.until) {
-					o.until = p.until
-				}
-				f.owed[i] = o
+				f.owed[i] = merged(p, o)
 				return
 			}
 		}
@@ -247,6 +243,35 @@ func (f *failover) owe(o owedOp) {
 	}
 	f.owed = append(f.owed, o)
 	f.nOwed.Store(int32(len(f.owed)))
+}
+
+// sameWindow is how far apart two reports may put the end of one of the
+// service's windows: RateLimit's reset is in whole seconds, and each
+// report is timed when its answer arrived.
+const sameWindow = 2 * time.Second
+
+// merged is what two reports of a key's kind (its blocks, or its counts
+// of one window) say together, whichever order they came in: the later
+// end of a block; of counts, those of the window that ends later (a fixed
+// window's successor has begun only once it has ended), or, of one
+// window, the most used. Never less strict than either.
+func merged(a, b owedOp) owedOp {
+	if a.op == opBlock {
+		if a.until.After(b.until) {
+			return a
+		}
+		return b
+	}
+	ea, eb := a.now.Add(a.reset), b.now.Add(b.reset)
+	switch {
+	case eb.Sub(ea) >= sameWindow:
+		return b
+	case ea.Sub(eb) >= sameWindow:
+		return a
+	case a.used > b.used:
+		return a
+	}
+	return b
 }
 
 // payOwed sends what the shared store is owed, within ctx, the context of

@@ -189,3 +189,30 @@ func TestOwedReportsGoFirst(t *testing.T) {
 		t.Errorf("sent %v: want three of the releases left (the ended block took its place, unsent), and not the block", shared.ops)
 	}
 }
+
+// TestMergedReportsNeverLooser: two owed reports of a key's kind, in
+// either order, say together the stricter: the later end of a block; of
+// one window's counts (ends within sameWindow) the most used; of two
+// windows, the later one's.
+func TestMergedReportsNeverLooser(t *testing.T) {
+	t0 := time.Now()
+	sync := func(at time.Duration, used int, reset time.Duration) owedOp {
+		return owedOp{op: opSync, now: t0.Add(at), p: throttle.Burst, used: used, reset: reset}
+	}
+	block := func(until time.Duration) owedOp { return owedOp{op: opBlock, now: t0, until: t0.Add(until)} }
+	for _, tt := range []struct {
+		name       string
+		a, b, want owedOp
+	}{
+		{"a later block's end", block(30 * time.Second), block(20 * time.Second), block(30 * time.Second)},
+		{"one window: the most used, though reported first", sync(0, 9, 10*time.Second), sync(time.Second, 3, 9*time.Second), sync(0, 9, 10*time.Second)},
+		{"one window, its reset read a second apart", sync(0, 4, 10*time.Second), sync(0, 7, 11*time.Second), sync(0, 7, 11*time.Second)},
+		{"the next window's counts, fewer", sync(0, 9, 2*time.Second), sync(3*time.Second, 1, 14*time.Second), sync(3*time.Second, 1, 14*time.Second)},
+	} {
+		for _, order := range [][2]owedOp{{tt.a, tt.b}, {tt.b, tt.a}} {
+			if got := merged(order[0], order[1]); got != tt.want {
+				t.Errorf("%s: merged(%+v, %+v) = %+v, want %+v", tt.name, order[0], order[1], got, tt.want)
+			}
+		}
+	}
+}

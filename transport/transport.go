@@ -99,9 +99,10 @@ type Transport struct {
 	// the shared one: the next call of this Transport to reach it sends
 	// it, a key's reports before that key's next booking, measured from
 	// when they are sent (a block that has ended, or counts of a window
-	// that has reset, are dropped). A key owes at most its latest block and
-	// its latest counts of each window; at most 256 are owed, four sent a
-	// call. If nil, a private in-memory throttle.MemoryBudgetStore is used.
+	// that has reset, are dropped). A key owes at most one block and one
+	// count of each window, merged never looser than what the service said
+	// (the later end; of one window the most used); at most 256 are owed,
+	// four sent a call. If nil, a private in-memory throttle.MemoryBudgetStore is used.
 	Budget throttle.BudgetStore
 	// Margin lengthens both periods of the private and fallback budgets, to
 	// absorb the delay between sending and the service counting. Zero means

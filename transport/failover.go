@@ -99,10 +99,11 @@ func callersEnd(ctx context.Context, err error) bool {
 
 func (f *failover) Reserve(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time, maxWait time.Duration) (throttle.Admission, error) {
 	if f.use(now) {
-		f.payOwed(ctx, k, now)
-		a, err := f.shared.Reserve(ctx, k, l, now, maxWait)
-		if f.result(ctx, "reserve", k, err, now) == nil {
-			return a, nil
+		if f.payOwed(ctx, k, now) {
+			a, err := f.shared.Reserve(ctx, k, l, now, maxWait)
+			if f.result(ctx, "reserve", k, err, now) == nil {
+				return a, nil
+			}
 		}
 	} else {
 		f.t.emit(ctx, Event{Kind: EventBudgetFallback, Scope: eventScope(k.Scope)}, nil)
@@ -190,8 +191,8 @@ func (o owedOp) at(now time.Time) (owedOp, bool) {
 // send gives o to the shared store within ctx, the call's own, so that a
 // stalled store never holds a call past its context; reach is false while
 // the store is down (an outage: it is not tried). The store is owed o when
-// it is down, or when the call's context has ended, or ends before the
-// store answers: the next call of this Transport to reach the store sends
+// it is down, or fails o, or the call's context ends before the store
+// answers: the next call of this Transport to reach the store sends
 // it (payOwed), first when it is of that call's key, so that what the
 // service reported reaches the budget before the key's next booking. A
 // store may so get an operation twice when the first did arrive: a Block
@@ -203,14 +204,12 @@ func (f *failover) send(ctx context.Context, o owedOp, reach bool, now time.Time
 		f.owe(o)
 		return
 	}
-	err := o.to(ctx, f.shared)
-	switch {
-	case err == nil:
-	case ctx.Err() != nil:
+	if err := o.to(ctx, f.shared); err != nil {
 		f.owe(o)
-	case o.report():
-		f.result(ctx, o.op, o.k, err, now)
-	} // a failed Release shows at the next Reserve
+		if o.report() {
+			f.result(ctx, o.op, o.k, err, now)
+		} // a failed Release shows at the next Reserve
+	}
 }
 
 // maxOwed bounds the operations owed to the shared store; past it the
@@ -239,7 +238,10 @@ func (f *failover) owe(o owedOp) {
 		}
 	}
 	if len(f.owed) == maxOwed {
-		f.owed = append(f.owed[:0], f.owed[1:]...)
+		// The oldest release goes first: a release dropped leaves the
+		// store stricter, a report dropped lets calls into a limit.
+		i := slices.IndexFunc(f.owed, func(o owedOp) bool { return !o.report() })
+		f.owed = slices.Delete(f.owed, max(i, 0), max(i, 0)+1)
 	}
 	f.owed = append(f.owed, o)
 	f.nOwed.Store(int32(len(f.owed)))
@@ -277,11 +279,15 @@ func merged(a, b owedOp) owedOp {
 // payOwed sends what the shared store is owed, within ctx, the context of
 // the call about to book for k there at now: first k's reports, then its
 // releases, then the oldest of another key, at most maxPaid in all and
-// none under a context already ended. One that ctx's end cuts short is
-// owed again.
-func (f *failover) payOwed(ctx context.Context, k throttle.Key, now time.Time) {
+// none under a context already ended. At the first that fails it stops:
+// that one and the rest are owed again, and the failure is reported as
+// the store's (result) unless ctx's end caused it. It reports whether the
+// call may book in the shared store: false after a failure of a store
+// that does not isolate failures (the call books locally, as after a
+// failed probe: one try of a store that is down, not five).
+func (f *failover) payOwed(ctx context.Context, k throttle.Key, now time.Time) bool {
 	if f.nOwed.Load() == 0 || ctx.Err() != nil {
-		return
+		return true
 	}
 	f.owedMu.Lock()
 	var pay []owedOp
@@ -304,13 +310,18 @@ func (f *failover) payOwed(ctx context.Context, k throttle.Key, now time.Time) {
 	f.owedMu.Unlock()
 	for i, o := range pay {
 		o, ok := o.at(now)
-		if ok && o.to(ctx, f.shared) != nil && ctx.Err() != nil {
+		if !ok {
+			continue
+		}
+		if err := o.to(ctx, f.shared); err != nil {
 			for _, o := range pay[i:] {
 				f.owe(o)
 			}
-			return
+			f.result(ctx, o.op, o.k, err, now)
+			return f.isolates
 		}
 	}
+	return true
 }
 
 func (f *failover) Snapshot(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time) (throttle.Snapshot, error) {

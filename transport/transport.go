@@ -93,7 +93,7 @@ type Transport struct {
 	// uses a local budget, logs the outage once, and tries the store again
 	// every second until it recovers. A call gives the store every
 	// operation within its own context. One it cannot give, because the
-	// store is down or the call's context ends first (a 429's block or
+	// store is down or fails it or the call's context ends first (a 429's block or
 	// RateLimit counts the service reported; a slot given back by a call
 	// cancelled while it waited), is kept by the local store and owed to
 	// the shared one: the next call of this Transport to reach it sends
@@ -101,8 +101,9 @@ type Transport struct {
 	// when they are sent (a block that has ended, or counts of a window
 	// that has reset, are dropped). A key owes at most one block and one
 	// count of each window, merged never looser than what the service said
-	// (the later end; of one window the most used); at most 256 are owed,
-	// four sent a call. If nil, a private in-memory throttle.MemoryBudgetStore is used.
+	// (the later end; of one window the most used); at most 256 are owed
+	// (releases dropped first), four sent a call, none after one the store
+	// fails. If nil, a private in-memory throttle.MemoryBudgetStore is used.
 	Budget throttle.BudgetStore
 	// Margin lengthens both periods of the private and fallback budgets, to
 	// absorb the delay between sending and the service counting. Zero means

@@ -213,14 +213,14 @@ func (f *failover) send(ctx context.Context, o owedOp, reach bool, now time.Time
 }
 
 // maxOwed bounds the operations owed to the shared store; past it the
-// oldest is dropped (a released slot ages out of the store's windows, as
-// an unsent call's would; a block or a count the service reported is kept
-// by the local store, which serves the key in the next outage).
+// oldest release is dropped (its slot ages out of the store's windows, as
+// an unsent call's would), or with none, the oldest report (the local
+// store keeps it, and serves the key in the next outage).
 const maxOwed = 256
 
 // maxPaid bounds the owed operations one call sends: a key owes at most
-// three reports (its latest block, its latest counts of each window), so a
-// key's reports all go before its booking.
+// three reports (one block, one count of each window: merged), so a key's
+// reports all go before its booking.
 const maxPaid = 4
 
 // owe keeps o for the next call that reaches the shared store. A report

@@ -17,6 +17,13 @@ import (
 // at once an operation whose context has ended.
 type attack25CtxStore struct{ *throttle.MemoryBudgetStore }
 
+func (s attack25CtxStore) Release(ctx context.Context, k throttle.Key, l throttle.Limit, slot int64) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.MemoryBudgetStore.Release(ctx, k, l, slot)
+}
+
 func (s attack25CtxStore) Block(ctx context.Context, k throttle.Key, now, until time.Time) error {
 	if err := ctx.Err(); err != nil {
 		return err

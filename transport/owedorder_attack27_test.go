@@ -9,31 +9,6 @@ import (
 	"github.com/xblgo/fgrl/throttle"
 )
 
-// attack27NetStore is a working shared store that, as a network store does,
-// fails at once each Release, Block and Sync whose context has ended.
-type attack27NetStore struct{ *throttle.MemoryBudgetStore }
-
-func (s attack27NetStore) Release(ctx context.Context, k throttle.Key, l throttle.Limit, slot int64) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return s.MemoryBudgetStore.Release(ctx, k, l, slot)
-}
-
-func (s attack27NetStore) Block(ctx context.Context, k throttle.Key, now, until time.Time) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return s.MemoryBudgetStore.Block(ctx, k, now, until)
-}
-
-func (s attack27NetStore) Sync(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time, p throttle.Period, used int, reset time.Duration) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return s.MemoryBudgetStore.Sync(ctx, k, l, now, p, used, reset)
-}
-
 // TestAttack27OwedBlockBehindThreeOfItsKey: key k owes, oldest first, a
 // cancelled waiter's Release, the two Syncs of a 200 whose RateLimit
 // headers a cancelled call brought (few used), then a 429's Block
@@ -45,7 +20,7 @@ func (s attack27NetStore) Sync(ctx context.Context, k throttle.Key, l throttle.L
 // service's Retry-After.
 func TestAttack27OwedBlockBehindThreeOfItsKey(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		shared := attack27NetStore{&throttle.MemoryBudgetStore{Margin: -1}}
+		shared := attack25CtxStore{&throttle.MemoryBudgetStore{Margin: -1}}
 		f := newFailover(&Transport{}, shared, 0)
 		k := throttle.Key{User: "atkuser", Title: title, Scope: "profile"}
 		l := throttle.Limit{Burst: 10, Sustain: 30}
@@ -85,7 +60,7 @@ func TestAttack27OwedBlockBehindThreeOfItsKey(t *testing.T) {
 // first (the Block among them) and the other key's one, and is refused.
 func TestAttack27OwedThreeOfKeyPlusOther(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		shared := attack27NetStore{&throttle.MemoryBudgetStore{Margin: -1}}
+		shared := attack25CtxStore{&throttle.MemoryBudgetStore{Margin: -1}}
 		f := newFailover(&Transport{}, shared, 0)
 		k := throttle.Key{User: "atkuser", Title: title, Scope: "profile"}
 		other := throttle.Key{User: "other", Title: title, Scope: "profile"}

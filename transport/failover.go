@@ -43,9 +43,11 @@ type failover struct {
 	shared throttle.BudgetStore
 	local  throttle.MemoryBudgetStore
 
-	owedMu sync.Mutex
-	owed   []owedOp     // operations the shared store is owed, oldest first (at most maxOwed)
-	nOwed  atomic.Int32 // len(owed), read without the lock
+	owedMu    sync.Mutex
+	owed      []owedOp             // operations the shared store is owed, oldest first (at most maxOwed)
+	nOwed     atomic.Int32         // len(owed), read without the lock
+	inFlight  map[throttle.Key]int // the reports of each key calls are paying now
+	nInFlight atomic.Int32         // their sum, read without the lock
 
 	isolates bool         // the shared store is a FailureIsolator
 	down     atomic.Bool  // an outage is logged and not yet over
@@ -55,7 +57,8 @@ type failover struct {
 
 func newFailover(t *Transport, shared throttle.BudgetStore, margin time.Duration) *failover {
 	fi, ok := shared.(FailureIsolator)
-	return &failover{t: t, shared: shared, local: throttle.MemoryBudgetStore{Margin: margin}, isolates: ok && fi.IsolatesFailures()}
+	return &failover{t: t, shared: shared, local: throttle.MemoryBudgetStore{Margin: margin}, isolates: ok && fi.IsolatesFailures(),
+		inFlight: map[throttle.Key]int{}}
 }
 
 // use reports whether to try the shared store at now.
@@ -99,7 +102,7 @@ func callersEnd(ctx context.Context, err error) bool {
 
 func (f *failover) Reserve(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time, maxWait time.Duration) (throttle.Admission, error) {
 	if f.use(now) {
-		if f.payOwed(ctx, k, now) {
+		if f.payOwed(ctx, k, now) && !f.paying(k) {
 			a, err := f.shared.Reserve(ctx, k, l, now, maxWait)
 			if f.result(ctx, "reserve", k, err, now) == nil {
 				return a, nil
@@ -117,7 +120,9 @@ func (f *failover) Reserve(ctx context.Context, k throttle.Key, l throttle.Limit
 // send).
 func (f *failover) Release(ctx context.Context, k throttle.Key, l throttle.Limit, slot int64) error {
 	f.local.Release(ctx, k, l, slot)
-	f.send(ctx, owedOp{op: opRelease, k: k, l: l, slot: slot}, f.isolates || !f.down.Load(), time.Time{})
+	// Tried while the store may be (a working store, an isolating one, or
+	// a probe's time: a Release carries no time of its own).
+	f.send(ctx, owedOp{op: opRelease, k: k, l: l, slot: slot}, !f.down.Load() || f.use(time.Now()), time.Time{})
 	return nil
 }
 
@@ -171,6 +176,9 @@ func (o owedOp) report() bool { return o.op != opRelease }
 // dropped; the rest is measured from now (a store may measure a block or
 // a window's reset from when it arrives: redisstore does by Redis's clock).
 func (o owedOp) at(now time.Time) (owedOp, bool) {
+	// A paying call's time may have been read before the report's (it
+	// read its clock, then waited for the store): never lengthen it.
+	now = later(now, o.now)
 	switch o.op {
 	case opBlock:
 		if !o.until.After(now) {
@@ -186,6 +194,14 @@ func (o owedOp) at(now time.Time) (owedOp, bool) {
 		o.now = now
 	}
 	return o, true
+}
+
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // send gives o to the shared store within ctx, the call's own, so that a
@@ -307,7 +323,14 @@ func (f *failover) payOwed(ctx context.Context, k throttle.Key, now time.Time) b
 		}
 	}
 	f.nOwed.Store(int32(len(f.owed)))
+	for _, o := range pay {
+		if o.report() {
+			f.inFlight[o.k]++
+			f.nInFlight.Add(1)
+		}
+	}
 	f.owedMu.Unlock()
+	defer f.landed(pay)
 	for i, o := range pay {
 		o, ok := o.at(now)
 		if !ok {
@@ -324,8 +347,36 @@ func (f *failover) payOwed(ctx context.Context, k throttle.Key, now time.Time) b
 	return true
 }
 
+// paying reports whether a report of k is on its way to the shared store
+// (a call is paying it): until it lands, k's bookings go to the local
+// store, which has it.
+func (f *failover) paying(k throttle.Key) bool {
+	if f.nInFlight.Load() == 0 {
+		return false
+	}
+	f.owedMu.Lock()
+	defer f.owedMu.Unlock()
+	return f.inFlight[k] > 0
+}
+
+// landed ends the flight of the reports in pay.
+func (f *failover) landed(pay []owedOp) {
+	f.owedMu.Lock()
+	defer f.owedMu.Unlock()
+	for _, o := range pay {
+		if o.report() {
+			if f.inFlight[o.k]--; f.inFlight[o.k] == 0 {
+				delete(f.inFlight, o.k)
+			}
+			f.nInFlight.Add(-1)
+		}
+	}
+}
+
+// Snapshot reads the shared store, after what it is owed of k (as a
+// booking does), or the local one.
 func (f *failover) Snapshot(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time) (throttle.Snapshot, error) {
-	if f.use(now) {
+	if f.use(now) && f.payOwed(ctx, k, now) && !f.paying(k) {
 		s, err := f.shared.Snapshot(ctx, k, l, now)
 		if f.result(ctx, "snapshot", k, err, now) == nil {
 			return s, nil

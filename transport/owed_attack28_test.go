@@ -29,7 +29,7 @@ type attack28Store struct {
 	stall    atomic.Bool  // operations wait for their context's end
 }
 
-var errAtk141Down = errors.New("attack28141: store unreachable")
+var errAttack28Down = errors.New("attack28: store unreachable")
 
 func (s *attack28Store) IsolatesFailures() bool { return s.isolates }
 
@@ -57,7 +57,7 @@ func (s *attack28Store) check(ctx context.Context, k throttle.Key) error {
 			return ctx.Err()
 		}
 	}
-	return errAtk141Down
+	return errAttack28Down
 }
 
 func (s *attack28Store) Reserve(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time, maxWait time.Duration) (throttle.Admission, error) {

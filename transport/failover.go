@@ -102,7 +102,7 @@ func callersEnd(ctx context.Context, err error) bool {
 
 func (f *failover) Reserve(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time, maxWait time.Duration) (throttle.Admission, error) {
 	if f.use(now) {
-		if f.payOwed(ctx, k, now) && !f.paying(k) {
+		if f.payOwed(ctx, k, now) && !f.pending(k) {
 			a, err := f.shared.Reserve(ctx, k, l, now, maxWait)
 			if f.result(ctx, "reserve", k, err, now) == nil {
 				return a, nil
@@ -347,16 +347,17 @@ func (f *failover) payOwed(ctx context.Context, k throttle.Key, now time.Time) b
 	return true
 }
 
-// paying reports whether a report of k is on its way to the shared store
-// (a call is paying it): until it lands, k's bookings go to the local
-// store, which has it.
-func (f *failover) paying(k throttle.Key) bool {
-	if f.nInFlight.Load() == 0 {
+// pending reports whether the shared store lacks a report of k: one on
+// its way there (a call is paying it), or still owed (its payment failed,
+// or waits its turn). Until it lands, k's bookings and snapshots are the
+// local store's, which has it.
+func (f *failover) pending(k throttle.Key) bool {
+	if f.nInFlight.Load() == 0 && f.nOwed.Load() == 0 {
 		return false
 	}
 	f.owedMu.Lock()
 	defer f.owedMu.Unlock()
-	return f.inFlight[k] > 0
+	return f.inFlight[k] > 0 || slices.ContainsFunc(f.owed, func(o owedOp) bool { return o.k == k && o.report() })
 }
 
 // landed ends the flight of the reports in pay.
@@ -376,7 +377,7 @@ func (f *failover) landed(pay []owedOp) {
 // Snapshot reads the shared store, after what it is owed of k (as a
 // booking does), or the local one.
 func (f *failover) Snapshot(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time) (throttle.Snapshot, error) {
-	if f.use(now) && f.payOwed(ctx, k, now) && !f.paying(k) {
+	if f.use(now) && f.payOwed(ctx, k, now) && !f.pending(k) {
 		s, err := f.shared.Snapshot(ctx, k, l, now)
 		if f.result(ctx, "snapshot", k, err, now) == nil {
 			return s, nil

@@ -2,11 +2,13 @@ package transport
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -215,4 +217,56 @@ func TestMergedReportsNeverLooser(t *testing.T) {
 			}
 		}
 	}
+}
+
+// flakyBlockStore is a working, isolating shared store whose next Block
+// fails once when failNext is set.
+type flakyBlockStore struct {
+	*throttle.MemoryBudgetStore
+	failNext atomic.Bool
+}
+
+func (s *flakyBlockStore) IsolatesFailures() bool { return true }
+
+func (s *flakyBlockStore) Block(ctx context.Context, k throttle.Key, now, until time.Time) error {
+	if s.failNext.Swap(false) {
+		return errors.New("flaky: the node did not answer")
+	}
+	return s.MemoryBudgetStore.Block(ctx, k, now, until)
+}
+
+// TestOwedReportKeepsBookingsLocal: a key owes a 429's block (the store's
+// node failed it); its next
+// call's payment of it fails (an isolating store's node, for that moment),
+// and the block is owed again; the store otherwise works. The call must
+// not book in the shared store, which lacks the block: it books in the
+// local store, which has it, and is refused. A snapshot (BudgetLeft), the
+// store answering, pays the block and reads it; the next call is refused
+// by the shared store.
+func TestOwedReportKeepsBookingsLocal(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		shared := &flakyBlockStore{MemoryBudgetStore: &throttle.MemoryBudgetStore{}}
+		f := newFailover(&Transport{}, shared, 0)
+		k := throttle.Key{User: "u", Title: title, Scope: "profile"}
+		l := throttle.Limit{Burst: 10, Sustain: 30}
+		now := time.Now()
+		shared.failNext.Store(true)
+		f.Block(context.Background(), k, now, now.Add(time.Minute)) // the node failed it: owed
+		if f.nOwed.Load() != 1 {
+			t.Fatalf("%d owed, want the block", f.nOwed.Load())
+		}
+		shared.failNext.Store(true) // and fails its payment once
+		a, err := f.Reserve(context.Background(), k, l, now, 0)
+		if err != nil || a.Allowed {
+			t.Fatalf("booked %+v (%v) with the key's block still owed: want the local store's refusal", a, err)
+		}
+		if s, _ := f.Snapshot(context.Background(), k, l, now); !s.BlockedUntil.After(now) {
+			t.Errorf("a snapshot with the key's block owed says %+v", s)
+		}
+		a, _ = f.Reserve(context.Background(), k, l, now, 0)
+		shot, _ := shared.MemoryBudgetStore.Snapshot(context.Background(), k, l, now)
+		if a.Allowed || !shot.BlockedUntil.After(now) || f.nOwed.Load() != 0 {
+			t.Errorf("the next call: %+v; the shared store %+v, %d owed: want the block paid and the call refused", a, shot, f.nOwed.Load())
+		}
+	})
 }

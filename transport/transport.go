@@ -103,8 +103,8 @@ type Transport struct {
 	// count of each window, merged never looser than what the service said
 	// (the later end; of one window the most used); at most 256 are owed
 	// (releases dropped first), four sent a call, none after one the store
-	// fails; while a key's reports are on their way, its bookings go to the
-	// local store, which has them; BudgetLeft reads the store after them. If nil, a private in-memory throttle.MemoryBudgetStore is used.
+	// fails; until a key's reports have reached the store, its bookings
+	// and BudgetLeft are the local store's, which has them. If nil, a private in-memory throttle.MemoryBudgetStore is used.
 	Budget throttle.BudgetStore
 	// Margin lengthens both periods of the private and fallback budgets, to
 	// absorb the delay between sending and the service counting. Zero means

@@ -117,9 +117,8 @@ func (c *call) feedback(a *reply) {
 	a.read(c.clk)
 	now := a.now
 	// Within the call's own context, as every budget operation of the
-	// call: a shared store keeps its own copy after the local one
-	// (failover), so what the service said is kept locally even when the
-	// call ends before a stalled store answers.
+	// call: with a shared store the local one keeps the report first, and
+	// the shared one is owed what the call's end cuts short (failover).
 	ctx := c.ctx
 	if blocked {
 		c.t.budget.Block(ctx, c.key, now, now.Add(a.retryAfter))

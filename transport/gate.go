@@ -65,8 +65,9 @@ func (c *call) gateBudget() error {
 		if err != nil {
 			// Cancelled while waiting: the call will not be sent, so its
 			// slot goes back, and the budget keeps counting what the service
-			// counts. The call's context is done: a shared store is owed
-			// the release (failover.Release), and the call ends now.
+			// counts. The call's context is done: the release is given
+			// within it all the same, and a shared store that fails it so is
+			// owed it (failover); the call ends now.
 			c.t.budget.Release(c.ctx, c.key, c.limit, a.Slot)
 			return err
 		}

@@ -111,15 +111,23 @@ func (f *failover) Reserve(ctx context.Context, k throttle.Key, l throttle.Limit
 	} else {
 		f.t.emit(ctx, Event{Kind: EventBudgetFallback, Scope: eventScope(k.Scope)}, nil)
 	}
-	return f.local.Reserve(ctx, k, l, now, maxWait)
+	a, err := f.local.Reserve(ctx, k, l, now, maxWait)
+	a.Slot = -a.Slot // booked locally (Release)
+	return a, err
 }
 
-// Release gives the slot back to both stores: a slot is booked in one of
-// them, and a slot number unknown to a store changes nothing there. The
-// local store at once; the shared store within ctx, the call's own (see
-// send).
+// Release gives the slot back to the store that booked it: the local one
+// at once, the shared one within ctx, the call's own (see send). The
+// failover's slot is the shared store's, or, negated, the local store's:
+// the two may number different bookings alike (a MemoryBudgetStore's slot
+// is the instant it counts, and a 429's block or a window's counts give
+// both stores the same next instant), and a release of one must not free
+// the other's. A shared store's slots are not negative (redisstore's are
+// random ids; a MemoryBudgetStore's instants are after 1970).
 func (f *failover) Release(ctx context.Context, k throttle.Key, l throttle.Limit, slot int64) error {
-	f.local.Release(ctx, k, l, slot)
+	if slot < 0 {
+		return f.local.Release(ctx, k, l, -slot)
+	}
 	// Tried while the store may be (a working store, an isolating one, or
 	// a probe's time: a Release carries no time of its own).
 	f.send(ctx, owedOp{op: opRelease, k: k, l: l, slot: slot}, !f.down.Load() || f.use(time.Now()), time.Time{})

@@ -18,6 +18,7 @@ import (
 // payment is not owed again, but the command was written before the cut,
 // and Redis runs it on resuming: the slot is not counted afterwards.
 func TestAttack25OwedPaymentCutByDeadlineReachesRedis(t *testing.T) {
+	t.Parallel() // real time and a Redis of its own
 	srv := redistest.Start(t)
 	store := &redisstore.Store{Client: srv.Client(), Timeout: 250 * time.Millisecond}
 	f := newFailover(&Transport{}, store, 0)

@@ -21,12 +21,13 @@ func attack27OwedStore(t *testing.T) *redisstore.Store {
 
 // TestAttack27OwedBlockPaidLateExtendsRetryAfter: a 429's Retry-After of 1 s
 // reported by a call whose context had ended is owed to redisstore; the
-// next call of the key comes 1.5 s later (the service's block is over) and
+// next call of the key comes 1.2 s later (the service's block is over) and
 // pays it before its booking. redisstore measures a block from when it
 // arrives (Redis's clock; the op's own now is ignored), so the owed Block
 // blocks the key afresh for 1 s from the payment: the paying call itself is
 // refused, and so is every Transport of the fleet sharing the store.
 func TestAttack27OwedBlockPaidLateExtendsRetryAfter(t *testing.T) {
+	t.Parallel() // real time and a Redis of its own
 	store := attack27OwedStore(t)
 	f := newFailover(&Transport{}, store, 0)
 	k := throttle.Key{User: "atkuser", Title: title, Scope: "profile"}
@@ -40,7 +41,7 @@ func TestAttack27OwedBlockPaidLateExtendsRetryAfter(t *testing.T) {
 		t.Fatalf("owed after a Block under an ended context: %d, want 1", n)
 	}
 
-	time.Sleep(1500 * time.Millisecond) // the service's Retry-After is over
+	time.Sleep(1200 * time.Millisecond) // the service's Retry-After is over
 	now := time.Now()
 	a, err := f.Reserve(context.Background(), k, l, now, 0)
 	if err != nil {
@@ -50,8 +51,8 @@ func TestAttack27OwedBlockPaidLateExtendsRetryAfter(t *testing.T) {
 	t.Logf("retry-after ended %v ago; reserve: %+v; store blocked for %v more", now.Sub(t0.Add(time.Second)), a, time.Until(snap.BlockedUntil))
 	if !a.Allowed || snap.BlockedUntil.After(time.Now()) {
 		t.Errorf("a 429's Retry-After of 1 s, owed to the shared store (redisstore) and paid by the key's next call "+
-			"1.5 s later, blocked the key again from the payment (reserve %+v, store blocked until %v from now): the "+
-			"block the service reported ended 0.5 s before, yet the paying call was refused and every Transport "+
+			"1.2 s later, blocked the key again from the payment (reserve %+v, store blocked until %v from now): the "+
+			"block the service reported ended 0.2 s before, yet the paying call was refused and every Transport "+
 			"sharing the store is. redisstore measures a Block from when it arrives, and the owed op is sent with its "+
 			"original now/until, so a late payment extends the block by the delay (hours, if the key is next called "+
 			"hours later). Promises: throttle.BudgetStore.Block \"refuses calls for k from now until until (a server "+
@@ -63,11 +64,12 @@ func TestAttack27OwedBlockPaidLateExtendsRetryAfter(t *testing.T) {
 
 // TestAttack27OwedSyncPaidLateRecountsWindow: RateLimit headers saying the
 // burst of 10 is spent, the window resetting in 1 s, reported by a call
-// whose context had ended: owed. The key's next call comes 2 s later (the
+// whose context had ended: owed. The key's next call comes 1.2 s later (the
 // service's window has reset) and pays it: redisstore places the missing
 // requests at "now + reset - period" by its own clock, i.e. in a window
 // that ends 1 s after the payment, so the paying call is held back.
 func TestAttack27OwedSyncPaidLateRecountsWindow(t *testing.T) {
+	t.Parallel() // real time and a Redis of its own
 	store := attack27OwedStore(t)
 	f := newFailover(&Transport{}, store, 0)
 	k := throttle.Key{User: "atkuser2", Title: title, Scope: "profile"}
@@ -81,14 +83,14 @@ func TestAttack27OwedSyncPaidLateRecountsWindow(t *testing.T) {
 		t.Fatalf("owed after a Sync under an ended context: %d, want 1", n)
 	}
 
-	time.Sleep(2 * time.Second) // the service's burst window reset a second ago
+	time.Sleep(1200 * time.Millisecond) // the service's burst window reset 0.2 s ago
 	a, err := f.Reserve(context.Background(), k, l, time.Now(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !a.Allowed {
 		t.Errorf("RateLimit counts (burst spent, window resetting in 1 s) owed to redisstore and paid by the key's "+
-			"next call 2 s later made that call wait %v: the service's window had reset 1 s before, but the late "+
+			"next call 1.2 s later made that call wait %v: the service's window had reset 0.2 s before, but the late "+
 			"Sync was measured from its arrival and spent a new window. Promises: throttle.BudgetStore.Sync "+
 			"\"absorbs a server's report of one window: used requests in a window of period p that ends in reset\" "+
 			"(the window reported ended before the payment); \"a Block or Sync twice is one\"", a.Wait)
@@ -97,9 +99,10 @@ func TestAttack27OwedSyncPaidLateRecountsWindow(t *testing.T) {
 
 // TestAttack27OwedBlockPaidLateThroughTransport: the same, end to end. A call
 // gets a 429 with Retry-After: 1 and its caller gives up as the answer
-// arrives (the Block is owed to redisstore); the user's next call 1.5 s
+// arrives (the Block is owed to redisstore); the user's next call 1.2 s
 // later, after the service's block, is refused by the transport itself.
 func TestAttack27OwedBlockPaidLateThroughTransport(t *testing.T) {
+	t.Parallel() // real time and a Redis of its own
 	store := attack27OwedStore(t)
 	s := &script{answers: []func(http.ResponseWriter){answer(429, "1")}}
 	var cancel context.CancelFunc
@@ -118,7 +121,7 @@ func TestAttack27OwedBlockPaidLateThroughTransport(t *testing.T) {
 	if resp, err := get(t, tr, ctx, profileURL, xuid1); err == nil {
 		resp.Body.Close()
 	}
-	time.Sleep(1500 * time.Millisecond) // Retry-After: 1 is over
+	time.Sleep(1200 * time.Millisecond) // Retry-After: 1 is over
 	resp, err := get(t, tr, context.Background(), profileURL, xuid1)
 	if err != nil || resp.StatusCode != 200 {
 		st := 0
@@ -128,7 +131,7 @@ func TestAttack27OwedBlockPaidLateThroughTransport(t *testing.T) {
 		}
 		var te *ThrottleError
 		errors.As(err, &te)
-		t.Errorf("the user's call 1.5 s after a 429 with Retry-After: 1 (whose caller had given up as it arrived) "+
+		t.Errorf("the user's call 1.2 s after a 429 with Retry-After: 1 (whose caller had given up as it arrived) "+
 			"was refused (status %d, err %v, throttle error %+v; service calls %d): the owed Block, paid before its "+
 			"booking, blocked the key for 1 s from the payment in redisstore. Promise: Transport.Budget \"a 429's block "+
 			"... is kept by the local store and owed to the shared one: the next call ... sends it, before its own "+

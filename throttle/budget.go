@@ -40,13 +40,7 @@ type BudgetStore interface {
 	// when. Such a call may go before that booking.
 	Reserve(ctx context.Context, k Key, l Limit, now time.Time, maxWait time.Duration) (Admission, error)
 	// Release gives back a slot Reserve booked (Admission.Slot) for a call
-	// that was then not sent, so it no longer counts. A caller that cannot
-	// tell whether a Release, Block or Sync reached the store (its context
-	// ended while it was sent) may send it again (package transport does):
-	// a Block or Sync twice is one, and a store that can fail so must make
-	// a slot released twice free one booking only (redisstore's slots are
-	// random ids; MemoryBudgetStore never fails, so nothing is sent to it
-	// twice).
+	// that was then not sent, so it no longer counts.
 	Release(ctx context.Context, k Key, l Limit, slot int64) error
 	// Block refuses calls for k from now until until (a server Retry-After).
 	Block(ctx context.Context, k Key, now, until time.Time) error

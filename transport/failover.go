@@ -221,7 +221,7 @@ func later(a, b time.Time) time.Time {
 // service reported reaches the budget before the key's next booking. A
 // store may so get an operation twice when the first did arrive: a Block
 // or Sync twice is one, and a Release names a booking
-// (throttle.BudgetStore). A failure with the call's context alive is the
+// (Transport.Budget). A failure with the call's context alive is the
 // store's own (result).
 func (f *failover) send(ctx context.Context, o owedOp, reach bool, now time.Time) {
 	if !reach {

@@ -57,7 +57,7 @@ func TestAttack27OwedBlockPaidLateExtendsRetryAfter(t *testing.T) {
 			"original now/until, so a late payment extends the block by the delay (hours, if the key is next called "+
 			"hours later). Promises: throttle.BudgetStore.Block \"refuses calls for k from now until until (a server "+
 			"Retry-After)\"; redisstore.Store.Block \"the service's Retry-After runs from when its answer arrived\"; "+
-			"throttle.BudgetStore \"a Block or Sync twice is one\"",
+			"Transport.Budget \"a Block or Sync twice must be one\"",
 			a, time.Until(snap.BlockedUntil))
 	}
 }
@@ -93,7 +93,7 @@ func TestAttack27OwedSyncPaidLateRecountsWindow(t *testing.T) {
 			"next call 1.2 s later made that call wait %v: the service's window had reset 0.2 s before, but the late "+
 			"Sync was measured from its arrival and spent a new window. Promises: throttle.BudgetStore.Sync "+
 			"\"absorbs a server's report of one window: used requests in a window of period p that ends in reset\" "+
-			"(the window reported ended before the payment); \"a Block or Sync twice is one\"", a.Wait)
+			"(the window reported ended before the payment); Transport.Budget \"a Block or Sync twice must be one\"", a.Wait)
 	}
 }
 

@@ -104,7 +104,14 @@ type Transport struct {
 	// (the later end; of one window the most used); at most 256 are owed
 	// (releases dropped first), four sent a call, none after one the store
 	// fails; until a key's reports have reached the store, its bookings
-	// and BudgetLeft are the local store's, which has them. If nil, a private in-memory throttle.MemoryBudgetStore is used.
+	// and BudgetLeft are the local store's, which has them. A store may so
+	// get a Release, Block or Sync twice, when a first one its caller could
+	// not see answered did arrive: a Block or Sync twice must be one (as
+	// throttle.MemoryBudgetStore's and redisstore's are), and a slot
+	// released twice must free one booking only (redisstore's slots are
+	// random ids; a MemoryBudgetStore never fails, so it gets none
+	// twice). If nil, a private in-memory throttle.MemoryBudgetStore is
+	// used.
 	Budget throttle.BudgetStore
 	// Margin lengthens both periods of the private and fallback budgets, to
 	// absorb the delay between sending and the service counting. Zero means

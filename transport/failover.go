@@ -100,11 +100,20 @@ func callersEnd(ctx context.Context, err error) bool {
 	return cerr != nil && (err == cerr || errors.Is(cerr, context.Canceled) && errors.Is(err, context.Canceled))
 }
 
+// Reserve books in the shared store while it works. While a report of k
+// has not reached it (on its way, or owed after a payment failed), the
+// call is booked in both stores and holds the stricter: the shared store
+// counts it for the fleet, and the local one has the report; a call the
+// local store would refuse, or make wait longer, is refused, and its
+// shared booking given back.
 func (f *failover) Reserve(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time, maxWait time.Duration) (throttle.Admission, error) {
 	if f.use(now) {
-		if f.payOwed(ctx, k, now) && !f.pending(k) {
+		if f.payOwed(ctx, k, now) {
 			a, err := f.shared.Reserve(ctx, k, l, now, maxWait)
 			if f.result(ctx, "reserve", k, err, now) == nil {
+				if a.Allowed && f.pending(k) {
+					return f.stricter(ctx, k, l, now, maxWait, a), nil
+				}
 				return a, nil
 			}
 		}
@@ -114,6 +123,23 @@ func (f *failover) Reserve(ctx context.Context, k throttle.Key, l throttle.Limit
 	a, err := f.local.Reserve(ctx, k, l, now, maxWait)
 	a.Slot = -a.Slot // booked locally (Release)
 	return a, err
+}
+
+// stricter returns the shared store's admission a of a call of k, or,
+// when the local store (which has a report of k the shared one lacks)
+// would refuse it or make it wait longer, that refusal, a's booking given
+// back. The local booking is given back either way: the call is counted
+// in one store, the shared one.
+func (f *failover) stricter(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time, maxWait time.Duration, a throttle.Admission) throttle.Admission {
+	b, _ := f.local.Reserve(ctx, k, l, now, maxWait)
+	if b.Allowed {
+		f.local.Release(ctx, k, l, b.Slot)
+	}
+	if b.Allowed && b.Wait <= a.Wait {
+		return a
+	}
+	f.send(ctx, owedOp{op: opRelease, k: k, l: l, slot: a.Slot}, true, now)
+	return throttle.Admission{Wait: max(b.Wait, a.Wait), Blocked: b.Blocked}
 }
 
 // Release gives the slot back to the store that booked it: the local one
@@ -383,7 +409,8 @@ func (f *failover) landed(pay []owedOp) {
 }
 
 // Snapshot reads the shared store, after what it is owed of k (as a
-// booking does), or the local one.
+// booking does), or the local one, which has a report of k the shared
+// one lacks.
 func (f *failover) Snapshot(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time) (throttle.Snapshot, error) {
 	if f.use(now) && f.payOwed(ctx, k, now) && !f.pending(k) {
 		s, err := f.shared.Snapshot(ctx, k, l, now)

@@ -235,15 +235,16 @@ func (s *flakyBlockStore) Block(ctx context.Context, k throttle.Key, now, until 
 	return s.MemoryBudgetStore.Block(ctx, k, now, until)
 }
 
-// TestOwedReportKeepsBookingsLocal: a key owes a 429's block (the store's
+// TestOwedReportHoldsTheStricter: a key owes a 429's block (the store's
 // node failed it); its next
 // call's payment of it fails (an isolating store's node, for that moment),
 // and the block is owed again; the store otherwise works. The call must
-// not book in the shared store, which lacks the block: it books in the
-// local store, which has it, and is refused. A snapshot (BudgetLeft), the
+// not be admitted by the shared store, which lacks the block: booked in
+// both stores, it holds the stricter, and the local store, which has the
+// block, refuses it. A snapshot (BudgetLeft), the
 // store answering, pays the block and reads it; the next call is refused
 // by the shared store.
-func TestOwedReportKeepsBookingsLocal(t *testing.T) {
+func TestOwedReportHoldsTheStricter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		shared := &flakyBlockStore{MemoryBudgetStore: &throttle.MemoryBudgetStore{}}
 		f := newFailover(&Transport{}, shared, 0)
@@ -267,6 +268,45 @@ func TestOwedReportKeepsBookingsLocal(t *testing.T) {
 		shot, _ := shared.MemoryBudgetStore.Snapshot(context.Background(), k, l, now)
 		if a.Allowed || !shot.BlockedUntil.After(now) || f.nOwed.Load() != 0 {
 			t.Errorf("the next call: %+v; the shared store %+v, %d owed: want the block paid and the call refused", a, shot, f.nOwed.Load())
+		}
+	})
+}
+
+// syncFailingStore is a working, isolating shared store that fails every
+// Sync (a replica that takes no writes of that kind, say).
+type syncFailingStore struct{ *throttle.MemoryBudgetStore }
+
+func (s syncFailingStore) IsolatesFailures() bool { return true }
+
+func (s syncFailingStore) Sync(context.Context, throttle.Key, throttle.Limit, time.Time, throttle.Period, int, time.Duration) error {
+	return errors.New("syncfailing: not taken")
+}
+
+// TestPendingReportKeepsTheFleetCounted: a key's RateLimit counts (3 of
+// its burst of 10 used) cannot reach the shared store, which fails every
+// Sync: they stay owed, and the local store has them. Transport A's calls
+// of the key are booked in both stores, holding the stricter: A is
+// admitted 7 (the local store's 3 + 7), and the shared store counts those
+// 7, so Transport B of the same fleet is admitted 3: ten in all, the
+// burst. (Booked in the local store alone, A's calls were counted for no
+// one else: B was admitted ten more, and a fleet of two proxies sent a
+// call into a 429 in CI's TestProxyFleet.)
+func TestPendingReportKeepsTheFleetCounted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		shared := syncFailingStore{&throttle.MemoryBudgetStore{Margin: -1}}
+		a, b := newFailover(&Transport{}, shared, -1), newFailover(&Transport{}, shared, -1)
+		k := throttle.Key{User: "u", Title: title, Scope: "profile"}
+		l := throttle.Limit{Burst: 10, Sustain: 30}
+		now := time.Now()
+		a.Sync(context.Background(), k, l, now, throttle.Burst, 3, 15*time.Second) // fails: owed
+		admitted := 0
+		for _, f := range []*failover{a, a, a, a, a, a, a, a, a, a, b, b, b, b, b, b, b, b, b, b} {
+			if ad, _ := f.Reserve(context.Background(), k, l, now, 0); ad.Allowed {
+				admitted++
+			}
+		}
+		if admitted != 10 {
+			t.Errorf("the fleet admitted %d calls of a burst of 10 (3 of them reported used, not yet in the shared store), want 10", admitted)
 		}
 	})
 }

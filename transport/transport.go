@@ -103,8 +103,10 @@ type Transport struct {
 	// count of each window, merged never looser than what the service said
 	// (the later end; of one window the most used); at most 256 are owed
 	// (releases dropped first), four sent a call, none after one the store
-	// fails; until a key's reports have reached the store, its bookings
-	// and BudgetLeft are the local store's, which has them. A store may so
+	// fails; until a key's reports have reached the store, its calls are
+	// booked in both stores and hold the stricter (the shared store counts
+	// them for the fleet, the local one has the reports), and BudgetLeft
+	// reads the local store. A store may so
 	// get a Release, Block or Sync twice, when a first one its caller could
 	// not see answered did arrive: a Block or Sync twice must be one (as
 	// throttle.MemoryBudgetStore's and redisstore's are), and a slot

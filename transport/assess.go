@@ -119,9 +119,8 @@ func (c *call) feedback(a *reply) {
 	// Within the call's own context, as every budget operation of the
 	// call: with a shared store the local one keeps the report first, and
 	// the shared one is owed what the call's end cuts short (failover).
-	ctx := c.ctx
 	if blocked {
-		c.t.budget.Block(ctx, c.key, now, now.Add(a.retryAfter))
+		c.t.budget.Block(c.ctx, c.key, now, now.Add(a.retryAfter))
 	}
 	for _, p := range []throttle.Period{throttle.Burst, throttle.Sustain} {
 		// A window of a higher limit than the key's (a publisher's, which
@@ -130,7 +129,7 @@ func (c *call) feedback(a *reply) {
 		// service's drift: its 429 teaches it.)
 		w := counts.Window(p)
 		if n := max(w.Count-max(w.Limit-windowOf(c.full, p), 0), 0); n > 0 {
-			c.t.budget.Sync(ctx, c.key, c.limit, now, p, n, w.Reset)
+			c.t.budget.Sync(c.ctx, c.key, c.limit, now, p, n, w.Reset)
 		}
 	}
 }

@@ -211,8 +211,7 @@ func TestAttack28OwedPaidToStoreStillDownIsLost(t *testing.T) {
 				k, other := attack28Key("atkuser"), attack28Key("other")
 				l := throttle.Limit{Burst: 10, Sustain: 30}
 				now := time.Now()
-				ended, cancel := context.WithCancel(context.Background())
-				cancel()
+				ended := endedContext()
 				if isolates {
 					shared.setDownUser(k.User)
 					f.Block(ended, k, now, now.Add(60*time.Second)) // the caller gone as the 429 came
@@ -272,8 +271,7 @@ func TestAttack28OwedSyncReplacedBySmallerCount(t *testing.T) {
 
 		shared := &attack28Store{MemoryBudgetStore: &throttle.MemoryBudgetStore{Margin: -1}}
 		f := newFailover(&Transport{}, shared, -1)
-		ended, cancel := context.WithCancel(context.Background())
-		cancel()
+		ended := endedContext()
 		reports(f, ended) // both callers gone as their answers came: owed
 		time.Sleep(time.Second)
 		got, err := f.Reserve(context.Background(), k, l, time.Now(), 0)
@@ -304,8 +302,7 @@ func TestAttack28OwedBoundDropsNewestBlock(t *testing.T) {
 		k := attack28Key("atkuser")
 		l := throttle.Limit{Burst: 10, Sustain: 30}
 		now := time.Now()
-		ended, cancel := context.WithCancel(context.Background())
-		cancel()
+		ended := endedContext()
 		f.Block(ended, k, now, now.Add(5*time.Second))
 		for i := range maxOwed - 1 {
 			f.Release(ended, attack28Key(fmt.Sprintf("u%d", i)), l, int64(i+1))
@@ -433,8 +430,7 @@ func TestAttack28ReowedStaleSyncReplacesNewer(t *testing.T) {
 		f := newFailover(&Transport{}, shared, -1)
 		k := attack28Key("atkuser")
 		l := throttle.Limit{Burst: 10, Sustain: 300}
-		ended, cancel := context.WithCancel(context.Background())
-		cancel()
+		ended := endedContext()
 		now := time.Now()
 		f.Sync(ended, k, l, now, throttle.Burst, 3, 10*time.Second) // owed
 		shared.stall.Store(true)
@@ -507,8 +503,7 @@ func TestAttack28OwedManyKeysNoStarvation(t *testing.T) {
 		shared := &attack28Store{MemoryBudgetStore: &throttle.MemoryBudgetStore{Margin: -1}}
 		f := newFailover(&Transport{}, shared, -1)
 		l := throttle.Limit{Burst: 10, Sustain: 300}
-		ended, cancel := context.WithCancel(context.Background())
-		cancel()
+		ended := endedContext()
 		now := time.Now()
 		for i := range 200 {
 			f.Block(ended, attack28Key(fmt.Sprintf("u%d", i)), now, now.Add(time.Minute))

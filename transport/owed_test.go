@@ -19,6 +19,14 @@ import (
 	"github.com/xblgo/fgrl/throttle"
 )
 
+// endedContext returns a context already cancelled: a call that has
+// ended, whose budget operations a store may fail at once.
+func endedContext() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}
+
 // releaseRecorder is a shared store that records the slots released to it,
 // and whether the context of each release had ended.
 type releaseRecorder struct {

@@ -54,8 +54,7 @@ func TestAttack27ReleaseDuringOutageNeitherSentNorOwed(t *testing.T) {
 		shared.fail.Store(true)
 		f.Reserve(context.Background(), throttle.Key{User: "x", Title: title, Scope: "profile"}, l, now, 0) // fails: down
 		shared.fail.Store(false)
-		ended, cancel := context.WithCancel(context.Background())
-		cancel()
+		ended := endedContext()
 		f.Release(ended, k, l, a.Slot) // the waiter was cancelled
 		sent, owed := shared.releases.Load(), f.nOwed.Load()
 		time.Sleep(16 * time.Second) // the first booking's burst is over

@@ -29,8 +29,7 @@ func TestAttack27OwedBlockBehindThreeOfItsKey(t *testing.T) {
 		if err != nil || !a.Allowed {
 			t.Fatalf("reserve: %+v %v", a, err)
 		}
-		ended, cancel := context.WithCancel(context.Background())
-		cancel()
+		ended := endedContext()
 		f.Release(ended, k, l, a.Slot)                                 // a waiter cancelled
 		f.Sync(ended, k, l, now, throttle.Burst, 2, 10*time.Second)    // a 200's headers, caller gone
 		f.Sync(ended, k, l, now, throttle.Sustain, 2, 200*time.Second) // idem
@@ -66,8 +65,7 @@ func TestAttack27OwedThreeOfKeyPlusOther(t *testing.T) {
 		other := throttle.Key{User: "other", Title: title, Scope: "profile"}
 		l := throttle.Limit{Burst: 10, Sustain: 30}
 		now := time.Now()
-		ended, cancel := context.WithCancel(context.Background())
-		cancel()
+		ended := endedContext()
 		f.Block(ended, other, now, now.Add(5*time.Second))
 		f.Sync(ended, k, l, now, throttle.Burst, 2, 10*time.Second)
 		f.Sync(ended, k, l, now, throttle.Sustain, 2, 200*time.Second)

@@ -92,16 +92,7 @@ func TestAttack29OwedBlockInFlightKeyBooksPastIt(t *testing.T) {
 			t.Fatalf("owed %d, want the block", f.nOwed.Load())
 		}
 		time.Sleep(time.Second)
-		var wg sync.WaitGroup
-		var a1, a2 throttle.Admission
-		wg.Add(2)
-		go func() { defer wg.Done(); a1, _ = f.Reserve(context.Background(), k, l, time.Now(), 0) }()
-		go func() {
-			defer wg.Done()
-			time.Sleep(time.Millisecond)
-			a2, _ = f.Reserve(context.Background(), k, l, time.Now(), 0)
-		}()
-		wg.Wait()
+		a1, a2 := attack29OneMsApart(f, k, k, l)
 		if a1.Allowed || a2.Allowed {
 			t.Errorf("a key owing a 60 s block: two of its calls at once admitted %v, %v: the second saw "+
 				"nothing owed and booked before the block reached the store. Promise: Transport.Budget: \"the next "+
@@ -136,16 +127,7 @@ func TestAttack29OwedBlockPaidByAnotherKeyInFlight(t *testing.T) {
 			t.Fatalf("owed %d, want 4", f.nOwed.Load())
 		}
 		time.Sleep(time.Second)
-		var wg sync.WaitGroup
-		var a throttle.Admission
-		wg.Add(2)
-		go func() { defer wg.Done(); f.Reserve(context.Background(), k2, l, time.Now(), 0) }()
-		go func() {
-			defer wg.Done()
-			time.Sleep(time.Millisecond)
-			a, _ = f.Reserve(context.Background(), k, l, time.Now(), 0)
-		}()
-		wg.Wait()
+		_, a := attack29OneMsApart(f, k2, k, l)
 		if a.Allowed {
 			snap, _ := f.local.Snapshot(context.Background(), k, l, time.Now())
 			t.Errorf("a key owing a 60 s block was admitted by the shared store (local store: blocked until %v): "+
@@ -180,16 +162,7 @@ func TestAttack29OwedBlockBehindOwnSyncsInFlight(t *testing.T) {
 			t.Fatalf("owed %d, want 3", f.nOwed.Load())
 		}
 		time.Sleep(time.Second)
-		var wg sync.WaitGroup
-		var a1, a2 throttle.Admission
-		wg.Add(2)
-		go func() { defer wg.Done(); a1, _ = f.Reserve(context.Background(), k, l, time.Now(), 0) }()
-		go func() {
-			defer wg.Done()
-			time.Sleep(time.Millisecond)
-			a2, _ = f.Reserve(context.Background(), k, l, time.Now(), 0)
-		}()
-		wg.Wait()
+		a1, a2 := attack29OneMsApart(f, k, k, l)
 		if a1.Allowed || a2.Allowed {
 			t.Errorf("a key owing two counts and a 60 s block: two of its calls at once admitted %v, %v: the "+
 				"first took the three out of the owed list and sent the block third; the second saw nothing owed "+
@@ -198,4 +171,19 @@ func TestAttack29OwedBlockBehindOwnSyncsInFlight(t *testing.T) {
 				"before that key's next booking\"", a1.Allowed, a2.Allowed)
 		}
 	})
+}
+
+// attack29OneMsApart books a call of first and, a millisecond later, one
+// of second on f, at once, and returns what each was told.
+func attack29OneMsApart(f *failover, first, second throttle.Key, l throttle.Limit) (a1, a2 throttle.Admission) {
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); a1, _ = f.Reserve(context.Background(), first, l, time.Now(), 0) }()
+	go func() {
+		defer wg.Done()
+		time.Sleep(time.Millisecond)
+		a2, _ = f.Reserve(context.Background(), second, l, time.Now(), 0)
+	}()
+	wg.Wait()
+	return a1, a2
 }

@@ -33,8 +33,7 @@ func TestAttack27OwedBlockPaidLateExtendsRetryAfter(t *testing.T) {
 	k := throttle.Key{User: "atkuser", Title: title, Scope: "profile"}
 	l := throttle.Limit{Burst: 10, Sustain: 30}
 
-	ended, cancel := context.WithCancel(context.Background())
-	cancel()
+	ended := endedContext()
 	t0 := time.Now()
 	f.Block(ended, k, t0, t0.Add(time.Second)) // the call that brought the 429 ended first
 	if n := f.nOwed.Load(); n != 1 {
@@ -75,8 +74,7 @@ func TestAttack27OwedSyncPaidLateRecountsWindow(t *testing.T) {
 	k := throttle.Key{User: "atkuser2", Title: title, Scope: "profile"}
 	l := throttle.Limit{Burst: 10, Sustain: 100}
 
-	ended, cancel := context.WithCancel(context.Background())
-	cancel()
+	ended := endedContext()
 	t0 := time.Now()
 	f.Sync(ended, k, l, t0, throttle.Burst, 10, time.Second)
 	if n := f.nOwed.Load(); n != 1 {

@@ -105,7 +105,9 @@ func callersEnd(ctx context.Context, err error) bool {
 // call is booked in both stores and holds the stricter: the shared store
 // counts it for the fleet, and the local one has the report; a call the
 // local store would refuse, or make wait longer, is refused, and its
-// shared booking given back.
+// shared booking given back: the refusal carries the wait, which a call
+// that may wait that long waits out before it books again (gateBudget),
+// then in a shared store that has the report, counted when it is sent.
 func (f *failover) Reserve(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time, maxWait time.Duration) (throttle.Admission, error) {
 	if f.use(now) {
 		if f.payOwed(ctx, k, now) {
@@ -177,9 +179,11 @@ const (
 	opRelease = "release"
 	opBlock   = "block"
 	opSync    = "sync"
+	opLearn   = "learn" // a 429 body's limit, for a shared store that is a throttle.LimitStore (call.learn)
 )
 
-// owedOp is a Release, Block or Sync for the shared store.
+// owedOp is a Release, Block, Sync or Learn for the shared store. A Learn
+// is of no booking's key: its k names the scope alone.
 type owedOp struct {
 	op         string
 	k          throttle.Key
@@ -189,6 +193,7 @@ type owedOp struct {
 	p          throttle.Period
 	used       int
 	reset      time.Duration
+	learn      throttle.LimitReport
 }
 
 func (o owedOp) to(ctx context.Context, s throttle.BudgetStore) error {
@@ -197,13 +202,21 @@ func (o owedOp) to(ctx context.Context, s throttle.BudgetStore) error {
 		return s.Release(ctx, o.k, o.l, o.slot)
 	case opBlock:
 		return s.Block(ctx, o.k, o.now, o.until)
+	case opLearn:
+		ls, ok := s.(throttle.LimitStore)
+		if !ok {
+			return nil
+		}
+		_, err := ls.Learn(ctx, o.learn)
+		return err
 	}
 	return s.Sync(ctx, o.k, o.l, o.now, o.p, o.used, o.reset)
 }
 
-// report reports whether o is what the service said (a Block or Sync)
-// rather than a Release.
-func (o owedOp) report() bool { return o.op != opRelease }
+// report reports whether o is what the service said of a key's budget (a
+// Block or Sync), which the key's bookings wait for, rather than a Release
+// or a Learn.
+func (o owedOp) report() bool { return o.op == opBlock || o.op == opSync }
 
 // at returns o as sent at now, and whether it still says anything: a
 // block that has ended, or counts of a window that has reset, are
@@ -214,6 +227,10 @@ func (o owedOp) at(now time.Time) (owedOp, bool) {
 	// read its clock, then waited for the store): never lengthen it.
 	now = later(now, o.now)
 	switch o.op {
+	case opLearn:
+		// Sent with its own time: a limit lasts LearnedFor after the
+		// report of it, not after the outage that held it back.
+		return o, now.Before(o.learn.At.Add(throttle.LearnedFor))
 	case opBlock:
 		if !o.until.After(now) {
 			return o, false
@@ -262,10 +279,18 @@ func (f *failover) send(ctx context.Context, o owedOp, reach bool, now time.Time
 	}
 }
 
+// sameReport reports whether a and b report one limit of one window by
+// one user.
+func sameReport(a, b throttle.LimitReport) bool {
+	return a.Scope == b.Scope && a.Period == b.Period && a.Limit == b.Limit && a.User == b.User
+}
+
 // maxOwed bounds the operations owed to the shared store; past it the
-// oldest release is dropped (its slot ages out of the store's windows, as
-// an unsent call's would), or with none, the oldest report (the local
-// store keeps it, and serves the key in the next outage).
+// oldest release or learn is dropped (a release's slot ages out of the
+// store's windows, as an unsent call's would; a learned limit stays in
+// this transport, and reaches the fleet with the next 429 that reports
+// it), or with none, the oldest report (the local store keeps it, and
+// serves the key in the next outage).
 const maxOwed = 256
 
 // maxPaid bounds the owed operations one call sends: a key owes at most
@@ -279,17 +304,20 @@ const maxPaid = 4
 func (f *failover) owe(o owedOp) {
 	f.owedMu.Lock()
 	defer f.owedMu.Unlock()
-	if o.report() {
-		for i, p := range f.owed {
-			if p.k == o.k && p.op == o.op && (o.op == opBlock || p.p == o.p) {
-				f.owed[i] = merged(p, o)
-				return
-			}
+	for i, p := range f.owed {
+		switch {
+		case o.report() && p.k == o.k && p.op == o.op && (o.op == opBlock || p.p == o.p):
+			f.owed[i] = merged(p, o)
+			return
+		case o.op == opLearn && p.op == opLearn && sameReport(p.learn, o.learn):
+			f.owed[i] = o // the later report of the same limit by the same user
+			return
 		}
 	}
 	if len(f.owed) == maxOwed {
-		// The oldest release goes first: a release dropped leaves the
-		// store stricter, a report dropped lets calls into a limit.
+		// The oldest release or learn goes first: a release dropped
+		// leaves the store stricter, a report dropped lets calls into a
+		// limit.
 		i := slices.IndexFunc(f.owed, func(o owedOp) bool { return !o.report() })
 		f.owed = slices.Delete(f.owed, max(i, 0), max(i, 0)+1)
 	}

@@ -57,6 +57,18 @@ func (c *call) gateBudget() error {
 	}
 	// The budget never fails: a shared store fails over to a local one.
 	a, _ := c.t.budget.Reserve(c.ctx, c.key, c.limit, c.now, c.maxWait(c.now))
+	for !a.Allowed && a.Wait > 0 && !c.t.Shadow && c.canWait(a.Wait) {
+		// A refusal the call can wait out: a shared store's booking held
+		// to a report of the key it lacks yet (failover.stricter), which
+		// a booking after the wait finds there. The call waits and asks
+		// again, as a background call does.
+		c.emit(Event{Kind: EventWait, Wait: a.Wait, Reason: "budget"})
+		if err := c.sleep(a.Wait); err != nil {
+			return err
+		}
+		c.now = c.clk.Now()
+		a, _ = c.t.budget.Reserve(c.ctx, c.key, c.limit, c.now, c.maxWait(c.now))
+	}
 	switch {
 	case a.Allowed && a.Wait > 0:
 		c.emit(Event{Kind: EventWait, Wait: a.Wait, Reason: "budget"})

@@ -199,25 +199,49 @@ func (t *Transport) limitOf(ctx context.Context, key throttle.Key, table throttl
 // refreshLearned reads the limits the store has in force, at most every
 // learnedRefresh (one call reads, the others go on), within the call's
 // context, and drops the key limits that have lasted their time; each
-// limit that ends is an EventLimitLearned. A read that fails keeps what
-// the transport has (each limit still ends at its Until).
+// limit that ends is an EventLimitLearned. Of the store's limit of a
+// window and the transport's, the one reported last (the later Until)
+// holds; a read that fails keeps what the transport has (each limit still
+// ends at its Until).
 func (t *Transport) refreshLearned(ctx context.Context, now time.Time) {
 	next := t.learned.readAt.Load()
 	if now.UnixNano() < next || !t.learned.readAt.CompareAndSwap(next, now.Add(learnedRefresh).UnixNano()) {
 		return
 	}
 	if in, err := t.limitStore(now).Learned(ctx, now); err == nil {
-		m := make(map[scopeWindow]throttle.Learned, len(in))
-		for _, l := range in {
-			l.Limit = t.clamp(t.tableOf(l.Scope, l.Period), l.Limit)
-			m[scopeWindow{l.Scope, l.Period}] = l
-		}
-		for w, old := range t.scopeMap() {
-			if _, ok := m[w]; !ok {
-				t.emit(ctx, Event{Kind: EventLimitLearned, Scope: eventScope(w.scope), Reason: fmt.Sprintf("%s %d expired for the scope: %s", w.p, old.Limit, t.tableText(w.scope, w.p))}, nil)
+		var ended []Event
+		for {
+			old := t.learned.scopes.Load()
+			m := make(map[scopeWindow]throttle.Learned, len(in))
+			for _, l := range in {
+				l.Limit = t.clamp(t.tableOf(l.Scope, l.Period), l.Limit)
+				m[scopeWindow{l.Scope, l.Period}] = l
+			}
+			// A limit that has not ended stays where the store has none
+			// for its window, or an older one (an earlier Until: reported
+			// earlier): one confirmed in the fleet's store, read while the
+			// local store stands in for it, or one confirmed locally
+			// while the fleet's store was down, which it is owed (learn).
+			ended = ended[:0]
+			if old != nil {
+				for w, l := range *old {
+					s, ok := m[w]
+					switch {
+					case ok && !l.Until.After(s.Until): // the store's is as recent, or more
+					case now.Before(l.Until) && (ok || len(m) < 2*throttle.MaxLearned):
+						m[w] = l
+					case !ok:
+						ended = append(ended, Event{Kind: EventLimitLearned, Scope: eventScope(w.scope), Reason: fmt.Sprintf("%s %d expired for the scope: %s", w.p, l.Limit, t.tableText(w.scope, w.p))})
+					}
+				}
+			}
+			if t.learned.scopes.CompareAndSwap(old, &m) {
+				break
 			}
 		}
-		t.learned.scopes.Store(&m)
+		for _, e := range ended {
+			t.emit(ctx, e, nil)
+		}
 	}
 	if t.learned.nkeys.Load() == 0 {
 		return
@@ -287,10 +311,16 @@ func (c *call) learn(b *ratelimit.Body) {
 	// Within the call's context: a shared store that is slow or gone costs
 	// the call no more than its own deadline, and the local store keeps
 	// the report.
-	in, err := c.t.limitStore(now).Learn(c.ctx, r)
+	ls := c.t.limitStore(now)
+	in, err := ls.Learn(c.ctx, r)
 	if err != nil {
 		c.emit(Event{Kind: EventBudgetError, Err: err, Reason: "learn"})
 		in, _ = c.t.learned.local.Learn(c.ctx, r)
+	}
+	if f, ok := c.t.budget.(*failover); ok && (err != nil || ls == &c.t.learned.local) {
+		// A fleet's store that could not take the report is owed it, as
+		// a key's block or counts are (failover.owe).
+		f.owe(owedOp{op: opLearn, k: throttle.Key{Scope: r.Scope}, learn: r})
 	}
 	var what string
 	if in.Limit == n {

@@ -105,7 +105,9 @@ type Transport struct {
 	// (releases dropped first), four sent a call, none after one the store
 	// fails; until a key's reports have reached the store, its calls are
 	// booked in both stores and hold the stricter (the shared store counts
-	// them for the fleet, the local one has the reports), and BudgetLeft
+	// them for the fleet, the local one has the reports; a call the local
+	// store would make wait waits that long, if it may, and books again),
+	// and BudgetLeft
 	// reads the local store. A store may so
 	// get a Release, Block or Sync twice, when a first one its caller could
 	// not see answered did arrive: a Block or Sync twice must be one (as
@@ -142,7 +144,10 @@ type Transport struct {
 	// is never below a tenth of the data's, and lasts throttle.LearnedFor
 	// (two sustain windows) after the last 429 that reported it. Reports
 	// and confirmed limits are kept in Budget when it is a
-	// throttle.LimitStore, shared with every transport on it. Zero means
+	// throttle.LimitStore, shared with every transport on it; while it
+	// fails, in the transport, and a report it could not take is owed to
+	// it (as the budget's are); of its limit of a window and the
+	// transport's, the one reported last holds. Zero means
 	// DefaultMaxLearnedLimit; negative turns learning off.
 	MaxLearnedLimit int
 	// CoalesceReads makes identical GETs share one request: a GET (no

@@ -395,7 +395,7 @@ func (f *failover) payOwed(ctx context.Context, k throttle.Key, now time.Time) b
 	defer f.landed(pay)
 	for i, o := range pay {
 		o, ok := o.at(now)
-		if !ok {
+		if !ok || o.op == opLearn && !f.learnNews(ctx, o.learn, now) {
 			continue
 		}
 		if err := o.to(ctx, f.shared); err != nil {
@@ -407,6 +407,30 @@ func (f *failover) payOwed(ctx context.Context, k throttle.Key, now time.Time) b
 		}
 	}
 	return true
+}
+
+// learnNews reports whether an owed report r still tells the shared store
+// something: the local store has its limit confirmed (a lone report may
+// be one that did reach the shared store, its answer lost: sent again, a
+// store that times reports on arrival, as redisstore does, would take it
+// for the same user's report a window later, and confirm a limit one
+// report made), and the shared store has no limit of its window reported
+// after r (the one reported last holds). A shared store that cannot be
+// read is sent r, which it then fails too (owed again).
+func (f *failover) learnNews(ctx context.Context, r throttle.LimitReport, now time.Time) bool {
+	window := func(l throttle.Learned) bool { return l.Scope == r.Scope && l.Period == r.Period }
+	in, _ := f.t.learned.local.Learned(ctx, now)
+	if !slices.ContainsFunc(in, func(l throttle.Learned) bool { return window(l) && l.Limit == r.Limit }) {
+		return false
+	}
+	ls, ok := f.shared.(throttle.LimitStore)
+	if !ok {
+		return false
+	}
+	in, err := ls.Learned(ctx, now)
+	return err != nil || !slices.ContainsFunc(in, func(l throttle.Learned) bool {
+		return window(l) && l.Until.Add(-throttle.LearnedFor).After(r.At)
+	})
 }
 
 // pending reports whether the shared store lacks a report of k: one on

@@ -319,7 +319,8 @@ func (c *call) learn(b *ratelimit.Body) {
 	}
 	if f, ok := c.t.budget.(*failover); ok && (err != nil || ls == &c.t.learned.local) {
 		// A fleet's store that could not take the report is owed it, as
-		// a key's block or counts are (failover.owe).
+		// a key's block or counts are (failover.owe), and sent it if the
+		// limit is confirmed by then (failover.learnNews).
 		f.owe(owedOp{op: opLearn, k: throttle.Key{Scope: r.Scope}, learn: r})
 	}
 	var what string

@@ -145,9 +145,11 @@ type Transport struct {
 	// (two sustain windows) after the last 429 that reported it. Reports
 	// and confirmed limits are kept in Budget when it is a
 	// throttle.LimitStore, shared with every transport on it; while it
-	// fails, in the transport, and a report it could not take is owed to
-	// it (as the budget's are); of its limit of a window and the
-	// transport's, the one reported last holds. Zero means
+	// fails, in the transport, and the reports of a limit confirmed
+	// meanwhile are owed to it (as the budget's are; not once it has a
+	// limit of that window reported later, nor a lone report, which it may
+	// have taken already); of its limit of a window and the transport's,
+	// the one reported last holds. Zero means
 	// DefaultMaxLearnedLimit; negative turns learning off.
 	MaxLearnedLimit int
 	// CoalesceReads makes identical GETs share one request: a GET (no

@@ -317,8 +317,12 @@ func (f *failover) owe(o owedOp) {
 	if len(f.owed) == maxOwed {
 		// The oldest release or learn goes first: a release dropped
 		// leaves the store stricter, a report dropped lets calls into a
-		// limit.
+		// limit. With none, a release or learn is not kept; a report
+		// takes the oldest report's place.
 		i := slices.IndexFunc(f.owed, func(o owedOp) bool { return !o.report() })
+		if i < 0 && !o.report() {
+			return
+		}
 		f.owed = slices.Delete(f.owed, max(i, 0), max(i, 0)+1)
 	}
 	f.owed = append(f.owed, o)
@@ -414,9 +418,13 @@ func (f *failover) payOwed(ctx context.Context, k throttle.Key, now time.Time) b
 // be one that did reach the shared store, its answer lost: sent again, a
 // store that times reports on arrival, as redisstore does, would take it
 // for the same user's report a window later, and confirm a limit one
-// report made), and the shared store has no limit of its window reported
-// after r (the one reported last holds). A shared store that cannot be
-// read is sent r, which it then fails too (owed again).
+// report made), and the shared store has no limit of its window in force.
+// One it has holds there, whether reported before r or after: which came
+// last cannot be told across two clocks (redisstore times a limit by
+// Redis's), and a report sent again would be timed on arrival, as the
+// newest; one older than r ends at its Until, or at the fleet's next 429
+// that reports the limit. A shared store that cannot be read is sent r,
+// which it then fails too (owed again).
 func (f *failover) learnNews(ctx context.Context, r throttle.LimitReport, now time.Time) bool {
 	window := func(l throttle.Learned) bool { return l.Scope == r.Scope && l.Period == r.Period }
 	in, _ := f.t.learned.local.Learned(ctx, now)
@@ -428,9 +436,7 @@ func (f *failover) learnNews(ctx context.Context, r throttle.LimitReport, now ti
 		return false
 	}
 	in, err := ls.Learned(ctx, now)
-	return err != nil || !slices.ContainsFunc(in, func(l throttle.Learned) bool {
-		return window(l) && l.Until.Add(-throttle.LearnedFor).After(r.At)
-	})
+	return err != nil || !slices.ContainsFunc(in, window)
 }
 
 // pending reports whether the shared store lacks a report of k: one on

@@ -199,16 +199,31 @@ func (t *Transport) limitOf(ctx context.Context, key throttle.Key, table throttl
 // refreshLearned reads the limits the store has in force, at most every
 // learnedRefresh (one call reads, the others go on), within the call's
 // context, and drops the key limits that have lasted their time; each
-// limit that ends is an EventLimitLearned. Of the store's limit of a
-// window and the transport's, the one reported last (the later Until)
-// holds; a read that fails keeps what the transport has (each limit still
-// ends at its Until).
+// limit that ends is an EventLimitLearned. The store's limit of a window
+// holds where it has one; one the transport has where the store has none
+// (confirmed while a fleet's store failed: owed to it) stays until its
+// Until. While the local store stands in for a fleet's, the transport's
+// own limits are what is read: what the local store confirms reaches them
+// as it is learned (learn), and it never had the fleet's. A read that
+// fails keeps what the transport has (each limit still ends at its Until).
 func (t *Transport) refreshLearned(ctx context.Context, now time.Time) {
 	next := t.learned.readAt.Load()
 	if now.UnixNano() < next || !t.learned.readAt.CompareAndSwap(next, now.Add(learnedRefresh).UnixNano()) {
 		return
 	}
-	if in, err := t.limitStore(now).Learned(ctx, now); err == nil {
+	var in []throttle.Learned
+	var err error
+	ls := t.limitStore(now)
+	if _, fleet := t.Budget.(throttle.LimitStore); fleet && ls == &t.learned.local {
+		for _, l := range t.scopeMap() {
+			if now.Before(l.Until) {
+				in = append(in, l)
+			}
+		}
+	} else {
+		in, err = ls.Learned(ctx, now)
+	}
+	if err == nil {
 		var ended []Event
 		for {
 			old := t.learned.scopes.Load()
@@ -217,20 +232,15 @@ func (t *Transport) refreshLearned(ctx context.Context, now time.Time) {
 				l.Limit = t.clamp(t.tableOf(l.Scope, l.Period), l.Limit)
 				m[scopeWindow{l.Scope, l.Period}] = l
 			}
-			// A limit that has not ended stays where the store has none
-			// for its window, or an older one (an earlier Until: reported
-			// earlier): one confirmed in the fleet's store, read while the
-			// local store stands in for it, or one confirmed locally
-			// while the fleet's store was down, which it is owed (learn).
 			ended = ended[:0]
 			if old != nil {
 				for w, l := range *old {
-					s, ok := m[w]
+					_, ok := m[w]
 					switch {
-					case ok && !l.Until.After(s.Until): // the store's is as recent, or more
-					case now.Before(l.Until) && (ok || len(m) < 2*throttle.MaxLearned):
+					case ok: // the store's holds
+					case now.Before(l.Until) && len(m) < 2*throttle.MaxLearned:
 						m[w] = l
-					case !ok:
+					default:
 						ended = append(ended, Event{Kind: EventLimitLearned, Scope: eventScope(w.scope), Reason: fmt.Sprintf("%s %d expired for the scope: %s", w.p, l.Limit, t.tableText(w.scope, w.p))})
 					}
 				}

@@ -49,42 +49,52 @@ func TestOwedLearnReachesTheFleet(t *testing.T) {
 	})
 }
 
-// TestLearnedLimitReportedLastHolds: of the store's limit of a window and
-// the transport's, the one reported last (its Until later) holds when the
-// transport reads the store again.
-func TestLearnedLimitReportedLastHolds(t *testing.T) {
+// TestStoresLearnedLimitHolds: the store's limit of a window holds where it
+// has one, over one the transport confirmed while the store failed (which
+// came last cannot be told across two clocks); one the store has none of
+// stays until its own end; while the local store stands in for the
+// fleet's, the fleet's limit the transport read stays.
+func TestStoresLearnedLimitHolds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		store := &throttle.MemoryBudgetStore{}
+		store := attack31LimitStore{&attack28Store{MemoryBudgetStore: &throttle.MemoryBudgetStore{}}}
 		tr := &Transport{TitleID: title, Budget: store}
 		tr.init()
 		ctx := context.Background()
-		confirm := func(n int) {
+		confirm := func(scope string, n int) {
 			for _, u := range []string{"a", "b"} {
-				store.Learn(ctx, throttle.LimitReport{Scope: "profile", Period: throttle.Burst, Limit: n, User: u, At: time.Now()})
+				store.MemoryBudgetStore.Learn(ctx, throttle.LimitReport{Scope: scope, Period: throttle.Burst, Limit: n, User: u, At: time.Now()})
 			}
 		}
-		read := func() int {
+		read := func(scope string) int {
 			tr.learned.readAt.Store(0)
 			tr.refreshLearned(ctx, time.Now())
-			return tr.scopeMap()[scopeWindow{"profile", throttle.Burst}].Limit
+			return tr.scopeMap()[scopeWindow{scope, throttle.Burst}].Limit
 		}
-		confirm(8)
-		if n := read(); n != 8 {
+		confirm("profile", 8)
+		if n := read("profile"); n != 8 {
 			t.Fatalf("the store's confirmed 8 read as %d", n)
 		}
+		store.fail.Store(true)
 		time.Sleep(time.Minute)
-		tr.setScope("profile", throttle.Burst, throttle.Learned{Scope: "profile", Period: throttle.Burst, Limit: 6, Until: time.Now().Add(throttle.LearnedFor)}, time.Now())
-		if n := read(); n != 6 {
-			t.Errorf("the transport's 6, reported a minute after the store's 8, read as %d after the store's: want 6", n)
+		tr.budget.Reserve(ctx, attack28Key("u"), throttle.Limit{Burst: 10, Sustain: 30}, time.Now(), 0) // finds the store down
+		if n := read("profile"); n != 8 {
+			t.Errorf("the fleet's 8, read while the local store stands in, read as %d: want 8 kept", n)
 		}
-		time.Sleep(time.Minute)
-		confirm(7)
-		if n := read(); n != 7 {
-			t.Errorf("the store's 7, reported a minute after the transport's 6, read as %d: want 7", n)
+		// Confirmed while the store fails (as call.learn does with the local store's answer).
+		until := time.Now().Add(throttle.LearnedFor)
+		tr.setScope("profile", throttle.Burst, throttle.Learned{Scope: "profile", Period: throttle.Burst, Limit: 6, Until: until}, time.Now())
+		tr.setScope("social", throttle.Burst, throttle.Learned{Scope: "social", Period: throttle.Burst, Limit: 5, Until: until}, time.Now())
+		store.fail.Store(false)
+		time.Sleep(2 * time.Second) // past the probe's pacing
+		if n := read("profile"); n != 8 {
+			t.Errorf("the store's 8 against the transport's 6 learned during the outage read as %d: want the store's", n)
+		}
+		if n := read("social"); n != 5 {
+			t.Errorf("social's 5, learned during the outage, which the store has none of, read as %d: want it kept", n)
 		}
 		time.Sleep(throttle.LearnedFor)
-		if n := read(); n != 0 {
-			t.Errorf("after LearnedFor the limit read as %d, want none", n)
+		if n := read("social"); n != 0 {
+			t.Errorf("after LearnedFor social's limit read as %d, want none", n)
 		}
 	})
 }

@@ -194,6 +194,7 @@ type owedOp struct {
 	used       int
 	reset      time.Duration
 	learn      throttle.LimitReport
+	tried      bool // a Learn the store failed: it may have taken it
 }
 
 func (o owedOp) to(ctx context.Context, s throttle.BudgetStore) error {
@@ -310,6 +311,7 @@ func (f *failover) owe(o owedOp) {
 			f.owed[i] = merged(p, o)
 			return
 		case o.op == opLearn && p.op == opLearn && sameReport(p.learn, o.learn):
+			o.tried = o.tried || p.tried
 			f.owed[i] = o // the later report of the same limit by the same user
 			return
 		}
@@ -399,7 +401,7 @@ func (f *failover) payOwed(ctx context.Context, k throttle.Key, now time.Time) b
 	defer f.landed(pay)
 	for i, o := range pay {
 		o, ok := o.at(now)
-		if !ok || o.op == opLearn && !f.learnNews(ctx, o.learn, now) {
+		if !ok || o.op == opLearn && !f.learnNews(ctx, o, now) {
 			continue
 		}
 		if err := o.to(ctx, f.shared); err != nil {
@@ -413,23 +415,28 @@ func (f *failover) payOwed(ctx context.Context, k throttle.Key, now time.Time) b
 	return true
 }
 
-// learnNews reports whether an owed report r still tells the shared store
-// something: the local store has its limit confirmed (a lone report may
-// be one that did reach the shared store, its answer lost: sent again, a
-// store that times reports on arrival, as redisstore does, would take it
-// for the same user's report a window later, and confirm a limit one
-// report made), and the shared store has no limit of its window in force.
-// One it has holds there, whether reported before r or after: which came
-// last cannot be told across two clocks (redisstore times a limit by
-// Redis's), and a report sent again would be timed on arrival, as the
-// newest; one older than r ends at its Until, or at the fleet's next 429
-// that reports the limit. A shared store that cannot be read is sent r,
-// which it then fails too (owed again).
-func (f *failover) learnNews(ctx context.Context, r throttle.LimitReport, now time.Time) bool {
+// learnNews reports whether an owed report o still tells the shared store
+// something: the shared store has no limit of its window in force, and,
+// when the store was tried with it and failed, the local store has its
+// limit confirmed. A report the store failed may be one that did reach
+// it, its answer lost: sent again, a store that times reports on arrival,
+// as redisstore does, would take it for the same user's report a window
+// later and confirm a limit one report made; one the store was never sent
+// (the failover stood in) cannot have. A limit the shared store has holds
+// there, whether reported before o or after: which came last cannot be
+// told across two clocks (redisstore times a limit by Redis's), and a
+// report sent again would be timed on arrival, as the newest; one older
+// than o ends at its Until, or at the fleet's next 429 that reports the
+// limit. A shared store that cannot be read is sent o, which it then
+// fails too (owed again).
+func (f *failover) learnNews(ctx context.Context, o owedOp, now time.Time) bool {
+	r := o.learn
 	window := func(l throttle.Learned) bool { return l.Scope == r.Scope && l.Period == r.Period }
-	in, _ := f.t.learned.local.Learned(ctx, now)
-	if !slices.ContainsFunc(in, func(l throttle.Learned) bool { return window(l) && l.Limit == r.Limit }) {
-		return false
+	if o.tried {
+		in, _ := f.t.learned.local.Learned(ctx, now)
+		if !slices.ContainsFunc(in, func(l throttle.Learned) bool { return window(l) && l.Limit == r.Limit }) {
+			return false
+		}
 	}
 	ls, ok := f.shared.(throttle.LimitStore)
 	if !ok {

@@ -34,7 +34,7 @@ const maxKeyLimits = 4096
 // on write so that a call reads them without a lock; and the limits of
 // single keys awaiting confirmation.
 type learner struct {
-	scopes atomic.Pointer[map[scopeWindow]throttle.Learned]
+	scopes atomic.Pointer[map[scopeWindow]scopeLimit]
 	readAt atomic.Int64 // unix ns after which the store is read again
 
 	mu    sync.Mutex
@@ -44,6 +44,16 @@ type learner struct {
 	// local is the LimitStore when Budget is not one, and stands in for
 	// Budget while it fails.
 	local throttle.MemoryBudgetStore
+}
+
+// scopeLimit is a limit in force for a scope's window, and whether the
+// transport confirmed it while a fleet's store could not take it (outage):
+// the store's reads then leave it to its Until where they have none, as
+// they do not a limit read from the store, which ends when the store ends
+// it.
+type scopeLimit struct {
+	throttle.Learned
+	outage bool
 }
 
 type scopeWindow struct {
@@ -106,7 +116,7 @@ func (t *Transport) LearnedLimits() []LearnedLimit {
 	return out
 }
 
-func (t *Transport) scopeMap() map[scopeWindow]throttle.Learned {
+func (t *Transport) scopeMap() map[scopeWindow]scopeLimit {
 	if m := t.learned.scopes.Load(); m != nil {
 		return *m
 	}
@@ -198,48 +208,51 @@ func (t *Transport) limitOf(ctx context.Context, key throttle.Key, table throttl
 
 // refreshLearned reads the limits the store has in force, at most every
 // learnedRefresh (one call reads, the others go on), within the call's
-// context, and drops the key limits that have lasted their time; each
+// context, and drops the key limits that have lasted their time, and
+// those of a window the store has a limit of for the whole scope; each
 // limit that ends is an EventLimitLearned. The store's limit of a window
-// holds where it has one; one the transport has where the store has none
-// (confirmed while a fleet's store failed: owed to it) stays until its
-// Until. While the local store stands in for a fleet's, the transport's
-// own limits are what is read: what the local store confirms reaches them
-// as it is learned (learn), and it never had the fleet's. A read that
-// fails keeps what the transport has (each limit still ends at its Until).
+// holds where it has one, and a limit read from it ends when a read lacks
+// it; one the transport confirmed while a fleet's store could not take it
+// (owed to it) stays until its Until where the store has none. A limit
+// the transport put in force while the read was on its way (learn) is
+// newer than the read and stays. While the local store stands in for a
+// fleet's, nothing is read: what the local store confirms reaches the
+// transport as it is learned, and it never had the fleet's. A read that
+// fails keeps what the transport has (each limit still ends at its
+// Until).
 func (t *Transport) refreshLearned(ctx context.Context, now time.Time) {
 	next := t.learned.readAt.Load()
 	if now.UnixNano() < next || !t.learned.readAt.CompareAndSwap(next, now.Add(learnedRefresh).UnixNano()) {
 		return
 	}
+	before := t.learned.scopes.Load() // what a change during the read is told from
 	var in []throttle.Learned
 	var err error
 	ls := t.limitStore(now)
-	if _, fleet := t.Budget.(throttle.LimitStore); fleet && ls == &t.learned.local {
-		for _, l := range t.scopeMap() {
-			if now.Before(l.Until) {
-				in = append(in, l)
-			}
-		}
-	} else {
+	_, fleet := t.Budget.(throttle.LimitStore)
+	standIn := fleet && ls == &t.learned.local
+	if !standIn {
 		in, err = ls.Learned(ctx, now)
 	}
 	if err == nil {
 		var ended []Event
 		for {
 			old := t.learned.scopes.Load()
-			m := make(map[scopeWindow]throttle.Learned, len(in))
+			m := make(map[scopeWindow]scopeLimit, len(in))
 			for _, l := range in {
 				l.Limit = t.clamp(t.tableOf(l.Scope, l.Period), l.Limit)
-				m[scopeWindow{l.Scope, l.Period}] = l
+				m[scopeWindow{l.Scope, l.Period}] = scopeLimit{Learned: l}
 			}
 			ended = ended[:0]
 			if old != nil {
 				for w, l := range *old {
-					_, ok := m[w]
+					_, read := m[w]
+					live := now.Before(l.Until)
 					switch {
-					case ok: // the store's holds
-					case now.Before(l.Until) && len(m) < 2*throttle.MaxLearned:
+					case live && (changedSince(before, w, l) || standIn || !read && l.outage) && (read || len(m) < 2*throttle.MaxLearned):
 						m[w] = l
+					case read:
+						// the store's holds
 					default:
 						ended = append(ended, Event{Kind: EventLimitLearned, Scope: eventScope(w.scope), Reason: fmt.Sprintf("%s %d expired for the scope: %s", w.p, l.Limit, t.tableText(w.scope, w.p))})
 					}
@@ -251,6 +264,9 @@ func (t *Transport) refreshLearned(ctx context.Context, now time.Time) {
 		}
 		for _, e := range ended {
 			t.emit(ctx, e, nil)
+		}
+		for _, l := range in {
+			t.dropKeyLimits(l.Scope, l.Period)
 		}
 	}
 	if t.learned.nkeys.Load() == 0 {
@@ -271,6 +287,32 @@ func (t *Transport) refreshLearned(ctx context.Context, now time.Time) {
 	for _, e := range ended {
 		t.emit(ctx, e, nil)
 	}
+}
+
+// changedSince reports whether l, the limit of w now, was put in force
+// after the map before was taken.
+func changedSince(before *map[scopeWindow]scopeLimit, w scopeWindow, l scopeLimit) bool {
+	if before == nil {
+		return true
+	}
+	prev, ok := (*before)[w]
+	return !ok || prev != l
+}
+
+// dropKeyLimits drops the limits of single keys of a scope's window: a
+// limit for the whole scope is in force in their place.
+func (t *Transport) dropKeyLimits(scope string, p throttle.Period) {
+	if t.learned.nkeys.Load() == 0 {
+		return
+	}
+	t.learned.mu.Lock()
+	for k := range t.learned.keys {
+		if k.key.Scope == scope && k.p == p {
+			delete(t.learned.keys, k)
+		}
+	}
+	t.learned.nkeys.Store(int32(len(t.learned.keys)))
+	t.learned.mu.Unlock()
 }
 
 // scopeText is a learned scope as observers get it: a host the limits data
@@ -327,15 +369,17 @@ func (c *call) learn(b *ratelimit.Body) {
 		c.emit(Event{Kind: EventBudgetError, Err: err, Reason: "learn"})
 		in, _ = c.t.learned.local.Learn(c.ctx, r)
 	}
-	if f, ok := c.t.budget.(*failover); ok && (err != nil || ls == &c.t.learned.local) {
+	f, isFailover := c.t.budget.(*failover)
+	outage := isFailover && (err != nil || ls == &c.t.learned.local)
+	if outage {
 		// A fleet's store that could not take the report is owed it, as
-		// a key's block or counts are (failover.owe), and sent it if the
-		// limit is confirmed by then (failover.learnNews).
-		f.owe(owedOp{op: opLearn, k: throttle.Key{Scope: r.Scope}, learn: r})
+		// a key's block or counts are (failover.owe), and sent it unless
+		// it has a limit of the window by then (failover.learnNews).
+		f.owe(owedOp{op: opLearn, k: throttle.Key{Scope: r.Scope}, learn: r, tried: err != nil})
 	}
 	var what string
 	if in.Limit == n {
-		what = c.t.setScope(c.key.Scope, p, in, now)
+		what = c.t.setScope(c.key.Scope, p, in, outage, now)
 	} else {
 		what = c.t.setKey(keyWindow{c.key, p}, throttle.Learned{Scope: c.key.Scope, Period: p, Limit: n, Until: now.Add(throttle.LearnedFor)}, now)
 	}
@@ -352,15 +396,16 @@ func (c *call) learn(b *ratelimit.Body) {
 }
 
 // setScope puts a confirmed limit in force for every key of its scope and
-// drops the key limits it replaces; it says what changed, or "" for
-// nothing (the same limit, kept alive).
-func (t *Transport) setScope(scope string, p throttle.Period, in throttle.Learned, now time.Time) string {
+// drops the key limits it replaces; outage says a fleet's store could not
+// take the report that confirmed it (scopeLimit). It says what changed,
+// or "" for nothing (the same limit, kept alive).
+func (t *Transport) setScope(scope string, p throttle.Period, in throttle.Learned, outage bool, now time.Time) string {
 	w := scopeWindow{scope, p}
 	in.Limit = t.clamp(t.tableOf(scope, p), in.Limit)
 	var changed bool
 	for {
 		old := t.learned.scopes.Load()
-		m := make(map[scopeWindow]throttle.Learned)
+		m := make(map[scopeWindow]scopeLimit)
 		if old != nil {
 			maps.Copy(m, *old)
 		}
@@ -369,19 +414,12 @@ func (t *Transport) setScope(scope string, p throttle.Period, in throttle.Learne
 		if !ok && len(m) >= 2*throttle.MaxLearned {
 			return ""
 		}
-		m[w] = in
+		m[w] = scopeLimit{Learned: in, outage: outage}
 		if t.learned.scopes.CompareAndSwap(old, &m) {
 			break
 		}
 	}
-	t.learned.mu.Lock()
-	for k := range t.learned.keys {
-		if k.key.Scope == scope && k.p == p {
-			delete(t.learned.keys, k)
-		}
-	}
-	t.learned.nkeys.Store(int32(len(t.learned.keys)))
-	t.learned.mu.Unlock()
+	t.dropKeyLimits(scope, p)
 	if !changed {
 		return ""
 	}

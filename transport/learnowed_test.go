@@ -82,8 +82,8 @@ func TestStoresLearnedLimitHolds(t *testing.T) {
 		}
 		// Confirmed while the store fails (as call.learn does with the local store's answer).
 		until := time.Now().Add(throttle.LearnedFor)
-		tr.setScope("profile", throttle.Burst, throttle.Learned{Scope: "profile", Period: throttle.Burst, Limit: 6, Until: until}, time.Now())
-		tr.setScope("social", throttle.Burst, throttle.Learned{Scope: "social", Period: throttle.Burst, Limit: 5, Until: until}, time.Now())
+		tr.setScope("profile", throttle.Burst, throttle.Learned{Scope: "profile", Period: throttle.Burst, Limit: 6, Until: until}, true, time.Now())
+		tr.setScope("social", throttle.Burst, throttle.Learned{Scope: "social", Period: throttle.Burst, Limit: 5, Until: until}, true, time.Now())
 		store.fail.Store(false)
 		time.Sleep(2 * time.Second) // past the probe's pacing
 		if n := read("profile"); n != 8 {

@@ -145,13 +145,14 @@ type Transport struct {
 	// (two sustain windows) after the last 429 that reported it. Reports
 	// and confirmed limits are kept in Budget when it is a
 	// throttle.LimitStore, shared with every transport on it; its limit of
-	// a window holds where it has one. While it fails they are kept in
-	// the transport, and a limit confirmed meanwhile stays until its end
-	// where the store has none; its reports are owed to the store, and
-	// sent unless it has a limit of that window by then (which came last
-	// cannot be told across two clocks; the fleet's next 429 reporting the
-	// limit replaces it) or the limit was never confirmed (a lone report,
-	// which the store may have taken already). Zero means
+	// a window holds where it has one, and one read from it ends when it
+	// ends there. While it fails they are kept in the transport, and a
+	// limit confirmed meanwhile stays until its end where the store has
+	// none; its reports are owed to the store, and sent unless it has a
+	// limit of that window by then (which came last cannot be told across
+	// two clocks; the fleet's next 429 reporting the limit replaces it),
+	// or, of a report the store failed (it may have taken it already),
+	// unless the limit was confirmed. Zero means
 	// DefaultMaxLearnedLimit; negative turns learning off.
 	MaxLearnedLimit int
 	// CoalesceReads makes identical GETs share one request: a GET (no

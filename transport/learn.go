@@ -265,9 +265,11 @@ func (t *Transport) refreshLearned(ctx context.Context, now time.Time) {
 		for _, e := range ended {
 			t.emit(ctx, e, nil)
 		}
+		read := make(map[scopeWindow]bool, len(in))
 		for _, l := range in {
-			t.dropKeyLimits(l.Scope, l.Period)
+			read[scopeWindow{l.Scope, l.Period}] = true
 		}
+		t.dropKeyLimits(read)
 	}
 	if t.learned.nkeys.Load() == 0 {
 		return
@@ -299,15 +301,16 @@ func changedSince(before *map[scopeWindow]scopeLimit, w scopeWindow, l scopeLimi
 	return !ok || prev != l
 }
 
-// dropKeyLimits drops the limits of single keys of a scope's window: a
-// limit for the whole scope is in force in their place.
-func (t *Transport) dropKeyLimits(scope string, p throttle.Period) {
-	if t.learned.nkeys.Load() == 0 {
+// dropKeyLimits drops the limits of single keys of the scopes' windows in
+// ws: a limit for the whole scope is in force in their place. One pass
+// over the keys, whatever the number of windows.
+func (t *Transport) dropKeyLimits(ws map[scopeWindow]bool) {
+	if t.learned.nkeys.Load() == 0 || len(ws) == 0 {
 		return
 	}
 	t.learned.mu.Lock()
 	for k := range t.learned.keys {
-		if k.key.Scope == scope && k.p == p {
+		if ws[scopeWindow{k.key.Scope, k.p}] {
 			delete(t.learned.keys, k)
 		}
 	}
@@ -419,7 +422,7 @@ func (t *Transport) setScope(scope string, p throttle.Period, in throttle.Learne
 			break
 		}
 	}
-	t.dropKeyLimits(scope, p)
+	t.dropKeyLimits(map[scopeWindow]bool{w: true})
 	if !changed {
 		return ""
 	}

@@ -36,10 +36,12 @@ const maxKeyLimits = 4096
 type learner struct {
 	scopes atomic.Pointer[map[scopeWindow]scopeLimit]
 	readAt atomic.Int64 // unix ns after which the store is read again
+	reads  atomic.Int64 // reads of the store begun (refreshLearned)
 
-	mu    sync.Mutex
-	keys  map[keyWindow]throttle.Learned // at most maxKeyLimits
-	nkeys atomic.Int32
+	mu      sync.Mutex
+	keys    map[keyWindow]throttle.Learned // at most maxKeyLimits
+	nkeys   atomic.Int32
+	applied int64 // the latest read applied (refreshLearned): an older one landing after it is dropped
 
 	// local is the LimitStore when Budget is not one, and stands in for
 	// Budget while it fails.
@@ -208,23 +210,18 @@ func (t *Transport) limitOf(ctx context.Context, key throttle.Key, table throttl
 
 // refreshLearned reads the limits the store has in force, at most every
 // learnedRefresh (one call reads, the others go on), within the call's
-// context, and drops the key limits that have lasted their time, and
-// those of a window the store has a limit of for the whole scope; each
-// limit that ends is an EventLimitLearned. The store's limit of a window
-// holds where it has one, and a limit read from it ends when a read lacks
-// it; one the transport confirmed while a fleet's store could not take it
-// (owed to it) stays until its Until where the store has none. A limit
-// the transport put in force while the read was on its way (learn) is
-// newer than the read and stays. While the local store stands in for a
-// fleet's, nothing is read: what the local store confirms reaches the
-// transport as it is learned, and it never had the fleet's. A read that
-// fails keeps what the transport has (each limit still ends at its
-// Until).
+// context (applyRead), and drops the key limits that have lasted their
+// time; each change is an EventLimitLearned. A read that fails keeps what
+// the transport has (each limit still ends at its Until). While the local
+// store stands in for a fleet's, nothing is read: what the local store
+// confirms reaches the transport as it is learned, and it never had the
+// fleet's.
 func (t *Transport) refreshLearned(ctx context.Context, now time.Time) {
 	next := t.learned.readAt.Load()
 	if now.UnixNano() < next || !t.learned.readAt.CompareAndSwap(next, now.Add(learnedRefresh).UnixNano()) {
 		return
 	}
+	seq := t.learned.reads.Add(1)
 	before := t.learned.scopes.Load() // what a change during the read is told from
 	var in []throttle.Learned
 	var err error
@@ -235,47 +232,15 @@ func (t *Transport) refreshLearned(ctx context.Context, now time.Time) {
 		in, err = ls.Learned(ctx, now)
 	}
 	if err == nil {
-		var ended []Event
-		for {
-			old := t.learned.scopes.Load()
-			m := make(map[scopeWindow]scopeLimit, len(in))
-			for _, l := range in {
-				l.Limit = t.clamp(t.tableOf(l.Scope, l.Period), l.Limit)
-				m[scopeWindow{l.Scope, l.Period}] = scopeLimit{Learned: l}
-			}
-			ended = ended[:0]
-			if old != nil {
-				for w, l := range *old {
-					_, read := m[w]
-					live := now.Before(l.Until)
-					switch {
-					case live && (changedSince(before, w, l) || standIn || !read && l.outage) && (read || len(m) < 2*throttle.MaxLearned):
-						m[w] = l
-					case read:
-						// the store's holds
-					default:
-						ended = append(ended, Event{Kind: EventLimitLearned, Scope: eventScope(w.scope), Reason: fmt.Sprintf("%s %d expired for the scope: %s", w.p, l.Limit, t.tableText(w.scope, w.p))})
-					}
-				}
-			}
-			if t.learned.scopes.CompareAndSwap(old, &m) {
-				break
-			}
-		}
-		for _, e := range ended {
+		// The events go after the lock is let go: an observer may read
+		// LearnedLimits when it hears one.
+		for _, e := range t.applyRead(seq, before, in, standIn, now) {
 			t.emit(ctx, e, nil)
 		}
-		read := make(map[scopeWindow]bool, len(in))
-		for _, l := range in {
-			read[scopeWindow{l.Scope, l.Period}] = true
-		}
-		t.dropKeyLimits(read)
 	}
 	if t.learned.nkeys.Load() == 0 {
 		return
 	}
-	// The ends are reported after the lock is let go: an observer may read
-	// LearnedLimits when it hears one.
 	var ended []Event
 	t.learned.mu.Lock()
 	for w, l := range t.learned.keys {
@@ -289,6 +254,81 @@ func (t *Transport) refreshLearned(ctx context.Context, now time.Time) {
 	for _, e := range ended {
 		t.emit(ctx, e, nil)
 	}
+}
+
+// applyRead puts in force in, the store's limits read by read number seq
+// (none while the local store stands in), begun when the scopes' map was
+// before, and returns the changes as events. The store's limit of a window
+// holds where it has one, and a limit read from it ends when a read lacks
+// it; one the transport confirmed while a fleet's store could not take it
+// (scopeLimit.outage) stays until its Until where the store has none. A
+// limit the transport put in force while the read was on its way (learn)
+// is newer than the read and stays; a read begun before one already
+// applied is dropped. A key limit of a window the store has a scope limit
+// of is dropped unless it is stricter (a user's own limit, awaiting
+// confirmation, that the scope's does not yet say).
+func (t *Transport) applyRead(seq int64, before *map[scopeWindow]scopeLimit, in []throttle.Learned, standIn bool, now time.Time) []Event {
+	t.learned.mu.Lock()
+	defer t.learned.mu.Unlock()
+	if seq < t.learned.applied {
+		return nil
+	}
+	t.learned.applied = seq
+	var events []Event
+	var m map[scopeWindow]scopeLimit
+	var kept map[scopeWindow]bool // windows where the transport's limit held over the read
+	for {
+		old := t.learned.scopes.Load()
+		m = make(map[scopeWindow]scopeLimit, len(in))
+		for _, l := range in {
+			l.Limit = t.clamp(t.tableOf(l.Scope, l.Period), l.Limit)
+			m[scopeWindow{l.Scope, l.Period}] = scopeLimit{Learned: l}
+		}
+		events = events[:0]
+		kept = map[scopeWindow]bool{}
+		if old != nil {
+			for w, l := range *old {
+				r, read := m[w]
+				live := now.Before(l.Until)
+				switch {
+				case live && (changedSince(before, w, l) || standIn || !read && l.outage) && (read || len(m) < 2*throttle.MaxLearned):
+					m[w] = l
+					kept[w] = true
+				case read:
+					if r.Limit != l.Limit {
+						events = append(events, Event{Kind: EventLimitLearned, Scope: eventScope(w.scope), Reason: fmt.Sprintf("%s %d for every user of the scope, read from the shared store (was %d; %s)", w.p, r.Limit, l.Limit, t.tableText(w.scope, w.p))})
+					}
+				default:
+					events = append(events, Event{Kind: EventLimitLearned, Scope: eventScope(w.scope), Reason: fmt.Sprintf("%s %d expired for the scope: %s", w.p, l.Limit, t.tableText(w.scope, w.p))})
+				}
+			}
+		}
+		for w, r := range m {
+			if _, had := (*orEmpty(old))[w]; !had && !kept[w] {
+				events = append(events, Event{Kind: EventLimitLearned, Scope: eventScope(w.scope), Reason: fmt.Sprintf("%s %d for every user of the scope, read from the shared store (%s)", w.p, r.Limit, t.tableText(w.scope, w.p))})
+			}
+		}
+		if t.learned.scopes.CompareAndSwap(old, &m) {
+			break
+		}
+	}
+	for k, l := range t.learned.keys {
+		if w := (scopeWindow{k.key.Scope, k.p}); !kept[w] && m[w].Limit > 0 && l.Limit >= m[w].Limit {
+			s := m[w]
+			delete(t.learned.keys, k)
+			events = append(events, Event{Kind: EventLimitLearned, Scope: eventScope(k.key.Scope), Reason: fmt.Sprintf("%s %d for one user ended: the scope's %d is in force", k.p, l.Limit, s.Limit)})
+		}
+	}
+	t.learned.nkeys.Store(int32(len(t.learned.keys)))
+	return events
+}
+
+// orEmpty returns m, or an empty map for nil.
+func orEmpty(m *map[scopeWindow]scopeLimit) *map[scopeWindow]scopeLimit {
+	if m == nil {
+		return &map[scopeWindow]scopeLimit{}
+	}
+	return m
 }
 
 // changedSince reports whether l, the limit of w now, was put in force

@@ -56,8 +56,11 @@ const (
 	// 15 s for this user until another confirms it (the limits data's 10)"
 	// or "... for every user of the scope (confirmed) ..."; or a learned
 	// limit ended, with no 429 to confirm it for throttle.LearnedFor (Body
-	// nil, Reason "burst 6 expired for the scope: the limits data's 10").
-	// Once per change.
+	// nil, Reason "burst 6 expired for the scope: the limits data's 10");
+	// or a read of a fleet's store (Transport.Budget) put its limit in
+	// force, or ended one user's looser limit in its favour (Body nil,
+	// Reason "burst 6 for every user of the scope, read from the shared
+	// store (was 8; ...)"). Once per change.
 	EventLimitLearned
 	// EventCoalesced: with CoalesceReads, a GET was answered without a
 	// request of its own: Reason "shared" (another call's request) or

@@ -70,11 +70,13 @@ type keyWindow struct {
 
 // LearnedLimit is a limit the transport learned from a service's 429
 // bodies (maxRequests in periodInSeconds) for one window, where the limits
-// data had none or another: drift from the published table. A limit one
-// key's 429 reported applies to that key alone (User) until a report of
-// the same limit from another user, or from a later window, confirms it
-// for the whole scope; either lasts throttle.LearnedFor (two sustain
-// windows) after the last report of it.
+// data had none or another (drift from the published table), or, for one
+// user, where a learned limit the 429 did not say was in force (Learned
+// may then equal Table). A limit one key's 429 reported applies to that
+// key alone (User) until a report of the same limit from another user, or
+// from a later window, confirms it for the whole scope (a scope's limit
+// confirmed otherwise ends it unless it is stricter); either lasts
+// throttle.LearnedFor (two sustain windows) after the last report of it.
 type LearnedLimit struct {
 	Scope   string // the rule's scope, or "host:" and the host for a host the data lacks
 	User    string // the userhash of the one key it applies to; "" once confirmed, for every key
@@ -281,6 +283,12 @@ func (t *Transport) applyRead(seq int64, before *map[scopeWindow]scopeLimit, in 
 		old := t.learned.scopes.Load()
 		m = make(map[scopeWindow]scopeLimit, len(in))
 		for _, l := range in {
+			// A limit already ended (a store whose clock is behind this
+			// one's), of a scope longer than a report's may be, or past the
+			// bound on scopes (a store answering more than it may) is none.
+			if !now.Before(l.Until) || len(l.Scope) > throttle.MaxScopeLen || len(m) >= 2*throttle.MaxLearned {
+				continue
+			}
 			l.Limit = t.clamp(t.tableOf(l.Scope, l.Period), l.Limit)
 			m[scopeWindow{l.Scope, l.Period}] = scopeLimit{Learned: l}
 		}
@@ -296,7 +304,7 @@ func (t *Transport) applyRead(seq int64, before *map[scopeWindow]scopeLimit, in 
 					kept[w] = true
 				case read:
 					if r.Limit != l.Limit {
-						events = append(events, Event{Kind: EventLimitLearned, Scope: eventScope(w.scope), Reason: fmt.Sprintf("%s %d for every user of the scope, read from the shared store (was %d; %s)", w.p, r.Limit, l.Limit, t.tableText(w.scope, w.p))})
+						events = append(events, Event{Kind: EventLimitLearned, Scope: t.storeScope(w.scope), Reason: fmt.Sprintf("%s %d for every user of the scope, read from the shared store (was %d; %s)", w.p, r.Limit, l.Limit, t.tableText(w.scope, w.p))})
 					}
 				default:
 					events = append(events, Event{Kind: EventLimitLearned, Scope: eventScope(w.scope), Reason: fmt.Sprintf("%s %d expired for the scope: %s", w.p, l.Limit, t.tableText(w.scope, w.p))})
@@ -305,21 +313,20 @@ func (t *Transport) applyRead(seq int64, before *map[scopeWindow]scopeLimit, in 
 		}
 		for w, r := range m {
 			if _, had := (*orEmpty(old))[w]; !had && !kept[w] {
-				events = append(events, Event{Kind: EventLimitLearned, Scope: eventScope(w.scope), Reason: fmt.Sprintf("%s %d for every user of the scope, read from the shared store (%s)", w.p, r.Limit, t.tableText(w.scope, w.p))})
+				events = append(events, Event{Kind: EventLimitLearned, Scope: t.storeScope(w.scope), Reason: fmt.Sprintf("%s %d for every user of the scope, read from the shared store (%s)", w.p, r.Limit, t.tableText(w.scope, w.p))})
 			}
 		}
 		if t.learned.scopes.CompareAndSwap(old, &m) {
 			break
 		}
 	}
-	for k, l := range t.learned.keys {
-		if w := (scopeWindow{k.key.Scope, k.p}); !kept[w] && m[w].Limit > 0 && l.Limit >= m[w].Limit {
-			s := m[w]
-			delete(t.learned.keys, k)
-			events = append(events, Event{Kind: EventLimitLearned, Scope: eventScope(k.key.Scope), Reason: fmt.Sprintf("%s %d for one user ended: the scope's %d is in force", k.p, l.Limit, s.Limit)})
+	read := map[scopeWindow]int{}
+	for w, l := range m {
+		if !kept[w] {
+			read[w] = l.Limit
 		}
 	}
-	t.learned.nkeys.Store(int32(len(t.learned.keys)))
+	events = append(events, t.dropKeyLimitsLocked(read)...)
 	return events
 }
 
@@ -342,20 +349,44 @@ func changedSince(before *map[scopeWindow]scopeLimit, w scopeWindow, l scopeLimi
 }
 
 // dropKeyLimits drops the limits of single keys of the scopes' windows in
-// ws: a limit for the whole scope is in force in their place. One pass
-// over the keys, whatever the number of windows.
-func (t *Transport) dropKeyLimits(ws map[scopeWindow]bool) {
-	if t.learned.nkeys.Load() == 0 || len(ws) == 0 {
-		return
+// scope, each of which a limit for the whole scope is now in force in,
+// unless a key's is stricter (a user's own limit, which the scope's does
+// not say); it returns an EventLimitLearned for each that was looser (an
+// equal one goes on as the scope's). One pass over the keys, whatever the
+// number of windows.
+func (t *Transport) dropKeyLimits(scope map[scopeWindow]int) []Event {
+	if t.learned.nkeys.Load() == 0 || len(scope) == 0 {
+		return nil
 	}
 	t.learned.mu.Lock()
-	for k := range t.learned.keys {
-		if ws[scopeWindow{k.key.Scope, k.p}] {
+	defer t.learned.mu.Unlock()
+	return t.dropKeyLimitsLocked(scope)
+}
+
+// dropKeyLimitsLocked is dropKeyLimits with t.learned.mu held.
+func (t *Transport) dropKeyLimitsLocked(scope map[scopeWindow]int) []Event {
+	var events []Event
+	for k, l := range t.learned.keys {
+		if n, ok := scope[scopeWindow{k.key.Scope, k.p}]; ok && l.Limit >= n {
 			delete(t.learned.keys, k)
+			if l.Limit > n { // an equal one goes on as the scope's: no change for its user
+				events = append(events, Event{Kind: EventLimitLearned, Scope: eventScope(k.key.Scope), Reason: fmt.Sprintf("%s %d for one user ended: the scope's %d is in force", k.p, l.Limit, n)})
+			}
 		}
 	}
 	t.learned.nkeys.Store(int32(len(t.learned.keys)))
-	t.learned.mu.Unlock()
+	return events
+}
+
+// storeScope is a scope a fleet's store named as an Event names it: a
+// rule's scope of this transport's limits data, or "" (a host no rule
+// covers, or a scope of another limits data's): an observer's series stay
+// those of the limits data, and no store's text reaches them.
+func (t *Transport) storeScope(scope string) string {
+	if _, ok := t.limits.ByScope(scope); ok {
+		return scope
+	}
+	return ""
 }
 
 // scopeText is a learned scope as observers get it: a host the limits data
@@ -421,13 +452,17 @@ func (c *call) learn(b *ratelimit.Body) {
 		f.owe(owedOp{op: opLearn, k: throttle.Key{Scope: r.Scope}, learn: r, tried: err != nil})
 	}
 	var what string
+	var ended []Event
 	if in.Limit == n {
-		what = c.t.setScope(c.key.Scope, p, in, outage, now)
+		what, ended = c.t.setScope(c.key.Scope, p, in, outage, now)
 	} else {
 		what = c.t.setKey(keyWindow{c.key, p}, throttle.Learned{Scope: c.key.Scope, Period: p, Limit: n, Until: now.Add(throttle.LearnedFor)}, now)
 	}
 	setWindow(&c.full, p, n)
 	c.limit = c.t.share(c.full)
+	for _, e := range ended {
+		c.t.emit(c.ctx, e, nil) // of other users' limits: not this call's
+	}
 	if what == "" {
 		return // nothing changed: kept alive
 	}
@@ -439,10 +474,11 @@ func (c *call) learn(b *ratelimit.Body) {
 }
 
 // setScope puts a confirmed limit in force for every key of its scope and
-// drops the key limits it replaces; outage says a fleet's store could not
-// take the report that confirmed it (scopeLimit). It says what changed,
-// or "" for nothing (the same limit, kept alive).
-func (t *Transport) setScope(scope string, p throttle.Period, in throttle.Learned, outage bool, now time.Time) string {
+// drops the key limits it replaces (dropKeyLimits: not a stricter one);
+// outage says a fleet's store could not take the report that confirmed it
+// (scopeLimit). It says what changed, or "" for nothing (the same limit,
+// kept alive), and returns the events of the key limits it ended.
+func (t *Transport) setScope(scope string, p throttle.Period, in throttle.Learned, outage bool, now time.Time) (string, []Event) {
 	w := scopeWindow{scope, p}
 	in.Limit = t.clamp(t.tableOf(scope, p), in.Limit)
 	var changed bool
@@ -455,18 +491,18 @@ func (t *Transport) setScope(scope string, p throttle.Period, in throttle.Learne
 		prev, ok := m[w]
 		changed = !ok || prev.Limit != in.Limit || !now.Before(prev.Until)
 		if !ok && len(m) >= 2*throttle.MaxLearned {
-			return ""
+			return "", nil
 		}
 		m[w] = scopeLimit{Learned: in, outage: outage}
 		if t.learned.scopes.CompareAndSwap(old, &m) {
 			break
 		}
 	}
-	t.dropKeyLimits(map[scopeWindow]bool{w: true})
+	ended := t.dropKeyLimits(map[scopeWindow]int{w: in.Limit})
 	if !changed {
-		return ""
+		return "", ended
 	}
-	return "for every user of the scope (confirmed)"
+	return "for every user of the scope (confirmed)", ended
 }
 
 // setKey puts a limit in force for one key until it is confirmed; it says

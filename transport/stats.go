@@ -22,7 +22,7 @@ type Stats struct {
 	Server429s     int64 // 429 answers received
 	ShadowRefusals int64 // calls the budget would have refused (Shadow mode)
 	BudgetErrors   int64 // failures of the shared budget store (calls then use a local one)
-	LimitsLearned  int64 // limits learned from 429 bodies that differ from the data (LearnedLimits lists them); their ends are not counted
+	LimitsLearned  int64 // limits learned from 429 bodies that differ from the one the call counted against, the data's or a learned one (LearnedLimits lists them); their ends are not counted
 	Coalesced      int64 // GETs answered by another call's request or the read cache (CoalesceReads)
 }
 

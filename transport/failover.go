@@ -130,15 +130,16 @@ func (f *failover) Reserve(ctx context.Context, k throttle.Key, l throttle.Limit
 // stricter returns the shared store's admission a of a call of k, or,
 // when the local store (which has a report of k the shared one lacks)
 // would refuse it or make it wait longer, that refusal, a's booking given
-// back. The local booking is given back either way: the call is counted
-// in one store, the shared one.
+// back. A call that goes is counted in both stores: the local one, which
+// has the report, counts the calls it lets go while the report is
+// pending (given back, they would leave both stores short of them).
 func (f *failover) stricter(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time, maxWait time.Duration, a throttle.Admission) throttle.Admission {
 	b, _ := f.local.Reserve(ctx, k, l, now, maxWait)
-	if b.Allowed {
-		f.local.Release(ctx, k, l, b.Slot)
-	}
 	if b.Allowed && b.Wait <= a.Wait {
 		return a
+	}
+	if b.Allowed {
+		f.local.Release(ctx, k, l, b.Slot)
 	}
 	f.send(ctx, owedOp{op: opRelease, k: k, l: l, slot: a.Slot}, true, now)
 	return throttle.Admission{Wait: max(b.Wait, a.Wait), Blocked: b.Blocked}
@@ -362,7 +363,7 @@ func merged(a, b owedOp) owedOp {
 
 // payOwed sends what the shared store is owed, within ctx, the context of
 // the call about to book for k there at now: first k's reports, then its
-// releases, then the oldest of another key, at most maxPaid in all and
+// releases, then the oldest of other keys, at most maxPaid in all and
 // none under a context already ended. At the first that fails it stops:
 // that one and the rest are owed again, and the failure is reported as
 // the store's (result) unless ctx's end caused it. It reports whether the
@@ -384,11 +385,13 @@ func (f *failover) payOwed(ctx context.Context, k throttle.Key, now time.Time) b
 			return false
 		})
 	}
-	if len(pay) < maxPaid {
-		if i := slices.IndexFunc(f.owed, func(o owedOp) bool { return o.k != k }); i >= 0 {
-			pay = append(pay, f.owed[i])
-			f.owed = slices.Delete(f.owed, i, i+1)
+	for len(pay) < maxPaid {
+		i := slices.IndexFunc(f.owed, func(o owedOp) bool { return o.k != k })
+		if i < 0 {
+			break
 		}
+		pay = append(pay, f.owed[i])
+		f.owed = slices.Delete(f.owed, i, i+1)
 	}
 	f.nOwed.Store(int32(len(f.owed)))
 	for _, o := range pay {

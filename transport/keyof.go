@@ -2,7 +2,9 @@ package transport
 
 import (
 	"cmp"
+	"net"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/xblgo/fgrl/internal/xblauth"
@@ -31,5 +33,20 @@ func (t *Transport) keyFor(req *http.Request, uhs, scope string) (throttle.Key, 
 	if rule, ok := t.ruleFor(req, host, scope); ok {
 		return throttle.Key{User: uhs, Title: t.TitleID, Scope: rule.Scope()}, rule
 	}
-	return throttle.Key{User: uhs, Title: t.TitleID, Scope: "host:" + strings.ToLower(host)}, nil
+	return throttle.Key{User: uhs, Title: t.TitleID, Scope: "host:" + hostOf(host, req.URL.Scheme)}, nil
+}
+
+// hostOf is a request's host as a "host:" scope names it: in lower case,
+// without a trailing dot or the scheme's default port, so that the
+// spellings of one origin are one scope; another port is another origin,
+// and another scope.
+func hostOf(host, scheme string) string {
+	u := &url.URL{Host: host}
+	h, port := strings.TrimSuffix(u.Hostname(), "."), u.Port()
+	if port != "" && !(port == "443" && scheme == "https" || port == "80" && scheme == "http") {
+		h = net.JoinHostPort(h, port)
+	} else if strings.Contains(h, ":") {
+		h = "[" + h + "]" // an IPv6 address, as a host names it
+	}
+	return strings.ToLower(h)
 }

@@ -77,6 +77,10 @@ type keyWindow struct {
 // from a later window, confirms it for the whole scope (a scope's limit
 // confirmed otherwise ends it unless it is stricter); either lasts
 // throttle.LearnedFor (two sustain windows) after the last report of it.
+// A user's own limit is the Transport's that saw the 429: the others on a
+// fleet's store learn it from that user's 429s of their own, and the
+// store takes one user's reports of a limit from two windows as the
+// scope's (throttle.LimitStore.Learn).
 type LearnedLimit struct {
 	Scope   string // the rule's scope, or "host:" and the host for a host the data lacks
 	User    string // the userhash of the one key it applies to; "" once confirmed, for every key

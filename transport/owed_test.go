@@ -111,7 +111,8 @@ func TestCancelledWaitOwesTheSharedRelease(t *testing.T) {
 }
 
 // TestOwedReleasesBounded: the releases owed to a shared store are at most
-// maxOwed, the oldest dropped first, and each payment sends the oldest.
+// maxOwed, the oldest dropped first, and each payment sends the oldest,
+// maxPaid of them.
 func TestOwedReleasesBounded(t *testing.T) {
 	shared := &releaseRecorder{MemoryBudgetStore: &throttle.MemoryBudgetStore{}}
 	f := newFailover(&Transport{}, shared, 0)
@@ -124,14 +125,14 @@ func TestOwedReleasesBounded(t *testing.T) {
 	}
 	f.payOwed(context.Background(), throttle.Key{}, time.Now())
 	f.payOwed(context.Background(), throttle.Key{}, time.Now())
-	if got := shared.slots(); len(got) != 2 || got[0] != 44 || got[1] != 45 {
-		t.Errorf("paid %v, want the oldest kept two (44, 45)", got)
+	if got := shared.slots(); len(got) != 2*maxPaid || got[0] != 44 || got[2*maxPaid-1] != 44+2*maxPaid-1 {
+		t.Errorf("paid %v, want the oldest kept %d (44 to %d)", got, 2*maxPaid, 44+2*maxPaid-1)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	f.payOwed(ctx, throttle.Key{}, time.Now()) // a call already ended pays nothing
-	if n := f.nOwed.Load(); n != maxOwed-2 || len(shared.slots()) != 2 {
-		t.Errorf("%d owed and %d paid after a payment under an ended context, want %d and 2", n, len(shared.slots()), maxOwed-2)
+	if n := f.nOwed.Load(); n != maxOwed-2*maxPaid || len(shared.slots()) != 2*maxPaid {
+		t.Errorf("%d owed and %d paid after a payment under an ended context, want %d and %d", n, len(shared.slots()), maxOwed-2*maxPaid, 2*maxPaid)
 	}
 }
 

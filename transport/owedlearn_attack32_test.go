@@ -3,61 +3,52 @@ package transport
 import (
 	"context"
 	"errors"
-	"net"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/xblgo/fgrl/internal/redistest"
 	"github.com/xblgo/fgrl/throttle"
-	"github.com/xblgo/fgrl/throttle/redisstore"
 )
 
-// attack32LostLearnAnswer is a go-redis hook that lets the first run of the
-// learn script (EVALSHA/EVAL with a field, a limit, a user...: eight
-// arguments or more; the learned-limits read has five) reach Redis and run
-// there, then loses its answer: the caller sees a timeout, as when the
-// reply is lost on the network or arrives after the store's Timeout.
-type attack32LostLearnAnswer struct{ lost atomic.Int32 }
-
-func (h *attack32LostLearnAnswer) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (h *attack32LostLearnAnswer) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
+// attack32ArrivalStore is a fleet's store that times a limit report on its
+// arrival, as redisstore does on Redis's clock (CallerTime unset), or by
+// the report's own time (callerTime), and whose first Learn is taken but
+// its answer lost: the caller sees a timeout, as when the reply is lost on
+// the network or arrives after the store's Timeout. (The attack ran on a
+// real Redis with a go-redis hook losing the answer and a 16 s wait; this
+// is the same exchange under synctest.)
+type attack32ArrivalStore struct {
+	*throttle.MemoryBudgetStore
+	callerTime bool
+	lost       atomic.Int32
 }
 
-func (h *attack32LostLearnAnswer) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		err := next(ctx, cmd)
-		name := cmd.Name()
-		if err == nil && (name == "evalsha" || name == "eval") && len(cmd.Args()) >= 8 && h.lost.CompareAndSwap(0, 1) {
-			err = &net.OpError{Op: "read", Net: "tcp", Err: errors.New("i/o timeout (atk: the learn ran, its answer lost)")}
-			cmd.SetErr(err)
-		}
-		return err
+func (s *attack32ArrivalStore) Learn(ctx context.Context, r throttle.LimitReport) (throttle.Learned, error) {
+	if !s.callerTime {
+		r.At = time.Now() // the store's clock, on arrival
 	}
+	in, err := s.MemoryBudgetStore.Learn(ctx, r)
+	if err == nil && s.lost.CompareAndSwap(0, 1) {
+		return throttle.Learned{}, errors.New("i/o timeout (attack32: the learn ran, its answer lost)")
+	}
+	return in, err
 }
 
 // attack32OwedLearnOneUser: one user's single 429 (profile's burst 6 where the
-// table says 10) is one report. Its Learn reaches Redis (the candidate is
+// table says 10) is one report. Its Learn reaches the store (the candidate is
 // recorded) but its answer is lost, so the failover owes it and pays it
-// with a later call, 16 s later. With CallerTime unset, redisstore times
-// the paid report by Redis's clock: the same user's report "a period or
-// more after the candidate", which confirms the limit for every key of the
-// scope, fleet-wide, on one user's one 429.
+// with a later call, 16 s later. A store timing reports on arrival takes
+// the paid report for the same user's report "a period or more after the
+// candidate", which confirms the limit for every key of the scope,
+// fleet-wide, on one user's one 429.
 func attack32OwedLearnOneUser(t *testing.T, callerTime bool) (confirmed []throttle.Learned, otherBurst int) {
-	srv := redistest.Start(t)
-	c := srv.Client()
-	hook := &attack32LostLearnAnswer{}
-	c.AddHook(hook)
-	store := &redisstore.Store{Client: c, Timeout: 500 * time.Millisecond, CallerTime: callerTime}
+	store := &attack32ArrivalStore{MemoryBudgetStore: &throttle.MemoryBudgetStore{}, callerTime: callerTime}
 	tr := &Transport{Base: attack31Served(t, 6), TitleID: "1234567890", Budget: store, RetryWindow: -1}
 	for range 7 { // the 7th is the service's 429: burst 6
 		attack31ProfileAs(tr, "2533274790000001")
 	}
-	if hook.lost.Load() != 1 {
+	if store.lost.Load() != 1 {
 		t.Fatalf("setup: no learn report was sent (%+v)", tr.LearnedLimits())
 	}
 	f := tr.budget.(*failover)
@@ -81,27 +72,29 @@ func attack32OwedLearnOneUser(t *testing.T, callerTime bool) (confirmed []thrott
 // TestAttack32OwedLearnRedisClockConfirmsOneUser: see attack32OwedLearnOneUser, with
 // redisstore's default (Redis's clock).
 func TestAttack32OwedLearnRedisClockConfirmsOneUser(t *testing.T) {
-	t.Parallel() // 16 s of real time, as the other Redis-backed attack tests
-	confirmed, otherBurst := attack32OwedLearnOneUser(t, false)
-	if len(confirmed) != 0 || otherBurst != 0 {
-		t.Errorf("ONE user's ONE 429 (burst 6), whose Learn reached Redis but whose answer was lost, was owed and paid 16 s later: "+
-			"Redis (timing it on arrival) now has %+v confirmed, and another Transport of the fleet holds every user of the scope to burst %d. "+
-			"Against Transport.MaxLearnedLimit: \"once another user's 429, or one from a later window, reports the same limit, every key of the scope does\"; throttle.LimitStore.Learn: \"a report of the same limit from another user, or from the same user a period or more after "+
-			"the candidate, confirms it (a lone report may be one key's fault, or one replica's)\", and Transport.Budget: \"A store may so get a "+
-			"Release, Block or Sync twice ... a Block or Sync twice must be one\": a Learn twice is not one under Redis's clock. "+
-			"Fix: pay an owed learn with its own time (a redisstore Learn should take r.At when set, as CallerTime does, or the failover "+
-			"should not owe a Learn whose store may have taken it; or learn.lua should treat a report from the candidate's user with an At "+
-			"inside the candidate's window as the same report)", confirmed, otherBurst)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		confirmed, otherBurst := attack32OwedLearnOneUser(t, false)
+		if len(confirmed) != 0 || otherBurst != 0 {
+			t.Errorf("ONE user's ONE 429 (burst 6), whose Learn reached Redis but whose answer was lost, was owed and paid 16 s later: "+
+				"Redis (timing it on arrival) now has %+v confirmed, and another Transport of the fleet holds every user of the scope to burst %d. "+
+				"Against Transport.MaxLearnedLimit: \"once another user's 429, or one from a later window, reports the same limit, every key of the scope does\"; throttle.LimitStore.Learn: \"a report of the same limit from another user, or from the same user a period or more after "+
+				"the candidate, confirms it (a lone report may be one key's fault, or one replica's)\", and Transport.Budget: \"A store may so get a "+
+				"Release, Block or Sync twice ... a Block or Sync twice must be one\": a Learn twice is not one under Redis's clock. "+
+				"Fix: pay an owed learn with its own time (a redisstore Learn should take r.At when set, as CallerTime does, or the failover "+
+				"should not owe a Learn whose store may have taken it; or learn.lua should treat a report from the candidate's user with an At "+
+				"inside the candidate's window as the same report)", confirmed, otherBurst)
+		}
+	})
 }
 
 // held: the same with CallerTime set: the paid report carries its own At, a
 // second after the candidate, and confirms nothing.
 func TestAttack32OwedLearnCallerTimeOneUserHeld(t *testing.T) {
-	t.Parallel()
-	confirmed, otherBurst := attack32OwedLearnOneUser(t, true)
-	if len(confirmed) != 0 || otherBurst != 0 {
-		t.Errorf("CallerTime: one user's one 429, owed and paid late, confirmed %+v (another Transport: burst %d): want only a candidate",
-			confirmed, otherBurst)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		confirmed, otherBurst := attack32OwedLearnOneUser(t, true)
+		if len(confirmed) != 0 || otherBurst != 0 {
+			t.Errorf("CallerTime: one user's one 429, owed and paid late, confirmed %+v (another Transport: burst %d): want only a candidate",
+				confirmed, otherBurst)
+		}
+	})
 }

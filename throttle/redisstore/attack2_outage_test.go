@@ -60,13 +60,17 @@ func TestCallersEndKeepsNodeUp(t *testing.T) {
 	f := startFakeRedis(t, func([]string) string { return "" })
 	c := redis.NewClient(&redis.Options{Addr: f.addr(), MaxRetries: -1})
 	defer c.Close()
-	const timeout = 200 * time.Millisecond
+	// The store's timeout is far from the caller's end, so that a loaded
+	// machine's late timer (CI's race step: a cancel due at 150 ms of a
+	// 200 ms timeout fired after it) cannot make the store's own timeout
+	// come first.
+	const timeout = time.Second
 	k := throttle.Key{User: "u", Title: "t", Scope: "s"}
 	l := throttle.Limit{Burst: 5, Sustain: 50}
 	for name, mk := range map[string]func() (context.Context, context.CancelFunc){
 		"cancel": func() (context.Context, context.CancelFunc) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
-			time.AfterFunc(timeout*3/4, cancel)
+			time.AfterFunc(timeout/5, cancel)
 			return ctx, cancel
 		},
 		"short deadline": func() (context.Context, context.CancelFunc) {

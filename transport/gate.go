@@ -37,9 +37,7 @@ func (c *call) gateCache() error {
 	background := c.pol.Priority == Background
 	if c.canWait(wait) && (background || c.t.cache.claim(c.key)) {
 		c.ownsCache = !background // released when this call sends again, or ends
-		c.emit(Event{Kind: EventWait, Wait: wait, Reason: "retry-after"})
-		err := c.sleep(wait)
-		c.now = c.clk.Now()
+		err := c.waitFor(wait, "retry-after")
 		c.disown()
 		return err
 	}
@@ -62,19 +60,14 @@ func (c *call) gateBudget() error {
 		// to a report of the key it lacks yet (failover.stricter), which
 		// a booking after the wait finds there. The call waits and asks
 		// again, as a background call does.
-		c.emit(Event{Kind: EventWait, Wait: a.Wait, Reason: "budget"})
-		if err := c.sleep(a.Wait); err != nil {
+		if err := c.waitFor(a.Wait, "budget"); err != nil {
 			return err
 		}
-		c.now = c.clk.Now()
 		a, _ = c.t.budget.Reserve(c.ctx, c.key, c.limit, c.now, c.maxWait(c.now))
 	}
 	switch {
 	case a.Allowed && a.Wait > 0:
-		c.emit(Event{Kind: EventWait, Wait: a.Wait, Reason: "budget"})
-		err := c.sleep(a.Wait)
-		c.now = c.clk.Now()
-		if err != nil {
+		if err := c.waitFor(a.Wait, "budget"); err != nil {
 			// Cancelled while waiting: the call will not be sent, so its
 			// slot goes back, and the budget keeps counting what the service
 			// counts. The call's context is done: the release is given
@@ -135,12 +128,20 @@ func (c *call) gateBackground() error {
 		case !c.canWait(a.Wait):
 			return c.refuseBudget(a.Wait)
 		}
-		c.emit(Event{Kind: EventWait, Wait: a.Wait, Reason: "background"})
-		if err := c.sleep(a.Wait); err != nil {
+		if err := c.waitFor(a.Wait, "background"); err != nil {
 			return err
 		}
-		c.now = c.clk.Now()
 	}
+}
+
+// waitFor waits d before the call's next booking or attempt (an EventWait
+// saying why), or until its context is done, and reads the call's time
+// again.
+func (c *call) waitFor(d time.Duration, reason string) error {
+	c.emit(Event{Kind: EventWait, Wait: d, Reason: reason})
+	err := c.sleep(d)
+	c.now = c.clk.Now()
+	return err
 }
 
 // backgroundLimit is l less the share kept for interactive calls: each

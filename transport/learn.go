@@ -228,12 +228,11 @@ func (t *Transport) refreshLearned(ctx context.Context, now time.Time) {
 		return
 	}
 	seq := t.learned.reads.Add(1)
-	before := t.learned.scopes.Load() // what a change during the read is told from
+	before := t.scopeMap() // what a change during the read is told from
 	var in []throttle.Learned
 	var err error
 	ls := t.limitStore(now)
-	_, fleet := t.Budget.(throttle.LimitStore)
-	standIn := fleet && ls == &t.learned.local
+	standIn := t.standsIn(ls)
 	if !standIn {
 		in, err = ls.Learned(ctx, now)
 	}
@@ -273,7 +272,7 @@ func (t *Transport) refreshLearned(ctx context.Context, now time.Time) {
 // applied is dropped. A key limit of a window the store has a scope limit
 // of is dropped unless it is stricter (a user's own limit, awaiting
 // confirmation, that the scope's does not yet say).
-func (t *Transport) applyRead(seq int64, before *map[scopeWindow]scopeLimit, in []throttle.Learned, standIn bool, now time.Time) []Event {
+func (t *Transport) applyRead(seq int64, before map[scopeWindow]scopeLimit, in []throttle.Learned, standIn bool, now time.Time) []Event {
 	t.learned.mu.Lock()
 	defer t.learned.mu.Unlock()
 	if seq < t.learned.applied {
@@ -298,25 +297,27 @@ func (t *Transport) applyRead(seq int64, before *map[scopeWindow]scopeLimit, in 
 		}
 		events = events[:0]
 		kept = map[scopeWindow]bool{}
+		var prev map[scopeWindow]scopeLimit // nil reads as empty
 		if old != nil {
-			for w, l := range *old {
-				r, read := m[w]
-				live := now.Before(l.Until)
-				switch {
-				case live && (changedSince(before, w, l) || standIn || !read && l.outage) && (read || len(m) < 2*throttle.MaxLearned):
-					m[w] = l
-					kept[w] = true
-				case read:
-					if r.Limit != l.Limit {
-						events = append(events, Event{Kind: EventLimitLearned, Scope: t.storeScope(w.scope), Reason: fmt.Sprintf("%s %d for every user of the scope, read from the shared store (was %d; %s)", w.p, r.Limit, l.Limit, t.tableText(w.scope, w.p))})
-					}
-				default:
-					events = append(events, Event{Kind: EventLimitLearned, Scope: eventScope(w.scope), Reason: fmt.Sprintf("%s %d expired for the scope: %s", w.p, l.Limit, t.tableText(w.scope, w.p))})
+			prev = *old
+		}
+		for w, l := range prev {
+			r, read := m[w]
+			live := now.Before(l.Until)
+			switch {
+			case live && (changedSince(before, w, l) || standIn || !read && l.outage) && (read || len(m) < 2*throttle.MaxLearned):
+				m[w] = l
+				kept[w] = true
+			case read:
+				if r.Limit != l.Limit {
+					events = append(events, Event{Kind: EventLimitLearned, Scope: t.storeScope(w.scope), Reason: fmt.Sprintf("%s %d for every user of the scope, read from the shared store (was %d; %s)", w.p, r.Limit, l.Limit, t.tableText(w.scope, w.p))})
 				}
+			default:
+				events = append(events, Event{Kind: EventLimitLearned, Scope: eventScope(w.scope), Reason: fmt.Sprintf("%s %d expired for the scope: %s", w.p, l.Limit, t.tableText(w.scope, w.p))})
 			}
 		}
 		for w, r := range m {
-			if _, had := (*orEmpty(old))[w]; !had && !kept[w] {
+			if _, had := prev[w]; !had && !kept[w] {
 				events = append(events, Event{Kind: EventLimitLearned, Scope: t.storeScope(w.scope), Reason: fmt.Sprintf("%s %d for every user of the scope, read from the shared store (%s)", w.p, r.Limit, t.tableText(w.scope, w.p))})
 			}
 		}
@@ -334,22 +335,19 @@ func (t *Transport) applyRead(seq int64, before *map[scopeWindow]scopeLimit, in 
 	return events
 }
 
-// orEmpty returns m, or an empty map for nil.
-func orEmpty(m *map[scopeWindow]scopeLimit) *map[scopeWindow]scopeLimit {
-	if m == nil {
-		return &map[scopeWindow]scopeLimit{}
-	}
-	return m
-}
-
 // changedSince reports whether l, the limit of w now, was put in force
 // after the map before was taken.
-func changedSince(before *map[scopeWindow]scopeLimit, w scopeWindow, l scopeLimit) bool {
-	if before == nil {
-		return true
-	}
-	prev, ok := (*before)[w]
+func changedSince(before map[scopeWindow]scopeLimit, w scopeWindow, l scopeLimit) bool {
+	prev, ok := before[w]
 	return !ok || prev != l
+}
+
+// standsIn reports whether ls, the limit store limitStore chose, is the
+// transport's own standing in for a fleet's LimitStore (Budget) that
+// fails.
+func (t *Transport) standsIn(ls throttle.LimitStore) bool {
+	_, fleet := t.Budget.(throttle.LimitStore)
+	return fleet && ls == &t.learned.local
 }
 
 // dropKeyLimits drops the limits of single keys of the scopes' windows in
@@ -447,13 +445,13 @@ func (c *call) learn(b *ratelimit.Body) {
 		c.emit(Event{Kind: EventBudgetError, Err: err, Reason: "learn"})
 		in, _ = c.t.learned.local.Learn(c.ctx, r)
 	}
-	f, isFailover := c.t.budget.(*failover)
-	outage := isFailover && (err != nil || ls == &c.t.learned.local)
+	// Only a fleet's LimitStore fails (the local store never does).
+	outage := err != nil || c.t.standsIn(ls)
 	if outage {
 		// A fleet's store that could not take the report is owed it, as
 		// a key's block or counts are (failover.owe), and sent it unless
 		// it has a limit of the window by then (failover.learnNews).
-		f.owe(owedOp{op: opLearn, k: throttle.Key{Scope: r.Scope}, learn: r, tried: err != nil})
+		c.t.budget.(*failover).owe(owedOp{op: opLearn, k: throttle.Key{Scope: r.Scope}, learn: r, tried: err != nil})
 	}
 	var what string
 	var ended []Event

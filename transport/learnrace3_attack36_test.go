@@ -24,7 +24,7 @@ func TestAttack36ApplyReadRacesSetters(t *testing.T) {
 			defer wg.Done()
 			for i := range 200 {
 				seq := tr.learned.reads.Add(1)
-				before := tr.learned.scopes.Load()
+				before := tr.scopeMap()
 				in := []throttle.Learned{{Scope: "profile", Period: throttle.Burst, Limit: 5 + (i+g)%4, Until: until}}
 				tr.applyRead(seq, before, in, i%7 == 0, now)
 			}
@@ -49,12 +49,12 @@ func TestAttack36ApplyReadRacesSetters(t *testing.T) {
 	}
 	// A stale read changes nothing.
 	snap := tr.learned.scopes.Load()
-	tr.applyRead(1, snap, nil, false, now)
+	tr.applyRead(1, tr.scopeMap(), nil, false, now)
 	if tr.learned.scopes.Load() != snap {
 		t.Errorf("a read numbered 1, after %d reads applied, replaced the scopes", tr.learned.applied)
 	}
 	seq := tr.learned.reads.Add(1)
-	tr.applyRead(seq, tr.learned.scopes.Load(), []throttle.Learned{{Scope: "profile", Period: throttle.Burst, Limit: 6, Until: until}}, false, now)
+	tr.applyRead(seq, tr.scopeMap(), []throttle.Learned{{Scope: "profile", Period: throttle.Burst, Limit: 6, Until: until}}, false, now)
 	if got := tr.scopeMap()[scopeWindow{"profile", throttle.Burst}]; got.Limit != 6 {
 		t.Errorf("the last read's 6 is not in force: %+v", got)
 	}

@@ -53,21 +53,20 @@ func (c *call) gateBudget() error {
 	if c.pol.Priority == Background {
 		return c.gateBackground()
 	}
-	// The budget never fails: a shared store fails over to a local one.
-	a, _ := c.t.budget.Reserve(c.ctx, c.key, c.limit, c.now, c.maxWait(c.now))
-	for !a.Allowed && a.Wait > 0 && !c.t.Shadow && c.canWait(a.Wait) {
+	a, wait, may := c.reserve(c.limit, false)
+	for !a.Allowed && may && !c.t.Shadow {
 		// A refusal the call can wait out: a shared store's booking held
 		// to a report of the key it lacks yet (failover.stricter), which
 		// a booking after the wait finds there. The call waits and asks
 		// again, as a background call does.
-		if err := c.waitFor(a.Wait, "budget"); err != nil {
+		if err := c.waitFor(wait, "budget"); err != nil {
 			return err
 		}
-		a, _ = c.t.budget.Reserve(c.ctx, c.key, c.limit, c.now, c.maxWait(c.now))
+		a, wait, may = c.reserve(c.limit, false)
 	}
 	switch {
-	case a.Allowed && a.Wait > 0:
-		if err := c.waitFor(a.Wait, "budget"); err != nil {
+	case a.Allowed && wait > 0:
+		if err := c.waitFor(wait, "budget"); err != nil {
 			// Cancelled while waiting: the call will not be sent, so its
 			// slot goes back, and the budget keeps counting what the service
 			// counts. The call's context is done: the release is given
@@ -82,10 +81,10 @@ func (c *call) gateBudget() error {
 		c.booked, c.slot = c.limit, a.Slot
 		return nil
 	case c.t.Shadow:
-		c.emit(Event{Kind: EventShadowRefusal, Wait: a.Wait, Reason: "budget"})
+		c.emit(Event{Kind: EventShadowRefusal, Wait: wait, Reason: "budget"})
 		return nil
 	}
-	return c.refuseBudget(a.Wait)
+	return c.refuseBudget(wait)
 }
 
 // unbook gives back the slot the budget booked for the last attempt, which
@@ -117,28 +116,57 @@ func (c *call) refuseBudget(wait time.Duration) error {
 func (c *call) gateBackground() error {
 	l := c.t.backgroundLimit(c.limit)
 	for {
-		a, _ := c.t.budget.Reserve(c.ctx, c.key, l, c.now, 0)
+		a, wait, may := c.reserve(l, true)
 		switch {
 		case a.Allowed:
 			c.booked, c.slot = l, a.Slot
 			return nil
 		case c.t.Shadow:
-			c.emit(Event{Kind: EventShadowRefusal, Wait: a.Wait, Reason: "budget"})
+			c.emit(Event{Kind: EventShadowRefusal, Wait: wait, Reason: "budget"})
 			return nil
-		case !c.canWait(a.Wait):
-			return c.refuseBudget(a.Wait)
+		case !may:
+			return c.refuseBudget(wait)
 		}
-		if err := c.waitFor(a.Wait, "background"); err != nil {
+		if err := c.waitFor(wait, "background"); err != nil {
 			return err
 		}
 	}
 }
 
+// reserve books a slot of limit l for the call: within the wait the
+// call's window and deadline allow from its time, or, for a background
+// call, only at that time. It returns the budget's answer, the wait left
+// of it, and whether the call may wait the answer's wait: whether the
+// instant it names lies within that window and deadline. A wait counts
+// from the time the call asked at: when the answer took a while (a shared
+// store under load), the call's time is read again and the wait left is
+// that much shorter (zero once the instant has passed), so that the call
+// goes at the instant booked, never past its window or deadline by the
+// store's delay. The budget never fails: a shared store fails over to a
+// local one.
+func (c *call) reserve(l throttle.Limit, background bool) (a throttle.Admission, wait time.Duration, may bool) {
+	maxWait := c.maxWait(c.now)
+	ask := maxWait
+	if background {
+		ask = 0
+	}
+	a, _ = c.t.budget.Reserve(c.ctx, c.key, l, c.now, ask)
+	if a.Wait <= 0 {
+		return a, 0, false // nothing to wait out: a refusal without a wait is final
+	}
+	now := c.clk.Now()
+	wait = max(a.Wait-now.Sub(c.now), 0)
+	c.now = now
+	return a, wait, a.Wait <= maxWait
+}
+
 // waitFor waits d before the call's next booking or attempt (an EventWait
-// saying why), or until its context is done, and reads the call's time
-// again.
+// saying why, when d is not zero), or until its context is done, and reads
+// the call's time again.
 func (c *call) waitFor(d time.Duration, reason string) error {
-	c.emit(Event{Kind: EventWait, Wait: d, Reason: reason})
+	if d > 0 {
+		c.emit(Event{Kind: EventWait, Wait: d, Reason: reason})
+	}
 	err := c.sleep(d)
 	c.now = c.clk.Now()
 	return err

@@ -55,7 +55,9 @@ type Policy struct {
 	// Retry-After) up to this long from its start, past the retry window:
 	// a background job's "sleep until the limit resets" instead of a local
 	// refusal. At most MaxPolicyWait; the context's own deadline still
-	// ends the call, and retries keep XSAPI's 20 s window.
+	// ends the call, and retries keep XSAPI's 20 s window. A wait is
+	// measured from when the call asked its budget: a shared store slow to
+	// answer shortens it rather than pushing the call past its bound.
 	MaxWait time.Duration
 	// FailFast makes the call never wait: a call the budget or a cached
 	// Retry-After would hold is refused locally at once (a *ThrottleError

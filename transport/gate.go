@@ -18,6 +18,9 @@ func (c *call) gate() error {
 	if c.limit == (throttle.Limit{}) || c.t.DisableBudget {
 		return nil
 	}
+	if err := c.ctx.Err(); err != nil {
+		return err // a call that has ended books nothing
+	}
 	return c.gateBudget()
 }
 
@@ -65,26 +68,33 @@ func (c *call) gateBudget() error {
 		a, wait, may = c.reserve(c.limit, false)
 	}
 	switch {
-	case a.Allowed && wait > 0:
-		if err := c.waitFor(wait, "budget"); err != nil {
-			// Cancelled while waiting: the call will not be sent, so its
-			// slot goes back, and the budget keeps counting what the service
-			// counts. The call's context is done: the release is given
-			// within it all the same, and a shared store that fails it so is
-			// owed it (failover); the call ends now.
-			c.t.budget.Release(c.ctx, c.key, c.limit, a.Slot)
-			return err
-		}
-		c.booked, c.slot = c.limit, a.Slot
-		return nil
 	case a.Allowed:
-		c.booked, c.slot = c.limit, a.Slot
-		return nil
+		return c.book(c.limit, a.Slot, wait, "budget")
 	case c.t.Shadow:
 		c.emit(Event{Kind: EventShadowRefusal, Wait: wait, Reason: "budget"})
 		return nil
 	}
 	return c.refuseBudget(wait)
+}
+
+// book keeps the slot the budget admitted the call to, of limit l, once
+// the wait left before it is over; when the call's context ends first (or
+// had ended while the budget answered), the call will not be sent: the
+// slot goes back, so that the budget keeps counting what the service
+// counts, and the call ends with its context's error. The release is
+// given within that context all the same, and a shared store that fails
+// it so is owed it (failover).
+func (c *call) book(l throttle.Limit, slot int64, wait time.Duration, reason string) error {
+	err := c.ctx.Err()
+	if err == nil && wait > 0 {
+		err = c.waitFor(wait, reason)
+	}
+	if err != nil {
+		c.t.budget.Release(c.ctx, c.key, l, slot)
+		return err
+	}
+	c.booked, c.slot = l, slot
+	return nil
 }
 
 // unbook gives back the slot the budget booked for the last attempt, which
@@ -119,8 +129,7 @@ func (c *call) gateBackground() error {
 		a, wait, may := c.reserve(l, true)
 		switch {
 		case a.Allowed:
-			c.booked, c.slot = l, a.Slot
-			return nil
+			return c.book(l, a.Slot, wait, "background")
 		case c.t.Shadow:
 			c.emit(Event{Kind: EventShadowRefusal, Wait: wait, Reason: "budget"})
 			return nil
@@ -151,6 +160,13 @@ func (c *call) reserve(l throttle.Limit, background bool) (a throttle.Admission,
 		ask = 0
 	}
 	a, _ = c.t.budget.Reserve(c.ctx, c.key, l, c.now, ask)
+	if a.Allowed && a.Wait > ask {
+		// A store that booked past what it was asked (a BudgetStore
+		// books only within maxWait): its booking is given back and
+		// read as the refusal it should have been.
+		c.t.budget.Release(c.ctx, c.key, l, a.Slot)
+		a = throttle.Admission{Wait: a.Wait, Blocked: a.Blocked}
+	}
 	if a.Wait <= 0 {
 		return a, 0, false // nothing to wait out: a refusal without a wait is final
 	}

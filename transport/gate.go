@@ -71,10 +71,17 @@ func (c *call) gateBudget() error {
 	case a.Allowed:
 		return c.book(c.limit, a.Slot, wait, "budget")
 	case c.t.Shadow:
-		c.emit(Event{Kind: EventShadowRefusal, Wait: wait, Reason: "budget"})
-		return nil
+		return c.shadowRefusal(wait)
 	}
 	return c.refuseBudget(wait)
+}
+
+// shadowRefusal reports the refusal Shadow mode does not enforce, and lets
+// the call go unbooked, unless its context has ended meanwhile (a slow
+// store's answer).
+func (c *call) shadowRefusal(wait time.Duration) error {
+	c.emit(Event{Kind: EventShadowRefusal, Wait: wait, Reason: "budget"})
+	return c.ctx.Err()
 }
 
 // book keeps the slot the budget admitted the call to, of limit l, once
@@ -131,8 +138,7 @@ func (c *call) gateBackground() error {
 		case a.Allowed:
 			return c.book(l, a.Slot, wait, "background")
 		case c.t.Shadow:
-			c.emit(Event{Kind: EventShadowRefusal, Wait: wait, Reason: "budget"})
-			return nil
+			return c.shadowRefusal(wait)
 		case !may:
 			return c.refuseBudget(wait)
 		}

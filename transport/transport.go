@@ -114,8 +114,11 @@ type Transport struct {
 	// throttle.MemoryBudgetStore's and redisstore's are), and a slot
 	// released twice must free one booking only (redisstore's slots are
 	// random ids; a MemoryBudgetStore never fails, so it gets none
-	// twice). If nil, a private in-memory throttle.MemoryBudgetStore is
-	// used.
+	// twice). A shared store's slots must not be negative (the transport
+	// marks its local bookings by their sign): a booking with one is given
+	// back to the store at once, reported as its failure, and the call
+	// booked locally. If nil, a private in-memory
+	// throttle.MemoryBudgetStore is used.
 	Budget throttle.BudgetStore
 	// Margin lengthens both periods of the private and fallback budgets, to
 	// absorb the delay between sending and the service counting. Zero means

@@ -35,6 +35,7 @@ type call struct {
 	ownsCache bool           // this call marked its Retry-After entry "call pending"
 	booked    throttle.Limit // the limit the attempt's budget slot was booked under (zero: none)
 	slot      int64          // that slot (throttle.Admission.Slot)
+	paired    int64          // the local store's booking kept beside it (failover.stricter; zero: none)
 	att       *attempt       // the last attempt, while its timer runs
 	attempts  int
 	auth      string // replacement Authorization after a refresh

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -50,10 +49,6 @@ type failover struct {
 	nOwed     atomic.Int32         // len(owed), read without the lock
 	inFlight  map[throttle.Key]int // the reports of each key calls are paying now
 	nInFlight atomic.Int32         // their sum, read without the lock
-
-	pairMu sync.Mutex
-	pairs  map[pairKey]pairedSlot // local bookings kept beside shared ones (stricter), at most maxPairs
-	nPairs atomic.Int32           // len(pairs), read without the lock
 
 	isolates bool         // the shared store is a FailureIsolator
 	down     atomic.Bool  // an outage is logged and not yet over
@@ -115,6 +110,16 @@ func callersEnd(ctx context.Context, err error) bool {
 // that may wait that long waits out before it books again (gateBudget),
 // then in a shared store that has the report, counted when it is sent.
 func (f *failover) Reserve(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time, maxWait time.Duration) (throttle.Admission, error) {
+	a, _ := f.reserve(ctx, k, l, now, maxWait)
+	return a, nil
+}
+
+// reserve is Reserve, and returns the local store's booking kept beside
+// the shared one (stricter; zero when none), which the call gives back
+// with it if it does not go (call.release): the call, not the failover,
+// holds the two, as two calls may get the same slot of a shared store (a
+// MemoryBudgetStore's is the instant counted).
+func (f *failover) reserve(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time, maxWait time.Duration) (throttle.Admission, int64) {
 	if f.use(now) {
 		if f.payOwed(ctx, k, now) {
 			a, err := f.shared.Reserve(ctx, k, l, now, maxWait)
@@ -128,17 +133,17 @@ func (f *failover) Reserve(ctx context.Context, k throttle.Key, l throttle.Limit
 			}
 			if f.result(ctx, "reserve", k, err, now) == nil {
 				if a.Allowed && f.pending(k) {
-					return f.stricter(ctx, k, l, now, maxWait, a), nil
+					return f.stricter(ctx, k, l, now, maxWait, a)
 				}
-				return a, nil
+				return a, 0
 			}
 		}
 	} else {
 		f.t.emit(ctx, Event{Kind: EventBudgetFallback, Scope: eventScope(k.Scope)}, nil)
 	}
-	a, err := f.local.Reserve(ctx, k, l, now, maxWait)
+	a, _ := f.local.Reserve(ctx, k, l, now, maxWait)
 	a.Slot = -a.Slot // booked locally (Release)
-	return a, err
+	return a, 0
 }
 
 // stricter returns the shared store's admission a of a call of k, or,
@@ -147,17 +152,16 @@ func (f *failover) Reserve(ctx context.Context, k throttle.Key, l throttle.Limit
 // back. A call that goes is counted in both stores: the local one, which
 // has the report, counts the calls it lets go while the report is
 // pending (given back, they would leave both stores short of them).
-func (f *failover) stricter(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time, maxWait time.Duration, a throttle.Admission) throttle.Admission {
+func (f *failover) stricter(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time, maxWait time.Duration, a throttle.Admission) (throttle.Admission, int64) {
 	b, _ := f.local.Reserve(ctx, k, l, now, maxWait)
 	if b.Allowed && b.Wait <= a.Wait {
-		f.pair(k, a.Slot, b.Slot, l, now) // given back with the shared booking, if the call does not go
-		return a
+		return a, b.Slot // given back with the shared booking, if the call does not go
 	}
 	if b.Allowed {
 		f.local.Release(ctx, k, l, b.Slot)
 	}
 	f.send(ctx, owedOp{op: opRelease, k: k, l: l, slot: a.Slot}, true, now)
-	return throttle.Admission{Wait: max(b.Wait, a.Wait), Blocked: b.Blocked}
+	return throttle.Admission{Wait: max(b.Wait, a.Wait), Blocked: b.Blocked}, 0
 }
 
 // Release gives the slot back to the store that booked it: the local one
@@ -168,14 +172,11 @@ func (f *failover) stricter(ctx context.Context, k throttle.Key, l throttle.Limi
 // both stores the same next instant), and a release of one must not free
 // the other's. A shared store's slots are not negative (redisstore's are
 // random ids; a MemoryBudgetStore's instants are after 1970); Reserve
-// treats one that is as the store's failure. A shared booking paired with
-// a local one (stricter) gives both back.
+// treats one that is as the store's failure. A local booking kept beside
+// a shared one (stricter) is the call's to give back (call.release).
 func (f *failover) Release(ctx context.Context, k throttle.Key, l throttle.Limit, slot int64) error {
 	if slot < 0 {
 		return f.local.Release(ctx, k, l, -slot)
-	}
-	if local, ok := f.unpair(k, slot); ok {
-		f.local.Release(ctx, k, local.l, local.slot)
 	}
 	// Tried while the store may be (a working store, an isolating one, or
 	// a probe's time: a Release carries no time of its own).
@@ -507,67 +508,4 @@ func (f *failover) Snapshot(ctx context.Context, k throttle.Key, l throttle.Limi
 		}
 	}
 	return f.local.Snapshot(ctx, k, l, now)
-}
-
-// maxPairs bounds the local bookings kept beside shared ones while a key's
-// report is pending (stricter); pairFor is how long one is kept: past it,
-// the local booking counts in no window, and giving it back changes
-// nothing.
-const (
-	maxPairs = 1024
-	pairFor  = throttle.SustainPeriod + 2*time.Minute
-)
-
-// pairKey names a shared booking: its key and slot.
-type pairKey struct {
-	k    throttle.Key
-	slot int64
-}
-
-// pairedSlot is the local booking kept beside a shared one, and when.
-type pairedSlot struct {
-	slot int64
-	l    throttle.Limit
-	at   int64 // unix ns
-}
-
-// pair notes that the local booking local, of limit l, counts the call the
-// shared store booked as slot for k, so that a Release of that slot (the
-// call did not go) gives both back. Full, it drops the pairs older than
-// pairFor, or else half of them (their calls' local bookings then stay, as
-// they would for calls sent).
-func (f *failover) pair(k throttle.Key, slot, local int64, l throttle.Limit, now time.Time) {
-	f.pairMu.Lock()
-	defer f.pairMu.Unlock()
-	if f.pairs == nil {
-		f.pairs = map[pairKey]pairedSlot{}
-	}
-	if len(f.pairs) >= maxPairs {
-		old := now.Add(-pairFor).UnixNano()
-		maps.DeleteFunc(f.pairs, func(_ pairKey, p pairedSlot) bool { return p.at < old })
-		for p := range f.pairs {
-			if len(f.pairs) <= maxPairs/2 {
-				break
-			}
-			delete(f.pairs, p)
-		}
-	}
-	f.pairs[pairKey{k, slot}] = pairedSlot{local, l, now.UnixNano()}
-	f.nPairs.Store(int32(len(f.pairs)))
-}
-
-// unpair returns and forgets the local booking paired with the shared
-// store's slot of k, if any.
-func (f *failover) unpair(k throttle.Key, slot int64) (pairedSlot, bool) {
-	if f.nPairs.Load() == 0 {
-		return pairedSlot{}, false
-	}
-	f.pairMu.Lock()
-	defer f.pairMu.Unlock()
-	p, ok := f.pairs[pairKey{k, slot}]
-	if ok {
-		delete(f.pairs, pairKey{k, slot})
-		f.nPairs.Store(int32(len(f.pairs)))
-	}
-	return p, ok
 }

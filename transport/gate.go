@@ -11,7 +11,7 @@ import (
 // gate runs before every attempt: the Retry-After cache, then the budget.
 // It waits when the call may, and otherwise returns the refusal.
 func (c *call) gate() error {
-	c.booked = throttle.Limit{}
+	c.booked, c.paired = throttle.Limit{}, 0
 	if err := c.gateCache(); err != nil {
 		return err
 	}
@@ -97,11 +97,21 @@ func (c *call) book(l throttle.Limit, slot int64, wait time.Duration, reason str
 		err = c.waitFor(wait, reason)
 	}
 	if err != nil {
-		c.t.budget.Release(c.ctx, c.key, l, slot)
+		c.release(l, slot)
 		return err
 	}
 	c.booked, c.slot = l, slot
 	return nil
+}
+
+// release gives back the budget's booking slot of limit l, and the local
+// store's booking kept beside it, if any (c.paired, failover.reserve).
+func (c *call) release(l throttle.Limit, slot int64) {
+	c.t.budget.Release(c.ctx, c.key, l, slot)
+	if c.paired != 0 {
+		c.t.budget.(*failover).local.Release(c.ctx, c.key, l, c.paired)
+		c.paired = 0
+	}
 }
 
 // unbook gives back the slot the budget booked for the last attempt, which
@@ -114,7 +124,7 @@ func (c *call) unbook() {
 	if c.booked == (throttle.Limit{}) {
 		return
 	}
-	c.t.budget.Release(c.ctx, c.key, c.booked, c.slot)
+	c.release(c.booked, c.slot)
 	c.booked = throttle.Limit{}
 }
 
@@ -165,12 +175,16 @@ func (c *call) reserve(l throttle.Limit, background bool) (a throttle.Admission,
 	if background {
 		ask = 0
 	}
-	a, _ = c.t.budget.Reserve(c.ctx, c.key, l, c.now, ask)
+	if f, ok := c.t.budget.(*failover); ok {
+		a, c.paired = f.reserve(c.ctx, c.key, l, c.now, ask)
+	} else {
+		a, _ = c.t.budget.Reserve(c.ctx, c.key, l, c.now, ask)
+	}
 	if a.Allowed && a.Wait > ask {
 		// A store that booked past what it was asked (a BudgetStore
 		// books only within maxWait): its booking is given back and
 		// read as the refusal it should have been.
-		c.t.budget.Release(c.ctx, c.key, l, a.Slot)
+		c.release(l, a.Slot)
 		a = throttle.Admission{Wait: a.Wait, Blocked: a.Blocked}
 	}
 	if a.Wait <= 0 {

@@ -166,38 +166,3 @@ func TestAttack39Gate2StricterLocalBookingNeverReleased(t *testing.T) {
 		}
 	})
 }
-
-// TestPairsBounded: the local bookings kept beside shared ones are bounded
-// (maxPairs): full, the pairs past pairFor go first, else half of them;
-// a Release finds a pair still held and forgets it.
-func TestPairsBounded(t *testing.T) {
-	f := &failover{}
-	k := throttle.Key{User: "pairs-user", Title: title, Scope: "profile"}
-	start := time.Unix(1_800_000_000, 0)
-	for i := range maxPairs {
-		f.pair(k, int64(i+1), int64(i+1), throttle.Limit{Burst: 10}, start)
-	}
-	if n := len(f.pairs); n != maxPairs || int(f.nPairs.Load()) != n {
-		t.Fatalf("%d pairs held (counted %d), want %d", n, f.nPairs.Load(), maxPairs)
-	}
-	// Full, with every pair past pairFor: all go, the new one stays.
-	later := start.Add(pairFor + time.Second)
-	f.pair(k, maxPairs+1, 1, throttle.Limit{Burst: 10}, later)
-	if n := len(f.pairs); n != 1 {
-		t.Fatalf("%d pairs after the aged ones went, want 1", n)
-	}
-	// Full again, none aged: half go.
-	for i := range maxPairs - 1 {
-		f.pair(k, int64(maxPairs+2+i), 1, throttle.Limit{Burst: 10}, later)
-	}
-	f.pair(k, 1<<40, 1, throttle.Limit{Burst: 10}, later)
-	if n := len(f.pairs); n != maxPairs/2+1 {
-		t.Fatalf("%d pairs after a full table of fresh ones, want %d", n, maxPairs/2+1)
-	}
-	if p, ok := f.unpair(k, 1<<40); !ok || p.slot != 1 {
-		t.Fatalf("unpair of the newest: %v %v", p, ok)
-	}
-	if _, ok := f.unpair(k, 1<<40); ok || int(f.nPairs.Load()) != maxPairs/2 {
-		t.Fatalf("a pair given back twice, or its count not kept: %d", f.nPairs.Load())
-	}
-}

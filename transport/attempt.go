@@ -50,6 +50,13 @@ func (c *call) send() (*http.Response, bool, error) {
 			return nil, false, err
 		}
 	}
+	if err := c.ctx.Err(); err != nil {
+		// The call's context ended while the attempt was made ready (a
+		// slow Signer, a slow GetBody): it is not sent, and so its
+		// booking goes back (unbook).
+		a.release()
+		return nil, false, err
+	}
 	c.attempts++
 	var at time.Time
 	if c.t.Observe != nil || c.t.Logger != nil {

@@ -44,11 +44,11 @@ type failover struct {
 	shared throttle.BudgetStore
 	local  throttle.MemoryBudgetStore
 
-	owedMu    sync.Mutex
-	owed      []owedOp             // operations the shared store is owed, oldest first (at most maxOwed)
-	nOwed     atomic.Int32         // len(owed), read without the lock
-	inFlight  map[throttle.Key]int // the reports of each key calls are paying now
-	nInFlight atomic.Int32         // their sum, read without the lock
+	owedMu   sync.Mutex
+	owed     []owedOp             // operations the shared store is owed, oldest first (at most maxOwed)
+	nOwed    atomic.Int32         // len(owed), read without the lock
+	inFlight map[throttle.Key]int // the reports of each key calls are paying now
+	nReports atomic.Int32         // the reports owed or in flight, read without the lock (pending)
 
 	isolates bool         // the shared store is a FailureIsolator
 	down     atomic.Bool  // an outage is logged and not yet over
@@ -347,10 +347,16 @@ func (f *failover) owe(o owedOp) {
 		if i < 0 && !o.report() {
 			return
 		}
+		if i < 0 {
+			f.nReports.Add(-1) // a report's place taken
+		}
 		f.owed = slices.Delete(f.owed, max(i, 0), max(i, 0)+1)
 	}
 	f.owed = append(f.owed, o)
 	f.nOwed.Store(int32(len(f.owed)))
+	if o.report() {
+		f.nReports.Add(1)
+	}
 }
 
 // sameWindow is how far apart two reports may put the end of one of the
@@ -417,8 +423,7 @@ func (f *failover) payOwed(ctx context.Context, k throttle.Key, now time.Time) b
 	f.nOwed.Store(int32(len(f.owed)))
 	for _, o := range pay {
 		if o.report() {
-			f.inFlight[o.k]++
-			f.nInFlight.Add(1)
+			f.inFlight[o.k]++ // still counted in nReports, until landed
 		}
 	}
 	f.owedMu.Unlock()
@@ -475,7 +480,7 @@ func (f *failover) learnNews(ctx context.Context, o owedOp, now time.Time) bool 
 // or waits its turn). Until it lands, k's bookings and snapshots are the
 // local store's, which has it.
 func (f *failover) pending(k throttle.Key) bool {
-	if f.nInFlight.Load() == 0 && f.nOwed.Load() == 0 {
+	if f.nReports.Load() == 0 {
 		return false
 	}
 	f.owedMu.Lock()
@@ -492,7 +497,7 @@ func (f *failover) landed(pay []owedOp) {
 			if f.inFlight[o.k]--; f.inFlight[o.k] == 0 {
 				delete(f.inFlight, o.k)
 			}
-			f.nInFlight.Add(-1)
+			f.nReports.Add(-1)
 		}
 	}
 }

@@ -152,8 +152,8 @@ func TestAttack30SlotsOwedNodeDownOneErrorPerCall(t *testing.T) {
 	if n := f.nOwed.Load(); n != 4 {
 		t.Fatalf("%d owed, want 4 (a block, two counts, a release)", n)
 	}
-	if n := f.nInFlight.Load(); n != 0 || len(f.inFlight) != 0 {
-		t.Fatalf("in flight after every call ended: %d, %v", n, f.inFlight)
+	if n := f.nReports.Load(); n != 3 || len(f.inFlight) != 0 {
+		t.Fatalf("after every call ended: %d reports owed or in flight (want the 3 owed), in flight %v", n, f.inFlight)
 	}
 	t.Logf("budget errors %d, fallbacks %d over 20 calls", errs, fallbacks)
 }

@@ -111,7 +111,7 @@ func TestAttack31LimitShareBackgroundWhilePending(t *testing.T) {
 		// A report of k on its way (a call paying it) for the whole test.
 		f.owedMu.Lock()
 		f.inFlight[k]++
-		f.nInFlight.Add(1)
+		f.nReports.Add(1)
 		f.owedMu.Unlock()
 		now := time.Now()
 		var got []bool

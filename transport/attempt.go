@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"sync/atomic"
@@ -25,7 +26,9 @@ import (
 // reading is its own (BoundBody makes it the attempt's too). Closing the
 // body, or reading it to the end, releases the context. It reports false when
 // the attempt failed before it reached the base (GetBody or the Signer
-// failed): that failure is the caller's own, and waiting does not mend it.
+// failed: that failure is the caller's own, and waiting does not mend it;
+// or a context ended while it was made ready: errUnsent for its own
+// timeout, which the call retries).
 func (c *call) send() (*http.Response, bool, error) {
 	var a *attempt
 	req := c.req
@@ -38,22 +41,25 @@ func (c *call) send() (*http.Response, bool, error) {
 	if !c.dropped {
 		sign = signerOf(c.ctx)
 	}
+	var err error
 	if c.attempts > 0 || c.auth != "" || sign != nil {
-		if err := c.rewind(&req); err != nil {
-			a.release()
-			return nil, false, err
-		}
+		err = c.rewind(&req)
 	}
-	if sign != nil {
-		if err := sign(req); err != nil {
-			a.release()
-			return nil, false, err
-		}
+	if err == nil && sign != nil {
+		err = sign(req)
 	}
-	if err := c.ctx.Err(); err != nil {
-		// The call's context ended while the attempt was made ready (a
-		// slow Signer, a slow GetBody): it is not sent, and so its
-		// booking goes back (unbook).
+	// An attempt whose context ended while it was made ready (a slow
+	// Signer, a slow GetBody, or one that gave up with that context) is
+	// not sent, and so its booking goes back (unbook): the call's context
+	// ends the call; the attempt's own timeout is an attempt that timed
+	// out, retried as one (errUnsent).
+	switch {
+	case c.ctx.Err() != nil:
+		err = c.ctx.Err()
+	case a != nil && context.Cause(a.ctx) == context.DeadlineExceeded:
+		err = errUnsent
+	}
+	if err != nil {
 		a.release()
 		return nil, false, err
 	}
@@ -190,6 +196,11 @@ func (a *attempt) stopTimer() {
 // cause returns err, or context.DeadlineExceeded in place of the
 // context.Canceled of a base that returns its context's Err (net/http
 // returns the cause itself) when the attempt timed out.
+// errUnsent is an attempt whose timeout ended before it was sent, while it
+// was made ready: nothing reached the service, and the call retries it as
+// an attempt that timed out.
+var errUnsent = fmt.Errorf("transport: the attempt timed out before it was sent: %w", context.DeadlineExceeded)
+
 func (a *attempt) cause(err error) error {
 	if err == nil || err == io.EOF { // a body's every read: errors.Is reads cold type data
 		return err

@@ -125,6 +125,9 @@ func (c *call) run() (*http.Response, error) {
 			v = c.assess(resp, err)
 		} else {
 			c.unbook() // never sent: the service never counted it
+			if err == errUnsent {
+				v = c.assess(nil, err) // retried as an attempt that timed out
+			}
 		}
 		again := v.again || (v.retry && c.mayRetry(v.delay))
 		if again && !v.again && resp != nil {

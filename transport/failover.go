@@ -434,6 +434,7 @@ func (f *failover) payOwed(ctx context.Context, k throttle.Key, now time.Time) b
 			continue
 		}
 		if err := o.to(ctx, f.shared); err != nil {
+			pay[i].tried = pay[i].tried || pay[i].op == opLearn // the store may have taken it (learnNews)
 			for _, o := range pay[i:] {
 				f.owe(o)
 			}

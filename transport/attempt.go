@@ -42,25 +42,37 @@ func (c *call) send() (*http.Response, bool, error) {
 		sign = signerOf(c.ctx)
 	}
 	var err error
-	if c.attempts > 0 || c.auth != "" || sign != nil {
+	if c.attempts > 0 || c.readied || c.auth != "" || sign != nil {
 		err = c.rewind(&req)
 	}
 	if err == nil && sign != nil {
 		err = sign(req)
 	}
-	// An attempt whose context ended while it was made ready (a slow
-	// Signer, a slow GetBody, or one that gave up with that context) is
-	// not sent, and so its booking goes back (unbook): the call's context
-	// ends the call; the attempt's own timeout is an attempt that timed
-	// out, retried as one (errUnsent).
-	switch {
-	case c.ctx.Err() != nil:
-		err = c.ctx.Err()
-	case a != nil && context.Cause(a.ctx) == context.DeadlineExceeded:
+	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		// GetBody's or the Signer's own failure, which may quote the
+		// request's credentials, as a Base's error may.
+		err = keepCode(err, xblauth.Secrets{}.HeaderSecrets(req.Header).URLSecrets(req.URL).ScrubError(err))
+	} else if ctxErr := c.ctx.Err(); ctxErr != nil {
+		// An attempt whose context ended while it was made ready (a slow
+		// Signer or GetBody, or one that gave up with that context) is
+		// not sent: the call's context ends the call; the attempt's own
+		// timeout is an attempt that timed out, retried as one.
+		err = ctxErr
+	} else if a != nil && context.Cause(a.ctx) == context.DeadlineExceeded {
 		err = errUnsent
 	}
 	if err != nil {
+		// Not sent, so its booking goes back (unbook), and its body is
+		// closed, as a Base closes what it sends; the first attempt's
+		// is the caller's, and a retry makes its own (GetBody), since a
+		// Signer may have read it.
 		a.release()
+		if c.attempts > 0 || c.readied {
+			closeBody(req) // GetBody's
+		} else {
+			closeBody(c.req)
+		}
+		c.readied = true
 		return nil, false, err
 	}
 	c.attempts++
@@ -130,7 +142,7 @@ func (c *call) handOver(resp *http.Response) *http.Response {
 // body from GetBody.
 func (c *call) rewind(req **http.Request) error {
 	r := (*req).Clone((*req).Context())
-	if c.attempts > 0 && c.req.Body != nil && c.req.Body != http.NoBody {
+	if (c.attempts > 0 || c.readied) && c.req.Body != nil && c.req.Body != http.NoBody {
 		body, err := c.req.GetBody()
 		if err != nil {
 			return err

@@ -48,17 +48,21 @@ func (c *call) send() (*http.Response, bool, error) {
 	if err == nil && sign != nil {
 		err = sign(req)
 	}
-	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
-		// GetBody's or the Signer's own failure, which may quote the
-		// request's credentials, as a Base's error may.
+	if err != nil {
+		// GetBody's or the Signer's error may quote the request's
+		// credentials, as a Base's may (errors.Is still reads it).
 		err = keepCode(err, xblauth.Secrets{}.HeaderSecrets(req.Header).URLSecrets(req.URL).ScrubError(err))
-	} else if ctxErr := c.ctx.Err(); ctxErr != nil {
+	}
+	switch {
+	case err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded):
+		// Their own failure: it ends the call.
+	case c.ctx.Err() != nil:
 		// An attempt whose context ended while it was made ready (a slow
 		// Signer or GetBody, or one that gave up with that context) is
 		// not sent: the call's context ends the call; the attempt's own
 		// timeout is an attempt that timed out, retried as one.
-		err = ctxErr
-	} else if a != nil && context.Cause(a.ctx) == context.DeadlineExceeded {
+		err = c.ctx.Err()
+	case a != nil && context.Cause(a.ctx) == context.DeadlineExceeded:
 		err = errUnsent
 	}
 	if err != nil {
@@ -205,14 +209,14 @@ func (a *attempt) stopTimer() {
 	}
 }
 
-// cause returns err, or context.DeadlineExceeded in place of the
-// context.Canceled of a base that returns its context's Err (net/http
-// returns the cause itself) when the attempt timed out.
 // errUnsent is an attempt whose timeout ended before it was sent, while it
 // was made ready: nothing reached the service, and the call retries it as
 // an attempt that timed out.
 var errUnsent = fmt.Errorf("transport: the attempt timed out before it was sent: %w", context.DeadlineExceeded)
 
+// cause returns err, or context.DeadlineExceeded in place of the
+// context.Canceled of a base that returns its context's Err (net/http
+// returns the cause itself) when the attempt timed out.
 func (a *attempt) cause(err error) error {
 	if err == nil || err == io.EOF { // a body's every read: errors.Is reads cold type data
 		return err

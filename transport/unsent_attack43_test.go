@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -460,4 +461,26 @@ func TestAttack43UnsentSlowGetBodyOnRetry(t *testing.T) {
 		}
 		p.check(t, counted, "503, a retry whose GetBody outlasted its timeout, then 200", attack41PromiseCounted)
 	})
+}
+
+// TestSignerContextErrorQuotingTokenIsScrubbed: a Signer's error that
+// wraps a context's error and quotes the Authorization header (a signing
+// service's "gave up for <header>: context canceled") ends the call with
+// the Signer's error, its text scrubbed of the token and errors.Is still
+// reading the context's error: only the Signer's errors that wrap no
+// context's error were scrubbed.
+func TestSignerContextErrorQuotingTokenIsScrubbed(t *testing.T) {
+	const token = "eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9CTXSECRET"
+	tr := &Transport{TitleID: title, DisableBudget: true, Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		return attack41Resp(r, 200), nil
+	})}
+	ctx := WithSigner(context.Background(), func(r *http.Request) error {
+		return fmt.Errorf("signer: gave up for %s: %w", r.Header.Get("Authorization"), context.Canceled)
+	})
+	req, _ := http.NewRequestWithContext(ctx, "GET", profileURL, nil)
+	req.Header.Set("Authorization", "XBL3.0 x=2533274790000001;"+token)
+	_, err := tr.RoundTrip(req)
+	if err == nil || strings.Contains(err.Error(), token) || !errors.Is(err, context.Canceled) {
+		t.Errorf("a Signer's error quoting the token and wrapping context.Canceled: %v; want it scrubbed, errors.Is still reading context.Canceled", err)
+	}
 }

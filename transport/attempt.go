@@ -42,7 +42,7 @@ func (c *call) send() (*http.Response, bool, error) {
 		sign = signerOf(c.ctx)
 	}
 	var err error
-	if c.attempts > 0 || c.readied || c.auth != "" || sign != nil {
+	if c.readied || c.auth != "" || sign != nil {
 		err = c.rewind(&req)
 	}
 	if err == nil && sign != nil {
@@ -71,7 +71,7 @@ func (c *call) send() (*http.Response, bool, error) {
 		// is the caller's, and a retry makes its own (GetBody), since a
 		// Signer may have read it.
 		a.release()
-		if c.attempts > 0 || c.readied {
+		if c.readied {
 			closeBody(req) // GetBody's
 		} else {
 			closeBody(c.req)
@@ -79,6 +79,7 @@ func (c *call) send() (*http.Response, bool, error) {
 		c.readied = true
 		return nil, false, err
 	}
+	c.readied = true
 	c.attempts++
 	var at time.Time
 	if c.t.Observe != nil || c.t.Logger != nil {
@@ -146,7 +147,7 @@ func (c *call) handOver(resp *http.Response) *http.Response {
 // body from GetBody.
 func (c *call) rewind(req **http.Request) error {
 	r := (*req).Clone((*req).Context())
-	if (c.attempts > 0 || c.readied) && c.req.Body != nil && c.req.Body != http.NoBody {
+	if c.readied && c.req.Body != nil && c.req.Body != http.NoBody {
 		body, err := c.req.GetBody()
 		if err != nil {
 			return err

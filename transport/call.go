@@ -36,7 +36,7 @@ type call struct {
 	booked    throttle.Limit // the limit the attempt's budget slot was booked under (zero: none)
 	slot      int64          // that slot (throttle.Admission.Slot)
 	paired    int64          // the local store's booking kept beside it (failover.stricter; zero: none)
-	readied   bool           // an attempt was made ready and not sent: the next rewinds its body (GetBody)
+	readied   bool           // an attempt was made ready (sent or not): the next makes its body again (GetBody)
 	att       *attempt       // the last attempt, while its timer runs
 	attempts  int
 	auth      string // replacement Authorization after a refresh

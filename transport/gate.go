@@ -85,20 +85,19 @@ func (c *call) shadowRefusal(wait time.Duration) error {
 }
 
 // book keeps the slot the budget admitted the call to, of limit l, once
-// the wait left before it is over; when the call's context ends first (or
-// had ended while the budget answered), the call will not be sent: the
-// slot goes back, so that the budget keeps counting what the service
-// counts, and the call ends with its context's error. The release is
-// given within that context all the same, and a shared store that fails
-// it so is owed it (failover).
+// the wait left before it is over; when the call's context ends first,
+// the call will not be sent: the slot goes back, so that the budget keeps
+// counting what the service counts, and the call ends with its context's
+// error. The release is given within that context all the same, and a
+// shared store that fails it so is owed it (failover). A context that
+// had ended while the budget answered is the attempt's to read (send),
+// which then gives the booking back (unbook).
 func (c *call) book(l throttle.Limit, slot int64, wait time.Duration, reason string) error {
-	err := c.ctx.Err()
-	if err == nil && wait > 0 {
-		err = c.waitFor(wait, reason)
-	}
-	if err != nil {
-		c.release(l, slot)
-		return err
+	if wait > 0 {
+		if err := c.waitFor(wait, reason); err != nil {
+			c.release(l, slot)
+			return err
+		}
 	}
 	c.booked, c.slot = l, slot
 	return nil

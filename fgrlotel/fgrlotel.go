@@ -10,7 +10,7 @@
 //
 //	fgrl.transport.attempts        counter, + fgrl.outcome: 1xx 2xx 3xx 4xx 429 5xx error,
 //	                               or other (a status outside 100-599, which net/http takes)
-//	fgrl.transport.retries         counter, + fgrl.reason: "status 503", "network error", ...
+//	fgrl.transport.retries         counter, + fgrl.reason: "status 503", "network error", "not sent: attempt timed out"
 //	fgrl.transport.wait.duration   histogram (s), + fgrl.reason: budget, retry-after
 //	fgrl.transport.local_refusals  counter, + fgrl.reason: budget, retry-after
 //	fgrl.transport.shadow_refusals counter

@@ -217,6 +217,8 @@ func (c *call) sleep(d time.Duration) error { return c.clk.Sleep(c.ctx, d) }
 // retryReason says why a call retries, for its event.
 func retryReason(resp *http.Response, err error) string {
 	switch {
+	case err == errUnsent:
+		return "not sent: attempt timed out"
 	case err != nil:
 		return "network error"
 	case resp == nil:

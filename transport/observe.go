@@ -25,7 +25,11 @@ const (
 	// Status or Err, Duration (until the answer's headers).
 	EventAttempt EventKind = iota + 1
 	// EventRetry: the call will send again after Wait. Reason says why:
-	// "status 503", "status 429", "network error", "token refreshed".
+	// "status 503", "status 429", "network error" (the attempt failed,
+	// or timed out, once sent), "not sent: attempt timed out" (its
+	// timeout ended while it was made ready, its Signer or GetBody slow:
+	// the service never saw it). A token refreshed after a 401 is sent
+	// again at once, with no EventRetry (two EventAttempts tell it).
 	EventRetry
 	// EventWait: the call waits Wait before an attempt. Reason is "budget"
 	// (the local budget), "background" (a background call waits for its

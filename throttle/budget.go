@@ -29,6 +29,10 @@ func MarginOr(m time.Duration) time.Duration {
 // and when the server counts. Several transports share one store on purpose,
 // so that together they stay within one budget. Implementations must make
 // each Reserve atomic and pass the conformance suite (package storetest).
+// Every method must return once ctx is done: a caller asks on its own
+// goroutine and waits for the answer (package transport starts none of its
+// own), so a store that ignores ctx holds the caller past its deadline
+// (transport's TestSlowStore tests: a store 3 s late holds the call 3 s).
 type BudgetStore interface {
 	// Reserve books the earliest slot for a call for k if it comes within
 	// maxWait of now: the call must be sent no earlier than now+Wait, so

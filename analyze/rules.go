@@ -257,4 +257,49 @@ func (r *Rules) batchOf(host, p string) (int, *BatchRule) {
 }
 
 // clip escapes and clips text from a trace or a rules file for an error.
-func clip(s string) string { return safetext.Clip(s, 60) }
+func clip(s string) string { return safetext.Clip(hideOpaque(s), 60) }
+
+// minOpaque is the shortest run hideOpaque hides: a credential's secret
+// part is longer (a JWT's signature is 43 bytes and more, an XSTS token
+// hundreds), and what a reason quotes of a well-formed trace (statuses,
+// times, member names, hosts, XUIDs) has no such run.
+const minOpaque = 24
+
+// hideOpaque replaces each run of at least minOpaque bytes of the
+// alphabets credentials are written in (letters, digits and "+/-_=", as
+// base64, base64url and hex use), unless it is digits alone, with its
+// length. A reason quotes what a trace holds where it should not (an
+// exporter's shifted column: an Authorization value in a status), and a
+// token is never printed (README: "Tokens are never printed").
+func hideOpaque(s string) string {
+	var b strings.Builder
+	last, start, letters := 0, -1, false
+	flush := func(end int) {
+		if start >= 0 && end-start >= minOpaque && letters {
+			b.WriteString(s[last:start])
+			fmt.Fprintf(&b, "[%d bytes hidden]", end-start)
+			last = end
+		}
+		start, letters = -1, false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+			letters = true
+			fallthrough
+		case '0' <= c && c <= '9', c == '+', c == '/', c == '-', c == '_', c == '=':
+			if start < 0 {
+				start = i
+			}
+		default:
+			flush(i)
+		}
+	}
+	flush(len(s))
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}

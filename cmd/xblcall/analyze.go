@@ -97,7 +97,7 @@ func analyzeFlags(o *analyzeOpts) *flag.FlagSet {
 	fs := newFlagSet("analyze")
 	fs.BoolVar(&o.json, "json", false, "print the report as JSON (schema "+analyze.Schema+"); the same as --format json")
 	fs.StringVar(&o.format, "format", "text", "write the report to standard output as text, json, junit (JUnit XML: a failure per failing finding), sarif (SARIF 2.1.0, for code scanning) or html")
-	fs.StringVar(&o.html, "html", "", "also write a self-contained HTML report to this file")
+	fs.StringVar(&o.html, "html", "", "also write a self-contained HTML report to this file (with --what-if, the traces' own report)")
 	fs.StringVarP(&o.output, "output", "o", "", "write the report (--format's) to this file instead of standard output, once the traces are read (never one of them emptied first); the exit status stays the verdict's, where a pipe to tee would give tee's")
 	fs.StringVar(&o.rules, "rules", "", "rules data file (JSON or YAML; fields left out keep the trace analyzer's values)")
 	fs.StringVar(&o.revision, "revision", "", "built-in limits table (default 2020)")
@@ -235,7 +235,8 @@ func incomplete(inputs []analyze.Input) error {
 }
 
 // runWhatIf is --what-if: the traces replayed through fgrl, side by side
-// with what they recorded. The exit status is the trace's, as without it.
+// with what they recorded. The exit status is the trace's, as without it,
+// and --html writes the traces' own report.
 func (o *analyzeOpts) runWhatIf(ctx context.Context, e *env, paths []string, lim *limits.Limits, rules *analyze.Rules) error {
 	if o.format != "text" && o.format != "json" {
 		return &exitError{2, fmt.Errorf("--what-if writes text or json, not %s", o.format)}
@@ -251,6 +252,11 @@ func (o *analyzeOpts) runWhatIf(ctx context.Context, e *env, paths []string, lim
 	res, err := r.Run(ctx)
 	if err != nil {
 		return &exitError{2, err}
+	}
+	if o.html != "" { // the traces' own report, as without --what-if: the verdict the exit status is
+		if err := writeHTMLReport(ctx, o.html, res.Before); err != nil {
+			return err
+		}
 	}
 	if o.format == "json" {
 		err = printJSON(e.stdout, res)

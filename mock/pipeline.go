@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/limits"
 	"github.com/xblgo/fgrl/ratelimit"
 	"github.com/xblgo/fgrl/throttle"
@@ -118,7 +119,7 @@ func (h *Handler) serve(x *exchange) {
 		return
 	}
 	if !known && !h.cfg.fallback {
-		writeError(x.w, http.StatusNotFound, "NoSuchHost", "the mock serves no service at host "+hostOnly(r.Host))
+		writeError(x.w, http.StatusNotFound, "NoSuchHost", "the mock serves no service at host "+safetext.Clip(hostOnly(r.Host), 256))
 		return
 	}
 	if !known {

@@ -2,6 +2,7 @@ package mock
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -26,7 +27,9 @@ import (
 // for a body of at most 2048 bytes the handler wrote without flushing, and
 // otherwise a chunked body: resp.TransferEncoding), no body for a HEAD. An
 // injected connection reset returns an error wrapping syscall.ECONNRESET, as
-// a real reset would.
+// a real reset would. When req's context ends while the mock reads its body,
+// the body is closed, as net/http's transport closes it, and RoundTrip
+// returns the context's error (a body that never comes holds no call).
 func (h *Handler) RoundTrip(req *http.Request) (resp *http.Response, err error) {
 	if err := req.Context().Err(); err != nil {
 		return nil, err
@@ -60,6 +63,13 @@ func (h *Handler) RoundTrip(req *http.Request) (resp *http.Response, err error) 
 			resp, err = aborted(rec, req)
 		}
 	}()
+	if req.Body != nil && req.Body != http.NoBody {
+		// A body that stalls ends with the request's context, as over
+		// net/http's transport, which closes it then: the handler's read
+		// fails, and the call ends with the context's error below.
+		stop := context.AfterFunc(req.Context(), func() { req.Body.Close() })
+		defer stop()
+	}
 	h.ServeHTTP(rec, sreq)
 	if req.Body != nil {
 		req.Body.Close() // the RoundTripper contract: always close the request body

@@ -76,36 +76,52 @@ type shared struct {
 func (t *Transport) coalesce(req *http.Request, key readKey) (*http.Response, error) {
 	ctx := req.Context()
 	clk := clock.From(ctx)
-	var bound time.Time // the longest this call waits for others (followBound)
-	for {
-		now := clk.Now()
-		if bound.IsZero() {
-			bound = now.Add(t.followBound(key.pol))
-		}
-		if s := t.cached(key.cacheKey(), now); s != nil {
-			t.emit(ctx, Event{Kind: EventCoalesced, Reason: "cache"}, nil)
-			return s.response(req), nil
-		}
-		f, lead := t.join(key, now, req)
-		if lead {
-			return t.lead(req, key, f)
-		}
-		if err := follow(ctx, clk, bound.Sub(now), f); err != nil {
-			return nil, err
-		}
-		switch {
-		case f.cancelled && ctx.Err() == nil:
-			continue // the call that sent it was cancelled; this one was not
-		case !f.final() && outlasts(ctx, f.deadline):
-			return t.roundTrip(req) // the leader ran out of time this call has: it tries itself
-		case f.err != nil:
-			return nil, f.err
-		case f.s == nil: // an answer for the leader alone: send this call's own
-			return t.roundTrip(req)
-		}
-		t.emit(ctx, Event{Kind: EventCoalesced, Reason: "shared"}, nil)
-		return f.s.response(req), nil
+	now := clk.Now()
+	if s := t.cached(key.cacheKey(), now); s != nil {
+		t.emit(ctx, Event{Kind: EventCoalesced, Reason: "cache"}, nil)
+		return s.response(req), nil
 	}
+	f, lead := t.join(key, now, req)
+	if lead {
+		return t.lead(req, key, f)
+	}
+	if err := follow(ctx, clk, t.followBound(key.pol), f); err != nil { // the longest this call waits for others
+		return nil, err
+	}
+	switch {
+	case f.cancelled && ctx.Err() == nil:
+		// The call that sent it was cancelled; this one was not: it
+		// makes a whole call of its own (Transport.CoalesceReads), as
+		// the leader of a new request others may join, or alone when
+		// another is under way, whose wait would count against what
+		// is left of this call's bound (a follower re-joined with
+		// that and failed with ErrSharedReadTimeout, sending nothing).
+		return t.own(req, key)
+	case !f.final() && outlasts(ctx, f.deadline):
+		return t.roundTrip(req) // the leader ran out of time this call has: it tries itself
+	case f.err != nil:
+		return nil, f.err
+	case f.s == nil: // an answer for the leader alone: send this call's own
+		return t.roundTrip(req)
+	}
+	t.emit(ctx, Event{Kind: EventCoalesced, Reason: "shared"}, nil)
+	return f.s.response(req), nil
+}
+
+// own makes req's call of its own after the call it waited for was
+// cancelled: from the cache if an answer landed meanwhile, as the leader of
+// a new request for key when none is under way, else uncoalesced.
+func (t *Transport) own(req *http.Request, key readKey) (*http.Response, error) {
+	ctx := req.Context()
+	now := clock.From(ctx).Now()
+	if s := t.cached(key.cacheKey(), now); s != nil {
+		t.emit(ctx, Event{Kind: EventCoalesced, Reason: "cache"}, nil)
+		return s.response(req), nil
+	}
+	if f, lead := t.join(key, now, req); lead {
+		return t.lead(req, key, f)
+	}
+	return t.roundTrip(req)
 }
 
 // final reports whether the flight ended in an answer that more time
@@ -225,8 +241,11 @@ func (t *Transport) lead(req *http.Request, key readKey, f *flight) (_ *http.Res
 	// followers and the cache's later callers hold: it stays the leader's.
 	if !renewed && shareable(resp.Header) {
 		f.s = s
-		if ttl := cacheTTL(resp, min(t.ReadCacheTTL, MaxReadCacheTTL)); ttl > 0 {
-			now := clock.From(req.Context()).Now()
+		// The freshness the answer states counts from when the request
+		// was sent (the flight's start): the time the answer and its body
+		// took to come is age it has too (RFC 9111 §4.2.3's response_delay).
+		now := clock.From(req.Context()).Now()
+		if ttl := cacheTTL(resp, min(t.ReadCacheTTL, MaxReadCacheTTL), now.Sub(f.start)); ttl > 0 {
 			s.until = now.Add(ttl)
 			t.store(key.cacheKey(), s, now)
 		}

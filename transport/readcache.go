@@ -32,10 +32,12 @@ func shareable(h http.Header) bool {
 // only a 200 without Set-Cookie, and never what its Cache-Control forbids
 // keeping (no-store, no-cache) or what is fresh for less: its max-age, or
 // without one its Expires less its Date, either less its Age (RFC 9111
-// §4.2.1, §4.2.3). An Age or Expires that cannot be read, or an Expires
+// §4.2.1, §4.2.3), less delay, the time from when its request was sent
+// (RFC 9111 §4.2.3's response_delay is age too): ttl itself runs from when
+// the answer is kept. An Age or Expires that cannot be read, or an Expires
 // without a Date, is taken as stale (RFC 9111 §5.3). "private" is kept:
 // the cache is one user's (a key holds the credentials).
-func cacheTTL(resp *http.Response, ttl time.Duration) time.Duration {
+func cacheTTL(resp *http.Response, ttl, delay time.Duration) time.Duration {
 	if ttl <= 0 || resp.StatusCode != http.StatusOK || len(headerValues(resp.Header, "Set-Cookie")) > 0 {
 		return 0
 	}
@@ -52,7 +54,6 @@ func cacheTTL(resp *http.Response, ttl time.Duration) time.Duration {
 					return 0
 				}
 				maxAge = time.Duration(min(n, int64(MaxReadCacheTTL/time.Second))) * time.Second
-				ttl = min(ttl, maxAge)
 			}
 		}
 	}
@@ -60,7 +61,10 @@ func cacheTTL(resp *http.Response, ttl time.Duration) time.Duration {
 	if !ok {
 		return 0
 	}
-	return min(ttl, fresh)
+	if maxAge >= 0 || len(headerValues(resp.Header, "Expires")) > 0 {
+		fresh -= delay // what the answer says of its freshness runs from when it was asked for
+	}
+	return max(min(ttl, fresh), 0)
 }
 
 // freshFor returns how long an answer with header h is still fresh, given

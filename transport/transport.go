@@ -192,10 +192,11 @@ type Transport struct {
 	// ReadCacheTTL, with CoalesceReads, also keeps each 200 answer for this
 	// long (at most MaxReadCacheTTL, 10 s, and at most as long as it is
 	// still fresh: its Cache-Control max-age, else its Expires less its
-	// Date, less its Age): the same read with the same credentials made
-	// again within it is answered from memory. An answer with Set-Cookie,
-	// Cache-Control no-store or no-cache, or an Age or Expires that cannot
-	// be read, is not kept. The cache holds at most 4,096 answers and 64
+	// Date, less its Age, that freshness counted from when its request
+	// was sent): the same read with the same credentials made again within
+	// it is answered from memory. An answer with Set-Cookie, Cache-Control
+	// no-store or no-cache, or an Age or Expires that cannot be read, is
+	// not kept. The cache holds at most 4,096 answers and 64
 	// MiB, counting the memory of bodies, headers, status lines and keys.
 	// Zero keeps
 	// nothing.

@@ -71,7 +71,9 @@ func wholeName(n string) bool { return n == "displayclaims" }
 // UserToken(s), DeviceToken, TitleToken, XSTS tokens, as xbox-webapi-python
 // and the xCloud clients send them: {"token": ..., "offeringId": ...}), a
 // request's Authorization, Signature and cookies, and anything named like
-// a token, secret, password, ticket, credential or API key. The public names of the
+// a token, secret, password, ticket, credential or API key, or a code (a
+// name ending in "code": auth_code, authCode, verification_code, but not
+// describesCode's errorCode or countryCode). The public names of the
 // sign-in services (token_type, TokenType) are not, nor continuationToken,
 // the services' page cursor, which they hand out with every page.
 func credentialName(n string) bool {
@@ -85,11 +87,26 @@ func credentialName(n string) bool {
 	if strings.HasPrefix(n, "xsts") {
 		return true
 	}
+	if strings.HasSuffix(n, "code") && !describesCode(n) { // auth_code, authCode, verification_code, otp_code
+		return true
+	}
 	for _, part := range [...]string{"token", "secret", "password", "ticket", "authorization", "signature", "cookie",
 		"apikey", "api_key", "api-key", "credential"} {
 		if strings.Contains(n, part) {
 			return true
 		}
+	}
+	return false
+}
+
+// describesCode reports whether a name (in lower case) that ends in
+// "code" names what describes a call rather than a credential: a status,
+// an error or a place's or language's code.
+func describesCode(n string) bool {
+	switch n {
+	case "errorcode", "error_code", "statuscode", "status_code", "httpstatuscode", "countrycode", "country_code",
+		"languagecode", "language_code", "regioncode", "region_code", "currencycode", "currency_code":
+		return true
 	}
 	return false
 }

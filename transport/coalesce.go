@@ -76,14 +76,9 @@ type shared struct {
 func (t *Transport) coalesce(req *http.Request, key readKey) (*http.Response, error) {
 	ctx := req.Context()
 	clk := clock.From(ctx)
-	now := clk.Now()
-	if s := t.cached(key.cacheKey(), now); s != nil {
-		t.emit(ctx, Event{Kind: EventCoalesced, Reason: "cache"}, nil)
-		return s.response(req), nil
-	}
-	f, lead := t.join(key, now, req)
-	if lead {
-		return t.lead(req, key, f)
+	f, resp, err := t.cachedOrLead(req, key)
+	if f == nil {
+		return resp, err
 	}
 	if err := follow(ctx, clk, t.followBound(key.pol), f); err != nil { // the longest this call waits for others
 		return nil, err
@@ -108,18 +103,30 @@ func (t *Transport) coalesce(req *http.Request, key readKey) (*http.Response, er
 	return f.s.response(req), nil
 }
 
-// own makes req's call of its own after the call it waited for was
-// cancelled: from the cache if an answer landed meanwhile, as the leader of
-// a new request for key when none is under way, else uncoalesced.
-func (t *Transport) own(req *http.Request, key readKey) (*http.Response, error) {
+// cachedOrLead answers req from the cache, or as the leader of a new
+// request for key when none is under way; otherwise it returns the flight
+// under way (f), which req may follow.
+func (t *Transport) cachedOrLead(req *http.Request, key readKey) (f *flight, _ *http.Response, _ error) {
 	ctx := req.Context()
 	now := clock.From(ctx).Now()
 	if s := t.cached(key.cacheKey(), now); s != nil {
 		t.emit(ctx, Event{Kind: EventCoalesced, Reason: "cache"}, nil)
-		return s.response(req), nil
+		return nil, s.response(req), nil
 	}
-	if f, lead := t.join(key, now, req); lead {
-		return t.lead(req, key, f)
+	f, lead := t.join(key, now, req)
+	if lead {
+		resp, err := t.lead(req, key, f)
+		return nil, resp, err
+	}
+	return f, nil, nil
+}
+
+// own makes req's call of its own after the call it waited for was
+// cancelled: from the cache if an answer landed meanwhile, as the leader of
+// a new request for key when none is under way, else uncoalesced.
+func (t *Transport) own(req *http.Request, key readKey) (*http.Response, error) {
+	if f, resp, err := t.cachedOrLead(req, key); f == nil {
+		return resp, err
 	}
 	return t.roundTrip(req)
 }

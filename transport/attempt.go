@@ -82,8 +82,9 @@ func (c *call) send() (*http.Response, bool, error) {
 	c.readied = true
 	c.attempts++
 	var at time.Time
-	if c.t.Observe != nil || c.t.Logger != nil {
+	if c.t.Observe != nil || c.t.Logger != nil || c.stamp {
 		at = c.clk.Now()
+		c.sentAt = at
 	}
 	resp, err := c.t.base().RoundTrip(req)
 	if err != nil || resp == nil {

@@ -43,6 +43,8 @@ type call struct {
 	refreshed bool
 	dropped   bool                        // its credentials were dropped at a redirect: it is not signed either
 	bo        *backoff.ExponentialBackOff // created at the first retry
+	stamp     bool                        // read the time each attempt is sent (sentAt): a coalesced read's
+	sentAt    time.Time                   // when the last attempt was sent, with stamp (or an observer)
 }
 
 // init prepares c for req; c lives on RoundTrip's stack.

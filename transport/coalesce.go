@@ -76,22 +76,40 @@ type shared struct {
 func (t *Transport) coalesce(req *http.Request, key readKey) (*http.Response, error) {
 	ctx := req.Context()
 	clk := clock.From(ctx)
-	f, resp, err := t.cachedOrLead(req, key)
-	if f == nil {
-		return resp, err
+	var bound time.Time // the longest this call waits for others (followBound)
+	orphaned := false
+	for {
+		f, resp, err := t.cachedOrLead(req, key)
+		if f == nil {
+			return resp, err
+		}
+		now := clk.Now()
+		if bound.IsZero() {
+			bound = now.Add(t.followBound(key.pol))
+		}
+		if err := follow(ctx, clk, bound.Sub(now), f); err != nil {
+			return nil, err
+		}
+		if !f.cancelled || ctx.Err() != nil {
+			return t.followed(req, f)
+		}
+		// The call that sent it was cancelled; this one was not: it makes
+		// a whole call of its own (Transport.CoalesceReads), with a bound
+		// of its own from now, as the leader of a new request or waiting
+		// for one under way (the other callers left by the same call
+		// share it); left so a second time, it sends its own.
+		if orphaned {
+			return t.roundTrip(req)
+		}
+		orphaned, bound = true, time.Time{}
 	}
-	if err := follow(ctx, clk, t.followBound(key.pol), f); err != nil { // the longest this call waits for others
-		return nil, err
-	}
+}
+
+// followed is the answer of a caller that waited for the flight f, which
+// has landed and was not cancelled.
+func (t *Transport) followed(req *http.Request, f *flight) (*http.Response, error) {
+	ctx := req.Context()
 	switch {
-	case f.cancelled && ctx.Err() == nil:
-		// The call that sent it was cancelled; this one was not: it
-		// makes a whole call of its own (Transport.CoalesceReads), as
-		// the leader of a new request others may join, or alone when
-		// another is under way, whose wait would count against what
-		// is left of this call's bound (a follower re-joined with
-		// that and failed with ErrSharedReadTimeout, sending nothing).
-		return t.own(req, key)
 	case !f.final() && outlasts(ctx, f.deadline):
 		return t.roundTrip(req) // the leader ran out of time this call has: it tries itself
 	case f.err != nil:
@@ -119,16 +137,6 @@ func (t *Transport) cachedOrLead(req *http.Request, key readKey) (f *flight, _ *
 		return nil, resp, err
 	}
 	return f, nil, nil
-}
-
-// own makes req's call of its own after the call it waited for was
-// cancelled: from the cache if an answer landed meanwhile, as the leader of
-// a new request for key when none is under way, else uncoalesced.
-func (t *Transport) own(req *http.Request, key readKey) (*http.Response, error) {
-	if f, resp, err := t.cachedOrLead(req, key); f == nil {
-		return resp, err
-	}
-	return t.roundTrip(req)
 }
 
 // final reports whether the flight ended in an answer that more time
@@ -163,11 +171,12 @@ func follow(ctx context.Context, clk clock.Clock, d time.Duration, f *flight) er
 }
 
 // followBound is the longest a call of policy p takes when it sends
-// itself: its waits (the retry window, or Policy.MaxWait's longer bound), then
-// one attempt, and one more after a token refresh.
+// itself: its waits (the retry window, or Policy.MaxWait's longer bound;
+// a NoRetry call may still wait for its budget), then one attempt, and one
+// more after a token refresh.
 func (t *Transport) followBound(p Policy) time.Duration {
 	wait := t.window()
-	if p.FailFast || p.NoRetry {
+	if p.FailFast {
 		wait = 0
 	}
 	wait = max(wait, p.MaxWait)
@@ -224,7 +233,7 @@ func (t *Transport) lead(req *http.Request, key readKey, f *flight) (_ *http.Res
 			f.err, f.cancelled = err, req.Context().Err() != nil
 		}
 	}()
-	resp, renewed, err := t.do(req.WithContext(WithPolicy(req.Context(), Policy{BoundBody: true})))
+	resp, renewed, sentAt, err := t.doStamped(req.WithContext(WithPolicy(req.Context(), Policy{BoundBody: true})), true)
 	if err != nil {
 		return nil, err
 	}
@@ -248,11 +257,12 @@ func (t *Transport) lead(req *http.Request, key readKey, f *flight) (_ *http.Res
 	// followers and the cache's later callers hold: it stays the leader's.
 	if !renewed && shareable(resp.Header) {
 		f.s = s
-		// The freshness the answer states counts from when the request
-		// was sent (the flight's start): the time the answer and its body
-		// took to come is age it has too (RFC 9111 §4.2.3's response_delay).
+		// The freshness the answer states counts from when its request
+		// was sent (the last attempt's, after any wait for the budget or
+		// retry): the time the answer and its body took to come is age it
+		// has too (RFC 9111 §4.2.3's response_delay).
 		now := clock.From(req.Context()).Now()
-		if ttl := cacheTTL(resp, min(t.ReadCacheTTL, MaxReadCacheTTL), now.Sub(f.start)); ttl > 0 {
+		if ttl := cacheTTL(resp, min(t.ReadCacheTTL, MaxReadCacheTTL), now.Sub(sentAt)); ttl > 0 {
 			s.until = now.Add(ttl)
 			t.store(key.cacheKey(), s, now)
 		}

@@ -49,11 +49,13 @@ func cacheTTL(resp *http.Response, ttl, delay time.Duration) time.Duration {
 			case "no-store", "no-cache":
 				return 0
 			case "max-age":
-				n, err := strconv.ParseInt(strings.Trim(arg, `"`), 10, 64)
-				if err != nil || n <= 0 {
+				n, ok := deltaSeconds(strings.Trim(arg, `"`))
+				if !ok || n <= 0 {
 					return 0
 				}
-				maxAge = time.Duration(min(n, int64(MaxReadCacheTTL/time.Second))) * time.Second
+				if maxAge < 0 { // the first, when it is given again (RFC 9111 §4.2.1)
+					maxAge = time.Duration(n) * time.Second
+				}
 			}
 		}
 	}
@@ -89,13 +91,39 @@ func freshFor(h http.Header, maxAge time.Duration) (time.Duration, bool) {
 		life = e.Sub(d)
 	}
 	if ages := headerValues(h, "Age"); len(ages) > 0 {
-		n, err := strconv.ParseInt(strings.TrimSpace(ages[0]), 10, 64)
-		if err != nil || n < 0 {
+		n, ok := deltaSeconds(strings.TrimSpace(ages[0]))
+		if !ok {
 			return 0, false
 		}
-		life -= time.Duration(min(n, int64(MaxReadCacheTTL/time.Second)+1)) * time.Second
+		age := time.Duration(n) * time.Second
+		if age >= life {
+			return 0, false
+		}
+		life -= age
 	}
 	return life, life > 0
+}
+
+// maxDeltaSeconds is what a delta-seconds greater than it is taken as
+// (RFC 9111 §1.2.2: 2^31), which a time.Duration holds.
+const maxDeltaSeconds = 1 << 31
+
+// deltaSeconds reads a delta-seconds (RFC 9111 §1.2.2: digits alone), at
+// most maxDeltaSeconds.
+func deltaSeconds(s string) (int64, bool) {
+	if s == "" {
+		return 0, false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n > maxDeltaSeconds { // all digits: only a range error
+		return maxDeltaSeconds, true
+	}
+	return n, true
 }
 
 // headerValues returns the values of the header name in h, whatever the

@@ -180,10 +180,12 @@ type Transport struct {
 	// waits for another's answer no longer than its own call could take
 	// (ErrSharedReadTimeout), and never past its context; a caller whose
 	// deadline is later than the one it waited for sends its own when that
-	// one ended in an error or a status XSAPI retries, and so does one
-	// whose wait ended with the other call's caller giving up: that call is
-	// a whole call of its own, so a caller that waited takes at most twice
-	// its own call's time. An answer too large to read in full, one that
+	// one ended in an error or a status XSAPI retries. One whose wait
+	// ended with the other call's caller giving up has a whole call's time
+	// of its own from then, in which it leads a new request or waits for
+	// one under way (the callers that caller left share one), so a caller
+	// that waited takes at most twice its own call's time; left so again, it
+	// sends its own (three times at most). An answer too large to read in full, one that
 	// varies on another header (Vary), or one that came to a token renewed
 	// by RefreshToken stays its caller's. The XLTA's repeated-call rule is
 	// what it saves: titles issue the same read many times at once.
@@ -323,15 +325,24 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 // do is roundTrip that also reports whether the answer came to a renewed
 // token (RefreshToken) rather than to the request's own.
 func (t *Transport) do(req *http.Request) (_ *http.Response, renewed bool, _ error) {
+	resp, renewed, _, err := t.doStamped(req, false)
+	return resp, renewed, err
+}
+
+// doStamped is do that also returns, when stamp asks, when the attempt
+// that got the answer was sent (the read cache counts an answer's
+// freshness from then).
+func (t *Transport) doStamped(req *http.Request, stamp bool) (_ *http.Response, renewed bool, sent time.Time, _ error) {
 	req, dropped := dropCredentialsOnRedirect(req)
 	var c call
 	if err := c.init(t, req); err != nil {
 		closeBody(req)
-		return nil, false, err
+		return nil, false, time.Time{}, err
 	}
 	c.refreshed, c.dropped = dropped, dropped // a 401 from another host gets no token
+	c.stamp = stamp
 	resp, err := c.run()
-	return resp, c.auth != "", err
+	return resp, c.auth != "", c.sentAt, err
 }
 
 func closeBody(req *http.Request) {

@@ -24,9 +24,10 @@ import (
 // calls, objects of the same fields or arrays of them, ReqTimeUTC the bits
 // of a Windows file time). Each call is passed to add as a Call: the
 // method is GET when IsGet says so and POST otherwise (the logs record no
-// other); the user is the call's XboxUserId (the logs keep no token: an
-// Authorization naming it stands in; a logged Authorization header counts
-// only when there is no XboxUserId); a call whose logged headers name
+// other); the user is the call's XboxUserId when it is digits, as a XUID
+// is written (the logs keep no token: an Authorization naming it stands in;
+// a logged Authorization header counts only when there is no such
+// XboxUserId, and another XboxUserId names no user); a call whose logged headers name
 // Authorization, User-Agent or Retry-After twice is a problem, as is a
 // JSON call holding a field's name in another case only under Unicode
 // ("HttpStatuſCode": the trace analyzer's Json.NET reads it as the
@@ -107,16 +108,19 @@ func (d *dataCall) call(c *Call, i int) string {
 			return fmt.Sprintf("%d %s headers: readers differ on which counts", h.n, h.name)
 		}
 	}
-	if u := strings.TrimSpace(d.XboxUserId); u != "" && len(u) <= 64 && !strings.ContainsAny(u, "; \t") {
-		c.Authorization = "XBL3.0 x=" + u + ";REDACTED" // the user is the XboxUserId (a ';' would cut it short: another's)
-	} else if auth != "" {
+	switch u := strings.TrimSpace(d.XboxUserId); {
+	case xblauth.UserHash(u): // the user is the XboxUserId, digits as a XUID is written
+		c.Authorization = "XBL3.0 x=" + u + ";REDACTED"
+	case auth != "":
 		c.Authorization = xblauth.Redact(auth)
+	case u != "": // not a XUID (a shifted column may put a token there): a user with no name, as a token's own userhash that is not one
+		c.Authorization = xblauth.Redacted
 	}
 	c.UserAgent, c.RetryAfter = ua, ra
 	if st := strings.TrimSpace(d.HttpStatusCode); st != "" {
 		var ok bool
 		if c.Status, ok = parseStatus(st); !ok {
-			return fmt.Sprintf("HttpStatusCode %s is not 0 nor an integer from 100 to 999", clip(st))
+			return fmt.Sprintf("HttpStatusCode %s is not 0 nor an integer from 100 to 999", shownValue(st))
 		}
 	}
 	if ms, err := strconv.ParseFloat(strings.TrimSpace(d.ElapsedCallTimeMs), 64); err == nil {

@@ -248,7 +248,7 @@ func (f *dataFields) field(key []byte) error {
 		return err
 	}
 	if v := jsontext.Value(f.text[j]); j >= jHttpStatusCode && j < jIsGet && (!v.IsValid() || v.Kind() != '0') {
-		f.bad = fmt.Sprintf("%s: %q is not a number", clip(string(key)), clip(string(v)))
+		f.bad = fmt.Sprintf("%s: %s is not a number", clip(string(key)), shownValue(string(v)))
 	}
 	return nil
 }

@@ -80,7 +80,7 @@ func TestReadHARBadInput(t *testing.T) {
 	}{
 		{"bad entries skipped", `{"log": {"entries": [` + entry + `, {"startedDateTime": "yesterday", "request": {"method": "GET", "url": "u"}},
 			{"startedDateTime": "2026-03-01T20:00:00Z", "request": {}}, 5, ` + entry + `]}}`, 2,
-			[]Problem{{1, 0, `startedDateTime "yesterday" is not an ISO 8601 time`}, {2, 0, "the request has no method or url"}, {3, 0, "not an object"}}, "", ""},
+			[]Problem{{1, 0, "startedDateTime (9 bytes, not shown) is not an ISO 8601 time"}, {2, 0, "the request has no method or url"}, {3, 0, "not an object"}}, "", ""},
 		{"cut short", `{"log": {"entries": [` + entry + `, ` + entry[:40], 1, nil, "the file ends inside entry 1", ""},
 		{"bad JSON mid-file", `{"log": {"entries": [` + entry + `, {"x": tru}]}}`, 1, nil, "entry 1 is not valid JSON", ""},
 		{"empty", `{"log": {"entries": []}}`, 0, nil, "", ""},

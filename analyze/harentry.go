@@ -85,7 +85,7 @@ func (h *harReader) entry(dec *jsontext.Decoder, i int, off int64) (c *Call, bad
 	case h.bad != "":
 		return nil, h.bad, nil
 	case perr != nil:
-		return nil, fmt.Sprintf("startedDateTime %q is not an ISO 8601 time", clip(h.started)), nil
+		return nil, fmt.Sprintf("startedDateTime %s is not an ISO 8601 time", shownValue(h.started)), nil
 	case !countable(t):
 		return nil, uncountable("startedDateTime", t), nil
 	case h.c.Method == "" || h.c.URL == "":
@@ -251,7 +251,7 @@ func (h *harReader) status() error {
 	}
 	n, ok := parseStatus([]byte(v))
 	if !ok {
-		h.badf("status %s is not 0 nor an integer from 100 to 999", clip(string(v)))
+		h.badf("status %s is not 0 nor an integer from 100 to 999", shownValue(string(v)))
 	}
 	h.c.Status = n
 	return nil

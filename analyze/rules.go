@@ -257,49 +257,18 @@ func (r *Rules) batchOf(host, p string) (int, *BatchRule) {
 }
 
 // clip escapes and clips text from a trace or a rules file for an error.
-func clip(s string) string { return safetext.Clip(hideOpaque(s), 60) }
+func clip(s string) string { return safetext.Clip(safetext.HideOpaque(s), 60) }
 
-// minOpaque is the shortest run hideOpaque hides: a credential's secret
-// part is longer (a JWT's signature is 43 bytes and more, an XSTS token
-// hundreds), and what a reason quotes of a well-formed trace (statuses,
-// times, member names, hosts, XUIDs) has no such run.
-const minOpaque = 24
-
-// hideOpaque replaces each run of at least minOpaque bytes of the
-// alphabets credentials are written in (letters, digits and "+/-_=", as
-// base64, base64url and hex use), unless it is digits alone, with its
-// length. A reason quotes what a trace holds where it should not (an
-// exporter's shifted column: an Authorization value in a status), and a
-// token is never printed (README: "Tokens are never printed").
-func hideOpaque(s string) string {
-	var b strings.Builder
-	last, start, letters := 0, -1, false
-	flush := func(end int) {
-		if start >= 0 && end-start >= minOpaque && letters {
-			b.WriteString(s[last:start])
-			fmt.Fprintf(&b, "[%d bytes hidden]", end-start)
-			last = end
-		}
-		start, letters = -1, false
+// shownValue is a value read from a trace as a reason quotes it: quoted when it
+// is what a number or a time is written with (at most 40 bytes of digits,
+// signs, '.', ':', ',', 'e', 'E', 'T', 'Z' and spaces), and otherwise its
+// length alone: a field may hold what does not belong there (an
+// Authorization value in a status, a shifted column), and a token written
+// with other bytes between its runs ('%2B', '*', '!') is one all the same
+// (README: "Tokens are never printed").
+func shownValue(v string) string {
+	if len(v) <= 40 && strings.Trim(v, "0123456789+-.:,eETZ ") == "" {
+		return strconv.Quote(v)
 	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
-			letters = true
-			fallthrough
-		case '0' <= c && c <= '9', c == '+', c == '/', c == '-', c == '_', c == '=':
-			if start < 0 {
-				start = i
-			}
-		default:
-			flush(i)
-		}
-	}
-	flush(len(s))
-	if last == 0 {
-		return s
-	}
-	b.WriteString(s[last:])
-	return b.String()
+	return "(" + strconv.Itoa(len(v)) + " bytes, not shown)"
 }

@@ -427,7 +427,7 @@ func sazTimers(r *bufio.Reader, c *Call) string {
 	}
 	t, err := time.Parse(time.RFC3339Nano, m.Timers.Begin)
 	if err != nil {
-		return fmt.Sprintf("ClientBeginRequest %q is not an ISO 8601 time", clip(m.Timers.Begin))
+		return fmt.Sprintf("ClientBeginRequest %s is not an ISO 8601 time", shownValue(m.Timers.Begin))
 	}
 	if !countable(t) {
 		return uncountable("ClientBeginRequest", t)

@@ -42,7 +42,9 @@ type Error struct {
 // Error returns "world.yaml: line 12: accounts[1].friends[0]: no account
 // of the world has this XUID", each part escaped and clipped (the whole at
 // most 400 bytes), since a file's keys and values may be long or hold
-// escape codes.
+// escape codes, and what looks like a credential in the field and the
+// reason hidden (safetext.HideOpaque: a token pasted as a name is never
+// printed).
 func (e *Error) Error() string {
 	parts := make([]string, 0, 4)
 	if e.File != "" {
@@ -52,9 +54,9 @@ func (e *Error) Error() string {
 		parts = append(parts, fmt.Sprintf("line %d", e.Line))
 	}
 	if e.Field != "" {
-		parts = append(parts, safetext.Clip(e.Field, 120))
+		parts = append(parts, safetext.Clip(safetext.HideOpaque(e.Field), 120))
 	}
-	return strings.Join(append(parts, safetext.Clip(e.Reason, 120)), ": ")
+	return strings.Join(append(parts, safetext.Clip(safetext.HideOpaque(e.Reason), 120)), ": ")
 }
 
 // Unwrap returns Err.

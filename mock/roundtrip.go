@@ -29,9 +29,15 @@ import (
 // injected connection reset returns an error wrapping syscall.ECONNRESET, as
 // a real reset would. When req's context ends while the mock reads its body,
 // the body is closed, as net/http's transport closes it, and RoundTrip
-// returns the context's error (a body that never comes holds no call).
+// returns the context's error: a body that never comes holds no call, when
+// its Read ends once it is closed (an io.Pipe's, a net/http server's
+// request body); the mock reads on the calling goroutine, so a body whose
+// Read ignores Close holds it.
 func (h *Handler) RoundTrip(req *http.Request) (resp *http.Response, err error) {
 	if err := req.Context().Err(); err != nil {
+		if req.Body != nil {
+			req.Body.Close() // the RoundTripper contract: always close the request body, on errors too
+		}
 		return nil, err
 	}
 	// The server's request shares the caller's headers and body, which the

@@ -398,7 +398,7 @@ func namedLimits(e *env, paths []string) (*limits.Limits, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--trace-limits: the limits the traces name: %w", err)
 	}
-	fmt.Fprintf(e.stderr, "judging by the limits the traces name (%s)\n", safetext.Clip(l.Revision, 60))
+	fmt.Fprintf(e.stderr, "judging by the limits the traces name (%s)\n", safetext.Clip(safetext.HideOpaque(l.Revision), 60))
 	return l, nil
 }
 

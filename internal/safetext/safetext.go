@@ -6,7 +6,8 @@
 // Cut only bounds text kept as data, at a character boundary. None splits a
 // UTF-8 character. IsASCII tells text that only ASCII may name (a host, a
 // field's name), where Unicode case folding would map other letters onto
-// ASCII ones.
+// ASCII ones. HideOpaque takes what looks like a credential out of text
+// from a file or a trace before an error quotes it.
 package safetext
 
 import (
@@ -117,4 +118,53 @@ func IsASCII(s string) bool {
 		}
 	}
 	return true
+}
+
+// MinOpaque is the shortest run HideOpaque hides: a credential's secret
+// part is longer (a JWT's signature is 43 bytes and more, an XSTS token
+// hundreds).
+const MinOpaque = 24
+
+// HideOpaque returns s with each run of at least MinOpaque bytes of the
+// alphabets credentials are written in (letters, digits and "+/-_=", as
+// base64, base64url and hex use) that holds both a letter and a digit
+// replaced by its length: "[26 bytes hidden]". A name of letters alone
+// (MultiplayerCorrelationId) and a number stay. Text an error quotes from a
+// file or a trace may hold a token where something else belongs (an
+// exporter's shifted column, a token pasted as a field's name), and a token
+// is never printed. s comes back unchanged, with no allocation, when it
+// holds no such run.
+func HideOpaque(s string) string {
+	var b strings.Builder
+	last, start := 0, -1
+	letters, digits := false, false
+	end := func(at int) {
+		if start >= 0 && at-start >= MinOpaque && letters && digits {
+			b.WriteString(s[last:start])
+			b.WriteString("[" + strconv.Itoa(at-start) + " bytes hidden]")
+			last = at
+		}
+		start, letters, digits = -1, false, false
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+			letters = true
+		case '0' <= c && c <= '9':
+			digits = true
+		case c == '+', c == '/', c == '-', c == '_', c == '=':
+		default:
+			end(i)
+			continue
+		}
+		if start < 0 {
+			start = i
+		}
+	}
+	end(len(s))
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
 }

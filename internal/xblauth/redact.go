@@ -71,12 +71,14 @@ func wholeName(n string) bool { return n == "displayclaims" }
 // UserToken(s), DeviceToken, TitleToken, XSTS tokens, as xbox-webapi-python
 // and the xCloud clients send them: {"token": ..., "offeringId": ...}), a
 // request's Authorization, Signature and cookies, and anything named like
-// a token, secret, password, ticket, credential or API key, or a code (a
-// name ending in "code": auth_code, authCode, verification_code, but not
-// describesCode's errorCode or countryCode). The public names of the
+// a token, secret, password, ticket, credential, verifier, assertion or API
+// key, or a code (a name ending in "code" or "codes": auth_code, authCode,
+// verification_code, backupCodes, but not describesCode's errorCode or
+// countryCode), a name followed by "[]" as the name. The public names of the
 // sign-in services (token_type, TokenType) are not, nor continuationToken,
 // the services' page cursor, which they hand out with every page.
 func credentialName(n string) bool {
+	n = strings.TrimSuffix(n, "[]") // code[]: the array form PHP, Rails and qs read as code
 	if publicName(n) || n == "continuationtoken" {
 		return false
 	}
@@ -87,11 +89,11 @@ func credentialName(n string) bool {
 	if strings.HasPrefix(n, "xsts") {
 		return true
 	}
-	if strings.HasSuffix(n, "code") && !describesCode(n) { // auth_code, authCode, verification_code, otp_code
+	if (strings.HasSuffix(n, "code") || strings.HasSuffix(n, "codes")) && !describesCode(strings.TrimSuffix(n, "s")) { // auth_code, authCode, verification_code, otp_code, recovery_codes
 		return true
 	}
 	for _, part := range [...]string{"token", "secret", "password", "ticket", "authorization", "signature", "cookie",
-		"apikey", "api_key", "api-key", "credential"} {
+		"apikey", "api_key", "api-key", "credential", "verifier", "assertion"} {
 		if strings.Contains(n, part) {
 			return true
 		}

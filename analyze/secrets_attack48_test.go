@@ -2,47 +2,12 @@ package analyze_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/xblgo/fgrl/analyze"
 )
-
-// attack48Outputs renders the report as JSON, JUnit, SARIF and HTML.
-func attack48Outputs(t *testing.T, rep *analyze.Report) string {
-	t.Helper()
-	var b bytes.Buffer
-	if err := json.NewEncoder(&b).Encode(rep); err != nil {
-		t.Fatal(err)
-	}
-	for _, w := range []func(*bytes.Buffer) error{
-		func(b *bytes.Buffer) error { return rep.WriteJUnit(b) },
-		func(b *bytes.Buffer) error { return rep.WriteSARIF(b) },
-		func(b *bytes.Buffer) error { return rep.WriteHTML(b) },
-	} {
-		if err := w(&b); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return b.String()
-}
-
-func attack48Report(t *testing.T, read func(add func(*analyze.Call)) (analyze.Input, error)) *analyze.Report {
-	t.Helper()
-	a, err := analyze.New(nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, err := read(a.Add)
-	if err != nil {
-		t.Fatal(err)
-	}
-	in.Name = "trace"
-	a.AddInput(in)
-	return a.Report()
-}
 
 // attack48Leak returns the longest piece of secret (at least 12 bytes) out
 // holds, or "".
@@ -98,8 +63,8 @@ func TestAttack48SplitTokenNotInProblemReason(t *testing.T) {
 		}
 		for where, read := range readers {
 			t.Run(tok.name+" in "+where, func(t *testing.T) {
-				rep := attack48Report(t, read)
-				out := attack48Outputs(t, rep)
+				rep := attack44Report(t, read)
+				out := attack44Outputs(t, rep)
 				if l := attack48Leak(out, tok.secret); l != "" {
 					t.Errorf("verdict %s; the report quotes %d bytes of the credential: %q (problems %v)", rep.Verdict, len(l), l, rep.Inputs[0].Problems)
 				}
@@ -123,10 +88,10 @@ func TestAttack48DataXboxUserIdTokenNotInFindings(t *testing.T) {
 	for i := range 5 {
 		fmt.Fprintf(&rows, `"userpresence.xboxlive.com","https://userpresence.xboxlive.com/users/me","%s","","","","","","200","80","2026-03-01T20:00:00.%d00Z","true"`+"\n", tok, i)
 	}
-	rep := attack48Report(t, func(add func(*analyze.Call)) (analyze.Input, error) {
+	rep := attack44Report(t, func(add func(*analyze.Call)) (analyze.Input, error) {
 		return analyze.ReadData(strings.NewReader(head+rows.String()), add)
 	})
-	if l := attack48Leak(attack48Outputs(t, rep), tok); l != "" {
+	if l := attack48Leak(attack44Outputs(t, rep), tok); l != "" {
 		t.Errorf("verdict %s, %d findings; the report prints %d bytes of the token in XboxUserId: %q", rep.Verdict, len(rep.Findings), len(l), l)
 	}
 }
@@ -139,7 +104,7 @@ func TestAttack48HiddenReasonFailsClosed(t *testing.T) {
 	har := `{"log":{"version":"1.2","entries":[` +
 		`{"startedDateTime":"2026-03-01T20:00:00Z","time":5,"request":{"method":"GET","url":"https://userpresence.xboxlive.com/users/me","headers":[{"name":"Authorization","value":"XBL3.0 x=1;R"}]},"response":{"status":200,"headers":[]}},` +
 		`{"startedDateTime":` + fmt.Sprintf("%q", secret) + `,"time":5,"request":{"method":"GET","url":"https://userpresence.xboxlive.com/users/me","headers":[]},"response":{"status":200,"headers":[]}}]}}`
-	rep := attack48Report(t, func(add func(*analyze.Call)) (analyze.Input, error) {
+	rep := attack44Report(t, func(add func(*analyze.Call)) (analyze.Input, error) {
 		return analyze.ReadHAR(strings.NewReader(har), add)
 	})
 	if rep.Verdict != analyze.Incomplete {
@@ -152,10 +117,10 @@ func TestAttack48HiddenReasonFailsClosed(t *testing.T) {
 	if !strings.Contains(junit.String(), "<error") || !strings.Contains(sarifText, `"level":"error"`) {
 		t.Errorf("JUnit or SARIF does not fail (JUnit <error: %v, SARIF level error: %v)", strings.Contains(junit.String(), "<error"), strings.Contains(sarifText, `"level":"error"`))
 	}
-	if out := attack48Outputs(t, rep); !strings.Contains(out, "bytes hidden]") && !strings.Contains(out, "bytes, not shown)") {
+	if out := attack44Outputs(t, rep); !strings.Contains(out, "bytes hidden]") && !strings.Contains(out, "bytes, not shown)") {
 		t.Error("the reason shows no hidden run")
 	}
-	if l := attack48Leak(attack48Outputs(t, rep), secret); strings.Contains(l, "SeCrEt") {
+	if l := attack48Leak(attack44Outputs(t, rep), secret); strings.Contains(l, "SeCrEt") {
 		t.Errorf("leak %q", l)
 	}
 }

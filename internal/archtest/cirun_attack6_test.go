@@ -22,7 +22,7 @@ import (
 // test binary prints itself cannot pass for the go command's result line
 // or hide a target; a line that is neither a target nor go test's own
 // result for its package fails the run". RELIABILITY.md: "Every parser is
-// fuzzed; `.ci/run` runs each target for 3 000 executions"; the third
+// fuzzed; `.ci/run` runs each target for 500 executions"; the third
 // attack's fix: "the targets come from `go test -list -json`: each output
 // line carries its package ... and a line that is neither a target nor go
 // test's own result for that package fails the run".

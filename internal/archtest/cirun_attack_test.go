@@ -173,7 +173,7 @@ func TestAttack3CIFuzzBaselinePasses(t *testing.T) {
 }
 
 // held: RELIABILITY.md: "Every parser is fuzzed; `.ci/run` runs each
-// target for 3 000 executions". A target that fails when fuzzed fails the
+// target for 500 executions". A target that fails when fuzzed fails the
 // run, through the background job and the wait (errexit is off inside
 // fuzz_all; each step's `|| return` carries the status).
 func TestAttack3CIFuzzFailingTargetFails(t *testing.T) {
@@ -203,7 +203,7 @@ func TestAttack3CIFuzzTestsNotBuildingFails(t *testing.T) {
 }
 
 // RELIABILITY.md: "Every parser is fuzzed; `.ci/run` runs each target for
-// 3 000 executions". .ci/run: "fuzz_all: every fuzz target of the module
+// 500 executions". .ci/run: "fuzz_all: every fuzz target of the module
 // ... as go test -list finds them (a new parser's fuzzer joins without an
 // edit here)".
 //
@@ -228,7 +228,7 @@ func TestAttack3CIFuzzTargetHiddenByTestOutput(t *testing.T) {
 }
 
 // RELIABILITY.md: "Every parser is fuzzed; `.ci/run` runs each target for
-// 3 000 executions". The brief's suspect: "the fuzz count check
+// 500 executions". The brief's suspect: "the fuzz count check
 // [ "$n" -gt 0 ] passing while targets were skipped".
 //
 // Break: fuzz_all counts a target as fuzzed when its binary exits 0; a

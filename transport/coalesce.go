@@ -233,7 +233,7 @@ func (t *Transport) lead(req *http.Request, key readKey, f *flight) (_ *http.Res
 			f.err, f.cancelled = err, req.Context().Err() != nil
 		}
 	}()
-	resp, renewed, sentAt, err := t.doStamped(req.WithContext(WithPolicy(req.Context(), Policy{BoundBody: true})), true)
+	resp, renewed, sentAt, err := t.do(req.WithContext(WithPolicy(req.Context(), Policy{BoundBody: true})), true)
 	if err != nil {
 		return nil, err
 	}

@@ -59,20 +59,19 @@ func cacheTTL(resp *http.Response, ttl, delay time.Duration) time.Duration {
 			}
 		}
 	}
-	fresh, ok := freshFor(resp.Header, maxAge)
+	fresh, ok := freshFor(resp.Header, maxAge, delay)
 	if !ok {
 		return 0
 	}
-	if maxAge >= 0 || len(headerValues(resp.Header, "Expires")) > 0 {
-		fresh -= delay // what the answer says of its freshness runs from when it was asked for
-	}
-	return max(min(ttl, fresh), 0)
+	return min(ttl, fresh)
 }
 
 // freshFor returns how long an answer with header h is still fresh, given
 // its max-age (negative: none): its lifetime (max-age, else Expires less
-// Date) less its Age. ok is false when it is stale or h cannot tell.
-func freshFor(h http.Header, maxAge time.Duration) (time.Duration, bool) {
+// Date) less its Age and less delay, the time since its request was sent.
+// An answer that states neither is fresh for MaxReadCacheTTL (the cache's
+// own bound decides). ok is false when it is stale or h cannot tell.
+func freshFor(h http.Header, maxAge, delay time.Duration) (time.Duration, bool) {
 	life := maxAge
 	if life < 0 {
 		exp := headerValues(h, "Expires")
@@ -101,6 +100,7 @@ func freshFor(h http.Header, maxAge time.Duration) (time.Duration, bool) {
 		}
 		life -= age
 	}
+	life -= delay // the freshness the answer states runs from when it was asked for
 	return life, life > 0
 }
 

@@ -184,10 +184,10 @@ type Transport struct {
 	// ended with the other call's caller giving up has a whole call's time
 	// of its own from then, in which it leads a new request or waits for
 	// one under way (the callers that caller left share one), so a caller
-	// that waited takes at most twice its own call's time; left so again, it
-	// sends its own (three times at most). An answer too large to read in full, one that
-	// varies on another header (Vary), or one that came to a token renewed
-	// by RefreshToken stays its caller's. The XLTA's repeated-call rule is
+	// that waited takes at most twice its own call's time; left so again,
+	// it sends its own (three times at most). An answer too large to read
+	// in full, one that varies on another header (Vary), or one that came
+	// to a token renewed by RefreshToken stays its caller's. The XLTA's repeated-call rule is
 	// what it saves: titles issue the same read many times at once.
 	// Stats.Coalesced counts the calls it answers without a request.
 	CoalesceReads bool
@@ -318,21 +318,15 @@ func (t *Transport) coalesceRead(req *http.Request) (*http.Response, bool, error
 
 // roundTrip is RoundTrip without coalescing.
 func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
-	resp, _, err := t.do(req)
+	resp, _, _, err := t.do(req, false)
 	return resp, err
 }
 
 // do is roundTrip that also reports whether the answer came to a renewed
-// token (RefreshToken) rather than to the request's own.
-func (t *Transport) do(req *http.Request) (_ *http.Response, renewed bool, _ error) {
-	resp, renewed, _, err := t.doStamped(req, false)
-	return resp, renewed, err
-}
-
-// doStamped is do that also returns, when stamp asks, when the attempt
-// that got the answer was sent (the read cache counts an answer's
-// freshness from then).
-func (t *Transport) doStamped(req *http.Request, stamp bool) (_ *http.Response, renewed bool, sent time.Time, _ error) {
+// token (RefreshToken) rather than to the request's own, and, when stamp
+// asks (a coalesced read, whose cache counts an answer's freshness from
+// then), when the attempt that got it was sent.
+func (t *Transport) do(req *http.Request, stamp bool) (_ *http.Response, renewed bool, sent time.Time, _ error) {
 	req, dropped := dropCredentialsOnRedirect(req)
 	var c call
 	if err := c.init(t, req); err != nil {

@@ -107,14 +107,18 @@ type DevicePresence struct {
 }
 
 // TitlePresence is a user starting or ending a title (State "Started" or
-// "Ended").
+// "Ended"). The service's event is "STATE:TITLEID"; one of another state,
+// or naming another title than the subscription's, is dropped, where
+// XSAPI hands its handler an Unknown state and credits the subscription's
+// title whatever the event names.
 type TitlePresence struct {
 	XUID, TitleID string
 	State         string
 }
 
 // RelationshipChange is a change of a user's relationships: Type "Added",
-// "Removed" or "Changed" with the XUIDs concerned.
+// "Removed" or "Changed" with the XUIDs concerned. An event of another
+// NotificationType is dropped (XSAPI hands it on as Unknown).
 type RelationshipChange struct {
 	XUID  string
 	Type  string
@@ -239,19 +243,35 @@ func (r Resource) event(data json.RawMessage) Event {
 		if json.Unmarshal(data, &s) != nil {
 			return nil
 		}
-		state, _, _ := strings.Cut(s, ":")
+		state, titleID, named := strings.Cut(s, ":")
+		state = oneOf(state, "Started", "Ended")
+		if state == "" || named && titleID != r.title {
+			return nil
+		}
 		return &TitlePresence{XUID: r.xuid, TitleID: r.title, State: state}
 	case r.xuid != "":
 		var v struct {
 			NotificationType string
 			Xuids            []string
 		}
-		if json.Unmarshal(data, &v) != nil || v.NotificationType == "" {
+		if json.Unmarshal(data, &v) != nil {
 			return nil
 		}
-		return &RelationshipChange{XUID: r.xuid, Type: v.NotificationType, XUIDs: v.Xuids}
+		if typ := oneOf(v.NotificationType, "Added", "Removed", "Changed"); typ != "" {
+			return &RelationshipChange{XUID: r.xuid, Type: typ, XUIDs: v.Xuids}
+		}
 	}
 	return nil
+}
+
+// oneOf returns the one of names that s spells in any case, or "".
+func oneOf(s string, names ...string) string {
+	for _, n := range names {
+		if strings.EqualFold(s, n) {
+			return n
+		}
+	}
+	return ""
 }
 
 // sessionTaps turns a Sessions event's data into one SessionChange per

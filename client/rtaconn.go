@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -219,9 +220,15 @@ func (s *rtaSession) dial(ctx context.Context) (ws *websocket.Conn, conn io.Clos
 	if resp != nil && resp.Request != nil { // as sent: with the signature the Signer made
 		s.ss = s.ss.HeaderSecrets(resp.Request.Header)
 	}
-	if err != nil { // the dialer's errors quote the service's header lines, which may echo the credentials
+	if err != nil {
 		e := &Error{code: hresult.E_XBL_RTA_GENERIC_ERROR, Service: a.service, API: a.name, Message: "websocket refused", Err: s.ss.ScrubError(err)}
 		if resp != nil {
+			// The dialer's errors about an answer quote the service's
+			// header lines, which may echo the credentials sent; a
+			// hostile service can echo a token a hundred bytes an upgrade,
+			// which no scrubbing of whole credentials catches (as a close
+			// frame's reason, lost): only the status is told.
+			e.Err = fmt.Errorf("the service answered the upgrade with HTTP %d, not a websocket of %s", resp.StatusCode, rtaSubprotocol)
 			e.StatusCode = resp.StatusCode
 			if e.code = hresult.FromStatus(resp.StatusCode); e.code == 0 {
 				e.code = hresult.E_XBL_RTA_GENERIC_ERROR
@@ -377,6 +384,9 @@ func (s *rtaSession) serve(ctx context.Context, ws *websocket.Conn, conn io.Clos
 			return s.lost(ctx, err)
 		case sub := <-due:
 			sub.pending = false
+			if s.refused[sub.res] {
+				continue // refused for good after its retry was timed: not sent again
+			}
 			if err := send(ctx, ws, rtaSubscribe, sub.seq, sub.res.uri); err != nil {
 				return s.lost(ctx, err)
 			}
@@ -481,6 +491,9 @@ func (s *rtaSession) handle(ctx context.Context, m rtaMessage, subs []*rtaSub, b
 			return true
 		}
 		s.refused[sub.res] = true // for good: not sent again, on this connection or the next
+		if sub.timer != nil {
+			sub.timer.Stop() // a retry timed by an earlier Throttled (serve skips one already due)
+		}
 		return s.emit(ctx, &SubscriptionError{Resource: sub.res, Err: rtaRefusal(sub.res, m.code)})
 	case rtaEvent:
 		sub := bySvc[m.sub]

@@ -306,7 +306,7 @@ func (s *ServiceSignIn) serviceToken(ctx context.Context) (XboxToken, error) {
 		key, hc := s.keyAndClient()
 		body := map[string]any{"RelyingParty": "http://auth.xboxlive.com", "TokenType": "JWT",
 			"Properties": map[string]any{"ProofKey": xblsign.ProofKeyOf(&key.PublicKey)}}
-		a, err := postAuth(ctx, hc, "XSAS S-token", ServiceAuthURL, body, key)
+		a, err := postAuth(ctx, hc, "XSAS S-token", ServiceAuthURL, body, key, nil)
 		if err != nil {
 			return XboxToken{}, nil, err
 		}
@@ -329,7 +329,7 @@ func (s *ServiceSignIn) xsts(ctx context.Context, delegationToken string) (*xbox
 		}
 		key, hc := s.keyAndClient()
 		a, err := postAuth(ctx, hc, "XSTS token", XSTSURL,
-			map[string]any{"RelyingParty": cmp.Or(s.RelyingParty, XboxRelyingParty), "TokenType": "JWT", "Properties": props}, key)
+			map[string]any{"RelyingParty": cmp.Or(s.RelyingParty, XboxRelyingParty), "TokenType": "JWT", "Properties": props}, key, nil)
 		var se *SignInError
 		if try == 0 && errors.As(err, &se) && (se.XErr == XErrServiceTokenExpired || se.XErr == XErrServiceTokenInvalid) {
 			s.mu.Lock()

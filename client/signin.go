@@ -12,6 +12,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -313,12 +314,15 @@ func (s *SignIn) signIn(ctx context.Context, wait time.Duration) (XboxToken, err
 		if err != nil {
 			return XboxToken{}, err
 		}
-		if user, err = s.post(ctx, "Xbox user token", UserAuthURL, userTokenRequest(access)); err != nil {
+		if user, err = s.post(ctx, "Xbox user token", UserAuthURL, userTokenRequest(access), s.microsoftSecrets()); err != nil {
 			return XboxToken{}, err
 		}
 		userRenew = s.renewAt(user, time.Now())
 	}
-	a, err := s.post(ctx, "XSTS token", XSTSURL, s.xstsRequest(user.Token))
+	// The refusal of one step may quote another's secret (one operator's
+	// hosts may share what each was sent): each step's error is scrubbed
+	// of the Microsoft account's tokens too.
+	a, err := s.post(ctx, "XSTS token", XSTSURL, s.xstsRequest(user.Token), s.microsoftSecrets())
 	if err != nil {
 		return XboxToken{}, err
 	}
@@ -432,15 +436,29 @@ func xstsToken(a *xboxAuth) (*XboxToken, error) {
 // maxAuthBody bounds an authentication answer.
 const maxAuthBody = 64 << 10
 
-// post sends one Xbox authentication request and reads its answer.
-func (s *SignIn) post(ctx context.Context, step, url string, body any) (*xboxAuth, error) {
-	return postAuth(ctx, s.HTTPClient, step, url, body, nil)
+// post sends one Xbox authentication request and reads its answer; its
+// error holds none of known, nor of what it posts.
+func (s *SignIn) post(ctx context.Context, step, url string, body any, known xblauth.Secrets) (*xboxAuth, error) {
+	return postAuth(ctx, s.HTTPClient, step, url, body, nil, known)
+}
+
+// microsoftSecrets returns the Microsoft account's tokens, which a later
+// step's refusal must not quote.
+func (s *SignIn) microsoftSecrets() xblauth.Secrets {
+	s.mu.Lock()
+	ms := s.msLocked()
+	s.mu.Unlock()
+	if ms == nil {
+		return nil
+	}
+	return xblauth.Secrets{}.Add(ms.RefreshToken).Add(ms.AccessToken)
 }
 
 // postAuth sends one Xbox authentication request with hc, following no
 // redirect (signInClient), signed with key under AuthSignaturePolicy when
-// key is set, and reads its answer: a token with life left (lifeOf).
-func postAuth(ctx context.Context, hc *http.Client, step, url string, body any, key *ecdsa.PrivateKey) (*xboxAuth, error) {
+// key is set, and reads its answer: a token with life left (lifeOf). Its
+// error holds none of known, nor of what it posts or sends in a header.
+func postAuth(ctx context.Context, hc *http.Client, step, url string, body any, key *ecdsa.PrivateKey, known xblauth.Secrets) (*xboxAuth, error) {
 	b, _ := json.Marshal(body)
 	req, err := http.NewRequestWithContext(ctx, "POST", url, bytes.NewReader(b))
 	if err != nil {
@@ -454,7 +472,7 @@ func postAuth(ctx context.Context, hc *http.Client, step, url string, body any, 
 			return nil, &SignInError{Step: step, Message: "cannot sign the request", Err: err}
 		}
 	}
-	ss := xblauth.Secrets{}.PostedSecrets(b).HeaderSecrets(req.Header) // what the answer may echo
+	ss := slices.Clip(known).PostedSecrets(b).HeaderSecrets(req.Header) // what the answer may echo
 	resp, err := signInClient(hc).Do(req)
 	if err != nil {
 		err = ss.ScrubError(err)

@@ -167,25 +167,37 @@ func (rt roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 			c.status = resp.StatusCode
 		}
 	}
+	if resp != nil {
+		// A header of the proxy's own prefix on the service's answer is
+		// not the proxy's: HeaderRefused there would tell the application
+		// that an answer the service gave was never sent.
+		stripPolicy(resp.Header)
+		stripPolicy(resp.Trailer)
+	}
 	if resp != nil && resp.Body != nil && resp.StatusCode != http.StatusSwitchingProtocols { // an upgrade's body is the raw connection
 		// The ReverseProxy logs an error reading the answer as it is: the
 		// transport scrubbed its own errors, not a body's.
-		resp.Body = &scrubbedBody{ReadCloser: resp.Body, req: req}
+		resp.Body = &scrubbedBody{ReadCloser: resp.Body, req: req, resp: resp}
 	}
 	return resp, err
 }
 
 // scrubbedBody is an answer's body whose read errors hold none of the
 // request's credentials (its Authorization, Signature and URL secrets),
-// since the ReverseProxy writes them to the log.
+// since the ReverseProxy writes them to the log. At its end it strips the
+// proxy's own prefix from the trailers that came with it, which the
+// ReverseProxy then copies.
 type scrubbedBody struct {
 	io.ReadCloser
-	req *http.Request
+	req  *http.Request
+	resp *http.Response
 }
 
 func (b *scrubbedBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
-	if err != nil && err != io.EOF {
+	if err == io.EOF {
+		stripPolicy(b.resp.Trailer)
+	} else if err != nil {
 		err = xblauth.Secrets{}.HeaderSecrets(b.req.Header).URLSecrets(b.req.URL).ScrubError(err)
 	}
 	return n, err

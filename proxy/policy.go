@@ -43,11 +43,14 @@ const (
 )
 
 // PolicyPrefix starts the name of every header the proxy reads and strips.
+// It strips the service's answers of such headers too (and of such
+// trailers): one on an answer is the proxy's own.
 const PolicyPrefix = "Fgrl-"
 
 // HeaderRefused is set, to "local", on an answer the proxy wrote itself for
 // a call the transport refused without sending it (a *transport.ThrottleError
-// with Local): the service's budget was not spent.
+// with Local): the service's budget was not spent. An answer the service
+// gave never carries it, whatever the service sent.
 const HeaderRefused = "Fgrl-Refused"
 
 // maxPolicyValue bounds a policy header's value: the longest valid one is a

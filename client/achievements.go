@@ -137,6 +137,9 @@ func (u *User) ListAchievements(ctx context.Context, xuid, titleID string, maxIt
 	if out.Achievements == nil || out.PagingInfo == nil {
 		return Page[Achievement]{}, lacks(a, status, `"achievements" and "pagingInfo"`)
 	}
+	if err := eachNamed(a, status, `"id"`, out.Achievements, func(x Achievement) string { return x.ID }); err != nil {
+		return Page[Achievement]{}, err
+	}
 	// A SCID is a GUID: one in either case (ofSCID compares it so too).
 	if err := onceEach(a, status, out.Achievements, func(x Achievement) string { return strings.ToLower(x.ServiceConfigID) + "/" + x.ID }); err != nil {
 		return Page[Achievement]{}, err
@@ -294,6 +297,14 @@ func (u *User) GetAchievementHistory(ctx context.Context, xuid string, maxItems 
 		return Page[TitleProgress]{}, lacks(a, status, `"titles" and "pagingInfo"`)
 	}
 	if err := notNegative(a, status, "totalRecords", out.PagingInfo.TotalRecords); err != nil {
+		return Page[TitleProgress]{}, err
+	}
+	if err := eachNamed(a, status, `"titleId"`, out.Titles, func(x TitleProgress) string {
+		if x.TitleID == 0 {
+			return ""
+		}
+		return "t"
+	}); err != nil {
 		return Page[TitleProgress]{}, err
 	}
 	return Page[TitleProgress]{Items: out.Titles, TotalCount: out.PagingInfo.TotalRecords,

@@ -246,6 +246,19 @@ func onceEach[T any](a api, status int, items []T, id func(T) string) error {
 	return nil
 }
 
+// eachNamed checks a list's records for one without the field that names
+// it (field, as the service spells it): a null in a list the service
+// fills with records decodes to a record naming nothing, which is no
+// record.
+func eachNamed[T any](a api, status int, field string, items []T, id func(T) string) error {
+	for _, it := range items {
+		if id(it) == "" {
+			return lacks(a, status, "a "+field+" in each record")
+		}
+	}
+	return nil
+}
+
 // notNegative checks a count an answer gives (a page's total): a
 // negative one is no count.
 func notNegative(a api, status int, name string, n int) error {

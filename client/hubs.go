@@ -114,6 +114,9 @@ func (u *User) hubPeople(ctx context.Context, a api, p reqPath) ([]HubPerson, er
 	if out.People == nil {
 		return nil, lacks(a, status, `"people"`)
 	}
+	if err := eachNamed(a, status, `"xuid"`, out.People, func(x HubPerson) string { return x.XUID }); err != nil {
+		return nil, err
+	}
 	return out.People, nil
 }
 
@@ -202,6 +205,9 @@ func (u *User) titles(ctx context.Context, a api, p reqPath, q url.Values) ([]Ti
 	if out.Titles == nil {
 		return nil, status, lacks(a, status, `"titles"`)
 	}
+	if err := eachNamed(a, status, `"titleId"`, out.Titles, func(x Title) string { return x.TitleID }); err != nil {
+		return nil, status, err
+	}
 	return out.Titles, status, nil
 }
 
@@ -235,6 +241,9 @@ func (u *User) SearchUsers(ctx context.Context, query string) ([]UserSearchResul
 	found := make([]UserSearchResult, 0, len(out.Results))
 	for _, r := range out.Results {
 		found = append(found, r.Result)
+	}
+	if err := eachNamed(a, status, `"result" with an "id"`, found, func(x UserSearchResult) string { return x.XUID }); err != nil {
+		return nil, err
 	}
 	return found, nil
 }

@@ -2,11 +2,13 @@ package client
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"slices"
 	"sync"
@@ -221,7 +223,7 @@ func (s *rtaSession) dial(ctx context.Context) (ws *websocket.Conn, conn io.Clos
 		s.ss = s.ss.HeaderSecrets(resp.Request.Header)
 	}
 	if err != nil {
-		e := &Error{code: hresult.E_XBL_RTA_GENERIC_ERROR, Service: a.service, API: a.name, Message: "websocket refused", Err: s.ss.ScrubError(err)}
+		e := &Error{code: hresult.E_XBL_RTA_GENERIC_ERROR, Service: a.service, API: a.name, Message: "websocket refused", Err: dialFailure(err, s.ss)}
 		if resp != nil {
 			// The dialer's errors about an answer quote the service's
 			// header lines, which may echo the credentials sent; a
@@ -242,6 +244,30 @@ func (s *rtaSession) dial(ctx context.Context) (ws *websocket.Conn, conn io.Clos
 	}
 	ws.SetReadLimit(maxRTAMessage)
 	return ws, up.conn, nil
+}
+
+// dialFailure is what an upgrade that got no answer tells of err: the
+// context's end, or a connection the network refused or cut (net/http's
+// own text, scrubbed of ss), as it is; otherwise (an answer net/http could
+// not read, a certificate refused) only what kind of failure it was:
+// net/http's and crypto/x509's errors quote the service's bytes (a
+// malformed status or header line, a certificate's names), in which a
+// hostile service can echo a token a hundred bytes a connection, which no
+// scrubbing of whole credentials catches.
+func dialFailure(err error, ss xblauth.Secrets) error {
+	var op *net.OpError
+	var cert *tls.CertificateVerificationError
+	switch {
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		return ss.ScrubError(err)
+	case errors.As(err, &cert):
+		return errors.New("the service's certificate was refused")
+	case errors.As(err, &op) && (op.Op == "dial" || op.Op == "read" || op.Op == "write"):
+		return ss.ScrubError(err)
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		return errors.New("the service closed the connection before it answered the upgrade")
+	}
+	return errors.New("the service's answer to the upgrade is not HTTP that net/http reads")
 }
 
 // upgrade keeps the connection a websocket's upgrade answer carries.
@@ -543,7 +569,7 @@ func subscribed(r Resource, data json.RawMessage) *Subscribed {
 func (s *rtaSession) resync(ctx context.Context) *Resynced {
 	var xuids []string
 	for _, r := range s.rs {
-		if r.presence() && !slices.Contains(xuids, r.xuid) {
+		if r.presence() && !s.refused[r] && !slices.Contains(xuids, r.xuid) { // one refused for good follows no one
 			xuids = append(xuids, r.xuid)
 		}
 	}

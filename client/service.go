@@ -306,7 +306,7 @@ func (s *ServiceSignIn) serviceToken(ctx context.Context) (XboxToken, error) {
 		key, hc := s.keyAndClient()
 		body := map[string]any{"RelyingParty": "http://auth.xboxlive.com", "TokenType": "JWT",
 			"Properties": map[string]any{"ProofKey": xblsign.ProofKeyOf(&key.PublicKey)}}
-		a, err := postAuth(ctx, hc, "XSAS S-token", ServiceAuthURL, body, key, nil)
+		a, err := postAuth(ctx, hc, "XSAS S-token", ServiceAuthURL, body, key, s.knownSecrets)
 		if err != nil {
 			return XboxToken{}, nil, err
 		}
@@ -329,7 +329,7 @@ func (s *ServiceSignIn) xsts(ctx context.Context, delegationToken string) (*xbox
 		}
 		key, hc := s.keyAndClient()
 		a, err := postAuth(ctx, hc, "XSTS token", XSTSURL,
-			map[string]any{"RelyingParty": cmp.Or(s.RelyingParty, XboxRelyingParty), "TokenType": "JWT", "Properties": props}, key, nil)
+			map[string]any{"RelyingParty": cmp.Or(s.RelyingParty, XboxRelyingParty), "TokenType": "JWT", "Properties": props}, key, s.knownSecrets)
 		var se *SignInError
 		if try == 0 && errors.As(err, &se) && (se.XErr == XErrServiceTokenExpired || se.XErr == XErrServiceTokenInvalid) {
 			s.mu.Lock()
@@ -341,6 +341,20 @@ func (s *ServiceSignIn) xsts(ctx context.Context, delegationToken string) (*xbox
 		}
 		return a, err
 	}
+}
+
+// knownSecrets returns every credential the ServiceSignIn holds: the
+// S-token, the service's X-token, and each user's delegation token and
+// X-token, which no step's refusal may quote (XSAS and XSTS may share what
+// each was sent; one user's refusal may quote another's).
+func (s *ServiceSignIn) knownSecrets() xblauth.Secrets {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ss := xblauth.Secrets{}.Add(s.sToken.tok.Token).Add(s.service.tok.Token)
+	for _, d := range s.users {
+		ss = ss.Add(d.token).Add(d.slot.tok.Token)
+	}
+	return ss
 }
 
 // keyAndClient returns the proof key and the HTTP client, making them at

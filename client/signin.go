@@ -314,15 +314,15 @@ func (s *SignIn) signIn(ctx context.Context, wait time.Duration) (XboxToken, err
 		if err != nil {
 			return XboxToken{}, err
 		}
-		if user, err = s.post(ctx, "Xbox user token", UserAuthURL, userTokenRequest(access), s.microsoftSecrets()); err != nil {
+		if user, err = s.post(ctx, "Xbox user token", UserAuthURL, userTokenRequest(access), s.knownSecrets); err != nil {
 			return XboxToken{}, err
 		}
 		userRenew = s.renewAt(user, time.Now())
 	}
 	// The refusal of one step may quote another's secret (one operator's
 	// hosts may share what each was sent): each step's error is scrubbed
-	// of the Microsoft account's tokens too.
-	a, err := s.post(ctx, "XSTS token", XSTSURL, s.xstsRequest(user.Token), s.microsoftSecrets())
+	// of every credential the sign-in holds (knownSecrets).
+	a, err := s.post(ctx, "XSTS token", XSTSURL, s.xstsRequest(user.Token), s.knownSecrets)
 	if err != nil {
 		return XboxToken{}, err
 	}
@@ -384,7 +384,7 @@ func (s *SignIn) accessToken(ctx context.Context) (string, error) {
 	ctx = context.WithValue(ctx, oauth2.HTTPClient, signInClient(s.HTTPClient))
 	tok, err := s.OAuth.TokenSource(ctx, ms).Token()
 	if err != nil {
-		return "", microsoftError(err, s.OAuth, xblauth.Secrets{}.Add(ms.RefreshToken).Add(ms.AccessToken))
+		return "", microsoftError(err, s.OAuth, s.knownSecrets().Add(ms.RefreshToken).Add(ms.AccessToken))
 	}
 	if tok.RefreshToken != ms.RefreshToken || tok.AccessToken != ms.AccessToken {
 		s.mu.Lock()
@@ -437,28 +437,38 @@ func xstsToken(a *xboxAuth) (*XboxToken, error) {
 const maxAuthBody = 64 << 10
 
 // post sends one Xbox authentication request and reads its answer; its
-// error holds none of known, nor of what it posts.
-func (s *SignIn) post(ctx context.Context, step, url string, body any, known xblauth.Secrets) (*xboxAuth, error) {
+// error holds none of known's secrets, nor of what it posts.
+func (s *SignIn) post(ctx context.Context, step, url string, body any, known func() xblauth.Secrets) (*xboxAuth, error) {
 	return postAuth(ctx, s.HTTPClient, step, url, body, nil, known)
 }
 
-// microsoftSecrets returns the Microsoft account's tokens, which a later
-// step's refusal must not quote.
-func (s *SignIn) microsoftSecrets() xblauth.Secrets {
+// knownSecrets returns every credential the sign-in holds: the Microsoft
+// account's tokens, the user token, the XSTS token and its delegation
+// token, which no step's refusal may quote (one operator's hosts may share
+// what each was sent, and a renewal's refusal may quote the token still in
+// use).
+func (s *SignIn) knownSecrets() xblauth.Secrets {
 	s.mu.Lock()
-	ms := s.msLocked()
-	s.mu.Unlock()
-	if ms == nil {
-		return nil
+	defer s.mu.Unlock()
+	var ss xblauth.Secrets
+	if ms := s.msLocked(); ms != nil {
+		ss = ss.Add(ms.RefreshToken).Add(ms.AccessToken)
 	}
-	return xblauth.Secrets{}.Add(ms.RefreshToken).Add(ms.AccessToken)
+	if s.user != nil {
+		ss = ss.Add(s.user.Token)
+	}
+	if s.xsts != nil {
+		ss = ss.Add(s.xsts.Token).Add(s.xsts.DelegationToken)
+	}
+	return ss
 }
 
 // postAuth sends one Xbox authentication request with hc, following no
 // redirect (signInClient), signed with key under AuthSignaturePolicy when
 // key is set, and reads its answer: a token with life left (lifeOf). Its
-// error holds none of known, nor of what it posts or sends in a header.
-func postAuth(ctx context.Context, hc *http.Client, step, url string, body any, key *ecdsa.PrivateKey, known xblauth.Secrets) (*xboxAuth, error) {
+// error holds none of the secrets known returns (read only for an error;
+// nil: none), nor of what it posts or sends in a header.
+func postAuth(ctx context.Context, hc *http.Client, step, url string, body any, key *ecdsa.PrivateKey, known func() xblauth.Secrets) (*xboxAuth, error) {
 	b, _ := json.Marshal(body)
 	req, err := http.NewRequestWithContext(ctx, "POST", url, bytes.NewReader(b))
 	if err != nil {
@@ -472,10 +482,16 @@ func postAuth(ctx context.Context, hc *http.Client, step, url string, body any, 
 			return nil, &SignInError{Step: step, Message: "cannot sign the request", Err: err}
 		}
 	}
-	ss := slices.Clip(known).PostedSecrets(b).HeaderSecrets(req.Header) // what the answer may echo
+	secrets := func() xblauth.Secrets { // what the answer may echo
+		var ss xblauth.Secrets
+		if known != nil {
+			ss = slices.Clip(known())
+		}
+		return ss.PostedSecrets(b).HeaderSecrets(req.Header)
+	}
 	resp, err := signInClient(hc).Do(req)
 	if err != nil {
-		err = ss.ScrubError(err)
+		err = secrets().ScrubError(err)
 		return nil, &SignInError{Step: step, Message: safetext.Clip(err.Error(), 200), Err: err}
 	}
 	defer resp.Body.Close()
@@ -484,7 +500,7 @@ func postAuth(ctx context.Context, hc *http.Client, step, url string, body any, 
 		return nil, &SignInError{Step: step, Status: resp.StatusCode, Message: "unreadable or oversized answer"}
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, signInFailure(step, resp.StatusCode, data, ss)
+		return nil, signInFailure(step, resp.StatusCode, data, secrets())
 	}
 	var a xboxAuth
 	if err := json.Unmarshal(data, &a); err != nil || a.Token == "" || a.NotAfter.IsZero() {

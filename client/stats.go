@@ -242,6 +242,9 @@ func (u *User) leaderboard(ctx context.Context, a api, scid, name, seg, column s
 	if err := notNegative(a, status, "totalCount", out.LeaderboardInfo.TotalCount); err != nil {
 		return Leaderboard{}, err
 	}
+	if err := eachNamed(a, status, `"xuid"`, out.UserList, func(r LeaderboardRow) string { return r.XUID }); err != nil {
+		return Leaderboard{}, err
+	}
 	if c := out.LeaderboardInfo.ColumnDefinition.StatName; column != "" && c != column { // none named is not the one asked for
 		return Leaderboard{}, lacks(a, status, "the leaderboard of the statistic asked for (it is "+safetext.Quote(c, 64)+"'s)")
 	}

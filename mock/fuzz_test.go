@@ -12,10 +12,11 @@ func FuzzParseToken(f *testing.F) {
 	f.Add("XBL3.0 x=1;mock1.abc.def")
 	f.Add("Bearer x")
 	f.Add(" " + Token(xuid2, title1) + " ")
-	f.Add(signInToken(xuid1, title1, 7, time.Unix(1796342400, 0), false))
-	f.Add(signInToken(xuid1, title1, 9, time.Unix(1796342400, 0), true))
+	f.Add(signInToken(xuid1, title1, 7, time.Unix(1796342400, 0), "http://xboxlive.com"))
+	f.Add(signInToken(xuid1, title1, 9, time.Unix(1796342400, 0), MockServiceRelyingParty))
+	f.Add(signInToken(xuid1, title1, 10, time.Unix(1796342400, 0), "http://licensing.xboxlive.com"))
 	f.Add(mintToken(xuid1, title1, "7.-5"))
-	f.Add(signInToken(xuid1, title1, 8, time.Time{}, false))
+	f.Add(signInToken(xuid1, title1, 8, time.Time{}, "http://xboxlive.com"))
 	f.Add(mintToken(xuid1, title1, "7.x"))
 	tc := newTokenCache(1) // one set: every token meets the entries of the inputs before it
 	f.Fuzz(func(t *testing.T, h string) {

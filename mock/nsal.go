@@ -44,6 +44,21 @@ var nsalDomains = []struct{ wildcard, party string }{
 	{"*.mp.microsoft.com", "http://mp.microsoft.com/"},
 }
 
+// nsalParty returns the relying party of the tokens the exact host (in
+// lower case) takes, as the NSAL document gives it: its own entry's, else
+// its domain's; "" for a host of no domain the document names.
+func nsalParty(host string) string {
+	if party, ok := nsalRelyingParties[host]; ok {
+		return party
+	}
+	for _, d := range nsalDomains {
+		if strings.HasSuffix(host, d.wildcard[1:]) {
+			return d.party
+		}
+	}
+	return ""
+}
+
 // isNSAL reports whether a request is for a title's endpoints:
 // GET /titles/{default, current or a title ID}/endpoints.
 func isNSAL(method, path string) bool {
@@ -66,13 +81,7 @@ func nsalDocument(hosts []string) []byte {
 		if strings.Contains(h, "*") || (isSignInHost(h) && h != sisuHost) {
 			continue // a pattern is one of the wildcards; the sign-in hosts take no XSTS token
 		}
-		party, ok := nsalRelyingParties[h]
-		for _, d := range nsalDomains {
-			if !ok && strings.HasSuffix(h, d.wildcard[1:]) {
-				party, ok = d.party, true
-			}
-		}
-		if ok {
+		if party := nsalParty(h); party != "" {
 			eps = append(eps, entry(h, "fqdn", party))
 		}
 	}

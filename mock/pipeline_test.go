@@ -25,7 +25,7 @@ import (
 // is in its scope's requests but not counted against FGRL.
 func TestWhichRequestsCount(t *testing.T) {
 	tok := Token(xuid1, title1)
-	expired := signInToken(xuid1, title1, 1, time.Now().Add(-time.Hour), false)
+	expired := signInToken(xuid1, title1, 1, time.Now().Add(-time.Hour), "http://xboxlive.com")
 	counting := Config{Script: Script{Rules: []ScriptRule{{Match: ScriptMatch{Host: "profile.xboxlive.com"},
 		Count: true, Answers: []ScriptAnswer{{Status: 500}}}}}}
 	tests := []struct {

@@ -108,7 +108,7 @@ func (h *Handler) serveRTA(x *exchange) {
 		writeError(x.w, http.StatusNotFound, "NotFound", "the RTA service answers at "+RTAPath)
 		return
 	}
-	id, err := h.tokens.caller(r.Header.Get("Authorization"), h.cfg.now)
+	id, err := h.tokens.caller(r.Header.Get("Authorization"), r.Host, h.cfg.now)
 	if err != nil {
 		refuseCaller(x.w, err)
 		return

@@ -400,7 +400,7 @@ func TestRTAConnectionEndsWhenItsTokenExpires(t *testing.T) {
 		hc := pipeServer(t, h)
 		notAfter := time.Now().Add(rtaPing / 2) // before a ping, which an idle test reader would not answer
 		ws, resp, err := websocket.Dial(t.Context(), "ws://"+RTAHost+RTAPath, &websocket.DialOptions{HTTPClient: hc,
-			Subprotocols: []string{RTASubprotocol}, HTTPHeader: http.Header{"Authorization": {signInToken(xuid1, title1, 1, notAfter, false)}}})
+			Subprotocols: []string{RTASubprotocol}, HTTPHeader: http.Header{"Authorization": {signInToken(xuid1, title1, 1, notAfter, "http://xboxlive.com")}}})
 		if err != nil {
 			t.Fatalf("dial RTA with a sign-in's token: %v (%v)", err, resp)
 		}

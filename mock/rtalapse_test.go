@@ -139,12 +139,22 @@ func TestRTALapseTimersHoldNoRecord(t *testing.T) {
 			runtime.KeepAlive(h)
 			return int64(ms.HeapAlloc) - int64(before), timers, budget
 		}
-		control, _, _ := grow(false)
-		grown, timers, budget := grow(true)
-		held := grown - control
-		t.Logf("heap grown %d bytes with %d lapse timers, %d without: the timers hold %d (the presence state's bound: %d)", grown, timers, control, held, budget)
-		if held > 4*budget {
-			t.Errorf("%d lapse timers hold %d bytes after 3000 presence writes, over 4x the presence state's byte bound (%d)", timers, held, budget)
+		// The heap is the process's: what another test left running (its
+		// goroutines' buffers) can grow it between the two runs, so a
+		// measurement over the bound is taken again, up to three times;
+		// the timers' hold (19.8 MB before the fix) is over it every time.
+		for try := 1; ; try++ {
+			control, _, _ := grow(false)
+			grown, timers, budget := grow(true)
+			held := grown - control
+			t.Logf("heap grown %d bytes with %d lapse timers, %d without: the timers hold %d (the presence state's bound: %d)", grown, timers, control, held, budget)
+			if held <= 4*budget {
+				break
+			}
+			if try == 3 {
+				t.Errorf("%d lapse timers hold %d bytes after 3000 presence writes, over 4x the presence state's byte bound (%d), three times", timers, held, budget)
+				break
+			}
 		}
 	})
 }

@@ -185,7 +185,7 @@ func (h *Handler) scripted(st *scriptState, x *exchange) bool {
 	// A token the services would refuse (not minted, or past its
 	// NotAfter) names no caller: the answer is neither counted nor
 	// recorded as theirs.
-	id, err := h.tokens.caller(r.Header.Get("Authorization"), h.cfg.now)
+	id, err := h.tokens.caller(r.Header.Get("Authorization"), r.Host, h.cfg.now)
 	x.script = st.ruleName(i)
 	if known {
 		x.scope = rule.Scope()

@@ -370,7 +370,7 @@ func (s *signIn) xstsAuthorize(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	a, status := s.xstsAnswer(xuid, title, !slices.Contains(xboxRelyingParties, req.RelyingParty), now)
+	a, status := s.xstsAnswer(xuid, title, req.RelyingParty, now)
 	if status == http.StatusOK {
 		s.addDelegation(a, req.RelyingParty, xuid, req.Properties.SandboxId, now)
 	}
@@ -380,7 +380,7 @@ func (s *signIn) xstsAuthorize(w http.ResponseWriter, r *http.Request) {
 // xstsAnswer is the XSTS token's answer for xuid playing title, as
 // xsts/authorize and SISU's authorize (AuthorizationToken) give it, or the
 // refusal (401, XErr) of an account the world refuses.
-func (s *signIn) xstsAnswer(xuid, title string, elsewhere bool, now time.Time) (map[string]any, int) {
+func (s *signIn) xstsAnswer(xuid, title, rp string, now time.Time) (map[string]any, int) {
 	s.mu.Lock()
 	a, known := s.accounts[xuid]
 	s.mu.Unlock()
@@ -392,7 +392,7 @@ func (s *signIn) xstsAnswer(xuid, title string, elsewhere bool, now time.Time) (
 			"Redirect": "https://start.ui.xboxlive.com/CreateAccount"}, http.StatusUnauthorized
 	}
 	notAfter := now.Add(xstsTokenLife)
-	tok := signInToken(xuid, title, s.serial.Add(1), notAfter, elsewhere)
+	tok := signInToken(xuid, title, s.serial.Add(1), notAfter, rp)
 	return map[string]any{
 		"IssueInstant": now.UTC().Format(time.RFC3339Nano), "NotAfter": notAfter.UTC().Format(time.RFC3339Nano),
 		"Token": tok[strings.IndexByte(tok, ';')+1:],
@@ -401,8 +401,16 @@ func (s *signIn) xstsAnswer(xuid, title string, elsewhere bool, now time.Time) (
 	}, http.StatusOK
 }
 
+// maxSignInBody bounds a sign-in request's body, form or JSON: a body
+// past it is refused whole, never read as its first part.
+const maxSignInBody = 64 << 10
+
 func readForm(w http.ResponseWriter, r *http.Request) (url.Values, bool) {
-	b, err := io.ReadAll(io.LimitReader(r.Body, 64<<10))
+	b, err := io.ReadAll(io.LimitReader(r.Body, maxSignInBody+1))
+	if err == nil && len(b) > maxSignInBody {
+		oauthError(w, "invalid_request", "the form is larger than 64 KiB")
+		return nil, false
+	}
 	form, perr := url.ParseQuery(string(b))
 	if err != nil || perr != nil {
 		oauthError(w, "invalid_request", "the body is not a form")
@@ -411,8 +419,19 @@ func readForm(w http.ResponseWriter, r *http.Request) (url.Values, bool) {
 	return form, true
 }
 
+// readJSON reads the body as one JSON value into v: a body past
+// maxSignInBody, or with anything but white space after the value, is
+// refused (400).
 func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
-	if err := json.NewDecoder(io.LimitReader(r.Body, 64<<10)).Decode(v); err != nil {
+	b, err := io.ReadAll(io.LimitReader(r.Body, maxSignInBody+1))
+	switch {
+	case err == nil && len(b) > maxSignInBody:
+		writeError(w, http.StatusBadRequest, "BadRequest", "the body is larger than 64 KiB")
+		return false
+	case err == nil:
+		err = json.Unmarshal(b, v)
+	}
+	if err != nil {
 		writeError(w, http.StatusBadRequest, "BadRequest", fmt.Sprintf("the body is not the JSON expected: %v", err))
 		return false
 	}

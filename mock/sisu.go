@@ -118,7 +118,7 @@ func (s *signIn) sisuAuthorize(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusUnauthorized)
 		return
 	}
-	xsts, status := s.xstsAnswer(xuid, title, false, now) // SISU authorizes for the Xbox services
+	xsts, status := s.xstsAnswer(xuid, title, "http://xboxlive.com", now) // SISU authorizes for the Xbox services
 	if status != http.StatusOK {
 		writeJSON(w, status, xsts)
 		return

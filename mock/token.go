@@ -86,14 +86,41 @@ type identity struct {
 	// sign-in minted, its NotAfter's, whatever instant that is (before
 	// 1970 on a clock set there); neverExpires for one Token minted.
 	expires int64
-	// elsewhere marks an XSTS token the sign-in issued a user for a
-	// relying party not the Xbox services' (a title service's): no Xbox
-	// service takes it (caller).
-	elsewhere bool
+	// party is the relying party of an XSTS token the sign-in issued a
+	// user for one other than the Xbox services' own (xboxlive.com): a
+	// title service's (elsewhere), taken at no Xbox service, or one of
+	// the Xbox services' others (licensing, music, accounts), taken only
+	// at the hosts whose relying party it is (nsalParty). "" for a token
+	// of the Xbox services' own, or one Token minted.
+	party string
 }
 
-// elsewhereMark ends the serial of a token that is elsewhere's.
-const elsewhereMark = "x"
+// elsewhere is identity.party of a token issued for a title service's
+// relying party.
+const elsewhere = "elsewhere"
+
+// partyMarks are the marks that end the serial of a token issued for a
+// relying party other than the Xbox services' own, by that party.
+var partyMarks = map[string]string{
+	"x": elsewhere,
+	"l": "http://licensing.xboxlive.com",
+	"m": "http://music.xboxlive.com",
+	"a": "http://accounts.xboxlive.com",
+}
+
+// partyMark returns the mark of a token issued for the relying party rp:
+// "" for the Xbox services' own, "x" for one not the Xbox services'.
+func partyMark(rp string) string {
+	if rp == "http://xboxlive.com" || rp == "https://xboxlive.com" {
+		return ""
+	}
+	for mark, party := range partyMarks {
+		if party == rp {
+			return mark
+		}
+	}
+	return "x"
+}
 
 var errToken = errors.New("token is not one minted by mock.Token")
 
@@ -133,33 +160,34 @@ func parseToken(h string) (identity, error) {
 		string(strconv.AppendUint(ub[:0], userHashOf(xuid), 10)) != uhs {
 		return identity{}, errToken
 	}
-	expires, elsewhere := int64(neverExpires), false
+	expires, party := int64(neverExpires), ""
 	if _, e, dated := strings.Cut(serial, "."); dated {
 		e, mark, marked := strings.Cut(e, ".")
-		if marked && mark != elsewhereMark {
+		if party = partyMarks[mark]; marked && party == "" {
 			return identity{}, errToken
 		}
-		elsewhere = marked
 		if expires, err = strconv.ParseInt(e, 10, 64); err != nil {
 			return identity{}, errToken
 		}
 	}
-	return identity{xuid: xuid, title: title, userhash: uhs, expires: expires, elsewhere: elsewhere}, nil
+	return identity{xuid: xuid, title: title, userhash: uhs, expires: expires, party: party}, nil
 }
 
 // signInToken mints the XSTS token a sign-in gives xuid playing title,
 // the serial-th: a token of its own that expires at notAfter (to the
-// second below; it is refused from the second after).
-func signInToken(xuid, title string, serial uint64, notAfter time.Time, elsewhere bool) string {
+// second below; it is refused from the second after), for the relying
+// party rp.
+func signInToken(xuid, title string, serial uint64, notAfter time.Time, rp string) string {
 	s := strconv.FormatUint(serial, 10) + "." + strconv.FormatInt(notAfter.Unix(), 10)
-	if elsewhere {
-		s += "." + elsewhereMark
+	if mark := partyMark(rp); mark != "" {
+		s += "." + mark
 	}
 	return mintToken(xuid, title, s)
 }
 
 // errElsewhere refuses, at an Xbox service, a user's XSTS token issued for
-// another relying party: such tokens are for their relying party alone.
+// another relying party than the host's (nsalParty): such tokens are for
+// their relying party alone.
 var errElsewhere = errors.New("the XSTS token was issued for another relying party")
 
 // errExpired is the refusal of a token the sign-in minted, used past its
@@ -167,15 +195,16 @@ var errElsewhere = errors.New("the XSTS token was issued for another relying par
 var errExpired = errors.New("the XSTS token has expired")
 
 // caller is the identity of the token auth, a token Token or the
-// sign-in minted: errToken for one it did not, errExpired for one the
-// sign-in minted whose NotAfter has passed by now (read only for such a
-// token).
-func (tc *tokenCache) caller(auth string, now func() time.Time) (identity, error) {
+// sign-in minted, presented at host: errToken for one it did not,
+// errElsewhere for one issued for another relying party than host's,
+// errExpired for one the sign-in minted whose NotAfter has passed by now
+// (read only for such a token).
+func (tc *tokenCache) caller(auth, host string, now func() time.Time) (identity, error) {
 	id, err := tc.identity(auth)
 	switch {
 	case err != nil:
 		return id, err
-	case id.elsewhere:
+	case id.party != "" && (id.party == elsewhere || id.party != nsalParty(strings.ToLower(hostOnly(host)))):
 		return identity{}, errElsewhere
 	case id.expires != neverExpires && now().Unix() > id.expires:
 		return identity{}, errExpired
@@ -208,7 +237,7 @@ func refuseCaller(w http.ResponseWriter, err error) {
 // s2sauth.go), else 401.
 func (h *Handler) authenticate(x *exchange, rule *limits.Rule) (identity, bool) {
 	auth := x.r.Header.Get("Authorization")
-	id, err := h.tokens.caller(auth, h.cfg.now)
+	id, err := h.tokens.caller(auth, x.r.Host, h.cfg.now)
 	if err == nil {
 		return id, true
 	}

@@ -7,7 +7,9 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptrace"
 	"net/http/httputil"
+	"net/textproto"
 	"net/url"
 	"sync"
 	"sync/atomic"
@@ -160,6 +162,11 @@ func (s *Server) rewrite(pr *httputil.ProxyRequest) {
 type roundTripper struct{ s *Server }
 
 func (rt roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	// The ReverseProxy hands the service's 1xx answers (103 Early Hints)
+	// to the application itself, from a trace of its own, before the
+	// answer is back: this trace, called before it, strips them first.
+	// (WithClientTrace changes the trace it is given: one a request.)
+	req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{Got1xxResponse: strip1xx}))
 	resp, err := rt.s.tr.RoundTrip(req)
 	if c, ok := req.Context().Value(callKey{}).(*call); ok {
 		c.answered(resp)
@@ -180,6 +187,13 @@ func (rt roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.Body = &scrubbedBody{ReadCloser: resp.Body, req: req, resp: resp}
 	}
 	return resp, err
+}
+
+// strip1xx strips the proxy's own prefix from a 1xx answer of the
+// service.
+func strip1xx(_ int, h textproto.MIMEHeader) error {
+	stripPolicy(http.Header(h))
+	return nil
 }
 
 // scrubbedBody is an answer's body whose read errors hold none of the

@@ -345,14 +345,25 @@ func (s *ServiceSignIn) xsts(ctx context.Context, delegationToken string) (*xbox
 
 // knownSecrets returns every credential the ServiceSignIn holds: the
 // S-token, the service's X-token, and each user's delegation token and
-// X-token, which no step's refusal may quote (XSAS and XSTS may share what
+// X-token (and the tokens a 401 dropped), which no step's refusal may quote (XSAS and XSTS may share what
 // each was sent; one user's refusal may quote another's).
 func (s *ServiceSignIn) knownSecrets() xblauth.Secrets {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ss := xblauth.Secrets{}.Add(s.sToken.tok.Token).Add(s.service.tok.Token)
+	ss := s.sToken.secrets(nil)
+	ss = s.service.secrets(ss)
 	for _, d := range s.users {
-		ss = ss.Add(d.token).Add(d.slot.tok.Token)
+		ss = d.slot.secrets(ss.Add(d.token))
+	}
+	return ss
+}
+
+// secrets returns ss with the slot's token and the one a 401 last dropped
+// (calls under way still carry it).
+func (t *tokenSlot) secrets(ss xblauth.Secrets) xblauth.Secrets {
+	ss = ss.Add(t.tok.Token)
+	if _, tok, err := xblauth.Parse(t.dropped); err == nil {
+		ss = ss.Add(tok)
 	}
 	return ss
 }

@@ -122,6 +122,10 @@ type SignIn struct {
 	xstsRenew time.Time      // likewise the XSTS token
 	flying    *flight        // the sign-in under way
 	forced    forcedRenewals // sign-ins forced by 401s
+	// dropped are the user and XSTS tokens (and delegation token) a 401
+	// dropped (Renew): calls under way still carry them, so a step's
+	// refusal must not quote them (knownSecrets).
+	dropped xblauth.Secrets
 }
 
 // flight is one sign-in under way; done is closed when it has ended.
@@ -179,6 +183,7 @@ func (s *SignIn) Renew(ctx context.Context, stale string) (XboxToken, error) {
 	var wait time.Duration
 	if s.flying == nil {
 		wait = s.forced.wait(time.Now())
+		s.dropped = s.heldLocked()
 		s.user, s.xsts = nil, nil
 	}
 	f := s.startLocked(ctx, wait)
@@ -444,16 +449,23 @@ func (s *SignIn) post(ctx context.Context, step, url string, body any, known fun
 
 // knownSecrets returns every credential the sign-in holds: the Microsoft
 // account's tokens, the user token, the XSTS token and its delegation
-// token, which no step's refusal may quote (one operator's hosts may share
+// token, and those a 401 last dropped, which no step's refusal may quote (one operator's hosts may share
 // what each was sent, and a renewal's refusal may quote the token still in
 // use).
 func (s *SignIn) knownSecrets() xblauth.Secrets {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var ss xblauth.Secrets
+	ss := append(s.heldLocked(), s.dropped...)
 	if ms := s.msLocked(); ms != nil {
 		ss = ss.Add(ms.RefreshToken).Add(ms.AccessToken)
 	}
+	return ss
+}
+
+// heldLocked returns the Xbox tokens the sign-in holds: the user token,
+// the XSTS token and its delegation token.
+func (s *SignIn) heldLocked() xblauth.Secrets {
+	var ss xblauth.Secrets
 	if s.user != nil {
 		ss = ss.Add(s.user.Token)
 	}
@@ -589,14 +601,16 @@ var xerrCauses = map[int64]string{
 }
 
 // signInFailure reads an authentication refusal: {"XErr": ..., "Message": ...},
-// without the secrets the request posted (ss).
+// without the secrets ss names, nor any other text that looks like a
+// credential (safetext.HideOpaque: a token echoed in an encoding, or split,
+// that no scrubbing of whole secrets finds).
 func signInFailure(step string, status int, data []byte, ss xblauth.Secrets) error {
 	var body struct {
 		XErr    int64  `json:"XErr"`
 		Message string `json:"Message"`
 	}
 	json.Unmarshal(data, &body)
-	return &SignInError{Step: step, Status: status, XErr: body.XErr, Message: safetext.Clip(ss.Scrub(body.Message), 200)}
+	return &SignInError{Step: step, Status: status, XErr: body.XErr, Message: safetext.Clip(safetext.HideOpaque(ss.Scrub(body.Message)), 200)}
 }
 
 // DeviceLogin signs a Microsoft account in with the device code flow: it
@@ -691,7 +705,7 @@ func microsoftError(err error, cfg *oauth2.Config, ss xblauth.Secrets) error {
 	var re *oauth2.RetrieveError
 	if errors.As(err, &re) {
 		return &SignInError{Step: "Microsoft account", Status: re.Response.StatusCode,
-			Message: safetext.Clip(ss.Scrub(re.ErrorCode), 64) + ": " + safetext.Clip(ss.Scrub(re.ErrorDescription), 200)}
+			Message: safetext.Clip(safetext.HideOpaque(ss.Scrub(re.ErrorCode)), 64) + ": " + safetext.Clip(safetext.HideOpaque(ss.Scrub(re.ErrorDescription)), 200)}
 	}
 	err = ss.ScrubError(err)
 	return &SignInError{Step: "Microsoft account", Message: safetext.Clip(err.Error(), 200), Err: err}

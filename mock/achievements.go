@@ -534,8 +534,11 @@ func (u *achievementUpdate) check(scid string, c *call) (int, string) {
 		return http.StatusBadRequest, "achievements is empty"
 	}
 	for _, a := range u.Achievements {
+		// An id is the achievement's own spelling ("1"), not another
+		// that reads as its number ("01", "+1"): each spelling would be
+		// an achievement of its own.
 		n, err := strconv.Atoi(a.ID)
-		if err != nil || n < 1 || n > achievementsPerTitle || a.PercentComplete < 0 || a.PercentComplete > 100 {
+		if err != nil || n < 1 || n > achievementsPerTitle || a.ID != strconv.Itoa(n) || a.PercentComplete < 0 || a.PercentComplete > 100 {
 			return http.StatusBadRequest, "unknown achievement or percentComplete outside 0..100"
 		}
 	}

@@ -187,8 +187,11 @@ func (s mpsdService) writeSession(key string, c *call, write *sessionWrite) (doc
 	if err == nil && len(doc) > maxSessionBytes {
 		err = fmt.Errorf("the session would be larger than %d bytes", maxSessionBytes)
 	}
-	if err == nil {
-		s.state.sessions.put(key, doc, int64(len(doc)))
+	if err == nil && !s.state.sessions.put(key, doc, int64(len(doc))) {
+		// Its name and document are over what the mock keeps of sessions
+		// (Config.MaxStateBytes): refused, not answered as stored.
+		err = fmt.Errorf("the session and its name (%d bytes) are more than the mock keeps of sessions (Config.MaxStateBytes)", len(doc)+len(key))
+		doc = nil
 	}
 	s.state.mu.Unlock()
 	if err == nil {

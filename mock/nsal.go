@@ -45,9 +45,11 @@ var nsalDomains = []struct{ wildcard, party string }{
 }
 
 // nsalParty returns the relying party of the tokens the exact host (in
-// lower case) takes, as the NSAL document gives it: its own entry's, else
-// its domain's; "" for a host of no domain the document names.
+// lower case; a trailing dot, as the router takes it, ignored) takes, as
+// the NSAL document gives it: its own entry's, else its domain's; "" for
+// a host of no domain the document names.
 func nsalParty(host string) string {
+	host = strings.TrimSuffix(host, ".")
 	if party, ok := nsalRelyingParties[host]; ok {
 		return party
 	}

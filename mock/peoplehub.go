@@ -2,6 +2,7 @@ package mock
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 )
 
@@ -182,7 +183,9 @@ func (s peopleHubService) servePeopleHubBatch(c *call) {
 	if !c.decode(&req) {
 		return
 	}
-	if len(req.XUIDs) == 0 || len(req.XUIDs) > 100 {
+	if len(req.XUIDs) == 0 || len(req.XUIDs) > 100 || slices.ContainsFunc(req.XUIDs, notXUID) {
+		// One that is no XUID is refused, as the profile, presence and
+		// stats batches refuse it, rather than answered as a person.
 		writeError(c.w, http.StatusBadRequest, "BadRequest", "xuids must hold 1 to 100 xuids")
 		return
 	}

@@ -148,9 +148,16 @@ func (h *Handler) serve(x *exchange) {
 	if f := h.faults.Load(); f.any && h.fault(x, rule, &f.f) {
 		return
 	}
-	if rt == nil {
+	switch {
+	case rt == nil:
 		writeError(x.w, http.StatusNotFound, "NotFound", "no such resource")
-	} else {
+	case r.ContentLength > h.cfg.maxBody:
+		// Over Config.MaxBody by its own length: 413 (counted, as the
+		// service's own refusals are) whatever the route, one that reads
+		// no body too; a body sent without a length is bounded where it
+		// is read (call.decode).
+		writeError(x.w, http.StatusRequestEntityTooLarge, "RequestTooLarge", "request body over the limit")
+	default:
 		rt.serve(&x.call)
 	}
 	if tw, ok := x.w.(*truncWriter); ok {

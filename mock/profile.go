@@ -63,6 +63,13 @@ func (s profileService) serveProfilePeople(c *call) {
 		return
 	}
 	people := s.peopleOf(owner)
+	if len(people)*len(settings) > maxProfileValues {
+		// A people list is up to maxPeople long: its 1,000 people's 100
+		// settings were a 10 MB answer.
+		writeError(c.w, http.StatusBadRequest, "BadRequest", "the people list's "+strconv.Itoa(len(people))+" people times "+
+			strconv.Itoa(len(settings))+" settings are over "+strconv.Itoa(maxProfileValues)+" values: name fewer settings")
+		return
+	}
 	users := make([]profileUser, 0, len(people))
 	for _, p := range people {
 		users = append(users, s.profileOf(p.XUID, settings, nil))
@@ -132,6 +139,10 @@ func (s profileService) serveProfileBatch(c *call) {
 // XSAPI names six (microsoft/xbox-live-api, profile_service's
 // SETTINGS_ARRAY).
 const maxProfileSettings = 100
+
+// maxProfileValues bounds the values one read answers (users times
+// settings): a batch's largest, 100 users' 100 settings, about 1 MB.
+const maxProfileValues = 100 * maxProfileSettings
 
 // settingsOK reports whether a read names at most maxProfileSettings
 // settings; when not, it has answered 400.

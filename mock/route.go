@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -62,11 +63,23 @@ func queryValue(raw, key string) string {
 	return ""
 }
 
-// decode reads a JSON body into v; on failure it answers 400 or 413 and
-// returns false.
+// decode reads a JSON body into v, whole: a body over Config.MaxBody is
+// answered 413 even when its JSON value ends before the bound, and one
+// with anything but white space after its value 400; on failure it
+// answers and returns false.
 func (c *call) decode(v any) bool {
 	body := http.MaxBytesReader(c.w, c.r.Body, c.maxBody)
-	err := json.NewDecoder(body).Decode(v)
+	dec := json.NewDecoder(body)
+	err := dec.Decode(v)
+	if err == nil {
+		// The rest, to its end within the bound: only white space.
+		var extra json.RawMessage
+		if err = dec.Decode(&extra); err == io.EOF {
+			err = nil
+		} else if err == nil {
+			err = errors.New("more JSON after the body's value")
+		}
+	}
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):

@@ -41,7 +41,7 @@ type searchHandle struct {
 	Version          int               `json:"version"`
 	ID               string            `json:"id"`
 	CreateTime       string            `json:"createTime"`
-	CustomProperties map[string]any    `json:"customProperties"`
+	CustomProperties json.RawMessage   `json:"customProperties"` // as JSON: its bytes are what it holds (a map of many small objects held many times its JSON)
 	RelatedInfo      handleRelatedInfo `json:"relatedInfo"`
 
 	creator string
@@ -161,9 +161,11 @@ func (sh *searchHandle) fillFromSession(doc json.RawMessage) {
 	json.Unmarshal(doc, &s)
 	sys, _ := s.Constants["system"].(map[string]any)
 	maxMembers, _ := sys["maxMembersCount"].(float64)
-	sh.CustomProperties = s.Properties["custom"]
-	if sh.CustomProperties == nil {
-		sh.CustomProperties = map[string]any{}
+	sh.CustomProperties = json.RawMessage("{}")
+	if custom := s.Properties["custom"]; custom != nil {
+		if b, err := json.Marshal(custom); err == nil {
+			sh.CustomProperties = b
+		}
 	}
 	jr, _ := s.Properties["system"]["joinRestriction"].(string)
 	closed, _ := s.Properties["system"]["closed"].(bool)

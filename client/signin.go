@@ -617,7 +617,11 @@ func signInFailure(step string, status int, data []byte, ss xblauth.Secrets) err
 // asks for a code, calls show with it (the URL to open and the code to
 // enter), and waits until the user has entered it, or ctx ends.
 func DeviceLogin(ctx context.Context, cfg *oauth2.Config, hc *http.Client, show func(*oauth2.DeviceAuthResponse)) (*oauth2.Token, error) {
-	ctx = context.WithValue(ctx, oauth2.HTTPClient, signInClient(hc))
+	c := signInClient(hc)
+	// golang.org/x/oauth2 (v0.38.0) makes the device code request without
+	// ctx: the client's transport gives it ctx, so that it ends with it.
+	c.Transport = withContext{base: cmp.Or[http.RoundTripper](c.Transport, http.DefaultTransport), ctx: ctx}
+	ctx = context.WithValue(ctx, oauth2.HTTPClient, c)
 	da, err := cfg.DeviceAuth(ctx)
 	if err != nil {
 		return nil, microsoftError(err, cfg, nil)
@@ -628,6 +632,20 @@ func DeviceLogin(ctx context.Context, cfg *oauth2.Config, hc *http.Client, show 
 		return nil, microsoftError(err, cfg, xblauth.Secrets{}.Add(da.DeviceCode))
 	}
 	return tok, nil
+}
+
+// withContext sends a request made without a context (one whose Done is
+// nil) under ctx, and any other as it is.
+type withContext struct {
+	base http.RoundTripper
+	ctx  context.Context
+}
+
+func (w withContext) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Context().Done() == nil {
+		req = req.WithContext(w.ctx)
+	}
+	return w.base.RoundTrip(req)
 }
 
 // BrowserLogin signs a Microsoft account in with the authorization code

@@ -538,13 +538,16 @@ func (t *tracer) RoundTrip(req *http.Request) (*http.Response, error) {
 		fmt.Fprintf(t.w, "> %s: %s\n", safetext.Clip(k, 100), safetext.Clip(v, 1000))
 	}
 	resp, err := t.base.RoundTrip(req)
+	// What the service sent (its status line, a header, net/http's error
+	// quoting it) may echo the credentials: scrubbed of them, as -i's.
+	ss := xblauth.Secrets{}.HeaderSecrets(req.Header).URLSecrets(req.URL)
 	if err != nil {
-		fmt.Fprintf(t.w, "< error: %s\n", safetext.Clip(oneLine(err), 500))
+		fmt.Fprintf(t.w, "< error: %s\n", safetext.Clip(oneLine(ss.ScrubError(err)), 500))
 		return nil, err
 	}
-	fmt.Fprintf(t.w, "< %s", safetext.Clip(resp.Status, 100))
+	fmt.Fprintf(t.w, "< %s", safetext.Clip(ss.Scrub(resp.Status), 100))
 	if ra := resp.Header.Get("Retry-After"); ra != "" {
-		fmt.Fprintf(t.w, " (Retry-After: %s)", safetext.Clip(ra, 64))
+		fmt.Fprintf(t.w, " (Retry-After: %s)", safetext.Clip(ss.Scrub(ra), 64))
 	}
 	fmt.Fprintln(t.w)
 	return resp, nil

@@ -21,6 +21,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -122,13 +123,19 @@ func (e *exitError) Error() string { return e.err.Error() }
 // usage and input errors, 130 when interrupted (Ctrl-C). opts adjust the environment
 // (tests give standard input, variables and a config directory).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...func(*env)) int {
-	e := &env{stdout: stdout, stderr: stderr, stdin: os.Stdin, getenv: os.Getenv, configDir: os.UserConfigDir}
+	out := &outWriter{w: stdout}
+	e := &env{stdout: out, stderr: stderr, stdin: os.Stdin, getenv: os.Getenv, configDir: os.UserConfigDir}
 	for _, o := range opts {
 		o(e)
 	}
 	root := newRoot(e)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
+		// A command that wrote its output and did not check the write
+		// (a full disk under "> file", a closed pipe): no success.
+		err = out.failed()
+	}
 	code := exitCode(ctx, err)
 	if code == 0 {
 		code = e.exit
@@ -145,6 +152,34 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...f
 		fmt.Fprintf(stderr, "%s: %v\n", cmd.CommandPath(), oneLine(err))
 	}
 	return code
+}
+
+// outWriter is standard output, remembering its first failed write: every
+// command's output is checked once it ends (run), whether or not the
+// command checked each write.
+type outWriter struct {
+	w   io.Writer
+	mu  sync.Mutex // guards err: a command may write from several goroutines
+	err error
+}
+
+func (o *outWriter) Write(p []byte) (int, error) {
+	n, err := o.w.Write(p)
+	if err != nil {
+		o.mu.Lock()
+		if o.err == nil {
+			o.err = err
+		}
+		o.mu.Unlock()
+	}
+	return n, err
+}
+
+// failed returns the first write that failed, or nil.
+func (o *outWriter) failed() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.err
 }
 
 // exitCode is the one place the CLI chooses its exit status: 0 for

@@ -99,7 +99,8 @@ type ServiceSignIn struct {
 type delegation struct {
 	token string
 	slot  tokenSlot
-	uhs   string // the userhash its X-tokens carry, once one came (its byHash key)
+	uhs   string          // the userhash its X-tokens carry, once one came (its byHash key)
+	old   xblauth.Secrets // the tokens of the delegation it replaced (SetDelegation): calls under way may carry them
 }
 
 // tokenSlot is one cached token and its renewal; the ServiceSignIn's mu
@@ -182,6 +183,10 @@ func (s *ServiceSignIn) SetDelegation(xuid, delegationToken string) error {
 	d := &delegation{token: delegationToken}
 	if ok {
 		d.uhs = old.uhs // its byHash key, until a token of the new one comes
+		// The old delegation's tokens are still carried by calls under way
+		// (and a renewal of the old may still be running): known secrets
+		// until the new one's first renewal.
+		d.old = old.slot.secrets(xblauth.Secrets{}.Add(old.token))
 	}
 	s.users[xuid] = d
 	return nil
@@ -353,7 +358,7 @@ func (s *ServiceSignIn) knownSecrets() xblauth.Secrets {
 	ss := s.sToken.secrets(nil)
 	ss = s.service.secrets(ss)
 	for _, d := range s.users {
-		ss = d.slot.secrets(ss.Add(d.token))
+		ss = d.slot.secrets(append(ss.Add(d.token), d.old...))
 	}
 	return ss
 }

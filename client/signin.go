@@ -122,9 +122,10 @@ type SignIn struct {
 	xstsRenew time.Time      // likewise the XSTS token
 	flying    *flight        // the sign-in under way
 	forced    forcedRenewals // sign-ins forced by 401s
-	// dropped are the user and XSTS tokens (and delegation token) a 401
-	// dropped (Renew): calls under way still carry them, so a step's
-	// refusal must not quote them (knownSecrets).
+	// dropped are the user and XSTS tokens (and delegation tokens) 401s
+	// dropped (Renew), the newest first, at most maxDropped: calls under
+	// way still carry them, so a step's refusal must not quote them
+	// (knownSecrets).
 	dropped xblauth.Secrets
 }
 
@@ -183,7 +184,7 @@ func (s *SignIn) Renew(ctx context.Context, stale string) (XboxToken, error) {
 	var wait time.Duration
 	if s.flying == nil {
 		wait = s.forced.wait(time.Now())
-		s.dropped = s.heldLocked()
+		s.dropped = lastSecrets(append(s.heldLocked(), s.dropped...))
 		s.user, s.xsts = nil, nil
 	}
 	f := s.startLocked(ctx, wait)
@@ -462,6 +463,15 @@ func (s *SignIn) knownSecrets() xblauth.Secrets {
 	return ss
 }
 
+// maxDropped bounds the secrets a sign-in keeps of the tokens 401s
+// dropped: the last few renewals' (each adds a few forms of each token).
+const maxDropped = 64
+
+// lastSecrets returns the first maxDropped of ss, the newest first.
+func lastSecrets(ss xblauth.Secrets) xblauth.Secrets {
+	return slices.Clip(ss[:min(len(ss), maxDropped)])
+}
+
 // heldLocked returns the Xbox tokens the sign-in holds: the user token,
 // the XSTS token and its delegation token.
 func (s *SignIn) heldLocked() xblauth.Secrets {
@@ -634,18 +644,37 @@ func DeviceLogin(ctx context.Context, cfg *oauth2.Config, hc *http.Client, show 
 	return tok, nil
 }
 
-// withContext sends a request made without a context (one whose Done is
-// nil) under ctx, and any other as it is.
+// withContext sends each request under ctx too: it ends when ctx ends or
+// its own context does (a client's Timeout gives a request made without a
+// context one of its own), whichever comes first.
 type withContext struct {
 	base http.RoundTripper
 	ctx  context.Context
 }
 
 func (w withContext) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Context().Done() == nil {
-		req = req.WithContext(w.ctx)
+	ctx, cancel := context.WithCancelCause(req.Context())
+	stop := context.AfterFunc(w.ctx, func() { cancel(context.Cause(w.ctx)) })
+	end := func() { stop(); cancel(nil) }
+	resp, err := w.base.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		end()
+		return nil, err
 	}
-	return w.base.RoundTrip(req)
+	resp.Body = &endingBody{ReadCloser: resp.Body, end: end}
+	return resp, nil
+}
+
+// endingBody calls end once it is closed.
+type endingBody struct {
+	io.ReadCloser
+	end func()
+}
+
+func (b *endingBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.end()
+	return err
 }
 
 // BrowserLogin signs a Microsoft account in with the authorization code
@@ -723,7 +752,7 @@ func microsoftError(err error, cfg *oauth2.Config, ss xblauth.Secrets) error {
 	var re *oauth2.RetrieveError
 	if errors.As(err, &re) {
 		return &SignInError{Step: "Microsoft account", Status: re.Response.StatusCode,
-			Message: safetext.Clip(safetext.HideOpaque(ss.Scrub(re.ErrorCode)), 64) + ": " + safetext.Clip(safetext.HideOpaque(ss.Scrub(re.ErrorDescription)), 200)}
+			Message: safetext.Clip(ss.Scrub(re.ErrorCode), 64) + ": " + safetext.Clip(ss.Scrub(re.ErrorDescription), 200)}
 	}
 	err = ss.ScrubError(err)
 	return &SignInError{Step: "Microsoft account", Message: safetext.Clip(err.Error(), 200), Err: err}

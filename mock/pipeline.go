@@ -1,6 +1,8 @@
 package mock
 
 import (
+	"bytes"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -151,11 +153,11 @@ func (h *Handler) serve(x *exchange) {
 	switch {
 	case rt == nil:
 		writeError(x.w, http.StatusNotFound, "NotFound", "no such resource")
-	case r.ContentLength > h.cfg.maxBody:
-		// Over Config.MaxBody by its own length: 413 (counted, as the
-		// service's own refusals are) whatever the route, one that reads
-		// no body too; a body sent without a length is bounded where it
-		// is read (call.decode).
+	case r.ContentLength > h.cfg.maxBody, r.ContentLength <= 0 && x.body.ReadCloser != nil && !bodyWithin(r, h.cfg.maxBody):
+		// Over Config.MaxBody: 413 (counted, as the service's own
+		// refusals are) whatever the route, one that reads no body too.
+		// A body without a length (chunked, HTTP/2 without
+		// content-length) is read first, to the bound.
 		writeError(x.w, http.StatusRequestEntityTooLarge, "RequestTooLarge", "request body over the limit")
 	default:
 		rt.serve(&x.call)
@@ -163,6 +165,21 @@ func (h *Handler) serve(x *exchange) {
 	if tw, ok := x.w.(*truncWriter); ok {
 		tw.cut()
 	}
+}
+
+// bodyWithin reads r's body, one of no stated length, to max bytes and
+// reports whether it ended within them; the bytes read are given again to
+// whoever reads r.Body next, then the rest.
+func bodyWithin(r *http.Request, max int64) bool {
+	b, err := io.ReadAll(io.LimitReader(r.Body, max+1))
+	r.Body = readCloser{io.MultiReader(bytes.NewReader(b), r.Body), r.Body}
+	return err != nil || int64(len(b)) <= max // a read that failed is the route's to report
+}
+
+// readCloser is a body read from Reader and closed by Closer.
+type readCloser struct {
+	io.Reader
+	io.Closer
 }
 
 // record makes x, answered or aborted, one Call in the journal.

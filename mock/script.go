@@ -174,8 +174,12 @@ func (h *Handler) scripted(st *scriptState, x *exchange) bool {
 	r := x.r
 	var body []byte
 	if st.bodies && r.Body != nil {
-		body, _ = io.ReadAll(io.LimitReader(r.Body, h.cfg.maxBody))
-		r.Body = io.NopCloser(bytes.NewReader(body))
+		rest := r.Body
+		body, _ = io.ReadAll(io.LimitReader(rest, h.cfg.maxBody))
+		// The service reads the body whole after the script's look at
+		// its first MaxBody bytes: a body over the bound is still one
+		// (call.decode).
+		r.Body = readCloser{io.MultiReader(bytes.NewReader(body), rest), rest}
 	}
 	i, answers := st.find(r, body)
 	if !answers {

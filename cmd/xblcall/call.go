@@ -482,9 +482,9 @@ func describe(err error) error {
 // what came is printed, then the error.
 func printResponse(e *env, resp *http.Response, body []byte, readErr error, include bool, ss xblauth.Secrets) error {
 	if include {
-		fmt.Fprintf(e.stdout, "%s %s\n", safetext.Clip(resp.Proto, 16), safetext.Clip(ss.Scrub(resp.Status), 100))
+		fmt.Fprintf(e.stdout, "%s %s\n", safetext.Clip(resp.Proto, 16), safetext.Clip(shownStatus(resp.Status, ss), 100))
 		for _, k := range slices.Sorted(maps.Keys(resp.Header)) {
-			fmt.Fprintf(e.stdout, "%s: %s\n", safetext.Clip(headerName(k), 100), safetext.Clip(ss.Scrub(strings.Join(resp.Header[k], ", ")), 1000))
+			fmt.Fprintf(e.stdout, "%s: %s\n", safetext.Clip(ss.Scrub(headerName(k)), 100), safetext.Clip(ss.Scrub(strings.Join(resp.Header[k], ", ")), 1000))
 		}
 		fmt.Fprintln(e.stdout)
 	}
@@ -520,6 +520,14 @@ func headerNameOK(k string) bool {
 	return true
 }
 
+// shownStatus is a status line as printed: scrubbed of the request's
+// credentials, and of any run that looks like one (safetext.HideOpaque: a
+// reason phrase has no use for one, and a token echoed in pieces is no
+// whole secret to find).
+func shownStatus(status string, ss xblauth.Secrets) string {
+	return safetext.HideOpaque(ss.Scrub(status))
+}
+
 // tracer prints each attempt with its headers, sensitive ones redacted.
 type tracer struct {
 	base http.RoundTripper
@@ -527,7 +535,11 @@ type tracer struct {
 }
 
 func (t *tracer) RoundTrip(req *http.Request) (*http.Response, error) {
-	fmt.Fprintf(t.w, "> %s %s\n", safetext.Clip(req.Method, 16), shownURL(req.URL.String()))
+	// What the service sent (its status line, a header's name or value, a
+	// redirect's Location that became this request's URL, net/http's error
+	// quoting it) may echo the credentials: scrubbed of them, as -i's.
+	ss := xblauth.Secrets{}.HeaderSecrets(req.Header).URLSecrets(req.URL)
+	fmt.Fprintf(t.w, "> %s %s\n", safetext.Clip(req.Method, 16), ss.Scrub(shownURL(req.URL.String())))
 	for _, k := range slices.Sorted(maps.Keys(req.Header)) {
 		v := strings.Join(req.Header[k], ", ")
 		if k == "Authorization" {
@@ -538,14 +550,11 @@ func (t *tracer) RoundTrip(req *http.Request) (*http.Response, error) {
 		fmt.Fprintf(t.w, "> %s: %s\n", safetext.Clip(k, 100), safetext.Clip(v, 1000))
 	}
 	resp, err := t.base.RoundTrip(req)
-	// What the service sent (its status line, a header, net/http's error
-	// quoting it) may echo the credentials: scrubbed of them, as -i's.
-	ss := xblauth.Secrets{}.HeaderSecrets(req.Header).URLSecrets(req.URL)
 	if err != nil {
 		fmt.Fprintf(t.w, "< error: %s\n", safetext.Clip(oneLine(ss.ScrubError(err)), 500))
 		return nil, err
 	}
-	fmt.Fprintf(t.w, "< %s", safetext.Clip(ss.Scrub(resp.Status), 100))
+	fmt.Fprintf(t.w, "< %s", safetext.Clip(shownStatus(resp.Status, ss), 100))
 	if ra := resp.Header.Get("Retry-After"); ra != "" {
 		fmt.Fprintf(t.w, " (Retry-After: %s)", safetext.Clip(ss.Scrub(ra), 64))
 	}

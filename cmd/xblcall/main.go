@@ -131,12 +131,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...f
 	root := newRoot(e)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
-	if err == nil {
-		// A command that wrote its output and did not check the write
-		// (a full disk under "> file", a closed pipe): no success.
-		err = out.failed()
-	}
 	code := exitCode(ctx, err)
+	if err == nil && out.failed() != nil {
+		// A command that wrote its output and did not check the write
+		// (a full disk under "> file"), or one that ends without an error
+		// when interrupted (mock, proxy): no success, and not an
+		// interruption either: the failed write is named (2).
+		err = out.failed()
+		code = exitCode(context.Background(), err)
+	}
 	if code == 0 {
 		code = e.exit
 	}

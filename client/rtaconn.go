@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,12 +12,14 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/coder/websocket"
 
 	"github.com/xblgo/fgrl/hresult"
+	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/internal/xblauth"
 	"github.com/xblgo/fgrl/transport"
 )
@@ -249,21 +252,45 @@ func (s *rtaSession) dial(ctx context.Context) (ws *websocket.Conn, conn io.Clos
 // dialFailure is what an upgrade that got no answer tells of err: the
 // context's end, or a connection the network refused or cut (net/http's
 // own text, scrubbed of ss), as it is; otherwise (an answer net/http could
-// not read, a certificate refused) only what kind of failure it was:
-// net/http's and crypto/x509's errors quote the service's bytes (a
-// malformed status or header line, a certificate's names), in which a
-// hostile service can echo a token a hundred bytes a connection, which no
-// scrubbing of whole credentials catches.
+// not read, a certificate refused, a TLS handshake the service refused or
+// never answered, a proxy's refusal) only what kind of failure it was,
+// and never the service's bytes: net/http's and crypto/x509's errors quote
+// them (a malformed status or header line, a certificate's names, a
+// proxy's reason phrase), in which a hostile service can echo a token a
+// hundred bytes a connection, which no scrubbing of whole credentials
+// catches.
 func dialFailure(err error, ss xblauth.Secrets) error {
 	var op *net.OpError
+	var ne net.Error
+	var alert tls.AlertError
+	var unknown x509.UnknownAuthorityError
+	var host x509.HostnameError
+	var invalid x509.CertificateInvalidError
 	var cert *tls.CertificateVerificationError
 	switch {
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		return ss.ScrubError(err)
-	case errors.As(err, &cert):
+	case errors.As(err, &unknown):
+		return errors.New("the service's certificate was refused: signed by an authority the client does not know")
+	case errors.As(err, &host):
+		return errors.New("the service's certificate was refused: it is not for the endpoint's host")
+	case errors.As(err, &invalid) && invalid.Reason == x509.Expired:
+		return errors.New("the service's certificate was refused: expired or not yet valid")
+	case errors.As(err, &cert) || errors.As(err, &invalid):
 		return errors.New("the service's certificate was refused")
+	case errors.As(err, &alert):
+		return fmt.Errorf("the service refused the TLS handshake (%s)", alert.Error()) // crypto/tls's own names of alerts
+	case errors.As(err, &op) && op.Op == "remote error":
+		// crypto/tls's alert received, named from its own table.
+		return fmt.Errorf("the service refused the TLS handshake (%s)", safetext.Clip(op.Err.Error(), 80))
+	case errors.As(err, &op) && op.Op == "proxyconnect":
+		return errors.New("the proxy refused the connection to the service")
 	case errors.As(err, &op) && (op.Op == "dial" || op.Op == "read" || op.Op == "write"):
 		return ss.ScrubError(err)
+	case errors.As(err, &ne) && ne.Timeout():
+		return errors.New("a timeout before the service answered the upgrade (its TLS handshake or the answer's header)")
+	case strings.HasSuffix(err.Error(), "http: server gave HTTP response to HTTPS client"):
+		return errors.New("the service answered in plain HTTP at an https endpoint")
 	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
 		return errors.New("the service closed the connection before it answered the upgrade")
 	}

@@ -168,12 +168,19 @@ func (h *Handler) serve(x *exchange) {
 }
 
 // bodyWithin reads r's body, one of no stated length, to max bytes and
-// reports whether it ended within them; the bytes read are given again to
-// whoever reads r.Body next, then the rest.
+// reports whether it ended within them (peekBody).
 func bodyWithin(r *http.Request, max int64) bool {
-	b, err := io.ReadAll(io.LimitReader(r.Body, max+1))
-	r.Body = readCloser{io.MultiReader(bytes.NewReader(b), r.Body), r.Body}
+	b, err := peekBody(r, max+1)
 	return err != nil || int64(len(b)) <= max // a read that failed is the route's to report
+}
+
+// peekBody reads at most n bytes of r's body and gives them again to
+// whoever reads r.Body next, then the rest: a look at a body (the
+// script's, the bound's) leaves the service the whole of it.
+func peekBody(r *http.Request, n int64) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r.Body, n))
+	r.Body = readCloser{io.MultiReader(bytes.NewReader(b), r.Body), r.Body}
+	return b, err
 }
 
 // readCloser is a body read from Reader and closed by Closer.

@@ -3,7 +3,6 @@ package mock
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/textproto"
 	"strconv"
@@ -174,12 +173,10 @@ func (h *Handler) scripted(st *scriptState, x *exchange) bool {
 	r := x.r
 	var body []byte
 	if st.bodies && r.Body != nil {
-		rest := r.Body
-		body, _ = io.ReadAll(io.LimitReader(rest, h.cfg.maxBody))
 		// The service reads the body whole after the script's look at
 		// its first MaxBody bytes: a body over the bound is still one
 		// (call.decode).
-		r.Body = readCloser{io.MultiReader(bytes.NewReader(body), rest), rest}
+		body, _ = peekBody(r, h.cfg.maxBody)
 	}
 	i, answers := st.find(r, body)
 	if !answers {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"math"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -453,7 +454,8 @@ func callKey(seed maphash.Seed, c *Call) uint64 {
 }
 
 // splitURL returns a URL's scheme, host (lower case, without port) and
-// path, without allocating for the common lower-case host.
+// path (percent-decoded), without allocating for the common lower-case
+// host.
 func splitURL(u string) (scheme, host, path string) {
 	if i := strings.Index(u, "://"); i >= 0 {
 		scheme, u = strings.ToLower(u[:i]), u[i+3:]
@@ -477,6 +479,14 @@ func splitURL(u string) (scheme, host, path string) {
 	}
 	if u == "" {
 		u = "/"
+	}
+	// As a service routes it, and as the transport and the mock match
+	// limits (net/url's Path): percent-encoding decoded; a path that does
+	// not decode is kept as written.
+	if strings.IndexByte(u, '%') >= 0 {
+		if d, err := url.PathUnescape(u); err == nil {
+			u = d
+		}
 	}
 	return scheme, host, u
 }

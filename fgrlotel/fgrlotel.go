@@ -11,7 +11,7 @@
 //	fgrl.transport.attempts        counter, + fgrl.outcome: 1xx 2xx 3xx 4xx 429 5xx error,
 //	                               or other (a status outside 100-599, which net/http takes)
 //	fgrl.transport.retries         counter, + fgrl.reason: "status 503", "network error", "not sent: attempt timed out"
-//	fgrl.transport.wait.duration   histogram (s), + fgrl.reason: budget, retry-after
+//	fgrl.transport.wait.duration   histogram (s), + fgrl.reason: budget, background, retry-after
 //	fgrl.transport.local_refusals  counter, + fgrl.reason: budget, retry-after
 //	fgrl.transport.shadow_refusals counter
 //	fgrl.transport.server_429s     counter
@@ -150,6 +150,13 @@ func (r *recorder) attrs(e *transport.Event, extraKey string, extra string) *opt
 	return v.(*options)
 }
 
+// scopeAttrs returns the options of a store's series: the scope alone,
+// whether the store failed for a call (its class known) or apart from one.
+func (r *recorder) scopeAttrs(e transport.Event) *options {
+	e.Class = ""
+	return r.attrs(&e, "", "")
+}
+
 func (r *recorder) observe(ctx context.Context, e transport.Event) {
 	switch e.Kind {
 	case transport.EventAttempt:
@@ -165,9 +172,9 @@ func (r *recorder) observe(ctx context.Context, e transport.Event) {
 	case transport.EventServer429:
 		r.server429s.Add(ctx, 1, r.attrs(&e, "", "").add...)
 	case transport.EventBudgetError:
-		r.storeErrors.Add(ctx, 1, r.attrs(&e, "", "").add...)
+		r.storeErrors.Add(ctx, 1, r.scopeAttrs(e).add...)
 	case transport.EventBudgetFallback:
-		r.fallbacks.Add(ctx, 1, r.attrs(&e, "", "").add...)
+		r.fallbacks.Add(ctx, 1, r.scopeAttrs(e).add...)
 	case transport.EventLimitLearned:
 		if e.Body == nil { // a learned limit's end (EventLimitLearned: "Body nil"): no limit learned
 			break

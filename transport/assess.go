@@ -7,7 +7,6 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 	"github.com/xblgo/fgrl/internal/clock"
-	"github.com/xblgo/fgrl/internal/xblauth"
 	"github.com/xblgo/fgrl/ratelimit"
 	"github.com/xblgo/fgrl/throttle"
 )
@@ -146,7 +145,7 @@ func (c *call) refresh(resp *http.Response) verdict {
 	tok, err := c.t.RefreshToken(c.req)
 	if err != nil || tok == "" {
 		// RefreshToken's error may quote the token it could not refresh.
-		c.emit(Event{Kind: EventRefreshFailed, Status: http.StatusUnauthorized, Err: xblauth.Secrets{}.HeaderSecrets(c.req.Header).URLSecrets(c.req.URL).ScrubError(err)})
+		c.emit(Event{Kind: EventRefreshFailed, Status: http.StatusUnauthorized, Err: sentSecrets(c.req).ScrubError(err)})
 		return verdict{}
 	}
 	c.auth = tok

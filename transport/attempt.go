@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/xblgo/fgrl/internal/clock"
-	"github.com/xblgo/fgrl/internal/xblauth"
 )
 
 // send makes one attempt. After the first attempt the request gets a fresh
@@ -51,7 +50,7 @@ func (c *call) send() (*http.Response, bool, error) {
 	if err != nil {
 		// GetBody's or the Signer's error may quote the request's
 		// credentials, as a Base's may (errors.Is still reads it).
-		err = keepCode(err, xblauth.Secrets{}.HeaderSecrets(req.Header).URLSecrets(req.URL).ScrubError(err))
+		err = keepCode(err, sentSecrets(req).ScrubError(err))
 	}
 	switch {
 	case err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded):
@@ -90,7 +89,7 @@ func (c *call) send() (*http.Response, bool, error) {
 	if err != nil || resp == nil {
 		// net/http's errors quote what the server sent; a Base's may quote the URL as text.
 		raw := a.cause(err)
-		err = keepCode(raw, xblauth.Secrets{}.HeaderSecrets(req.Header).URLSecrets(req.URL).ScrubError(raw))
+		err = keepCode(raw, sentSecrets(req).ScrubError(raw))
 		a.release()
 		if err == nil {
 			err = errors.New("transport: base RoundTripper returned no response and no error")

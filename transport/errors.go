@@ -108,7 +108,7 @@ func parse429(b []byte, readErr error, sent *http.Request) *ratelimit.Body {
 	// The userhash too: events and spans never name the user.
 	var ss xblauth.Secrets
 	if sent != nil {
-		ss = ss.HeaderSecrets(sent.Header).URLSecrets(sent.URL) // a service may quote the URL it refused
+		ss = sentSecrets(sent) // a service may quote the URL it refused
 		if uhs, _, err := xblauth.Parse(headerFold(sent.Header, "Authorization")); err == nil {
 			ss = ss.Add(uhs)
 		}

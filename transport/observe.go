@@ -85,7 +85,9 @@ func (k EventKind) String() string {
 
 // Event is one thing a Transport did for a call, for metrics and tracing
 // (package fgrlotel turns them into OpenTelemetry metrics and span events).
-// It names the service, never the user: no userhash, token or XUID.
+// It names the service, never the user: no userhash, token or XUID (a
+// 429's text and an error's are scrubbed of the users the request's path
+// names: xuid(…), gt(…), gamertag(…)).
 type Event struct {
 	Kind     EventKind
 	Scope    string // the rule's scope ("profile", "presence/write"); "" for a host without a rule

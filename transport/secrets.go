@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/xblgo/fgrl/hresult"
+	"github.com/xblgo/fgrl/internal/xblauth"
 )
 
 // credentialHeaders are the headers that carry a user's credentials.
@@ -92,4 +93,39 @@ func (e *codedError) Timeout() bool {
 func (e *codedError) Temporary() bool {
 	t, ok := e.err.(interface{ Temporary() bool })
 	return ok && t.Temporary()
+}
+
+// sentSecrets returns what an attempt sent that no error, event or log may
+// tell: its credentials (credential headers, the URL's query credentials
+// and user info) and the users its path names (xuid(…), gt(…),
+// gamertag(…), as the services' paths name them): an Event names the
+// service, never the user, and a service may quote the path it refused.
+func sentSecrets(r *http.Request) xblauth.Secrets {
+	ss := xblauth.Secrets{}.HeaderSecrets(r.Header).URLSecrets(r.URL)
+	if r.URL != nil && strings.IndexByte(r.URL.Path, '(') >= 0 {
+		ss = pathUsers(ss, r.URL.Path)
+	}
+	return ss
+}
+
+// pathUsers returns ss with each user a path names by a selector
+// (xuid(2533274791234567), gt(Gamertag), gamertag(Gamertag)): the value,
+// and the selector whole, which a short gamertag needs.
+func pathUsers(ss xblauth.Secrets, p string) xblauth.Secrets {
+	for {
+		open := strings.IndexByte(p, '(')
+		if open < 0 {
+			return ss
+		}
+		end := strings.IndexByte(p[open:], ')')
+		if end < 0 {
+			return ss
+		}
+		end += open
+		sel := p[strings.LastIndexByte(p[:open], '/')+1 : open]
+		if v := p[open+1 : end]; v != "" && (strings.EqualFold(sel, "xuid") || strings.EqualFold(sel, "gt") || strings.EqualFold(sel, "gamertag")) {
+			ss = append(ss.Add(v), p[open-len(sel):end+1])
+		}
+		p = p[end+1:]
+	}
 }

@@ -124,7 +124,7 @@ func TestAttack62BudgetErrorsScopeOnly(t *testing.T) {
 		n++
 		for _, kv := range s.attrs.ToSlice() {
 			if kv.Key != "fgrl.scope" {
-				t.Errorf("fgrl.transport.budget.errors carries %s=%q: the doc says fgrl.scope only", kv.Key, kv.Value.Emit())
+				t.Errorf("fgrl.transport.budget.errors carries %s=%q: the doc says fgrl.scope only", kv.Key, kv.Value.String())
 			}
 		}
 	}
@@ -202,7 +202,7 @@ func attack62Events(t *testing.T, base http.RoundTripper, target, host, auth str
 	for _, s := range spans.Ended() {
 		for _, ev := range s.Events() {
 			for _, a := range ev.Attributes {
-				spanAttrs = append(spanAttrs, ev.Name+" "+string(a.Key)+"="+a.Value.Emit())
+				spanAttrs = append(spanAttrs, ev.Name+" "+string(a.Key)+"="+a.Value.String())
 			}
 		}
 	}
@@ -336,10 +336,8 @@ func TestAttack62SeriesBoundedHostile(t *testing.T) {
 	tr := &transport.Transport{TitleID: attack62Title, RetryWindow: -1, MaxLearnedLimit: 0}
 	reader := attack62Instrumented(t, tr)
 	methods := []string{"GET", "POST", "PUT", "DELETE", "PATCH", "ATK\x01", "OPTIONS"}
-	var users []string
 	for i := range 10000 {
 		xuid := strconv.Itoa(2533274790000000 + i)
-		users = append(users, xuid)
 		path := fmt.Sprintf("/users/xuid(%s)/profile/settings?gt=Gamer%d&access_token=tok%d", xuid, i, i)
 		host := fmt.Sprintf("atk%d-%s.example.com", i, xuid)
 		if i%2 == 0 {
@@ -364,7 +362,7 @@ func TestAttack62SeriesBoundedHostile(t *testing.T) {
 	seen := map[string]bool{}
 	for _, s := range series {
 		for _, kv := range s.attrs.ToSlice() {
-			v := kv.Value.Emit()
+			v := kv.Value.String()
 			seen[string(kv.Key)+"="+v] = true
 			if !utf8.ValidString(v) || len(v) > 64 || strings.ContainsFunc(v, unicode.IsControl) {
 				t.Errorf("%s: %s=%q", s.name, kv.Key, v)

@@ -176,8 +176,7 @@ func (s *source) checked(check func() error) *Error {
 	}
 	e := asError(err)
 	if e.Line == 0 && e.Field != "" && s.json != nil {
-		at, _ := s.locate(stepsOf(e.Field))
-		e.Line = s.line(at)
+		e.Line = s.line(s.locateField(e.Field))
 	}
 	return e
 }

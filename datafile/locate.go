@@ -122,22 +122,77 @@ func fieldOf(p jsontext.Pointer, kind func(i int) jsontext.Kind) string {
 	return fieldText(b)
 }
 
-// stepsOf splits a field ("accounts[1].friends[0]") into its names and
-// indices.
-func stepsOf(field string) []string {
-	var steps []string
-	for part := range strings.SplitSeq(field, ".") {
-		name, rest, _ := strings.Cut(part, "[")
-		if name != "" {
-			steps = append(steps, name)
+// locateField returns where the value a check's field names starts (at
+// its name, in an object); where the field goes further than the JSON,
+// where the deepest value on it starts. A name may hold dots and brackets
+// (a map's key such as "kills.total" or "a[1]"), so the field is not split
+// first: in an object its next step is the first member whose name the
+// rest of the field starts with, up to a '.', a '[' or its end; in an
+// array, an index ("[1]", or "1" after a dot).
+func (s *source) locateField(field string) int {
+	dec := jsontext.NewDecoder(bytes.NewBuffer(s.json), jsontext.AllowDuplicateNames(true))
+	defer func() { s.walked += int(dec.InputOffset()) }()
+	at, rest := 0, field
+	for rest != "" {
+		kind := dec.PeekKind()
+		if kind != '{' && kind != '[' {
+			return at
 		}
-		for rest != "" {
-			idx, after, _ := strings.Cut(rest, "]")
-			steps = append(steps, idx)
-			_, rest, _ = strings.Cut(after, "[")
+		if _, err := dec.ReadToken(); err != nil {
+			return at
+		}
+		var ok bool
+		if kind == '[' {
+			var idx string
+			idx, rest = cutIndex(rest)
+			ok = s.toIndex(dec, idx, &at)
+		} else {
+			var n int
+			n, ok = s.toPrefix(dec, rest, &at)
+			rest = rest[n:]
+		}
+		if !ok {
+			return at
+		}
+		rest = strings.TrimPrefix(rest, ".")
+	}
+	return at
+}
+
+// cutIndex cuts an array's index off the front of a field's rest: "[1]…"
+// or "1…" (up to a '.' or a '[').
+func cutIndex(rest string) (idx, after string) {
+	if r, ok := strings.CutPrefix(rest, "["); ok {
+		idx, after, _ = strings.Cut(r, "]")
+		return idx, after
+	}
+	end := strings.IndexAny(rest, ".[")
+	if end < 0 {
+		end = len(rest)
+	}
+	return rest[:end], rest[end:]
+}
+
+// toPrefix moves dec, in an object, to the value of its first member whose
+// name rest starts with, up to a '.', a '[' or rest's end, and sets *at to
+// where the member's name starts; it returns the name's length and whether
+// there is one.
+func (s *source) toPrefix(dec *jsontext.Decoder, rest string, at *int) (int, bool) {
+	for dec.PeekKind() == '"' {
+		start := skipSeparators(s.json, int(dec.InputOffset()))
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return 0, false
+		}
+		if name := tok.String(); strings.HasPrefix(rest, name) && (len(name) == len(rest) || rest[len(name)] == '.' || rest[len(name)] == '[') {
+			*at = start
+			return len(name), true
+		}
+		if dec.SkipValue() != nil {
+			return 0, false
 		}
 	}
-	return steps
+	return 0, false
 }
 
 // line returns the line of what starts at off in the source's JSON: for

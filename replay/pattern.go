@@ -152,6 +152,7 @@ func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Se
 func readCSV(data []byte, v any) error {
 	events := v.(*[]fileEvent)
 	*events = make([]fileEvent, 0, min(bytes.Count(data, []byte{'\n'})+1, MaxEvents))
+	data = bareCRs(data)
 	cr := csv.NewReader(bytes.NewReader(data))
 	cr.FieldsPerRecord = -1
 	cr.TrimLeadingSpace = true
@@ -185,6 +186,22 @@ func readCSV(data []byte, v any) error {
 		}
 		*events = append(*events, e)
 	}
+}
+
+// bareCRs returns data with each bare CR (one no LF follows) made a LF:
+// a bare CR ends a line as datafile.Error counts lines, where encoding/csv
+// ends them at LFs only. data itself when it holds no CR.
+func bareCRs(data []byte) []byte {
+	if bytes.IndexByte(data, '\r') < 0 {
+		return data
+	}
+	out := bytes.Clone(data)
+	for i, c := range out {
+		if c == '\r' && (i+1 == len(out) || out[i+1] != '\n') {
+			out[i] = '\n'
+		}
+	}
+	return out
 }
 
 // csvEvent reads a CSV line as an event, or says which field is wrong.

@@ -113,7 +113,8 @@ func (hw *Writer) Close() error {
 // raw is an entry as written: its URL and bodies redacted (xblauth's
 // RedactURL and RedactBody: credentials in the query, and the sign-in
 // services' secrets, by the rules of the URL's host), the Authorization
-// header too. The bodies of an entry whose URL names no host (hostOf) are
+// header too. The bodies and query of an entry whose URL names no host
+// (hostOf), or a host not written as a client sends it (plainHost), are
 // replaced whole: without the host, whose rules redact them, nothing says
 // which of their values are secrets. A negative Duration (a clock stepped
 // back) is written as 0: HAR 1.2 has no negative time.
@@ -122,11 +123,17 @@ func raw(c *Entry) rawEntry {
 	r.Timings.Wait = r.Time
 	host := hostOf(c.URL)
 	redact := func(b []byte) []byte { return xblauth.RedactBody(host, b) }
-	if host == "" {
+	u := xblauth.RedactURL(c.URL)
+	if !plainHost(host) {
+		// A host a client maps before it dials (IDNA: fullwidth letters, a
+		// soft hyphen, an ideographic full stop) or an escaped one may be
+		// a sign-in service's: no rule says which of its values are
+		// secrets, so its bodies and query go whole.
 		redact = redactWhole
+		u = cutQuery(u)
 	}
 	reqBody, respBody := redact(c.RequestBody), redact(c.ResponseBody)
-	r.Request = rawRequest{Method: c.Method, URL: xblauth.RedactURL(c.URL), HTTPVersion: "HTTP/1.1", Headers: []header{},
+	r.Request = rawRequest{Method: c.Method, URL: u, HTTPVersion: "HTTP/1.1", Headers: []header{},
 		QueryString: []header{}, Cookies: []header{}, HeadersSize: -1, BodySize: len(reqBody)}
 	if host != "" {
 		r.Request.Headers = append(r.Request.Headers, header{"Host", host})
@@ -151,6 +158,32 @@ func raw(c *Entry) rawEntry {
 		r.WebSocketMessages = append(r.WebSocketMessages, wsMessage{Type: typ, Time: float64(m.Time.UnixMicro()) / 1e6, Opcode: 1, Data: m.Data})
 	}
 	return r
+}
+
+// plainHost reports whether host (and port) is written as a client sends
+// it, so that xblauth's rules of its host apply: ASCII letters, digits,
+// '.', '-', '_', and a port or an IPv6 literal's ':', '[' and ']'. Not an
+// empty host.
+func plainHost(host string) bool {
+	if host == "" {
+		return false
+	}
+	for i := 0; i < len(host); i++ {
+		c := host[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte(".-_:[]", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// cutQuery returns u with its query and fragment, if any, replaced whole
+// by xblauth.Redacted.
+func cutQuery(u string) string {
+	if i := strings.IndexAny(u, "?#"); i >= 0 {
+		return u[:i+1] + xblauth.Redacted
+	}
+	return u
 }
 
 // redactWhole replaces a body that is not empty with xblauth.Redacted.

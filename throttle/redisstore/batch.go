@@ -165,7 +165,15 @@ func (c *command) send(ctx context.Context, to redis.Scripter, batch []*job) {
 // goes as one EVALSHA on the client, which costs the client less than a
 // pipeline of one. Scripts Redis does not know yet (NOSCRIPT) are retried
 // with EVAL, which loads them.
-func (s *Store) pipeline(ctx context.Context, batch []*job) []result {
+func (s *Store) pipeline(ctx context.Context, batch []*job) (out []result) {
+	defer func() {
+		if r := recover(); r != nil { // clientPanic: the node sent what no answer can be
+			out = make([]result, len(batch))
+			for i := range out {
+				out[i] = result{err: clientPanic(r), down: true}
+			}
+		}
+	}()
 	cmds, crossing := s.commands(batch)
 	var perr error // a failure to connect or authenticate; commands' own errors are read below
 	if len(cmds) == 1 {
@@ -177,7 +185,7 @@ func (s *Store) pipeline(ctx context.Context, batch []*job) []result {
 		}
 		_, perr = pipe.Exec(ctx)
 	}
-	out := make([]result, len(batch))
+	out = make([]result, len(batch))
 	var crossed []int // decisions of runs a server refused as crossing slots
 	for _, c := range cmds {
 		res, err := c.cmd.Text()

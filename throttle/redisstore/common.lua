@@ -4,6 +4,12 @@
 -- The FGRL periods in microseconds: burst and sustain.
 local BP, SP = 15000000, 300000000
 
+-- SERVER is the now that means "Redis's clock" (the store without
+-- CallerTime): 2^62 microseconds before 1970, which no caller's time is
+-- sent as (redisstore.go: serverTime), where 0 is the Unix epoch, a time
+-- a simulation may start at.
+local SERVER = -4611686018427387904
+
 -- redisNow is Redis's clock in microseconds, read once per script run.
 local clock
 local function redisNow()

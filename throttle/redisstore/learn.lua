@@ -3,19 +3,19 @@
 -- KEYS[1]: the hash of learned records; field "b:" or "s:" + scope; value
 -- "limit:untilUs:cand:candAtUs:candUser" (limit in force until untilUs, 0
 -- for none; the candidate waiting to be confirmed, 0 for none).
--- ARGV: field, limit, user, now (us; 0: Redis TIME), period (us),
+-- ARGV: field, limit, user, now (us; SERVER: Redis TIME), period (us),
 -- learnedFor (us), most fields.
 -- Returns {limit in force, its end (us)}; {0, 0} when none.
 local field, limit, user = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local now = tonumber(ARGV[4])
-if now == 0 then now = redisNow() end
+if now == SERVER then now = redisNow() end
 local period, lasts, most = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
 
 -- parse reads a record, dropping what has lasted its time at now.
 local function parse(v)
   local r = {l = 0, u = 0, c = 0, ca = 0, cu = ''}
   if v then
-    local l, u, c, ca, cu = string.match(v, '^(%d+):(%d+):(%d+):(%d+):(.*)$')
+    local l, u, c, ca, cu = string.match(v, '^(%-?%d+):(%-?%d+):(%-?%d+):(%-?%d+):(.*)$')
     if l then r = {l = tonumber(l), u = tonumber(u), c = tonumber(c), ca = tonumber(ca), cu = cu} end
   end
   if r.l ~= 0 and now >= r.u then r.l, r.u = 0, 0 end

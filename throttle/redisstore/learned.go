@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/throttle"
 )
 
@@ -94,14 +95,36 @@ func bounded[T any](ctx context.Context, s *Store, f func(context.Context) (T, e
 	return within(ctx, s, f)
 }
 
+// safely runs f, a panic in it (clientPanic) its error.
+func safely[T any](ctx context.Context, f func(context.Context) (T, error)) (v T, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = clientPanic(r)
+		}
+	}()
+	return f(ctx)
+}
+
+// clientPanic is the error of a panic in the Redis client: go-redis makes
+// what an answer announces (a bulk string or an array whose length is near
+// 2^63 panics in makeslice), and removes the connection before it panics
+// again; the store takes that for a node it cannot use.
+func clientPanic(r any) error {
+	return fmt.Errorf("%w: the Redis client failed on an answer it could not read: %s", ErrUnavailable, safetext.Clip(fmt.Sprint(r), 120))
+}
+
 // within runs f within the store's timeout and ctx; a client that ignores
-// context deadlines runs f in a goroutine the store stops waiting for.
+// context deadlines, or a ctx that can be cancelled, runs f in a goroutine
+// the store stops waiting for.
 func within[T any](ctx context.Context, s *Store, f func(context.Context) (T, error)) (T, error) {
 	var zero T
+	// Inline only under a ctx no one can cancel: go-redis turns a
+	// deadline into its socket's, not a cancel (as exec runs a batch).
+	inline := honoursDeadlines(s.Client) && ctx.Done() == nil
 	ctx, cancel := context.WithTimeout(ctx, s.timeout())
 	defer cancel()
-	if honoursDeadlines(s.Client) {
-		return f(ctx)
+	if inline {
+		return safely(ctx, f)
 	}
 	type answer struct {
 		v   T
@@ -109,7 +132,7 @@ func within[T any](ctx context.Context, s *Store, f func(context.Context) (T, er
 	}
 	out := make(chan answer, 1)
 	go func() {
-		v, err := f(ctx)
+		v, err := safely(ctx, f)
 		out <- answer{v, err}
 	}()
 	select {

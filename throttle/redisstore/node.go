@@ -54,7 +54,7 @@ func (n *node) takeOwed() []owed {
 }
 
 // node returns the node that holds key: its Cluster master for a
-// ClusterClient, else the one server.
+// ClusterClient, its shard for a Ring, else the one server.
 func (s *Store) node(ctx context.Context, key string) (*node, error) {
 	addr := ""
 	if cc, ok := s.Client.(*redis.ClusterClient); ok {
@@ -66,6 +66,14 @@ func (s *Store) node(ctx context.Context, key string) (*node, error) {
 			return nil, s.unavailable(err)
 		}
 		addr = m.Options().Addr
+	} else if r, ok := s.Client.(*redis.Ring); ok {
+		// The shard the Ring sends key to (no round trip): a dead shard
+		// fails its own keys, not the others'.
+		c, err := r.GetShardClientForKey(key)
+		if err != nil {
+			return nil, s.unavailable(err)
+		}
+		addr = c.Options().Addr
 	}
 	if n, ok := s.nodes.Load(addr); ok {
 		return n.(*node), nil
@@ -117,6 +125,12 @@ func (s *Store) unanswered(n *node, key string) {
 			var c redis.UniversalClient = s.Client
 			if cc, ok := s.Client.(*redis.ClusterClient); ok {
 				m, err := cc.MasterForKey(ctx, key)
+				if err != nil {
+					return "", err
+				}
+				c = m
+			} else if r, ok := s.Client.(*redis.Ring); ok {
+				m, err := r.GetShardClientForKey(key)
 				if err != nil {
 					return "", err
 				}

@@ -10,7 +10,8 @@
 // single server one run decides a whole batch (up to 64), its arguments and answers packed as
 // binary doubles, so Redis reads, parses and answers one command per batch
 // rather than one per decision; a Cluster's batches are one pipeline per
-// node, so a slow or dead node delays only its own keys. A server behind a
+// node, and a Ring's decisions go to their shards, so a slow or dead node
+// (a Cluster master, a Ring's shard) delays only its own keys. A server behind a
 // plain client that refuses one command's keys across slots (CROSSSLOT: a
 // sharding proxy, or a Cluster node) gets that batch again one key per run,
 // and from then on batches made that way. A node whose batch
@@ -21,7 +22,8 @@
 // Redis server's clock (TIME), so replicas with skewed clocks agree: that is
 // the store's time seam, and the now arguments of the throttle interfaces
 // are ignored unless CallerTime is set (for tests and simulations that
-// drive time themselves).
+// drive time themselves: any time, the Unix epoch and times before it
+// included).
 package redisstore
 
 import (
@@ -127,11 +129,20 @@ func (s *Store) key(k throttle.Key, kind string) string {
 	return prefix + ":{" + hex.EncodeToString(h.Sum(nil)) + "}:" + kind
 }
 
+// serverTime is the now the scripts read as "Redis's clock" (common.lua's
+// SERVER): 2^62 microseconds before 1970. A caller's time of exactly that
+// is sent a microsecond later, so that every other time, the Unix epoch
+// and times before it included, is decided as given.
+const serverTime = -1 << 62
+
 func (s *Store) now(now time.Time) int64 {
-	if s.CallerTime {
-		return now.UnixMicro()
+	if !s.CallerTime {
+		return serverTime
 	}
-	return 0
+	if us := now.UnixMicro(); us != serverTime {
+		return us
+	}
+	return serverTime + 1
 }
 
 func (s *Store) timeout() time.Duration {
@@ -378,17 +389,17 @@ const resetBatch = 500
 // syntax, so that a prefix matches only itself.
 func globEscape(s string) string {
 	var b strings.Builder
-	for _, r := range s {
-		if strings.ContainsRune(`*?[]\^-`, r) {
+	for i := 0; i < len(s); i++ { // bytes, not runes: a prefix need not be UTF-8
+		if strings.IndexByte(`*?[]\^-`, s[i]) >= 0 {
 			b.WriteByte('\\')
 		}
-		b.WriteRune(r)
+		b.WriteByte(s[i])
 	}
 	return b.String()
 }
 
 // ResetAll forgets every key under the store's Prefix, on every node of a
-// cluster (one after another), a SCAN page at a time.
+// cluster or shard of a Ring (one after another), a SCAN page at a time.
 func (s *Store) ResetAll(ctx context.Context) error {
 	prefix := s.Prefix
 	if prefix == "" {
@@ -418,31 +429,36 @@ func (s *Store) ResetAll(ctx context.Context) error {
 			}
 		}
 	}
-	if cc, ok := s.Client.(*redis.ClusterClient); ok {
-		// The masters, the cluster's state reloaded within Timeout (a
-		// silent seed node held ResetAll for go-redis's own read
-		// timeouts, 10 s); a failure's text clipped, as a page's is.
-		masters, err := within(ctx, s, func(ctx context.Context) ([]*redis.Client, error) {
-			var mu sync.Mutex
-			var ms []*redis.Client
-			err := cc.ForEachMaster(ctx, func(_ context.Context, c *redis.Client) error {
-				mu.Lock()
-				defer mu.Unlock()
-				ms = append(ms, c)
-				return nil
-			})
-			return ms, err
-		})
-		for _, m := range masters {
-			if err != nil {
-				break
-			}
-			err = del(ctx, m)
-		}
-		return s.unavailable(err)
-	}
-	if c, ok := s.Client.(*redis.Client); ok {
+	var each func(context.Context, func(context.Context, *redis.Client) error) error
+	switch c := s.Client.(type) {
+	case *redis.Client:
 		return s.unavailable(del(ctx, c))
+	case *redis.ClusterClient:
+		each = c.ForEachMaster
+	case *redis.Ring:
+		each = c.ForEachShard
+	default:
+		return errors.New("redisstore: ResetAll needs a *redis.Client, *redis.ClusterClient or *redis.Ring")
 	}
-	return errors.New("redisstore: ResetAll needs a *redis.Client or *redis.ClusterClient")
+	// The masters (a Ring's shards), a cluster's state reloaded within
+	// Timeout (a silent seed node held ResetAll for go-redis's own
+	// read timeouts, 10 s); a failure's text clipped, as a page's is.
+	masters, err := within(ctx, s, func(ctx context.Context) ([]*redis.Client, error) {
+		var mu sync.Mutex
+		var ms []*redis.Client
+		err := each(ctx, func(_ context.Context, c *redis.Client) error {
+			mu.Lock()
+			defer mu.Unlock()
+			ms = append(ms, c)
+			return nil
+		})
+		return ms, err
+	})
+	for _, m := range masters {
+		if err != nil {
+			break
+		}
+		err = del(ctx, m)
+	}
+	return s.unavailable(err)
 }

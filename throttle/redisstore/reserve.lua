@@ -6,7 +6,7 @@
 -- the Retry-After block (blocked).
 -- ARGV, one per decision in KEYS' order: its arguments A as little-endian
 -- doubles (struct.pack '<d...'): op (1 reserve, 2 release, 3 block, 4 sync,
--- 5 snapshot), burst limit, sustain limit, margin (us), now (us; 0: Redis
+-- 5 snapshot), burst limit, sustain limit, margin (us), now (us; SERVER: Redis
 -- TIME), then per op:
 --   reserve: maxWait (us), id        -> {allowed, waitUs, blocked, id}
 --   release: id                       -> {released} (0: none booked; a mark of the id is kept, see below)
@@ -21,7 +21,7 @@ local function budget(log, meta, A)
   -- store reads it: the log keeps no more admissions than that.
   local bl, sl, margin = math.min(tonumber(A[2]), 100000), math.min(tonumber(A[3]), 100000), tonumber(A[4])
   local now = tonumber(A[5])
-  if now == 0 then now = redisNow() end
+  if now == SERVER then now = redisNow() end
   local cap = math.min(math.max(bl, sl, 1), 100000)
 
   -- Entries at or before this can no longer affect a decision.

@@ -8,14 +8,14 @@
 --          PEXPIRE.
 -- ARGV[i]: decision i's arguments as five little-endian doubles
 --       (struct.pack '<ddddd'): burst limit, sustain limit, align (0 first
---       request, 1 clock), peek (1: do not count), now (microseconds; 0: use
+--       request, 1 clock), peek (1: do not count), now (microseconds; SERVER: use
 --       Redis TIME). Packed, a decision is one argument for Redis to read
 --       instead of five numbers to parse.
 -- Returns one string: per decision, 6 and then burstOver, sustainOver,
 -- burstCount, sustainCount, burstResetUs, sustainResetUs, all
 -- little-endian doubles (or its error: see frame in common.lua).
 local function take(key, bl, sl, align, peek, now)
-  if now == 0 then now = redisNow() end
+  if now == SERVER then now = redisNow() end
   local bs, bc, ss, sc = 0, 0, 0, 0
   local raw = redis.call('GET', key)
   if raw and #raw == 32 then -- anything else is not ours: start afresh

@@ -45,10 +45,10 @@ func (s *Store) exec(ctx context.Context, n *node, batch []*job) {
 	defer cancel()
 	var res []result
 	if honoursDeadlines(s.Client) && ctx.Done() == nil {
-		res = s.pipeline(tctx, batch)
+		res = s.pipeline(tctx, n.client(s), batch)
 	} else {
 		out := make(chan []result, 1)
-		go func() { out <- s.pipeline(tctx, batch) }()
+		go func() { out <- s.pipeline(tctx, n.client(s), batch) }()
 		select {
 		case res = <-out:
 		case <-tctx.Done():
@@ -161,11 +161,12 @@ func (c *command) send(ctx context.Context, to redis.Scripter, batch []*job) {
 	c.cmd = c.script.EvalSha(ctx, to, c.keys, c.args...)
 }
 
-// pipeline sends the batch's script runs as one pipeline; a batch of one run
+// pipeline sends the batch's script runs through to (the node's client:
+// node.client) as one pipeline; a batch of one run
 // goes as one EVALSHA on the client, which costs the client less than a
 // pipeline of one. Scripts Redis does not know yet (NOSCRIPT) are retried
 // with EVAL, which loads them.
-func (s *Store) pipeline(ctx context.Context, batch []*job) (out []result) {
+func (s *Store) pipeline(ctx context.Context, to redis.UniversalClient, batch []*job) (out []result) {
 	defer func() {
 		if r := recover(); r != nil { // clientPanic: the node sent what no answer can be
 			out = make([]result, len(batch))
@@ -177,9 +178,9 @@ func (s *Store) pipeline(ctx context.Context, batch []*job) (out []result) {
 	cmds, crossing := s.commands(batch)
 	var perr error // a failure to connect or authenticate; commands' own errors are read below
 	if len(cmds) == 1 {
-		cmds[0].send(ctx, s.Client, batch)
+		cmds[0].send(ctx, to, batch)
 	} else {
-		pipe := s.Client.Pipeline()
+		pipe := to.Pipeline()
 		for _, c := range cmds {
 			c.send(ctx, pipe, batch)
 		}
@@ -190,7 +191,7 @@ func (s *Store) pipeline(ctx context.Context, batch []*job) (out []result) {
 	for _, c := range cmds {
 		res, err := c.cmd.Text()
 		if err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
-			res, err = c.script.Eval(ctx, s.Client, c.keys, c.args...).Text()
+			res, err = c.script.Eval(ctx, to, c.keys, c.args...).Text()
 		}
 		if err != nil && crossing && strings.HasPrefix(err.Error(), "CROSSSLOT") {
 			s.perTag.Store(true) // a proxy or Cluster node behind a plain client: batch per key from now on
@@ -215,7 +216,7 @@ func (s *Store) pipeline(ctx context.Context, batch []*job) (out []result) {
 		for k, i := range crossed {
 			sub[k] = batch[i]
 		}
-		for k, r := range s.pipeline(ctx, sub) {
+		for k, r := range s.pipeline(ctx, to, sub) {
 			out[crossed[k]] = r
 		}
 	}

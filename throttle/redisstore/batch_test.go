@@ -342,7 +342,7 @@ func TestPipelineSaysWhatFailed(t *testing.T) {
 			if cmds, _ := s.commands(batch); len(cmds) < 2 {
 				t.Fatalf("the batch makes %d script runs, want a pipeline of several", len(cmds))
 			}
-			for i, r := range s.pipeline(context.Background(), batch) {
+			for i, r := range s.pipeline(context.Background(), s.Client, batch) {
 				if r.err == nil || !strings.Contains(r.err.Error(), tt.want) {
 					t.Errorf("decision %d: %v, want an error saying %q", i, r.err, tt.want)
 				}

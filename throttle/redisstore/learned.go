@@ -37,8 +37,12 @@ func (s *Store) Learn(ctx context.Context, r throttle.LimitReport) (throttle.Lea
 	if r.Period == throttle.Burst {
 		field = "b:" + r.Scope
 	}
+	now, err := s.now(r.At)
+	if err != nil {
+		return throttle.Learned{}, err
+	}
 	v, err := bounded(ctx, s, func(ctx context.Context) ([]int64, error) {
-		return learnScript.Run(ctx, s.Client, []string{s.learnedKey()}, field, r.Limit, r.User, s.now(r.At),
+		return learnScript.Run(ctx, s.Client, []string{s.learnedKey()}, field, r.Limit, r.User, now,
 			r.Period.Duration().Microseconds(), throttle.LearnedFor.Microseconds(), 2*throttle.MaxLearned).Int64Slice()
 	})
 	if err != nil {
@@ -54,8 +58,12 @@ func (s *Store) Learn(ctx context.Context, r throttle.LimitReport) (throttle.Lea
 // CallerTime unset, at Redis's now. Records it cannot read are skipped; at
 // most both windows of throttle.MaxLearned scopes are returned.
 func (s *Store) Learned(ctx context.Context, now time.Time) ([]throttle.Learned, error) {
+	at, err := s.now(now)
+	if err != nil {
+		return nil, err
+	}
 	v, err := bounded(ctx, s, func(ctx context.Context) ([]string, error) {
-		return learnedScript.Run(ctx, s.Client, []string{s.learnedKey()}, s.now(now)).StringSlice()
+		return learnedScript.Run(ctx, s.Client, []string{s.learnedKey()}, at).StringSlice()
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: learned: %w", ErrUnavailable, clipped{err})

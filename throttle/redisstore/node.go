@@ -19,6 +19,7 @@ const probeEvery = time.Second
 // wall clock: it paces network retries, not FGRL decisions.
 type node struct {
 	addr      string
+	shard     atomic.Pointer[redis.Client] // a Ring's shard, as the Ring last named it: its batches go to it (node.client)
 	batch     batcher
 	downUntil atomic.Int64 // unix ns; 0 when up
 	checking  atomic.Bool  // a check (see Store.unanswered) is asking the node whether it answers at all
@@ -57,6 +58,7 @@ func (n *node) takeOwed() []owed {
 // ClusterClient, its shard for a Ring, else the one server.
 func (s *Store) node(ctx context.Context, key string) (*node, error) {
 	addr := ""
+	var shard *redis.Client
 	if cc, ok := s.Client.(*redis.ClusterClient); ok {
 		// Within the store's timeout: the first lookup asks a seed node
 		// for the slots, and a silent one would hold the caller for
@@ -73,13 +75,29 @@ func (s *Store) node(ctx context.Context, key string) (*node, error) {
 		if err != nil {
 			return nil, s.unavailable(err)
 		}
-		addr = c.Options().Addr
+		addr, shard = c.Options().Addr, c
 	}
-	if n, ok := s.nodes.Load(addr); ok {
-		return n.(*node), nil
+	v, ok := s.nodes.Load(addr)
+	if !ok {
+		v, _ = s.nodes.LoadOrStore(addr, &node{addr: addr})
 	}
-	n, _ := s.nodes.LoadOrStore(addr, &node{addr: addr})
-	return n.(*node), nil
+	n := v.(*node)
+	if shard != nil && n.shard.Load() != shard { // a Ring's shard made again (SetAddrs) at the same address
+		n.shard.Store(shard)
+	}
+	return n, nil
+}
+
+// client returns the client a node's batches go through: a Ring's shard
+// itself, whose pipeline runs on the batch's goroutine (a Ring's own runs
+// each shard's on a goroutine of go-redis's, where a panic on an answer
+// could not be recovered: clientPanic), else the store's Client (a
+// Cluster's follows its redirections).
+func (n *node) client(s *Store) redis.UniversalClient {
+	if c := n.shard.Load(); c != nil {
+		return c
+	}
+	return s.Client
 }
 
 // admit fails at once while the node is down, except for one call per

@@ -22,8 +22,7 @@
 // Redis server's clock (TIME), so replicas with skewed clocks agree: that is
 // the store's time seam, and the now arguments of the throttle interfaces
 // are ignored unless CallerTime is set (for tests and simulations that
-// drive time themselves: any time, the Unix epoch and times before it
-// included).
+// drive time themselves: from the Unix epoch to 2255).
 package redisstore
 
 import (
@@ -87,7 +86,10 @@ type Store struct {
 	// only no answer to that marks the node down.
 	Timeout time.Duration
 	// CallerTime decides with the now passed in instead of Redis TIME, for
-	// tests and simulations that drive time themselves.
+	// tests and simulations that drive time themselves: a time from the
+	// Unix epoch to 2^53 microseconds after it (in 2255), which the scripts'
+	// numbers hold exactly; an operation at another time fails with an
+	// error (not wrapping ErrUnavailable: Redis was not asked).
 	CallerTime bool
 
 	nodes   sync.Map     // node address ("" for a single server) -> *node
@@ -130,19 +132,39 @@ func (s *Store) key(k throttle.Key, kind string) string {
 }
 
 // serverTime is the now the scripts read as "Redis's clock" (common.lua's
-// SERVER): 2^62 microseconds before 1970. A caller's time of exactly that
-// is sent a microsecond later, so that every other time, the Unix epoch
-// and times before it included, is decided as given.
+// SERVER): 2^62 microseconds before 1970, far from every time CallerTime
+// takes (maxCallerTime), as a double too.
 const serverTime = -1 << 62
 
-func (s *Store) now(now time.Time) int64 {
+// maxCallerTime bounds the times CallerTime decides at: from the Unix epoch
+// to 2^53 microseconds after it (in 2255), the microseconds a double holds
+// exactly (a batch packs its numbers as doubles: pack). A time outside is
+// refused with an error, not decided at a time rounded to another.
+const maxCallerTime = 1 << 53
+
+// now returns the now a script is given for t: Redis's clock (serverTime)
+// without CallerTime, else t in microseconds, or an error for a time
+// outside 0..maxCallerTime.
+func (s *Store) now(t time.Time) (int64, error) {
 	if !s.CallerTime {
-		return serverTime
+		return serverTime, nil
 	}
-	if us := now.UnixMicro(); us != serverTime {
-		return us
+	us := t.UnixMicro()
+	if us < 0 || us > maxCallerTime || t.Before(time.Unix(0, 0)) {
+		return 0, fmt.Errorf("redisstore: CallerTime decides from %s to %s (microseconds a double holds exactly), not at %s",
+			time.Unix(0, 0).UTC().Format(time.DateOnly), time.UnixMicro(maxCallerTime).UTC().Format(time.DateOnly), t.UTC().Format(time.RFC3339Nano))
 	}
-	return serverTime + 1
+	return us, nil
+}
+
+// noTime is the now of an operation that reads no clock (a release): with
+// CallerTime, one before every time it takes, so that nothing is trimmed as
+// old; without, Redis's.
+func (s *Store) noTime() int64 {
+	if s.CallerTime {
+		return -maxCallerTime
+	}
+	return serverTime
 }
 
 func (s *Store) timeout() time.Duration {
@@ -207,7 +229,7 @@ func (s *Store) giveBack(ctx context.Context, k throttle.Key, l throttle.Limit, 
 		defer s.undoing.Add(-1)
 		tctx, cancel := context.WithTimeout(ctx, s.timeout())
 		defer cancel()
-		j := s.budgetJob(opRelease, k, l, time.Time{}, id)
+		j := s.budgetJob(opRelease, k, l, s.noTime(), id)
 		n, err := s.node(tctx, j.keys[0])
 		if err != nil {
 			return
@@ -256,8 +278,12 @@ func (s *Store) Peek(ctx context.Context, k throttle.Key, l throttle.Limit, now 
 	return s.take(ctx, k, l, now, 1)
 }
 
-func (s *Store) take(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time, peek int64) (throttle.Decision, error) {
-	v, err := s.run(ctx, &job{script: takeScript, keys: []string{s.key(k, "s")}, args: pack(int64(l.Burst), int64(l.Sustain), int64(s.Align), peek, s.now(now))})
+func (s *Store) take(ctx context.Context, k throttle.Key, l throttle.Limit, t time.Time, peek int64) (throttle.Decision, error) {
+	now, err := s.now(t)
+	if err != nil {
+		return throttle.Decision{}, err
+	}
+	v, err := s.run(ctx, &job{script: takeScript, keys: []string{s.key(k, "s")}, args: pack(int64(l.Burst), int64(l.Sustain), int64(s.Align), peek, now)})
 	if err != nil {
 		return throttle.Decision{}, err
 	}
@@ -279,14 +305,19 @@ const (
 )
 
 // budgetJob is one client-budget operation on k (see reserve.lua).
-func (s *Store) budgetJob(op int64, k throttle.Key, l throttle.Limit, now time.Time, args ...int64) *job {
+// now is the script's (Store.now, Store.noTime).
+func (s *Store) budgetJob(op int64, k throttle.Key, l throttle.Limit, now int64, args ...int64) *job {
 	keys := []string{s.key(k, "log"), s.key(k, "meta")}
-	all := append([]int64{op, int64(l.Burst), int64(l.Sustain), throttle.MarginOr(s.Margin).Microseconds(), s.now(now)}, args...)
+	all := append([]int64{op, int64(l.Burst), int64(l.Sustain), throttle.MarginOr(s.Margin).Microseconds(), now}, args...)
 	return &job{script: budgetScript, keys: keys, args: pack(all...)}
 }
 
-// budget runs one client-budget operation on k.
-func (s *Store) budget(ctx context.Context, op int64, k throttle.Key, l throttle.Limit, now time.Time, args ...int64) ([]int64, error) {
+// budget runs one client-budget operation on k at t.
+func (s *Store) budget(ctx context.Context, op int64, k throttle.Key, l throttle.Limit, t time.Time, args ...int64) ([]int64, error) {
+	now, err := s.now(t)
+	if err != nil {
+		return nil, err
+	}
 	return s.run(ctx, s.budgetJob(op, k, l, now, args...))
 }
 
@@ -297,7 +328,11 @@ func (s *Store) budget(ctx context.Context, op int64, k throttle.Key, l throttle
 // Timeout.
 func (s *Store) Reserve(ctx context.Context, k throttle.Key, l throttle.Limit, now time.Time, maxWait time.Duration) (throttle.Admission, error) {
 	id, maxWait := admissionID(), max(maxWait, 0)
-	j := s.budgetJob(opReserve, k, l, now, maxWait.Microseconds(), id)
+	at, err := s.now(now)
+	if err != nil {
+		return throttle.Admission{}, err
+	}
+	j := s.budgetJob(opReserve, k, l, at, maxWait.Microseconds(), id)
 	v, err := s.run(ctx, j)
 	if err != nil {
 		if j.sent.Load() {
@@ -319,7 +354,7 @@ func (s *Store) Reserve(ctx context.Context, k throttle.Key, l throttle.Limit, n
 // key's state (a restart, a failover to a lagging replica, a reset) matches
 // no admission booked since: ids are random, not counted by Redis.
 func (s *Store) Release(ctx context.Context, k throttle.Key, l throttle.Limit, slot int64) error {
-	_, err := s.budget(ctx, opRelease, k, l, time.Time{}, slot)
+	_, err := s.run(ctx, s.budgetJob(opRelease, k, l, s.noTime(), slot))
 	return err
 }
 
@@ -399,7 +434,9 @@ func globEscape(s string) string {
 }
 
 // ResetAll forgets every key under the store's Prefix, on every node of a
-// cluster or shard of a Ring (one after another), a SCAN page at a time.
+// cluster or shard of a Ring (one after another), a SCAN page at a time. A
+// Ring with fewer shards up than its options' Addrs fails it (ErrUnavailable)
+// once the live ones are cleared.
 func (s *Store) ResetAll(ctx context.Context) error {
 	prefix := s.Prefix
 	if prefix == "" {
@@ -459,6 +496,11 @@ func (s *Store) ResetAll(ctx context.Context) error {
 			break
 		}
 		err = del(ctx, m)
+	}
+	if r, ok := s.Client.(*redis.Ring); ok && err == nil && len(masters) < len(r.Options().Addrs) {
+		// ForEachShard visits the shards the Ring has up: one it marked
+		// down keeps its keys, which is no reset done.
+		err = fmt.Errorf("%d of the Ring's %d shards are down: their keys were not forgotten", len(r.Options().Addrs)-len(masters), len(r.Options().Addrs))
 	}
 	return s.unavailable(err)
 }

@@ -86,8 +86,10 @@ func (k EventKind) String() string {
 // Event is one thing a Transport did for a call, for metrics and tracing
 // (package fgrlotel turns them into OpenTelemetry metrics and span events).
 // It names the service, never the user: no userhash, token or XUID (a
-// 429's text and an error's are scrubbed of the users the request's path
-// names: xuid(…), gt(…), gamertag(…)).
+// 429's text and an error's are scrubbed of the users the request's URL
+// names: its path's xuid(…), xuids(…), gt(…), gamertag(…) and XUIDs, its
+// query's xuid, xuids, gt and gamertag; a 429's text of every number as
+// long as an XUID).
 type Event struct {
 	Kind     EventKind
 	Scope    string // the rule's scope ("profile", "presence/write"); "" for a host without a rule

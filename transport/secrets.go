@@ -3,6 +3,7 @@ package transport
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/xblgo/fgrl/hresult"
@@ -97,35 +98,175 @@ func (e *codedError) Temporary() bool {
 
 // sentSecrets returns what an attempt sent that no error, event or log may
 // tell: its credentials (credential headers, the URL's query credentials
-// and user info) and the users its path names (xuid(…), gt(…),
-// gamertag(…), as the services' paths name them): an Event names the
-// service, never the user, and a service may quote the path it refused.
+// and user info) and the users its URL names (urlUsers): an Event names
+// the service, never the user, and a service may quote the request it
+// refused.
 func sentSecrets(r *http.Request) xblauth.Secrets {
 	ss := xblauth.Secrets{}.HeaderSecrets(r.Header).URLSecrets(r.URL)
-	if r.URL != nil && strings.IndexByte(r.URL.Path, '(') >= 0 {
-		ss = pathUsers(ss, r.URL.Path)
+	if r.URL != nil {
+		ss = urlUsers(ss, r.URL)
 	}
 	return ss
 }
 
-// pathUsers returns ss with each user a path names by a selector
-// (xuid(2533274791234567), gt(Gamertag), gamertag(Gamertag)): the value,
-// and the selector whole, which a short gamertag needs.
-func pathUsers(ss xblauth.Secrets, p string) xblauth.Secrets {
-	for {
-		open := strings.IndexByte(p, '(')
-		if open < 0 {
-			return ss
+// maxURLUsers bounds the users of one URL taken one by one: past it, its
+// path is taken whole (a path naming thousands would make every scrub
+// read the text once a user).
+const maxURLUsers = 32
+
+// urlUsers returns ss with the users u names, as the services' URLs name
+// them: a path segment's selector (xuid(…), xuids(…,…), gt(…),
+// gamertag(…), in any case and however percent-encoded), a segment of
+// digits alone as long as an XUID, and the query's xuid, xuids, gt and
+// gamertag values. Each is taken as its value and as the segment or pair
+// whole, in the spelling sent and decoded: a short gamertag is taken by
+// its selector whole.
+func urlUsers(ss xblauth.Secrets, u *url.URL) xblauth.Secrets {
+	n := 0
+	raw := u.EscapedPath()
+	for seg := range strings.SplitSeq(raw, "/") {
+		dec := seg
+		if strings.IndexByte(seg, '%') >= 0 {
+			if d, err := url.PathUnescape(seg); err == nil {
+				dec = d
+			}
 		}
-		end := strings.IndexByte(p[open:], ')')
+		users := segmentUsers(dec)
+		if len(users) == 0 {
+			continue
+		}
+		if n += len(users); n > maxURLUsers {
+			return append(ss, raw, u.Path)
+		}
+		for _, v := range users {
+			ss = ss.Add(v)
+		}
+		ss = append(ss, seg)
+		if dec != seg {
+			ss = append(ss, dec)
+		}
+	}
+	if u.RawQuery == "" {
+		return ss
+	}
+	for pair := range strings.SplitSeq(u.RawQuery, "&") {
+		k, v, _ := strings.Cut(pair, "=")
+		if dk, err := url.QueryUnescape(k); err == nil {
+			k = dk
+		}
+		if !userParam(k) || v == "" {
+			continue
+		}
+		dv := v
+		if d, err := url.QueryUnescape(v); err == nil {
+			dv = d
+		}
+		for x := range strings.SplitSeq(dv, ",") {
+			if x = strings.TrimSpace(x); x != "" {
+				if n++; n > maxURLUsers {
+					return append(ss, u.RawQuery)
+				}
+				ss = ss.Add(x)
+			}
+		}
+		ss = append(ss, pair, k+"="+dv)
+	}
+	return ss
+}
+
+// userParam reports whether a query parameter names users.
+func userParam(k string) bool {
+	for _, p := range [...]string{"xuid", "xuids", "gt", "gamertag", "gamertags"} {
+		if strings.EqualFold(k, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// segmentUsers returns the users a path segment (decoded) names: each
+// selector's values, a list's split at commas, or the segment itself when
+// it is digits alone as long as an XUID.
+func segmentUsers(seg string) []string {
+	if isXUIDLike(seg) {
+		return []string{seg}
+	}
+	var users []string
+	for rest := seg; ; {
+		open := strings.IndexByte(rest, '(')
+		if open < 0 {
+			return users
+		}
+		end := strings.IndexByte(rest[open:], ')')
 		if end < 0 {
-			return ss
+			return users
 		}
 		end += open
-		sel := p[strings.LastIndexByte(p[:open], '/')+1 : open]
-		if v := p[open+1 : end]; v != "" && (strings.EqualFold(sel, "xuid") || strings.EqualFold(sel, "gt") || strings.EqualFold(sel, "gamertag")) {
-			ss = append(ss.Add(v), p[open-len(sel):end+1])
+		sel := rest[:open]
+		if i := strings.LastIndexAny(sel, ",;/"); i >= 0 {
+			sel = sel[i+1:]
 		}
-		p = p[end+1:]
+		if userSelector(sel) {
+			for v := range strings.SplitSeq(rest[open+1:end], ",") {
+				if v = strings.TrimSpace(v); v != "" {
+					users = append(users, v)
+				}
+			}
+		}
+		rest = rest[end+1:]
 	}
+}
+
+// userSelector reports whether a path selector names users.
+func userSelector(sel string) bool {
+	for _, p := range [...]string{"xuid", "xuids", "gt", "gamertag", "gamertags"} {
+		if strings.EqualFold(sel, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// minXUIDDigits is the fewest digits taken for an XUID where nothing else
+// names one: XUIDs are 16 digits (2533274790395904); title ids 10 or
+// fewer.
+const minXUIDDigits = 15
+
+// isXUIDLike reports whether s is digits alone, at least minXUIDDigits.
+func isXUIDLike(s string) bool {
+	if len(s) < minXUIDDigits {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// hideXUIDs returns s with each run of at least minXUIDDigits digits
+// replaced by "[redacted]": a service's text may name a user the request
+// named only in its body (a batch's userIds), which the transport does not
+// read. s itself when it holds none.
+func hideXUIDs(s string) string {
+	var b strings.Builder
+	run, last := 0, 0
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) && '0' <= s[i] && s[i] <= '9' {
+			run++
+			continue
+		}
+		if run >= minXUIDDigits {
+			b.WriteString(s[last : i-run])
+			b.WriteString("[redacted]")
+			last = i
+		}
+		run = 0
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
 }

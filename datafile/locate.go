@@ -47,22 +47,7 @@ func (s *source) locate(path []string) (int, string) {
 // toIndex moves dec, in an array, to its element at index step, and sets
 // *at to where it starts; it reports whether there is one.
 func (s *source) toIndex(dec *jsontext.Decoder, step string, at *int) bool {
-	idx, err := strconv.Atoi(step)
-	if err != nil || idx < 0 {
-		return false
-	}
-	for i := 0; ; i++ {
-		if k := dec.PeekKind(); k == ']' || k == 0 {
-			return false
-		}
-		if i == idx {
-			*at = skipSeparators(s.json, int(dec.InputOffset()))
-			return true
-		}
-		if dec.SkipValue() != nil {
-			return false
-		}
-	}
+	return s.toIndexAt(dec, 0, step, at)
 }
 
 // toName moves dec, in an object, to the value of its member named step,
@@ -126,35 +111,42 @@ func fieldOf(p jsontext.Pointer, kind func(i int) jsontext.Kind) string {
 // its name, in an object); where the field goes further than the JSON,
 // where the deepest value on it starts. A name may hold dots and brackets
 // (a map's key such as "kills.total" or "a[1]"), so the field is not split
-// first: in an object its next step is the first member whose name the
-// rest of the field starts with, up to a '.', a '[' or its end; in an
-// array, an index ("[1]", or "1" after a dot).
+// first: in an object its next step is the member with the longest name
+// the rest of the field starts with, up to a '.', a '[' or its end (the
+// whole rest at once when a member is named so); in an array, an index
+// ("[1]", or "1" after a dot). A field ending in a dot names an empty key.
 func (s *source) locateField(field string) int {
-	dec := jsontext.NewDecoder(bytes.NewBuffer(s.json), jsontext.AllowDuplicateNames(true))
-	defer func() { s.walked += int(dec.InputOffset()) }()
-	at, rest := 0, field
-	for rest != "" {
-		kind := dec.PeekKind()
-		if kind != '{' && kind != '[' {
-			return at
-		}
-		if _, err := dec.ReadToken(); err != nil {
-			return at
-		}
-		var ok bool
-		if kind == '[' {
+	base, at, rest := 0, 0, field
+	for more := rest != ""; more; {
+		dec := jsontext.NewDecoder(bytes.NewBuffer(s.json[base:]), jsontext.AllowDuplicateNames(true))
+		next, ok := -1, false
+		switch dec.PeekKind() {
+		case '[':
 			var idx string
 			idx, rest = cutIndex(rest)
-			ok = s.toIndex(dec, idx, &at)
-		} else {
-			var n int
-			n, ok = s.toPrefix(dec, rest, &at)
-			rest = rest[n:]
+			if _, err := dec.ReadToken(); err == nil {
+				if ok = s.toIndexAt(dec, base, idx, &next); ok {
+					at = next
+				}
+			}
+		case '{':
+			if _, err := dec.ReadToken(); err == nil {
+				var n int
+				at, next, n, ok = s.toLongest(dec, base, rest, at)
+				rest = rest[n:]
+			}
 		}
+		s.walked += int(dec.InputOffset())
 		if !ok {
 			return at
 		}
-		rest = strings.TrimPrefix(rest, ".")
+		base = next
+		switch {
+		case strings.HasPrefix(rest, "."):
+			rest, more = rest[1:], true // "" after it: an empty key
+		default:
+			more = rest != ""
+		}
 	}
 	return at
 }
@@ -173,26 +165,52 @@ func cutIndex(rest string) (idx, after string) {
 	return rest[:end], rest[end:]
 }
 
-// toPrefix moves dec, in an object, to the value of its first member whose
-// name rest starts with, up to a '.', a '[' or rest's end, and sets *at to
-// where the member's name starts; it returns the name's length and whether
-// there is one.
-func (s *source) toPrefix(dec *jsontext.Decoder, rest string, at *int) (int, bool) {
-	for dec.PeekKind() == '"' {
-		start := skipSeparators(s.json, int(dec.InputOffset()))
-		tok, err := dec.ReadToken()
-		if err != nil {
-			return 0, false
+// toIndexAt moves dec, in an array of the JSON from base, to its element
+// at index step, and sets *at to where it starts in the JSON; it reports
+// whether there is one.
+func (s *source) toIndexAt(dec *jsontext.Decoder, base int, step string, at *int) bool {
+	idx, err := strconv.Atoi(step)
+	if err != nil || idx < 0 {
+		return false
+	}
+	for i := 0; ; i++ {
+		if k := dec.PeekKind(); k == ']' || k == 0 {
+			return false
 		}
-		if name := tok.String(); strings.HasPrefix(rest, name) && (len(name) == len(rest) || rest[len(name)] == '.' || rest[len(name)] == '[') {
-			*at = start
-			return len(name), true
+		if i == idx {
+			*at = skipSeparators(s.json, base+int(dec.InputOffset()))
+			return true
 		}
 		if dec.SkipValue() != nil {
-			return 0, false
+			return false
 		}
 	}
-	return 0, false
+}
+
+// toLongest reads an object of the JSON from base (dec past its '{') for
+// the member with the longest name rest starts with, up to a '.', a '[' or
+// rest's end, stopping at a member named rest whole. It returns where that
+// member's name starts (at, unchanged when there is none), where its value
+// starts, the name's length and whether there is one.
+func (s *source) toLongest(dec *jsontext.Decoder, base int, rest string, at int) (int, int, int, bool) {
+	value, n, found := 0, 0, false
+	for dec.PeekKind() == '"' {
+		start := skipSeparators(s.json, base+int(dec.InputOffset()))
+		tok, err := dec.ReadToken()
+		if err != nil {
+			break
+		}
+		if name := tok.String(); (!found || len(name) > n) && strings.HasPrefix(rest, name) && (len(name) == len(rest) || rest[len(name)] == '.' || rest[len(name)] == '[') {
+			at, value, n, found = start, skipSeparators(s.json, base+int(dec.InputOffset())), len(name), true
+			if n == len(rest) {
+				break
+			}
+		}
+		if dec.SkipValue() != nil {
+			break
+		}
+	}
+	return at, value, n, found
 }
 
 // line returns the line of what starts at off in the source's JSON: for

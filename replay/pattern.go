@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -182,11 +183,17 @@ func readCSV(data []byte, v any) error {
 			_, field, reason = e.event()
 		}
 		if reason != "" {
+			if i := slices.Index(csvFields[:], field); i >= 0 && i < len(rec) {
+				line, _ = cr.FieldPos(i) // the field's own line: a quoted field before it may hold line breaks
+			}
 			return patternError(line, field, reason)
 		}
 		*events = append(*events, e)
 	}
 }
+
+// csvFields are a CSV pattern's fields, in their order.
+var csvFields = [...]string{"time", "service", "user", "count", "spread", "priority"}
 
 // bareCRs returns data with each bare CR (one no LF follows) made a LF:
 // a bare CR ends a line as datafile.Error counts lines, where encoding/csv

@@ -117,8 +117,11 @@ func (sf *ServiceFault) check() error {
 
 // active reports whether the fault applies to a request for rule at now.
 func (sf *ServiceFault) active(rule *limits.Rule, now time.Time) bool {
-	return (sf.Service == rule.Service || sf.Service == rule.Scope()) && (sf.Until.IsZero() || now.Before(sf.Until))
+	return (sf.Service == rule.Service || sf.Service == rule.Scope()) && sf.inForce(now)
 }
+
+// inForce reports whether the fault has not ended at now.
+func (sf *ServiceFault) inForce(now time.Time) bool { return sf.Until.IsZero() || now.Before(sf.Until) }
 
 // RetryAfterMode is how the mock writes Retry-After.
 type RetryAfterMode uint8
@@ -166,8 +169,17 @@ func (m *RetryAfterMode) UnmarshalText(b []byte) error {
 	return err
 }
 
-// Faults returns the faults in force.
-func (h *Handler) Faults() Faults { return h.faults.Load().f }
+// Faults returns the faults in force: a service fault whose For has
+// passed is not among them.
+func (h *Handler) Faults() Faults {
+	f := h.faults.Load().f
+	now := h.cfg.now()
+	ended := func(sf ServiceFault) bool { return !sf.inForce(now) }
+	if slices.ContainsFunc(f.Services, ended) {
+		f.Services = slices.DeleteFunc(slices.Clone(f.Services), ended)
+	}
+	return f
+}
 
 // checkFaultServices refuses a service fault whose service no rule of l
 // has: Config.Faults (New) and SetFaults alike.

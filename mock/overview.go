@@ -172,7 +172,7 @@ func (h *Handler) Metrics() Metrics {
 		FaultSwitches: h.switches.Load(), FaultsActive: map[string]int{}, FaultsInjected: map[[2]string]int64{}}
 	now := h.cfg.now()
 	for _, sf := range h.Faults().Services {
-		if sf.Until.IsZero() || now.Before(sf.Until) {
+		if sf.inForce(now) {
 			m.FaultsActive[sf.Service]++
 		}
 	}

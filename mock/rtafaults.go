@@ -17,7 +17,7 @@ func (h *Handler) rtaFault() (refuse int, delay time.Duration, rate float64) {
 	now := h.cfg.now()
 	for i := range f.f.Services {
 		sf := &f.f.Services[i]
-		if sf.Service != RTAService || !sf.Until.IsZero() && !now.Before(sf.Until) {
+		if sf.Service != RTAService || !sf.inForce(now) {
 			continue
 		}
 		if sf.Status != 0 {
@@ -32,7 +32,7 @@ func (h *Handler) rtaFault() (refuse int, delay time.Duration, rate float64) {
 // Reset: a title rehearses a lost connection.
 func (h *Handler) dropRTA(sfs []ServiceFault, now time.Time) {
 	for _, sf := range sfs {
-		if sf.Service == RTAService && sf.Reset && (sf.Until.IsZero() || now.Before(sf.Until)) {
+		if sf.Service == RTAService && sf.Reset && sf.inForce(now) {
 			h.rta.dropAll()
 			return
 		}

@@ -80,7 +80,8 @@ func (a Rule) hostAllowed(hostport string) bool {
 	if net.ParseIP(strings.Trim(host, "[]")) != nil || host == "localhost" {
 		return true
 	}
-	return slices.ContainsFunc(a.Hosts, func(h string) bool { return strings.EqualFold(h, host) })
+	// A name given fully qualified (its trailing dot) is the same name.
+	return slices.ContainsFunc(a.Hosts, func(h string) bool { return strings.EqualFold(strings.TrimSuffix(h, "."), host) })
 }
 
 // LoopbackPeer reports whether a request's RemoteAddr is on loopback.

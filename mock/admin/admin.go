@@ -89,6 +89,7 @@ func Handler(h *mock.Handler, c Config) http.Handler {
 	for _, e := range endpoints {
 		mux.HandleFunc(e.pattern, func(w http.ResponseWriter, r *http.Request) { e.serve(a, w, r) })
 	}
+	notServed(mux, c.Metrics != nil)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if status, why := c.admit(r); status != 0 {
 			c.logRefusal(r, status)
@@ -113,6 +114,43 @@ func Handler(h *mock.Handler, c Config) http.Handler {
 		}
 		mux.ServeHTTP(w, r)
 	})
+}
+
+// notServed answers in the API's JSON, not the ServeMux's text, what no
+// endpoint serves: a method an endpoint's path does not take (405, with
+// Allow), a path under Prefix no endpoint has, and /metrics when no
+// Metrics handler was given (404).
+func notServed(mux *http.ServeMux, metrics bool) {
+	allow := map[string][]string{}
+	patterns := make([]string, 0, len(endpoints)+1)
+	for _, e := range endpoints {
+		patterns = append(patterns, e.pattern)
+	}
+	if metrics {
+		patterns = append(patterns, metricsPattern)
+	}
+	for _, p := range patterns {
+		method, path, _ := strings.Cut(p, " ")
+		allow[path] = append(allow[path], method)
+		if method == http.MethodGet {
+			allow[path] = append(allow[path], http.MethodHead)
+		}
+	}
+	for path, methods := range allow {
+		allowed := strings.Join(methods, ", ")
+		shown := strings.TrimSuffix(path, "{$}")
+		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", allowed)
+			writeJSON(w, http.StatusMethodNotAllowed, apiError{shown + " takes " + allowed + ", not " + safetext.Quote(r.Method, 20)})
+		})
+	}
+	missing := func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusNotFound, apiError{"no admin endpoint at " + safetext.Quote(r.URL.Path, 80)})
+	}
+	mux.HandleFunc(Prefix, missing)
+	if !metrics {
+		mux.HandleFunc("/metrics", missing)
+	}
 }
 
 // queryNames are the query parameters the API reads: the calls' filter,

@@ -147,8 +147,8 @@ func (ca *CA) Pool() *x509.CertPool {
 
 // TLSConfig returns a server configuration that presents one leaf
 // certificate, signed by ca, naming hosts (names, and patterns whose first
-// label is or ends with '*', which become "*.<rest>"), localhost, 127.0.0.1
-// and ::1. A client that names another host (SNI) is refused in the
+// label is or ends with '*', which become "*.<rest>"; other patterns are
+// left out), localhost, 127.0.0.1 and ::1. A client that names another host (SNI) is refused in the
 // handshake with an error naming it, which http.Server logs. A client
 // certificate is not asked for, but one given must be ca's (IssuePartner)
 // and current, or the handshake fails.
@@ -176,10 +176,10 @@ func (ca *CA) leaf(hosts []string) (*tls.Certificate, error) {
 	names := []string{"localhost"}
 	for _, h := range hosts {
 		h = strings.ToLower(h)
-		if i := strings.IndexByte(h, '.'); strings.Contains(h, "*") && i > 0 && !strings.Contains(h[i:], "*") {
+		if i := strings.IndexByte(h, '.'); i > 0 && strings.Count(h, "*") == 1 && strings.HasSuffix(h[:i], "*") {
 			h = "*" + h[i:] // club*.xboxlive.com: *.xboxlive.com
 		} else if strings.Contains(h, "*") {
-			continue
+			continue // a star elsewhere (a*b.example.com): "*.example.com" would name every host of the domain
 		}
 		if !slices.Contains(names, h) {
 			names = append(names, h)

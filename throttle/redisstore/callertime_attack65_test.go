@@ -48,9 +48,11 @@ func attack65TakeSeq(t *testing.T, srv *redistest.Server, prefix string, base ti
 // before 1970, where a missing block read as 0 (the Unix epoch) was in the
 // future (a fresh key's first Reserve refused as blocked, its Snapshot
 // blocked until 1970, a 30 s block not kept, a Sync's keys kept ten years).
-// CallerTime now takes a time from the Unix epoch to 2^53 µs after it (in
-// 2255), which every number in a script holds exactly, and refuses another
-// with an error that is not ErrUnavailable (Redis was not asked).
+// CallerTime now takes a time from the Unix epoch to 2^52 µs after it (in
+// 2112: helper 184 found sums of a time up to 2^53 and a window rounded),
+// which every number in a script holds exactly with the spans it adds, and
+// refuses another with an error that is not ErrUnavailable (Redis was not
+// asked).
 func TestAttack65CallerTimeOutsideRangeRefused(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
@@ -64,7 +66,7 @@ func TestAttack65CallerTimeOutsideRangeRefused(t *testing.T) {
 		"1900":                 time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC),
 		"1969-12-31T23:59:59Z": time.Date(1969, 12, 31, 23, 59, 59, 0, time.UTC),
 		"a nanosecond before":  time.Unix(0, -1),
-		"2^53+1 µs":            time.UnixMicro(1<<53 + 1),
+		"2^52+1 µs":            time.UnixMicro(maxCallerTime + 1),
 		"year 2500":            time.Date(2500, 1, 1, 0, 0, 0, 0, time.UTC),
 		"year 9999":            time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC),
 	} {
@@ -83,7 +85,7 @@ func TestAttack65CallerTimeOutsideRangeRefused(t *testing.T) {
 		}
 		for op, f := range ops {
 			err := f()
-			if err == nil || errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "CallerTime decides from 1970-01-01 to 2255") {
+			if err == nil || errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "CallerTime decides from 1970-01-01 to ") {
 				t.Errorf("%s at %s: %v; want CallerTime's range refused", op, name, err)
 			}
 		}
@@ -94,11 +96,11 @@ func TestAttack65CallerTimeOutsideRangeRefused(t *testing.T) {
 }
 
 // The last times CallerTime takes decide as any other: Takes across the
-// 15 s edge ending at 2^53 µs agree with MemoryServerStore at the same
+// 15 s edge ending at 2^52 µs agree with MemoryServerStore at the same
 // offsets (windows start at the first request).
 func TestAttack65CallerTimeLastTimesExact(t *testing.T) {
 	srv := redistest.Start(t)
-	base := time.UnixMicro(1<<53 - int64(20*time.Second/time.Microsecond))
+	base := time.UnixMicro(maxCallerTime - int64(20*time.Second/time.Microsecond))
 	attack65TakeSeq(t, srv, "attack65last", base,
 		[]time.Duration{0, time.Second, 15*time.Second - time.Microsecond, 15 * time.Second, 20 * time.Second}, throttle.Limit{Burst: 2, Sustain: 100})
 }

@@ -22,7 +22,7 @@
 // Redis server's clock (TIME), so replicas with skewed clocks agree: that is
 // the store's time seam, and the now arguments of the throttle interfaces
 // are ignored unless CallerTime is set (for tests and simulations that
-// drive time themselves: from the Unix epoch to 2255).
+// drive time themselves: from the Unix epoch to 2112).
 package redisstore
 
 import (
@@ -34,6 +34,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -87,9 +88,10 @@ type Store struct {
 	Timeout time.Duration
 	// CallerTime decides with the now passed in instead of Redis TIME, for
 	// tests and simulations that drive time themselves: a time from the
-	// Unix epoch to 2^53 microseconds after it (in 2255), which the scripts'
-	// numbers hold exactly; an operation at another time fails with an
-	// error (not wrapping ErrUnavailable: Redis was not asked).
+	// Unix epoch to 2^52 microseconds after it (in 2112), which the
+	// scripts' numbers hold exactly with every span they add; an operation
+	// at another time fails with an error (not wrapping ErrUnavailable:
+	// Redis was not asked).
 	CallerTime bool
 
 	nodes   sync.Map     // node address ("" for a single server) -> *node
@@ -137,10 +139,13 @@ func (s *Store) key(k throttle.Key, kind string) string {
 const serverTime = -1 << 62
 
 // maxCallerTime bounds the times CallerTime decides at: from the Unix epoch
-// to 2^53 microseconds after it (in 2255), the microseconds a double holds
-// exactly (a batch packs its numbers as doubles: pack). A time outside is
-// refused with an error, not decided at a time rounded to another.
-const maxCallerTime = 1 << 53
+// to 2^52 microseconds after it (in 2112), so that a time and any span a
+// script adds to it (a window, a margin, a block, a wait, a learned
+// limit's life: each under 2^52 µs, 142 years) stay within the 2^53 a
+// double holds exactly (a batch packs its numbers as doubles: pack). A time
+// outside is refused with an error, not decided at a time rounded to
+// another.
+const maxCallerTime = 1 << 52
 
 // now returns the now a script is given for t: Redis's clock (serverTime)
 // without CallerTime, else t in microseconds, or an error for a time
@@ -332,7 +337,7 @@ func (s *Store) Reserve(ctx context.Context, k throttle.Key, l throttle.Limit, n
 	if err != nil {
 		return throttle.Admission{}, err
 	}
-	j := s.budgetJob(opReserve, k, l, at, maxWait.Microseconds(), id)
+	j := s.budgetJob(opReserve, k, l, at, min(maxWait.Microseconds(), maxCallerTime), id)
 	v, err := s.run(ctx, j)
 	if err != nil {
 		if j.sent.Load() {
@@ -361,7 +366,7 @@ func (s *Store) Release(ctx context.Context, k throttle.Key, l throttle.Limit, s
 // Block refuses calls for k until until, measured from now (the service's
 // Retry-After runs from when its answer arrived).
 func (s *Store) Block(ctx context.Context, k throttle.Key, now, until time.Time) error {
-	_, err := s.budget(ctx, opBlock, k, throttle.Limit{}, now, until.Sub(now).Microseconds())
+	_, err := s.budget(ctx, opBlock, k, throttle.Limit{}, now, min(until.Sub(now).Microseconds(), maxCallerTime))
 	return err
 }
 
@@ -434,9 +439,10 @@ func globEscape(s string) string {
 }
 
 // ResetAll forgets every key under the store's Prefix, on every node of a
-// cluster or shard of a Ring (one after another), a SCAN page at a time. A
-// Ring with fewer shards up than its options' Addrs fails it (ErrUnavailable)
-// once the live ones are cleared.
+// cluster or shard of a Ring (one after another), a SCAN page at a time. On
+// a Ring, a shard it has marked down that this store decided keys on is
+// tried too: still down, it fails ResetAll (ErrUnavailable) once the others
+// are cleared. A shard this store never used is known to the Ring alone.
 func (s *Store) ResetAll(ctx context.Context) error {
 	prefix := s.Prefix
 	if prefix == "" {
@@ -497,10 +503,22 @@ func (s *Store) ResetAll(ctx context.Context) error {
 		}
 		err = del(ctx, m)
 	}
-	if r, ok := s.Client.(*redis.Ring); ok && err == nil && len(masters) < len(r.Options().Addrs) {
-		// ForEachShard visits the shards the Ring has up: one it marked
-		// down keeps its keys, which is no reset done.
-		err = fmt.Errorf("%d of the Ring's %d shards are down: their keys were not forgotten", len(r.Options().Addrs)-len(masters), len(r.Options().Addrs))
+	if _, ring := s.Client.(*redis.Ring); ring && err == nil {
+		// ForEachShard visits the shards the Ring has up. A shard this
+		// store decided keys on that the Ring has marked down is cleared
+		// too, or fails ResetAll; one SetAddrs took out (its client
+		// closed) is no shard of the Ring's any more.
+		s.nodes.Range(func(_, v any) bool {
+			c := v.(*node).shard.Load()
+			if c == nil || slices.Contains(masters, c) {
+				return true
+			}
+			if e := del(ctx, c); e != nil && !errors.Is(e, redis.ErrClosed) {
+				err = e
+				return false
+			}
+			return true
+		})
 	}
 	return s.unavailable(err)
 }

@@ -145,7 +145,7 @@ func (c *call) refresh(resp *http.Response) verdict {
 	tok, err := c.t.RefreshToken(c.req)
 	if err != nil || tok == "" {
 		// RefreshToken's error may quote the token it could not refresh.
-		c.emit(Event{Kind: EventRefreshFailed, Status: http.StatusUnauthorized, Err: sentSecrets(c.req).ScrubError(err)})
+		c.emit(Event{Kind: EventRefreshFailed, Status: http.StatusUnauthorized, Err: scrubSent(c.req, err)})
 		return verdict{}
 	}
 	c.auth = tok

@@ -50,7 +50,7 @@ func (c *call) send() (*http.Response, bool, error) {
 	if err != nil {
 		// GetBody's or the Signer's error may quote the request's
 		// credentials, as a Base's may (errors.Is still reads it).
-		err = keepCode(err, sentSecrets(req).ScrubError(err))
+		err = keepCode(err, scrubSent(req, err))
 	}
 	switch {
 	case err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded):
@@ -89,7 +89,7 @@ func (c *call) send() (*http.Response, bool, error) {
 	if err != nil || resp == nil {
 		// net/http's errors quote what the server sent; a Base's may quote the URL as text.
 		raw := a.cause(err)
-		err = keepCode(raw, sentSecrets(req).ScrubError(raw))
+		err = keepCode(raw, scrubSent(req, raw))
 		a.release()
 		if err == nil {
 			err = errors.New("transport: base RoundTripper returned no response and no error")

@@ -113,7 +113,7 @@ func parse429(b []byte, readErr error, sent *http.Request) *ratelimit.Body {
 			ss = ss.Add(uhs)
 		}
 	}
-	body.LimitType, body.DebugMessage = safetext.Clip(hideXUIDs(ss.Scrub(body.LimitType)), 64), safetext.Clip(hideXUIDs(ss.Scrub(body.DebugMessage)), 200)
-	body.Aspect = safetext.Clip(hideXUIDs(ss.Scrub(body.Aspect)), 64)
+	scrub := func(s string, max int) string { return safetext.Clip(hideXUIDs(textUsers(ss, s).Scrub(s)), max) }
+	body.LimitType, body.DebugMessage, body.Aspect = scrub(body.LimitType, 64), scrub(body.DebugMessage, 200), scrub(body.Aspect, 64)
 	return &body
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/xblgo/fgrl/hresult"
+	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/internal/xblauth"
 )
 
@@ -109,21 +110,35 @@ func sentSecrets(r *http.Request) xblauth.Secrets {
 	return ss
 }
 
-// maxURLUsers bounds the users of one URL taken one by one: past it, its
-// path is taken whole (a path naming thousands would make every scrub
-// read the text once a user).
-const maxURLUsers = 32
+// scrubSent returns err scrubbed of what the attempt r sent (sentSecrets)
+// and of the users its own text names (textUsers).
+func scrubSent(r *http.Request, err error) error {
+	if err == nil {
+		return nil
+	}
+	return textUsers(sentSecrets(r), err.Error()).ScrubError(err)
+}
+
+// maxUsers bounds the users taken one by one from a URL, and from a text:
+// past it, the URL's path and query, or the text, are taken whole (a URL
+// naming thousands would make every scrub read the text once a user).
+const maxUsers = 64
 
 // urlUsers returns ss with the users u names, as the services' URLs name
-// them: a path segment's selector (xuid(…), xuids(…,…), gt(…),
-// gamertag(…), in any case and however percent-encoded), a segment of
-// digits alone as long as an XUID, and the query's xuid, xuids, gt and
-// gamertag values. Each is taken as its value and as the segment or pair
-// whole, in the spelling sent and decoded: a short gamertag is taken by
-// its selector whole.
+// them: its path's selectors (xuid(…), xuids(…,…), gt(…), gamertag(…),
+// gamertags(…), in any case, however percent-encoded, nested in another's
+// parentheses or beside other text in their segment), its segments of
+// digits alone as long as an XUID, and its query's xuid, xuids, gt,
+// gamertag and gamertags values (pairs split at '&' or ';'). Each user is
+// taken as its value (in both cases of its letters), its selector or pair
+// whole, and the segment it is in as sent and decoded: a short gamertag
+// goes by its selector. A path in Opaque is read as one.
 func urlUsers(ss xblauth.Secrets, u *url.URL) xblauth.Secrets {
-	n := 0
 	raw := u.EscapedPath()
+	if u.Opaque != "" {
+		raw = u.Opaque
+	}
+	n, whole := 0, false
 	for seg := range strings.SplitSeq(raw, "/") {
 		dec := seg
 		if strings.IndexByte(seg, '%') >= 0 {
@@ -131,96 +146,153 @@ func urlUsers(ss xblauth.Secrets, u *url.URL) xblauth.Secrets {
 				dec = d
 			}
 		}
-		users := segmentUsers(dec)
-		if len(users) == 0 {
-			continue
+		before := len(ss)
+		ss = findUsers(ss, dec, &n)
+		if n > maxUsers {
+			whole = true
+			break
 		}
-		if n += len(users); n > maxURLUsers {
-			return append(ss, raw, u.Path)
-		}
-		for _, v := range users {
-			ss = ss.Add(v)
-		}
-		ss = append(ss, seg)
-		if dec != seg {
-			ss = append(ss, dec)
-		}
-	}
-	if u.RawQuery == "" {
-		return ss
-	}
-	for pair := range strings.SplitSeq(u.RawQuery, "&") {
-		k, v, _ := strings.Cut(pair, "=")
-		if dk, err := url.QueryUnescape(k); err == nil {
-			k = dk
-		}
-		if !userParam(k) || v == "" {
-			continue
-		}
-		dv := v
-		if d, err := url.QueryUnescape(v); err == nil {
-			dv = d
-		}
-		for x := range strings.SplitSeq(dv, ",") {
-			if x = strings.TrimSpace(x); x != "" {
-				if n++; n > maxURLUsers {
-					return append(ss, u.RawQuery)
-				}
-				ss = ss.Add(x)
+		if len(ss) > before {
+			ss = append(ss, seg)
+			if dec != seg {
+				ss = append(ss, dec)
 			}
 		}
-		ss = append(ss, pair, k+"="+dv)
+	}
+	if !whole && u.RawQuery != "" {
+		dec := u.RawQuery
+		if d, err := url.QueryUnescape(dec); err == nil {
+			dec = d
+		}
+		ss = findUsers(ss, u.RawQuery, &n)
+		if dec != u.RawQuery {
+			ss = findUsers(ss, dec, &n)
+		}
+		whole = n > maxUsers
+	}
+	if whole {
+		for _, w := range [...]string{raw, u.Path, u.RawQuery} {
+			if w != "" { // an empty secret would match everywhere
+				ss = append(ss, w)
+			}
+		}
 	}
 	return ss
 }
 
-// userParam reports whether a query parameter names users.
+// textUsers returns ss with the users text itself names (findUsers): what a
+// service or a Base quotes of a request, whatever the request named. Past
+// maxUsers, text is taken whole.
+func textUsers(ss xblauth.Secrets, text string) xblauth.Secrets {
+	n := 0
+	if ss = findUsers(ss, text, &n); n > maxUsers {
+		return append(ss, text)
+	}
+	return ss
+}
+
+// findUsers returns ss with each user s names, counting them in *n, and
+// stops past maxUsers: a selector's values (a letter run that is a user
+// selector, in any case, before '(' or "%28", its values up to ')' or
+// "%29", split at commas), a user parameter's values (such a name before
+// '=', its value up to '&', ';', '#', a space, a quote or '<'), and a run
+// of digits as long as an XUID. s is read once.
+func findUsers(ss xblauth.Secrets, s string, n *int) xblauth.Secrets {
+	take := func(value, whole string) {
+		// Each selector, pair or number counts, named users or none, so
+		// that the work stays bounded whatever s holds.
+		if *n++; *n > maxUsers {
+			return
+		}
+		taken := false
+		for v := range strings.SplitSeq(value, ",") {
+			if v = strings.TrimSpace(v); v == "" || len(v) > maxUserLen {
+				continue
+			}
+			if taken {
+				if *n++; *n > maxUsers {
+					return
+				}
+			}
+			taken = true
+			ss = ss.Add(v)
+			if !safetext.IsASCII(v) {
+				ss = ss.Add(strings.ToUpper(v)).Add(strings.ToLower(v))
+			}
+		}
+		if taken && whole != "" {
+			ss = append(ss, whole)
+		}
+	}
+	run := 0
+	for i := 0; i <= len(s) && *n <= maxUsers; i++ {
+		if i < len(s) && '0' <= s[i] && s[i] <= '9' {
+			run++
+			continue
+		}
+		if run >= minXUIDDigits {
+			take(s[i-run:i], "")
+		}
+		run = 0
+		if i == len(s) {
+			break
+		}
+		var open, closer string
+		switch {
+		case s[i] == '(':
+			open, closer = "(", ")"
+		case s[i] == '%' && len(s) >= i+3 && s[i+1] == '2' && s[i+2] == '8':
+			open, closer = "%28", "%29"
+		case s[i] == '=':
+			open = "="
+		default:
+			continue
+		}
+		start := i
+		for start > 0 && isLetter(s[start-1]) {
+			start--
+		}
+		name := s[start:i]
+		rest := s[i+len(open):]
+		switch {
+		case open == "=" && userParam(name):
+			win := rest[:min(len(rest), maxListLen)]
+			end := strings.IndexAny(win, "&;# \"'<")
+			if end < 0 {
+				end = len(win)
+			}
+			take(rest[:end], s[start:i+1+end])
+		case open != "=" && userParam(name):
+			win := rest[:min(len(rest), maxListLen)] // a list of users is not longer
+			end := strings.Index(win, closer)
+			if end < 0 {
+				end = strings.IndexAny(win, "/?#& \"'")
+			}
+			if end < 0 {
+				end = len(win)
+			}
+			take(rest[:end], s[start:i+len(open)+end+min(len(closer), len(rest)-end)])
+		}
+	}
+	return ss
+}
+
+// maxUserLen is the longest value taken for one user: a gamertag is at
+// most 15 characters (a modern one with its suffix a few more), an XUID
+// 20 digits; what is longer is no user.
+const maxUserLen = 64
+
+// maxListLen bounds the text read for one selector's or parameter's values
+// (maxUsers of them, each at most maxUserLen).
+const maxListLen = maxUsers * (maxUserLen + 1)
+
+// isLetter reports whether c is an ASCII letter.
+func isLetter(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }
+
+// userParam reports whether a selector or query parameter names users.
 func userParam(k string) bool {
 	for _, p := range [...]string{"xuid", "xuids", "gt", "gamertag", "gamertags"} {
 		if strings.EqualFold(k, p) {
-			return true
-		}
-	}
-	return false
-}
-
-// segmentUsers returns the users a path segment (decoded) names: each
-// selector's values, a list's split at commas, or the segment itself when
-// it is digits alone as long as an XUID.
-func segmentUsers(seg string) []string {
-	if isXUIDLike(seg) {
-		return []string{seg}
-	}
-	var users []string
-	for rest := seg; ; {
-		open := strings.IndexByte(rest, '(')
-		if open < 0 {
-			return users
-		}
-		end := strings.IndexByte(rest[open:], ')')
-		if end < 0 {
-			return users
-		}
-		end += open
-		sel := rest[:open]
-		if i := strings.LastIndexAny(sel, ",;/"); i >= 0 {
-			sel = sel[i+1:]
-		}
-		if userSelector(sel) {
-			for v := range strings.SplitSeq(rest[open+1:end], ",") {
-				if v = strings.TrimSpace(v); v != "" {
-					users = append(users, v)
-				}
-			}
-		}
-		rest = rest[end+1:]
-	}
-}
-
-// userSelector reports whether a path selector names users.
-func userSelector(sel string) bool {
-	for _, p := range [...]string{"xuid", "xuids", "gt", "gamertag", "gamertags"} {
-		if strings.EqualFold(sel, p) {
 			return true
 		}
 	}
@@ -231,19 +303,6 @@ func userSelector(sel string) bool {
 // names one: XUIDs are 16 digits (2533274790395904); title ids 10 or
 // fewer.
 const minXUIDDigits = 15
-
-// isXUIDLike reports whether s is digits alone, at least minXUIDDigits.
-func isXUIDLike(s string) bool {
-	if len(s) < minXUIDDigits {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
 
 // hideXUIDs returns s with each run of at least minXUIDDigits digits
 // replaced by "[redacted]": a service's text may name a user the request

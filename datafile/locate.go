@@ -2,6 +2,7 @@ package datafile
 
 import (
 	"bytes"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -108,47 +109,115 @@ func fieldOf(p jsontext.Pointer, kind func(i int) jsontext.Kind) string {
 }
 
 // locateField returns where the value a check's field names starts (at
-// its name, in an object); where the field goes further than the JSON,
-// where the deepest value on it starts. A name may hold dots and brackets
-// (a map's key such as "kills.total" or "a[1]"), so the field is not split
-// first: in an object its next step is the member with the longest name
-// the rest of the field starts with, up to a '.', a '[' or its end (the
-// whole rest at once when a member is named so); in an array, an index
-// ("[1]", or "1" after a dot). A field ending in a dot names an empty key.
+// its name, in an object); where no value is so named, where the deepest
+// value on the field starts. A name may hold dots and brackets (a map's key
+// such as "kills.total" or "a[1]"), so the field is not split first: in an
+// object its next step is a member whose name the rest of the field starts
+// with, up to a '.', a '[' or its end, the longest first, and a shorter
+// one when the longer leads to no value; in an array, an index ("[1]", or
+// "1" after a dot). A field ending in a dot names an empty key. The walks
+// tried are bounded (maxWalks), so a file of keys that are each other's
+// prefixes is read a bounded number of times.
 func (s *source) locateField(field string) int {
-	base, at, rest := 0, 0, field
-	for more := rest != ""; more; {
-		dec := jsontext.NewDecoder(bytes.NewBuffer(s.json[base:]), jsontext.AllowDuplicateNames(true))
-		next, ok := -1, false
-		switch dec.PeekKind() {
-		case '[':
-			var idx string
-			idx, rest = cutIndex(rest)
-			if _, err := dec.ReadToken(); err == nil {
-				if ok = s.toIndexAt(dec, base, idx, &next); ok {
-					at = next
-				}
-			}
-		case '{':
-			if _, err := dec.ReadToken(); err == nil {
-				var n int
-				at, next, n, ok = s.toLongest(dec, base, rest, at)
-				rest = rest[n:]
-			}
-		}
+	w := fieldWalk{s: s, budget: maxWalks, deepest: -1}
+	if at, ok := w.from(0, field, field != "", 0, 0); ok {
+		return at
+	}
+	return w.at
+}
+
+// maxWalks bounds the values locateField reads into.
+const maxWalks = 64
+
+// fieldWalk is one locateField: its budget of walks, and the deepest
+// value it reached.
+type fieldWalk struct {
+	s       *source
+	budget  int
+	deepest int
+	at      int
+}
+
+// from walks rest (more: a step is left, perhaps an empty key) from the
+// value that starts at base, whose member or element starts at at, depth
+// steps down the field; it returns where the value the whole field names
+// starts, and whether there is one.
+func (w *fieldWalk) from(base int, rest string, more bool, at, depth int) (int, bool) {
+	if !more {
+		return at, true
+	}
+	if depth > w.deepest {
+		w.deepest, w.at = depth, at
+	}
+	if w.budget <= 0 {
+		return 0, false
+	}
+	w.budget--
+	s := w.s
+	dec := jsontext.NewDecoder(bytes.NewBuffer(s.json[base:]), jsontext.AllowDuplicateNames(true))
+	kind := dec.PeekKind()
+	if kind != '[' && kind != '{' {
+		return 0, false
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return 0, false
+	}
+	if kind == '[' {
+		idx, after := cutIndex(rest)
+		var next int
+		ok := s.toIndexAt(dec, base, idx, &next)
 		s.walked += int(dec.InputOffset())
 		if !ok {
-			return at
+			return 0, false
 		}
-		base = next
-		switch {
-		case strings.HasPrefix(rest, "."):
-			rest, more = rest[1:], true // "" after it: an empty key
-		default:
-			more = rest != ""
+		after, more = nextStep(after)
+		return w.from(next, after, more, next, depth+1)
+	}
+	members := s.prefixMembers(dec, base, rest)
+	s.walked += int(dec.InputOffset())
+	for _, m := range members {
+		after, more := nextStep(rest[m.n:])
+		if a, ok := w.from(m.value, after, more, m.start, depth+1); ok {
+			return a, true
 		}
 	}
-	return at
+	return 0, false
+}
+
+// nextStep returns a field's rest after a step: past the dot that ends
+// it, more saying a step follows (one ending in a dot names an empty key).
+func nextStep(rest string) (string, bool) {
+	if r, ok := strings.CutPrefix(rest, "."); ok {
+		return r, true
+	}
+	return rest, rest != ""
+}
+
+// member is an object's member whose name a field's rest starts with: where
+// its name and its value start, and the name's length.
+type member struct{ start, value, n int }
+
+// prefixMembers reads an object of the JSON from base (dec past its '{')
+// for the members whose names rest starts with, up to a '.', a '[' or
+// rest's end, and returns them longest first (in the file's order among
+// equals).
+func (s *source) prefixMembers(dec *jsontext.Decoder, base int, rest string) []member {
+	var ms []member
+	for dec.PeekKind() == '"' {
+		start := skipSeparators(s.json, base+int(dec.InputOffset()))
+		tok, err := dec.ReadToken()
+		if err != nil {
+			break
+		}
+		if name := tok.String(); strings.HasPrefix(rest, name) && (len(name) == len(rest) || rest[len(name)] == '.' || rest[len(name)] == '[') && len(ms) < maxWalks {
+			ms = append(ms, member{start, skipSeparators(s.json, base+int(dec.InputOffset())), len(name)})
+		}
+		if dec.SkipValue() != nil {
+			break
+		}
+	}
+	slices.SortStableFunc(ms, func(a, b member) int { return b.n - a.n })
+	return ms
 }
 
 // cutIndex cuts an array's index off the front of a field's rest: "[1]…"
@@ -185,32 +254,6 @@ func (s *source) toIndexAt(dec *jsontext.Decoder, base int, step string, at *int
 			return false
 		}
 	}
-}
-
-// toLongest reads an object of the JSON from base (dec past its '{') for
-// the member with the longest name rest starts with, up to a '.', a '[' or
-// rest's end, stopping at a member named rest whole. It returns where that
-// member's name starts (at, unchanged when there is none), where its value
-// starts, the name's length and whether there is one.
-func (s *source) toLongest(dec *jsontext.Decoder, base int, rest string, at int) (int, int, int, bool) {
-	value, n, found := 0, 0, false
-	for dec.PeekKind() == '"' {
-		start := skipSeparators(s.json, base+int(dec.InputOffset()))
-		tok, err := dec.ReadToken()
-		if err != nil {
-			break
-		}
-		if name := tok.String(); (!found || len(name) > n) && strings.HasPrefix(rest, name) && (len(name) == len(rest) || rest[len(name)] == '.' || rest[len(name)] == '[') {
-			at, value, n, found = start, skipSeparators(s.json, base+int(dec.InputOffset())), len(name), true
-			if n == len(rest) {
-				break
-			}
-		}
-		if dec.SkipValue() != nil {
-			break
-		}
-	}
-	return at, value, n, found
 }
 
 // line returns the line of what starts at off in the source's JSON: for

@@ -192,23 +192,29 @@ func checkFaultServices(l *limits.Limits, ss []ServiceFault) error {
 	return nil
 }
 
+// setAt returns f as set at now: each service fault with a For and no
+// Until ends For after now (Config.Faults at New, SetFaults later).
+func (f Faults) setAt(now time.Time) Faults {
+	f.Services = slices.Clone(f.Services)
+	for i := range f.Services {
+		if sf := &f.Services[i]; sf.For > 0 && sf.Until.IsZero() {
+			sf.Until = now.Add(time.Duration(sf.For)).UTC()
+		}
+	}
+	return f
+}
+
 // SetFaults changes the faults while the handler serves (the admin API's
 // PUT /_fgrl/api/faults). A new Seed restarts the fault dice.
 func (h *Handler) SetFaults(f Faults) error {
 	if err := f.Check(); err != nil {
 		return err
 	}
-	now := h.cfg.now()
-	f.Services = slices.Clone(f.Services)
 	if err := checkFaultServices(h.cfg.limits, f.Services); err != nil {
 		return err
 	}
-	for i := range f.Services {
-		sf := &f.Services[i]
-		if sf.For > 0 && sf.Until.IsZero() {
-			sf.Until = now.Add(time.Duration(sf.For)).UTC()
-		}
-	}
+	now := h.cfg.now()
+	f = f.setAt(now)
 	h.switches.Add(1)
 	if h.cfg.logger != nil {
 		h.cfg.logger.Info("fgrl mock: faults set", "errorRate", f.ErrorRate, "resetRate", f.ResetRate, "truncateRate", f.TruncateRate,

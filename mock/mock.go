@@ -129,7 +129,7 @@ func New(c Config) (*Handler, error) {
 		serve: func(c *call) { writeRaw(c.w, http.StatusOK, h.nsal) }}}
 	h.rta = newRTAHub(w, &h.dice, h.rtaFault)
 	w.rta = h.rta
-	h.faults.Store(newFaultState(cfg.faults))
+	h.faults.Store(newFaultState(cfg.faults.setAt(cfg.now())))
 	if err := h.SetScript(cfg.script); err != nil {
 		return nil, err
 	}

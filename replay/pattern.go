@@ -153,7 +153,7 @@ func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Se
 func readCSV(data []byte, v any) error {
 	events := v.(*[]fileEvent)
 	*events = make([]fileEvent, 0, min(bytes.Count(data, []byte{'\n'})+1, MaxEvents))
-	data = bareCRs(data)
+	data = bareCRs(bytes.TrimPrefix(data, []byte("\ufeff"))) // a byte order mark, as spreadsheets save "CSV UTF-8"
 	cr := csv.NewReader(bytes.NewReader(data))
 	cr.FieldsPerRecord = -1
 	cr.TrimLeadingSpace = true

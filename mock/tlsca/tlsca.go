@@ -175,8 +175,8 @@ func (ca *CA) TLSConfig(hosts []string) (*tls.Config, error) {
 func (ca *CA) leaf(hosts []string) (*tls.Certificate, error) {
 	names := []string{"localhost"}
 	for _, h := range hosts {
-		h = strings.ToLower(h)
-		if i := strings.IndexByte(h, '.'); i > 0 && strings.Count(h, "*") == 1 && strings.HasSuffix(h[:i], "*") {
+		h = strings.TrimSuffix(strings.ToLower(h), ".") // a name given fully qualified is the same name
+		if i := strings.IndexByte(h, '.'); i > 0 && strings.HasSuffix(h[:i], "*") && !strings.Contains(h[i:], "*") {
 			h = "*" + h[i:] // club*.xboxlive.com: *.xboxlive.com
 		} else if strings.Contains(h, "*") {
 			continue // a star elsewhere (a*b.example.com): "*.example.com" would name every host of the domain

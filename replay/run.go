@@ -93,7 +93,7 @@ type Options struct {
 // requests, a run of idle intervals): its requests, its burst and sustain
 // counts after the interval's last request, and the 429s it answered.
 type Row struct {
-	Start        int    `json:"start"` // seconds from the first call
+	Start        int    `json:"start"` // seconds from the pattern's time 0 (its events' At), as End
 	End          int    `json:"end"`
 	Requests     int    `json:"requests"`
 	BurstCount   int    `json:"burstCount"`

@@ -2,7 +2,6 @@ package datafile
 
 import (
 	"bytes"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -48,7 +47,22 @@ func (s *source) locate(path []string) (int, string) {
 // toIndex moves dec, in an array, to its element at index step, and sets
 // *at to where it starts; it reports whether there is one.
 func (s *source) toIndex(dec *jsontext.Decoder, step string, at *int) bool {
-	return s.toIndexAt(dec, 0, step, at)
+	idx, err := strconv.Atoi(step)
+	if err != nil || idx < 0 {
+		return false
+	}
+	for i := 0; ; i++ {
+		if k := dec.PeekKind(); k == ']' || k == 0 {
+			return false
+		}
+		if i == idx {
+			*at = skipSeparators(s.json, int(dec.InputOffset()))
+			return true
+		}
+		if dec.SkipValue() != nil {
+			return false
+		}
+	}
 }
 
 // toName moves dec, in an object, to the value of its member named step,
@@ -110,150 +124,94 @@ func fieldOf(p jsontext.Pointer, kind func(i int) jsontext.Kind) string {
 
 // locateField returns where the value a check's field names starts (at
 // its name, in an object); where no value is so named, where the deepest
-// value on the field starts. A name may hold dots and brackets (a map's key
-// such as "kills.total" or "a[1]"), so the field is not split first: in an
-// object its next step is a member whose name the rest of the field starts
-// with, up to a '.', a '[' or its end, the longest first, and a shorter
-// one when the longer leads to no value; in an array, an index ("[1]", or
-// "1" after a dot). A field ending in a dot names an empty key. The walks
-// tried are bounded (maxWalks), so a file of keys that are each other's
-// prefixes is read a bounded number of times.
+// value on the field starts (the first, of several as deep). A name may
+// hold dots and brackets (a map's key such as "kills.total" or "a[1]"), so
+// the field is not split: one pass through the JSON follows each value's
+// path as text beside the field's, a name matching where the field's rest
+// (past a '.') starts with it up to a '.', a '[' or its end, and an index
+// as "[1]" or, past a '.', "1". A field ending in a dot names an empty key.
 func (s *source) locateField(field string) int {
-	w := fieldWalk{s: s, budget: maxWalks, deepest: -1}
-	if at, ok := w.from(0, field, field != "", 0, 0); ok {
-		return at
+	dec := jsontext.NewDecoder(bytes.NewBuffer(s.json), jsontext.AllowDuplicateNames(true))
+	defer func() { s.walked += int(dec.InputOffset()) }()
+	type frame struct {
+		kind  jsontext.Kind
+		off   int // how much of the field the container's path is; -1: off it
+		index int
 	}
-	return w.at
-}
-
-// maxWalks bounds the values locateField reads into.
-const maxWalks = 64
-
-// fieldWalk is one locateField: its budget of walks, and the deepest
-// value it reached.
-type fieldWalk struct {
-	s       *source
-	budget  int
-	deepest int
-	at      int
-}
-
-// from walks rest (more: a step is left, perhaps an empty key) from the
-// value that starts at base, whose member or element starts at at, depth
-// steps down the field; it returns where the value the whole field names
-// starts, and whether there is one.
-func (w *fieldWalk) from(base int, rest string, more bool, at, depth int) (int, bool) {
-	if !more {
-		return at, true
-	}
-	if depth > w.deepest {
-		w.deepest, w.at = depth, at
-	}
-	if w.budget <= 0 {
-		return 0, false
-	}
-	w.budget--
-	s := w.s
-	dec := jsontext.NewDecoder(bytes.NewBuffer(s.json[base:]), jsontext.AllowDuplicateNames(true))
-	kind := dec.PeekKind()
-	if kind != '[' && kind != '{' {
-		return 0, false
-	}
-	if _, err := dec.ReadToken(); err != nil {
-		return 0, false
-	}
-	if kind == '[' {
-		idx, after := cutIndex(rest)
-		var next int
-		ok := s.toIndexAt(dec, base, idx, &next)
-		s.walked += int(dec.InputOffset())
-		if !ok {
-			return 0, false
+	var stack []frame
+	at, off := 0, 0 // where the next value's member or element starts, and its path's share of the field
+	deepest, deepestAt := 0, 0
+	for {
+		if off == len(field) {
+			return at
 		}
-		after, more = nextStep(after)
-		return w.from(next, after, more, next, depth+1)
-	}
-	members := s.prefixMembers(dec, base, rest)
-	s.walked += int(dec.InputOffset())
-	for _, m := range members {
-		after, more := nextStep(rest[m.n:])
-		if a, ok := w.from(m.value, after, more, m.start, depth+1); ok {
-			return a, true
+		if off > deepest {
+			deepest, deepestAt = off, at
 		}
-	}
-	return 0, false
-}
-
-// nextStep returns a field's rest after a step: past the dot that ends
-// it, more saying a step follows (one ending in a dot names an empty key).
-func nextStep(rest string) (string, bool) {
-	if r, ok := strings.CutPrefix(rest, "."); ok {
-		return r, true
-	}
-	return rest, rest != ""
-}
-
-// member is an object's member whose name a field's rest starts with: where
-// its name and its value start, and the name's length.
-type member struct{ start, value, n int }
-
-// prefixMembers reads an object of the JSON from base (dec past its '{')
-// for the members whose names rest starts with, up to a '.', a '[' or
-// rest's end, and returns them longest first (in the file's order among
-// equals).
-func (s *source) prefixMembers(dec *jsontext.Decoder, base int, rest string) []member {
-	var ms []member
-	for dec.PeekKind() == '"' {
-		start := skipSeparators(s.json, base+int(dec.InputOffset()))
-		tok, err := dec.ReadToken()
-		if err != nil {
-			break
+		if kind := dec.PeekKind(); off < 0 || kind != '{' && kind != '[' {
+			if dec.SkipValue() != nil {
+				return deepestAt
+			}
+		} else {
+			if _, err := dec.ReadToken(); err != nil {
+				return deepestAt
+			}
+			stack = append(stack, frame{kind: kind, off: off})
 		}
-		if name := tok.String(); strings.HasPrefix(rest, name) && (len(name) == len(rest) || rest[len(name)] == '.' || rest[len(name)] == '[') && len(ms) < maxWalks {
-			ms = append(ms, member{start, skipSeparators(s.json, base+int(dec.InputOffset())), len(name)})
-		}
-		if dec.SkipValue() != nil {
+		for {
+			if len(stack) == 0 {
+				return deepestAt
+			}
+			top := &stack[len(stack)-1]
+			if k := dec.PeekKind(); k == '}' || k == ']' {
+				if _, err := dec.ReadToken(); err != nil {
+					return deepestAt
+				}
+				stack = stack[:len(stack)-1]
+				continue
+			} else if k == 0 {
+				return deepestAt
+			}
+			at = skipSeparators(s.json, int(dec.InputOffset()))
+			if top.kind == '{' {
+				tok, err := dec.ReadToken()
+				if err != nil {
+					return deepestAt
+				}
+				off = matchStep(field, top.off, tok.String(), "")
+			} else {
+				n := strconv.Itoa(top.index)
+				off = matchStep(field, top.off, n, "["+n+"]")
+				top.index++
+			}
 			break
 		}
 	}
-	slices.SortStableFunc(ms, func(a, b member) int { return b.n - a.n })
-	return ms
 }
 
-// cutIndex cuts an array's index off the front of a field's rest: "[1]…"
-// or "1…" (up to a '.' or a '[').
-func cutIndex(rest string) (idx, after string) {
-	if r, ok := strings.CutPrefix(rest, "["); ok {
-		idx, after, _ = strings.Cut(r, "]")
-		return idx, after
+// matchStep returns how much of field a step goes to from a value whose
+// path is field[:off] (-1: off the field, as the result is when it leaves
+// it): a member named name, or an array's element written "[i]" (brackets)
+// or as its index name past a '.'.
+func matchStep(field string, off int, name, brackets string) int {
+	if off < 0 {
+		return -1
 	}
-	end := strings.IndexAny(rest, ".[")
-	if end < 0 {
-		end = len(rest)
+	rest := field[off:]
+	if brackets != "" && strings.HasPrefix(rest, brackets) {
+		return off + len(brackets)
 	}
-	return rest[:end], rest[end:]
-}
-
-// toIndexAt moves dec, in an array of the JSON from base, to its element
-// at index step, and sets *at to where it starts in the JSON; it reports
-// whether there is one.
-func (s *source) toIndexAt(dec *jsontext.Decoder, base int, step string, at *int) bool {
-	idx, err := strconv.Atoi(step)
-	if err != nil || idx < 0 {
-		return false
-	}
-	for i := 0; ; i++ {
-		if k := dec.PeekKind(); k == ']' || k == 0 {
-			return false
+	if off > 0 {
+		var ok bool
+		if rest, ok = strings.CutPrefix(rest, "."); !ok {
+			return -1
 		}
-		if i == idx {
-			*at = skipSeparators(s.json, base+int(dec.InputOffset()))
-			return true
-		}
-		if dec.SkipValue() != nil {
-			return false
-		}
+		off++
 	}
+	if !strings.HasPrefix(rest, name) || len(name) < len(rest) && rest[len(name)] != '.' && rest[len(name)] != '[' {
+		return -1
+	}
+	return off + len(name)
 }
 
 // line returns the line of what starts at off in the source's JSON: for

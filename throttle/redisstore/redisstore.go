@@ -337,7 +337,7 @@ func (s *Store) Reserve(ctx context.Context, k throttle.Key, l throttle.Limit, n
 	if err != nil {
 		return throttle.Admission{}, err
 	}
-	j := s.budgetJob(opReserve, k, l, at, min(maxWait.Microseconds(), maxCallerTime), id)
+	j := s.budgetJob(opReserve, k, l, at, s.span(at, maxWait, maxCallerTime), id)
 	v, err := s.run(ctx, j)
 	if err != nil {
 		if j.sent.Load() {
@@ -366,8 +366,34 @@ func (s *Store) Release(ctx context.Context, k throttle.Key, l throttle.Limit, s
 // Block refuses calls for k until until, measured from now (the service's
 // Retry-After runs from when its answer arrived).
 func (s *Store) Block(ctx context.Context, k throttle.Key, now, until time.Time) error {
-	_, err := s.budget(ctx, opBlock, k, throttle.Limit{}, now, min(until.Sub(now).Microseconds(), maxCallerTime))
+	_, err := s.budget(ctx, opBlock, k, throttle.Limit{}, now, s.span(s.nowOr(now), until.Sub(now), maxCallerTime+1))
 	return err
+}
+
+// nowOr is the now a script is given for t, or serverTime for a time
+// CallerTime refuses (the operation then fails on it, as budget's own
+// Store.now does).
+func (s *Store) nowOr(t time.Time) int64 {
+	at, err := s.now(t)
+	if err != nil {
+		return serverTime
+	}
+	return at
+}
+
+// span returns d in microseconds from a script's now at, ending no later
+// than end, so that the sums a script makes of it stay within what a
+// double holds: a block ends by maxCallerTime + 1 µs (past every time
+// CallerTime takes, so it refuses them all), and a wait by maxCallerTime
+// (no slot is offered at a time CallerTime would refuse). Without
+// CallerTime (Redis's clock, before 2112) the span is bounded by
+// maxCallerTime itself.
+func (s *Store) span(at int64, d time.Duration, end int64) int64 {
+	us := max(d.Microseconds(), 0)
+	if at == serverTime {
+		return min(us, maxCallerTime)
+	}
+	return max(min(us, end-at), 0)
 }
 
 // Sync absorbs a server report of one window for k; see throttle.Sliding.Sync.
@@ -440,9 +466,13 @@ func globEscape(s string) string {
 
 // ResetAll forgets every key under the store's Prefix, on every node of a
 // cluster or shard of a Ring (one after another), a SCAN page at a time. On
-// a Ring, a shard it has marked down that this store decided keys on is
-// tried too: still down, it fails ResetAll (ErrUnavailable) once the others
-// are cleared. A shard this store never used is known to the Ring alone.
+// a Ring, the shards it has up are cleared, and a shard it has marked down
+// that this store decided keys on (by the client the Ring gave for it at
+// the store's last decision there) is tried too: still down, it fails
+// ResetAll (ErrUnavailable) once every other is tried; so does a Ring with
+// no shard up. A shard this store never decided on, or one SetAddrs has
+// made again since, is known to the Ring alone (go-redis tells no shard it
+// has marked down, and Options().Addrs stays as the Ring was made).
 func (s *Store) ResetAll(ctx context.Context) error {
 	prefix := s.Prefix
 	if prefix == "" {
@@ -504,18 +534,21 @@ func (s *Store) ResetAll(ctx context.Context) error {
 		err = del(ctx, m)
 	}
 	if _, ring := s.Client.(*redis.Ring); ring && err == nil {
-		// ForEachShard visits the shards the Ring has up. A shard this
-		// store decided keys on that the Ring has marked down is cleared
-		// too, or fails ResetAll; one SetAddrs took out (its client
-		// closed) is no shard of the Ring's any more.
+		// ForEachShard visits the shards the Ring has up: none (a closed
+		// Ring, every shard down) clears nothing. A shard this store
+		// decided keys on that the Ring has marked down is cleared too,
+		// or fails ResetAll once every other is tried; one SetAddrs took
+		// out (its client closed) is no shard of the Ring's any more.
+		if len(masters) == 0 {
+			err = errors.New("no shard of the Ring is up")
+		}
 		s.nodes.Range(func(_, v any) bool {
 			c := v.(*node).shard.Load()
 			if c == nil || slices.Contains(masters, c) {
 				return true
 			}
-			if e := del(ctx, c); e != nil && !errors.Is(e, redis.ErrClosed) {
+			if e := del(ctx, c); e != nil && !errors.Is(e, redis.ErrClosed) && err == nil {
 				err = e
-				return false
 			}
 			return true
 		})

@@ -389,11 +389,11 @@ func (s *Store) nowOr(t time.Time) int64 {
 // CallerTime (Redis's clock, before 2112) the span is bounded by
 // maxCallerTime itself.
 func (s *Store) span(at int64, d time.Duration, end int64) int64 {
-	us := max(d.Microseconds(), 0)
+	us := d.Microseconds() // a negative one as given: a block in the past
 	if at == serverTime {
 		return min(us, maxCallerTime)
 	}
-	return max(min(us, end-at), 0)
+	return min(us, end-at)
 }
 
 // Sync absorbs a server report of one window for k; see throttle.Sliding.Sync.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/xblgo/fgrl/internal/safetext"
+	"github.com/xblgo/fgrl/internal/xblauth"
 	"github.com/xblgo/fgrl/throttle"
 )
 
@@ -80,7 +81,9 @@ func (f *failover) result(ctx context.Context, op string, k throttle.Key, err er
 	if callersEnd(ctx, err) {
 		return err // the caller's own end (a cancel, its deadline), not the store's failure
 	}
-	f.t.emit(ctx, Event{Kind: EventBudgetError, Scope: eventScope(k.Scope), Err: err, Reason: op}, nil)
+	// An Event names no user: a store's error may quote the key it was
+	// given (its userhash).
+	f.t.emit(ctx, Event{Kind: EventBudgetError, Scope: eventScope(k.Scope), Err: xblauth.Secrets{}.Add(k.User).ScrubError(err), Reason: op}, nil)
 	f.lastErr.Store(now.UnixNano())
 	f.probeAt.Store(now.Add(probeEvery).UnixNano())
 	if f.down.CompareAndSwap(false, true) && f.t.Logger != nil {

@@ -160,15 +160,7 @@ func urlUsers(ss xblauth.Secrets, u *url.URL) xblauth.Secrets {
 		}
 	}
 	if !whole && u.RawQuery != "" {
-		dec := u.RawQuery
-		if d, err := url.QueryUnescape(dec); err == nil {
-			dec = d
-		}
-		ss = findUsers(ss, u.RawQuery, &n)
-		if dec != u.RawQuery {
-			ss = findUsers(ss, dec, &n)
-		}
-		whole = n > maxUsers
+		ss, whole = queryUsers(ss, u.RawQuery, &n)
 	}
 	if whole {
 		for _, w := range [...]string{raw, u.Path, u.RawQuery} {
@@ -178,6 +170,38 @@ func urlUsers(ss xblauth.Secrets, u *url.URL) xblauth.Secrets {
 		}
 	}
 	return ss
+}
+
+// queryUsers returns ss with the users a URL's query names by its user
+// parameters (pairs split at '&' or ';'), each value decoded whole (a
+// gamertag may hold a space) and split at commas, with the pair as sent
+// and decoded; whole reports more than maxUsers.
+func queryUsers(ss xblauth.Secrets, raw string, n *int) (_ xblauth.Secrets, whole bool) {
+	for pair := range strings.FieldsFuncSeq(raw, func(r rune) bool { return r == '&' || r == ';' }) {
+		k, v, _ := strings.Cut(pair, "=")
+		if d, err := url.QueryUnescape(k); err == nil {
+			k = d
+		}
+		if d, err := url.QueryUnescape(v); err == nil {
+			v = d
+		}
+		if !userParam(k) || strings.TrimSpace(v) == "" {
+			continue
+		}
+		for x := range strings.SplitSeq(v, ",") {
+			if *n++; *n > maxUsers {
+				return ss, true
+			}
+			if x = strings.TrimSpace(x); x != "" && len(x) <= maxUserLen {
+				ss = ss.Add(x)
+				if !safetext.IsASCII(x) {
+					ss = ss.Add(strings.ToUpper(x)).Add(strings.ToLower(x))
+				}
+			}
+		}
+		ss = append(ss, pair, k+"="+v)
+	}
+	return ss, false
 }
 
 // textUsers returns ss with the users text itself names (findUsers): what a
@@ -192,11 +216,15 @@ func textUsers(ss xblauth.Secrets, text string) xblauth.Secrets {
 }
 
 // findUsers returns ss with each user s names, counting them in *n, and
-// stops past maxUsers: a selector's values (a letter run that is a user
-// selector, in any case, before '(' or "%28", its values up to ')' or
-// "%29", split at commas), a user parameter's values (such a name before
-// '=', its value up to '&', ';', '#', a space, a quote or '<'), and a run
-// of digits as long as an XUID. s is read once.
+// stops past maxUsers: a selector's values (a word that is a user selector,
+// in any case, before '(' written plain, escaped (%28, &#40;, &lpar;,
+// \u0028) or full-width, with spaces between or none, its values up to
+// the matching close, split at commas), a user
+// parameter's values (such a word before '=' or "%3D", its value up to
+// '&', ';', '#', a space, a quote, '<', '>', a parenthesis or a line's
+// end, split at commas up to the first piece holding '='), and a run of
+// digits as long as an XUID. A word is letters with no letter, digit or
+// '_' before them (count_gt( is no selector). s is read once.
 func findUsers(ss xblauth.Secrets, s string, n *int) xblauth.Secrets {
 	take := func(value, whole string) {
 		// Each selector, pair or number counts, named users or none, so
@@ -206,6 +234,9 @@ func findUsers(ss xblauth.Secrets, s string, n *int) xblauth.Secrets {
 		}
 		taken := false
 		for v := range strings.SplitSeq(value, ",") {
+			if strings.IndexByte(v, '=') >= 0 {
+				break // the next pair of a list ("xuid=…,status=429"), no user
+			}
 			if v = strings.TrimSpace(v); v == "" || len(v) > maxUserLen {
 				continue
 			}
@@ -241,38 +272,62 @@ func findUsers(ss xblauth.Secrets, s string, n *int) xblauth.Secrets {
 		switch {
 		case s[i] == '(':
 			open, closer = "(", ")"
-		case s[i] == '%' && len(s) >= i+3 && s[i+1] == '2' && s[i+2] == '8':
+		case strings.HasPrefix(s[i:], "%28"):
 			open, closer = "%28", "%29"
+		case strings.HasPrefix(s[i:], "\uff08"):
+			open, closer = "\uff08", "\uff09"
+		case strings.HasPrefix(s[i:], "&#40;"):
+			open, closer = "&#40;", "&#41;"
+		case strings.HasPrefix(s[i:], "&lpar;"):
+			open, closer = "&lpar;", "&rpar;"
+		case strings.HasPrefix(s[i:], `\u0028`):
+			open, closer = `\u0028`, `\u0029`
 		case s[i] == '=':
 			open = "="
+		case strings.HasPrefix(s[i:], "%3D") || strings.HasPrefix(s[i:], "%3d"):
+			open = "%3D"
 		default:
 			continue
 		}
-		start := i
+		pair := open == "=" || open == "%3D"
+		end := i
+		for !pair && end > 0 && s[end-1] == ' ' {
+			end-- // "gamertag (…)"
+		}
+		start := end
 		for start > 0 && isLetter(s[start-1]) {
 			start--
 		}
-		name := s[start:i]
-		rest := s[i+len(open):]
-		switch {
-		case open == "=" && userParam(name):
-			win := rest[:min(len(rest), maxListLen)]
-			end := strings.IndexAny(win, "&;# \"'<")
-			if end < 0 {
-				end = len(win)
-			}
-			take(rest[:end], s[start:i+1+end])
-		case open != "=" && userParam(name):
-			win := rest[:min(len(rest), maxListLen)] // a list of users is not longer
-			end := strings.Index(win, closer)
-			if end < 0 {
-				end = strings.IndexAny(win, "/?#& \"'")
-			}
-			if end < 0 {
-				end = len(win)
-			}
-			take(rest[:end], s[start:i+len(open)+end+min(len(closer), len(rest)-end)])
+		if start >= 2 && start < end && s[start-2] == '%' && isHex(s[start-1]) && isHex(s[start]) {
+			start++ // "%3Fgt": the F is the escape's
 		}
+		afterEscape := start >= 3 && s[start-3] == '%' && isHex(s[start-2]) && isHex(s[start-1])
+		if name := s[start:end]; !userParam(name) || start > 0 && !afterEscape && (isLetter(s[start-1]) || isDigit(s[start-1]) || s[start-1] == '_') {
+			continue
+		}
+		rest := s[i+len(open):]
+		win := rest[:min(len(rest), maxListLen)] // a list of users is not longer
+		var stop int
+		if pair {
+			stops := "&;# \"'<>()\n\r\t"
+			if open != "=" {
+				stops += "%" // an escaped pair ends at its next escape (%26: '&')
+			}
+			stop = strings.IndexAny(win, stops)
+			if stop < 0 {
+				stop = len(win)
+			}
+			take(rest[:stop], s[start:i+len(open)+stop])
+			continue
+		}
+		stop = strings.Index(win, closer)
+		if stop < 0 {
+			stop = strings.IndexAny(win, "/?#& \"'")
+		}
+		if stop < 0 {
+			stop = len(win)
+		}
+		take(rest[:stop], s[start:i+len(open)+stop+min(len(closer), len(rest)-stop)])
 	}
 	return ss
 }
@@ -285,6 +340,12 @@ const maxUserLen = 64
 // maxListLen bounds the text read for one selector's or parameter's values
 // (maxUsers of them, each at most maxUserLen).
 const maxListLen = maxUsers * (maxUserLen + 1)
+
+// isHex reports whether c is a hexadecimal digit.
+func isHex(c byte) bool { return isDigit(c) || 'a' <= c|0x20 && c|0x20 <= 'f' }
+
+// isDigit reports whether c is an ASCII digit.
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 // isLetter reports whether c is an ASCII letter.
 func isLetter(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }

@@ -48,9 +48,11 @@ type ServiceFault struct {
 	// Service is a rule's service ("presence") or scope
 	// ("presence/write"), or RTAService ("rta"), the Real-Time Activity
 	// service: its Status 1001 (Throttled) or 1002 (ServiceUnavailable)
-	// answers subscriptions (a share Rate of them) with that code, 503
-	// refuses its websocket's upgrade, Reset drops every connection open
-	// when the faults are set, and Latency delays its events.
+	// answers subscriptions (a share Rate of them; the first such fault
+	// in force) with that code, 503 refuses every upgrade of its websocket
+	// (Rate is not read), Reset drops every connection open when the
+	// faults are set, and Latency delays its events, none past the
+	// fault's end. rta faults of each kind apply together.
 	Service string `json:"service"`
 	// Status is 429, 500 or 503; 0 answers as the mock would (after
 	// Latency, unless Reset).
@@ -67,7 +69,10 @@ type ServiceFault struct {
 	Rate float64 `json:"rate,omitempty"`
 	// For is how long the fault lasts from when it is set (0: until
 	// changed); Until is when it ends, which setting the faults works out
-	// from For.
+	// from For when it is not given. A given Until wins, so that faults
+	// read back (Handler.Faults, the admin API's GET) and set again keep
+	// their ends. Times are the handler's clock's (Config.Now): one that
+	// goes back finds an ended fault in force again.
 	For   throttle.Duration `json:"for,omitempty"`
 	Until time.Time         `json:"until,omitzero"`
 }
@@ -222,7 +227,7 @@ func (h *Handler) SetFaults(f Faults) error {
 	}
 	h.dice.mu.Lock()
 	if old := h.faults.Load(); old.f.Seed != f.Seed {
-		h.dice.rng = newRand(f.Seed)
+		h.dice.restart(f.Seed)
 	}
 	h.faults.Store(newFaultState(f))
 	h.dice.mu.Unlock()

@@ -24,6 +24,13 @@ type dice struct {
 
 func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)) }
 
+// restart starts the dice again from seed: its rolls and the 500/503
+// alternation, so that a run under the same seed is repeated. The caller
+// holds d.mu.
+func (d *dice) restart(seed uint64) {
+	d.rng, d.flip = newRand(seed), false
+}
+
 // roll reports whether a fault of probability p happens now.
 func (d *dice) roll(p float64) bool {
 	d.mu.Lock()

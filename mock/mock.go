@@ -206,6 +206,9 @@ func (h *Handler) ResetWorld() { h.world.change(nil) }
 // error is then ResetCounts'.
 func (h *Handler) Reset(ctx context.Context) error {
 	h.SetFaults(Faults{}) // no faults always check
+	h.dice.mu.Lock()
+	h.dice.restart(0) // a case run again after Reset rolls as it did first
+	h.dice.mu.Unlock()
 	h.SetScript(Script{}) // no script always checks
 	h.ResetWorld()
 	h.ForgetCalls()

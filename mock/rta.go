@@ -48,7 +48,7 @@ const (
 // serves nothing and publishes nothing.
 type rtaHub struct {
 	w       *world
-	faults  func() (refuse int, delay time.Duration, rate float64) // the rta service fault in force
+	faults  func() rtaFaults // the rta service faults in force
 	dice    *dice
 	nextSub atomic.Uint32
 
@@ -63,7 +63,7 @@ type rtaHub struct {
 	follows map[string]*rtaFollowers
 }
 
-func newRTAHub(w *world, d *dice, faults func() (int, time.Duration, float64)) *rtaHub {
+func newRTAHub(w *world, d *dice, faults func() rtaFaults) *rtaHub {
 	return &rtaHub{w: w, dice: d, faults: faults, maxSubs: maxRTAAllSubs,
 		conns: map[*rtaConn]struct{}{}, follows: map[string]*rtaFollowers{}}
 }
@@ -118,7 +118,7 @@ func (h *Handler) serveRTA(x *exchange) {
 		writeError(x.w, http.StatusBadRequest, "BadRequest", "ask for the subprotocol "+RTASubprotocol)
 		return
 	}
-	if refuse, _, _ := h.rta.faults(); refuse == http.StatusServiceUnavailable {
+	if h.rta.faults().upgrade {
 		x.fault = kindOf(&ServiceFault{Status: http.StatusServiceUnavailable})
 		writeError(x.w, http.StatusServiceUnavailable, "ServiceUnavailable", "the RTA service is unavailable (a fault)")
 		return
@@ -329,8 +329,8 @@ func (c *rtaConn) subscribe(req rtaRequest) {
 		c.send(rtaAnswer(rtaSubscribe, req.seq, rtaNoResourceData, 0, nil))
 		return
 	}
-	if refuse, _, rate := c.hub.faults(); (refuse == rtaThrottled || refuse == rtaServiceUnavailable) && (rate == 0 || c.hub.dice.roll(rate)) {
-		c.send(rtaAnswer(rtaSubscribe, req.seq, refuse, 0, nil))
+	if f := c.hub.faults(); f.subscribe != 0 && (f.rate == 0 || c.hub.dice.roll(f.rate)) {
+		c.send(rtaAnswer(rtaSubscribe, req.seq, f.subscribe, 0, nil))
 		return
 	}
 	sub, ok := c.hub.follow(c, res)
@@ -363,7 +363,7 @@ func (c *rtaConn) unsubscribe(req rtaRequest) {
 // them and stops their timer, so that it holds neither its events nor the
 // connection. Every send of an event is made under mu, which an
 // unsubscribe takes to unfollow.
-func (c *rtaConn) event(sub uint32, b []byte, delay time.Duration) {
+func (c *rtaConn) event(sub uint32, b []byte, delay time.Duration, until time.Time) {
 	c.mu.Lock()
 	select {
 	case <-c.done: // closed: its close stopped the timer, or will once it holds mu
@@ -380,6 +380,9 @@ func (c *rtaConn) event(sub uint32, b []byte, delay time.Duration) {
 	default:
 		now := time.Now()
 		due := now.Add(delay)
+		if !until.IsZero() && until.Before(due) {
+			due = until // the fault's end: an ended fault holds no event
+		}
 		if n := len(c.delayed); n > 0 && due.Before(c.delayed[n-1].due) {
 			due = c.delayed[n-1].due
 		}

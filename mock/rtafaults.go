@@ -1,18 +1,32 @@
 package mock
 
-import "time"
+import (
+	"net/http"
+	"time"
+)
 
 // RTAService is the name a ServiceFault gives the Real-Time Activity
 // service.
 const RTAService = "rta"
 
-// rtaFault returns the rta service fault in force: the code that refuses
-// subscriptions (1001, 1002) or upgrades (503), the delay of events, the
-// share of subscriptions refused (0: all).
-func (h *Handler) rtaFault() (refuse int, delay time.Duration, rate float64) {
+// rtaFaults are the rta service faults in force, each kind apart: the
+// code that refuses subscriptions (1001, 1002: the first such fault) and
+// the share of them (0: all), whether upgrades are refused (a 503), and
+// the delay of events with the end of the fault that delays them longest
+// (zero: none), past which no event is held.
+type rtaFaults struct {
+	subscribe int
+	rate      float64
+	upgrade   bool
+	delay     time.Duration
+	until     time.Time
+}
+
+// rtaFault returns the rta service faults in force.
+func (h *Handler) rtaFault() (r rtaFaults) {
 	f := h.faults.Load()
 	if !f.any {
-		return 0, 0, 0
+		return r
 	}
 	now := h.cfg.now()
 	for i := range f.f.Services {
@@ -20,12 +34,19 @@ func (h *Handler) rtaFault() (refuse int, delay time.Duration, rate float64) {
 		if sf.Service != RTAService || !sf.inForce(now) {
 			continue
 		}
-		if sf.Status != 0 {
-			refuse, rate = sf.Status, sf.Rate
+		switch sf.Status {
+		case rtaThrottled, rtaServiceUnavailable:
+			if r.subscribe == 0 {
+				r.subscribe, r.rate = sf.Status, sf.Rate
+			}
+		case http.StatusServiceUnavailable:
+			r.upgrade = true
 		}
-		delay = max(delay, time.Duration(sf.Latency))
+		if d := time.Duration(sf.Latency); d > r.delay {
+			r.delay, r.until = d, sf.Until
+		}
 	}
-	return refuse, delay, rate
+	return r
 }
 
 // dropRTA drops every RTA connection open when faults set now hold an rta

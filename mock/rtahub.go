@@ -92,7 +92,7 @@ func (hub *rtaHub) publish(key string, to func(xuid string) bool, data any) {
 	if hub == nil {
 		return
 	}
-	_, delay, _ := hub.faults()
+	fault := hub.faults()
 	hub.mu.Lock()
 	defer hub.mu.Unlock()
 	f := hub.follows[key]
@@ -114,6 +114,6 @@ func (hub *rtaHub) publish(key string, to func(xuid string) bool, data any) {
 	}
 	slices.SortFunc(refs, func(a, b rtaSubRef) int { return cmp.Compare(a.sub, b.sub) })
 	for _, r := range refs {
-		r.c.event(r.sub, rtaEventMessage(r.sub, data), delay)
+		r.c.event(r.sub, rtaEventMessage(r.sub, data), fault.delay, fault.until)
 	}
 }

@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/xblgo/fgrl/internal/safetext"
@@ -134,7 +137,8 @@ func (a *admin) setFaults(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, apiError{"faults: " + decodeReason(err)})
 		return
 	}
-	if _, ok := named["services"]; !ok {
+	// encoding/json takes a key in any case: so does naming the list.
+	if !slices.ContainsFunc(slices.Collect(maps.Keys(named)), func(k string) bool { return strings.EqualFold(k, "services") }) {
 		f.Services = old
 	}
 	if err := a.h.SetFaults(f); err != nil {

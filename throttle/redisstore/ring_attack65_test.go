@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -63,9 +64,9 @@ func TestAttack65RingResetAllSkipsDownShard(t *testing.T) {
 	b.Pause()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		live := 0
-		ring.ForEachShard(ctx, func(context.Context, *redis.Client) error { live++; return nil })
-		if live == 1 {
+		var live atomic.Int32 // ForEachShard calls on goroutines of its own
+		ring.ForEachShard(ctx, func(context.Context, *redis.Client) error { live.Add(1); return nil })
+		if live.Load() == 1 {
 			break
 		}
 		if time.Now().After(deadline) {

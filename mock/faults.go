@@ -52,7 +52,9 @@ type ServiceFault struct {
 	// in force) with that code, 503 refuses every upgrade of its websocket
 	// (Rate is not read), Reset drops every connection open when the
 	// faults are set, and Latency delays its events, none past the
-	// fault's end. rta faults of each kind apply together.
+	// fault's end (an event is given its delay when published: one held
+	// keeps it when the faults change). rta faults of each kind apply
+	// together.
 	Service string `json:"service"`
 	// Status is 429, 500 or 503; 0 answers as the mock would (after
 	// Latency, unless Reset).

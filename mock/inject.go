@@ -53,8 +53,11 @@ func (h *Handler) fault(x *exchange, rule *limits.Rule, f *Faults) bool {
 	}
 	h.dice.mu.Lock()
 	roll := h.dice.rng.Float64()
-	h.dice.flip = !h.dice.flip
 	flip := h.dice.flip
+	if failed := roll >= f.ResetRate && roll < f.ResetRate+f.ErrorRate; failed {
+		h.dice.flip = !flip // the errors alternate, whatever is served between them
+		flip = h.dice.flip
+	}
 	h.dice.mu.Unlock()
 	switch {
 	case roll < f.ResetRate:

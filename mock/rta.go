@@ -363,7 +363,7 @@ func (c *rtaConn) unsubscribe(req rtaRequest) {
 // them and stops their timer, so that it holds neither its events nor the
 // connection. Every send of an event is made under mu, which an
 // unsubscribe takes to unfollow.
-func (c *rtaConn) event(sub uint32, b []byte, delay time.Duration, until time.Time) {
+func (c *rtaConn) event(sub uint32, b []byte, delay time.Duration) {
 	c.mu.Lock()
 	select {
 	case <-c.done: // closed: its close stopped the timer, or will once it holds mu
@@ -380,9 +380,6 @@ func (c *rtaConn) event(sub uint32, b []byte, delay time.Duration, until time.Ti
 	default:
 		now := time.Now()
 		due := now.Add(delay)
-		if !until.IsZero() && until.Before(due) {
-			due = until // the fault's end: an ended fault holds no event
-		}
 		if n := len(c.delayed); n > 0 && due.Before(c.delayed[n-1].due) {
 			due = c.delayed[n-1].due
 		}

@@ -12,14 +12,13 @@ const RTAService = "rta"
 // rtaFaults are the rta service faults in force, each kind apart: the
 // code that refuses subscriptions (1001, 1002: the first such fault) and
 // the share of them (0: all), whether upgrades are refused (a 503), and
-// the delay of events with the end of the fault that delays them longest
-// (zero: none), past which no event is held.
+// the delay of an event published now: the longest of the latency faults'
+// latencies, each cut at its fault's end (on the handler's clock).
 type rtaFaults struct {
 	subscribe int
 	rate      float64
 	upgrade   bool
 	delay     time.Duration
-	until     time.Time
 }
 
 // rtaFault returns the rta service faults in force.
@@ -42,9 +41,11 @@ func (h *Handler) rtaFault() (r rtaFaults) {
 		case http.StatusServiceUnavailable:
 			r.upgrade = true
 		}
-		if d := time.Duration(sf.Latency); d > r.delay {
-			r.delay, r.until = d, sf.Until
+		d := time.Duration(sf.Latency)
+		if !sf.Until.IsZero() {
+			d = min(d, sf.Until.Sub(now))
 		}
+		r.delay = max(r.delay, d)
 	}
 	return r
 }

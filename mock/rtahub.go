@@ -114,6 +114,6 @@ func (hub *rtaHub) publish(key string, to func(xuid string) bool, data any) {
 	}
 	slices.SortFunc(refs, func(a, b rtaSubRef) int { return cmp.Compare(a.sub, b.sub) })
 	for _, r := range refs {
-		r.c.event(r.sub, rtaEventMessage(r.sub, data), fault.delay, fault.until)
+		r.c.event(r.sub, rtaEventMessage(r.sub, data), fault.delay)
 	}
 }

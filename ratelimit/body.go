@@ -29,7 +29,7 @@ type Body struct {
 	CurrentRequests int    `json:"currentRequests"`
 	MaxRequests     int    `json:"maxRequests"`
 	PeriodInSeconds int    `json:"periodInSeconds"`
-	LimitType       string `json:"limitType"` // "Rate" or "Concurrency", in any case
+	LimitType       string `json:"limitType"` // the service's word, kept as sent: "Rate" or "Concurrency" (in any case) in the recordings; not checked
 	DebugMessage    string `json:"debugMessage,omitempty"`
 	// Aspect is the Store's counter name ("{userId;titleId}"); it is set only by
 	// ParseBody reading a Store text body and is never sent as JSON.
@@ -66,15 +66,15 @@ type flexInt int
 
 func (f *flexInt) UnmarshalJSON(b []byte) error {
 	s := string(b)
+	if s == "null" { // JSON's null: no number
+		return nil
+	}
 	if strings.HasPrefix(s, `"`) {
 		uq, err := strconv.Unquote(s)
 		if err != nil {
 			return err
 		}
-		s = strings.TrimSpace(uq)
-	}
-	if s == "null" {
-		return nil
+		s = strings.TrimSpace(uq) // a number sent as a string; "null" so sent is no number
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 0 {

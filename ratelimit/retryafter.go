@@ -45,7 +45,9 @@ func ParseRetryAfter(v string, now time.Time, limit time.Duration) (time.Duratio
 	}
 	if v[0] >= '0' && v[0] <= '9' {
 		n, err := strconv.ParseUint(v, 10, 64)
-		if err != nil && !errors.Is(err, strconv.ErrRange) {
+		// ParseUint gives up at the overflow, before what follows it: a
+		// larger value is digits alone ("99999999999999999999x" is none).
+		if err != nil && (!errors.Is(err, strconv.ErrRange) || strings.TrimLeft(v, "0123456789") != "") {
 			return 0, false
 		}
 		if err != nil || n > uint64(limit/time.Second) {

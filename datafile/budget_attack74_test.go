@@ -374,8 +374,8 @@ func TestAttack74MostWalksLinearTime(t *testing.T) {
 		}
 		return best, base, extra, len(in)
 	}
-	d0, b0, a0, n0 := run(2 << 20 / 10) // 8 MiB when helper 188 ran it
-	d1, b1, a1, n1 := run(2 << 20)
+	d0, b0, a0, n0 := run(1 << 20 / 10) // 8 MiB when helper 188 ran it
+	d1, b1, a1, n1 := run(1 << 20)
 	t.Logf("%d bytes: %v (no check %v, %d bytes more allocated); %d bytes: %v (no check %v, %d bytes more allocated)", n0, d0, b0, a0, n1, d1, b1, a1)
 	if a1 > 2*int64(n1) {
 		t.Errorf("placing the field allocated %d bytes more than the read alone for %d bytes", a1, n1)

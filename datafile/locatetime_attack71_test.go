@@ -30,7 +30,7 @@ func attack71Nested(n, depth int, pad func(b *strings.Builder, i int)) ([]byte, 
 }
 
 // held: a check naming a member at the end of huge objects at many
-// levels (60 levels of a 2 MiB file (16 MiB when helper 185 ran it), each padded by many members, by
+// levels (60 levels of a 1 MiB file (16 MiB when helper 185 ran it), each padded by many members, by
 // long strings, or by names that share a long start with the field) is
 // placed in time in proportion to the file: 10 times the bytes take at
 // most 30 times the time (the best of two), and placing it allocates at
@@ -74,8 +74,8 @@ func TestAttack71LocateDeepHugeObjectsLinear(t *testing.T) {
 			}
 			return best, base, extra, len(in)
 		}
-		d0, b0, a0, n0 := run(2 << 20 / 10)
-		d1, b1, a1, n1 := run(2 << 20)
+		d0, b0, a0, n0 := run(1 << 20 / 10)
+		d1, b1, a1, n1 := run(1 << 20)
 		t.Logf("%s: %d bytes %v (no check %v, %d more alloc); %d bytes %v (no check %v, %d more alloc)", name, n0, d0, b0, a0, n1, d1, b1, a1)
 		if a1 > 2*int64(n1) {
 			t.Errorf("%s: placing the field allocated %d bytes more than the read alone for %d bytes", name, a1, n1)

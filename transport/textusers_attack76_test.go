@@ -449,7 +449,7 @@ func TestAttack76HugeErrorTextScales(t *testing.T) {
 		"digits":    func(n int) string { return "gt(" + attack76Gamertag + ") " + strings.Repeat("1", n) },
 	} {
 		attack76TimeErr(t, mk(1000))
-		small, large := 50_000, 500_000 // 200 KB and 2 MB when helper 187 ran it
+		small, large := 25_000, 250_000 // 200 KB and 2 MB when helper 187 ran it
 		ts, tl := attack76TimeErr(t, mk(small)), attack76TimeErr(t, mk(large))
 		t.Logf("%s: %d: %v; %d: %v (%.1fx)", name, small, ts, large, tl, float64(tl)/float64(ts))
 		if tl > 30*ts && tl > 200*time.Millisecond {

@@ -366,19 +366,12 @@ func (s *Store) Release(ctx context.Context, k throttle.Key, l throttle.Limit, s
 // Block refuses calls for k until until, measured from now (the service's
 // Retry-After runs from when its answer arrived).
 func (s *Store) Block(ctx context.Context, k throttle.Key, now, until time.Time) error {
-	_, err := s.budget(ctx, opBlock, k, throttle.Limit{}, now, s.span(s.nowOr(now), until.Sub(now), maxCallerTime+1))
-	return err
-}
-
-// nowOr is the now a script is given for t, or serverTime for a time
-// CallerTime refuses (the operation then fails on it, as budget's own
-// Store.now does).
-func (s *Store) nowOr(t time.Time) int64 {
-	at, err := s.now(t)
+	at, err := s.now(now)
 	if err != nil {
-		return serverTime
+		return err
 	}
-	return at
+	_, err = s.run(ctx, s.budgetJob(opBlock, k, throttle.Limit{}, at, s.span(at, until.Sub(now), maxCallerTime+1)))
+	return err
 }
 
 // span returns d in microseconds from a script's now at, ending no later

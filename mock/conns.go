@@ -24,9 +24,13 @@ const (
 	// before its connection is closed.
 	DefaultBodyTimeout = 10 * time.Second
 	// MinBodyRate is the slowest a request's body may come, in bytes a
-	// second, after its first BodyTimeout: a body of n bytes has
-	// BodyTimeout + n/MinBodyRate seconds in all (a 64 KiB sign-in body
-	// 74 s at the default).
+	// second, counted from the end of its first BodyTimeout: by
+	// BodyTimeout + t after the request came, at least t × MinBodyRate of
+	// its bytes must have arrived, or its connection is closed. So a body
+	// of n bytes sent at this rate or faster is whole by BodyTimeout +
+	// n/MinBodyRate (a 64 KiB sign-in body by 74 s at the default), and
+	// one sent slower is cut as soon as it falls behind the rate, however
+	// large its declared length.
 	MinBodyRate = 1 << 10
 )
 
@@ -75,7 +79,8 @@ func (l ConnLimits) Apply(srv *http.Server) {
 
 // bodyDeadline reads a request's body under a read deadline of d that each
 // byte read pushes back, to no later than d plus a second for each
-// MinBodyRate bytes read since the request came, and hands the server its own body back when the
+// MinBodyRate bytes read since the request came (MinBodyRate's rule), and
+// hands the server its own body back when the
 // handler returns: net/http then answers at once a request whose large
 // body was left unread, or that awaited 100-continue, and what it drains
 // of a small one is drained under the deadline too. A request without a

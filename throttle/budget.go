@@ -44,7 +44,10 @@ type BudgetStore interface {
 	// when. Such a call may go before that booking.
 	Reserve(ctx context.Context, k Key, l Limit, now time.Time, maxWait time.Duration) (Admission, error)
 	// Release gives back a slot Reserve booked (Admission.Slot) for a call
-	// that was then not sent, so it no longer counts.
+	// that was then not sent, so it no longer counts. Each slot goes back
+	// once: two calls booked at one instant may hold equal slots (a
+	// MemoryBudgetStore's are the instant), and a second Release of one
+	// gives back the other's.
 	Release(ctx context.Context, k Key, l Limit, slot int64) error
 	// Block refuses calls for k from now until until (a server Retry-After).
 	Block(ctx context.Context, k Key, now, until time.Time) error
@@ -82,7 +85,7 @@ func (b *MemoryBudgetStore) init() {
 // lock locks the table and returns k's budget, created when missing.
 func (b *MemoryBudgetStore) lock(k Key, now time.Time) *slidingLog {
 	b.init()
-	return b.t.get(b.t.lock(k), now.UnixNano())
+	return b.t.get(b.t.lock(k), instant(now))
 }
 
 // Reserve books the earliest slot for a call for k within maxWait of now. It

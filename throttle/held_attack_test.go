@@ -97,19 +97,22 @@ func TestAttackReleaseLetsALaterBookingOvertake(t *testing.T) {
 	var b throttle.MemoryBudgetStore
 	k := throttle.Key{User: "u", Scope: "s"}
 	l := throttle.Limit{Burst: 2, Sustain: 100}
+	first, _ := b.Reserve(ctx, k, l, attackAt(0), 0)
 	b.Reserve(ctx, k, l, attackAt(0), 0)
-	b.Reserve(ctx, k, l, attackAt(0), 0)
+	// A slot is the instant counted, in microseconds from the store's own
+	// origin: the first call's counts attackAt(0).
+	slotTime := func(slot int64) time.Time { return attackAt(0).Add(time.Duration(slot-first.Slot) * time.Microsecond) }
 	var booked []throttle.Admission
 	for range 3 {
 		a, _ := b.Reserve(ctx, k, l, attackAt(1), time.Minute)
 		booked = append(booked, a)
 	}
-	held := time.Unix(0, booked[2].Slot)
+	held := slotTime(booked[2].Slot)
 	b.Release(ctx, k, l, booked[0].Slot)
 	b.Release(ctx, k, l, booked[1].Slot)
 	d, _ := b.Reserve(ctx, k, l, attackAt(2), time.Minute)
 	goAt := attackAt(2).Add(d.Wait)
-	counted := time.Unix(0, d.Slot)
+	counted := slotTime(d.Slot)
 	if !d.Allowed || !goAt.Equal(attackAt(16)) || !counted.Equal(held) || counted.Before(goAt) {
 		t.Errorf("booked after a call held for %v: told to go at %v, counted at %v; want 16s, counted at %v",
 			held.Sub(attackBase), goAt.Sub(attackBase), counted.Sub(attackBase), held.Sub(attackBase))

@@ -17,18 +17,23 @@ type LimitStore interface {
 	// another user, or from the same user a period or more after the
 	// candidate, confirms it (a lone report may be one key's fault, or one
 	// replica's): the limit is then in force for every key of the scope
-	// until LearnedFor after the last report of it. A report out of bounds
-	// (Learnable) changes nothing. Learn returns the window's limit in force
+	// until LearnedFor after the latest report of it (a report timed
+	// before another of the same limit does not shorten it). A report out
+	// of bounds (Learnable) changes nothing. A report is timed by its
+	// sender's clock (LimitReport.At), and the store has none of its own:
+	// a report timed at or past a limit's end finds that limit ended, as
+	// Learned at that time would. Learn returns the window's limit in force
 	// after r, or a zero Learned when none is.
 	Learn(ctx context.Context, r LimitReport) (Learned, error)
-	// Learned returns the limits in force at now: at most both windows of
-	// MaxLearned scopes.
+	// Learned returns the limits in force at now: at most 2 × MaxLearned
+	// windows (both windows of MaxLearned scopes, or one window of twice
+	// as many).
 	Learned(ctx context.Context, now time.Time) ([]Learned, error)
 }
 
 // Bounds on learned limits, so a hostile service cannot grow them.
 const (
-	MaxLearned  = 1024 // scopes
+	MaxLearned  = 1024 // scopes' worth of windows: 2 × MaxLearned windows are kept
 	MaxScopeLen = 256  // bytes, of a scope and of a report's user
 	// LearnedFor is how long a learned limit, or a candidate, lasts after
 	// the last report of it: two sustain windows.
@@ -79,7 +84,7 @@ func (rec *learnedRecord) apply(r LimitReport) bool {
 	rec.expire(r.At)
 	switch {
 	case rec.Limit == r.Limit: // the limit in force, reported again
-		rec.Until = r.At.Add(LearnedFor)
+		rec.Until = later(rec.Until, r.At.Add(LearnedFor))
 	case rec.Cand == r.Limit && (rec.CandUser != r.User || r.At.Sub(rec.CandAt) >= r.Period.Duration()):
 		rec.Limit, rec.Until, rec.Cand, rec.CandUser = r.Limit, r.At.Add(LearnedFor), 0, ""
 	case rec.Cand == r.Limit: // the same key's again, in the candidate's window
@@ -87,6 +92,14 @@ func (rec *learnedRecord) apply(r LimitReport) bool {
 		rec.Cand, rec.CandUser, rec.CandAt = r.Limit, r.User, r.At
 	}
 	return rec.live(r.At)
+}
+
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // expire drops what has lasted LearnedFor at now.

@@ -32,7 +32,10 @@ const DefaultMaxKeys = 1 << 20
 //
 // Memory is bounded: a key whose windows have both ended is dropped lazily,
 // and at MaxKeys a new key evicts idle keys or, failing that, the least recently active one of a random
-// sample, whose counts restart.
+// sample, whose counts restart. A key is judged idle at the time of the
+// decision that sweeps it, whatever key that decision is for: decisions
+// timed far ahead of the others (a second clock, a day ahead) find their
+// keys ended. One store, one clock; MemoryBudgetStore likewise.
 type MemoryServerStore struct {
 	// Align chooses where new windows start; the zero value is FirstRequest.
 	Align Align
@@ -56,7 +59,7 @@ func (s *MemoryServerStore) Take(_ context.Context, k Key, l Limit, now time.Tim
 func (s *MemoryServerStore) take(k Key, l Limit, now time.Time) Decision {
 	s.init()
 	h := s.t.lock(k)
-	d := s.t.get(h, now.UnixNano()).Take(now, l, s.Align)
+	d := s.t.get(h, instant(now)).Take(now, l, s.Align)
 	s.t.mu.Unlock()
 	return d
 }

@@ -23,11 +23,11 @@ import (
 // key under different limits (transports of other LimitShares on one
 // store) each need the admissions their own limit counts.
 type slidingLog struct {
-	times   []int64 // ring of admission times (unix ns), oldest at head
+	times   []int64 // ring of admission times (instants), oldest at head
 	head    int32
 	n       int32
 	largest int32    // capFor of the largest limit given while the key lives: what the ring may grow to
-	blocked int64    // unix ns before which nothing is admitted
+	blocked int64    // the instant before which nothing is admitted (0: none, before every instant)
 	first   [1]int64 // the ring of a key admitted once, without an allocation
 }
 
@@ -46,9 +46,11 @@ type Admission struct {
 	Blocked bool
 	// Slot identifies the booked slot, when allowed, for a store's Release:
 	// a call that was booked but is then not sent (cancelled while it waits,
-	// refused by another check) gives its slot back. Its meaning is the
-	// store's own (slidingLog: the instant counted, in unix ns); zero when
-	// nothing was booked.
+	// refused by another check) gives its slot back, once. Its meaning is
+	// the store's own (MemoryBudgetStore's: the instant counted, in
+	// microseconds from an origin of its own, so two calls booked at one
+	// instant hold equal slots); zero when nothing was booked, and a
+	// booked slot is never zero.
 	Slot int64
 }
 
@@ -64,8 +66,8 @@ func (s *slidingLog) Admit(now time.Time, l Limit, margin time.Duration) Admissi
 // the same instant to race for one slot.
 func (s *slidingLog) Reserve(now time.Time, l Limit, margin, maxWait time.Duration) Admission {
 	l = l.Held()
-	t := now.UnixNano()
-	at, blocked := s.earliest(t, l, int64(margin))
+	t := instant(now)
+	at, blocked := s.earliest(t, l, micros(margin))
 	wait := until(at, t)
 	if wait > max(maxWait, 0) {
 		return Admission{Wait: wait, Blocked: blocked}
@@ -95,43 +97,59 @@ func (s *slidingLog) Release(slot int64) bool {
 // Block refuses every call until until; a later deadline wins over an earlier
 // one. This is how a server Retry-After, which is authoritative, is absorbed.
 func (s *slidingLog) Block(until time.Time) {
-	s.blocked = max(s.blocked, unixNano(until))
+	s.blocked = max(s.blocked, instant(until))
 }
 
-// unixNano is t.UnixNano held to the instants it can name (1678 to 2262),
-// where UnixNano wraps: a block past 2262 lasts to then, one before 1678
-// has ended.
-func unixNano(t time.Time) int64 {
-	switch {
-	case t.After(lastNano):
+// An instant is a time as the memory stores count it: microseconds since
+// the Unix epoch plus instantOrigin, the seconds held to ±maxInstantSec.
+// So every time from year 1 to 9999 (a simulation may start at the zero
+// Time) is an instant, always positive (0 is before all of them: a key's
+// first block, none), and an instant plus any period, margin or Duration
+// stays an int64; the origin is a whole number of sustain periods, so
+// ClockAligned windows still start at multiples of their period since the
+// Unix epoch. Microseconds, as redisstore counts.
+const (
+	instantOrigin = int64(SustainPeriod/time.Microsecond) << 33 // 2.6e18
+	maxInstantSec = 1 << 40                                     // about 34,800 years either side of 1970
+)
+
+func instant(t time.Time) int64 {
+	sec := min(max(t.Unix(), -maxInstantSec), maxInstantSec)
+	return instantOrigin + sec*1e6 + int64(t.Nanosecond()/1e3)
+}
+
+// instantTime is the time of an instant.
+func instantTime(at int64) time.Time { return time.UnixMicro(at - instantOrigin) }
+
+// micros is d in whole microseconds, an instant's unit.
+func micros(d time.Duration) int64 { return int64(d / time.Microsecond) }
+
+// span is the Duration of d microseconds, held to the longest Duration.
+func span(d int64) time.Duration {
+	if d > math.MaxInt64/int64(time.Microsecond) {
 		return math.MaxInt64
-	case t.Before(firstNano):
-		return math.MinInt64
 	}
-	return t.UnixNano()
+	return time.Duration(d) * time.Microsecond
 }
 
 // until returns the time from t to at (at >= t), held to the longest
-// Duration: a block held to 2262 seen from before 1970 would overflow it.
+// Duration (a block to a far date would overflow it).
 func until(at, t int64) time.Duration {
 	if d := at - t; d >= 0 {
-		return time.Duration(d)
+		return span(d)
 	}
 	return math.MaxInt64
 }
-
-// The instants UnixNano names.
-var firstNano, lastNano = time.Unix(0, math.MinInt64), time.Unix(0, math.MaxInt64)
 
 // earliest returns the first instant at or after t at which a call is
 // admissible, and whether the server block is what decides it.
 func (s *slidingLog) earliest(t int64, l Limit, margin int64) (int64, bool) {
 	at := t
 	if l.Burst > 0 && int(s.n) >= l.Burst {
-		at = max(at, s.recent(l.Burst)+int64(BurstPeriod)+margin)
+		at = max(at, s.recent(l.Burst)+micros(BurstPeriod)+margin)
 	}
 	if l.Sustain > 0 && int(s.n) >= l.Sustain {
-		at = max(at, s.recent(l.Sustain)+int64(SustainPeriod)+margin)
+		at = max(at, s.recent(l.Sustain)+micros(SustainPeriod)+margin)
 	}
 	if s.blocked > at {
 		return s.blocked, true
@@ -235,12 +253,12 @@ func (s *slidingLog) Sync(now time.Time, l Limit, p Period, used int, reset time
 	if d == 0 || reset <= 0 || reset > d {
 		return
 	}
-	t := now.UnixNano()
-	start := t + int64(reset) - int64(d)
+	t := instant(now)
+	start := t + micros(reset) - micros(d)
 	// Servers round reset up to whole seconds, so their window may have
 	// opened up to a second before start: admissions since then are already
 	// in used.
-	missing := used - s.count(t, t-start+int64(time.Second)+1)
+	missing := used - s.count(t, t-start+micros(time.Second)+1)
 	if missing <= 0 {
 		return
 	}
@@ -268,23 +286,24 @@ type Snapshot struct {
 // Snapshot reports the budget at now.
 func (s *slidingLog) Snapshot(now time.Time, l Limit, margin time.Duration) Snapshot {
 	l = l.Held()
-	t := now.UnixNano()
-	at, _ := s.earliest(t, l, int64(margin))
+	t := instant(now)
+	m := micros(margin)
+	at, _ := s.earliest(t, l, m)
 	snap := Snapshot{
-		Counts: Counts{Burst: s.window(t, l.Burst, int64(BurstPeriod+margin)), Sustain: s.window(t, l.Sustain, int64(SustainPeriod+margin))},
+		Counts: Counts{Burst: s.window(t, l.Burst, micros(BurstPeriod)+m), Sustain: s.window(t, l.Sustain, micros(SustainPeriod)+m)},
 		Wait:   until(at, t),
 	}
 	if s.blocked > t {
-		snap.BlockedUntil = time.Unix(0, s.blocked)
+		snap.BlockedUntil = instantTime(s.blocked)
 	}
 	return snap
 }
 
-func (s *slidingLog) window(t int64, limit int, span int64) WindowState {
-	c := s.count(t, span)
+func (s *slidingLog) window(t int64, limit int, width int64) WindowState {
+	c := s.count(t, width)
 	w := WindowState{Count: c, Limit: limit}
 	if c > 0 {
-		w.Reset = time.Duration(s.recent(c) + span - t)
+		w.Reset = until(s.recent(c)+width, t)
 	}
 	return w
 }
@@ -292,7 +311,7 @@ func (s *slidingLog) window(t int64, limit int, span int64) WindowState {
 // idle reports whether nothing recorded can affect a decision at t or later,
 // for any margin up to a sustain period.
 func (s *slidingLog) idle(t int64) bool {
-	return s.blocked <= t && (s.n == 0 || s.recent(1)+2*int64(SustainPeriod) <= t)
+	return s.blocked <= t && (s.n == 0 || s.recent(1)+2*micros(SustainPeriod) <= t)
 }
 
 func (s *slidingLog) last() int64 {

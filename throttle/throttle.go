@@ -13,7 +13,9 @@
 //
 // Nothing in this package sleeps or reads the clock: every decision takes the
 // current time as an argument, so it can be driven by real time, by a
-// testing/synctest bubble, or by a simulation.
+// testing/synctest bubble, or by a simulation. The in-memory stores count
+// any time from year 1 to 9999 (a simulation may start at the zero Time),
+// to the microsecond, as redisstore does.
 package throttle
 
 import (

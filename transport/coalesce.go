@@ -45,7 +45,11 @@ type coalescer struct {
 	flights map[readKey]*flight // requests under way, by readKey
 	cache   map[readKey]*shared // by readKey.cacheKey
 	order   []cacheRef          // the cache's entries in the order stored
-	bytes   int
+	// bytes is what the cache holds: its entries' sizes, less the keys of
+	// entries replaced or dropped whose references order still holds
+	// (each reference keeps its key: staleKeys of them).
+	bytes     int
+	staleKeys int
 
 	buffered atomic.Int64 // bytes being read by leaders (maxBufferedBytes)
 }
@@ -264,7 +268,14 @@ func (t *Transport) lead(req *http.Request, key readKey, f *flight) (_ *http.Res
 		now := clock.From(req.Context()).Now()
 		if ttl := cacheTTL(resp, min(t.ReadCacheTTL, MaxReadCacheTTL), now.Sub(sentAt)); ttl > 0 {
 			s.until = now.Add(ttl)
-			t.store(key.cacheKey(), s, now)
+			// The cache keeps no TLS state: its answers came on no
+			// connection of their later callers', and a connection's
+			// state holds the server's certificates (up to 256 KiB),
+			// which its size does not count.
+			kept, head := *s, *s.resp
+			head.TLS = nil
+			kept.resp = &head
+			t.store(key.cacheKey(), &kept, now)
 		}
 	}
 	return s.response(req), nil

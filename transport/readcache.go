@@ -171,7 +171,8 @@ func (t *Transport) cached(key readKey, now time.Time) *shared {
 
 // store caches s under key, unless the cache is still full once the
 // entries that have expired at now are gone. Every byte an entry holds
-// counts (s.size: body, headers and key). Entries leave in the order they
+// counts (s.size: body, headers and key), and so does the key of a
+// reference order keeps to an entry replaced since, until it goes. Entries leave in the order they
 // came (every TTL is at most MaxReadCacheTTL, so the oldest end first, or
 // within MaxReadCacheTTL of it): each store costs O(1) amortized, never a
 // scan of the cache.
@@ -184,12 +185,16 @@ func (t *Transport) store(key readKey, s *shared, now time.Time) {
 	}
 	if old := c.cache[key]; old != nil {
 		delete(c.cache, key)
-		c.bytes -= old.size
+		c.drop(old, key)
 	}
 	c.expire(now)
+	if c.bytes+s.size > maxCachedBytes && c.staleKeys > 0 {
+		c.compact()
+	}
 	if len(c.cache) >= maxCachedEntries || c.bytes+s.size > maxCachedBytes {
 		return
 	}
+	key = key.owned()
 	c.cache[key] = s
 	c.bytes += s.size
 	c.order = append(c.order, cacheRef{key, s.until})
@@ -208,16 +213,42 @@ func (c *coalescer) expire(now time.Time) {
 			}
 			delete(c.cache, ref.key)
 			c.bytes -= s.size
+		} else {
+			c.forget(ref)
 		}
 	}
+	clear(c.order[:i]) // the array stays: its gone references must not keep their keys
 	c.order = c.order[i:]
 	if len(c.order) > 2*maxCachedEntries { // references to replaced entries: keep the live ones
-		live := c.order[:0]
-		for _, ref := range c.order {
-			if s := c.cache[ref.key]; s != nil && s.until.Equal(ref.until) {
-				live = append(live, ref)
-			}
-		}
-		c.order = append([]cacheRef(nil), live...)
+		c.compact()
 	}
+}
+
+// drop counts out an entry taken from the cache under key whose reference
+// order still holds: all but its key, which the reference keeps until it
+// goes (forget). Requires c.mu held.
+func (c *coalescer) drop(s *shared, key readKey) {
+	c.bytes -= s.size - key.size()
+	c.staleKeys++
+}
+
+// forget counts out the key of a reference to an entry replaced or
+// dropped, as it leaves order. Requires c.mu held.
+func (c *coalescer) forget(ref cacheRef) {
+	c.bytes -= ref.key.size()
+	c.staleKeys--
+}
+
+// compact drops order's references to entries replaced or dropped, and
+// their keys' bytes. Requires c.mu held.
+func (c *coalescer) compact() {
+	live := c.order[:0]
+	for _, ref := range c.order {
+		if s := c.cache[ref.key]; s != nil && s.until.Equal(ref.until) {
+			live = append(live, ref)
+		} else {
+			c.forget(ref)
+		}
+	}
+	c.order = append([]cacheRef(nil), live...)
 }

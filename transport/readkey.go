@@ -148,6 +148,17 @@ func (k readKey) cacheKey() readKey {
 	return k
 }
 
+// owned is k holding strings of its own, for the cache to keep: a field
+// net/url or strings.ToLower left as a part of the request's URL would
+// keep the whole URL for as long as the entry lives, which size does not
+// count.
+func (k readKey) owned() readKey {
+	for _, f := range []*string{&k.title, &k.scheme, &k.urlHost, &k.host, &k.uri, &k.contract, &k.accept, &k.language, &k.encoding, &k.pol.Rule} {
+		*f = strings.Clone(*f)
+	}
+	return k
+}
+
 // size is the bytes k holds, for the cache's bound.
 func (k readKey) size() int {
 	return 128 + len(k.title) + len(k.scheme) + len(k.urlHost) + len(k.host) + len(k.uri) + len(k.contract) + len(k.accept) + len(k.language) + len(k.encoding) + len(k.pol.Rule)

@@ -11,7 +11,7 @@ import (
 // The failover gives every Release to both stores, on the ground that "a
 // slot is booked in one of them, and a slot number unknown to a store
 // changes nothing there" (failover.Release). But a MemoryBudgetStore's slot
-// is the instant it counts (unix ns), and both stores compute that instant
+// is the instant it counts (microseconds from an origin), and both stores compute that instant
 // from the same inputs: a 429's Block (every waiter's slot is the block's
 // end) or a Sync (the synced admissions sit at the window's start, so the
 // next free slot is start+period+margin in both). A call booked in the
@@ -59,7 +59,7 @@ func TestAttack30SlotsReleaseOfSharedBookingFreesLocalBooking(t *testing.T) {
 	f.Release(cctx, k, l, a.Slot)
 
 	// B is sent at its slot. C comes 1 ms later, the store still down.
-	c, _ := f.Reserve(ctx, k, l, time.Unix(0, b.Slot).Add(time.Millisecond), 0)
+	c, _ := f.Reserve(ctx, k, l, t0.Add(time.Millisecond+b.Wait).Add(time.Millisecond), 0) // B goes at its wait's end
 	if c.Allowed {
 		t.Fatalf("the local budget (burst 1 per 15 s) admitted C 1 ms after B was sent at its slot: A's release "+
 			"(a slot booked in the shared store, %d) freed B's booking in the local store (slot %d), which B was "+
@@ -105,7 +105,7 @@ func TestAttack30SlotsReleaseOfLocalBookingFreesSharedBooking(t *testing.T) {
 	f1.payOwed(ctx, k, time.Now())
 
 	// A is sent at its slot; Transport 2's call comes 1 ms later.
-	c, _ := f2.Reserve(ctx, k, l, time.Unix(0, a.Slot).Add(time.Millisecond), 0)
+	c, _ := f2.Reserve(ctx, k, l, t0.Add(a.Wait).Add(time.Millisecond), 0) // A goes at its wait's end
 	if c.Allowed {
 		t.Fatalf("the shared store (burst 1 per 15 s) admitted another Transport's call 1 ms after A was sent "+
 			"at its slot: B's release (a slot booked in the local store, %d) freed A's booking in the shared store "+
@@ -180,7 +180,7 @@ func TestAttack30SlotsSyncedWindowGivesBothStoresOneSlot(t *testing.T) {
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
 	f.Release(cctx, k, l, a.Slot)
-	c, _ := f.Reserve(ctx, k, l, time.Unix(0, b.Slot).Add(time.Millisecond), 0)
+	c, _ := f.Reserve(ctx, k, l, t0.Add(time.Millisecond+b.Wait).Add(time.Millisecond), 0) // B goes at its wait's end
 	if c.Allowed {
 		t.Fatalf("after RateLimit counts synced to both stores, A's slot in the shared store (%d) and B's in the "+
 			"local one (%d) are one number: A's release freed B's booking, and the local budget (burst 1) admitted "+

@@ -199,9 +199,9 @@ type Transport struct {
 	// it is answered from memory. An answer with Set-Cookie, Cache-Control
 	// no-store or no-cache, or an Age or Expires that cannot be read, is
 	// not kept. The cache holds at most 4,096 answers and 64
-	// MiB, counting the memory of bodies, headers, status lines and keys.
-	// Zero keeps
-	// nothing.
+	// MiB, counting the memory of bodies, headers, status lines and keys
+	// (a replaced answer's key too, until it leaves); it keeps no TLS
+	// state, so an answer from it has a nil TLS. Zero keeps nothing.
 	ReadCacheTTL time.Duration
 	// DisableBudget turns the local budget off: the transport then only
 	// reacts to 429s, exactly like XSAPI.

@@ -36,7 +36,7 @@ end
 
 local r = parse(old)
 if r.l == limit then
-  r.u = now + lasts
+  r.u = math.max(r.u, now + lasts)
 elseif r.c == limit and (r.cu ~= user or now - r.ca >= period) then
   r.l, r.u, r.c, r.ca, r.cu = limit, now + lasts, 0, 0, ''
 elseif r.c == limit then

@@ -163,9 +163,9 @@ func Reset(t *testing.T, s interface {
 // Learned runs the learned-limits rule (throttle.LimitStore.Learn) against
 // a fresh LimitStore: a lone report is a candidate, the same limit from
 // another user or another window confirms it, a confirmed limit lasts
-// throttle.LearnedFor after its last report (and a candidate as long),
-// reports out of bounds change nothing, and at most both windows of
-// throttle.MaxLearned scopes are kept.
+// throttle.LearnedFor after its latest report (and a candidate as long),
+// reports out of bounds change nothing, and at most 2 ×
+// throttle.MaxLearned windows are kept.
 func Learned(t *testing.T, s throttle.LimitStore) {
 	t.Helper()
 	ctx := context.Background()
@@ -185,6 +185,7 @@ func Learned(t *testing.T, s throttle.LimitStore) {
 		{"profile", b, 6, "b", 2, 6, 602}, // another user confirms it
 		{"profile", b, 6, "a", 100, 6, 700},
 		{"profile", b, 5, "c", 101, 6, 700}, // another limit: a candidate beside it
+		{"profile", b, 6, "d", 50, 6, 700},  // timed before the latest report: no shorter
 		{"profile", su, 20, "a", 0, 0, 0},
 		{"profile", su, 20, "a", 299, 0, 0},
 		{"profile", su, 20, "a", 300, 20, 900}, // the same user, another window

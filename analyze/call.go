@@ -3,10 +3,14 @@ package analyze
 import (
 	"bytes"
 	"cmp"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
+	"net/netip"
+	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -14,6 +18,7 @@ import (
 
 	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/internal/xblauth"
+	"github.com/xblgo/fgrl/ratelimit"
 )
 
 // MaxBody bounds the bytes of a request or response body a Call keeps: the
@@ -87,6 +92,102 @@ func threeDigits[T string | []byte](s T) (int, bool) {
 		n = 10*n + int(s[i]-'0')
 	}
 	return n, true
+}
+
+// urlProblem says why a call's URL is not one every reader sends to the
+// same host (splitURL's, net/url's, a browser's), or "": an absolute http,
+// https, ws or wss URL whose authority net/url reads, whose host is a
+// plain DNS name (letters, digits and '-' in labels joined by '.') or an
+// IPv6 address in brackets, with an optional port, and with no backslash
+// before its query (a browser reads it as '/') nor a tab or line break (a
+// browser drops them). Any other host ("https:/host/path" has none for
+// net/url; "%70rofile.xboxlive.com" is profile.xboxlive.com to a browser)
+// would be judged as a host of its own.
+func urlProblem(u string) string {
+	const bad = "the url is not an absolute http(s) URL naming a host (a DNS name or an IP address): readers differ on where it goes"
+	scheme, rest, ok := strings.Cut(u, "://")
+	if !ok || !webScheme(scheme) || strings.ContainsAny(u, "\t\n\r") {
+		return bad
+	}
+	path := rest
+	if q := strings.IndexAny(rest, "?#"); q >= 0 {
+		path = rest[:q]
+	}
+	authority := path
+	if end := strings.IndexByte(path, '/'); end >= 0 {
+		authority = path[:end]
+	}
+	host := authority
+	if at := strings.LastIndexByte(host, '@'); at >= 0 {
+		host = host[at+1:]
+	}
+	if _, err := url.Parse(u[:len(scheme)+3+len(authority)]); err != nil || strings.IndexByte(path, '\\') >= 0 || !plainHost(host) {
+		return bad
+	}
+	return ""
+}
+
+// webScheme reports whether scheme is http, https, ws or wss, in any case.
+func webScheme(scheme string) bool {
+	for _, s := range []string{"http", "https", "ws", "wss"} {
+		if strings.EqualFold(scheme, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// plainHost reports whether h is a DNS name or a bracketed IPv6 address,
+// with an optional port (urlProblem).
+func plainHost(h string) bool {
+	if rest, ok := strings.CutPrefix(h, "["); ok {
+		ip, port, ok := strings.Cut(rest, "]")
+		a, err := netip.ParseAddr(ip)
+		return ok && err == nil && a.Is6() && a.Zone() == "" && validPort(port)
+	}
+	name, port := h, ""
+	if i := strings.LastIndexByte(h, ':'); i >= 0 {
+		name, port = h[:i], h[i:]
+	}
+	return dnsName(name) && validPort(port)
+}
+
+// validPort reports whether p is a host's port as a URL writes it: none,
+// or ':' and at most a number up to 65535.
+func validPort(p string) bool {
+	n, ok := strings.CutPrefix(p, ":")
+	_, err := strconv.ParseUint(n, 10, 16)
+	return p == "" || ok && (n == "" || err == nil)
+}
+
+// dnsName reports whether name is labels of letters, digits and '-'
+// joined by '.', none empty.
+func dnsName(name string) bool {
+	for label := range strings.SplitSeq(name, ".") {
+		if label == "" || strings.ContainsFunc(label, func(r rune) bool {
+			return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '-')
+		}) {
+			return false
+		}
+	}
+	return true
+}
+
+// retryAfterProblem says why the Retry-After of an answer of status, when
+// it holds one (present), leaves readers to differ on the wait it asks, or
+// "": a 429's (the one Retry-After the rules read) must be one value
+// ratelimit.ParseRetryAfter reads, delay seconds (digits alone) or an
+// HTTP-date, of at most maxCallText bytes (what a Call keeps of it).
+// "60, 120" (two headers combined, RFC 9110 §5.3), "+60", "60.0" and ""
+// are not.
+func retryAfterProblem(status int, present bool, v string) string {
+	if status != 429 || !present {
+		return ""
+	}
+	if _, ok := ratelimit.ParseRetryAfter(v, time.Time{}, time.Second); ok && len(v) <= maxCallText {
+		return ""
+	}
+	return fmt.Sprintf("a 429's Retry-After %s is not one delay-seconds or HTTP-date value: readers differ on the wait it asks", shownValue(v))
 }
 
 // MaxUserAgent bounds the User-Agent a Call keeps.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -350,10 +351,26 @@ func ruleName(id string) string {
 	return b.String()
 }
 
-// artifactURI is a trace's name as a relative URI (a path with forward
-// slashes); "-" (standard input) stays as it is.
+// artifactURI is a trace's name, a path of this system in slash form
+// (filepath.ToSlash: a Windows path's '\' is '/'), as a relative URI
+// reference that net/url reads back as that Path: each byte but letters,
+// digits, '/' and "-._~!$&'()*+,;=@" percent-encoded ('%', '#', '?', ':',
+// a space, a backslash, non-ASCII), and a leading "//" written "/%2F" (it
+// would begin a host). "-" (standard input) stays as it is.
 func artifactURI(name string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(name, "\\", "/"), " ", "%20")
+	const kept = "-._~!$&'()*+,;=@/"
+	name = filepath.ToSlash(name)
+	var b strings.Builder
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', strings.IndexByte(kept, c) >= 0 && !(i == 1 && name[:2] == "//"):
+			b.WriteByte(c)
+		default:
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
 }
 
 // inputOf returns the index of the input a finding's first call came from,

@@ -28,10 +28,12 @@ import (
 // is written (the logs keep no token: an Authorization naming it stands in;
 // a logged Authorization header counts only when there is no such
 // XboxUserId, and another XboxUserId names no user); a call whose logged headers name
-// Authorization, User-Agent or Retry-After twice is a problem, as is a
-// JSON call holding a field's name in another case only under Unicode
-// ("HttpStatuſCode": the trace analyzer's Json.NET reads it as the
-// field); a recorded in-game event
+// Authorization, User-Agent or Retry-After twice is a problem, as is a 429
+// whose Retry-After is not one value, or a call whose URL (its Uri, after
+// https:// and its Host when the Uri names no scheme) is not one a HAR
+// entry may hold (both as ReadHAR says), or a JSON call holding a field's
+// name in another case only under Unicode ("HttpStatuſCode": the trace
+// analyzer's Json.NET reads it as the field); a recorded in-game event
 // (IsInGameEvent) is passed with its InGameEvent name, a real-time
 // activity shoulder tap (IsShoulderTap) as a ShoulderTap. Bounds, problems
 // and where reading stops as ReadHAR's; a JSON string is read to its first
@@ -97,6 +99,9 @@ func (d *dataCall) call(c *Call, i int) string {
 			c.URL = "https://inGameEvents/"
 		}
 	}
+	if bad := urlProblem(c.URL); bad != "" {
+		return bad
+	}
 	auth, na := headerValue(d.RequestHeaders, "Authorization")
 	ua, nu := headerValue(d.RequestHeaders, "User-Agent")
 	ra, nr := headerValue(d.ResponseHeaders, "Retry-After")
@@ -122,6 +127,9 @@ func (d *dataCall) call(c *Call, i int) string {
 		if c.Status, ok = parseStatus(st); !ok {
 			return fmt.Sprintf("HttpStatusCode %s is not 0 nor an integer from 100 to 999", shownValue(st))
 		}
+	}
+	if bad := retryAfterProblem(c.Status, nr == 1, ra); bad != "" {
+		return bad
 	}
 	if ms, err := strconv.ParseFloat(strings.TrimSpace(d.ElapsedCallTimeMs), 64); err == nil {
 		c.Duration = elapsed(ms)

@@ -11,25 +11,30 @@ import (
 // ReadHAR reads a HAR 1.2 trace (what browsers, Fiddler and proxies
 // export), streaming, and passes each entry to add as a Call (reused: add
 // must copy what it keeps), its Authorization redacted, in trace order. An
-// entry that lacks a method, URL or start time, whose start time is
+// entry that lacks a method, URL or start time, or whose URL is not an
+// absolute http(s) URL naming a host (or a ws or wss one: a real-time
+// socket; the host a DNS name of letters, digits and '-' in labels joined
+// by '.', or an IPv6 address in brackets, with an optional port; no
+// backslash before the query, no tab or line break), whose start time is
 // outside the years 1678 to 2262 (the times a call's nanoseconds hold),
 // whose status is neither 0 (no answer, as browsers record one) nor an
 // integer from 100 to 999, that names one of the fields read twice, or in
-// another case ("Text", which encoding/json reads as "text"), or that
-// holds two Authorization, User-Agent or Retry-After headers (readers
-// differ on which one counts) is skipped and named in Input.Problems; a
-// file cut short or not
-// valid JSON past some entry, longer than MaxTraceBytes or MaxCalls
-// entries, or holding anything after the entries that could hold calls
-// other readers read (a second "entries" in the log or a second "log",
-// which JSON.parse and encoding/json take in place of the first, in any
-// case, as encoding/json matches names, or data after the document)
-// yields the calls before and Input.Stop. Either way
-// the trace is not Complete. A header object is read as JSON.parse reads
-// it, its last "name" and "value" counting. A string is read to its first
-// 384 KiB (a body to its first MaxBody bytes, a URL to MaxURL); invalid
-// UTF-8 in it reads as U+FFFD. The error is for input that is no HAR at
-// all.
+// another case ("Text", which encoding/json reads as "text"), that holds
+// two Authorization, User-Agent or Retry-After headers (readers differ on
+// which one counts), or whose 429 holds a Retry-After that is not one value
+// (delay seconds, digits alone, or an HTTP-date as net/http parses it, in
+// at most 256 bytes: "60, 120", two headers combined, "+60" and "" are not)
+// is skipped and named in Input.Problems; a file cut short or not valid
+// JSON past some entry, longer than MaxTraceBytes or MaxCalls entries, or
+// holding anything after the entries that could hold calls other readers
+// read (a second "entries" in the log or a second "log", which JSON.parse
+// and encoding/json take in place of the first, in any case, as
+// encoding/json matches names, or data after the document) yields the calls
+// before and Input.Stop. Either way the trace is not Complete. A header
+// object is read as JSON.parse reads it, its last "name" and "value"
+// counting. A string is read to its first 384 KiB (a body to its first
+// MaxBody bytes, a URL to MaxURL); invalid UTF-8 in it reads as U+FFFD. The
+// error is for input that is no HAR at all.
 func ReadHAR(r io.Reader, add func(*Call)) (Input, error) {
 	in := Input{}
 	cr := &cappedReader{r: r, left: maxTraceBytes}

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/base64"
 	"fmt"
 	"strings"
@@ -27,6 +28,7 @@ type harReader struct {
 	encoding                string
 	seen                    uint16 // the fields read (the f bits below), each once
 	bad                     string // why the entry is no call, once read
+	hasRetryAfter           bool   // the answer names Retry-After (its value may be "")
 }
 
 // The fields of an entry a harReader reads, as bits: one named twice makes
@@ -73,7 +75,7 @@ func (h *harReader) badf(format string, args ...any) {
 func (h *harReader) entry(dec *jsontext.Decoder, i int, off int64) (c *Call, bad string, err error) {
 	h.c = Call{Index: i, Offset: off}
 	h.dec = dec
-	h.started, h.reqBody, h.respBody, h.seen, h.bad = "", h.reqBody[:0], h.respBody[:0], 0, ""
+	h.started, h.reqBody, h.respBody, h.seen, h.bad, h.hasRetryAfter = "", h.reqBody[:0], h.respBody[:0], 0, "", false
 	if dec.PeekKind() != '{' {
 		return nil, "not an object", dec.SkipValue()
 	}
@@ -90,6 +92,9 @@ func (h *harReader) entry(dec *jsontext.Decoder, i int, off int64) (c *Call, bad
 		return nil, uncountable("startedDateTime", t), nil
 	case h.c.Method == "" || h.c.URL == "":
 		return nil, "the request has no method or url", nil
+	}
+	if bad := cmp.Or(urlProblem(h.c.URL), retryAfterProblem(h.c.Status, h.hasRetryAfter, h.c.RetryAfter)); bad != "" {
+		return nil, bad, nil
 	}
 	h.c.Time = t
 	h.c.RequestBody, h.c.ResponseBody = h.reqBody, h.respBody
@@ -185,7 +190,9 @@ func (f *responseFields) field(key []byte) error {
 	case "headers":
 		return h.read(fResponseHeaders, key, func() error {
 			h.hdr.want, h.hdr.to = [2][]byte{retryAfter, nil}, [2]*string{&h.c.RetryAfter, nil}
-			return h.headers()
+			err := h.headers()
+			h.hasRetryAfter = h.hdr.got[0]
+			return err
 		})
 	case "content":
 		return h.read(fContent, key, func() error {
@@ -312,9 +319,11 @@ func (f *headerFields) field(key []byte) error {
 }
 
 // keep stores the header's value where f.to says, when its name is one
-// f.want names.
+// f.want names. A value that is no string (a Retry-After of 60, a number)
+// is kept as "", the header named all the same: named again, it is named
+// twice, and a 429's is then a problem (retryAfterProblem).
 func (f *headerFields) keep() {
-	if !f.named || !f.valued {
+	if !f.named {
 		return
 	}
 	for i, w := range f.want {
@@ -322,7 +331,10 @@ func (f *headerFields) keep() {
 			if f.got[i] {
 				f.twice = fmt.Sprintf("%q twice in the headers", w)
 			}
-			*f.to[i], f.got[i] = string(f.value), true
+			*f.to[i], f.got[i] = "", true
+			if f.valued {
+				*f.to[i] = string(f.value)
+			}
 		}
 	}
 }

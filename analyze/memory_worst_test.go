@@ -75,7 +75,7 @@ func shortestHAR() []byte {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		fmt.Fprintf(&b, `{"startedDateTime":"2026-03-01T20:00:00Z","request":{"method":"GET","url":"a.xboxlive.com","headers":[{"name":"Authorization","value":"XBL3.0 x=%d;t"}]}}`, i)
+		fmt.Fprintf(&b, `{"startedDateTime":"2026-03-01T20:00:00Z","request":{"method":"GET","url":"http://a.xboxlive.com","headers":[{"name":"Authorization","value":"XBL3.0 x=%d;t"}]}}`, i)
 	}
 	b.WriteString(`]}}`)
 	return b.Bytes()
@@ -113,7 +113,7 @@ func shortestDataJSON() []byte {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		fmt.Fprintf(&b, `{"uri":"a.xboxlive.com","xboxuserid":"%d","reqtimeutc":%s}`, i, fileTimeJSON(t0))
+		fmt.Fprintf(&b, `{"uri":"http://a.xboxlive.com","xboxuserid":"%d","reqtimeutc":%s}`, i, fileTimeJSON(t0))
 	}
 	b.WriteString(`]}]`)
 	return b.Bytes()

@@ -18,6 +18,8 @@ import (
 // terminal ran them, and the JSON, JUnit and SARIF reports carried the
 // 5,000 bytes (the JUnit classname, a finding's text, SARIF's logical
 // location).
+// A HAR naming that host is not read whole (such a host is no DNS name:
+// TestAtkPercentEncodedHostJudgedApart), and its outputs carry none of it.
 func TestReportTextEscapedOnce(t *testing.T) {
 	host := "\x1b[2J" + strings.Repeat("a", 5000) + ".xboxlive.com"
 	har := func(s string) string {
@@ -48,9 +50,12 @@ func TestReportTextEscapedOnce(t *testing.T) {
 		"json":  func(r *Report, b *bytes.Buffer) error { return json.NewEncoder(b).Encode(r) },
 	}
 	for name, build := range map[string]func(*testing.T) *Report{"read from a HAR": fromHAR, "added": fromAdd} {
-		rep := build(t)
-		if rep.Verdict != Red {
-			t.Fatalf("%s: verdict %s, want red", name, rep.Verdict)
+		rep, want := build(t), Red
+		if name == "read from a HAR" {
+			want = Incomplete
+		}
+		if rep.Verdict != want {
+			t.Fatalf("%s: verdict %s, want %s", name, rep.Verdict, want)
 		}
 		for format, write := range outputs {
 			t.Run(name+", "+format, func(t *testing.T) {
@@ -68,7 +73,7 @@ func TestReportTextEscapedOnce(t *testing.T) {
 				if format == "json" || format == "sarif" {
 					escaped = `\\x1b[2` // a backslash, as JSON writes it
 				}
-				if !strings.Contains(b.String(), escaped) || strings.Contains(b.String(), `\`+escaped) {
+				if want == Red && !strings.Contains(b.String(), escaped) || strings.Contains(b.String(), `\`+escaped) {
 					t.Errorf("the escape not as the report holds it (%s, once)", escaped)
 				}
 			})

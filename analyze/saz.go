@@ -33,7 +33,9 @@ const maxSessionFile = 1 << 20
 // file overlapping another), or whose files are listed twice or named two
 // ways (raw/2_c.txt and raw/02_c.txt: no two readers agree on which is
 // the session), whose request names Authorization or User-Agent twice or
-// answer Retry-After twice, or whose timers name an attribute twice, is
+// answer Retry-After twice, whose URL (its Host header's host when the
+// request line names none) or 429's Retry-After is not one a HAR entry may
+// hold (as ReadHAR says), or whose timers name an attribute twice, is
 // skipped and named in Input.Problems, as is a session's file whose number
 // is not decimal digits (raw/+2_c.txt) or that is named another way
 // (raw\2_s.txt, ./raw/2_s.txt: archive/zip's Open reads it as
@@ -322,6 +324,9 @@ func sazRequest(r *bufio.Reader, c *Call) string {
 		return bad
 	}
 	c.Method, c.URL = req.Method, u.String()
+	if bad := urlProblem(c.URL); bad != "" {
+		return bad
+	}
 	if a := req.Header.Get("Authorization"); a != "" {
 		c.Authorization = xblauth.Redact(a) // the token is never kept
 	}
@@ -361,6 +366,9 @@ func sazResponse(r *bufio.Reader, c *Call) string {
 		return err.Error()
 	}
 	if bad := onceEach(resp.Header, "Retry-After"); bad != "" {
+		return bad
+	}
+	if bad := retryAfterProblem(resp.StatusCode, resp.Header.Values("Retry-After") != nil, resp.Header.Get("Retry-After")); bad != "" {
 		return bad
 	}
 	c.Status, c.RetryAfter = resp.StatusCode, resp.Header.Get("Retry-After")

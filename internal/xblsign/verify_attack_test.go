@@ -33,13 +33,16 @@ func TestAttackVerifyHolds(t *testing.T) {
 	h, _ := ParseHeader(sig)
 	n := elliptic.P256().Params().N
 	for name, edit := range map[string]func(*http.Request){
-		"method":              func(r *http.Request) { r.Method = "PUT" },
-		"method's case":       func(r *http.Request) { r.Method = "post" },
-		"query":               func(r *http.Request) { r.URL.RawQuery = "a=2" },
-		"query's order":       func(r *http.Request) { r.URL.RawQuery = "a=1&" },
-		"authorization case":  func(r *http.Request) { r.Header.Set("Authorization", "xbl3.0 x=1;tok") },
-		"authorization space": func(r *http.Request) { r.Header.Set("Authorization", "XBL3.0 x=1;tok ") },
-		"body":                func(r *http.Request) { r.Body = http.NoBody },
+		"method":             func(r *http.Request) { r.Method = "PUT" },
+		"method's case":      func(r *http.Request) { r.Method = "post" },
+		"query":              func(r *http.Request) { r.URL.RawQuery = "a=2" },
+		"query's order":      func(r *http.Request) { r.URL.RawQuery = "a=1&" },
+		"authorization case": func(r *http.Request) { r.Header.Set("Authorization", "xbl3.0 x=1;tok") },
+		// A trailing space is not sent (net/http trims a header's value, and
+		// its server reads it trimmed): both sides sign the value as sent
+		// (TestAttack82SignHeaderWhitespaceOverTheWire).
+		"authorization inner space": func(r *http.Request) { r.Header.Set("Authorization", "XBL3.0  x=1;tok") },
+		"body":                      func(r *http.Request) { r.Body = http.NoBody },
 		"header with a newline": func(r *http.Request) {
 			r.Header.Set("Signature", sig[:50]+"\n"+sig[51:])
 		},

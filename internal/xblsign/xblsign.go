@@ -18,6 +18,7 @@ package xblsign
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -27,8 +28,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/big"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -52,7 +55,7 @@ func (p Policy) extraValues(h http.Header) []string {
 	}
 	v := make([]string, len(p.ExtraHeaders))
 	for i, name := range p.ExtraHeaders {
-		v[i] = h.Get(name)
+		v[i] = headerSent(h, name)
 	}
 	return v
 }
@@ -106,22 +109,23 @@ const (
 	fileTimeTick  = 100 * time.Nanosecond
 )
 
-// FileTime returns t as a Windows file time; instants before 1601 are 0.
+// FileTime returns t as a Windows file time; instants before 1601 are 0,
+// and those past the last file time (in the year 60056) are the last.
 func FileTime(t time.Time) uint64 {
-	ft := t.Unix()*1e7 + int64(t.Nanosecond())/100 + fileTimeEpoch
-	if ft < 0 {
+	sec := t.Unix() + fileTimeEpoch/1e7 // seconds since 1601
+	frac := uint64(t.Nanosecond()) / 100
+	switch {
+	case sec < 0:
 		return 0
+	case uint64(sec) > math.MaxUint64/uint64(1e7) || uint64(sec)*1e7 > math.MaxUint64-frac:
+		return math.MaxUint64
 	}
-	return uint64(ft)
+	return uint64(sec)*1e7 + frac
 }
 
 // timeOf is the instant of file time ft.
 func timeOf(ft uint64) time.Time {
-	d := int64(ft - fileTimeEpoch)
-	if ft < fileTimeEpoch {
-		d = -int64(fileTimeEpoch - ft)
-	}
-	return time.Unix(d/1e7, d%1e7*100).UTC()
+	return time.Unix(int64(ft/1e7)-fileTimeEpoch/1e7, int64(ft%1e7)*100).UTC()
 }
 
 // Digest returns the SHA-256 that a signature of version, made at ft,
@@ -206,7 +210,7 @@ func Sign(req *http.Request, key *ecdsa.PrivateKey, now time.Time, p Policy) err
 		return err
 	}
 	ft := FileTime(now)
-	sum := Digest(uint32(p.Version), ft, req.Method, requestTarget(req), req.Header.Get("Authorization"), p.extraValues(req.Header), body, p.MaxBodyBytes)
+	sum := Digest(uint32(p.Version), ft, method(req), requestTarget(req), headerSent(req.Header, "Authorization"), p.extraValues(req.Header), body, p.MaxBodyBytes)
 	r, s, err := ecdsa.Sign(rand.Reader, key, sum[:])
 	if err != nil {
 		return fmt.Errorf("xblsign: %w", err)
@@ -227,7 +231,8 @@ func Sign(req *http.Request, key *ecdsa.PrivateKey, now time.Time, p Policy) err
 // p.MaxBodyBytes of req.Body (never GetBody) and puts them back in front
 // of the rest, so a handler reads the whole body after it, the bytes
 // checked. Its error wraps ErrMissing,
-// ErrMalformed, ErrPolicy, ErrStale, ErrKey or ErrSignature.
+// ErrMalformed, ErrPolicy, ErrStale, ErrKey or ErrSignature, or, when
+// reading the body failed (a client gone mid-body), that read's error.
 func Verify(req *http.Request, pub ProofKey, now time.Time, p Policy, skew time.Duration) error {
 	if err := p.check(); err != nil {
 		return err
@@ -250,12 +255,19 @@ func Verify(req *http.Request, pub ProofKey, now time.Time, p Policy, skew time.
 	if err != nil {
 		return err
 	}
-	sum := Digest(h.Version, FileTime(h.Time), req.Method, requestTarget(req), req.Header.Get("Authorization"), p.extraValues(req.Header), body, p.MaxBodyBytes)
+	sum := Digest(h.Version, FileTime(h.Time), method(req), requestTarget(req), headerSent(req.Header, "Authorization"), p.extraValues(req.Header), body, p.MaxBodyBytes)
 	if !ecdsa.Verify(key, sum[:], new(big.Int).SetBytes(h.R[:]), new(big.Int).SetBytes(h.S[:])) {
 		return ErrSignature
 	}
 	return nil
 }
+
+// method is a request's method as sent: net/http sends "" as GET.
+func method(req *http.Request) string { return cmp.Or(req.Method, http.MethodGet) }
+
+// headerSent is the value of h's header name as net/http writes it and
+// its server reads it: without leading or trailing spaces and tabs.
+func headerSent(h http.Header, name string) string { return strings.Trim(h.Get(name), " \t") }
 
 // requestTarget is a request's path and query as sent: a server's
 // request's target as received, a client's as it will be written.

@@ -10,10 +10,13 @@ import (
 	"github.com/xblgo/fgrl/internal/safetext"
 )
 
-// CheckOptions says what Check asserts of the calls the mock saw (those
-// since Since, when it is set). Every check fails closed: when the record
-// of calls (the latest 10,000) dropped calls made in the window it looks
-// at, which could be the calls it is about, it fails, saying so.
+// CheckOptions says what Check asserts of the calls the mock saw: those
+// since Since, when it is set, else those since the record of calls was
+// last emptied (Handler.Reset, ForgetCalls, the admin API's reset), so that
+// a suite that empties it between cases checks each case's calls. Every
+// check fails closed: when the record dropped calls made in the window it
+// looks at, which could be the calls it is about (it keeps the latest
+// 10,000; emptying it drops them all), it fails, saying so.
 type CheckOptions struct {
 	// No429 fails when any call was answered 429: the code under test was
 	// throttled (XSAPI asserts on every 429 in a development sandbox).
@@ -84,17 +87,19 @@ func (h *Handler) Check(opts CheckOptions) (CheckResult, error) {
 		} else {
 			future("an expectation's since", f.Since)
 		}
-		n := h.journal.count(f)
-		var line string
-		if dropped := h.journal.droppedIn(f.Since); dropped != "" {
-			line = fmt.Sprintf("expected %d calls %s, saw %d: incomplete: %s", x.Count, describeFilter(x.CallFilter), n, dropped)
-		} else if n != x.Count {
-			line = fmt.Sprintf("expected %d calls %s, saw %d", x.Count, describeFilter(x.CallFilter), n)
+		n, unsure := h.journal.count(f)
+		var why string
+		switch dropped := h.journal.droppedIn(f.Since); {
+		case dropped != "":
+			why = ": incomplete: " + dropped
+		case unsure > 0:
+			why = fmt.Sprintf(": incomplete: a call's URL was clipped in the record (to %d bytes) before the filter's path ended, and it cannot be told apart (%d in all)",
+				maxCallURL, unsure)
+		case n == x.Count:
+			continue
 		}
-		if line != "" {
-			if failed++; failed <= maxCheckLines {
-				res.Failures = append(res.Failures, line)
-			}
+		if failed++; failed <= maxCheckLines {
+			res.Failures = append(res.Failures, fmt.Sprintf("expected %d calls %s, saw %d%s", x.Count, describeFilter(x.CallFilter), n, why))
 		}
 	}
 	if failed > maxCheckLines {
@@ -129,9 +134,9 @@ func (h *Handler) Check(opts CheckOptions) (CheckResult, error) {
 }
 
 // certify runs the trace analyzer's rules over the calls f matches. When
-// the record of calls dropped some of them (it keeps the latest 10,000),
-// the verdict is incomplete: the record is one input, stopped at its
-// start.
+// the record of calls dropped some of them (it keeps the latest 10,000;
+// emptying it drops them all), the verdict is incomplete: the record is
+// one input, stopped at its start.
 func (h *Handler) certify(f CallFilter, rules *analyze.Rules) (*analyze.Report, error) {
 	a, err := analyze.New(h.cfg.limits, rules)
 	if err != nil {
@@ -153,14 +158,19 @@ func (h *Handler) certify(f CallFilter, rules *analyze.Rules) (*analyze.Report, 
 }
 
 // droppedIn says, when the record of calls dropped calls made at or after
-// since (any, for a zero since), that a check of that window cannot see
-// them all; "" when it dropped none.
+// since, that a check of that window cannot see them all; "" when it
+// dropped none. A zero since is the window since the record was last
+// emptied, which only the bound on the record drops calls of.
 func (j *journal) droppedIn(since time.Time) string {
-	n := j.droppedSince(since)
-	if n == 0 {
-		return ""
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	switch {
+	case !since.IsZero() && !j.emptied.IsZero() && !j.latestEmptied.Before(since):
+		return fmt.Sprintf("the record of calls was emptied at %s (Reset, ForgetCalls): calls made in the window checked were dropped", j.emptied.Format(time.RFC3339Nano))
+	case j.dropped > 0 && (since.IsZero() || !j.latestDropped.Before(since)):
+		return fmt.Sprintf("the record keeps the latest %d calls (%d MiB): calls made in the window checked were dropped (%d in all)", maxCalls, maxCallsBytes>>20, j.dropped)
 	}
-	return fmt.Sprintf("the record keeps the latest %d calls (%d MiB): calls made in the window checked were dropped (%d in all)", maxCalls, maxCallsBytes>>20, n)
+	return ""
 }
 
 // describeFilter writes a filter as a test's failure reads it.

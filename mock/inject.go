@@ -109,7 +109,6 @@ func (h *Handler) serviceFault(x *exchange, rule *limits.Rule, f *Faults) bool {
 			panic(http.ErrAbortHandler)
 		case sf.Status == http.StatusTooManyRequests:
 			wait := cmp.Or(time.Duration(sf.RetryAfter), 30*time.Second)
-			x.flags |= throttled
 			l := rule.Limit()
 			h.write429(x.w, rule, throttle.Decision{
 				Counts:     throttle.Counts{Burst: throttle.WindowState{Count: l.Burst + 1, Limit: l.Burst, Reset: wait}},

@@ -3,6 +3,7 @@ package mock
 import (
 	"bytes"
 	"context"
+	"hash/maphash"
 	"io"
 	"log/slog"
 	"net/http"
@@ -35,10 +36,13 @@ type Call struct {
 	Title string `json:"title,omitempty"`
 	// Scope is the limits rule the request fell under ("presence/read").
 	Scope string `json:"scope,omitempty"`
-	// Status is the answer's status; 0 with Aborted, for a connection
-	// closed without an answer (a reset fault) or cut short in its body (a
-	// truncation).
-	Status     int    `json:"status"`
+	// Status is the answer's status, as its status line went out: a
+	// truncation fault's (its body cut short, Aborted) too. It is 0 only
+	// when the connection was closed before a status was sent (a reset
+	// fault, a hang the client gave up on; Aborted).
+	Status int `json:"status"`
+	// Aborted is set when the answer did not end as a whole one: the
+	// connection closed without an answer or in its body.
 	Aborted    bool   `json:"aborted,omitempty"`
 	RetryAfter string `json:"retryAfter,omitempty"`
 	// Script is the scripted rule that answered ("" for the mock's own
@@ -53,6 +57,7 @@ type Call struct {
 
 	userhash  string
 	host, uri string // URL's parts, joined when the call is read
+	pathSum   uint64 // the whole path's pathSum when uri clipped it; 0 when uri holds it whole
 	body      []byte // the request's body, up to maxCallBody
 	textCap   int    // the bytes of the one allocation its strings are parts of
 	wsBytes   int    // the bytes of its Messages' data
@@ -71,7 +76,6 @@ const (
 	counted     outcome = 1 << iota // it reached FGRL's stage: its scope's requests
 	decided                         // the store decided it: counts are its key's after it (the live page's keys)
 	refused                         // FGRL refused it: 429 (the live page's recent 429s)
-	throttled                       // answered 429, by FGRL or a service fault: its scope's throttled
 	unavailable                     // answered 503, for a store failure or a fault: its scope's unavailable
 	storeFailed                     // the counts' store failed
 	forgotten                       // its key's counts were reset since (ResetCounts): not listed
@@ -97,16 +101,23 @@ type journal struct {
 	// New and read without a lock.
 	scopes      map[string]*scopeCounters
 	storeErrors atomic.Int64
+	seed        maphash.Seed // of the paths' sums (pathSum)
 
 	mu    sync.Mutex
 	ring  []Call // allocated on the first call, maxCalls long
 	start int    // the oldest call's slot
 	n     int    // calls held
 	bytes int    // the ring's slots, and what the calls held keep besides
-	// dropped counts the calls overwritten; latestDropped is the latest
-	// time among them, so that a check knows whether its window is whole.
+	// dropped counts the calls overwritten since the record was last
+	// emptied; latestDropped is the latest time among them, so that a
+	// check knows whether its window is whole.
 	dropped       int
 	latestDropped time.Time
+	// emptied is when the record was last emptied of calls (ForgetCalls),
+	// on the mock's clock; latestEmptied is the latest time among every
+	// call dropped before then, so that a window reaching back past it
+	// knows it is not whole.
+	emptied, latestEmptied time.Time
 }
 
 // scopeCounters are one scope's answers so far.
@@ -117,7 +128,7 @@ type scopeCounters struct {
 
 // newJournal returns a journal with counters for the scopes given.
 func newJournal(logger *slog.Logger, scopes []string) *journal {
-	j := &journal{logger: logger, scopes: make(map[string]*scopeCounters, len(scopes))}
+	j := &journal{logger: logger, scopes: make(map[string]*scopeCounters, len(scopes)), seed: maphash.MakeSeed()}
 	for _, s := range scopes {
 		j.scopes[s] = new(scopeCounters)
 	}
@@ -133,7 +144,7 @@ func (j *journal) add(ctx context.Context, c Call) {
 		if c.flags&counted != 0 {
 			sc.requests.Add(1)
 		}
-		if c.flags&throttled != 0 {
+		if c.flags&counted != 0 && c.Status == http.StatusTooManyRequests { // FGRL's, a service fault's, a counted script rule's
 			sc.throttled.Add(1)
 		}
 		if c.flags&unavailable != 0 {
@@ -235,15 +246,21 @@ func (j *journal) latest(f func(c *Call) bool) {
 // into one allocation, and the body copied, so that a call holds no part
 // of the request alive (the method is a substring of the whole request
 // line, the userhash of the whole Authorization header) and callSize
-// counts all it holds. status is 0 for an aborted answer.
-func newCall(x *exchange, at time.Time, took time.Duration, status int) Call {
+// counts all it holds; of a path it clips, it keeps the sum (pathSum,
+// with seed). status is the one sent, 0 for none.
+func newCall(x *exchange, seed maphash.Seed, at time.Time, took time.Duration, status int) Call {
 	r := x.r
 	uri := r.RequestURI
 	if uri == "" || uri[0] != '/' {
 		uri = r.URL.RequestURI()
 	}
+	path, _, _ := strings.Cut(uri, "?")
 	host := safetext.Cut(hostOnly(r.Host), 256)
 	uri = safetext.Cut(xblauth.RedactParams(host, safetext.Cut(uri, maxCallURL)), maxCallURL)
+	var sum uint64
+	if !strings.HasPrefix(uri, path) { // the cut fell in the path
+		sum = pathSum(seed, unescape(path))
+	}
 	fields := [...]string{safetext.Cut(r.Method, 16), host, uri,
 		safetext.Cut(x.id.xuid, 64), safetext.Cut(x.id.title, 64), safetext.Cut(x.scope, 256), safetext.Cut(x.script, 256),
 		safetext.Cut(x.sw.retryAfterSent(), 64), safetext.Cut(x.id.userhash, 64)}
@@ -258,7 +275,7 @@ func newCall(x *exchange, at time.Time, took time.Duration, status int) Call {
 		fields[i] = text.String()[text.Len()-len(f):]
 	}
 	return Call{Time: at, Method: fields[0], host: fields[1], uri: fields[2], XUID: fields[3], Title: fields[4], Scope: fields[5],
-		Script: fields[6], RetryAfter: fields[7], userhash: fields[8], Status: status, Aborted: status == 0, Duration: throttle.Duration(took),
+		Script: fields[6], RetryAfter: fields[7], userhash: fields[8], pathSum: sum, Status: status, Aborted: !x.answered, Duration: throttle.Duration(took),
 		body: bytes.Clone(xblauth.RedactBody(host, x.body.b)), textCap: text.Cap(),
 		counts: x.counts, wait: x.wait, fault: x.fault, flags: x.flags,
 		Messages: x.ws.msgs, MoreMessages: x.ws.more, wsBytes: x.ws.bytes}

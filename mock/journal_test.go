@@ -85,6 +85,7 @@ func TestLogger(t *testing.T) {
 // the log was written from the request apart from the record: the host
 // kept its port, and an answer cut short (a truncation fault) was logged
 // with the status it had begun (200) while the record said 0, aborted.
+// Both now say the status it went out with (200), aborted.
 func TestLogIsTheRecord(t *testing.T) {
 	var buf bytes.Buffer
 	h := Must(New(Config{Logger: slog.New(slog.NewJSONHandler(&buf, nil)), Faults: Faults{TruncateRate: 1}}))
@@ -116,7 +117,7 @@ func TestLogIsTheRecord(t *testing.T) {
 			t.Errorf("line %d against its call %+v (-want +got):\n%s", i, c, diff)
 		}
 	}
-	if !calls[0].Aborted || calls[0].Status != 0 || calls[0].URL != profileURL {
+	if !calls[0].Aborted || calls[0].Status != http.StatusOK || calls[0].URL != profileURL {
 		t.Errorf("the truncated call recorded as %+v", calls[0])
 	}
 }

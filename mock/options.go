@@ -71,9 +71,9 @@ type Config struct {
 	// journal records it (Call): its method, host and path, the status,
 	// and for a counted request its key (service scope, userhash and
 	// title; never the token) with the burst and sustain counts and limits
-	// after it. An aborted answer (a reset or a truncation fault) is
-	// logged with status 0 and aborted=true. Nil logs nothing and costs
-	// nothing.
+	// after it. An aborted answer is logged with aborted=true and the
+	// status it went out with (a truncation fault's), 0 when none did (a
+	// reset). Nil logs nothing and costs nothing.
 	Logger *slog.Logger
 	// Account signs in at the mock's sign-in endpoints (nil:
 	// DefaultAccount); Handler.SetAccount changes it later.

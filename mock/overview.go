@@ -51,7 +51,7 @@ type Throttled struct {
 // ScopeCounts are a scope's answers so far.
 type ScopeCounts struct {
 	Requests    int64 `json:"requests"`
-	Throttled   int64 `json:"throttled"`   // 429
+	Throttled   int64 `json:"throttled"`   // 429: FGRL's, a service fault's or a counted script rule's
 	Unavailable int64 `json:"unavailable"` // 503: a store failure or an injected fault
 }
 

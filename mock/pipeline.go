@@ -46,7 +46,7 @@ type exchange struct {
 	call
 	sw       statusWriter
 	body     capture
-	answered bool // the pipeline returned: not aborted
+	answered bool // the pipeline returned, and wrote its answer or had a client to: not aborted
 	scope    string
 	script   string // the script rule that answered
 	counts   throttle.Counts
@@ -87,7 +87,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	defer h.record(x, time.Now())
 	h.serve(x)
-	x.answered = true
+	// A stage that wrote nothing once its client had gone (a hang or a
+	// latency it gave up on) answered no one.
+	x.answered = x.sw.status != 0 || r.Context().Err() == nil
 }
 
 // serve runs the stages that answer x.
@@ -189,17 +191,16 @@ type readCloser struct {
 	io.Closer
 }
 
-// record makes x, answered or aborted, one Call in the journal.
+// record makes x, answered or aborted, one Call in the journal. An
+// aborted answer keeps the status it was sent with (a body cut short), 0
+// when none was sent (a reset).
 func (h *Handler) record(x *exchange, start time.Time) {
 	took := time.Since(start)
 	status := x.sw.status
-	switch {
-	case !x.answered:
-		status = 0
-	case status == 0:
-		status = http.StatusOK
+	if status == 0 && x.answered {
+		status = http.StatusOK // the server's, for a handler that wrote nothing
 	}
-	h.journal.add(x.r.Context(), newCall(x, h.cfg.now().Add(-took).UTC(), took, status))
+	h.journal.add(x.r.Context(), newCall(x, h.journal.seed, h.cfg.now().Add(-took).UTC(), took, status))
 }
 
 // count is FGRL's stage: it counts x against its key, and its publisher's
@@ -246,7 +247,7 @@ func (h *Handler) count(x *exchange, rule *limits.Rule) bool {
 	if d.Allowed {
 		return true
 	}
-	x.wait, x.flags = d.RetryAfter, x.flags|refused|throttled
+	x.wait, x.flags = d.RetryAfter, x.flags|refused
 	h.write429(x.w, rule, d, aspect, now)
 	return false
 }

@@ -21,7 +21,7 @@ import (
 // made on the first scrape:
 //
 //	fgrl_mock_requests_total{scope}     requests to a service, by rule scope
-//	fgrl_mock_throttled_total{scope}    429 answers, by rule scope
+//	fgrl_mock_throttled_total{scope}    429 answers (FGRL's, injected faults, counted script rules), by rule scope
 //	fgrl_mock_unavailable_total{scope}  503 answers (store failures, injected faults), by rule scope
 //	fgrl_mock_keys                      keys the calls in the mock's journal were counted against (mock.Metrics.Keys)
 //	fgrl_mock_store_keys                keys the in-memory store holds (absent with another store)

@@ -40,7 +40,10 @@ func Certifiable(t testing.TB, h *mock.Handler) {
 	Check(t, h, mock.CheckOptions{Certify: true})
 }
 
-// Called fails t unless f matches exactly n calls the mock saw.
+// Called fails t unless f matches exactly n calls the mock saw. A call is
+// seen once it has ended (mock.Handler.Calls): one in progress is not
+// counted yet. A call whose URL the record clipped before f's path prefix
+// ended, which f may or may not match, fails t (mock.CallFilter).
 func Called(t testing.TB, h *mock.Handler, f mock.CallFilter, n int) {
 	t.Helper()
 	Check(t, h, mock.CheckOptions{Expect: []mock.Expectation{{CallFilter: f, Count: n}}})

@@ -82,16 +82,19 @@ func (b *MemoryBudgetStore) init() {
 	b.once.Do(func() { b.t.init(positiveOr(b.MaxKeys, DefaultMaxKeys)) })
 }
 
-// lock locks the table and returns k's budget, created when missing.
-func (b *MemoryBudgetStore) lock(k Key, now time.Time) *slidingLog {
+// lock locks the table and returns k's budget, created when missing, and
+// now as it takes it (table.shift).
+func (b *MemoryBudgetStore) lock(k Key, now time.Time) (*slidingLog, time.Time) {
 	b.init()
-	return b.t.get(b.t.lock(k), instant(now))
+	h := b.t.lock(k)
+	now = b.t.shift(now)
+	return b.t.get(h, instant(now)), now
 }
 
 // Reserve books the earliest slot for a call for k within maxWait of now. It
 // never returns an error.
 func (b *MemoryBudgetStore) Reserve(_ context.Context, k Key, l Limit, now time.Time, maxWait time.Duration) (Admission, error) {
-	s := b.lock(k, now)
+	s, now := b.lock(k, now)
 	defer b.t.mu.Unlock()
 	return s.Reserve(now, l, MarginOr(b.Margin), maxWait), nil
 }
@@ -109,15 +112,15 @@ func (b *MemoryBudgetStore) Release(_ context.Context, k Key, _ Limit, slot int6
 
 // Block refuses calls for k from now until until. It never returns an error.
 func (b *MemoryBudgetStore) Block(_ context.Context, k Key, now, until time.Time) error {
-	s := b.lock(k, now)
+	s, _ := b.lock(k, now)
 	defer b.t.mu.Unlock()
-	s.Block(until)
+	s.Block(b.t.shift(until))
 	return nil
 }
 
 // Sync absorbs a server report of one window for k. It never returns an error.
 func (b *MemoryBudgetStore) Sync(_ context.Context, k Key, l Limit, now time.Time, p Period, used int, reset time.Duration) error {
-	s := b.lock(k, now)
+	s, now := b.lock(k, now)
 	defer b.t.mu.Unlock()
 	s.Sync(now, l, p, used, reset)
 	return nil
@@ -129,11 +132,15 @@ func (b *MemoryBudgetStore) Snapshot(_ context.Context, k Key, l Limit, now time
 	b.init()
 	h := b.t.lock(k)
 	defer b.t.mu.Unlock()
-	if s := b.t.m[h]; s != nil {
-		return s.Snapshot(now, l, MarginOr(b.Margin)), nil
+	s := b.t.m[h]
+	if s == nil {
+		s = new(slidingLog)
 	}
-	var empty slidingLog
-	return empty.Snapshot(now, l, MarginOr(b.Margin)), nil
+	snap := s.Snapshot(b.t.shift(now), l, MarginOr(b.Margin))
+	if !snap.BlockedUntil.IsZero() {
+		snap.BlockedUntil = b.t.unshift(snap.BlockedUntil)
+	}
+	return snap, nil
 }
 
 // Len returns the number of keys held, idle ones not yet dropped included.

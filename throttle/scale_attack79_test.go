@@ -160,8 +160,7 @@ func TestAttack79ManyKeysLinearHeld(t *testing.T) {
 		}
 		return time.Since(start)
 	}
-	run(10_000)
-	small, large := run(10_000), run(100_000)
+	small, large := min(run(10_000), run(10_000), run(10_000)), min(run(100_000), run(100_000)) // the least of a few: a busy machine's pauses
 	if large > 30*small {
 		t.Errorf("10,000 keys %v, 100,000 keys %v: over 30x for 10x", small, large)
 	}

@@ -59,6 +59,7 @@ func (s *MemoryServerStore) Take(_ context.Context, k Key, l Limit, now time.Tim
 func (s *MemoryServerStore) take(k Key, l Limit, now time.Time) Decision {
 	s.init()
 	h := s.t.lock(k)
+	now = s.t.shift(now)
 	d := s.t.get(h, instant(now)).Take(now, l, s.Align)
 	s.t.mu.Unlock()
 	return d
@@ -73,6 +74,7 @@ func (s *MemoryServerStore) Peek(_ context.Context, k Key, l Limit, now time.Tim
 	if p := s.t.m[h]; p != nil {
 		w = *p
 	}
+	now = s.t.shift(now)
 	s.t.mu.Unlock()
 	return w.Peek(now, l, s.Align), nil
 }

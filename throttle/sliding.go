@@ -48,7 +48,7 @@ type Admission struct {
 	// a call that was booked but is then not sent (cancelled while it waits,
 	// refused by another check) gives its slot back, once. Its meaning is
 	// the store's own (MemoryBudgetStore's: the instant counted, in
-	// microseconds from an origin of its own, so two calls booked at one
+	// nanoseconds from an origin of its own, so two calls booked at one
 	// instant hold equal slots); zero when nothing was booked, and a
 	// booked slot is never zero.
 	Slot int64
@@ -67,7 +67,7 @@ func (s *slidingLog) Admit(now time.Time, l Limit, margin time.Duration) Admissi
 func (s *slidingLog) Reserve(now time.Time, l Limit, margin, maxWait time.Duration) Admission {
 	l = l.Held()
 	t := instant(now)
-	at, blocked := s.earliest(t, l, micros(margin))
+	at, blocked := s.earliest(t, l, marginOf(margin))
 	wait := until(at, t)
 	if wait > max(maxWait, 0) {
 		return Admission{Wait: wait, Blocked: blocked}
@@ -100,56 +100,41 @@ func (s *slidingLog) Block(until time.Time) {
 	s.blocked = max(s.blocked, instant(until))
 }
 
-// An instant is a time as the memory stores count it: microseconds since
-// the Unix epoch plus instantOrigin, the seconds held to ±maxInstantSec.
-// So every time from year 1 to 9999 (a simulation may start at the zero
-// Time) is an instant, always positive (0 is before all of them: a key's
-// first block, none), and an instant plus any period, margin or Duration
-// stays an int64; the origin is a whole number of sustain periods, so
-// ClockAligned windows still start at multiples of their period since the
-// Unix epoch. Microseconds, as redisstore counts.
+// An instant is a time as the memory stores count it: its UnixNano plus
+// instantOrigin, for a time from minShift to maxShift of the Unix epoch,
+// where a store's shift (table.shift) puts every time it is given. So an
+// instant is exact to the nanosecond, always positive (0 is before all of
+// them: a key's first block, none), and an instant plus any period or
+// margin (held to maxMargin) stays an int64; instantOrigin is a whole
+// number of sustain periods, so ClockAligned windows still start at
+// multiples of their period since the Unix epoch.
 const (
-	instantOrigin = int64(SustainPeriod/time.Microsecond) << 33 // 2.6e18
-	maxInstantSec = 1 << 40                                     // about 34,800 years either side of 1970
+	instantOrigin = int64(SustainPeriod) * (1 << 61 / int64(SustainPeriod)) // about 2^61
+	maxMargin     = time.Duration(1 << 59)
+	minShift      = 4*SustainPeriod - time.Duration(instantOrigin)                                           // about 73 years back; the first instant is past every period
+	maxShift      = time.Duration(math.MaxInt64 - instantOrigin - int64(maxMargin) - 4*int64(SustainPeriod)) // about 200 years ahead
 )
 
-func instant(t time.Time) int64 {
-	sec := min(max(t.Unix(), -maxInstantSec), maxInstantSec)
-	return instantOrigin + sec*1e6 + int64(t.Nanosecond()/1e3)
-}
+func instant(t time.Time) int64 { return t.UnixNano() + instantOrigin }
 
 // instantTime is the time of an instant.
-func instantTime(at int64) time.Time { return time.UnixMicro(at - instantOrigin) }
+func instantTime(at int64) time.Time { return time.Unix(0, at-instantOrigin) }
 
-// micros is d in whole microseconds, an instant's unit.
-func micros(d time.Duration) int64 { return int64(d / time.Microsecond) }
+// marginOf is margin as instants count it: at least 0, at most maxMargin.
+func marginOf(margin time.Duration) int64 { return int64(min(max(margin, 0), maxMargin)) }
 
-// span is the Duration of d microseconds, held to the longest Duration.
-func span(d int64) time.Duration {
-	if d > math.MaxInt64/int64(time.Microsecond) {
-		return math.MaxInt64
-	}
-	return time.Duration(d) * time.Microsecond
-}
-
-// until returns the time from t to at (at >= t), held to the longest
-// Duration (a block to a far date would overflow it).
-func until(at, t int64) time.Duration {
-	if d := at - t; d >= 0 {
-		return span(d)
-	}
-	return math.MaxInt64
-}
+// until returns the time from t to at (at >= t).
+func until(at, t int64) time.Duration { return time.Duration(at - t) }
 
 // earliest returns the first instant at or after t at which a call is
 // admissible, and whether the server block is what decides it.
 func (s *slidingLog) earliest(t int64, l Limit, margin int64) (int64, bool) {
 	at := t
 	if l.Burst > 0 && int(s.n) >= l.Burst {
-		at = max(at, s.recent(l.Burst)+micros(BurstPeriod)+margin)
+		at = max(at, s.recent(l.Burst)+int64(BurstPeriod)+margin)
 	}
 	if l.Sustain > 0 && int(s.n) >= l.Sustain {
-		at = max(at, s.recent(l.Sustain)+micros(SustainPeriod)+margin)
+		at = max(at, s.recent(l.Sustain)+int64(SustainPeriod)+margin)
 	}
 	if s.blocked > at {
 		return s.blocked, true
@@ -230,6 +215,21 @@ func (s *slidingLog) ordered() []int64 {
 	return out
 }
 
+// countIn returns the admissions in (lo, hi].
+func (s *slidingLog) countIn(lo, hi int64) int {
+	c := 0
+	for k := 1; k <= int(s.n); k++ {
+		v := s.recent(k)
+		if v <= lo {
+			break
+		}
+		if v <= hi {
+			c++
+		}
+	}
+	return c
+}
+
 // count returns the admissions in (t-span, t].
 func (s *slidingLog) count(t, span int64) int {
 	c := 0
@@ -254,11 +254,11 @@ func (s *slidingLog) Sync(now time.Time, l Limit, p Period, used int, reset time
 		return
 	}
 	t := instant(now)
-	start := t + micros(reset) - micros(d)
+	start := t + int64(reset) - int64(d)
 	// Servers round reset up to whole seconds, so their window may have
-	// opened up to a second before start: admissions since then are already
-	// in used.
-	missing := used - s.count(t, t-start+micros(time.Second)+1)
+	// opened up to a second before start: admissions since then, and sent
+	// by now (not one booked ahead), are already in used.
+	missing := used - s.countIn(start-int64(time.Second)-1, t)
 	if missing <= 0 {
 		return
 	}
@@ -287,10 +287,10 @@ type Snapshot struct {
 func (s *slidingLog) Snapshot(now time.Time, l Limit, margin time.Duration) Snapshot {
 	l = l.Held()
 	t := instant(now)
-	m := micros(margin)
+	m := marginOf(margin)
 	at, _ := s.earliest(t, l, m)
 	snap := Snapshot{
-		Counts: Counts{Burst: s.window(t, l.Burst, micros(BurstPeriod)+m), Sustain: s.window(t, l.Sustain, micros(SustainPeriod)+m)},
+		Counts: Counts{Burst: s.window(t, l.Burst, int64(BurstPeriod)+m), Sustain: s.window(t, l.Sustain, int64(SustainPeriod)+m)},
 		Wait:   until(at, t),
 	}
 	if s.blocked > t {
@@ -311,7 +311,7 @@ func (s *slidingLog) window(t int64, limit int, width int64) WindowState {
 // idle reports whether nothing recorded can affect a decision at t or later,
 // for any margin up to a sustain period.
 func (s *slidingLog) idle(t int64) bool {
-	return s.blocked <= t && (s.n == 0 || s.recent(1)+2*micros(SustainPeriod) <= t)
+	return s.blocked <= t && (s.n == 0 || s.recent(1)+2*int64(SustainPeriod) <= t)
 }
 
 func (s *slidingLog) last() int64 {

@@ -135,3 +135,24 @@ func TestSlidingSyncRounding(t *testing.T) {
 		t.Errorf("count after an echo of our own call = %d, want 1", got)
 	}
 }
+
+// TestSlidingCountIn: countIn, which Sync counts the admissions already in
+// a server's report with, takes (lo, hi]: an admission at lo is not in it,
+// one at hi is, one past hi (booked ahead, not sent) is not.
+func TestSlidingCountIn(t *testing.T) {
+	var s slidingLog
+	l := Limit{Burst: 10}
+	for _, at := range []int64{100, 200, 300, 400} {
+		s.push(at, l)
+	}
+	for _, c := range []struct {
+		lo, hi int64
+		want   int
+	}{
+		{100, 300, 2}, {99, 300, 3}, {100, 299, 1}, {0, 1000, 4}, {400, 500, 0}, {50, 99, 0},
+	} {
+		if got := s.countIn(c.lo, c.hi); got != c.want {
+			t.Errorf("countIn(%d, %d) = %d, want %d", c.lo, c.hi, got, c.want)
+		}
+	}
+}

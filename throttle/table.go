@@ -3,6 +3,7 @@ package throttle
 import (
 	"hash/maphash"
 	"sync"
+	"time"
 )
 
 // entry is what a table holds per key: a state that can tell when it no longer
@@ -28,6 +29,30 @@ type table[V any, P entry[V]] struct {
 	maxKeys int
 	mu      sync.Mutex
 	m       map[uint64]*V
+	// origin is the store's time 0: its first decision's time, less what
+	// it is past a whole number of sustain periods since the Unix epoch
+	// (set: once set).
+	origin time.Time
+	set    bool
+}
+
+// shift is now as the store's states take it: its time since the
+// store's origin, held to minShift..maxShift (about 73 years back, 200
+// ahead), from the Unix epoch; so every instant (sliding.go) is exact to
+// the nanosecond from 73 years before the store's first decision to 200
+// after, whatever year that is (a simulation may start at the zero Time).
+// Requires t.mu held.
+func (t *table[V, P]) shift(now time.Time) time.Time {
+	if !t.set { // a whole number of sustain periods since the epoch, so ClockAligned windows keep their places
+		sec := now.Unix()
+		t.origin, t.set = time.Unix(sec-sec%int64(SustainPeriod/time.Second), 0), true
+	}
+	return time.Unix(0, int64(min(max(now.Sub(t.origin), minShift), maxShift)))
+}
+
+// unshift is the time a shifted time stands for. Requires t.mu held.
+func (t *table[V, P]) unshift(at time.Time) time.Time {
+	return t.origin.Add(time.Duration(at.UnixNano()))
 }
 
 func (t *table[V, P]) init(maxKeys int) {

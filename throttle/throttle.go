@@ -14,8 +14,9 @@
 // Nothing in this package sleeps or reads the clock: every decision takes the
 // current time as an argument, so it can be driven by real time, by a
 // testing/synctest bubble, or by a simulation. The in-memory stores count
-// any time from year 1 to 9999 (a simulation may start at the zero Time),
-// to the microsecond, as redisstore does.
+// time to the nanosecond from 73 years before their first decision to 200
+// years after it, whatever year that is (a simulation may start at the
+// zero Time); a time further away counts as that span's end.
 package throttle
 
 import (

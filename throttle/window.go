@@ -14,7 +14,7 @@ import (
 // already at or over its limit, and every request, refused or not, increments
 // both counts.
 type fixedWindows struct {
-	burstStart   int64 // an instant (slidingLog's unit); meaningful when burstCount > 0
+	burstStart   int64 // an instant (sliding.go); meaningful when burstCount > 0
 	sustainStart int64
 	burstCount   int32
 	sustainCount int32
@@ -59,16 +59,16 @@ func (w *fixedWindows) Peek(now time.Time, l Limit, a Align) Decision {
 func (w *fixedWindows) Idle(now time.Time) bool { return w.idle(instant(now)) }
 
 func (w *fixedWindows) idle(t int64) bool {
-	return (w.burstCount == 0 || t >= w.burstStart+micros(BurstPeriod)) &&
-		(w.sustainCount == 0 || t >= w.sustainStart+micros(SustainPeriod))
+	return (w.burstCount == 0 || t >= w.burstStart+int64(BurstPeriod)) &&
+		(w.sustainCount == 0 || t >= w.sustainStart+int64(SustainPeriod))
 }
 
 // last returns the newest window start, for eviction order.
 func (w *fixedWindows) last() int64 { return max(w.burstStart, w.sustainStart) }
 
 func (w *fixedWindows) roll(t int64, a Align) {
-	rollOne(&w.burstStart, &w.burstCount, t, micros(BurstPeriod), a)
-	rollOne(&w.sustainStart, &w.sustainCount, t, micros(SustainPeriod), a)
+	rollOne(&w.burstStart, &w.burstCount, t, int64(BurstPeriod), a)
+	rollOne(&w.sustainStart, &w.sustainCount, t, int64(SustainPeriod), a)
 }
 
 // rollOne opens a new window at t once the current one has ended. A
@@ -91,8 +91,8 @@ func rollOne(start *int64, count *int32, t, period int64, a Align) {
 func (w *fixedWindows) decision(t int64, l Limit) Decision {
 	return Decision{
 		Counts: Counts{Burst: WindowState{Count: int(w.burstCount), Limit: l.Burst,
-			Reset: span(w.burstStart + micros(BurstPeriod) - t)}, Sustain: WindowState{Count: int(w.sustainCount), Limit: l.Sustain,
-			Reset: span(w.sustainStart + micros(SustainPeriod) - t)}},
+			Reset: time.Duration(w.burstStart + int64(BurstPeriod) - t)}, Sustain: WindowState{Count: int(w.sustainCount), Limit: l.Sustain,
+			Reset: time.Duration(w.sustainStart + int64(SustainPeriod) - t)}},
 	}
 }
 

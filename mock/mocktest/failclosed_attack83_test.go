@@ -190,6 +190,12 @@ rules:
 	}
 	cancel()
 	<-done
+	// The client's RoundTrip returns as its context ends; the mock's
+	// handling of the call ends as it sees that, a moment later: then the
+	// call is in the record.
+	for deadline := time.Now().Add(5 * time.Second); len(h.Calls(presenceCalls)) == 0 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
 	r = &recorder{TB: t}
 	mocktest.Called(r, h, presenceCalls, 1)
 	if len(r.failures) != 0 {

@@ -3,7 +3,9 @@
 // backends calling for the same users).
 //
 // Every decision is atomic: a Lua script, loaded once and called with
-// EVALSHA, decides it in one round trip. A decision that finds fewer than
+// EVALSHA, decides it in one round trip. Times are counted in whole
+// microseconds (its callers' rounded down), as Redis's TIME gives them;
+// the in-memory stores count nanoseconds. A decision that finds fewer than
 // two batches in flight to its node goes at once, as one EVALSHA on its
 // caller's goroutine, within its caller's context and Timeout; decisions
 // that overlap more share their round trips and their script runs: on a

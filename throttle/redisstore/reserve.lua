@@ -158,7 +158,9 @@ local function budget(log, meta, A)
     local first = A[9] or error('budget: sync needs a first admission id')
     if reset <= 0 or reset > period then return {} end
     local start = now + reset - period
-    local missing = used - count(now - start + 1000000 + 1)
+    -- Admissions a second before start on (servers round reset up) and
+    -- sent by now (not one booked ahead) are already in used.
+    local missing = used - redis.call('ZCOUNT', log, string.format('(%d', start - 1000000 - 1), string.format('%d', now))
     if missing > 0 then
       local kept = largest()
       for i = 1, math.min(missing, kept) do add(start, first + i - 1) end

@@ -36,6 +36,14 @@ func BudgetRule(t *testing.T, newStore func(margin time.Duration) throttle.Budge
 }
 
 var budgetCases = []budgetCase{
+	{"a sync does not count a booking not yet sent", -1, func(t *testing.T, s throttle.BudgetStore, k throttle.Key) {
+		l := throttle.Limit{Burst: 3}
+		reserves(t, s, k, l, []reserve{{0, 0, true, 0}, {0, 0, true, 0}, {0, 0, true, 0}, {14, 5 * time.Second, true, time.Second}}) // booked at 15 s
+		// The server's window opened at 13.5 s with 2 calls the budget did
+		// not see; the call booked at 15 s is not among them.
+		sync(t, s, k, l, 14, throttle.Burst, 2, 14500*time.Millisecond)
+		reserves(t, s, k, l, []reserve{{14, 20 * time.Second, true, 14500 * time.Millisecond}}) // 13.5, 13.5 and 15 s in the span to 28.5 s
+	}},
 	{"timeline", -1, func(t *testing.T, s throttle.BudgetStore, k throttle.Key) {
 		reserves(t, s, k, throttle.Limit{Burst: 2, Sustain: 3}, []reserve{
 			{0, 0, true, 0},

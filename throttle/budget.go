@@ -136,7 +136,7 @@ func (b *MemoryBudgetStore) Snapshot(_ context.Context, k Key, l Limit, now time
 	if s == nil {
 		s = new(slidingLog)
 	}
-	snap := s.Snapshot(b.t.shift(now), l, MarginOr(b.Margin))
+	snap := s.Snapshot(b.t.look(now), l, MarginOr(b.Margin))
 	if !snap.BlockedUntil.IsZero() {
 		snap.BlockedUntil = b.t.unshift(snap.BlockedUntil)
 	}

@@ -74,7 +74,7 @@ func (s *MemoryServerStore) Peek(_ context.Context, k Key, l Limit, now time.Tim
 	if p := s.t.m[h]; p != nil {
 		w = *p
 	}
-	now = s.t.shift(now)
+	now = s.t.look(now)
 	s.t.mu.Unlock()
 	return w.Peek(now, l, s.Align), nil
 }

@@ -18,7 +18,7 @@ import (
 // for concurrent use; MemoryBudgetStore guards one per key; it must not be copied after
 // its first admission (its first ring lives inside it). It keeps up to
 // max(Burst, Sustain) timestamps of the largest limit it has been given (at
-// most MaxLimit), growing as it needs: a key admitted once holds its one
+// most MaxLimit; twice that while calls are booked ahead: see fit), growing as it needs: a key admitted once holds its one
 // timestamp inline. It never shrinks to a smaller limit: callers sharing a
 // key under different limits (transports of other LimitShares on one
 // store) each need the admissions their own limit counts.
@@ -69,10 +69,10 @@ func (s *slidingLog) Reserve(now time.Time, l Limit, margin, maxWait time.Durati
 	t := instant(now)
 	at, blocked := s.earliest(t, l, marginOf(margin))
 	wait := until(at, t)
-	if wait > max(maxWait, 0) {
+	if wait > max(maxWait, 0) || at > maxInstant { // nothing is booked past the span a store counts
 		return Admission{Wait: wait, Blocked: blocked}
 	}
-	slot := s.push(at, l)
+	slot := s.push(at, l, at > t)
 	return Admission{Allowed: true, Wait: wait, Slot: slot}
 }
 
@@ -113,6 +113,7 @@ const (
 	maxMargin     = time.Duration(1 << 59)
 	minShift      = 4*SustainPeriod - time.Duration(instantOrigin)                                           // about 73 years back; the first instant is past every period
 	maxShift      = time.Duration(math.MaxInt64 - instantOrigin - int64(maxMargin) - 4*int64(SustainPeriod)) // about 200 years ahead
+	maxInstant    = instantOrigin + int64(maxShift)                                                          // the last: no admission is recorded past it
 )
 
 func instant(t time.Time) int64 { return t.UnixNano() + instantOrigin }
@@ -151,9 +152,9 @@ func (s *slidingLog) recent(k int) int64 {
 // push records an admission at t, keeping times ordered: t earlier than the
 // newest (callers racing with slightly different clocks) is recorded as the
 // newest, which can only make the budget stricter. It returns the time
-// recorded.
-func (s *slidingLog) push(t int64, l Limit) int64 {
-	s.fit(l)
+// recorded. ahead says the admission is booked ahead (see fit).
+func (s *slidingLog) push(t int64, l Limit, ahead bool) int64 {
+	s.fit(l, ahead)
 	c := int32(len(s.times))
 	if s.n > 0 {
 		t = max(t, s.recent(1))
@@ -184,13 +185,21 @@ func capFor(l Limit) int { return min(max(l.Burst, l.Sustain, 1), MaxLimit) }
 // key that calls rarely stays small; it never shrinks (see slidingLog): a
 // full ring as large as the largest limit drops its oldest admission,
 // which no decision under any of its limits reads.
-func (s *slidingLog) fit(l Limit) {
+//
+// A booking ahead into a full ring grows it further, up to twice the
+// largest limit: the booking stands in for the oldest admission it would
+// push out only while it is held, and a Release of it (the call not sent)
+// would leave the span short of that admission, which decisions before
+// the booking's time still count.
+func (s *slidingLog) fit(l Limit, ahead bool) {
 	want, size := s.hold(l), len(s.times)
 	switch {
 	case size == 0:
 		s.times = s.first[:] // one admission: no allocation yet
 	case size < want && int(s.n) == size: // grow a full ring by doubling
 		s.resize(min(want, max(4, 2*size)))
+	case ahead && size < 2*want && int(s.n) == size:
+		s.resize(min(2*want, max(4, 2*size)))
 	}
 }
 
@@ -262,7 +271,7 @@ func (s *slidingLog) Sync(now time.Time, l Limit, p Period, used int, reset time
 	if missing <= 0 {
 		return
 	}
-	s.resize(s.hold(l)) // the largest limit's (the ring is never larger): see fit
+	s.resize(max(s.hold(l), len(s.times))) // the largest limit's, or larger for bookings ahead: see fit
 	all := s.ordered()
 	i, _ := slices.BinarySearch(all, start)
 	all = slices.Insert(all, i, slices.Repeat([]int64{start}, min(missing, len(s.times)))...)

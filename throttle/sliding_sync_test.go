@@ -143,7 +143,7 @@ func TestSlidingCountIn(t *testing.T) {
 	var s slidingLog
 	l := Limit{Burst: 10}
 	for _, at := range []int64{100, 200, 300, 400} {
-		s.push(at, l)
+		s.push(at, l, false)
 	}
 	for _, c := range []struct {
 		lo, hi int64

@@ -336,3 +336,26 @@ func TestServerStampedAPeriodBeforeItsWindow(t *testing.T) {
 		}
 	}
 }
+
+// TestLookFixesNoOrigin: a Snapshot or a Peek before a store's first
+// decision, at an odd time (the zero Time), does not place the span the
+// store counts (the package doc: 73 years before its first decision to
+// 200 after): decisions in 2026 that follow keep to the limit.
+func TestLookFixesNoOrigin(t *testing.T) {
+	ctx := context.Background()
+	k := Key{User: "u", Title: "t", Scope: "s"}
+	l := Limit{Burst: 1, Sustain: 10}
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	b := &MemoryBudgetStore{Margin: -1}
+	b.Snapshot(ctx, k, l, time.Time{})
+	b.Reserve(ctx, k, l, now, 0)
+	if a, _ := b.Reserve(ctx, k, l, now.Add(time.Second), 0); a.Allowed || a.Wait != 14*time.Second {
+		t.Errorf("budget after a Snapshot at the zero Time: %+v; want refused, Wait 14s", a)
+	}
+	s := &MemoryServerStore{}
+	s.Peek(ctx, k, l, time.Time{})
+	s.Take(ctx, k, l, now)
+	if d, _ := s.Take(ctx, k, l, now.Add(time.Second)); d.Allowed || d.RetryAfter != 14*time.Second {
+		t.Errorf("server after a Peek at the zero Time: %+v; want refused, RetryAfter 14s", d)
+	}
+}

@@ -43,11 +43,35 @@ type table[V any, P entry[V]] struct {
 // after, whatever year that is (a simulation may start at the zero Time).
 // Requires t.mu held.
 func (t *table[V, P]) shift(now time.Time) time.Time {
-	if !t.set { // a whole number of sustain periods since the epoch, so ClockAligned windows keep their places
-		sec := now.Unix()
-		t.origin, t.set = time.Unix(sec-sec%int64(SustainPeriod/time.Second), 0), true
+	if !t.set {
+		t.origin, t.set = originOf(now), true
 	}
-	return time.Unix(0, int64(min(max(now.Sub(t.origin), minShift), maxShift)))
+	return shiftFrom(t.origin, now)
+}
+
+// look is shift for a call that decides nothing (Snapshot, Peek): before
+// the store's first decision, when no key has a state, it shifts from an
+// origin of its own and fixes none, so that a look at an odd time (the
+// zero Time) does not place the store's span. Requires t.mu held.
+func (t *table[V, P]) look(now time.Time) time.Time {
+	if !t.set {
+		return shiftFrom(originOf(now), now)
+	}
+	return t.shift(now)
+}
+
+// originOf is the origin a store whose first decision is at now takes:
+// now less what it is past a whole number of sustain periods since the
+// Unix epoch, so that ClockAligned windows keep their places.
+func originOf(now time.Time) time.Time {
+	sec := now.Unix()
+	return time.Unix(sec-sec%int64(SustainPeriod/time.Second), 0)
+}
+
+// shiftFrom is now's time since origin, held to minShift..maxShift, from
+// the Unix epoch.
+func shiftFrom(origin, now time.Time) time.Time {
+	return time.Unix(0, int64(min(max(now.Sub(origin), minShift), maxShift)))
 }
 
 // unshift is the time a shifted time stands for. Requires t.mu held.

@@ -120,7 +120,16 @@ local function budget(log, meta, A)
     local newest = redis.call('ZRANGE', log, -1, -1, 'WITHSCORES')
     if newest[2] then at = math.max(at, tonumber(newest[2])) end
     add(at, id)
-    keepNewest(largest())
+    local kept = largest()
+    if at > now and kept < 2 * cap then
+      -- A booking ahead stands in for the oldest admission it would push
+      -- out only while it is held: from then on the log keeps twice the
+      -- largest limit, so that a release of it leaves the calls sent (the
+      -- memory store's ring grows likewise).
+      kept = 2 * cap
+      redis.call('HSET', meta, 'cap', kept)
+    end
+    keepNewest(kept)
     expire(at)
     return {1, wait, 0, id}
   elseif op == 2 then -- release

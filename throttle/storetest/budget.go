@@ -36,6 +36,24 @@ func BudgetRule(t *testing.T, newStore func(margin time.Duration) throttle.Budge
 }
 
 var budgetCases = []budgetCase{
+	{"a booking ahead given back leaves the calls sent counted", -1, func(t *testing.T, s throttle.BudgetStore, k throttle.Key) {
+		l := throttle.Limit{Burst: 10, Sustain: 30}
+		var rs []reserve
+		for _, when := range []float64{0, 15, 30} {
+			for range 10 {
+				rs = append(rs, reserve{when, 0, true, 0})
+			}
+		}
+		reserves(t, s, k, l, rs) // the ring full: the sustain's 30
+		booked, err := s.Reserve(context.Background(), k, l, at(31), 10*time.Minute)
+		if err != nil || !booked.Allowed || booked.Wait != 269*time.Second {
+			t.Fatalf("booking ahead = %+v, %v; want allowed, Wait 269s", booked, err)
+		}
+		if err := s.Release(context.Background(), k, l, booked.Slot); err != nil { // not sent
+			t.Fatal(err)
+		}
+		reserves(t, s, k, l, []reserve{{46, 0, false, 254 * time.Second}}) // the 30 sent still in the span
+	}},
 	{"a sync does not count a booking not yet sent", -1, func(t *testing.T, s throttle.BudgetStore, k throttle.Key) {
 		l := throttle.Limit{Burst: 3}
 		reserves(t, s, k, l, []reserve{{0, 0, true, 0}, {0, 0, true, 0}, {0, 0, true, 0}, {14, 5 * time.Second, true, time.Second}}) // booked at 15 s

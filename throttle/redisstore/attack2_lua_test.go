@@ -81,8 +81,8 @@ func TestKeysExpiryCoversBudget(t *testing.T) {
 				t.Fatalf("op %d: the block expires in %v, before it ends in %v", i, ttl, time.Duration(int64(bl)-nowUs)*time.Microsecond)
 			}
 		}
-		if n := c.ZCard(ctx, logKey).Val(); n > 500 {
-			t.Fatalf("op %d: the log holds %d admissions, more than any limit", i, n)
+		if n := c.ZCard(ctx, logKey).Val(); n > 2*500 { // twice the largest limit once a call was booked ahead into a full log (reserve.lua)
+			t.Fatalf("op %d: the log holds %d admissions, more than twice any limit", i, n)
 		}
 		latest := nowUs + sp.Microseconds()
 		for _, e := range ends {

@@ -121,11 +121,11 @@ local function budget(log, meta, A)
     if newest[2] then at = math.max(at, tonumber(newest[2])) end
     add(at, id)
     local kept = largest()
-    if at > now and kept < 2 * cap then
-      -- A booking ahead stands in for the oldest admission it would push
-      -- out only while it is held: from then on the log keeps twice the
-      -- largest limit, so that a release of it leaves the calls sent (the
-      -- memory store's ring grows likewise).
+    if at > now and kept < 2 * cap and redis.call('ZCARD', log) > kept then
+      -- A booking ahead into a full log stands in for the oldest admission
+      -- it would push out only while it is held: from then on the log
+      -- keeps twice the largest limit, so that a release of it leaves the
+      -- calls sent (the memory store's ring grows likewise).
       kept = 2 * cap
       redis.call('HSET', meta, 'cap', kept)
     end

@@ -106,8 +106,11 @@ func TestAttack85BookingChainOverflows(t *testing.T) {
 		at   time.Duration // from the first decision
 		max  int
 	}{
-		{"200y after the first decision", 200 * attack85Year, 3_000_000},
-		{"at the first decision", time.Hour, 13_000_000},
+		// Two days before the span's end: past the fix, the chain stops
+		// there (nothing is booked past the span), after 288 bookings;
+		// before it, it ran on to the overflow (a million bookings from
+		// 200 years on, 11.5 million from the first decision's time).
+		{"2 days before the span's end", maxShiftApprox() - 48*time.Hour, 3_000_000},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b := &throttle.MemoryBudgetStore{Margin: throttle.SustainPeriod}

@@ -307,8 +307,8 @@ func ciAtkNoraceFiles(t *testing.T) map[string]string {
 	return files
 }
 
-// ciAtkTestsFragment is .ci/run's two test steps verbatim (from first=( to
-// the fuzzing's comment), with step reduced to its echo.
+// ciAtkTestsFragment is .ci/run's tests step verbatim (from first=( to
+// the fuzzing's function), with step reduced to its echo.
 func ciAtkTestsFragment(t *testing.T) string {
 	run := ciAtkScript(t, ".ci/run")
 	return "set -euo pipefail\nstep() { echo \"== $1\"; }\n" + ciAtkLinesBefore(t, run, "first=(", "fuzz_all() {")

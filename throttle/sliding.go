@@ -239,18 +239,6 @@ func (s *slidingLog) countIn(lo, hi int64) int {
 	return c
 }
 
-// count returns the admissions in (t-span, t].
-func (s *slidingLog) count(t, span int64) int {
-	c := 0
-	for k := 1; k <= int(s.n); k++ {
-		if s.recent(k) <= t-span {
-			break
-		}
-		c++
-	}
-	return c
-}
-
 // Sync brings the budget up to what the server reports for one of its
 // windows: used requests in a window of period p that ends in reset. When the
 // server has counted more than the budget holds for that window (within a
@@ -309,7 +297,7 @@ func (s *slidingLog) Snapshot(now time.Time, l Limit, margin time.Duration) Snap
 }
 
 func (s *slidingLog) window(t int64, limit int, width int64) WindowState {
-	c := s.count(t, width)
+	c := s.countIn(t-width, math.MaxInt64) // a booking ahead counts too
 	w := WindowState{Count: c, Limit: limit}
 	if c > 0 {
 		w.Reset = until(s.recent(c)+width, t)

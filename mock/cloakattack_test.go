@@ -133,10 +133,25 @@ func TestCloakSetBoundedInBytes(t *testing.T) {
 		runtime.KeepAlive(h)
 		return int64(ms.HeapAlloc) - int64(before), budget, refused
 	}
-	control, budget, _ := grow(false)
-	grown, _, refused := grow(true)
-	held := grown - control
-	t.Logf("heap grown %d with %d cloaks asked (%d refused), %d with as many clears: the cloaks hold %d (presence byte budget %d)", grown, n, refused, control, held, budget)
+	// The heap figures are the live heap after a GC, of a process whose
+	// other goroutines (earlier tests' servers and timers) may allocate
+	// between the two readings: one pair was once 836 KB apart with the
+	// cloaks bounded (CI, 2026-12-07). A cloak set that grew without a
+	// bound holds its ~2 MB in every pair; so the least of up to three
+	// pairs is judged.
+	var held, budget int64
+	var refused int
+	for try := range 3 {
+		control, b, _ := grow(false)
+		grown, _, r := grow(true)
+		if try == 0 || grown-control < held {
+			held, budget, refused = grown-control, b, r
+		}
+		t.Logf("pair %d: heap grown %d with %d cloaks asked (%d refused), %d with as many clears: the cloaks hold %d (presence byte budget %d)", try, grown, n, r, control, grown-control, b)
+		if held <= 4*budget {
+			break
+		}
+	}
 	if held > 4*budget {
 		t.Errorf("%d cloaks hold %d bytes, over 4x the presence state's byte bound (%d); MaxStateBytes does not count them", n-refused, held, budget)
 	}

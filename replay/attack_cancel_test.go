@@ -18,7 +18,7 @@ import (
 // leaving no goroutine behind, whatever the client and parts.
 func TestCancelMidReplay(t *testing.T) {
 	var p Pattern
-	for u := range 1500 {
+	for u := range 500 { // 30,000 calls: the cancel comes at the 3,000th (1,500 users cost 32 s under -race in CI)
 		user := strconv.Itoa(2533274790000001 + u)
 		p = append(p, Event{At: 0, Service: "profile", User: user, Count: 30, Spread: time.Minute},
 			Event{At: time.Second, Service: "presence/read", User: user, Count: 30, Spread: time.Minute})

@@ -155,7 +155,9 @@ func (s mpsdService) serveCreateSearchHandle(c *call, body []byte) {
 }
 
 // fillFromSession copies what a handle tells of its session: the custom
-// properties, size, visibility, and who is in it.
+// properties, size, visibility, join restriction ("None" when the session
+// sets none, as XSAPI's Multiplayer.json records a handle's; XSAPI reads it
+// without case), and who is in it.
 func (sh *searchHandle) fillFromSession(doc json.RawMessage) {
 	var s session
 	json.Unmarshal(doc, &s)
@@ -170,7 +172,7 @@ func (sh *searchHandle) fillFromSession(doc json.RawMessage) {
 	jr, _ := s.Properties["system"]["joinRestriction"].(string)
 	closed, _ := s.Properties["system"]["closed"].(bool)
 	vis, _ := sys["visibility"].(string)
-	sh.RelatedInfo = handleRelatedInfo{JoinRestriction: cmp.Or(jr, "none"), Closed: closed, MaxMembersCount: int(maxMembers),
+	sh.RelatedInfo = handleRelatedInfo{JoinRestriction: cmp.Or(jr, "None"), Closed: closed, MaxMembersCount: int(maxMembers),
 		MembersCount: len(s.Members), Visibility: cmp.Or(vis, "open"), SessionOwners: []string{}}
 	for _, k := range slices.Sorted(maps.Keys(s.Members)) {
 		msys, _ := s.Members[k].Constants["system"].(map[string]any)

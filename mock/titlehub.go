@@ -11,15 +11,20 @@ import (
 // The title hub, as the published clients ask it for a user's title history
 // and a title's information (OpenXbox/xbox-webapi-python titlehub provider,
 // contract 2): GET /users/{user}/titles/titlehistory/decoration/{list},
-// GET /users/{user}/titles/titleid(T)/decoration/{list} and POST
+// GET /users/{user}/titles/titleid(T)/decoration/{list} (or pfn(P), P the
+// package family name the mock gives the title) and POST
 // [/users/{user}]/titles/batch/decoration/{list}. Shapes from
 // tests/data/responses/titlehub_titlehistory.json, titlehub_titleinfo.json
 // and titlehub_batch.json.
 // The titles are the ones the achievements service's history lists, with
-// the same counts; decorated sections (achievement, image, titlehistory)
-// only when asked for; "detail" (the store's description of a title) is
-// answered null, as the mock has no store. It has no published FGRL rule: the limits data counts
-// it at the trace analyzer's general 10 / 30.
+// the same counts; decorated sections (achievement, detail, image,
+// titlehistory) only when asked for. The mock has no Store, so "detail"
+// (the Store's description of a title) holds the title's name as its
+// vuiDisplayName and nothing else: empty strings for the description,
+// short description, developer and publisher, empty lists of attributes,
+// availabilities, capabilities and genres, minAge 0, releaseDate null,
+// xboxLiveGoldRequired false. It has no published FGRL rule: the limits
+// data counts it at the trace analyzer's general 10 / 30.
 
 type hubTitle struct {
 	TitleID               string               `json:"titleId"`
@@ -39,7 +44,7 @@ type hubTitle struct {
 	GamePass              json.RawMessage      `json:"gamePass,omitempty"` // null in a title's information, absent in the history
 	Images                *[]hubImage          `json:"images"`
 	TitleHistory          *hubTitleHistory     `json:"titleHistory"`
-	Detail                *struct{}            `json:"detail"`
+	Detail                *hubTitleDetail      `json:"detail"`
 	FriendsWhoPlayed      *[]any               `json:"friendsWhoPlayed"`
 	AlternateTitleIDs     *[]string            `json:"alternateTitleIds"`
 	ContentBoards         *[]any               `json:"contentBoards"`
@@ -65,6 +70,20 @@ type (
 	hubImage struct {
 		URL  string `json:"url"`
 		Type string `json:"type"`
+	}
+	hubTitleDetail struct {
+		Attributes           []any    `json:"attributes"`
+		Availabilities       []any    `json:"availabilities"`
+		Capabilities         []string `json:"capabilities"`
+		Description          string   `json:"description"`
+		DeveloperName        string   `json:"developerName"`
+		Genres               []string `json:"genres"`
+		PublisherName        string   `json:"publisherName"`
+		MinAge               int      `json:"minAge"`
+		ReleaseDate          *string  `json:"releaseDate"`
+		ShortDescription     string   `json:"shortDescription"`
+		VUIDisplayName       string   `json:"vuiDisplayName"`
+		XboxLiveGoldRequired bool     `json:"xboxLiveGoldRequired"`
 	}
 	hubTitleHistory struct {
 		LastTimePlayed string `json:"lastTimePlayed"`
@@ -98,6 +117,10 @@ func (w *world) hubTitleOf(t titleProgress, dec map[string]bool) hubTitle {
 		ht.Achievement = &hubTitleAchievement{CurrentAchievements: t.earned, TotalAchievements: achievementsPerTitle,
 			CurrentGamerscore: t.gamerscore, TotalGamerscore: achievementScore * achievementsPerTitle,
 			ProgressPercentage: float64(100*t.gamerscore) / float64(10*achievementsPerTitle), SourceVersion: 2}
+	}
+	if dec["detail"] {
+		ht.Detail = &hubTitleDetail{Attributes: []any{}, Availabilities: []any{}, Capabilities: []string{}, Genres: []string{},
+			VUIDisplayName: ht.Name}
 	}
 	if dec["image"] {
 		ht.Images = &[]hubImage{{img, "BoxArt"}}
@@ -148,13 +171,12 @@ func (s titleHubService) serveTitleHubHistory(c *call) {
 	writeJSON(c.w, http.StatusOK, hubTitles{&xuid, titles})
 }
 
-// serveTitleHubInfo answers one title (titleid(T)), with the user's
-// progress in it.
+// serveTitleHubInfo answers one title (titleid(T) or pfn(P)), with the
+// user's progress in it.
 func (s titleHubService) serveTitleHubInfo(c *call) {
-	id, ok := strings.CutPrefix(strings.ToLower(c.params[1]), "titleid(")
-	id, ok2 := strings.CutSuffix(id, ")")
-	if _, err := strconv.ParseUint(id, 10, 32); !ok || !ok2 || err != nil {
-		writeError(c.w, http.StatusNotFound, "NotFound", "no such title: want titleid(T)")
+	id, ok := titleNamed(c.params[1])
+	if !ok {
+		writeError(c.w, http.StatusNotFound, "NotFound", "no such title: want titleid(T) or pfn(P) of a mock title")
 		return
 	}
 	xuid := c.user(c.params[0])
@@ -231,6 +253,24 @@ func (s titleHubService) serveTitleHubBatch(c *call) {
 		out.XUID = &xuid
 	}
 	writeJSON(c.w, http.StatusOK, out)
+}
+
+// titleNamed returns the title id a title information path names:
+// titleid(T), or pfn(P) with P one of the mock's package family names.
+func titleNamed(seg string) (string, bool) {
+	open, arg, ok := strings.Cut(seg, "(")
+	arg, ok2 := strings.CutSuffix(arg, ")")
+	if !ok || !ok2 {
+		return "", false
+	}
+	switch strings.ToLower(open) {
+	case "titleid":
+		_, err := strconv.ParseUint(arg, 10, 32)
+		return arg, err == nil
+	case "pfn":
+		return titleOfPFN(arg)
+	}
+	return "", false
 }
 
 // mockPFN is the package family name of the mock's title id.

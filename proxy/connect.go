@@ -137,11 +137,12 @@ func tunnelContext(ctx context.Context, c net.Conn) context.Context {
 }
 
 // tunnelTLS returns base refusing a handshake whose SNI is not the
-// tunnel's host.
+// tunnel's host. The check is made where every ClientHello is read
+// (GetConfigForClient), a resumed session's too, which never asks for a
+// certificate.
 func (s *Server) tunnelTLS(base *tls.Config) *tls.Config {
 	c := base.Clone()
-	c.GetConfigForClient = nil
-	c.GetCertificate = func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+	c.GetConfigForClient = func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
 		t, _ := hello.Conn.(*tunnelConn)
 		if sni := hostName(hello.ServerName); t == nil || sni != t.host {
 			s.stats.add(&s.stats.misdirected)
@@ -151,10 +152,7 @@ func (s *Server) tunnelTLS(base *tls.Config) *tls.Config {
 			}
 			return nil, fmt.Errorf("proxy: a TLS handshake for %s in a tunnel to %s", safetext.Quote(sni, 100), safetext.Quote(tunnelled, 100))
 		}
-		if base.GetCertificate != nil {
-			return base.GetCertificate(hello)
-		}
-		return nil, nil // base.Certificates
+		return nil, nil // c itself
 	}
 	return c
 }

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -19,16 +18,6 @@ import (
 	"github.com/xblgo/fgrl/internal/xblauth"
 	"github.com/xblgo/fgrl/throttle"
 	"github.com/xblgo/fgrl/transport"
-)
-
-// Bounds of the request bodies the proxy holds so that a call can be
-// retried (Request.GetBody): one of up to maxRewindBody bytes whose length
-// is known is read before the call, while all held at once stay within
-// maxHeldBodies; any other is streamed to the service and sent once, as the
-// transport sends a body it cannot rewind.
-const (
-	maxRewindBody = 64 << 10
-	maxHeldBodies = 64 << 20
 )
 
 // answerGrace is how long past MaxCallTime the proxy may write a call's
@@ -96,7 +85,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, host string) {
 			<-cut
 		}
 	}()
-	out := r.WithContext(context.WithValue(transport.WithPolicy(ctx, pol), callKey{}, c))
+	out := r.WithContext(ctx)
 	defer s.ended(r, c, start) // also when the answer's copy panics (http.ErrAbortHandler)
 	release, err := s.held.hold(out)
 	defer release()
@@ -105,11 +94,41 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, host string) {
 		plain(w, r, c.status, "proxy: the request's body did not arrive whole")
 		return
 	}
-	if out.Body != nil && out.Body != http.NoBody && out.GetBody == nil { // streamed: its read errors are the application's
-		c.body = &watchedBody{ReadCloser: out.Body, length: out.ContentLength, ended: ctx.Done()}
-		out.Body = c.body
+	after := s.streamed(c, r, out, &pol, ctx.Done())
+	defer after()
+	s.fwd.ServeHTTP(w, out.WithContext(context.WithValue(transport.WithPolicy(ctx, pol), callKey{}, c)))
+}
+
+// streamed wraps out's body, when it is streamed (without GetBody), in
+// c.body, whose read errors are the application's, and keeps the call
+// from waiting for its budget with that body unread over HTTP/1, where
+// net/http notices that the application has closed its connection only
+// once the request's body is read (the call would not end when the
+// application gives up, and would be sent after it has gone): a body
+// whose length is not given is read ahead (prefetch), and with any other
+// (too long to hold, or past the reserve) the call fails fast. HTTP/2
+// sees a stream's end whatever its body, and a call that fails fast never
+// waits. It returns what to do once the call has ended; ended is the
+// call's context's Done.
+func (s *Server) streamed(c *call, r, out *http.Request, pol *transport.Policy, ended <-chan struct{}) (after func()) {
+	if out.Body == nil || out.Body == http.NoBody || out.GetBody != nil {
+		return func() {}
 	}
-	s.fwd.ServeHTTP(w, out)
+	c.body = &watchedBody{ReadCloser: out.Body, length: out.ContentLength, ended: ended}
+	out.Body = c.body
+	switch {
+	case r.ProtoMajor >= 2 || pol.FailFast || s.tr.Policy.FailFast:
+	case out.ContentLength < 0:
+		// The body's trailers land in r's Trailer, which out shares: out
+		// gets its own, which the ReverseProxy copies meanwhile.
+		out.Trailer = r.Trailer.Clone()
+		p := s.held.prefetch(c.body)
+		out.Body = p
+		return p.end
+	default:
+		pol.FailFast = true
+	}
+	return func() {}
 }
 
 // answered gives what the call left of its streamed body drainGrace to
@@ -355,54 +374,3 @@ func (b *watchedBody) Close() error {
 }
 
 func (b *watchedBody) failed() bool { return b.bad.Load() }
-
-// heldBytes counts the bytes of request bodies held at once.
-type heldBytes struct{ n atomic.Int64 }
-
-// holdStep is the first part of a body hold reads, and counts; each next
-// part doubles what it holds.
-const holdStep = 4 << 10
-
-// hold reads r's body into memory when it may be, so that the transport
-// can rewind it (GetBody); release gives its bytes back, after the call.
-// A body's bytes are counted as they arrive, not from its Content-Length,
-// so a body announced and never sent holds a few KiB of the reserve, not
-// all it announced; when the reserve runs out part way, what came is sent
-// ahead of the rest, streamed.
-func (h *heldBytes) hold(r *http.Request) (release func(), err error) {
-	n := r.ContentLength
-	if r.Body == nil || r.Body == http.NoBody || n <= 0 || n > maxRewindBody {
-		return func() {}, nil
-	}
-	var counted int64 // cap(b): the bytes held
-	release = func() { h.n.Add(-counted) }
-	var b []byte
-	for int64(len(b)) < n {
-		grown := min(n, max(2*counted, holdStep))
-		if h.n.Add(grown-counted) > maxHeldBodies {
-			h.n.Add(counted - grown)
-			release()
-			r.Body = &readAhead{Reader: io.MultiReader(bytes.NewReader(b), r.Body), body: r.Body}
-			return func() {}, nil
-		}
-		counted = grown
-		b = append(make([]byte, 0, grown), b...)
-		k, err := io.ReadFull(r.Body, b[len(b):grown])
-		b = b[:len(b)+k]
-		if err != nil {
-			return release, err
-		}
-	}
-	r.Body = io.NopCloser(bytes.NewReader(b))
-	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
-	return release, nil
-}
-
-// readAhead is a body of which hold read a part before it gave up holding
-// it: that part, then the rest; closing closes the body.
-type readAhead struct {
-	io.Reader
-	body io.Closer
-}
-
-func (r *readAhead) Close() error { return r.body.Close() }

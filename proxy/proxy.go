@@ -10,11 +10,21 @@
 // A call the budget lets through waits as the transport waits, and ends
 // when the application gives up (it closes its connection or stream: the
 // call's context ends, and a budget slot it was waiting for is given
-// back). A call the transport refuses locally is answered as the service
-// would answer it: 429 with Retry-After, the RateLimit headers and FGRL's
-// JSON body (ratelimit.Body), plus HeaderRefused, so the application's own
-// 429 handling works and the service's budget is not spent. A per-call
-// Policy is chosen with request headers (HeaderMaxWait...), which the proxy
+// back). Over HTTP/1, net/http notices a closed connection only once the
+// request's body has been read, so the proxy reads a body of up to 64 KiB
+// as the call begins (one whose length is not given alongside the call, so
+// that the service may have the call before its body, and only when the
+// call may wait). An HTTP/1 call whose body it does not hold (a longer
+// one, or one that comes while it holds 64 MiB of others) never waits when
+// the body's length is given: it is sent at once or refused, as with
+// HeaderFailFast; when the body is chunked, its rest is read only as the
+// call is sent, so a call that waits with one is sent when its turn comes,
+// even when the application has gone meanwhile. A call the transport
+// refuses locally is answered as the service would answer it: 429 with
+// Retry-After, the RateLimit headers and FGRL's JSON body
+// (ratelimit.Body), plus HeaderRefused, so the application's own 429
+// handling works and the service's budget is not spent. A per-call Policy
+// is chosen with request headers (HeaderMaxWait...), which the proxy
 // strips before sending.
 //
 // # What it refuses

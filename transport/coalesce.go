@@ -45,7 +45,7 @@ type coalescer struct {
 	flights map[readKey]*flight // requests under way, by readKey
 	cache   map[readKey]*shared // by readKey.cacheKey
 	order   []cacheRef          // the cache's entries in the order stored
-	// bytes is what the cache holds: its entries' sizes, less the keys of
+	// bytes is what the cache holds: its entries' sizes, and the keys of
 	// entries replaced or dropped whose references order still holds
 	// (each reference keeps its key: staleKeys of them).
 	bytes     int

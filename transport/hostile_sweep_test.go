@@ -3,7 +3,9 @@ package transport
 import (
 	"fmt"
 	"net/http"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -41,5 +43,72 @@ func BenchmarkReadCacheFull(b *testing.B) {
 			b.ResetTimer()
 			cacheFiller(b, tr, fill, b.N)
 		})
+	}
+}
+
+// TestReadCacheFullTakesNewAnswers: a new answer that finds the cache full
+// takes the room of the oldest, and entries that have expired behind one
+// still fresh give theirs up then, not once the fresh one ends.
+func TestReadCacheFullTakesNewAnswers(t *testing.T) {
+	type read struct {
+		n    int  // the read's URL's n
+		sent bool // it reaches the base
+	}
+	for _, tc := range []struct {
+		name   string
+		maxAge string // of every answer but the first's, which states none
+		after  time.Duration
+		reads  []read
+	}{
+		{"live", "", 0, []read{{maxCachedEntries, true}, {maxCachedEntries, false}, {1, false}, {0, true}}},
+		{"expired behind a live one", "max-age=1", 1100 * time.Millisecond, []read{{maxCachedEntries, true}, {maxCachedEntries, false}, {maxCachedEntries + 1, true}, {maxCachedEntries + 1, false}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var sent atomic.Int64
+				base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+					sent.Add(1)
+					h := http.Header{}
+					if r.URL.Query().Get("n") != "0" && tc.maxAge != "" {
+						h.Set("Cache-Control", tc.maxAge)
+					}
+					return &http.Response{StatusCode: 200, Header: h, Body: http.NoBody, Request: r}, nil
+				})
+				tr := &Transport{Base: base, TitleID: "1234567890", CoalesceReads: true, ReadCacheTTL: MaxReadCacheTTL, DisableBudget: true}
+				cacheFiller(t, tr, 0, maxCachedEntries)
+				time.Sleep(tc.after)
+				for i, r := range tc.reads {
+					before := sent.Load()
+					cacheFiller(t, tr, r.n, 1)
+					if got := sent.Load() > before; got != r.sent {
+						t.Errorf("read %d (n=%d): sent %v, want %v", i, r.n, got, r.sent)
+					}
+				}
+			})
+		})
+	}
+}
+
+// TestReadCacheCompactionKeepsOneReference: an entry replaced by one that
+// ends at the same instant leaves two references that match it; compaction
+// keeps one, so that it is not due again at every store.
+func TestReadCacheCompactionKeepsOneReference(t *testing.T) {
+	tr := sweepTransport()
+	c := &tr.reads
+	t0 := time.Unix(0, 0)
+	entry := func(k readKey, life time.Duration) *shared {
+		return &shared{resp: &http.Response{}, until: t0.Add(life), size: k.size()}
+	}
+	a, b, d, e := readKey{uri: "/a"}, readKey{uri: "/b"}, readKey{uri: "/d"}, readKey{uri: "/e"}
+	tr.store(b, entry(b, time.Second), t0)
+	tr.store(d, entry(d, time.Second), t0)
+	tr.store(a, entry(a, 5*time.Second), t0)
+	tr.store(a, entry(a, 5*time.Second), t0) // the first reference matches the new entry too
+	t2 := t0.Add(2 * time.Second)
+	tr.cached(b, t2) // expired: dropped
+	tr.cached(d, t2)
+	tr.store(e, entry(e, 5*time.Second), t2) // three stale references for one entry: compacted
+	if len(c.order) != 2 || c.staleKeys != 0 || c.bytes != a.size()+e.size() {
+		t.Errorf("%d references, %d stale, %d bytes; want 2, 0, %d", len(c.order), c.staleKeys, c.bytes, a.size()+e.size())
 	}
 }

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -67,27 +68,18 @@ func cacheTTL(resp *http.Response, ttl, delay time.Duration) time.Duration {
 }
 
 // freshFor returns how long an answer with header h is still fresh, given
-// its max-age (negative: none): its lifetime (max-age, else Expires less
-// Date) less its Age and less delay, the time since its request was sent.
-// An answer that states neither is fresh for MaxReadCacheTTL (the cache's
-// own bound decides). ok is false when it is stale or h cannot tell.
+// its max-age (negative: none): its lifetime less its Age and less delay,
+// the time since its request was sent. An answer that states no lifetime
+// is fresh for MaxReadCacheTTL less its Age, from when it is kept (the
+// cache's own bound decides). ok is false when it is stale or h cannot
+// tell.
 func freshFor(h http.Header, maxAge, delay time.Duration) (time.Duration, bool) {
-	life := maxAge
-	if life < 0 {
-		exp := headerValues(h, "Expires")
-		if len(exp) == 0 {
-			return MaxReadCacheTTL, true // nothing says how long: ttl decides
-		}
-		e, err1 := http.ParseTime(exp[0])
-		date := headerValues(h, "Date")
-		if err1 != nil || len(date) == 0 {
-			return 0, false
-		}
-		d, err2 := http.ParseTime(date[0])
-		if err2 != nil {
-			return 0, false
-		}
-		life = e.Sub(d)
+	life, stated, ok := lifetime(h, maxAge)
+	if !ok {
+		return 0, false
+	}
+	if !stated {
+		life, delay = MaxReadCacheTTL, 0
 	}
 	if ages := headerValues(h, "Age"); len(ages) > 0 {
 		n, ok := deltaSeconds(strings.TrimSpace(ages[0]))
@@ -102,6 +94,30 @@ func freshFor(h http.Header, maxAge, delay time.Duration) (time.Duration, bool) 
 	}
 	life -= delay // the freshness the answer states runs from when it was asked for
 	return life, life > 0
+}
+
+// lifetime returns the freshness lifetime h states, given its max-age
+// (negative: none): max-age, else Expires less Date. stated is false when
+// h states neither; ok is false when its Expires cannot be read or comes
+// without a readable Date.
+func lifetime(h http.Header, maxAge time.Duration) (life time.Duration, stated, ok bool) {
+	if maxAge >= 0 {
+		return maxAge, true, true
+	}
+	exp := headerValues(h, "Expires")
+	if len(exp) == 0 {
+		return 0, false, true
+	}
+	e, err1 := http.ParseTime(exp[0])
+	date := headerValues(h, "Date")
+	if err1 != nil || len(date) == 0 {
+		return 0, true, false
+	}
+	d, err2 := http.ParseTime(date[0])
+	if err2 != nil {
+		return 0, true, false
+	}
+	return e.Sub(d), true, true
 }
 
 // maxDeltaSeconds is what a delta-seconds greater than it is taken as
@@ -138,17 +154,39 @@ func headerValues(h http.Header, name string) []string {
 	return vs
 }
 
-// headerBytes is what h holds, names and values, with a slice's overhead
-// for each.
+// headerBytes is at most the memory h holds: each name's and value's
+// string, the array of the values' string headers, and the map. A map of n
+// names has at most about 2×8/7 n slots (its tables are powers of two of
+// slots, each at most 7/8 full) and at least 8; a slot is a name's string
+// header, a []string and a control byte, 41 bytes, in tables the
+// allocator rounds up by at most 17%: 48 bytes a slot.
 func headerBytes(h http.Header) int {
-	n := 0
+	if len(h) == 0 {
+		return 0
+	}
+	n, values := 48*max(8, 2*((8*len(h)+6)/7)), 0
 	for k, vs := range h {
-		n += len(k) + 48
+		n += heapBytes(len(k))
+		values += len(vs)
 		for _, v := range vs {
-			n += len(v) + 16
+			n += heapBytes(len(v))
 		}
 	}
-	return n
+	return n + heapBytes(16*values)
+}
+
+// heapBytes is at most the memory an allocation of n bytes takes: Go's
+// size classes round one of up to 32 KiB up by less than a quarter and 16
+// bytes, and a larger one up to whole 8 KiB pages.
+func heapBytes(n int) int {
+	const page = 8 << 10
+	switch {
+	case n == 0:
+		return 0
+	case n > 32<<10:
+		return (n + page - 1) &^ (page - 1)
+	}
+	return n + n/4 + 16
 }
 
 // cacheRef is one entry of the cache's order: its key and its end when
@@ -158,24 +196,30 @@ type cacheRef struct {
 	until time.Time
 }
 
+// cached returns the entry under key that is still fresh at now. One that
+// has expired leaves the cache then: its bytes are given back (all but its
+// key's, until its reference leaves order).
 func (t *Transport) cached(key readKey, now time.Time) *shared {
 	c := &t.reads
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.cache[key]
-	if s == nil || !now.Before(s.until) {
+	if s != nil && !now.Before(s.until) {
+		delete(c.cache, key)
+		c.drop(s, key)
 		return nil
 	}
 	return s
 }
 
-// store caches s under key, unless the cache is still full once the
-// entries that have expired at now are gone. Every byte an entry holds
-// counts (s.size: body, headers and key), and so does the key of a
-// reference order keeps to an entry replaced since, until it goes. Entries leave in the order they
-// came (every TTL is at most MaxReadCacheTTL, so the oldest end first, or
-// within MaxReadCacheTTL of it): each store costs O(1) amortized, never a
-// scan of the cache.
+// store caches s under key, in place of the entries that have expired at
+// now and, while the cache has no room for s, of its oldest entries. Every
+// byte an entry holds counts (s.size: body, headers and key), and so does
+// the key of a reference order keeps to an entry replaced or dropped
+// since, until it goes. Entries leave in the order they came (every TTL is
+// at most MaxReadCacheTTL, so the oldest end first, or within
+// MaxReadCacheTTL of it): each store costs O(1) amortized, never a scan of
+// the cache.
 func (t *Transport) store(key readKey, s *shared, now time.Time) {
 	c := &t.reads
 	c.mu.Lock()
@@ -187,41 +231,41 @@ func (t *Transport) store(key readKey, s *shared, now time.Time) {
 		delete(c.cache, key)
 		c.drop(old, key)
 	}
-	c.expire(now)
-	if c.bytes+s.size > maxCachedBytes && c.staleKeys > 0 {
-		c.compact()
-	}
-	if len(c.cache) >= maxCachedEntries || c.bytes+s.size > maxCachedBytes {
+	if s.size > maxCachedBytes {
 		return
 	}
+	if c.staleKeys > 0 && c.staleKeys >= len(c.cache) {
+		c.compact() // costs O(1) for each reference it drops
+	}
+	c.expire(now, s.size)
 	key = key.owned()
 	c.cache[key] = s
 	c.bytes += s.size
 	c.order = append(c.order, cacheRef{key, s.until})
 }
 
-// expire drops the entries that have expired at now, oldest first, and the
-// order's references to entries replaced or dropped. Requires c.mu held.
-func (c *coalescer) expire(now time.Time) {
+// expire drops, oldest first, the entries that have expired at now and
+// the order's references to entries replaced or dropped, and then the
+// oldest entries while the cache has no room for one more of size bytes.
+// Requires c.mu held.
+func (c *coalescer) expire(now time.Time, size int) {
 	i := 0
 	for ; i < len(c.order); i++ {
 		ref := c.order[i]
 		s := c.cache[ref.key]
-		if s != nil && s.until.Equal(ref.until) {
-			if now.Before(ref.until) {
-				break
-			}
-			delete(c.cache, ref.key)
-			c.bytes -= s.size
-		} else {
+		if s == nil || !s.until.Equal(ref.until) {
 			c.forget(ref)
+			continue
 		}
+		full := len(c.cache) >= maxCachedEntries || c.bytes+size > maxCachedBytes
+		if now.Before(ref.until) && !full {
+			break
+		}
+		delete(c.cache, ref.key)
+		c.bytes -= s.size
 	}
 	clear(c.order[:i]) // the array stays: its gone references must not keep their keys
 	c.order = c.order[i:]
-	if len(c.order) > 2*maxCachedEntries { // references to replaced entries: keep the live ones
-		c.compact()
-	}
 }
 
 // drop counts out an entry taken from the cache under key whose reference
@@ -240,15 +284,21 @@ func (c *coalescer) forget(ref cacheRef) {
 }
 
 // compact drops order's references to entries replaced or dropped, and
-// their keys' bytes. Requires c.mu held.
+// their keys' bytes. Of two references to one entry (it replaced an entry
+// that ended at the same instant), it keeps the later, whose key the map
+// holds. Requires c.mu held.
 func (c *coalescer) compact() {
-	live := c.order[:0]
-	for _, ref := range c.order {
-		if s := c.cache[ref.key]; s != nil && s.until.Equal(ref.until) {
+	kept := make(map[readKey]bool, len(c.cache))
+	live := make([]cacheRef, 0, len(c.cache))
+	for i := len(c.order) - 1; i >= 0; i-- {
+		ref := c.order[i]
+		if s := c.cache[ref.key]; s != nil && s.until.Equal(ref.until) && !kept[ref.key] {
+			kept[ref.key] = true
 			live = append(live, ref)
 		} else {
 			c.forget(ref)
 		}
 	}
-	c.order = append([]cacheRef(nil), live...)
+	slices.Reverse(live)
+	c.order = live
 }

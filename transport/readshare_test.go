@@ -162,6 +162,10 @@ func TestReadCacheKeeps(t *testing.T) {
 		{"Set-Cookie", http.Header{"Set-Cookie": {"s=1"}}, nil, time.Second, 2},
 		{"private: the cache is the user's", http.Header{"Cache-Control": {"private"}}, nil, time.Second, 1},
 		{"max-age shorter than the TTL", http.Header{"Cache-Control": {"max-age=1"}}, nil, 2 * time.Second, 2},
+		{"no lifetime, Age 7: fresh 3 s more", http.Header{"Age": {"7"}}, nil, 2 * time.Second, 1},
+		{"no lifetime, Age 7, 4 s later", http.Header{"Age": {"7"}}, nil, 4 * time.Second, 2},
+		{"no lifetime, Age at MaxReadCacheTTL", http.Header{"Age": {"10"}}, nil, time.Second, 2},
+		{"no lifetime, Age unreadable", http.Header{"Age": {"-1"}}, nil, time.Second, 2},
 		{"varies on a header the key lacks", http.Header{"Vary": {"Accept, X-Device"}}, nil, time.Second, 2},
 		{"varies on Accept", http.Header{"Vary": {"Accept"}}, nil, time.Second, 1},
 	} {

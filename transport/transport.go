@@ -195,13 +195,15 @@ type Transport struct {
 	// long (at most MaxReadCacheTTL, 10 s, and at most as long as it is
 	// still fresh: its Cache-Control max-age, else its Expires less its
 	// Date, less its Age, that freshness counted from when its request
-	// was sent): the same read with the same credentials made again within
-	// it is answered from memory. An answer with Set-Cookie, Cache-Control
-	// no-store or no-cache, or an Age or Expires that cannot be read, is
-	// not kept. The cache holds at most 4,096 answers and 64
-	// MiB, counting the memory of bodies, headers, status lines and keys
-	// (a replaced answer's key too, until it leaves); it keeps no TLS
-	// state, so an answer from it has a nil TLS. Zero keeps nothing.
+	// was sent; with neither, MaxReadCacheTTL less its Age): the same read
+	// with the same credentials made again within it is answered from
+	// memory. An answer with Set-Cookie, Cache-Control no-store or
+	// no-cache, or an Age or Expires that cannot be read, is not kept. The
+	// cache holds at most 4,096 answers and 64 MiB, counting the memory of
+	// bodies, headers, status lines and keys (a replaced answer's key too,
+	// until it leaves); a new answer that finds it full takes the room of
+	// the oldest. It keeps no TLS state, so an answer from it has a nil
+	// TLS. Zero keeps nothing.
 	ReadCacheTTL time.Duration
 	// DisableBudget turns the local budget off: the transport then only
 	// reacts to 429s, exactly like XSAPI.

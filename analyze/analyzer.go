@@ -403,15 +403,26 @@ func (a *Analyzer) group(u int32, scope, host string, rule *limits.Rule) *group 
 	return g
 }
 
-// keepURL remembers a call's method and URL (without its query) for the
-// findings that quote it, within maxURLBytes.
+// keepURL remembers a call's method, host and decoded path p (never its
+// query) for the findings that quote it, within maxURLBytes.
 func (a *Analyzer) keepURL(key uint64, method, host, p string) {
 	if _, ok := a.urls[key]; ok || a.urlBytes > maxURLBytes {
 		return
 	}
-	s := safetext.Cut(method, 16) + " " + safetext.Cut(host, maxKeptText) + safetext.Cut(withoutPathParams(p), 203)
+	s := safetext.Cut(method, 16) + " " + safetext.Cut(host, maxKeptText) + safetext.Cut(withoutPathParams(shownPath(p)), 203)
 	a.urls[key] = s
 	a.urlBytes += len(s) + 16
+}
+
+// shownPath returns the decoded path p cut before a '?' or '#' it holds (a
+// %3F or %23 as the URL wrote it), ending in "..." as safetext marks text
+// cut: what follows is as secret as a query, which the findings never
+// quote.
+func shownPath(p string) string {
+	if i := strings.IndexAny(p, "?#"); i >= 0 {
+		return p[:i] + "..."
+	}
+	return p
 }
 
 // withoutPathParams returns p with each segment's parameters (";name=value"
@@ -454,8 +465,8 @@ func callKey(seed maphash.Seed, c *Call) uint64 {
 }
 
 // splitURL returns a URL's scheme, host (lower case, without port) and
-// path (percent-decoded), without allocating for the common lower-case
-// host.
+// path (percent-decoded, then without its "." and ".." segments), without
+// allocating for the common lower-case host and plain path.
 func splitURL(u string) (scheme, host, path string) {
 	if i := strings.Index(u, "://"); i >= 0 {
 		scheme, u = strings.ToLower(u[:i]), u[i+3:]
@@ -488,7 +499,10 @@ func splitURL(u string) (scheme, host, path string) {
 			u = d
 		}
 	}
-	return scheme, host, u
+	// Then without its "." and ".." segments, as Limits.Match matches it
+	// and a service routes it (a %2e is a '.': after decoding), so
+	// .../titles/./current is the endpoint .../titles/current.
+	return scheme, host, limits.RemoveDotSegments(u)
 }
 
 // batchUsers counts the users a batch call's body lists in field; -1 when

@@ -97,12 +97,13 @@ func threeDigits[T string | []byte](s T) (int, bool) {
 // urlProblem says why a call's URL is not one every reader sends to the
 // same host (splitURL's, net/url's, a browser's), or "": an absolute http,
 // https, ws or wss URL whose authority net/url reads, whose host is a
-// plain DNS name (letters, digits and '-' in labels joined by '.') or an
-// IPv6 address in brackets, with an optional port, and with no backslash
-// before its query (a browser reads it as '/') nor a tab or line break (a
-// browser drops them). Any other host ("https:/host/path" has none for
-// net/url; "%70rofile.xboxlive.com" is profile.xboxlive.com to a browser)
-// would be judged as a host of its own.
+// plain DNS name (letters, digits and '-' in labels joined by '.'), an
+// IPv4 address in dotted decimal or an IPv6 address in brackets, with an
+// optional port, and with no backslash before its query (a browser reads
+// it as '/') nor a tab or line break (a browser drops them). Any other
+// host ("https:/host/path" has none for net/url; "%70rofile.xboxlive.com"
+// is profile.xboxlive.com to a browser, and 127.1, 2130706433 and
+// 0x7f.0.0.1 are 127.0.0.1) would be judged as a host of its own.
 func urlProblem(u string) string {
 	const bad = "the url is not an absolute http(s) URL naming a host (a DNS name or an IP address): readers differ on where it goes"
 	scheme, rest, ok := strings.Cut(u, "://")
@@ -137,8 +138,8 @@ func webScheme(scheme string) bool {
 	return false
 }
 
-// plainHost reports whether h is a DNS name or a bracketed IPv6 address,
-// with an optional port (urlProblem).
+// plainHost reports whether h is a DNS name, an IPv4 address in dotted
+// decimal or a bracketed IPv6 address, with an optional port (urlProblem).
 func plainHost(h string) bool {
 	if rest, ok := strings.CutPrefix(h, "["); ok {
 		ip, port, ok := strings.Cut(rest, "]")
@@ -149,7 +150,24 @@ func plainHost(h string) bool {
 	if i := strings.LastIndexByte(h, ':'); i >= 0 {
 		name, port = h[:i], h[i:]
 	}
+	if endsInNumber(name) { // an IPv4 address, in some spelling
+		a, err := netip.ParseAddr(name)
+		return err == nil && a.Is4() && validPort(port)
+	}
 	return dnsName(name) && validPort(port)
+}
+
+// endsInNumber reports whether the last label of name is digits alone or
+// "0x" and hex digits: a name a browser reads as an IPv4 address (the URL
+// Standard's ends-in-a-number checker), in any of its spellings (127.1,
+// 2130706433, 0x7f.1, 0177.0.0.1), which netip reads only in dotted
+// decimal (four parts of at most 255, no leading zero).
+func endsInNumber(name string) bool {
+	last := name[strings.LastIndexByte(name, '.')+1:]
+	if hex, ok := strings.CutPrefix(strings.ToLower(last), "0x"); ok {
+		return !strings.ContainsFunc(hex, func(r rune) bool { return !('0' <= r && r <= '9' || 'a' <= r && r <= 'f') })
+	}
+	return last != "" && !strings.ContainsFunc(last, func(r rune) bool { return r < '0' || r > '9' })
 }
 
 // validPort reports whether p is a host's port as a URL writes it: none,

@@ -27,13 +27,20 @@ import (
 // other); the user is the call's XboxUserId when it is digits, as a XUID
 // is written (the logs keep no token: an Authorization naming it stands in;
 // a logged Authorization header counts only when there is no such
-// XboxUserId, and another XboxUserId names no user); a call whose logged headers name
+// XboxUserId, and another XboxUserId names no user); the host is the
+// call's Host, in JSON its endpoint's name (a call's own Host is not
+// read), as the trace analyzer files calls: a Uri naming no scheme is a
+// path at that host, and a call whose absolute Uri names another host is
+// judged at the Host and is a problem as well (readers differ on its
+// service), but for an in-game event. A call whose logged headers name
 // Authorization, User-Agent or Retry-After twice is a problem, as is a 429
 // whose Retry-After is not one value, or a call whose URL (its Uri, after
 // https:// and its Host when the Uri names no scheme) is not one a HAR
 // entry may hold (both as ReadHAR says), or a JSON call holding a field's
 // name in another case only under Unicode ("HttpStatuſCode": the trace
-// analyzer's Json.NET reads it as the field); a recorded in-game event
+// analyzer's Json.NET reads it as the field), naming a field twice (in
+// any case) with two values, or without HttpStatusCode (but an in-game
+// event or a shoulder tap, which have no answer); a recorded in-game event
 // (IsInGameEvent) is passed with its InGameEvent name, a real-time
 // activity shoulder tap (IsShoulderTap) as a ShoulderTap. Bounds, problems
 // and where reading stops as ReadHAR's; a JSON string is read to its first
@@ -41,12 +48,13 @@ import (
 // HttpStatusCode is neither empty, 0 nor an integer from 100 to 999 is no
 // call. A CSV row of fewer than 12 fields, more than the header's, or
 // holding a line break in a quoted field (the logger writes none: a quote
-// left open joins rows) is no call; a header line that spans lines stops
-// reading at once, and a version line that does is no data file; a file
-// that ends inside a row (in a quoted field, or short of the header's
-// fields without a line end) stops there. A JSON endpoint whose first
-// member is no string (it names the endpoint) is a problem, that member
-// not read; anything after the array of endpoints stops reading there.
+// left open joins rows) is no call; a header line that spans lines, ends
+// without its line end or names fewer than 12 columns stops reading at
+// once, and a version line that spans lines is no data file; a file that
+// ends inside a row (in a quoted field, or short of the header's fields
+// without a line end) stops there. A JSON endpoint whose first member is
+// no string (it names the endpoint) is a problem, that member not read;
+// anything after the array of endpoints stops reading there.
 func ReadData(r io.Reader, add func(*Call)) (Input, error) {
 	cr := &cappedReader{r: r, left: maxTraceBytes}
 	br := bufio.NewReaderSize(cr, 64<<10)
@@ -76,20 +84,31 @@ type dataCall struct {
 	IsGet, IsInGameEvent, IsShoulderTap                                                          bool
 }
 
-// call fills c from d; a reason when d is no call.
-func (d *dataCall) call(c *Call, i int) string {
+// otherHost is the problem of a data file's call whose Uri names another
+// host than its Host (dataCall.call's moved).
+const otherHost = "the Uri names another host than the call's Host (a JSON endpoint's name): judged under the Host, as the trace analyzer files it, but readers differ on its service"
+
+// call fills c from d; a reason when d is no call. A call is filed under
+// its Host, as the trace analyzer files it: an absolute Uri naming another
+// host is judged at the Host (c.URL names it), and moved says so, for the
+// reader to make the call a problem as well.
+func (d *dataCall) call(c *Call, i int) (bad string, moved bool) {
 	*c = Call{Index: i, Time: d.ReqTime}
 	switch {
 	case d.ReqTime.IsZero():
-		return "no ReqTimeUTC"
+		return "no ReqTimeUTC", false
 	case d.Uri == "" && !d.IsInGameEvent:
-		return "no Uri"
+		return "no Uri", false
 	}
 	c.URL, c.Method = d.Uri, "POST"
 	if d.IsGet {
 		c.Method = "GET"
 	}
-	if !strings.Contains(c.URL, "://") && d.Host != "" {
+	if scheme, rest, ok := strings.Cut(c.URL, "://"); ok && !d.IsInGameEvent {
+		if _, host, _ := splitURL(c.URL); host != hostName(d.Host) {
+			c.URL, moved = scheme+"://"+d.Host+rest[strings.IndexAny(rest+"/", "/?#"):], true
+		}
+	} else if !ok && d.Host != "" {
 		c.URL = "https://" + d.Host + "/" + strings.TrimPrefix(c.URL, "/")
 	}
 	c.ShoulderTap = d.IsShoulderTap
@@ -100,7 +119,7 @@ func (d *dataCall) call(c *Call, i int) string {
 		}
 	}
 	if bad := urlProblem(c.URL); bad != "" {
-		return bad
+		return bad, false
 	}
 	auth, na := headerValue(d.RequestHeaders, "Authorization")
 	ua, nu := headerValue(d.RequestHeaders, "User-Agent")
@@ -110,7 +129,7 @@ func (d *dataCall) call(c *Call, i int) string {
 		n    int
 	}{{"Authorization", na}, {"User-Agent", nu}, {"Retry-After", nr}} {
 		if h.n > 1 {
-			return fmt.Sprintf("%d %s headers: readers differ on which counts", h.n, h.name)
+			return fmt.Sprintf("%d %s headers: readers differ on which counts", h.n, h.name), false
 		}
 	}
 	switch u := strings.TrimSpace(d.XboxUserId); {
@@ -125,18 +144,25 @@ func (d *dataCall) call(c *Call, i int) string {
 	if st := strings.TrimSpace(d.HttpStatusCode); st != "" {
 		var ok bool
 		if c.Status, ok = parseStatus(st); !ok {
-			return fmt.Sprintf("HttpStatusCode %s is not 0 nor an integer from 100 to 999", shownValue(st))
+			return fmt.Sprintf("HttpStatusCode %s is not 0 nor an integer from 100 to 999", shownValue(st)), false
 		}
 	}
 	if bad := retryAfterProblem(c.Status, nr == 1, ra); bad != "" {
-		return bad
+		return bad, false
 	}
 	if ms, err := strconv.ParseFloat(strings.TrimSpace(d.ElapsedCallTimeMs), 64); err == nil {
 		c.Duration = elapsed(ms)
 	}
 	c.RequestBody, c.ResponseBody = []byte(d.RequestBody), []byte(d.ResponseBody)
 	c.cut()
-	return ""
+	return "", moved
+}
+
+// hostName returns a host a data file names (a Host, an endpoint's name)
+// as splitURL reads a URL's: in lower case, without a port.
+func hostName(h string) string {
+	_, host, _ := splitURL("https://" + h + "/")
+	return host
 }
 
 // parseLoggedTime reads a time as the console's loggers write it (a data

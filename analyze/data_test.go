@@ -120,7 +120,7 @@ func TestReadDataErrors(t *testing.T) {
 			t.Errorf("ReadData(%q) accepted", bad)
 		}
 	}
-	in, err := ReadData(strings.NewReader("v1510\nheader\n\"a\",\"b\"\n\"h\",\"https://h/\",\"1\",\"\",\"\",\"\",\"\",\"\",\"200\",\"1\",\"not a time\",\"true\"\n"), func(*Call) {})
+	in, err := ReadData(strings.NewReader(csvHdr+"\"a\",\"b\"\n\"h\",\"https://h/\",\"1\",\"\",\"\",\"\",\"\",\"\",\"200\",\"1\",\"not a time\",\"true\"\n"), func(*Call) {})
 	if err != nil || in.Calls != 0 || in.ProblemCount != 2 {
 		t.Errorf("rows that are no calls: %v %+v", err, in)
 	}
@@ -146,6 +146,13 @@ func FuzzReadData(f *testing.F) {
 	f.Add([]byte(csvHdr + strings.Replace(csvLine(0, 200), `"80"`, `"x" y`, 1) + csvLine(1, 429) + strings.Replace(csvLine(2, 200), `"80"`, `z"`, 1)))
 	f.Add([]byte(`[{"Calls": [` + jsonDataCall(1, 429) + `]}] [{"Endpoint": "h"}]`))
 	f.Add([]byte(csvHdr + strings.Replace(csvLine(1, 200), `"200"`, `"65965"`, 1)))
+	// A header cut, or of too few columns; a Uri at another host than the
+	// call's Host; a JSON status named twice, or not at all.
+	f.Add([]byte(csvHdr[:40]))
+	f.Add([]byte("v1510\n\"Host\",\"Uri\"\n" + csvLine(1, 429)))
+	f.Add([]byte(csvHdr + csvLine(0, 429) + strings.Replace(csvLine(1, 429), "https://profile.xboxlive.com", "https://cdn.example.net", 1)))
+	f.Add([]byte(`[{"Endpoint": "profile.xboxlive.com", "Calls": [` + strings.Replace(jsonDataCall(1, 429), `"HttpStatusCode": 429`, `"HttpStatusCode": 429, "httpstatuscode": 200`, 1) +
+		", " + strings.Replace(jsonDataCall(2, 429), `"HttpStatusCode"`, `"X"`, 1) + `]}]`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		sameRowsAsEncodingCSV(t, b)
 		a, _ := New(nil, nil)

@@ -41,15 +41,22 @@ func readDataCSV(r *bufio.Reader, add func(*Call)) (Input, error) {
 	if !rows.next() {
 		return in, fmt.Errorf("%w: CSV: no header line", ErrNotTrace)
 	}
-	if rows.spans || rows.cut {
+	switch {
+	case rows.spans || rows.cut:
 		in.stop(0, rows.start, "the header line opens a quote it does not close on its line: it would swallow the rows after it")
+		return in, nil
+	case !rows.eol:
+		in.stop(0, rows.start, "the file ends inside the header line")
+		return in, nil
+	case rows.n < 12:
+		in.stop(0, rows.start, "the header line names %d columns, fewer than the 12 a call's row needs", rows.n)
 		return in, nil
 	}
 	header := rows.n
 	var c Call
 	i := 0
 	for ; rows.next(); i++ {
-		if rows.cut || !rows.eol && header >= 12 && rows.n < header {
+		if rows.cut || !rows.eol && rows.n < header {
 			in.stop(i, rows.start, "the file ends inside row %d", i)
 			return in, nil
 		}
@@ -76,9 +83,13 @@ func readDataCSV(r *bufio.Reader, add func(*Call)) (Input, error) {
 		if rows.n > 17 {
 			d.IsInGameEvent, d.EventName = truthy(string(f[16])), string(f[17])
 		}
-		if bad := d.call(&c, i); bad != "" {
+		bad, moved := d.call(&c, i)
+		if bad != "" {
 			in.problem(i, rows.start, "%s", bad)
 			continue
+		}
+		if moved {
+			in.problem(i, rows.start, "%s", otherHost)
 		}
 		c.Offset = rows.start
 		in.Calls++
@@ -96,7 +107,7 @@ func (s *csvRows) shape(header int) string {
 	switch {
 	case s.n < 12:
 		return fmt.Sprintf("%d fields, want at least 12", s.n)
-	case header >= 12 && s.n > header:
+	case s.n > header:
 		return fmt.Sprintf("%d fields, more than the header's %d", s.n, header)
 	}
 	return ""

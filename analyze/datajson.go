@@ -1,7 +1,7 @@
 package analyze
 
 import (
-	"cmp"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -148,15 +148,24 @@ func (d *dataJSON) call() error {
 		return nil
 	}
 	f := &d.f
-	dc := dataCall{Host: cmp.Or(string(f.text[jHost]), string(d.host)), Uri: string(f.text[jUri]), XboxUserId: string(f.text[jXboxUserId]),
+	event, tap := truthy(string(f.text[jIsInGameEvent])), truthy(string(f.text[jIsShoulderTap]))
+	if len(f.text[jHttpStatusCode]) == 0 && !event && !tap { // an event or a tap has no answer
+		d.in.problem(i, off, "no HttpStatusCode: the call's answer is unknown")
+		return nil
+	}
+	dc := dataCall{Host: string(d.host), Uri: string(f.text[jUri]), XboxUserId: string(f.text[jXboxUserId]),
 		RequestHeaders: string(f.text[jRequestHeaders]), RequestBody: string(f.text[jRequestBody]), ResponseHeaders: string(f.text[jResponseHeaders]),
 		ResponseBody: string(f.text[jResponseBody]), EventName: string(f.text[jEventName]),
 		HttpStatusCode: string(f.text[jHttpStatusCode]), ElapsedCallTimeMs: string(f.text[jElapsedCallTimeMs]),
-		IsGet: truthy(string(f.text[jIsGet])), IsInGameEvent: truthy(string(f.text[jIsInGameEvent])), IsShoulderTap: truthy(string(f.text[jIsShoulderTap]))}
+		IsGet: truthy(string(f.text[jIsGet])), IsInGameEvent: event, IsShoulderTap: tap}
 	dc.ReqTime, _ = jsonDataTime(string(f.text[jReqTimeUTC]))
-	if bad := dc.call(&d.c, i); bad != "" {
+	bad, moved := dc.call(&d.c, i)
+	if bad != "" {
 		d.in.problem(i, off, "%s", bad)
 		return nil
+	}
+	if moved {
+		d.in.problem(i, off, "%s", otherHost)
 	}
 	d.c.Offset = off
 	d.in.Calls++
@@ -167,10 +176,11 @@ func (d *dataJSON) call() error {
 // The fields of a JSON call, by the logger's names, which are matched in
 // any ASCII case (as the trace analyzer's Json.NET matches them); a name
 // in another case only under Unicode (foldedName: "HttpStatuſCode") makes
-// the call a problem, since Json.NET reads it as the field.
+// the call a problem, since Json.NET reads it as the field, and so does a
+// field named twice (in one case or two) with another value: readers
+// differ on which counts.
 const (
-	jHost = iota
-	jUri
+	jUri = iota
 	jXboxUserId
 	jRequestHeaders
 	jRequestBody
@@ -186,29 +196,30 @@ const (
 	jFields
 )
 
-var dataFieldNames = [jFields]string{"host", "uri", "xboxuserid", "requestheaders", "requestbody", "responseheaders", "responsebody",
+var dataFieldNames = [jFields]string{"uri", "xboxuserid", "requestheaders", "requestbody", "responseheaders", "responsebody",
 	"eventname", "httpstatuscode", "elapsedcalltimems", "reqtimeutc", "isget", "isingameevent", "isshouldertap"}
 
 // dataFields reads the fields of one call into text (reused).
 type dataFields struct {
 	dec  *jsontext.Decoder
 	text [jFields][]byte
+	seen uint16 // the fields named (bit j for field j)
+	prev []byte // the value of a field named again, before it
 	bad  string // why the call is no call
 }
 
 func (f *dataFields) reset(dec *jsontext.Decoder) {
-	f.dec, f.bad = dec, ""
+	f.dec, f.bad, f.seen = dec, "", 0
 	for i := range f.text {
 		f.text[i] = f.text[i][:0]
 	}
 }
 
 func (f *dataFields) field(key []byte) error {
-	dec := f.dec
 	var lower [24]byte
 	if len(key) > len(lower) || !safetext.IsASCII(string(key)) {
 		f.folded(key)
-		return dec.SkipValue()
+		return f.dec.SkipValue()
 	}
 	for i, c := range key {
 		if 'A' <= c && c <= 'Z' {
@@ -220,12 +231,28 @@ func (f *dataFields) field(key []byte) error {
 	for j < jFields && dataFieldNames[j] != string(lower[:len(key)]) {
 		j++
 	}
-	kind := dec.PeekKind()
-	if j < jFields {
-		f.text[j] = f.text[j][:0] // the last of a name repeated counts
+	if j == jFields {
+		return f.dec.SkipValue()
 	}
+	again := f.seen&(1<<j) != 0
+	if again {
+		f.prev = append(f.prev[:0], f.text[j]...)
+	}
+	f.seen |= 1 << j
+	f.text[j] = f.text[j][:0]
+	err := f.value(j, key)
+	if again && !bytes.Equal(f.prev, f.text[j]) {
+		f.bad = fmt.Sprintf("%q names a field again with another value: readers differ on which counts", clip(string(key)))
+	}
+	return err
+}
+
+// value reads the value of field j, named key, into f.text[j].
+func (f *dataFields) value(j int, key []byte) error {
+	dec := f.dec
+	kind := dec.PeekKind()
 	switch {
-	case j == jFields || kind == 'n': // another field, or null: no value
+	case kind == 'n': // null: no value
 		return dec.SkipValue()
 	case j >= jIsGet && kind != '"':
 		if kind == 't' {

@@ -11,7 +11,9 @@
 // # What is judged
 //
 // Calls are grouped per user (the Authorization header's userhash) and per
-// rule of the limits data (a service scope such as "presence/write"). Hosts
+// rule of the limits data (a service scope such as "presence/write"), a
+// call's path read as a service routes it: percent-decoded, then without
+// its "." and ".." segments (limits.RemoveDotSegments). Hosts
 // the limits name, and other hosts matching Rules.Services (*.xboxlive.com
 // by default, which get the limits' fallback rule, or when the limits have
 // none a rule without limits: every rule but call-frequency), are judged;
@@ -82,10 +84,16 @@
 // warnings, green when there is no finding; and incomplete, whatever the
 // calls read, when a trace was not read whole (Input.Complete): it ended
 // or broke off inside an entry, went past MaxTraceBytes or MaxCalls, or
-// held entries that could not be read as calls (each reader's doc says
+// held entries that could not be read as calls, or not as one call every
+// reader reads alike: a HAR entry without response.status, a host that is
+// an IPv4 address in another spelling than dotted decimal, a data file's
+// call whose Uri names another host than its Host (each reader's doc says
 // which). What was not read may fail, so no gate passes it; the Input
 // names the entry and the byte (Input.Gap). One bad byte is no such gap:
 // invalid UTF-8 in a string reads as U+FFFD.
+//
+// A finding quotes a call's method, host and path, never its query: a
+// path that decodes to a '?' or '#' (%3F, %23) is quoted cut there.
 //
 // # Memory
 //

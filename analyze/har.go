@@ -11,12 +11,16 @@ import (
 // ReadHAR reads a HAR 1.2 trace (what browsers, Fiddler and proxies
 // export), streaming, and passes each entry to add as a Call (reused: add
 // must copy what it keeps), its Authorization redacted, in trace order. An
-// entry that lacks a method, URL or start time, or whose URL is not an
-// absolute http(s) URL naming a host (or a ws or wss one: a real-time
-// socket; the host a DNS name of letters, digits and '-' in labels joined
-// by '.', or an IPv6 address in brackets, with an optional port; no
-// backslash before the query, no tab or line break), whose start time is
-// outside the years 1678 to 2262 (the times a call's nanoseconds hold),
+// entry that lacks a method, URL, start time or response status (HAR 1.2
+// requires response and response.status), or whose URL is not an absolute
+// http(s) URL naming a host (or a ws or wss one: a real-time socket; the
+// host a DNS name of letters, digits and '-' in labels joined by '.', an
+// IPv4 address in dotted decimal (four numbers to 255, no leading zero: a
+// name whose last label is digits, or 0x and hex digits, is an IPv4
+// address to a browser, so 127.1 and 0x7f.0.0.1 are none), or an IPv6
+// address in brackets, with an optional port; no backslash before the
+// query, no tab or line break), whose start time is outside the years
+// 1678 to 2262 (the times a call's nanoseconds hold),
 // whose status is neither 0 (no answer, as browsers record one) nor an
 // integer from 100 to 999, that names one of the fields read twice, or in
 // another case ("Text", which encoding/json reads as "text"), that holds

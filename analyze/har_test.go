@@ -69,7 +69,7 @@ func TestReadHAR(t *testing.T) {
 // short gives the calls before the cut and says so; what is no HAR at all
 // is an error.
 func TestReadHARBadInput(t *testing.T) {
-	entry := `{"startedDateTime": "2026-03-01T20:00:00Z", "request": {"method": "GET", "url": "https://a/"}}`
+	entry := `{"startedDateTime": "2026-03-01T20:00:00Z", "request": {"method": "GET", "url": "https://a/"}, "response": {"status": 200}}`
 	tests := []struct {
 		name      string
 		in        string
@@ -158,6 +158,11 @@ func FuzzReadHAR(f *testing.F) {
 	f.Add([]byte(harHead + strings.Replace(harOK(0), `{"name": "Authorization", "value": "XBL3.0 x=1;t"}`,
 		`{"value": "XBL3.0 x=1;secret", "name": "User-Agent", "name": "Authorization", "value": 5}`, 1) + "]}}"))
 	f.Add([]byte(harHead + strings.Replace(harOK(0), `"status": 200`, `"status": 65965, "status": 200`, 1) + "]}}"))
+	// An entry without response.status, a host in another IPv4 spelling, a
+	// path of dot segments and a %3F.
+	f.Add([]byte(harHead + strings.Replace(harOK(0), `"status": 200`, `"code": 200`, 1) + ", " + har429(1, "") + "]}}"))
+	f.Add([]byte(harHead + strings.Replace(harOK(0), "social.xboxlive.com", "0x7f.1:8080", 1) + ", " +
+		strings.Replace(har429(1, ""), "/users/me/profile/settings", "/users/./x/../me/%2e%2E/me/profile/settings%3Ft=1", 1) + "]}}"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if raw, _ := HARLimits(bytes.NewReader(b)); raw != nil && !json.Valid(raw) {
 			t.Fatalf("HARLimits gave %q, not JSON", raw)

@@ -92,6 +92,8 @@ func (h *harReader) entry(dec *jsontext.Decoder, i int, off int64) (c *Call, bad
 		return nil, uncountable("startedDateTime", t), nil
 	case h.c.Method == "" || h.c.URL == "":
 		return nil, "the request has no method or url", nil
+	case h.seen&fStatus == 0:
+		return nil, "the entry has no response status (HAR 1.2 requires response and its status)", nil
 	}
 	if bad := cmp.Or(urlProblem(h.c.URL), retryAfterProblem(h.c.Status, h.hasRetryAfter, h.c.RetryAfter)); bad != "" {
 		return nil, bad, nil

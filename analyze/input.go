@@ -30,8 +30,10 @@ var ErrNotTrace = errors.New("not a trace")
 type Input struct {
 	Name  string `json:"name"`
 	Calls int    `json:"calls"` // calls passed on
-	// Problems are the entries that could not be read as calls, each with
-	// its index, byte offset and reason (the first maxProblems;
+	// Problems are the entries that could not be read as calls, or not as
+	// one call every reader reads alike (a data file's call whose Uri names
+	// another host than its Host, passed on as a call at its Host), each
+	// with its index, byte offset and reason (the first maxProblems;
 	// ProblemCount counts them all). The reader went on past each.
 	Problems     []Problem `json:"problems,omitempty"`
 	ProblemCount int       `json:"problemCount"`

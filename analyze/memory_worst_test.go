@@ -75,7 +75,7 @@ func shortestHAR() []byte {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		fmt.Fprintf(&b, `{"startedDateTime":"2026-03-01T20:00:00Z","request":{"method":"GET","url":"http://a.xboxlive.com","headers":[{"name":"Authorization","value":"XBL3.0 x=%d;t"}]}}`, i)
+		fmt.Fprintf(&b, `{"startedDateTime":"2026-03-01T20:00:00Z","request":{"method":"GET","url":"http://a.xboxlive.com","headers":[{"name":"Authorization","value":"XBL3.0 x=%d;t"}]},"response":{"status":0}}`, i)
 	}
 	b.WriteString(`]}}`)
 	return b.Bytes()
@@ -108,12 +108,12 @@ func shortestSAZ(t *testing.T) []byte {
 // judged calls, each by another user.
 func shortestDataJSON() []byte {
 	var b bytes.Buffer
-	b.WriteString(`[{"":"","c":[`)
+	b.WriteString(`[{"":"a.xboxlive.com","c":[`)
 	for i := 0; b.Len() < 4<<20; i++ {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		fmt.Fprintf(&b, `{"uri":"http://a.xboxlive.com","xboxuserid":"%d","reqtimeutc":%s}`, i, fileTimeJSON(t0))
+		fmt.Fprintf(&b, `{"uri":"/","xboxuserid":"%d","reqtimeutc":%s,"httpstatuscode":0}`, i, fileTimeJSON(t0))
 	}
 	b.WriteString(`]}]`)
 	return b.Bytes()

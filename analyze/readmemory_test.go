@@ -46,10 +46,10 @@ func traceKinds() []traceKind {
 	jsonCall := `{"Uri": "https://userpresence.xboxlive.com/users/xuid(2533274791234567)", "XboxUserId": "2533274791234567", "HttpStatusCode": 200, "ReqTimeUTC": ` +
 		fileTimeJSON(t0) + `, "IsGet": true}`
 	harHead := `{"log":{"entries":[` + harEntry + `,{"startedDateTime":"2026-03-01T20:00:01Z","request":{"method":"POST","url":"https://a.xboxlive.com/","postData":{"text":"`
-	harTail := `"}}},` + harEntry + `]}}`
+	harTail := `"}},"response":{"status":200}},` + harEntry + `]}}`
 	csvHugeHead, csvHugeTail := csvHead+`"h","https://h/","1","","","`, `","","","200","1","2026-03-01T20:00:00Z","true"`+"\n"+csvRow
-	jsonHugeHead := `[{"Endpoint": "h", "Calls": [{"Uri": "https://h/", "ReqTimeUTC": ` + fileTimeJSON(t0) + `, "RequestBody": "`
-	jsonHugeTail := `"}, ` + jsonCall + `]}]`
+	jsonHugeHead := `[{"Endpoint": "h", "Calls": [{"Uri": "https://h/", "HttpStatusCode": 200, "ReqTimeUTC": ` + fileTimeJSON(t0) + `, "RequestBody": "`
+	jsonHugeTail := `"}]}, {"Endpoint": "userpresence.xboxlive.com", "Calls": [` + jsonCall + `]}]`
 	return []traceKind{
 		{name: "HAR, many entries", head: `{"log":{"entries":[`, unit: harEntry, sep: ",", n: 4 * mib / len(harEntry), tail: `]}}`, bound: 0.4, read: har, wantN: 1},
 		{name: "HAR, one huge string", head: harHead, unit: strings.Repeat("x", 4096), n: 32 * mib / 4096, tail: harTail, bound: 0.1, read: har, wantCalls: 3},

@@ -188,7 +188,9 @@ type Finding struct {
 	// maxEvidence of them.
 	Calls    int        `json:"calls"`
 	Evidence []Evidence `json:"evidence"`
-	// URL is the call repeated, polled or batched, when one is.
+	// URL is the call repeated, polled or batched, when one is: its method,
+	// host and path as judged (decoded), never its query, nor what follows
+	// a '?' or '#' the path decodes to (cut there, ending in "...").
 	URL string `json:"url,omitempty"`
 	// APIs are the XSAPI functions that make the calls involved (the C API
 	// of the GDK, the C++ one in parentheses), from the trace analyzer's

@@ -174,10 +174,11 @@ type hostGlob struct {
 }
 
 // Match returns the rule that covers a request, or nil and false when no rule
-// does. host may carry a port and any case. Match does not allocate when host
-// is already lower case.
+// does. host may carry a port and any case; path is matched without its "."
+// and ".." segments (RemoveDotSegments). Match does not allocate when host is
+// already lower case and path holds no such segment.
 func (l *Limits) Match(method, host, path string) (*Rule, bool) {
-	host = normalizeHost(host)
+	host, path = normalizeHost(host), RemoveDotSegments(path)
 	best := len(l.Rules)
 	for _, i := range l.exact[host] {
 		if l.Rules[i].matchRequest(method, path) {

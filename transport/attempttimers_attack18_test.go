@@ -250,7 +250,7 @@ func TestAttack18StaleFireOfAnEmptiedQueue(t *testing.T) {
 // in the order of their deadlines"; policy.go: "AttemptTimeout bounds each
 // attempt".
 func TestAttack18ManyGoroutinesOneQueueStaysOrdered(t *testing.T) {
-	const n, timeout = 600, 300 * time.Millisecond
+	const n, timeout = 600, 2 * time.Second // long enough for 600 goroutines to queue on a loaded machine under -race (at 300 ms CI once saw 456)
 	tr := &Transport{Base: hangingBase, TitleID: title, DisableBudget: true}
 	var wg sync.WaitGroup
 	var early, wrong atomic.Int32
@@ -266,7 +266,21 @@ func TestAttack18ManyGoroutinesOneQueueStaysOrdered(t *testing.T) {
 			}
 		}()
 	}
-	time.Sleep(timeout / 2)
+	// Until every attempt is queued, or half the timeout has passed.
+	queued := func() int {
+		tr.timers.mu.Lock()
+		defer tr.timers.mu.Unlock()
+		k := 0
+		if q := tr.timers.q[timeout]; q != nil {
+			for a := q.head; a != nil; a = a.next {
+				k++
+			}
+		}
+		return k
+	}
+	for start := time.Now(); queued() < n && time.Since(start) < timeout/2; {
+		time.Sleep(5 * time.Millisecond)
+	}
 	tr.timers.mu.Lock()
 	q := tr.timers.q[timeout]
 	count := 0

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
@@ -69,7 +70,9 @@ small-batch.
   incomplete
           a trace was not read whole: a file cut short, or not valid past
           some entry, or over the bound of one trace; an entry that is no
-          call; a corrupt .saz file. The calls read are judged and listed,
+          call, or one readers file apart (a data file's call whose Uri
+          names another host than its Host); a corrupt .saz file. The
+          calls read are judged and listed,
           but what was not read may fail. Exit status 2, naming the trace,
           the entry and the byte.
 
@@ -553,19 +556,25 @@ func readSAZ(ctx context.Context, r io.Reader, a traceSink) (analyze.Input, erro
 		defer os.Remove(f.Name())
 	}
 	defer f.Close()
-	n, err := io.Copy(f, io.LimitReader(r, maxStdinSAZ+1))
+	limit := maxStdinSAZ.Load()
+	n, err := io.Copy(f, io.LimitReader(r, limit+1))
 	if err != nil {
 		return analyze.Input{}, err
 	}
-	if n > maxStdinSAZ {
-		return analyze.Input{}, &exitError{2, fmt.Errorf("a .saz on standard input over %d MiB: give it as a file", maxStdinSAZ>>20)}
+	if n > limit {
+		return analyze.Input{}, &exitError{2, fmt.Errorf("a .saz on standard input over %d MiB: give it as a file", limit>>20)}
 	}
 	return readSAZFile(ctx, f, a)
 }
 
 // maxStdinSAZ bounds a .saz read from standard input (copied to a temporary
-// file first); lowered by tests.
-var maxStdinSAZ int64 = analyze.MaxTraceBytes
+// file first); lowered by tests, whose interrupted runs may leave a read
+// going after them (hence atomic).
+var maxStdinSAZ = func() *atomic.Int64 {
+	var v atomic.Int64
+	v.Store(analyze.MaxTraceBytes)
+	return &v
+}()
 
 // readSAZFile reads the zip f.
 func readSAZFile(ctx context.Context, f *os.File, a traceSink) (analyze.Input, error) {

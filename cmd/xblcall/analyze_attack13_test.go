@@ -225,7 +225,7 @@ func (s *attack13Stdin123) Read(p []byte) (int, error) {
 // made (read through the open file)".
 func TestAttack13StdinSAZLeavesNoCopy(t *testing.T) {
 	saz := attack11SAZ(t, 300)
-	defer func(m int64) { maxStdinSAZ = m }(maxStdinSAZ)
+	defer maxStdinSAZ.Store(maxStdinSAZ.Load())
 	for _, tc := range []struct {
 		name      string
 		data      []byte
@@ -242,7 +242,7 @@ func TestAttack13StdinSAZLeavesNoCopy(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tmp := t.TempDir()
 			t.Setenv("TMPDIR", tmp)
-			maxStdinSAZ = tc.bound
+			maxStdinSAZ.Store(tc.bound)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			var during []string

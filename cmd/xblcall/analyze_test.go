@@ -236,8 +236,8 @@ func (e *endlessInput) Read(p []byte) (int, error) {
 // byte limit with a clear error (exit 2) instead of filling the disk (an
 // endless HAR: analyze.TestReadTooLarge).
 func TestAnalyzeEndlessStdin(t *testing.T) {
-	defer func(old int64) { maxStdinSAZ = old }(maxStdinSAZ)
-	maxStdinSAZ = 1 << 20
+	defer maxStdinSAZ.Store(maxStdinSAZ.Load())
+	maxStdinSAZ.Store(1 << 20)
 	var o, e bytes.Buffer
 	code := run(t.Context(), []string{"analyze", "-"}, &o, &e, withTestEnv(t), withStdin(&endlessInput{head: []byte("PK\x03\x04")}))
 	if code != 2 || !strings.Contains(e.String(), "a .saz on standard input over 1 MiB") {

@@ -165,12 +165,12 @@ func TestAnalyzeStdinMemory(t *testing.T) {
 	}{
 		{"HAR, many entries", `{"log":{"entries":[`, entry, entry[:len(entry)-1] + "]}}", 4 << 20 / len(entry), 0.4},
 		{"HAR, one huge string", `{"log":{"entries":[` + entry + `{"startedDateTime":"2026-03-01T20:00:01Z","request":{"method":"POST","url":"https://a.xboxlive.com/","postData":{"text":"`,
-			huge, `"}}}]}}`, 32 << 20 / len(huge), 0.1},
+			huge, `"}},"response":{"status":200}}]}}`, 32 << 20 / len(huge), 0.1},
 		{".saz, many sessions", "", "", "", 0, 0.6},
 		{"CSV data, many rows", csvHead, row, "", 4 << 20 / len(row), 0.4},
 		{"CSV data, one huge field", csvHead + `"h","https://h/","1","","","`, huge, `","","","200","1","2026-03-01T20:00:00Z","true"` + "\n", 32 << 20 / len(huge), 0.1},
 		{"JSON data, many calls", `[{"Endpoint": "userpresence.xboxlive.com", "Calls": [`, call, call[:len(call)-1] + "]}]", 4 << 20 / len(call), 0.4},
-		{"JSON data, one huge string", `[{"Endpoint": "h", "Calls": [{"Uri": "https://h/", "ReqTimeUTC": 1.0700029073806202e-299, "RequestBody": "`, huge, `"}]}]`, 32 << 20 / len(huge), 0.1},
+		{"JSON data, one huge string", `[{"Endpoint": "h", "Calls": [{"Uri": "https://h/", "HttpStatusCode": 200, "ReqTimeUTC": 1.0700029073806202e-299, "RequestBody": "`, huge, `"}]}]`, 32 << 20 / len(huge), 0.1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

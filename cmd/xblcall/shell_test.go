@@ -33,12 +33,7 @@ var builtXblcall = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	// Built as image/build.sh builds it (static, paths trimmed): CI builds
-	// everything but the race detector's tests so, and links this from
-	// what it compiled already.
-	build := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(bin, "xblcall"), ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", filepath.Join(bin, "xblcall"), ".").CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build: %v %s", err, out)
 	}
 	return bin, nil

@@ -339,6 +339,9 @@ func TestAttack82HostileSignatureHeaders(t *testing.T) {
 	if string(nc) == good {
 		delete(cases, "non-canonical pad")
 	}
+	if cases["url alphabet"] == good { // a signature with no + or / (about one in 25): nothing to spell otherwise
+		delete(cases, "url alphabet")
+	}
 	for name, v := range cases {
 		func() {
 			defer func() {

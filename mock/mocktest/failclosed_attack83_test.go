@@ -193,7 +193,7 @@ rules:
 	// The client's RoundTrip returns as its context ends; the mock's
 	// handling of the call ends as it sees that, a moment later: then the
 	// call is in the record.
-	for deadline := time.Now().Add(5 * time.Second); len(h.Calls(presenceCalls)) == 0 && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(20 * time.Second); len(h.Calls(presenceCalls)) == 0 && time.Now().Before(deadline); {
 		time.Sleep(time.Millisecond)
 	}
 	r = &recorder{TB: t}

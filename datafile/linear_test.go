@@ -3,6 +3,7 @@ package datafile
 import (
 	"bytes"
 	"errors"
+	"github.com/xblgo/fgrl/internal/racebuild"
 	"os"
 	"runtime"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 // read each byte a few times at most. Counts, not durations, so that a
 // loaded machine cannot make the test fail or pass.
 func TestReadingLinear(t *testing.T) {
+	racebuild.Skip(t, "a test of sizes, times or heap figures")
 	const small, large = 16 << 10, 64 << 10
 	perByte := map[bool]float64{false: 48, true: 200} // JSON, YAML
 	smallFiles := hostileFiles(small)

@@ -3,6 +3,7 @@ package transport_test
 import (
 	"context"
 	"fmt"
+	"github.com/xblgo/fgrl/internal/racebuild"
 	"net/http"
 	"strings"
 	"testing"
@@ -36,6 +37,7 @@ func attack88PerRead(t *testing.T, tr http.RoundTripper, urls []string) time.Dur
 // whole cache under its lock, hashing every key: the cost of a read grows
 // with the cache, not the read.
 func TestAttack88ReadOfAnExpiredEntryScansTheCache(t *testing.T) {
+	racebuild.Skip(t, "a test of sizes, times or heap figures")
 	pad := strings.Repeat("p", 16<<10)
 	urls := make([]string, 4000)
 	for i := range urls {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/xblgo/fgrl/internal/racebuild"
 	"io"
 	"log/slog"
 	"net/http"
@@ -430,6 +431,7 @@ func attack76TimeErr(t *testing.T, text string) time.Duration {
 // in the text (10x the text, at most 30x the time, a quadratic scrub 100x; measured per byte
 // about constant from 1 to 16 MiB), and name no user.
 func TestAttack76HugeErrorTextScales(t *testing.T) {
+	racebuild.Skip(t, "a test of times")
 	users := func() string {
 		var b strings.Builder
 		for i := range 60 {

@@ -90,9 +90,11 @@ func TestAttack88ManyKeysLinear(t *testing.T) {
 		return attack88PerRead(t, tr, mk(n))
 	}
 	per(500) // warm
-	small, large := per(2000), per(16000)
+	// The least of two runs each (CI runs this beside its fuzzing); a read
+	// whose cost grew with the keys before it would cost 8x at 16,000.
+	small, large := min(per(2000), per(2000)), min(per(16000), per(16000))
 	t.Logf("per read: %v at 2,000, %v at 16,000", small, large)
-	if large > 4*small {
+	if large > 6*small {
 		t.Errorf("a read costs %v after 16,000 distinct reads, %v after 2,000", large, small)
 	}
 }

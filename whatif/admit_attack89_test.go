@@ -141,10 +141,12 @@ func TestAttack89WhatIfLinear(t *testing.T) {
 			return time.Since(start)
 		}
 		run(1000)
-		d1 := run(5000)
-		d2 := run(50000)
+		// The least of two runs each, and 40x for 10x the calls (quadratic:
+		// 100x): CI runs this beside its fuzzing.
+		d1 := min(run(5000), run(5000))
+		d2 := min(run(50000), run(50000))
 		t.Logf("%s: 5k %v, 50k %v (%.1fx)", name, d1, d2, float64(d2)/float64(d1))
-		if d2 > 25*d1 && d2 > 3*time.Second {
+		if d2 > 40*d1 && d2 > 3*time.Second {
 			t.Errorf("%s: 10x the calls took %.1fx the time", name, float64(d2)/float64(d1))
 		}
 	}

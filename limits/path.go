@@ -9,7 +9,9 @@ import "strings"
 // path that holds no such segment, or does not start with '/', is returned
 // as it is, without allocating.
 func RemoveDotSegments(path string) string {
-	if !strings.HasPrefix(path, "/") || !hasDotSegment(path) {
+	// A dot segment follows a '/': a path without "/." has none, which
+	// one Contains tells (Match's hot path) before segments are walked.
+	if !strings.HasPrefix(path, "/") || !strings.Contains(path, "/.") || !hasDotSegment(path) {
 		return path
 	}
 	segs := strings.Split(path[1:], "/")

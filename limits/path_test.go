@@ -1,6 +1,9 @@
 package limits
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestRemoveDotSegments: the examples of RFC 3986 §5.2.4 and §5.4 that are
 // paths, and the paths a service routes as another.
@@ -47,5 +50,24 @@ func TestRemoveDotSegmentsNoAllocation(t *testing.T) {
 	p := "/users/xuid(2533274791234567)/devices/current/titles/current"
 	if n := testing.AllocsPerRun(100, func() { _ = RemoveDotSegments(p) }); n != 0 {
 		t.Errorf("%v allocations for a path without dot segments", n)
+	}
+}
+
+// TestHasDotSegment: a segment "." or ".." counts, one that only begins
+// with a dot (".well-known", "..b") does not; RemoveDotSegments returns
+// such a path as it is, without allocating.
+func TestHasDotSegment(t *testing.T) {
+	for path, want := range map[string]bool{
+		"/a/./b": true, "/a/../b": true, "/a/.": true, "/..": true,
+		"/a/.b": false, "/a/..b": false, "/.well-known/x": false, "/a/b": false, "/": false, "": false,
+	} {
+		if got := hasDotSegment(path); got != want {
+			t.Errorf("hasDotSegment(%q) = %v, want %v", path, got, want)
+		}
+		if !want && strings.HasPrefix(path, "/") {
+			if n := testing.AllocsPerRun(10, func() { RemoveDotSegments(path) }); n != 0 {
+				t.Errorf("RemoveDotSegments(%q): %v allocations, want none", path, n)
+			}
+		}
 	}
 }

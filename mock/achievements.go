@@ -228,7 +228,7 @@ func makeAchievement(title, scid, id string, pct int) achievement {
 	}
 	a := achievement{
 		ID: id, ServiceConfigID: scid, Name: "Achievement " + id,
-		TitleAssociations: []titleAssociation{{Name: "Title " + title, ID: uint32(tid)}},
+		TitleAssociations: []titleAssociation{{Name: titleName(title), ID: uint32(tid)}},
 		ProgressState:     state,
 		Progression: progression{Requirements: []requirement{{ID: "00000000-0000-0000-0000-00000000000" + id,
 			Current: current, Target: "100", OperationType: "Sum", ValueType: "Integer", RuleParticipationType: "Individual"}},
@@ -465,7 +465,7 @@ func (s achievementsService) serveTitleHistory(c *call) {
 		for _, t := range played[start:end] {
 			tid, _ := strconv.ParseUint(t.title, 10, 32)
 			titles = append(titles, historyTitle360{LastPlayed: t.lastPlayed, CurrentAchievements: t.earned, CurrentGamerscore: t.gamerscore,
-				TitleID: uint32(tid), TitleType: 1, Platforms: []int{1}, Name: "Title " + t.title,
+				TitleID: uint32(tid), TitleType: 1, Platforms: []int{1}, Name: titleName(t.title),
 				TotalAchievements: achievementsPerTitle, TotalGamerscore: achievementScore * achievementsPerTitle})
 		}
 		writeJSON(c.w, http.StatusOK, struct {
@@ -479,7 +479,7 @@ func (s achievementsService) serveTitleHistory(c *call) {
 	for _, t := range played[start:end] {
 		tid, _ := strconv.ParseUint(t.title, 10, 32)
 		titles = append(titles, historyTitle{LastUnlock: t.lastPlayed, TitleID: uint32(tid), ServiceConfigID: s.scidOf(t.title),
-			TitleType: "DGame", Platform: "Durango", Name: "Title " + t.title, EarnedAchievements: t.earned,
+			TitleType: "DGame", Platform: "Durango", Name: titleName(t.title), EarnedAchievements: t.earned,
 			CurrentGamerscore: t.gamerscore, MaxGamerscore: achievementScore * achievementsPerTitle})
 	}
 	writeJSON(c.w, http.StatusOK, struct {

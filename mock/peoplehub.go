@@ -359,7 +359,7 @@ func (w *world) playedOf(xuid, title string) *hubPlayed {
 	if at, err := time.Parse(time.RFC3339, t.lastPlayed); err == nil {
 		text = agoText(w.now(), at)
 	}
-	return &hubPlayed{TitleName: "Title " + title, TitleID: title, LastTimePlayed: t.lastPlayed, LastTimePlayedText: text}
+	return &hubPlayed{TitleName: titleName(title), TitleID: title, LastTimePlayed: t.lastPlayed, LastTimePlayedText: text}
 }
 
 // agoText says how long before now t was, as the people hub words it

@@ -131,7 +131,7 @@ func (w *world) seen(xuid string, p presenceRecord, ok bool) presenceRecord {
 		}
 	}
 	if last.title != "" {
-		rec.LastSeen = &lastSeen{DeviceType: deviceType, TitleID: last.title, TitleName: "Title " + last.title, Timestamp: last.lastPlayed}
+		rec.LastSeen = &lastSeen{DeviceType: deviceType, TitleID: last.title, TitleName: titleName(last.title), Timestamp: last.lastPlayed}
 	}
 	return rec
 }
@@ -223,7 +223,7 @@ func (s presenceService) serveSetPresence(c *call) {
 	if req.State == "inactive" {
 		state = "Inactive"
 	}
-	title := presenceTitle{ID: c.id.title, Name: "Title " + c.id.title, Placement: "Full",
+	title := presenceTitle{ID: c.id.title, Name: titleName(c.id.title), Placement: "Full",
 		State: state, LastModified: s.now().UTC().Format(time.RFC3339)}
 	if rich != "" {
 		title.Activity = &presenceActivity{RichPresence: rich}
@@ -241,7 +241,7 @@ func (s presenceService) serveClearPresence(c *call) {
 		writeError(c.w, http.StatusForbidden, "Forbidden", "a user may clear only their own presence")
 		return
 	}
-	seen := &lastSeen{DeviceType: deviceType, TitleID: c.id.title, TitleName: "Title " + c.id.title,
+	seen := &lastSeen{DeviceType: deviceType, TitleID: c.id.title, TitleName: titleName(c.id.title),
 		Timestamp: s.now().UTC().Format("2006-01-02T15:04:05.0000000Z")}
 	s.storePresence(presenceRecord{XUID: c.id.xuid, State: "Offline", LastSeen: seen})
 	c.w.WriteHeader(http.StatusOK)

@@ -110,7 +110,7 @@ func (w *world) hubTitleOf(t titleProgress, dec map[string]bool) hubTitle {
 	img := "https://images-eds-ssl.xboxlive.com/image?url=mock-title-" + t.title
 	pfn := mockPFN(t.title)
 	product := strings.Replace(w.scidOf(t.title), "00000000", "10000000", 1) // a GUID of its own, stable
-	ht := hubTitle{TitleID: t.title, PFN: &pfn, WindowsPhoneProductID: &product, ServiceConfigID: w.scidOf(t.title), Name: "Title " + t.title, Type: "Game",
+	ht := hubTitle{TitleID: t.title, PFN: &pfn, WindowsPhoneProductID: &product, ServiceConfigID: w.scidOf(t.title), Name: titleName(t.title), Type: "Game",
 		Devices: []string{"XboxOne", "XboxSeries"}, DisplayImage: img, MediaItemType: "Application", ModernTitleID: t.title,
 		XboxLiveTier: "Full"}
 	if dec["achievement"] {
@@ -272,6 +272,10 @@ func titleNamed(seg string) (string, bool) {
 	}
 	return "", false
 }
+
+// titleName is the name the mock gives title id, in every service that
+// names a title (achievements, presence, the title and people hubs).
+func titleName(id string) string { return "Title " + id }
 
 // mockPFN is the package family name of the mock's title id.
 func mockPFN(id string) string { return "Mock.Title" + id + "_8wekyb3d8bbwe" }

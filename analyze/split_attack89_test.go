@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/xblgo/fgrl/internal/racebuild"
+	"github.com/xblgo/fgrl/internal/scaletest"
 	"time"
 )
 
@@ -234,42 +235,39 @@ func TestAttack89LinearShapes(t *testing.T) {
 		},
 	}
 	for name, shape := range shapes {
-		measure := func(n int) (time.Duration, uint64) {
+		mk := func(n int) []Call {
 			calls := make([]Call, n)
 			for i := range calls {
 				u, a := shape(i)
 				calls[i] = Call{Index: i, Time: at(float64(i) / 1000), Method: "GET", URL: u, Authorization: a, UserAgent: strings.Repeat("U", 600), Status: 200}
 			}
-			runtime.GC()
-			var m0, m1 runtime.MemStats
-			runtime.ReadMemStats(&m0)
-			start := time.Now()
+			return calls
+		}
+		analyze := func(calls []Call) {
 			a, _ := New(nil, nil)
 			for i := range calls {
 				a.Add(&calls[i])
 			}
-			rep := a.Report()
-			d := time.Since(start)
+			_ = a.Report()
+		}
+		allocated := func(calls []Call) uint64 {
+			runtime.GC()
+			var m0, m1 runtime.MemStats
+			runtime.ReadMemStats(&m0)
+			analyze(calls)
 			runtime.ReadMemStats(&m1)
-			_ = rep
-			calls = nil
-			return d, m1.TotalAlloc - m0.TotalAlloc
+			return m1.TotalAlloc - m0.TotalAlloc
 		}
-		measure(2000)
-		// The least time of two runs each, and 40x for 10x the calls (a
-		// quadratic analysis would be 100x): CI runs this beside its
-		// fuzzing, whose load once made the long URLs' 30.8x.
-		d1, m1 := measure(5000)
-		d2, m2 := measure(50000)
-		if e1, _ := measure(5000); e1 < d1 {
-			d1 = e1
-		}
-		if e2, _ := measure(50000); e2 < d2 {
-			d2 = e2
-		}
-		t.Logf("%s: 5k %v %d B, 50k %v %d B (%.1fx time, %.1fx alloc)", name, d1, m1, d2, m2, float64(d2)/float64(d1), float64(m2)/float64(m1))
-		if d2 > 40*d1 && d2 > 2*time.Second {
-			t.Errorf("%s: 10x the calls took %.1fx the time", name, float64(d2)/float64(d1))
+		small, large := mk(5000), mk(50000)
+		m1, m2 := allocated(small), allocated(large)
+		// Alternately, the least time of two runs each (internal/scaletest:
+		// CI runs this beside its fuzzing, whose load once made the long
+		// URLs' 30.8x), and 40x for 10x the calls (a quadratic analysis
+		// would be 100x).
+		g := scaletest.Measure(2, func() { analyze(small) }, func() { analyze(large) })
+		t.Logf("%s: 5k, then 50k calls: %v; %d B, then %d B (%.1fx alloc)", name, g, m1, m2, float64(m2)/float64(m1))
+		if g.Ratio() > 40 && g.Large() > 2*time.Second {
+			t.Errorf("%s: 10x the calls: %v", name, g)
 		}
 		if m2 > 20*m1 {
 			t.Errorf("%s: 10x the calls allocated %.1fx", name, float64(m2)/float64(m1))

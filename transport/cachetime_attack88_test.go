@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/xblgo/fgrl/internal/racebuild"
+	"github.com/xblgo/fgrl/internal/scaletest"
 	"net/http"
 	"strings"
 	"testing"
@@ -85,16 +86,18 @@ func TestAttack88ManyKeysLinear(t *testing.T) {
 		}
 		return u
 	}
-	per := func(n int) time.Duration {
-		tr := attack88Transport(&attack88Base{answer: func(r *http.Request) *http.Response { return attack88OK(r, "x", nil) }})
-		return attack88PerRead(t, tr, mk(n))
+	reads := func(urls []string) func() {
+		return func() {
+			tr := attack88Transport(&attack88Base{answer: func(r *http.Request) *http.Response { return attack88OK(r, "x", nil) }})
+			attack88PerRead(t, tr, urls)
+		}
 	}
-	per(500) // warm
-	// The least of two runs each (CI runs this beside its fuzzing); a read
-	// whose cost grew with the keys before it would cost 8x at 16,000.
-	small, large := min(per(2000), per(2000)), min(per(16000), per(16000))
-	t.Logf("per read: %v at 2,000, %v at 16,000", small, large)
-	if large > 6*small {
-		t.Errorf("a read costs %v after 16,000 distinct reads, %v after 2,000", large, small)
+	// Alternately, the least of two runs each (internal/scaletest: CI runs
+	// this beside its fuzzing); a read whose cost grew with the keys before
+	// it would cost 8x a read at 16,000, 64x the whole run.
+	g := scaletest.Measure(2, reads(mk(2000)), reads(mk(16000)))
+	t.Logf("2,000 distinct reads, then 16,000: %v (8x the reads)", g)
+	if g.Ratio() > 6*8 {
+		t.Errorf("a read's cost grows with the distinct reads before it: %v", g)
 	}
 }

@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"github.com/xblgo/fgrl/internal/racebuild"
+	"github.com/xblgo/fgrl/internal/scaletest"
 	"log/slog"
-	"math"
 	"net"
 	"net/http"
 	"strings"
@@ -112,38 +112,38 @@ func TestObservedQuerySecretsLinear(t *testing.T) {
 		n    int
 	}{{"p", 9000}, {"p", 20000}, {"token", 9000}} {
 		t.Run(fmt.Sprint(c.name, c.n), func(t *testing.T) {
-			call := func(n int) (time.Duration, int) {
+			url := func(n int) string {
 				var b strings.Builder
 				b.WriteString(policyURL + "&access_token=QUERYSECRET0123456789")
 				for i := range n {
 					fmt.Fprintf(&b, "&%s%05d=v%032d", c.name, i, i)
 				}
-				base := roundTripFunc(func(req *http.Request) (*http.Response, error) {
-					return nil, errors.New("dial " + req.URL.String() + ": connection refused")
-				})
-				tr := &transport.Transport{Base: base, TitleID: "1234567890", RetryWindow: -1}
-				least := time.Duration(math.MaxInt64)
-				for range 3 {
-					req, err := http.NewRequest("GET", b.String(), nil)
+				return b.String()
+			}
+			call := func(u string, n int) func() {
+				return func() {
+					base := roundTripFunc(func(req *http.Request) (*http.Response, error) {
+						return nil, errors.New("dial " + req.URL.String() + ": connection refused")
+					})
+					tr := &transport.Transport{Base: base, TitleID: "1234567890", RetryWindow: -1}
+					req, err := http.NewRequest("GET", u, nil)
 					if err != nil {
 						t.Fatal(err)
 					}
 					req.Header.Set("Authorization", mock.Token("2533274790000001", "1234567890"))
-					start := time.Now()
 					_, err = tr.RoundTrip(req)
-					least = min(least, time.Since(start))
 					last := fmt.Sprintf("v%032d", n-1)
 					if err == nil || strings.Contains(err.Error(), "QUERYSECRET0123456789") || c.name == "token" && strings.Contains(err.Error(), last) {
 						t.Fatalf("the error %.200q", err)
 					}
 				}
-				return least, b.Len()
 			}
-			quarter, qLen := call(c.n / 4)
-			whole, wLen := call(c.n)
-			t.Logf("a failed call of a %d-byte URL took %v, of a %d-byte one %v", qLen, quarter, wLen, whole)
-			if whole > 10*quarter+50*time.Millisecond {
-				t.Errorf("one failed call of a %d-byte URL took %v, %.1f times one of %d bytes (%v)", wLen, whole, float64(whole)/float64(quarter), qLen, quarter)
+			// Alternately, the least of three (internal/scaletest).
+			qu, wu := url(c.n/4), url(c.n)
+			g := scaletest.Measure(3, call(qu, c.n/4), call(wu, c.n))
+			t.Logf("a failed call of a %d-byte URL, then of a %d-byte one: %v", len(qu), len(wu), g)
+			if g.Ratio() > 10 && g.Large() > 50*time.Millisecond {
+				t.Errorf("one failed call of a %d-byte URL against one of %d bytes: %v", len(wu), len(qu), g)
 			}
 		})
 	}

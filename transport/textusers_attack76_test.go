@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/xblgo/fgrl/internal/racebuild"
+	"github.com/xblgo/fgrl/internal/scaletest"
 	"io"
 	"log/slog"
 	"net/http"
@@ -394,35 +395,28 @@ type attack76Big struct{ text string }
 
 func (e *attack76Big) Error() string { return e.text }
 
-// attack76TimeErr times one call through a Transport whose Base fails with
-// an error of text text; best of three.
-func attack76TimeErr(t *testing.T, text string) time.Duration {
+// attack76ScrubErr makes one call through a Transport whose Base fails
+// with an error of text text.
+func attack76ScrubErr(t *testing.T, text string) {
 	t.Helper()
-	best := time.Duration(1 << 62)
-	for range 3 {
-		var got error
-		tr := &transport.Transport{Base: attack76RT(func(*http.Request) (*http.Response, error) { return nil, &attack76Big{text} }),
-			TitleID: "1234567890", RetryWindow: -1, DisableBudget: true,
-			Observe: func(_ context.Context, e transport.Event) {
-				if e.Err != nil {
-					got = e.Err
-					_ = e.Err.Error()
-				}
-			}}
-		req := attack76Get(t, attack76Batch)
-		req.Header.Set("Authorization", mock.Token(attack76TokenXUID, "1234567890"))
-		start := time.Now()
-		_, err := tr.RoundTrip(req)
-		d := time.Since(start)
-		if err == nil || got == nil {
-			t.Fatal("setup: no error")
-		}
-		if strings.Contains(err.Error(), attack76Gamertag) {
-			t.Errorf("huge error names the user (%d bytes)", len(text))
-		}
-		best = min(best, d)
+	var got error
+	tr := &transport.Transport{Base: attack76RT(func(*http.Request) (*http.Response, error) { return nil, &attack76Big{text} }),
+		TitleID: "1234567890", RetryWindow: -1, DisableBudget: true,
+		Observe: func(_ context.Context, e transport.Event) {
+			if e.Err != nil {
+				got = e.Err
+				_ = e.Err.Error()
+			}
+		}}
+	req := attack76Get(t, attack76Batch)
+	req.Header.Set("Authorization", mock.Token(attack76TokenXUID, "1234567890"))
+	_, err := tr.RoundTrip(req)
+	if err == nil || got == nil {
+		t.Fatal("setup: no error")
 	}
-	return best
+	if strings.Contains(err.Error(), attack76Gamertag) {
+		t.Errorf("huge error names the user (%d bytes)", len(text))
+	}
 }
 
 // held: errors whose text is huge (plain words with one selector, 64
@@ -450,12 +444,11 @@ func TestAttack76HugeErrorTextScales(t *testing.T) {
 		"gtx":       func(n int) string { return "gt(" + attack76Gamertag + ") " + strings.Repeat("gtx(1)", n/6) },
 		"digits":    func(n int) string { return "gt(" + attack76Gamertag + ") " + strings.Repeat("1", n) },
 	} {
-		attack76TimeErr(t, mk(1000))
-		small, large := 25_000, 250_000 // 200 KB and 2 MB when helper 187 ran it
-		ts, tl := attack76TimeErr(t, mk(small)), attack76TimeErr(t, mk(large))
-		t.Logf("%s: %d: %v; %d: %v (%.1fx)", name, small, ts, large, tl, float64(tl)/float64(ts))
-		if tl > 30*ts && tl > 200*time.Millisecond {
-			t.Errorf("%s: superlinear: %d %v, %d %v (%.1fx for 10x)", name, small, ts, large, tl, float64(tl)/float64(ts))
+		ts, tl := mk(25_000), mk(250_000) // 200 KB and 2 MB when helper 187 ran it
+		g := scaletest.Measure(3, func() { attack76ScrubErr(t, ts) }, func() { attack76ScrubErr(t, tl) })
+		t.Logf("%s: 25,000 then 250,000: %v", name, g)
+		if g.Ratio() > 30 && g.Large() > 200*time.Millisecond {
+			t.Errorf("%s: superlinear for 10x the text: %v", name, g)
 		}
 	}
 }

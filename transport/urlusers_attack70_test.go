@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/xblgo/fgrl/internal/racebuild"
+	"github.com/xblgo/fgrl/internal/scaletest"
 	"io"
 	"log/slog"
 	"net/http"
@@ -354,25 +355,26 @@ func TestAttack70MalformedURLNoPanic(t *testing.T) {
 	}
 }
 
-// attack70Time times one call of rawURL through a Transport whose Base fails
-// quoting the URL; best of two.
-func attack70Time(t *testing.T, rawURL string) time.Duration {
+// attack70Scrub makes one call of rawURL through a Transport whose Base fails
+// quoting the URL.
+func attack70Scrub(t *testing.T, rawURL string) {
 	t.Helper()
-	best := time.Duration(1 << 62)
-	for range 5 { // the least of five: CI runs this beside its fuzzing, whose load once made one 33x for 10x the input
-		tr := &transport.Transport{Base: attack70ErrURL(), TitleID: "1234567890", RetryWindow: -1, DisableBudget: true,
-			Observe: func(context.Context, transport.Event) {}}
-		req := attack70Get(t, rawURL)
-		req.Header.Set("Authorization", mock.Token(attack70TokenXUID, "1234567890"))
-		start := time.Now()
-		_, err := tr.RoundTrip(req)
-		d := time.Since(start)
-		if err == nil {
-			t.Fatal("setup: no error")
-		}
-		best = min(best, d)
+	tr := &transport.Transport{Base: attack70ErrURL(), TitleID: "1234567890", RetryWindow: -1, DisableBudget: true,
+		Observe: func(context.Context, transport.Event) {}}
+	req := attack70Get(t, rawURL)
+	req.Header.Set("Authorization", mock.Token(attack70TokenXUID, "1234567890"))
+	if _, err := tr.RoundTrip(req); err == nil {
+		t.Fatal("setup: no error")
 	}
-	return best
+}
+
+// attack70Growth measures the scrub of mk(small) against mk(large),
+// alternately (internal/scaletest: CI runs this beside its fuzzing, whose
+// load once made one 33x, and later 35.8x, for 10x the input).
+func attack70Growth(t *testing.T, mk func(int) string, small, large int) scaletest.Growth {
+	t.Helper()
+	us, ul := mk(small), mk(large)
+	return scaletest.Measure(3, func() { attack70Scrub(t, us) }, func() { attack70Scrub(t, ul) })
 }
 
 // BREAK. The scrub should stay linear (commit be9b541: "past 32 of them
@@ -390,12 +392,10 @@ func TestAttack70EmptyUserPairsScrubScales(t *testing.T) {
 		return "https://leaderboards.xboxlive.com/scids/00000000-0000-0000-0000-000012345678/leaderboards/Kills?maxItems=10" +
 			strings.Repeat("&gt=,", n)
 	}
-	attack70Time(t, mkURL(100)) // warm up
-	small, large := 5000, 50000
-	ts, tl := attack70Time(t, mkURL(small)), attack70Time(t, mkURL(large))
-	t.Logf("%d pairs: %v; %d pairs: %v (%.1fx for 10x the input)", small, ts, large, tl, float64(tl)/float64(ts))
-	if tl > 30*ts && tl > 100*time.Millisecond {
-		t.Errorf("scrub superlinear: %d pairs %v, %d pairs %v (%.1fx for 10x)", small, ts, large, tl, float64(tl)/float64(ts))
+	g := attack70Growth(t, mkURL, 5000, 50000)
+	t.Logf("5,000 pairs, then 50,000: %v", g)
+	if g.Ratio() > 30 && g.Large() > 100*time.Millisecond {
+		t.Errorf("scrub superlinear for 10x the pairs: %v", g)
 	}
 }
 
@@ -421,12 +421,10 @@ func TestAttack70HugeURLScrubScales(t *testing.T) {
 			return "https://profile.xboxlive.com/users/me/profile?" + strings.Repeat("a=b&", n/4) + "xuid=" + attack70URLXUID
 		},
 	} {
-		attack70Time(t, mk(1000))
-		small, large := 25_000, 250_000
-		ts, tl := attack70Time(t, mk(small)), attack70Time(t, mk(large))
-		t.Logf("%s: %d: %v; %d: %v (%.1fx)", name, small, ts, large, tl, float64(tl)/float64(ts))
-		if tl > 30*ts && tl > 100*time.Millisecond {
-			t.Errorf("%s: superlinear: %d %v, %d %v (%.1fx for 10x)", name, small, ts, large, tl, float64(tl)/float64(ts))
+		g := attack70Growth(t, mk, 25_000, 250_000)
+		t.Logf("%s: 25,000 then 250,000: %v", name, g)
+		if g.Ratio() > 30 && g.Large() > 100*time.Millisecond {
+			t.Errorf("%s: superlinear for 10x the input: %v", name, g)
 		}
 	}
 }

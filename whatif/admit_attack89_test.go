@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/xblgo/fgrl/internal/racebuild"
+	"github.com/xblgo/fgrl/internal/scaletest"
 	"time"
 
 	"github.com/xblgo/fgrl/analyze"
@@ -125,8 +126,7 @@ func TestAttack89WhatIfLinear(t *testing.T) {
 		},
 	}
 	for name, shape := range shapes {
-		run := func(n int) time.Duration {
-			start := time.Now()
+		run := func(n int) {
 			r, _ := whatif.New(nil, nil)
 			for i := range n {
 				c := shape(i)
@@ -138,16 +138,15 @@ func TestAttack89WhatIfLinear(t *testing.T) {
 			if _, err := r.Run(ctx); err != nil {
 				t.Fatalf("%s %d: %v", name, n, err)
 			}
-			return time.Since(start)
 		}
 		run(1000)
-		// The least of two runs each, and 40x for 10x the calls (quadratic:
-		// 100x): CI runs this beside its fuzzing.
-		d1 := min(run(5000), run(5000))
-		d2 := min(run(50000), run(50000))
-		t.Logf("%s: 5k %v, 50k %v (%.1fx)", name, d1, d2, float64(d2)/float64(d1))
-		if d2 > 40*d1 && d2 > 3*time.Second {
-			t.Errorf("%s: 10x the calls took %.1fx the time", name, float64(d2)/float64(d1))
+		// Alternately, the least of two runs each (internal/scaletest: CI
+		// runs this beside its fuzzing), and 40x for 10x the calls
+		// (quadratic: 100x).
+		g := scaletest.Measure(2, func() { run(5000) }, func() { run(50000) })
+		t.Logf("%s: 5k, then 50k calls: %v", name, g)
+		if g.Ratio() > 40 && g.Large() > 3*time.Second {
+			t.Errorf("%s: 10x the calls: %v", name, g)
 		}
 	}
 }

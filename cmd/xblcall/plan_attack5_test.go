@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/xblgo/fgrl/internal/racebuild"
+	"github.com/xblgo/fgrl/internal/scaletest"
 	"github.com/xblgo/fgrl/limits"
 	"github.com/xblgo/fgrl/mock"
 	"github.com/xblgo/fgrl/transport"
@@ -642,22 +643,22 @@ func TestAttack5PlanMalformedArguments(t *testing.T) {
 func TestAttack5PlanManyArgumentsLinear(t *testing.T) {
 	// Serial: it times a run (it skips under -race; .ci/run runs it without).
 	racebuild.Skip(t, "time figures over 220,000 calls")
-	timeFor := func(n int) time.Duration {
+	plan := func(n int) {
 		args := []string{"limits", "plan", "--json"}
 		scopes := []string{"social", "profile", "presence/read", "stats-read"}
 		for i := range n {
 			args = append(args, fmt.Sprintf("%s:%dms:%d", scopes[i%len(scopes)], 1000+i%977, 1+i%5))
 		}
-		start := time.Now()
 		code, _, errs := ap108Run(args...)
 		if code != 1 {
 			t.Fatalf("%d calls: exit %d %s", n, code, errs)
 		}
-		return time.Since(start)
 	}
-	small, large := timeFor(20_000), timeFor(200_000)
-	if large > 30*small+time.Second || large > 20*time.Second {
-		t.Errorf("20,000 calls: %v; 200,000: %v: superlinear", small, large)
+	// Alternately (internal/scaletest: CI runs this beside its fuzzing).
+	g := scaletest.Measure(1, func() { plan(20_000) }, func() { plan(200_000) })
+	t.Logf("20,000 calls, then 200,000: %v", g)
+	if (g.Ratio() > 30 && g.Large() > time.Second) || g.Large() > 20*time.Second {
+		t.Errorf("superlinear for 10x the calls: %v", g)
 	}
 }
 

@@ -1,12 +1,12 @@
 package xblauth
 
 import (
-	"math"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/xblgo/fgrl/internal/racebuild"
+	"github.com/xblgo/fgrl/internal/scaletest"
 )
 
 // attack19Interesting are bytes and runes where TrimSpace, TrimLeftFunc and
@@ -118,23 +118,20 @@ func TestAttack19UserHashOfNotSuperlinear(t *testing.T) {
 		func(n int) string { return strings.Repeat("\u00a0", n/2-8) + "XBL3.0 x=1;t" },
 		func(n int) string { return "XBL3.0 x=1;" + strings.Repeat("\xe2\x80", (n-11)/2) },
 	}
-	timeOf := func(h string) time.Duration {
-		best := time.Duration(math.MaxInt64)
-		for range 3 {
-			start := time.Now()
+	calls := func(h string) func() {
+		return func() {
 			for range 200 {
 				UserHashOf(h)
 			}
-			best = min(best, time.Since(start))
 		}
-		return best
 	}
 	for i, shape := range shapes {
 		small, large := shape(MaxHeader/16), shape(MaxHeader)
 		attack19Check(t, small)
 		attack19Check(t, large)
-		if ts, tl := timeOf(small), timeOf(large); tl > 48*ts+20*time.Millisecond {
-			t.Errorf("shape %d: 200 UserHashOf of %d bytes took %v, of %d bytes %v: superlinear", i, len(small), ts, len(large), tl)
+		// Alternately, the least of three (internal/scaletest).
+		if g := scaletest.Measure(3, calls(small), calls(large)); g.Ratio() > 48 && g.Large() > 20*time.Millisecond {
+			t.Errorf("shape %d: 200 UserHashOf of %d bytes, then of %d bytes: %v: superlinear", i, len(small), len(large), g)
 		}
 	}
 }

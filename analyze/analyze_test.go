@@ -308,7 +308,8 @@ func TestUserNames(t *testing.T) {
 }
 
 // TestFindingsBounded: a flood of bursts lists at most maxPerGroupRule per
-// group and rule, and still counts them all.
+// group and rule, and still counts them all (ByRule too, as Fails and
+// Warnings: it counted the listed ones alone).
 func TestFindingsBounded(t *testing.T) {
 	var tr trace
 	for i := range 3000 {
@@ -316,7 +317,7 @@ func TestFindingsBounded(t *testing.T) {
 	}
 	rep := tr.report(t)
 	listed := rules(rep)["burst/warn"]
-	if listed != maxPerGroupRule || rep.ByRule[RuleBurst] != maxPerGroupRule || rep.Groups[0].Warnings <= listed {
+	if listed != maxPerGroupRule || rep.ByRule[RuleBurst] <= maxPerGroupRule || rep.Groups[0].Warnings <= listed {
 		t.Errorf("burst listed %d, by rule %d, group warnings %d; want %d listed and more counted",
 			listed, rep.ByRule[RuleBurst], rep.Groups[0].Warnings, maxPerGroupRule)
 	}

@@ -85,10 +85,12 @@ type (
 )
 
 // WriteJUnit writes the report as JUnit XML for a CI system's test page: a
-// test suite per rule, a test case per finding (a failing finding a
-// failure, a warning a skipped case whose message says so), and a passing
-// case for a rule that found nothing; in the incomplete-trace suite, a
-// case per trace, an error for one not read whole. The exit status of
+// test suite per rule, a test case per finding listed (a failing finding a
+// failure, a warning a skipped case whose message says so), one more case
+// for the rule's findings counted but not listed (a failure when one of
+// them fails), and a passing case for a rule that found nothing; in the
+// incomplete-trace suite, a case per trace, an error for one not read
+// whole. The exit status of
 // xblcall analyze does not change with the format.
 func (r *Report) WriteJUnit(w io.Writer) error {
 	doc := junitSuites{Name: "xblcall analyze"}
@@ -117,6 +119,18 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 			}
 			s.Cases = append(s.Cases, c)
 		}
+		if n, fails := r.unlisted(ri.ID); n > 0 {
+			msg := unlistedText(n, fails)
+			c := junitCase{Name: fmt.Sprintf("%s: %d more findings", ri.ID, n), ClassName: "xblcall.analyze"}
+			if fails > 0 {
+				c.Failure = &junitOutcome{Type: Fail, Message: msg, Text: msg + "\nhelp: " + ri.Help + "\n"}
+				s.Failures++
+			} else {
+				c.Skipped = &junitOutcome{Type: Warn, Message: "warning: " + msg, Text: msg + "\nhelp: " + ri.Help + "\n"}
+				s.Skipped++
+			}
+			s.Cases = append(s.Cases, c)
+		}
 		if len(s.Cases) == 0 {
 			s.Cases = append(s.Cases, junitCase{Name: ri.ID + ": no finding", ClassName: "xblcall.analyze"})
 		}
@@ -136,6 +150,27 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// unlisted returns how many findings of rule the report counts but does not
+// list (Report.Findings' bounds), and how many of those fail.
+func (r *Report) unlisted(rule string) (n, fails int) {
+	n, fails = r.ByRule[rule], r.FailsByRule[rule]
+	for i := range r.Findings {
+		if f := &r.Findings[i]; f.Rule == rule {
+			n--
+			if f.Level == Fail {
+				fails--
+			}
+		}
+	}
+	return max(n, 0), max(fails, 0)
+}
+
+// unlistedText says what a report's unlisted findings of a rule are.
+func unlistedText(n, fails int) string {
+	return fmt.Sprintf("%d more findings (%d failing) counted but not listed: a report lists %d per user, service, rule and level, and %d in all",
+		n, fails, maxPerGroupRule, MaxFindings)
 }
 
 // junitInputs adds a case per trace to s: an error for one not read whole.
@@ -257,11 +292,13 @@ type (
 
 // WriteSARIF writes the report as a SARIF 2.1.0 log for code scanning: a
 // rule per analyzer rule (its id, description and help), a result per
-// finding (error for a failing one, warning for a warning) located in the
-// trace it came from and at its service, with the XSAPI functions, user,
-// calls and entries in its properties. A trace not read whole is an error
-// result of the incomplete-trace rule at the byte where it was not, and
-// an error notification of a run that did not succeed.
+// finding listed (error for a failing one, warning for a warning) located
+// in the trace it came from and at its service, with the XSAPI functions,
+// user, calls and entries in its properties, and one result per rule for
+// its findings counted but not listed (an error when one of them fails),
+// with no location. A trace not read whole is an error result of the
+// incomplete-trace rule at the byte where it was not, and an error
+// notification of a run that did not succeed.
 func (r *Report) WriteSARIF(w io.Writer) error {
 	run := sarifRun{Tool: sarifTool{Driver: sarifDriver{Name: "xblcall analyze", InformationURI: "https://github.com/xblgo/fgrl"}}, Results: []sarifResult{}}
 	index := map[string]int{}
@@ -309,6 +346,17 @@ func (r *Report) WriteSARIF(w io.Writer) error {
 			PartialFingerprints: map[string]string{"fgrlFinding/v1": strconv.FormatUint(h.Sum64(), 16)},
 			Properties: map[string]any{"user": f.User, "service": f.Service, "host": f.Host, "calls": f.Calls,
 				"time": f.Time.UTC().Format(time.RFC3339Nano), "apis": nonNil(f.APIs), "entries": nonNil(entries), "url": f.URL}})
+	}
+	for i, ri := range RuleInfos {
+		if n, fails := r.unlisted(ri.ID); n > 0 {
+			level := "warning"
+			if fails > 0 {
+				level = "error"
+			}
+			run.Results = append(run.Results, sarifResult{RuleID: ri.ID, RuleIndex: i, Level: level, Message: sarifText{unlistedText(n, fails)},
+				PartialFingerprints: map[string]string{"fgrlFinding/v1": ri.ID + "/unlisted"},
+				Properties:          map[string]any{"findings": n, "fails": fails}})
+		}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -80,7 +80,8 @@
 // title's own services are analyzed too (the trace analyzer's custom user
 // agent).
 //
-// The verdict is red when any finding fails, yellow when there are only
+// The verdict is red when any finding fails, listed or not (Report.Findings
+// is bounded; its counts are of all), yellow when there are only
 // warnings, green when there is no finding; and incomplete, whatever the
 // calls read, when a trace was not read whole (Input.Complete): it ended
 // or broke off inside an entry, went past MaxTraceBytes or MaxCalls, or
@@ -137,7 +138,10 @@
 // (a rule per analyzer rule with its help, a result per finding located in
 // its trace, an error result at the byte of a trace not read whole), the
 // forms a CI system's test page and code scanning read; RuleInfos holds the
-// rules' help.
+// rules' help. A report lists at most 50 findings per user, service, rule
+// and level, and MaxFindings in all; both forms add, per rule, one case or
+// result for the findings counted but not listed, failing when one of them
+// fails.
 //
 // # JSON
 //

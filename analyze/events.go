@@ -97,9 +97,9 @@ func eventTime(line []byte, cs1 bool) (time.Time, bool) {
 }
 
 // eventFindings is the events burst rule: Size or more of a user's in-game
-// events within Window.
-func (a *Analyzer) eventFindings() []Finding {
-	var out []Finding
+// events within Window. It lists maxPerGroupRule of them per user and
+// counts the rest, unlisted.
+func (a *Analyzer) eventFindings() (out []Finding, unlisted int) {
 	users := make([]int32, 0, len(a.events))
 	for u := range a.events {
 		users = append(users, u)
@@ -114,8 +114,9 @@ func (a *Analyzer) eventFindings() []Finding {
 			who = shown(a.name(u))
 		}
 		for n, w := range windows(evs, time.Duration(b.Window), b.Size-1, true) {
-			if n == maxPerGroupRule {
-				break
+			if n >= maxPerGroupRule {
+				unlisted++
+				continue
 			}
 			f := Finding{Rule: RuleEventsBurst, Level: Warn, Time: time.Unix(0, w[0].at).UTC(), User: who, Service: "inGameEvents", Calls: len(w),
 				Reason: fmt.Sprintf("%d in-game events within %v: send fewer, or aggregate them", len(w), time.Duration(gap(w[0].at, w[len(w)-1].at)).Round(time.Millisecond)),
@@ -126,5 +127,5 @@ func (a *Analyzer) eventFindings() []Finding {
 			out = append(out, f)
 		}
 	}
-	return out
+	return out, unlisted
 }

@@ -18,8 +18,9 @@ const htmlGroups = 40
 // WriteHTML writes the report as one self-contained HTML page: no network,
 // no external file. It shows the verdict, a timeline per user and service
 // with its limits drawn on it, and the findings as a table that can be
-// filtered by level and rule. A trace not read whole is a banner at the
-// top, naming where. Text from the traces is escaped.
+// filtered by level and rule, saying how many more were counted but not
+// listed. A trace not read whole is a banner at the top, naming where.
+// Text from the traces is escaped.
 func (r *Report) WriteHTML(w io.Writer) error {
 	return pageTemplate.Execute(w, r.page())
 }
@@ -30,6 +31,7 @@ type page struct {
 	Groups    []timelineView
 	MoreDrawn int
 	Rules     []string
+	Unlisted  string // the findings counted but not listed, when there are
 }
 
 type gapView struct {
@@ -71,6 +73,14 @@ const (
 func (r *Report) page() page {
 	p := page{R: r}
 	p.Rules = slices.Sorted(maps.Keys(r.ByRule))
+	var unlisted, fails int
+	for _, rule := range p.Rules {
+		n, f := r.unlisted(rule)
+		unlisted, fails = unlisted+n, fails+f
+	}
+	if unlisted > 0 {
+		p.Unlisted = unlistedText(unlisted, fails) + "."
+	}
 	for _, in := range r.Inputs {
 		if gap := in.Gap(); gap != nil {
 			v := gapView{Name: in.Name, Where: gap.String(), More: max(in.ProblemCount-1, 0)}
@@ -199,6 +209,7 @@ Rule <select id="rule"><option value="">all</option>{{range .Rules}}<option>{{.}
 <table id="findings"><thead><tr><th>Time (UTC)</th><th>Level</th><th>Rule</th><th>Service</th><th>User</th><th>Reason</th><th>Calls</th></tr></thead><tbody>
 {{range .R.Findings}}<tr class="{{.Level}}" data-level="{{.Level}}" data-rule="{{.Rule}}"><td>{{time .Time}}</td><td class="level">{{.Level}}</td><td>{{.Rule}}</td><td>{{if .Service}}{{.Service}}{{else}}{{.Host}}{{end}}</td><td>{{.User}}</td><td>{{.Reason}}{{if .URL}}<br><span class="muted">{{.URL}}</span>{{end}}</td><td class="n">{{.Calls}}</td></tr>
 {{end}}</tbody></table>
+{{if .Unlisted}}<p class="muted" id="unlisted">{{.Unlisted}}</p>{{end}}
 
 <h2>Groups</h2>
 <table><thead><tr><th>Service</th><th>User</th><th>Calls</th><th>Peak 15 s</th><th>Peak 300 s</th><th>Cert.</th><th>429s</th><th>Avg gap</th><th>Min gap</th><th>Duplicates</th><th>Span</th><th>Verdict</th></tr></thead><tbody>

@@ -10,8 +10,10 @@ import (
 	"github.com/xblgo/fgrl/throttle"
 )
 
-// judge runs every rule over one group's calls, recs (Analyzer.callsOf).
-func (a *Analyzer) judge(g *group, recs []rec) (Group, []Finding) {
+// judge runs every rule over one group's calls, recs (Analyzer.callsOf):
+// the group, the findings it lists, and the count of those past
+// maxPerGroupRule, per rule and level.
+func (a *Analyzer) judge(g *group, recs []rec) (Group, []Finding, map[ruleLevel]int) {
 	info := a.userInfo[g.user]
 	gr := Group{User: shown(a.name(g.user)), Userhash: shown(info.hash), XUID: shown(info.xuid()), Gamertag: shown(info.gamertag()),
 		Service: shown(g.scope), Host: shown(g.host), Burst: g.rule.Burst, Sustain: g.rule.ClientLimit().Sustain,
@@ -31,10 +33,15 @@ func (a *Analyzer) judge(g *group, recs []rec) (Group, []Finding) {
 			gr.Warnings++
 		}
 	}
-	gr.Fails += j.dropped[Fail]
-	gr.Warnings += j.dropped[Warn]
+	for k, n := range j.unlisted {
+		if k.level == Fail {
+			gr.Fails += n
+		} else {
+			gr.Warnings += n
+		}
+	}
 	gr.Verdict = verdict(gr.Fails, gr.Warnings)
-	return gr, j.found
+	return gr, j.found, j.unlisted
 }
 
 // verdict colours a count of failures and warnings.
@@ -122,26 +129,31 @@ func timeline(recs []rec, start, end time.Time) (time.Duration, []int, []int) {
 
 // judging is one group's evaluation.
 type judging struct {
-	a       *Analyzer
-	g       *group
-	recs    []rec // the group's calls, sorted by time
-	gr      *Group
-	found   []Finding
-	perRule map[string]int
-	dropped map[string]int // findings past maxPerGroupRule, per level
+	a        *Analyzer
+	g        *group
+	recs     []rec // the group's calls, sorted by time
+	gr       *Group
+	found    []Finding
+	listed   map[ruleLevel]int
+	unlisted map[ruleLevel]int // findings past maxPerGroupRule
 }
 
-// add records a finding over recs[lo:hi] unless the rule has listed
-// maxPerGroupRule for this group already (it is then only counted).
+// ruleLevel is a rule and a level, as maxPerGroupRule bounds findings.
+type ruleLevel struct{ rule, level string }
+
+// add records a finding over recs unless the group lists maxPerGroupRule
+// of the rule at that level already (it is then only counted): warnings
+// never crowd a failure out of the list.
 func (j *judging) add(rule, level string, recs []rec, url bool, format string, args ...any) {
-	if j.perRule == nil {
-		j.perRule, j.dropped = map[string]int{}, map[string]int{}
+	if j.listed == nil {
+		j.listed, j.unlisted = map[ruleLevel]int{}, map[ruleLevel]int{}
 	}
-	j.perRule[rule]++
-	if j.perRule[rule] > maxPerGroupRule {
-		j.dropped[level]++
+	k := ruleLevel{rule, level}
+	if j.listed[k] == maxPerGroupRule {
+		j.unlisted[k]++
 		return
 	}
+	j.listed[k]++
 	f := Finding{Rule: rule, Level: level, Time: time.Unix(0, recs[0].at).UTC(), User: j.gr.User,
 		Service: j.gr.Service, Host: j.gr.Host, Calls: len(recs), Reason: fmt.Sprintf(format, args...)}
 	for _, r := range recs[:min(len(recs), maxEvidence)] {

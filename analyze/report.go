@@ -58,16 +58,20 @@ const Schema = "fgrl.analyze/v2"
 type Report struct {
 	Schema  string `json:"schema"`
 	Verdict string `json:"verdict"` // green, yellow, red, or incomplete
-	// Fails and Warnings count the findings of each level; Findings holds
-	// the first MaxFindings of them, failures first, then by time.
+	// Fails and Warnings count the findings of each level, listed or not;
+	// Findings lists at most maxPerGroupRule (50) of each rule and level
+	// per group, and MaxFindings in all, failures first, then by time.
+	// The verdict is of every finding counted.
 	Fails    int       `json:"fails"`
 	Warnings int       `json:"warnings"`
 	Findings []Finding `json:"findings"`
-	// ByRule counts the findings of each rule.
-	ByRule map[string]int `json:"byRule"`
-	Inputs []Input        `json:"inputs"`
-	Calls  int            `json:"calls"`  // calls read
-	Judged int            `json:"judged"` // calls to services judged, with a token
+	// ByRule counts the findings of each rule, and FailsByRule the
+	// failing ones among them, listed or not.
+	ByRule      map[string]int `json:"byRule"`
+	FailsByRule map[string]int `json:"failsByRule"`
+	Inputs      []Input        `json:"inputs"`
+	Calls       int            `json:"calls"`  // calls read
+	Judged      int            `json:"judged"` // calls to services judged, with a token
 	// NotJudged are the calls to hosts neither the limits nor the rules'
 	// services cover, per host: listed, never judged by the rules of
 	// calls; a host among them that answered 429 is a not-judged finding.
@@ -83,8 +87,11 @@ type Report struct {
 	Start            time.Time `json:"start"`
 	End              time.Time `json:"end"`
 	Groups           []Group   `json:"groups"` // per user and service, most calls first
-	Limits           string    `json:"limits"` // the limits revision used
-	Rules            *Rules    `json:"rules"`
+	// Limits is the revision of the limits used, with what looks like a
+	// credential in it hidden (safetext.HideOpaque): a trace's own limits
+	// name theirs.
+	Limits string `json:"limits"`
+	Rules  *Rules `json:"rules"`
 }
 
 // MaxFindings bounds the findings a Report lists (its counts are of all).
@@ -94,20 +101,29 @@ const MaxFindings = 5000
 // first MaxFindings in the order the Report lists them (failures first,
 // then by time, then as found), so that those past them, and their
 // evidence, go as the judging goes on: a long trace's findings (up to
-// maxPerGroupRule per group and rule) are not all held at once.
+// maxPerGroupRule per group, rule and level) are not all held at once.
 type listed struct {
 	rep   *Report
 	found []Finding
 }
 
+// count counts n findings of rule at level, listed or not.
+func (l *listed) count(rule, level string, n int) {
+	if n == 0 {
+		return
+	}
+	l.rep.ByRule[rule] += n
+	if level == Fail {
+		l.rep.FailsByRule[rule] += n
+		l.rep.Fails += n
+	} else {
+		l.rep.Warnings += n
+	}
+}
+
 func (l *listed) add(fs ...Finding) {
 	for _, f := range fs {
-		l.rep.ByRule[f.Rule]++
-		if f.Level == Fail {
-			l.rep.Fails++
-		} else {
-			l.rep.Warnings++
-		}
+		l.count(f.Rule, f.Level, 1)
 	}
 	l.found = append(l.found, fs...)
 	if len(l.found) >= 2*MaxFindings {
@@ -130,7 +146,8 @@ func (l *listed) cut() []Finding {
 	return l.found
 }
 
-// maxPerGroupRule bounds the findings listed per group and rule.
+// maxPerGroupRule bounds the findings listed per group, rule and level;
+// those past it are counted.
 const maxPerGroupRule = 50
 
 // HostCount is a number of calls to one host, and of the 429s among them.
@@ -216,7 +233,7 @@ const MaxTimelines = htmlGroups
 // Report analyzes what was added and returns the report.
 func (a *Analyzer) Report() *Report {
 	rep := &Report{Schema: Schema, Inputs: shownInputs(a.inputs), Calls: a.calls, Realtime: a.realtime, RealtimeMessages: a.realtimeMessages,
-		ByRule: map[string]int{}, Limits: shown(a.limits.Revision), Rules: a.rules}
+		ByRule: map[string]int{}, FailsByRule: map[string]int{}, Limits: shown(safetext.HideOpaque(a.limits.Revision)), Rules: a.rules}
 	if p := a.overProblem(); p != nil { // calls added past a bound, with no input after them
 		rep.Inputs = append(rep.Inputs, Input{Name: "calls added", Truncated: p.Reason, Stop: p})
 	}
@@ -238,12 +255,17 @@ func (a *Analyzer) Report() *Report {
 		if last.After(rep.End) {
 			rep.End = last
 		}
-		gr, found := a.judge(g, recs)
+		gr, found, unlisted := a.judge(g, recs)
 		apis.name(g, found)
 		rep.Groups, judged = append(rep.Groups, gr), append(judged, g)
 		all.add(found...)
+		for k, n := range unlisted {
+			all.count(k.rule, k.level, n)
+		}
 	}
-	all.add(a.eventFindings()...)
+	events, unlisted := a.eventFindings()
+	all.add(events...)
+	all.count(RuleEventsBurst, Warn, unlisted)
 	for id, u := range a.samples {
 		all.add(Finding{Rule: RuleSampleTitleID, Level: Warn, Host: strings.ToLower(id) + ".playfabapi.com", Time: u.evidence[0].Time,
 			Calls: u.calls, Evidence: u.evidence,

@@ -56,7 +56,9 @@ The rules (the trace analyzer's; --rules FILE changes them, see the analyze
 package doc), as reports name them:
 ` + ruleList() + `
 Social Manager's calls are exempt from polling, repeated-calls and
-small-batch.
+small-batch. A report lists at most 50 findings per user, service, rule and
+level, and 5000 in all, failures first; its verdict and counts are of every
+finding, listed or not.
 
   red     a finding fails: a 300 s span reaches the rule's certification
           figure (printed per service in the CERT column: the limits data's,
@@ -280,7 +282,7 @@ func (o *analyzeOpts) runWhatIf(ctx context.Context, e *env, paths []string, lim
 
 // printWhatIf prints the what-if side by side, a row per service.
 func printWhatIf(w io.Writer, res *whatif.Result, lim *limits.Limits) error {
-	fmt.Fprintf(w, "what-if: %d calls of the traces replayed through the fgrl transport against the mock (limits %s, virtual time)\n\n", res.Calls, lim.Revision)
+	fmt.Fprintf(w, "what-if: %d calls of the traces replayed through the fgrl transport against the mock (limits %s, virtual time)\n\n", res.Calls, shownRevision(lim.Revision))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "service\tcalls\t429s in the trace\t429s with fgrl\tdelayed\trefused locally\tdelay p50 (ms)\tp99\tmax\t")
 	var t429, f429 int
@@ -311,7 +313,7 @@ func printWhatIf(w io.Writer, res *whatif.Result, lim *limits.Limits) error {
 	}
 	for _, s := range res.Unreproduced {
 		fmt.Fprintf(w, "note: %s: the traces' 429s came below the limits %s, where fgrl holds, refuses or meets a 429 on fewer calls than the traces have 429s: the service throttled these calls by other limits (or calls the traces do not hold), and the verdict with fgrl assumes the table's\n",
-			safetext.Clip(s, 60), lim.Revision)
+			safetext.Clip(s, 60), shownRevision(lim.Revision))
 	}
 	return nil
 }
@@ -401,7 +403,7 @@ func namedLimits(e *env, paths []string) (*limits.Limits, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--trace-limits: the limits the traces name: %w", err)
 	}
-	fmt.Fprintf(e.stderr, "judging by the limits the traces name (%s)\n", safetext.Clip(safetext.HideOpaque(l.Revision), 60))
+	fmt.Fprintf(e.stderr, "judging by the limits the traces name (%s)\n", shownRevision(l.Revision))
 	return l, nil
 }
 
@@ -595,7 +597,7 @@ func writeHTMLReport(ctx context.Context, name string, rep *analyze.Report) erro
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	f, err := os.Create(name)
+	f, err := createOutput(name)
 	if err != nil {
 		return fmt.Errorf("--html: %w", err)
 	}
@@ -719,8 +721,11 @@ func printFindings(w io.Writer, rep *analyze.Report, verbose bool, cell func(str
 		shown = shown[:reportFindings]
 	}
 	fmt.Fprintf(w, "\nFINDINGS (%d of %d", len(shown), rep.Fails+rep.Warnings)
-	if len(shown) < rep.Fails+rep.Warnings {
-		fmt.Fprint(w, "; -v lists more, --json and --html all")
+	if len(shown) < len(rep.Findings) {
+		fmt.Fprintf(w, "; -v, --json and --html list %d", len(rep.Findings))
+	}
+	if len(rep.Findings) < rep.Fails+rep.Warnings {
+		fmt.Fprint(w, "; the rest are counted, not listed")
 	}
 	fmt.Fprintln(w, ")")
 	byRule := make([]string, 0, len(rep.ByRule))

@@ -126,7 +126,7 @@ func callFlags(o *callOpts) *flag.FlagSet {
 	fs.IntVarP(&o.load.c, "concurrency", "c", 1, "load: calls in flight at a time")
 	fs.Float64Var(&o.load.rate, "rate", 0, "load: start at most this many calls a second (0: as fast as answered)")
 	fs.BoolVar(&o.json, "json", false, "load: print the summary as JSON")
-	fs.StringVar(&o.via, "via", "", "send the request to a mock at this loopback address, the URL's host in the Host header (default $"+mockEnv+" unless --mock)")
+	fs.StringVar(&o.via, "via", "", "send the request to a mock at this loopback address, the URL's host in the Host header (default $"+mockEnv+" unless --mock; not with --mock)")
 	return fs
 }
 
@@ -142,6 +142,12 @@ func (o *callOpts) run(ctx context.Context, e *env, args []string) error {
 	}
 	if o.policy.AttemptTimeout > transport.LongCallTimeout { // it bounds the body's reading too (answerTimeout)
 		return &exitError{2, fmt.Errorf("--attempt-timeout %v: at most %v", o.policy.AttemptTimeout, transport.LongCallTimeout)}
+	}
+	if o.policy.MaxWait > transport.MaxPolicyWait { // the transport would cut it there, unsaid
+		return &exitError{2, fmt.Errorf("--max-wait %v: at most %v", o.policy.MaxWait, transport.MaxPolicyWait)}
+	}
+	if o.mock && o.via != "" {
+		return &exitError{2, errors.New("--via sends to a running mock: not with --mock, which answers in-process")}
 	}
 	if err := o.load.check(); err != nil {
 		return &exitError{2, err}
@@ -193,8 +199,7 @@ func (o *callOpts) run(ctx context.Context, e *env, args []string) error {
 	defer cancel()
 	resp, err := (&http.Client{Transport: o.transport(e)}).Do(req.WithContext(ctx))
 	if err != nil {
-		scrubURLs(err) // before describe writes its message
-		return describe(err)
+		return describe(clientError(req, err)) // before describe writes its message
 	}
 	defer resp.Body.Close()
 	// The bound is on the server's sending the body, not on standard
@@ -461,6 +466,16 @@ func (o *callOpts) transport(e *env) *transport.Transport {
 	return t
 }
 
+// clientError is err, an http.Client's for req, as call prints it: its
+// URLs as shownURL shows them (scrubURLs) and the credentials req carried
+// (its token, whatever its source) taken out wherever its text tells
+// them: net/http's error quotes the last redirect's Location, and a
+// service may redirect to a URL that echoes the token.
+func clientError(req *http.Request, err error) error {
+	scrubURLs(err)
+	return xblauth.Secrets{}.HeaderSecrets(req.Header).URLSecrets(req.URL).ScrubError(err)
+}
+
 // describe turns a failed call into its one-line reason.
 func describe(err error) error {
 	var te *transport.ThrottleError
@@ -542,10 +557,13 @@ func (t *tracer) RoundTrip(req *http.Request) (*http.Response, error) {
 	fmt.Fprintf(t.w, "> %s %s\n", safetext.Clip(req.Method, 16), ss.Scrub(shownURL(req.URL.String())))
 	for _, k := range slices.Sorted(maps.Keys(req.Header)) {
 		v := strings.Join(req.Header[k], ", ")
-		if k == "Authorization" {
+		switch {
+		case k == "Authorization":
 			v = xblauth.Redact(v)
-		} else if xblauth.Sensitive(k) {
+		case xblauth.Sensitive(k):
 			v = xblauth.Redacted
+		default: // a redirect's Referer is the URL that echoed them
+			v = ss.Scrub(v)
 		}
 		fmt.Fprintf(t.w, "> %s: %s\n", safetext.Clip(k, 100), safetext.Clip(v, 1000))
 	}

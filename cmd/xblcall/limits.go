@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -289,12 +290,12 @@ func (o *limitsOpts) run(_ context.Context, e *env, args []string) error {
 		}{l.Revision, l.Source, l.Fallback, l.Rules})
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "revision %s: burst per 15 s, sustain per 300 s, per user + title\n", l.Revision)
+	fmt.Fprintf(tw, "revision %s: burst per 15 s, sustain per 300 s, per user + title\n", shownRevision(l.Revision))
 	fmt.Fprintln(tw, "SCOPE\tHOSTS\tREQUESTS\tBURST\tSUSTAIN\tPUB\tCERT")
 	for _, r := range l.Rules {
-		hosts, reqs := strings.Join(r.Hosts, ","), requests(&r)
-		if !o.wide {
-			hosts, reqs = firstOf(r.Hosts, 24), safetext.Clip(reqs, 20)
+		hosts, reqs := firstOf(r.Hosts, 24), safetext.Clip(requests(&r), 20)
+		if o.wide { // a file's text, escaped whole
+			hosts, reqs = safetext.Clip(strings.Join(r.Hosts, ","), math.MaxInt), safetext.Clip(requests(&r), math.MaxInt)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%d\n", safetext.Clip(r.Scope(), 24), hosts, reqs,
 			r.Burst, r.Sustain, dash(r.PublisherSustain), r.CertificationLimit())
@@ -304,6 +305,11 @@ func (o *limitsOpts) run(_ context.Context, e *env, args []string) error {
 	}
 	return tw.Flush()
 }
+
+// shownRevision is a limits revision as xblcall prints it, anywhere: a
+// file's or a trace's, escaped and clipped, and what looks like a
+// credential in it hidden (safetext.HideOpaque).
+func shownRevision(rev string) string { return safetext.Clip(safetext.HideOpaque(rev), 60) }
 
 func requests(r *limits.Rule) string {
 	m, p := "any", ""

@@ -232,8 +232,7 @@ func oneCall(ctx context.Context, client *http.Client, req *http.Request, body [
 	start := time.Now()
 	resp, err := client.Do(r)
 	if err != nil {
-		scrubURLs(err)
-		return 0, time.Since(start), err
+		return 0, time.Since(start), clientError(r, err)
 	}
 	bound := bodyBound(ctx, cancel, answer)
 	_, err = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<20))

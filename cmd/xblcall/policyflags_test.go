@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,5 +34,27 @@ func TestPolicyFlags(t *testing.T) {
 		if tr.Policy != tc.want || tr.RetryWindow != transport.DefaultRetryWindow {
 			t.Errorf("%v: the transport's Policy %+v and window %v, want %+v and %v", tc.args, tr.Policy, tr.RetryWindow, tc.want, transport.DefaultRetryWindow)
 		}
+	}
+}
+
+// TestCallFlagsRefusedNotIgnored: a --max-wait past the transport's bound
+// (transport.MaxPolicyWait) is refused as --attempt-timeout's is, not cut
+// to it unsaid, and --via with --mock (which answers in-process) is
+// refused, not ignored: exit 2, one line.
+func TestCallFlagsRefusedNotIgnored(t *testing.T) {
+	t.Parallel()
+	prof := "https://profile.xboxlive.com/users/me/profile/settings"
+	for _, args := range [][]string{
+		{"call", "--mock", "--max-wait", "1h", prof},
+		{"call", "--mock", "--max-wait", "5m1s", prof},
+		{"call", "--mock", "--via", "127.0.0.1:1", prof},
+	} {
+		code, out, errs := xblcall(t, args...)
+		if code != 2 || out != "" || strings.Count(errs, "\n") != 1 {
+			t.Errorf("%q: exit %d, stdout %.60q, stderr %q; want 2 and one line", args, code, out, errs)
+		}
+	}
+	if code, _, errs := xblcall(t, "call", "--mock", "--max-wait", "5m", prof); code != 0 {
+		t.Errorf("--max-wait 5m: exit %d (%s), want 0", code, errs)
 	}
 }

@@ -176,6 +176,17 @@ func checkWritable(path, flag string) error {
 	return os.Remove(target)
 }
 
+// createOutput opens an output file that is written as the run goes or
+// once it ends (--html, --svg, --har) as a shell's "> name" does: made or
+// emptied, through a link, and write-only, so that a FIFO's open waits for
+// its reader (os.Create opens read-write: a FIFO no one read took the
+// report and lost it on close, exit 0). -o, and the files the mock and the
+// proxy write, are replaced whole instead (writeFileAtomic: regular files
+// only).
+func createOutput(name string) (*os.File, error) {
+	return os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+}
+
 // harTrace is the --har file being written.
 type harTrace struct {
 	f   *os.File
@@ -193,7 +204,7 @@ func (o *simulateOpts) openHAR(clients int, l *limits.Limits) (*harTrace, error)
 	if clients != 1 {
 		return nil, &exitError{2, errors.New("--har records one client: give --client naive, xsapi, fgrl or subscribed")}
 	}
-	f, err := os.Create(o.har)
+	f, err := createOutput(o.har)
 	if err != nil {
 		return nil, fmt.Errorf("--har: %w", err)
 	}

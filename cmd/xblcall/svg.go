@@ -2,9 +2,9 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"html"
-	"os"
 	"time"
 
 	"github.com/xblgo/fgrl/internal/safetext"
@@ -57,7 +57,12 @@ func writeSVG(name string, results []replay.Result, desc string) error {
 			c.key(r.Client, k)
 		}
 	}
-	return os.WriteFile(name, c.finish(), 0o644)
+	f, err := createOutput(name)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(c.finish())
+	return cmp.Or(err, f.Close())
 }
 
 // chart accumulates the SVG body; y is the height used so far and end the

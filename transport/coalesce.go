@@ -45,6 +45,7 @@ type coalescer struct {
 	flights map[readKey]*flight // requests under way, by readKey
 	cache   map[readKey]*shared // by readKey.cacheKey
 	order   []cacheRef          // the cache's entries in the order stored
+	ends    endHeap             // the cache's entries, the first to end on top
 	// bytes is what the cache holds: its entries' sizes, and the keys of
 	// entries replaced or dropped whose references order still holds
 	// (each reference keeps its key: staleKeys of them).
@@ -71,7 +72,10 @@ type shared struct {
 	resp  *http.Response // status, proto, header and trailer; no body, no request
 	body  []byte
 	until time.Time // in the cache until then
-	size  int       // bytes held, headers included
+	size  int       // bytes held, head and key included
+	// In the cache: its key there and its index in the cache's ends.
+	key readKey
+	end int
 }
 
 // coalesce answers req (whose key is key) from the cache, from a request
@@ -256,7 +260,7 @@ func (t *Transport) lead(req *http.Request, key readKey, f *flight) (_ *http.Res
 	resp.Body.Close()
 	head := *resp
 	head.Body, head.Request, head.Header, head.Trailer = nil, nil, resp.Header.Clone(), resp.Trailer.Clone()
-	s := &shared{resp: &head, body: body, size: cap(body) + headerBytes(head.Header) + headerBytes(head.Trailer) + len(head.Status) + len(head.Proto) + key.size()}
+	s := &shared{resp: &head, body: body}
 	// An answer to a renewed token is not the answer to the token the
 	// followers and the cache's later callers hold: it stays the leader's.
 	if !renewed && shareable(resp.Header) {
@@ -267,15 +271,8 @@ func (t *Transport) lead(req *http.Request, key readKey, f *flight) (_ *http.Res
 		// has too (RFC 9111 §4.2.3's response_delay).
 		now := clock.From(req.Context()).Now()
 		if ttl := cacheTTL(resp, min(t.ReadCacheTTL, MaxReadCacheTTL), now.Sub(sentAt)); ttl > 0 {
-			s.until = now.Add(ttl)
-			// The cache keeps no TLS state: its answers came on no
-			// connection of their later callers', and a connection's
-			// state holds the server's certificates (up to 256 KiB),
-			// which its size does not count.
-			kept, head := *s, *s.resp
-			head.TLS = nil
-			kept.resp = &head
-			t.store(key.cacheKey(), &kept, now)
+			ck := key.cacheKey()
+			t.store(ck, s.kept(ck, now.Add(ttl)), now)
 		}
 	}
 	return s.response(req), nil

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"container/heap"
 	"net/http"
 	"slices"
 	"strconv"
@@ -154,6 +155,63 @@ func headerValues(h http.Header, name string) []string {
 	return vs
 }
 
+// kept is the copy of s the cache keeps under key until then, its size
+// counted: a head whose strings are its own (ownHeader: net/http cuts
+// Status and Proto out of the whole status line it read, and a base
+// RoundTripper may cut a header value out of a larger string, which the
+// copy would keep whole), and no TLS state (its answers came on no
+// connection of their later callers', and a connection's state holds the
+// server's certificates, up to 256 KiB).
+func (s *shared) kept(key readKey, until time.Time) *shared {
+	head := *s.resp
+	head.TLS = nil
+	head.Status, head.Proto = strings.Clone(head.Status), strings.Clone(head.Proto)
+	if te := head.TransferEncoding; te != nil {
+		head.TransferEncoding = make([]string, len(te))
+		for i, v := range te {
+			head.TransferEncoding[i] = strings.Clone(v)
+		}
+	}
+	head.Header, head.Trailer = ownHeader(head.Header), ownHeader(head.Trailer)
+	return &shared{resp: &head, body: s.body, until: until, size: cap(s.body) + headBytes(&head) + key.size()}
+}
+
+// ownHeader is h.Clone with names and values that are strings of its own.
+func ownHeader(h http.Header) http.Header {
+	if h == nil {
+		return nil
+	}
+	n := 0
+	for _, vs := range h {
+		n += len(vs)
+	}
+	values := make([]string, n) // one array for every name's values, as Clone does
+	c := make(http.Header, len(h))
+	for k, vs := range h {
+		if vs == nil { // as Clone keeps it
+			c[strings.Clone(k)] = nil
+			continue
+		}
+		own := values[:len(vs):len(vs)]
+		values = values[len(vs):]
+		for i, v := range vs {
+			own[i] = strings.Clone(v)
+		}
+		c[strings.Clone(k)] = own
+	}
+	return c
+}
+
+// headBytes is at most the memory the head h holds: its status line's
+// strings, its transfer codings, its header and its trailer.
+func headBytes(h *http.Response) int {
+	n := heapBytes(len(h.Status)) + heapBytes(len(h.Proto)) + heapBytes(16*len(h.TransferEncoding)) + headerBytes(h.Header) + headerBytes(h.Trailer)
+	for _, v := range h.TransferEncoding {
+		n += heapBytes(len(v))
+	}
+	return n
+}
+
 // headerBytes is at most the memory h holds: each name's and value's
 // string, the array of the values' string headers, and the map. A map of n
 // names has at most about 2×8/7 n slots (its tables are powers of two of
@@ -175,9 +233,10 @@ func headerBytes(h http.Header) int {
 	return n + heapBytes(16*values)
 }
 
-// heapBytes is at most the memory an allocation of n bytes takes: Go's
-// size classes round one of up to 32 KiB up by less than a quarter and 16
-// bytes, and a larger one up to whole 8 KiB pages.
+// heapBytes is at most the memory an allocation of n bytes takes (a
+// string of n bytes, an array): Go's size classes round one of up to
+// 32 KiB up by less than a quarter and 16 bytes, and a larger one up to
+// whole 8 KiB pages.
 func heapBytes(n int) int {
 	const page = 8 << 10
 	switch {
@@ -205,8 +264,7 @@ func (t *Transport) cached(key readKey, now time.Time) *shared {
 	defer c.mu.Unlock()
 	s := c.cache[key]
 	if s != nil && !now.Before(s.until) {
-		delete(c.cache, key)
-		c.drop(s, key)
+		c.drop(s)
 		return nil
 	}
 	return s
@@ -214,12 +272,16 @@ func (t *Transport) cached(key readKey, now time.Time) *shared {
 
 // store caches s under key, in place of the entries that have expired at
 // now and, while the cache has no room for s, of its oldest entries. Every
-// byte an entry holds counts (s.size: body, headers and key), and so does
-// the key of a reference order keeps to an entry replaced or dropped
-// since, until it goes. Entries leave in the order they came (every TTL is
-// at most MaxReadCacheTTL, so the oldest end first, or within
-// MaxReadCacheTTL of it): each store costs O(1) amortized, never a scan of
-// the cache.
+// byte an entry holds counts (s.size: body, head and key), and so does the
+// key of a reference order keeps to an entry replaced or dropped since,
+// until it goes.
+//
+// No store scans the cache. Entries do not end in the order they came (a
+// max-age shorter than another's ends first), so those that have expired
+// are found on the heap of ends, the first to end on top: each leaves it
+// once, at O(log n) for n entries (at most 4,096: 12 levels). Room is then
+// made from the oldest, at the front of order: each reference leaves it
+// once, and compaction costs O(1) for each reference it drops.
 func (t *Transport) store(key readKey, s *shared, now time.Time) {
 	c := &t.reads
 	c.mu.Lock()
@@ -228,51 +290,51 @@ func (t *Transport) store(key readKey, s *shared, now time.Time) {
 		c.cache = make(map[readKey]*shared)
 	}
 	if old := c.cache[key]; old != nil {
-		delete(c.cache, key)
-		c.drop(old, key)
+		c.drop(old)
 	}
 	if s.size > maxCachedBytes {
 		return
 	}
-	if c.staleKeys > 0 && c.staleKeys >= len(c.cache) {
-		c.compact() // costs O(1) for each reference it drops
+	for len(c.ends) > 0 && !now.Before(c.ends[0].until) {
+		c.drop(c.ends[0])
 	}
-	c.expire(now, s.size)
-	key = key.owned()
-	c.cache[key] = s
+	if c.staleKeys > 0 && c.staleKeys >= len(c.cache) {
+		c.compact() // before making room: the keys it drops give theirs
+	}
+	c.makeRoom(s.size)
+	s.key = key.owned()
+	c.cache[s.key] = s
 	c.bytes += s.size
-	c.order = append(c.order, cacheRef{key, s.until})
+	c.order = append(c.order, cacheRef{s.key, s.until})
+	heap.Push(&c.ends, s)
 }
 
-// expire drops, oldest first, the entries that have expired at now and
-// the order's references to entries replaced or dropped, and then the
-// oldest entries while the cache has no room for one more of size bytes.
-// Requires c.mu held.
-func (c *coalescer) expire(now time.Time, size int) {
+// makeRoom drops the oldest entries while the cache has no room for one
+// more of size bytes, and order's references to entries replaced or
+// dropped before them. Requires c.mu held.
+func (c *coalescer) makeRoom(size int) {
 	i := 0
 	for ; i < len(c.order); i++ {
 		ref := c.order[i]
-		s := c.cache[ref.key]
-		if s == nil || !s.until.Equal(ref.until) {
-			c.forget(ref)
-			continue
+		if s := c.cache[ref.key]; s != nil && s.until.Equal(ref.until) {
+			if len(c.cache) < maxCachedEntries && c.bytes+size <= maxCachedBytes {
+				break
+			}
+			c.drop(s)
 		}
-		full := len(c.cache) >= maxCachedEntries || c.bytes+size > maxCachedBytes
-		if now.Before(ref.until) && !full {
-			break
-		}
-		delete(c.cache, ref.key)
-		c.bytes -= s.size
+		c.forget(ref)
 	}
 	clear(c.order[:i]) // the array stays: its gone references must not keep their keys
 	c.order = c.order[i:]
 }
 
-// drop counts out an entry taken from the cache under key whose reference
-// order still holds: all but its key, which the reference keeps until it
-// goes (forget). Requires c.mu held.
-func (c *coalescer) drop(s *shared, key readKey) {
-	c.bytes -= s.size - key.size()
+// drop takes the entry s out of the cache, and counts it out: all but its
+// key, which its reference in order keeps until it goes (forget). Requires
+// c.mu held.
+func (c *coalescer) drop(s *shared) {
+	delete(c.cache, s.key)
+	heap.Remove(&c.ends, s.end)
+	c.bytes -= s.size - s.key.size()
 	c.staleKeys++
 }
 
@@ -301,4 +363,30 @@ func (c *coalescer) compact() {
 	}
 	slices.Reverse(live)
 	c.order = live
+}
+
+// endHeap is the cache's entries as a heap (container/heap) by their end,
+// the first to end on top; each entry holds its index in it (shared.end).
+type endHeap []*shared
+
+func (h endHeap) Len() int           { return len(h) }
+func (h endHeap) Less(i, j int) bool { return h[i].until.Before(h[j].until) }
+
+func (h endHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].end, h[j].end = i, j
+}
+
+func (h *endHeap) Push(x any) {
+	s := x.(*shared)
+	s.end = len(*h)
+	*h = append(*h, s)
+}
+
+func (h *endHeap) Pop() any {
+	old := *h
+	s := old[len(old)-1]
+	old[len(old)-1] = nil // the array must not keep the entry
+	*h = old[:len(old)-1]
+	return s
 }

@@ -159,7 +159,12 @@ func (k readKey) owned() readKey {
 	return k
 }
 
-// size is the bytes k holds, for the cache's bound.
+// size is the bytes k holds, for the cache's bound: each of its strings
+// as the allocator gives its copy (owned).
 func (k readKey) size() int {
-	return 128 + len(k.title) + len(k.scheme) + len(k.urlHost) + len(k.host) + len(k.uri) + len(k.contract) + len(k.accept) + len(k.language) + len(k.encoding) + len(k.pol.Rule)
+	n := 128
+	for _, f := range []string{k.title, k.scheme, k.urlHost, k.host, k.uri, k.contract, k.accept, k.language, k.encoding, k.pol.Rule} {
+		n += heapBytes(len(f))
+	}
+	return n
 }

@@ -186,7 +186,7 @@ func TestAttack91RaceReadsDuringCompaction(t *testing.T) {
 	t.Logf("%d requests for %d reads, %d checks; at the end %d entries, %d references", seq.Load(), 32*2000, checks.Load(), entries, refs)
 }
 
-// held: a Transport used by 64 goroutines over 10,000 keys (100 users
+// held: a Transport used by 64 goroutines, 200 reads each, over 10,000 keys (100 users
 // times 100 URLs), some answers fresh for 1 s, every 10th key's answer
 // 128 KiB (so both bounds are reached: 4,096 answers and 64 MiB): every read
 // gets its own key's answer, and the counts, checked by a 65th goroutine
@@ -227,7 +227,7 @@ func TestAttack91Race64Goroutines10kKeys(t *testing.T) {
 	for g := range 64 {
 		wg.Go(func() {
 			rng := rand.New(rand.NewPCG(uint64(g), 2))
-			for range 400 {
+			for range 200 {
 				k := rng.IntN(10000)
 				user := strconv.Itoa(1000 + k/100)
 				path := fmt.Sprintf("/users/%d/profile", k%100)
@@ -246,7 +246,7 @@ func TestAttack91Race64Goroutines10kKeys(t *testing.T) {
 	close(done)
 	checker.Wait()
 	entries, refs := attack91Counts(t, tr)
-	t.Logf("%d requests for %d reads; at the end %d entries, %d references, %d bytes", seq.Load(), 64*400, entries, refs, tr.reads.bytes)
+	t.Logf("%d requests for %d reads; at the end %d entries, %d references, %d bytes", seq.Load(), 64*200, entries, refs, tr.reads.bytes)
 }
 
 // held: "an expired entry removed when found on a read" (RELIABILITY.md,

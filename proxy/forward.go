@@ -40,6 +40,7 @@ type call struct {
 	rc      *http.ResponseController // the answer's
 	end     time.Time                // its arrival plus MaxCallTime
 	body    *watchedBody             // the request's body, when it has one the transport reads
+	trailer http.Header              // with body: the request's Trailer, which net/http fills at the body's end
 	key     throttle.Key
 	counted bool // the key is a rule's (transport.KeyOf)
 	status  int
@@ -115,12 +116,14 @@ func (s *Server) streamed(c *call, r, out *http.Request, pol *transport.Policy, 
 		return func() {}
 	}
 	c.body = &watchedBody{ReadCloser: out.Body, length: out.ContentLength, ended: ended}
+	c.trailer = r.Trailer
 	out.Body = c.body
 	switch {
 	case r.ProtoMajor >= 2 || pol.FailFast || s.tr.Policy.FailFast:
 	case out.ContentLength < 0:
 		// The body's trailers land in r's Trailer, which out shares: out
-		// gets its own, which the ReverseProxy copies meanwhile.
+		// gets its own, which the ReverseProxy copies meanwhile
+		// (trailedBody passes the values on).
 		out.Trailer = r.Trailer.Clone()
 		p := s.held.prefetch(c.body)
 		out.Body = p
@@ -166,14 +169,42 @@ func (c *call) answered(resp *http.Response) {
 
 // rewrite is the ReverseProxy's: the request goes to https://host with
 // its path and query, the policy headers stripped (the hop-by-hop ones
-// and Proxy-Authorization the ReverseProxy strips itself).
+// and Proxy-Authorization the ReverseProxy strips itself), and its
+// trailer fields too (stripTrailer); a streamed body's trailers go on
+// at its end (trailedBody).
 func (s *Server) rewrite(pr *httputil.ProxyRequest) {
 	c := pr.In.Context().Value(callKey{}).(*call)
 	in := pr.In.URL
 	pr.Out.URL = &url.URL{Scheme: "https", Host: c.host, Path: in.Path, RawPath: in.RawPath, RawQuery: pr.Out.URL.RawQuery}
 	pr.Out.Host = ""
 	stripPolicy(pr.Out.Header)
+	stripTrailer(pr.Out.Trailer)
+	if c.body != nil && pr.Out.Body != nil && len(pr.Out.Trailer) > 0 {
+		pr.Out.Body = &trailedBody{ReadCloser: pr.Out.Body, from: c.trailer, to: pr.Out.Trailer}
+	}
 	c.key, c.counted = s.tr.KeyOf(pr.Out)
+}
+
+// trailedBody is a streamed request body whose trailer fields reach the
+// service as sent. net/http fills the request's Trailer (from) as it
+// reads the body's end, but the request sent has a copy of it made before
+// (to: the fields announced, their values not yet come, the proxy's own
+// stripped), which the transport writes after the body: at the body's end
+// each of to's fields takes its value from from. A streamed body is sent
+// once, in the request rewrite made, so to is the Trailer sent.
+type trailedBody struct {
+	io.ReadCloser
+	from, to http.Header
+}
+
+func (b *trailedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF {
+		for name := range b.to {
+			b.to[name] = b.from[name]
+		}
+	}
+	return n, err
 }
 
 // roundTripper is the ReverseProxy's Transport: it sends a rewritten

@@ -44,7 +44,8 @@ func (h *heldBytes) hold(r *http.Request) (release func(), err error) {
 // counted as they arrive, not from its Content-Length, so a body
 // announced and never sent holds a few KiB of the reserve, not all it
 // announced; when the reserve runs out part way, what came is sent ahead
-// of the rest, streamed, and no longer counted.
+// of the rest, streamed, and stays counted until release, since the call
+// holds it until it ends.
 func (h *heldBytes) read(r *http.Request, n int64) (release func(), err error) {
 	limit := n
 	if n < 0 {
@@ -57,9 +58,8 @@ func (h *heldBytes) read(r *http.Request, n int64) (release func(), err error) {
 		grown := min(limit, max(2*counted, holdStep))
 		if h.n.Add(grown-counted) > maxHeldBodies {
 			h.n.Add(counted - grown)
-			release()
 			r.Body = &readAhead{Reader: io.MultiReader(bytes.NewReader(b), r.Body), body: r.Body}
-			return func() {}, nil
+			return release, nil
 		}
 		counted = grown
 		b = append(make([]byte, 0, grown), b...)

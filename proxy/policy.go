@@ -174,3 +174,17 @@ func stripPolicy(h http.Header) {
 		}
 	}
 }
+
+// stripTrailer strips a request's trailer of the fields that never reach
+// the service in its header either: the proxy's own (stripPolicy, and
+// Proxy-Authorization, its access token) and the other hop-by-hop ones,
+// which the ReverseProxy strips from the header (RFC 9110 §7.6.1).
+func stripTrailer(h http.Header) {
+	stripPolicy(h)
+	for name := range h {
+		switch http.CanonicalHeaderKey(name) {
+		case "Proxy-Authorization", "Proxy-Authenticate", "Connection", "Proxy-Connection", "Keep-Alive", "Te", "Trailer", "Transfer-Encoding", "Upgrade":
+			delete(h, name)
+		}
+	}
+}

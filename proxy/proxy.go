@@ -25,7 +25,10 @@
 // (ratelimit.Body), plus HeaderRefused, so the application's own 429
 // handling works and the service's budget is not spent. A per-call Policy
 // is chosen with request headers (HeaderMaxWait...), which the proxy
-// strips before sending.
+// strips before sending. The trailer fields a request's body announces
+// (its Trailer header) reach the service as sent, but for the proxy's
+// own, which it strips too: those named with PolicyPrefix, and the
+// hop-by-hop ones, Proxy-Authorization among them.
 //
 // # What it refuses
 //

@@ -12,6 +12,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"sync"
@@ -75,9 +76,9 @@ type XboxToken struct {
 func (t XboxToken) Authorization() string { return "XBL3.0 x=" + t.UserHash + ";" + t.Token }
 
 // SignIn is a TokenSource for one signed-in user: from a Microsoft account
-// refresh token it gets an access token (golang.org/x/oauth2), a user token
-// from user.auth.xboxlive.com and an XSTS token from xsts.auth.xboxlive.com,
-// and gets new ones before they expire. It is safe for concurrent use.
+// refresh token it gets an access token, a user token from
+// user.auth.xboxlive.com and an XSTS token from xsts.auth.xboxlive.com, and
+// gets new ones before they expire. It is safe for concurrent use.
 //
 // One sign-in runs at a time (single flight), bounded by Timeout whatever the
 // callers' contexts; callers waiting for it leave when their own context
@@ -86,7 +87,10 @@ func (t XboxToken) Authorization() string { return "XBL3.0 x=" + t.UserHash + ";
 // clock that runs ahead of the services' does not make every call sign in
 // again.
 type SignIn struct {
-	// OAuth is the Microsoft account configuration (MicrosoftOAuth).
+	// OAuth is the Microsoft account configuration (MicrosoftOAuth). A
+	// refresh posts its ClientID, its ClientSecret if any, and its Scopes
+	// (SignInScopes if none: the identity platform requires a scope) to its
+	// Endpoint.TokenURL.
 	OAuth *oauth2.Config
 	// Microsoft is the Microsoft account token to start from: a stored
 	// refresh token, with or without a still valid access token. It is read
@@ -303,8 +307,14 @@ func (f *flight) wait(ctx context.Context) (XboxToken, error) {
 // ended is the SignInError of a sign-in that err, a context's error, ended
 // at step: errors.Is finds context.DeadlineExceeded or context.Canceled
 // through it.
-func ended(step string, err error) *SignInError {
-	return &SignInError{Step: step, Message: safetext.Clip(err.Error(), 200), Err: err}
+func ended(step string, err error) *SignInError { return failed(step, 0, err, nil) }
+
+// failed is the SignInError of a request of step that failed with err (a
+// deadline, a network error), after an answer of status if one came: err
+// is its cause, scrubbed of the secrets ss names.
+func failed(step string, status int, err error, ss xblauth.Secrets) *SignInError {
+	err = ss.ScrubError(err)
+	return &SignInError{Step: step, Status: status, Message: safetext.Clip(err.Error(), 200), Err: err}
 }
 
 // signIn gets, after wait, what is due of the user and XSTS tokens.
@@ -379,7 +389,7 @@ func signInClient(hc *http.Client) *http.Client {
 }
 
 // accessToken returns a valid Microsoft access token, refreshing it with
-// the refresh token when needed, within ctx.
+// the refresh token when needed (tokenGrant), within ctx.
 func (s *SignIn) accessToken(ctx context.Context) (string, error) {
 	s.mu.Lock()
 	ms := s.msLocked()
@@ -387,18 +397,25 @@ func (s *SignIn) accessToken(ctx context.Context) (string, error) {
 	if ms == nil {
 		return "", &SignInError{Step: "Microsoft account", Message: "not signed in (no Microsoft account token)"}
 	}
-	ctx = context.WithValue(ctx, oauth2.HTTPClient, signInClient(s.HTTPClient))
-	tok, err := s.OAuth.TokenSource(ctx, ms).Token()
+	if ms.Valid() {
+		return ms.AccessToken, nil
+	}
+	if ms.RefreshToken == "" {
+		return "", &SignInError{Step: "Microsoft account", Message: "the access token has expired, and there is no refresh token"}
+	}
+	tok, err := tokenGrant(ctx, signInClient(s.HTTPClient), s.OAuth,
+		url.Values{"grant_type": {"refresh_token"}, "refresh_token": {ms.RefreshToken}})
 	if err != nil {
 		return "", microsoftError(err, s.OAuth, s.knownSecrets().Add(ms.RefreshToken).Add(ms.AccessToken))
 	}
-	if tok.RefreshToken != ms.RefreshToken || tok.AccessToken != ms.AccessToken {
-		s.mu.Lock()
-		s.ms = tok
-		s.mu.Unlock()
-		if s.OnRefresh != nil {
-			s.OnRefresh(tok)
-		}
+	if tok.RefreshToken == "" { // the refresh token stays good (RFC 6749 6)
+		tok.RefreshToken = ms.RefreshToken
+	}
+	s.mu.Lock()
+	s.ms = tok
+	s.mu.Unlock()
+	if s.OnRefresh != nil {
+		s.OnRefresh(tok)
 	}
 	return tok.AccessToken, nil
 }
@@ -513,13 +530,15 @@ func postAuth(ctx context.Context, hc *http.Client, step, url string, body any, 
 	}
 	resp, err := signInClient(hc).Do(req)
 	if err != nil {
-		err = secrets().ScrubError(err)
-		return nil, &SignInError{Step: step, Message: safetext.Clip(err.Error(), 200), Err: err}
+		return nil, failed(step, 0, err, secrets())
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAuthBody+1))
-	if err != nil || len(data) > maxAuthBody {
-		return nil, &SignInError{Step: step, Status: resp.StatusCode, Message: "unreadable or oversized answer"}
+	if err != nil {
+		return nil, failed(step, resp.StatusCode, fmt.Errorf("reading the answer: %w", err), secrets())
+	}
+	if len(data) > maxAuthBody {
+		return nil, &SignInError{Step: step, Status: resp.StatusCode, Message: "oversized answer"}
 	}
 	if resp.StatusCode != http.StatusOK {
 		return nil, signInFailure(step, resp.StatusCode, data, secrets())
@@ -625,7 +644,11 @@ func signInFailure(step string, status int, data []byte, ss xblauth.Secrets) err
 
 // DeviceLogin signs a Microsoft account in with the device code flow: it
 // asks for a code, calls show with it (the URL to open and the code to
-// enter), and waits until the user has entered it, or ctx ends.
+// enter), and waits until the user has entered it, the code expires, or
+// ctx ends. It polls as RFC 8628 3.5 asks: at the interval the service
+// gave (5 s if none), 5 s more after each slow_down, and after a poll that
+// timed out (a network timeout, or the poll's own deadline) it polls again
+// at twice the interval; any other failure ends it.
 func DeviceLogin(ctx context.Context, cfg *oauth2.Config, hc *http.Client, show func(*oauth2.DeviceAuthResponse)) (*oauth2.Token, error) {
 	c := signInClient(hc)
 	// golang.org/x/oauth2 (v0.38.0) makes the device code request without
@@ -637,11 +660,7 @@ func DeviceLogin(ctx context.Context, cfg *oauth2.Config, hc *http.Client, show 
 		return nil, microsoftError(err, cfg, nil)
 	}
 	show(da)
-	tok, err := cfg.DeviceAccessToken(ctx, da)
-	if err != nil {
-		return nil, microsoftError(err, cfg, xblauth.Secrets{}.Add(da.DeviceCode))
-	}
-	return tok, nil
+	return pollDevice(ctx, c, cfg, da)
 }
 
 // withContext sends each request under ctx too: it ends when ctx ends or
@@ -745,7 +764,11 @@ func BrowserLogin(ctx context.Context, cfg *oauth2.Config, hc *http.Client, open
 // the cause (a deadline, a network error), without the secrets the request
 // posted (ss: a refresh token, a code, a verifier; and cfg's client
 // secret, which a confidential client posts), which the service may echo.
+// A *SignInError (tokenGrant's) is returned as it is.
 func microsoftError(err error, cfg *oauth2.Config, ss xblauth.Secrets) error {
+	if se, ok := err.(*SignInError); ok { // tokenGrant's, which quotes nothing
+		return se
+	}
 	if cfg != nil {
 		ss = ss.Add(cfg.ClientSecret)
 	}
@@ -754,6 +777,5 @@ func microsoftError(err error, cfg *oauth2.Config, ss xblauth.Secrets) error {
 		return &SignInError{Step: "Microsoft account", Status: re.Response.StatusCode,
 			Message: safetext.Clip(ss.Scrub(re.ErrorCode), 64) + ": " + safetext.Clip(ss.Scrub(re.ErrorDescription), 200)}
 	}
-	err = ss.ScrubError(err)
-	return &SignInError{Step: "Microsoft account", Message: safetext.Clip(err.Error(), 200), Err: err}
+	return failed("Microsoft account", 0, err, ss)
 }

@@ -181,16 +181,39 @@ func TestRefreshTokenBoundToClient(t *testing.T) {
 			t.Fatalf("no refresh token: %+v", first)
 		}
 		for _, client := range []string{"other-app", ""} {
-			status, got := identityTokenAt(t, h, url.Values{"grant_type": {"refresh_token"}, "client_id": {client}, "refresh_token": {first.RefreshToken}})
+			status, got := identityTokenAt(t, h, url.Values{"grant_type": {"refresh_token"}, "client_id": {client}, "refresh_token": {first.RefreshToken},
+				"scope": {"XboxLive.signin offline_access"}})
 			if status != http.StatusBadRequest || got.Error != "invalid_grant" || got.Description != aadBadRefresh {
 				t.Errorf("game-a's refresh token redeemed by %q: %d %+v; want 400 invalid_grant %q", client, status, got, aadBadRefresh)
 			}
 		}
 		if _, got := identityTokenAt(t, h, url.Values{"grant_type": {"refresh_token"}, "client_id": {"game-a"},
-			"refresh_token": {first.RefreshToken}}); got.AccessToken == "" {
+			"refresh_token": {first.RefreshToken}, "scope": {"XboxLive.signin offline_access"}}); got.AccessToken == "" {
 			t.Errorf("then by its own client: %+v", got)
 		}
 	})
+}
+
+// TestIdentityRefreshNeedsScope: the identity platform refuses a
+// refresh_token grant without scope, which its docs ("Refresh the access
+// token") mark required, with AADSTS900144; the refresh token stays good
+// for a refresh that names one.
+func TestIdentityRefreshNeedsScope(t *testing.T) {
+	h := NewHandler()
+	code := identityCode(t, h, "game-a", azureRedirect)
+	_, first := identityTokenAt(t, h, url.Values{"grant_type": {"authorization_code"},
+		"client_id": {"game-a"}, "code": {code}, "code_verifier": {pkceVerifier}, "redirect_uri": {azureRedirect}})
+	if first.RefreshToken == "" {
+		t.Fatalf("no refresh token: %+v", first)
+	}
+	form := url.Values{"grant_type": {"refresh_token"}, "client_id": {"game-a"}, "refresh_token": {first.RefreshToken}}
+	if status, got := identityTokenAt(t, h, form); status != http.StatusBadRequest || got.Error != "invalid_request" || got.Description != aadNoScope {
+		t.Errorf("a refresh without scope: %d %+v; want 400 invalid_request %q", status, got, aadNoScope)
+	}
+	form.Set("scope", "XboxLive.signin offline_access")
+	if _, got := identityTokenAt(t, h, form); got.AccessToken == "" {
+		t.Errorf("then with scope: %+v", got)
+	}
 }
 
 // TestSignInRefusalsDocumented: docs/MOCK.md's table of the identity
@@ -200,7 +223,7 @@ func TestSignInRefusalsDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range []string{aadBadGrant, aadBadReply, aadBadVerifier, aadRedeemed, aadBadRefresh} {
+	for _, d := range []string{aadBadGrant, aadBadReply, aadBadVerifier, aadRedeemed, aadBadRefresh, aadNoScope} {
 		if !strings.Contains(string(readme), "`"+d+"`") {
 			t.Errorf("docs/MOCK.md does not quote %q", d)
 		}

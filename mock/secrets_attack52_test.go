@@ -70,7 +70,8 @@ func TestAttack52SignInSecretsInNoExport(t *testing.T) {
 		AccessToken  string `json:"access_token"`
 		RefreshToken string `json:"refresh_token"`
 	}
-	json.Unmarshal(do("POST", ms+"token", form, url.Values{"grant_type": {"refresh_token"}, "client_id": {"c"}, "refresh_token": {tok.RefreshToken}}.Encode(), nil), &tok2)
+	json.Unmarshal(do("POST", ms+"token", form, url.Values{"grant_type": {"refresh_token"}, "client_id": {"c"}, "refresh_token": {tok.RefreshToken},
+		"scope": {"XboxLive.signin offline_access"}}.Encode(), nil), &tok2)
 	secrets = append(secrets, tok2.AccessToken, tok2.RefreshToken)
 	var ut struct{ Token string }
 	json.Unmarshal(do("POST", "https://user.auth.xboxlive.com/user/authenticate", "application/json",

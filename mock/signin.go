@@ -192,11 +192,17 @@ const (
 	aadBadRefresh  = "AADSTS70000: The provided value for the input parameter 'refresh_token' or 'assertion' is not valid."
 )
 
+// aadNoScope is the identity platform's refusal, with error
+// invalid_request, of a refresh_token grant without scope, a parameter its
+// docs ("Refresh the access token") mark required.
+const aadNoScope = "AADSTS900144: The request body must contain the following parameter: 'scope'."
+
 // oauthToken is the identity platform's token endpoint. Every grant is
 // bound to the client it was issued to: a code also to its redirect URI
 // and PKCE challenge, a device code to the client that asked for it, a
 // refresh token to its client. What another client presents, or a client
-// without its client_id, is invalid_grant.
+// without its client_id, is invalid_grant. A refresh without scope is
+// invalid_request (aadNoScope), before its refresh token is looked at.
 func (s *signIn) oauthToken(w http.ResponseWriter, r *http.Request) {
 	form, ok := readForm(w, r)
 	if !ok {
@@ -241,6 +247,10 @@ func (s *signIn) oauthToken(w http.ResponseWriter, r *http.Request) {
 		}
 		xuid = c.xuid
 	case "refresh_token":
+		if form.Get("scope") == "" {
+			oauthError(w, "invalid_request", aadNoScope)
+			return
+		}
 		x, ok := s.check(form.Get("refresh_token"), boundKind("rt", clientID), now)
 		if !ok {
 			oauthError(w, "invalid_grant", aadBadRefresh)

@@ -163,9 +163,11 @@ func (a *Analyzer) tokenless(host string, r rec) {
 }
 
 // tokenlessFindings are the findings on calls without a token: a no-token
-// warning per host, and throttled-calls over each host's calls.
-func (a *Analyzer) tokenlessFindings() []Finding {
-	var out []Finding
+// warning per host, and throttled-calls over each host's calls, listed as
+// a group's are (judging.add); unlisted counts those past the list, by
+// rule and level, for the report's counts.
+func (a *Analyzer) tokenlessFindings() (out []Finding, unlisted map[ruleLevel]int) {
+	unlisted = map[ruleLevel]int{}
 	for _, host := range slices.Sorted(maps.Keys(a.noToken)) {
 		t := a.noToken[host]
 		out = append(out, Finding{Rule: RuleNoToken, Level: Warn, Host: shown(host), Calls: t.calls,
@@ -177,6 +179,9 @@ func (a *Analyzer) tokenlessFindings() []Finding {
 		j := judging{a: a, g: &group{user: -1, host: host}, recs: t.recs, gr: &Group{Host: shown(host)}}
 		j.throttled()
 		out = append(out, j.found...)
+		for k, n := range j.unlisted {
+			unlisted[k] += n
+		}
 	}
-	return out
+	return out, unlisted
 }

@@ -133,8 +133,8 @@
 // the GDK's C API, the C++ API in parentheses), from the trace analyzer's
 // endpoint-to-API map (Source/XboxLiveTraceAnalyzer.APIMap.csv), kept as
 // data in data/apimap.json. WriteJUnit writes the report as JUnit XML (a
-// suite per rule, a failure per failing finding, a skipped case per
-// warning, an error per trace not read whole) and WriteSARIF as SARIF 2.1.0
+// suite per rule, a failure per failing finding listed, a skipped case
+// per warning listed, an error per trace not read whole) and WriteSARIF as SARIF 2.1.0
 // (a rule per analyzer rule with its help, a result per finding located in
 // its trace, an error result at the byte of a trace not read whole), the
 // forms a CI system's test page and code scanning read; RuleInfos holds the

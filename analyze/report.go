@@ -272,7 +272,11 @@ func (a *Analyzer) Report() *Report {
 			Reason: fmt.Sprintf("%s to PlayFab for the sample title ID %s: certification warning XR-003 (Title Quality for Submission): use the title's own ID", plural(u.calls, "call"), id)})
 	}
 	all.add(a.notJudgedFindings()...)
-	all.add(a.tokenlessFindings()...)
+	tokenless, past := a.tokenlessFindings()
+	all.add(tokenless...)
+	for k, n := range past {
+		all.count(k.rule, k.level, n)
+	}
 	rep.Findings = all.cut()
 	sort.Stable(busiestFirst{rep.Groups, judged})
 	for i := range rep.Groups[:min(len(rep.Groups), MaxTimelines)] {

@@ -36,7 +36,7 @@ func analyzeCommand(e *env) *cobra.Command {
   xblcall analyze examples/                      # every .har and .saz in the directory
   xblcall analyze examples/xlta-data.csv         # the trace analyzer's data files (its -data): v1509/v1510 CSV, or JSON
   xblcall analyze --json examples/naive.har | jq '.findings[] | select(.level == "fail")'
-  xblcall analyze --format junit -o analyze.xml examples/naive.har   # a CI test page: a failure per failing finding
+  xblcall analyze --format junit -o analyze.xml examples/naive.har   # a CI test page: a failure per failing finding listed, one per rule for the rest
   xblcall analyze --format sarif -o analyze.sarif examples/naive.har # code scanning (GitHub, Azure DevOps)
   xblcall analyze --what-if examples/ignored429s.har # the same calls through fgrl: 429s avoided, delays, verdict after
   xblcall simulate --client naive --har naive.har && xblcall analyze --trace-limits naive.har
@@ -101,7 +101,7 @@ var analyzeFormats = []string{"text", "json", "junit", "sarif", "html"}
 func analyzeFlags(o *analyzeOpts) *flag.FlagSet {
 	fs := newFlagSet("analyze")
 	fs.BoolVar(&o.json, "json", false, "print the report as JSON (schema "+analyze.Schema+"); the same as --format json")
-	fs.StringVar(&o.format, "format", "text", "write the report to standard output as text, json, junit (JUnit XML: a failure per failing finding), sarif (SARIF 2.1.0, for code scanning) or html")
+	fs.StringVar(&o.format, "format", "text", "write the report to standard output as text, json, junit (JUnit XML: a failure per failing finding listed, and one per rule for those counted but not listed), sarif (SARIF 2.1.0, for code scanning) or html")
 	fs.StringVar(&o.html, "html", "", "also write a self-contained HTML report to this file (with --what-if, the traces' own report)")
 	fs.StringVarP(&o.output, "output", "o", "", "write the report (--format's) to this file instead of standard output, once the traces are read (never one of them emptied first); the exit status stays the verdict's, where a pipe to tee would give tee's")
 	fs.StringVar(&o.rules, "rules", "", "rules data file (JSON or YAML; fields left out keep the trace analyzer's values)")

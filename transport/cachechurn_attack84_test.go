@@ -13,9 +13,9 @@ import (
 	"time"
 )
 
-// attack84CheckCount recomputes what the cache holds (live entries' sizes, and
-// the keys of references to entries replaced or dropped) and compares it
-// with its count.
+// attack84CheckCount recomputes what the cache holds (live entries' sizes;
+// the places of entries replaced or dropped hold nil) and compares it with
+// its count.
 func attack84CheckCount(t *testing.T, tr *Transport) (entries, counted int) {
 	t.Helper()
 	c := &tr.reads
@@ -25,20 +25,22 @@ func attack84CheckCount(t *testing.T, tr *Transport) (entries, counted int) {
 	for _, s := range c.cache {
 		want += s.size
 	}
-	seen := map[readKey]bool{}
-	for _, ref := range c.order {
-		if s := c.cache[ref.key]; s != nil && s.until.Equal(ref.until) && !seen[ref.key] {
-			seen[ref.key] = true
-			continue
+	seen := map[*shared]bool{}
+	for i, s := range c.order {
+		switch {
+		case s == nil:
+			stale++
+		case s.ref != i || c.cache[s.key] != s || seen[s]:
+			t.Errorf("order: the reference at %d to %.40q is not the one to an entry of the map", i, s.key.uri)
+		default:
+			seen[s] = true
 		}
-		want += ref.key.size()
-		stale++
 	}
 	if c.bytes < 0 || len(c.cache) > maxCachedEntries || c.bytes > maxCachedBytes {
 		t.Errorf("cache counts %d bytes, %d entries", c.bytes, len(c.cache))
 	}
-	if c.bytes != want || c.staleKeys != stale {
-		t.Errorf("cache counts %d bytes and %d stale keys; it holds %d bytes and %d stale references", c.bytes, c.staleKeys, want, stale)
+	if c.bytes != want || c.stale != stale {
+		t.Errorf("cache counts %d bytes and %d stale references; it holds %d bytes and %d stale references", c.bytes, c.stale, want, stale)
 	}
 	return len(c.cache), c.bytes
 }

@@ -18,20 +18,18 @@ import (
 
 // The promise these tests check, ReadCacheTTL's godoc: "The cache holds at
 // most 4,096 answers and 64 MiB, counting the memory of bodies, headers,
-// status lines and keys (a replaced answer's key too, until it leaves)",
-// and coalescer.bytes' comment: "bytes is what the cache holds: its
-// entries' sizes, and the keys of entries replaced or dropped whose
-// references order still holds (each reference keeps its key: staleKeys
-// of them)". The count is the package's own (t.reads): each check
-// recomputes it from what the cache holds.
+// status lines and keys", and coalescer.bytes' comment: "what the cache
+// holds: its entries' sizes". The count is the package's own (t.reads):
+// each check recomputes it from what the cache holds.
 
 type attack91iRT func(*http.Request) (*http.Response, error)
 
 func (f attack91iRT) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // attack91Counts compares the cache's counts with what it holds: bytes the
-// sizes of its entries and the keys of its stale references, staleKeys
-// their number, within 4,096 entries and 64 MiB.
+// sizes of its entries, each with one reference in order, and stale the
+// number of places of entries replaced or dropped (nil), within 4,096
+// entries and 64 MiB. refs counts order's places, nil ones included.
 func attack91Counts(t *testing.T, tr *Transport) (entries, refs int) {
 	t.Helper()
 	c := &tr.reads
@@ -41,20 +39,22 @@ func attack91Counts(t *testing.T, tr *Transport) (entries, refs int) {
 	for _, s := range c.cache {
 		want += s.size
 	}
-	live := map[readKey]bool{}
-	for _, ref := range c.order {
-		if s := c.cache[ref.key]; s != nil && s.until.Equal(ref.until) && !live[ref.key] {
-			live[ref.key] = true
-			continue
+	live := map[*shared]bool{}
+	for i, s := range c.order {
+		switch {
+		case s == nil:
+			stale++
+		case s.ref != i || c.cache[s.key] != s || live[s]:
+			t.Errorf("order: the reference at %d to %.40q is not the one to an entry of the map", i, s.key.uri)
+		default:
+			live[s] = true
 		}
-		want += ref.key.size()
-		stale++
 	}
 	if len(live) != len(c.cache) {
 		t.Errorf("%d entries, %d of them with a reference in order", len(c.cache), len(live))
 	}
-	if c.bytes != want || c.staleKeys != stale {
-		t.Errorf("the cache counts %d bytes and %d stale keys; it holds %d bytes and %d stale references", c.bytes, c.staleKeys, want, stale)
+	if c.bytes != want || c.stale != stale {
+		t.Errorf("the cache counts %d bytes and %d stale references; it holds %d bytes and %d stale references", c.bytes, c.stale, want, stale)
 	}
 	if c.bytes < 0 || c.bytes > maxCachedBytes || len(c.cache) > maxCachedEntries {
 		t.Errorf("the cache counts %d bytes, %d entries: out of its bounds", c.bytes, len(c.cache))
@@ -251,9 +251,9 @@ func TestAttack91Race64Goroutines10kKeys(t *testing.T) {
 
 // held: "an expired entry removed when found on a read" (RELIABILITY.md,
 // 12:55 UTC): a read that finds its entry expired takes it out at once,
-// its bytes but its key's given back, before the request it then sends;
-// that request failing, nothing is stored, and the next store compacts
-// the stale reference away (stale references as many as entries).
+// its bytes given back, before the request it then sends; that request
+// failing, nothing is stored, and the next store compacts the stale
+// reference away (stale references as many as entries).
 func TestAttack91ExpiredEntryLeavesOnRead(t *testing.T) {
 	var fail atomic.Bool
 	base := attack91iRT(func(r *http.Request) (*http.Response, error) {
@@ -276,8 +276,8 @@ func TestAttack91ExpiredEntryLeavesOnRead(t *testing.T) {
 			t.Fatal("the failing base answered")
 		}
 		entries, refs := attack91Counts(t, tr)
-		if entries != 0 || refs != 1 || tr.reads.bytes > 1024 {
-			t.Errorf("after the read of an expired entry: %d entries, %d references, %d bytes counted; want 0, 1, its key's", entries, refs, tr.reads.bytes)
+		if entries != 0 || refs != 1 || tr.reads.bytes != 0 {
+			t.Errorf("after the read of an expired entry: %d entries, %d references, %d bytes counted; want 0, 1, 0", entries, refs, tr.reads.bytes)
 		}
 		fail.Store(false)
 		if _, _, err := attack91Read(t, tr, url+"?other", "1111", Policy{}); err != nil {

@@ -44,13 +44,14 @@ type coalescer struct {
 	mu      sync.Mutex
 	flights map[readKey]*flight // requests under way, by readKey
 	cache   map[readKey]*shared // by readKey.cacheKey
-	order   []cacheRef          // the cache's entries in the order stored
 	ends    endHeap             // the cache's entries, the first to end on top
-	// bytes is what the cache holds: its entries' sizes, and the keys of
-	// entries replaced or dropped whose references order still holds
-	// (each reference keeps its key: staleKeys of them).
-	bytes     int
-	staleKeys int
+	// order is the cache's entries in the order stored, from head on: an
+	// entry dropped leaves nil in its place (stale of them, those before
+	// head included), which compaction takes out.
+	order []*shared
+	head  int
+	stale int
+	bytes int // what the cache holds: its entries' sizes
 
 	buffered atomic.Int64 // bytes being read by leaders (maxBufferedBytes)
 }
@@ -73,9 +74,10 @@ type shared struct {
 	body  []byte
 	until time.Time // in the cache until then
 	size  int       // bytes held, head and key included
-	// In the cache: its key there and its index in the cache's ends.
-	key readKey
-	end int
+	// In the cache: its key there and its indexes in the cache's ends and
+	// order.
+	key      readKey
+	end, ref int
 }
 
 // coalesce answers req (whose key is key) from the cache, from a request

@@ -90,8 +90,8 @@ func TestReadCacheFullTakesNewAnswers(t *testing.T) {
 }
 
 // TestReadCacheCompactionKeepsOneReference: an entry replaced by one that
-// ends at the same instant leaves two references that match it; compaction
-// keeps one, so that it is not due again at every store.
+// ends at the same instant leaves the one reference of the new entry;
+// compaction takes out the places of those dropped and keeps it.
 func TestReadCacheCompactionKeepsOneReference(t *testing.T) {
 	tr := sweepTransport()
 	c := &tr.reads
@@ -103,12 +103,12 @@ func TestReadCacheCompactionKeepsOneReference(t *testing.T) {
 	tr.store(b, entry(b, time.Second), t0)
 	tr.store(d, entry(d, time.Second), t0)
 	tr.store(a, entry(a, 5*time.Second), t0)
-	tr.store(a, entry(a, 5*time.Second), t0) // the first reference matches the new entry too
+	tr.store(a, entry(a, 5*time.Second), t0) // the first reference goes: nil in its place
 	t2 := t0.Add(2 * time.Second)
 	tr.cached(b, t2) // expired: dropped
 	tr.cached(d, t2)
 	tr.store(e, entry(e, 5*time.Second), t2) // three stale references for one entry: compacted
-	if len(c.order) != 2 || c.staleKeys != 0 || c.bytes != a.size()+e.size() {
-		t.Errorf("%d references, %d stale, %d bytes; want 2, 0, %d", len(c.order), c.staleKeys, c.bytes, a.size()+e.size())
+	if len(c.order) != 2 || c.stale != 0 || c.bytes != a.size()+e.size() {
+		t.Errorf("%d references, %d stale, %d bytes; want 2, 0, %d", len(c.order), c.stale, c.bytes, a.size()+e.size())
 	}
 }

@@ -3,7 +3,6 @@ package transport
 import (
 	"container/heap"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -248,16 +247,8 @@ func heapBytes(n int) int {
 	return n + n/4 + 16
 }
 
-// cacheRef is one entry of the cache's order: its key and its end when
-// stored (an entry replaced since has another end).
-type cacheRef struct {
-	key   readKey
-	until time.Time
-}
-
 // cached returns the entry under key that is still fresh at now. One that
-// has expired leaves the cache then: its bytes are given back (all but its
-// key's, until its reference leaves order).
+// has expired leaves the cache then, and its bytes are given back.
 func (t *Transport) cached(key readKey, now time.Time) *shared {
 	c := &t.reads
 	c.mu.Lock()
@@ -272,16 +263,16 @@ func (t *Transport) cached(key readKey, now time.Time) *shared {
 
 // store caches s under key, in place of the entries that have expired at
 // now and, while the cache has no room for s, of its oldest entries. Every
-// byte an entry holds counts (s.size: body, head and key), and so does the
-// key of a reference order keeps to an entry replaced or dropped since,
-// until it goes.
+// byte an entry holds counts (s.size: body, head and key), until it leaves
+// the cache.
 //
 // No store scans the cache. Entries do not end in the order they came (a
 // max-age shorter than another's ends first), so those that have expired
 // are found on the heap of ends, the first to end on top: each leaves it
 // once, at O(log n) for n entries (at most 4,096: 12 levels). Room is then
-// made from the oldest, at the front of order: each reference leaves it
-// once, and compaction costs O(1) for each reference it drops.
+// made from the oldest, at the front of order (from head): each place is
+// passed once, and compaction, when the places of entries dropped are as
+// many as the entries, costs O(1) for each of them.
 func (t *Transport) store(key readKey, s *shared, now time.Time) {
 	c := &t.reads
 	c.mu.Lock()
@@ -298,71 +289,50 @@ func (t *Transport) store(key readKey, s *shared, now time.Time) {
 	for len(c.ends) > 0 && !now.Before(c.ends[0].until) {
 		c.drop(c.ends[0])
 	}
-	if c.staleKeys > 0 && c.staleKeys >= len(c.cache) {
-		c.compact() // before making room: the keys it drops give theirs
+	if c.stale > 0 && c.stale >= len(c.cache) {
+		c.compact()
 	}
 	c.makeRoom(s.size)
-	s.key = key.owned()
+	s.key, s.ref = key.owned(), len(c.order)
 	c.cache[s.key] = s
 	c.bytes += s.size
-	c.order = append(c.order, cacheRef{s.key, s.until})
+	c.order = append(c.order, s)
 	heap.Push(&c.ends, s)
 }
 
 // makeRoom drops the oldest entries while the cache has no room for one
-// more of size bytes, and order's references to entries replaced or
-// dropped before them. Requires c.mu held.
+// more of size bytes, at most maxCachedBytes (an empty cache has room: it
+// stops before the end of order). Requires c.mu held.
 func (c *coalescer) makeRoom(size int) {
-	i := 0
-	for ; i < len(c.order); i++ {
-		ref := c.order[i]
-		if s := c.cache[ref.key]; s != nil && s.until.Equal(ref.until) {
-			if len(c.cache) < maxCachedEntries && c.bytes+size <= maxCachedBytes {
-				break
-			}
+	for ; len(c.cache) >= maxCachedEntries || c.bytes+size > maxCachedBytes; c.head++ {
+		if s := c.order[c.head]; s != nil {
 			c.drop(s)
 		}
-		c.forget(ref)
 	}
-	clear(c.order[:i]) // the array stays: its gone references must not keep their keys
-	c.order = c.order[i:]
 }
 
-// drop takes the entry s out of the cache, and counts it out: all but its
-// key, which its reference in order keeps until it goes (forget). Requires
+// drop takes the entry s out of the cache, its reference in order too
+// (nil in its place, until compaction), and gives its bytes back. Requires
 // c.mu held.
 func (c *coalescer) drop(s *shared) {
 	delete(c.cache, s.key)
 	heap.Remove(&c.ends, s.end)
-	c.bytes -= s.size - s.key.size()
-	c.staleKeys++
+	c.order[s.ref] = nil
+	c.bytes -= s.size
+	c.stale++
 }
 
-// forget counts out the key of a reference to an entry replaced or
-// dropped, as it leaves order. Requires c.mu held.
-func (c *coalescer) forget(ref cacheRef) {
-	c.bytes -= ref.key.size()
-	c.staleKeys--
-}
-
-// compact drops order's references to entries replaced or dropped, and
-// their keys' bytes. Of two references to one entry (it replaced an entry
-// that ended at the same instant), it keeps the later, whose key the map
-// holds. Requires c.mu held.
+// compact takes out of order the places of the entries dropped. Requires
+// c.mu held.
 func (c *coalescer) compact() {
-	kept := make(map[readKey]bool, len(c.cache))
-	live := make([]cacheRef, 0, len(c.cache))
-	for i := len(c.order) - 1; i >= 0; i-- {
-		ref := c.order[i]
-		if s := c.cache[ref.key]; s != nil && s.until.Equal(ref.until) && !kept[ref.key] {
-			kept[ref.key] = true
-			live = append(live, ref)
-		} else {
-			c.forget(ref)
+	live := make([]*shared, 0, len(c.cache))
+	for _, s := range c.order[c.head:] {
+		if s != nil {
+			s.ref = len(live)
+			live = append(live, s)
 		}
 	}
-	slices.Reverse(live)
-	c.order = live
+	c.order, c.head, c.stale = live, 0, 0
 }
 
 // endHeap is the cache's entries as a heap (container/heap) by their end,

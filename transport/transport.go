@@ -200,11 +200,11 @@ type Transport struct {
 	// memory. An answer with Set-Cookie, Cache-Control no-store or
 	// no-cache, or an Age or Expires that cannot be read, is not kept. The
 	// cache holds at most 4,096 answers and 64 MiB, counting the memory of
-	// bodies, headers, status lines and keys (a replaced answer's key too,
-	// until it leaves); a new answer takes the room of the answers that
-	// have expired and, if it still finds the cache full, of the oldest.
-	// It keeps no TLS state, so an answer from it has a nil TLS. Zero keeps
-	// nothing.
+	// bodies, headers, status lines and keys; an answer replaced or
+	// dropped gives all of it back at once. A new answer takes the room of
+	// the answers that have expired and, if it still finds the cache full,
+	// of the oldest. It keeps no TLS state, so an answer from it has a nil
+	// TLS. Zero keeps nothing.
 	ReadCacheTTL time.Duration
 	// DisableBudget turns the local budget off: the transport then only
 	// reacts to 429s, exactly like XSAPI.

@@ -170,17 +170,23 @@ func (c *call) answered(resp *http.Response) {
 // rewrite is the ReverseProxy's: the request goes to https://host with
 // its path and query, the policy headers stripped (the hop-by-hop ones
 // and Proxy-Authorization the ReverseProxy strips itself), and its
-// trailer fields too (stripTrailer); a streamed body's trailers go on
-// at its end (trailedBody).
+// trailer fields too (stripTrailer). A request with trailer fields left
+// goes with its body chunked, its length not given, since net/http
+// writes an HTTP/1 request's trailer only after a chunked body; a
+// streamed body's trailers go on at its end (trailedBody), a held one's
+// were read with it (heldBytes.hold).
 func (s *Server) rewrite(pr *httputil.ProxyRequest) {
 	c := pr.In.Context().Value(callKey{}).(*call)
 	in := pr.In.URL
 	pr.Out.URL = &url.URL{Scheme: "https", Host: c.host, Path: in.Path, RawPath: in.RawPath, RawQuery: pr.Out.URL.RawQuery}
 	pr.Out.Host = ""
 	stripPolicy(pr.Out.Header)
-	stripTrailer(pr.Out.Trailer)
-	if c.body != nil && pr.Out.Body != nil && len(pr.Out.Trailer) > 0 {
-		pr.Out.Body = &trailedBody{ReadCloser: pr.Out.Body, from: c.trailer, to: pr.Out.Trailer}
+	stripTrailer(pr.Out.Trailer, pr.In.Header)
+	if pr.Out.Body != nil && len(pr.Out.Trailer) > 0 {
+		pr.Out.ContentLength = -1
+		if c.body != nil {
+			pr.Out.Body = &trailedBody{ReadCloser: pr.Out.Body, from: c.trailer, to: pr.Out.Trailer}
+		}
 	}
 	c.key, c.counted = s.tr.KeyOf(pr.Out)
 }
@@ -268,8 +274,9 @@ func (b *scrubbedBody) Read(p []byte) (int, error) {
 }
 
 // failed is the ReverseProxy's ErrorHandler: a refusal is answered as the
-// service would (refuse), a call the application gave up on gets nothing,
-// and any other failure a 502 (504 past MaxCallTime) naming it.
+// service would (refuse), a body that did not arrive whole 400, a call
+// the application gave up on otherwise nothing, and any other failure a
+// 502 (504 past MaxCallTime) naming it.
 func (s *Server) failed(w http.ResponseWriter, r *http.Request, err error) {
 	c := r.Context().Value(callKey{}).(*call)
 	var te *transport.ThrottleError
@@ -283,11 +290,19 @@ func (s *Server) failed(w http.ResponseWriter, r *http.Request, err error) {
 	case context.Cause(r.Context()) == errCallTooLong:
 		c.status, c.outcome = http.StatusGatewayTimeout, "too_long"
 		plain(w, r, c.status, errCallTooLong.Error())
+	case c.body != nil && c.body.failed():
+		// The application's body broke off or is malformed: not the
+		// service's fault. A body that ends where the application closed
+		// its side ends the call too (net/http takes that for its leaving,
+		// and so does the count), but an application that only half-closed
+		// still reads its answer; to one gone the write fails harmlessly.
+		c.status, c.outcome = http.StatusBadRequest, "failed"
+		if r.Context().Err() != nil {
+			c.outcome = "cancelled"
+		}
+		plain(w, r, c.status, "proxy: the request's body did not arrive whole")
 	case r.Context().Err() != nil:
 		c.outcome = "cancelled" // the application gave up: nobody reads an answer
-	case c.body != nil && c.body.failed():
-		c.status, c.outcome = http.StatusBadRequest, "failed" // the application's body broke off or is malformed: not the service's fault
-		plain(w, r, c.status, "proxy: the request's body did not arrive whole")
 	default:
 		c.status, c.outcome = http.StatusBadGateway, "failed"
 		plain(w, r, c.status, "proxy: the call failed: "+safetext.Clip(reason(err), 300))
@@ -361,7 +376,8 @@ func (c *copyBuffers) Put(b []byte) {
 // stays whole while it delivers the answer.
 type watchedBody struct {
 	io.ReadCloser
-	length           int64 // the request's declared length, or -1
+	length           int64      // the request's declared length, or -1
+	mu               sync.Mutex // held by a read
 	bad, closed, eof atomic.Bool
 	after            atomic.Int32    // what a failed read gives once the call has its answer
 	ended            <-chan struct{} // the call's context's Done
@@ -380,23 +396,27 @@ const (
 var errAnswered = errors.New("proxy: the call has its answer; the rest of its body is not sent")
 
 func (b *watchedBody) Read(p []byte) (int, error) {
+	b.mu.Lock()
 	n, err := b.ReadCloser.Read(p)
+	after := b.after.Load()
 	switch {
 	case err == io.EOF:
 		b.eof.Store(true)
-	case err != nil && b.after.Load() != reading:
-		if n > 0 {
-			return n, nil
-		}
-		if b.after.Load() == afterEOF {
-			return 0, io.EOF
-		}
-		<-b.ended
-		return 0, errAnswered
-	case err != nil && !b.closed.Load(): // a read after Close fails by the transport's doing
+	case err != nil && after == reading && !b.closed.Load(): // a read after Close fails by the transport's doing
 		b.bad.Store(true)
 	}
-	return n, err
+	b.mu.Unlock()
+	if err == nil || err == io.EOF || after == reading {
+		return n, err
+	}
+	if n > 0 {
+		return n, nil
+	}
+	if after == afterEOF {
+		return 0, io.EOF
+	}
+	<-b.ended
+	return 0, errAnswered
 }
 
 func (b *watchedBody) Close() error {
@@ -404,4 +424,27 @@ func (b *watchedBody) Close() error {
 	return b.ReadCloser.Close()
 }
 
-func (b *watchedBody) failed() bool { return b.bad.Load() }
+// failed reports whether a read of the body failed. Once the call has
+// ended it first waits for a read in progress to end, as the call's end
+// makes it (Server.forward: the read deadline): an application that closes
+// its side ends the call from inside the read that fails, before that read
+// returns. It waits a second at most (maxReadEnd), so that a body whose
+// reads no deadline ends cannot hold the call's answer.
+func (b *watchedBody) failed() bool {
+	select {
+	case <-b.ended:
+		for waited := time.Duration(0); !b.mu.TryLock(); waited += time.Millisecond {
+			if waited >= maxReadEnd {
+				return b.bad.Load()
+			}
+			time.Sleep(time.Millisecond)
+		}
+		defer b.mu.Unlock()
+	default:
+	}
+	return b.bad.Load()
+}
+
+// maxReadEnd bounds how long watchedBody.failed waits for a read in
+// progress once the call has ended.
+const maxReadEnd = time.Second

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"net/http"
 	"sync/atomic"
@@ -40,12 +41,13 @@ func (h *heldBytes) hold(r *http.Request) (release func(), err error) {
 
 // read reads r's body into memory: its n bytes, or, with n < 0 (a length
 // not given), up to its end; one that does not end within maxRewindBody
-// is sent as what came, then the rest, streamed. A body's bytes are
-// counted as they arrive, not from its Content-Length, so a body
-// announced and never sent holds a few KiB of the reserve, not all it
-// announced; when the reserve runs out part way, what came is sent ahead
-// of the rest, streamed, and stays counted until release, since the call
-// holds it until it ends.
+// is sent as what came, then the rest, streamed. A body of n bytes whose
+// request announces a trailer is read on to its end, where the trailer
+// comes. A body's bytes are counted as they arrive, not from its
+// Content-Length, so a body announced and never sent holds a few KiB of
+// the reserve, not all it announced; when the reserve runs out part way,
+// what came is sent ahead of the rest, streamed, and stays counted until
+// release, since the call holds it until it ends.
 func (h *heldBytes) read(r *http.Request, n int64) (release func(), err error) {
 	limit := n
 	if n < 0 {
@@ -54,6 +56,7 @@ func (h *heldBytes) read(r *http.Request, n int64) (release func(), err error) {
 	var counted int64 // cap(b): the bytes held
 	release = func() { h.n.Add(-counted) }
 	var b []byte
+	end := false // a read reached io.EOF
 	for int64(len(b)) < limit {
 		grown := min(limit, max(2*counted, holdStep))
 		if h.n.Add(grown-counted) > maxHeldBodies {
@@ -67,10 +70,21 @@ func (h *heldBytes) read(r *http.Request, n int64) (release func(), err error) {
 		b = b[:len(b)+k]
 		switch {
 		case err == io.EOF && (n < 0 || int64(len(b)) == n):
-			limit = int64(len(b)) // the body's end
+			limit, end = int64(len(b)), true // the body's end
 		case err == io.EOF:
 			return release, io.ErrUnexpectedEOF
 		case err != nil:
+			return release, err
+		}
+	}
+	if n > 0 && !end && len(r.Trailer) > 0 {
+		// net/http fills an HTTP/2 request's Trailer only as a read of its
+		// body reaches io.EOF, past its last byte: one more read, so that
+		// the values of the trailer it announces come with the body.
+		switch k, err := fill(r.Body, make([]byte, 1)); {
+		case k > 0: // net/http's HTTP/2 server refuses such a body itself
+			return release, errors.New("proxy: the request's body is longer than its length")
+		case err != io.EOF:
 			return release, err
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/textproto"
 	"strings"
 	"time"
 
@@ -175,16 +176,55 @@ func stripPolicy(h http.Header) {
 	}
 }
 
+// notTrailers are the fields a request's trailer never carries to the
+// service. The hop-by-hop ones are the connection's, not the request's,
+// and the ReverseProxy strips them from the header (RFC 9110 §7.6.1);
+// Proxy-Authorization holds the proxy's access token. The others cannot
+// be trailers: a sender must not generate a trailer field whose
+// definition does not permit it (RFC 9110 §6.5.1), and these are read
+// before the body, for its framing, routing, authentication, request
+// modifiers and content processing; X-Xbl-Contract-Version and Signature
+// are Xbox's own request controls (a Signature covers the request as it
+// was signed). The conditionals, named with If- (RFC 9110 §13.1), are
+// request modifiers too.
+var notTrailers = map[string]bool{
+	// hop-by-hop
+	"Connection": true, "Keep-Alive": true, "Proxy-Authenticate": true, "Proxy-Authorization": true,
+	"Proxy-Connection": true, "Te": true, "Trailer": true, "Transfer-Encoding": true, "Upgrade": true,
+	// framing, routing, authentication
+	"Content-Length": true, "Host": true, "Authorization": true, "Cookie": true,
+	// request modifiers
+	"Cache-Control": true, "Expect": true, "Max-Forwards": true, "Pragma": true, "Range": true,
+	// content processing
+	"Content-Encoding": true, "Content-Range": true, "Content-Type": true,
+	// Xbox's request controls
+	"X-Xbl-Contract-Version": true, "Signature": true,
+}
+
 // stripTrailer strips a request's trailer of the fields that never reach
-// the service in its header either: the proxy's own (stripPolicy, and
-// Proxy-Authorization, its access token) and the other hop-by-hop ones,
-// which the ReverseProxy strips from the header (RFC 9110 §7.6.1).
-func stripTrailer(h http.Header) {
-	stripPolicy(h)
-	for name := range h {
-		switch http.CanonicalHeaderKey(name) {
-		case "Proxy-Authorization", "Proxy-Authenticate", "Connection", "Proxy-Connection", "Keep-Alive", "Te", "Trailer", "Transfer-Encoding", "Upgrade":
-			delete(h, name)
+// the service as trailers: the proxy's own (stripPolicy), notTrailers, and
+// those the request's Connection header (in header, the request's header
+// as it came) names, hop-by-hop too (RFC 9110 §7.6.1), which the
+// ReverseProxy strips from the header.
+func stripTrailer(trailer, header http.Header) {
+	stripPolicy(trailer)
+	for name := range trailer {
+		key := http.CanonicalHeaderKey(name)
+		if notTrailers[key] || strings.HasPrefix(key, "If-") || connectionNames(header, key) {
+			delete(trailer, name)
 		}
 	}
+}
+
+// connectionNames reports whether header's Connection names the field
+// key (canonical).
+func connectionNames(header http.Header, key string) bool {
+	for _, v := range header["Connection"] {
+		for f := range strings.SplitSeq(v, ",") {
+			if http.CanonicalHeaderKey(textproto.TrimString(f)) == key {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -26,9 +26,14 @@
 // handling works and the service's budget is not spent. A per-call Policy
 // is chosen with request headers (HeaderMaxWait...), which the proxy
 // strips before sending. The trailer fields a request's body announces
-// (its Trailer header) reach the service as sent, but for the proxy's
-// own, which it strips too: those named with PolicyPrefix, and the
-// hop-by-hop ones, Proxy-Authorization among them.
+// (its Trailer header) reach the service as sent (the body then goes
+// chunked, its length not given), but for those the proxy strips: its
+// own, named with PolicyPrefix; the hop-by-hop ones, Proxy-Authorization
+// among them, and those the request's Connection header names; and those
+// that cannot be trailers (RFC 9110 §6.5.1): Authorization, Cookie, Host,
+// the framing and content fields (Content-Length, Content-Type...), the
+// request modifiers (Expect, Range, the If- conditionals...),
+// X-Xbl-Contract-Version and Signature.
 //
 // # What it refuses
 //

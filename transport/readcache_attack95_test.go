@@ -342,6 +342,7 @@ func (m *attack95Model) cached(k int, now time.Time) bool {
 // stored twice at one instant of end (see
 // TestAttack95ReplacedAtTheSameEndDroppedAsTheOldest).
 func TestAttack95LifetimeOrdersMatchModel(t *testing.T) {
+	racebuild.Skip(t, "a model check of 120,000 operations on one goroutine")
 	T0 := time.Date(2026, 12, 7, 16, 0, 0, 0, time.UTC)
 	patterns := map[string]func(i int, r *rand.Rand) time.Duration{
 		"descending": func(i int, _ *rand.Rand) time.Duration { return time.Duration(4000-i%4000) * time.Millisecond },

@@ -107,6 +107,14 @@ type listed struct {
 	found []Finding
 }
 
+// countAll counts the findings m holds by rule and level (a judging's
+// unlisted ones).
+func (l *listed) countAll(m map[ruleLevel]int) {
+	for k, n := range m {
+		l.count(k.rule, k.level, n)
+	}
+}
+
 // count counts n findings of rule at level, listed or not.
 func (l *listed) count(rule, level string, n int) {
 	if n == 0 {
@@ -259,9 +267,7 @@ func (a *Analyzer) Report() *Report {
 		apis.name(g, found)
 		rep.Groups, judged = append(rep.Groups, gr), append(judged, g)
 		all.add(found...)
-		for k, n := range unlisted {
-			all.count(k.rule, k.level, n)
-		}
+		all.countAll(unlisted)
 	}
 	events, unlisted := a.eventFindings()
 	all.add(events...)
@@ -274,9 +280,7 @@ func (a *Analyzer) Report() *Report {
 	all.add(a.notJudgedFindings()...)
 	tokenless, past := a.tokenlessFindings()
 	all.add(tokenless...)
-	for k, n := range past {
-		all.count(k.rule, k.level, n)
-	}
+	all.countAll(past)
 	rep.Findings = all.cut()
 	sort.Stable(busiestFirst{rep.Groups, judged})
 	for i := range rep.Groups[:min(len(rep.Groups), MaxTimelines)] {

@@ -255,14 +255,21 @@ func TestAttack92StalledHalfChunksBoundedAndGiveBack(t *testing.T) {
 	// on, as the package doc says ("a call that waits with one is sent when
 	// its turn comes, even when the application has gone meanwhile"), here
 	// until MaxCallTime.
-	heldCalls := int64(maxHeldBodies / maxRewindBody)
-	if !attack92Settle(20*time.Second, func() bool { return f.srv.Stats().Cancelled >= heldCalls }) {
-		t.Errorf("%d of the %d calls whose bodies were held counted cancelled 20 s after their applications closed (%+v)", f.srv.Stats().Cancelled, heldCalls, f.srv.Stats())
+	// A call whose read-ahead got only part of a body's room keeps that part
+	// counted until it ends (held.go) and, its body not held whole, waits
+	// on: the reserve's 64 MiB may be 1,023 whole bodies and parts of
+	// others (CI, 2026-12-07: 1,023 cancelled, 64 KiB counted by calls
+	// still waiting). So: every byte still counted is a waiting call's
+	// (at most 64 KiB each), and the calls cancelled held all the rest.
+	settled := attack92Settle(20*time.Second, func() bool {
+		left := f.srv.held.n.Load()
+		return f.srv.Stats().Cancelled*maxRewindBody+left >= maxHeldBodies && left <= store.waiting.Load()*maxRewindBody
+	})
+	if !settled {
+		t.Errorf("20 s after their applications closed: %d calls counted cancelled, %d bytes still counted, %d calls waiting (%+v): the held calls did not end with their applications",
+			f.srv.Stats().Cancelled, f.srv.held.n.Load(), store.waiting.Load(), f.srv.Stats())
 	}
-	t.Logf("after the close: %+v; %d calls still waiting", f.srv.Stats(), store.waiting.Load())
-	if !attack92Settle(10*time.Second, func() bool { return f.srv.held.n.Load() == 0 }) {
-		t.Errorf("%d bytes still counted in the reserve after every held call ended", f.srv.held.n.Load())
-	}
+	t.Logf("after the close: %+v; %d calls still waiting, %d bytes counted", f.srv.Stats(), store.waiting.Load(), f.srv.held.n.Load())
 	if got := len(svc.all()); got != 0 {
 		t.Errorf("%d POSTs reached the service", got)
 	}
@@ -286,6 +293,9 @@ func TestAttack92StalledHalfChunksBoundedAndGiveBack(t *testing.T) {
 	// end).
 	if !attack92Settle(60*time.Second, func() bool { st := f.srv.Stats(); return st.Cancelled+st.Failed >= n+2 }) {
 		t.Errorf("not every call ended: %+v", f.srv.Stats())
+	}
+	if !attack92Settle(10*time.Second, func() bool { return f.srv.held.n.Load() == 0 }) {
+		t.Errorf("%d bytes still counted in the reserve after every call ended", f.srv.held.n.Load())
 	}
 	if !attack92Settle(10*time.Second, func() bool { return attack92ReadingAhead() <= 16 }) {
 		t.Errorf("%d goroutines reading bodies ahead after every call ended (%d goroutines, %d before)", attack92ReadingAhead(), runtime.NumGoroutine(), baseG)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"hash/maphash"
 	"io"
 	"net/http"
 	"sync"
@@ -52,6 +53,11 @@ type coalescer struct {
 	head  int
 	stale int
 	bytes int // what the cache holds: its entries' sizes
+	// targets counts the cache's entries and the flights under way by the
+	// URL they read, so that a write to a URL no read holds (the usual
+	// one) looks no further (invalidate).
+	targets map[uint64]int
+	seed    maphash.Seed
 
 	buffered atomic.Int64 // bytes being read by leaders (maxBufferedBytes)
 }
@@ -66,6 +72,10 @@ type flight struct {
 	// cancelled: the leader's own context ended, so its err is not the
 	// followers' answer.
 	cancelled bool
+	// written: a write to its URL ended while it was under way (guarded by
+	// the coalescer's mu): its answer may predate the write, and is not
+	// kept.
+	written bool
 }
 
 // shared is an answer read in full, for every caller that shares it.
@@ -214,7 +224,11 @@ func (t *Transport) join(key readKey, now time.Time, req *http.Request) (*flight
 	}
 	f := &flight{start: now, done: make(chan struct{})}
 	f.deadline, _ = req.Context().Deadline()
+	if old := c.flights[key]; old != nil {
+		c.untarget(key.target())
+	}
 	c.flights[key] = f // replaces a stale one, whose followers keep waiting for it
+	c.target(key.target())
 	return f, true
 }
 
@@ -224,6 +238,7 @@ func (t *Transport) land(key readKey, f *flight) {
 	c.mu.Lock()
 	if c.flights[key] == f {
 		delete(c.flights, key)
+		c.untarget(key.target())
 	}
 	c.mu.Unlock()
 	close(f.done)
@@ -274,7 +289,7 @@ func (t *Transport) lead(req *http.Request, key readKey, f *flight) (_ *http.Res
 		now := clock.From(req.Context()).Now()
 		if ttl := cacheTTL(resp, min(t.ReadCacheTTL, MaxReadCacheTTL), now.Sub(sentAt)); ttl > 0 {
 			ck := key.cacheKey()
-			t.store(ck, s.kept(ck, now.Add(ttl)), now)
+			t.storeLanded(f, ck, s.kept(ck, now.Add(ttl)), now)
 		}
 	}
 	return s.response(req), nil

@@ -1,7 +1,9 @@
 package transport
 
 import (
+	"cmp"
 	"container/heap"
+	"hash/maphash"
 	"net/http"
 	"strconv"
 	"strings"
@@ -261,6 +263,17 @@ func (t *Transport) cached(key readKey, now time.Time) *shared {
 	return s
 }
 
+// storeLanded is store for the answer s of the flight f, unless a write
+// to its URL ended while f was under way (invalidate).
+func (t *Transport) storeLanded(f *flight, key readKey, s *shared, now time.Time) {
+	c := &t.reads
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !f.written {
+		c.put(key, s, now)
+	}
+}
+
 // store caches s under key, in place of the entries that have expired at
 // now and, while the cache has no room for s, of its oldest entries. Every
 // byte an entry holds counts (s.size: body, head and key), until it leaves
@@ -277,6 +290,11 @@ func (t *Transport) store(key readKey, s *shared, now time.Time) {
 	c := &t.reads
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.put(key, s, now)
+}
+
+// put is store with c.mu held.
+func (c *coalescer) put(key readKey, s *shared, now time.Time) {
 	if c.cache == nil {
 		c.cache = make(map[readKey]*shared)
 	}
@@ -298,6 +316,7 @@ func (t *Transport) store(key readKey, s *shared, now time.Time) {
 	c.bytes += s.size
 	c.order = append(c.order, s)
 	heap.Push(&c.ends, s)
+	c.target(s.key.target())
 }
 
 // makeRoom drops the oldest entries while the cache has no room for one
@@ -316,10 +335,86 @@ func (c *coalescer) makeRoom(size int) {
 // c.mu held.
 func (c *coalescer) drop(s *shared) {
 	delete(c.cache, s.key)
+	c.untarget(s.key.target())
 	heap.Remove(&c.ends, s.end)
 	c.order[s.ref] = nil
 	c.bytes -= s.size
 	c.stale++
+}
+
+// target is the URL a read reads, as its key holds it.
+type target struct{ scheme, urlHost, host, uri string }
+
+func (k readKey) target() target { return target{k.scheme, k.urlHost, k.host, k.uri} }
+
+// targetOf is the URL req reads or writes, as readKeyOf spells it.
+func targetOf(req *http.Request) target {
+	return target{strings.ToLower(req.URL.Scheme), strings.ToLower(req.URL.Host), strings.ToLower(cmp.Or(req.Host, req.URL.Host)), req.URL.RequestURI()}
+}
+
+// target and untarget count one more and one fewer entry or flight that
+// reads u, under u's hash (targets): the map keeps no string of the
+// requests' (a flight's key is the request's own), and a hash two URLs
+// share only makes a write look through the cache for nothing. Require
+// c.mu held.
+func (c *coalescer) target(u target) {
+	if c.targets == nil {
+		c.targets = make(map[uint64]int)
+		c.seed = maphash.MakeSeed()
+	}
+	c.targets[c.hash(u)]++
+}
+
+func (c *coalescer) untarget(u target) {
+	h := c.hash(u)
+	if c.targets[h]--; c.targets[h] <= 0 {
+		delete(c.targets, h)
+	}
+}
+
+func (c *coalescer) hash(u target) uint64 {
+	var h maphash.Hash
+	h.SetSeed(c.seed)
+	for _, s := range []string{u.scheme, u.urlHost, u.host, u.uri} {
+		h.WriteString(s)
+		h.WriteByte(0) // no URL holds a NUL: the parts stay apart
+	}
+	return h.Sum64()
+}
+
+// safeMethod reports whether a request of method m changes nothing on the
+// server (RFC 9110 §9.2.1): every other invalidates what the cache holds of
+// its URL.
+func safeMethod(m string) bool {
+	switch m {
+	case "", http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+		return true
+	}
+	return false
+}
+
+// invalidate drops every cached answer of the URL u, whatever the
+// credentials it was read with (a write by one user changes what others
+// read of that URL too), and keeps the answers of the reads of u under way
+// out of the cache (their answers may predate the write): RFC 9111 §4.4,
+// for every write, whatever it was answered (a write answered with an
+// error, or none, may still have been applied).
+func (c *coalescer) invalidate(u target) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.targets) == 0 || c.targets[c.hash(u)] == 0 {
+		return
+	}
+	for k, s := range c.cache {
+		if k.target() == u {
+			c.drop(s)
+		}
+	}
+	for k, f := range c.flights {
+		if k.target() == u {
+			f.written = true
+		}
+	}
 }
 
 // compact takes out of order the places of the entries dropped. Requires

@@ -22,6 +22,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"runtime"
@@ -105,6 +106,17 @@ func attack95Check(t testing.TB, tr *Transport) {
 	}
 	if c.bytes < 0 || c.bytes > maxCachedBytes || len(c.cache) > maxCachedEntries {
 		fail("the cache counts %d bytes, %d entries: out of its bounds", c.bytes, len(c.cache))
+	}
+	// The count by URL that invalidate reads: every entry and flight once.
+	targets := map[uint64]int{}
+	for k := range c.cache {
+		targets[c.hash(k.target())]++
+	}
+	for k := range c.flights {
+		targets[c.hash(k.target())]++
+	}
+	if !maps.Equal(targets, c.targets) && len(targets)+len(c.targets) > 0 {
+		fail("the count by URL is %v; the entries and flights are %v", c.targets, targets)
 	}
 }
 

@@ -58,8 +58,8 @@ func (t *Transport) readKeyOf(req *http.Request) (readKey, bool) {
 	}
 	pol := t.policyFor(req.Context())
 	pol.BoundBody = false // a shared answer is always read in full under the attempt timeout
-	return readKey{cred: cred, title: t.TitleID, scheme: strings.ToLower(req.URL.Scheme), urlHost: strings.ToLower(req.URL.Host),
-		host: strings.ToLower(host), uri: req.URL.RequestURI(),
+	u := targetOf(req)
+	return readKey{cred: cred, title: t.TitleID, scheme: u.scheme, urlHost: u.urlHost, host: u.host, uri: u.uri,
 		contract: headerAll(req.Header, "X-Xbl-Contract-Version"), accept: headerAll(req.Header, "Accept"),
 		language: headerAll(req.Header, "Accept-Language"), encoding: headerAll(req.Header, "Accept-Encoding"), pol: pol}, true
 }

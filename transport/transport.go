@@ -204,7 +204,12 @@ type Transport struct {
 	// dropped gives all of it back at once. A new answer takes the room of
 	// the answers that have expired and, if it still finds the cache full,
 	// of the oldest. It keeps no TLS state, so an answer from it has a nil
-	// TLS. Zero keeps nothing.
+	// TLS. A write through the Transport (any method but GET, HEAD, OPTIONS
+	// and TRACE), however it is answered, drops what the cache holds of its
+	// URL (scheme, host, path and query), for every user, and the answers
+	// of the reads of that URL under way when it ends are not kept (RFC
+	// 9111 §4.4). A call whose context has already ended is not answered
+	// from it. Zero keeps nothing.
 	ReadCacheTTL time.Duration
 	// DisableBudget turns the local budget off: the transport then only
 	// reacts to 429s, exactly like XSAPI.
@@ -302,6 +307,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if resp, ok, err := t.coalesceRead(req); ok {
 			return resp, err
 		}
+		if t.ReadCacheTTL > 0 && !safeMethod(req.Method) {
+			defer t.reads.invalidate(targetOf(req))
+		}
 	}
 	return t.roundTrip(req)
 }
@@ -311,6 +319,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // off the stack of every call that is not one: a call waiting for its
 // budget holds its stack while it waits.
 func (t *Transport) coalesceRead(req *http.Request) (*http.Response, bool, error) {
+	if req.Context().Err() != nil { // it fails as it would alone, not from the cache
+		return nil, false, nil
+	}
 	key, ok := t.readKeyOf(req)
 	if !ok {
 		return nil, false, nil

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,7 +35,8 @@ const deviceCodeGrant = "urn:ietf:params:oauth:grant-type:device_code"
 // or SignInScopes when it has none), and reads the token answer (RFC 6749
 // 5.1). A refusal (5.2) is an *oauth2.RetrieveError, as x/oauth2 gives it;
 // a request or a read of the answer that failed keeps its cause; an answer
-// that is oversized or lacks access_token is a *SignInError. Its errors go
+// that is oversized, lacks access_token or states an expires_in that is no
+// number is a *SignInError. Its errors go
 // through microsoftError, which scrubs them.
 func tokenGrant(ctx context.Context, hc *http.Client, cfg *oauth2.Config, form url.Values) (*oauth2.Token, error) {
 	scopes := cfg.Scopes
@@ -89,13 +91,36 @@ func tokenGrant(ctx context.Context, hc *http.Client, cfg *oauth2.Config, form u
 		return nil, &SignInError{Step: "Microsoft account", Status: resp.StatusCode, Message: "the answer lacks access_token"}
 	}
 	tok := &oauth2.Token{AccessToken: a.AccessToken, TokenType: a.TokenType, RefreshToken: a.RefreshToken}
-	if n, _ := a.ExpiresIn.Int64(); n != 0 {
-		tok.ExpiresIn = min(n, math.MaxInt32)
-		tok.Expiry = time.Now().Add(time.Duration(tok.ExpiresIn) * time.Second)
+	if a.ExpiresIn != "" {
+		n, ok := expiresIn(a.ExpiresIn)
+		if !ok {
+			return nil, &SignInError{Step: "Microsoft account", Status: resp.StatusCode, Message: "the answer's expires_in is not a number of seconds"}
+		}
+		if n != 0 { // as x/oauth2 reads 0: no expiry stated
+			tok.ExpiresIn = n
+			tok.Expiry = time.Now().Add(time.Duration(n) * time.Second)
+		}
 	}
 	var raw map[string]any
 	json.Unmarshal(data, &raw)
 	return tok.WithExtra(raw), nil
+}
+
+// expiresIn reads a token answer's expires_in (RFC 6749 5.1: the token's
+// lifetime in seconds) as whole seconds within ±math.MaxInt32 (68 years),
+// a fraction or an exponent too (3600.5, 3.6e3: JSON numbers a service may
+// write), rounded down. ok is false for what is no finite number. A token
+// with no expiry would be valid forever (oauth2.Token.Valid) and never
+// renewed, so an expires_in given must be read.
+func expiresIn(n json.Number) (int64, bool) {
+	if i, err := n.Int64(); err == nil {
+		return max(min(i, math.MaxInt32), -math.MaxInt32), true
+	}
+	f, err := n.Float64()
+	if err != nil && !errors.Is(err, strconv.ErrRange) || math.IsNaN(f) {
+		return 0, false
+	}
+	return int64(max(min(math.Floor(f), math.MaxInt32), -math.MaxInt32)), true
 }
 
 // pollDevice polls cfg's token endpoint with hc until the user has entered
@@ -128,7 +153,7 @@ func pollDevice(ctx context.Context, hc *http.Client, cfg *oauth2.Config, da *oa
 			return tok, nil
 		case errors.As(err, &re) && re.ErrorCode == "authorization_pending":
 		case errors.As(err, &re) && re.ErrorCode == "slow_down":
-			interval += 5 * time.Second
+			interval = min(interval, math.MaxInt64-5*time.Second) + 5*time.Second // no overflow
 		case ctx.Err() == nil && errors.As(err, &ne) && ne.Timeout():
 			if interval < time.Hour { // longer than any code lives; no overflow
 				interval *= 2

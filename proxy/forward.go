@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"net/http/httputil"
 	"net/textproto"
 	"net/url"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -92,7 +94,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, host string) {
 	defer release()
 	if err != nil {
 		c.status, c.outcome = http.StatusBadRequest, "failed"
-		plain(w, r, c.status, "proxy: the request's body did not arrive whole")
+		plain(w, r, c.status, errBodyBroken.Error())
 		return
 	}
 	after := s.streamed(c, r, out, &pol, ctx.Done())
@@ -300,7 +302,7 @@ func (s *Server) failed(w http.ResponseWriter, r *http.Request, err error) {
 		if r.Context().Err() != nil {
 			c.outcome = "cancelled"
 		}
-		plain(w, r, c.status, "proxy: the request's body did not arrive whole")
+		plain(w, r, c.status, errBodyBroken.Error())
 	case r.Context().Err() != nil:
 		c.outcome = "cancelled" // the application gave up: nobody reads an answer
 	default:
@@ -364,7 +366,8 @@ func (c *copyBuffers) Put(b []byte) {
 
 // watchedBody is a streamed request body that remembers whether reading
 // it failed (a chunked body malformed or cut off), so that the call's
-// failure is answered as the application's, not the service's.
+// failure is answered as the application's, not the service's. A read
+// that fails gives the transport bodyError's error, not its own.
 //
 // Once the call has its answer, the transport goes on reading the body
 // (so that its end starts net/http's watch for the application's
@@ -386,7 +389,7 @@ type watchedBody struct {
 // What a failed read of a body gives the transport once the call has its
 // answer.
 const (
-	reading   int32 = iota // no answer yet: the failure
+	reading   int32 = iota // no answer yet: the failure, as bodyError gives it
 	afterEOF               // io.EOF
 	afterWait              // errAnswered, at the call's end
 )
@@ -394,6 +397,24 @@ const (
 // errAnswered is the failed read of a body the call's answer has come
 // before.
 var errAnswered = errors.New("proxy: the call has its answer; the rest of its body is not sent")
+
+// errBodyBroken is the failed read of a request body that did not arrive
+// whole: malformed, cut off, or not come by the call's end.
+var errBodyBroken = errors.New("proxy: the request's body did not arrive whole")
+
+// bodyError is what a failed read of the application's body gives the
+// transport, which logs it: errBodyBroken, never the read's own error,
+// which may quote what the application sent (net/http's "malformed MIME
+// header line" quotes a trailer line whole, a token in it). A read that
+// timed out or whose context ended stays one for errors.Is.
+func bodyError(err error) error {
+	for _, kind := range [...]error{os.ErrDeadlineExceeded, context.DeadlineExceeded, context.Canceled} {
+		if errors.Is(err, kind) {
+			return fmt.Errorf("%w: %w", errBodyBroken, kind)
+		}
+	}
+	return errBodyBroken
+}
 
 func (b *watchedBody) Read(p []byte) (int, error) {
 	b.mu.Lock()
@@ -406,8 +427,11 @@ func (b *watchedBody) Read(p []byte) (int, error) {
 		b.bad.Store(true)
 	}
 	b.mu.Unlock()
-	if err == nil || err == io.EOF || after == reading {
+	if err == nil || err == io.EOF {
 		return n, err
+	}
+	if after == reading {
+		return n, bodyError(err)
 	}
 	if n > 0 {
 		return n, nil

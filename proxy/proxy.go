@@ -33,7 +33,14 @@
 // that cannot be trailers (RFC 9110 §6.5.1): Authorization, Cookie, Host,
 // the framing and content fields (Content-Length, Content-Type...), the
 // request modifiers (Expect, Range, the If- conditionals...),
-// X-Xbl-Contract-Version and Signature.
+// X-Xbl-Contract-Version and Signature. A trailer section is what
+// net/http's server makes of it: over HTTP/1.1 one past its 4 KiB read
+// buffer is refused, 400; over HTTP/2 one past the header-list bound (64
+// KiB and 320 bytes) keeps the fields before the first that passes it,
+// each whole, and loses that one and the rest without a word, which the
+// proxy cannot tell from fields announced and not sent (RFC 9110 §6.6.2:
+// the Trailer header names fields that might come), so the call goes on
+// without them.
 //
 // # What it refuses
 //

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/xblgo/fgrl/internal/racebuild"
 )
 
 // attack3CoalRawServer serves, on loopback, every request with a 200 whose
@@ -56,6 +58,7 @@ func attack3CoalRawServer(t *testing.T, reason int) string {
 // not counted: 100 answers with a 1 MiB reason phrase are all kept, 100
 // MiB held while the cache counts a few KB.
 func TestAttack3CoalCacheCountsStatusLine(t *testing.T) {
+	racebuild.Skip(t, "heap figures: 100 answers of 1 MiB status lines, 5 s under the detector")
 	srv := attack3CoalRawServer(t, 1<<20)
 	base := &http.Transport{}
 	defer base.CloseIdleConnections()

@@ -24,24 +24,6 @@ import (
 	"github.com/xblgo/fgrl/mock"
 )
 
-// attack98SyncBuf is a log sink safe for concurrent writes.
-type attack98SyncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *attack98SyncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *attack98SyncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // attack98H2Tunnel opens a decrypted tunnel to profile.xboxlive.com speaking h2.
 func attack98H2Tunnel(t *testing.T, f *fixture) *tls.Conn {
 	t.Helper()
@@ -256,7 +238,7 @@ const attack98Tok = "ATK225-PROXY-ACCESS-TOKEN"
 // body, the service's POSTs and the log.
 func attack98H1(t *testing.T, failFast bool, extra []string, section string) (int, string, []attack92Post, string) {
 	t.Helper()
-	logs := &attack98SyncBuf{}
+	logs := &syncBuffer{}
 	svc := newAttack92Svc()
 	f := attack92Serve(t, svc, func(c *Config) {
 		c.Token = attack98Tok

@@ -149,6 +149,7 @@ func attack97Xbox(w http.ResponseWriter, r *http.Request, host string) bool {
 func TestAttack97DeviceLoginEndlessPollEndsWithContext(t *testing.T) {
 	for _, mode := range []string{"drip", "declared-body-never-sent"} {
 		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
 			stop := make(chan struct{})
 			defer close(stop)
 			hc := attack97Loopback(t, func(w http.ResponseWriter, r *http.Request, host string) {
@@ -436,6 +437,7 @@ func TestAttack97MicrosoftTokenErrorsHoldNoSecret(t *testing.T) {
 	for name, answer := range echo {
 		for _, secret := range []string{"", attack97Secret} {
 			t.Run(fmt.Sprintf("refresh/%s/secret=%v", name, secret != ""), func(t *testing.T) {
+				t.Parallel()
 				hc := attack97Loopback(t, func(w http.ResponseWriter, r *http.Request, host string) {
 					raw, _ := io.ReadAll(r.Body)
 					form, _ := url.ParseQuery(string(raw))
@@ -452,6 +454,7 @@ func TestAttack97MicrosoftTokenErrorsHoldNoSecret(t *testing.T) {
 			})
 		}
 		t.Run("device/"+name, func(t *testing.T) {
+			t.Parallel()
 			hc := attack97Loopback(t, func(w http.ResponseWriter, r *http.Request, host string) {
 				raw, _ := io.ReadAll(r.Body)
 				if strings.HasSuffix(r.URL.Path, "/devicecode") {
@@ -621,6 +624,7 @@ func TestAttack97TokenAnswerWithoutAccessTokenFailsClosed(t *testing.T) {
 	}
 	for name, body := range bodies {
 		t.Run("refresh/"+name, func(t *testing.T) {
+			t.Parallel()
 			hc := attack97Loopback(t, func(w http.ResponseWriter, r *http.Request, host string) {
 				if attack97Xbox(w, r, host) {
 					return
@@ -640,6 +644,7 @@ func TestAttack97TokenAnswerWithoutAccessTokenFailsClosed(t *testing.T) {
 			}
 		})
 		t.Run("device/"+name, func(t *testing.T) {
+			t.Parallel()
 			hc := attack97Loopback(t, func(w http.ResponseWriter, r *http.Request, host string) {
 				if strings.HasSuffix(r.URL.Path, "/devicecode") {
 					attack97JSON(w, 200, attack97DeviceAnswer("900", "1"))
@@ -740,6 +745,7 @@ func TestAttack97TokenAnswerOddFields(t *testing.T) {
 	}
 	for name, body := range bodies {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			hc := attack97Loopback(t, func(w http.ResponseWriter, r *http.Request, host string) {
 				if strings.HasSuffix(r.URL.Path, "/devicecode") {
 					attack97JSON(w, 200, attack97DeviceAnswer("900", "1"))

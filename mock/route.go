@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/internal/xblid"
 )
 
@@ -30,7 +31,7 @@ type call struct {
 
 // user resolves a "me" or "xuid(N)" path segment to an xuid.
 func (c *call) user(seg string) string {
-	if strings.EqualFold(seg, "me") {
+	if safetext.EqualFoldASCII(seg, "me") {
 		return c.id.xuid
 	}
 	return xuidDigits(seg) // the route's pattern has checked the segment
@@ -238,7 +239,7 @@ func (p pattern) match(path string, dst []string) ([]string, bool) {
 		rest = tail
 		switch e.kind {
 		case literal:
-			if !strings.EqualFold(seg, e.literal) {
+			if !safetext.EqualFoldASCII(seg, e.literal) {
 				return dst, false
 			}
 		case anySeg:
@@ -247,7 +248,7 @@ func (p pattern) match(path string, dst []string) ([]string, bool) {
 			}
 			dst = append(dst, seg)
 		case userSeg:
-			if !strings.EqualFold(seg, "me") && xuidDigits(seg) == "" {
+			if !safetext.EqualFoldASCII(seg, "me") && xuidDigits(seg) == "" {
 				return dst, false
 			}
 			dst = append(dst, seg)
@@ -272,7 +273,7 @@ func (p pattern) match(path string, dst []string) ([]string, bool) {
 // empty.
 func gamertagOfSegment(seg string) (string, bool) {
 	const open = "gt("
-	if len(seg) < len(open)+2 || !strings.EqualFold(seg[:len(open)], open) || seg[len(seg)-1] != ')' {
+	if len(seg) < len(open)+2 || !safetext.EqualFoldASCII(seg[:len(open)], open) || seg[len(seg)-1] != ')' {
 		return "", false
 	}
 	return seg[len(open) : len(seg)-1], true
@@ -282,7 +283,7 @@ func gamertagOfSegment(seg string) (string, bool) {
 // (xblid.CheckXUID: decimal, 64 bits), or "".
 func xuidDigits(seg string) string {
 	const open = "xuid("
-	if len(seg) < len(open)+2 || !strings.EqualFold(seg[:len(open)], open) || seg[len(seg)-1] != ')' {
+	if len(seg) < len(open)+2 || !safetext.EqualFoldASCII(seg[:len(open)], open) || seg[len(seg)-1] != ')' {
 		return ""
 	}
 	n := seg[len(open) : len(seg)-1]

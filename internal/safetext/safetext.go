@@ -120,6 +120,28 @@ func IsASCII(s string) bool {
 	return true
 }
 
+// EqualFoldASCII reports whether a and b are equal ignoring the case of
+// ASCII letters only: unlike strings.EqualFold, "ſ" is not "s" nor the
+// Kelvin sign "k", as the services and limits.Match compare paths.
+func EqualFoldASCII(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
 // MinOpaque is the shortest run HideOpaque hides: a credential's secret
 // part is longer (a JWT's signature is 43 bytes and more, an XSTS token
 // hundreds).

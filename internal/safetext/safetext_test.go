@@ -121,3 +121,32 @@ func TestReason(t *testing.T) {
 		}
 	}
 }
+
+func TestEqualFoldASCII(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{
+		{"", "", true},
+		{"titles", "TITLES", true},
+		{"Titles", "tItLeS", true},
+		{"az", "AZ", true},
+		{"@[`{", "@[`{", true},
+		{"@", "`", false}, // one below 'A' and one below 'a': not a case pair
+		{"[", "{", false}, // one past 'Z' and one past 'z'
+		{"titleſ", "titles", false},
+		{"\u212a", "k", false}, // the Kelvin sign
+		{"state", "ſtate", false},
+		{"me", "m", false},
+		{"m", "me", false},
+		{"ab", "ac", false},
+		{"AB", "AC", false},
+	} {
+		if got := EqualFoldASCII(c.a, c.b); got != c.want {
+			t.Errorf("EqualFoldASCII(%q, %q) = %v, want %v", c.a, c.b, got, c.want)
+		}
+		if got := EqualFoldASCII(c.b, c.a); got != c.want {
+			t.Errorf("EqualFoldASCII(%q, %q) = %v, want %v", c.b, c.a, got, c.want)
+		}
+	}
+}

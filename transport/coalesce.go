@@ -53,9 +53,12 @@ type coalescer struct {
 	head  int
 	stale int
 	bytes int // what the cache holds: its entries' sizes
-	// targets counts the cache's entries and the flights under way by the
-	// URL they read, so that a write to a URL no read holds (the usual
-	// one) looks no further (invalidate).
+	// replaced holds the flights a newer one replaced in flights that are
+	// still under way, with the URL they read, for invalidate.
+	replaced map[*flight]target
+	// targets counts the cache's entries and the flights under way
+	// (replaced ones too) by the URL they read, so that a write to a URL
+	// no read holds (the usual one) looks no further (invalidate).
 	targets map[uint64]int
 	seed    maphash.Seed
 
@@ -211,12 +214,15 @@ func (t *Transport) followBound(p Policy) time.Duration {
 }
 
 // join returns the flight under way for key, or a new one this call leads.
-// A flight older than maxJoinAge takes no one: the new call leads its own.
+// A flight older than maxJoinAge, or under way when a write to its URL
+// ended (its answer may predate the write), takes no one: the new call
+// leads its own, and the one it replaces stays among the replaced until
+// it lands.
 func (t *Transport) join(key readKey, now time.Time, req *http.Request) (*flight, bool) {
 	c := &t.reads
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if f := c.flights[key]; f != nil && now.Sub(f.start) < maxJoinAge {
+	if f := c.flights[key]; f != nil && now.Sub(f.start) < maxJoinAge && !f.written {
 		return f, false
 	}
 	if c.flights == nil {
@@ -225,7 +231,11 @@ func (t *Transport) join(key readKey, now time.Time, req *http.Request) (*flight
 	f := &flight{start: now, done: make(chan struct{})}
 	f.deadline, _ = req.Context().Deadline()
 	if old := c.flights[key]; old != nil {
-		c.untarget(key.target())
+		// Still under way: a write to its URL must still find it.
+		if c.replaced == nil {
+			c.replaced = make(map[*flight]target)
+		}
+		c.replaced[old] = key.target()
 	}
 	c.flights[key] = f // replaces a stale one, whose followers keep waiting for it
 	c.target(key.target())
@@ -238,8 +248,10 @@ func (t *Transport) land(key readKey, f *flight) {
 	c.mu.Lock()
 	if c.flights[key] == f {
 		delete(c.flights, key)
-		c.untarget(key.target())
+	} else {
+		delete(c.replaced, f)
 	}
+	c.untarget(key.target())
 	c.mu.Unlock()
 	close(f.done)
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/xblgo/fgrl/internal/safetext"
 )
 
 // shareable reports whether an answer may go to other callers with the
@@ -348,8 +350,17 @@ type target struct{ scheme, urlHost, host, uri string }
 func (k readKey) target() target { return target{k.scheme, k.urlHost, k.host, k.uri} }
 
 // targetOf is the URL req reads or writes, as readKeyOf spells it.
+// The URL's host is taken without the scheme's default port, which
+// net/http dials without it alike; the Host header as it is sent.
 func targetOf(req *http.Request) target {
-	return target{strings.ToLower(req.URL.Scheme), strings.ToLower(req.URL.Host), strings.ToLower(cmp.Or(req.Host, req.URL.Host)), req.URL.RequestURI()}
+	scheme, urlHost := strings.ToLower(req.URL.Scheme), strings.ToLower(req.URL.Host)
+	switch scheme {
+	case "http":
+		urlHost = strings.TrimSuffix(urlHost, ":80")
+	case "https":
+		urlHost = strings.TrimSuffix(urlHost, ":443")
+	}
+	return target{scheme, urlHost, strings.ToLower(cmp.Or(req.Host, req.URL.Host)), req.URL.RequestURI()}
 }
 
 // target and untarget count one more and one fewer entry or flight that
@@ -399,19 +410,32 @@ func safeMethod(m string) bool {
 // out of the cache (their answers may predate the write): RFC 9111 §4.4,
 // for every write, whatever it was answered (a write answered with an
 // error, or none, may still have been applied).
+//
+// A host that is not ASCII (a write's: the cache keeps no read of one)
+// reaches whichever host net/http makes of it (IDNA's ASCII form), which
+// the cache does not compute: such a write drops everything it holds.
 func (c *coalescer) invalidate(u target) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.targets) == 0 || c.targets[c.hash(u)] == 0 {
+	if len(c.targets) == 0 {
+		return
+	}
+	all := !safetext.IsASCII(u.urlHost) || !safetext.IsASCII(u.host)
+	if !all && c.targets[c.hash(u)] == 0 {
 		return
 	}
 	for k, s := range c.cache {
-		if k.target() == u {
+		if all || k.target() == u {
 			c.drop(s)
 		}
 	}
 	for k, f := range c.flights {
-		if k.target() == u {
+		if all || k.target() == u {
+			f.written = true
+		}
+	}
+	for f, fu := range c.replaced {
+		if all || fu == u {
 			f.written = true
 		}
 	}

@@ -206,10 +206,12 @@ type Transport struct {
 	// of the oldest. It keeps no TLS state, so an answer from it has a nil
 	// TLS. A write through the Transport (any method but GET, HEAD, OPTIONS
 	// and TRACE), however it is answered, drops what the cache holds of its
-	// URL (scheme, host, path and query), for every user, and the answers
-	// of the reads of that URL under way when it ends are not kept (RFC
-	// 9111 §4.4). A call whose context has already ended is not answered
-	// from it. Zero keeps nothing.
+	// URL (scheme, host without the scheme's default port, path and query;
+	// a host that is not ASCII, whose IDNA form the cache does not compute,
+	// drops everything), for every user, and the answers of the reads of
+	// that URL under way when it ends are neither kept nor shared with the
+	// reads that start after it (RFC 9111 §4.4). A call whose context has
+	// already ended is not answered from it. Zero keeps nothing.
 	ReadCacheTTL time.Duration
 	// DisableBudget turns the local budget off: the transport then only
 	// reacts to 429s, exactly like XSAPI.

@@ -239,8 +239,8 @@ func (a *Analyzer) Add(c *Call) {
 		return
 	}
 	r := a.rec(c)
-	uhs, _, err := xblauth.Parse(c.Authorization) // a redacted value parses: its token is "REDACTED"
-	if err != nil {
+	uhs, ok := userOf(c.Authorization)
+	if !ok {
 		a.tokenless(host, r)
 		return
 	}
@@ -339,9 +339,11 @@ func (a *Analyzer) ruleOf(c *Call, host, p string) (*limits.Rule, string, bool) 
 }
 
 // Judged returns the service scope c is judged under, as Add judges it,
-// and its user's userhash; false for a call Add lists apart or does not
-// count as a call: a real-time socket, an in-game event or its upload, a
-// host neither the limits nor the rules judge, a call without a token.
+// and its user's userhash (or, as a report names it, '#' and a digest of
+// one that is not 1 to 20 digits); false for a call Add lists apart or
+// does not count as a call: a real-time socket, an in-game event or its
+// upload, a host neither the limits nor the rules judge, a call without a
+// token.
 func (a *Analyzer) Judged(c *Call) (scope, userhash string, ok bool) {
 	scheme, host, p := splitURL(c.URL)
 	if realtime(scheme, host, c) || c.InGameEvent != "" || eventsHost(host) {
@@ -350,8 +352,8 @@ func (a *Analyzer) Judged(c *Call) (scope, userhash string, ok bool) {
 	if _, scope, ok = a.ruleOf(c, host, p); !ok {
 		return "", "", false
 	}
-	userhash, _, err := xblauth.Parse(c.Authorization)
-	return scope, userhash, err == nil
+	userhash, ok = userOf(c.Authorization)
+	return scope, userhash, ok
 }
 
 // realtime reports whether c is real-time activity, which no rate rule

@@ -38,7 +38,8 @@ type Call struct {
 	Method   string        // at most 256 bytes
 	URL      string        // at most MaxURL bytes
 	// Authorization is the request's Authorization value. Only its userhash
-	// is read; the token is never kept or printed.
+	// is read; the token is never kept or printed, nor is a userhash that
+	// is not 1 to 20 digits: a digest of it names the user.
 	Authorization string
 	// UserAgent is the request's User-Agent (at most MaxUserAgent bytes):
 	// Social Manager's calls, PlayFab's and a title's own (Rules.UserAgent)
@@ -275,7 +276,7 @@ func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	u := *req.URL
 	u.Host = host
 	c := &Call{Time: now(), Method: req.Method, URL: xblauth.RedactURL(u.String()),
-		Authorization: xblauth.Redact(req.Header.Get("Authorization")), UserAgent: req.Header.Get("User-Agent")}
+		Authorization: redactAuth(req.Header.Get("Authorization")), UserAgent: req.Header.Get("User-Agent")}
 	if req.GetBody != nil {
 		if body, err := req.GetBody(); err == nil {
 			b, _ := io.ReadAll(io.LimitReader(body, MaxBody))

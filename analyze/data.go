@@ -136,8 +136,8 @@ func (d *dataCall) call(c *Call, i int) (bad string, moved bool) {
 	case xblauth.UserHash(u): // the user is the XboxUserId, digits as a XUID is written
 		c.Authorization = "XBL3.0 x=" + u + ";REDACTED"
 	case auth != "":
-		c.Authorization = xblauth.Redact(auth)
-	case u != "": // not a XUID (a shifted column may put a token there): a user with no name, as a token's own userhash that is not one
+		c.Authorization = redactAuth(auth)
+	case u != "": // not a XUID (a shifted column may put a token there): it names no user
 		c.Authorization = xblauth.Redacted
 	}
 	c.UserAgent, c.RetryAfter = ua, ra

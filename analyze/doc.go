@@ -10,11 +10,13 @@
 //
 // # What is judged
 //
-// Calls are grouped per user (the Authorization header's userhash) and per
-// rule of the limits data (a service scope such as "presence/write"), a
-// call's path read as a service routes it: percent-decoded, then without
-// its "." and ".." segments (limits.RemoveDotSegments). Hosts
-// the limits name, and other hosts matching Rules.Services (*.xboxlive.com
+// Calls are grouped per user (the Authorization header's userhash; one that
+// is not 1 to 20 digits, which may be a token sent in its place, is neither
+// kept nor shown: '#' and 16 hex digits of its SHA-256 name the user) and
+// per rule of the limits data (a service scope such as "presence/write"),
+// a call's path read as a service routes it: percent-decoded, then without
+// its "." and ".." segments (limits.RemoveDotSegments). Hosts the limits
+// name, and other hosts matching Rules.Services (*.xboxlive.com
 // by default, which get the limits' fallback rule, or when the limits have
 // none a rule without limits: every rule but call-frequency), are judged;
 // calls to any other host are listed in Report.NotJudged, never judged, and

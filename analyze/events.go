@@ -8,8 +8,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/xblgo/fgrl/internal/xblauth"
 )
 
 // In-game events, as the trace analyzer reads them from the uploads a
@@ -48,7 +46,7 @@ func (a *Analyzer) addEvent(c *Call) { a.keepEvent(a.eventUser(c), c.Time, c) }
 
 // eventUser is the user of an upload or event: its token's, or -1.
 func (a *Analyzer) eventUser(c *Call) int32 {
-	if uhs, _, err := xblauth.Parse(c.Authorization); err == nil {
+	if uhs, ok := userOf(c.Authorization); ok {
 		return a.user(uhs)
 	}
 	return -1

@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
-
-	"github.com/xblgo/fgrl/internal/xblauth"
 )
 
 // An entry of a HAR is walked field by field (harReader), keeping only
@@ -101,7 +99,7 @@ func (h *harReader) entry(dec *jsontext.Decoder, i int, off int64) (c *Call, bad
 	h.c.Time = t
 	h.c.RequestBody, h.c.ResponseBody = h.reqBody, h.respBody
 	if h.c.Authorization != "" {
-		h.c.Authorization = xblauth.Redact(h.c.Authorization) // the token is never kept
+		h.c.Authorization = redactAuth(h.c.Authorization) // the token is never kept
 	}
 	h.c.cut()
 	return &h.c, "", nil

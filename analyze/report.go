@@ -167,8 +167,8 @@ type HostCount struct {
 
 // Group is one user's calls to one service (a rule of the limits).
 type Group struct {
-	User     string `json:"user"` // how the report names the user: gamertag (XUID), XUID, or the userhash
-	Userhash string `json:"userhash"`
+	User     string `json:"user"`     // how the report names the user: gamertag (XUID), XUID, or the userhash
+	Userhash string `json:"userhash"` // '#' and a digest of it when it is not 1 to 20 digits
 	XUID     string `json:"xuid,omitempty"`
 	Gamertag string `json:"gamertag,omitempty"`
 	Service  string `json:"service"` // the rule's scope, or host:<name> for the fallback rule

@@ -14,8 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/xblgo/fgrl/internal/xblauth"
 )
 
 // maxSessionFile bounds the bytes read of one file of a SAZ session (the
@@ -328,7 +326,7 @@ func sazRequest(r *bufio.Reader, c *Call) string {
 		return bad
 	}
 	if a := req.Header.Get("Authorization"); a != "" {
-		c.Authorization = xblauth.Redact(a) // the token is never kept
+		c.Authorization = redactAuth(a) // the token is never kept
 	}
 	c.UserAgent = req.Header.Get("User-Agent")
 	c.RequestBody, _ = io.ReadAll(io.LimitReader(req.Body, MaxBody))

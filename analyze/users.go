@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/xblgo/fgrl/internal/safetext"
+	"github.com/xblgo/fgrl/internal/xblauth"
 )
 
 // userInfo is what an Analyzer keeps of a user: its userhash (kept: cut to
@@ -20,6 +21,57 @@ type userInfo struct {
 // identity is a user's XUID and gamertag, each at most 40 bytes, as the
 // answers that give them said (escaped in the report).
 type identity struct{ xuid, gamertag string }
+
+// userKey is how the analysis names the user of userhash uhs (what an
+// Authorization sends before its ';'): uhs when it is one
+// (xblauth.UserHash), and otherwise '#' and its digest
+// (xblauth.UserDigest), which groups the calls that send the same value
+// without keeping it: it may be a token sent in the userhash's place. A
+// digest so written is its own key, so that a trace this package's
+// readers redacted groups as the calls it was read from.
+func userKey(uhs string) string {
+	if xblauth.UserHash(uhs) || isUserDigest(uhs) {
+		return uhs
+	}
+	return "#" + xblauth.UserDigest(uhs)
+}
+
+// isUserDigest reports whether s is a digest as userKey writes it: '#'
+// and 16 lower-case hex digits.
+func isUserDigest(s string) bool {
+	if len(s) != 17 || s[0] != '#' {
+		return false
+	}
+	for _, c := range []byte(s[1:]) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// userOf returns the key (userKey) of the user of a call whose
+// Authorization is auth, and false when auth names none (it is no XBL3.0
+// value: the call has no token). A value redactAuth kept parses: its
+// token is "REDACTED".
+func userOf(auth string) (string, bool) {
+	uhs, _, err := xblauth.Parse(auth)
+	if err != nil {
+		return "", false
+	}
+	return userKey(uhs), true
+}
+
+// redactAuth is an Authorization value as a Call this package reads or
+// records keeps it: "XBL3.0 x=<user>;REDACTED", the user's key (userOf),
+// so that the calls of a userhash that is not one stay one user's; any
+// other value as xblauth.Redact keeps it.
+func redactAuth(h string) string {
+	if u, ok := userOf(h); ok {
+		return "XBL3.0 x=" + u + ";" + xblauth.Redacted
+	}
+	return xblauth.Redact(h)
+}
 
 // user returns the user of userhash hash (as kept: cut to maxKeptText).
 func (a *Analyzer) user(hash string) int32 {

@@ -2,8 +2,6 @@ package transport
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"maps"
 	"sort"
@@ -12,6 +10,7 @@ import (
 	"time"
 
 	"github.com/xblgo/fgrl/internal/safetext"
+	"github.com/xblgo/fgrl/internal/xblauth"
 	"github.com/xblgo/fgrl/ratelimit"
 	"github.com/xblgo/fgrl/throttle"
 )
@@ -435,7 +434,7 @@ func (c *call) learn(b *ratelimit.Body) {
 		return // no drift, and nothing learned to keep alive
 	}
 	now := c.clk.Now()
-	r := throttle.LimitReport{Scope: c.key.Scope, Period: p, Limit: n, User: userDigest(c.key.User), At: now}
+	r := throttle.LimitReport{Scope: c.key.Scope, Period: p, Limit: n, User: xblauth.UserDigest(c.key.User), At: now}
 	// Within the call's context: a shared store that is slow or gone costs
 	// the call no more than its own deadline, and the local store keeps
 	// the report.
@@ -532,10 +531,4 @@ func (t *Transport) setKey(w keyWindow, l throttle.Learned, now time.Time) strin
 		return ""
 	}
 	return "for this user until another confirms it"
-}
-
-// userDigest tells users apart in a limit store without naming them.
-func userDigest(user string) string {
-	d := sha256.Sum256([]byte(user))
-	return hex.EncodeToString(d[:8])
 }

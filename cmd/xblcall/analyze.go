@@ -42,10 +42,11 @@ func analyzeCommand(e *env) *cobra.Command {
   xblcall simulate --client naive --har naive.har && xblcall analyze --trace-limits naive.har
 
 Calls are grouped per user (the Authorization userhash, named by gamertag and
-XUID where the trace shows them) and per service (a rule of the limits data).
-Only Xbox services are judged: hosts the limits name, and other *.xboxlive.com
-hosts at the limits' fallback rule; calls to other hosts are listed apart, and
-their 429s are a not-judged warning. The limits are the 2020 table, or
+XUID where the trace shows them; a userhash that is not 1 to 20 digits, which
+may be a token, only by '#' and a digest of it) and per service (a rule of the
+limits data). Only Xbox services are judged: hosts the limits name, and other
+*.xboxlive.com hosts at the limits' fallback rule; calls to other hosts are
+listed apart, and their 429s are a not-judged warning. The limits are the 2020 table, or
 --revision or --limits; a trace's own (a HAR of xblcall simulate names those
 it ran under) only with --trace-limits. Calls without a token are a finding of
 their own. Every finding names the

@@ -195,9 +195,10 @@ func (o *callOpts) run(ctx context.Context, e *env, args []string) error {
 		}
 		return runLoad(ctx, e, o.transport(e), req, body, auth, o.load, o.json, o.answerTimeout())
 	}
-	ctx, cancel := context.WithCancel(ctx) // ends the answer's body past answerTimeout
+	ctx, cancel := context.WithCancel(withSent(ctx)) // ends the answer's body past answerTimeout
 	defer cancel()
-	resp, err := (&http.Client{Transport: o.transport(e)}).Do(req.WithContext(ctx))
+	req = req.WithContext(ctx)
+	resp, err := (&http.Client{Transport: o.transport(e)}).Do(req)
 	if err != nil {
 		return describe(clientError(req, err)) // before describe writes its message
 	}
@@ -210,22 +211,12 @@ func (o *callOpts) run(ctx context.Context, e *env, args []string) error {
 	if err == nil && len(b) > maxPrinted { // a body cut is no answer: its first part is printed, then the error
 		b, err = b[:maxPrinted], fmt.Errorf("the answer's body is larger than %d bytes: cut there", maxPrinted)
 	}
-	ss := xblauth.Secrets{}.HeaderSecrets(req.Header, sentHeaderOf(resp)).URLSecrets(req.URL)
-	return printResponse(e, resp, b, bound(err), o.include || o.verbose && resp.StatusCode == http.StatusTooManyRequests, ss)
+	return printResponse(e, resp, b, bound(err), o.include || o.verbose && resp.StatusCode == http.StatusTooManyRequests, callSecrets(req))
 }
 
 // maxPrinted bounds the answer's body call reads and prints (a variable
 // so that a test may make it small).
 var maxPrinted = 64 << 20
-
-// sentHeaderOf is the header of the request resp answers as it was sent
-// (a renewed token, a signature), or nil.
-func sentHeaderOf(resp *http.Response) http.Header {
-	if resp.Request == nil {
-		return nil
-	}
-	return resp.Request.Header
-}
 
 // answerTimeout bounds the reading of an answer's body, which the
 // transport's attempt timeout does not (it ends with the headers): the
@@ -450,9 +441,11 @@ func (o *callOpts) transport(e *env) *transport.Transport {
 	case o.service != nil:
 		t.RefreshToken = o.service.RefreshToken
 	}
+	tr := &tracer{base: base}
 	if o.verbose {
-		t.Base = &tracer{base: base, w: e.stderr}
+		tr.w = e.stderr
 	}
+	t.Base = tr
 	if !o.silent && (!o.load.on() || o.verbose) { // a load run counts retries in its summary
 		t.Logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{
 			ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
@@ -467,13 +460,14 @@ func (o *callOpts) transport(e *env) *transport.Transport {
 }
 
 // clientError is err, an http.Client's for req, as call prints it: its
-// URLs as shownURL shows them (scrubURLs) and the credentials req carried
-// (its token, whatever its source) taken out wherever its text tells
-// them: net/http's error quotes the last redirect's Location, and a
-// service may redirect to a URL that echoes the token.
+// URLs as shownURL shows them (scrubURLs) and the credentials req's call
+// sent (callSecrets: its token, whatever its source, and the token the
+// transport renewed it to) taken out wherever its text tells them:
+// net/http's error quotes the last redirect's Location, and a service may
+// redirect to a URL that echoes the token.
 func clientError(req *http.Request, err error) error {
 	scrubURLs(err)
-	return xblauth.Secrets{}.HeaderSecrets(req.Header).URLSecrets(req.URL).ScrubError(err)
+	return callSecrets(req).ScrubError(err)
 }
 
 // describe turns a failed call into its one-line reason.
@@ -494,7 +488,8 @@ func describe(err error) error {
 
 // printResponse prints resp, whose body is body (read before, at most
 // maxPrinted bytes) and the error that ended its reading, readErr:
-// what came is printed, then the error.
+// what came is printed, then the error. Its status line, headers and body
+// are scrubbed of ss, the call's credentials (callSecrets).
 func printResponse(e *env, resp *http.Response, body []byte, readErr error, include bool, ss xblauth.Secrets) error {
 	if include {
 		fmt.Fprintf(e.stdout, "%s %s\n", safetext.Clip(resp.Proto, 16), safetext.Clip(shownStatus(resp.Status, ss), 100))
@@ -535,49 +530,12 @@ func headerNameOK(k string) bool {
 	return true
 }
 
-// shownStatus is a status line as printed: scrubbed of the request's
-// credentials, and of any run that looks like one (safetext.HideOpaque: a
-// reason phrase has no use for one, and a token echoed in pieces is no
-// whole secret to find).
+// shownStatus is a status line as printed: scrubbed of the call's
+// credentials (ss), and of any run that looks like one
+// (safetext.HideOpaque: a reason phrase has no use for one, and a token
+// echoed in pieces is no whole secret to find).
 func shownStatus(status string, ss xblauth.Secrets) string {
 	return safetext.HideOpaque(ss.Scrub(status))
-}
-
-// tracer prints each attempt with its headers, sensitive ones redacted.
-type tracer struct {
-	base http.RoundTripper
-	w    io.Writer
-}
-
-func (t *tracer) RoundTrip(req *http.Request) (*http.Response, error) {
-	// What the service sent (its status line, a header's name or value, a
-	// redirect's Location that became this request's URL, net/http's error
-	// quoting it) may echo the credentials: scrubbed of them, as -i's.
-	ss := xblauth.Secrets{}.HeaderSecrets(req.Header).URLSecrets(req.URL)
-	fmt.Fprintf(t.w, "> %s %s\n", safetext.Clip(req.Method, 16), ss.Scrub(shownURL(req.URL.String())))
-	for _, k := range slices.Sorted(maps.Keys(req.Header)) {
-		v := strings.Join(req.Header[k], ", ")
-		switch {
-		case k == "Authorization":
-			v = xblauth.Redact(v)
-		case xblauth.Sensitive(k):
-			v = xblauth.Redacted
-		default: // a redirect's Referer is the URL that echoed them
-			v = ss.Scrub(v)
-		}
-		fmt.Fprintf(t.w, "> %s: %s\n", safetext.Clip(k, 100), safetext.Clip(v, 1000))
-	}
-	resp, err := t.base.RoundTrip(req)
-	if err != nil {
-		fmt.Fprintf(t.w, "< error: %s\n", safetext.Clip(oneLine(ss.ScrubError(err)), 500))
-		return nil, err
-	}
-	fmt.Fprintf(t.w, "< %s", safetext.Clip(shownStatus(resp.Status, ss), 100))
-	if ra := resp.Header.Get("Retry-After"); ra != "" {
-		fmt.Fprintf(t.w, " (Retry-After: %s)", safetext.Clip(ss.Scrub(ra), 64))
-	}
-	fmt.Fprintln(t.w)
-	return resp, nil
 }
 
 // spelled are header names as the services and their documents spell

@@ -215,7 +215,7 @@ func runLoad(ctx context.Context, e *env, t *transport.Transport, req *http.Requ
 // oneCall sends one copy of req and reads its answer to the end (bounded).
 func oneCall(ctx context.Context, client *http.Client, req *http.Request, body []byte,
 	auth func(context.Context) (string, error), answer time.Duration) (int, time.Duration, error) {
-	ctx, cancel := context.WithCancel(ctx) // ends the answer's body past answer
+	ctx, cancel := context.WithCancel(withSent(ctx)) // ends the answer's body past answer
 	defer cancel()
 	r := req.Clone(ctx)
 	if auth != nil {

@@ -30,7 +30,7 @@ func checkCommand(e *env) *cobra.Command {
 		Short: "assert what a running mock saw: no 429s, certification, call counts (exit 1 on failure)",
 		Example: `  xblcall check --no-429 --certify                 # after a test run against xblcall mock
   xblcall check --expect 'GET userpresence.xboxlive.com/users/=3'
-  xblcall check --mock http://mock:8080 --admin-token "$ADMIN_TOKEN" --certify --json
+  XBLCALL_ADMIN_TOKEN=... xblcall check --mock http://mock:8080 --certify --json
   XBLCALL_MOCK=http://mock:8080 xblcall check --no-429   # the mock's address for check, call and login
 
 The mock's admin API does the checking (POST /_fgrl/api/check); this prints
@@ -56,7 +56,7 @@ type checkOpts struct {
 func checkFlags(o *checkOpts) *flag.FlagSet {
 	fs := newFlagSet("check")
 	fs.StringVar(&o.mockURL, "mock", "", "the running mock's address (default $"+mockEnv+", else http://127.0.0.1:8080)")
-	fs.StringVar(&o.token, "admin-token", "", "the mock's admin token, for a mock off this machine")
+	fs.StringVar(&o.token, "admin-token", "", "the mock's admin token, for a mock off this machine (default $"+adminTokenEnv+", which keeps it out of the process list)")
 	fs.BoolVar(&o.no429, "no-429", false, "fail when any call was answered 429")
 	fs.BoolVar(&o.certify, "certify", false, "fail when the trace analyzer's rules fail what the mock saw")
 	fs.StringArrayVar(&o.expect, "expect", nil, "fail unless N calls match: '[METHOD ]HOST[/PATH prefix]=N' (repeatable)")
@@ -68,6 +68,9 @@ func checkFlags(o *checkOpts) *flag.FlagSet {
 func (o *checkOpts) run(ctx context.Context, e *env, args []string) error {
 	if len(args) > 0 {
 		return &exitError{2, errors.New("check takes no arguments")}
+	}
+	if o.token == "" {
+		o.token = e.getenv(adminTokenEnv)
 	}
 	var from string
 	o.mockURL, from = mockAddr(e, "--mock", o.mockURL, "http://127.0.0.1:8080")

@@ -649,8 +649,8 @@ func TestMockAdminToken(t *testing.T) {
 		want string
 	}{
 		{[]string{"--addr", "127.0.0.1:0"}, ""},
-		{[]string{"--addr", "127.0.0.1:0", "--admin-token", secret}, "admin token: the one --admin-token gave (not printed)"},
-		{[]string{"--addr", "0.0.0.0:0", "--https", "127.0.0.1:0", "--admin-token=" + secret}, "admin token: the one --admin-token gave (not printed)"},
+		{[]string{"--addr", "127.0.0.1:0", "--admin-token", secret}, "admin token: the one given (--admin-token or $XBLCALL_ADMIN_TOKEN, not printed)"},
+		{[]string{"--addr", "0.0.0.0:0", "--https", "127.0.0.1:0", "--admin-token=" + secret}, "admin token: the one given (--admin-token or $XBLCALL_ADMIN_TOKEN, not printed)"},
 		{[]string{"--addr", "0.0.0.0:0"}, "admin token "},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

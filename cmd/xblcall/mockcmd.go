@@ -92,8 +92,8 @@ sends codes to (mock.World documents the file). Without --world it is the
 default one: every XUID exists with twelve friends.
 
 The admin endpoints answer only to this machine: requests from other peers
-need --admin-token (made and printed at start when --addr is not a loopback
-address; one given is never printed), and every request's Host must be an IP address, localhost or an
+need --admin-token or $XBLCALL_ADMIN_TOKEN (made and printed at start when
+--addr is not a loopback address; one given is never printed), and every request's Host must be an IP address, localhost or an
 --admin-host name (a guard against DNS rebinding from a web page).
 
 Each request is logged on standard error once answered (log/slog): method,
@@ -145,7 +145,7 @@ func mockFlags(o *mockOpts) *flag.FlagSet {
 	fs.StringVar(&o.retryAfter, "retry-after", "seconds", "Retry-After form: seconds, missing, http-date, huge, negative, garbage")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the fault dice")
 	fs.StringVar(&o.logFormat, "log-format", "text", "request log on stderr: text, json or off")
-	fs.StringVar(&o.adminToken, "admin-token", "", "token that admits peers off this machine to /metrics, the live page and the admin API (default: loopback only; one is made and printed when --addr is not loopback)")
+	fs.StringVar(&o.adminToken, "admin-token", "", "token that admits peers off this machine to /metrics, the live page and the admin API (default $"+adminTokenEnv+", which keeps it out of the process list; without either: loopback only, and one is made and printed when --addr is not loopback)")
 	fs.StringSliceVar(&o.adminHosts, "admin-host", nil, "a name the admin endpoints answer to besides IP addresses and localhost (repeatable)")
 	fs.StringVar(&o.https, "https", "", "also serve HTTPS on this address (HOST:PORT), with a certificate naming every host served")
 	fs.StringVar(&o.caCert, "ca-cert", "", "PEM file of the CA that signs the TLS certificate (with --ca-key; default: a new CA each run)")
@@ -340,6 +340,9 @@ func (o *mockOpts) run(ctx context.Context, e *env, args []string) error {
 	if len(args) > 0 {
 		return &exitError{2, errors.New("mock takes no arguments")}
 	}
+	if o.adminToken == "" {
+		o.adminToken = e.getenv(adminTokenEnv)
+	}
 	cfg, err := o.config(e)
 	if err != nil {
 		return err
@@ -449,8 +452,8 @@ func (o *mockOpts) run(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "admin token %s: peers off this machine send it as 'Authorization: Bearer <token>' (the live page: %s?token=<token>)\n",
 			access.Token, admin.Prefix)
 	case access.Token != "":
-		fmt.Fprintf(e.stdout, "admin token: the one --admin-token gave (not printed): peers off this machine send it as 'Authorization: Bearer <token>' (the live page: %s?token=<token>)\n",
-			admin.Prefix)
+		fmt.Fprintf(e.stdout, "admin token: the one given (--admin-token or $%s, not printed): peers off this machine send it as 'Authorization: Bearer <token>' (the live page: %s?token=<token>)\n",
+			adminTokenEnv, admin.Prefix)
 	}
 	done := make(chan error, 3)
 	go func() { done <- srv.Serve(ln) }()

@@ -310,9 +310,17 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return resp, err
 		}
 		if t.ReadCacheTTL > 0 && !safeMethod(req.Method) {
-			defer t.reads.invalidate(targetOf(req))
+			return t.write(req)
 		}
 	}
+	return t.roundTrip(req)
+}
+
+// write is roundTrip for a write, which then drops what the read cache
+// holds of its URL. Its own function, as coalesceRead is: the deferred
+// call's target stays off the stack of every other call.
+func (t *Transport) write(req *http.Request) (*http.Response, error) {
+	defer t.reads.invalidate(targetOf(req))
 	return t.roundTrip(req)
 }
 

@@ -147,6 +147,7 @@ func attack97Xbox(w http.ResponseWriter, r *http.Request, host string) bool {
 // Promise (DeviceLogin): "waits until the user has entered it, the code
 // expires, or ctx ends".
 func TestAttack97DeviceLoginEndlessPollEndsWithContext(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"drip", "declared-body-never-sent"} {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
@@ -203,6 +204,7 @@ func TestAttack97DeviceLoginEndlessPollEndsWithContext(t *testing.T) {
 // Promise (SignIn.Timeout): "Timeout bounds one sign-in, all its round
 // trips together".
 func TestAttack97RefreshEndlessAnswerEndsWithinTimeout(t *testing.T) {
+	t.Parallel()
 	hc := attack97Loopback(t, func(w http.ResponseWriter, r *http.Request, host string) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(200)
@@ -243,6 +245,7 @@ func TestAttack97RefreshEndlessAnswerEndsWithinTimeout(t *testing.T) {
 // expires, or ctx ends. It polls ... at the interval the service gave (5 s
 // if none)".
 func TestAttack97DeviceLoginPendingForever(t *testing.T) {
+	t.Parallel()
 	for _, exp := range []string{"1000000000000", "0", "-5", "", "60"} {
 		for _, iv := range []string{"0", "-3", "1000000000000", "", "7"} {
 			t.Run("expires_in="+exp+",interval="+iv, func(t *testing.T) {
@@ -299,6 +302,7 @@ func TestAttack97DeviceLoginPendingForever(t *testing.T) {
 // held: an interval that is not a number ends the sign-in (the device code
 // answer is refused) at once, with a *SignInError, and nothing is polled.
 func TestAttack97DeviceLoginIntervalNotANumber(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		var polls atomic.Int32
 		hc := attack97InMemory(func(w http.ResponseWriter, r *http.Request, host string) {
@@ -327,6 +331,7 @@ func TestAttack97DeviceLoginIntervalNotANumber(t *testing.T) {
 // Promise (DeviceLogin): "5 s more after each slow_down"; "waits until the
 // user has entered it, the code expires, or ctx ends".
 func TestAttack97DeviceLoginSlowDown1000(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		var mu sync.Mutex
 		var polls []time.Time
@@ -401,6 +406,7 @@ func TestAttack97DeviceLoginSlowDown1000(t *testing.T) {
 // secret, which a confidential client posts), which the service may echo";
 // package doc: errors of a sign-in are *SignInError.
 func TestAttack97MicrosoftTokenErrorsHoldNoSecret(t *testing.T) {
+	t.Parallel()
 	echo := map[string]func(w http.ResponseWriter, form, raw string){
 		"description": func(w http.ResponseWriter, form, raw string) {
 			b, _ := json.Marshal(map[string]string{"error": "invalid_grant", "error_description": "AADSTS70000: bad request " + raw + " / " + form})
@@ -485,6 +491,7 @@ func TestAttack97MicrosoftTokenErrorsHoldNoSecret(t *testing.T) {
 // Promise (signin.go knownSecrets): "every credential the sign-in holds:
 // the Microsoft account's tokens ... which no step's refusal may quote".
 func TestAttack97RefreshedAccessTokenNotInLaterError(t *testing.T) {
+	t.Parallel()
 	hc := attack97Loopback(t, func(w http.ResponseWriter, r *http.Request, host string) {
 		raw, _ := io.ReadAll(r.Body)
 		if host == "user.auth.xboxlive.com" {
@@ -542,7 +549,7 @@ func attack97PeakHeap(f func()) uint64 {
 // Promise (tokenGrant): "an answer that is oversized or lacks access_token
 // is a *SignInError"; signin.go: "maxAuthBody bounds an authentication
 // answer".
-func TestAttack97HugeAnswersBounded(t *testing.T) {
+func TestAttack97HugeAnswersBounded(t *testing.T) { // not parallel: it reads the heap
 	chunk := []byte(strings.Repeat("a", 32<<10))
 	stream := func(w http.ResponseWriter, status int, head string, fill []byte, total int64) {
 		w.Header().Set("Content-Type", "application/json")
@@ -612,6 +619,7 @@ func TestAttack97HugeAnswersBounded(t *testing.T) {
 // *SignInError"; SignIn.OnRefresh: "called with the Microsoft account token
 // each time it changes".
 func TestAttack97TokenAnswerWithoutAccessTokenFailsClosed(t *testing.T) {
+	t.Parallel()
 	bodies := map[string]string{
 		"missing":          `{"token_type":"Bearer","refresh_token":"atk-r-0123456789","expires_in":3600}`,
 		"empty":            `{"token_type":"Bearer","access_token":"","expires_in":3600}`,
@@ -675,6 +683,7 @@ func TestAttack97TokenAnswerWithoutAccessTokenFailsClosed(t *testing.T) {
 // "returns the XSTS token, renewing what has expired or will within
 // Margin".
 func TestAttack97RefreshFractionalExpiresInNeverRenewed(t *testing.T) {
+	t.Parallel()
 	for _, exp := range []string{"3600.5", "3.6e3"} {
 		t.Run(exp, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -738,6 +747,7 @@ func TestAttack97RefreshFractionalExpiresInNeverRenewed(t *testing.T) {
 // gives a token already expired (never one valid forever), and duplicate
 // keys take the last value, as Go and Python decoders do.
 func TestAttack97TokenAnswerOddFields(t *testing.T) {
+	t.Parallel()
 	bodies := map[string]string{
 		"token_type-mac":   `{"token_type":"mac","access_token":"atk-odd-access-0123","expires_in":3600}`,
 		"expires-negative": `{"token_type":"Bearer","access_token":"atk-odd-access-0123","expires_in":-3600}`,
@@ -786,6 +796,7 @@ func TestAttack97TokenAnswerOddFields(t *testing.T) {
 // if any, and its Scopes (SignInScopes if none ...) to its
 // Endpoint.TokenURL".
 func TestAttack97WireForms(t *testing.T) {
+	t.Parallel()
 	type seen struct {
 		path string
 		ct   string
@@ -872,6 +883,7 @@ func TestAttack97WireForms(t *testing.T) {
 // Promise (SignIn): "It is safe for concurrent use"; "One sign-in runs at
 // a time (single flight)".
 func TestAttack97ConcurrentRefresh32(t *testing.T) {
+	t.Parallel()
 	var refreshes atomic.Int32
 	hc := attack97Loopback(t, func(w http.ResponseWriter, r *http.Request, host string) {
 		if attack97Xbox(w, r, host) {

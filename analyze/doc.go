@@ -12,7 +12,9 @@
 //
 // Calls are grouped per user (the Authorization header's userhash; one that
 // is not 1 to 20 digits, which may be a token sent in its place, is neither
-// kept nor shown: '#' and 16 hex digits of its SHA-256 name the user) and
+// kept nor shown: '#' and 16 hex digits of its SHA-256 name the user, an
+// empty one, one with white space around it and one of a value past 16 KiB
+// too, so that a call that sends a token is never read as one without) and
 // per rule of the limits data (a service scope such as "presence/write"),
 // a call's path read as a service routes it: percent-decoded, then without
 // its "." and ".." segments (limits.RemoveDotSegments). Hosts the limits

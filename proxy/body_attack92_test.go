@@ -241,8 +241,11 @@ func TestAttack92StalledHalfChunksBoundedAndGiveBack(t *testing.T) {
 	if held > maxHeldBodies {
 		t.Errorf("%d bytes of bodies counted, over the 64 MiB reserve", held)
 	}
-	if g := attack92ReadingAhead(); g < maxHeldBodies/maxRewindBody {
-		t.Errorf("%d goroutines reading bodies ahead, want one a call whose body is held (the count below sees them)", g)
+	// One a call whose body is held whole; the reserve's last room may be
+	// parts of bodies whose calls read no further (held.go), so the 64 MiB
+	// may be 1,023 whole bodies (CI, 2026-12-07: 1,023 goroutines).
+	if g := attack92ReadingAhead(); g < int(held/maxRewindBody)-2 {
+		t.Errorf("%d goroutines reading bodies ahead for %d bytes held, want about one a call whose body is held (the count below sees them)", g, held)
 	}
 	if held < maxHeldBodies-2*maxRewindBody {
 		t.Errorf("only %d bytes counted with %d calls of 40 KiB waiting: the reserve was not used", held, n)

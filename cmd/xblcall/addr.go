@@ -67,7 +67,18 @@ const maxShownURL = 200
 // REDACTED (xblauth.RedactURL, the rule of the records of calls), escaped
 // and clipped. A URL that does not parse keeps neither what may be user
 // info nor its query.
-func shownURL(raw string) string { return safetext.Clip(xblauth.RedactURL(raw), maxShownURL) }
+func shownURL(raw string) string { return scrubbedURL(raw, nil) }
+
+// scrubbedURL is shownURL(raw) scrubbed of ss, the credentials a call sent,
+// before it is clipped (ScrubCut): a credential the clip cuts is no whole
+// one to find.
+func scrubbedURL(raw string, ss xblauth.Secrets) string {
+	s, cut := ss.ScrubCut(xblauth.RedactURL(raw), maxShownURL)
+	if cut {
+		s += "..."
+	}
+	return safetext.Clip(s, maxShownURL)
+}
 
 // notAURL is the usage error for a URL that does not parse, in words that
 // quote none of it: url.Parse's messages quote parts of the text (the
@@ -123,25 +134,26 @@ func atAfterAuthority(raw string) bool {
 }
 
 // scrubURLs rewrites, in place, every *url.Error in err's chain as xblcall
-// prints a URL: its URL as shownURL shows it, and a parse error's words as
+// prints a URL: its URL as scrubbedURL shows it (shownURL, and without ss,
+// the credentials a call sent, if any), and a parse error's words as
 // urlProblem says them. net/http's errors quote the request's URL (with
 // its user name and its query whole), and url.Parse's quote parts of the
 // text. An error wrapping one writes its message when made, so each
 // http.Client's error is scrubbed where it is returned, before anything
 // wraps it; every error xblcall prints passes here again (oneLine).
-func scrubURLs(err error) {
+func scrubURLs(err error, ss xblauth.Secrets) {
 	if ue, ok := err.(*url.Error); ok {
 		if ue.Op == "parse" {
 			ue.Err = errors.New(urlProblem(ue.URL, ue.Err))
 		}
-		ue.URL = shownURL(ue.URL)
+		ue.URL = scrubbedURL(ue.URL, ss)
 	}
 	switch e := err.(type) {
 	case interface{ Unwrap() error }:
-		scrubURLs(e.Unwrap())
+		scrubURLs(e.Unwrap(), ss)
 	case interface{ Unwrap() []error }:
 		for _, e := range e.Unwrap() {
-			scrubURLs(e)
+			scrubURLs(e, ss)
 		}
 	}
 }

@@ -48,10 +48,19 @@ The token comes from --token; else --mock mints one for --xuid/--title; else
 the XBL_TOKEN variable; else the stored sign-in (xblcall login), renewed as
 it expires. With --mock the request is answered by the embedded mock instead
 of the network; with --via http://127.0.0.1:PORT (or XBLCALL_MOCK set to
-it) by a mock in another process. Tokens are never printed, even with -v.
-Unless -H names one, the x-xbl-contract-version sent is the typed call's
-for the host (and, for leaderboards, the path), as docs/CLIENT.md lists
-it; 1 for other hosts.
+it) by a mock in another process. Unless -H names one, the
+x-xbl-contract-version sent is the typed call's for the host (and, for
+leaderboards, the path), as docs/CLIENT.md lists it; 1 for other hosts.
+
+Credentials are kept out of all call prints, even with -v: each the call
+sent (its token, the one it was renewed to after a 401, a signature, a
+URL's) and, in a load run, each any call of the run sent (of URLs' and of
+other calls' signatures, up to a bound) is taken out as sent, in any ASCII
+case, URL-escaped, or as JSON encoders escape it (\u003c, \/, \u002B, or
+every character but letters and digits as \u00XX). One a service
+re-encodes otherwise (base64, every byte percent-encoded), escapes in
+another mix, or splits (across lines or headers) is not recognized, and is
+printed.
 
 A mock in another process (xblcall mock --addr 127.0.0.1:8080) is reached
 by its address, with the service's real name in the Host header and a token
@@ -205,13 +214,17 @@ func (o *callOpts) run(ctx context.Context, e *env, args []string) error {
 	defer resp.Body.Close()
 	// The bound is on the server's sending the body, not on standard
 	// output's taking it (a pager, a slow pipe): the body is read whole
-	// (at most 64 MiB, as printed) before it is printed.
+	// (at most 64 MiB, as printed) before it is printed. Past the bound,
+	// as many bytes more as the longest credential sent are read, so that
+	// one that starts before the cut is whole to scrub (printResponse).
+	ss := callSecrets(req)
 	bound := bodyBound(ctx, cancel, o.answerTimeout())
-	b, err := io.ReadAll(io.LimitReader(resp.Body, int64(maxPrinted)+1))
-	if err == nil && len(b) > maxPrinted { // a body cut is no answer: its first part is printed, then the error
-		b, err = b[:maxPrinted], fmt.Errorf("the answer's body is larger than %d bytes: cut there", maxPrinted)
+	b, err := io.ReadAll(io.LimitReader(resp.Body, int64(maxPrinted+ss.Longest())+1))
+	cut := len(b) > maxPrinted
+	if cut && err == nil { // a body cut is no answer: its first part is printed, then the error
+		err = fmt.Errorf("the answer's body is larger than %d bytes: cut there", maxPrinted)
 	}
-	return printResponse(e, resp, b, bound(err), o.include || o.verbose && resp.StatusCode == http.StatusTooManyRequests, callSecrets(req))
+	return printResponse(e, resp, b, cut, bound(err), o.include || o.verbose && resp.StatusCode == http.StatusTooManyRequests, ss)
 }
 
 // maxPrinted bounds the answer's body call reads and prints (a variable
@@ -466,8 +479,9 @@ func (o *callOpts) transport(e *env) *transport.Transport {
 // net/http's error quotes the last redirect's Location, and a service may
 // redirect to a URL that echoes the token.
 func clientError(req *http.Request, err error) error {
-	scrubURLs(err)
-	return callSecrets(req).ScrubError(err)
+	ss := callSecrets(req)
+	scrubURLs(err, ss) // scrubbed before shownURL clips them
+	return ss.ScrubError(err)
 }
 
 // describe turns a failed call into its one-line reason.
@@ -486,11 +500,12 @@ func describe(err error) error {
 	return fmt.Errorf("%v: %w", hresult.Of(err), err)
 }
 
-// printResponse prints resp, whose body is body (read before, at most
-// maxPrinted bytes) and the error that ended its reading, readErr:
-// what came is printed, then the error. Its status line, headers and body
-// are scrubbed of ss, the call's credentials (callSecrets).
-func printResponse(e *env, resp *http.Response, body []byte, readErr error, include bool, ss xblauth.Secrets) error {
+// printResponse prints resp, whose body is body (read before; when cut,
+// the body goes on past it and only its first maxPrinted bytes are
+// printed) and the error that ended its reading, readErr: what came is
+// printed, then the error. Its status line, headers and body are scrubbed
+// of ss, the call's credentials (callSecrets), before they are clipped.
+func printResponse(e *env, resp *http.Response, body []byte, cut bool, readErr error, include bool, ss xblauth.Secrets) error {
 	if include {
 		fmt.Fprintf(e.stdout, "%s %s\n", safetext.Clip(resp.Proto, 16), safetext.Clip(shownStatus(resp.Status, ss), 100))
 		for _, k := range slices.Sorted(maps.Keys(resp.Header)) {
@@ -500,10 +515,13 @@ func printResponse(e *env, resp *http.Response, body []byte, readErr error, incl
 	}
 	// The body as it came, but a credential the call sent, which a
 	// service may echo: tokens are never printed.
-	if len(ss) > 0 {
-		body = []byte(ss.Scrub(string(body)))
+	shown := string(body)
+	if cut {
+		shown, _ = ss.ScrubCut(shown, maxPrinted)
+	} else {
+		shown = ss.Scrub(shown)
 	}
-	if _, err := e.stdout.Write(body); err != nil {
+	if _, err := io.WriteString(e.stdout, shown); err != nil {
 		return err
 	}
 	if readErr != nil {

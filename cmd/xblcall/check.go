@@ -159,7 +159,7 @@ func (o *checkOpts) post(ctx context.Context, endpoint string, opts mock.CheckOp
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		scrubURLs(err)
+		scrubURLs(err, nil)
 		return mock.CheckResult{}, 0, nil, fmt.Errorf("the mock at %s: %w", shownURL(o.mockURL), err)
 	}
 	defer resp.Body.Close()

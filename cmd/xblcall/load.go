@@ -155,6 +155,7 @@ func (t *tally) progress(w io.Writer, b *bar, every time.Duration, wait func(tim
 // token).
 func runLoad(ctx context.Context, e *env, t *transport.Transport, req *http.Request, body []byte,
 	auth func(context.Context) (string, error), l loadOpts, asJSON bool, answer time.Duration) error {
+	ctx = withSent(ctx) // the run's, which each call's adds to
 	tl := &tally{r: loadReport{Calls: l.n, Concurrency: l.c, Rate: l.rate, Statuses: map[string]int{}}, latencies: make([]time.Duration, 0, l.n)}
 	var lim *rate.Limiter
 	if l.rate > 0 {

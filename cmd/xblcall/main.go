@@ -280,7 +280,7 @@ func newRoot(e *env) *cobra.Command {
 // oneLine writes err on one line, escaped and clipped: an error can carry
 // text from a server or a trace.
 func oneLine(err error) string {
-	scrubURLs(err)
+	scrubURLs(err, nil)
 	return safetext.Clip(strings.ReplaceAll(err.Error(), "\n", "; "), 2000)
 }
 

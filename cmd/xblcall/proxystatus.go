@@ -34,7 +34,7 @@ func (o *proxyOpts) printStatus(ctx context.Context, e *env) error {
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		scrubURLs(err)
+		scrubURLs(err, nil)
 		return fmt.Errorf("no proxy answers at %s: %w", o.addr, err)
 	}
 	defer resp.Body.Close()

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/xblgo/fgrl/internal/xblauth"
 	"github.com/xblgo/fgrl/mock"
 )
 
@@ -90,6 +93,32 @@ func TestCallNeverPrintsRenewedToken(t *testing.T) {
 		}
 		if i := strings.Index(out+errs, renewed); i >= 0 {
 			t.Errorf("%s %v: exit %d: the renewed token printed: ...%q...", tc.mode, tc.args, code, (out + errs)[max(i-100, 0):i])
+		}
+	}
+}
+
+// TestSentRunBound: a load run's record keeps every token any of its calls
+// sent, so that each call's output is scrubbed of the others', and the
+// URLs' credentials up to maxSent and maxSentBytes, however many calls
+// are redirected to new ones.
+func TestSentRunBound(t *testing.T) {
+	run := withSent(context.Background())
+	var last xblauth.Secrets
+	for i := range 3000 {
+		ctx := withSent(run)
+		req, _ := http.NewRequestWithContext(ctx, "GET", fmt.Sprintf("https://atk.xboxlive.com/r?access_token=query-token-%06d-%s", i, strings.Repeat("q", 200)), nil)
+		if i%1000 == 0 { // a renewal
+			req.Header.Set("Authorization", fmt.Sprintf("XBL3.0 x=1;renewed-token-%06d", i))
+		}
+		last = callSecrets(req)
+	}
+	rs := run.Value(sentKey{}).(*sent)
+	if rs.n > maxSent || rs.bytes > maxSentBytes || len(rs.ss) > maxSent+3*2*14 { // and 3 tokens, each whole and alone, in at most 14 forms
+		t.Errorf("the run's record: %d entries, %d counted, %d bytes; want at most %d and %d bytes", len(rs.ss), rs.n, rs.bytes, maxSent, maxSentBytes)
+	}
+	for _, tok := range []string{"renewed-token-000000", "renewed-token-002000"} {
+		if got := last.Scrub("echo " + tok); got != "echo [redacted]" {
+			t.Errorf("the last call's output: %q, want the token %s another call sent scrubbed", got, tok)
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf16"
 )
 
 // Secrets are credentials a request carried, to be taken out of whatever
@@ -27,9 +28,18 @@ type Secrets []string
 const minSecret = 8
 
 // Add returns ss with s, when s is long enough to be a secret, and the
-// forms a URL escapes it to (a token's or a signature's base64 '+', '/'
-// and '=' become %2B, %2F and %3D) and a JSON answer does (encoding/json
-// writes <, > and & as \u003c, \u003e and \u0026).
+// forms a service may echo it in: the forms a URL escapes it to (a
+// token's or a signature's base64 '+', '/' and '=' become %2B, %2F and
+// %3D, in each mix of them escaped and kept, as URL escapers differ on
+// them) and those JSON encoders write it in: encoding/json's (<, > and &
+// as \u003c, \u003e and \u0026), "\/" for '/' (PHP, many JS and Java
+// ones), "\u002B" for '+' (System.Text.Json's default, as .NET services
+// write it), and every character but an ASCII letter or digit as \uXXXX
+// (an encoder that escapes all punctuation; Scrub compares without ASCII
+// case, so one form serves both cases of hex digits). That is at most 14
+// forms. Not covered: other mixes of escaped and kept characters, other
+// encodings (base64, every byte percent-encoded), and a secret split in
+// parts.
 func (ss Secrets) Add(s string) Secrets {
 	if len(s) < minSecret {
 		return ss
@@ -38,10 +48,9 @@ func (ss Secrets) Add(s string) Secrets {
 	forms := []string{url.QueryEscape(s), url.PathEscape(s)}
 	if b, err := json.Marshal(s); err == nil {
 		j := string(b[1 : len(b)-1])
-		// Other encoders than Go's: "\/" for '/' (PHP, many JS and Java
-		// ones) and "\u002B" for '+' (System.Text.Json's default).
 		forms = append(forms, j, strings.ReplaceAll(j, "/", `\/`), strings.ReplaceAll(j, "+", `\u002B`))
 	}
+	forms = append(forms, jsonEscapeAll(s))
 	forms = append(forms, partialEscapes(s)...)
 	for i, f := range forms {
 		if f != s && !slices.Contains(forms[:i], f) {
@@ -49,6 +58,24 @@ func (ss Secrets) Add(s string) Secrets {
 		}
 	}
 	return ss
+}
+
+// jsonEscapeAll returns s as JSON's string escapes write it when every
+// character but an ASCII letter or digit is escaped (\u002e for '.').
+func jsonEscapeAll(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z', '0' <= r && r <= '9':
+			b.WriteRune(r)
+		case r > 0xFFFF:
+			r1, r2 := utf16.EncodeRune(r)
+			fmt.Fprintf(&b, `\u%04x\u%04x`, r1, r2)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	return b.String()
 }
 
 // HeaderSecrets returns ss with the credentials of each header given (nil
@@ -109,7 +136,8 @@ func (ss Secrets) PostedSecrets(body []byte) Secrets {
 
 // Scrub returns s with each of ss replaced by "[redacted]", in any case
 // of its ASCII letters (a service may echo a token upper-cased). Scrub
-// before clipping: a clipped text may hold a secret's first part only.
+// before clipping (ScrubCut does both): a clipped text may hold a secret's
+// first part only.
 func (ss Secrets) Scrub(s string) string {
 	if len(ss) == 0 {
 		return s
@@ -122,6 +150,51 @@ func (ss Secrets) Scrub(s string) string {
 		}
 	}
 	return s
+}
+
+// ScrubCut returns s scrubbed and cut to at most n bytes, and whether it
+// was cut. Only s's first n bytes and Longest more are read: a secret
+// that starts in the first n is whole in them, and replaced. A cut text
+// is cut back before any first part of a secret left at its end, which
+// the text may go on with.
+func (ss Secrets) ScrubCut(s string, n int) (string, bool) {
+	cut := len(s) > n
+	if len(s) > n+ss.Longest() {
+		s = s[:n+ss.Longest()]
+	}
+	s = ss.Scrub(s)
+	if len(s) > n {
+		s, cut = s[:n], true
+	}
+	if !cut {
+		return s, false
+	}
+	low, k := asciiLower(s), 0
+	for _, x := range ss {
+		k = max(k, overlap(low, asciiLower(x)))
+	}
+	return s[:len(s)-k], true
+}
+
+// Longest returns the length of the longest of ss, 0 for none.
+func (ss Secrets) Longest() int {
+	n := 0
+	for _, x := range ss {
+		n = max(n, len(x))
+	}
+	return n
+}
+
+// Lowered returns ss with each secret's ASCII letters lowered: Scrub and
+// ScrubError find the same with it (they compare without ASCII case) and
+// copy none of its secrets to lower them again: the form to keep for many
+// scrubs (a call's record of what it sent).
+func (ss Secrets) Lowered() Secrets {
+	out := make(Secrets, len(ss))
+	for i, x := range ss {
+		out[i] = asciiLower(x)
+	}
+	return out
 }
 
 // replaceFold returns s, whose ASCII-lowered form is low, with every
@@ -141,11 +214,18 @@ func replaceFold(s, low, lx string) string {
 }
 
 // asciiLower lowers s's ASCII letters only, so that its length and byte
-// offsets stay s's.
+// offsets stay s's. A lowered s is returned as it is, with no copy.
 func asciiLower(s string) string {
+	i := 0
+	for i < len(s) && !('A' <= s[i] && s[i] <= 'Z') {
+		i++
+	}
+	if i == len(s) {
+		return s
+	}
 	b := []byte(s)
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
+	for ; i < len(b); i++ {
+		if c := b[i]; 'A' <= c && c <= 'Z' {
 			b[i] = c + 'a' - 'A'
 		}
 	}

@@ -41,7 +41,7 @@ func hasPathPrefix(path, prefix string) bool {
 		return false
 	}
 	path = unescape(path)
-	return len(path) >= len(prefix) && equalFoldASCII(path[:len(prefix)], prefix)
+	return len(path) >= len(prefix) && safetext.EqualFoldASCII(path[:len(prefix)], prefix)
 }
 
 // prepared is f with its path prefix percent-decoded, and that prefix's
@@ -87,7 +87,7 @@ func matchPath(c *Call, prefix string, sum uint64) (ok, unsure bool) {
 	if hasPathPrefix(kept, prefix) {
 		return true, false
 	}
-	if kept = unescape(kept); len(kept) >= len(prefix) || !equalFoldASCII(kept, prefix[:len(kept)]) {
+	if kept = unescape(kept); len(kept) >= len(prefix) || !safetext.EqualFoldASCII(kept, prefix[:len(kept)]) {
 		return false, false
 	}
 	return sum == c.pathSum, sum != c.pathSum
@@ -97,27 +97,7 @@ func matchPath(c *Call, prefix string, sum uint64) (ok, unsure bool) {
 // or a trailing dot (as the limits match hosts: no Unicode folding, which
 // would take "ſocial" for "social").
 func sameHost(a, b string) bool {
-	return equalFoldASCII(strings.TrimSuffix(a, "."), strings.TrimSuffix(b, "."))
-}
-
-// equalFoldASCII compares a and b byte by byte, folding ASCII letters only.
-func equalFoldASCII(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range len(a) {
-		x, y := a[i], b[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
+	return safetext.EqualFoldASCII(strings.TrimSuffix(a, "."), strings.TrimSuffix(b, "."))
 }
 
 // unescape decodes each valid %XX of s and keeps the rest as it is: a

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"encoding/json"
 	"strings"
-	"unicode"
 
 	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/internal/xblauth"
@@ -58,24 +57,12 @@ func isUserDigest(s string) bool {
 //
 // An XBL3.0 value that Parse refuses but that carries a token after its
 // ';' (an empty userhash, white space around it, a value past
-// xblauth.MaxHeader) is a user's too, named by what stands between "x="
-// and the ';' as userKey names it: a call that sends a token is never read as one
-// without, which would count it against no user's limits.
+// xblauth.MaxHeader) is a user's too (xblauth.UserText), named as userKey
+// names it: a call that sends a token is never read as one without, which
+// would count it against no user's limits.
 func userOf(auth string) (string, bool) {
-	uhs, _, err := xblauth.Parse(auth)
-	if err == nil {
-		return userKey(uhs), true
-	}
-	scheme, rest, ok := strings.Cut(strings.TrimLeftFunc(auth, unicode.IsSpace), " ")
-	if !ok || !strings.EqualFold(scheme, "XBL3.0") {
-		return "", false
-	}
-	rest, ok = strings.CutPrefix(strings.TrimLeft(rest, " "), "x=")
+	uhs, ok := xblauth.UserText(auth)
 	if !ok {
-		return "", false
-	}
-	uhs, token, ok := strings.Cut(rest, ";")
-	if !ok || strings.TrimSpace(token) == "" {
 		return "", false
 	}
 	return userKey(uhs), true

@@ -55,19 +55,41 @@ func split(h string) (userhash, token string, err error) {
 	case len(h) > MaxHeader:
 		return "", "", ErrTooLarge
 	}
-	scheme, rest, ok := strings.Cut(strings.TrimLeftFunc(h, unicode.IsSpace), " ")
-	if !ok || !strings.EqualFold(scheme, "XBL3.0") {
-		return "", "", ErrMalformed
-	}
-	rest, ok = strings.CutPrefix(strings.TrimLeft(rest, " "), "x=")
-	if !ok {
-		return "", "", ErrMalformed
-	}
-	userhash, token, ok = strings.Cut(rest, ";")
-	if !ok || userhash == "" || strings.TrimLeftFunc(token, unicode.IsSpace) == "" || strings.ContainsAny(userhash, " \t") {
+	userhash, token, ok := cut(h)
+	if !ok || userhash == "" || strings.ContainsAny(userhash, " \t") {
 		return "", "", ErrMalformed
 	}
 	return userhash, token, nil
+}
+
+// UserText returns what an XBL3.0 value h sends in the userhash's place
+// (between "x=" and the ';'), whether or not Parse takes it (empty, with
+// white space, past MaxHeader), and false when h is no XBL3.0 value that
+// carries a token: a reader that must not take a call that sends a token
+// for one without groups its calls by it.
+func UserText(h string) (string, bool) {
+	userhash, _, ok := cut(h)
+	return userhash, ok
+}
+
+// cut splits h, without bounding its length, into what it sends as the
+// userhash and as the token (white space after it kept), and reports
+// whether it is an XBL3.0 value whose token holds a character that is not
+// white space.
+func cut(h string) (userhash, token string, ok bool) {
+	scheme, rest, ok := strings.Cut(strings.TrimLeftFunc(h, unicode.IsSpace), " ")
+	if !ok || !strings.EqualFold(scheme, "XBL3.0") {
+		return "", "", false
+	}
+	rest, ok = strings.CutPrefix(strings.TrimLeft(rest, " "), "x=")
+	if !ok {
+		return "", "", false
+	}
+	userhash, token, ok = strings.Cut(rest, ";")
+	if !ok || strings.TrimLeftFunc(token, unicode.IsSpace) == "" {
+		return "", "", false
+	}
+	return userhash, token, true
 }
 
 // Redact returns h with the token replaced, keeping the scheme and userhash

@@ -253,7 +253,7 @@ func TestAttack3CIFuzzSkippedTargetCounted(t *testing.T) {
 func ciAtkTestsModule(t *testing.T, files map[string]string) string {
 	dir := t.TempDir()
 	base := map[string]string{"go.mod": "module github.com/xblgo/fgrl\n\ngo 1.26\n"}
-	for _, p := range []string{"mock", "internal/archtest", "throttle/redisstore", "transport", "replay", "proxy", "analyze", "whatif", "client", "datafile"} {
+	for _, p := range []string{"mock", "internal/archtest", "throttle/redisstore", "transport", "replay", "proxy", "analyze", "whatif", "client", "datafile", "hresult", "internal/adminaccess", "internal/safetext", "internal/scaletest", "internal/vulngate", "internal/wiretest", "internal/xblid", "ratelimit"} {
 		base[p+"/x.go"] = "package " + filepath.Base(p) + "\n"
 	}
 	base["cmd/xblcall/main.go"] = "package main\n\nfunc main() {}\n"

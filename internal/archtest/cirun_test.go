@@ -274,12 +274,86 @@ func TestRaceSkipsRunWithoutRace(t *testing.T) {
 	for _, line := range strings.Split(string(block[1]), "\n") {
 		listed = append(listed, strings.TrimSpace(line))
 	}
+	// The tests of the packages the tests step runs without -race
+	// (plain=(...)) ran there, as written.
+	plain := ciPlain(t, string(run))
+	have = slices.DeleteFunc(have, func(h string) bool { return plain[h[:strings.Index(h, "=")]] })
 	slices.Sort(have)
 	slices.Sort(listed)
 	if diff := cmp.Diff(have, listed); diff != "" {
 		t.Errorf("the tests that behave otherwise under -race (-) and .ci/run's norace list (+) differ:\n%s\n"+
 			"(a test demanded here that does not skip under -race calls a method named like one of the module's race-dependent methods (%s) on a value this check cannot type: call it on the *testing.T, B, F or testing.TB parameter itself, or rename the module's method)",
 			diff, strings.Join(slices.Sorted(maps.Keys(methods)), ", "))
+	}
+}
+
+// ciPlain is .ci/run's plain=(...) list, the packages its tests step
+// tests without -race, as ./dir.
+func ciPlain(t *testing.T, run string) map[string]bool {
+	t.Helper()
+	line := regexp.MustCompile(`(?m)^plain=\(([^)\n]*)\)$`).FindStringSubmatch(run)
+	if line == nil {
+		t.Fatal(".ci/run has no one-line plain=( ... ) list")
+	}
+	plain := map[string]bool{}
+	for _, p := range strings.Fields(line[1]) {
+		plain[p] = true
+	}
+	return plain
+}
+
+// TestPlainPackagesShareNothing: .ci/run's tests step tests the packages
+// of its plain=(...) list without the race detector, because it would
+// have nothing to watch in them: none of their files, code or tests, has a
+// go statement, imports sync or sync/atomic, or calls a Parallel method
+// (t.Parallel). The CLI, ./cmd/xblcall, is the one exception, for its own
+// reason (.ci/run: its tests drive the packages through processes of its
+// own, which the detector does not watch). Every entry must be a package
+// of the module.
+func TestPlainPackagesShareNothing(t *testing.T) {
+	run, err := os.ReadFile("../../.ci/run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := ciPlain(t, string(run))
+	if !plain["./cmd/xblcall"] {
+		t.Error(".ci/run's plain=(...) list lacks ./cmd/xblcall, whose tests its comment says run there")
+	}
+	seen := map[string]bool{}
+	for _, p := range packages(t) {
+		rel := "./" + strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
+		if !plain[rel] {
+			continue
+		}
+		seen[rel] = true
+		if rel == "./cmd/xblcall" {
+			continue
+		}
+		code, tests := p.files()
+		names := slices.Concat(code, tests)
+		for i, f := range parse(t, p, names, 0) {
+			for _, ip := range importsOf([]*ast.File{f}) {
+				if ip == "sync" || ip == "sync/atomic" {
+					t.Errorf("%s/%s imports %s, yet .ci/run tests %s without -race (plain=(...)): move it to the race-tested packages", rel, names[i], ip, rel)
+				}
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.GoStmt:
+					t.Errorf("%s/%s starts a goroutine, yet .ci/run tests %s without -race (plain=(...)): move it to the race-tested packages", rel, names[i], rel)
+				case *ast.SelectorExpr:
+					if n.Sel.Name == "Parallel" {
+						t.Errorf("%s/%s calls Parallel, yet .ci/run tests %s without -race (plain=(...)): move it to the race-tested packages", rel, names[i], rel)
+					}
+				}
+				return true
+			})
+		}
+	}
+	for p := range plain {
+		if !seen[p] {
+			t.Errorf(".ci/run's plain=(...) list names %s, no package of the module", p)
+		}
 	}
 }
 

@@ -9,12 +9,15 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/xblgo/fgrl/client"
 	"github.com/xblgo/fgrl/internal/safetext"
+	"github.com/xblgo/fgrl/internal/xblauth"
 	"github.com/xblgo/fgrl/internal/xblid"
 	"github.com/xblgo/fgrl/mock"
 	"github.com/xblgo/fgrl/transport"
@@ -41,7 +44,9 @@ user's presence is visible to those who follow them; another's is refused
 The token comes from --token; else the XBL_TOKEN variable; else, with
 --via, the mock's own for --xuid and --title; else the stored sign-in
 (xblcall login), watched where it was made: a sign-in made at a mock
-(login --via) watches at that mock. Tokens are never printed. It runs until interrupted
+(login --via) watches at that mock. Tokens are never printed: each the
+client was given (a renewal's too) is taken out of every line, as call
+--help says of a call's outputs. It runs until interrupted
 (Ctrl-C), --for has passed, or --events events were printed: exit 0
 (Ctrl-C is its usual end once connected; before, 130). It exits 1 when it
 ends without the connection ever made (the last error says why, when
@@ -68,6 +73,39 @@ type watchOpts struct {
 	dur                             time.Duration
 	events                          int
 	json                            bool
+	given                           givenTokens
+}
+
+// givenTokens are the tokens watch's client was given (each renewal's
+// too), taken out of every line it prints as call's outputs are (call
+// --help): a service may echo one in an event's text.
+type givenTokens struct {
+	mu sync.Mutex
+	ss xblauth.Secrets
+	tv client.TokenSource
+}
+
+// Token is tv's, recorded.
+func (g *givenTokens) Token(ctx context.Context, xuid string) (client.Token, error) {
+	tok, err := g.tv.Token(ctx, xuid)
+	if tok.Authorization != "" || tok.Signature != "" {
+		ss := xblauth.Secrets{}.HeaderSecrets(http.Header{"Authorization": {tok.Authorization}, "Signature": {tok.Signature}}).Lowered()
+		g.mu.Lock()
+		for _, s := range ss {
+			if !slices.Contains(g.ss, s) {
+				g.ss = append(g.ss, s)
+			}
+		}
+		g.mu.Unlock()
+	}
+	return tok, err
+}
+
+// scrub is s without the tokens given so far.
+func (g *givenTokens) scrub(s string) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.ss.Scrub(s)
 }
 
 func (o *watchOpts) run(ctx context.Context, e *env, args []string) error {
@@ -88,6 +126,7 @@ func (o *watchOpts) run(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	o.given.tv, cfg.Tokens = cfg.Tokens, &o.given
 	c, err := client.New(cfg)
 	if err != nil {
 		return &exitError{2, err}
@@ -254,10 +293,11 @@ func (o *watchOpts) print(e *env, ev client.Event) {
 	default:
 		return
 	}
-	l.Detail = safetext.Clip(l.Detail, 300)
+	l.Detail = safetext.Clip(o.given.scrub(l.Detail), 300)
 	if o.json {
-		json.NewEncoder(e.stdout).Encode(l)
+		b, _ := json.Marshal(l)
+		fmt.Fprintf(e.stdout, "%s\n", o.given.scrub(string(b)))
 		return
 	}
-	fmt.Fprintf(e.stdout, "%s %s %s %s\n", l.Time.Format(time.RFC3339), l.Event, l.XUID, l.Detail)
+	fmt.Fprintf(e.stdout, "%s\n", o.given.scrub(fmt.Sprintf("%s %s %s %s", l.Time.Format(time.RFC3339), l.Event, l.XUID, l.Detail)))
 }

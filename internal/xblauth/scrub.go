@@ -137,19 +137,56 @@ func (ss Secrets) PostedSecrets(body []byte) Secrets {
 // Scrub returns s with each of ss replaced by "[redacted]", in any case
 // of its ASCII letters (a service may echo a token upper-cased). Scrub
 // before clipping (ScrubCut does both): a clipped text may hold a secret's
-// first part only.
+// first part only. Every secret is found in s as given, and each run of
+// bytes that one or more of them cover, overlapping or side by side,
+// becomes one "[redacted]": replacing them one after another let one
+// credential that overlaps another's start (a URL's, ending with a token's
+// first byte) break that token up, and the rest of it was printed. Time
+// linear in s for each secret; memory a bit for each byte of s, when one
+// is found.
 func (ss Secrets) Scrub(s string) string {
 	if len(ss) == 0 {
 		return s
 	}
-	low := asciiLower(s) // once, and again only after a replacement
+	low := asciiLower(s)
+	var covered []uint64 // a bit for each byte of s that a secret covers
 	for _, x := range ss {
-		if lx := asciiLower(x); strings.Contains(low, lx) {
-			s = replaceFold(s, low, lx)
-			low = asciiLower(s)
+		lx := asciiLower(x)
+		if lx == "" {
+			continue
+		}
+		for from := 0; ; {
+			i := strings.Index(low[from:], lx)
+			if i < 0 {
+				break
+			}
+			if covered == nil {
+				covered = make([]uint64, (len(s)+63)/64)
+			}
+			for j := from + i; j < from+i+len(lx); j++ {
+				covered[j/64] |= 1 << (j % 64)
+			}
+			from += i + len(lx)
 		}
 	}
-	return s
+	if covered == nil {
+		return s
+	}
+	isCovered := func(j int) bool { return covered[j/64]&(1<<(j%64)) != 0 }
+	var b strings.Builder
+	for j := 0; j < len(s); {
+		k := j
+		for k < len(s) && isCovered(k) == isCovered(j) {
+			k++
+		}
+		if isCovered(j) {
+			b.WriteString("[redacted]")
+		} else {
+			b.WriteString(s[j:k])
+		}
+		j = k
+	}
+	return b.String()
 }
 
 // ScrubCut returns s scrubbed and cut to at most n bytes, and whether it
@@ -195,22 +232,6 @@ func (ss Secrets) Lowered() Secrets {
 		out[i] = asciiLower(x)
 	}
 	return out
-}
-
-// replaceFold returns s, whose ASCII-lowered form is low, with every
-// occurrence of lx (a lowered secret) replaced by "[redacted]".
-func replaceFold(s, low, lx string) string {
-	var b strings.Builder
-	for {
-		i := strings.Index(low, lx)
-		if i < 0 {
-			b.WriteString(s)
-			return b.String()
-		}
-		b.WriteString(s[:i])
-		b.WriteString("[redacted]")
-		s, low = s[i+len(lx):], low[i+len(lx):]
-	}
 }
 
 // asciiLower lowers s's ASCII letters only, so that its length and byte

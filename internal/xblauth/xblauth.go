@@ -55,7 +55,7 @@ func split(h string) (userhash, token string, err error) {
 	case len(h) > MaxHeader:
 		return "", "", ErrTooLarge
 	}
-	userhash, token, ok := cut(h)
+	userhash, token, ok := cut(h, false)
 	if !ok || userhash == "" || strings.ContainsAny(userhash, " \t") {
 		return "", "", ErrMalformed
 	}
@@ -64,28 +64,36 @@ func split(h string) (userhash, token string, err error) {
 
 // UserText returns what an XBL3.0 value h sends in the userhash's place
 // (between "x=" and the ';'), whether or not Parse takes it (empty, with
-// white space, past MaxHeader), and false when h is no XBL3.0 value that
+// white space, past MaxHeader, a tab after the scheme, "X=" for "x="),
+// and false when h is no XBL3.0 value that
 // carries a token: a reader that must not take a call that sends a token
 // for one without groups its calls by it.
 func UserText(h string) (string, bool) {
-	userhash, _, ok := cut(h)
+	userhash, _, ok := cut(h, true)
 	return userhash, ok
 }
 
 // cut splits h, without bounding its length, into what it sends as the
 // userhash and as the token (white space after it kept), and reports
 // whether it is an XBL3.0 value whose token holds a character that is not
-// white space.
-func cut(h string) (userhash, token string, ok bool) {
-	scheme, rest, ok := strings.Cut(strings.TrimLeftFunc(h, unicode.IsSpace), " ")
-	if !ok || !strings.EqualFold(scheme, "XBL3.0") {
+// white space. Lenient (UserText's reading), any white space may follow
+// the scheme, and the parameter may be spelt "X=": a value a service may
+// refuse, but one that sends a token all the same.
+func cut(h string, lenient bool) (userhash, token string, ok bool) {
+	h = strings.TrimLeftFunc(h, unicode.IsSpace)
+	space := func(r rune) bool { return r == ' ' }
+	if lenient {
+		space = unicode.IsSpace
+	}
+	i := strings.IndexFunc(h, space)
+	if i < 0 || !strings.EqualFold(h[:i], "XBL3.0") {
 		return "", "", false
 	}
-	rest, ok = strings.CutPrefix(strings.TrimLeft(rest, " "), "x=")
-	if !ok {
+	rest := strings.TrimLeftFunc(h[i:], space)
+	if len(rest) < 2 || rest[1] != '=' || rest[0] != 'x' && !(lenient && rest[0] == 'X') {
 		return "", "", false
 	}
-	userhash, token, ok = strings.Cut(rest, ";")
+	userhash, token, ok = strings.Cut(rest[2:], ";")
 	if !ok || strings.TrimLeftFunc(token, unicode.IsSpace) == "" {
 		return "", "", false
 	}

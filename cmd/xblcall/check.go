@@ -107,7 +107,7 @@ func (o *checkOpts) run(ctx context.Context, e *env, args []string) error {
 			v.OK, v.Failures = false, append(slices.Clip(res.Failures), "xblcall check: the mock's verdict cannot be taken as a pass: "+why)
 			raw, _ = json.Marshal(v)
 		}
-		io.WriteString(e.stdout, o.redact(string(raw)))
+		io.WriteString(e.stdout, o.redactJSON(raw))
 	} else if res.OK && why == "" {
 		fmt.Fprintln(e.stdout, "ok")
 	} else {
@@ -138,7 +138,7 @@ func (o *checkOpts) doubt(status int, res mock.CheckResult) string {
 	case o.certify && res.Report == nil:
 		return "--certify, and it sent no report"
 	case o.certify && res.Report.Verdict != "green" && res.Report.Verdict != "yellow":
-		return "--certify, and its report's verdict is " + safetext.Quote(res.Report.Verdict, 20)
+		return "--certify, and its report's verdict is " + safetext.Quote(o.redact(res.Report.Verdict), 20) // redacted, then cut: a cut token is no longer found
 	case o.certify && res.Report.Calls == 0:
 		return "--certify, and it saw no calls to certify"
 	}
@@ -186,6 +186,43 @@ func (o *checkOpts) redact(s string) string {
 		}
 	}
 	return ss.Scrub(s)
+}
+
+// redactJSON is the JSON value raw with the admin token taken out of
+// every string and key as a JSON reader (jq) decodes it, encoded again
+// (keys in order): a server may escape the token in a mix of its own
+// (every character \uXXXX), which redact, reading the bytes, would not
+// recognize. A raw that does not decode is redacted as text.
+func (o *checkOpts) redactJSON(raw []byte) string {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var v any
+	if d.Decode(&v) != nil {
+		return o.redact(string(raw))
+	}
+	var walk func(v any) any
+	walk = func(v any) any {
+		switch v := v.(type) {
+		case string:
+			return o.redact(v)
+		case []any:
+			for i := range v {
+				v[i] = walk(v[i])
+			}
+		case map[string]any:
+			m := make(map[string]any, len(v))
+			for k, x := range v {
+				m[o.redact(k)] = walk(x)
+			}
+			return m
+		}
+		return v
+	}
+	b, err := json.Marshal(walk(v))
+	if err != nil {
+		return o.redact(string(raw))
+	}
+	return string(b) + "\n"
 }
 
 // verdictKeys reports whether a verdict's keys are spelt as the mock

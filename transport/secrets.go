@@ -232,7 +232,7 @@ func findUsers(ss xblauth.Secrets, s string, n *int) xblauth.Secrets {
 		if *n++; *n > maxUsers {
 			return
 		}
-		taken := false
+		taken, before := false, len(ss)
 		for v := range strings.SplitSeq(value, ",") {
 			if strings.IndexByte(v, '=') >= 0 {
 				break // the next pair of a list ("xuid=…,status=429"), no user
@@ -251,7 +251,12 @@ func findUsers(ss xblauth.Secrets, s string, n *int) xblauth.Secrets {
 				ss = ss.Add(strings.ToUpper(v)).Add(strings.ToLower(v))
 			}
 		}
-		if taken && whole != "" {
+		// The selector or pair whole when none of its values is long
+		// enough to be a secret of its own (a short gamertag goes by its
+		// selector): Scrub covers every secret it finds, so a whole
+		// beside its values would take the pairs after them too
+		// ("xuid=…,status=429").
+		if taken && whole != "" && len(ss) == before {
 			ss = append(ss, whole)
 		}
 	}

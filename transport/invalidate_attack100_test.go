@@ -663,8 +663,8 @@ func TestAttack100InvalidateTargetsAccounting(t *testing.T) {
 		k := attack100Key("/users", u)
 		tr.store(k, attack95Entry(k, []byte("{}"), later.Add(time.Hour)), later)
 	}
-	tr.reads.invalidate(attack100Key("/users", 0).target())
-	tr.reads.invalidate(attack100Key("/nothing", 0).target())
+	tr.reads.invalidate(attack100Key("/users", 0).target(), true)
+	tr.reads.invalidate(attack100Key("/nothing", 0).target(), true)
 	attack95Check(t, tr)
 	huge := make([]byte, maxCachedBytes+1)
 	tr.store(k, attack95Entry(k, huge, later.Add(time.Hour)), later) // drops the old, keeps nothing
@@ -751,7 +751,7 @@ func TestAttack100InvalidateCost(t *testing.T) {
 			attack95Check(t, tr)
 		}
 		start := time.Now()
-		tr.reads.invalidate(attack100Key(p, 0).target())
+		tr.reads.invalidate(attack100Key(p, 0).target(), true)
 		d := time.Since(start)
 		worst, total = max(worst, d), total+d
 		tr.reads.mu.Lock()
@@ -784,7 +784,7 @@ func TestAttack100InvalidateCost(t *testing.T) {
 	const writes = 2000
 	start := time.Now()
 	for range writes {
-		tr.reads.invalidate(x.target())
+		tr.reads.invalidate(x.target(), true)
 	}
 	per := time.Since(start) / writes
 	t.Logf("a write of a URL a flight reads, 4,096 other entries cached: %v a write", per)

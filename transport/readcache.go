@@ -349,18 +349,49 @@ type target struct{ scheme, urlHost, host, uri string }
 
 func (k readKey) target() target { return target{k.scheme, k.urlHost, k.host, k.uri} }
 
-// targetOf is the URL req reads or writes, as readKeyOf spells it.
-// The URL's host is taken without the scheme's default port, which
-// net/http dials without it alike; the Host header as it is sent.
-func targetOf(req *http.Request) target {
-	scheme, urlHost := strings.ToLower(req.URL.Scheme), strings.ToLower(req.URL.Host)
-	switch scheme {
-	case "http":
-		urlHost = strings.TrimSuffix(urlHost, ":80")
-	case "https":
-		urlHost = strings.TrimSuffix(urlHost, ":443")
+// targetOf is the URL req reads or writes, as readKeyOf spells it, and
+// false when the transport cannot tell which resource net/http will ask
+// for: a host that is not ASCII (net/http dials it through IDNA, which
+// case-folds otherwise: lower-cased, "ẞ" would be "ß", another host than
+// the "ss" net/http dials), a port that is no port number (dialHost), or a URL
+// with Opaque set (net/http sends it as given: "//host/path" as the
+// absolute form of "http://host/path"). Such a read is not shared, and such
+// a write drops everything (invalidate). The URL's host is taken as
+// net/http dials it (dialHost); the Host header as it is sent.
+func targetOf(req *http.Request) (target, bool) {
+	host := cmp.Or(req.Host, req.URL.Host)
+	if req.URL.Opaque != "" || !safetext.IsASCII(host) || !safetext.IsASCII(req.URL.Host) {
+		return target{}, false
 	}
-	return target{scheme, urlHost, strings.ToLower(cmp.Or(req.Host, req.URL.Host)), req.URL.RequestURI()}
+	scheme := strings.ToLower(req.URL.Scheme)
+	urlHost, ok := dialHost(scheme, strings.ToLower(req.URL.Host))
+	if !ok {
+		return target{}, false
+	}
+	return target{scheme, urlHost, strings.ToLower(host), req.URL.RequestURI()}, true
+}
+
+// dialHost is the URL host h as net/http dials it for scheme: its port
+// read as a number (net.Dial reads "080" as 80) and the scheme's default
+// port left out, so that every spelling of one address is one text. ok is
+// false when h has a port that is empty, not digits, or past 65535, which
+// the transport does not read.
+func dialHost(scheme, h string) (_ string, ok bool) {
+	i := strings.LastIndexByte(h, ':')
+	if i < 0 || i < strings.LastIndexByte(h, ']') { // an IPv6 literal's colons are inside its brackets
+		return h, true
+	}
+	port := h[i+1:]
+	n, err := strconv.ParseUint(port, 10, 16)
+	switch {
+	case err != nil:
+		return "", false
+	case scheme == "http" && n == 80, scheme == "https" && n == 443:
+		return h[:i], true
+	case port[0] != '0':
+		return h, true // as it is read: no copy
+	}
+	return h[:i+1] + strconv.FormatUint(n, 10), true
 }
 
 // target and untarget count one more and one fewer entry or flight that
@@ -411,16 +442,17 @@ func safeMethod(m string) bool {
 // for every write, whatever it was answered (a write answered with an
 // error, or none, may still have been applied).
 //
-// A host that is not ASCII (a write's: the cache keeps no read of one)
-// reaches whichever host net/http makes of it (IDNA's ASCII form), which
-// the cache does not compute: such a write drops everything it holds.
-func (c *coalescer) invalidate(u target) {
+// A write whose URL targetOf cannot spell (known false: a host that is not
+// ASCII, whose IDNA form the cache does not compute, a port that is no
+// port number, an Opaque URL) may reach any resource the cache holds: it drops
+// everything, and marks every flight.
+func (c *coalescer) invalidate(u target, known bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.targets) == 0 {
 		return
 	}
-	all := !safetext.IsASCII(u.urlHost) || !safetext.IsASCII(u.host)
+	all := !known
 	if !all && c.targets[c.hash(u)] == 0 {
 		return
 	}

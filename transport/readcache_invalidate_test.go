@@ -5,11 +5,13 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -277,6 +279,105 @@ func TestReadCacheWritesAndReadsRace(t *testing.T) {
 // A write to a URL nothing reads costs a map lookup, not a walk of the
 // cache: 4,096 entries cached, the writes' time stays that of an empty
 // cache's (BenchmarkReadCacheWrite).
+// TestTargetOf checks the URL a read is keyed under and a write drops:
+// the host as net/http dials it (the port read as a number, the scheme's
+// default left out), and no target (a read sends its own, a write drops
+// everything) where the transport cannot tell the resource.
+func TestTargetOf(t *testing.T) {
+	for _, c := range []struct {
+		name, url, opaque, host string
+		want                    target
+		ok                      bool
+	}{
+		{name: "plain", url: "https://A.example/x?q=1", want: target{"https", "a.example", "a.example", "/x?q=1"}, ok: true},
+		{name: "default port", url: "http://a.example:80/x", host: "a.example", want: target{"http", "a.example", "a.example", "/x"}, ok: true},
+		{name: "default port with zeros", url: "https://a.example:000443/x", host: "a.example", want: target{"https", "a.example", "a.example", "/x"}, ok: true},
+		{name: "other scheme's default", url: "http://a.example:443/x", want: target{"http", "a.example:443", "a.example:443", "/x"}, ok: true},
+		{name: "port with a zero", url: "http://a.example:08080/x", want: target{"http", "a.example:8080", "a.example:08080", "/x"}, ok: true},
+		{name: "port 0", url: "http://a.example:0/x", want: target{"http", "a.example:0", "a.example:0", "/x"}, ok: true},
+		{name: "ipv6", url: "http://[::1]/x", want: target{"http", "[::1]", "[::1]", "/x"}, ok: true},
+		{name: "ipv6 default port", url: "http://[::1]:080/x", host: "[::1]", want: target{"http", "[::1]", "[::1]", "/x"}, ok: true},
+		{name: "empty path", url: "http://a.example", want: target{"http", "a.example", "a.example", "/"}, ok: true},
+		{name: "port past 65535", url: "http://a.example:65536/x"},
+		{name: "opaque absolute form", url: "http://a.example/x", opaque: "//a.example/x"},
+		{name: "opaque origin form", url: "http://a.example/x", opaque: "/x"},
+		{name: "host not ASCII", url: "http://bücher.example/x"},
+		{name: "Host not ASCII", url: "http://a.example/x", host: "bücher.example"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			req, err := http.NewRequest(http.MethodGet, c.url, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.URL.Opaque, req.Host = c.opaque, c.host
+			got, ok := targetOf(req)
+			if got != c.want || ok != c.ok {
+				t.Errorf("targetOf(%s, Opaque %q, Host %q) = %+v, %v; want %+v, %v", c.url, c.opaque, c.host, got, ok, c.want, c.ok)
+			}
+		})
+	}
+	// Ports http.NewRequest removes (empty) or url.Parse refuses, set by
+	// hand: not read.
+	for _, host := range []string{"a.example:", "a.example:8o", "a.example:+80", "[::1]:"} {
+		req := &http.Request{URL: &url.URL{Scheme: "http", Host: host, Path: "/x"}}
+		if got, ok := targetOf(req); ok {
+			t.Errorf("targetOf(URL.Host %q) = %+v, true; want false", host, got)
+		}
+	}
+}
+
+// TestReadCacheWriteWithoutCacheEndsSharing checks that with CoalesceReads
+// alone (ReadCacheTTL zero) a write ends the sharing of the reads of its
+// URL under way too, and that a write to a URL the transport cannot spell
+// (Opaque set) ends every read's: the read after it leads its own.
+func TestReadCacheWriteWithoutCacheEndsSharing(t *testing.T) {
+	const u = "https://profile.xboxlive.com/users/me/profile/settings"
+	for _, c := range []struct{ name, write, opaque string }{
+		{"same URL", u, ""},
+		{"opaque elsewhere", "https://profile.xboxlive.com/elsewhere", "/elsewhere"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				gate := make(chan struct{})
+				s := &attack100Versioned{hold: map[int]chan struct{}{1: gate}}
+				tr := attack100Transport(s)
+				tr.ReadCacheTTL = 0
+				ctx := WithPolicy(context.Background(), Policy{NoRetry: true})
+				go attack100Call(ctx, tr, http.MethodGet, u, "", "1")
+				synctest.Wait() // the first read is at the service
+				w, err := http.NewRequestWithContext(ctx, http.MethodPost, c.write, strings.NewReader(`{"a":1}`))
+				if err != nil {
+					t.Fatal(err)
+				}
+				w.URL.Opaque = c.opaque
+				w.Header.Set("Authorization", "XBL3.0 x=2;token-2")
+				resp, err := tr.RoundTrip(w)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				after := make(chan string, 1)
+				go func() {
+					got, _ := attack100Call(ctx, tr, http.MethodGet, u, "", "1")
+					after <- got
+				}()
+				synctest.Wait()
+				select {
+				case <-after:
+				default:
+					t.Errorf("the read after a write to %s waits for the read from before it", c.write)
+				}
+				close(gate)
+				s.mu.Lock()
+				defer s.mu.Unlock()
+				if s.gets != 2 {
+					t.Errorf("%d GETs reached the service; want 2", s.gets)
+				}
+			})
+		})
+	}
+}
+
 func BenchmarkReadCacheWrite(b *testing.B) {
 	for _, n := range []int{0, maxCachedEntries} {
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
@@ -289,10 +390,10 @@ func BenchmarkReadCacheWrite(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			u := targetOf(req)
+			u, known := targetOf(req)
 			b.ReportAllocs()
 			for b.Loop() {
-				tr.reads.invalidate(u)
+				tr.reads.invalidate(u, known)
 			}
 		})
 	}

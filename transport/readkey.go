@@ -1,7 +1,6 @@
 package transport
 
 import (
-	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"net/http"
@@ -9,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/xblgo/fgrl/internal/safetext"
 	"github.com/xblgo/fgrl/internal/xblauth"
 )
 
@@ -33,7 +31,7 @@ var sharedHeaders = []string{"Accept", "Accept-Encoding", "Accept-Language", "X-
 // it is not a plain GET (a body, a Range, a conditional or no-cache
 // request, a redirect being followed), the transport cannot read its
 // credentials (credentialsOf), it carries a Signer or a Request.Cancel,
-// or its host is not ASCII.
+// or targetOf cannot spell its URL.
 func (t *Transport) readKeyOf(req *http.Request) (readKey, bool) {
 	if req.Method != http.MethodGet || (req.Body != nil && req.Body != http.NoBody) || req.Response != nil || !plainRead(req.Header) {
 		return readKey{}, false
@@ -48,8 +46,8 @@ func (t *Transport) readKeyOf(req *http.Request) (readKey, bool) {
 	if req.Cancel != nil {
 		return readKey{}, false
 	}
-	host := cmp.Or(req.Host, req.URL.Host)
-	if !safetext.IsASCII(host) || !safetext.IsASCII(req.URL.Host) { // lower-cased, "ẞ" would be "ß", another host than the "ss" net/http dials
+	u, ok := targetOf(req)
+	if !ok {
 		return readKey{}, false
 	}
 	cred, ok := credentialsOf(req.Header)
@@ -58,7 +56,6 @@ func (t *Transport) readKeyOf(req *http.Request) (readKey, bool) {
 	}
 	pol := t.policyFor(req.Context())
 	pol.BoundBody = false // a shared answer is always read in full under the attempt timeout
-	u := targetOf(req)
 	return readKey{cred: cred, title: t.TitleID, scheme: u.scheme, urlHost: u.urlHost, host: u.host, uri: u.uri,
 		contract: headerAll(req.Header, "X-Xbl-Contract-Version"), accept: headerAll(req.Header, "Accept"),
 		language: headerAll(req.Header, "Accept-Language"), encoding: headerAll(req.Header, "Accept-Encoding"), pol: pol}, true

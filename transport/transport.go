@@ -160,7 +160,9 @@ type Transport struct {
 	MaxLearnedLimit int
 	// CoalesceReads makes identical GETs share one request: a GET (no
 	// body, no Range, no If-* condition, no Cache-Control or Pragma of its
-	// own) to the same scheme, host and URL, with the same credentials (the
+	// own) to the same URL (scheme; host as net/http dials it, the port
+	// read as a number, "080" as 80, and the scheme's default port left
+	// out; Host header; path and query), with the same credentials (the
 	// whole Authorization, Signature and Cookie values, compared as a
 	// SHA-256 digest: never across users, nor across two tokens of one
 	// user), title, contract version, Accept, Accept-Encoding and
@@ -174,7 +176,9 @@ type Transport struct {
 	// credentials the transport cannot read (no XBL3.0 Authorization, or one
 	// given twice), whose context carries a Signer (WithSigner: its
 	// Signature is made as it is sent), whose host is not ASCII (net/http
-	// dials it through IDNA, which case-folds otherwise), or that may be
+	// dials it through IDNA, which case-folds otherwise), whose URL's port
+	// is no port number (digits, at most 65535), whose URL has Opaque set (net/http sends it as given:
+	// "//host/path" as the absolute form of http://host/path), or that may be
 	// cancelled through the deprecated Request.Cancel, always sends its
 	// own. A caller
 	// waits for another's answer no longer than its own call could take
@@ -187,8 +191,16 @@ type Transport struct {
 	// that waited takes at most twice its own call's time; left so again,
 	// it sends its own (three times at most). An answer too large to read
 	// in full, one that varies on another header (Vary), or one that came
-	// to a token renewed by RefreshToken stays its caller's. The XLTA's repeated-call rule is
-	// what it saves: titles issue the same read many times at once.
+	// to a token renewed by RefreshToken stays its caller's. A write
+	// through the Transport (any method but GET, HEAD, OPTIONS and TRACE),
+	// however it is answered, ends the sharing of the reads of its URL
+	// under way when it ends (their answers may predate it, RFC 9111
+	// §4.4): they answer the callers already waiting, and a read that
+	// starts after the write sends its own, for every user; a write to a
+	// URL whose read would always send its own (a host that is not ASCII,
+	// a port that is no port number, Opaque set) does so for every URL.
+	// The XLTA's repeated-call rule is what it saves: titles issue the
+	// same read many times at once.
 	// Stats.Coalesced counts the calls it answers without a request.
 	CoalesceReads bool
 	// ReadCacheTTL, with CoalesceReads, also keeps each 200 answer for this
@@ -206,12 +218,13 @@ type Transport struct {
 	// of the oldest. It keeps no TLS state, so an answer from it has a nil
 	// TLS. A write through the Transport (any method but GET, HEAD, OPTIONS
 	// and TRACE), however it is answered, drops what the cache holds of its
-	// URL (scheme, host without the scheme's default port, path and query;
-	// a host that is not ASCII, whose IDNA form the cache does not compute,
-	// drops everything), for every user, and the answers of the reads of
-	// that URL under way when it ends are neither kept nor shared with the
-	// reads that start after it (RFC 9111 §4.4). A call whose context has
-	// already ended is not answered from it. Zero keeps nothing.
+	// URL (scheme, host without the scheme's default port, path and query,
+	// as CoalesceReads compares them; a URL whose read would always send
+	// its own drops everything), for every user, and the answers of the
+	// reads of that URL under way when it ends are not kept (nor shared
+	// with the reads that start after it: CoalesceReads). A call whose
+	// context has already ended is not answered from it. Zero keeps
+	// nothing.
 	ReadCacheTTL time.Duration
 	// DisableBudget turns the local budget off: the transport then only
 	// reacts to 429s, exactly like XSAPI.
@@ -309,7 +322,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if resp, ok, err := t.coalesceRead(req); ok {
 			return resp, err
 		}
-		if t.ReadCacheTTL > 0 && !safeMethod(req.Method) {
+		if !safeMethod(req.Method) {
 			return t.write(req)
 		}
 	}
@@ -317,8 +330,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // write is roundTrip for a write, which then drops what the read cache
-// holds of its URL. Its own function, as coalesceRead is: the deferred
-// call's target stays off the stack of every other call.
+// holds of its URL and marks the flights that read it (invalidate). Its
+// own function, as coalesceRead is: the deferred call's target stays off
+// the stack of every other call.
 func (t *Transport) write(req *http.Request) (*http.Response, error) {
 	defer t.reads.invalidate(targetOf(req))
 	return t.roundTrip(req)

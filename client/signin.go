@@ -56,7 +56,11 @@ func MicrosoftOAuth(clientID string) *oauth2.Config {
 	}
 }
 
-// XboxToken is an XSTS token and who it is for.
+// XboxToken is an XSTS token and who it is for. It prints (fmt, log/slog)
+// with its tokens "[redacted]" (tokenfmt.go); its JSON, which xblcall
+// stores, is whole, and fmt's report of a wrong verb, and encoders and
+// printers that read fields by reflection (encoding/gob, go-cmp's Diff) see
+// them as they are.
 type XboxToken struct {
 	UserHash string    `json:"uhs"`
 	XUID     string    `json:"xid"`

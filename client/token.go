@@ -5,7 +5,10 @@ import (
 	"crypto/ecdsa"
 )
 
-// Token is what authenticates one user's calls.
+// Token is what authenticates one user's calls. It prints (fmt, log/slog)
+// and is written as JSON or XML with its secrets "[redacted]" (tokenfmt.go);
+// fmt's report of a wrong verb, and encoders and printers that read fields
+// by reflection (encoding/gob, go-cmp's Diff) see them as they are.
 type Token struct {
 	// Authorization is the full header value: "XBL3.0 x=<userhash>;<token>".
 	Authorization string

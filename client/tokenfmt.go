@@ -2,18 +2,32 @@ package client
 
 import (
 	"encoding/json"
+	"encoding/xml"
 	"fmt"
+	"io"
 	"log/slog"
+	"reflect"
 	"strings"
 	"time"
 )
 
 // Printing a token shows who it is for, never the token: Token and
 // XboxToken format (fmt, every verb) and log (log/slog, whatever the
-// handler) with their secrets "[redacted]". Token's JSON is redacted too
-// (it may hold a private key); XboxToken's is whole (xblcall's config file
-// stores it), so an XboxToken inside a slice or map logged through slog's
-// JSON handler, which marshals such values without LogValue, shows it.
+// handler) with their secrets "[redacted]". Token's JSON and XML are
+// redacted too (it may hold a private key); XboxToken's JSON is whole
+// (xblcall's config file stores it), so a value holding an XboxToken that
+// slog's JSON handler gives to encoding/json (a struct, a slice, a map:
+// LogValue is called only on the value logged) shows it.
+//
+// The values that hold tokens, keys or a refresh token (SignIn,
+// ServiceSignIn, Client, StaticTokens) print, log and marshal to JSON as
+// their type alone, "client.SignIn{[redacted]}".
+//
+// What calls none of these methods sees the fields as they are: fmt's
+// report of a wrong verb ("%!w(client.Token=...)" for %w of a value that
+// is no error, %p of one that is no pointer; go vet flags both), and the
+// encoders and printers that read fields by reflection (encoding/gob,
+// go-cmp's Diff, and the like).
 
 const redacted = "[redacted]"
 
@@ -49,13 +63,23 @@ func (t Token) LogValue() slog.Value {
 		slog.String("signature", shown(t.Signature)), slog.Bool("key", t.Key != nil))
 }
 
+// tokenShown is a Token as it is written: redacted.
+type tokenShown struct {
+	Authorization string `json:"authorization"`
+	Signature     string `json:"signature"`
+	Key           bool   `json:"key"`
+}
+
+func (t Token) shown() tokenShown {
+	return tokenShown{authorizationShown(t.Authorization), shown(t.Signature), t.Key != nil}
+}
+
 // MarshalJSON is t redacted, as LogValue gives it: a Token is not stored.
-func (t Token) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		Authorization string `json:"authorization"`
-		Signature     string `json:"signature"`
-		Key           bool   `json:"key"`
-	}{authorizationShown(t.Authorization), shown(t.Signature), t.Key != nil})
+func (t Token) MarshalJSON() ([]byte, error) { return json.Marshal(t.shown()) }
+
+// MarshalXML is t redacted, as MarshalJSON writes it.
+func (t Token) MarshalXML(e *xml.Encoder, start xml.StartElement) error {
+	return e.EncodeElement(t.shown(), start)
 }
 
 // Format prints t with its token and delegation token redacted.
@@ -74,3 +98,50 @@ func (t XboxToken) LogValue() slog.Value {
 	return slog.GroupValue(slog.String("uhs", t.UserHash), slog.String("xid", t.XUID), slog.String("gtg", t.Gamertag),
 		slog.String("token", shown(t.Token)), slog.Time("notAfter", t.NotAfter), slog.String("dlg", shown(t.DelegationToken)))
 }
+
+// holding is how v, a value that holds tokens or keys, prints: its type
+// alone, "client.SignIn{[redacted]}", or "<nil>".
+func holding[T any](v *T) string {
+	if v == nil {
+		return "<nil>"
+	}
+	return reflect.TypeFor[T]().String() + "{" + redacted + "}"
+}
+
+// Format prints s as its type alone: client.SignIn{[redacted]}.
+func (s *SignIn) Format(f fmt.State, verb rune) { io.WriteString(f, holding(s)) }
+
+// LogValue is s for log/slog, as Format prints it.
+func (s *SignIn) LogValue() slog.Value { return slog.StringValue(holding(s)) }
+
+// MarshalJSON is s as Format prints it: a SignIn is not stored
+// (MicrosoftToken is).
+func (s *SignIn) MarshalJSON() ([]byte, error) { return json.Marshal(holding(s)) }
+
+// Format prints s as its type alone: client.ServiceSignIn{[redacted]}.
+func (s *ServiceSignIn) Format(f fmt.State, verb rune) { io.WriteString(f, holding(s)) }
+
+// LogValue is s for log/slog, as Format prints it.
+func (s *ServiceSignIn) LogValue() slog.Value { return slog.StringValue(holding(s)) }
+
+// MarshalJSON is s as Format prints it: its Certificate and ProofKey hold
+// private keys.
+func (s *ServiceSignIn) MarshalJSON() ([]byte, error) { return json.Marshal(holding(s)) }
+
+// Format prints c as its type alone: client.Client{[redacted]}.
+func (c *Client) Format(f fmt.State, verb rune) { io.WriteString(f, holding(c)) }
+
+// LogValue is c for log/slog, as Format prints it.
+func (c *Client) LogValue() slog.Value { return slog.StringValue(holding(c)) }
+
+// MarshalJSON is c as Format prints it.
+func (c *Client) MarshalJSON() ([]byte, error) { return json.Marshal(holding(c)) }
+
+// Format prints s as its type alone: client.StaticTokens{[redacted]}.
+func (s StaticTokens) Format(f fmt.State, verb rune) { io.WriteString(f, holding(&s)) }
+
+// LogValue is s for log/slog, as Format prints it.
+func (s StaticTokens) LogValue() slog.Value { return slog.StringValue(holding(&s)) }
+
+// MarshalJSON is s as Format prints it.
+func (s StaticTokens) MarshalJSON() ([]byte, error) { return json.Marshal(holding(&s)) }

@@ -73,3 +73,57 @@ func TestTokensPrintRedacted(t *testing.T) {
 		t.Errorf("XboxToken's JSON lost its token: %s", b)
 	}
 }
+
+// The values that hold tokens or keys print, log and marshal as their type
+// alone, as does a Config holding one in Tokens.
+func TestHoldersPrintTheirTypeAlone(t *testing.T) {
+	const tok = "XBL3.0 x=1;HOLDERSECRET"
+	c, err := New(Config{Tokens: StaticTokens{"2533274790000000": tok}, TitleID: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nilSignIn *SignIn
+	for _, tc := range []struct {
+		v    any
+		want string
+	}{
+		{&SignIn{}, "client.SignIn{[redacted]}"},
+		{&ServiceSignIn{}, "client.ServiceSignIn{[redacted]}"},
+		{c, "client.Client{[redacted]}"},
+		{StaticTokens{"2533274790000000": tok}, "client.StaticTokens{[redacted]}"},
+		{nilSignIn, "<nil>"},
+	} {
+		for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q"} {
+			if got := fmt.Sprintf(verb, tc.v); got != tc.want {
+				t.Errorf("Sprintf(%q, %T) = %q, want %q", verb, tc.v, got, tc.want)
+			}
+		}
+		b, err := json.Marshal(tc.v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := json.Marshal(tc.want)
+		if tc.v == any(nilSignIn) {
+			want = []byte("null") // encoding/json writes a nil pointer itself
+		}
+		if string(b) != string(want) {
+			t.Errorf("json.Marshal(%T) = %s, want %s", tc.v, b, want)
+		}
+	}
+	cfg := Config{Tokens: StaticTokens{"2533274790000000": tok}}
+	var out []string
+	for _, h := range []func(*bytes.Buffer) slog.Handler{
+		func(b *bytes.Buffer) slog.Handler { return slog.NewTextHandler(b, nil) },
+		func(b *bytes.Buffer) slog.Handler { return slog.NewJSONHandler(b, nil) },
+	} {
+		var b bytes.Buffer
+		slog.New(h(&b)).Info("m", "config", cfg, "client", c)
+		out = append(out, b.String())
+	}
+	out = append(out, fmt.Sprintf("%+v %#v", cfg, cfg))
+	for _, o := range out {
+		if strings.Contains(o, "HOLDERSECRET") {
+			t.Errorf("a Config or Client printed its token: %q", o)
+		}
+	}
+}

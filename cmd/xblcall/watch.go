@@ -9,8 +9,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"slices"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -78,35 +76,24 @@ type watchOpts struct {
 
 // givenTokens are the tokens watch's client was given (each renewal's
 // too), taken out of every line it prints as call's outputs are (call
-// --help): a service may echo one in an event's text.
+// --help): a service may echo one in an event's text. Kept in a call's
+// record of what it sent (sent), tokens being always kept.
 type givenTokens struct {
-	mu sync.Mutex
-	ss xblauth.Secrets
-	tv client.TokenSource
+	rec sent
+	tv  client.TokenSource
 }
 
 // Token is tv's, recorded.
 func (g *givenTokens) Token(ctx context.Context, xuid string) (client.Token, error) {
 	tok, err := g.tv.Token(ctx, xuid)
 	if tok.Authorization != "" || tok.Signature != "" {
-		ss := xblauth.Secrets{}.HeaderSecrets(http.Header{"Authorization": {tok.Authorization}, "Signature": {tok.Signature}}).Lowered()
-		g.mu.Lock()
-		for _, s := range ss {
-			if !slices.Contains(g.ss, s) {
-				g.ss = append(g.ss, s)
-			}
-		}
-		g.mu.Unlock()
+		g.rec.add(xblauth.Secrets{}.HeaderSecrets(http.Header{"Authorization": {tok.Authorization}, "Signature": {tok.Signature}}).Lowered(), nil)
 	}
 	return tok, err
 }
 
 // scrub is s without the tokens given so far.
-func (g *givenTokens) scrub(s string) string {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.ss.Scrub(s)
-}
+func (g *givenTokens) scrub(s string) string { return g.rec.secrets().Scrub(s) }
 
 func (o *watchOpts) run(ctx context.Context, e *env, args []string) error {
 	if len(args) != 2 || args[0] != "presence" {
